@@ -1,0 +1,77 @@
+"""Findings: the one message type every check produces, as small immutable data."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field, replace
+from enum import Enum
+
+
+class Severity(str, Enum):
+    """How bad a finding is; `error` fails `kb validate`, the others only inform."""
+
+    ERROR = "error"
+    WARNING = "warning"
+    INFO = "info"
+
+    @property
+    def rank(self) -> int:
+        return {"error": 0, "warning": 1, "info": 2}[self.value]
+
+
+@dataclass(frozen=True, order=True)
+class Location:
+    """Where a finding points: a file, a 1-based line and column, and a JSON pointer.
+
+    `line == 0` means "not yet resolved": the checker maps `pointer` to the YAML
+    node's position only for the files that have findings.
+    """
+
+    path: str
+    line: int = 0
+    col: int = 0
+    pointer: str = ""
+
+    def __str__(self) -> str:
+        if self.line:
+            return f"{self.path}:{self.line}:{self.col}"
+        return self.path
+
+
+@dataclass(frozen=True)
+class Finding:
+    """One problem: permanent rule code, severity, location, message, and a hint.
+
+    `message` states the problem with the actual and expected values; `hint`
+    says what to do. `related` names other locations involved (for example the
+    hardware record a failing claim binds to).
+    """
+
+    code: str
+    severity: Severity
+    location: Location
+    message: str
+    hint: str = ""
+    related: tuple[Location, ...] = field(default=())
+
+    def sort_key(self) -> tuple[str, int, int, str, str]:
+        loc = self.location
+        return (loc.path, loc.line, loc.col, self.code, self.message)
+
+    def at(self, location: Location) -> Finding:
+        """The same finding at another (usually resolved) location."""
+        return replace(self, location=location)
+
+
+def pointer_join(pointer: str, *parts: str | int) -> str:
+    """Extend a JSON pointer (RFC 6901) with escaped reference tokens."""
+    for part in parts:
+        token = str(part).replace("~", "~0").replace("/", "~1")
+        pointer = f"{pointer}/{token}"
+    return pointer
+
+
+def pointer_parts(pointer: str) -> list[str]:
+    """Split a JSON pointer into its unescaped reference tokens."""
+    if not pointer:
+        return []
+    return [p.replace("~1", "/").replace("~0", "~") for p in pointer.split("/")[1:]]

@@ -1,0 +1,127 @@
+"""Typed, frozen records and the KnowledgeBase index. No I/O happens here."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+KIND_BY_FOLDER: Mapping[str, str] = {
+    "flops": "flop_class",
+    "hardware": "accelerator",
+    "interconnects": "interconnect",
+    "models": "model",
+    "receipts": "receipt",
+    "sources": "source",
+    "strategies": "strategy",
+    "placements": "placement",
+    "proposals": "proposal",
+}
+FOLDER_BY_KIND: Mapping[str, str] = {k: f for f, k in KIND_BY_FOLDER.items()}
+KINDS: tuple[str, ...] = tuple(FOLDER_BY_KIND)
+
+ID_SEGMENT = r"[a-z0-9][a-z0-9._-]*"
+ID_RE = re.compile(rf"{ID_SEGMENT}(?:/{ID_SEGMENT})+")
+QUANTITY_BASES = ("vendor-spec", "measured", "derived", "estimated", "unverified")
+
+
+def is_valid_id(text: str) -> bool:
+    """True when `text` is a well-formed record id (never `..`, never absolute)."""
+    if not ID_RE.fullmatch(text):
+        return False
+    return all(seg not in (".", "..") and not seg.startswith(".") for seg in text.split("/"))
+
+
+def split_binding(text: str) -> tuple[str, str]:
+    """`hardware/x#memory.bandwidth` -> (`hardware/x`, `memory.bandwidth`)."""
+    record_id, _, path = text.partition("#")
+    return record_id, path
+
+
+@dataclass(frozen=True)
+class Record:
+    """One loaded record: common fields typed, the whole document kept in `data`."""
+
+    id: str
+    kind: str
+    path: str
+    data: Mapping[str, Any]
+    digest: str = ""
+
+    @property
+    def title(self) -> str:
+        return str(self.data.get("title", ""))
+
+    @property
+    def version(self) -> int:
+        value = self.data.get("version")
+        return value if isinstance(value, int) and not isinstance(value, bool) else 0
+
+    @property
+    def status(self) -> str:
+        return str(self.data.get("status", ""))
+
+    @property
+    def history(self) -> list[Mapping[str, Any]]:
+        items = self.data.get("history")
+        return [h for h in items if isinstance(h, Mapping)] if isinstance(items, list) else []
+
+    @property
+    def waivers(self) -> list[Mapping[str, Any]]:
+        items = self.data.get("waivers")
+        return [w for w in items if isinstance(w, Mapping)] if isinstance(items, list) else []
+
+    def get(self, dotted: str) -> Any:
+        """The value at a dotted path (`memory.bandwidth`, `links.0.count`) or None."""
+        node: Any = self.data
+        for part in dotted.split("."):
+            if isinstance(node, Mapping):
+                node = node.get(part)
+            elif isinstance(node, list) and part.isdigit() and int(part) < len(node):
+                node = node[int(part)]
+            else:
+                return None
+        return node
+
+
+@dataclass(frozen=True)
+class Reference:
+    """A reference from one record to another, found through the schema's `x-kb-ref`."""
+
+    source_id: str
+    pointer: str
+    target: str
+    expected_kind: str
+
+
+@dataclass
+class KnowledgeBase:
+    """All records of one validation run, indexed by id. Built by the loader."""
+
+    root: str
+    records: dict[str, Record] = field(default_factory=dict)
+    duplicates: list[Record] = field(default_factory=list)
+    references: list[Reference] = field(default_factory=list)
+
+    def add(self, record: Record) -> None:
+        if record.id in self.records:
+            self.duplicates.append(record)
+        else:
+            self.records[record.id] = record
+
+    def __iter__(self) -> Iterator[Record]:
+        return iter(sorted(self.records.values(), key=lambda r: r.id))
+
+    def __len__(self) -> int:
+        return len(self.records)
+
+    def get(self, record_id: str) -> Record | None:
+        return self.records.get(record_id)
+
+    def of_kind(self, kind: str) -> list[Record]:
+        return [r for r in self if r.kind == kind]
+
+    def referrers(self, record_id: str) -> list[Reference]:
+        """Every reference that points at `record_id` (the "used by" relation)."""
+        return [ref for ref in self.references if ref.target.partition("#")[0] == record_id]

@@ -1,0 +1,33 @@
+"""What every rule module shares: the Rule protocol and a finding constructor."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import Protocol
+
+from kb.findings import Finding, Location, Severity
+from kb.model import KnowledgeBase
+
+
+class Rule(Protocol):
+    """A rule module: CODE, NAME, SEVERITY, a docstring that is its documentation, check()."""
+
+    CODE: str
+    NAME: str
+    SEVERITY: Severity
+    __doc__: str | None
+
+    def check(self, kb: KnowledgeBase) -> Iterable[Finding]: ...
+
+
+def found(
+    code: str,
+    severity: Severity,
+    path: str,
+    pointer: str,
+    message: str,
+    hint: str = "",
+    related: tuple[Location, ...] = (),
+) -> Finding:
+    """A finding at a JSON pointer of a file; the checker resolves line:col later."""
+    return Finding(code, severity, Location(path, 0, 0, pointer), message, hint, related)
