@@ -97,12 +97,22 @@ class Reference:
 
 @dataclass
 class KnowledgeBase:
-    """All records of one validation run, indexed by id. Built by the loader."""
+    """All records of one validation run, indexed by id. Built by the loader.
+
+    `load_findings` holds what the loader refused (the LD rules report them);
+    `base` holds the records as they were at `--base REV` (changed ones only) and
+    `deleted` the records removed since then; `memo` lets expensive per-run
+    analyses (schema validation, equations) run once and serve several rules.
+    """
 
     root: str
     records: dict[str, Record] = field(default_factory=dict)
     duplicates: list[Record] = field(default_factory=list)
     references: list[Reference] = field(default_factory=list)
+    load_findings: list[Any] = field(default_factory=list)
+    base: dict[str, Record] | None = None
+    deleted: dict[str, Record] = field(default_factory=dict)
+    memo: dict[str, Any] = field(default_factory=dict)
 
     def add(self, record: Record) -> None:
         if record.id in self.records:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from typing import Protocol
 
 from kb.findings import Finding, Location, Severity
@@ -31,3 +31,12 @@ def found(
 ) -> Finding:
     """A finding at a JSON pointer of a file; the checker resolves line:col later."""
     return Finding(code, severity, Location(path, 0, 0, pointer), message, hint, related)
+
+
+def reported_by_stage(kb: KnowledgeBase, code: str) -> Iterator[Finding]:
+    """Findings of `code` that the loader or the schema stage produced for this run."""
+    from kb.schema import schema_findings  # local: jsonschema loads only when checking
+
+    for finding in (*kb.load_findings, *schema_findings(kb)):
+        if finding.code == code:
+            yield finding

@@ -1,0 +1,232 @@
+"""Read records/ into a KnowledgeBase; every unreadable input becomes a finding.
+
+Limits: file size, nesting depth, and alias expansion are bounded, so a hostile
+file costs a finding, not memory or a crash. Positions are not kept here: the
+checker resolves a finding's JSON pointer to line:col only for files that have
+findings (see kb.positions).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+from collections.abc import Iterable, Sequence
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from kb.findings import Finding, Location, Severity
+from kb.model import KIND_BY_FOLDER, KnowledgeBase, Record
+from kb.yamlsafe import load_yaml, max_nesting
+
+MAX_FILE_BYTES = 2 * 1024 * 1024
+MAX_DEPTH = 64
+MAX_EXPANDED_NODES = 200_000
+# Below this many collection indicators a document cannot nest deeper than libyaml handles.
+_SAFE_INDICATORS = 5_000
+
+
+def load_knowledge_base(
+    root: Path, paths: Sequence[Path] | None = None
+) -> tuple[KnowledgeBase, list[Finding]]:
+    """Load every record under `root` (or only `paths`) into a KnowledgeBase."""
+    kb = KnowledgeBase(root=str(root))
+    findings: list[Finding] = []
+    for path in record_files(root, paths):
+        record, problems = load_record(root, path)
+        findings.extend(problems)
+        if record is not None:
+            kb.add(record)
+    return kb, findings
+
+
+def record_files(root: Path, paths: Sequence[Path] | None = None) -> list[Path]:
+    """The .yaml files under `root`, or under the given files and folders, sorted."""
+    targets = list(paths) if paths else [root]
+    found: set[Path] = set()
+    for target in targets:
+        if target.is_dir():
+            found.update(p for p in target.rglob("*.yaml") if p.is_file())
+        else:
+            found.add(target)
+    return sorted(found)
+
+
+def display_path(path: Path) -> str:
+    """A path as findings print it: relative to the working directory when possible."""
+    try:
+        return os.path.relpath(path)
+    except ValueError:
+        return str(path)
+
+
+def load_record(root: Path, path: Path) -> tuple[Record | None, list[Finding]]:
+    """Load one file; returns the record (or None) and the load findings."""
+    shown = display_path(path)
+    text, problem = _read_text(path, shown)
+    if problem is not None:
+        return None, [problem]
+    assert text is not None
+    data, findings = parse_document(text, shown)
+    if data is None:
+        return None, findings
+    record_id, kind = identity_from_path(root, path)
+    digest = hashlib.sha256(text.encode()).hexdigest()
+    return Record(record_id, kind, shown, data, digest), findings
+
+
+def identity_from_path(root: Path, path: Path) -> tuple[str, str]:
+    """The id (path under root without .yaml) and the kind its folder implies ('' if none)."""
+    try:
+        relative = path.resolve().relative_to(root.resolve())
+    except ValueError:
+        relative = Path(path.name)
+    record_id = relative.with_suffix("").as_posix()
+    folder = relative.parts[0] if len(relative.parts) > 1 else ""
+    return record_id, KIND_BY_FOLDER.get(folder, "")
+
+
+def parse_document(text: str, shown: str) -> tuple[dict[str, Any] | None, list[Finding]]:
+    """Parse YAML text under the limits; returns the mapping or None, and findings."""
+    if _may_nest_deeply(text):
+        depth = _safe_nesting(text)
+        if depth > MAX_DEPTH:
+            return None, [_load_finding("LD007", shown, 1, 1, f"nesting depth {depth} exceeds {MAX_DEPTH}")]
+    try:
+        data, problems = load_yaml(text)
+    except yaml.MarkedYAMLError as exc:
+        mark = exc.problem_mark or exc.context_mark
+        line, col = (mark.line + 1, mark.column + 1) if mark else (1, 1)
+        return None, [_load_finding("LD004", shown, line, col, _yaml_message(exc))]
+    except (yaml.YAMLError, RecursionError, ValueError) as exc:
+        return None, [_load_finding("LD004", shown, 1, 1, f"not valid YAML: {exc}")]
+    findings = [_problem_finding(p.kind, shown, p.line, p.col, p.detail) for p in problems]
+    return _check_shape(data, shown, text, findings)
+
+
+def _check_shape(
+    data: Any, shown: str, text: str, findings: list[Finding]
+) -> tuple[dict[str, Any] | None, list[Finding]]:
+    if "*" in text:  # aliases need '*': only then can expansion blow up
+        expanded = expanded_size(data, MAX_EXPANDED_NODES)
+        if expanded > MAX_EXPANDED_NODES:
+            message = f"aliases expand to more than {MAX_EXPANDED_NODES:,} nodes"
+            return None, [*findings, _load_finding("LD008", shown, 1, 1, message)]
+    depth = nesting_depth(data)
+    if depth > MAX_DEPTH:
+        message = f"nesting depth {depth} exceeds {MAX_DEPTH}"
+        return None, [*findings, _load_finding("LD007", shown, 1, 1, message)]
+    if not isinstance(data, dict):
+        actual = "an empty file" if data is None else f"a {type(data).__name__}"
+        message = f"a record must be a YAML mapping, found {actual}"
+        return None, [*findings, _load_finding("LD011", shown, 1, 1, message)]
+    return data, findings
+
+
+def _read_text(path: Path, shown: str) -> tuple[str | None, Finding | None]:
+    try:
+        size = path.stat().st_size
+        if size > MAX_FILE_BYTES:
+            message = f"file is {size:,} bytes, over the {MAX_FILE_BYTES:,}-byte limit"
+            return None, _load_finding("LD003", shown, 1, 1, message)
+        raw = path.read_bytes()
+    except OSError as exc:
+        return None, _load_finding("LD001", shown, 1, 1, f"cannot read file: {exc.strerror or exc}")
+    try:
+        return raw.decode("utf-8"), None
+    except UnicodeDecodeError as exc:
+        line = raw.count(b"\n", 0, exc.start) + 1
+        col = exc.start - (raw.rfind(b"\n", 0, exc.start) + 1) + 1
+        message = f"byte 0x{raw[exc.start]:02x} at offset {exc.start} is not UTF-8"
+        return None, _load_finding("LD002", shown, line, col, message)
+
+
+def _may_nest_deeply(text: str) -> bool:
+    count = sum(text.count(c) for c in "[{-:?")
+    return count > _SAFE_INDICATORS
+
+
+def _safe_nesting(text: str) -> int:
+    try:
+        return max_nesting(text)
+    except yaml.YAMLError:
+        return 0  # the real parse reports the syntax error with its position
+
+
+def expanded_size(data: Any, budget: int) -> int:
+    """Node count with aliases expanded (memoised on shared objects; stops past budget)."""
+    sizes: dict[int, int] = {}
+    stack: list[tuple[Any, bool]] = [(data, False)]
+    while stack:
+        node, ready = stack.pop()
+        if id(node) in sizes:
+            continue
+        children = _children(node)
+        if ready or not children:
+            sizes[id(node)] = min(budget + 1, 1 + sum(sizes[id(c)] for c in children))
+            continue
+        stack.append((node, True))
+        stack.extend((c, False) for c in children if id(c) not in sizes)
+    return sizes[id(data)]
+
+
+def nesting_depth(data: Any) -> int:
+    """Depth of nested mappings and sequences (iterative)."""
+    deepest = 0
+    stack: list[tuple[Any, int]] = [(data, 0)]
+    seen: set[int] = set()
+    while stack:
+        node, depth = stack.pop()
+        if not isinstance(node, (dict, list)) or id(node) in seen:
+            continue
+        seen.add(id(node))
+        deepest = max(deepest, depth + 1)
+        stack.extend((c, depth + 1) for c in _children(node))
+    return deepest
+
+
+def _children(node: Any) -> list[Any]:
+    if isinstance(node, dict):
+        return [v for v in node.values() if isinstance(v, (dict, list))]
+    if isinstance(node, list):
+        return [v for v in node if isinstance(v, (dict, list))]
+    return []
+
+
+def _yaml_message(exc: yaml.MarkedYAMLError) -> str:
+    parts = [p for p in (exc.context, exc.problem) if p]
+    return "not valid YAML: " + ", ".join(parts) if parts else "not valid YAML"
+
+
+_PROBLEM_CODES = {"duplicate-key": "LD005", "tag": "LD006"}
+
+
+def _problem_finding(kind: str, shown: str, line: int, col: int, detail: str) -> Finding:
+    return _load_finding(_PROBLEM_CODES[kind], shown, line, col, detail)
+
+
+def _load_finding(code: str, shown: str, line: int, col: int, message: str) -> Finding:
+    return Finding(code, Severity.ERROR, Location(shown, line, col, ""), message, LOAD_HINTS[code])
+
+
+LOAD_HINTS = {
+    "LD001": "check the file exists and is readable",
+    "LD002": "save the file as UTF-8",
+    "LD003": "split the record; records are small documents",
+    "LD004": "fix the YAML syntax at the position shown",
+    "LD005": "remove or rename one of the two keys",
+    "LD006": "records use plain YAML only: mappings, lists, strings, numbers, booleans, null",
+    "LD007": "flatten the structure",
+    "LD008": "write the values out instead of repeating anchors and aliases",
+    "LD011": "a record file holds one YAML mapping",
+}
+
+
+def iter_texts(paths: Iterable[Path]) -> Iterable[tuple[Path, str]]:
+    """(path, text) for readable UTF-8 files; used to resolve positions."""
+    for path in paths:
+        try:
+            yield path, path.read_text(encoding="utf-8")
+        except (OSError, UnicodeDecodeError):
+            continue

@@ -1,0 +1,77 @@
+"""Map JSON pointers back to YAML line:col, composed lazily for files with findings.
+
+Fast loading keeps no node tree; when a file has findings, this module composes
+it once more (libyaml, no construction) and walks the node tree iteratively.
+"""
+
+from __future__ import annotations
+
+from functools import lru_cache
+
+import yaml
+
+from kb.findings import pointer_join, pointer_parts
+
+_Composer: type = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+Position = tuple[int, int]
+
+
+@lru_cache(maxsize=256)
+def pointer_positions(text: str) -> dict[str, Position]:
+    """Every JSON pointer of the document -> the 1-based (line, col) of its key or item."""
+    try:
+        root = yaml.compose(text, Loader=_Composer)
+    except (yaml.YAMLError, RecursionError, MemoryError):
+        return {}
+    if root is None:
+        return {}
+    positions: dict[str, Position] = {"": (root.start_mark.line + 1, root.start_mark.column + 1)}
+    stack: list[tuple[str, yaml.Node]] = [("", root)]
+    seen: set[int] = set()
+    while stack:
+        pointer, node = stack.pop()
+        if id(node) in seen:  # aliases: each node is walked once
+            continue
+        seen.add(id(node))
+        if isinstance(node, yaml.MappingNode):
+            for key_node, value_node in node.value:
+                child = pointer_join(pointer, key_node.value)
+                positions.setdefault(child, (key_node.start_mark.line + 1, key_node.start_mark.column + 1))
+                stack.append((child, value_node))
+        elif isinstance(node, yaml.SequenceNode):
+            for index, item in enumerate(node.value):
+                child = pointer_join(pointer, index)
+                positions[child] = (item.start_mark.line + 1, item.start_mark.column + 1)
+                stack.append((child, item))
+    return positions
+
+
+def locate(text: str, pointer: str) -> Position:
+    """The position of `pointer`, or of its nearest existing ancestor."""
+    positions = pointer_positions(text)
+    parts = pointer_parts(pointer)
+    while parts:
+        candidate = pointer_join("", *parts)
+        if candidate in positions:
+            return positions[candidate]
+        parts.pop()
+    return positions.get("", (1, 1))
+
+
+def scalar_text(text: str, pointer: str) -> str | None:
+    """The source text of the scalar at `pointer` (to explain YAML 1.1 surprises)."""
+    try:
+        root = yaml.compose(text, Loader=_Composer)
+    except yaml.YAMLError:
+        return None
+    node = root
+    for part in pointer_parts(pointer):
+        if isinstance(node, yaml.MappingNode):
+            node = next((v for k, v in node.value if k.value == part), None)
+        elif isinstance(node, yaml.SequenceNode) and part.isdigit() and int(part) < len(node.value):
+            node = node.value[int(part)]
+        else:
+            return None
+        if node is None:
+            return None
+    return node.value if isinstance(node, yaml.ScalarNode) else None

@@ -1,0 +1,73 @@
+"""The rule catalogue: every rule module, in code order.
+
+This tuple is the table of contents of what kb checks. A test asserts that
+every module in this folder is listed, that codes and names are unique, and
+that every rule has documentation. Modules are imported on first use.
+"""
+
+from __future__ import annotations
+
+import importlib
+from functools import lru_cache
+from types import ModuleType
+
+RULE_MODULES: tuple[str, ...] = (
+    # LD: loading
+    "file_unreadable",  # LD001
+    "invalid_utf8",  # LD002
+    "file_too_large",  # LD003
+    "yaml_syntax_error",  # LD004
+    "duplicate_key",  # LD005
+    "unsafe_tag",  # LD006
+    "nesting_too_deep",  # LD007
+    "alias_expansion_over_budget",  # LD008
+    "yaml11_number_as_text",  # LD009
+    "yaml11_boolean",  # LD010
+    "not_a_mapping",  # LD011
+    # SC: schema
+    "schema_violation",  # SC001
+    # ID: identity
+    "id_path_mismatch",  # ID001
+    "kind_folder_mismatch",  # ID002
+    "duplicate_id",  # ID003
+    # RF: references
+    "dangling_reference",  # RF001
+    "wrong_kind_reference",  # RF002
+    # PV: provenance
+    "missing_basis",  # PV001
+    "missing_source",  # PV002
+    # VR: versioning
+    "missing_history_entry",  # VR001
+    "history_out_of_order",  # VR002
+    "changed_without_version_bump",  # VR003
+    "deleted_without_deprecation",  # VR004
+    # EV: evidence
+    "native_evidence_without_fak_native",  # EV001
+    "receipt_provenance_incomplete",  # EV002
+    # EQ: equations (kb/equations)
+    # LG: ledger (kb/ledger)
+    # WV: waivers (run last: they read which waivers were used)
+    "unused_waiver",  # WV001
+    "unknown_waiver_code",  # WV002
+)
+
+
+@lru_cache(maxsize=None)
+def rule_module(name: str) -> ModuleType:
+    return importlib.import_module(f"kb.rules.{name}")
+
+
+def all_rules() -> list[ModuleType]:
+    """Every rule module, in catalogue order."""
+    return [rule_module(name) for name in RULE_MODULES]
+
+
+def by_code(code: str) -> ModuleType | None:
+    """The rule with this code (case-insensitive), or None."""
+    wanted = code.upper()
+    return next((rule for rule in all_rules() if rule.CODE == wanted), None)
+
+
+def summary(rule: ModuleType) -> str:
+    """The first line of a rule's docstring: the requirement."""
+    return (rule.__doc__ or "").strip().splitlines()[0]

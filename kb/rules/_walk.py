@@ -1,0 +1,38 @@
+"""Walk a record's document for figures (quantities) and provenance blocks."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Mapping
+from typing import Any
+
+from kb.findings import pointer_join
+
+
+def nodes(data: Any, pointer: str = "") -> Iterator[tuple[str, Any]]:
+    """Every (pointer, value) of a JSON-like document, depth first, iteratively."""
+    stack: list[tuple[str, Any]] = [(pointer, data)]
+    while stack:
+        here, node = stack.pop()
+        yield here, node
+        if isinstance(node, Mapping):
+            stack.extend((pointer_join(here, k), v) for k, v in reversed(list(node.items())))
+        elif isinstance(node, list):
+            stack.extend((pointer_join(here, i), v) for i, v in reversed(list(enumerate(node))))
+
+
+def is_quantity(node: Any) -> bool:
+    return isinstance(node, Mapping) and "value" in node and "unit" in node
+
+
+def quantities(data: Any) -> Iterator[tuple[str, Mapping[str, Any]]]:
+    """Every quantity ({value, unit, ...}) of a document with its pointer."""
+    for pointer, node in nodes(data):
+        if is_quantity(node):
+            yield pointer, node
+
+
+def provenance_blocks(data: Any) -> Iterator[tuple[str, Mapping[str, Any]]]:
+    """Every mapping that states a `basis` (quantities, geometry blocks, parameter rows)."""
+    for pointer, node in nodes(data):
+        if isinstance(node, Mapping) and "basis" in node:
+            yield pointer, node

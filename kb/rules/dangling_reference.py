@@ -1,0 +1,51 @@
+"""A reference must name a record that exists.
+
+References are the fields that the schemas mark with `x-kb-ref` (a quantity's
+`source`, an accelerator's `links[].interconnect`, a receipt's `hardware`, ...)
+and bindings such as `hardware/nvidia-h100-sxm#memory.bandwidth`.
+
+Why: a dangling reference is a claim without its evidence, and a broken link
+on the published site.
+
+Bad:
+
+    bandwidth: {value: 3350, unit: GB/s, basis: vendor-spec, source: sources/no-such-doc}
+
+Good:
+
+    bandwidth: {value: 3350, unit: GB/s, basis: vendor-spec, source: sources/stas00-ml-engineering-accelerators}
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+from kb.findings import Finding, Severity
+from kb.model import KnowledgeBase, is_valid_id, split_binding
+from kb.rules._base import found
+
+CODE = "RF001"
+NAME = "dangling-reference"
+SEVERITY = Severity.ERROR
+
+
+def check(kb: KnowledgeBase) -> Iterator[Finding]:
+    for ref in kb.references:
+        target, _ = split_binding(ref.target)
+        if not is_valid_id(target) or target in kb.records:
+            continue  # malformed ids are schema findings
+        source = kb.records[ref.source_id]
+        message = f"{target!r} names no record"
+        yield found(CODE, SEVERITY, source.path, ref.pointer, message, _hint(kb, target))
+
+
+def _hint(kb: KnowledgeBase, target: str) -> str:
+    folder = target.split("/")[0]
+    near = [r.id for r in kb if r.id.startswith(folder + "/")]
+    close = sorted(near, key=lambda other: _distance(other, target))[:1]
+    return f"did you mean {close[0]!r}?" if close else "create the record or fix the id"
+
+
+def _distance(a: str, b: str) -> int:
+    shared = sum(1 for x, y in zip(a, b) if x == y)
+    return max(len(a), len(b)) - shared

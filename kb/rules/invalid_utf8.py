@@ -1,0 +1,28 @@
+"""A record file must be UTF-8 text.
+
+Why: Records are text in git; a binary or mis-encoded file is an accident, and guessing an encoding corrupts names and units.
+
+Bad:
+
+    title: Caf\xe9 (Latin-1 byte 0xe9)
+
+Good:
+
+    title: Café (saved as UTF-8)
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+from kb.findings import Finding, Severity
+from kb.model import KnowledgeBase
+from kb.rules._base import reported_by_stage
+
+CODE = "LD002"
+NAME = "invalid-utf8"
+SEVERITY = Severity.ERROR
+
+
+def check(kb: KnowledgeBase) -> Iterator[Finding]:
+    return reported_by_stage(kb, CODE)

@@ -1,0 +1,39 @@
+"""Every figure must say where it comes from: a `basis`.
+
+A figure is any mapping with `value` and `unit` (a quantity). Its basis is one
+of vendor-spec, measured, derived, estimated, unverified.
+
+Why: readers decide whether to shard a model from these numbers; a figure
+with no basis cannot be told apart from a guess.
+
+Bad:
+
+    bandwidth: {value: 3350, unit: GB/s}
+
+Good:
+
+    bandwidth: {value: 3350, unit: GB/s, basis: vendor-spec, source: sources/nvidia-h100-datasheet}
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+from kb.findings import Finding, Severity
+from kb.model import KnowledgeBase
+from kb.rules._base import found
+from kb.rules._walk import quantities
+
+CODE = "PV001"
+NAME = "missing-basis"
+SEVERITY = Severity.ERROR
+
+
+def check(kb: KnowledgeBase) -> Iterator[Finding]:
+    for record in kb:
+        for pointer, quantity in quantities(record.data):
+            if "basis" not in quantity:
+                value = f"{quantity.get('value')} {quantity.get('unit')}"
+                message = f"figure {value} has no basis"
+                hint = "add basis: vendor-spec | measured | derived | estimated | unverified"
+                yield found(CODE, SEVERITY, record.path, pointer, message, hint)

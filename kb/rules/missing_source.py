@@ -1,0 +1,43 @@
+"""A figure whose basis is not `unverified` must name its source record.
+
+This applies to quantities and to blocks that carry provenance once for many
+counts (a model's `geometry`) or a `basis` of their own (a flop class's
+hardware-parameter rows). The source must be a record under sources/ (the
+reference rules check that it exists).
+
+Why: "vendor-spec" or "measured" without a citation is an unverifiable claim;
+kb never lets a number look more certain than its evidence.
+
+Bad:
+
+    bandwidth: {value: 3350, unit: GB/s, basis: vendor-spec}
+
+Good:
+
+    bandwidth: {value: 3350, unit: GB/s, basis: vendor-spec, source: sources/nvidia-h100-datasheet}
+    # or, when nothing backs it yet:
+    bandwidth: {value: 3350, unit: GB/s, basis: unverified}
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+from kb.findings import Finding, Severity
+from kb.model import KnowledgeBase
+from kb.rules._base import found
+from kb.rules._walk import provenance_blocks
+
+CODE = "PV002"
+NAME = "missing-source"
+SEVERITY = Severity.ERROR
+
+
+def check(kb: KnowledgeBase) -> Iterator[Finding]:
+    for record in kb:
+        for pointer, block in provenance_blocks(record.data):
+            basis = block.get("basis")
+            if basis != "unverified" and isinstance(basis, str) and not block.get("source"):
+                message = f"basis is {basis!r} but no source is named"
+                hint = "add source: sources/<id>, or set basis: unverified"
+                yield found(CODE, SEVERITY, record.path, pointer, message, hint)

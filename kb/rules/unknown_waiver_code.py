@@ -1,0 +1,37 @@
+"""A waiver must name a rule code that exists.
+
+Why: a waiver for a misspelt or retired code suppresses nothing and misleads
+the reader into thinking a finding was accepted. `kb rules` lists the codes.
+
+Bad:
+
+    waivers:
+      - {code: PV999, reason: ...}
+
+Good:
+
+    waivers:
+      - {code: PV002, reason: ...}
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+from kb.findings import Finding, Severity
+from kb.model import KnowledgeBase
+from kb.rules._base import found
+
+CODE = "WV002"
+NAME = "unknown-waiver-code"
+SEVERITY = Severity.ERROR
+
+
+def check(kb: KnowledgeBase) -> Iterator[Finding]:
+    known: set[str] = kb.memo.get("known_codes", set())
+    for record in kb:
+        for index, waiver in enumerate(record.waivers):
+            code = waiver.get("code")
+            if isinstance(code, str) and code not in known:
+                message = f"waiver names {code!r}, which is not a rule code"
+                yield found(CODE, SEVERITY, record.path, f"/waivers/{index}/code", message, "see `kb rules`")

@@ -1,0 +1,39 @@
+"""A waiver must suppress at least one finding.
+
+A record may accept a finding with `waivers: [{code: PV002, reason: ...}]`
+(optionally narrowed by `pointer`). When the finding goes away, the waiver
+must go too.
+
+Why: a stale waiver would silently hide the next, different problem of the
+same code (as ruff's RUF100 does for unused `noqa`).
+
+Bad:
+
+    waivers:
+      - {code: PV002, reason: Datasheet not public yet.}   # but every figure has a source
+
+Good: remove the waiver.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+from kb.findings import Finding, Severity
+from kb.model import KnowledgeBase
+from kb.rules._base import found
+
+CODE = "WV001"
+NAME = "unused-waiver"
+SEVERITY = Severity.ERROR
+
+
+def check(kb: KnowledgeBase) -> Iterator[Finding]:
+    used: set[tuple[str, int]] = kb.memo.get("waivers_used", set())
+    known: set[str] = kb.memo.get("known_codes", set())
+    for record in kb:
+        for index, waiver in enumerate(record.waivers):
+            code = waiver.get("code")
+            if code in known and (record.id, index) not in used:
+                message = f"waiver for {code} suppresses no finding"
+                yield found(CODE, SEVERITY, record.path, f"/waivers/{index}", message, "remove the waiver")

@@ -1,0 +1,166 @@
+"""JSON Schema validation of records; errors become findings at the offending node.
+
+Schemas live in `schemas/` (one per kind, plus shared `defs.schema.json`). Each
+schema error is reported at its JSON pointer (the checker maps it to line:col);
+a type error that YAML 1.1 caused (`1e9` read as a string, `no` read as false)
+gets its own load code, because the fix is in the YAML, not in the value.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+from collections.abc import Iterator
+from functools import lru_cache
+from pathlib import Path
+from typing import Any
+
+from jsonschema import Draft202012Validator
+from jsonschema.exceptions import ValidationError
+from referencing import Registry, Resource
+
+from kb.findings import Finding, Location, Severity, pointer_join
+from kb.model import FOLDER_BY_KIND, KnowledgeBase, Record
+
+SCHEMA_BASE = "https://kb.invalid/schemas/"
+_NUMBER_TEXT = re.compile(r"[-+]?(\d[\d_]*)?\.?\d*([eE][-+]?\d+)?")
+_YAML11_BOOLS = {"yes", "no", "on", "off", "y", "n", "true", "false"}
+
+
+def schemas_dir() -> Path:
+    """Where the schemas are: $KB_SCHEMAS, else the repository's schemas/ folder."""
+    env = os.environ.get("KB_SCHEMAS")
+    if env:
+        return Path(env)
+    return Path(__file__).resolve().parent.parent / "schemas"
+
+
+def schema_name(kind: str) -> str:
+    return f"{kind}.schema.json"
+
+
+def schema_url(kind: str) -> str:
+    """The stable `$id` of a kind's schema."""
+    return SCHEMA_BASE + schema_name(kind)
+
+
+@lru_cache(maxsize=1)
+def load_schemas() -> dict[str, dict[str, Any]]:
+    """Every schema file by file name."""
+    folder = schemas_dir()
+    return {p.name: json.loads(p.read_text()) for p in sorted(folder.glob("*.schema.json"))}
+
+
+@lru_cache(maxsize=1)
+def registry() -> Registry:
+    resources = [(s["$id"], Resource.from_contents(s)) for s in load_schemas().values()]
+    return Registry().with_resources(resources)  # type: ignore[no-any-return]
+
+
+@lru_cache(maxsize=None)
+def validator(kind: str) -> Draft202012Validator | None:
+    schema = load_schemas().get(schema_name(kind))
+    if schema is None:
+        return None
+    return Draft202012Validator(schema, registry=registry())
+
+
+def validate_record(record: Record) -> Iterator[Finding]:
+    """Schema findings for one record (SC001, or LD009/LD010 for YAML 1.1 surprises)."""
+    check = validator(record.kind)
+    if check is None:
+        return
+    for error in check.iter_errors(record.data):
+        yield _finding(record, _most_specific(error))
+
+
+def _most_specific(error: ValidationError) -> ValidationError:
+    """For oneOf/anyOf, descend to the error of the branch that got furthest."""
+    while error.context:
+        error = max(error.context, key=lambda e: (len(e.absolute_path), -len(e.context or [])))
+    return error
+
+
+def _finding(record: Record, error: ValidationError) -> Finding:
+    pointer = pointer_join("", *error.absolute_path)
+    code, message, hint = _describe(error)
+    if error.validator == "additionalProperties":
+        extra = _extra_keys(error)
+        if extra:
+            pointer = pointer_join(pointer, extra[0])
+    location = Location(record.path, 0, 0, pointer)
+    return Finding(code, Severity.ERROR, location, message, hint)
+
+
+def _describe(error: ValidationError) -> tuple[str, str, str]:
+    where = _where(error)
+    instance = error.instance
+    if error.validator == "type":
+        expected = error.validator_value
+        expected_list = expected if isinstance(expected, list) else [expected]
+        if isinstance(instance, str) and {"number", "integer"} & set(expected_list):
+            if instance and _NUMBER_TEXT.fullmatch(instance.strip()):
+                return (
+                    "LD009",
+                    f"{where}{instance!r} was read as a string, expected a number",
+                    "YAML 1.1 reads 1e9 as text: write 1.0e+9 or 1000000000",
+                )
+        if isinstance(instance, bool) and "boolean" not in expected_list:
+            return (
+                "LD010",
+                f"{where}{_short(instance)} was read as a boolean, expected {_expected(expected)}",
+                "YAML 1.1 reads yes/no/on/off as booleans: quote the value",
+            )
+        return "SC001", f"{where}{_short(instance)} is not of type {_expected(expected)}", ""
+    if error.validator in ("enum", "const") and isinstance(instance, bool):
+        allowed = error.validator_value
+        return (
+            "LD010",
+            f"{where}{_short(instance)} was read as a boolean, expected one of {_short(allowed)}",
+            "YAML 1.1 reads yes/no/on/off as booleans: quote the value",
+        )
+    if error.validator == "additionalProperties":
+        extra = ", ".join(repr(k) for k in _extra_keys(error))
+        return "SC001", f"{where}unknown field {extra}", "check the spelling against the schema"
+    return "SC001", f"{where}{_shorten(error.message)}", ""
+
+
+def _where(error: ValidationError) -> str:
+    path = "/".join(str(p) for p in error.absolute_path)
+    return f"{path}: " if path else ""
+
+
+def _expected(value: Any) -> str:
+    return " or ".join(value) if isinstance(value, list) else str(value)
+
+
+def _extra_keys(error: ValidationError) -> list[str]:
+    schema = error.schema if isinstance(error.schema, dict) else {}
+    allowed = set(schema.get("properties", {}))
+    patterns = [re.compile(p) for p in schema.get("patternProperties", {})]
+    instance = error.instance if isinstance(error.instance, dict) else {}
+    return sorted(
+        str(k) for k in instance if k not in allowed and not any(p.search(str(k)) for p in patterns)
+    )
+
+
+def _short(value: Any, limit: int = 60) -> str:
+    text = repr(value)
+    return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
+def _shorten(message: str, limit: int = 240) -> str:
+    return message if len(message) <= limit else message[: limit - 3] + "..."
+
+
+def all_kinds_with_schema() -> list[str]:
+    return [k for k in FOLDER_BY_KIND if schema_name(k) in load_schemas()]
+
+
+def schema_findings(kb: KnowledgeBase) -> list[Finding]:
+    """Schema findings of every record, computed once per run."""
+    if "schema" not in kb.memo:
+        kb.memo["schema"] = [f for record in kb for f in validate_record(record)]
+    result: list[Finding] = kb.memo["schema"]
+    return result

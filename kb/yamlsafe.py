@@ -1,0 +1,102 @@
+"""Safe YAML: libyaml's C parser with a constructor that trusts nothing.
+
+Only the JSON-like tags (map, seq, str, int, float, bool, null) construct;
+anything else (`!!python/...`, `!!binary`, `!!set`, custom `!tags`) is recorded
+as a problem and replaced by None. Duplicate keys are recorded, not silently
+overwritten. Dates stay strings (the timestamp resolver is removed) so that
+JSON Schema sees what the author wrote.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import yaml
+
+_BaseLoader: type = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+HAS_LIBYAML = _BaseLoader is not yaml.SafeLoader
+_ALLOWED_TAGS = {
+    "tag:yaml.org,2002:map",
+    "tag:yaml.org,2002:seq",
+    "tag:yaml.org,2002:str",
+    "tag:yaml.org,2002:int",
+    "tag:yaml.org,2002:float",
+    "tag:yaml.org,2002:bool",
+    "tag:yaml.org,2002:null",
+}
+
+
+@dataclass(frozen=True)
+class YamlProblem:
+    """Something the loader refused, with a 1-based position."""
+
+    kind: str  # "duplicate-key" | "tag"
+    line: int
+    col: int
+    detail: str
+
+
+class KbLoader(_BaseLoader):  # type: ignore[misc, valid-type]
+    """CSafeLoader (or SafeLoader without libyaml) that records problems instead of trusting."""
+
+    yaml_implicit_resolvers = {
+        first: [(tag, rx) for tag, rx in resolvers if tag != "tag:yaml.org,2002:timestamp"]
+        for first, resolvers in _BaseLoader.yaml_implicit_resolvers.items()
+    }
+
+    def __init__(self, stream: str) -> None:
+        super().__init__(stream)
+        self.problems: list[YamlProblem] = []
+
+    def construct_mapping(self, node: yaml.MappingNode, deep: bool = False) -> dict[Any, Any]:
+        seen: dict[Any, yaml.Node] = {}
+        for key_node, _ in node.value:
+            key = self.construct_object(key_node, deep=True)
+            if not isinstance(key, (str, int, float, bool)) and key is not None:
+                self._problem("tag", key_node, "mapping keys must be plain scalars")
+                continue
+            if key in seen:
+                first = seen[key].start_mark.line + 1
+                self._problem("duplicate-key", key_node, f"duplicate key {key!r} (first at line {first})")
+            else:
+                seen[key] = key_node
+        return super().construct_mapping(node, deep=deep)  # type: ignore[no-any-return]
+
+    def construct_refused(self, node: yaml.Node) -> None:
+        self._problem("tag", node, f"tag {node.tag!r} is not allowed in records")
+        return None
+
+    def _problem(self, kind: str, node: yaml.Node, detail: str) -> None:
+        mark = node.start_mark
+        self.problems.append(YamlProblem(kind, mark.line + 1, mark.column + 1, detail))
+
+
+KbLoader.yaml_constructors = {
+    tag: ctor for tag, ctor in _BaseLoader.yaml_constructors.items() if tag in _ALLOWED_TAGS
+}
+KbLoader.add_constructor(None, KbLoader.construct_refused)
+KbLoader.add_multi_constructor("", lambda loader, suffix, node: loader.construct_refused(node))
+KbLoader.add_multi_constructor("!", lambda loader, suffix, node: loader.construct_refused(node))
+
+
+def load_yaml(text: str) -> tuple[Any, list[YamlProblem]]:
+    """Parse one YAML document safely; raises yaml.YAMLError on a syntax error."""
+    loader = KbLoader(text)
+    try:
+        data = loader.get_single_data()
+    finally:
+        loader.dispose()
+    return data, loader.problems
+
+
+def max_nesting(text: str) -> int:
+    """Nesting depth from the parser's event stream (iterative: safe for any depth)."""
+    depth = deepest = 0
+    for event in yaml.parse(text, Loader=_BaseLoader):
+        if isinstance(event, (yaml.MappingStartEvent, yaml.SequenceStartEvent)):
+            depth += 1
+            deepest = max(deepest, depth)
+        elif isinstance(event, (yaml.MappingEndEvent, yaml.SequenceEndEvent)):
+            depth -= 1
+    return deepest
