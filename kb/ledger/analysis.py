@@ -1,0 +1,100 @@
+"""One placement, end to end: feasibility of every option, ledgers, comparisons, break-evens.
+
+This is what `kb ledger` prints and what rule LG001 consults. `--set NAME=VALUE`
+settings replace envelope inputs on a copy of the record, never the record itself.
+"""
+
+from __future__ import annotations
+
+import copy
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from fractions import Fraction
+from typing import Any
+
+from kb.ledger.compare import Comparison, Side, compare
+from kb.ledger.feasibility import feasibility
+from kb.ledger.inputs import PlacementSpec, Unresolved, resolve_placement
+from kb.ledger.ledger import compute_ledger
+from kb.ledger.quantities import QuantityError, parse_setting
+from kb.model import KnowledgeBase, Record
+
+SETTABLE = {"batch": "1", "state_bytes": "B", "useful_work": "", "slo": "s"}
+
+
+@dataclass(frozen=True)
+class Analysis:
+    spec: PlacementSpec
+    sides: tuple[Side, ...]  # reference first, then candidates in record order
+    comparisons: tuple[Comparison, ...]
+    break_evens: tuple[Any, ...] = ()
+
+
+def apply_settings(record: Record, settings: Mapping[str, str]) -> Record:
+    """Return a copy of `record` with envelope inputs replaced (ValueError on a bad one)."""
+    data = copy.deepcopy(dict(record.data))
+    envelope = dict(data.get("envelope") or {})
+    for name, text in settings.items():
+        if name not in SETTABLE:
+            raise ValueError(f"--set {name}: not an envelope input ({', '.join(SETTABLE)})")
+        try:
+            value, dim = parse_setting(text)
+        except QuantityError as exc:
+            raise ValueError(f"--set {name}={text}: {exc}") from exc
+        if SETTABLE[name] and dim != SETTABLE[name]:
+            raise ValueError(f"--set {name}={text}: dimension {dim}, expected {SETTABLE[name]}")
+        envelope[name] = _setting_value(name, value, dim)
+    data["envelope"] = envelope
+    return Record(record.id, record.kind, record.path, data, record.digest)
+
+
+def _setting_value(name: str, value: Fraction, dim: str) -> Any:
+    if name == "batch":
+        if value.denominator != 1:
+            raise ValueError(f"--set batch={value}: expected a whole number")
+        return int(value)
+    unit = {"B": "B", "s": "s", "FLOP": "FLOP"}.get(dim)
+    if unit is None:
+        raise ValueError(f"--set {name}: dimension {dim} is not bytes, FLOP or seconds")
+    number = int(value) if value.denominator == 1 else str(value)
+    return {"value": number, "unit": unit, "basis": "unverified", "note": "set by --set"}
+
+
+def analyze(spec: PlacementSpec, with_break_even: bool = False,
+            interconnects: Sequence[Record] = ()) -> Analysis:
+    """Feasibility first; ledgers only for feasible options; ratios only between them."""
+    sides = []
+    for option in spec.options:
+        fit = feasibility(spec.envelope, option)
+        ledger = compute_ledger(spec.envelope, option) if fit.feasible else None
+        sides.append(Side(option, fit, ledger))
+    comparisons = tuple(compare(spec.envelope, sides[0], s) for s in sides[1:])
+    evens = _break_evens(spec, sides, interconnects) if with_break_even else ()
+    return Analysis(spec, tuple(sides), comparisons, evens)
+
+
+def _break_evens(spec: PlacementSpec, sides: list[Side],
+                 interconnects: Sequence[Record]) -> tuple[Any, ...]:
+    from kb.ledger.breakeven import break_even, parameters_of
+
+    ref = sides[0]
+    results = []
+    for cand in sides[1:]:
+        if not (ref.feasibility.feasible and cand.feasibility.feasible):
+            continue
+        for parameter, link in parameters_of(cand.option):
+            results.append(break_even(spec.envelope, ref.option, cand.option, parameter, link,
+                                      interconnects))
+    return tuple(results)
+
+
+def analyze_record(record: Record, kb: KnowledgeBase, settings: Mapping[str, str] | None = None,
+                   with_break_even: bool = False) -> Analysis | Unresolved:
+    """Resolve (after `--set` settings) and analyze one placement record."""
+    if settings:
+        record = apply_settings(record, settings)
+    spec = resolve_placement(record, kb)
+    if isinstance(spec, Unresolved) or spec.gaps:
+        return spec if isinstance(spec, Unresolved) else Unresolved(spec.id, spec.path,
+                                                                    spec.gaps)
+    return analyze(spec, with_break_even, kb.of_kind("interconnect"))

@@ -1,0 +1,121 @@
+"""The break-even envelope: the parameter value at which candidate and reference tie.
+
+For a chosen parameter (a link's bandwidth, a link's latency, or the batch), both
+ledgers are rebuilt with that parameter as a positive SymPy symbol, and
+`Ttotal_c - Ttotal_r = 0` is solved over the positive reals with `solveset` (the
+ledger's max/min stay exact Max/Min). Each interconnect record's line rate is then put
+in for the bandwidth to say on which side of the tie it falls. SymPy is imported here
+only, so rules and `kb explain` never pay for it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from fractions import Fraction
+from typing import Any
+
+from kb.ledger.inputs import Envelope, OptionSpec
+from kb.ledger.ledger import Overrides, compute_ledger
+from kb.ledger.transfers import line_rate
+from kb.model import Record
+
+PARAMETERS = ("bandwidth", "latency", "batch")
+
+
+@dataclass(frozen=True)
+class Placed:
+    """Where one interconnect record's line rate falls relative to the tie."""
+
+    interconnect: str
+    bandwidth: Fraction
+    side: str  # candidate faster | reference faster | tie
+
+
+@dataclass(frozen=True)
+class BreakEven:
+    candidate: str
+    parameter: str  # bandwidth | latency | batch
+    link: str  # the link whose parameter varies ('' for batch)
+    current: Fraction
+    status: str  # tie | no tie | tie over a range | unverified
+    values: tuple[Fraction, ...] = ()
+    detail: str = ""
+    sides: tuple[Placed, ...] = field(default=())
+
+
+def _overrides(parameter: str, link: str, value: Any) -> Overrides:
+    if parameter == "batch":
+        return Overrides(batch=value)
+    if parameter == "bandwidth":
+        return Overrides(bandwidth={link: value})
+    return Overrides(latency={link: value})
+
+
+def difference(envelope: Envelope, ref: OptionSpec, cand: OptionSpec, parameter: str,
+               link: str, value: Any) -> Any:
+    """Ttotal_candidate - Ttotal_reference with `parameter` set to `value`."""
+    over = _overrides(parameter, link, value)
+    return (compute_ledger(envelope, cand, over).total
+            - compute_ledger(envelope, ref, over).total)
+
+
+def _side(delta: Any) -> str:
+    if delta == 0:
+        return "tie"
+    return "candidate faster" if delta < 0 else "reference faster"
+
+
+def _to_fraction(value: Any) -> Fraction:
+    import sympy
+
+    rational = sympy.nsimplify(value) if not isinstance(value, sympy.Rational) else value
+    return Fraction(int(rational.p), int(rational.q))
+
+
+def _solve(expr: Any, symbol: Any) -> tuple[str, tuple[Fraction, ...], str]:
+    import sympy
+
+    solution = sympy.solveset(expr, symbol, domain=sympy.Interval.open(0, sympy.oo))
+    if solution is sympy.S.EmptySet:
+        return "no tie", (), "one side is faster for every positive value"
+    if isinstance(solution, sympy.FiniteSet) and all(v.is_Rational for v in solution):
+        return "tie", tuple(sorted(_to_fraction(v) for v in solution)), ""
+    if isinstance(solution, (sympy.Interval, sympy.Union)):
+        return "tie over a range", (), str(solution)
+    return "unverified", (), f"SymPy returned {solution}"
+
+
+def _current(envelope: Envelope, cand: OptionSpec, parameter: str, link: str) -> Fraction:
+    if parameter == "batch":
+        return envelope.batch
+    transfer = next(t for t in cand.transfers if t.link == link)
+    return transfer.bandwidth.value if parameter == "bandwidth" else transfer.latency.value
+
+
+def break_even(envelope: Envelope, ref: OptionSpec, cand: OptionSpec, parameter: str,
+               link: str, interconnects: Iterable[Record] = ()) -> BreakEven:
+    """Solve for the tie in `parameter`; for bandwidth, place every interconnect record."""
+    import sympy
+
+    symbol = sympy.Symbol("x", positive=True)
+    expr = difference(envelope, ref, cand, parameter, link, symbol)
+    status, values, detail = _solve(expr, symbol)
+    sides: list[Placed] = []
+    if parameter == "bandwidth":
+        for record in interconnects:
+            rate = line_rate(record)
+            if rate is not None and rate.dim == "B/s" and rate.value > 0:
+                delta = difference(envelope, ref, cand, parameter, link, rate.value)
+                sides.append(Placed(record.id, rate.value, _side(delta)))
+    return BreakEven(cand.name, parameter, link, _current(envelope, cand, parameter, link),
+                     status, values, detail, tuple(sides))
+
+
+def parameters_of(cand: OptionSpec) -> list[tuple[str, str]]:
+    """List the (parameter, link) pairs worth solving for: each candidate link, then batch."""
+    links = sorted({t.link for t in cand.transfers})
+    pairs = [(p, link) for link in links for p in ("bandwidth", "latency")]
+    if any(t.scales_with_batch for t in cand.transfers):
+        pairs.append(("batch", ""))
+    return pairs

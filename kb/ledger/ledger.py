@@ -1,0 +1,171 @@
+"""The critical-path ledger of one feasible option, row by row.
+
+    Traw     = messages*link_latency + bytes/effective_bandwidth          (per transfer)
+    Texposed = max(0, Traw - min(Traw, overlap_with_useful_compute))      (per transfer)
+    Ttotal   = Tuseful + Texposed + Tsync + Tinput_imbalance + Treplication_or_migration
+               + Tremote_memory_or_paging + Torchestration_or_recovery
+
+Hidden communication is never counted twice: each transfer's overlap window is carved
+out of Tuseful in order, so the windows together never exceed the useful compute that
+could hide them, and hidden time appears in no row. Values are exact Fractions; any
+input may instead be a SymPy symbol (the break-even solver passes one), which is why
+min/max go through `_min`/`_max`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from fractions import Fraction
+from typing import Any
+
+from kb.ledger.inputs import OVERHEADS, Envelope, OptionSpec
+from kb.ledger.transfers import TransferSpec, bus_factor, collective_steps
+
+Num = Any  # Fraction, or a SymPy expression when solving for a break-even
+
+
+def _exact(*values: Num) -> bool:
+    return all(isinstance(v, (int, Fraction)) for v in values)
+
+
+def _min(a: Num, b: Num) -> Num:
+    if _exact(a, b):
+        return min(a, b)
+    import sympy
+
+    return sympy.Min(a, b)
+
+
+def _max(a: Num, b: Num) -> Num:
+    if _exact(a, b):
+        return max(a, b)
+    import sympy
+
+    return sympy.Max(a, b)
+
+
+def exposed_time(raw: Num, overlap: Num) -> Num:
+    """Texposed = max(0, Traw - min(Traw, overlap))."""
+    return _max(Fraction(0), raw - _min(raw, overlap))
+
+
+@dataclass(frozen=True)
+class Row:
+    """One ledger row: value (seconds), formula, inputs and provenance."""
+
+    name: str
+    value: Num
+    formula: str
+    inputs: Mapping[str, Any]
+    provenance: str  # estimated | measured | none (nothing entered: 0)
+    receipts: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class TransferCost:
+    name: str
+    link: str
+    messages: int
+    bytes: Num
+    latency: Num
+    bandwidth: Num
+    raw: Num
+    overlap: Num
+    exposed: Num
+    provenance: str
+    receipts: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class Ledger:
+    option: str
+    rows: tuple[Row, ...]
+    transfers: tuple[TransferCost, ...] = field(default=())
+
+    @property
+    def total(self) -> Num:
+        """Ttotal: the sum of the rows, and nothing else."""
+        return sum((row.value for row in self.rows), Fraction(0))
+
+    def row(self, name: str) -> Row:
+        return next(r for r in self.rows if r.name == name)
+
+
+@dataclass(frozen=True)
+class Overrides:
+    """Inputs replaced for one evaluation: by `--set` or by the break-even solver."""
+
+    batch: Num = None
+    bandwidth: Mapping[str, Num] = field(default_factory=dict)  # link id -> B/s
+    latency: Mapping[str, Num] = field(default_factory=dict)  # link id -> s
+
+
+def useful_row(envelope: Envelope, option: OptionSpec) -> Row:
+    rate = option.useful_rate
+    value = envelope.useful_work.value / (option.useful_parallel * rate.value)
+    return Row("useful", value, "useful_work / (parallel * rate)",
+               {"useful_work": envelope.useful_work.value, "parallel": option.useful_parallel,
+                "rate": rate.value, "rate_from": rate.origin},
+               "measured" if rate.measured else "estimated")
+
+
+def transfer_cost(t: TransferSpec, batch: Num, window: Num, over: Overrides) -> TransferCost:
+    """Price one transfer: alpha-beta raw time, then what the overlap window hides."""
+    size = t.message_size.value * (batch if t.scales_with_batch else 1)
+    messages = t.count * collective_steps(t.pattern, t.ranks)
+    moved = t.count * bus_factor(t.pattern, t.ranks) * size
+    latency = over.latency.get(t.link, t.latency.value)
+    bandwidth = over.bandwidth.get(t.link, t.bandwidth.value)
+    raw = messages * latency + moved / bandwidth
+    measured = bool(t.receipts) and t.latency.measured
+    return TransferCost(t.name, t.link, messages, moved, latency, bandwidth, raw, window,
+                        exposed_time(raw, window), "measured" if measured else "estimated",
+                        t.receipts)
+
+
+def _transfer_costs(envelope: Envelope, option: OptionSpec, useful: Num,
+                    over: Overrides) -> list[TransferCost]:
+    batch = envelope.batch if over.batch is None else over.batch
+    budget, costs = useful, []
+    for spec in option.transfers:
+        claimed = spec.overlap.value if spec.overlap else Fraction(0)
+        window = _min(claimed, budget)
+        budget = budget - window
+        costs.append(transfer_cost(spec, batch, window, over))
+    return costs
+
+
+def exposed_row(costs: list[TransferCost]) -> Row:
+    if not costs:
+        return Row("exposed", Fraction(0), "no transfers", {}, "none")
+    receipts = tuple(sorted({r for c in costs for r in c.receipts}))
+    measured = all(c.provenance == "measured" for c in costs)
+    return Row("exposed", sum((c.exposed for c in costs), Fraction(0)),
+               "sum over transfers of max(0, Traw - min(Traw, overlap))",
+               {c.name: c.exposed for c in costs}, "measured" if measured else "estimated",
+               receipts)
+
+
+def overhead_rows(option: OptionSpec) -> list[Row]:
+    rows = []
+    for name in OVERHEADS:
+        entry = option.overheads.get(name)
+        if entry is None:
+            rows.append(Row(name, Fraction(0), "none entered", {}, "none"))
+            continue
+        measured = bool(entry.receipt)
+        rows.append(Row(name, entry.time.value, f"T{name} as entered",
+                        {"time_from": entry.time.origin}, "measured" if measured else
+                        "estimated", (entry.receipt,) if measured else ()))
+    return rows
+
+
+def compute_ledger(envelope: Envelope, option: OptionSpec,
+                   over: Overrides | None = None) -> Ledger:
+    """Compute the ledger of one option; call it only for a feasible option."""
+    over = over or Overrides()
+    useful = useful_row(envelope, option)
+    costs = _transfer_costs(envelope, option, useful.value, over)
+    rows = (useful, exposed_row(costs), *overhead_rows(option))
+    return Ledger(option.name, rows, tuple(costs))

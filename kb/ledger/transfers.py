@@ -1,0 +1,156 @@
+"""One transfer's raw time: `Traw = messages*link_latency + bytes/effective_bandwidth`.
+
+Collective factors follow nccl-tests' bus-bandwidth convention (domain-facts §3.1), so a
+receipt's bus bandwidth prices the same bytes it was measured on: a ring all-reduce of S
+bytes over n ranks moves 2(n-1)/n*S per rank in 2(n-1) latency steps; reduce-scatter,
+all-gather and all-to-all move (n-1)/n*S in n-1 steps; point-to-point moves S in 1.
+Effective bandwidth comes from a receipt that matches the link, the pattern, the rank
+count (when the row states one) and the message size (within a factor of two); else the
+link record's line rate, labelled an estimate.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass
+from fractions import Fraction
+from typing import Any, Protocol
+
+from kb.findings import pointer_join
+from kb.ledger.quantities import Figure, QuantityError, figure
+from kb.model import KnowledgeBase, Record
+
+PATTERNS = ("all-reduce", "reduce-scatter", "all-gather", "all-to-all", "point-to-point")
+SIZE_MATCH_FACTOR = 2
+
+
+def collective_steps(pattern: str, ranks: int) -> int:
+    """Latency steps (messages) of one collective over `ranks` ranks."""
+    if pattern == "point-to-point":
+        return 1
+    return 2 * (ranks - 1) if pattern == "all-reduce" else ranks - 1
+
+
+def bus_factor(pattern: str, ranks: int) -> Fraction:
+    """Bytes moved per rank, as a multiple of the collective's buffer size S."""
+    if pattern == "point-to-point":
+        return Fraction(1)
+    base = Fraction(ranks - 1, ranks)
+    return 2 * base if pattern == "all-reduce" else base
+
+
+@dataclass(frozen=True)
+class TransferSpec:
+    """A resolved transfer: what moves, over which link, how often, and what hides it."""
+
+    name: str
+    pattern: str
+    link: str
+    ranks: int
+    count: int
+    message_size: Figure
+    scales_with_batch: bool
+    latency: Figure
+    bandwidth: Figure
+    receipts: tuple[str, ...]
+    overlap: Figure | None
+    pointer: str
+    strategy: str = ""
+
+
+class _Resolver(Protocol):
+    def gap(self, pointer: str, message: str) -> None: ...
+    def quantity(self, node: Any, pointer: str, dim: str, what: str) -> Figure | None: ...
+    def optional(self, node: Any, pointer: str, dim: str, what: str) -> Figure | None: ...
+    def count(self, node: Any, pointer: str, what: str, default: int | None = None) -> int: ...
+
+
+def line_rate(link: Record) -> Figure | None:
+    """Return the link's per-direction line rate: per device if stated, else per link."""
+    for key in ("per_device", "per_link"):
+        node = link.get(f"bandwidth.{key}")
+        if node is not None:
+            try:
+                return figure(node, f"{link.id}#bandwidth.{key}")
+            except QuantityError:
+                return None
+    return None
+
+
+def _row_bandwidth(row: Any, receipt: Record, index: int) -> Figure | None:
+    for key in ("bus_bandwidth", "algorithm_bandwidth"):
+        if isinstance(row.get(key), dict):
+            try:
+                return figure(row[key], receipt.id, f"/results/{index}/{key}")
+            except QuantityError:
+                return None
+    return None
+
+
+def receipt_bandwidth(receipts: Iterable[Record], link: str, pattern: str, ranks: int,
+                      size: Fraction) -> tuple[Figure, str] | None:
+    """Find the measured bandwidth of the matching receipt row closest in message size."""
+    best: tuple[Fraction, str, Figure] | None = None
+    for receipt in receipts:
+        if receipt.get("interconnect") != link or receipt.get("pattern") != pattern:
+            continue
+        for index, row in enumerate(receipt.get("results") or []):
+            if not isinstance(row, dict) or row.get("gpus") not in (None, ranks):
+                continue
+            try:
+                row_size = figure(row.get("message_size"), receipt.id).value
+            except QuantityError:
+                continue
+            ratio = max(row_size / size, size / row_size) if row_size and size else None
+            bandwidth = _row_bandwidth(row, receipt, index)
+            if ratio is None or ratio > SIZE_MATCH_FACTOR or bandwidth is None:
+                continue
+            if best is None or (ratio, receipt.id) < best[:2]:
+                best = (ratio, receipt.id, bandwidth)
+    return (best[2], best[1]) if best else None
+
+
+def resolve_transfer(res: _Resolver, kb: KnowledgeBase, node: Any, pointer: str,
+                     batch: Fraction) -> TransferSpec | None:
+    """Resolve one transfer entry; gaps go to the resolver, None when incomplete."""
+    if not isinstance(node, dict):
+        res.gap(pointer, "transfer is not a mapping")
+        return None
+    pattern = node.get("pattern")
+    if pattern not in PATTERNS:
+        res.gap(pointer_join(pointer, "pattern"), f"pattern {pattern!r} is not one of "
+                f"{', '.join(PATTERNS)}")
+        return None
+    link_id = str(node.get("link", ""))
+    link = kb.get(link_id)
+    if link is None or link.kind != "interconnect":
+        res.gap(pointer_join(pointer, "link"), f"link {link_id!r} is not an interconnect record")
+        return None
+    ranks = res.count(node.get("ranks"), pointer_join(pointer, "ranks"), "ranks", 2)
+    size = res.quantity(node.get("message_size"), pointer_join(pointer, "message_size"), "B",
+                        "message size")
+    latency_node = node.get("link_latency", link.get("latency"))
+    if latency_node is None:
+        res.gap(pointer_join(pointer, "link_latency"),
+                f"no link latency: neither the transfer nor {link_id} states one")
+        return None
+    latency = res.quantity(latency_node, pointer_join(pointer, "link_latency"), "s",
+                           "link latency")
+    if size is None or latency is None:
+        return None
+    scales = bool(node.get("scales_with_batch", False))
+    nominal = size.value * (batch if scales else 1)
+    measured = receipt_bandwidth(kb.of_kind("receipt"), link_id, pattern, ranks, nominal)
+    bandwidth = measured[0] if measured else line_rate(link)
+    if bandwidth is None or bandwidth.dim != "B/s":
+        res.gap(pointer_join(pointer, "link"), f"{link_id} states no per-direction bandwidth")
+        return None
+    return TransferSpec(
+        name=str(node.get("name", pattern)), pattern=pattern, link=link_id, ranks=ranks,
+        count=res.count(node.get("count"), pointer_join(pointer, "count"), "count", 1),
+        message_size=size, scales_with_batch=scales, latency=latency, bandwidth=bandwidth,
+        receipts=(measured[1],) if measured else (),
+        overlap=res.optional(node.get("overlap"), pointer_join(pointer, "overlap"), "s",
+                             "overlap"),
+        pointer=pointer, strategy=str(node.get("strategy", "")),
+    )
