@@ -35,6 +35,10 @@ def check(kb: KnowledgeBase) -> Iterator[Finding]:
         if target is None or ref.expected_kind in ("*", target.kind):
             continue
         source = kb.records[ref.source_id]
-        message = f"{target.id!r} is a {target.kind} record, expected a {ref.expected_kind}"
+        message = f"{target.id!r} is {_article(target.kind)} record, expected {_article(ref.expected_kind)}"
         hint = f"reference a record under {FOLDER_BY_KIND.get(ref.expected_kind, '?')}/"
         yield found(CODE, SEVERITY, source.path, ref.pointer, message, hint)
+
+
+def _article(word: str) -> str:
+    return f"an {word}" if word[:1] in "aeiou" else f"a {word}"

@@ -1,0 +1,162 @@
+"""The validation pipeline: load -> schema -> rules -> waivers -> located, sorted findings.
+
+No printing and no exit codes here (that is the command line's job).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from kb.findings import Finding, Location
+from kb.loader import display_path, load_knowledge_base
+from kb.model import KnowledgeBase
+from kb.positions import locate
+from kb.references import index_references
+from kb.rules import all_rules
+
+_LATE_FAMILIES = ("WV",)  # rules that need every other finding first
+
+
+@dataclass
+class CheckResult:
+    """What one run found, and the knowledge base it checked."""
+
+    findings: list[Finding]
+    kb: KnowledgeBase
+    checked_paths: list[str] = field(default_factory=list)
+
+
+def run_checks(root: Path, paths: Sequence[Path] | None = None, **options: object) -> list[Finding]:
+    """The located, sorted findings of a run (see `check` for the knowledge base too)."""
+    return check(root, paths, **options).findings  # type: ignore[arg-type]
+
+
+def check(
+    root: Path,
+    paths: Sequence[Path] | None = None,
+    *,
+    base: str | None = None,
+    select: Sequence[str] = (),
+    ignore: Sequence[str] = (),
+) -> CheckResult:
+    """Check the records under `root`; report only on `paths` (and records bound to them)."""
+    kb = build_knowledge_base(root, base)
+    findings = run_rules(kb)
+    findings = [f for f in findings if _selected(f.code, select, ignore)]
+    shown = _report_scope(kb, paths)
+    if shown is not None:
+        findings = [f for f in findings if f.location.path in shown]
+    located = sorted(resolve_locations(findings), key=Finding.sort_key)
+    checked = sorted(shown) if shown is not None else [r.path for r in kb]
+    return CheckResult(located, kb, checked)
+
+
+def build_knowledge_base(root: Path, base: str | None = None) -> KnowledgeBase:
+    """Load every record and index references (and the base revision, if any)."""
+    kb, load_findings = load_knowledge_base(root)
+    kb.load_findings = load_findings
+    index_references(kb)
+    if base is not None:
+        from kb.gitbase import attach_base  # only when asked: runs git
+
+        attach_base(kb, root, base)
+    return kb
+
+
+def run_rules(kb: KnowledgeBase) -> list[Finding]:
+    """Run the catalogue; waivers are applied before the waiver rules run."""
+    rules = all_rules()
+    kb.memo["known_codes"] = {rule.CODE for rule in rules}
+    early = [r for r in rules if not r.CODE.startswith(_LATE_FAMILIES)]
+    late = [r for r in rules if r.CODE.startswith(_LATE_FAMILIES)]
+    findings = [f for rule in early for f in rule.check(kb)]
+    findings, used = apply_waivers(kb, findings)
+    kb.memo["waivers_used"] = used
+    return findings + [f for rule in late for f in rule.check(kb)]
+
+
+def apply_waivers(kb: KnowledgeBase, findings: Iterable[Finding]) -> tuple[list[Finding], set[tuple[str, int]]]:
+    """Drop findings a record waives; return the rest and which waivers were used."""
+    by_path = {record.path: record for record in kb}
+    kept: list[Finding] = []
+    used: set[tuple[str, int]] = set()
+    for finding in findings:
+        record = by_path.get(finding.location.path)
+        index = _waiver_for(record.waivers, finding) if record else None
+        if index is None:
+            kept.append(finding)
+        else:
+            used.add((record.id, index))  # type: ignore[union-attr]
+    return kept, used
+
+
+def _waiver_for(waivers: list, finding: Finding) -> int | None:  # type: ignore[type-arg]
+    for index, waiver in enumerate(waivers):
+        pointer = str(waiver.get("pointer", ""))
+        if waiver.get("code") == finding.code and finding.location.pointer.startswith(pointer):
+            return index
+    return None
+
+
+def resolve_locations(findings: Iterable[Finding]) -> list[Finding]:
+    """Give every finding a line:col, reading only the files that have findings."""
+    texts: dict[str, str | None] = {}
+    resolved = []
+    for finding in findings:
+        resolved.append(_resolved(finding, texts))
+    return resolved
+
+
+def _resolved(finding: Finding, texts: dict[str, str | None]) -> Finding:
+    related = tuple(_locate(loc, texts) for loc in finding.related)
+    located = finding.at(_locate(finding.location, texts))
+    return Finding(located.code, located.severity, located.location, located.message, located.hint, related)
+
+
+def _locate(location: Location, texts: dict[str, str | None]) -> Location:
+    if location.line:
+        return location
+    if location.path not in texts:
+        texts[location.path] = _read(location.path)
+    text = texts[location.path]
+    if text is None:
+        return Location(location.path, 1, 1, location.pointer)
+    line, col = locate(text, location.pointer)
+    return Location(location.path, line, col, location.pointer)
+
+
+def _read(path: str) -> str | None:
+    try:
+        return Path(path).read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError):
+        return None
+
+
+def _selected(code: str, select: Sequence[str], ignore: Sequence[str]) -> bool:
+    if select and not any(code.startswith(s.upper()) for s in select):
+        return False
+    return not any(code.startswith(i.upper()) for i in ignore)
+
+
+def _report_scope(kb: KnowledgeBase, paths: Sequence[Path] | None) -> set[str] | None:
+    """Display paths to report on: the given files, plus records that reference them."""
+    if not paths:
+        return None
+    wanted = [p.resolve() for p in paths]
+    scope = {
+        display_path(Path(f.location.path))
+        for f in kb.load_findings
+        if _under(Path(f.location.path).resolve(), wanted)
+    }
+    chosen = {r.id for r in kb if _under(Path(r.path).resolve(), wanted)}
+    scope.update(r.path for r in kb if r.id in chosen)
+    for ref in kb.references:
+        if ref.target.partition("#")[0] in chosen:
+            scope.add(kb.records[ref.source_id].path)
+    return scope
+
+
+def _under(path: Path, roots: list[Path]) -> bool:
+    return any(path == root or root in path.parents for root in roots)

@@ -1,0 +1,1 @@
+"""One module per `kb` subcommand; each is imported only when its command runs."""

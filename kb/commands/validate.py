@@ -1,0 +1,60 @@
+"""`kb validate [PATH...]`: every problem in one pass; exit 0 clean, 1 findings, 2 usage/fault."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import click
+
+from kb.commands._common import records_root, require_dir, root_option
+
+FAIL_LEVELS = {"error": ("error",), "warning": ("error", "warning"), "info": ("error", "warning", "info")}
+
+
+@click.command()
+@click.argument("paths", nargs=-1, type=click.Path(path_type=Path, exists=True))
+@root_option
+@click.option(
+    "--format", "fmt", type=click.Choice(["text", "json", "github", "sarif"]), default="text",
+    show_default=True, help="Output format.",
+)
+@click.option("--base", metavar="REV", help="Also check versions against this git revision.")
+@click.option("--select", multiple=True, metavar="CODE", help="Only these codes or prefixes (repeatable).")
+@click.option("--ignore", multiple=True, metavar="CODE", help="Skip these codes or prefixes (repeatable).")
+@click.option(
+    "--fail-on", type=click.Choice(["error", "warning", "info"]), default="error", show_default=True,
+    help="Lowest severity that makes the exit code 1.",
+)
+@click.option("--output", "-o", type=click.Path(path_type=Path, dir_okay=False), help="Write the report here.")
+def validate(
+    paths: tuple[Path, ...], root: Path | None, fmt: str, base: str | None,
+    select: tuple[str, ...], ignore: tuple[str, ...], fail_on: str, output: Path | None,
+) -> None:
+    """Validate records (default: all of records/): schema, references, provenance, versions, equations.
+
+    Exit status: 0 clean, 1 findings at or above --fail-on, 2 usage error or a fault in kb.
+    """
+    from kb.checker import check
+    from kb.gitbase import GitBaseError
+    from kb.report import render
+
+    root = records_root(root, paths)
+    require_dir(root)
+    try:
+        result = check(root, list(paths) or None, base=base, select=select, ignore=ignore)
+    except GitBaseError as exc:
+        raise click.UsageError(f"--base {base}: {exc}") from None
+    report = render(fmt, result.findings, len(result.checked_paths))
+    if output is not None:
+        _write_atomically(output, report)
+    else:
+        click.echo(report, nl=False)
+    failing = [f for f in result.findings if f.severity.value in FAIL_LEVELS[fail_on]]
+    sys.exit(1 if failing else 0)
+
+
+def _write_atomically(path: Path, text: str) -> None:
+    tmp = path.with_name(f".{path.name}.tmp")
+    tmp.write_text(text, encoding="utf-8")
+    tmp.replace(path)
