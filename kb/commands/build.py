@@ -1,0 +1,62 @@
+"""`kb build [--out DIR]`: validate, then write the static reference site.
+
+A knowledge base with errors is never published: the findings are printed and
+the command exits 1, leaving any previous site untouched. The site is written to
+a staging folder and swapped in only when complete. On a terminal a progress
+bar follows the record pages.
+"""
+
+from __future__ import annotations
+
+import sys
+import time
+from pathlib import Path
+
+import click
+
+from kb.commands._common import records_root, require_dir, root_option
+from kb.findings import Finding, Severity
+
+
+@click.command("build")
+@click.option("--out", "out_dir", type=click.Path(file_okay=False, path_type=Path),
+              default=Path("_site"), show_default=True, help="Folder to write the site to.")
+@root_option
+def build(out_dir: Path, root: Path | None) -> None:
+    """Validate, then write the static reference site (refuses to publish errors).
+
+    The site goes to --out (default _site/); schemas/ and docs/ are read from the
+    folder above the records tree. Exit status: 0 written, 1 errors (nothing
+    written), 2 usage error or a fault in kb.
+    """
+    from kb.checker import check
+
+    root = records_root(root)
+    require_dir(root)
+    started = time.perf_counter()
+    result = check(root)
+    errors = [f for f in result.findings if f.severity is Severity.ERROR]
+    if errors:
+        _print_findings(errors)
+        click.echo(f"kb build: {len(errors)} errors; the site was not written.", err=True)
+        sys.exit(1)
+    report = _build_site(result.kb, out_dir, result.findings)
+    elapsed = time.perf_counter() - started
+    click.echo(f"kb build: wrote {out_dir} ({len(report.written)} files rewritten, "
+               f"{len(report.kept)} unchanged) in {elapsed:.2f} s")
+
+
+def _build_site(kb, out_dir: Path, findings: list[Finding]):  # type: ignore[no-untyped-def]
+    from kb.sitegen.build import build as build_site
+
+    if not sys.stderr.isatty():
+        return build_site(kb, out_dir, findings=findings)
+    with click.progressbar(length=len(kb), label="Record pages", file=sys.stderr) as bar:
+        return build_site(kb, out_dir, findings=findings, progress=bar.update)
+
+
+def _print_findings(findings: list[Finding]) -> None:
+    from kb.report import render
+
+    click.echo(render("text", findings, len({f.location.path for f in findings})), err=True,
+               nl=False)

@@ -1,0 +1,155 @@
+"""`build(kb, out_dir)`: the whole static site, written atomically and deterministically.
+
+The body of `build` is the site's table of contents. Each `write_*` step renders
+one page type from its context builder; nothing here validates (the `kb build`
+command refuses a knowledge base with errors before it calls this).
+"""
+
+from __future__ import annotations
+
+import json
+from collections import Counter
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from kb.findings import Finding, Severity
+from kb.model import KINDS, KnowledgeBase
+from kb.sitegen import urls
+from kb.sitegen.catalogue import registered_rules, rule_entries
+from kb.sitegen.methodology import SEED_PATH, methodology_blocks
+from kb.sitegen.output import SiteWriter, staged_output
+from kb.sitegen.record_page import latest_changes, record_context
+from kb.sitegen.render import THEME_DIR, make_environment, render_page
+from kb.sitegen.search import search_index_script
+from kb.sitegen.tables import hardware_table, kind_table
+
+STATIC_FILES = ("style.css", "search.js", "sort.js")
+Progress = Callable[[int], None]
+
+
+@dataclass
+class Site:
+    """What every page step needs: the records, the templates, the validation result."""
+
+    kb: KnowledgeBase
+    root: Path
+    findings: list[Finding]
+    writer: SiteWriter
+    env: Any = None
+
+    def page(self, template: str, page: str, **context: Any) -> None:
+        html = render_page(self.env, template, page, {**self.common, **context})
+        self.writer.write_text(page, html)
+
+    @property
+    def common(self) -> dict[str, Any]:
+        return {"kinds": kind_links(self.kb)}
+
+
+@dataclass
+class BuildReport:
+    """What a build did: files rewritten and files kept byte-identical from the last build."""
+
+    out_dir: Path
+    written: list[str] = field(default_factory=list)
+    kept: list[str] = field(default_factory=list)
+
+
+def build(
+    kb: KnowledgeBase,
+    out_dir: Path,
+    *,
+    findings: Iterable[Finding] = (),
+    repo_root: Path | None = None,
+    theme: Path = THEME_DIR,
+    progress: Progress | None = None,
+) -> BuildReport:
+    """Write the whole site for `kb` into `out_dir` (swapped in only when complete).
+
+    `repo_root` holds `schemas/` and the methodology text; it defaults to the
+    folder above the records tree.
+    """
+    repo = Path(repo_root) if repo_root is not None else Path(kb.root).resolve().parent
+    with staged_output(Path(out_dir)) as writer:
+        site = Site(kb, repo, list(findings), writer, make_environment(theme))
+        write_static(site, theme)
+        write_home(site)
+        write_kind_indexes(site)
+        write_record_pages(site, progress)
+        write_hardware_table(site)
+        write_rules_catalogue(site)
+        write_methodology(site)
+        write_schemas(site)
+        write_search(site)
+    return BuildReport(Path(out_dir), writer.written, writer.kept)
+
+
+def write_static(site: Site, theme: Path) -> None:
+    for name in STATIC_FILES:
+        site.writer.write_bytes(f"static/{name}", (theme / "static" / name).read_bytes())
+
+
+def write_home(site: Site) -> None:
+    site.page("home.html", urls.HOME, status=validation_status(site.findings),
+              changes=latest_changes(site.kb), total=len(site.kb))
+
+
+def write_kind_indexes(site: Site) -> None:
+    for kind in KINDS:
+        site.page("kind_index.html", urls.kind_index(kind), kind=kind,
+                  table=kind_table(site.kb, kind))
+
+
+def write_record_pages(site: Site, progress: Progress | None) -> None:
+    for record in site.kb:
+        site.page("record.html", urls.record_page(record.id), **record_context(record, site.kb))
+        site.writer.write_text(urls.record_json(record.id), record_json(record.data))
+        if progress is not None:
+            progress(1)
+
+
+def write_hardware_table(site: Site) -> None:
+    site.page("hardware.html", urls.HARDWARE_TABLE, table=hardware_table(site.kb))
+
+
+def write_rules_catalogue(site: Site) -> None:
+    rules, note = registered_rules()
+    site.page("rules.html", urls.RULES, rules=rule_entries(rules), note=note)
+
+
+def write_methodology(site: Site) -> None:
+    seed = site.root / SEED_PATH
+    blocks = methodology_blocks(seed.read_text(encoding="utf-8")) if seed.is_file() else []
+    site.page("methodology.html", urls.METHODOLOGY, blocks=blocks, seed_path=SEED_PATH)
+
+
+def write_schemas(site: Site) -> None:
+    names = sorted(p.name for p in (site.root / "schemas").glob("*.json"))
+    for name in names:
+        site.writer.write_bytes(urls.schema_json(name), (site.root / "schemas" / name).read_bytes())
+    site.page("schemas.html", urls.SCHEMAS, schemas=names)
+
+
+def write_search(site: Site) -> None:
+    site.writer.write_text(urls.SEARCH_INDEX, search_index_script(site.kb))
+    site.page("search.html", urls.SEARCH)
+
+
+def record_json(data: Mapping[str, Any]) -> str:
+    """A record as JSON, in its authored key order (exact numbers written as text)."""
+    return json.dumps(data, indent=2, ensure_ascii=False, default=str) + "\n"
+
+
+def kind_links(kb: KnowledgeBase) -> list[dict[str, Any]]:
+    counts = Counter(record.kind for record in kb)
+    return [{"kind": k, "url": urls.kind_index(k), "count": counts.get(k, 0)} for k in KINDS]
+
+
+def validation_status(findings: list[Finding]) -> dict[str, Any]:
+    """Counts per severity and the non-error findings a published site still carries."""
+    counts = Counter(f.severity.value for f in findings)
+    shown = sorted((f for f in findings if f.severity is not Severity.ERROR),
+                   key=Finding.sort_key)
+    return {"counts": {s.value: counts.get(s.value, 0) for s in Severity}, "findings": shown}

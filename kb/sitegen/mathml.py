@@ -1,0 +1,242 @@
+"""MathML Core for an equation as authored, printed from its parsed expression tree.
+
+The expression is parsed by Python's own parser (`ast.parse` only parses; nothing
+is compiled or evaluated) and every node is checked against a whitelist before it
+is printed. The printer keeps the author's factor order, turns `BW_hbm` into a
+subscript, a trailing `_star` into a starred superscript, `/` into a fraction and
+`**` into a superscript, and adds parentheses only where precedence needs them.
+Elements are built with ElementTree, so every name and number is escaped on output.
+"""
+
+from __future__ import annotations
+
+import ast
+import xml.etree.ElementTree as ET
+from collections.abc import Callable
+
+GREEK = {
+    name: chr(code)
+    for name, code in (
+        ("alpha", 0x3B1), ("beta", 0x3B2), ("gamma", 0x3B3), ("delta", 0x3B4),
+        ("epsilon", 0x3B5), ("eta", 0x3B7), ("theta", 0x3B8), ("kappa", 0x3BA),
+        ("lambda", 0x3BB), ("mu", 0x3BC), ("nu", 0x3BD), ("rho", 0x3C1),
+        ("sigma", 0x3C3), ("tau", 0x3C4), ("phi", 0x3C6), ("omega", 0x3C9),
+        ("pi", 0x3C0), ("Delta", 0x394), ("Sigma", 0x3A3), ("Omega", 0x3A9),
+    )
+}
+FUNCTIONS = ("max", "min", "log", "log2", "ln", "exp", "sqrt", "abs", "ceil", "floor")
+MAX_SOURCE = 2000
+MAX_NODES = 400
+ALLOWED_NODES = (
+    ast.Expression, ast.BinOp, ast.UnaryOp, ast.Call, ast.Name, ast.Constant, ast.Load,
+    ast.Add, ast.Sub, ast.Mult, ast.Div, ast.Pow, ast.USub, ast.UAdd,
+)
+# Binding strength: a child weaker than its context gets parentheses.
+PRECEDENCE = {ast.Add: 1, ast.Sub: 1, ast.Mult: 2, ast.Div: 2, ast.Pow: 4}
+UNARY = 3  # a sign binds its operand tighter than * does ...
+SIGNED = 1  # ... but a signed term inside a product or power is parenthesised
+ATOM = 9
+TIMES = "\u22c5"
+INVISIBLE_TIMES = "\u2062"
+MINUS = "\u2212"
+
+
+class UnprintableExpression(ValueError):
+    """The text is not an expression the whitelist allows (so it is shown as code only)."""
+
+
+def parse_expression(text: str) -> ast.expr:
+    """Parse one side of an equation into a whitelisted Python expression tree."""
+    if len(text) > MAX_SOURCE:
+        raise UnprintableExpression("expression too long")
+    try:
+        tree = ast.parse(text.strip(), mode="eval")
+    except SyntaxError as exc:
+        raise UnprintableExpression(f"not an expression: {exc.msg}") from None
+    nodes = list(ast.walk(tree))
+    if len(nodes) > MAX_NODES:
+        raise UnprintableExpression("expression too large")
+    for node in nodes:
+        _check_node(node)
+    return tree.body
+
+
+def _check_node(node: ast.AST) -> None:
+    if not isinstance(node, ALLOWED_NODES):
+        raise UnprintableExpression(f"{type(node).__name__} is not allowed in an equation")
+    if isinstance(node, ast.Constant) and (
+        isinstance(node.value, bool) or not isinstance(node.value, (int, float))
+    ):
+        raise UnprintableExpression("only numeric literals are allowed")
+    if isinstance(node, ast.Call) and (
+        not isinstance(node.func, ast.Name) or node.func.id not in FUNCTIONS or node.keywords
+    ):
+        raise UnprintableExpression("only max, min, log, sqrt, ... may be called")
+    if isinstance(node, ast.Name) and (node.id.startswith("_") or "__" in node.id):
+        raise UnprintableExpression(f"name {node.id!r} is not allowed")
+
+
+def split_equation(text: str) -> list[str]:
+    """`a = b` -> ["a", "b"]; `==`, `<=`, `>=` and `!=` are not equals signs here."""
+    sides, start, i = [], 0, 0
+    while i < len(text):
+        if text[i] == "=" and text[i - 1 : i] not in ("=", "<", ">", "!") and (
+            text[i + 1 : i + 2] != "="
+        ):
+            sides.append(text[start:i])
+            start = i + 1
+        i += 1
+    sides.append(text[start:])
+    return [s.strip() for s in sides]
+
+
+def equation_to_mathml(text: str, display: str = "block") -> str:
+    """The MathML for `lhs = rhs` (or a bare expression), with the source as alttext."""
+    math = ET.Element("math", {"display": display, "alttext": text})
+    row = ET.SubElement(math, "mrow")
+    for index, side in enumerate(split_equation(text)):
+        if index:
+            _mo(row, "=")
+        row.append(_print(parse_expression(side)))
+    return ET.tostring(math, encoding="unicode")
+
+
+def expression_to_mathml(node: ast.expr, source: str, display: str = "inline") -> str:
+    """The MathML of an already parsed (and whitelisted) expression tree."""
+    math = ET.Element("math", {"display": display, "alttext": source})
+    math.append(_print(node))
+    return ET.tostring(math, encoding="unicode")
+
+
+def _leaf(tag: str, text: str) -> ET.Element:
+    element = ET.Element(tag)
+    element.text = text
+    return element
+
+
+def _mo(parent: ET.Element, text: str) -> None:
+    parent.append(_leaf("mo", text))
+
+
+def _row(*children: ET.Element) -> ET.Element:
+    row = ET.Element("mrow")
+    row.extend(children)
+    return row
+
+
+def _fenced(child: ET.Element, left: str = "(", right: str = ")") -> ET.Element:
+    return _row(_leaf("mo", left), child, _leaf("mo", right))
+
+
+def _strength(node: ast.expr) -> int:
+    if isinstance(node, ast.BinOp):
+        return PRECEDENCE[type(node.op)]
+    if isinstance(node, ast.UnaryOp):
+        return SIGNED
+    return ATOM
+
+
+def _print(node: ast.expr) -> ET.Element:
+    printer = PRINTERS.get(type(node))
+    if printer is None:
+        raise UnprintableExpression(f"{type(node).__name__} cannot be printed")
+    return printer(node)
+
+
+def _print_child(node: ast.expr, context: int, strict: bool = False) -> ET.Element:
+    """Print `node` inside an operator of strength `context`, parenthesised if weaker."""
+    strength = _strength(node)
+    weaker = strength < context or (strict and strength == context)
+    return _fenced(_print(node)) if weaker else _print(node)
+
+
+def print_name(name: str) -> ET.Element:
+    """`BW_hbm` -> BW with subscript hbm; `B_star` -> B with superscript *; `alpha` -> α."""
+    base, _, rest = name.partition("_")
+    starred = rest == "star" or rest.endswith("_star")
+    if starred:
+        rest = rest[: -len("star")].rstrip("_")
+    element = _leaf("mi", GREEK.get(base, base))
+    if rest:
+        subscript = ",".join(GREEK.get(part, part) for part in rest.split("_"))
+        element = _row(element, _leaf("mi", subscript))
+        element.tag = "msub"
+    if starred:
+        element = _row(element, _leaf("mo", "*"))
+        element.tag = "msup"
+    return element
+
+
+def _print_name(node: ast.Name) -> ET.Element:
+    return print_name(node.id)
+
+
+def _print_constant(node: ast.Constant) -> ET.Element:
+    value = node.value
+    if isinstance(value, float) and value.is_integer() and abs(value) < 1e16:
+        return _leaf("mn", str(int(value)) if "e" not in repr(value) else repr(value))
+    return _leaf("mn", str(value))
+
+
+def _print_unary(node: ast.UnaryOp) -> ET.Element:
+    sign = MINUS if isinstance(node.op, ast.USub) else "+"
+    return _row(_leaf("mo", sign), _print_child(node.operand, UNARY, strict=True))
+
+
+def _print_binop(node: ast.BinOp) -> ET.Element:
+    op = type(node.op)
+    if op is ast.Div:
+        return _tagged("mfrac", _print(node.left), _print(node.right))
+    if op is ast.Pow:
+        base = _print_child(node.left, ATOM)
+        return _tagged("msup", base, _print(node.right))
+    strength = PRECEDENCE[op]
+    left = _print_child(node.left, strength)
+    right = _print_child(node.right, strength, strict=op is ast.Sub)
+    return _row(left, _leaf("mo", _operator_text(node)), right)
+
+
+def _tagged(tag: str, *children: ET.Element) -> ET.Element:
+    element = ET.Element(tag)
+    element.extend(children)
+    return element
+
+
+def _operator_text(node: ast.BinOp) -> str:
+    if isinstance(node.op, ast.Add):
+        return "+"
+    if isinstance(node.op, ast.Sub):
+        return MINUS
+    number_times_name = isinstance(node.left, ast.Constant) and isinstance(node.right, ast.Name)
+    return INVISIBLE_TIMES if number_times_name else TIMES
+
+
+def _print_call(node: ast.Call) -> ET.Element:
+    name = node.func.id if isinstance(node.func, ast.Name) else ""
+    args = [_print(arg) for arg in node.args]
+    if name == "sqrt" and len(args) == 1:
+        return _tagged("msqrt", args[0])
+    if name == "abs" and len(args) == 1:
+        return _fenced(args[0], "|", "|")
+    if name in ("ceil", "floor") and len(args) == 1:
+        return _fenced(args[0], *(("\u2308", "\u2309") if name == "ceil" else ("\u230a", "\u230b")))
+    head = _leaf("mi", name)
+    if name == "log" and len(args) == 2:
+        head, args = _tagged("msub", head, args[1]), args[:1]
+    if name == "log2":
+        head = _tagged("msub", _leaf("mi", "log"), _leaf("mn", "2"))
+    inner = _row()
+    for index, arg in enumerate(args):
+        if index:
+            _mo(inner, ",")
+        inner.append(arg)
+    return _row(head, _fenced(inner))
+
+
+PRINTERS: dict[type, Callable[..., ET.Element]] = {
+    ast.Name: _print_name,
+    ast.Constant: _print_constant,
+    ast.UnaryOp: _print_unary,
+    ast.BinOp: _print_binop,
+    ast.Call: _print_call,
+}

@@ -1,0 +1,105 @@
+"""Writing the site: into a staging folder, unchanged files kept, then swapped in.
+
+A build writes every file into a fresh staging folder next to the output. A file
+whose bytes equal the previous build's is hard-linked from it instead of being
+rewritten (so an incremental rebuild touches only the pages that changed), and
+only a complete build is renamed into place. A failed or interrupted build
+removes its staging folder and leaves the previous site as it was. The swap is
+two renames in one folder; a crash between them leaves `<out>.old`, which the
+next build restores before it starts.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import tempfile
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from pathlib import Path, PurePosixPath
+
+
+@dataclass
+class SiteWriter:
+    """Writes site files by relative POSIX path; remembers which ones changed."""
+
+    staging: Path
+    previous: Path | None
+    written: list[str] = field(default_factory=list)
+    kept: list[str] = field(default_factory=list)
+
+    def write_text(self, relpath: str, text: str) -> None:
+        self.write_bytes(relpath, text.encode("utf-8"))
+
+    def write_bytes(self, relpath: str, data: bytes) -> None:
+        target = self.staging / _safe_relative(relpath)
+        target.parent.mkdir(parents=True, exist_ok=True)
+        if self._keep_previous(relpath, target, data):
+            self.kept.append(relpath)
+            return
+        target.write_bytes(data)
+        self.written.append(relpath)
+
+    def _keep_previous(self, relpath: str, target: Path, data: bytes) -> bool:
+        if self.previous is None:
+            return False
+        old = self.previous / _safe_relative(relpath)
+        try:
+            if old.stat().st_size != len(data) or old.read_bytes() != data:
+                return False
+            os.link(old, target)
+        except OSError:
+            return False
+        return True
+
+
+def _safe_relative(relpath: str) -> Path:
+    """Refuse absolute paths and `..` (ids cannot produce them; this is the last guard)."""
+    pure = PurePosixPath(relpath)
+    if pure.is_absolute() or ".." in pure.parts or not pure.parts:
+        raise ValueError(f"unsafe site path {relpath!r}")
+    return Path(*pure.parts)
+
+
+@contextmanager
+def staged_output(out_dir: Path) -> Iterator[SiteWriter]:
+    """Yield a writer into a staging folder; publish it only if the block completes."""
+    out_dir = out_dir.resolve()
+    out_dir.parent.mkdir(parents=True, exist_ok=True)
+    _recover(out_dir)
+    staging = Path(tempfile.mkdtemp(prefix=f".{out_dir.name}.building-", dir=out_dir.parent))
+    previous = out_dir if out_dir.is_dir() else None
+    try:
+        yield SiteWriter(staging, previous)
+    except BaseException:
+        shutil.rmtree(staging, ignore_errors=True)
+        raise
+    _swap(staging, out_dir)
+
+
+def _recover(out_dir: Path) -> None:
+    """Undo a swap that a crash cut in half, and drop staging folders of dead builds."""
+    old = out_dir.with_name(out_dir.name + ".old")
+    if old.is_dir() and not out_dir.exists():
+        old.rename(out_dir)
+    for stale in out_dir.parent.glob(f".{out_dir.name}.building-*"):
+        if stale.is_dir() and _owner_is_gone(stale):
+            shutil.rmtree(stale, ignore_errors=True)
+
+
+def _owner_is_gone(staging: Path) -> bool:
+    """A staging folder is stale when it is older than a minute (no live build keeps one)."""
+    return time.time() - staging.stat().st_mtime > 60
+
+
+def _swap(staging: Path, out_dir: Path) -> None:
+    staging.chmod(0o755)
+    old = out_dir.with_name(out_dir.name + ".old")
+    if old.exists():
+        shutil.rmtree(old)
+    if out_dir.exists():
+        out_dir.rename(old)
+    staging.rename(out_dir)
+    shutil.rmtree(old, ignore_errors=True)
