@@ -78,7 +78,7 @@ def _solve(expr: Any, symbol: Any) -> tuple[str, tuple[Fraction, ...], str]:
 
     solution = sympy.solveset(expr, symbol, domain=sympy.Interval.open(0, sympy.oo))
     if solution is sympy.S.EmptySet:
-        return "no tie", (), "one side is faster for every positive value"
+        return "no tie", (), ""
     if isinstance(solution, sympy.FiniteSet) and all(v.is_Rational for v in solution):
         return "tie", tuple(sorted(_to_fraction(v) for v in solution)), ""
     if isinstance(solution, (sympy.Interval, sympy.Union)):
@@ -101,6 +101,10 @@ def break_even(envelope: Envelope, ref: OptionSpec, cand: OptionSpec, parameter:
     symbol = sympy.Symbol("x", positive=True)
     expr = difference(envelope, ref, cand, parameter, link, symbol)
     status, values, detail = _solve(expr, symbol)
+    current = _current(envelope, cand, parameter, link)
+    if status == "no tie":
+        side = _side(difference(envelope, ref, cand, parameter, link, current))
+        detail = f"{side} for every positive value"
     sides: list[Placed] = []
     if parameter == "bandwidth":
         for record in interconnects:
@@ -108,8 +112,7 @@ def break_even(envelope: Envelope, ref: OptionSpec, cand: OptionSpec, parameter:
             if rate is not None and rate.dim == "B/s" and rate.value > 0:
                 delta = difference(envelope, ref, cand, parameter, link, rate.value)
                 sides.append(Placed(record.id, rate.value, _side(delta)))
-    return BreakEven(cand.name, parameter, link, _current(envelope, cand, parameter, link),
-                     status, values, detail, tuple(sides))
+    return BreakEven(cand.name, parameter, link, current, status, values, detail, tuple(sides))
 
 
 def parameters_of(cand: OptionSpec) -> list[tuple[str, str]]:

@@ -46,6 +46,10 @@ RULE_MODULES: tuple[str, ...] = (
     "receipt_provenance_incomplete",  # EV002
     # EQ: equations (kb/equations)
     # LG: ledger (kb/ledger)
+    "ratio_against_infeasible_placement",  # LG001
+    "boundary_crossing_without_ledger",  # LG002
+    "reference_infeasible",  # LG003
+    "ledger_inputs_incomplete",  # LG004
     # WV: waivers (run last: they read which waivers were used)
     "unused_waiver",  # WV001
     "unknown_waiver_code",  # WV002

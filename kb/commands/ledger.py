@@ -1,0 +1,64 @@
+"""`kb ledger PLACEMENT_ID`: feasibility first, then each ledger, the comparison, the break-even.
+
+Exit status: 0 when the ledger was computed, 1 when the placement has findings (schema
+errors or incomplete inputs, LG004), 2 for a usage error (unknown id, bad `--set`).
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import click
+
+from kb.commands._common import records_root, require_dir, root_option
+
+
+def _settings(pairs: tuple[str, ...]) -> dict[str, str]:
+    settings = {}
+    for pair in pairs:
+        name, sep, value = pair.partition("=")
+        if not sep or not name.strip() or not value.strip():
+            raise click.UsageError(f"--set {pair!r}: expected NAME=VALUE, e.g. batch=8")
+        settings[name.strip()] = value.strip()
+    return settings
+
+
+@click.command()
+@click.argument("placement_id")
+@root_option
+@click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text",
+              show_default=True, help="Output format (json carries exact fractions).")
+@click.option("--set", "pairs", multiple=True, metavar="NAME=VALUE",
+              help="Vary an envelope input (batch, state_bytes, useful_work, slo) without "
+                   "editing the record, e.g. --set batch=8 --set state_bytes=150GB.")
+def ledger(placement_id: str, root: Path | None, fmt: str, pairs: tuple[str, ...]) -> None:
+    """Print the placement-tax ledger of PLACEMENT_ID (e.g. placements/two-hosts-vs-one)."""
+    from kb.checker import resolve_locations
+    from kb.ledger.analysis import analyze_record
+    from kb.ledger.inputs import Unresolved
+    from kb.ledger.render import text, to_json
+    from kb.loader import load_knowledge_base
+    from kb.report import render
+    from kb.rules.ledger_inputs_incomplete import gap_findings
+    from kb.schema import validate_record
+
+    settings = _settings(pairs)
+    root = records_root(root)
+    require_dir(root)
+    kb, _ = load_knowledge_base(root)
+    record = kb.get(placement_id)
+    if record is None or record.kind != "placement":
+        raise click.UsageError(f"{placement_id!r} is not a placement record under {root}")
+    findings = list(validate_record(record))
+    try:
+        result = None if findings else analyze_record(record, kb, settings, True)
+    except ValueError as exc:
+        raise click.UsageError(str(exc)) from None
+    if isinstance(result, Unresolved):
+        findings = gap_findings(result)
+    if findings or result is None or isinstance(result, Unresolved):
+        located = resolve_locations(findings)
+        click.echo(render("json" if fmt == "json" else "text", located, 1), nl=False)
+        sys.exit(1)
+    click.echo(to_json(result) if fmt == "json" else text(result), nl=False)

@@ -1,0 +1,221 @@
+"""Render an Analysis as text (for people) or JSON (exact fractions, for tools and tests).
+
+Text rounds to six significant digits with a readable unit (ns/us/ms/s, B/kB/MB/GB,
+GB/s); JSON carries every value exactly as `"p/q"` next to its unit, so a hand-worked
+ledger can be compared to the last digit.
+"""
+
+from __future__ import annotations
+
+import json
+from decimal import Context, Decimal
+from fractions import Fraction
+from typing import Any
+
+from kb.ledger.analysis import Analysis
+from kb.ledger.compare import Comparison, Side
+
+_SCALES = {
+    "s": [(Fraction(1), "s"), (Fraction(1, 10**3), "ms"), (Fraction(1, 10**6), "us"),
+          (Fraction(1, 10**9), "ns")],
+    "B": [(Fraction(10**12), "TB"), (Fraction(10**9), "GB"), (Fraction(10**6), "MB"),
+          (Fraction(10**3), "kB"), (Fraction(1), "B")],
+    "B/s": [(Fraction(10**12), "TB/s"), (Fraction(10**9), "GB/s"), (Fraction(10**6), "MB/s"),
+            (Fraction(1), "B/s")],
+}
+ROW_LABELS = {"useful": "T_useful", "exposed": "T_exposed", "sync": "T_sync",
+              "input_imbalance": "T_input_imbalance",
+              "replication_or_migration": "T_replication_or_migration",
+              "remote_memory_or_paging": "T_remote_memory_or_paging",
+              "orchestration_or_recovery": "T_orchestration_or_recovery"}
+
+
+def number(value: Fraction, digits: int = 6) -> str:
+    """Format a Fraction as a decimal with `digits` significant digits, trailing zeros dropped."""
+    ctx = Context(prec=digits)
+    text = format(ctx.divide(Decimal(value.numerator), Decimal(value.denominator)), "f")
+    return text.rstrip("0").rstrip(".") if "." in text else text
+
+
+def amount(value: Fraction, dim: str) -> str:
+    """Format a value in base units with a readable unit: 0.001728 s -> '1.728 ms'."""
+    if value == 0 and dim in _SCALES:
+        return f"0 {dim}"
+    for factor, unit in _SCALES.get(dim, []):
+        if abs(value) >= factor or factor == _SCALES[dim][-1][0]:
+            return f"{number(value / factor)} {unit}"
+    return f"{number(value)} {dim}".rstrip(" 1")
+
+
+def exact(value: Fraction | None, unit: str) -> dict[str, Any] | None:
+    """JSON form: the exact fraction, a float for convenience, and the unit."""
+    if value is None:
+        return None
+    return {"exact": str(value), "value": float(value), "unit": unit}
+
+
+# ---- text -------------------------------------------------------------------------------
+
+
+def text(analysis: Analysis) -> str:
+    """Render the report: envelope, feasibility, ledgers, comparisons, break-even."""
+    spec = analysis.spec
+    lines = [f"{spec.id}", _envelope_line(analysis), "", "1. Feasibility (state per device "
+             "against capacity; checked first)"]
+    for index, side in enumerate(analysis.sides):
+        lines += _feasibility_lines(side, "reference" if index == 0 else "candidate")
+    lines += ["", "2. Ledgers (critical path; T_total is the sum of the rows)"]
+    for side in analysis.sides:
+        lines += _ledger_lines(side)
+    lines += ["", "3. Comparisons (candidate against the reference; no combined score)"]
+    for comparison in analysis.comparisons:
+        lines += _comparison_lines(comparison)
+    lines += ["", "4. Break-even envelope"]
+    lines += _break_even_lines(analysis)
+    return "\n".join(lines) + "\n"
+
+
+def _envelope_line(analysis: Analysis) -> str:
+    env = analysis.spec.envelope
+    slo = f", SLO {amount(env.slo.value, 's')}" if env.slo else ""
+    return (f"envelope: model {env.model}, precision {env.precision}, batch {env.batch}, "
+            f"state {amount(env.state_bytes.value, 'B')}, useful work "
+            f"{amount(env.useful_work.value, env.useful_work.dim)}{slo}")
+
+
+def _feasibility_lines(side: Side, role: str) -> list[str]:
+    fit = side.feasibility
+    verdict = "feasible" if fit.feasible else "INFEASIBLE (counterfactual)"
+    lines = [f"  {side.option.name} ({role}): {verdict}"]
+    for d in fit.devices:
+        tail = (f"headroom {amount(d.headroom, 'B')}" if d.fits
+                else f"short by {amount(-d.headroom, 'B')}")
+        lines.append(f"    {d.name} x{d.count}: state {amount(d.state, 'B')} + reserve "
+                     f"{amount(d.reserve, 'B')} of {amount(d.capacity, 'B')}, {tail}")
+    return lines
+
+
+def _ledger_lines(side: Side) -> list[str]:
+    name = side.option.name
+    if side.ledger is None:
+        return [f"  {name}: not computed: infeasible counterfactual (the state does not fit)"]
+    lines = [f"  {name}:"]
+    for row in side.ledger.rows:
+        receipts = f" ({', '.join(row.receipts)})" if row.receipts else ""
+        lines.append(f"    {ROW_LABELS[row.name]:<29} {amount(row.value, 's'):>12}  "
+                     f"{row.provenance}{receipts}; {row.formula}")
+    lines.append(f"    {'T_total':<29} {amount(side.ledger.total, 's'):>12}  sum of the rows")
+    for cost in side.ledger.transfers:
+        source = ", ".join(cost.receipts) or "line rate, estimate"
+        lines.append(
+            f"      transfer {cost.name} over {cost.link}: {cost.messages} messages x "
+            f"{amount(cost.latency, 's')} + {amount(cost.bytes, 'B')} / "
+            f"{amount(cost.bandwidth, 'B/s')} ({source}) = raw {amount(cost.raw, 's')}; "
+            f"overlap {amount(cost.overlap, 's')}; exposed {amount(cost.exposed, 's')}")
+    return lines
+
+
+def _cell(value: Fraction | None, unit: str) -> str:
+    if value is None:
+        return "n/a"
+    return amount(value, unit) if unit in _SCALES else f"{number(value)} {unit}".strip()
+
+
+def _comparison_lines(c: Comparison) -> list[str]:
+    head = f"  {c.candidate} against {c.reference}:"
+    if c.withheld:
+        return [head, f"    withheld: {c.withheld}"]
+    lines = [head, f"    {'dimension':<11} {'reference':>14} {'candidate':>14} "
+             f"{'delta (c-r)':>14} {'ratio c/r':>10}"]
+    for d in c.dimensions:
+        ratio = number(d.ratio, 4) if d.ratio is not None else "n/a"
+        lines.append(f"    {d.name:<11} {_cell(d.reference, d.unit):>14} "
+                     f"{_cell(d.candidate, d.unit):>14} {_cell(d.delta, d.unit):>14} "
+                     f"{ratio:>10}")
+    if c.efficiency is not None:
+        lines.append(f"    latency placement efficiency T_r/T_c = {number(c.efficiency, 4)}")
+    return lines
+
+
+def _break_even_lines(analysis: Analysis) -> list[str]:
+    if not analysis.break_evens:
+        return ["  not computed: it needs a feasible reference and a feasible candidate "
+                "with transfers"]
+    lines: list[str] = []
+    for be in analysis.break_evens:
+        unit = {"bandwidth": "B/s", "latency": "s", "batch": ""}[be.parameter]
+        what = f"{be.parameter} of {be.link}" if be.link else "batch"
+        result = (", ".join(_cell(v, unit) for v in be.values) if be.values
+                  else be.detail)
+        lines.append(f"  {be.candidate}: {what}: {be.status}"
+                     f"{' at ' + result if be.values else ' (' + result + ')'}"
+                     f" (the placement uses {_cell(be.current, unit)})")
+        for side in ("candidate faster", "tie", "reference faster"):
+            names = [f"{p.interconnect} ({amount(p.bandwidth, 'B/s')})"
+                     for p in be.sides if p.side == side]
+            if names:
+                lines.append(f"    {side}: {', '.join(names)}")
+    return lines
+
+
+# ---- json -------------------------------------------------------------------------------
+
+
+def to_json(analysis: Analysis) -> str:
+    spec = analysis.spec
+    doc = {
+        "placement": spec.id,
+        "feasibility": [_fit_json(s) for s in analysis.sides],
+        "ledgers": [_ledger_json(s) for s in analysis.sides],
+        "comparisons": [_comparison_json(c) for c in analysis.comparisons],
+        "break_even": [_break_even_json(b) for b in analysis.break_evens],
+    }
+    return json.dumps(doc, indent=2) + "\n"
+
+
+def _fit_json(side: Side) -> dict[str, Any]:
+    return {"option": side.option.name, "feasible": side.feasibility.feasible,
+            "headroom": exact(side.feasibility.headroom, "B"),
+            "devices": [{"name": d.name, "count": d.count, "state": exact(d.state, "B"),
+                         "reserve": exact(d.reserve, "B"), "capacity": exact(d.capacity, "B"),
+                         "headroom": exact(d.headroom, "B"), "fits": d.fits}
+                        for d in side.feasibility.devices]}
+
+
+def _ledger_json(side: Side) -> dict[str, Any]:
+    if side.ledger is None:
+        return {"option": side.option.name, "computed": False,
+                "reason": "infeasible counterfactual"}
+    return {"option": side.option.name, "computed": True,
+            "total": exact(side.ledger.total, "s"),
+            "rows": [{"row": r.name, "value": exact(r.value, "s"), "formula": r.formula,
+                      "provenance": r.provenance, "receipts": list(r.receipts),
+                      "inputs": {k: str(v) for k, v in r.inputs.items()}}
+                     for r in side.ledger.rows],
+            "transfers": [{"name": t.name, "link": t.link, "messages": t.messages,
+                           "bytes": exact(t.bytes, "B"), "latency": exact(t.latency, "s"),
+                           "bandwidth": exact(t.bandwidth, "B/s"), "raw": exact(t.raw, "s"),
+                           "overlap": exact(t.overlap, "s"), "exposed": exact(t.exposed, "s"),
+                           "provenance": t.provenance, "receipts": list(t.receipts)}
+                          for t in side.ledger.transfers]}
+
+
+def _comparison_json(c: Comparison) -> dict[str, Any]:
+    if c.withheld:
+        return {"reference": c.reference, "candidate": c.candidate, "withheld": c.withheld}
+    return {"reference": c.reference, "candidate": c.candidate,
+            "efficiency": exact(c.efficiency, "1"),
+            "dimensions": [{"name": d.name, "better": d.better,
+                            "reference": exact(d.reference, d.unit),
+                            "candidate": exact(d.candidate, d.unit),
+                            "delta": exact(d.delta, d.unit), "ratio": exact(d.ratio, "1")}
+                           for d in c.dimensions]}
+
+
+def _break_even_json(be: Any) -> dict[str, Any]:
+    unit = {"bandwidth": "B/s", "latency": "s", "batch": "1"}[be.parameter]
+    return {"candidate": be.candidate, "parameter": be.parameter, "link": be.link,
+            "current": exact(be.current, unit), "status": be.status,
+            "values": [exact(v, unit) for v in be.values], "detail": be.detail,
+            "sides": [{"interconnect": p.interconnect, "bandwidth": exact(p.bandwidth, "B/s"),
+                       "side": p.side} for p in be.sides]}

@@ -1,0 +1,52 @@
+"""A placement must give the ledger every input it needs, each resolvable and in the right unit.
+
+Each transfer needs a link record with a per-direction bandwidth, a link latency (its
+own `link_latency` or the link record's `latency`), a message size in bytes; each
+option needs devices with a capacity (explicit or from the accelerator record) and a
+useful-work rate; bindings must land on quantities with the expected dimension.
+
+Why: a ledger computed from a silently missing input is a made-up number. kb never
+assumes a zero latency or a default bandwidth; it says what is missing, and where.
+
+Bad:
+
+    transfers:
+      - {name: tp, pattern: all-reduce, link: interconnects/pcie-4-x16, ranks: 2,
+         count: 160, message_size: {value: 16, unit: kB, basis: derived, source: sources/x}}
+    # and interconnects/pcie-4-x16 states no latency
+
+Good:
+
+    transfers:
+      - {name: tp, pattern: all-reduce, link: interconnects/pcie-4-x16, ranks: 2,
+         count: 160, message_size: {value: 16, unit: kB, basis: derived, source: sources/x},
+         link_latency: {value: 10, unit: us, basis: unverified, note: "assumed; no receipt"}}
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+from kb.findings import Finding, Severity
+from kb.model import KnowledgeBase
+from kb.rules._base import found
+
+CODE = "LG004"
+NAME = "ledger-inputs-incomplete"
+SEVERITY = Severity.ERROR
+
+
+def gap_findings(unresolved: object) -> list[Finding]:
+    """One finding per gap of an unresolved placement (also used by `kb ledger`)."""
+    return [found(CODE, SEVERITY, unresolved.path, gap.pointer, gap.message,  # type: ignore[attr-defined]
+                  "state the missing input as a quantity with its basis, or bind it to a "
+                  "record field that has one")
+            for gap in unresolved.gaps]  # type: ignore[attr-defined]
+
+
+def check(kb: KnowledgeBase) -> Iterator[Finding]:
+    from kb.ledger.inputs import resolve_placement
+
+    for record in kb.of_kind("placement"):
+        result = resolve_placement(record, kb)
+        yield from gap_findings(result)

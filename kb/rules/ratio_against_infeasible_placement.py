@@ -1,0 +1,90 @@
+"""A record must not state a speedup or penalty ratio against an infeasible placement.
+
+A stated ratio (`stated_ratios` on a placement candidate or on a proposal) compares a
+candidate with the placement's reference. When either side cannot hold the state, the
+comparison is an infeasible counterfactual and no ratio exists.
+
+Why: seed 000: "A machine that cannot hold the required state is not a slow reference;
+it is an infeasible counterfactual, so no speedup or penalty ratio is emitted."
+
+Bad:
+
+    candidates:
+      - name: two-hosts            # each host is short of memory
+        stated_ratios: [{dimension: latency, value: 0.6}]
+
+Good:
+
+    candidates:
+      - name: two-hosts            # infeasible: state it, and state no ratio
+        note: "does not fit: 85 GB + 20 GB reserve on a 100 GB host"
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any
+
+from kb.findings import Finding, Severity, pointer_join
+from kb.model import KnowledgeBase, Record
+from kb.rules._base import found
+
+CODE = "LG001"
+NAME = "ratio-against-infeasible-placement"
+SEVERITY = Severity.ERROR
+HINT = "remove the ratio; report the infeasible side as a counterfactual with what does not fit"
+
+
+def _infeasible(record: Record, kb: KnowledgeBase) -> dict[str, str] | None:
+    """Infeasible option names -> shortfall text, or None when the inputs are incomplete."""
+    from kb.ledger.feasibility import feasibility
+    from kb.ledger.inputs import PlacementSpec, resolve_placement
+
+    spec = resolve_placement(record, kb)
+    if not isinstance(spec, PlacementSpec) or spec.gaps:
+        return None
+    fits = [feasibility(spec.envelope, option) for option in spec.options]
+    return {f.option: "; ".join(f.shortfalls()) for f in fits if not f.feasible}
+
+
+def _blocking(bad: dict[str, str], reference: str, candidate: str) -> str:
+    names = [n for n in (reference, candidate) if n in bad]
+    return ", ".join(f"{n} ({bad[n]})" for n in names)
+
+
+def _placement_findings(record: Record, kb: KnowledgeBase) -> Iterator[Finding]:
+    bad = _infeasible(record, kb)
+    if not bad:
+        return
+    reference = str((record.data.get("reference") or {}).get("name", ""))
+    for i, cand in enumerate(record.data.get("candidates") or []):
+        blocking = _blocking(bad, reference, str(cand.get("name", "")))
+        for j, _ in enumerate(cand.get("stated_ratios") or [] if blocking else []):
+            yield found(CODE, SEVERITY, record.path,
+                        pointer_join("/candidates", i, "stated_ratios", j),
+                        f"ratio stated against an infeasible placement: {blocking}", HINT)
+
+
+def _proposal_findings(record: Record, kb: KnowledgeBase) -> Iterator[Finding]:
+    placement = kb.get(str(record.data.get("placement", "")))
+    ratios: list[Any] = record.data.get("stated_ratios") or []
+    if placement is None or placement.kind != "placement" or not ratios:
+        return
+    bad = _infeasible(placement, kb)
+    if not bad:
+        return
+    reference = str((placement.data.get("reference") or {}).get("name", ""))
+    for j, ratio in enumerate(ratios):
+        candidate = str(ratio.get("candidate") or record.data.get("candidate", ""))
+        blocking = _blocking(bad, reference, candidate)
+        if blocking:
+            yield found(CODE, SEVERITY, record.path, pointer_join("/stated_ratios", j),
+                        f"ratio stated against an infeasible placement in {placement.id}: "
+                        f"{blocking}", HINT)
+
+
+def check(kb: KnowledgeBase) -> Iterator[Finding]:
+    for record in kb.of_kind("placement"):
+        yield from _placement_findings(record, kb)
+    for record in kb.of_kind("proposal"):
+        yield from _proposal_findings(record, kb)
