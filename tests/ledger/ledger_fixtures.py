@@ -10,7 +10,6 @@ import copy
 from pathlib import Path
 from typing import Any
 
-import pytest
 import yaml
 
 from kb.model import KIND_BY_FOLDER, KnowledgeBase, Record
@@ -130,13 +129,3 @@ def write_tree(root: Path, records: dict[str, dict[str, Any]]) -> Path:
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(yaml.safe_dump(data, sort_keys=False), encoding="utf-8")
     return root
-
-
-@pytest.fixture
-def records() -> dict[str, dict[str, Any]]:
-    return fixture_records()
-
-
-@pytest.fixture
-def kb(records: dict[str, dict[str, Any]]) -> KnowledgeBase:
-    return make_kb(records)
