@@ -45,6 +45,22 @@ RULE_MODULES: tuple[str, ...] = (
     "native_evidence_without_fak_native",  # EV001
     "receipt_provenance_incomplete",  # EV002
     # EQ: equations (kb/equations)
+    "eq_expression_unsafe",  # EQ001
+    "eq_symbol_undeclared",  # EQ002
+    "eq_unit_unknown",  # EQ003
+    "eq_dimension_mismatch",  # EQ004
+    "eq_derivation_refuted",  # EQ005
+    "eq_derivation_unverified",  # EQ006
+    "eq_numeric_claim_refuted",  # EQ007
+    "eq_scaling_claim_refuted",  # EQ008
+    "eq_effect_claim_refuted",  # EQ009
+    "eq_binding_unresolved",  # EQ010
+    "eq_binding_not_a_quantity",  # EQ011
+    "eq_binding_unit_mismatch",  # EQ012
+    "eq_model_figure_mismatch",  # EQ013
+    "eq_check_timeout",  # EQ014
+    "eq_claim_unverified",  # EQ015
+    "eq_reference_unknown",  # EQ016
     # LG: ledger (kb/ledger)
     "ratio_against_infeasible_placement",  # LG001
     "boundary_crossing_without_ledger",  # LG002

@@ -1,0 +1,131 @@
+"""Deciding identities cheaply and honestly: cancel first, simplify later, numbers last.
+
+`cancel(together(e)) == 0` decides rational functions in well under a
+millisecond; only expressions with max/min/log/sqrt go on to `simplify` (under
+the time budget) and then to exact evaluation at seeded random points, which can
+refute (a counterexample) but never prove.
+"""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Iterable
+from dataclasses import dataclass
+
+import sympy as sp
+
+from kb.equations.timeout import CheckTimeout, run_with_budget
+
+ZERO, NONZERO, UNKNOWN = "zero", "nonzero", "unknown"
+
+
+@dataclass(frozen=True)
+class Verdict:
+    """Whether an expression is identically zero, with the evidence."""
+
+    outcome: str
+    residual: sp.Expr
+    counterexample: dict[str, str] | None = None
+    timed_out: bool = False
+
+    def describe(self) -> str:
+        if self.outcome == ZERO:
+            return "identically zero"
+        if self.counterexample:
+            at = ", ".join(f"{k}={v}" for k, v in self.counterexample.items())
+            return f"residual {short(self.residual)} is not zero (at {at})"
+        if self.timed_out:
+            return "timed out before deciding"
+        return f"residual {short(self.residual)} could not be decided"
+
+
+def short(expr: sp.Expr, limit: int = 160) -> str:
+    """A one-line, bounded rendering of an expression for messages."""
+    from kb.equations.expr import to_text
+
+    text = to_text(expr)
+    return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
+def is_rational_function(expr: sp.Expr) -> bool:
+    return all(not isinstance(a, sp.Function) for a in sp.preorder_traversal(expr)) and all(
+        p.exp.is_Integer for p in expr.atoms(sp.Pow)
+    )
+
+
+def decide_zero(expr: sp.Expr) -> Verdict:
+    """Decide whether `expr` is identically zero for positive values of its symbols."""
+    residual = sp.cancel(sp.together(expr))
+    if residual == 0:
+        return Verdict(ZERO, residual)
+    if is_rational_function(residual):
+        return Verdict(NONZERO, residual, sample_nonzero(residual))
+    try:
+        simpler = run_with_budget(lambda: sp.simplify(residual))
+    except CheckTimeout:
+        simpler = residual
+        timed_out = True
+    else:
+        timed_out = False
+    if simpler == 0:
+        return Verdict(ZERO, simpler)
+    witness = sample_nonzero(simpler)
+    if witness:
+        return Verdict(NONZERO, simpler, witness, timed_out)
+    return Verdict(UNKNOWN, simpler, None, timed_out)
+
+
+def sample_points(symbols: Iterable[sp.Symbol], count: int = 5, seed: int = 0):
+    """Seeded, exact positive rational points (deterministic across runs)."""
+    rng = random.Random(seed)
+    ordered = sorted(symbols, key=lambda s: s.name)
+    for _ in range(count):
+        yield {s: sp.Rational(rng.randint(1, 10**6), rng.randint(1, 10**3)) for s in ordered}
+
+
+def sample_nonzero(expr: sp.Expr) -> dict[str, str] | None:
+    """A point where `expr` is clearly nonzero, or None if it vanishes at every sample."""
+    for point in sample_points(expr.free_symbols):
+        value = sp.N(expr.xreplace(point), 30)
+        if value.is_number and value.is_finite is not False and abs(value) > 1e-20:
+            return {s.name: str(v) for s, v in point.items()}
+    return None
+
+
+def ratio_constant(numerator: sp.Expr, denominator: sp.Expr) -> sp.Expr | None:
+    """numerator/denominator when it is a nonzero number, else None."""
+    if denominator == 0:
+        return None
+    ratio = sp.cancel(sp.together(numerator / denominator))
+    return ratio if ratio.is_number and ratio != 0 else None
+
+
+def expand_definitions(
+    expr: sp.Expr, definitions: dict[sp.Symbol, sp.Expr], keep: Iterable[sp.Symbol] = ()
+) -> sp.Expr:
+    """Replace defined symbols by their definitions, transitively (at most 20 rounds)."""
+    active = {s: e for s, e in definitions.items() if s not in set(keep)}
+    for _ in range(20):
+        replaced = expr.xreplace(active)
+        if replaced == expr:
+            return expr
+        expr = replaced
+    return expr
+
+
+def as_fraction(value: sp.Expr):
+    """An exact sympy Rational -> fractions.Fraction; None when not rational."""
+    from fractions import Fraction
+
+    if value.is_Rational:
+        return Fraction(int(value.p), int(value.q))
+    return None
+
+
+def number_text(value: sp.Expr, digits: int = 8) -> str:
+    """Show a number as `3318.4478 (exact 222336/67)`."""
+    if value.is_Integer:
+        return str(value)
+    if value.is_Rational:
+        return f"{sp.N(value, digits)} (exact {value})"
+    return str(sp.N(value, digits))

@@ -1,0 +1,109 @@
+"""Bindings: a symbol's value from a literal quantity or another record's field.
+
+A binding is either `{value: 3350, unit: GB/s}` (a literal quantity) or
+`hardware/nvidia-h100-sxm#memory.bandwidth` (the quantity at a dotted path of
+another record). A plain number is accepted only for a dimensionless symbol
+(a count such as `models/llama-2-7b#geometry.d_model`). Values are exact
+fractions in base units (B, s, FLOP, J, USD). No SymPy here.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from fractions import Fraction
+from typing import Any
+
+from kb.equations.units import DIMENSIONLESS, Dims, UnitError, exact_number, parse_unit
+from kb.findings import Location
+from kb.model import KnowledgeBase, is_valid_id, split_binding
+
+
+@dataclass(frozen=True)
+class Bound:
+    """A resolved binding: the exact value in base units and where it came from."""
+
+    value: Fraction
+    dims: Dims
+    shown: str
+    record_id: str = ""
+    record_path: str = ""
+    pointer: str = ""
+
+    @property
+    def location(self) -> Location | None:
+        if not self.record_path:
+            return None
+        return Location(self.record_path, 0, 0, self.pointer)
+
+    def key(self) -> str:
+        """A stable text for cache keys."""
+        return f"{self.value}|{self.dims}|{self.record_path}|{self.pointer}"
+
+
+@dataclass(frozen=True)
+class BindError:
+    """A binding that does not resolve (EQ010), is no quantity (EQ011) or has a bad unit."""
+
+    code: str
+    message: str
+    hint: str = ""
+    related: Location | None = None
+
+
+def resolve(kb: KnowledgeBase, spec: Any) -> Bound | BindError:
+    """Resolve a binding spec (a quantity mapping or an `id#dotted.path` string)."""
+    if isinstance(spec, Mapping):
+        return quantity(spec, "literal")
+    if not isinstance(spec, str) or "#" not in spec:
+        return BindError("EQ010", f"binding {spec!r} is neither a quantity nor id#field",
+                         "write {value: 63, unit: GB/s} or hardware/<id>#memory.bandwidth")
+    record_id, path = split_binding(spec)
+    record = kb.get(record_id) if is_valid_id(record_id) else None
+    if record is None:
+        return BindError("EQ010", f"binding {spec!r}: no record {record_id!r}",
+                         "check the id under records/ (kb list)")
+    pointer = "/" + "/".join(path.split("."))
+    related = Location(record.path, 0, 0, pointer)
+    target = record.get(path) if path else None
+    if target is None:
+        return BindError("EQ010", f"binding {spec!r}: {record.path} has no field {path!r}",
+                         "check the dotted path against the record", related)
+    found = _target_value(target, spec)
+    if isinstance(found, BindError):
+        return BindError(found.code, found.message, found.hint, related)
+    return Bound(found.value, found.dims, found.shown, record.id, record.path, pointer)
+
+
+def _target_value(target: Any, spec: str) -> Bound | BindError:
+    if isinstance(target, Mapping):
+        if "value" not in target or "unit" not in target:
+            return BindError("EQ011", f"binding {spec!r} lands on a mapping, not a quantity",
+                             "bind to a field holding {value, unit}")
+        return quantity(target, spec)
+    if isinstance(target, (int, float)) and not isinstance(target, bool):
+        return Bound(exact_number(target), DIMENSIONLESS, f"{target}")
+    return BindError("EQ011", f"binding {spec!r} lands on {type(target).__name__}, not a quantity",
+                     "bind to a field holding {value, unit} or a plain count")
+
+
+def quantity(data: Mapping[str, Any], label: str) -> Bound | BindError:
+    """A `{value, unit}` mapping as an exact value in base units."""
+    raw, unit_text = data.get("value"), data.get("unit")
+    try:
+        value = exact_number(raw)
+    except ValueError:
+        hint = "write 1.0e+9, not 1e9 (YAML reads 1e9 as text)" if isinstance(raw, str) else ""
+        return BindError("EQ011", f"{label}: value {raw!r} is not a number", hint)
+    try:
+        unit = parse_unit(unit_text)  # type: ignore[arg-type]
+    except UnitError as exc:
+        return BindError("EQ003", f"{label}: {exc}", exc.hint)
+    return Bound(unit.to_base(value), unit.dims, f"{raw} {unit.text}")
+
+
+def referenced_records(spec: Any) -> str | None:
+    """The record id a binding spec points at (None for a literal)."""
+    if isinstance(spec, str) and "#" in spec:
+        return split_binding(spec)[0]
+    return None

@@ -1,0 +1,133 @@
+"""A record's equation system: its declared symbols and its parsed, dimension-checked equations."""
+
+from __future__ import annotations
+
+import ast
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+import sympy as sp
+
+from kb.equations.dims import DimensionError, equation_dims
+from kb.equations.expr import (
+    ExpressionError,
+    ParsedEquation,
+    make_symbol,
+    parse_equation,
+    parse_expression,
+)
+from kb.equations.results import INVALID, PROVED, Issue, Item
+from kb.equations.units import Dims, Unit, UnitError, format_dims, parse_unit
+from kb.findings import Location, pointer_join
+
+
+@dataclass
+class System:
+    """The symbols and equations of one record, plus what went wrong building them."""
+
+    symbols: dict[str, sp.Symbol] = field(default_factory=dict)
+    units: dict[str, Unit] = field(default_factory=dict)
+    equations: dict[str, ParsedEquation] = field(default_factory=dict)
+    issues: list[Issue] = field(default_factory=list)
+    items: list[Item] = field(default_factory=list)
+    failed: set[str] = field(default_factory=set)
+
+    @property
+    def dims(self) -> dict[str, Dims]:
+        return {name: unit.dims for name, unit in self.units.items()}
+
+    def add(self, code: str, pointer: str, message: str, hint: str = "",
+            related: tuple[Location, ...] = ()) -> None:
+        self.issues.append(Issue(code, pointer, message, hint, related))
+
+    def expression(self, text: Any, pointer: str) -> sp.Expr | None:
+        """Parse an expression against the declared symbols, reporting failures."""
+        try:
+            return parse_expression(text, self.symbols).value
+        except ExpressionError as exc:
+            self.report_expression_error(exc, pointer)
+            return None
+
+    def report_expression_error(self, exc: ExpressionError, pointer: str) -> None:
+        if exc.reason == "undeclared":
+            self.add("EQ002", pointer, str(exc),
+                     f"declare {exc.name} under symbols: with a meaning and a unit")
+        else:
+            self.add("EQ001", pointer, str(exc),
+                     "use numbers, declared names, + - * / **, max min log exp sqrt ceil floor")
+
+    def definitions(self) -> dict[sp.Symbol, sp.Expr]:
+        """Symbols defined by exactly one equation `symbol = expression`."""
+        seen: dict[sp.Symbol, list[sp.Expr]] = {}
+        for equation in self.equations.values():
+            lhs = equation.lhs.value
+            if isinstance(lhs, sp.Symbol) and lhs not in equation.rhs.value.free_symbols:
+                seen.setdefault(lhs, []).append(equation.rhs.value)
+        return {symbol: found[0] for symbol, found in seen.items() if len(found) == 1}
+
+
+def build_system(data: Mapping[str, Any]) -> System:
+    """Declare the record's symbols and parse and dimension-check its equations."""
+    system = System()
+    _declare_symbols(system, data.get("symbols"))
+    equations = data.get("equations")
+    if isinstance(equations, Mapping):
+        for eq_id, spec in equations.items():
+            _add_equation(system, str(eq_id), spec)
+    return system
+
+
+def _declare_symbols(system: System, symbols: Any) -> None:
+    if not isinstance(symbols, Mapping):
+        return
+    for name, spec in symbols.items():
+        pointer = pointer_join("/symbols", name)
+        try:
+            symbol = make_symbol(str(name))
+        except ExpressionError as exc:
+            system.add("EQ001", pointer, f"symbol {exc}", "symbol names are plain identifiers")
+            continue
+        unit_text = spec.get("unit") if isinstance(spec, Mapping) else None
+        try:
+            unit = parse_unit(unit_text)  # type: ignore[arg-type]
+        except UnitError as exc:
+            system.add("EQ003", pointer_join(pointer, "unit"), f"symbol {name}: {exc}", exc.hint)
+            unit = None
+        system.symbols[symbol.name] = symbol
+        if unit is not None:
+            system.units[symbol.name] = unit
+
+
+def _add_equation(system: System, eq_id: str, spec: Any) -> None:
+    text = spec.get("expr") if isinstance(spec, Mapping) else spec
+    pointer = pointer_join("/equations", eq_id, "expr") if isinstance(spec, Mapping) else (
+        pointer_join("/equations", eq_id))
+    try:
+        parsed = parse_equation(text, system.symbols)
+    except ExpressionError as exc:
+        system.report_expression_error(exc, pointer)
+        system.failed.add(eq_id)
+        return
+    if any(name not in system.units for name in _names(parsed)):
+        system.equations[eq_id] = parsed  # the bad unit is reported once, at the symbol
+        return
+    try:
+        dims = equation_dims(parsed.lhs.tree, parsed.rhs.tree, system.dims)
+    except DimensionError as exc:
+        system.add("EQ004", pointer, f"equation {eq_id} ({parsed.source}): {exc}",
+                   "make both sides the same unit; bytes per element is a symbol with unit B")
+        system.items.append(Item("equation", eq_id, pointer, INVALID, str(exc)))
+        system.failed.add(eq_id)
+        return
+    system.equations[eq_id] = parsed
+    system.items.append(Item("equation", eq_id, pointer, PROVED,
+                             f"dimensionally consistent ({format_dims(dims)})"))
+
+
+def _names(parsed: ParsedEquation) -> set[str]:
+    """Symbol names as authored (SymPy may have cancelled some)."""
+    trees = (parsed.lhs.tree, parsed.rhs.tree)
+    calls = {id(n.func) for t in trees for n in ast.walk(t) if isinstance(n, ast.Call)}
+    return {n.id for t in trees for n in ast.walk(t)
+            if isinstance(n, ast.Name) and id(n) not in calls}

@@ -1,0 +1,32 @@
+"""Every symbolic check finishes within its time budget.
+
+Why: a short expression can make simplification run for minutes; kb stops it at the
+budget (2 s, KB_EQ_BUDGET) and reports the check as unverified (timeout) rather
+than hanging validation.
+
+Bad:
+
+    equations:
+      big: {expr: "y = (a + b + c + d + f)**40 - (a + b + c + d + g)**40"}
+
+Good:
+
+    equations:
+      big: {expr: "y = u**40 - v**40"}
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+from kb.findings import Finding, Severity
+from kb.model import KnowledgeBase
+from kb.rules._equations import engine_findings
+
+CODE = "EQ014"
+NAME = "check-timeout"
+SEVERITY = Severity.WARNING
+
+
+def check(kb: KnowledgeBase) -> Iterator[Finding]:
+    yield from engine_findings(kb, CODE, SEVERITY)

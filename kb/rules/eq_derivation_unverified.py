@@ -1,0 +1,32 @@
+"""Every derivation step can be decided: proved or refuted.
+
+Why: some identities (max/min, logs, roots) are not decided by simplification and
+agree at every sampled point without a proof. Such a step is shown as unverified
+on the site; split it, or state a regime that removes the max/min.
+
+Bad:
+
+    steps:
+      - {rule: rewrite, from: step_time, result: step_time_approx}   # involves max(...)
+
+Good:
+
+    steps:
+      - {rule: regime, from: step_time, condition: "T_comp <= T_comm", result: step_time_comm}
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+from kb.findings import Finding, Severity
+from kb.model import KnowledgeBase
+from kb.rules._equations import engine_findings
+
+CODE = "EQ006"
+NAME = "derivation-unverified"
+SEVERITY = Severity.WARNING
+
+
+def check(kb: KnowledgeBase) -> Iterator[Finding]:
+    yield from engine_findings(kb, CODE, SEVERITY)

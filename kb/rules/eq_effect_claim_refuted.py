@@ -1,0 +1,32 @@
+"""Every effect claim's factor is what the equation gives for the stated change.
+
+Why: workarounds are sold by their effect ("halves the payload and therefore halves
+B*"). kb applies the change to the equation and recomputes the factor on the
+derived quantity, exactly, at an operating point when one is bound.
+
+Bad:
+
+    claims:
+      - {id: halve-payload, kind: effect, of: b_star_k, change: {k_vol: "k_vol/2"}, factor: 0.5}
+
+Good:
+
+    claims:
+      - {id: halve-payload, kind: effect, of: b_star_k, change: {k_vol: "k_vol/2"}, factor: 2}
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+from kb.findings import Finding, Severity
+from kb.model import KnowledgeBase
+from kb.rules._equations import engine_findings
+
+CODE = "EQ009"
+NAME = "effect-claim-refuted"
+SEVERITY = Severity.ERROR
+
+
+def check(kb: KnowledgeBase) -> Iterator[Finding]:
+    yield from engine_findings(kb, CODE, SEVERITY)

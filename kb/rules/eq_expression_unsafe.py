@@ -1,0 +1,35 @@
+"""Every equation, factor, condition and claim expression is a safe, well-formed expression.
+
+Why: record text is never executed. Expressions are parsed with Python's parser and a
+strict whitelist (numbers, declared names, + - * / **, unary minus, max min log exp
+sqrt ceil floor) and bounded in length, size, depth and exponent, so an attribute
+access, a lambda, a string or `9**9**9**9` is refused in milliseconds instead of
+running code or exhausting memory. Unknown derivation rules and claim kinds are
+reported here too.
+
+Bad:
+
+    equations:
+      bad: {expr: "T = __import__('os').system('id')"}
+
+Good:
+
+    equations:
+      crossover: {expr: "4*B*d/BW_link = 2*P_layer/BW_hbm"}
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+from kb.findings import Finding, Severity
+from kb.model import KnowledgeBase
+from kb.rules._equations import engine_findings
+
+CODE = "EQ001"
+NAME = "expression-unsafe"
+SEVERITY = Severity.ERROR
+
+
+def check(kb: KnowledgeBase) -> Iterator[Finding]:
+    yield from engine_findings(kb, CODE, SEVERITY)
