@@ -18,7 +18,6 @@ from kb.model import KnowledgeBase, Record
 from kb.sitegen.fields import format_scalar
 from kb.sitegen.mathml import UnprintableExpression, equation_to_mathml, print_name
 
-EXPRESSION_KEYS = ("expr", "equation", "result", "from", "to")
 NOT_CHECKED = "not checked: the equations engine (kb.equations) is not available in this build"
 
 
@@ -26,30 +25,42 @@ def equations_context(record: Record, kb: KnowledgeBase) -> dict[str, Any]:
     """Symbols, equations, derivations and claims of a record, each with its state."""
     data = record.data
     items, note = checked_items(record, kb)
+    equations = data.get("equations") if isinstance(data.get("equations"), Mapping) else {}
     context = {
         "symbols": symbol_rows(data.get("symbols")),
-        "equations": equation_rows(data.get("equations"), items),
-        "derivations": derivation_rows(data.get("derivations"), items),
+        "equations": equation_rows(equations, items),
+        "derivations": derivation_rows(data.get("derivations"), equations, items),
         "claims": claim_rows(data.get("claims"), items),
         "note": note,
     }
-    context["shown"] = any(context[k] for k in ("symbols", "equations", "derivations", "claims"))
+    context["checks"] = other_checks(items, data)
+    sections = ("symbols", "equations", "derivations", "claims", "checks")
+    context["shown"] = any(context[k] for k in sections)
     return context
+
+
+def other_checks(items: Mapping[str, Any], data: Mapping[str, Any]) -> list[dict[str, str]]:
+    """Engine results outside the equation sections (a model's derived figures)."""
+    sections = ("/symbols", "/equations", "/derivations", "/claims")
+    return [
+        {"id": item.id, "pointer": pointer, **_item_fields(item)}
+        for pointer, item in sorted(items.items())
+        if not pointer.startswith(sections)
+    ]
 
 
 def checked_items(record: Record, kb: KnowledgeBase) -> tuple[dict[str, Any], str]:
     """The engine's results for `record`, keyed by JSON pointer, and a note if unavailable."""
-    if not any(record.data.get(k) for k in ("equations", "derivations", "claims")):
-        return {}, ""
     try:
-        engine = importlib.import_module("kb.equations")
-        analyse = engine.analyse_record
-    except (ImportError, AttributeError):
-        return {}, NOT_CHECKED
+        engine = importlib.import_module("kb.equations.engine")
+    except ImportError:
+        has_maths = any(record.data.get(k) for k in ("equations", "derivations", "claims"))
+        return {}, NOT_CHECKED if has_maths else ""
     try:
-        items = analyse(kb, record)
+        result = engine.analyse(kb).results.get(record.id)
     except Exception as exc:  # the page must still build; the note says what failed
-        return {}, f"not checked: the equations engine failed on this record ({exc})"
+        return {}, f"not checked: the equations engine failed ({type(exc).__name__}: {exc})"
+    items = result.items if result is not None else []
     return {item.pointer: item for item in items}, ""
 
 
@@ -103,7 +114,8 @@ def equation_rows(equations: Any, items: Mapping[str, Any]) -> list[dict[str, An
     return rows
 
 
-def derivation_rows(derivations: Any, items: Mapping[str, Any]) -> list[dict[str, Any]]:
+def derivation_rows(derivations: Any, equations: Mapping[str, Any],
+                    items: Mapping[str, Any]) -> list[dict[str, Any]]:
     """Each derivation with its steps; a step's state is the engine's verdict on it."""
     if not isinstance(derivations, list):
         return []
@@ -113,24 +125,41 @@ def derivation_rows(derivations: Any, items: Mapping[str, Any]) -> list[dict[str
             continue
         pointer = pointer_join("/derivations", index)
         steps = derivation.get("steps") if isinstance(derivation.get("steps"), list) else []
+        step_rows = [_step_row(step, pointer_join(pointer, "steps", i), equations, items)
+                     for i, step in enumerate(steps)]
         name = str(derivation.get("id", index))
         rows.append({
             "id": name, "anchor": f"der-{_slug(name)}",
             "text": str(derivation.get("text") or derivation.get("goal") or ""),
-            "state": _item_fields(_state(items, pointer))["state"],
-            "steps": [_step_row(step, pointer_join(pointer, "steps", i), items)
-                      for i, step in enumerate(steps)],
+            "state": overall_state([s["state"] for s in step_rows]),
+            "steps": step_rows,
         })
     return rows
 
 
-def _step_row(step: Any, pointer: str, items: Mapping[str, Any]) -> dict[str, Any]:
-    step = step if isinstance(step, Mapping) else {"expr": step}
-    source = next((str(step[k]) for k in EXPRESSION_KEYS if isinstance(step.get(k), str)), "")
-    rule = str(step.get("rule") or step.get("step") or "")
+def overall_state(states: list[str]) -> str:
+    """Refuted if any step is, proved only if every step is, else unverified."""
+    if not states:
+        return ""
+    if any(s in ("refuted", "invalid") for s in states):
+        return "refuted"
+    return "proved" if all(s == "proved" for s in states) else "unverified"
+
+
+def _step_row(step: Any, pointer: str, equations: Mapping[str, Any],
+              items: Mapping[str, Any]) -> dict[str, Any]:
+    step = step if isinstance(step, Mapping) else {}
+    result = str(step.get("result", ""))
+    spec = equations.get(result)
+    source = str(spec.get("expr", "") if isinstance(spec, Mapping) else spec or "")
+    sources = step.get("from")
+    sources = [str(s) for s in sources] if isinstance(sources, list) else (
+        [str(sources)] if sources else [])
     fields = _item_fields(_state(items, pointer))
-    return {"rule": rule, "source": source, **fields, **(_mathml(source) if "=" in source else
-                                                         {"mathml": "", "error": ""})}
+    return {"rule": str(step.get("rule") or ""), "result": result, "source": source,
+            "from": [{"id": s, "anchor": f"eq-{_slug(s)}"} for s in sources],
+            "extra": {k: str(v) for k, v in step.items() if k not in ("rule", "result", "from")},
+            **fields, **(_mathml(source) if source else {"mathml": "", "error": ""})}
 
 
 def claim_rows(claims: Any, items: Mapping[str, Any]) -> list[dict[str, Any]]:

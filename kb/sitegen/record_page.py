@@ -9,6 +9,7 @@ from kb.model import KnowledgeBase, Record
 from kb.sitegen import urls
 from kb.sitegen.equations_view import equations_context
 from kb.sitegen.fields import link_for, text_node, value_tree
+from kb.sitegen.flop_chart import flop_charts
 
 HEADER_FIELDS = ("kind", "id", "title", "version", "status", "summary", "tags", "history")
 SECTION_FIELDS = ("symbols", "equations", "derivations", "claims", "evidence")
@@ -29,7 +30,7 @@ def record_context(record: Record, kb: KnowledgeBase) -> dict[str, Any]:
         "used_by": used_by(record, kb),
         "waivers": record.waivers,
         "equations": equations_context(record, kb),
-        "charts": [],
+        "charts": flop_charts(record, kb) if record.kind == "flop_class" else [],
         "ledger": {"shown": False},
     }
 

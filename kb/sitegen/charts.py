@@ -1,0 +1,188 @@
+"""Chart geometry for hand-written, deterministic SVG (the markup is `_chart.html`).
+
+Two chart types: lines over a log-log plane (a derived quantity over its main
+input, with records marked), and stacked bars (ledger components per placement
+option, infeasible options marked). Every coordinate is rounded to two decimals
+and every label is plain text, so two builds give the same bytes and the
+template's autoescaping covers every string.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from typing import Any
+
+WIDTH, HEIGHT = 680, 380
+PLOT = {"left": 70.0, "right": 660.0, "top": 20.0, "bottom": 330.0}
+
+
+@dataclass(frozen=True)
+class Series:
+    name: str
+    points: tuple[tuple[float, float], ...]
+
+
+@dataclass(frozen=True)
+class Mark:
+    """A record placed on the x axis (a vertical rule), optionally with a point on a line."""
+
+    x: float
+    label: str
+    title: str
+    y: float | None = None
+    line: bool = True
+
+
+@dataclass(frozen=True)
+class Bar:
+    name: str
+    parts: tuple[tuple[str, float], ...]
+    infeasible: str = ""
+
+
+@dataclass
+class Chart:
+    anchor: str
+    title: str
+    desc: str
+    x_label: str
+    y_label: str
+    caption: str = ""
+    table: dict[str, Any] = field(default_factory=dict)
+
+
+def _r(value: float) -> float:
+    return round(value, 2)
+
+
+def nice_ticks(low: float, high: float, log: bool) -> list[float]:
+    """Ticks at 1-2-5 steps (per decade on a log axis) covering [low, high]."""
+    if log:
+        ticks = []
+        for exponent in range(math.floor(math.log10(low)), math.ceil(math.log10(high)) + 1):
+            ticks.extend(m * 10.0**exponent for m in (1, 2, 5))
+        return [t for t in ticks if low <= t <= high]
+    step = 10 ** math.floor(math.log10(max(high - low, 1e-12)))
+    for factor in (1, 2, 5, 10):
+        if (high - low) / (step * factor) <= 6:
+            step *= factor
+            break
+    first = math.ceil(low / step) * step
+    return [first + i * step for i in range(int((high - first) / step) + 1)]
+
+
+def tick_label(value: float) -> str:
+    """Short, exact-looking tick text: 2000 -> 2k, 0.5 -> 0.5, 1e-6 -> 1e-06."""
+    if value == 0:
+        return "0"
+    if abs(value) >= 1e6 or abs(value) < 1e-3:
+        return f"{value:.0e}"
+    if abs(value) >= 1000 and value % 1000 == 0:
+        return f"{value / 1000:g}k"
+    return f"{value:g}"
+
+
+class Axis:
+    """Maps data values to pixels on a linear or log scale."""
+
+    def __init__(self, low: float, high: float, start: float, end: float, log: bool) -> None:
+        self.log = log and low > 0
+        self.low, self.high = (math.log10(low), math.log10(high)) if self.log else (low, high)
+        self.start, self.end = start, end
+
+    def __call__(self, value: float) -> float:
+        v = math.log10(value) if self.log else value
+        span = (self.high - self.low) or 1.0
+        return _r(self.start + (v - self.low) / span * (self.end - self.start))
+
+
+def _padded(values: list[float], log: bool) -> tuple[float, float]:
+    low, high = min(values), max(values)
+    if log:
+        return 10 ** math.floor(math.log10(low)), 10 ** math.ceil(math.log10(high))
+    return min(0.0, low), high * 1.1 if high > 0 else 1.0
+
+
+def line_chart(chart: Chart, series: list[Series], marks: list[Mark]) -> dict[str, Any]:
+    """A log-log line chart (values must be positive) with vertical marks for records."""
+    xs = [x for s in series for x, _ in s.points] + [m.x for m in marks]
+    ys = [y for s in series for _, y in s.points] + [m.y for m in marks if m.y is not None]
+    log = min(xs + ys) > 0
+    x_axis = Axis(*_padded(xs, log), PLOT["left"], PLOT["right"], log)
+    y_axis = Axis(*_padded(ys, log), PLOT["bottom"], PLOT["top"], log)
+    x_range, y_range = _padded(xs, log), _padded(ys, log)
+    return {
+        **_frame(chart),
+        "x_ticks": [{"pos": x_axis(t), "label": tick_label(t)} for t in nice_ticks(*x_range, log)],
+        "y_ticks": [{"pos": y_axis(t), "label": tick_label(t)} for t in nice_ticks(*y_range, log)],
+        "series": [{"name": s.name, "path": _path(s, x_axis, y_axis), "bars": []} for s in series],
+        "legend": [s.name for s in series],
+        "marks": [_mark(m, i, x_axis, y_axis) for i, m in enumerate(sorted(marks, key=_mark_key))],
+    }
+
+
+def _mark_key(mark: Mark) -> tuple[float, str]:
+    return (mark.x, mark.label)
+
+
+def _frame(chart: Chart) -> dict[str, Any]:
+    return {"anchor": chart.anchor, "title": chart.title, "desc": chart.desc,
+            "x_label": chart.x_label, "y_label": chart.y_label, "caption": chart.caption,
+            "table": chart.table, "width": WIDTH, "height": HEIGHT, "plot": PLOT}
+
+
+def _path(series: Series, x_axis: Axis, y_axis: Axis) -> str:
+    points = sorted(series.points)
+    return " ".join(f"{'M' if i == 0 else 'L'}{x_axis(x)},{y_axis(y)}"
+                    for i, (x, y) in enumerate(points))
+
+
+def _mark(mark: Mark, index: int, x_axis: Axis, y_axis: Axis) -> dict[str, Any]:
+    # Labels step down in four rows so neighbouring marks do not overprint.
+    return {"x": x_axis(mark.x), "y": None if mark.y is None else y_axis(mark.y),
+            "label": mark.label, "title": mark.title, "line": mark.line, "infeasible": False,
+            "label_y": _r(PLOT["top"] + 10 + 11 * (index % 3))}
+
+
+def stacked_bars(chart: Chart, bars: list[Bar]) -> dict[str, Any]:
+    """Components stacked per bar (linear y from 0); infeasible bars are a labelled gap."""
+    totals = [sum(v for _, v in b.parts) for b in bars if not b.infeasible] or [1.0]
+    y_axis = Axis(0.0, max(totals) * 1.1 or 1.0, PLOT["bottom"], PLOT["top"], False)
+    components = sorted({name for b in bars for name, _ in b.parts})
+    slot = (PLOT["right"] - PLOT["left"]) / max(len(bars), 1)
+    series = [{"name": c, "path": "", "bars": []} for c in components]
+    marks = []
+    for index, bar in enumerate(bars):
+        left = PLOT["left"] + slot * index + slot * 0.2
+        if bar.infeasible:
+            marks.append(_infeasible_mark(bar, left, slot))
+            continue
+        _stack(bar, left, slot * 0.6, y_axis, series, components)
+    return {
+        **_frame(chart),
+        "x_ticks": [{"pos": _r(PLOT["left"] + slot * (i + 0.5)), "label": b.name}
+                    for i, b in enumerate(bars)],
+        "y_ticks": [{"pos": y_axis(t), "label": tick_label(t)}
+                    for t in nice_ticks(0.0, max(totals) * 1.1, False)],
+        "series": series, "legend": components, "marks": marks,
+    }
+
+
+def _stack(bar: Bar, left: float, width: float, y_axis: Axis,
+           series: list[dict[str, Any]], components: list[str]) -> None:
+    base = 0.0
+    for name, value in bar.parts:
+        if value <= 0:
+            continue
+        top = base + value
+        series[components.index(name)]["bars"].append({
+            "x": _r(left), "y": y_axis(top), "w": _r(width), "h": _r(y_axis(base) - y_axis(top)),
+            "title": f"{bar.name}: {name} = {value:.6g}",
+        })
+        base = top
+
+
+def _infeasible_mark(bar: Bar, left: float, slot: float) -> dict[str, Any]:
+    return {"x": _r(left), "y": None, "label": "infeasible", "title": bar.infeasible,
+            "line": False, "infeasible": True, "label_y": _r(PLOT["bottom"] - 8)}
