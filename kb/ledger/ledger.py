@@ -6,8 +6,9 @@
                + Tremote_memory_or_paging + Torchestration_or_recovery
 
 Hidden communication is never counted twice: each transfer's overlap window is carved
-out of Tuseful in order, so the windows together never exceed the useful compute that
-could hide them, and hidden time appears in no row. Values are exact Fractions; any
+out of Tuseful in order (a transfer uses up only the time it actually hides), so the
+hidden time of all transfers together never exceeds the useful compute that hides it,
+and hidden time appears in no row. Values are exact Fractions; any
 input may instead be a SymPy symbol (the break-even solver passes one), which is why
 min/max go through `_min`/`_max`.
 """
@@ -130,9 +131,9 @@ def _transfer_costs(envelope: Envelope, option: OptionSpec, useful: Num,
     budget, costs = useful, []
     for spec in option.transfers:
         claimed = spec.overlap.value if spec.overlap else Fraction(0)
-        window = _min(claimed, budget)
-        budget = budget - window
-        costs.append(transfer_cost(spec, batch, window, over))
+        cost = transfer_cost(spec, batch, _min(claimed, budget), over)
+        budget = budget - (cost.raw - cost.exposed)  # only time actually hidden is used up
+        costs.append(cost)
     return costs
 
 

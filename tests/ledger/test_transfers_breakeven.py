@@ -1,0 +1,117 @@
+"""Collective factors, receipts as calibration, and the SymPy break-even."""
+
+from __future__ import annotations
+
+from fractions import Fraction
+
+import pytest
+from ledger_fixtures import q
+
+from kb.ledger.analysis import analyze_record
+from kb.ledger.breakeven import difference
+from kb.ledger.inputs import PlacementSpec, Unresolved, resolve_placement
+from kb.ledger.quantities import QuantityError, exact, parse_unit
+from kb.ledger.transfers import bus_factor, collective_steps, receipt_bandwidth
+from kb.model import KnowledgeBase
+
+
+@pytest.mark.parametrize(("pattern", "ranks", "steps", "factor"), [
+    ("all-reduce", 8, 14, Fraction(14, 8)),
+    ("reduce-scatter", 8, 7, Fraction(7, 8)),
+    ("all-gather", 4, 3, Fraction(3, 4)),
+    ("all-to-all", 2, 1, Fraction(1, 2)),
+    ("point-to-point", 2, 1, Fraction(1)),
+])
+def test_collective_factors_follow_nccl_tests(pattern: str, ranks: int, steps: int,
+                                              factor: Fraction) -> None:
+    assert collective_steps(pattern, ranks) == steps
+    assert bus_factor(pattern, ranks) == factor
+
+
+def test_reduce_scatter_plus_all_gather_is_all_reduce() -> None:
+    for n in range(2, 65):
+        assert bus_factor("reduce-scatter", n) + bus_factor("all-gather", n) == \
+            bus_factor("all-reduce", n)
+
+
+def test_units_are_exact_and_unknown_ones_refused() -> None:
+    assert exact(3.35) == Fraction(335, 100)
+    assert parse_unit("GB/s") == (Fraction(10**9), "B/s")
+    assert parse_unit("GiB") == (Fraction(2**30), "B")
+    assert parse_unit("Gbit/s") == (Fraction(10**9, 8), "B/s")
+    for bad in ("Gbps", "GBps", "Gb"):
+        with pytest.raises(QuantityError):
+            parse_unit(bad)
+    with pytest.raises(QuantityError):
+        exact(True)
+
+
+def test_receipt_matches_link_pattern_ranks_and_size(kb: KnowledgeBase) -> None:
+    receipts = kb.of_kind("receipt")
+    link, size = "interconnects/fixture-fast", Fraction(128_000)
+    hit = receipt_bandwidth(receipts, link, "all-reduce", 4, size)
+    assert hit is not None and hit[1] == "receipts/fixture-ar" and hit[0].value == 80 * 10**9
+    assert receipt_bandwidth(receipts, link, "all-reduce", 4, size * 2) is not None  # factor 2
+    assert receipt_bandwidth(receipts, link, "all-reduce", 4, size * 3) is None  # too far
+    assert receipt_bandwidth(receipts, link, "all-gather", 4, size) is None  # other pattern
+    assert receipt_bandwidth(receipts, link, "all-reduce", 8, size) is None  # other rank count
+    assert receipt_bandwidth(receipts, "interconnects/fixture-link", "all-reduce", 4,
+                             size) is None  # other link
+
+
+def test_break_even_bandwidth_is_a_tie_and_sides_are_placed(kb: KnowledgeBase) -> None:
+    """Both-fit fixture: 0.1003 s + max(0, 1.6 ms + 1.28e6/x - 0.5 ms) = 0.2 s
+    -> 1.28e6/x = 0.0986 -> x = 1.28e6 / 0.0986 = 6.4e9/493 B/s (about 12.98 MB/s)."""
+    analysis = analyze_record(kb.get("placements/fixture-both-fit"), kb, with_break_even=True)
+    assert not isinstance(analysis, Unresolved)
+    bandwidth = next(b for b in analysis.break_evens if b.parameter == "bandwidth")
+    assert bandwidth.status == "tie" and bandwidth.values == (Fraction(6_400_000_000, 493),)
+    spec = analysis.spec
+    ref, cand = spec.reference, spec.candidates[0]
+    assert difference(spec.envelope, ref, cand, "bandwidth", bandwidth.link,
+                      bandwidth.values[0]) == 0
+    sides = {p.interconnect: p.side for p in bandwidth.sides}
+    assert sides == {"interconnects/fixture-fast": "candidate faster",
+                     "interconnects/fixture-link": "candidate faster",
+                     "interconnects/fixture-slow": "candidate faster"}
+    latency = next(b for b in analysis.break_evens if b.parameter == "latency")
+    assert latency.values == (Fraction(312_725, 10**9),)  # 320*L = 0.100072 s
+
+
+def test_break_even_places_links_on_both_sides(records: dict, kb: KnowledgeBase) -> None:
+    """Raise the reference's useful rate so T_r = 100 GB / 1000 GB/s = 0.1 s. Then
+    0.1003 + max(0, 1.1 ms + 1.28e6/x) = 0.1 has no positive solution: candidate never ties
+    and every link falls on the reference side."""
+    records["placements/fixture-both-fit"]["reference"]["useful"]["rate"] = q(1000, "GB/s")
+    from ledger_fixtures import make_kb
+
+    kb = make_kb(records)
+    analysis = analyze_record(kb.get("placements/fixture-both-fit"), kb, with_break_even=True)
+    bandwidth = next(b for b in analysis.break_evens if b.parameter == "bandwidth")
+    assert bandwidth.status == "no tie" and bandwidth.detail.startswith("reference faster")
+    assert {p.side for p in bandwidth.sides} == {"reference faster"}
+
+
+def test_missing_latency_is_a_gap_not_a_zero(records: dict) -> None:
+    from ledger_fixtures import make_kb
+
+    del records["interconnects/fixture-link"]["latency"]
+    kb = make_kb(records)
+    result = resolve_placement(kb.get("placements/fixture-both-fit"), kb)
+    assert isinstance(result, Unresolved)
+    assert [g.pointer for g in result.gaps] == ["/candidates/0/transfers/0/link_latency"]
+
+
+def test_capacity_binds_to_the_accelerator_record(records: dict) -> None:
+    from ledger_fixtures import common, make_kb
+
+    records["hardware/fixture-gpu"] = common("hardware/fixture-gpu", "accelerator") | {
+        "memory": {"capacity": q(80, "GB", "vendor-spec")}}
+    device = records["placements/fixture-tp"]["reference"]["devices"][0]
+    del device["capacity"]
+    device["hardware"] = "hardware/fixture-gpu"
+    kb = make_kb(records)
+    spec = resolve_placement(kb.get("placements/fixture-tp"), kb)
+    assert isinstance(spec, PlacementSpec)
+    assert spec.reference.devices[0].capacity.value == 80 * 10**9
+    assert spec.reference.devices[0].capacity.origin == "sources/fixture-source"
