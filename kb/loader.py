@@ -47,7 +47,8 @@ def record_files(root: Path, paths: Sequence[Path] | None = None) -> list[Path]:
     found: set[Path] = set()
     for target in targets:
         if target.is_dir():
-            found.update(p for p in target.rglob("*.yaml") if p.is_file())
+            # symlinks too: a broken one must be reported (LD001), not silently skipped
+            found.update(p for p in target.rglob("*.yaml") if p.is_file() or p.is_symlink())
         else:
             found.add(target)
     return sorted(found)

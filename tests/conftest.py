@@ -1,0 +1,130 @@
+"""Shared test helpers: write a small records tree, run the real checker or the real `kb`."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+REPO = Path(__file__).resolve().parent.parent
+SHIPPED_RECORDS = REPO / "records"
+FIXTURES = Path(__file__).resolve().parent / "fixtures"
+
+HISTORY = '  - {version: 1, date: "2026-11-30", change: First encoding.}\n'
+
+
+def source_yaml(record_id: str = "sources/doc", **extra: str) -> str:
+    """A minimal valid source record; `extra` adds top-level `key: value` lines."""
+    lines = [
+        "kind: source",
+        f"id: {record_id}",
+        "title: A document",
+        "version: 1",
+        "status: draft",
+        "history:",
+        HISTORY.rstrip("\n"),
+        "publisher: Someone",
+        "source_type: documentation",
+        *(f"{key}: {value}" for key, value in extra.items()),
+    ]
+    return "\n".join(lines) + "\n"
+
+
+def write_file(path: Path, spec: str | Mapping[str, Any]) -> None:
+    """Write one fixture file: YAML text, or {hex}, {symlink}, or {text, pad_to} for odd inputs."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    if isinstance(spec, str):
+        path.write_text(spec, encoding="utf-8")
+    elif "hex" in spec:
+        path.write_bytes(bytes.fromhex(spec["hex"]))
+    elif "symlink" in spec:
+        path.symlink_to(spec["symlink"])
+    elif "pad_to" in spec:
+        text = spec.get("text", "")
+        padding = int(spec["pad_to"]) - len(text.encode())
+        line = "#" + "x" * 99 + "\n"
+        path.write_text(text + line * (padding // len(line) + 1), encoding="utf-8")
+    else:
+        raise ValueError(f"unknown file spec {spec!r}")
+
+
+def write_tree(root: Path, files: Mapping[str, str | Mapping[str, Any]]) -> Path:
+    """Write `files` ({path under root: spec}) under `root`; returns root."""
+    root.mkdir(parents=True, exist_ok=True)
+    for relative, spec in files.items():
+        write_file(root / relative, spec)
+    return root
+
+
+def git(cwd: Path, *args: str) -> str:
+    """Run git quietly with a fixed identity; returns stdout."""
+    env = {
+        **os.environ,
+        "GIT_AUTHOR_NAME": "kb tests",
+        "GIT_AUTHOR_EMAIL": "tests@kb.invalid",
+        "GIT_COMMITTER_NAME": "kb tests",
+        "GIT_COMMITTER_EMAIL": "tests@kb.invalid",
+    }
+    done = subprocess.run(
+        ["git", *args], cwd=cwd, env=env, capture_output=True, text=True, check=True
+    )
+    return done.stdout
+
+
+def git_repo_with(root: Path, files: Mapping[str, str | Mapping[str, Any]]) -> Path:
+    """A git repository at root's parent whose first commit holds `files` under root."""
+    write_tree(root, files)
+    top = root.parent
+    git(top, "init", "-q", "-b", "main")
+    git(top, "add", "-A")
+    git(top, "commit", "-q", "-m", "base")
+    return top
+
+
+def replace_tree(root: Path, files: Mapping[str, str | Mapping[str, Any]]) -> Path:
+    """Remove every record under root and write `files` instead (git history is kept)."""
+    if root.exists():
+        shutil.rmtree(root)
+    return write_tree(root, files)
+
+
+def kb_executable() -> list[str]:
+    """The installed `kb` console script (beside this interpreter), else `python -m kb`."""
+    script = Path(sys.executable).parent / "kb"
+    if script.exists():
+        return [str(script)]
+    found = shutil.which("kb")
+    return [found] if found else [sys.executable, "-m", "kb"]
+
+
+def run_kb(args: Sequence[str], cwd: Path, timeout: float = 60) -> subprocess.CompletedProcess[str]:
+    """Run the real `kb` command line in a subprocess; never raises on a non-zero exit."""
+    return subprocess.run(
+        [*kb_executable(), *args],
+        cwd=cwd,
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        check=False,
+    )
+
+
+@pytest.fixture
+def in_tmp(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """A temporary working directory (findings print paths relative to it)."""
+    monkeypatch.chdir(tmp_path)
+    return tmp_path
+
+
+@pytest.fixture
+def shipped_copy(tmp_path: Path) -> Path:
+    """A copy of the shipped records/ (to break on purpose); returns the copy's records folder."""
+    target = tmp_path / "records"
+    shutil.copytree(SHIPPED_RECORDS, target)
+    return target
