@@ -28,9 +28,12 @@ def sympy_version() -> str:
 
 
 def cache_dir(root: str | os.PathLike[str]) -> Path:
-    """$KB_CACHE_DIR if set, else `<root>/.kb-cache`."""
+    """Return $KB_CACHE_DIR if set, else `.kb-cache` beside the records folder."""
     override = os.environ.get("KB_CACHE_DIR")
-    return Path(override) if override else Path(root) / ".kb-cache"
+    if override:
+        return Path(override)
+    base = Path(root)
+    return (base.parent if base.name == "records" else base) / ".kb-cache"
 
 
 def content_key(payload: Any) -> str:
