@@ -1,0 +1,153 @@
+"""Build guarantees: byte-identical rebuilds, atomic output, incremental writes, escaping, CLI."""
+
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+import os
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+from conftest import SEED_FLOP, XSS_TITLE, load
+
+import kb.sitegen.build as site_build
+from kb.cli import cli
+from kb.model import KnowledgeBase
+from kb.sitegen.build import build
+
+
+def digests(folder: Path) -> dict[str, str]:
+    return {
+        p.relative_to(folder).as_posix(): hashlib.sha256(p.read_bytes()).hexdigest()
+        for p in sorted(folder.rglob("*")) if p.is_file()
+    }
+
+
+@pytest.fixture(scope="module")
+def shipped(repo_copy: Path) -> KnowledgeBase:
+    kb, _ = load(repo_copy / "records")
+    return kb
+
+
+def test_two_builds_of_the_same_tree_are_byte_identical(repo_copy: Path, tmp_path: Path) -> None:
+    first_kb, _ = load(repo_copy / "records")
+    second_kb, _ = load(repo_copy / "records")
+    build(first_kb, tmp_path / "one")
+    build(second_kb, tmp_path / "two")
+    one, two = digests(tmp_path / "one"), digests(tmp_path / "two")
+    assert len(one) > 50
+    assert one == two
+
+
+def test_an_interrupted_build_leaves_the_previous_site_intact(
+    shipped: KnowledgeBase, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    out = tmp_path / "_site"
+    build(shipped, out)
+    before = digests(out)
+    calls = {"n": 0}
+    real = site_build.record_context
+
+    def interrupted(record, kb):  # type: ignore[no-untyped-def]
+        calls["n"] += 1
+        if calls["n"] == 10:
+            raise KeyboardInterrupt  # as if the user pressed Ctrl-C midway
+        return real(record, kb)
+
+    monkeypatch.setattr(site_build, "record_context", interrupted)
+    changed = _retitled(shipped, SEED_FLOP, "A new title")
+    with pytest.raises(KeyboardInterrupt):
+        build(changed, out)
+    assert calls["n"] == 10
+    assert digests(out) == before
+    assert [p.name for p in tmp_path.iterdir()] == ["_site"]  # no staging folder left over
+
+
+def test_a_failed_first_build_leaves_nothing_behind(
+    shipped: KnowledgeBase, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(site_build, "write_search", _fail)
+    with pytest.raises(RuntimeError):
+        build(shipped, tmp_path / "_site")
+    assert list(tmp_path.iterdir()) == []
+
+
+def _fail(site: object) -> None:
+    raise RuntimeError("disk full")
+
+
+def _retitled(kb: KnowledgeBase, record_id: str, title: str) -> KnowledgeBase:
+    copy = KnowledgeBase(kb.root, dict(kb.records), list(kb.duplicates), list(kb.references))
+    record = copy.records[record_id]
+    copy.records[record_id] = dataclasses.replace(record, data={**record.data, "title": title})
+    return copy
+
+
+def test_a_rebuild_rewrites_only_the_pages_that_depend_on_the_change(
+    shipped: KnowledgeBase, tmp_path: Path
+) -> None:
+    out = tmp_path / "_site"
+    first = build(shipped, out)
+    assert first.kept == []
+    untouched = "records/sources/gcp-tpu-v5e.html"
+    inode = os.stat(out / untouched).st_ino
+    same = build(shipped, out)
+    assert same.written == []
+    changed_id = "models/mixtral-8x7b"
+    report = build(_retitled(shipped, changed_id, "Mixtral, renamed"), out)
+    written = set(report.written)
+    assert f"records/{changed_id}.html" in written and f"records/{changed_id}.json" in written
+    assert "records/models/index.html" in written and "search-index.js" in written
+    assert untouched in report.kept and os.stat(out / untouched).st_ino == inode
+    assert len(written) < len(report.kept) / 4
+    assert "Mixtral, renamed" in (out / f"records/{changed_id}.html").read_text()
+
+
+def test_record_strings_are_escaped_everywhere(built_site: Path) -> None:
+    page = (built_site / "records/flops/xss-probe.html").read_text(encoding="utf-8")
+    assert "&lt;script&gt;alert(1)&lt;/script&gt;" in page
+    assert "<img src=x" not in page
+    for html in built_site.rglob("*.html"):
+        text = html.read_text(encoding="utf-8")
+        assert "<script>alert" not in text, html
+        assert "<b>probe</b>" not in text, html
+    index = (built_site / "search-index.js").read_text(encoding="utf-8")
+    assert "</script>" not in index and XSS_TITLE not in index
+    assert "\\u003cscript>alert(1)\\u003c/script>" in index
+
+
+def test_record_json_and_schemas_are_published_at_stable_urls(built_site: Path) -> None:
+    import json
+
+    data = json.loads((built_site / f"records/{SEED_FLOP}.json").read_text(encoding="utf-8"))
+    assert data["id"] == SEED_FLOP
+    assert json.loads((built_site / "schemas/flop_class.schema.json").read_text())["$schema"]
+
+
+def test_kb_build_refuses_a_knowledge_base_with_errors(tmp_path: Path) -> None:
+    records = tmp_path / "records" / "sources"
+    records.mkdir(parents=True)
+    (records / "broken.yaml").write_text("kind: source\nid: [unclosed\n", encoding="utf-8")
+    out = tmp_path / "_site"
+    result = CliRunner().invoke(cli, ["build", "--root", str(tmp_path / "records"),
+                                      "--out", str(out)])
+    assert result.exit_code == 1
+    assert "LD004" in result.output and "not written" in result.output
+    assert not out.exists()
+
+
+def test_kb_build_writes_a_clean_knowledge_base(tmp_path: Path) -> None:
+    from tests.conftest import source_yaml
+
+    records = tmp_path / "records" / "sources"
+    records.mkdir(parents=True)
+    (records / "doc.yaml").write_text(
+        source_yaml("sources/doc", url="https://example.org/doc", accessed='"2026-11-30"',
+                    tier="T3"), encoding="utf-8")
+    out = tmp_path / "_site"
+    result = CliRunner().invoke(cli, ["build", "--root", str(tmp_path / "records"),
+                                      "--out", str(out)])
+    assert result.exit_code == 0, result.output
+    assert (out / "records/sources/doc.html").is_file()
+    assert "wrote" in result.output
