@@ -119,7 +119,7 @@ def transfer_cost(t: TransferSpec, batch: Num, window: Num, over: Overrides) -> 
     latency = over.latency.get(t.link, t.latency.value)
     bandwidth = over.bandwidth.get(t.link, t.bandwidth.value)
     raw = messages * latency + moved / bandwidth
-    measured = bool(t.receipts) and t.latency.measured
+    measured = bool(t.receipts)  # bandwidth and latency both inside the receipt's timing
     return TransferCost(t.name, t.link, messages, moved, latency, bandwidth, raw, window,
                         exposed_time(raw, window), "measured" if measured else "estimated",
                         t.receipts)

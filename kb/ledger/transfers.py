@@ -6,7 +6,9 @@ bytes over n ranks moves 2(n-1)/n*S per rank in 2(n-1) latency steps; reduce-sca
 all-gather and all-to-all move (n-1)/n*S in n-1 steps; point-to-point moves S in 1.
 Effective bandwidth comes from a receipt that matches the link, the pattern, the rank
 count (when the row states one) and the message size (within a factor of two); else the
-link record's line rate, labelled an estimate.
+link record's line rate, labelled an estimate. A receipt's bandwidth is measured end to
+end (nccl-tests: busbw = S*factor/t), so it already contains the per-message latency:
+the latency term is then zero, never counted a second time.
 """
 
 from __future__ import annotations
@@ -52,7 +54,7 @@ class TransferSpec:
     scales_with_batch: bool
     latency: Figure
     bandwidth: Figure
-    receipts: tuple[str, ...]
+    receipts: tuple[str, ...]  # non-empty: bandwidth measured end to end, latency inside it
     overlap: Figure | None
     pointer: str
     strategy: str = ""
@@ -110,6 +112,17 @@ def receipt_bandwidth(receipts: Iterable[Record], link: str, pattern: str, ranks
     return (best[2], best[1]) if best else None
 
 
+def _latency(res: _Resolver, node: Any, link: Record, pointer: str) -> Figure | None:
+    """Return the per-message latency: the transfer's, else the link record's; never assumed."""
+    latency_node = node.get("link_latency", link.get("latency"))
+    if latency_node is None:
+        res.gap(pointer_join(pointer, "link_latency"),
+                f"no link latency: neither the transfer nor {link.id} states one")
+        return None
+    return res.quantity(latency_node, pointer_join(pointer, "link_latency"), "s",
+                        "link latency")
+
+
 def resolve_transfer(res: _Resolver, kb: KnowledgeBase, node: Any, pointer: str,
                      batch: Fraction) -> TransferSpec | None:
     """Resolve one transfer entry; gaps go to the resolver, None when incomplete."""
@@ -129,21 +142,21 @@ def resolve_transfer(res: _Resolver, kb: KnowledgeBase, node: Any, pointer: str,
     ranks = res.count(node.get("ranks"), pointer_join(pointer, "ranks"), "ranks", 2)
     size = res.quantity(node.get("message_size"), pointer_join(pointer, "message_size"), "B",
                         "message size")
-    latency_node = node.get("link_latency", link.get("latency"))
-    if latency_node is None:
-        res.gap(pointer_join(pointer, "link_latency"),
-                f"no link latency: neither the transfer nor {link_id} states one")
-        return None
-    latency = res.quantity(latency_node, pointer_join(pointer, "link_latency"), "s",
-                           "link latency")
-    if size is None or latency is None:
+    if size is None:
         return None
     scales = bool(node.get("scales_with_batch", False))
     nominal = size.value * (batch if scales else 1)
     measured = receipt_bandwidth(kb.of_kind("receipt"), link_id, pattern, ranks, nominal)
-    bandwidth = measured[0] if measured else line_rate(link)
+    if measured:
+        bandwidth: Figure | None = measured[0]
+        latency: Figure | None = Figure(Fraction(0), "s", "measured", measured[1])
+    else:
+        bandwidth = line_rate(link)
+        latency = _latency(res, node, link, pointer)
     if bandwidth is None or bandwidth.dim != "B/s":
         res.gap(pointer_join(pointer, "link"), f"{link_id} states no per-direction bandwidth")
+        return None
+    if latency is None:
         return None
     return TransferSpec(
         name=str(node.get("name", pattern)), pattern=pattern, link=link_id, ranks=ranks,
