@@ -99,7 +99,8 @@ def quantity(data: Mapping[str, Any], label: str) -> Bound | BindError:
         unit = parse_unit(unit_text)  # type: ignore[arg-type]
     except UnitError as exc:
         return BindError("EQ003", f"{label}: {exc}", exc.hint)
-    return Bound(unit.to_base(value), unit.dims, f"{raw} {unit.text}")
+    shown = f"{raw}" if unit.text == "1" else f"{raw} {unit.text}"
+    return Bound(unit.to_base(value), unit.dims, shown)
 
 
 def referenced_records(spec: Any) -> str | None:

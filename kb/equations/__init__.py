@@ -1,0 +1,36 @@
+"""The equations engine: records' maths parsed safely, dimension-checked, re-derived, checked.
+
+Nothing here evaluates record text: expressions go through `ast.parse` + a
+whitelist + a SymPy builder (expr.py). Modules, in import order:
+
+- units.py   exact unit parsing (`GB/s`, `TFLOP/s`, `GiB`, `us`) and dimensions; no SymPy
+- dims.py    dimension checking of an authored expression tree; no SymPy
+- expr.py    the safe expression language and its printer
+- bind.py    bindings: literal quantities or `record-id#dotted.path` fields; no SymPy
+- system.py  a record's symbols and parsed, dimension-checked equations
+- algebra.py identity decisions (cancel, then simplify under a budget, then sampled points)
+- derive.py  derivation steps: define, solve_for, substitute, rewrite, scale,
+             approximate, limit, regime
+- claims.py  numeric, scaling and effect claims
+- figures.py a model's parameter counts recomputed from its geometry; no SymPy
+- timeout.py a wall-clock budget (SIGALRM in the main thread, a forked child elsewhere)
+- cache.py   the content-hash result cache in `.kb-cache/` ($KB_CACHE_DIR); safe to delete
+- engine.py  one memoised analysis of a whole KnowledgeBase, with the reverse binding index
+- evaluate.py evaluation for `kb calc`, the ledger and the site
+
+API for the site, the ledger and the checker:
+
+- `expr.parse_equation(text, symbols)` -> ParsedEquation with `.lhs/.rhs`, each a
+  `Parsed(source, tree, value)`: `tree` is the validated `ast` node as authored
+  (render MathML from it), `value` the SymPy expression; `expr.parse_expression`
+  for one side; `expr.to_text(sympy_expr)` prints back in the safe language.
+- `system.build_system(record.data)` -> System(symbols, units, equations, definitions()).
+- `engine.analyse(kb)` -> Analysis; `.results[record_id]` is a RecordResult whose
+  `items` are `Item(section, id, pointer, state, detail, claimed, computed)` with
+  state proved | refuted | unverified | invalid, and whose `issues` become EQ
+  findings. `engine.dependants(kb, record_id)` lists records whose claims bind
+  a field of `record_id`. `engine.STATS["symbolic"]` counts records really checked.
+- `evaluate.evaluate(kb, record, target, bindings)` -> Evaluation(value, unit, trail);
+  `evaluate.binding_spec("63 GB/s")` turns command-line text into a binding.
+- `units.parse_unit(text)` -> Unit(text, factor, dims); `units.convert(value, a, b)`.
+"""
