@@ -1,0 +1,286 @@
+"""Measure kb against its floors and against check-jsonschema, as whole processes.
+
+    python bench/run.py                          # N = 1,000 and 10,000, 3 runs each
+    python bench/run.py --sizes 1000,10000,100000
+    python bench/run.py --quick                  # small N, 1 run: the CI smoke run
+
+For each N it writes a synthetic corpus (bench/make_corpus.py) and times, side
+by side: reading the files, parsing them with CSafeLoader in one process, kb's
+schema-only stage, check-jsonschema over the same files with kb's schemas, and
+`kb validate` cold (cache deleted), warm (nothing changed) and after changing
+one hardware record that many claims bind to; `kb build` too where it exists.
+It prints medians, min-max, ms per record, the ratio to the CSafeLoader parse
+and the peak memory of each process (from wait4's rusage). Timing is reported,
+never judged: there is no pass/fail here.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import platform
+import re
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from datetime import datetime, timezone
+from pathlib import Path
+
+BENCH = Path(__file__).resolve().parent
+REPO = BENCH.parent
+sys.path.insert(0, str(BENCH))
+
+from make_corpus import HOT_HARDWARE, write_corpus  # noqa: E402
+
+KB = [sys.executable, "-m", "kb"]
+CJS_BATCH = 4000  # files per check-jsonschema call (keeps the command line short)
+
+
+@dataclass
+class Run:
+    seconds: float
+    peak_mb: float
+    exit_code: int
+    last_line: str
+
+
+@dataclass
+class Step:
+    name: str
+    command: list[list[str]]  # one or more commands, timed together
+    cwd: Path
+    prepare: Callable[[int], None] = lambda rep: None
+    runs: list[Run] = field(default_factory=list)
+    note: str = ""
+
+
+def run_process(argv: list[str], cwd: Path, env: dict[str, str]) -> Run:
+    """Run one process to the end; wall time, peak RSS (wait4) and the last output line."""
+    with tempfile.TemporaryFile() as out:
+        start = time.perf_counter()
+        child = subprocess.Popen(argv, cwd=cwd, env=env, stdout=out, stderr=subprocess.STDOUT)
+        _, status, usage = os.wait4(child.pid, 0)
+        elapsed = time.perf_counter() - start
+        child.returncode = os.waitstatus_to_exitcode(status)
+        out.seek(0)
+        lines = out.read().decode("utf-8", "replace").strip().splitlines()
+    return Run(elapsed, usage.ru_maxrss / 1024, child.returncode, lines[-1] if lines else "")
+
+
+def measure(step: Step, repeats: int, env: dict[str, str]) -> Step:
+    for rep in range(repeats):
+        step.prepare(rep)
+        parts = [run_process(argv, step.cwd, env) for argv in step.command]
+        step.runs.append(Run(sum(p.seconds for p in parts), max(p.peak_mb for p in parts),
+                             max(p.exit_code for p in parts), parts[-1].last_line))
+    return step
+
+
+def median(step: Step) -> float:
+    return statistics.median(r.seconds for r in step.runs)
+
+
+# --- the steps ------------------------------------------------------------------------------
+
+
+def cjs_commands(records: Path) -> list[list[str]]:
+    """check-jsonschema over every file, one schema per kind, in batches."""
+    from make_corpus import KIND_OF
+
+    exe = shutil.which("check-jsonschema")
+    assert exe is not None
+    commands = []
+    for folder in sorted(p.name for p in records.iterdir() if p.is_dir()):
+        files = sorted(str(p) for p in (records / folder).glob("*.yaml"))
+        schema = REPO / "schemas" / f"{KIND_OF[folder]}.schema.json"
+        for start in range(0, len(files), CJS_BATCH):
+            commands.append([exe, "--base-uri", f"{(REPO / 'schemas').as_uri()}/",
+                             "--schemafile", str(schema), *files[start:start + CJS_BATCH]])
+    return commands
+
+
+def hot_changer(records: Path) -> tuple[Callable[[int], None], Callable[[], None]]:
+    """Change the hot accelerator's HBM bandwidth a little (claims stay within rel_tol)."""
+    path = records / f"{HOT_HARDWARE}.yaml"
+    original = path.read_text(encoding="utf-8")
+    pattern = re.compile(r"(\n  bandwidth: \{value: )(\d+)")
+    base = int(pattern.search(original).group(2))  # type: ignore[union-attr]
+
+    def change(rep: int) -> None:
+        path.write_text(pattern.sub(lambda m: f"{m.group(1)}{base + rep + 1}", original, count=1),
+                        encoding="utf-8")
+
+    def restore() -> None:
+        path.write_text(original, encoding="utf-8")
+
+    return change, restore
+
+
+def dependents(records: Path) -> int:
+    needle = HOT_HARDWARE.encode()
+    return sum(needle in p.read_bytes() for p in records.rglob("*.yaml")) - 1
+
+
+def kb_has(command: str) -> bool:
+    probe = subprocess.run([*KB, command, "--help"], capture_output=True, cwd=REPO)
+    return probe.returncode == 0
+
+
+def steps_for(corpus: Path, args: argparse.Namespace, n: int) -> list[Step]:
+    records, cache = corpus / "records", corpus / ".kb-cache"
+    floor = [sys.executable, str(BENCH / "floor.py")]
+
+    def clear_cache(rep: int) -> None:
+        shutil.rmtree(cache, ignore_errors=True)
+
+    change, _ = hot_changer(records)
+    steps = [
+        Step("read files", [[*floor, "read", str(records)]], corpus),
+        Step("parse (CSafeLoader, 1 process)", [[*floor, "parse", str(records)]], corpus),
+        Step("kb schema stage (load+schema+line:col)", [[*floor, "schema", str(records)]], corpus),
+    ]
+    if shutil.which("check-jsonschema") and n <= args.cjs_max:
+        steps.append(Step("check-jsonschema (kb schemas)", cjs_commands(records), corpus))
+    steps += [
+        Step("kb validate, cold", [[*KB, "validate"]], corpus, clear_cache),
+        Step("kb validate, warm", [[*KB, "validate"]], corpus),
+        Step("kb validate, 1 changed", [[*KB, "validate"]], corpus, change,
+             note=f"{HOT_HARDWARE} + {dependents(records)} dependents"),
+    ]
+    if kb_has("build") and n <= args.build_max:
+        site = corpus / "site"
+        steps += [
+            Step("kb build, cold", [[*KB, "build", "--out", str(site)]], corpus,
+                 lambda rep: (clear_cache(rep), shutil.rmtree(site, ignore_errors=True))),
+            Step("kb build, 1 changed", [[*KB, "build", "--out", str(site)]], corpus,
+                 lambda rep: change(rep + 5)),
+        ]
+    return steps
+
+
+# --- reporting ------------------------------------------------------------------------------
+
+
+def machine() -> str:
+    cpu = platform.processor() or "unknown CPU"
+    try:
+        text = Path("/proc/cpuinfo").read_text()
+        cpu = re.search(r"model name\s*:\s*(.+)", text).group(1)  # type: ignore[union-attr]
+    except (OSError, AttributeError):
+        pass
+    when = datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
+    return (f"{cpu}, {os.cpu_count()} CPUs, {platform.system()} {platform.release()}, "
+            f"Python {platform.python_version()}; {when}")
+
+
+def print_table(n: int, avg_kb: float, steps: list[Step], repeats: int) -> None:
+    parse = next(s for s in steps if s.name.startswith("parse"))
+    print(f"\nN = {n:,} records ({avg_kb:.2f} KB each on average), {repeats} run(s) per step")
+    header = f"{'step':<40} {'median s':>9} {'min-max s':>15} {'ms/rec':>7} {'x parse':>8} "
+    print(header + f"{'peak MB':>8}  exit  output")
+    for step in steps:
+        times = [r.seconds for r in step.runs]
+        mid = median(step)
+        span = f"{min(times):.2f}-{max(times):.2f}"
+        peak = max(r.peak_mb for r in step.runs)
+        exits = ",".join(sorted({str(r.exit_code) for r in step.runs}))
+        output = step.runs[-1].last_line[:60] + (f" [{step.note}]" if step.note else "")
+        print(f"{step.name:<40} {mid:>9.3f} {span:>15} {1000 * mid / n:>7.3f} "
+              f"{mid / median(parse):>8.2f} {peak:>8.0f}  {exits:>4}  {output}")
+    print_ratios(steps)
+
+
+def print_ratios(steps: list[Step]) -> None:
+    named = {s.name: median(s) for s in steps}
+    parse = named["parse (CSafeLoader, 1 process)"]
+    cold = named["kb validate, cold"]
+    print(f"  kb validate cold / CSafeLoader parse:          {cold / parse:.2f}x (target <= 1.5x)")
+    if "check-jsonschema (kb schemas)" in named:
+        schema_stage = named["kb schema stage (load+schema+line:col)"]
+        ratio = named["check-jsonschema (kb schemas)"] / schema_stage
+        print(f"  check-jsonschema / kb schema stage:            {ratio:.1f}x (target >= 10x)")
+        print(f"  check-jsonschema / kb validate cold (all rules): "
+              f"{named['check-jsonschema (kb schemas)'] / cold:.1f}x")
+    print(f"  kb validate warm; 1 changed:                   {named['kb validate, warm']:.2f} s; "
+          f"{named['kb validate, 1 changed']:.2f} s (target < 1 s at 10,000)")
+
+
+def startup_times(repeats: int) -> None:
+    """`kb --help`, `kb explain`, and the shipped knowledge base cold."""
+    env = dict(os.environ)
+    with tempfile.TemporaryDirectory() as cache:
+        env["KB_CACHE_DIR"] = cache
+        rows = [
+            ("kb --help", [*KB, "--help"], None),
+            ("kb explain SC001", [*KB, "explain", "SC001"], None),
+            ("kb validate (shipped records/), cold", [*KB, "validate"], cache),
+        ]
+        print(f"\nStart-up and the shipped knowledge base ({repeats} run(s))")
+        for name, argv, clear in rows:
+            times = []
+            for _ in range(repeats):
+                if clear:
+                    shutil.rmtree(clear, ignore_errors=True)
+                times.append(run_process(argv, REPO, env))
+            mid = statistics.median(r.seconds for r in times)
+            low, high = min(r.seconds for r in times), max(r.seconds for r in times)
+            peak = max(r.peak_mb for r in times)
+            print(f"{name:<40} {mid:>9.3f} {low:>7.2f}-{high:<7.2f} peak {peak:.0f} MB"
+                  f"  exit {times[-1].exit_code}")
+
+
+def bench_size(n: int, args: argparse.Namespace, work: Path) -> None:
+    corpus = work / f"kb-{n}"
+    start = time.perf_counter()
+    write_corpus(n, corpus)
+    records = corpus / "records"
+    files = list(records.rglob("*.yaml"))
+    avg_kb = sum(p.stat().st_size for p in files) / len(files) / 1024
+    print(f"\n[corpus of {n:,} written in {time.perf_counter() - start:.1f} s at {corpus}]",
+          flush=True)
+    env = dict(os.environ, KB_CACHE_DIR=str(corpus / ".kb-cache"))
+    steps = steps_for(corpus, args, n)
+    _, restore = hot_changer(records)
+    try:
+        for step in steps:
+            measure(step, args.repeats, env)
+            print(f"  measured {step.name}: {median(step):.3f} s", file=sys.stderr, flush=True)
+    finally:
+        restore()
+    print_table(n, avg_kb, steps, args.repeats)
+    if not args.keep:
+        shutil.rmtree(corpus, ignore_errors=True)
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--sizes", default="1000,10000",
+                        help="comma-separated N (default 1000,10000)")
+    parser.add_argument("--repeats", type=int, default=3, help="runs per step (default 3)")
+    parser.add_argument("--quick", action="store_true", help="N = 200, one run: the CI smoke run")
+    parser.add_argument("--cjs-max", type=int, default=10000,
+                        help="skip check-jsonschema above this N (it takes ~12 ms/record)")
+    parser.add_argument("--build-max", type=int, default=10000, help="skip kb build above this N")
+    parser.add_argument("--work", type=Path, help="where corpora go (default: a temp folder)")
+    parser.add_argument("--keep", action="store_true", help="keep the corpora")
+    args = parser.parse_args(argv)
+    if args.quick:
+        args.sizes, args.repeats = "200", 1
+    sizes = [int(s.replace("_", "")) for s in args.sizes.split(",") if s]
+    print(f"kb benchmarks — {machine()}")
+    startup_times(args.repeats)
+    work = args.work or Path(tempfile.mkdtemp(prefix="kb-bench-"))
+    for n in sizes:
+        bench_size(n, args, work)
+    if args.work is None and not args.keep:
+        shutil.rmtree(work, ignore_errors=True)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
