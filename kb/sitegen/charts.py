@@ -149,7 +149,7 @@ def stacked_bars(chart: Chart, bars: list[Bar]) -> dict[str, Any]:
     """Components stacked per bar (linear y from 0); infeasible bars are a labelled gap."""
     totals = [sum(v for _, v in b.parts) for b in bars if not b.infeasible] or [1.0]
     y_axis = Axis(0.0, max(totals) * 1.1 or 1.0, PLOT["bottom"], PLOT["top"], False)
-    components = sorted({name for b in bars for name, _ in b.parts})
+    components = list(dict.fromkeys(name for b in bars for name, v in b.parts if v > 0))
     slot = (PLOT["right"] - PLOT["left"]) / max(len(bars), 1)
     series = [{"name": c, "path": "", "bars": []} for c in components]
     marks = []

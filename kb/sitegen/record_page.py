@@ -10,6 +10,7 @@ from kb.sitegen import urls
 from kb.sitegen.equations_view import equations_context
 from kb.sitegen.fields import link_for, text_node, value_tree
 from kb.sitegen.flop_chart import flop_charts
+from kb.sitegen.ledger_view import ledger_context
 
 HEADER_FIELDS = ("kind", "id", "title", "version", "status", "summary", "tags", "history")
 SECTION_FIELDS = ("symbols", "equations", "derivations", "claims", "evidence")
@@ -30,9 +31,17 @@ def record_context(record: Record, kb: KnowledgeBase) -> dict[str, Any]:
         "used_by": used_by(record, kb),
         "waivers": record.waivers,
         "equations": equations_context(record, kb),
-        "charts": flop_charts(record, kb) if record.kind == "flop_class" else [],
-        "ledger": {"shown": False},
+        **charts_and_ledger(record, kb),
     }
+
+
+def charts_and_ledger(record: Record, kb: KnowledgeBase) -> dict[str, Any]:
+    """A flop class gets its chart; a placement its ledger and stacked chart."""
+    if record.kind == "placement":
+        ledger, charts = ledger_context(record, kb)
+        return {"ledger": ledger, "charts": charts}
+    charts = flop_charts(record, kb) if record.kind == "flop_class" else []
+    return {"ledger": {"shown": False}, "charts": charts}
 
 
 def _tags(record: Record) -> list[str]:
