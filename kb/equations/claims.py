@@ -85,7 +85,7 @@ def _check_claim(ctx: Context, claim_id: str) -> None:
         state, detail, claimed, computed = UNVERIFIED, f"unverified (timeout): {exc}", "", ""
         ctx.system.add("EQ014", ctx.pointer, f"claim {claim_id}: {detail}", "simplify the claim")
     except ClaimError as exc:
-        ctx.system.add(exc.code, pointer_join(ctx.pointer, exc.field), f"claim {claim_id}: {exc}",
+        ctx.system.add(exc.code, pointer_join(ctx.pointer, *exc.field.split("/")), f"claim {claim_id}: {exc}",
                        exc.hint, exc.related or ctx.related)
         state, detail, claimed, computed = INVALID, str(exc), "", ""
     ctx.system.items.append(Item("claim", claim_id, ctx.pointer, state, detail, claimed, computed))
