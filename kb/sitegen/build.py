@@ -38,6 +38,7 @@ class Site:
     findings: list[Finding]
     writer: SiteWriter
     env: Any = None
+    charts: list[dict[str, Any]] = field(default_factory=list)
 
     def page(self, template: str, page: str, **context: Any) -> None:
         html = render_page(self.env, template, page, {**self.common, **context})
@@ -79,6 +80,7 @@ def build(
         write_kind_indexes(site)
         write_record_pages(site, progress)
         write_hardware_table(site)
+        write_charts(site)
         write_rules_catalogue(site)
         write_methodology(site)
         write_schemas(site)
@@ -104,7 +106,10 @@ def write_kind_indexes(site: Site) -> None:
 
 def write_record_pages(site: Site, progress: Progress | None) -> None:
     for record in site.kb:
-        site.page("record.html", urls.record_page(record.id), **record_context(record, site.kb))
+        context = record_context(record, site.kb)
+        site.page("record.html", urls.record_page(record.id), **context)
+        site.charts.extend({"record": record, "url": urls.record_page(record.id), "chart": chart}
+                           for chart in context["charts"])
         site.writer.write_text(urls.record_json(record.id), record_json(record.data))
         if progress is not None:
             progress(1)
@@ -112,6 +117,10 @@ def write_record_pages(site: Site, progress: Progress | None) -> None:
 
 def write_hardware_table(site: Site) -> None:
     site.page("hardware.html", urls.HARDWARE_TABLE, table=hardware_table(site.kb))
+
+
+def write_charts(site: Site) -> None:
+    site.page("charts.html", urls.CHARTS, entries=site.charts)
 
 
 def write_rules_catalogue(site: Site) -> None:

@@ -63,11 +63,8 @@ def nice_ticks(low: float, high: float, log: bool) -> list[float]:
         for exponent in range(math.floor(math.log10(low)), math.ceil(math.log10(high)) + 1):
             ticks.extend(m * 10.0**exponent for m in (1, 2, 5))
         return [t for t in ticks if low <= t <= high]
-    step = 10 ** math.floor(math.log10(max(high - low, 1e-12)))
-    for factor in (1, 2, 5, 10):
-        if (high - low) / (step * factor) <= 6:
-            step *= factor
-            break
+    base = 10 ** math.floor(math.log10(max(high - low, 1e-12))) / 10
+    step = next(base * f for f in (1, 2, 5, 10, 20, 50, 100) if (high - low) / (base * f) <= 6)
     first = math.ceil(low / step) * step
     return [first + i * step for i in range(int((high - first) / step) + 1)]
 
