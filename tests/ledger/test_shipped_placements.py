@@ -1,0 +1,71 @@
+"""The shipped placements, run as a user would: `kb ledger` on records/ and `kb validate`."""
+
+from __future__ import annotations
+
+import json
+from fractions import Fraction
+from pathlib import Path
+
+from click.testing import CliRunner
+from ledger_fixtures import write_tree
+
+from kb.cli import cli
+
+ROOT = Path(__file__).resolve().parents[2] / "records"
+TWO_HOSTS_8B = "placements/coherent-host-vs-two-hosts-8b"
+TWO_HOSTS_70B = "placements/coherent-host-vs-two-hosts-70b"
+TP_70B = "placements/tp-llama-3.1-70b-nvswitch-vs-pcie"
+
+
+def run(*args: str) -> tuple[int, str]:
+    result = CliRunner().invoke(cli, [*args, "--root", str(ROOT)])
+    return result.exit_code, result.output
+
+
+def test_seed_example_break_even_is_printed_with_interconnects_on_each_side() -> None:
+    """Llama 3.1 8B: reference 16.05999 GB / 800 GB/s = 20.07499 ms; the pair reads half each
+    (10.037494 ms) and pays 64 all-reduces of 8192 B on 2 ranks over 400GbE: 128 messages x
+    10 us + 524,288 B / 50 GB/s = 1.28 ms + 10.48576 us. Tie in latency when
+    128*L + 10.48576 us = 20.07499 - 10.037494 ms, i.e. L = 78.336 us (exactly)."""
+    code, out = run("ledger", TWO_HOSTS_8B)
+    assert code == 0, out
+    assert "4. Break-even envelope" in out
+    assert "latency of interconnects/ethernet-400g-roce: tie at 78.336 us" in out
+    assert "candidate faster: " in out and "interconnects/pcie-4-x16 (31.5 GB/s)" in out
+    doc = json.loads(run("ledger", TWO_HOSTS_8B, "--format", "json")[1])
+    latency = next(b for b in doc["break_even"] if b["parameter"] == "latency")
+    assert Fraction(latency["values"][0]["exact"]) == Fraction(78336, 10**9)
+
+
+def test_tp_break_even_places_interconnects_on_both_sides() -> None:
+    code, out = run("ledger", TP_70B)
+    assert code == 0, out
+    doc = json.loads(run("ledger", TP_70B, "--format", "json")[1])
+    bandwidth = next(b for b in doc["break_even"] if b["parameter"] == "bandwidth")
+    sides = {p["interconnect"]: p["side"] for p in bandwidth["sides"]}
+    assert sides["interconnects/nvlink-5"] == "candidate faster"
+    assert sides["interconnects/nvlink-4"] == "tie"
+    assert sides["interconnects/pcie-4-x16"] == "reference faster"
+
+
+def test_seed_example_infeasible_side_has_no_ratio() -> None:
+    code, out = run("ledger", TWO_HOSTS_70B)
+    assert code == 0, out
+    assert "INFEASIBLE" in out and "short by 2.55239 GB" in out
+    assert "ratio c/r" not in out and "T_r/T_c" not in out
+
+
+def test_shipped_ledger_records_validate_clean() -> None:
+    paths = [str(ROOT / p) for p in ("placements", "proposals", "strategies")]
+    result = CliRunner().invoke(cli, ["validate", *paths, "--root", str(ROOT)])
+    assert result.exit_code == 0, result.output
+
+
+def test_host_crossing_proposal_without_placement_fails_validation(tmp_path: Path) -> None:
+    proposal = {"kind": "proposal", "id": "proposals/bad", "title": "Bad", "version": 1,
+                "status": "draft", "text": "Shard across two hosts.", "crosses": ["host"],
+                "history": [{"version": 1, "date": "2026-11-30", "change": "Test."}]}
+    root = write_tree(tmp_path, {"proposals/bad": proposal}) / "records"
+    result = CliRunner().invoke(cli, ["validate", "--root", str(root)])
+    assert result.exit_code == 1
+    assert "LG002" in result.output and "bad.yaml:" in result.output
