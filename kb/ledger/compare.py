@@ -97,6 +97,7 @@ def compare(envelope: Envelope, ref: Side, cand: Side) -> Comparison:
     reason = withheld_reason(ref, cand)
     if reason:
         return Comparison(ref.option.name, cand.option.name, withheld=reason)
-    dims = _dimensions(envelope, ref, cand)
-    return Comparison(ref.option.name, cand.option.name, dims, dims[0].reference /
-                      dims[0].candidate if dims[0].candidate else None)
+    assert ref.ledger is not None and cand.ledger is not None  # both feasible
+    tr, tc = ref.ledger.total, cand.ledger.total
+    return Comparison(ref.option.name, cand.option.name, _dimensions(envelope, ref, cand),
+                      tr / tc if tc else None)

@@ -100,7 +100,7 @@ def receipt_bandwidth(receipts: Iterable[Record], link: str, pattern: str, ranks
             if not isinstance(row, dict) or row.get("gpus") not in (None, ranks):
                 continue
             try:
-                row_size = figure(row.get("message_size"), receipt.id).value
+                row_size = figure(row.get("message_size") or {}, receipt.id).value
             except QuantityError:
                 continue
             ratio = max(row_size / size, size / row_size) if row_size and size else None
