@@ -18,6 +18,7 @@ import yaml
 
 from kb.findings import Finding, Location, Severity
 from kb.model import KIND_BY_FOLDER, KnowledgeBase, Record
+from kb.recordcache import RecordCache, content_digest, finding_from_tuple
 from kb.yamlsafe import load_yaml, max_nesting
 
 MAX_FILE_BYTES = 2 * 1024 * 1024
@@ -28,13 +29,17 @@ _SAFE_INDICATORS = 5_000
 
 
 def load_knowledge_base(
-    root: Path, paths: Sequence[Path] | None = None
+    root: Path, paths: Sequence[Path] | None = None, cache: RecordCache | None = None
 ) -> tuple[KnowledgeBase, list[Finding]]:
-    """Load every record under `root` (or only `paths`) into a KnowledgeBase."""
+    """Load every record under `root` (or only `paths`) into a KnowledgeBase.
+
+    With a `cache`, files whose bytes are unchanged since the last run are not parsed again.
+    """
     kb = KnowledgeBase(root=str(root))
     findings: list[Finding] = []
+    identities = _Identities(root)
     for path in record_files(root, paths):
-        record, problems = load_record(root, path)
+        record, problems = _load_cached(path, identities, cache)
         findings.extend(problems)
         if record is not None:
             kb.add(record)
@@ -77,10 +82,63 @@ def load_record(root: Path, path: Path) -> tuple[Record | None, list[Finding]]:
     return Record(record_id, kind, shown, data, digest), findings
 
 
+def _load_cached(
+    path: Path, identities: _Identities, cache: RecordCache | None
+) -> tuple[Record | None, list[Finding]]:
+    """Like load_record, reusing the parse of an unchanged file from the cache."""
+    shown = display_path(path)
+    raw, problem = _read_bytes(path, shown)
+    if problem is not None:
+        return None, [problem]
+    assert raw is not None
+    digest = content_digest(raw)
+    key = RecordCache.key(shown, digest)
+    entry = cache.get(key) if cache is not None else None
+    if entry is not None:
+        data, findings = entry[0], [finding_from_tuple(item) for item in entry[1]]
+    else:
+        data, findings = _parse_bytes(raw, shown)
+        if cache is not None:
+            cache.put_load(key, data, findings)
+    if data is None:
+        return None, findings
+    record_id, kind = identities(path)
+    return Record(record_id, kind, shown, data, digest), findings
+
+
+def _parse_bytes(raw: bytes, shown: str) -> tuple[dict[str, Any] | None, list[Finding]]:
+    text, problem = _decode(raw, shown)
+    if problem is not None:
+        return None, [problem]
+    assert text is not None
+    return parse_document(text, shown)
+
+
+class _Identities:
+    """identity_from_path with the root and each folder resolved once, not once per file."""
+
+    def __init__(self, root: Path) -> None:
+        self.root = root
+        self.resolved_root = root.resolve()
+        self.folders: dict[Path, Path] = {}
+
+    def __call__(self, path: Path) -> tuple[str, str]:
+        folder = self.folders.get(path.parent)
+        if folder is None:
+            folder = self.folders[path.parent] = path.parent.resolve()
+        # A file that is not a symlink resolves to its resolved folder plus its name.
+        resolved = path.resolve() if path.is_symlink() else folder / path.name
+        return _identity(self.resolved_root, resolved, path)
+
+
 def identity_from_path(root: Path, path: Path) -> tuple[str, str]:
     """The id (path under root without .yaml) and the kind its folder implies ('' if none)."""
+    return _identity(root.resolve(), path.resolve(), path)
+
+
+def _identity(resolved_root: Path, resolved: Path, path: Path) -> tuple[str, str]:
     try:
-        relative = path.resolve().relative_to(root.resolve())
+        relative = resolved.relative_to(resolved_root)
     except ValueError:
         relative = Path(path.name)
     record_id = relative.with_suffix("").as_posix()
@@ -93,7 +151,8 @@ def parse_document(text: str, shown: str) -> tuple[dict[str, Any] | None, list[F
     if _may_nest_deeply(text):
         depth = _safe_nesting(text)
         if depth > MAX_DEPTH:
-            return None, [_load_finding("LD007", shown, 1, 1, f"nesting depth {depth} exceeds {MAX_DEPTH}")]
+            message = f"nesting depth exceeds {MAX_DEPTH}"
+            return None, [_load_finding("LD007", shown, 1, 1, message)]
     try:
         data, problems = load_yaml(text)
     except yaml.MarkedYAMLError as exc:
@@ -126,14 +185,25 @@ def _check_shape(
 
 
 def _read_text(path: Path, shown: str) -> tuple[str | None, Finding | None]:
+    raw, problem = _read_bytes(path, shown)
+    if problem is not None:
+        return None, problem
+    assert raw is not None
+    return _decode(raw, shown)
+
+
+def _read_bytes(path: Path, shown: str) -> tuple[bytes | None, Finding | None]:
     try:
         size = path.stat().st_size
         if size > MAX_FILE_BYTES:
             message = f"file is {size:,} bytes, over the {MAX_FILE_BYTES:,}-byte limit"
             return None, _load_finding("LD003", shown, 1, 1, message)
-        raw = path.read_bytes()
+        return path.read_bytes(), None
     except OSError as exc:
         return None, _load_finding("LD001", shown, 1, 1, f"cannot read file: {exc.strerror or exc}")
+
+
+def _decode(raw: bytes, shown: str) -> tuple[str | None, Finding | None]:
     try:
         return raw.decode("utf-8"), None
     except UnicodeDecodeError as exc:
@@ -150,7 +220,7 @@ def _may_nest_deeply(text: str) -> bool:
 
 def _safe_nesting(text: str) -> int:
     try:
-        return max_nesting(text)
+        return max_nesting(text, limit=MAX_DEPTH)
     except yaml.YAMLError:
         return 0  # the real parse reports the syntax error with its position
 

@@ -90,13 +90,20 @@ def load_yaml(text: str) -> tuple[Any, list[YamlProblem]]:
     return data, loader.problems
 
 
-def max_nesting(text: str) -> int:
-    """Nesting depth from the parser's event stream (iterative: safe for any depth)."""
+def max_nesting(text: str, limit: int | None = None) -> int:
+    """Nesting depth from the parser's event stream (iterative: safe for any depth).
+
+    With `limit`, stops as soon as the depth exceeds it: libyaml's scanner does
+    work proportional to the open flow levels for every token, so walking a
+    200,000-deep list to its end takes minutes; stopping at limit + 1 is instant.
+    """
     depth = deepest = 0
     for event in yaml.parse(text, Loader=_BaseLoader):
         if isinstance(event, (yaml.MappingStartEvent, yaml.SequenceStartEvent)):
             depth += 1
             deepest = max(deepest, depth)
+            if limit is not None and deepest > limit:
+                return deepest
         elif isinstance(event, (yaml.MappingEndEvent, yaml.SequenceEndEvent)):
             depth -= 1
     return deepest
