@@ -12,6 +12,7 @@ exp, sqrt, ceil, floor. An equation is `lhs = rhs` with exactly one `=`.
 from __future__ import annotations
 
 import ast
+import keyword
 import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
@@ -89,6 +90,8 @@ def check_name(name: str) -> str:
         raise ExpressionError(f"name {name!r} is not a plain identifier like BW_link")
     if name in RESERVED:
         raise ExpressionError(f"name {name!r} is a function name, not a symbol")
+    if keyword.iskeyword(name) or keyword.issoftkeyword(name):
+        raise ExpressionError(f"name {name!r} is a Python keyword; pick another name")
     return name
 
 

@@ -1,0 +1,64 @@
+"""Build small KnowledgeBase objects in memory for engine tests."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import yaml
+
+from kb.model import KnowledgeBase, Record
+
+SYMBOLS = """
+symbols:
+  B: {meaning: batch, unit: "1"}
+  d: {meaning: hidden width, unit: "1"}
+  P_layer: {meaning: parameters per layer, unit: "1"}
+  BW_link: {meaning: link bandwidth, unit: GB/s}
+  BW_hbm: {meaning: HBM bandwidth, unit: GB/s}
+  B_star: {meaning: crossover batch, unit: "1"}
+equations:
+  crossover: {expr: "4*B*d/BW_link = 2*P_layer/BW_hbm"}
+  b_star: {expr: "B_star = P_layer*BW_link/(2*d*BW_hbm)"}
+"""
+
+HARDWARE = {
+    "kind": "accelerator",
+    "id": "hardware/gpu",
+    "memory": {"bandwidth": {"value": 3.35, "unit": "TB/s"},
+               "capacity": {"value": 80, "unit": "GB"}},
+}
+
+NUMERIC = """
+claims:
+  - id: b-star
+    kind: numeric
+    of: b_star
+    bind:
+      P_layer: {value: 202375168, unit: "1"}
+      d: {value: 4096, unit: "1"}
+      BW_link: {value: 450, unit: GB/s}
+      BW_hbm: hardware/gpu#memory.bandwidth
+    expect: {value: EXPECTED, unit: "1", round: 1}
+"""
+
+
+def flop(extra: str = "", base: str = SYMBOLS) -> dict[str, Any]:
+    data = yaml.safe_load(base + extra)
+    data.update({"kind": "flop_class", "id": "flops/x"})
+    return data
+
+
+def knowledge_base(root: str, *records: tuple[str, dict[str, Any]]) -> KnowledgeBase:
+    kb = KnowledgeBase(root)
+    for record_id, data in records:
+        folder = record_id.split("/")[0]
+        kind = {"flops": "flop_class", "hardware": "accelerator", "models": "model"}[folder]
+        kb.add(Record(record_id, kind, f"records/{record_id}.yaml", data))
+    return kb
+
+
+def issues(kb: KnowledgeBase, record_id: str = "flops/x") -> list[Any]:
+    from kb.equations.engine import analyse
+
+    result = analyse(kb, use_cache=False).results.get(record_id)
+    return result.issues if result else []

@@ -1,0 +1,150 @@
+"""Each kind of wrong maths gets its own code, with the computed value in the message."""
+
+from __future__ import annotations
+
+from kb.equations.engine import analyse
+from tests.equations.helpers import HARDWARE, NUMERIC, flop, issues, knowledge_base
+
+
+def codes(kb) -> list[str]:
+    return sorted(i.code for i in issues(kb))
+
+
+def test_the_right_maths_has_no_issues() -> None:
+    extra = NUMERIC.replace("EXPECTED", "3318") + """
+  - {id: s, kind: scaling, of: b_star, var: BW_link, law: proportional}
+  - {id: e, kind: effect, of: b_star, change: {d: "d/2"}, factor: 2}
+derivations:
+  - id: closed
+    steps:
+      - {rule: solve_for, from: crossover, var: B, result: b_star}
+"""
+    kb = knowledge_base("/nonexistent", ("flops/x", flop(extra)), ("hardware/gpu", HARDWARE))
+    assert codes(kb) == []
+    states = {i.id: i.state for i in analyse(kb, use_cache=False).results["flops/x"].items}
+    assert set(states.values()) == {"proved"}
+
+
+def test_wrong_closed_form_is_refuted_with_the_right_form() -> None:
+    extra = """
+derivations:
+  - id: closed
+    steps:
+      - {rule: solve_for, from: crossover, var: B, result: wrong}
+"""
+    data = flop(extra)
+    data["equations"]["wrong"] = {"expr": "B_star = P_layer*BW_link/(4*d*BW_hbm)"}
+    found = issues(knowledge_base("/x", ("flops/x", data)))
+    assert [i.code for i in found] == ["EQ005"]
+    assert "B = BW_link*P_layer/(2*BW_hbm*d)" in found[0].message
+    assert found[0].pointer == "/derivations/0/steps/0"
+
+
+def test_wrong_numeric_claim_names_the_computed_value_and_the_bound_file() -> None:
+    extra = NUMERIC.replace("EXPECTED", "3000")
+    kb = knowledge_base("/x", ("flops/x", flop(extra)), ("hardware/gpu", HARDWARE))
+    found = issues(kb)
+    assert [i.code for i in found] == ["EQ007"]
+    assert "3318.4478" in found[0].message and "222336/67" in found[0].message
+    assert [loc.path for loc in found[0].related] == ["records/hardware/gpu.yaml"]
+    assert found[0].related[0].pointer == "/memory/bandwidth"
+
+
+def test_wrong_scaling_claim() -> None:
+    extra = """
+claims:
+  - {id: s, kind: scaling, of: b_star, var: d, law: proportional}
+"""
+    found = issues(knowledge_base("/x", ("flops/x", flop(extra))))
+    assert [i.code for i in found] == ["EQ008"]
+    assert "elasticity -1" in found[0].message
+
+
+def test_affine_is_told_apart_from_proportional() -> None:
+    base = """
+symbols:
+  T: {meaning: time, unit: s}
+  t_0: {meaning: fixed latency, unit: s}
+  n: {meaning: bytes, unit: B}
+  BW: {meaning: bandwidth, unit: GB/s}
+equations:
+  transfer: {expr: "T = t_0 + n/BW"}
+claims:
+  - {id: affine, kind: scaling, of: transfer, var: n, law: affine}
+  - {id: proportional, kind: scaling, of: transfer, var: n, law: proportional}
+  - {id: asymptotic, kind: scaling, of: transfer, var: n, law: proportional, asymptotic: true}
+"""
+    found = issues(knowledge_base("/x", ("flops/x", flop(base=base))))
+    assert [(i.code, i.pointer) for i in found] == [("EQ008", "/claims/1")]
+
+
+def test_wrong_effect_claim() -> None:
+    extra = """
+claims:
+  - {id: e, kind: effect, of: b_star, change: {d: "d/2"}, factor: 0.5}
+"""
+    found = issues(knowledge_base("/x", ("flops/x", flop(extra))))
+    assert [i.code for i in found] == ["EQ009"]
+    assert "factor 2" in found[0].message
+
+
+def test_dimensionally_inconsistent_equation() -> None:
+    data = flop()
+    data["equations"]["bad"] = {"expr": "B_star = P_layer + BW_link"}
+    found = issues(knowledge_base("/x", ("flops/x", data)))
+    assert [i.code for i in found] == ["EQ004"]
+    assert "B·s^-1" in found[0].message
+
+
+def test_binding_problems_have_their_own_codes() -> None:
+    cases = {
+        "hardware/gpu#memory.nothing": "EQ010",
+        "hardware/none#memory.bandwidth": "EQ010",
+        "hardware/gpu#memory": "EQ011",
+        "hardware/gpu#memory.capacity": "EQ012",
+    }
+    for spec, code in cases.items():
+        extra = NUMERIC.replace("EXPECTED", "3318").replace("hardware/gpu#memory.bandwidth", spec)
+        kb = knowledge_base("/x", ("flops/x", flop(extra)), ("hardware/gpu", HARDWARE))
+        found = issues(kb)
+        assert [i.code for i in found] == [code], spec
+        assert found[0].pointer == "/claims/0/bind/BW_hbm"
+
+
+def test_approximation_beyond_its_tolerance_is_refuted() -> None:
+    base = """
+symbols:
+  N: {meaning: ranks, unit: "1"}
+  s: {meaning: message, unit: B}
+  V: {meaning: exact volume, unit: B}
+  V_inf: {meaning: large-N volume, unit: B}
+equations:
+  ring: {expr: "V = 2*(N - 1)/N*s"}
+  large: {expr: "V_inf = 2*s"}
+derivations:
+  - id: saturation
+    steps:
+      - {rule: approximate, from: ring, var: N, range: [4, oo], tolerance: 0.25, result: large}
+"""
+    found = issues(knowledge_base("/x", ("flops/x", flop(base=base))))
+    assert [i.code for i in found] == ["EQ005"]
+    assert "1/3" in found[0].message and "N=4" in found[0].message
+
+
+def test_derived_model_figures_are_recomputed() -> None:
+    model = {
+        "kind": "model",
+        "geometry": {"d_model": 4096, "d_ff": 14336, "layers": 32, "heads": 32, "kv_heads": 8,
+                     "vocab": 128256, "mlp": "gated"},
+        "derived": {"params_per_layer": {"value": 218103808, "unit": "1"},
+                    "params_total": {"value": 8030261248, "unit": "1"}},
+        "counting": "matrices+norms",
+    }
+    found = issues(knowledge_base("/x", ("models/m", model)), "models/m")
+    # matrices+norms adds 2*d per layer: the per-layer figure omits it, the total
+    # (the published 8,030,261,248) includes the norms and the final norm
+    assert [(i.code, i.pointer) for i in found] == [("EQ013", "/derived/params_per_layer/value")]
+    assert "218,112,000" in found[0].message
+    model["counting"] = "matrices"
+    model["derived"]["params_total"]["value"] = 8029995008
+    assert issues(knowledge_base("/x", ("models/m", model)), "models/m") == []

@@ -1,0 +1,156 @@
+"""The engine as a whole: caching, dependants, time budgets, and the shipped seed record."""
+
+from __future__ import annotations
+
+import threading
+import time
+from pathlib import Path
+
+import pytest
+
+from kb.equations import engine
+from kb.equations.timeout import CheckTimeout, run_with_budget
+from tests.conftest import run_kb
+from tests.equations.helpers import HARDWARE, NUMERIC, flop, knowledge_base
+
+SEED = "flops/sched-tensor-parallel-crossover"
+
+
+def _kb(root: Path, bandwidth: float = 3.35):
+    hardware = {**HARDWARE, "memory": {**HARDWARE["memory"],
+                                       "bandwidth": {"value": bandwidth, "unit": "TB/s"}}}
+    data = flop(NUMERIC.replace("EXPECTED", "3318"))
+    return knowledge_base(str(root), ("flops/x", data), ("hardware/gpu", hardware))
+
+
+def test_second_run_with_nothing_changed_does_no_symbolic_work(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("KB_CACHE_DIR", str(tmp_path / "cache"))
+    before = engine.STATS["symbolic"]
+    first = engine.analyse(_kb(tmp_path))
+    assert engine.STATS["symbolic"] == before + 1
+    second = engine.analyse(_kb(tmp_path))
+    assert engine.STATS["symbolic"] == before + 1
+    assert second.results["flops/x"].items == first.results["flops/x"].items
+    changed = engine.analyse(_kb(tmp_path, bandwidth=3.0))
+    assert engine.STATS["symbolic"] == before + 2
+    assert [i.code for i in changed.results["flops/x"].issues] == ["EQ007"]
+
+
+def test_a_corrupt_cache_is_a_miss(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    cache = tmp_path / "cache"
+    monkeypatch.setenv("KB_CACHE_DIR", str(cache))
+    engine.analyse(_kb(tmp_path))
+    for entry in cache.glob("eq-*.json"):
+        entry.write_text("{not json", encoding="utf-8")
+    before = engine.STATS["symbolic"]
+    result = engine.analyse(_kb(tmp_path))
+    assert engine.STATS["symbolic"] == before + 1
+    assert result.results["flops/x"].issues == []
+
+
+def test_dependants_follow_bindings(tmp_path: Path) -> None:
+    kb = _kb(tmp_path)
+    assert engine.dependants(kb, "hardware/gpu") == ["flops/x"]
+    assert engine.dependants(kb, "flops/x") == []
+
+
+def test_budget_stops_runaway_work_in_the_main_thread() -> None:
+    started = time.perf_counter()
+    with pytest.raises(CheckTimeout):
+        run_with_budget(lambda: time.sleep(5), 0.3)
+    assert time.perf_counter() - started < 1.5
+    assert run_with_budget(lambda: 41 + 1, 1.0) == 42
+
+
+def test_budget_works_off_the_main_thread_too() -> None:
+    outcome: dict[str, object] = {}
+
+    def worker() -> None:
+        started = time.perf_counter()
+        try:
+            run_with_budget(lambda: time.sleep(5), 0.3)
+        except CheckTimeout:
+            outcome["timed_out_after"] = time.perf_counter() - started
+        outcome["value"] = run_with_budget(lambda: "done", 5.0)
+
+    thread = threading.Thread(target=worker)
+    thread.start()
+    thread.join(10)
+    assert outcome["value"] == "done"
+    assert outcome["timed_out_after"] < 1.5  # type: ignore[operator]
+
+
+def test_changing_h100_bandwidth_fails_the_flop_class_naming_both_files(
+    shipped_copy: Path, tmp_path: Path
+) -> None:
+    hardware = shipped_copy / "hardware" / "nvidia-h100-sxm.yaml"
+    original = hardware.read_text(encoding="utf-8")
+    assert "bandwidth: {value: 3350, unit: GB/s" in original
+    hardware.write_text(original.replace("bandwidth: {value: 3350, unit: GB/s",
+                                         "bandwidth: {value: 3000, unit: GB/s"), encoding="utf-8")
+    broken = run_kb(["validate", "--root", str(shipped_copy)], cwd=tmp_path)
+    assert broken.returncode == 1, broken.stdout + broken.stderr
+    lines = broken.stdout.splitlines()
+    claim_lines = [n for n, line in enumerate(lines)
+                   if "sched-tensor-parallel-crossover.yaml" in line and "EQ007" in line]
+    assert claim_lines, broken.stdout
+    block = []
+    for line in lines[claim_lines[0] + 1:]:
+        if not line.startswith(" "):
+            break
+        block.append(line)
+    assert any("see: records/hardware/nvidia-h100-sxm.yaml:" in line for line in block), block
+    assert "computed 3705.6" in broken.stdout  # 202375168*450/(8192*3000), recomputed
+    hardware.write_text(original, encoding="utf-8")
+    restored = run_kb(["validate", "--root", str(shipped_copy)], cwd=tmp_path)
+    assert restored.returncode in (0, 1), restored.stderr
+    assert " EQ0" not in restored.stdout, restored.stdout
+
+
+def test_every_item_of_the_seed_record_is_proved() -> None:
+    from kb.loader import load_knowledge_base
+    from tests.conftest import SHIPPED_RECORDS
+
+    kb, _ = load_knowledge_base(SHIPPED_RECORDS)
+    result = engine.analyse(kb, use_cache=False).results[SEED]
+    assert result.issues == []
+    assert {item.state for item in result.items} == {"proved"}
+    ids = {item.id for item in result.items}
+    for claim in ("b-star-nvlink-full", "b-star-nvlink-single", "b-star-pcie-4", "b-star-spread",
+                  "reduce-scatter-all-gather-effect", "nvswitch-effect", "ring-flat-in-n"):
+        assert claim in ids
+
+
+def test_calc_prints_the_trail_and_the_result(tmp_path: Path) -> None:
+    from tests.conftest import SHIPPED_RECORDS
+
+    done = run_kb(["calc", SEED, "B_star", "--root", str(SHIPPED_RECORDS),
+                   "--set", "BW_hbm=hardware/nvidia-h200-sxm#memory.bandwidth",
+                   "--set", "BW_link=63 GB/s"], cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    assert "BW_hbm = 4.8 TB/s = 4800 GB/s" in done.stdout
+    assert "P_layer = 202375168" in done.stdout
+    # 202375168 * 63 / (2 * 4096 * 4800) = 324.24 exactly
+    assert done.stdout.strip().splitlines()[-1] == "B_star = 324.24000 (exact 8106/25)"
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["--set", "BW_link=63 Gbps"], "write Gbit/s"),
+        (["--set", "BW_link=hardware/nvidia-h100-sxm#memory.capacity"], "declared GB/s"),
+        (["--set", "nonsense"], "NAME=VALUE"),
+        (["--set", "BW_lnk=63 GB/s"], "not symbols"),
+        (["no_such_equation"], "neither an equation nor a symbol"),
+    ],
+)
+def test_calc_bad_input_exits_2_with_a_message(tmp_path: Path, args: list[str],
+                                               message: str) -> None:
+    from tests.conftest import SHIPPED_RECORDS
+
+    done = run_kb(["calc", SEED, *args, "--root", str(SHIPPED_RECORDS)], cwd=tmp_path)
+    assert done.returncode == 2
+    assert message in done.stderr
+    assert "Traceback" not in done.stderr

@@ -1,0 +1,111 @@
+"""Exact units and the dimension checker: parsing, ambiguity, and agreement with conversion."""
+
+from __future__ import annotations
+
+import ast
+from fractions import Fraction
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from kb.equations.dims import DimensionError, dims_of, equation_dims
+from kb.equations.units import (
+    UnitError,
+    convert,
+    format_dims,
+    make_dims,
+    parse_unit,
+)
+
+TABLE = [
+    ("B", 1, "B"),
+    ("GB", 10**9, "B"),
+    ("GiB", 2**30, "B"),
+    ("Gbit", Fraction(10**9, 8), "B"),
+    ("GB/s", 10**9, "B·s^-1"),
+    ("Gbit/s", 125_000_000, "B·s^-1"),
+    ("TB/s", 10**12, "B·s^-1"),
+    ("TFLOP/s", 10**12, "FLOP·s^-1"),
+    ("FLOP/B", 1, "B^-1·FLOP"),
+    ("us", Fraction(1, 10**6), "s"),
+    ("ns", Fraction(1, 10**9), "s"),
+    ("ms", Fraction(1, 1000), "s"),
+    ("W", 1, "J·s^-1"),
+    ("USD/h", Fraction(1, 3600), "USD·s^-1"),
+    ("1", 1, "1"),
+    ("PiB", 2**50, "B"),
+    ("EB", 10**18, "B"),
+]
+
+
+@pytest.mark.parametrize(("text", "factor", "dims"), TABLE)
+def test_units_parse_exactly(text: str, factor: Fraction | int, dims: str) -> None:
+    unit = parse_unit(text)
+    assert unit.factor == factor
+    assert format_dims(unit.dims) == dims
+
+
+@pytest.mark.parametrize(
+    ("text", "hint"),
+    [("Gb", "Gbit"), ("b", "bit"), ("GBps", "GB/s"), ("Gbps", "Gbit/s"), ("mB", "MB"),
+     ("KB", "KiB"), ("TFLOPS", "TFLOP/s")],
+)
+def test_ambiguous_spellings_are_refused_with_a_hint(text: str, hint: str) -> None:
+    with pytest.raises(UnitError) as caught:
+        parse_unit(text)
+    assert hint in caught.value.hint
+
+
+@pytest.mark.parametrize("text", ["furlong", "GB/s/", "__import__('os')", "B**99", "GB.real"])
+def test_unknown_units_are_refused(text: str) -> None:
+    with pytest.raises(UnitError):
+        parse_unit(text)
+
+
+def test_conversion_is_exact_and_checks_dimensions() -> None:
+    assert convert(Fraction(335, 100), parse_unit("TB/s"), parse_unit("GB/s")) == 3350
+    assert convert(Fraction(1), parse_unit("GiB"), parse_unit("MB")) == Fraction(2**30, 10**6)
+    with pytest.raises(UnitError):
+        convert(Fraction(1), parse_unit("GB"), parse_unit("GB/s"))
+
+
+def _dims(**units: str) -> dict:
+    return {name: parse_unit(text).dims for name, text in units.items()}
+
+
+def test_dimension_checker_strict_rules() -> None:
+    table = _dims(P="B", BW="GB/s", t="s", n="1", F="FLOP")
+    tree = lambda text: ast.parse(text, mode="eval").body  # noqa: E731
+    assert equation_dims(tree("t"), tree("2*P/BW + t"), table) == make_dims({"s": 1})
+    for bad in ("P + t", "max(P, t)", "log(P)", "exp(t)", "n**P", "P**n", "t - t + P"):
+        with pytest.raises(DimensionError):
+            dims_of(tree(bad), table)
+    assert dims_of(tree("sqrt(P*P)"), table) == make_dims({"B": 1})
+    assert dims_of(tree("P**(1/2)"), table) == make_dims({"B": Fraction(1, 2)})
+
+
+UNIT_NAMES = ["B", "kB", "GB", "GiB", "bit", "Gbit", "s", "ms", "us", "ns", "FLOP", "TFLOP", "W",
+              "J", "USD", "h", "1"]
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.tuples(st.sampled_from(UNIT_NAMES), st.sampled_from(["*", "/"])),
+                min_size=1, max_size=5))
+def test_dimension_checker_agrees_with_unit_conversion(terms: list[tuple[str, str]]) -> None:
+    symbols = {f"x{i}": parse_unit(unit).dims for i, (unit, _) in enumerate(terms)}
+    expression = "1"
+    unit_text = "1"
+    for index, (unit, op) in enumerate(terms):
+        expression += f" {op} x{index}"
+        unit_text += f" {op} ({unit})"
+    combined = parse_unit(unit_text)
+    assert dims_of(ast.parse(expression, mode="eval").body, symbols) == combined.dims
+    factor = Fraction(1)
+    for unit, op in terms:
+        factor = factor * parse_unit(unit).factor if op == "*" else factor / parse_unit(unit).factor
+    assert combined.factor == factor
+    value = Fraction(7, 3)
+    base = parse_unit("1") if not combined.dims else None
+    if base is not None:
+        assert convert(value, combined, base) == value * factor
