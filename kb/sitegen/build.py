@@ -11,6 +11,7 @@ import json
 from collections import Counter
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
+from functools import cached_property
 from pathlib import Path
 from typing import Any
 
@@ -44,8 +45,9 @@ class Site:
         html = render_page(self.env, template, page, {**self.common, **context})
         self.writer.write_text(page, html)
 
-    @property
+    @cached_property
     def common(self) -> dict[str, Any]:
+        """Context every page shares (the navigation), computed once per build."""
         return {"kinds": kind_links(self.kb)}
 
 

@@ -12,6 +12,7 @@ evaluated from text.
 
 from __future__ import annotations
 
+import weakref
 from collections.abc import Mapping
 from fractions import Fraction
 from typing import Any
@@ -110,13 +111,36 @@ def _target_function(record: Record, of: str) -> _Function | None:
 
 
 def _value(function: _Function, x_name: str, x: Fraction, exact: Mapping[str, Fraction]) -> float:
+    return float(evaluate(function.expr, {**exact, x_name: x}))
+
+
+def evaluate(expr: Any, values: Mapping[str, Fraction]) -> Fraction | float:
+    """The value of a SymPy expression at exact `values` (walks the tree; nothing is eval'd)."""
     import sympy as sp
 
-    subs = {sp.Symbol(n): sp.Rational(v.numerator, v.denominator) for n, v in exact.items()}
-    subs[sp.Symbol(x_name)] = sp.Rational(x.numerator, x.denominator)
-    symbols = {s: subs[sp.Symbol(s.name)] for s in function.expr.free_symbols
-               if sp.Symbol(s.name) in subs}
-    return float(function.expr.xreplace(symbols))
+    if expr.is_Rational:
+        return Fraction(int(expr.p), int(expr.q))
+    if expr.is_Symbol:
+        return values[expr.name]
+    args = [evaluate(arg, values) for arg in expr.args]
+    if expr.is_Add:
+        return sum(args, Fraction(0))
+    if expr.is_Mul:
+        product: Fraction | float = Fraction(1)
+        for arg in args:
+            product *= arg
+        return product
+    if expr.is_Pow:
+        base, exponent = args
+        if isinstance(exponent, Fraction) and exponent.denominator == 1:
+            return base ** int(exponent)
+        return float(base) ** float(exponent)
+    if isinstance(expr, sp.Max):
+        return max(args)
+    if isinstance(expr, sp.Min):
+        return min(args)
+    substituted = {s: sp.Rational(str(values[s.name])) for s in expr.free_symbols}
+    return float(expr.xreplace(substituted))
 
 
 def _line_bindings(record: Record, kb: KnowledgeBase, spec: Any, name: str) -> list[tuple]:
@@ -138,18 +162,32 @@ def _strings(value: Any) -> list[str]:
 
 
 def _x_marks(claims: list[Mapping[str, Any]], kb: KnowledgeBase, x_name: str) -> list[tuple]:
-    """(x in base units, label, title) for each interconnect record the claims bind."""
+    """(x in base units, label, title) for each interconnect record at the claims' fields."""
+    fields = {split_binding(str(c["bind"][x_name]))[1] for c in claims if x_name in c["bind"]}
+    marks: list[tuple] = []
+    for field in sorted(fields):
+        marks.extend(_interconnect_values(kb, field))
+    return sorted(marks)
+
+
+_MARKS: dict[int, tuple[weakref.ref[KnowledgeBase], dict[str, list[tuple]]]] = {}
+
+
+def _interconnect_values(kb: KnowledgeBase, field: str) -> list[tuple]:
+    """Every interconnect's value at `field`, computed once per knowledge base and field."""
     from kb.equations.bind import Bound, resolve
 
-    marks: dict[str, tuple] = {}
-    fields = {split_binding(str(c["bind"][x_name]))[1] for c in claims if x_name in c["bind"]}
-    for link in kb.of_kind("interconnect"):
-        for field in sorted(fields):
+    memo = _MARKS.get(id(kb))
+    if memo is None or memo[0]() is not kb:
+        memo = _MARKS[id(kb)] = (weakref.ref(kb), {})
+    if field not in memo[1]:
+        found = []
+        for link in kb.of_kind("interconnect"):
             bound = resolve(kb, f"{link.id}#{field}")
             if isinstance(bound, Bound) and bound.value > 0:
-                label = link.id.split("/")[-1]
-                marks[f"{link.id}#{field}"] = (bound.value, label, f"{link.title}: {field}")
-    return sorted(marks.values())
+                found.append((bound.value, link.id.split("/")[-1], f"{link.title}: {field}"))
+        memo[1][field] = found
+    return memo[1][field]
 
 
 def _grid(low: Fraction, high: Fraction) -> list[Fraction]:
