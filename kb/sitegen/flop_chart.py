@@ -216,7 +216,8 @@ def _chart(record: Record, kb: KnowledgeBase, claims: list, series: list[Series]
              for i, (x, _label, title) in enumerate(x_marks)]
     marks += _claim_points(claims, kb, x_name, scale)
     chart = Chart(
-        anchor="chart-" + record.id.replace("/", "-"), title=f"{y_name} over {x_name} ({record.title})",
+        anchor="chart-" + record.id.replace("/", "-"),
+        title=f"{y_name} over {x_name} ({record.title})",
         desc=(f"{y_name} against {x_name} in {unit} on log-log axes, one line per "
               f"accelerator ({', '.join(s.name for s in series)}); numbered vertical rules "
               f"mark the interconnect records listed below the chart, and circles mark the "

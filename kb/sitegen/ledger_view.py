@@ -92,7 +92,8 @@ def _chart(record: Record, analysis: Any) -> dict[str, Any]:
         bars.append(Bar(side.option.name, parts))
     names = ", ".join(b.name + (" (infeasible)" if b.infeasible else "") for b in bars)
     chart = Chart(
-        anchor="chart-" + record.id.replace("/", "-"), title=f"Placement-tax ledger per option ({record.title})",
+        anchor="chart-" + record.id.replace("/", "-"),
+        title=f"Placement-tax ledger per option ({record.title})",
         desc=(f"Stacked ledger components in milliseconds for each option: {names}. "
               "Infeasible options are marked and carry no bar."),
         x_label="option", y_label="time per step (ms)",
