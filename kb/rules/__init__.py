@@ -66,6 +66,8 @@ RULE_MODULES: tuple[str, ...] = (
     "boundary_crossing_without_ledger",  # LG002
     "reference_infeasible",  # LG003
     "ledger_inputs_incomplete",  # LG004
+    "overlap_exceeds_useful_compute",  # LG005
+    "stated_ratio_mismatch",  # LG006
     # WV: waivers (run last: they read which waivers were used)
     "unused_waiver",  # WV001
     "unknown_waiver_code",  # WV002

@@ -1,0 +1,103 @@
+"""A stated ratio must agree with the ratio kb computes from the placement's ledger.
+
+`stated_ratios` on a placement candidate or on a proposal are checked, not trusted:
+kb recomputes the candidate/reference ratio of the named dimension (latency,
+throughput, cost, energy, headroom, slo_slack; `efficiency` is T_r/T_c) and compares it
+with the stated value under `rel_tol` (default 1%). A ratio kb cannot compute because
+an input is missing (no cost rate, no power) is reported too. Ratios against an
+infeasible side are LG001's business.
+
+Why: a quantitative statement in a record is a claim; kb re-derives every claim it can.
+
+Bad:
+
+    candidates:
+      - name: two-hosts            # kb computes latency ratio 0.5643
+        stated_ratios: [{dimension: latency, value: 0.5}]
+
+Good:
+
+    candidates:
+      - name: two-hosts
+        stated_ratios: [{dimension: latency, value: 0.5643}]
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Mapping
+from fractions import Fraction
+from typing import Any
+
+from kb.findings import Finding, Severity, pointer_join
+from kb.model import KnowledgeBase, Record
+from kb.rules._base import found
+
+CODE = "LG006"
+NAME = "stated-ratio-mismatch"
+SEVERITY = Severity.ERROR
+DEFAULT_REL_TOL = Fraction(1, 100)
+
+
+def computed_ratios(record: Record, kb: KnowledgeBase) -> dict[str, dict[str, Any]] | None:
+    """Candidate name -> dimension -> computed ratio (None: not computable), feasible only."""
+    from kb.ledger.analysis import analyze
+    from kb.ledger.inputs import PlacementSpec, resolve_placement
+
+    spec = resolve_placement(record, kb)
+    if not isinstance(spec, PlacementSpec) or spec.gaps:
+        return None
+    out: dict[str, dict[str, Any]] = {}
+    for comparison in analyze(spec).comparisons:
+        if not comparison.withheld:
+            ratios = {d.name: d.ratio for d in comparison.dimensions}
+            out[comparison.candidate] = ratios | {"efficiency": comparison.efficiency}
+    return out
+
+
+def _mismatch(stated: Mapping[str, Any], ratios: dict[str, Any]) -> str:
+    """Describe the disagreement, or '' when the stated ratio holds."""
+    from kb.ledger.quantities import QuantityError, exact
+
+    dimension = str(stated.get("dimension"))
+    computed = ratios.get(dimension)
+    if computed is None:
+        return f"{dimension} ratio cannot be computed: an input of that dimension is missing"
+    try:
+        value = exact(stated.get("value"))
+        tol = exact(stated.get("rel_tol", DEFAULT_REL_TOL))
+    except QuantityError:
+        return ""  # the schema reports a non-number
+    if abs(value - computed) <= tol * abs(computed):
+        return ""
+    return (f"{dimension} ratio stated as {float(value):g} but the ledger gives "
+            f"{float(computed):.6g} (rel_tol {float(tol):g})")
+
+
+def _check_list(record: Record, pointer: str, items: Any, ratios: dict[str, Any] | None,
+                ) -> Iterator[Finding]:
+    for j, stated in enumerate(items or []):
+        message = _mismatch(stated, ratios) if ratios is not None else ""
+        if message:
+            yield found(CODE, SEVERITY, record.path, pointer_join(pointer, j), message,
+                        "state the computed ratio, or fix the placement's inputs")
+
+
+def check(kb: KnowledgeBase) -> Iterator[Finding]:
+    for record in kb.of_kind("placement"):
+        computed = computed_ratios(record, kb)
+        for i, cand in enumerate(record.data.get("candidates") or []):
+            ratios = None if computed is None else computed.get(str(cand.get("name")))
+            yield from _check_list(record, pointer_join("/candidates", i, "stated_ratios"),
+                                   cand.get("stated_ratios"), ratios)
+    for record in kb.of_kind("proposal"):
+        placement = kb.get(str(record.data.get("placement", "")))
+        if placement is None or placement.kind != "placement":
+            continue
+        computed = computed_ratios(placement, kb) or {}
+        for j, stated in enumerate(record.data.get("stated_ratios") or []):
+            name = str(stated.get("candidate") or record.data.get("candidate", ""))
+            message = _mismatch(stated, computed[name]) if name in computed else ""
+            if message:
+                yield found(CODE, SEVERITY, record.path, pointer_join("/stated_ratios", j),
+                            f"{message} (placement {placement.id}, candidate {name})",
+                            "state the computed ratio, or fix the placement's inputs")
