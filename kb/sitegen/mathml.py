@@ -151,19 +151,22 @@ def _print_child(node: ast.expr, context: int, strict: bool = False) -> ET.Eleme
 
 
 def print_name(name: str) -> ET.Element:
-    """`BW_hbm` -> BW with subscript hbm; `B_star` -> B with superscript *; `alpha` -> α."""
+    """`BW_hbm` -> BW with subscript hbm; `B_star` -> B*; `alpha` -> α; `link_latency` whole.
+
+    Only a short base (up to three letters: `T`, `BW`, `P`) takes a subscript; a
+    word such as `link_latency` or `effective_bandwidth` is one identifier.
+    """
     base, _, rest = name.partition("_")
     starred = rest == "star" or rest.endswith("_star")
     if starred:
         rest = rest[: -len("star")].rstrip("_")
+    if rest and len(base) > 3 and base not in GREEK:
+        base, rest = f"{base}_{rest}", ""
     element = _leaf("mi", GREEK.get(base, base))
     if rest:
-        subscript = ",".join(GREEK.get(part, part) for part in rest.split("_"))
-        element = _row(element, _leaf("mi", subscript))
-        element.tag = "msub"
+        element = _tagged("msub", element, _leaf("mi", GREEK.get(rest, rest)))
     if starred:
-        element = _row(element, _leaf("mo", "*"))
-        element.tag = "msup"
+        element = _tagged("msup", element, _leaf("mo", "*"))
     return element
 
 

@@ -76,7 +76,8 @@ def test_split_equation_keeps_comparison_operators() -> None:
 
 # ---- property: the printed MathML means the same expression -------------------------------
 
-NAMES = ["a", "b", "x", "d", "BW_hbm", "P_layer", "B_star", "alpha"]
+NAMES = ["a", "b", "x", "d", "BW_hbm", "P_layer", "B_star", "alpha", "T_input_imbalance",
+         "link_latency", "T_r"]
 VALUES = {name: Fraction(i + 2, 3) for i, name in enumerate(NAMES)}
 BACK_OPS = {"\u22c5": "*", "\u2062": "*", "\u2212": "-"}
 GREEK_BACK = {v: k for k, v in GREEK.items()}
