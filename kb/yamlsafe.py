@@ -50,6 +50,9 @@ class KbLoader(_BaseLoader):  # type: ignore[misc, valid-type]
         self.problems: list[YamlProblem] = []
 
     def construct_mapping(self, node: yaml.MappingNode, deep: bool = False) -> dict[Any, Any]:
+        if not isinstance(node, yaml.MappingNode):  # `!!map [1]` or `!!map text`
+            problem = f"expected a mapping node, but found {node.id}"
+            raise yaml.constructor.ConstructorError(None, None, problem, node.start_mark)
         seen: dict[Any, yaml.Node] = {}
         for key_node, _ in node.value:
             key = self.construct_object(key_node, deep=True)
@@ -72,8 +75,27 @@ class KbLoader(_BaseLoader):  # type: ignore[misc, valid-type]
         self.problems.append(YamlProblem(kind, mark.line + 1, mark.column + 1, detail))
 
 
+def _guarded(constructor: Any) -> Any:
+    """Wrap a constructor so its value errors become located YAML errors, not exceptions.
+
+    PyYAML's own constructors raise IndexError for `!!int ''` and ValueError for
+    `!!float abc`; as a ConstructorError they carry the node's position (LD004).
+    """
+
+    def construct(loader: KbLoader, node: yaml.Node) -> Any:
+        try:
+            return constructor(loader, node)
+        except (ValueError, IndexError, KeyError, TypeError, OverflowError) as exc:
+            problem = f"cannot read {node.tag.rsplit(':', 1)[-1]} value {node.value!r}: {exc}"
+            raise yaml.constructor.ConstructorError(None, None, problem, node.start_mark) from None
+
+    return construct
+
+
 KbLoader.yaml_constructors = {
-    tag: ctor for tag, ctor in _BaseLoader.yaml_constructors.items() if tag in _ALLOWED_TAGS
+    tag: _guarded(ctor)
+    for tag, ctor in _BaseLoader.yaml_constructors.items()
+    if tag in _ALLOWED_TAGS
 }
 KbLoader.add_constructor(None, KbLoader.construct_refused)
 KbLoader.add_multi_constructor("", lambda loader, suffix, node: loader.construct_refused(node))
