@@ -40,7 +40,7 @@ class Verdict:
 
 
 def short(expr: sp.Expr, limit: int = 160) -> str:
-    """A one-line, bounded rendering of an expression for messages."""
+    """Render an expression on one bounded line for messages."""
     from kb.equations.expr import to_text
 
     text = to_text(expr)
@@ -84,7 +84,7 @@ def sample_points(symbols: Iterable[sp.Symbol], count: int = 5, seed: int = 0):
 
 
 def sample_nonzero(expr: sp.Expr) -> dict[str, str] | None:
-    """A point where `expr` is clearly nonzero, or None if it vanishes at every sample."""
+    """Find a point where `expr` is clearly nonzero; None if it vanishes at every sample."""
     for point in sample_points(expr.free_symbols):
         value = sp.N(expr.xreplace(point), 30)
         if value.is_number and value.is_finite is not False and abs(value) > 1e-20:
@@ -113,13 +113,11 @@ def expand_definitions(
     return expr
 
 
-def as_fraction(value: sp.Expr):
-    """An exact sympy Rational -> fractions.Fraction; None when not rational."""
-    from fractions import Fraction
-
+def rational_value(value: sp.Expr) -> sp.Rational:
+    """Return `value` exactly if rational, else its 40-digit decimal as a rational."""
     if value.is_Rational:
-        return Fraction(int(value.p), int(value.q))
-    return None
+        return value
+    return sp.Rational(str(sp.N(value, 40)))
 
 
 def number_text(value: sp.Expr, digits: int = 8) -> str:

@@ -37,7 +37,7 @@ class Bound:
         return Location(self.record_path, 0, 0, self.pointer)
 
     def key(self) -> str:
-        """A stable text for cache keys."""
+        """Return a stable text for cache keys."""
         return f"{self.value}|{self.dims}|{self.record_path}|{self.pointer}"
 
 
@@ -88,7 +88,7 @@ def _target_value(target: Any, spec: str) -> Bound | BindError:
 
 
 def quantity(data: Mapping[str, Any], label: str) -> Bound | BindError:
-    """A `{value, unit}` mapping as an exact value in base units."""
+    """Convert a `{value, unit}` mapping to an exact value in base units."""
     raw, unit_text = data.get("value"), data.get("unit")
     try:
         value = exact_number(raw)
@@ -104,7 +104,7 @@ def quantity(data: Mapping[str, Any], label: str) -> Bound | BindError:
 
 
 def referenced_records(spec: Any) -> str | None:
-    """The record id a binding spec points at (None for a literal)."""
+    """Return the record id a binding spec points at (None for a literal)."""
     if isinstance(spec, str) and "#" in spec:
         return split_binding(spec)[0]
     return None

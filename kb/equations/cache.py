@@ -37,7 +37,7 @@ def cache_dir(root: str | os.PathLike[str]) -> Path:
 
 
 def content_key(payload: Any) -> str:
-    """A stable hash of JSON-able input plus the engine and SymPy versions."""
+    """Hash JSON-able input together with the engine and SymPy versions."""
     text = json.dumps({"engine": ENGINE_VERSION, "sympy": sympy_version(), "input": payload},
                       sort_keys=True, default=str, separators=(",", ":"))
     return hashlib.sha256(text.encode()).hexdigest()

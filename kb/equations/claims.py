@@ -23,7 +23,14 @@ from typing import Any
 
 import sympy as sp
 
-from kb.equations.algebra import ZERO, decide_zero, expand_definitions, number_text, short
+from kb.equations.algebra import (
+    ZERO,
+    decide_zero,
+    expand_definitions,
+    number_text,
+    rational_value,
+    short,
+)
 from kb.equations.bind import BindError, Bound
 from kb.equations.dims import DimensionError, dims_of
 from kb.equations.expr import ExpressionError, parse_expression
@@ -85,8 +92,9 @@ def _check_claim(ctx: Context, claim_id: str) -> None:
         state, detail, claimed, computed = UNVERIFIED, f"unverified (timeout): {exc}", "", ""
         ctx.system.add("EQ014", ctx.pointer, f"claim {claim_id}: {detail}", "simplify the claim")
     except ClaimError as exc:
-        ctx.system.add(exc.code, pointer_join(ctx.pointer, *exc.field.split("/")), f"claim {claim_id}: {exc}",
-                       exc.hint, exc.related or ctx.related)
+        pointer = pointer_join(ctx.pointer, *exc.field.split("/"))
+        ctx.system.add(exc.code, pointer, f"claim {claim_id}: {exc}", exc.hint,
+                       exc.related or ctx.related)
         state, detail, claimed, computed = INVALID, str(exc), "", ""
     ctx.system.items.append(Item("claim", claim_id, ctx.pointer, state, detail, claimed, computed))
     if state == REFUTED:
@@ -99,7 +107,7 @@ def _check_claim(ctx: Context, claim_id: str) -> None:
 
 
 def _related(claim: Mapping[str, Any], resolve: Resolver) -> tuple[Location, ...]:
-    """The bound records' fields, so a finding on the claim names both files."""
+    """List the bound records' fields, so a finding on the claim names both files."""
     found: list[Location] = []
     for field in ("bind", "change"):
         specs = claim.get(field)
@@ -113,7 +121,7 @@ def _related(claim: Mapping[str, Any], resolve: Resolver) -> tuple[Location, ...
 
 
 def target(ctx: Context, keep: set[sp.Symbol]) -> tuple[sp.Expr, Dims]:
-    """The claim's expression (definitions expanded, `keep` symbols kept) and its dims."""
+    """Return the claim's expression (definitions expanded, `keep` kept) and its dims."""
     system = ctx.system
     if "expr" in ctx.claim:
         try:
@@ -201,7 +209,7 @@ def _numeric(ctx: Context) -> tuple[str, str, str, str]:
     if not isinstance(expect, Mapping):
         raise ClaimError("EQ001", "expect", "numeric claim needs expect: {value, unit}")
     claimed, unit = _expected(ctx, expect, dims)
-    shown = sp.nsimplify(computed) / sp.Rational(unit.factor.numerator, unit.factor.denominator)
+    shown = rational_value(computed) / sp.Rational(unit.factor.numerator, unit.factor.denominator)
     ok, how = compare(shown, claimed, expect)
     suffix = "" if unit.text == "1" else f" {unit.text}"
     claimed_text = f"{expect.get('value')}{suffix}"

@@ -21,7 +21,7 @@ class DimensionError(ValueError):
 
 
 def dims_of(node: ast.AST, dims: Mapping[str, Dims]) -> Dims:
-    """The dimension of an authored expression tree, given each symbol's dimension."""
+    """Return the dimension of an authored expression tree, given each symbol's."""
     if isinstance(node, ast.Constant):
         return DIMENSIONLESS
     if isinstance(node, ast.Name):
@@ -38,7 +38,7 @@ def dims_of(node: ast.AST, dims: Mapping[str, Dims]) -> Dims:
 
 
 def equation_dims(lhs: ast.AST, rhs: ast.AST, dims: Mapping[str, Dims]) -> Dims:
-    """The common dimension of both sides, or DimensionError naming both."""
+    """Return the common dimension of both sides, or raise DimensionError naming both."""
     left, right = dims_of(lhs, dims), dims_of(rhs, dims)
     if left != right:
         raise DimensionError(
@@ -103,7 +103,7 @@ def _call(name: str, args: list[ast.expr], dims: Mapping[str, Dims]) -> Dims:
 
 
 def constant_value(node: ast.AST) -> Fraction | None:
-    """The exact value of a literal-only subtree (`1/2`, `-3`), else None."""
+    """Return the exact value of a literal-only subtree (`1/2`, `-3`), else None."""
     if isinstance(node, ast.Constant) and not isinstance(node.value, bool):
         if isinstance(node.value, (int, float)):
             return Fraction(str(node.value)) if isinstance(node.value, float) else Fraction(

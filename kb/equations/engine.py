@@ -50,7 +50,7 @@ class Analysis:
                     yield result, issue
 
     def dependants(self, record_id: str) -> list[str]:
-        """Records whose claims bind a field of `record_id`."""
+        """List records whose claims bind a field of `record_id`."""
         found = {dep for key, deps in self.bound_by.items()
                  if key.partition("#")[0] == record_id for dep, _ in deps}
         return sorted(found - {record_id})
@@ -60,7 +60,7 @@ _MEMO: dict[int, tuple[weakref.ref[KnowledgeBase], Analysis]] = {}
 
 
 def analyse(kb: KnowledgeBase, use_cache: bool = True) -> Analysis:
-    """The analysis of `kb`, computed once per KnowledgeBase object."""
+    """Analyse `kb`, once per KnowledgeBase object."""
     memo = _MEMO.get(id(kb))
     if memo is not None and memo[0]() is kb:
         return memo[1]

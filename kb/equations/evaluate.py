@@ -18,7 +18,7 @@ from typing import Any
 
 import sympy as sp
 
-from kb.equations.algebra import expand_definitions, number_text
+from kb.equations.algebra import expand_definitions, number_text, rational_value
 from kb.equations.bind import Bound, resolve
 from kb.equations.expr import to_text
 from kb.equations.system import System, build_system
@@ -60,7 +60,7 @@ def parse_quantity(text: str) -> dict[str, Any]:
 
 
 def binding_spec(text: str) -> Any:
-    """A --set value: `id#field` stays a binding, anything else is a quantity."""
+    """Turn a --set value into a binding: `id#field` stays, anything else is a quantity."""
     return text.strip() if "#" in text else parse_quantity(text)
 
 
@@ -156,10 +156,7 @@ def _bind(kb: KnowledgeBase, system: System, name: str, specs: Mapping[str, Any]
 
 
 def _in_unit(result: sp.Expr, unit: Unit) -> Fraction:
-    if not result.is_Rational:
-        value = sp.nsimplify(sp.N(result, 40), rational=True)
-    else:
-        value = result
+    value = rational_value(result)
     base = Fraction(int(value.p), int(value.q))
     return base / unit.factor
 

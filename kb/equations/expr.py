@@ -80,7 +80,7 @@ class ParsedEquation:
 
 
 def make_symbol(name: str) -> sp.Symbol:
-    """The one way kb creates a symbol: positive real (sizes, rates, counts)."""
+    """Create a symbol the one way kb does: positive real (sizes, rates, counts)."""
     return sp.Symbol(check_name(name), positive=True)
 
 

@@ -86,7 +86,7 @@ class Unit:
 
 
 def make_dims(pairs: Mapping[str, Fraction | int] | Iterable[tuple[str, Fraction | int]]) -> Dims:
-    """A canonical dimension: sorted (base, exponent) pairs without zeros."""
+    """Build a canonical dimension: sorted (base, exponent) pairs without zeros."""
     items = pairs.items() if isinstance(pairs, Mapping) else pairs
     merged: dict[str, Fraction] = {}
     for base, exponent in items:
@@ -123,7 +123,7 @@ def parse_unit(text: str) -> Unit:
 
 
 def unit_named(name: str) -> tuple[Fraction, Dims]:
-    """The factor and dimension of one unit name (`GiB`, `us`, `TFLOP`)."""
+    """Return the factor and dimension of one unit name (`GiB`, `us`, `TFLOP`)."""
     if name in _AMBIGUOUS:
         raise UnitError(f"unit {name!r} is ambiguous", _AMBIGUOUS[name])
     if name in _PLAIN:
@@ -193,7 +193,7 @@ def convert(value: Fraction, source: Unit, target: Unit) -> Fraction:
 
 
 def exact_number(value: object) -> Fraction:
-    """A YAML number as an exact fraction (`3.35` -> 67/20); refuses bools and strings."""
+    """Convert a YAML number to an exact fraction (`3.35` -> 67/20); refuse bools, text."""
     if isinstance(value, bool) or not isinstance(value, (int, float)):
         raise ValueError(f"{value!r} is not a number")
     if isinstance(value, float) and (value != value or value in (float("inf"), float("-inf"))):

@@ -15,7 +15,7 @@ from kb.rules._base import found
 
 
 def engine_findings(kb: KnowledgeBase, code: str, severity: Severity) -> Iterator[Finding]:
-    """The findings with `code` from the per-run equations analysis of `kb`."""
+    """Yield the findings with `code` from the per-run equations analysis of `kb`."""
     from kb.equations.engine import analyse
 
     for result, issue in analyse(kb).issues(code):
