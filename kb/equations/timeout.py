@@ -1,7 +1,9 @@
 """A wall-clock budget for symbolic work that never hangs the caller.
 
 In the main thread of a Unix process the budget is a SIGALRM timer (cheap, and
-SymPy is pure Python, so the alarm lands between bytecodes). Elsewhere (worker
+SymPy is pure Python, so the alarm lands between bytecodes). Budgets nest: an
+inner budget never outlives the enclosing one, and the enclosing one gets back
+what is left of it. Elsewhere (worker
 threads, no SIGALRM) the work runs in a forked child process that is killed when
 the budget runs out; the result comes back through a pipe, so it must pickle.
 """
@@ -12,6 +14,7 @@ import multiprocessing
 import os
 import signal
 import threading
+import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import Any, TypeVar
@@ -34,15 +37,19 @@ def _alarm(seconds: float) -> Iterator[None]:
     def on_alarm(signum: int, frame: Any) -> None:
         raise CheckTimeout(f"check exceeded its {seconds:g} s budget")
 
+    started = time.monotonic()
+    outer = signal.getitimer(signal.ITIMER_REAL)[0]  # an enclosing budget, if any
+    budget = min(seconds, outer) if outer else seconds
     previous = signal.signal(signal.SIGALRM, on_alarm)
-    remaining = signal.setitimer(signal.ITIMER_REAL, seconds)[0]
+    signal.setitimer(signal.ITIMER_REAL, budget)
     try:
         yield
     finally:
         signal.setitimer(signal.ITIMER_REAL, 0)
         signal.signal(signal.SIGALRM, previous)
-        if remaining:  # an outer budget was running: give it back what is left
-            signal.setitimer(signal.ITIMER_REAL, max(remaining - seconds, 0.001))
+        if outer:  # give the enclosing budget what is left of it
+            left = outer - (time.monotonic() - started)
+            signal.setitimer(signal.ITIMER_REAL, max(left, 0.001))
 
 
 def run_with_budget(work: Callable[[], T], seconds: float = DEFAULT_BUDGET) -> T:

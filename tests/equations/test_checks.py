@@ -148,3 +148,19 @@ def test_derived_model_figures_are_recomputed() -> None:
     model["counting"] = "matrices"
     model["derived"]["params_total"]["value"] = 8029995008
     assert issues(knowledge_base("/x", ("models/m", model)), "models/m") == []
+
+
+def test_hostile_record_text_is_reported_and_never_run(tmp_path) -> None:
+    sentinel = tmp_path / "PWNED"
+    data = flop()
+    data["symbols"][f"__import__('os').system('touch {sentinel}')"] = {"meaning": "x", "unit": "1"}
+    data["equations"]["evil"] = {"expr": f"B = __import__('os').system('touch {sentinel}')"}
+    data["equations"]["huge"] = {"expr": "B = 9**9**9**9"}
+    data["claims"] = [{"id": "c", "kind": "numeric", "expr": "B.__class__", "bind": {},
+                       "expect": {"value": 1, "unit": "1"}}]
+    found = issues(knowledge_base("/x", ("flops/x", data)))
+    assert sorted(i.pointer for i in found if i.code == "EQ001") == [
+        "/claims/0/expr", "/equations/evil/expr", "/equations/huge/expr",
+        f"/symbols/__import__('os').system('touch {str(sentinel).replace('/', '~1')}')",
+    ]
+    assert not sentinel.exists()

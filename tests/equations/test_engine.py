@@ -154,3 +154,24 @@ def test_calc_bad_input_exits_2_with_a_message(tmp_path: Path, args: list[str],
     assert done.returncode == 2
     assert message in done.stderr
     assert "Traceback" not in done.stderr
+
+
+def test_nested_budgets_keep_the_outer_deadline() -> None:
+    def outer_work() -> str:
+        run_with_budget(lambda: None, 2.0)  # a quick inner check must not eat the outer budget
+        time.sleep(0.2)
+        return "finished"
+
+    assert run_with_budget(outer_work, 1.0) == "finished"
+
+    def inner_swallows_timeout() -> None:
+        try:
+            run_with_budget(lambda: time.sleep(5), 5.0)  # capped by the outer 0.3 s
+        except CheckTimeout:
+            pass
+        time.sleep(5)  # the outer deadline has passed: this must be interrupted too
+
+    started = time.perf_counter()
+    with pytest.raises(CheckTimeout):
+        run_with_budget(inner_swallows_timeout, 0.3)
+    assert time.perf_counter() - started < 1.5
