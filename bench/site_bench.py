@@ -35,7 +35,7 @@ def site_size(folder: Path) -> tuple[int, int]:
 
 
 def retitled(kb: KnowledgeBase) -> tuple[KnowledgeBase, str]:
-    """A copy of `kb` with the title of its first accelerator changed."""
+    """Copy `kb` with the title of its first accelerator changed."""
     target = kb.of_kind("accelerator")[0].id
     copy = KnowledgeBase(kb.root, dict(kb.records), list(kb.duplicates), list(kb.references))
     record = copy.records[target]

@@ -149,7 +149,7 @@ def write_search(site: Site) -> None:
 
 
 def record_json(data: Mapping[str, Any]) -> str:
-    """A record as JSON, in its authored key order (exact numbers written as text)."""
+    """Write a record as JSON, in its authored key order (exact numbers as text)."""
     return json.dumps(data, indent=2, ensure_ascii=False, default=str) + "\n"
 
 
@@ -159,7 +159,7 @@ def kind_links(kb: KnowledgeBase) -> list[dict[str, Any]]:
 
 
 def validation_status(findings: list[Finding]) -> dict[str, Any]:
-    """Counts per severity and the non-error findings a published site still carries."""
+    """Count findings per severity; keep the non-error ones a published site shows."""
     counts = Counter(f.severity.value for f in findings)
     shown = sorted((f for f in findings if f.severity is not Severity.ERROR),
                    key=Finding.sort_key)

@@ -15,7 +15,7 @@ SECTION_NAMES = ("Why", "Bad", "Good")
 
 
 def registered_rules() -> tuple[list[ModuleType], str]:
-    """The rule modules in registry order, and a note when the registry cannot be read."""
+    """Return the rule modules in registry order, and a note if the registry fails."""
     try:
         package = importlib.import_module("kb.rules")
         return list(package.all_rules()), ""

@@ -102,7 +102,7 @@ def _padded(values: list[float], log: bool) -> tuple[float, float]:
 
 
 def line_chart(chart: Chart, series: list[Series], marks: list[Mark]) -> dict[str, Any]:
-    """A log-log line chart (values must be positive) with vertical marks for records."""
+    """Lay out a log-log line chart (positive values) with vertical marks for records."""
     xs = [x for s in series for x, _ in s.points] + [m.x for m in marks]
     ys = [y for s in series for _, y in s.points] + [m.y for m in marks if m.y is not None]
     log = min(xs + ys) > 0

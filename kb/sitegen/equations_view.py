@@ -50,7 +50,7 @@ def other_checks(items: Mapping[str, Any], data: Mapping[str, Any]) -> list[dict
 
 
 def checked_items(record: Record, kb: KnowledgeBase) -> tuple[dict[str, Any], str]:
-    """The engine's results for `record`, keyed by JSON pointer, and a note if unavailable."""
+    """Return the engine's results for `record` by JSON pointer, and a note if unavailable."""
     try:
         engine = importlib.import_module("kb.equations.engine")
     except ImportError:

@@ -18,7 +18,7 @@ QUANTITY_EXTRAS = ("note", "tier", "locator", "direction", "sparsity")
 
 
 def value_tree(value: Any, kb: KnowledgeBase, path: str = "") -> dict[str, Any]:
-    """The display node of `value` found at dotted `path` of a record."""
+    """Return the display node of `value` found at dotted `path` of a record."""
     if isinstance(value, Mapping):
         if "value" in value and "unit" in value:
             return quantity_node(value, kb, path)
@@ -49,7 +49,7 @@ def _map_node(value: Mapping[str, Any], kb: KnowledgeBase, path: str) -> dict[st
 
 
 def quantity_node(value: Mapping[str, Any], kb: KnowledgeBase, path: str = "") -> dict[str, Any]:
-    """A figure with its unit, provenance badge, source link and any notes."""
+    """Show a figure with its unit, provenance badge, source link and any notes."""
     extras = [(key, str(value[key])) for key in QUANTITY_EXTRAS if value.get(key) is not None]
     return {
         "type": "quantity",
@@ -61,14 +61,14 @@ def quantity_node(value: Mapping[str, Any], kb: KnowledgeBase, path: str = "") -
 
 
 def provenance_of(value: Mapping[str, Any], kb: KnowledgeBase) -> dict[str, Any]:
-    """The badge of a figure: its basis and the source it cites (linked when it exists)."""
+    """Describe a figure's badge: its basis and the source it cites (linked if it exists)."""
     basis = str(value.get("basis") or "unverified")
     source = value.get("source")
     return {"basis": basis, "source": link_for(str(source), kb) if source else None}
 
 
 def link_for(target: str, kb: KnowledgeBase) -> dict[str, Any]:
-    """A link to a record (or to a field of it); `url` is None when it does not resolve."""
+    """Link to a record (or to a field of it); `url` is None when it does not resolve."""
     record_id, field = split_binding(target)
     record = kb.get(record_id)
     if record is None:
@@ -78,7 +78,7 @@ def link_for(target: str, kb: KnowledgeBase) -> dict[str, Any]:
 
 
 def text_node(text: str, kb: KnowledgeBase) -> dict[str, Any]:
-    """A string: a link when it names a record, else text (`long` when it is prose)."""
+    """Show a string: a link when it names a record, else text (`long` if it is prose)."""
     if "/" in text and " " not in text and kb.get(split_binding(text)[0]) is not None:
         return {"type": "ref", "link": link_for(text, kb)}
     return {"type": "text", "text": text, "long": "\n" in text.strip() or len(text) > 160}

@@ -53,7 +53,7 @@ def _kind_of(spec: Any, kb: KnowledgeBase) -> str:
 
 
 def _pick(claims: list[Mapping[str, Any]], kb: KnowledgeBase, kind: str) -> str:
-    """The first bound symbol whose binding names a record of `kind`."""
+    """Return the first bound symbol whose binding names a record of `kind`."""
     for claim in claims:
         for name, spec in claim["bind"].items():
             if _kind_of(spec, kb) == kind:
@@ -115,7 +115,7 @@ def _value(function: _Function, x_name: str, x: Fraction, exact: Mapping[str, Fr
 
 
 def evaluate(expr: Any, values: Mapping[str, Fraction]) -> Fraction | float:
-    """The value of a SymPy expression at exact `values` (walks the tree; nothing is eval'd)."""
+    """Evaluate a SymPy expression at exact `values` (walks the tree; nothing is eval'd)."""
     import sympy as sp
 
     if expr.is_Rational:
@@ -196,7 +196,7 @@ def _grid(low: Fraction, high: Fraction) -> list[Fraction]:
 
 
 def _display_unit(spec: Any, kb: KnowledgeBase) -> tuple[str, Fraction]:
-    """The unit the claim's binding is written in (GB/s) and its size in base units."""
+    """Return the unit the claim's binding is written in (GB/s) and its size in base units."""
     from kb.equations.bind import Bound, quantity
 
     if isinstance(spec, str):
@@ -234,7 +234,7 @@ def _chart(record: Record, kb: KnowledgeBase, claims: list, series: list[Series]
 
 
 def _claim_points(claims: list, kb: KnowledgeBase, x_name: str, scale: Fraction) -> list[Mark]:
-    """A circle per claim at its bound x and its claimed value."""
+    """Mark each claim with a circle at its bound x and its claimed value."""
     from kb.equations.bind import Bound, resolve
 
     points = []

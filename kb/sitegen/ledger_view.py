@@ -17,7 +17,7 @@ NOT_AVAILABLE = "The ledger engine (kb.ledger) is not available in this build."
 
 
 def ledger_context(record: Record, kb: KnowledgeBase) -> tuple[dict[str, Any], list[dict]]:
-    """The ledger section and the chart list of a placement record."""
+    """Build the ledger section and the chart list of a placement record."""
     try:
         from kb.ledger.analysis import analyze_record
         from kb.ledger.inputs import Unresolved

@@ -77,7 +77,7 @@ def _check_node(node: ast.AST) -> None:
 
 
 def split_equation(text: str) -> list[str]:
-    """`a = b` -> ["a", "b"]; `==`, `<=`, `>=` and `!=` are not equals signs here."""
+    """Split `a = b` into ["a", "b"]; `==`, `<=`, `>=` and `!=` are not equals signs."""
     sides, start, i = [], 0, 0
     while i < len(text):
         if text[i] == "=" and text[i - 1 : i] not in ("=", "<", ">", "!") and (
@@ -91,7 +91,7 @@ def split_equation(text: str) -> list[str]:
 
 
 def equation_to_mathml(text: str, display: str = "block") -> str:
-    """The MathML for `lhs = rhs` (or a bare expression), with the source as alttext."""
+    """Print `lhs = rhs` (or a bare expression) as MathML, with the source as alttext."""
     math = ET.Element("math", {"display": display, "alttext": text})
     row = ET.SubElement(math, "mrow")
     for index, side in enumerate(split_equation(text)):
@@ -102,7 +102,7 @@ def equation_to_mathml(text: str, display: str = "block") -> str:
 
 
 def expression_to_mathml(node: ast.expr, source: str, display: str = "inline") -> str:
-    """The MathML of an already parsed (and whitelisted) expression tree."""
+    """Print an already parsed (and whitelisted) expression tree as MathML."""
     math = ET.Element("math", {"display": display, "alttext": source})
     math.append(_print(node))
     return ET.tostring(math, encoding="unicode")

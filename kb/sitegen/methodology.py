@@ -15,7 +15,7 @@ SEED_PATH = "docs/methodology/seed-000.txt"
 
 
 def methodology_blocks(text: str) -> list[dict[str, Any]]:
-    """The seed's lines grouped into heading, paragraph, equation, table and list blocks."""
+    """Group the seed's lines into heading, paragraph, equation, table and list blocks."""
     blocks: list[dict[str, Any]] = []
     for line in (raw.strip() for raw in text.splitlines()):
         if not line:

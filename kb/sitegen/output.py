@@ -90,7 +90,7 @@ def _recover(out_dir: Path) -> None:
 
 
 def _owner_is_gone(staging: Path) -> bool:
-    """A staging folder is stale when it is older than a minute (no live build keeps one)."""
+    """Tell a stale staging folder: older than a minute (no live build keeps one)."""
     return time.time() - staging.stat().st_mtime > 60
 
 

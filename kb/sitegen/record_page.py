@@ -37,7 +37,7 @@ def record_context(record: Record, kb: KnowledgeBase) -> dict[str, Any]:
 
 
 def charts_and_ledger(record: Record, kb: KnowledgeBase) -> dict[str, Any]:
-    """A flop class gets its chart; a placement its ledger and stacked chart."""
+    """Give a flop class its chart, and a placement its ledger and stacked chart."""
     if record.kind == "placement":
         ledger, charts = ledger_context(record, kb)
         return {"ledger": ledger, "charts": charts}
@@ -51,7 +51,7 @@ def _tags(record: Record) -> list[str]:
 
 
 def fields_tree(record: Record, kb: KnowledgeBase) -> dict[str, Any]:
-    """The record's own fields (those without a section of their own) as a field tree."""
+    """Return the record's own fields (those without a section of their own) as a tree."""
     rest = {
         key: value
         for key, value in record.data.items()
@@ -77,7 +77,7 @@ def evidence_rows(record: Record, kb: KnowledgeBase) -> list[dict[str, Any]]:
 
 
 def history_rows(record: Record) -> list[dict[str, str]]:
-    """The version history, newest first."""
+    """List the version history, newest first."""
     rows = [
         {"version": str(h.get("version", "")), "date": str(h.get("date", "")),
          "change": str(h.get("change", ""))}
@@ -119,7 +119,7 @@ def _pointer_to_dotted(pointer: str) -> str:
 
 
 def latest_changes(kb: KnowledgeBase, limit: int = 15) -> list[dict[str, Any]]:
-    """The newest history entries across all records (date, then id, newest first)."""
+    """List the newest history entries across all records (date, then id, newest first)."""
     entries = [
         (str(h.get("date", "")), record.id, str(h.get("version", "")), str(h.get("change", "")))
         for record in kb

@@ -32,7 +32,7 @@ def search_entries(kb: KnowledgeBase) -> list[dict[str, Any]]:
 
 
 def record_text(record: Record) -> str:
-    """The searchable prose of a record, whitespace-collapsed and cut to a fixed length."""
+    """Return a record's searchable prose, whitespace-collapsed and cut to a fixed length."""
     parts = [str(record.data.get(key, "")) for key in TEXT_FIELDS if record.data.get(key)]
     tags = record.data.get("tags")
     if isinstance(tags, list):
@@ -41,7 +41,7 @@ def record_text(record: Record) -> str:
 
 
 def search_index_script(kb: KnowledgeBase) -> str:
-    """The index as a script; `<` is escaped so no record text can close a script tag."""
+    """Write the index as a script; `<` is escaped so no record text can close a tag."""
     payload = json.dumps(search_entries(kb), sort_keys=True, ensure_ascii=False,
                          separators=(",", ":"))
     payload = payload.replace("<", "\\u003c").replace("\u2028", "\\u2028")

@@ -53,7 +53,7 @@ PREFIX = {"k": 10**3, "M": 10**6, "G": 10**9, "T": 10**12, "P": 10**15,
 
 
 def kind_table(kb: KnowledgeBase, kind: str) -> dict[str, Any]:
-    """The index table of one kind: id, title, status, version and its key fields."""
+    """Build the index table of one kind: id, title, status, version and key fields."""
     columns = KEY_COLUMNS.get(kind, ())
     rows = [
         {
@@ -89,7 +89,7 @@ def cell(record: Record, path: str, kb: KnowledgeBase) -> dict[str, Any]:
 
 
 def sort_key(value: Any) -> str:
-    """A number in base units where the value is numeric, else the lower-cased text."""
+    """Return a number in base units where the value is numeric, else lower-cased text."""
     if isinstance(value, Mapping) and "value" in value:
         number = _number(value.get("value"))
         if number is not None:

@@ -20,31 +20,31 @@ def record_page(record_id: str) -> str:
 
 
 def record_json(record_id: str) -> str:
-    """The record as JSON, at a URL that never changes while the id does not."""
+    """Return the record's JSON URL, which never changes while the id does not."""
     return f"records/{record_id}.json"
 
 
 def kind_index(kind: str) -> str:
-    """The index page of one kind, in its records folder."""
+    """Return the index page of one kind, in its records folder."""
     return f"records/{FOLDER_BY_KIND.get(kind, kind)}/index.html"
 
 
 def schema_json(name: str) -> str:
-    """A JSON Schema by its file name (`accelerator.schema.json`)."""
+    """Return a JSON Schema's URL by its file name (`accelerator.schema.json`)."""
     return f"schemas/{name}"
 
 
 def rule_anchor(code: str) -> str:
-    """The rules catalogue entry of one rule code."""
+    """Return the rules catalogue entry of one rule code."""
     return f"{RULES}#{code}"
 
 
 def field_anchor(dotted: str) -> str:
-    """The HTML id of a record field (`memory.bandwidth` -> `f-memory.bandwidth`)."""
+    """Return the HTML id of a record field (`memory.bandwidth` -> `f-memory.bandwidth`)."""
     safe = "".join(c if c.isascii() and (c.isalnum() or c in "._-") else "-" for c in dotted)
     return f"f-{safe}"
 
 
 def root_of(page: str) -> str:
-    """The relative prefix from `page` back to the site root (`records/a/b.html` -> `../../`)."""
+    """Return the way from `page` back to the site root (`records/a/b.html` -> `../../`)."""
     return "../" * page.count("/")
