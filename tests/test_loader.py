@@ -1,0 +1,248 @@
+"""The loader: identity from the path, safe YAML only, YAML 1.1 surprises, hostile input.
+
+Every rule also has data-driven cases in tests/rules/cases/; this file tests
+the loader's own contract and the inputs that are too big or too random to
+write down as a case.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from kb.checker import run_checks
+from kb.loader import (
+    MAX_DEPTH,
+    identity_from_path,
+    load_knowledge_base,
+    load_record,
+    parse_document,
+)
+from tests.conftest import source_yaml, write_tree
+
+# ---------------------------------------------------------------- identity
+
+
+def test_id_and_kind_come_from_the_path(tmp_path: Path) -> None:
+    files = {"sources/nvidia/sheet.yaml": source_yaml("sources/nvidia/sheet")}
+    root = write_tree(tmp_path / "records", files)
+    kb, findings = load_knowledge_base(root)
+    assert findings == []
+    record = kb.get("sources/nvidia/sheet")
+    assert record is not None and record.kind == "source" and record.version == 1
+    assert identity_from_path(root, root / "misc" / "x.yaml") == ("misc/x", "")
+
+
+def test_id_must_equal_the_path(in_tmp: Path) -> None:
+    root = write_tree(in_tmp / "records", {"sources/doc.yaml": source_yaml("sources/other")})
+    assert [(f.code, f.location.line) for f in run_checks(root)] == [("ID001", 2)]
+
+
+def test_kind_must_match_the_folder(in_tmp: Path) -> None:
+    text = source_yaml("sources/doc").replace("kind: source", "kind: accelerator")
+    root = write_tree(in_tmp / "records", {"sources/doc.yaml": text})
+    codes = {(f.code, f.location.line) for f in run_checks(root)}
+    assert ("ID002", 1) in codes
+
+
+# ---------------------------------------------------------------- YAML 1.1 and tags
+
+
+def test_dates_stay_strings() -> None:
+    data, findings = parse_document("published: 2024-05-06\nwhen: 2026-11-30 10:00:00\n", "t.yaml")
+    assert findings == []
+    assert data == {"published": "2024-05-06", "when": "2026-11-30 10:00:00"}
+
+
+def test_value_1e9_is_reported_at_its_line(in_tmp: Path) -> None:
+    text = source_yaml("interconnects/link").replace("kind: source", "kind: interconnect")
+    text = text.replace("publisher: Someone\nsource_type: documentation\n", "")
+    text += "family: PCIe\ntopology: switched\nbandwidth:\n  per_link:\n    value: 1e9\n"
+    text += "    unit: B/s\n    basis: unverified\n"
+    root = write_tree(in_tmp / "records", {"interconnects/link.yaml": text})
+    findings = run_checks(root)
+    assert [(f.code, f.location.line) for f in findings] == [("LD009", 12)]
+    assert "'1e9'" in findings[0].message and "1.0e+9" in findings[0].hint
+
+
+@pytest.mark.parametrize(("field", "line"), [("status", 5), ("title", 3)])
+def test_no_read_as_false_is_reported(in_tmp: Path, field: str, line: int) -> None:
+    text = source_yaml().replace(f"{field}: ", f"{field}: no #", 1)
+    root = write_tree(in_tmp / "records", {"sources/doc.yaml": text})
+    assert [(f.code, f.location.line) for f in run_checks(root)] == [("LD010", line)]
+
+
+@pytest.mark.parametrize(
+    "tagged",
+    [
+        "!!python/object/apply:os.system ['touch {marker}']",
+        "!!python/object/new:os.system ['touch {marker}']",
+        "!!python/name:os.system",
+        "!custom 'touch {marker}'",
+        "!!binary aGVsbG8=",
+        "!!set {{a, b}}",
+    ],
+)
+def test_unsafe_tags_are_refused_and_nothing_executes(tmp_path: Path, tagged: str) -> None:
+    marker = tmp_path / "executed"
+    text = source_yaml() + f"notes: {tagged.format(marker=marker)}\n"
+    data, findings = parse_document(text, "t.yaml")
+    assert [f.code for f in findings] == ["LD006"]
+    assert findings[0].location.line == 10
+    assert data is not None and data["notes"] is None
+    assert not marker.exists()
+
+
+def test_duplicate_keys_are_refused_with_both_lines() -> None:
+    _, findings = parse_document("a: 1\nb: 2\na: 3\n", "t.yaml")
+    assert [(f.code, f.location.line) for f in findings] == [("LD005", 3)]
+    assert "line 1" in findings[0].message
+
+
+# ---------------------------------------------------------------- hostile input, in a subprocess
+
+_PROBE = r"""
+import json, resource, sys, tracemalloc
+from pathlib import Path
+from kb.loader import load_knowledge_base
+root = Path(sys.argv[1])
+before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+tracemalloc.start()
+kb, findings = load_knowledge_base(root)
+_, peak = tracemalloc.get_traced_memory()
+tracemalloc.stop()
+after = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+print(json.dumps({
+    "codes": [f.code for f in findings],
+    "lines": [f.location.line for f in findings],
+    "peak_bytes": peak,
+    "rss_growth_kib": after - before,
+}))
+"""
+
+
+def alias_bomb(size: int = 1_000_000) -> str:
+    """Nine levels of nine aliases, then a list of ~1 MB of aliases to the top level."""
+    lines = ["kind: source", "a0: &a0 [lol, lol, lol, lol, lol, lol, lol, lol, lol]"]
+    lines += [f"a{i}: &a{i} [" + ", ".join([f"*a{i - 1}"] * 9) + "]" for i in range(1, 9)]
+    head = "\n".join(lines) + "\nbomb: ["
+    return head + ", ".join(["*a8"] * ((size - len(head)) // 5)) + "]\n"
+
+
+def nested_list(depth: int) -> str:
+    return "kind: source\nnotes: " + "[" * depth + "]" * depth + "\n"
+
+
+HOSTILE = {
+    "alias_bomb_1mb": (alias_bomb().encode(), "LD008"),
+    "nested_10000": (nested_list(10_000).encode(), "LD007"),
+    # 200,000 levels crash libyaml's composer unless the loader's pre-scan stops first
+    "nested_200000": (nested_list(200_000).encode(), "LD007"),
+    "binary": (bytes(range(256)) * 64, "LD002"),
+    "nul_bytes": (b"kind: source\x00\x00\n", "LD004"),
+}
+
+
+@pytest.mark.parametrize("name", sorted(HOSTILE))
+def test_hostile_file_yields_a_finding_with_bounded_memory(tmp_path: Path, name: str) -> None:
+    content, code = HOSTILE[name]
+    path = tmp_path / "records" / "sources" / "hostile.yaml"
+    path.parent.mkdir(parents=True)
+    path.write_bytes(content)
+    done = subprocess.run(
+        [sys.executable, "-c", _PROBE, str(path.parent.parent)],
+        capture_output=True, text=True, timeout=60, check=False,
+    )
+    assert done.returncode == 0, done.stderr  # a crash (libyaml's stack) would show here
+    result = json.loads(done.stdout)
+    assert result["codes"] == [code]
+    assert result["lines"][0] >= 1
+    # Generous bounds: the loader's own allocations, and the process's growth.
+    assert result["peak_bytes"] < 64 * 1024 * 1024, result
+    assert result["rss_growth_kib"] < 256 * 1024, result
+
+
+def test_depth_limit_is_exact() -> None:
+    ok = "notes: " + "[" * (MAX_DEPTH - 1) + "]" * (MAX_DEPTH - 1) + "\n"
+    too_deep = "notes: " + "[" * MAX_DEPTH + "]" * MAX_DEPTH + "\n"
+    assert parse_document(ok, "t.yaml")[1] == []
+    assert [f.code for f in parse_document(too_deep, "t.yaml")[1]] == ["LD007"]
+
+
+# ---------------------------------------------------------------- random input (Hypothesis)
+
+KEYS = ["kind", "id", "title", "version", "status", "history", "waivers", "bandwidth", "value",
+        "unit", "basis", "source", "code", "reason", "per_link", "links", "interconnect", "<<", "a",
+        "hardware", "evidence_class", "engine", "provenance", "results", "pointer", "superseded_by"]
+SCALARS = ["1e9", "no", "yes", "on", "~", "null", ".inf", "-.nan", "0x1F", "0o17", "2026-11-30",
+           "2026-11-30 10:00:00", "'quoted'", '"esc\\x00aped"', "1_000", "+1", "-0", "3.35",
+           "sources/doc", "hardware/x#memory.bandwidth", "PV002", "source", "receipt", "native",
+           "[]", "{}", "[1, [2, [3]]]", "{value: 1, unit: GB/s}", "|", ">-", "''", "\"\"", "@", "`"]
+TAGS = ["", "!!python/object/apply:os.system ", "!!python/name:os.system ", "!custom ", "!!binary ",
+        "!!set ", "!!omap ", "!!timestamp ", "!!float ", "!!str ", "!!int ", "!<tag:x> ", "!e!x ",
+        "!!map ", "!!seq ", "!!bool ", "!!null "]
+ANCHORS = ["", "&a ", "&b "]
+ALIASES = ["*a", "*b", "*undefined"]
+
+
+
+def yaml_line(indent: int, dash: str, key: str, tag: str, anchor: str, value: str) -> str:
+    return f"{' ' * indent}{dash}{key}: {anchor}{tag}{value}"
+
+
+line = st.builds(
+    yaml_line,
+    st.integers(0, 6),
+    st.sampled_from(["", "- "]),
+    st.sampled_from(KEYS),
+    st.sampled_from(TAGS),
+    st.sampled_from(ANCHORS),
+    st.one_of(st.sampled_from(SCALARS), st.sampled_from(ALIASES), st.text(max_size=12)),
+)
+documents = st.lists(st.one_of(line, st.sampled_from(["---", "...", "%YAML 1.1", "# c", ""])),
+                     max_size=25).map("\n".join)
+
+
+@pytest.fixture(scope="module")
+def fuzz_root(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return tmp_path_factory.mktemp("fuzz") / "records"
+
+
+def _assert_well_formed(findings: list) -> None:  # type: ignore[type-arg]
+    for f in findings:
+        assert f.code and len(f.code) == 5
+        assert f.location.line >= 1 and f.location.col >= 1
+        assert f.message
+
+
+FUZZ = {"deadline": None, "suppress_health_check": [HealthCheck.function_scoped_fixture]}
+
+
+@settings(max_examples=150, **FUZZ)
+@given(content=st.binary(max_size=400))
+def test_random_bytes_never_raise(fuzz_root: Path, content: bytes) -> None:
+    path = fuzz_root / "sources" / "fuzz.yaml"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_bytes(content)
+    record, findings = load_record(fuzz_root, path)
+    assert record is not None or findings
+    _assert_well_formed(run_checks(fuzz_root))
+
+
+@settings(max_examples=200, **FUZZ)
+@given(text=documents, folder=st.sampled_from(["sources", "hardware", "receipts", "flops", "x"]))
+def test_random_yaml_never_raises(fuzz_root: Path, text: str, folder: str) -> None:
+    """The whole pipeline (loader, schema, every rule, positions) on generated YAML."""
+    import shutil
+
+    shutil.rmtree(fuzz_root, ignore_errors=True)
+    path = fuzz_root / folder / "fuzz.yaml"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(text, encoding="utf-8", errors="surrogatepass")
+    _assert_well_formed(run_checks(fuzz_root))
