@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from fractions import Fraction
 
 from kb.ledger.inputs import DeviceGroup, Envelope, OptionSpec
+from kb.ledger.quantities import amount
 
 
 @dataclass(frozen=True)
@@ -49,7 +50,8 @@ class Feasibility:
 
     def shortfalls(self) -> list[str]:
         """Describe what does not fit, one line per device group."""
-        return [f"{d.name}: needs {d.state} B + reserve {d.reserve} B, holds {d.capacity} B"
+        return [f"{d.name}: state {amount(d.state, 'B')} + reserve {amount(d.reserve, 'B')} "
+                f"exceeds capacity {amount(d.capacity, 'B')} by {amount(-d.headroom, 'B')}"
                 for d in self.devices if not d.fits]
 
 

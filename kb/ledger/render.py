@@ -8,43 +8,18 @@ ledger can be compared to the last digit.
 from __future__ import annotations
 
 import json
-from decimal import Context, Decimal
 from fractions import Fraction
 from typing import Any
 
 from kb.ledger.analysis import Analysis
 from kb.ledger.compare import Comparison, Side
+from kb.ledger.quantities import SCALES, amount, number
 
-_SCALES = {
-    "s": [(Fraction(1), "s"), (Fraction(1, 10**3), "ms"), (Fraction(1, 10**6), "us"),
-          (Fraction(1, 10**9), "ns")],
-    "B": [(Fraction(10**12), "TB"), (Fraction(10**9), "GB"), (Fraction(10**6), "MB"),
-          (Fraction(10**3), "kB"), (Fraction(1), "B")],
-    "B/s": [(Fraction(10**12), "TB/s"), (Fraction(10**9), "GB/s"), (Fraction(10**6), "MB/s"),
-            (Fraction(1), "B/s")],
-}
 ROW_LABELS = {"useful": "T_useful", "exposed": "T_exposed", "sync": "T_sync",
               "input_imbalance": "T_input_imbalance",
               "replication_or_migration": "T_replication_or_migration",
               "remote_memory_or_paging": "T_remote_memory_or_paging",
               "orchestration_or_recovery": "T_orchestration_or_recovery"}
-
-
-def number(value: Fraction, digits: int = 6) -> str:
-    """Format a Fraction as a decimal with `digits` significant digits, trailing zeros dropped."""
-    ctx = Context(prec=digits)
-    text = format(ctx.divide(Decimal(value.numerator), Decimal(value.denominator)), "f")
-    return text.rstrip("0").rstrip(".") if "." in text else text
-
-
-def amount(value: Fraction, dim: str) -> str:
-    """Format a value in base units with a readable unit: 0.001728 s -> '1.728 ms'."""
-    if value == 0 and dim in _SCALES:
-        return f"0 {dim}"
-    for factor, unit in _SCALES.get(dim, []):
-        if abs(value) >= factor or factor == _SCALES[dim][-1][0]:
-            return f"{number(value / factor)} {unit}"
-    return f"{number(value)} {dim}".rstrip(" 1")
 
 
 def exact(value: Fraction | None, unit: str) -> dict[str, Any] | None:
@@ -118,7 +93,7 @@ def _ledger_lines(side: Side) -> list[str]:
 def _cell(value: Fraction | None, unit: str) -> str:
     if value is None:
         return "n/a"
-    return amount(value, unit) if unit in _SCALES else f"{number(value)} {unit}".strip()
+    return amount(value, unit) if unit in SCALES else f"{number(value)} {unit}".strip()
 
 
 def _comparison_lines(c: Comparison) -> list[str]:
