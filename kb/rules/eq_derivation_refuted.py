@@ -11,7 +11,7 @@ Bad:
       - id: b-star
         steps:
           # b_star_wrong: B_star = P_layer*BW_link/(4*d*BW_hbm)
-      - {rule: solve_for, from: crossover, var: B, result: b_star_wrong}
+          - {rule: solve_for, from: crossover, var: B, result: b_star_wrong}
 
 Good:
 
@@ -19,7 +19,7 @@ Good:
       - id: b-star
         steps:
           # b_star: B_star = P_layer*BW_link/(2*d*BW_hbm)
-      - {rule: solve_for, from: crossover, var: B, result: b_star}
+          - {rule: solve_for, from: crossover, var: B, result: b_star}
 """
 
 from __future__ import annotations
