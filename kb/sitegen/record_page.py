@@ -125,7 +125,7 @@ def latest_changes(kb: KnowledgeBase, limit: int = 15) -> list[dict[str, Any]]:
         for record in kb
         for h in record.history
     ]
-    entries.sort(key=lambda e: (e[0], e[1], e[2]), reverse=True)
+    entries.sort(key=lambda e: (e[0], e[1], int(e[2]) if e[2].isdigit() else 0), reverse=True)
     return [
         {"date": date, "link": link_for(record_id, kb), "version": version, "change": change}
         for date, record_id, version, change in entries[:limit]

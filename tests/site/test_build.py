@@ -151,3 +151,30 @@ def test_kb_build_writes_a_clean_knowledge_base(tmp_path: Path) -> None:
     assert result.exit_code == 0, result.output
     assert (out / "records/sources/doc.html").is_file()
     assert "wrote" in result.output
+
+
+def test_progress_is_reported_once_per_record(shipped: KnowledgeBase, tmp_path: Path) -> None:
+    steps: list[int] = []
+    build(shipped, tmp_path / "_site", progress=steps.append)
+    assert sum(steps) == len(shipped) > 0
+
+
+def test_rules_catalogue_lists_every_registered_rule(built_site: Path) -> None:
+    from markupsafe import escape
+
+    from kb.rules import all_rules, summary
+
+    html = (built_site / "rules/index.html").read_text(encoding="utf-8")
+    for rule in all_rules():
+        assert f'id="{rule.CODE}"' in html
+        assert str(escape(summary(rule))) in html
+
+
+def test_every_record_has_a_page_and_json_and_the_home_page_counts_them(
+    built_site: Path, shipped: KnowledgeBase
+) -> None:
+    pages = {p.relative_to(built_site / "records").with_suffix("").as_posix()
+             for p in (built_site / "records").rglob("*.json")}
+    assert {r.id for r in shipped} <= pages
+    home = (built_site / "index.html").read_text(encoding="utf-8")
+    assert f"<p>{len(shipped)} records in " in home  # the shipped ones and the probe

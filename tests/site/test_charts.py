@@ -1,0 +1,75 @@
+"""Chart geometry, and the seed flop class's chart: B* over link bandwidth per accelerator."""
+
+from __future__ import annotations
+
+import re
+import xml.etree.ElementTree as ET
+from fractions import Fraction
+from pathlib import Path
+
+import pytest
+from conftest import SEED_FLOP, load
+
+from kb.sitegen.charts import PLOT, Axis, Bar, Chart, nice_ticks, stacked_bars, tick_label
+from kb.sitegen.flop_chart import evaluate
+
+SVG = "{http://www.w3.org/2000/svg}"
+
+
+def test_log_axis_maps_decades_evenly_and_ticks_follow_1_2_5() -> None:
+    axis = Axis(10.0, 1000.0, 0.0, 200.0, log=True)
+    assert (axis(10.0), axis(100.0), axis(1000.0)) == (0.0, 100.0, 200.0)
+    assert nice_ticks(3.0, 120.0, log=True) == [5.0, 10.0, 20.0, 50.0, 100.0]
+    assert nice_ticks(0.0, 17.6, log=False) == [0.0, 5.0, 10.0, 15.0]
+    assert [tick_label(v) for v in (2000.0, 0.5, 25.0)] == ["2k", "0.5", "25"]
+
+
+def test_stacked_bars_skip_infeasible_options_and_mark_them() -> None:
+    chart = Chart("c", "t", "d", "x", "y")
+    bars = [Bar("ref", (("T_useful", 3.0), ("T_exposed", 1.0))), Bar("cand", (), "too small")]
+    data = stacked_bars(chart, bars)
+    rects = [r for s in data["series"] for r in s["bars"]]
+    assert len(rects) == 2 and all(r["h"] > 0 for r in rects)
+    assert [m["title"] for m in data["marks"] if m["infeasible"]] == ["too small"]
+    assert min(r["y"] for r in rects) >= PLOT["top"]
+
+
+def test_evaluate_walks_sympy_exactly() -> None:
+    import sympy as sp
+
+    p, bw, d = sp.symbols("P_layer BW_link d", positive=True)
+    value = evaluate(p * bw / (2 * d), {"P_layer": Fraction(10), "BW_link": Fraction(3),
+                                        "d": Fraction(4)})
+    assert value == Fraction(30, 8)
+
+
+@pytest.fixture(scope="module")
+def seed_svg(built_site: Path) -> ET.Element:
+    html = (built_site / f"records/{SEED_FLOP}.html").read_text(encoding="utf-8")
+    match = re.search(r'<svg xmlns="http://www.w3.org/2000/svg".*?</svg>', html, re.S)
+    assert match, "the seed flop class has no chart"
+    return ET.fromstring(match.group(0))
+
+
+def test_seed_chart_has_a_title_a_text_alternative_and_a_line_per_accelerator(
+    seed_svg: ET.Element, repo_copy: Path
+) -> None:
+    kb, _ = load(repo_copy / "records")
+    named = kb.get(SEED_FLOP).data["affected_by_hardware"]
+    with_bandwidth = [i for i in named if kb.get(i) and kb.get(i).get("memory.bandwidth")]
+    assert seed_svg.get("role") == "img"
+    assert "B_star" in seed_svg.find(f"{SVG}title").text
+    assert "interconnect" in seed_svg.find(f"{SVG}desc").text
+    lines = seed_svg.findall(f".//{SVG}path")
+    assert len(lines) == len(with_bandwidth) >= 3
+
+
+def test_seed_chart_marks_every_interconnect_and_puts_claims_on_the_h100_line(
+    seed_svg: ET.Element, repo_copy: Path
+) -> None:
+    kb, _ = load(repo_copy / "records")
+    marks = [g for g in seed_svg.iter(f"{SVG}g") if "mark" in (g.get("class") or "").split()]
+    rules = [g for g in marks if g.find(f"{SVG}line") is not None]
+    assert len(rules) >= len(kb.of_kind("interconnect"))
+    titles = " ".join(g.find(f"{SVG}title").text for g in marks)
+    assert "nvlink" in titles.lower() and "claim" in titles
