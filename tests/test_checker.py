@@ -1,0 +1,168 @@
+"""The checker: one pass finds everything, located and sorted; waivers; scope; selection."""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+from kb.checker import check, run_checks
+from tests.conftest import run_kb, source_yaml, write_tree
+
+LINK = """\
+kind: interconnect
+id: interconnects/link
+title: A link
+version: 1
+status: draft
+history:
+  - {version: 1, date: "2026-11-30", change: First encoding.}
+family: PCIe
+topology: point-to-point
+bandwidth:
+  per_link: {value: 31.5, unit: GB/s, basis: vendor-spec, source: sources/doc}
+"""
+
+
+def line_of(text: str, needle: str) -> int:
+    """1-based line of the first line containing `needle`."""
+    return next(i for i, line in enumerate(text.splitlines(), 1) if needle in line)
+
+
+# ---------------------------------------------------------------- the acceptance run
+
+
+def break_record(text: str) -> tuple[str, dict[str, int]]:
+    """Five problems in one shipped record; returns the text and each code's expected line."""
+    lines = text.splitlines()
+    version = line_of(text, "version: 1")
+    lines[version - 1] = "version: 2"  # bumped, but no history entry for 2
+    family = line_of(text, "family:")
+    per_link = line_of(text, "per_link:")
+    quoted = line_of(text, "bidirectional_quoted:")
+    source = re.compile(r"source: [^,}]+")
+    lines[per_link - 1] = source.sub("source: sources/no-such-doc", lines[per_link - 1])
+    lines[quoted - 1] = source.sub("source: interconnects/pcie-5-x16", lines[quoted - 1])
+    lines.insert(family, lines[family - 1])  # the same key again, right below
+    lines.append("latency: {value: 1, unit: us, basis: vendor-spec}")
+    expected = {
+        "VR001": version,
+        "LD005": family + 1,
+        "RF001": per_link + 1,
+        "RF002": quoted + 1,
+        "PV002": len(lines),
+    }
+    return "\n".join(lines) + "\n", expected
+
+
+def test_five_problems_in_a_shipped_record_in_one_run(shipped_copy: Path) -> None:
+    target = shipped_copy / "interconnects" / "pcie-4-x16.yaml"
+    text, expected = break_record(target.read_text(encoding="utf-8"))
+    target.write_text(text, encoding="utf-8")
+    done = run_kb(["validate", "--format", "json"], cwd=shipped_copy.parent)
+    assert done.returncode == 1, done.stderr
+    findings = json.loads(done.stdout)["findings"]
+    path = "records/interconnects/pcie-4-x16.yaml"
+    mine = {(f["code"], f["line"]) for f in findings if f["path"] == path}
+    assert mine == set(expected.items()), findings
+
+
+# ---------------------------------------------------------------- one pass, located, sorted
+
+
+def test_every_problem_in_every_file_in_one_pass(in_tmp: Path) -> None:
+    files = {
+        "sources/doc.yaml": source_yaml("sources/doc"),
+        "sources/a.yaml": source_yaml("sources/a", superseded_by="sources/missing"),
+        "sources/b.yaml": source_yaml("sources/b").replace("status: draft", "status: no"),
+        "sources/c.yaml": "title: [unclosed\n",
+        "interconnects/link.yaml": LINK.replace("sources/doc", "sources/gone"),
+    }
+    root = write_tree(in_tmp / "records", files)
+    findings = run_checks(root)
+    got = [(f.location.path, f.location.line, f.code) for f in findings]
+    assert got == [
+        ("records/interconnects/link.yaml", 11, "RF001"),
+        ("records/sources/a.yaml", 10, "RF001"),
+        ("records/sources/b.yaml", 5, "LD010"),
+        ("records/sources/c.yaml", 2, "LD004"),
+    ]
+    assert all(f.location.col >= 1 and f.message for f in findings)
+    assert findings[0].location.pointer == "/bandwidth/per_link/source"
+
+
+def test_clean_tree_has_no_findings(in_tmp: Path) -> None:
+    files = {"sources/doc.yaml": source_yaml(), "interconnects/link.yaml": LINK}
+    root = write_tree(in_tmp / "records", files)
+    result = check(root)
+    assert result.findings == []
+    assert len(result.kb) == 2
+    assert result.checked_paths == ["records/interconnects/link.yaml", "records/sources/doc.yaml"]
+
+
+# ---------------------------------------------------------------- waivers
+
+
+def test_waiver_suppresses_its_finding_and_only_that_one(in_tmp: Path) -> None:
+    link = LINK.replace(", source: sources/doc", "") + (
+        "  per_device: {value: 63, unit: GB/s, basis: measured}\n"
+        "waivers:\n"
+        "  - {code: PV002, reason: Datasheet not public yet., pointer: /bandwidth/per_link}\n"
+    )
+    root = write_tree(in_tmp / "records", {"interconnects/link.yaml": link})
+    findings = run_checks(root)
+    assert [(f.code, f.location.line) for f in findings] == [("PV002", 12)]
+    assert findings[0].location.pointer == "/bandwidth/per_device"
+
+
+def test_waiver_without_pointer_covers_the_whole_record(in_tmp: Path) -> None:
+    link = LINK.replace(", source: sources/doc", "") + (
+        "  per_device: {value: 63, unit: GB/s, basis: measured}\n"
+        "waivers:\n"
+        "  - {code: PV002, reason: Datasheet not public yet.}\n"
+    )
+    root = write_tree(in_tmp / "records", {"interconnects/link.yaml": link})
+    assert run_checks(root) == []
+
+
+def test_unused_and_unknown_waivers(in_tmp: Path) -> None:
+    link = LINK + (
+        "waivers:\n"
+        "  - {code: PV002, reason: Nothing to waive.}\n"
+        "  - {code: XX123, reason: No such rule.}\n"
+    )
+    files = {"interconnects/link.yaml": link, "sources/doc.yaml": source_yaml()}
+    root = write_tree(in_tmp / "records", files)
+    got = [(f.code, f.location.line) for f in run_checks(root)]
+    assert got == [("WV001", 13), ("WV002", 14)]
+
+
+# ---------------------------------------------------------------- scope and selection
+
+
+def test_paths_limit_the_report_but_not_the_knowledge_base(in_tmp: Path) -> None:
+    files = {
+        "sources/doc.yaml": source_yaml().replace("status: draft", "status: no"),
+        "sources/other.yaml": source_yaml("sources/other", superseded_by="sources/missing"),
+        "interconnects/link.yaml": LINK,
+    }
+    root = write_tree(in_tmp / "records", files)
+    only_link = run_checks(root, [root / "interconnects" / "link.yaml"])
+    assert only_link == []  # its source resolves although only the link was named
+    only_doc = check(root, [root / "sources" / "doc.yaml"])
+    got = [(f.location.path, f.code) for f in only_doc.findings]
+    assert got == [("records/sources/doc.yaml", "LD010")]
+    # the link references the named source, so it is in scope too
+    assert only_doc.checked_paths == ["records/interconnects/link.yaml", "records/sources/doc.yaml"]
+
+
+def test_select_and_ignore_filter_by_code_prefix(in_tmp: Path) -> None:
+    files = {
+        "sources/doc.yaml": source_yaml().replace("status: draft", "status: no"),
+        "sources/other.yaml": source_yaml("sources/other", superseded_by="sources/missing"),
+    }
+    root = write_tree(in_tmp / "records", files)
+    assert {f.code for f in run_checks(root)} == {"LD010", "RF001"}
+    assert {f.code for f in run_checks(root, select=["rf"])} == {"RF001"}
+    assert {f.code for f in run_checks(root, ignore=["LD"])} == {"RF001"}
+    assert run_checks(root, select=["RF"], ignore=["RF001"]) == []
