@@ -91,14 +91,27 @@ def _check_claim(ctx: Context, claim_id: str) -> None:
     except CheckTimeout as exc:
         state, detail, claimed, computed = UNVERIFIED, f"unverified (timeout): {exc}", "", ""
         ctx.system.add("EQ014", ctx.pointer, f"claim {claim_id}: {detail}", "simplify the claim")
-    except ClaimError as exc:
-        pointer = pointer_join(ctx.pointer, *exc.field.split("/"))
-        ctx.system.add(exc.code, pointer, f"claim {claim_id}: {exc}", exc.hint,
-                       exc.related or ctx.related)
+    except Exception as exc:  # SymPy raises many types on odd input; each is a finding
+        if isinstance(exc, ClaimError):
+            _report_claim_error(ctx, claim_id, exc)
+        else:  # malformed input SymPy chokes on: a finding, never a traceback
+            ctx.system.add("EQ001", ctx.pointer, f"claim {claim_id} cannot be checked: "
+                           f"{type(exc).__name__}: {exc}", "check the claim's fields")
         state, detail, claimed, computed = INVALID, str(exc), "", ""
+    _record_outcome(ctx, claim_id, str(kind), (state, detail, claimed, computed))
+
+
+def _report_claim_error(ctx: Context, claim_id: str, exc: ClaimError) -> None:
+    pointer = pointer_join(ctx.pointer, *exc.field.split("/"))
+    ctx.system.add(exc.code, pointer, f"claim {claim_id}: {exc}", exc.hint,
+                   exc.related or ctx.related)
+
+
+def _record_outcome(ctx: Context, claim_id: str, kind: str, outcome: tuple[str, ...]) -> None:
+    state, detail, claimed, computed = outcome
     ctx.system.items.append(Item("claim", claim_id, ctx.pointer, state, detail, claimed, computed))
     if state == REFUTED:
-        ctx.system.add(CODES[str(kind)], ctx.pointer, f"claim {claim_id} is refuted: {detail}",
+        ctx.system.add(CODES[kind], ctx.pointer, f"claim {claim_id} is refuted: {detail}",
                        "correct the claim (or the record it binds) and bump the version",
                        ctx.related)
     elif state == UNVERIFIED and "timeout" not in detail:
@@ -185,6 +198,8 @@ def compare(computed: sp.Expr, claimed: Fraction, spec: Mapping[str, Any]) -> tu
     value = sp.Rational(claimed.numerator, claimed.denominator)
     if "round" in spec:
         step = sp.Rational(str(spec["round"]))
+        if step <= 0:
+            raise ClaimError("EQ001", "expect/round", f"round must be positive, not {step}")
         rounded = sp.floor(computed / step + sp.Rational(1, 2)) * step
         return rounded == value, f"rounded to a multiple of {step}: {rounded}"
     if "rel_tol" in spec:
@@ -201,6 +216,9 @@ def _numeric(ctx: Context) -> tuple[str, str, str, str]:
     values = bind_values(ctx, ctx.claim.get("bind"), "bind")
     expr, dims = target(ctx, set(values))
     computed = expr.xreplace(values)
+    if computed.has(sp.zoo, sp.nan, sp.oo, -sp.oo):
+        raise ClaimError("EQ007", "bind", f"{short(expr)} is undefined at the bound values "
+                         "(a division by zero)", "check the bound values", ctx.related)
     missing = sorted(s.name for s in computed.free_symbols)
     if missing:
         raise ClaimError("EQ010", "bind", f"symbols not bound: {', '.join(missing)}",
@@ -242,7 +260,10 @@ def _scaling(ctx: Context) -> tuple[str, str, str, str]:
     if law == "affine":
         return _affine(expr, var)
     if law == "power":
-        expected = sp.Rational(str(ctx.claim.get("exponent")))
+        exponent = ctx.claim.get("exponent")
+        if isinstance(exponent, bool) or not isinstance(exponent, (int, float)):
+            raise ClaimError("EQ001", "exponent", "law power needs a numeric exponent")
+        expected = sp.Rational(str(exponent))
     elif law in LAWS:
         expected = sp.Integer(LAWS[str(law)])
     else:
