@@ -1,7 +1,7 @@
 """A content-addressed result cache in `.kb-cache/` (or $KB_CACHE_DIR); safe to delete.
 
-The key is a SHA-256 over everything a record's checks depend on: the engine
-version, SymPy's version, the record's equation sections and the values its
+The key is a SHA-256 over everything a record's checks depend on: the engine's
+own source, SymPy's version, the record's equation sections and the values its
 bindings resolve to. Writes are atomic (temp file + rename), reads that fail
 for any reason are misses, so a corrupt or stale cache can never change a result.
 """
@@ -12,11 +12,22 @@ import hashlib
 import json
 import os
 import tempfile
+from functools import lru_cache
 from importlib import metadata
 from pathlib import Path
 from typing import Any
 
 ENGINE_VERSION = "1"
+ENGINE_DIR = Path(__file__).resolve().parent
+
+
+@lru_cache(maxsize=1)
+def engine_fingerprint() -> str:
+    """Hash the engine's own source, so editing kb/equations invalidates old results."""
+    digest = hashlib.sha256(ENGINE_VERSION.encode())
+    for path in sorted(ENGINE_DIR.glob("*.py")):
+        digest.update(path.name.encode() + b"\0" + path.read_bytes())
+    return digest.hexdigest()[:16]
 
 
 def sympy_version() -> str:
@@ -38,7 +49,7 @@ def cache_dir(root: str | os.PathLike[str]) -> Path:
 
 def content_key(payload: Any) -> str:
     """Hash JSON-able input together with the engine and SymPy versions."""
-    text = json.dumps({"engine": ENGINE_VERSION, "sympy": sympy_version(), "input": payload},
+    text = json.dumps({"engine": engine_fingerprint(), "sympy": sympy_version(), "input": payload},
                       sort_keys=True, default=str, separators=(",", ":"))
     return hashlib.sha256(text.encode()).hexdigest()
 
