@@ -205,8 +205,9 @@ def _envelope(res: _Resolver, node: Any) -> Envelope | None:
     if isinstance(batch, bool) or not isinstance(batch, (int, Fraction)) or batch < 1:
         res.gap("/envelope/batch", f"batch is {batch!r}, expected a number >= 1")
         batch = 1
-    useful_dim = "FLOP" if (node.get("useful_work") or {}).get("unit", "").endswith("FLOP") \
-        else "B"
+    work_node = node.get("useful_work")
+    work_unit = work_node.get("unit") if isinstance(work_node, Mapping) else None
+    useful_dim = "FLOP" if isinstance(work_unit, str) and work_unit.endswith("FLOP") else "B"
     state = res.quantity(node.get("state_bytes"), "/envelope/state_bytes", "B", "state bytes")
     work = res.quantity(node.get("useful_work"), "/envelope/useful_work", useful_dim,
                         "useful work")
