@@ -116,7 +116,8 @@ def transfer_cost(t: TransferSpec, batch: Num, window: Num, over: Overrides) -> 
     size = t.message_size.value * (batch if t.scales_with_batch else 1)
     messages = t.count * collective_steps(t.pattern, t.ranks)
     moved = t.count * bus_factor(t.pattern, t.ranks) * size
-    latency = over.latency.get(t.link, t.latency.value)
+    # a measured transfer's latency is inside its receipt's bandwidth: never varied or re-added
+    latency = t.latency.value if t.receipts else over.latency.get(t.link, t.latency.value)
     bandwidth = over.bandwidth.get(t.link, t.bandwidth.value)
     raw = messages * latency + moved / bandwidth
     measured = bool(t.receipts)  # bandwidth and latency both inside the receipt's timing

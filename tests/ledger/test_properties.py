@@ -50,13 +50,14 @@ envelopes = st.builds(
     positive.map(lambda x: x * 10**9), st.integers(1, 512))
 
 
+@settings(deadline=None)
 @given(non_negative, non_negative)
 def test_exposed_is_never_negative_nor_above_raw(raw: Fraction, overlap: Fraction) -> None:
     exposed = exposed_time(raw, overlap)
     assert 0 <= exposed <= raw
 
 
-@settings(max_examples=200)
+@settings(max_examples=150, deadline=None)
 @given(envelopes, options())
 def test_total_is_the_sum_of_its_rows(envelope: Envelope, option: OptionSpec) -> None:
     ledger = compute_ledger(envelope, option)
@@ -66,7 +67,7 @@ def test_total_is_the_sum_of_its_rows(envelope: Envelope, option: OptionSpec) ->
         assert 0 <= cost.exposed <= cost.raw
 
 
-@settings(max_examples=200)
+@settings(max_examples=150, deadline=None)
 @given(envelopes, options())
 def test_hidden_communication_never_exceeds_the_useful_compute(envelope: Envelope,
                                                                option: OptionSpec) -> None:
@@ -75,7 +76,7 @@ def test_hidden_communication_never_exceeds_the_useful_compute(envelope: Envelop
     assert hidden <= ledger.row("useful").value
 
 
-@settings(max_examples=200)
+@settings(max_examples=150, deadline=None)
 @given(envelopes, options(), st.integers(0, 3), non_negative)
 def test_more_overlap_never_increases_total(envelope: Envelope, option: OptionSpec,
                                             which: int, extra: Fraction) -> None:
