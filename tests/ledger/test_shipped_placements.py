@@ -69,3 +69,22 @@ def test_host_crossing_proposal_without_placement_fails_validation(tmp_path: Pat
     result = CliRunner().invoke(cli, ["validate", "--root", str(root)])
     assert result.exit_code == 1
     assert "LG002" in result.output and "bad.yaml:" in result.output
+
+
+def test_real_receipt_calibrates_the_tp8_all_reduce() -> None:
+    """TP=8 at batch 64: S = 16384 B x 64 = 1 MiB, which is the 1 MiB row (8 GPUs) of
+    receipts/azure-nd-h100-v5-nccl-all-reduce: bus bandwidth 43.70 GB/s, latency inside it.
+    bytes = 160 * 2*7/8 * 1,048,576 = 293,601,280 B -> 293,601,280 / 43.70e9 s = 6.71856 ms;
+    T_useful = 141,104,775,168 B / (8 * 3350 GB/s) = 5.26510 ms."""
+    doc = json.loads(run("ledger", "placements/tp-llama-3.1-70b-h100-tp4-vs-tp8",
+                         "--format", "json")[1])
+    tp8 = next(x for x in doc["ledgers"] if x["option"] == "tp8")
+    exposed = next(r for r in tp8["rows"] if r["row"] == "exposed")
+    assert exposed["provenance"] == "measured"
+    assert exposed["receipts"] == ["receipts/azure-nd-h100-v5-nccl-all-reduce"]
+    raw = Fraction(293_601_280) / Fraction(43_700_000_000)
+    useful = Fraction(141_104_775_168, 8 * 3_350 * 10**9)
+    assert Fraction(exposed["value"]["exact"]) == raw
+    assert Fraction(tp8["total"]["exact"]) == useful + raw
+    tp4 = next(x for x in doc["ledgers"] if x["option"] == "tp4")
+    assert tp4["transfers"][0]["provenance"] == "estimated"  # no 4-GPU row: line rate
