@@ -1,0 +1,104 @@
+"""`kb list [--kind K] [--unverified]`: the records as a table, or every unverified figure.
+
+`--unverified` lists each figure (a quantity: a mapping with `value` and
+`unit`) whose basis is `unverified`, with its record id and JSON pointer, and
+ends with the count, so the README can say how many figures still lack a
+source.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import click
+
+from kb.commands._common import records_root, require_dir, root_option
+from kb.model import KINDS, KnowledgeBase
+
+COLUMNS = ("id", "kind", "version", "status", "title")
+
+
+@click.command()
+@root_option
+@click.option("--kind", type=click.Choice(KINDS), help="Only records of this kind.")
+@click.option("--unverified", is_flag=True, help="List every figure whose basis is unverified.")
+@click.option(
+    "--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True
+)
+def list_records(root: Path | None, kind: str | None, unverified: bool, fmt: str) -> None:
+    """List records (id, kind, version, status, title), or --unverified figures."""
+    from kb.loader import load_knowledge_base  # local: loads only when run
+
+    root = records_root(root)
+    require_dir(root)
+    kb, _ = load_knowledge_base(root)
+    if unverified:
+        rows = list(unverified_figures(kb, kind))
+        click.echo(_render_figures(rows, fmt), nl=False)
+    else:
+        rows = [record_row(r) for r in kb if kind is None or r.kind == kind]
+        click.echo(_render_records(rows, fmt), nl=False)
+
+
+def record_row(record: Any) -> dict[str, Any]:
+    return {
+        "id": record.id,
+        "kind": record.kind,
+        "version": record.version,
+        "status": record.status,
+        "title": record.title,
+    }
+
+
+def unverified_figures(kb: KnowledgeBase, kind: str | None = None) -> Iterator[dict[str, Any]]:
+    """Every quantity whose basis is `unverified`: record id, pointer, value, unit."""
+    from kb.rules._walk import quantities
+
+    for record in kb:
+        if kind is not None and record.kind != kind:
+            continue
+        for pointer, quantity in quantities(record.data):
+            if quantity.get("basis") == "unverified":
+                yield {
+                    "id": record.id,
+                    "pointer": pointer,
+                    "value": quantity.get("value"),
+                    "unit": quantity.get("unit"),
+                }
+
+
+def _render_records(rows: list[dict[str, Any]], fmt: str) -> str:
+    if fmt == "json":
+        return json.dumps(rows, indent=2, ensure_ascii=False) + "\n"
+    return _table(rows, COLUMNS) + f"{len(rows)} record{'s' if len(rows) != 1 else ''}\n"
+
+
+def _render_figures(rows: list[dict[str, Any]], fmt: str) -> str:
+    if fmt == "json":
+        document = {"figures": rows, "count": len(rows)}
+        return json.dumps(document, indent=2, ensure_ascii=False) + "\n"
+    records = len({r["id"] for r in rows})
+    summary = f"{len(rows)} unverified figure{'s' if len(rows) != 1 else ''}"
+    summary += f" in {records} record{'s' if records != 1 else ''}\n"
+    return _table(rows, ("id", "pointer", "value", "unit")) + summary
+
+
+def _table(rows: list[dict[str, Any]], columns: tuple[str, ...]) -> str:
+    """Left-aligned columns; the last column is not padded."""
+    if not rows:
+        return ""
+    cells = [[_cell(row.get(c)) for c in columns] for row in rows]
+    widths = [max(len(line[i]) for line in cells) for i in range(len(columns) - 1)]
+    lines = []
+    for line in cells:
+        padded = [cell.ljust(width) for cell, width in zip(line, widths, strict=False)]
+        lines.append("  ".join([*padded, line[-1]]).rstrip())
+    return "\n".join(lines) + "\n"
+
+
+def _cell(value: Any) -> str:
+    text = "" if value is None else str(value)
+    return " ".join(text.split())  # one line per row, whatever the title holds

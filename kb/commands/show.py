@@ -1,0 +1,136 @@
+"""`kb show ID`: print a record with each reference resolved to the kind and title it names.
+
+YAML output is the record's own text (comments and layout kept) with a comment
+beside every reference line: `# -> interconnect: NVLink 4`, or `# -> MISSING`.
+A closing comment block lists the records that reference this one. JSON
+output carries the parsed record, its references and its referrers.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from collections.abc import Iterable
+from pathlib import Path
+from typing import Any
+
+import click
+
+from kb.commands._common import records_root, require_dir, root_option
+from kb.model import KnowledgeBase, Record, Reference, split_binding
+
+
+@click.command()
+@click.argument("record_id", metavar="ID")
+@root_option
+@click.option(
+    "--format", "fmt", type=click.Choice(["yaml", "json"]), default="yaml", show_default=True,
+    help="yaml: the record's text with references annotated; json: a document.",
+)
+def show(record_id: str, root: Path | None, fmt: str) -> None:
+    """Print record ID with its references resolved (kind and title beside each)."""
+    from kb.checker import build_knowledge_base  # local: loads only when run
+
+    root = records_root(root)
+    require_dir(root)
+    kb = build_knowledge_base(root)
+    record = kb.get(record_id.removesuffix(".yaml"))
+    if record is None:
+        hint = _suggestion(kb, record_id)
+        click.echo(f"kb: no record {record_id!r} under {root}{hint}", err=True)
+        sys.exit(2)
+    if fmt == "json":
+        click.echo(json.dumps(as_document(kb, record), indent=2, ensure_ascii=False, default=str))
+    else:
+        click.echo(annotated_yaml(kb, record), nl=False)
+
+
+def _suggestion(kb: KnowledgeBase, wanted: str) -> str:
+    folder = wanted.split("/")[0]
+    stem = wanted.split("/")[-1][:4]
+    close = [r.id for r in kb if r.id.startswith(folder + "/") and stem in r.id]
+    return f"; did you mean {close[0]!r}?" if close else "; `kb list` shows the ids"
+
+
+def own_references(kb: KnowledgeBase, record: Record) -> list[Reference]:
+    return [ref for ref in kb.references if ref.source_id == record.id]
+
+
+def describe(kb: KnowledgeBase, ref: Reference) -> dict[str, Any]:
+    """Resolve a reference: the target's kind and title, or that it is missing."""
+    target_id, field = split_binding(ref.target)
+    target = kb.get(target_id)
+    entry: dict[str, Any] = {
+        "pointer": ref.pointer, "target": ref.target, "expected_kind": ref.expected_kind
+    }
+    if target is None:
+        return {**entry, "exists": False}
+    entry.update(exists=True, kind=target.kind, title=target.title, version=target.version)
+    if field:
+        entry["field"] = field
+    entry["kind_ok"] = ref.expected_kind in ("*", target.kind)
+    return entry
+
+
+def annotation(entry: dict[str, Any]) -> str:
+    if not entry["exists"]:
+        return f"{entry['target']} -> MISSING"
+    note = f"{entry['target']} -> {entry['kind']}: {entry['title']}"
+    if not entry["kind_ok"]:
+        note += f" (expected {entry['expected_kind']})"
+    return note
+
+
+def annotated_yaml(kb: KnowledgeBase, record: Record) -> str:
+    """Return the record's text with `# -> kind: title` beside each reference."""
+    from kb.positions import pointer_positions
+
+    text = Path(record.path).read_text(encoding="utf-8")
+    positions = pointer_positions(text)
+    notes: dict[int, list[str]] = {}
+    for ref in own_references(kb, record):
+        line = positions.get(ref.pointer, (0, 0))[0]
+        notes.setdefault(line, []).append(annotation(describe(kb, ref)))
+    lines = text.splitlines()
+    for number, entries in notes.items():
+        if 1 <= number <= len(lines):
+            # one reference on the line: its id is right there; several: name each
+            shown = [e.split(" -> ", 1)[1] for e in entries] if len(entries) == 1 else entries
+            lines[number - 1] += "  # -> " + "; ".join(shown)
+    lines += _referrer_comment(kb, record)
+    return "\n".join(lines) + "\n"
+
+
+def _referrer_comment(kb: KnowledgeBase, record: Record) -> list[str]:
+    users = referrers(kb, record)
+    if not users:
+        return ["# used by: no other record"]
+    rows = [f"#   {u['id']} ({u['kind']}) at {u['pointer']}: {u['title']}" for u in users]
+    return ["# used by:", *rows]
+
+
+def referrers(kb: KnowledgeBase, record: Record) -> list[dict[str, Any]]:
+    rows = []
+    for ref in _sorted(kb.referrers(record.id)):
+        if ref.source_id == record.id:
+            continue
+        source = kb.records[ref.source_id]
+        row = {"id": source.id, "kind": source.kind, "title": source.title, "pointer": ref.pointer}
+        rows.append(row)
+    return rows
+
+
+def _sorted(refs: Iterable[Reference]) -> list[Reference]:
+    return sorted(refs, key=lambda r: (r.source_id, r.pointer))
+
+
+def as_document(kb: KnowledgeBase, record: Record) -> dict[str, Any]:
+    """Return the JSON form: the record, its resolved references, and who references it."""
+    return {
+        "id": record.id,
+        "kind": record.kind,
+        "path": record.path,
+        "record": record.data,
+        "references": [describe(kb, ref) for ref in own_references(kb, record)],
+        "referenced_by": referrers(kb, record),
+    }
