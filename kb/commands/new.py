@@ -34,7 +34,7 @@ QUANTITY_HINTS = {
 
 
 @click.command()
-@click.argument("kind", type=click.Choice(KINDS))
+@click.argument("kind", metavar="KIND", type=click.Choice(KINDS))
 @click.argument("record_id", metavar="ID")
 @root_option
 def new(kind: str, record_id: str, root: Path | None) -> None:
