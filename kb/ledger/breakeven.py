@@ -21,6 +21,7 @@ from kb.ledger.transfers import line_rate
 from kb.model import Record
 
 PARAMETERS = ("bandwidth", "latency", "batch")
+SOLVE_BUDGET_S = 5.0
 
 
 @dataclass(frozen=True)
@@ -74,9 +75,19 @@ def _to_fraction(value: Any) -> Fraction:
 
 
 def _solve(expr: Any, symbol: Any) -> tuple[str, tuple[Fraction, ...], str]:
+    """Solve `expr = 0` for positive `symbol` within a time budget; never hangs or raises."""
     import sympy
 
-    solution = sympy.solveset(expr, symbol, domain=sympy.Interval.open(0, sympy.oo))
+    from kb.equations.timeout import CheckTimeout, run_with_budget
+
+    domain = sympy.Interval.open(0, sympy.oo)
+    try:
+        solution = run_with_budget(lambda: sympy.solveset(expr, symbol, domain=domain),
+                                   SOLVE_BUDGET_S)
+    except CheckTimeout:
+        return "unverified", (), f"no solution within the {SOLVE_BUDGET_S:g} s budget"
+    except (ValueError, TypeError, NotImplementedError) as exc:
+        return "unverified", (), f"SymPy could not solve it ({type(exc).__name__})"
     if solution is sympy.S.EmptySet:
         return "no tie", (), ""
     if isinstance(solution, sympy.FiniteSet) and all(v.is_Rational for v in solution):

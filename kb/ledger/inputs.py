@@ -92,6 +92,16 @@ class PlacementSpec:
         return (self.reference, *self.candidates)
 
 
+def as_mapping(node: Any) -> Mapping[str, Any]:
+    """`node` if it is a mapping, else an empty one (the schema reports the wrong type)."""
+    return node if isinstance(node, Mapping) else {}
+
+
+def as_list(node: Any) -> list[Any]:
+    """`node` if it is a list, else an empty one (the schema reports the wrong type)."""
+    return node if isinstance(node, list) else []
+
+
 class _Resolver:
     """Collects gaps while turning record fragments into figures."""
 
@@ -124,6 +134,10 @@ class _Resolver:
         if result.dim != dim:
             self.gap(pointer, f"{what} has dimension {result.dim}, expected {dim}")
             return None
+        if result.value < 0 or (result.value == 0 and "/" in dim):
+            self.gap(pointer, f"{what} is {result.value} {dim}, expected a "
+                     f"{'positive' if '/' in dim else 'non-negative'} figure")
+            return None
         return result
 
     def optional(self, node: Any, pointer: str, dim: str, what: str) -> Figure | None:
@@ -154,7 +168,7 @@ class _Resolver:
 
     def overheads(self, node: Any, pointer: str) -> dict[str, Overhead]:
         result: dict[str, Overhead] = {}
-        for name, entry in (node or {}).items():
+        for name, entry in as_mapping(node).items():
             if name not in OVERHEADS or not isinstance(entry, Mapping):
                 self.gap(pointer_join(pointer, name), f"overhead {name!r} is not one of "
                          f"{', '.join(OVERHEADS)} with a time")
@@ -171,14 +185,14 @@ def _option(res: _Resolver, node: Any, pointer: str, batch: Fraction) -> OptionS
         res.gap(pointer, "placement option is missing")
         return None
     devices = [res.device(d, pointer_join(pointer, "devices", i))
-               for i, d in enumerate(node.get("devices") or []) if isinstance(d, Mapping)]
+               for i, d in enumerate(as_list(node.get("devices"))) if isinstance(d, Mapping)]
     if not devices:
         res.gap(pointer_join(pointer, "devices"), "option names no devices")
-    useful = node.get("useful") or {}
+    useful = as_mapping(node.get("useful"))
     rate = res.quantity(useful.get("rate"), pointer_join(pointer, "useful", "rate"),
                         "B/s" if useful.get("per") != "FLOP" else "FLOP/s", "useful-work rate")
     transfers = [resolve_transfer(res, res.kb, t, pointer_join(pointer, "transfers", i), batch)
-                 for i, t in enumerate(node.get("transfers") or [])]
+                 for i, t in enumerate(as_list(node.get("transfers")))]
     spec = OptionSpec(
         name=str(node.get("name", "option")), pointer=pointer,
         devices=tuple(d for d in devices if d is not None),
@@ -194,7 +208,7 @@ def _option(res: _Resolver, node: Any, pointer: str, batch: Fraction) -> OptionS
         cost_rate=res.optional(node.get("cost_rate"), pointer_join(pointer, "cost_rate"),
                                "USD/s", "cost rate"),
         power=res.optional(node.get("power"), pointer_join(pointer, "power"), "W", "power"),
-        strategies=tuple(str(s) for s in node.get("strategies") or []),
+        strategies=tuple(str(s) for s in as_list(node.get("strategies"))),
     )
     return spec if rate is not None and None not in devices and None not in transfers else None
 
@@ -212,6 +226,9 @@ def _envelope(res: _Resolver, node: Any) -> Envelope | None:
     work = res.quantity(node.get("useful_work"), "/envelope/useful_work", useful_dim,
                         "useful work")
     slo = res.optional(node.get("slo"), "/envelope/slo", "s", "SLO latency")
+    if work is not None and work.value == 0:
+        res.gap("/envelope/useful_work", "useful work is 0, expected a positive figure")
+        work = None
     if state is None or work is None:
         return None
     return Envelope(str(node.get("model", "")), str(node.get("precision", "")),
@@ -225,7 +242,7 @@ def resolve_placement(record: Record, kb: KnowledgeBase) -> PlacementSpec | Unre
     batch = envelope.batch if envelope else Fraction(1)
     reference = _option(res, record.data.get("reference"), "/reference", batch)
     candidates = [_option(res, c, pointer_join("/candidates", i), batch)
-                  for i, c in enumerate(record.data.get("candidates") or [])]
+                  for i, c in enumerate(as_list(record.data.get("candidates")))]
     if not candidates:
         res.gap("/candidates", "placement names no candidates")
     if envelope is None or reference is None or None in candidates:

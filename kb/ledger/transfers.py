@@ -96,7 +96,8 @@ def receipt_bandwidth(receipts: Iterable[Record], link: str, pattern: str, ranks
     for receipt in receipts:
         if receipt.get("interconnect") != link or receipt.get("pattern") != pattern:
             continue
-        for index, row in enumerate(receipt.get("results") or []):
+        results = receipt.get("results")
+        for index, row in enumerate(results if isinstance(results, list) else []):
             if not isinstance(row, dict) or row.get("gpus") not in (None, ranks):
                 continue
             try:
@@ -105,7 +106,8 @@ def receipt_bandwidth(receipts: Iterable[Record], link: str, pattern: str, ranks
                 continue
             ratio = max(row_size / size, size / row_size) if row_size and size else None
             bandwidth = _row_bandwidth(row, receipt, index)
-            if ratio is None or ratio > SIZE_MATCH_FACTOR or bandwidth is None:
+            if ratio is None or ratio > SIZE_MATCH_FACTOR or bandwidth is None \
+                    or bandwidth.value <= 0:
                 continue
             if best is None or (ratio, receipt.id) < best[:2]:
                 best = (ratio, receipt.id, bandwidth)
@@ -127,7 +129,7 @@ def resolve_transfer(res: _Resolver, kb: KnowledgeBase, node: Any, pointer: str,
                      batch: Fraction) -> TransferSpec | None:
     """Resolve one transfer entry; gaps go to the resolver, None when incomplete."""
     if not isinstance(node, dict):
-        res.gap(pointer, "transfer is not a mapping")
+        res.gap(pointer, "transfer is not a mapping")  # the schema names the wrong type
         return None
     pattern = node.get("pattern")
     if pattern not in PATTERNS:
@@ -153,7 +155,7 @@ def resolve_transfer(res: _Resolver, kb: KnowledgeBase, node: Any, pointer: str,
     else:
         bandwidth = line_rate(link)
         latency = _latency(res, node, link, pointer)
-    if bandwidth is None or bandwidth.dim != "B/s":
+    if bandwidth is None or bandwidth.dim != "B/s" or bandwidth.value <= 0:
         res.gap(pointer_join(pointer, "link"), f"{link_id} states no per-direction bandwidth")
         return None
     if latency is None:

@@ -23,11 +23,11 @@ Good:
 from __future__ import annotations
 
 from collections.abc import Iterator
-from typing import Any
 
-from kb.findings import Finding, Severity, pointer_join
+from kb.findings import Finding, Severity
 from kb.model import KnowledgeBase, Record
 from kb.rules._base import found
+from kb.rules._stated import placement_ratios, proposal_ratios, reference_name
 
 CODE = "LG001"
 NAME = "ratio-against-infeasible-placement"
@@ -53,32 +53,29 @@ def _blocking(bad: dict[str, str], reference: str, candidate: str) -> str:
 
 
 def _placement_findings(record: Record, kb: KnowledgeBase) -> Iterator[Finding]:
-    bad = _infeasible(record, kb)
+    stated = list(placement_ratios(record))
+    bad = _infeasible(record, kb) if stated else None
     if not bad:
         return
-    reference = str((record.data.get("reference") or {}).get("name", ""))
-    for i, cand in enumerate(record.data.get("candidates") or []):
-        blocking = _blocking(bad, reference, str(cand.get("name", "")))
-        for j, _ in enumerate(cand.get("stated_ratios") or [] if blocking else []):
-            yield found(CODE, SEVERITY, record.path,
-                        pointer_join("/candidates", i, "stated_ratios", j),
+    for pointer, candidate, _ in stated:
+        blocking = _blocking(bad, reference_name(record), candidate)
+        if blocking:
+            yield found(CODE, SEVERITY, record.path, pointer,
                         f"ratio stated against an infeasible placement: {blocking}", HINT)
 
 
 def _proposal_findings(record: Record, kb: KnowledgeBase) -> Iterator[Finding]:
     placement = kb.get(str(record.data.get("placement", "")))
-    ratios: list[Any] = record.data.get("stated_ratios") or []
-    if placement is None or placement.kind != "placement" or not ratios:
+    stated = list(proposal_ratios(record))
+    if placement is None or placement.kind != "placement" or not stated:
         return
     bad = _infeasible(placement, kb)
     if not bad:
         return
-    reference = str((placement.data.get("reference") or {}).get("name", ""))
-    for j, ratio in enumerate(ratios):
-        candidate = str(ratio.get("candidate") or record.data.get("candidate", ""))
-        blocking = _blocking(bad, reference, candidate)
+    for pointer, candidate, _ in stated:
+        blocking = _blocking(bad, reference_name(placement), candidate)
         if blocking:
-            yield found(CODE, SEVERITY, record.path, pointer_join("/stated_ratios", j),
+            yield found(CODE, SEVERITY, record.path, pointer,
                         f"ratio stated against an infeasible placement in {placement.id}: "
                         f"{blocking}", HINT)
 

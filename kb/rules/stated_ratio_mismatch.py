@@ -28,9 +28,10 @@ from collections.abc import Iterator, Mapping
 from fractions import Fraction
 from typing import Any
 
-from kb.findings import Finding, Severity, pointer_join
+from kb.findings import Finding, Severity
 from kb.model import KnowledgeBase, Record
 from kb.rules._base import found
+from kb.rules._stated import Stated, placement_ratios, proposal_ratios
 
 CODE = "LG006"
 NAME = "stated-ratio-mismatch"
@@ -73,31 +74,27 @@ def _mismatch(stated: Mapping[str, Any], ratios: dict[str, Any]) -> str:
             f"{float(computed):.6g} (rel_tol {float(tol):g})")
 
 
-def _check_list(record: Record, pointer: str, items: Any, ratios: dict[str, Any] | None,
-                ) -> Iterator[Finding]:
-    for j, stated in enumerate(items or []):
-        message = _mismatch(stated, ratios) if ratios is not None else ""
-        if message:
-            yield found(CODE, SEVERITY, record.path, pointer_join(pointer, j), message,
-                        "state the computed ratio, or fix the placement's inputs")
-
-
 def check(kb: KnowledgeBase) -> Iterator[Finding]:
     for record in kb.of_kind("placement"):
-        computed = computed_ratios(record, kb)
-        for i, cand in enumerate(record.data.get("candidates") or []):
-            ratios = None if computed is None else computed.get(str(cand.get("name")))
-            yield from _check_list(record, pointer_join("/candidates", i, "stated_ratios"),
-                                   cand.get("stated_ratios"), ratios)
+        stated = list(placement_ratios(record))
+        computed = computed_ratios(record, kb) if stated else None
+        yield from _findings(record, stated, computed or {}, "")
     for record in kb.of_kind("proposal"):
         placement = kb.get(str(record.data.get("placement", "")))
-        if placement is None or placement.kind != "placement":
+        stated = list(proposal_ratios(record))
+        if placement is None or placement.kind != "placement" or not stated:
             continue
         computed = computed_ratios(placement, kb) or {}
-        for j, stated in enumerate(record.data.get("stated_ratios") or []):
-            name = str(stated.get("candidate") or record.data.get("candidate", ""))
-            message = _mismatch(stated, computed[name]) if name in computed else ""
-            if message:
-                yield found(CODE, SEVERITY, record.path, pointer_join("/stated_ratios", j),
-                            f"{message} (placement {placement.id}, candidate {name})",
-                            "state the computed ratio, or fix the placement's inputs")
+        yield from _findings(record, stated, computed, f" (placement {placement.id})")
+
+
+def _findings(record: Record, stated: list[Stated], computed: dict[str, dict[str, Any]],
+              where: str) -> Iterator[Finding]:
+    for pointer, candidate, ratio in stated:
+        if candidate not in computed:
+            continue  # infeasible (LG001), unknown, or inputs incomplete (LG004)
+        message = _mismatch(ratio, computed[candidate])
+        if message:
+            yield found(CODE, SEVERITY, record.path, pointer,
+                        f"{message}{where}, candidate {candidate}",
+                        "state the computed ratio, or fix the placement's inputs")

@@ -27,7 +27,7 @@ def q(value: Any, unit: str, basis: str = "estimated", **extra: Any) -> dict[str
 
 def common(record_id: str, kind: str) -> dict[str, Any]:
     return {"kind": kind, "id": record_id, "title": record_id, "version": 1,
-            "status": "draft", "history": HISTORY}
+            "status": "draft", "history": copy.deepcopy(HISTORY)}
 
 
 def link(record_id: str, gbps: Any, latency_us: Any | None) -> dict[str, Any]:

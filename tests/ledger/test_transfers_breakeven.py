@@ -115,3 +115,15 @@ def test_capacity_binds_to_the_accelerator_record(records: dict) -> None:
     assert isinstance(spec, PlacementSpec)
     assert spec.reference.devices[0].capacity.value == 80 * 10**9
     assert spec.reference.devices[0].capacity.origin == "sources/fixture-source"
+
+
+def test_a_break_even_sympy_cannot_solve_is_unverified(kb: KnowledgeBase, monkeypatch) -> None:
+    import sympy
+
+    def refuse(*args: object, **kwargs: object) -> None:
+        raise NotImplementedError("no")
+
+    monkeypatch.setattr(sympy, "solveset", refuse)
+    analysis = analyze_record(kb.get("placements/fixture-both-fit"), kb, with_break_even=True)
+    assert {b.status for b in analysis.break_evens} == {"unverified"}
+    assert all(b.values == () for b in analysis.break_evens)
