@@ -13,6 +13,7 @@ from kb.findings import Finding, Location
 from kb.loader import display_path, load_knowledge_base
 from kb.model import KnowledgeBase
 from kb.positions import locate
+from kb.recordcache import FILE_NAME, RecordCache, cache_dir, salt
 from kb.references import index_references
 from kb.rules import all_rules
 
@@ -42,8 +43,10 @@ def check(
     ignore: Sequence[str] = (),
 ) -> CheckResult:
     """Check the records under `root`; report only on `paths` (and records bound to them)."""
-    kb = build_knowledge_base(root, base)
+    cache = open_cache(root)
+    kb = build_knowledge_base(root, base, cache)
     findings = run_rules(kb)
+    cache.save()
     findings = [f for f in findings if _selected(f.code, select, ignore)]
     shown = _report_scope(kb, paths)
     if shown is not None:
@@ -53,10 +56,22 @@ def check(
     return CheckResult(located, kb, checked)
 
 
-def build_knowledge_base(root: Path, base: str | None = None) -> KnowledgeBase:
+def open_cache(root: Path) -> RecordCache:
+    """The per-file result cache of this records tree (see kb.recordcache)."""
+    from kb.schema import schemas_dir
+
+    schema_files = sorted(schemas_dir().glob("*.schema.json"))
+    return RecordCache(cache_dir(root) / FILE_NAME, salt(schema_files))
+
+
+def build_knowledge_base(
+    root: Path, base: str | None = None, cache: RecordCache | None = None
+) -> KnowledgeBase:
     """Load every record and index references (and the base revision, if any)."""
-    kb, load_findings = load_knowledge_base(root)
+    kb, load_findings = load_knowledge_base(root, cache=cache)
     kb.load_findings = load_findings
+    if cache is not None:
+        kb.memo["record_cache"] = cache
     index_references(kb)
     if base is not None:
         from kb.gitbase import attach_base  # only when asked: runs git

@@ -205,6 +205,19 @@ def all_kinds_with_schema() -> list[str]:
 def schema_findings(kb: KnowledgeBase) -> list[Finding]:
     """Schema findings of every record, computed once per run."""
     if "schema" not in kb.memo:
-        kb.memo["schema"] = [f for record in kb for f in validate_record(record)]
+        cache = kb.memo.get("record_cache")
+        kb.memo["schema"] = [f for record in kb for f in _record_schema_findings(record, cache)]
     result: list[Finding] = kb.memo["schema"]
     return result
+
+
+def _record_schema_findings(record: Record, cache: Any) -> list[Finding]:
+    """validate_record, reused from the per-file cache when the file is unchanged."""
+    if cache is None:
+        return list(validate_record(record))
+    key = cache.key(record.path, record.digest)
+    found = cache.schema(key)
+    if found is None:
+        found = list(validate_record(record))
+        cache.put_schema(key, found)
+    return found

@@ -1,0 +1,154 @@
+"""Per-file results kept between runs, keyed by content hash, so a warm `kb validate` skips parsing.
+
+One file, `<cache dir>/records-v1.marshal` (the cache dir is $KB_CACHE_DIR, else
+`<records root>/.kb-cache`; safe to delete). Each entry maps a file's display
+path and the SHA-256 of its bytes to what loading and schema-checking that file
+produced: the parsed document, the load findings, the schema findings. Only
+per-file results are kept: every rule that looks across records still runs on
+the whole knowledge base each time.
+
+The whole cache is tied to a salt: the versions of kb, PyYAML and the schema
+libraries, the schemas' bytes, and the size and mtime of kb's own source files. Any change of those, a corrupt or foreign file, or any read error makes
+an empty cache, so a stale cache can never change a result. marshal (not
+pickle: loading it never runs code) keeps a 10,000-record cache to ~0.1 s.
+Writes are atomic (temp file + rename) and happen only when something changed.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import marshal
+import os
+import tempfile
+from importlib import metadata
+from pathlib import Path
+from typing import Any
+
+from kb.findings import Finding, Location, Severity
+
+FORMAT = "kb-record-cache-1"
+FILE_NAME = "records-v1.marshal"
+Entry = list[Any]  # [data, load findings, schema findings or None], findings as tuples
+
+
+def cache_dir(root: str | os.PathLike[str]) -> Path:
+    """$KB_CACHE_DIR if set, else `<root>/.kb-cache`."""
+    override = os.environ.get("KB_CACHE_DIR")
+    return Path(override) if override else Path(root) / ".kb-cache"
+
+
+def content_digest(raw: bytes) -> str:
+    return hashlib.sha256(raw).hexdigest()
+
+
+def salt(schema_files: list[Path]) -> str:
+    """What every cached result depends on besides the file itself."""
+    digest = hashlib.sha256(FORMAT.encode())
+    for package in ("kb", "PyYAML", "jsonschema", "jsonschema-rs"):
+        digest.update(f"{package}={_version(package)};".encode())
+    for path in sorted(schema_files):
+        digest.update(path.name.encode() + b"\0" + path.read_bytes())
+    digest.update(code_fingerprint().encode())
+    return digest.hexdigest()
+
+
+def code_fingerprint() -> str:
+    """Size and mtime of every kb source file: editing kb's code empties the cache."""
+    package = Path(__file__).resolve().parent
+    stamps = []
+    for path in sorted(package.rglob("*.py")):
+        stat = path.stat()
+        stamps.append(f"{path.relative_to(package)}:{stat.st_size}:{stat.st_mtime_ns}")
+    return ";".join(stamps)
+
+
+def _version(package: str) -> str:
+    try:
+        return metadata.version(package)
+    except metadata.PackageNotFoundError:
+        return "-"
+
+
+class RecordCache:
+    """Load once per run, look up and store per-file results, save once if anything changed."""
+
+    def __init__(self, path: Path | None, salt_value: str) -> None:
+        self.path = path
+        self.salt = salt_value
+        self.old: dict[str, Entry] = self._read() if path is not None else {}
+        self.new: dict[str, Entry] = {}
+        self.changed = False
+
+    @staticmethod
+    def key(shown: str, digest: str) -> str:
+        return f"{shown}\0{digest}"
+
+    def get(self, key: str) -> Entry | None:
+        entry = self.new.get(key) or self.old.get(key)
+        if entry is not None:
+            self.new[key] = entry
+        return entry
+
+    def put_load(self, key: str, data: Any, findings: list[Finding]) -> None:
+        self.new[key] = [data, [finding_to_tuple(f) for f in findings], None]
+        self.changed = True
+
+    def schema(self, key: str) -> list[Finding] | None:
+        entry = self.new.get(key)
+        if entry is None or entry[2] is None:
+            return None
+        return [finding_from_tuple(t) for t in entry[2]]
+
+    def put_schema(self, key: str, findings: list[Finding]) -> None:
+        entry = self.new.get(key)
+        if entry is not None:
+            entry[2] = [finding_to_tuple(f) for f in findings]
+            self.changed = True
+
+    def save(self) -> None:
+        """Keep only this run's entries (deleted files drop out); atomic; errors are ignored."""
+        if self.path is None or not (self.changed or len(self.new) != len(self.old)):
+            return
+        try:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            _atomic_write(self.path, marshal.dumps((FORMAT, self.salt, self.new)))
+        except (OSError, ValueError):
+            pass  # a read-only tree still validates; it just is not cached
+
+    def _read(self) -> dict[str, Entry]:
+        try:
+            loaded = marshal.loads(self.path.read_bytes())  # type: ignore[union-attr]
+        except (OSError, EOFError, ValueError, TypeError):
+            return {}
+        valid = isinstance(loaded, tuple) and len(loaded) == 3
+        if not valid or loaded[:2] != (FORMAT, self.salt):
+            return {}
+        entries = loaded[2]
+        return entries if isinstance(entries, dict) else {}
+
+
+def _atomic_write(path: Path, payload: bytes) -> None:
+    handle, temp = tempfile.mkstemp(dir=path.parent, prefix=".tmp-", suffix=".marshal")
+    try:
+        with os.fdopen(handle, "wb") as stream:
+            stream.write(payload)
+        os.replace(temp, path)
+    except BaseException:
+        Path(temp).unlink(missing_ok=True)
+        raise
+
+
+def _location_tuple(location: Location) -> tuple[str, int, int, str]:
+    return (location.path, location.line, location.col, location.pointer)
+
+
+def finding_to_tuple(finding: Finding) -> tuple[Any, ...]:
+    related = tuple(_location_tuple(loc) for loc in finding.related)
+    return (finding.code, finding.severity.value, _location_tuple(finding.location),
+            finding.message, finding.hint, related)
+
+
+def finding_from_tuple(item: tuple[Any, ...]) -> Finding:
+    code, severity, location, message, hint, related = item
+    return Finding(code, Severity(severity), Location(*location), message, hint,
+                   tuple(Location(*loc) for loc in related))
