@@ -103,11 +103,14 @@ def kb_executable() -> list[str]:
     return [found] if found else [sys.executable, "-m", "kb"]
 
 
-def run_kb(args: Sequence[str], cwd: Path, timeout: float = 60) -> subprocess.CompletedProcess[str]:
+def run_kb(
+    args: Sequence[str], cwd: Path, timeout: float = 60, env: Mapping[str, str] | None = None
+) -> subprocess.CompletedProcess[str]:
     """Run the real `kb` command line in a subprocess; never raises on a non-zero exit."""
     return subprocess.run(
         [*kb_executable(), *args],
         cwd=cwd,
+        env={**os.environ, **(env or {})},
         capture_output=True,
         text=True,
         timeout=timeout,

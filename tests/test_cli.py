@@ -110,6 +110,16 @@ def test_bad_input_never_reaches_the_user_as_a_traceback(tree: Path) -> None:
         assert f"records/{relative}:" in done.stdout
 
 
+def test_a_fault_in_kb_is_exit_2_without_traceback(tree: Path) -> None:
+    broken = tree / "broken-schemas"
+    broken.mkdir()
+    (broken / "source.schema.json").write_text("{not json", encoding="utf-8")
+    done = run_kb(["validate"], cwd=tree, env={"KB_SCHEMAS": str(broken)})
+    assert done.returncode == 2
+    assert done.stderr.startswith("kb: internal error: JSONDecodeError")
+    assert "Traceback" not in done.stderr
+
+
 # ---------------------------------------------------------------- kb new
 
 
