@@ -254,6 +254,10 @@ def test_list_all_and_by_kind(tree: Path) -> None:
         "sources/doc         source        1  draft  A document",
         "2 records",
     ]
+    assert invoke(tree, "list", "--kind", "interconnects")[1].splitlines() == [
+        "interconnects/link  interconnect  1  draft  A link",
+        "1 record",
+    ]
     code, output = invoke(tree, "list", "--kind", "source", "--format", "json")
     row = {"id": "sources/doc", "kind": "source", "version": 1, "status": "draft"}
     assert json.loads(output) == [{**row, "title": "A document"}]

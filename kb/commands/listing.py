@@ -16,14 +16,17 @@ from typing import Any
 import click
 
 from kb.commands._common import records_root, require_dir, root_option
-from kb.model import KINDS, KnowledgeBase
+from kb.model import KIND_BY_FOLDER, KINDS, KnowledgeBase
 
 COLUMNS = ("id", "kind", "version", "status", "title")
 
 
 @click.command()
 @root_option
-@click.option("--kind", type=click.Choice(KINDS), help="Only records of this kind.")
+@click.option(
+    "--kind", type=click.Choice([*KINDS, *KIND_BY_FOLDER]),
+    help="Only records of this kind (or folder: hardware for accelerator).",
+)
 @click.option("--unverified", is_flag=True, help="List every figure whose basis is unverified.")
 @click.option(
     "--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True
@@ -34,6 +37,7 @@ def list_records(root: Path | None, kind: str | None, unverified: bool, fmt: str
 
     root = records_root(root)
     require_dir(root)
+    kind = KIND_BY_FOLDER.get(kind or "", kind)
     kb, _ = load_knowledge_base(root)
     if unverified:
         rows = list(unverified_figures(kb, kind))
