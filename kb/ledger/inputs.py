@@ -63,6 +63,7 @@ class OptionSpec:
     cost_rate: Figure | None = None
     power: Figure | None = None
     strategies: tuple[str, ...] = ()
+    compute_rate: Figure | None = None  # FLOP/s per device, for the roofline's compute term
 
 
 @dataclass(frozen=True)
@@ -76,6 +77,7 @@ class Envelope:
     state_bytes: Figure
     useful_work: Figure
     slo: Figure | None
+    flops_per_item: Figure | None = None  # FLOP per batch item per step (roofline)
 
 
 @dataclass(frozen=True)
@@ -180,7 +182,8 @@ class _Resolver:
         return result
 
 
-def _option(res: _Resolver, node: Any, pointer: str, batch: Fraction) -> OptionSpec | None:
+def _option(res: _Resolver, node: Any, pointer: str, envelope: Envelope | None,
+            ) -> OptionSpec | None:
     if not isinstance(node, Mapping):
         res.gap(pointer, "placement option is missing")
         return None
@@ -189,8 +192,16 @@ def _option(res: _Resolver, node: Any, pointer: str, batch: Fraction) -> OptionS
     if not devices:
         res.gap(pointer_join(pointer, "devices"), "option names no devices")
     useful = as_mapping(node.get("useful"))
+    work_dim = envelope.useful_work.dim if envelope else "B"
+    batch = envelope.batch if envelope else Fraction(1)
     rate = res.quantity(useful.get("rate"), pointer_join(pointer, "useful", "rate"),
-                        "B/s" if useful.get("per") != "FLOP" else "FLOP/s", "useful-work rate")
+                        f"{work_dim}/s", "useful-work rate")
+    compute = res.optional(useful.get("compute_rate"),
+                           pointer_join(pointer, "useful", "compute_rate"), "FLOP/s",
+                           "compute rate")
+    if envelope and envelope.flops_per_item and compute is None:
+        res.gap(pointer_join(pointer, "useful"), "the envelope states flops_per_item but "
+                "this option has no useful.compute_rate for the roofline's compute term")
     transfers = [resolve_transfer(res, res.kb, t, pointer_join(pointer, "transfers", i), batch)
                  for i, t in enumerate(as_list(node.get("transfers")))]
     spec = OptionSpec(
@@ -209,6 +220,7 @@ def _option(res: _Resolver, node: Any, pointer: str, batch: Fraction) -> OptionS
                                "USD/s", "cost rate"),
         power=res.optional(node.get("power"), pointer_join(pointer, "power"), "W", "power"),
         strategies=tuple(str(s) for s in as_list(node.get("strategies"))),
+        compute_rate=compute,
     )
     return spec if rate is not None and None not in devices and None not in transfers else None
 
@@ -226,22 +238,23 @@ def _envelope(res: _Resolver, node: Any) -> Envelope | None:
     work = res.quantity(node.get("useful_work"), "/envelope/useful_work", useful_dim,
                         "useful work")
     slo = res.optional(node.get("slo"), "/envelope/slo", "s", "SLO latency")
+    flops = res.optional(node.get("flops_per_item"), "/envelope/flops_per_item", "FLOP",
+                         "FLOP per batch item")
     if work is not None and work.value == 0:
         res.gap("/envelope/useful_work", "useful work is 0, expected a positive figure")
         work = None
     if state is None or work is None:
         return None
     return Envelope(str(node.get("model", "")), str(node.get("precision", "")),
-                    str(node.get("quality", "")), Fraction(batch), state, work, slo)
+                    str(node.get("quality", "")), Fraction(batch), state, work, slo, flops)
 
 
 def resolve_placement(record: Record, kb: KnowledgeBase) -> PlacementSpec | Unresolved:
     """Resolve a placement record into specs, or list every gap that prevents it."""
     res = _Resolver(kb)
     envelope = _envelope(res, record.data.get("envelope"))
-    batch = envelope.batch if envelope else Fraction(1)
-    reference = _option(res, record.data.get("reference"), "/reference", batch)
-    candidates = [_option(res, c, pointer_join("/candidates", i), batch)
+    reference = _option(res, record.data.get("reference"), "/reference", envelope)
+    candidates = [_option(res, c, pointer_join("/candidates", i), envelope)
                   for i, c in enumerate(as_list(record.data.get("candidates")))]
     if not candidates:
         res.gap("/candidates", "placement names no candidates")

@@ -102,13 +102,26 @@ class Overrides:
     latency: Mapping[str, Num] = field(default_factory=dict)  # link id -> s
 
 
-def useful_row(envelope: Envelope, option: OptionSpec) -> Row:
-    rate = option.useful_rate
-    value = envelope.useful_work.value / (option.useful_parallel * rate.value)
-    return Row("useful", value, "useful_work / (parallel * rate)",
-               {"useful_work": envelope.useful_work.value, "parallel": option.useful_parallel,
-                "rate": rate.value, "rate_from": rate.origin},
-               "measured" if rate.measured else "estimated")
+def useful_row(envelope: Envelope, option: OptionSpec, batch: Num = None) -> Row:
+    """Tuseful: the work over the rate, or the roofline max of memory and compute terms."""
+    rate, parallel = option.useful_rate, option.useful_parallel
+    memory = envelope.useful_work.value / (parallel * rate.value)
+    inputs: dict[str, Any] = {"useful_work": envelope.useful_work.value, "parallel": parallel,
+                              "rate": rate.value, "rate_from": rate.origin}
+    measured = rate.measured
+    if envelope.flops_per_item is None or option.compute_rate is None:
+        return Row("useful", memory, "useful_work / (parallel * rate)", inputs,
+                   "measured" if measured else "estimated")
+    batch = envelope.batch if batch is None else batch
+    compute = envelope.flops_per_item.value * batch / (parallel * option.compute_rate.value)
+    inputs |= {"flops_per_item": envelope.flops_per_item.value, "batch": batch,
+               "compute_rate": option.compute_rate.value,
+               "compute_rate_from": option.compute_rate.origin}
+    measured = measured and option.compute_rate.measured
+    return Row("useful", _max(memory, compute),
+               "max(useful_work / (parallel * rate), "
+               "flops_per_item * batch / (parallel * compute_rate))",
+               inputs, "measured" if measured else "estimated")
 
 
 def transfer_cost(t: TransferSpec, batch: Num, window: Num, over: Overrides) -> TransferCost:
@@ -167,7 +180,7 @@ def compute_ledger(envelope: Envelope, option: OptionSpec,
                    over: Overrides | None = None) -> Ledger:
     """Compute the ledger of one option; call it only for a feasible option."""
     over = over or Overrides()
-    useful = useful_row(envelope, option)
+    useful = useful_row(envelope, option, over.batch)
     costs = _transfer_costs(envelope, option, useful.value, over)
     rows = (useful, exposed_row(costs), *overhead_rows(option))
     return Ledger(option.name, rows, tuple(costs))

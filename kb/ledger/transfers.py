@@ -114,6 +114,26 @@ def receipt_bandwidth(receipts: Iterable[Record], link: str, pattern: str, ranks
     return (best[2], best[1]) if best else None
 
 
+def receipts_on(kb: KnowledgeBase, link: str, pattern: str) -> list[Record]:
+    """The receipts of one (interconnect, pattern), in id order, indexed once per knowledge base.
+
+    Scanning every receipt for every transfer made the ledger rules quadratic
+    (10,000 records: ~30 s); the index is rebuilt when the receipts change.
+    """
+    receipts = kb.of_kind("receipt")
+    if not isinstance(pattern, str):
+        return receipts  # receipt_bandwidth filters; only string keys are indexed
+    cached = kb.memo.get("ledger_receipts_index")
+    if cached is None or cached[0] != receipts:
+        index: dict[tuple[str, str], list[Record]] = {}
+        for receipt in receipts:
+            key = (receipt.get("interconnect"), receipt.get("pattern"))
+            if isinstance(key[0], str) and isinstance(key[1], str):
+                index.setdefault(key, []).append(receipt)
+        cached = kb.memo["ledger_receipts_index"] = (receipts, index)
+    return list(cached[1].get((link, pattern), []))
+
+
 def _latency(res: _Resolver, node: Any, link: Record, pointer: str) -> Figure | None:
     """Return the per-message latency: the transfer's, else the link record's; never assumed."""
     latency_node = node.get("link_latency", link.get("latency"))
@@ -148,7 +168,8 @@ def resolve_transfer(res: _Resolver, kb: KnowledgeBase, node: Any, pointer: str,
         return None
     scales = bool(node.get("scales_with_batch", False))
     nominal = size.value * (batch if scales else 1)
-    measured = receipt_bandwidth(kb.of_kind("receipt"), link_id, pattern, ranks, nominal)
+    receipts = receipts_on(kb, link_id, pattern)
+    measured = receipt_bandwidth(receipts, link_id, pattern, ranks, nominal)
     if measured:
         bandwidth: Figure | None = measured[0]
         latency: Figure | None = Figure(Fraction(0), "s", "measured", measured[1])

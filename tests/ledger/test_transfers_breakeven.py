@@ -127,3 +127,26 @@ def test_a_break_even_sympy_cannot_solve_is_unverified(kb: KnowledgeBase, monkey
     analysis = analyze_record(kb.get("placements/fixture-both-fit"), kb, with_break_even=True)
     assert {b.status for b in analysis.break_evens} == {"unverified"}
     assert all(b.values == () for b in analysis.break_evens)
+
+
+def test_roofline_takes_the_slower_of_memory_and_compute(records: dict) -> None:
+    """flops_per_item 280 GFLOP, compute 1000 TFLOP/s per device, 4 devices.
+    batch 8: compute 280e9*8/(4*1e15) = 0.56 ms < memory 140 GB/(4*2000 GB/s) = 17.5 ms.
+    batch 512: compute 280e9*512/4e15 = 35.84 ms > 17.5 ms, so Tuseful = 35.84 ms."""
+    from ledger_fixtures import make_kb
+
+    from kb.ledger.analysis import analyze_record
+
+    placement = records["placements/fixture-tp"]
+    placement["envelope"]["flops_per_item"] = q(280, "GFLOP")
+    for side in (placement["reference"], *placement["candidates"]):
+        side["useful"]["compute_rate"] = q(1000, "TFLOP/s")
+    kb = make_kb(records)
+    low = analyze_record(kb.get("placements/fixture-tp"), kb)
+    assert low.sides[0].ledger.row("useful").value == Fraction(175, 10**4)
+    high = analyze_record(kb.get("placements/fixture-tp"), kb, {"batch": "512"})
+    assert high.sides[0].ledger.row("useful").value == Fraction(3584, 10**5)
+    del placement["candidates"][0]["useful"]["compute_rate"]
+    kb = make_kb(records)
+    gaps = analyze_record(kb.get("placements/fixture-tp"), kb).gaps
+    assert [g.pointer for g in gaps] == ["/candidates/0/useful"]
