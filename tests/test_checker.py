@@ -166,3 +166,12 @@ def test_select_and_ignore_filter_by_code_prefix(in_tmp: Path) -> None:
     assert {f.code for f in run_checks(root, select=["rf"])} == {"RF001"}
     assert {f.code for f in run_checks(root, ignore=["LD"])} == {"RF001"}
     assert run_checks(root, select=["RF"], ignore=["RF001"]) == []
+
+
+def test_pointer_with_escaped_keys_resolves_to_its_line(in_tmp: Path) -> None:
+    link = LINK + "  per/lane~x: {value: 2, unit: GB/s, basis: unverified}\n"
+    files = {"interconnects/link.yaml": link, "sources/doc.yaml": source_yaml()}
+    root = write_tree(in_tmp / "records", files)
+    findings = run_checks(root)
+    assert [(f.code, f.location.line, f.location.col) for f in findings] == [("SC001", 12, 3)]
+    assert findings[0].location.pointer == "/bandwidth/per~1lane~0x"
