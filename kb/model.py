@@ -23,7 +23,8 @@ KINDS: tuple[str, ...] = tuple(FOLDER_BY_KIND)
 
 ID_SEGMENT = r"[a-z0-9][a-z0-9._-]*"
 ID_RE = re.compile(rf"{ID_SEGMENT}(?:/{ID_SEGMENT})+")
-QUANTITY_BASES = ("vendor-spec", "measured", "derived", "estimated", "unverified")
+QUANTITY_BASES = ("vendor-spec", "measured", "derived", "estimated", "assumed", "unverified")
+UNSOURCED_BASES = ("assumed", "unverified")
 
 
 def is_valid_id(text: str) -> bool:
@@ -113,6 +114,11 @@ class KnowledgeBase:
     base: dict[str, Record] | None = None
     deleted: dict[str, Record] = field(default_factory=dict)
     memo: dict[str, Any] = field(default_factory=dict)
+    # Sorted views, rebuilt only when `records` changed (rules iterate many times per run).
+    _ordered: list[Record] = field(default_factory=list, init=False, repr=False, compare=False)
+    _by_kind: dict[str, list[Record]] = field(
+        default_factory=dict, init=False, repr=False, compare=False
+    )
 
     def add(self, record: Record) -> None:
         if record.id in self.records:
@@ -121,7 +127,16 @@ class KnowledgeBase:
             self.records[record.id] = record
 
     def __iter__(self) -> Iterator[Record]:
-        return iter(sorted(self.records.values(), key=lambda r: r.id))
+        return iter(self._sorted())
+
+    def _sorted(self) -> list[Record]:
+        """Records by id; the cached order is reused while it holds exactly these records."""
+        ordered, records = self._ordered, self.records
+        if len(ordered) == len(records) and all(records.get(r.id) is r for r in ordered):
+            return ordered
+        self._ordered = sorted(records.values(), key=lambda r: r.id)
+        self._by_kind = {}
+        return self._ordered
 
     def __len__(self) -> int:
         return len(self.records)
@@ -130,7 +145,10 @@ class KnowledgeBase:
         return self.records.get(record_id)
 
     def of_kind(self, kind: str) -> list[Record]:
-        return [r for r in self if r.kind == kind]
+        ordered = self._sorted()
+        if kind not in self._by_kind:
+            self._by_kind[kind] = [r for r in ordered if r.kind == kind]
+        return list(self._by_kind[kind])
 
     def referrers(self, record_id: str) -> list[Reference]:
         """Every reference that points at `record_id` (the "used by" relation)."""

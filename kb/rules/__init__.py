@@ -36,6 +36,7 @@ RULE_MODULES: tuple[str, ...] = (
     # PV: provenance
     "missing_basis",  # PV001
     "missing_source",  # PV002
+    "assumed_without_note",  # PV003
     # VR: versioning
     "missing_history_entry",  # VR001
     "history_out_of_order",  # VR002

@@ -1,4 +1,4 @@
-"""A figure whose basis is not `unverified` must name its source record.
+"""A figure whose basis is not `unverified` or `assumed` must name its source record.
 
 This applies to quantities and to blocks that carry provenance once for many
 counts (a model's `geometry`) or a `basis` of their own (a flop class's
@@ -17,6 +17,8 @@ Good:
     bandwidth: {value: 3350, unit: GB/s, basis: vendor-spec, source: sources/nvidia-h100-datasheet}
     # or, when nothing backs it yet:
     bandwidth: {value: 3350, unit: GB/s, basis: unverified}
+    # a scenario input the author chose is `assumed`, with a note (PV003):
+    batch: {value: 64, unit: "1", basis: assumed, note: "a typical continuous-batching decode batch"}
 """
 
 from __future__ import annotations
@@ -24,7 +26,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from kb.findings import Finding, Severity
-from kb.model import KnowledgeBase
+from kb.model import UNSOURCED_BASES, KnowledgeBase
 from kb.rules._base import found
 from kb.rules._walk import provenance_blocks
 
@@ -37,7 +39,7 @@ def check(kb: KnowledgeBase) -> Iterator[Finding]:
     for record in kb:
         for pointer, block in provenance_blocks(record.data):
             basis = block.get("basis")
-            if basis != "unverified" and isinstance(basis, str) and not block.get("source"):
+            if basis not in UNSOURCED_BASES and isinstance(basis, str) and not block.get("source"):
                 message = f"basis is {basis!r} but no source is named"
                 hint = "add source: sources/<id>, or set basis: unverified"
                 yield found(CODE, SEVERITY, record.path, pointer, message, hint)
