@@ -188,6 +188,13 @@ def test_new_nested_id_gets_the_right_relative_schema_path(tmp_path: Path) -> No
     assert first == "# yaml-language-server: $schema=../../../schemas/source.schema.json"
 
 
+def test_new_accepts_an_id_typed_as_a_path(tmp_path: Path) -> None:
+    (tmp_path / "records").mkdir()
+    assert invoke(tmp_path, "new", "source", "sources/typed.yaml")[0] == 0
+    assert (tmp_path / "records/sources/typed.yaml").exists()
+    assert "id: sources/typed\n" in (tmp_path / "records/sources/typed.yaml").read_text()
+
+
 def test_new_never_overwrites(tree: Path) -> None:
     path = tree / "records" / "sources" / "doc.yaml"
     before = path.read_bytes()

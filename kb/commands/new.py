@@ -45,6 +45,7 @@ def new(kind: str, record_id: str, root: Path | None) -> None:
     """
     root = records_root(root)
     require_dir(root)
+    record_id = record_id.removesuffix(".yaml")  # a path typed by habit
     _check_id(kind, record_id)
     path = root / f"{record_id}.yaml"
     text = skeleton(kind, record_id, schema_modeline(root, path, kind))
