@@ -250,7 +250,21 @@ def _envelope(res: _Resolver, node: Any) -> Envelope | None:
 
 
 def resolve_placement(record: Record, kb: KnowledgeBase) -> PlacementSpec | Unresolved:
-    """Resolve a placement record into specs, or list every gap that prevents it."""
+    """Resolve a placement record into specs, or list every gap that prevents it.
+
+    Several LG rules resolve the same placement in one run, so the result is kept in
+    `kb.memo` for this exact record object and record count.
+    """
+    memo = kb.memo.setdefault("ledger_resolved", {})
+    hit = memo.get(record.id)
+    if hit is not None and hit[0] is record and hit[1] == len(kb.records):
+        return hit[2]  # type: ignore[no-any-return]
+    result = _resolve(record, kb)
+    memo[record.id] = (record, len(kb.records), result)
+    return result
+
+
+def _resolve(record: Record, kb: KnowledgeBase) -> PlacementSpec | Unresolved:
     res = _Resolver(kb)
     envelope = _envelope(res, record.data.get("envelope"))
     reference = _option(res, record.data.get("reference"), "/reference", envelope)
