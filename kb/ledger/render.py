@@ -100,13 +100,15 @@ def _comparison_lines(c: Comparison) -> list[str]:
     head = f"  {c.candidate} against {c.reference}:"
     if c.withheld:
         return [head, f"    withheld: {c.withheld}"]
-    lines = [head, f"    {'dimension':<11} {'reference':>14} {'candidate':>14} "
-             f"{'delta (c-r)':>14} {'ratio c/r':>10}"]
+    table = [["dimension", "reference", "candidate", "delta (c-r)", "ratio c/r"]]
     for d in c.dimensions:
         ratio = number(d.ratio, 4) if d.ratio is not None else "n/a"
-        lines.append(f"    {d.name:<11} {_cell(d.reference, d.unit):>14} "
-                     f"{_cell(d.candidate, d.unit):>14} {_cell(d.delta, d.unit):>14} "
-                     f"{ratio:>10}")
+        table.append([d.name, _cell(d.reference, d.unit), _cell(d.candidate, d.unit),
+                      _cell(d.delta, d.unit), ratio])
+    widths = [max(len(row[i]) for row in table) for i in range(len(table[0]))]
+    lines = [head] + ["    " + "  ".join(
+        cell.ljust(widths[i]) if i == 0 else cell.rjust(widths[i]) for i, cell in enumerate(row))
+        for row in table]
     if c.efficiency is not None:
         lines.append(f"    latency placement efficiency T_r/T_c = {number(c.efficiency, 4)}")
     return lines
