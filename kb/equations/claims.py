@@ -305,8 +305,7 @@ def _effect(ctx: Context) -> tuple[str, str, str, str]:
     values = bind_values(ctx, ctx.claim.get("bind"), "bind")
     replaced = {symbol_named(ctx, n, "change"): _changed(ctx, n, s) for n, s in changes.items()}
     expr, _ = target(ctx, set(values) | set(replaced))
-    ratio = sp.cancel(sp.together(expr.xreplace(replaced) / expr)).xreplace(values)
-    ratio = sp.cancel(ratio)
+    ratio = _ratio(expr.xreplace(replaced), expr, values)
     claimed_spec = ctx.claim.get("factor")
     claimed_text = f"factor {claimed_spec}"
     computed_text = f"factor {number_text(ratio) if ratio.is_number else short(ratio)}"
@@ -323,6 +322,16 @@ def _effect(ctx: Context) -> tuple[str, str, str, str]:
         detail = f"{computed_text} depends on the operating point"
         return UNVERIFIED, detail, claimed_text, computed_text
     return REFUTED, f"{computed_text}, claimed {claimed_spec}", claimed_text, computed_text
+
+
+def _ratio(changed: sp.Expr, original: sp.Expr, values: dict[sp.Symbol, sp.Rational]) -> sp.Expr:
+    """Return changed/original: plain arithmetic at an operating point, else cancelled."""
+    if (changed.free_symbols | original.free_symbols) <= set(values):
+        before = original.xreplace(values)
+        if before != 0:
+            return changed.xreplace(values) / before
+    ratio = sp.cancel(sp.together(changed / original)).xreplace(values)
+    return sp.cancel(ratio)
 
 
 def _changed(ctx: Context, name: str, spec: Any) -> sp.Expr:

@@ -108,7 +108,14 @@ def parse_expression(
         raise ExpressionError(f"not an expression: {_short(exc)}") from None
     _check_size(tree)
     builder = _Builder(text, symbols or {}, allow_undeclared)
-    return Parsed(text, tree.body, builder.build(tree.body, 0))
+    try:
+        value = builder.build(tree.body, 0)
+    except ExpressionError:
+        raise
+    except (ValueError, TypeError, ArithmeticError, RecursionError) as exc:
+        # e.g. max() of values SymPy cannot order (max(B, sqrt(-B)))
+        raise ExpressionError(f"not a real-valued expression: {_short(exc)}") from None
+    return Parsed(text, tree.body, value)
 
 
 def parse_equation(

@@ -7,12 +7,12 @@ than hanging validation.
 Bad:
 
     equations:
-      big: {expr: "y = (a + b + c + d + f)**40 - (a + b + c + d + g)**40"}
+      big: {expr: "y = (a + b + c + d + f)**60 - (a + b + c + d + g)**60"}
 
 Good:
 
     equations:
-      big: {expr: "y = u**40 - v**40"}
+      big: {expr: "y = u**60 - v**60"}
 """
 
 from __future__ import annotations
