@@ -24,6 +24,7 @@ from kb.loader import (
     load_record,
     parse_document,
 )
+from kb.model import KIND_BY_FOLDER
 from tests.conftest import source_yaml, write_tree
 
 # ---------------------------------------------------------------- identity
@@ -236,7 +237,7 @@ def test_random_bytes_never_raise(fuzz_root: Path, content: bytes) -> None:
 
 
 @settings(max_examples=200, **FUZZ)
-@given(text=documents, folder=st.sampled_from(["sources", "hardware", "receipts", "flops", "x"]))
+@given(text=documents, folder=st.sampled_from([*KIND_BY_FOLDER, "x"]))
 def test_random_yaml_never_raises(fuzz_root: Path, text: str, folder: str) -> None:
     """The whole pipeline (loader, schema, every rule, positions) on generated YAML."""
     import shutil
