@@ -4,7 +4,8 @@ For a chosen parameter (a link's bandwidth, a link's latency, or the batch), bot
 ledgers are rebuilt with that parameter as a positive SymPy symbol, and
 `Ttotal_c - Ttotal_r = 0` is solved over the positive reals with `solveset` (the
 ledger's max/min stay exact Max/Min). Each interconnect record's line rate is then put
-in for the bandwidth to say on which side of the tie it falls. SymPy is imported here
+in for the bandwidth (and each stated link latency for the latency) to say on which
+side of the tie it falls. SymPy is imported here
 only, so rules and `kb explain` never pay for it.
 """
 
@@ -17,6 +18,7 @@ from typing import Any
 
 from kb.ledger.inputs import Envelope, OptionSpec
 from kb.ledger.ledger import Overrides, compute_ledger
+from kb.ledger.quantities import QuantityError, figure
 from kb.ledger.transfers import line_rate
 from kb.model import Record
 
@@ -26,10 +28,10 @@ SOLVE_BUDGET_S = 5.0
 
 @dataclass(frozen=True)
 class Placed:
-    """Where one interconnect record's line rate falls relative to the tie."""
+    """Where one interconnect record's figure (line rate or latency) falls relative to the tie."""
 
     interconnect: str
-    bandwidth: Fraction
+    value: Fraction  # B/s for the bandwidth parameter, s for latency
     side: str  # candidate faster | reference faster | tie
 
 
@@ -104,6 +106,25 @@ def _current(envelope: Envelope, cand: OptionSpec, parameter: str, link: str) ->
     return transfer.bandwidth.value if parameter == "bandwidth" else transfer.latency.value
 
 
+def _figures(parameter: str, interconnects: Iterable[Record]) -> list[tuple[str, Fraction]]:
+    """Each interconnect record's line rate (bandwidth) or stated latency (latency)."""
+    out = []
+    for record in interconnects:
+        if parameter == "bandwidth":
+            found = line_rate(record)
+        elif parameter == "latency" and record.get("latency") is not None:
+            try:
+                found = figure(record.get("latency"), record.id)
+            except QuantityError:
+                found = None
+        else:
+            found = None
+        wanted = "B/s" if parameter == "bandwidth" else "s"
+        if found is not None and found.dim == wanted and found.value > 0:
+            out.append((record.id, found.value))
+    return out
+
+
 def break_even(envelope: Envelope, ref: OptionSpec, cand: OptionSpec, parameter: str,
                link: str, interconnects: Iterable[Record] = ()) -> BreakEven:
     """Solve for the tie in `parameter`; for bandwidth, place every interconnect record."""
@@ -116,13 +137,9 @@ def break_even(envelope: Envelope, ref: OptionSpec, cand: OptionSpec, parameter:
     if status == "no tie":
         side = _side(difference(envelope, ref, cand, parameter, link, current))
         detail = f"{side} for every positive value"
-    sides: list[Placed] = []
-    if parameter == "bandwidth":
-        for record in interconnects:
-            rate = line_rate(record)
-            if rate is not None and rate.dim == "B/s" and rate.value > 0:
-                delta = difference(envelope, ref, cand, parameter, link, rate.value)
-                sides.append(Placed(record.id, rate.value, _side(delta)))
+    sides = [Placed(record_id, value, _side(difference(envelope, ref, cand, parameter,
+                                                       link, value)))
+             for record_id, value in _figures(parameter, interconnects)]
     return BreakEven(cand.name, parameter, link, current, status, values, detail, tuple(sides))
 
 

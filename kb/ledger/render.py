@@ -128,7 +128,7 @@ def _break_even_lines(analysis: Analysis) -> list[str]:
                      f"{' at ' + result if be.values else ' (' + result + ')'}"
                      f" (the placement uses {_cell(be.current, unit)})")
         for side in ("candidate faster", "tie", "reference faster"):
-            names = [f"{p.interconnect} ({amount(p.bandwidth, 'B/s')})"
+            names = [f"{p.interconnect} ({amount(p.value, unit)})"
                      for p in be.sides if p.side == side]
             if names:
                 lines.append(f"    {side}: {', '.join(names)}")
@@ -194,5 +194,5 @@ def _break_even_json(be: Any) -> dict[str, Any]:
     return {"candidate": be.candidate, "parameter": be.parameter, "link": be.link,
             "current": exact(be.current, unit), "status": be.status,
             "values": [exact(v, unit) for v in be.values], "detail": be.detail,
-            "sides": [{"interconnect": p.interconnect, "bandwidth": exact(p.bandwidth, "B/s"),
+            "sides": [{"interconnect": p.interconnect, "value": exact(p.value, unit),
                        "side": p.side} for p in be.sides]}
