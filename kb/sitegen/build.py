@@ -27,6 +27,7 @@ from kb.sitegen.search import search_index_script
 from kb.sitegen.tables import hardware_table, kind_table
 
 STATIC_FILES = ("style.css", "search.js", "sort.js")
+CHARTS_INLINE = 24  # the charts page draws this many; the rest are links to their records
 Progress = Callable[[int], None]
 
 
@@ -122,7 +123,8 @@ def write_hardware_table(site: Site) -> None:
 
 
 def write_charts(site: Site) -> None:
-    site.page("charts.html", urls.CHARTS, entries=site.charts)
+    shown, listed = site.charts[:CHARTS_INLINE], site.charts[CHARTS_INLINE:]
+    site.page("charts.html", urls.CHARTS, entries=shown, more=listed)
 
 
 def write_rules_catalogue(site: Site) -> None:

@@ -12,7 +12,6 @@ evaluated from text.
 
 from __future__ import annotations
 
-import weakref
 from collections.abc import Mapping
 from fractions import Fraction
 from typing import Any
@@ -71,7 +70,7 @@ def _plan(record: Record, kb: KnowledgeBase, claims: list[Mapping[str, Any]]) ->
     function = _target_function(record, claims[0]["of"])
     held = {str(k): v for k, v in claims[0]["bind"].items() if str(k) != x_name}
     lines = _line_bindings(record, kb, held.get(line_name), line_name)
-    x_marks = _x_marks(claims, kb, x_name)
+    x_marks = _x_marks(claims, kb, x_name, lines)
     if not x_marks or function is None:
         return None
     xs = [m[0] for m in x_marks]
@@ -161,33 +160,40 @@ def _strings(value: Any) -> list[str]:
     return [str(v) for v in value] if isinstance(value, list) else []
 
 
-def _x_marks(claims: list[Mapping[str, Any]], kb: KnowledgeBase, x_name: str) -> list[tuple]:
-    """(x in base units, label, title) for each interconnect record at the claims' fields."""
-    fields = {split_binding(str(c["bind"][x_name]))[1] for c in claims if x_name in c["bind"]}
-    marks: list[tuple] = []
-    for field in sorted(fields):
-        marks.extend(_interconnect_values(kb, field))
+def _x_marks(claims: list[Mapping[str, Any]], kb: KnowledgeBase, x_name: str,
+             lines: list[tuple]) -> list[tuple]:
+    """(x in base units, label, title) for the interconnects the chart is about.
+
+    Those are the interconnects the claims bind and the scale-up and host links of
+    the accelerators drawn, each at the fields the claims bind (per link, per
+    device): a bounded set however many interconnect records the base holds.
+    """
+    from kb.equations.bind import Bound, resolve
+
+    specs = [str(c["bind"][x_name]) for c in claims if x_name in c["bind"]]
+    fields = sorted({split_binding(spec)[1] for spec in specs})
+    ids = {split_binding(spec)[0] for spec in specs}
+    for _label, binding in lines:
+        accelerator = kb.get(split_binding(str(binding))[0]) if binding else None
+        ids.update(_links_of(accelerator) if accelerator is not None else ())
+    marks = []
+    for link_id in sorted(ids):
+        link = kb.get(link_id)
+        for field in fields:
+            bound = resolve(kb, f"{link_id}#{field}") if link is not None else None
+            if isinstance(bound, Bound) and bound.value > 0:
+                marks.append((bound.value, link_id.split("/")[-1], f"{link.title}: {field}"))
     return sorted(marks)
 
 
-_MARKS: dict[int, tuple[weakref.ref[KnowledgeBase], dict[str, list[tuple]]]] = {}
-
-
-def _interconnect_values(kb: KnowledgeBase, field: str) -> list[tuple]:
-    """Every interconnect's value at `field`, computed once per knowledge base and field."""
-    from kb.equations.bind import Bound, resolve
-
-    memo = _MARKS.get(id(kb))
-    if memo is None or memo[0]() is not kb:
-        memo = _MARKS[id(kb)] = (weakref.ref(kb), {})
-    if field not in memo[1]:
-        found = []
-        for link in kb.of_kind("interconnect"):
-            bound = resolve(kb, f"{link.id}#{field}")
-            if isinstance(bound, Bound) and bound.value > 0:
-                found.append((bound.value, link.id.split("/")[-1], f"{link.title}: {field}"))
-        memo[1][field] = found
-    return memo[1][field]
+def _links_of(accelerator: Record) -> list[str]:
+    links = accelerator.data.get("links")
+    found = [str(link.get("interconnect")) for link in links if isinstance(link, Mapping)
+             and link.get("interconnect")] if isinstance(links, list) else []
+    host = accelerator.data.get("host_link")
+    if isinstance(host, Mapping) and host.get("interconnect"):
+        found.append(str(host["interconnect"]))
+    return found
 
 
 def _grid(low: Fraction, high: Fraction) -> list[Fraction]:
