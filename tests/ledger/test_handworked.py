@@ -161,3 +161,13 @@ def test_bad_set_is_a_usage_error(root: Path, setting: str) -> None:
 def test_unknown_placement_is_a_usage_error(root: Path) -> None:
     code, out = run(root, "placements/missing")
     assert code == 2 and "not a placement record" in out
+
+
+def test_incomplete_placement_prints_lg004_with_location(tmp_path: Path) -> None:
+    records = fixture_records()
+    del records["interconnects/fixture-link"]["latency"]
+    root = write_tree(tmp_path, records) / "records"
+    code, out = run(root, "placements/fixture-both-fit")
+    assert code == 1
+    assert "LG004" in out and "fixture-both-fit.yaml:" in out and "no link latency" in out
+    assert "Traceback" not in out
