@@ -2,12 +2,19 @@
 
 from __future__ import annotations
 
+import copy
 import json
 import re
 from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from kb.checker import check, run_checks
-from tests.conftest import run_kb, source_yaml, write_tree
+from tests.conftest import SHIPPED_RECORDS, run_kb, source_yaml, write_tree
 
 LINK = """\
 kind: interconnect
@@ -175,3 +182,57 @@ def test_pointer_with_escaped_keys_resolves_to_its_line(in_tmp: Path) -> None:
     findings = run_checks(root)
     assert [(f.code, f.location.line, f.location.col) for f in findings] == [("SC001", 12, 3)]
     assert findings[0].location.pointer == "/bandwidth/per~1lane~0x"
+
+
+# ---------------------------------------------------------------- malformed records (Hypothesis)
+
+ODD_VALUES = [None, "", "x", 0, -1, 1.5, True, [], {}, [None], {"value": None, "unit": None},
+              {"a": 1}, "sources/nope", "hardware/x#memory.bandwidth", [1, "a"], 10**30]
+
+
+def shipped_samples() -> list[tuple[str, Any]]:
+    """One shipped record per folder (the first by name), parsed."""
+    samples = []
+    for folder in sorted(p for p in SHIPPED_RECORDS.iterdir() if p.is_dir()):
+        first = next(iter(sorted(folder.rglob("*.yaml"))), None)
+        if first is not None:
+            data = yaml.safe_load(first.read_text(encoding="utf-8"))
+            samples.append((first.relative_to(SHIPPED_RECORDS).as_posix(), data))
+    return samples
+
+
+def all_paths(node: Any, prefix: tuple[Any, ...] = ()) -> list[tuple[Any, ...]]:
+    found = [prefix] if prefix else []
+    if isinstance(node, dict):
+        children: Any = node.items()
+    else:
+        children = enumerate(node) if isinstance(node, list) else ()
+    for key, child in children:
+        found += all_paths(child, (*prefix, key))
+    return found
+
+
+SAMPLES = shipped_samples()
+
+
+@settings(max_examples=40, deadline=None, database=None,
+          suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(data=st.data())
+def test_malformed_shipped_records_never_raise(tmp_path_factory: pytest.TempPathFactory,
+                                                data: st.DataObject) -> None:
+    """Any field of a real record replaced by an odd value: findings, never an exception."""
+    relative, record = data.draw(st.sampled_from(SAMPLES))
+    record = copy.deepcopy(record)
+    for _ in range(data.draw(st.integers(1, 3))):
+        paths = all_paths(record)
+        if not paths:
+            break
+        path = data.draw(st.sampled_from(paths))
+        parent = record
+        for key in path[:-1]:
+            parent = parent[key]
+        parent[path[-1]] = data.draw(st.sampled_from(ODD_VALUES))
+    root = tmp_path_factory.mktemp("malformed") / "records"
+    write_tree(root, {relative: yaml.safe_dump(record, sort_keys=False)})
+    for finding in run_checks(root):
+        assert finding.code and finding.location.line >= 1
