@@ -157,17 +157,18 @@ def print_name(name: str) -> ET.Element:
     word such as `link_latency` or `effective_bandwidth` is one identifier.
     """
     base, _, rest = name.partition("_")
-    starred = rest == "star" or rest.endswith("_star")
-    if starred:
-        rest = rest[: -len("star")].rstrip("_")
+    parts = rest.split("_") if rest else []
+    starred = "star" in parts
+    rest = "_".join(part for part in parts if part != "star")
     if rest and len(base) > 3 and base not in GREEK:
         base, rest = f"{base}_{rest}", ""
     element = _leaf("mi", GREEK.get(base, base))
+    star = _leaf("mo", "*")
+    if rest and starred:
+        return _tagged("msubsup", element, _leaf("mi", GREEK.get(rest, rest)), star)
     if rest:
-        element = _tagged("msub", element, _leaf("mi", GREEK.get(rest, rest)))
-    if starred:
-        element = _tagged("msup", element, _leaf("mo", "*"))
-    return element
+        return _tagged("msub", element, _leaf("mi", GREEK.get(rest, rest)))
+    return _tagged("msup", element, star) if starred else element
 
 
 def _print_name(node: ast.Name) -> ET.Element:

@@ -77,7 +77,7 @@ def test_split_equation_keeps_comparison_operators() -> None:
 # ---- property: the printed MathML means the same expression -------------------------------
 
 NAMES = ["a", "b", "x", "d", "BW_hbm", "P_layer", "B_star", "alpha", "T_input_imbalance",
-         "link_latency", "T_r"]
+         "link_latency", "T_r", "B_star_k"]
 VALUES = {name: Fraction(i + 2, 3) for i, name in enumerate(NAMES)}
 BACK_OPS = {"\u22c5": "*", "\u2062": "*", "\u2212": "-"}
 GREEK_BACK = {v: k for k, v in GREEK.items()}
@@ -96,6 +96,8 @@ def back(el: ET.Element) -> str:
         if kids[1].tag == "mo" and kids[1].text == "*":
             return f"{back(kids[0])}_star"
         return f"(({back(kids[0])})**({back(kids[1])}))"
+    if el.tag == "msubsup":
+        return f"{back(kids[0])}_star_{back(kids[1])}"
     if el.tag == "msub":
         return f"{back(kids[0])}_{back(kids[1])}"
     return "".join(back(k) for k in kids)
