@@ -202,7 +202,10 @@ def _option(res: _Resolver, node: Any, pointer: str, envelope: Envelope | None,
     if envelope and envelope.flops_per_item and compute is None:
         res.gap(pointer_join(pointer, "useful"), "the envelope states flops_per_item but "
                 "this option has no useful.compute_rate for the roofline's compute term")
-    transfers = [resolve_transfer(res, res.kb, t, pointer_join(pointer, "transfers", i), batch)
+    hardware = frozenset(str(d["hardware"]) for d in as_list(node.get("devices"))
+                         if isinstance(d, Mapping) and isinstance(d.get("hardware"), str))
+    transfers = [resolve_transfer(res, res.kb, t, pointer_join(pointer, "transfers", i), batch,
+                                  hardware)
                  for i, t in enumerate(as_list(node.get("transfers")))]
     spec = OptionSpec(
         name=str(node.get("name", "option")), pointer=pointer,

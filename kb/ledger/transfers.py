@@ -4,8 +4,9 @@ Collective factors follow nccl-tests' bus-bandwidth convention (domain-facts §3
 receipt's bus bandwidth prices the same bytes it was measured on: a ring all-reduce of S
 bytes over n ranks moves 2(n-1)/n*S per rank in 2(n-1) latency steps; reduce-scatter,
 all-gather and all-to-all move (n-1)/n*S in n-1 steps; point-to-point moves S in 1.
-Effective bandwidth comes from a receipt that matches the link, the pattern, the rank
-count (when the row states one) and the message size (within a factor of two); else the
+Effective bandwidth comes from a receipt that matches the link, the pattern, the
+accelerators (when both the option and the receipt name them), the rank count (when the
+row states one) and the message size (within a factor of two); else the
 link record's line rate, labelled an estimate. A receipt's bandwidth is measured end to
 end (nccl-tests: busbw = S*factor/t), so it already contains the per-message latency:
 the latency term is then zero, never counted a second time.
@@ -89,12 +90,23 @@ def _row_bandwidth(row: Any, receipt: Record, index: int) -> Figure | None:
     return None
 
 
+def hardware_matches(receipt: Record, hardware: frozenset[str]) -> bool:
+    """True unless both the option and the receipt name accelerators and share none."""
+    named = receipt.get("hardware")
+    if not hardware or not isinstance(named, list) or not named:
+        return True
+    return bool(hardware & {str(h) for h in named})
+
+
 def receipt_bandwidth(receipts: Iterable[Record], link: str, pattern: str, ranks: int,
-                      size: Fraction) -> tuple[Figure, str] | None:
+                      size: Fraction, hardware: frozenset[str] = frozenset(),
+                      ) -> tuple[Figure, str] | None:
     """Find the measured bandwidth of the matching receipt row closest in message size."""
     best: tuple[Fraction, str, Figure] | None = None
     for receipt in receipts:
         if receipt.get("interconnect") != link or receipt.get("pattern") != pattern:
+            continue
+        if not hardware_matches(receipt, hardware):
             continue
         results = receipt.get("results")
         for index, row in enumerate(results if isinstance(results, list) else []):
@@ -146,7 +158,8 @@ def _latency(res: _Resolver, node: Any, link: Record, pointer: str) -> Figure | 
 
 
 def resolve_transfer(res: _Resolver, kb: KnowledgeBase, node: Any, pointer: str,
-                     batch: Fraction) -> TransferSpec | None:
+                     batch: Fraction, hardware: frozenset[str] = frozenset(),
+                     ) -> TransferSpec | None:
     """Resolve one transfer entry; gaps go to the resolver, None when incomplete."""
     if not isinstance(node, dict):
         res.gap(pointer, "transfer is not a mapping")  # the schema names the wrong type
@@ -169,7 +182,7 @@ def resolve_transfer(res: _Resolver, kb: KnowledgeBase, node: Any, pointer: str,
     scales = bool(node.get("scales_with_batch", False))
     nominal = size.value * (batch if scales else 1)
     receipts = receipts_on(kb, link_id, pattern)
-    measured = receipt_bandwidth(receipts, link_id, pattern, ranks, nominal)
+    measured = receipt_bandwidth(receipts, link_id, pattern, ranks, nominal, hardware)
     if measured:
         bandwidth: Figure | None = measured[0]
         latency: Figure | None = Figure(Fraction(0), "s", "measured", measured[1])

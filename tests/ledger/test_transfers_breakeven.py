@@ -150,3 +150,14 @@ def test_roofline_takes_the_slower_of_memory_and_compute(records: dict) -> None:
     kb = make_kb(records)
     gaps = analyze_record(kb.get("placements/fixture-tp"), kb).gaps
     assert [g.pointer for g in gaps] == ["/candidates/0/useful"]
+
+
+def test_receipt_must_share_an_accelerator_when_both_name_one(records: dict) -> None:
+    from ledger_fixtures import make_kb
+
+    records["receipts/fixture-ar"]["hardware"] = ["hardware/gpu-a"]
+    receipts = make_kb(records).of_kind("receipt")
+    args = (receipts, "interconnects/fixture-fast", "all-reduce", 4, Fraction(128_000))
+    assert receipt_bandwidth(*args) is not None  # the option names no accelerator
+    assert receipt_bandwidth(*args, frozenset({"hardware/gpu-a"})) is not None
+    assert receipt_bandwidth(*args, frozenset({"hardware/gpu-b"})) is None
