@@ -66,13 +66,31 @@ def analyse(kb: KnowledgeBase, use_cache: bool = True) -> Analysis:
         return memo[1]
     cache = ResultCache(cache_dir(kb.root) if use_cache else None)
     analysis = Analysis()
+    pending: dict[str, str] = {}
     for record in kb:
         _index_bindings(analysis, record)
-        result = _analyse_record(kb, record, cache)
+        result = _analyse_record(kb, record, cache, pending)
         if result is not None:
             analysis.results[record.id] = result
+    _run_pending(kb, pending, cache, analysis)
     _MEMO[id(kb)] = (weakref.ref(kb), analysis)
     return analysis
+
+
+def _run_pending(kb: KnowledgeBase, pending: dict[str, str], cache: ResultCache,
+                 analysis: Analysis) -> None:
+    """Check the records the cache could not answer, on several cores when worth it."""
+    from kb.equations.parallel import map_records
+
+    def job(record_id: str) -> dict[str, Any]:
+        record = kb.records[record_id]
+        return _to_json(run_record(record, lambda spec: resolve(kb, spec)))
+
+    ids = sorted(pending)
+    for record_id, data in zip(ids, map_records(job, ids), strict=True):
+        STATS["symbolic"] += 1
+        cache.put(pending[record_id], data)
+        analysis.results[record_id] = _from_json(data)
 
 
 def dependants(kb: KnowledgeBase, record_id: str) -> list[str]:
@@ -84,7 +102,9 @@ def has_equations(record: Record) -> bool:
     return any(section in record.data for section in SECTIONS)
 
 
-def _analyse_record(kb: KnowledgeBase, record: Record, cache: ResultCache) -> RecordResult | None:
+def _analyse_record(kb: KnowledgeBase, record: Record, cache: ResultCache,
+                    pending: dict[str, str]) -> RecordResult | None:
+    """Return a cheap or cached result now; queue the record in `pending` otherwise."""
     if record.kind == "model":
         items, issues = check_model(record.data)
         return RecordResult(record.id, record.path, items, issues) if items or issues else None
@@ -97,9 +117,8 @@ def _analyse_record(kb: KnowledgeBase, record: Record, cache: ResultCache) -> Re
     if cached is not None:
         STATS["cached"] += 1
         return _from_json(cached)
-    result = run_record(record, lambda spec: resolved.get(_spec_key(spec)) or resolve(kb, spec))
-    cache.put(key, _to_json(result))
-    return result
+    pending[record.id] = key
+    return None
 
 
 def run_record(record: Record, resolver: Any) -> RecordResult:
@@ -108,7 +127,6 @@ def run_record(record: Record, resolver: Any) -> RecordResult:
     from kb.equations.derive import check_derivations
     from kb.equations.system import build_system
 
-    STATS["symbolic"] += 1
     system = build_system(record.data)
     check_derivations(system, record.data.get("derivations"))
     check_claims(system, record.data.get("claims"), resolver)

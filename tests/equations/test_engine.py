@@ -175,3 +175,24 @@ def test_nested_budgets_keep_the_outer_deadline() -> None:
     with pytest.raises(CheckTimeout):
         run_with_budget(inner_swallows_timeout, 0.3)
     assert time.perf_counter() - started < 1.5
+
+
+def test_forked_workers_give_the_same_results(tmp_path: Path,
+                                              monkeypatch: pytest.MonkeyPatch) -> None:
+    records = [(f"flops/x{i}", {**flop(NUMERIC.replace("EXPECTED", str(3318 + i % 2))),
+                                "id": f"flops/x{i}"}) for i in range(7)]
+    from kb.equations.parallel import worker_count
+
+    results = {}
+    monkeypatch.setenv("KB_EQ_WORKERS", "2")
+    assert worker_count(len(records)) == 2  # the forked path really runs below
+    for workers in ("1", "2"):
+        monkeypatch.setenv("KB_EQ_WORKERS", workers)
+        before = engine.STATS["symbolic"]
+        kb = knowledge_base(str(tmp_path), *records, ("hardware/gpu", HARDWARE))
+        analysis = engine.analyse(kb, use_cache=False)
+        assert engine.STATS["symbolic"] == before + 7
+        results[workers] = {rid: (r.items, r.issues) for rid, r in analysis.results.items()}
+    assert results["1"] == results["2"]
+    assert [i.code for i in results["2"]["flops/x1"][1]] == ["EQ007"]
+    assert results["2"]["flops/x0"][1] == []

@@ -1,0 +1,51 @@
+"""Run the symbolic checks of many records on several cores (forked workers).
+
+Records are independent, so a cold run maps them over a small fork pool; each
+worker checks whole records under its own SIGALRM budgets (a worker's main
+thread) and returns plain JSON-able results. Forking is used only where it is
+safe and worth it: Linux-style fork available, called from the main thread of a
+single-threaded process, and at least MIN_RECORDS records to check.
+KB_EQ_WORKERS=1 turns it off.
+"""
+
+from __future__ import annotations
+
+import multiprocessing
+import os
+import threading
+from collections.abc import Callable, Sequence
+from typing import Any
+
+MIN_RECORDS = 6
+
+_JOB: Callable[[str], Any] | None = None
+
+
+def worker_count(jobs: int) -> int:
+    """Return how many workers to use for `jobs` records (1 means in this process)."""
+    wanted = os.environ.get("KB_EQ_WORKERS")
+    limit = int(wanted) if wanted and wanted.isdigit() else min(os.cpu_count() or 1, 4)
+    forkable = "fork" in multiprocessing.get_all_start_methods()
+    alone = threading.current_thread() is threading.main_thread() and threading.active_count() == 1
+    if jobs < MIN_RECORDS or not forkable or not alone:
+        return 1
+    return max(1, min(limit, jobs))
+
+
+def map_records(job: Callable[[str], Any], record_ids: Sequence[str]) -> list[Any]:
+    """Return [job(id) for id in record_ids], on forked workers when worth it."""
+    workers = worker_count(len(record_ids))
+    if workers == 1:
+        return [job(record_id) for record_id in record_ids]
+    global _JOB
+    _JOB = job  # inherited by the forked workers; never pickled
+    try:
+        with multiprocessing.get_context("fork").Pool(workers) as pool:
+            return pool.map(_call, record_ids, chunksize=1)
+    finally:
+        _JOB = None
+
+
+def _call(record_id: str) -> Any:
+    assert _JOB is not None
+    return _JOB(record_id)
