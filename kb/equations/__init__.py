@@ -16,6 +16,7 @@ whitelist + a SymPy builder (expr.py). Modules, in import order:
 - timeout.py a wall-clock budget (SIGALRM in the main thread, a forked child elsewhere)
 - cache.py   the content-hash result cache in `.kb-cache/` ($KB_CACHE_DIR); safe to delete
 - engine.py  one memoised analysis of a whole KnowledgeBase, with the reverse binding index
+- parallel.py cold runs spread records over forked workers (KB_EQ_WORKERS=1: in-process)
 - evaluate.py evaluation for `kb calc`, the ledger and the site
 
 API for the site, the ledger and the checker:
