@@ -15,7 +15,7 @@ from typing import Any
 
 from kb.findings import pointer_join
 from kb.model import KnowledgeBase, Record
-from kb.sitegen.fields import format_scalar
+from kb.sitegen.fields import format_scalar, provenance_of
 from kb.sitegen.mathml import UnprintableExpression, equation_to_mathml, print_name
 
 NOT_CHECKED = "not checked: the equations engine (kb.equations) is not available in this build"
@@ -30,7 +30,7 @@ def equations_context(record: Record, kb: KnowledgeBase) -> dict[str, Any]:
         "symbols": symbol_rows(data.get("symbols")),
         "equations": equation_rows(equations, items),
         "derivations": derivation_rows(data.get("derivations"), equations, items),
-        "claims": claim_rows(data.get("claims"), items),
+        "claims": claim_rows(data.get("claims"), items, kb),
         "note": note,
     }
     context["checks"] = other_checks(items, data)
@@ -162,7 +162,8 @@ def _step_row(step: Any, pointer: str, equations: Mapping[str, Any],
             **fields, **(_mathml(source) if source else {"mathml": "", "error": ""})}
 
 
-def claim_rows(claims: Any, items: Mapping[str, Any]) -> list[dict[str, Any]]:
+def claim_rows(claims: Any, items: Mapping[str, Any],
+               kb: KnowledgeBase) -> list[dict[str, Any]]:
     """Each claim with its state and the claimed versus the computed value."""
     if not isinstance(claims, list):
         return []
@@ -177,11 +178,19 @@ def claim_rows(claims: Any, items: Mapping[str, Any]) -> list[dict[str, Any]]:
             "id": name, "anchor": f"claim-{_slug(name)}",
             "text": str(claim.get("text") or claim.get("statement") or ""),
             "claimed": fields["claimed"] or _claimed(claim),
+            "provenance": _claimed_provenance(claim, kb),
             "computed": fields["computed"] or "\u2014",
             "state": fields["state"] or "unverified",
             "detail": fields["detail"] or ("" if item else "not checked"),
         })
     return rows
+
+
+def _claimed_provenance(claim: Mapping[str, Any], kb: KnowledgeBase) -> dict[str, Any] | None:
+    expect = claim.get("expect")
+    if isinstance(expect, Mapping) and expect.get("basis"):
+        return provenance_of(expect, kb)
+    return None
 
 
 def _claimed(claim: Mapping[str, Any]) -> str:
