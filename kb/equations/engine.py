@@ -74,6 +74,7 @@ def analyse(kb: KnowledgeBase, use_cache: bool = True) -> Analysis:
             analysis.results[record.id] = result
     _run_pending(kb, pending, cache, analysis)
     _MEMO[id(kb)] = (weakref.ref(kb), analysis)
+    weakref.finalize(kb, _MEMO.pop, id(kb), None)  # forget it with the KnowledgeBase
     return analysis
 
 
