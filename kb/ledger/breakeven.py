@@ -102,8 +102,10 @@ def _solve(expr: Any, symbol: Any) -> tuple[str, tuple[Fraction, ...], str]:
 def _current(envelope: Envelope, cand: OptionSpec, parameter: str, link: str) -> Fraction:
     if parameter == "batch":
         return envelope.batch
-    transfer = next(t for t in cand.transfers if t.link == link)
-    return transfer.bandwidth.value if parameter == "bandwidth" else transfer.latency.value
+    on_link = [t for t in cand.transfers if t.link == link]
+    if parameter == "latency":
+        on_link = [t for t in on_link if not t.receipts] or on_link
+    return on_link[0].bandwidth.value if parameter == "bandwidth" else on_link[0].latency.value
 
 
 def _figures(parameter: str, interconnects: Iterable[Record]) -> list[tuple[str, Fraction]]:
@@ -144,9 +146,16 @@ def break_even(envelope: Envelope, ref: OptionSpec, cand: OptionSpec, parameter:
 
 
 def parameters_of(cand: OptionSpec) -> list[tuple[str, str]]:
-    """List the (parameter, link) pairs worth solving for: each candidate link, then batch."""
-    links = sorted({t.link for t in cand.transfers})
-    pairs = [(p, link) for link in links for p in ("bandwidth", "latency")]
+    """List the (parameter, link) pairs worth solving for: each candidate link, then batch.
+
+    Latency is a parameter only for links the candidate prices by estimate: a measured
+    transfer's latency is inside its receipt, so varying it would change nothing.
+    """
+    pairs: list[tuple[str, str]] = []
+    for link in sorted({t.link for t in cand.transfers}):
+        pairs.append(("bandwidth", link))
+        if any(t.link == link and not t.receipts for t in cand.transfers):
+            pairs.append(("latency", link))
     if any(t.scales_with_batch for t in cand.transfers):
         pairs.append(("batch", ""))
     return pairs

@@ -88,3 +88,21 @@ def test_real_receipt_calibrates_the_tp8_all_reduce() -> None:
     assert Fraction(tp8["total"]["exact"]) == useful + raw
     tp4 = next(x for x in doc["ledgers"] if x["option"] == "tp4")
     assert tp4["transfers"][0]["provenance"] == "estimated"  # no 4-GPU row: line rate
+
+
+def test_hybrid_plan_contributes_two_components_each_priced_on_its_own_hardware() -> None:
+    """405B: the H200 node's all-reduce is priced by the H200 receipt, the H100 nodes' by the
+    H100 receipt (same link, pattern, 8 ranks and 1 MiB row: the accelerators decide), and
+    the pipeline hop over InfiniBand is a line-rate estimate:
+    5 us + 16 * 32768 B / 50 GB/s = 5 us + 10.48576 us = 15.48576 us."""
+    doc = json.loads(run("ledger", "placements/llama-3.1-405b-one-h200-node-vs-two-h100-nodes",
+                         "--format", "json")[1])
+    ref, cand = doc["ledgers"]
+    assert ref["transfers"][0]["receipts"] == ["receipts/azure-nd-h200-v5-nccl-all-reduce"]
+    tp, pp = cand["transfers"]
+    assert tp["receipts"] == ["receipts/azure-nd-h100-v5-nccl-all-reduce"]
+    assert pp["provenance"] == "estimated" and pp["receipts"] == []
+    assert Fraction(pp["raw"]["exact"]) == Fraction(1548576, 10**11)
+    exposed = next(r for r in cand["rows"] if r["row"] == "exposed")
+    assert Fraction(exposed["value"]["exact"]) == Fraction(tp["exposed"]["exact"]) + \
+        Fraction(pp["exposed"]["exact"])
