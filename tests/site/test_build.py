@@ -178,3 +178,24 @@ def test_every_record_has_a_page_and_json_and_the_home_page_counts_them(
     assert {r.id for r in shipped} <= pages
     home = (built_site / "index.html").read_text(encoding="utf-8")
     assert f"<p>{len(shipped)} records in " in home  # the shipped ones and the probe
+
+
+def test_a_swap_cut_in_half_is_undone_before_the_next_build(tmp_path: Path) -> None:
+    from kb.sitegen.output import staged_output
+
+    out = tmp_path / "_site"
+    old = tmp_path / "_site.old"
+    old.mkdir()
+    (old / "index.html").write_text("previous", encoding="utf-8")
+    with pytest.raises(RuntimeError), staged_output(out) as writer:
+        writer.write_text("index.html", "new")
+        raise RuntimeError("crash before the swap")
+    assert (out / "index.html").read_text() == "previous" and not old.exists()
+
+
+def test_site_paths_cannot_leave_the_output_folder(tmp_path: Path) -> None:
+    from kb.sitegen.output import staged_output
+
+    with pytest.raises(ValueError), staged_output(tmp_path / "_site") as writer:
+        writer.write_text("../escape.html", "x")
+    assert not (tmp_path / "escape.html").exists() and not (tmp_path / "_site").exists()
