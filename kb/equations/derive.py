@@ -299,4 +299,6 @@ def _regime(system: System, step: Mapping[str, Any], source: ParsedEquation,
     scale = ratio_constant(larger - smaller, high - low)
     if scale is not None and scale > 0:
         return PROVED, f"under {condition}, {short(branch)} = {short(picked)}"
+    if scale is not None:
+        return REFUTED, f"under {condition}, {short(branch)} = {short(other)}, not {short(picked)}"
     return UNVERIFIED, f"could not show that {condition} selects {short(picked)}"

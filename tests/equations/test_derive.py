@@ -1,0 +1,79 @@
+"""Each derivation rule proves the right step and refutes a wrong one."""
+
+from __future__ import annotations
+
+import pytest
+
+from kb.equations.engine import analyse
+from tests.equations.helpers import flop, knowledge_base
+
+BASE = """
+symbols:
+  T: {meaning: step time, unit: s}
+  T_comp: {meaning: compute time, unit: s}
+  T_comm: {meaning: communication time, unit: s}
+  t_0: {meaning: fixed overhead, unit: s}
+  F: {meaning: work, unit: FLOP}
+  P_peak: {meaning: peak rate, unit: TFLOP/s}
+  n: {meaning: bytes, unit: B}
+  BW: {meaning: bandwidth, unit: GB/s}
+  N: {meaning: ranks, unit: "1"}
+  x: {meaning: a size, unit: "1"}
+  y: {meaning: a result, unit: "1"}
+equations:
+  step: {expr: "T = max(T_comp, T_comm) + t_0"}
+  step_comm: {expr: "T = T_comm + t_0"}
+  step_comp: {expr: "T = T_comp + t_0"}
+  comp: {expr: "T_comp = F/P_peak"}
+  comm: {expr: "T_comm = n/BW"}
+  step_full: {expr: "T = max(F/P_peak, n/BW) + t_0"}
+  step_wrong: {expr: "T = max(F/P_peak, 2*n/BW) + t_0"}
+  square: {expr: "y = x**2"}
+  cube: {expr: "y = x**3"}
+  ratio: {expr: "y = (N - 1)/N"}
+  one: {expr: "y = 1"}
+  half: {expr: "y = 1/2"}
+"""
+
+
+def states(steps: str, claims: str = "") -> dict[str, tuple[str, str]]:
+    data = flop(base=BASE + "derivations:\n  - id: d\n    steps:\n" + steps + claims)
+    result = analyse(knowledge_base("/x", ("flops/x", data)), use_cache=False).results["flops/x"]
+    found = {i.id: (i.state, i.detail) for i in result.items if i.section != "equation"}
+    return found
+
+
+@pytest.mark.parametrize(
+    ("step", "state"),
+    [
+        ('{rule: regime, from: step, condition: "T_comp <= T_comm", result: step_comm}', "proved"),
+        ('{rule: regime, from: step, condition: "T_comm <= T_comp", result: step_comp}', "proved"),
+        ('{rule: regime, from: step, condition: "T_comm <= T_comp", result: step_comm}',
+         "refuted"),
+        ('{rule: regime, from: step, condition: "t_0 <= T_comp", result: step_comm}',
+         "unverified"),
+        ("{rule: substitute, from: [step, comp, comm], result: step_full}", "proved"),
+        ("{rule: substitute, from: [step, comp, comm], result: step_wrong}", "refuted"),
+        ("{rule: limit, from: ratio, var: N, to: oo, result: one}", "proved"),
+        ("{rule: limit, from: ratio, var: N, to: oo, result: half}", "refuted"),
+        ("{rule: approximate, from: ratio, var: N, range: [2, oo], tolerance: 1, result: one}",
+         "proved"),
+        ("{rule: approximate, from: ratio, var: N, range: [2, oo], tolerance: 0.5, result: one}",
+         "refuted"),
+        ("{rule: rewrite, from: square, result: cube}", "refuted"),
+        ('{rule: scale, from: comp, factor: "2", result: comp}', "refuted"),
+    ],
+)
+def test_rules(step: str, state: str) -> None:
+    found = states(f"      - {step}\n")
+    assert found["d.1"][0] == state, found["d.1"][1]
+
+
+def test_power_law_claims() -> None:
+    claims = """claims:
+  - {id: sq, kind: scaling, of: square, var: x, law: power, exponent: 2}
+  - {id: sq-wrong, kind: scaling, of: square, var: x, law: power, exponent: 3}
+"""
+    found = states("      - {rule: define, result: square}\n", claims)
+    assert found["sq"][0] == "proved" and found["sq-wrong"][0] == "refuted"
+    assert "elasticity 2" in found["sq-wrong"][1]
