@@ -96,6 +96,44 @@ class Reference:
     expected_kind: str
 
 
+class RecordIndex(dict):  # type: ignore[type-arg]
+    """A dict of records that counts its changes, so sorted views can be reused safely."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.changes = 0
+
+    def _changed(self) -> None:
+        self.changes = getattr(self, "changes", 0) + 1
+
+    def __setitem__(self, key: Any, value: Any) -> None:
+        self._changed()
+        super().__setitem__(key, value)
+
+    def __delitem__(self, key: Any) -> None:
+        self._changed()
+        super().__delitem__(key)
+
+    def __ior__(self, other: Any) -> RecordIndex:
+        self._changed()
+        return super().__ior__(other)  # type: ignore[no-any-return]
+
+    def _mutator(name: str) -> Any:  # noqa: N805 - builds the methods below
+        def method(self: RecordIndex, *args: Any, **kwargs: Any) -> Any:
+            self._changed()
+            return getattr(dict, name)(self, *args, **kwargs)
+
+        method.__name__ = name
+        return method
+
+    clear = _mutator("clear")
+    pop = _mutator("pop")
+    popitem = _mutator("popitem")
+    setdefault = _mutator("setdefault")
+    update = _mutator("update")
+    del _mutator
+
+
 @dataclass
 class KnowledgeBase:
     """All records of one validation run, indexed by id. Built by the loader.
@@ -107,7 +145,7 @@ class KnowledgeBase:
     """
 
     root: str
-    records: dict[str, Record] = field(default_factory=dict)
+    records: dict[str, Record] = field(default_factory=RecordIndex)
     duplicates: list[Record] = field(default_factory=list)
     references: list[Reference] = field(default_factory=list)
     load_findings: list[Any] = field(default_factory=list)
@@ -119,6 +157,7 @@ class KnowledgeBase:
     _by_kind: dict[str, list[Record]] = field(
         default_factory=dict, init=False, repr=False, compare=False
     )
+    _stamp: tuple[int, int, int] = field(default=(0, -1, -1), init=False, repr=False, compare=False)
 
     def add(self, record: Record) -> None:
         if record.id in self.records:
@@ -130,12 +169,23 @@ class KnowledgeBase:
         return iter(self._sorted())
 
     def _sorted(self) -> list[Record]:
-        """Records by id; the cached order is reused while it holds exactly these records."""
+        """Records by id; the cached order is reused while the records are unchanged.
+
+        A RecordIndex (the default) says when it changed; any other mapping is
+        checked record by record.
+        """
         ordered, records = self._ordered, self.records
-        if len(ordered) == len(records) and all(records.get(r.id) is r for r in ordered):
+        changes = getattr(records, "changes", None)
+        stamp = (id(records), len(records), changes if changes is not None else -1)
+        if changes is not None and stamp == self._stamp:
+            return ordered
+        if changes is None and len(ordered) == len(records) and all(
+            records.get(r.id) is r for r in ordered
+        ):
             return ordered
         self._ordered = sorted(records.values(), key=lambda r: r.id)
         self._by_kind = {}
+        self._stamp = stamp
         return self._ordered
 
     def __len__(self) -> int:
