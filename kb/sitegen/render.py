@@ -26,6 +26,7 @@ def make_environment(theme: Path = THEME_DIR) -> jinja2.Environment:
         trim_blocks=True,
         lstrip_blocks=True,
         keep_trailing_newline=True,
+        auto_reload=False,  # a build reads each template once
     )
     env.globals["urls"] = urls
     return env
