@@ -69,6 +69,8 @@ RULE_MODULES: tuple[str, ...] = (
     "ledger_inputs_incomplete",  # LG004
     "overlap_exceeds_useful_compute",  # LG005
     "stated_ratio_mismatch",  # LG006
+    "proposal_candidate_unknown",  # LG007
+    "proposal_adopts_infeasible_candidate",  # LG008
     # WV: waivers (run last: they read which waivers were used)
     "unused_waiver",  # WV001
     "unknown_waiver_code",  # WV002

@@ -1,0 +1,52 @@
+"""A proposal must not adopt a placement candidate that cannot hold the state.
+
+Feasibility comes first: the candidate a proposal adopts must fit on its devices
+(`state_bytes / state_shards + replicated + reserve <= capacity` on every device
+group). An infeasible candidate is a counterfactual, never a plan.
+
+Why: seed 000: "A machine that cannot hold the required state is not a slow
+reference; it is an infeasible counterfactual."
+
+Bad:
+
+    placement: placements/coherent-host-vs-two-hosts-70b
+    candidate: two-hosts           # 70.55 GB + 12 GB reserve on an 80 GB host
+
+Good:
+
+    placement: placements/coherent-host-vs-two-hosts-8b
+    candidate: two-hosts
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+from kb.findings import Finding, Severity
+from kb.model import KnowledgeBase
+from kb.rules._base import found
+
+CODE = "LG008"
+NAME = "proposal-adopts-infeasible-candidate"
+SEVERITY = Severity.ERROR
+
+
+def check(kb: KnowledgeBase) -> Iterator[Finding]:
+    from kb.ledger.feasibility import feasibility
+    from kb.ledger.inputs import PlacementSpec, resolve_placement
+
+    for record in kb.of_kind("proposal"):
+        placement = kb.get(str(record.data.get("placement", "")))
+        if placement is None or placement.kind != "placement":
+            continue
+        spec = resolve_placement(placement, kb)
+        if not isinstance(spec, PlacementSpec) or spec.gaps:
+            continue  # LG004 reports what is missing
+        option = next((c for c in spec.candidates
+                       if c.name == str(record.data.get("candidate"))), None)
+        fit = feasibility(spec.envelope, option) if option else None
+        if fit is not None and not fit.feasible:
+            yield found(CODE, SEVERITY, record.path, "/candidate",
+                        f"candidate {option.name!r} of {placement.id} cannot hold the state: "
+                        f"{'; '.join(fit.shortfalls())}",
+                        "adopt a feasible candidate, or change the placement so it fits")
