@@ -12,6 +12,7 @@ whitelist + a SymPy builder (expr.py). Modules, in import order:
 - derive.py  derivation steps: define, solve_for, substitute, rewrite, scale,
              approximate, limit, regime
 - claims.py  numeric, scaling and effect claims
+- rewrites.py effects that replace a term of an equation (solve before and after)
 - figures.py a model's parameter counts recomputed from its geometry; no SymPy
 - timeout.py a wall-clock budget (SIGALRM in the main thread, a forked child elsewhere)
 - cache.py   the content-hash result cache in `.kb-cache/` ($KB_CACHE_DIR); safe to delete

@@ -11,7 +11,8 @@ changed symbols.
   `exponent` for power, `asymptotic: true` to take the limit var -> oo; decided
   by the elasticity var*df/dvar/f.
 - effect: `change: {symbol: expression | binding}` and the claimed `factor` on
-  the target, optionally at an operating point (`bind`).
+  the target, optionally at an operating point (`bind`); or `replace: {term:
+  new term}` in the equation `of`, solved for `var` before and after (rewrites.py).
 """
 
 from __future__ import annotations
@@ -299,13 +300,45 @@ def _affine(expr: sp.Expr, var: sp.Symbol) -> tuple[str, str, str, str]:
 
 
 def _effect(ctx: Context) -> tuple[str, str, str, str]:
+    if "replace" in ctx.claim:
+        return _judge_factor(ctx, _term_ratio(ctx))
     changes = ctx.claim.get("change")
     if not isinstance(changes, Mapping) or not changes:
         raise ClaimError("EQ001", "change", "effect claim needs change: {symbol: new value}")
     values = bind_values(ctx, ctx.claim.get("bind"), "bind")
     replaced = {symbol_named(ctx, n, "change"): _changed(ctx, n, s) for n, s in changes.items()}
     expr, _ = target(ctx, set(values) | set(replaced))
-    ratio = _ratio(expr.xreplace(replaced), expr, values)
+    return _judge_factor(ctx, _ratio(expr.xreplace(replaced), expr, values))
+
+
+def _term_ratio(ctx: Context) -> sp.Expr:
+    """Solve `of` (an equation) for `var` before and after `replace`; return new/old."""
+    from kb.equations.rewrites import RewriteError, solution_ratio
+
+    equation = ctx.system.equations.get(ctx.claim.get("of"))  # type: ignore[arg-type]
+    if equation is None:
+        raise ClaimError("EQ016", "of", "an effect with replace: needs of: an equation id")
+    pairs = ctx.claim.get("replace")
+    if not isinstance(pairs, Mapping) or not pairs:
+        raise ClaimError("EQ001", "replace", "replace maps a term to its replacement")
+    parsed = [(_term(ctx, old), _term(ctx, new)) for old, new in pairs.items()]
+    try:
+        _, _, ratio = solution_ratio(equation, parsed, symbol_named(ctx, ctx.claim.get("var"),
+                                                                     "var"))
+    except RewriteError as exc:
+        raise ClaimError("EQ001", "replace", str(exc)) from None
+    return ratio
+
+
+def _term(ctx: Context, text: Any) -> sp.Expr:
+    try:
+        return parse_expression(text, ctx.system.symbols).value
+    except ExpressionError as exc:
+        code = "EQ002" if exc.reason == "undeclared" else "EQ001"
+        raise ClaimError(code, "replace", str(exc)) from None
+
+
+def _judge_factor(ctx: Context, ratio: sp.Expr) -> tuple[str, str, str, str]:
     claimed_spec = ctx.claim.get("factor")
     claimed_text = f"factor {claimed_spec}"
     computed_text = f"factor {number_text(ratio) if ratio.is_number else short(ratio)}"

@@ -164,3 +164,16 @@ def test_hostile_record_text_is_reported_and_never_run(tmp_path) -> None:
         f"/symbols/__import__('os').system('touch {str(sentinel).replace('/', '~1')}')",
     ]
     assert not sentinel.exists()
+
+
+def test_effect_of_replacing_a_term_solves_again() -> None:
+    claims = """
+claims:
+  - {id: halves, kind: effect, of: crossover, replace: {"4*B*d": "2*B*d"}, var: B, factor: 0.5}
+  - {id: doubles, kind: effect, of: crossover, replace: {"4*B*d": "2*B*d"}, var: B, factor: 2}
+  - {id: missing, kind: effect, of: crossover, replace: {"8*B*d": "2*B*d"}, var: B, factor: 2}
+"""
+    found = issues(knowledge_base("/x", ("flops/x", flop(claims))))
+    assert [(i.code, i.pointer) for i in found] == [
+        ("EQ009", "/claims/0"), ("EQ001", "/claims/2/replace")]
+    assert "factor 2" in found[0].message
