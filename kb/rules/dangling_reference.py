@@ -40,12 +40,10 @@ def check(kb: KnowledgeBase) -> Iterator[Finding]:
 
 
 def _hint(kb: KnowledgeBase, target: str) -> str:
+    import difflib  # local: only when a reference dangles
+
     folder = target.split("/")[0]
     near = [r.id for r in kb if r.id.startswith(folder + "/")]
-    close = sorted(near, key=lambda other: _distance(other, target))[:1]
+    # only a genuinely close id is worth suggesting; an arbitrary one misleads
+    close = difflib.get_close_matches(target, near, n=1, cutoff=0.75)
     return f"did you mean {close[0]!r}?" if close else "create the record or fix the id"
-
-
-def _distance(a: str, b: str) -> int:
-    shared = sum(1 for x, y in zip(a, b) if x == y)
-    return max(len(a), len(b)) - shared
