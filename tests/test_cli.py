@@ -110,6 +110,34 @@ def test_bad_input_never_reaches_the_user_as_a_traceback(tree: Path) -> None:
         assert f"records/{relative}:" in done.stdout
 
 
+RECEIPT = """\
+kind: receipt
+id: receipts/run
+title: An all-reduce run
+version: 1
+status: draft
+history:
+  - {version: 1, date: "2026-11-30", change: First encoding.}
+source: sources/doc
+evidence_class: benchmark
+engine: {name: nccl-tests}
+pattern: all-reduce
+provenance: {hardware_firmware: 8x H100 SXM}
+results:
+  - {label: 8 GB, bus_bandwidth: {value: 480, unit: GB/s, basis: measured, source: sources/doc}}
+"""
+
+
+def test_fail_on_sets_the_lowest_failing_severity(tree: Path) -> None:
+    (tree / "records" / "receipts").mkdir()
+    (tree / "records" / "receipts" / "run.yaml").write_text(RECEIPT, encoding="utf-8")
+    done = run_kb(["validate"], cwd=tree)
+    assert done.returncode == 0, done.stdout  # a warning alone does not fail
+    assert "records/receipts/run.yaml:12:1: EV002" in done.stdout
+    assert "[warning]" in done.stdout
+    assert run_kb(["validate", "--fail-on", "warning"], cwd=tree).returncode == 1
+
+
 def test_a_fault_in_kb_is_exit_2_without_traceback(tree: Path) -> None:
     broken = tree / "broken-schemas"
     broken.mkdir()
