@@ -6,6 +6,7 @@ import json
 from collections import Counter
 from collections.abc import Callable, Sequence
 from types import ModuleType
+from urllib.parse import quote
 
 from kb import __version__
 from kb.findings import Finding, Severity
@@ -151,7 +152,8 @@ def _sarif_location(location: object) -> dict[str, object]:
     path, line, col = location.path, location.line, location.col  # type: ignore[attr-defined]
     return {
         "physicalLocation": {
-            "artifactLocation": {"uri": path.replace("\\", "/")},
+            # a URI reference: a file name with a space or '%' must be percent-encoded
+            "artifactLocation": {"uri": quote(path.replace("\\", "/"), safe="/")},
             "region": {"startLine": max(line, 1), "startColumn": max(col, 1)},
         }
     }

@@ -60,6 +60,14 @@ def test_sarif_validates_against_the_sarif_2_1_0_schema() -> None:
     assert run["results"][0]["ruleIndex"] == [r["id"] for r in rules].index("RF001")
 
 
+def test_sarif_uris_are_percent_encoded() -> None:
+    document = json.loads(report.sarif(sample_findings(), 3))
+    uris = [r["locations"][0]["physicalLocation"]["artifactLocation"]["uri"]
+            for r in document["runs"][0]["results"]]
+    assert uris[0] == "records/hardware/x.yaml"
+    assert uris[1] == "records/sources/a%2Cb%3Ac%25.yaml"
+
+
 def test_sarif_validation_can_fail() -> None:
     document = json.loads(report.sarif(sample_findings(), 3))
     document["runs"][0]["results"][0]["level"] = "fatal"
