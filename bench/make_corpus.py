@@ -286,12 +286,12 @@ def make_flop(index: int, sizes: dict[str, int]) -> dict[str, Any]:
         "workarounds": [{"id": f"workaround-{k}", "text": sentence(rng, 14)} for k in range(2)],
         "evidence": [{"receipt": pick(rng, "receipts", sizes), "verdict": "context",
                       "note": sentence(rng, 8)}],
-        **flop_equations(index, hw_index, link_index, model_index),
+        **flop_equations(index, hw_index, link_index, model_index, src),
     })
     return record
 
 
-def flop_equations(index: int, hw: int, link: int, model: int) -> dict[str, Any]:
+def flop_equations(index: int, hw: int, link: int, model: int, source: str) -> dict[str, Any]:
     """Symbols, equations, a derivation and claims of the tensor-parallel crossover shape."""
     factor = (4, 2)[index % 2]  # all-reduce vs reduce-scatter + all-gather payload
     half = factor // 2
@@ -325,7 +325,8 @@ def flop_equations(index: int, hw: int, link: int, model: int) -> dict[str, Any]
                       "d": f"{model_id}#geometry.d_model",
                       "BW_link": f"{link_id}#bandwidth.per_link",
                       "BW_hbm": f"{hw_id}#memory.bandwidth"},
-             "expect": {"value": round(float(b_star), 1), "unit": "1", "rel_tol": 0.01}},
+             "expect": {"value": round(float(b_star), 1), "unit": "1", "rel_tol": 0.01,
+                        "basis": "derived", "source": source}},
             {"id": "linear-in-link-bandwidth", "kind": "scaling", "of": "crossover",
              "text": "The crossover grows linearly with the link bandwidth.",
              "var": "BW_link", "law": "proportional"},

@@ -11,10 +11,10 @@ from pathlib import Path
 
 from kb.findings import Finding, Location
 from kb.loader import display_path, load_knowledge_base
-from kb.model import KnowledgeBase
+from kb.model import KnowledgeBase, Reference
 from kb.positions import locate
 from kb.recordcache import FILE_NAME, RecordCache, cache_dir, salt
-from kb.references import index_references
+from kb.references import index_references, record_references
 from kb.rules import all_rules
 
 _LATE_FAMILIES = ("WV",)  # rules that need every other finding first
@@ -72,12 +72,29 @@ def build_knowledge_base(
     kb.load_findings = load_findings
     if cache is not None:
         kb.memo["record_cache"] = cache
-    index_references(kb)
+        index_references_cached(kb, cache)
+    else:
+        index_references(kb)
     if base is not None:
         from kb.gitbase import attach_base  # only when asked: runs git
 
         attach_base(kb, root, base)
     return kb
+
+
+def index_references_cached(kb: KnowledgeBase, cache: RecordCache) -> None:
+    """index_references, reusing each unchanged file's references from the cache."""
+    references: list[Reference] = []
+    for record in kb:
+        key = cache.key(record.path, record.digest)
+        cached = cache.references(key)
+        if cached is None:
+            found = list(record_references(record))
+            cache.put_references(key, [(r.pointer, r.target, r.expected_kind) for r in found])
+        else:
+            found = [Reference(record.id, *reference) for reference in cached]
+        references.extend(found)
+    kb.references = references
 
 
 def run_rules(kb: KnowledgeBase) -> list[Finding]:

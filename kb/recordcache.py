@@ -3,12 +3,14 @@
 One file, `<cache dir>/records-v1.marshal` (the cache dir is $KB_CACHE_DIR, else
 `<records root>/.kb-cache`; safe to delete). Each entry maps a file's display
 path and the SHA-256 of its bytes to what loading and schema-checking that file
-produced: the parsed document, the load findings, the schema findings. Only
+produced: the parsed document, the load findings, the schema findings and the
+references it makes (all functions of the file's bytes and the schemas). Only
 per-file results are kept: every rule that looks across records still runs on
 the whole knowledge base each time.
 
 The whole cache is tied to a salt: the versions of kb, PyYAML and the schema
-libraries, the schemas' bytes, and the size and mtime of kb's own source files. Any change of those, a corrupt or foreign file, or any read error makes
+libraries, the schemas' bytes, and the size and mtime of kb's own source
+files. Any change of those, a corrupt or foreign file, or any read error makes
 an empty cache, so a stale cache can never change a result. marshal (not
 pickle: loading it never runs code) keeps a 10,000-record cache to ~0.1 s.
 Writes are atomic (temp file + rename) and happen only when something changed.
@@ -26,9 +28,11 @@ from typing import Any
 
 from kb.findings import Finding, Location, Severity
 
-FORMAT = "kb-record-cache-1"
+FORMAT = "kb-record-cache-2"
 FILE_NAME = "records-v1.marshal"
-Entry = list[Any]  # [data, load findings, schema findings or None], findings as tuples
+# [data, load findings, schema findings or None, references or None]; findings as tuples,
+# references as (pointer, target, expected kind).
+Entry = list[Any]
 
 
 def cache_dir(root: str | os.PathLike[str]) -> Path:
@@ -90,7 +94,7 @@ class RecordCache:
         return entry
 
     def put_load(self, key: str, data: Any, findings: list[Finding]) -> None:
-        self.new[key] = [data, [finding_to_tuple(f) for f in findings], None]
+        self.new[key] = [data, [finding_to_tuple(f) for f in findings], None, None]
         self.changed = True
 
     def schema(self, key: str) -> list[Finding] | None:
@@ -103,6 +107,16 @@ class RecordCache:
         entry = self.new.get(key)
         if entry is not None:
             entry[2] = [finding_to_tuple(f) for f in findings]
+            self.changed = True
+
+    def references(self, key: str) -> list[tuple[str, str, str]] | None:
+        entry = self.new.get(key)
+        return None if entry is None else entry[3]
+
+    def put_references(self, key: str, references: list[tuple[str, str, str]]) -> None:
+        entry = self.new.get(key)
+        if entry is not None:
+            entry[3] = references
             self.changed = True
 
     def save(self) -> None:
