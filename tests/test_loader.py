@@ -100,6 +100,17 @@ def test_unsafe_tags_are_refused_and_nothing_executes(tmp_path: Path, tagged: st
     assert not marker.exists()
 
 
+def test_byte_order_mark_and_crlf_line_ends(in_tmp: Path) -> None:
+    root = in_tmp / "records"
+    (root / "sources").mkdir(parents=True)
+    (root / "sources" / "doc.yaml").write_bytes(b"\xef\xbb\xbf" + source_yaml().encode())
+    crlf = source_yaml("sources/crlf").replace("status: draft", "status: no").replace("\n", "\r\n")
+    (root / "sources" / "crlf.yaml").write_bytes(crlf.encode())
+    assert [(f.location.path, f.code, f.location.line) for f in run_checks(root)] == [
+        ("records/sources/crlf.yaml", "LD010", 5)
+    ]
+
+
 def test_duplicate_keys_are_refused_with_both_lines() -> None:
     _, findings = parse_document("a: 1\nb: 2\na: 3\n", "t.yaml")
     assert [(f.code, f.location.line) for f in findings] == [("LD005", 3)]
