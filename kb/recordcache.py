@@ -1,7 +1,7 @@
 """Per-file results kept between runs, keyed by content hash, so a warm `kb validate` skips parsing.
 
 One file, `<cache dir>/records-v1.marshal` (the cache dir is $KB_CACHE_DIR, else
-`<records root>/.kb-cache`; safe to delete). Each entry maps a file's display
+`.kb-cache` beside the records folder; safe to delete). Each entry maps a file's display
 path and the SHA-256 of its bytes to what loading and schema-checking that file
 produced: the parsed document, the load findings, the schema findings and the
 references it makes (all functions of the file's bytes and the schemas). Only
@@ -36,9 +36,12 @@ Entry = list[Any]
 
 
 def cache_dir(root: str | os.PathLike[str]) -> Path:
-    """$KB_CACHE_DIR if set, else `<root>/.kb-cache`."""
+    """$KB_CACHE_DIR if set, else `.kb-cache` beside the records folder (as kb.equations.cache)."""
     override = os.environ.get("KB_CACHE_DIR")
-    return Path(override) if override else Path(root) / ".kb-cache"
+    if override:
+        return Path(override)
+    base = Path(root)
+    return (base.parent if base.name == "records" else base) / ".kb-cache"
 
 
 def content_digest(raw: bytes) -> str:
