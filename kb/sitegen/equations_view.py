@@ -15,7 +15,7 @@ from typing import Any
 
 from kb.findings import pointer_join
 from kb.model import KnowledgeBase, Record
-from kb.sitegen.fields import format_scalar, provenance_of
+from kb.sitegen.fields import format_scalar, provenance_of, value_tree
 from kb.sitegen.mathml import UnprintableExpression, equation_to_mathml, print_name
 
 NOT_CHECKED = "not checked: the equations engine (kb.equations) is not available in this build"
@@ -182,6 +182,8 @@ def claim_rows(claims: Any, items: Mapping[str, Any],
             "computed": fields["computed"] or "\u2014",
             "state": fields["state"] or "unverified",
             "detail": fields["detail"] or ("" if item else "not checked"),
+            "inputs": value_tree({k: v for k, v in claim.items() if k not in ("id", "text")},
+                                 kb, f"claims.{index}"),
         })
     return rows
 

@@ -14,7 +14,7 @@ from typing import Any
 from kb.model import KnowledgeBase, split_binding
 from kb.sitegen import urls
 
-QUANTITY_EXTRAS = ("note", "tier", "locator", "direction", "sparsity")
+QUANTITY_CORE = ("value", "unit", "basis", "source")  # the rest are shown as notes
 
 
 def value_tree(value: Any, kb: KnowledgeBase, path: str = "") -> dict[str, Any]:
@@ -50,7 +50,8 @@ def _map_node(value: Mapping[str, Any], kb: KnowledgeBase, path: str) -> dict[st
 
 def quantity_node(value: Mapping[str, Any], kb: KnowledgeBase, path: str = "") -> dict[str, Any]:
     """Show a figure with its unit, provenance badge, source link and any notes."""
-    extras = [(key, str(value[key])) for key in QUANTITY_EXTRAS if value.get(key) is not None]
+    extras = [(str(key), format_scalar(item)) for key, item in value.items()
+              if key not in QUANTITY_CORE and item is not None]
     return {
         "type": "quantity",
         "value": format_scalar(value.get("value")),
