@@ -156,6 +156,8 @@ def parse_document(text: str, shown: str) -> tuple[dict[str, Any] | None, list[F
     try:
         data, problems = load_yaml(text)
     except yaml.MarkedYAMLError as exc:
+        if _is_depth_error(exc):
+            return None, [_load_finding("LD007", shown, 1, 1, f"nesting depth exceeds {MAX_DEPTH}")]
         mark = exc.problem_mark or exc.context_mark
         line, col = (mark.line + 1, mark.column + 1) if mark else (1, 1)
         return None, [_load_finding("LD004", shown, line, col, _yaml_message(exc))]
@@ -221,8 +223,15 @@ def _may_nest_deeply(text: str) -> bool:
 def _safe_nesting(text: str) -> int:
     try:
         return max_nesting(text, limit=MAX_DEPTH)
-    except yaml.YAMLError:
+    except yaml.YAMLError as exc:
+        if _is_depth_error(exc):
+            return MAX_DEPTH + 1
         return 0  # the real parse reports the syntax error with its position
+
+
+def _is_depth_error(exc: yaml.YAMLError) -> bool:
+    """libyaml >= 0.2.6 (PyYAML 6.0.4 wheels) refuses deep nesting itself, as a syntax error."""
+    return "nesting depth" in str(exc)
 
 
 def expanded_size(data: Any, budget: int) -> int:
