@@ -44,6 +44,7 @@ CJS_BATCH = 4000  # files per check-jsonschema call (keeps the command line shor
 @dataclass
 class Run:
     seconds: float
+    cpu_seconds: float
     peak_mb: float
     exit_code: int
     last_line: str
@@ -69,15 +70,17 @@ def run_process(argv: list[str], cwd: Path, env: dict[str, str]) -> Run:
         child.returncode = os.waitstatus_to_exitcode(status)
         out.seek(0)
         lines = out.read().decode("utf-8", "replace").strip().splitlines()
-    return Run(elapsed, usage.ru_maxrss / 1024, child.returncode, lines[-1] if lines else "")
+    cpu = usage.ru_utime + usage.ru_stime  # the child and the children it waited for
+    return Run(elapsed, cpu, usage.ru_maxrss / 1024, child.returncode, lines[-1] if lines else "")
 
 
 def measure(step: Step, repeats: int, env: dict[str, str]) -> Step:
     for rep in range(repeats):
         step.prepare(rep)
         parts = [run_process(argv, step.cwd, env) for argv in step.command]
-        step.runs.append(Run(sum(p.seconds for p in parts), max(p.peak_mb for p in parts),
-                             max(p.exit_code for p in parts), parts[-1].last_line))
+        step.runs.append(Run(sum(p.seconds for p in parts), sum(p.cpu_seconds for p in parts),
+                             max(p.peak_mb for p in parts), max(p.exit_code for p in parts),
+                             parts[-1].last_line))
     return step
 
 
@@ -180,17 +183,21 @@ def machine() -> str:
 
 def print_table(n: int, avg_kb: float, steps: list[Step], repeats: int) -> None:
     parse = next(s for s in steps if s.name.startswith("parse"))
-    print(f"\nN = {n:,} records ({avg_kb:.2f} KB each on average), {repeats} run(s) per step")
-    header = f"{'step':<40} {'median s':>9} {'min-max s':>15} {'ms/rec':>7} {'x parse':>8} "
-    print(header + f"{'peak MB':>8}  exit  output")
+    load = ", ".join(f"{x:.1f}" for x in os.getloadavg())
+    print(f"\nN = {n:,} records ({avg_kb:.2f} KB each on average), {repeats} run(s) per step; "
+          f"load average now {load} (other processes on the machine inflate wall times; "
+          f"cpu s = user+sys of the process and its children)")
+    header = f"{'step':<40} {'median s':>9} {'min-max s':>15} {'cpu s':>7} {'ms/rec':>7} "
+    print(header + f"{'x parse':>8} {'peak MB':>8}  exit  output")
     for step in steps:
         times = [r.seconds for r in step.runs]
         mid = median(step)
         span = f"{min(times):.2f}-{max(times):.2f}"
         peak = max(r.peak_mb for r in step.runs)
         exits = ",".join(sorted({str(r.exit_code) for r in step.runs}))
+        cpu = statistics.median(r.cpu_seconds for r in step.runs)
         output = step.runs[-1].last_line[:60] + (f" [{step.note}]" if step.note else "")
-        print(f"{step.name:<40} {mid:>9.3f} {span:>15} {1000 * mid / n:>7.3f} "
+        print(f"{step.name:<40} {mid:>9.3f} {span:>15} {cpu:>7.2f} {1000 * mid / n:>7.3f} "
               f"{mid / median(parse):>8.2f} {peak:>8.0f}  {exits:>4}  {output}")
     print_ratios(steps)
 

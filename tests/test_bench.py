@@ -1,0 +1,72 @@
+"""The benchmark tools run end to end: the corpus is valid and deterministic, the runner prints its table.
+
+No assertion here is about time: speed targets are measured by bench/run.py
+and written down in BENCHMARKS.md.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from kb.checker import check
+
+REPO = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(REPO / "bench"))
+
+import make_corpus  # noqa: E402
+
+
+def digest(folder: Path) -> str:
+    hashed = hashlib.sha256()
+    for path in sorted(folder.rglob("*.yaml")):
+        hashed.update(str(path.relative_to(folder)).encode() + path.read_bytes())
+    return hashed.hexdigest()
+
+
+def test_the_corpus_is_deterministic(tmp_path: Path) -> None:
+    make_corpus.write_corpus(60, tmp_path / "a")
+    make_corpus.write_corpus(60, tmp_path / "b")
+    assert digest(tmp_path / "a") == digest(tmp_path / "b")
+
+
+def test_the_corpus_has_every_kind_and_validates_clean(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("KB_CACHE_DIR", str(tmp_path / "cache"))
+    monkeypatch.chdir(tmp_path)
+    counts = make_corpus.write_corpus(120, tmp_path / "corpus")
+    assert set(counts) == set(make_corpus.KIND_OF) and min(counts.values()) >= 1
+    result = check(tmp_path / "corpus" / "records")
+    assert [f"{f.location} {f.code} {f.message}" for f in result.findings] == []
+    assert len(result.kb) == 120
+    claims = [c for r in result.kb.of_kind("flop_class") for c in r.data["claims"]]
+    assert claims and all(c["bind"]["BW_hbm"].startswith("hardware/") for c in claims
+                          if c["kind"] == "numeric")
+
+
+def test_the_runner_refuses_to_replace_a_folder_that_is_not_a_corpus(tmp_path: Path) -> None:
+    (tmp_path / "precious.txt").write_text("keep me")
+    with pytest.raises(SystemExit):
+        make_corpus.write_corpus(20, tmp_path)
+    assert (tmp_path / "precious.txt").read_text() == "keep me"
+
+
+@pytest.mark.slow
+def test_quick_run_prints_its_table(tmp_path: Path) -> None:
+    run = subprocess.run(
+        [sys.executable, str(REPO / "bench" / "run.py"), "--quick", "--work", str(tmp_path)],
+        capture_output=True, text=True, timeout=900, cwd=REPO,
+    )
+    assert run.returncode == 0, run.stderr
+    out = run.stdout
+    assert "N = 200 records" in out
+    for step in ("read files", "parse (CSafeLoader, 1 process)", "kb schema stage",
+                 "kb validate, cold", "kb validate, warm", "kb validate, 1 changed"):
+        assert step in out
+    assert "kb validate cold / CSafeLoader parse:" in out
+    assert "checked 200 records" in out
