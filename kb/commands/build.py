@@ -48,11 +48,15 @@ def build(out_dir: Path, root: Path | None) -> None:
 
 def _build_site(kb, out_dir: Path, findings: list[Finding]):  # type: ignore[no-untyped-def]
     from kb.sitegen.build import build as build_site
+    from kb.sitegen.output import UnsafeOutputError
 
-    if not sys.stderr.isatty():
-        return build_site(kb, out_dir, findings=findings)
-    with click.progressbar(length=len(kb), label="Record pages", file=sys.stderr) as bar:
-        return build_site(kb, out_dir, findings=findings, progress=bar.update)
+    try:
+        if not sys.stderr.isatty():
+            return build_site(kb, out_dir, findings=findings)
+        with click.progressbar(length=len(kb), label="Record pages", file=sys.stderr) as bar:
+            return build_site(kb, out_dir, findings=findings, progress=bar.update)
+    except UnsafeOutputError as exc:
+        raise click.UsageError(f"--out {out_dir}: {exc}") from None
 
 
 def _print_findings(findings: list[Finding]) -> None:

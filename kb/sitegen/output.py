@@ -63,16 +63,35 @@ def _safe_relative(relpath: str) -> Path:
     return Path(*pure.parts)
 
 
+MARKER = ".kb-site"
+
+
+class UnsafeOutputError(ValueError):
+    """The output folder holds something other than a site kb built; it is never replaced."""
+
+
+def check_output_folder(out_dir: Path) -> None:
+    """Refuse to replace a non-empty folder no kb build wrote (`--out .` must not eat a repo)."""
+    if out_dir.exists() and not out_dir.is_dir():
+        raise UnsafeOutputError(f"{out_dir} is a file, not a site folder")
+    if out_dir.is_dir() and any(out_dir.iterdir()) and not (out_dir / MARKER).is_file():
+        raise UnsafeOutputError(
+            f"{out_dir} is not empty and was not written by kb build; refusing to replace it")
+
+
 @contextmanager
 def staged_output(out_dir: Path) -> Iterator[SiteWriter]:
     """Yield a writer into a staging folder; publish it only if the block completes."""
     out_dir = out_dir.resolve()
     out_dir.parent.mkdir(parents=True, exist_ok=True)
     _recover(out_dir)
+    check_output_folder(out_dir)
     staging = Path(tempfile.mkdtemp(prefix=f".{out_dir.name}.building-", dir=out_dir.parent))
     previous = out_dir if out_dir.is_dir() else None
     try:
-        yield SiteWriter(staging, previous)
+        writer = SiteWriter(staging, previous)
+        writer.write_text(MARKER, "A site written by `kb build`; each build replaces it whole.\n")
+        yield writer
     except BaseException:
         shutil.rmtree(staging, ignore_errors=True)
         raise

@@ -187,6 +187,7 @@ def test_a_swap_cut_in_half_is_undone_before_the_next_build(tmp_path: Path) -> N
     old = tmp_path / "_site.old"
     old.mkdir()
     (old / "index.html").write_text("previous", encoding="utf-8")
+    (old / ".kb-site").write_text("", encoding="utf-8")
     with pytest.raises(RuntimeError), staged_output(out) as writer:
         writer.write_text("index.html", "new")
         raise RuntimeError("crash before the swap")
@@ -199,3 +200,20 @@ def test_site_paths_cannot_leave_the_output_folder(tmp_path: Path) -> None:
     with pytest.raises(ValueError), staged_output(tmp_path / "_site") as writer:
         writer.write_text("../escape.html", "x")
     assert not (tmp_path / "escape.html").exists() and not (tmp_path / "_site").exists()
+
+
+def test_kb_build_never_replaces_a_folder_it_did_not_write(tmp_path: Path) -> None:
+    from tests.conftest import source_yaml
+
+    records = tmp_path / "records" / "sources"
+    records.mkdir(parents=True)
+    (records / "doc.yaml").write_text(
+        source_yaml("sources/doc", url="https://example.org/doc", accessed='"2026-11-30"',
+                    tier="T3"), encoding="utf-8")
+    result = CliRunner().invoke(cli, ["build", "--root", str(tmp_path / "records"),
+                                      "--out", str(tmp_path)])
+    assert result.exit_code == 2
+    assert "refusing to replace it" in result.output
+    assert (records / "doc.yaml").is_file()
+    names = [p.name for p in tmp_path.iterdir()]
+    assert ".kb-site" not in names and not [n for n in names if "building" in n]
