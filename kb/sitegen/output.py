@@ -74,9 +74,15 @@ def check_output_folder(out_dir: Path) -> None:
     """Refuse to replace a non-empty folder no kb build wrote (`--out .` must not eat a repo)."""
     if out_dir.exists() and not out_dir.is_dir():
         raise UnsafeOutputError(f"{out_dir} is a file, not a site folder")
-    if out_dir.is_dir() and any(out_dir.iterdir()) and not (out_dir / MARKER).is_file():
+    if out_dir.is_dir() and any(out_dir.iterdir()) and not _written_by_kb(out_dir):
         raise UnsafeOutputError(
             f"{out_dir} is not empty and was not written by kb build; refusing to replace it")
+
+
+def _written_by_kb(folder: Path) -> bool:
+    """The marker, or the shape of a site built before the marker existed."""
+    legacy = all((folder / name).is_file() for name in ("index.html", "search-index.js"))
+    return (folder / MARKER).is_file() or legacy
 
 
 @contextmanager
