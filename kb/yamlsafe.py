@@ -53,6 +53,8 @@ class KbLoader(_BaseLoader):  # type: ignore[misc, valid-type]
         if not isinstance(node, yaml.MappingNode):  # `!!map [1]` or `!!map text`
             problem = f"expected a mapping node, but found {node.id}"
             raise yaml.constructor.ConstructorError(None, None, problem, node.start_mark)
+        if _plain_unique_keys(node):
+            return super().construct_mapping(node, deep=deep)  # type: ignore[no-any-return]
         seen: dict[Any, yaml.Node] = {}
         for key_node, _ in node.value:
             key = self.construct_object(key_node, deep=True)
@@ -75,6 +77,28 @@ class KbLoader(_BaseLoader):  # type: ignore[misc, valid-type]
         self.problems.append(YamlProblem(kind, mark.line + 1, mark.column + 1, detail))
 
 
+_STR_TAG = "tag:yaml.org,2002:str"
+
+
+def _plain_unique_keys(node: yaml.MappingNode) -> bool:
+    """True when every key is a plain string scalar and none repeats (the usual case).
+
+    Such keys construct to their text, so nothing needs constructing twice to
+    find duplicates; anything else takes the full check.
+    """
+    keys = []
+    for key_node, _ in node.value:
+        if key_node.tag != _STR_TAG or not isinstance(key_node, yaml.ScalarNode):
+            return False
+        keys.append(key_node.value)
+    return len(set(keys)) == len(keys)
+
+
+# Only these constructors can raise on a well-formed node (`!!int ''`, `!!float abc`);
+# str, null, seq and map raise ConstructorError themselves, so they stay unwrapped (fast).
+_FALLIBLE_TAGS = {"tag:yaml.org,2002:int", "tag:yaml.org,2002:float", "tag:yaml.org,2002:bool"}
+
+
 def _guarded(constructor: Any) -> Any:
     """Wrap a constructor so its value errors become located YAML errors, not exceptions.
 
@@ -93,7 +117,7 @@ def _guarded(constructor: Any) -> Any:
 
 
 KbLoader.yaml_constructors = {
-    tag: _guarded(ctor)
+    tag: _guarded(ctor) if tag in _FALLIBLE_TAGS else ctor
     for tag, ctor in _BaseLoader.yaml_constructors.items()
     if tag in _ALLOWED_TAGS
 }
