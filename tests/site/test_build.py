@@ -40,6 +40,28 @@ def test_two_builds_of_the_same_tree_are_byte_identical(repo_copy: Path, tmp_pat
     assert one == two
 
 
+BUILD_IN_A_FRESH_PROCESS = """
+import sys
+from pathlib import Path
+from kb.checker import check
+from kb.sitegen.build import build
+result = check(Path(sys.argv[1]))
+build(result.kb, Path(sys.argv[2]), findings=result.findings)
+"""
+
+
+def test_builds_in_separate_processes_are_byte_identical(repo_copy: Path, tmp_path: Path) -> None:
+    import subprocess
+    import sys
+
+    for seed, name in (("1", "one"), ("2", "two")):
+        env = {**os.environ, "PYTHONHASHSEED": seed}
+        subprocess.run([sys.executable, "-c", BUILD_IN_A_FRESH_PROCESS,
+                        str(repo_copy / "records"), str(tmp_path / name)],
+                       check=True, env=env, timeout=300)
+    assert digests(tmp_path / "one") == digests(tmp_path / "two")
+
+
 def test_an_interrupted_build_leaves_the_previous_site_intact(
     shipped: KnowledgeBase, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
