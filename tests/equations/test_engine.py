@@ -196,3 +196,24 @@ def test_forked_workers_give_the_same_results(tmp_path: Path,
     assert results["1"] == results["2"]
     assert [i.code for i in results["2"]["flops/x1"][1]] == ["EQ007"]
     assert results["2"]["flops/x0"][1] == []
+
+
+def test_a_warm_run_does_not_even_import_sympy(tmp_path: Path) -> None:
+    import subprocess
+    import sys
+
+    from tests.conftest import SHIPPED_RECORDS
+
+    script = (
+        "import sys; from pathlib import Path\n"
+        "from kb.loader import load_knowledge_base\n"
+        "from kb.equations import engine\n"
+        f"kb, _ = load_knowledge_base(Path({str(SHIPPED_RECORDS)!r}))\n"
+        "engine.analyse(kb)\n"
+        "print(engine.STATS['symbolic'], 'sympy' in sys.modules)\n"
+    )
+    env = {**__import__("os").environ, "KB_CACHE_DIR": str(tmp_path / "cache")}
+    runs = [subprocess.run([sys.executable, "-c", script], env=env, capture_output=True,
+                           text=True, check=True, timeout=300).stdout.split() for _ in range(2)]
+    assert int(runs[0][0]) > 0  # cold: records checked (SymPy loaded here or in workers)
+    assert runs[1] == ["0", "False"]
