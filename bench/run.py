@@ -217,9 +217,9 @@ def print_ratios(steps: list[Step]) -> None:
           f"{named['kb validate, 1 changed']:.2f} s (target < 1 s at 10,000)")
 
 
-def startup_times(repeats: int) -> None:
+def startup_times(repeats: int, base_env: dict[str, str]) -> None:
     """`kb --help`, `kb explain`, and the shipped knowledge base cold."""
-    env = dict(os.environ)
+    env = dict(base_env)
     with tempfile.TemporaryDirectory() as cache:
         env["KB_CACHE_DIR"] = cache
         rows = [
@@ -241,7 +241,23 @@ def startup_times(repeats: int) -> None:
                   f"  exit {times[-1].exit_code}")
 
 
-def bench_size(n: int, args: argparse.Namespace, work: Path) -> None:
+def snapshot_code(work: Path) -> dict[str, str]:
+    """Copy kb/ and schemas/ aside and run kb from the copy.
+
+    Edits made to the tree during a long run must not change the code under test
+    (they would also empty kb's cache, whose salt includes kb's source files).
+    """
+    code = work / "code"
+    shutil.rmtree(code, ignore_errors=True)
+    for folder in ("kb", "schemas", "docs", "site"):
+        if (REPO / folder).is_dir():
+            shutil.copytree(REPO / folder, code / folder,
+                            ignore=shutil.ignore_patterns("__pycache__", ".kb-cache"))
+    path = os.pathsep.join(p for p in (str(code), os.environ.get("PYTHONPATH", "")) if p)
+    return dict(os.environ, PYTHONPATH=path)
+
+
+def bench_size(n: int, args: argparse.Namespace, work: Path, base_env: dict[str, str]) -> None:
     corpus = work / f"kb-{n}"
     start = time.perf_counter()
     write_corpus(n, corpus)
@@ -250,7 +266,7 @@ def bench_size(n: int, args: argparse.Namespace, work: Path) -> None:
     avg_kb = sum(p.stat().st_size for p in files) / len(files) / 1024
     print(f"\n[corpus of {n:,} written in {time.perf_counter() - start:.1f} s at {corpus}]",
           flush=True)
-    env = dict(os.environ, KB_CACHE_DIR=str(corpus / ".kb-cache"))
+    env = dict(base_env, KB_CACHE_DIR=str(corpus / ".kb-cache"))
     steps = steps_for(corpus, args, n)
     _, restore = hot_changer(records)
     try:
@@ -280,10 +296,11 @@ def main(argv: list[str] | None = None) -> int:
         args.sizes, args.repeats = "200", 1
     sizes = [int(s.replace("_", "")) for s in args.sizes.split(",") if s]
     print(f"kb benchmarks — {machine()}")
-    startup_times(args.repeats)
     work = args.work or Path(tempfile.mkdtemp(prefix="kb-bench-"))
+    env = snapshot_code(work)
+    startup_times(args.repeats, env)
     for n in sizes:
-        bench_size(n, args, work)
+        bench_size(n, args, work, env)
     if args.work is None and not args.keep:
         shutil.rmtree(work, ignore_errors=True)
     return 0
