@@ -115,7 +115,9 @@ def _target(system: System, name: str) -> tuple[sp.Symbol, sp.Expr, str]:
     definition = system.definitions().get(symbol)
     if definition is None:
         raise EvaluationError(f"symbol {name} has no single defining equation")
-    return symbol, definition, to_text(definition)
+    authored = next((eq.rhs.source for eq in system.equations.values()
+                     if eq.lhs.value == symbol and eq.rhs.value == definition), None)
+    return symbol, definition, authored or to_text(definition)
 
 
 def _with_defaults(record: Record, target: str, given: Mapping[str, Any]) -> dict[str, Any]:
