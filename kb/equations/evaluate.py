@@ -151,7 +151,8 @@ def _bind(kb: KnowledgeBase, system: System, name: str, specs: Mapping[str, Any]
     in_declared = declared.from_base(bound.value)
     shown = number_text(sp.Rational(in_declared.numerator, in_declared.denominator))
     unit = "" if declared.text == "1" else f" {declared.text}"
-    converted = "" if bound.shown == shown + unit else f" = {shown}{unit}"
+    same_unit = bound.shown.rpartition(" ")[2] == declared.text or bound.shown == shown
+    converted = "" if same_unit else f" = {shown}{unit}"
     origins = f"{origin}: {where}" if where else origin
     trail.append(f"  {name} = {bound.shown}{converted}   ({origins})")
     return sp.Rational(bound.value.numerator, bound.value.denominator)
