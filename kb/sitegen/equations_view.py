@@ -16,7 +16,7 @@ from typing import Any
 from kb.findings import pointer_join
 from kb.model import KnowledgeBase, Record
 from kb.sitegen.fields import format_scalar, provenance_of, value_tree
-from kb.sitegen.mathml import UnprintableExpression, equation_to_mathml, print_name
+from kb.sitegen.mathml import UnprintableExpression, equation_to_mathml, name_to_mathml
 
 NOT_CHECKED = "not checked: the equations engine (kb.equations) is not available in this build"
 
@@ -26,10 +26,11 @@ def equations_context(record: Record, kb: KnowledgeBase) -> dict[str, Any]:
     data = record.data
     items, note = checked_items(record, kb)
     equations = data.get("equations") if isinstance(data.get("equations"), Mapping) else {}
+    names = display_names(data.get("symbols"))
     context = {
         "symbols": symbol_rows(data.get("symbols")),
-        "equations": equation_rows(equations, items),
-        "derivations": derivation_rows(data.get("derivations"), equations, items),
+        "equations": equation_rows(equations, items, names),
+        "derivations": derivation_rows(data.get("derivations"), equations, items, names),
         "claims": claim_rows(data.get("claims"), items, kb),
         "note": note,
     }
@@ -37,6 +38,14 @@ def equations_context(record: Record, kb: KnowledgeBase) -> dict[str, Any]:
     sections = ("symbols", "equations", "derivations", "claims", "checks")
     context["shown"] = any(context[k] for k in sections)
     return context
+
+
+def display_names(symbols: Any) -> dict[str, str]:
+    """Symbol name -> its `display` form, where the record gives one."""
+    if not isinstance(symbols, Mapping):
+        return {}
+    return {str(name): str(spec["display"]) for name, spec in symbols.items()
+            if isinstance(spec, Mapping) and spec.get("display")}
 
 
 def other_checks(items: Mapping[str, Any], data: Mapping[str, Any]) -> list[dict[str, str]]:
@@ -72,7 +81,7 @@ def _state(items: Mapping[str, Any], *pointers: str) -> Any:
 
 
 def symbol_rows(symbols: Any) -> list[dict[str, Any]]:
-    """One row per declared symbol: its printed form, meaning and unit."""
+    """One row per declared symbol: its printed form, meaning, unit and note."""
     if not isinstance(symbols, Mapping):
         return []
     rows = []
@@ -80,25 +89,17 @@ def symbol_rows(symbols: Any) -> list[dict[str, Any]]:
         spec = spec if isinstance(spec, Mapping) else {}
         rows.append({
             "name": str(name),
-            "mathml": _symbol_mathml(str(name)),
-            "meaning": str(spec.get("meaning") or spec.get("description") or ""),
+            "mathml": name_to_mathml(str(name), str(spec.get("display") or "")),
+            "meaning": str(spec.get("meaning") or ""),
             "unit": str(spec.get("unit") or ""),
+            "note": str(spec.get("note") or ""),
             "anchor": f"sym-{_slug(str(name))}",
         })
     return rows
 
 
-def _symbol_mathml(name: str) -> str:
-    import xml.etree.ElementTree as ET
-
-    if not name.replace("_", "").isalnum():
-        return ""
-    math = ET.Element("math", {"alttext": name})
-    math.append(print_name(name))
-    return ET.tostring(math, encoding="unicode")
-
-
-def equation_rows(equations: Any, items: Mapping[str, Any]) -> list[dict[str, Any]]:
+def equation_rows(equations: Any, items: Mapping[str, Any],
+                  names: Mapping[str, str]) -> list[dict[str, Any]]:
     """One entry per equation: MathML (or the reason it is shown as source), state, detail."""
     if not isinstance(equations, Mapping):
         return []
@@ -109,13 +110,13 @@ def equation_rows(equations: Any, items: Mapping[str, Any]) -> list[dict[str, An
         item = _state(items, pointer_join(pointer, "expr"), pointer)
         row = {"id": str(eq_id), "source": source, "anchor": f"eq-{_slug(str(eq_id))}",
                "text": str(spec.get("text", "")) if isinstance(spec, Mapping) else "",
-               **_item_fields(item), **_mathml(source)}
+               **_item_fields(item), **_mathml(source, names)}
         rows.append(row)
     return rows
 
 
 def derivation_rows(derivations: Any, equations: Mapping[str, Any],
-                    items: Mapping[str, Any]) -> list[dict[str, Any]]:
+                    items: Mapping[str, Any], names: Mapping[str, str]) -> list[dict[str, Any]]:
     """Each derivation with its steps; a step's state is the engine's verdict on it."""
     if not isinstance(derivations, list):
         return []
@@ -125,7 +126,7 @@ def derivation_rows(derivations: Any, equations: Mapping[str, Any],
             continue
         pointer = pointer_join("/derivations", index)
         steps = derivation.get("steps") if isinstance(derivation.get("steps"), list) else []
-        step_rows = [_step_row(step, pointer_join(pointer, "steps", i), equations, items)
+        step_rows = [_step_row(step, pointer_join(pointer, "steps", i), equations, items, names)
                      for i, step in enumerate(steps)]
         name = str(derivation.get("id", index))
         rows.append({
@@ -147,7 +148,7 @@ def overall_state(states: list[str]) -> str:
 
 
 def _step_row(step: Any, pointer: str, equations: Mapping[str, Any],
-              items: Mapping[str, Any]) -> dict[str, Any]:
+              items: Mapping[str, Any], names: Mapping[str, str]) -> dict[str, Any]:
     step = step if isinstance(step, Mapping) else {}
     result = str(step.get("result", ""))
     spec = equations.get(result)
@@ -159,7 +160,7 @@ def _step_row(step: Any, pointer: str, equations: Mapping[str, Any],
     return {"rule": str(step.get("rule") or ""), "result": result, "source": source,
             "from": [{"id": s, "anchor": f"eq-{_slug(s)}"} for s in sources],
             "extra": {k: str(v) for k, v in step.items() if k not in ("rule", "result", "from")},
-            **fields, **(_mathml(source) if source else {"mathml": "", "error": ""})}
+            **fields, **(_mathml(source, names) if source else {"mathml": "", "error": ""})}
 
 
 def claim_rows(claims: Any, items: Mapping[str, Any],
@@ -212,9 +213,9 @@ def _item_fields(item: Any) -> dict[str, str]:
             "computed": str(getattr(item, "computed", ""))}
 
 
-def _mathml(source: str) -> dict[str, str]:
+def _mathml(source: str, names: Mapping[str, str]) -> dict[str, str]:
     try:
-        return {"mathml": equation_to_mathml(source), "error": ""}
+        return {"mathml": equation_to_mathml(source, names=names), "error": ""}
     except UnprintableExpression as exc:
         return {"mathml": "", "error": str(exc)}
 

@@ -11,8 +11,10 @@ Elements are built with ElementTree, so every name and number is escaped on outp
 from __future__ import annotations
 
 import ast
+import re
 import xml.etree.ElementTree as ET
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
+from contextvars import ContextVar
 
 GREEK = {
     name: chr(code)
@@ -39,6 +41,11 @@ ATOM = 9
 TIMES = "\u22c5"
 INVISIBLE_TIMES = "\u2062"
 MINUS = "\u2212"
+# Display forms from the symbol registry: base, then _sub and ^sup in either order.
+DISPLAY_RE = re.compile(
+    r"(?P<base>[A-Za-z]+)(?:_(?P<sub>\{[^{}]+\}|[A-Za-z0-9]+))?(?:\^(?P<sup>\{[^{}]+\}|[^_{}\s]))?"
+)
+DISPLAY_NAMES: ContextVar[Mapping[str, str] | None] = ContextVar("display_names", default=None)
 
 
 class UnprintableExpression(ValueError):
@@ -90,22 +97,50 @@ def split_equation(text: str) -> list[str]:
     return [s.strip() for s in sides]
 
 
-def equation_to_mathml(text: str, display: str = "block") -> str:
-    """Print `lhs = rhs` (or a bare expression) as MathML, with the source as alttext."""
+def equation_to_mathml(
+    text: str, display: str = "block", names: Mapping[str, str] | None = None
+) -> str:
+    """Print `lhs = rhs` (or a bare expression) as MathML, with the source as alttext.
+
+    `names` maps a symbol to its display form (`B^*`, `BW_{hbm}`), from the
+    record's `symbols: {NAME: {display: ...}}`.
+    """
     math = ET.Element("math", {"display": display, "alttext": text})
     row = ET.SubElement(math, "mrow")
-    for index, side in enumerate(split_equation(text)):
-        if index:
-            _mo(row, "=")
-        row.append(_print(parse_expression(side)))
+    token = DISPLAY_NAMES.set(dict(names or {}))
+    try:
+        for index, side in enumerate(split_equation(text)):
+            if index:
+                _mo(row, "=")
+            row.append(_print(parse_expression(side)))
+    finally:
+        DISPLAY_NAMES.reset(token)
     return ET.tostring(math, encoding="unicode")
 
 
-def expression_to_mathml(node: ast.expr, source: str, display: str = "inline") -> str:
-    """Print an already parsed (and whitelisted) expression tree as MathML."""
-    math = ET.Element("math", {"display": display, "alttext": source})
-    math.append(_print(node))
+def name_to_mathml(name: str, shown: str = "") -> str:
+    """Print one symbol (in its display form when it has one) as inline MathML."""
+    math = ET.Element("math", {"alttext": name})
+    math.append(display_name(shown) if shown else print_name(name))
     return ET.tostring(math, encoding="unicode")
+
+
+def display_name(shown: str) -> ET.Element:
+    """`B^*` -> B with superscript *; `BW_{hbm}` -> BW with subscript hbm; `B_k^*` both."""
+    match = DISPLAY_RE.fullmatch(shown.strip())
+    if match is None:
+        return _leaf("mi", shown)
+    base, sub, sup = (match.group(g) for g in ("base", "sub", "sup"))
+    element = _leaf("mi", GREEK.get(base, base))
+    sub_text, sup_text = (sub or "").strip("{}"), (sup or "").strip("{}")
+    subscript = _leaf("mi", GREEK.get(sub_text, sub_text))
+    tag = "mn" if sup_text.isdigit() else "mi" if sup_text.isalnum() else "mo"
+    script = _leaf(tag, sup_text)
+    if sub_text and sup_text:
+        return _tagged("msubsup", element, subscript, script)
+    if sub_text:
+        return _tagged("msub", element, subscript)
+    return _tagged("msup", element, script) if sup else element
 
 
 def _leaf(tag: str, text: str) -> ET.Element:
@@ -172,7 +207,8 @@ def print_name(name: str) -> ET.Element:
 
 
 def _print_name(node: ast.Name) -> ET.Element:
-    return print_name(node.id)
+    shown = (DISPLAY_NAMES.get() or {}).get(node.id)
+    return display_name(shown) if shown else print_name(node.id)
 
 
 def _print_constant(node: ast.Constant) -> ET.Element:

@@ -14,6 +14,7 @@ from kb.sitegen.mathml import (
     GREEK,
     UnprintableExpression,
     equation_to_mathml,
+    name_to_mathml,
     split_equation,
 )
 
@@ -147,3 +148,16 @@ def test_printed_mathml_reads_back_to_the_same_value(source: str) -> None:
     rhs = list(math[0])[2:]
     text = "".join(back(el) for el in rhs)
     assert evaluate(ast.parse(text, mode="eval")) == expected, text
+
+
+def test_display_forms_from_the_symbol_registry_override_the_name() -> None:
+    math = ET.fromstring(equation_to_mathml("Bk = P/2", names={"Bk": "B_k^*"}))
+    sub_sup = math.find(".//msubsup")
+    assert [c.text for c in sub_sup] == ["B", "k", "*"]
+    plain = ET.fromstring(equation_to_mathml("Bk = P/2"))
+    assert plain.find(".//msubsup") is None  # the override does not leak into later calls
+
+
+def test_a_hostile_display_form_is_text() -> None:
+    html = name_to_mathml("x", "<script>alert(1)</script>")
+    assert "<script>" not in html and "&lt;script&gt;" in html
