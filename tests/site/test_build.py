@@ -239,3 +239,35 @@ def test_kb_build_never_replaces_a_folder_it_did_not_write(tmp_path: Path) -> No
     assert (records / "doc.yaml").is_file()
     names = [p.name for p in tmp_path.iterdir()]
     assert ".kb-site" not in names and not [n for n in names if "building" in n]
+
+
+def test_kb_build_shows_a_progress_bar_only_on_a_terminal(tmp_path: Path) -> None:
+    import pty
+    import subprocess
+    import sys
+
+    from tests.conftest import source_yaml
+
+    records = tmp_path / "records" / "sources"
+    records.mkdir(parents=True)
+    (records / "doc.yaml").write_text(
+        source_yaml("sources/doc", url="https://example.org/doc", accessed='"2026-11-30"',
+                    tier="T3"), encoding="utf-8")
+    command = [sys.executable, "-m", "kb", "build", "--root", str(tmp_path / "records"),
+               "--out", str(tmp_path / "_site")]
+    leader, follower = pty.openpty()
+    with os.fdopen(leader, "rb", buffering=0) as terminal:
+        done = subprocess.run(command, stderr=follower, stdout=subprocess.DEVNULL, timeout=120)
+        os.close(follower)
+        shown = b""
+        while True:
+            try:
+                chunk = terminal.read(4096)
+            except OSError:  # the terminal closes once the child's side is gone
+                break
+            if not chunk:
+                break
+            shown += chunk
+    assert done.returncode == 0 and b"Record pages" in shown
+    piped = subprocess.run(command, capture_output=True, timeout=120)
+    assert piped.returncode == 0 and b"Record pages" not in piped.stderr
