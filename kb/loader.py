@@ -11,6 +11,7 @@ from __future__ import annotations
 import hashlib
 import os
 from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -19,6 +20,7 @@ import yaml
 from kb.findings import Finding, Location, Severity
 from kb.model import KIND_BY_FOLDER, KnowledgeBase, Record
 from kb.recordcache import RecordCache, content_digest, finding_from_tuple
+from kb.workers import map_forked
 from kb.yamlsafe import load_yaml, max_nesting
 
 MAX_FILE_BYTES = 2 * 1024 * 1024
@@ -26,6 +28,8 @@ MAX_DEPTH = 64
 MAX_EXPANDED_NODES = 200_000
 # Below this many collection indicators a document cannot nest deeper than libyaml handles.
 _SAFE_INDICATORS = 5_000
+# Parse in worker processes from this many changed files on (below it, fork costs more).
+PARALLEL_MIN_FILES = 1_500
 
 
 def load_knowledge_base(
@@ -33,16 +37,20 @@ def load_knowledge_base(
 ) -> tuple[KnowledgeBase, list[Finding]]:
     """Load every record under `root` (or only `paths`) into a KnowledgeBase.
 
-    With a `cache`, files whose bytes are unchanged since the last run are not parsed again.
+    With a `cache`, files whose bytes are unchanged since the last run are not parsed
+    again; many changed files are parsed on all cores (kb.workers).
     """
     kb = KnowledgeBase(root=str(root))
     findings: list[Finding] = []
     identities = _Identities(root)
-    for path in record_files(root, paths):
-        record, problems = _load_cached(path, identities, cache)
+    files = [_read_cached(path, cache) for path in record_files(root, paths)]
+    _parse_all([item for item in files if item.result is None], cache)
+    for item in files:
+        data, problems = item.result  # type: ignore[misc]
         findings.extend(problems)
-        if record is not None:
-            kb.add(record)
+        if data is not None:
+            record_id, kind = identities(item.path)
+            kb.add(Record(record_id, kind, item.shown, data, item.digest))
     return kb, findings
 
 
@@ -82,28 +90,46 @@ def load_record(root: Path, path: Path) -> tuple[Record | None, list[Finding]]:
     return Record(record_id, kind, shown, data, digest), findings
 
 
-def _load_cached(
-    path: Path, identities: _Identities, cache: RecordCache | None
-) -> tuple[Record | None, list[Finding]]:
-    """Like load_record, reusing the parse of an unchanged file from the cache."""
-    shown = display_path(path)
-    raw, problem = _read_bytes(path, shown)
+@dataclass
+class _File:
+    """One file on its way into the knowledge base: read, then parsed or found in the cache."""
+
+    path: Path
+    shown: str
+    raw: bytes = b""
+    digest: str = ""
+    key: str = ""
+    result: tuple[dict[str, Any] | None, list[Finding]] | None = None
+
+
+def _read_cached(path: Path, cache: RecordCache | None) -> _File:
+    """Read a file; when the cache knows its bytes, its parse result too."""
+    item = _File(path, display_path(path))
+    raw, problem = _read_bytes(path, item.shown)
     if problem is not None:
-        return None, [problem]
+        item.result = (None, [problem])
+        return item
     assert raw is not None
-    digest = content_digest(raw)
-    key = RecordCache.key(shown, digest)
-    entry = cache.get(key) if cache is not None else None
+    item.raw, item.digest = raw, content_digest(raw)
+    item.key = RecordCache.key(item.shown, item.digest)
+    entry = cache.get(item.key) if cache is not None else None
     if entry is not None:
-        data, findings = entry[0], [finding_from_tuple(item) for item in entry[1]]
-    else:
-        data, findings = _parse_bytes(raw, shown)
+        item.result = (entry[0], [finding_from_tuple(found) for found in entry[1]])
+    return item
+
+
+def _parse_all(items: list[_File], cache: RecordCache | None) -> None:
+    """Parse the files the cache did not know, in worker processes when there are many."""
+    work = [(item.raw, item.shown) for item in items]
+    results = map_forked(_parse_pair, work, PARALLEL_MIN_FILES) or [_parse_pair(w) for w in work]
+    for item, result in zip(items, results, strict=True):
+        item.result = result
         if cache is not None:
-            cache.put_load(key, data, findings)
-    if data is None:
-        return None, findings
-    record_id, kind = identities(path)
-    return Record(record_id, kind, shown, data, digest), findings
+            cache.put_load(item.key, *result)
+
+
+def _parse_pair(pair: tuple[bytes, str]) -> tuple[dict[str, Any] | None, list[Finding]]:
+    return _parse_bytes(*pair)
 
 
 def _parse_bytes(raw: bytes, shown: str) -> tuple[dict[str, Any] | None, list[Finding]]:

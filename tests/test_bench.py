@@ -1,4 +1,4 @@
-"""The benchmark tools run end to end: the corpus is valid and deterministic, the runner prints its table.
+"""The bench tools run end to end: the corpus is valid and deterministic, the runner prints.
 
 No assertion here is about time: speed targets are measured by bench/run.py
 and written down in BENCHMARKS.md.
