@@ -60,8 +60,8 @@ def resolve(kb: KnowledgeBase, spec: Any) -> Bound | BindError:
                          "write {value: 63, unit: GB/s} or hardware/<id>#memory.bandwidth")
     record_id, path = split_binding(spec)
     record = kb.get(record_id) if is_valid_id(record_id) else None
-    if record is None:
-        return BindError("EQ010", f"binding {spec!r}: no record {record_id!r}",
+    if record is None:  # RF001 reports the dangling reference itself; no second finding
+        return BindError("RF001", f"binding {spec!r}: no record {record_id!r}",
                          "check the id under records/ (kb list)")
     pointer = "/" + "/".join(path.split("."))
     related = Location(record.path, 0, 0, pointer)
