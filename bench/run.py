@@ -151,6 +151,11 @@ def steps_for(corpus: Path, args: argparse.Namespace, n: int) -> list[Step]:
         steps.append(Step("check-jsonschema (kb schemas)", cjs_commands(records), corpus))
     steps += [
         Step("kb validate, cold", [[*KB, "validate"]], corpus, clear_cache),
+    ]
+    if n <= args.serial_max:
+        steps.append(Step("kb validate, cold, KB_JOBS=1", [["env", "KB_JOBS=1", *KB, "validate"]],
+                          corpus, clear_cache))
+    steps += [
         Step("kb validate, warm", [[*KB, "validate"]], corpus),
         Step("kb validate, 1 changed", [[*KB, "validate"]], corpus, change,
              note=f"{HOT_HARDWARE} + {dependents(records)} dependents"),
@@ -289,6 +294,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--cjs-max", type=int, default=10000,
                         help="skip check-jsonschema above this N (it takes ~12 ms/record)")
     parser.add_argument("--build-max", type=int, default=10000, help="skip kb build above this N")
+    parser.add_argument("--serial-max", type=int, default=10000,
+                        help="also time a one-process cold run (KB_JOBS=1) up to this N")
     parser.add_argument("--work", type=Path, help="where corpora go (default: a temp folder)")
     parser.add_argument("--keep", action="store_true", help="keep the corpora")
     args = parser.parse_args(argv)
