@@ -59,7 +59,7 @@ def _r(value: float) -> float:
 def nice_ticks(low: float, high: float, log: bool) -> list[float]:
     """Ticks at 1-2-5 steps (per decade on a log axis) covering [low, high]."""
     if log:
-        ticks = []
+        ticks: list[float] = []
         for exponent in range(math.floor(math.log10(low)), math.ceil(math.log10(high)) + 1):
             ticks.extend(m * 10.0**exponent for m in (1, 2, 5))
         return [t for t in ticks if low <= t <= high]

@@ -25,9 +25,10 @@ def equations_context(record: Record, kb: KnowledgeBase) -> dict[str, Any]:
     """Symbols, equations, derivations and claims of a record, each with its state."""
     data = record.data
     items, note = checked_items(record, kb)
-    equations = data.get("equations") if isinstance(data.get("equations"), Mapping) else {}
+    found = data.get("equations")
+    equations: Mapping[str, Any] = found if isinstance(found, Mapping) else {}
     names = display_names(data.get("symbols"))
-    context = {
+    context: dict[str, Any] = {
         "symbols": symbol_rows(data.get("symbols")),
         "equations": equation_rows(equations, items, names),
         "derivations": derivation_rows(data.get("derivations"), equations, items, names),
@@ -125,7 +126,8 @@ def derivation_rows(derivations: Any, equations: Mapping[str, Any],
         if not isinstance(derivation, Mapping):
             continue
         pointer = pointer_join("/derivations", index)
-        steps = derivation.get("steps") if isinstance(derivation.get("steps"), list) else []
+        listed = derivation.get("steps")
+        steps: list[Any] = listed if isinstance(listed, list) else []
         step_rows = [_step_row(step, pointer_join(pointer, "steps", i), equations, items, names)
                      for i, step in enumerate(steps)]
         name = str(derivation.get("id", index))

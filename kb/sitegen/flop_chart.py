@@ -79,10 +79,10 @@ def _plan(record: Record, kb: KnowledgeBase, claims: list[Mapping[str, Any]]) ->
     series = []
     for label, binding in lines:
         values = {**held, **({line_name: binding} if line_name else {})}
-        bound = {name: resolve(kb, spec) for name, spec in values.items()}
-        if not all(isinstance(b, Bound) for b in bound.values()):
+        resolved = {name: resolve(kb, spec) for name, spec in values.items()}
+        exact = {name: b.value for name, b in resolved.items() if isinstance(b, Bound)}
+        if len(exact) < len(resolved):
             continue
-        exact = {name: b.value for name, b in bound.items()}
         series.append(Series(label, tuple((float(x / x_unit[1]), _value(function, x_name, x,
                                                                          exact)) for x in grid)))
     if not series:
@@ -181,7 +181,7 @@ def _x_marks(claims: list[Mapping[str, Any]], kb: KnowledgeBase, x_name: str,
         link = kb.get(link_id)
         for field in fields:
             bound = resolve(kb, f"{link_id}#{field}") if link is not None else None
-            if isinstance(bound, Bound) and bound.value > 0:
+            if link is not None and isinstance(bound, Bound) and bound.value > 0:
                 marks.append((bound.value, link_id.split("/")[-1], f"{link.title}: {field}"))
     return sorted(marks)
 
