@@ -6,6 +6,7 @@ import weakref
 from collections.abc import Mapping
 from typing import Any
 
+from kb.findings import pointer_parts
 from kb.model import KnowledgeBase, Record, Reference
 from kb.sitegen import urls
 from kb.sitegen.equations_view import equations_context
@@ -102,20 +103,58 @@ _REFERRERS: dict[int, tuple[weakref.ref[KnowledgeBase], dict[str, list[Reference
 
 
 def used_by(record: Record, kb: KnowledgeBase) -> list[dict[str, Any]]:
-    """Every record that references this one, with the fields that do."""
-    fields: dict[str, list[str]] = {}
+    """Every record that references this one, with the fields that do (linked)."""
+    fields: dict[str, dict[str, str]] = {}
     for ref in referrer_index(kb).get(record.id, []):
-        if ref.source_id != record.id:
-            fields.setdefault(ref.source_id, []).append(_pointer_to_dotted(ref.pointer))
+        source = kb.get(ref.source_id)
+        if source is None or source.id == record.id:
+            continue
+        parts = pointer_parts(ref.pointer)
+        anchor = field_link_anchor(source, parts)
+        url = urls.record_page(source.id) + (f"#{anchor}" if anchor else "")
+        fields.setdefault(source.id, {})[".".join(parts)] = url
     return [
-        {"link": link_for(source_id, kb), "fields": sorted(set(paths))}
+        {"link": link_for(source_id, kb),
+         "fields": [{"text": text, "url": url} for text, url in sorted(paths.items())]}
         for source_id, paths in sorted(fields.items())
     ]
 
 
-def _pointer_to_dotted(pointer: str) -> str:
-    parts = [p.replace("~1", "/").replace("~0", "~") for p in pointer.split("/")[1:]]
-    return ".".join(parts)
+def field_link_anchor(record: Record, parts: list[str]) -> str:
+    """The anchor of the deepest field of `parts` that the record's page renders ("" if none)."""
+    top = parts[0] if parts else ""
+    if top == "claims":
+        claims = record.data.get("claims")
+        index = parts[1] if len(parts) > 1 else ""
+        if not (isinstance(claims, list) and index.isdigit() and int(index) < len(claims)):
+            return ""
+        claim = claims[int(index)]
+        root = {k: v for k, v in claim.items() if k not in ("id", "text")} if isinstance(
+            claim, Mapping) else {}
+        depth = _anchored_depth(root, parts[2:])
+        return urls.field_anchor(".".join(parts[: 2 + depth])) if depth else ""
+    if top in HEADER_FIELDS or top in SECTION_FIELDS or top == "waivers":
+        return ""
+    depth = _anchored_depth(record.data, parts)
+    return urls.field_anchor(".".join(parts[:depth])) if depth else ""
+
+
+def _anchored_depth(node: Any, parts: list[str]) -> int:
+    """How many leading `parts` end on a map key the field tree gives an id (mirrors fields.py)."""
+    best = 0
+    for depth, part in enumerate(parts, start=1):
+        if isinstance(node, Mapping):
+            is_quantity = "value" in node and "unit" in node
+            provenance_key = "basis" in node and "value" not in node and part in (
+                "basis", "source")
+            if is_quantity or provenance_key or part not in node:
+                return best
+            node, best = node[part], depth
+        elif isinstance(node, list) and part.isdigit() and int(part) < len(node):
+            node = node[int(part)]
+        else:
+            return best
+    return best
 
 
 def latest_changes(kb: KnowledgeBase, limit: int = 15) -> list[dict[str, Any]]:
