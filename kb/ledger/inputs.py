@@ -64,6 +64,7 @@ class OptionSpec:
     power: Figure | None = None
     strategies: tuple[str, ...] = ()
     compute_rate: Figure | None = None  # FLOP/s per device, for the roofline's compute term
+    links: tuple[str, ...] = ()  # declared links plus every link a transfer uses
 
 
 @dataclass(frozen=True)
@@ -224,6 +225,8 @@ def _option(res: _Resolver, node: Any, pointer: str, envelope: Envelope | None,
         power=res.optional(node.get("power"), pointer_join(pointer, "power"), "W", "power"),
         strategies=tuple(str(s) for s in as_list(node.get("strategies"))),
         compute_rate=compute,
+        links=tuple(sorted({str(x) for x in as_list(node.get("links"))}
+                           | {t.link for t in transfers if t is not None})),
     )
     return spec if rate is not None and None not in devices and None not in transfers else None
 

@@ -62,6 +62,10 @@ def _feasibility_lines(side: Side, role: str) -> list[str]:
     fit = side.feasibility
     verdict = "feasible" if fit.feasible else "INFEASIBLE (counterfactual)"
     lines = [f"  {side.option.name} ({role}): {verdict}"]
+    option = side.option
+    if option.strategies or option.links:
+        lines.append(f"    strategies: {', '.join(option.strategies) or 'none'}; "
+                     f"links: {', '.join(option.links) or 'none'}")
     for d in fit.devices:
         tail = (f"headroom {amount(d.headroom, 'B')}" if d.fits
                 else f"short by {amount(-d.headroom, 'B')}")
