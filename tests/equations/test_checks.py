@@ -99,7 +99,7 @@ def test_dimensionally_inconsistent_equation() -> None:
 def test_binding_problems_have_their_own_codes() -> None:
     cases = {
         "hardware/gpu#memory.nothing": "EQ010",
-        "hardware/none#memory.bandwidth": "EQ010",
+        "hardware/none#memory.bandwidth": "RF001",  # the engine defers a missing record to RF001
         "hardware/gpu#memory": "EQ011",
         "hardware/gpu#memory.capacity": "EQ012",
     }
