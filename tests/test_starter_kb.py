@@ -74,3 +74,15 @@ def test_unverified_figures_are_listed_by_kb_list(tmp_path: Path) -> None:
     done = run_kb(["list", "--unverified"], cwd=REPO)
     assert done.returncode == 0, done.stderr
     assert "unverified" in done.stdout
+
+
+def test_the_readme_states_how_many_figures_are_unverified() -> None:
+    import re
+
+    from tests.conftest import run_kb
+
+    done = run_kb(["list", "--unverified"], cwd=REPO)
+    counted = re.search(r"(\d+) unverified figures?", done.stdout)
+    stated = re.search(r"there\s+are \*\*(\d+)\*\* today", (REPO / "README.md").read_text())
+    assert counted and stated, "README or kb list lost its count"
+    assert stated.group(1) == counted.group(1), "update the README's count of unverified figures"
