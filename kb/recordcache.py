@@ -28,7 +28,8 @@ from typing import Any
 
 from kb.findings import Finding, Location, Severity
 
-FORMAT = "kb-record-cache-2"
+FORMAT = "kb-record-cache-3"
+CHUNK = 2_000  # entries per marshal chunk: saving never holds the whole file in one bytes object
 FILE_NAME = "records-v1.marshal"
 # [data, load findings, schema findings or None, references or None]; findings as tuples,
 # references as (pointer, target, expected kind).
@@ -126,29 +127,39 @@ class RecordCache:
         """Keep only this run's entries (deleted files drop out); atomic; errors are ignored."""
         if self.path is None or not (self.changed or len(self.new) != len(self.old)):
             return
+        items = list(self.new.items())
+        chunks = [dict(items[start:start + CHUNK]) for start in range(0, len(items), CHUNK)]
         try:
             self.path.parent.mkdir(parents=True, exist_ok=True)
-            _atomic_write(self.path, marshal.dumps((FORMAT, self.salt, self.new)))
+            _atomic_write(self.path, (FORMAT, self.salt, len(chunks)), chunks)
         except (OSError, ValueError):
             pass  # a read-only tree still validates; it just is not cached
 
     def _read(self) -> dict[str, Entry]:
+        entries: dict[str, Entry] = {}
         try:
-            loaded = marshal.loads(self.path.read_bytes())  # type: ignore[union-attr]
+            with open(self.path, "rb") as stream:  # type: ignore[arg-type]
+                header = marshal.load(stream)
+                valid = isinstance(header, tuple) and len(header) == 3
+                if not valid or header[:2] != (FORMAT, self.salt) or not isinstance(header[2], int):
+                    return {}
+                for _ in range(header[2]):
+                    chunk = marshal.load(stream)
+                    if not isinstance(chunk, dict):
+                        return {}
+                    entries.update(chunk)
         except (OSError, EOFError, ValueError, TypeError):
             return {}
-        valid = isinstance(loaded, tuple) and len(loaded) == 3
-        if not valid or loaded[:2] != (FORMAT, self.salt):
-            return {}
-        entries = loaded[2]
-        return entries if isinstance(entries, dict) else {}
+        return entries
 
 
-def _atomic_write(path: Path, payload: bytes) -> None:
+def _atomic_write(path: Path, header: Any, chunks: list[dict[str, Entry]]) -> None:
     handle, temp = tempfile.mkstemp(dir=path.parent, prefix=".tmp-", suffix=".marshal")
     try:
         with os.fdopen(handle, "wb") as stream:
-            stream.write(payload)
+            stream.write(marshal.dumps(header))
+            for chunk in chunks:
+                stream.write(marshal.dumps(chunk))
         os.replace(temp, path)
     except BaseException:
         Path(temp).unlink(missing_ok=True)

@@ -90,4 +90,23 @@ def test_deleted_files_drop_out_of_the_cache(tree: Path) -> None:
 def _saved_salt(path: Path) -> str:
     import marshal
 
-    return str(marshal.loads(path.read_bytes())[1])
+    with open(path, "rb") as stream:
+        return str(marshal.load(stream)[1])
+
+
+def test_a_cache_saved_in_several_chunks_reads_back_whole(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import kb.recordcache as recordcache
+
+    monkeypatch.setattr(recordcache, "CHUNK", 2)
+    path = tmp_path / FILE_NAME
+    first = RecordCache(path, "salt")
+    keys = [RecordCache.key(f"records/s/{n}.yaml", f"{n:064d}") for n in range(5)]
+    for number, key in enumerate(keys):
+        first.put_load(key, {"n": number}, [])
+    first.save()
+    again = RecordCache(path, "salt")
+    assert [again.get(key)[0] for key in keys] == [{"n": n} for n in range(5)]  # type: ignore[index]
+    path.write_bytes(path.read_bytes()[:-3])  # a truncated file is no cache at all
+    assert RecordCache(path, "salt").old == {}
