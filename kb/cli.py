@@ -41,7 +41,6 @@ class LazyGroup(click.Group):
         command: click.Command = getattr(module, spec[1])
         return command
 
-
     def format_commands(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
         """List commands from the table above, without importing any of them."""
         rows = [(name, COMMANDS[name][2]) for name in self.list_commands(ctx)]

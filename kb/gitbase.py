@@ -21,10 +21,12 @@ def attach_base(kb: KnowledgeBase, root: Path, rev: str) -> None:
     """Fill kb.base (changed records at REV) and kb.deleted (records removed since REV)."""
     top = Path(_git(root, "rev-parse", "--show-toplevel").strip())
     _git(root, "rev-parse", "--verify", "--quiet", f"{rev}^{{commit}}")
-    changes = _git(top, "diff", "--no-renames", "--name-status", "-z", rev, "--", str(root.resolve()))
+    changes = _git(
+        top, "diff", "--no-renames", "--name-status", "-z", rev, "--", str(root.resolve())
+    )
     fields = [f for f in changes.split("\0") if f]
     kb.base = {}
-    for status, relative in zip(fields[::2], fields[1::2]):
+    for status, relative in zip(fields[::2], fields[1::2], strict=False):
         if not relative.endswith(".yaml") or status not in ("M", "D", "T"):
             continue
         record = _record_at(top, root, rev, relative)

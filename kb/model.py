@@ -179,8 +179,10 @@ class KnowledgeBase:
         stamp = (id(records), len(records), changes if changes is not None else -1)
         if changes is not None and stamp == self._stamp:
             return ordered
-        if changes is None and len(ordered) == len(records) and all(
-            records.get(r.id) is r for r in ordered
+        if (
+            changes is None
+            and len(ordered) == len(records)
+            and all(records.get(r.id) is r for r in ordered)
         ):
             return ordered
         self._ordered = sorted(records.values(), key=lambda r: r.id)

@@ -9,7 +9,7 @@ its references. Bindings (`id#field.path`) are references too.
 from __future__ import annotations
 
 from collections.abc import Iterator
-from functools import lru_cache
+from functools import cache
 from typing import Any
 
 from kb.findings import pointer_join
@@ -20,7 +20,7 @@ Template = tuple[tuple[str, ...], str]
 _MAX_SCHEMA_DEPTH = 24
 
 
-@lru_cache(maxsize=None)
+@cache
 def reference_templates(kind: str) -> tuple[Template, ...]:
     """(path with '*' wildcards, expected kind) for every reference field of `kind`."""
     schema = load_schemas().get(schema_name(kind))
@@ -31,7 +31,9 @@ def reference_templates(kind: str) -> tuple[Template, ...]:
     return tuple(sorted(found))
 
 
-def _walk_schema(node: Any, doc: dict[str, Any], path: tuple[str, ...], out: set[Template], depth: int) -> None:
+def _walk_schema(
+    node: Any, doc: dict[str, Any], path: tuple[str, ...], out: set[Template], depth: int
+) -> None:
     if not isinstance(node, dict) or depth > _MAX_SCHEMA_DEPTH:
         return
     if "x-kb-ref" in node:
@@ -75,7 +77,13 @@ def _follow(node: Any, template: tuple[str, ...], pointer: str) -> Iterator[tupl
         return
     head, rest = template[0], template[1:]
     if head == "*":
-        items = node.items() if isinstance(node, dict) else enumerate(node) if isinstance(node, list) else ()
+        items = (
+            node.items()
+            if isinstance(node, dict)
+            else enumerate(node)
+            if isinstance(node, list)
+            else ()
+        )
         for key, child in items:
             yield from _follow(child, rest, pointer_join(pointer, key))
     elif isinstance(node, dict) and head in node:

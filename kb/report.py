@@ -40,9 +40,15 @@ def _summary_line(findings: Sequence[Finding], checked: int) -> str:
     if not findings:
         return f"checked {checked} records: no findings"
     counts = Counter(f.severity.value for f in findings)
-    parts = [f"{counts[s.value]} {s.value}{'s' if counts[s.value] != 1 else ''}" for s in Severity if counts[s.value]]
+    parts = [
+        f"{counts[s.value]} {s.value}{'s' if counts[s.value] != 1 else ''}"
+        for s in Severity
+        if counts[s.value]
+    ]
     files = len({f.location.path for f in findings})
-    return f"checked {checked} records: {', '.join(parts)} in {files} file{'s' if files != 1 else ''}"
+    return (
+        f"checked {checked} records: {', '.join(parts)} in {files} file{'s' if files != 1 else ''}"
+    )
 
 
 def as_json(findings: Sequence[Finding], checked: int) -> str:
@@ -67,7 +73,9 @@ def _finding_dict(f: Finding) -> dict[str, object]:
         "pointer": f.location.pointer,
         "message": f.message,
         "hint": f.hint,
-        "related": [{"path": r.path, "line": r.line, "col": r.col, "pointer": r.pointer} for r in f.related],
+        "related": [
+            {"path": r.path, "line": r.line, "col": r.col, "pointer": r.pointer} for r in f.related
+        ],
     }
 
 

@@ -11,15 +11,26 @@ from pathlib import Path
 
 REPO = Path(__file__).resolve().parent.parent
 LAYERS: dict[str, int] = {
-    "findings": 0, "model": 0, "workers": 0,
-    "yamlsafe": 1, "positions": 1, "loader": 1, "schema": 1, "schema_fast": 1,
-    "references": 1, "gitbase": 1, "recordcache": 1, "equations": 1,
+    "findings": 0,
+    "model": 0,
+    "workers": 0,
+    "yamlsafe": 1,
+    "positions": 1,
+    "loader": 1,
+    "schema": 1,
+    "schema_fast": 1,
+    "references": 1,
+    "gitbase": 1,
+    "recordcache": 1,
+    "equations": 1,
     "ledger": 2,
     "rules": 3,
     "checker": 4,
-    "report": 5, "sitegen": 5,
+    "report": 5,
+    "sitegen": 5,
     "commands": 6,
-    "cli": 7, "__main__": 8,
+    "cli": 7,
+    "__main__": 8,
 }
 
 

@@ -45,7 +45,9 @@ def test_every_figure_has_a_basis_and_an_existing_source(kb: KnowledgeBase) -> N
                 continue
             source = kb.get(str(block.get("source", "")))
             if source is None or source.kind != "source":
-                problems.append(f"{record.id}{pointer}: source {block.get('source')!r} is not a source record")
+                problems.append(
+                    f"{record.id}{pointer}: source {block.get('source')!r} is not a source record"
+                )
     assert not problems, "\n".join(problems)
 
 
@@ -55,13 +57,19 @@ def _binds_hardware_or_model(claim: dict, kb: KnowledgeBase) -> bool:  # type: i
     return any(t is not None and t.kind in ("accelerator", "model") for t in targets)
 
 
-def test_every_flop_class_has_a_proved_numeric_claim_bound_to_hardware_or_a_model(kb: KnowledgeBase) -> None:
+def test_every_flop_class_has_a_proved_numeric_claim_bound_to_hardware_or_a_model(
+    kb: KnowledgeBase,
+) -> None:
     analysis = analyse(kb, use_cache=False)
     missing = []
     for record in kb.of_kind("flop_class"):
         claims = [c for c in record.data.get("claims", []) if c.get("kind") == "numeric"]
         bound = {c["id"] for c in claims if _binds_hardware_or_model(c, kb)}
-        states = {item.id: item.state for item in analysis.results[record.id].items if item.section == "claim"}
+        states = {
+            item.id: item.state
+            for item in analysis.results[record.id].items
+            if item.section == "claim"
+        }
         proved = {cid for cid in bound if states.get(cid) == "proved"}
         if not proved:
             missing.append(f"{record.id}: bound {sorted(bound)}, states {states}")

@@ -22,14 +22,19 @@ def explain(code: str) -> None:
 
 
 @click.command()
-@click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True)
+@click.option(
+    "--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True
+)
 def rules(fmt: str) -> None:
     """List every rule: code, name, severity and the requirement it checks."""
     catalogue = all_rules()
     if fmt == "json":
         import json
 
-        rows = [{"code": r.CODE, "name": r.NAME, "severity": r.SEVERITY.value, "summary": summary(r)} for r in catalogue]
+        rows = [
+            {"code": r.CODE, "name": r.NAME, "severity": r.SEVERITY.value, "summary": summary(r)}
+            for r in catalogue
+        ]
         click.echo(json.dumps(rows, indent=2))
         return
     for rule in catalogue:

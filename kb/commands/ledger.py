@@ -33,7 +33,11 @@ def _settings(pairs: tuple[str, ...]) -> dict[str, str]:
               help="Vary an envelope input (batch, state_bytes, useful_work, slo) without "
                    "editing the record, e.g. --set batch=8 --set state_bytes=150GB.")
 def ledger(placement_id: str, root: Path | None, fmt: str, pairs: tuple[str, ...]) -> None:
-    """Print the placement-tax ledger of PLACEMENT_ID (e.g. placements/coherent-host-vs-two-hosts-8b)."""
+    """Print the placement-tax ledger of PLACEMENT_ID.
+
+    Feasibility first, then each option's ledger, the comparison and the break-even;
+    for example `kb ledger placements/coherent-host-vs-two-hosts-8b`.
+    """
     from kb.checker import resolve_locations
     from kb.ledger.analysis import analyze_record
     from kb.ledger.inputs import Unresolved

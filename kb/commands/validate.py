@@ -9,29 +9,52 @@ import click
 
 from kb.commands._common import records_root, require_dir, root_option
 
-FAIL_LEVELS = {"error": ("error",), "warning": ("error", "warning"), "info": ("error", "warning", "info")}
+FAIL_LEVELS = {
+    "error": ("error",),
+    "warning": ("error", "warning"),
+    "info": ("error", "warning", "info"),
+}
 
 
 @click.command()
 @click.argument("paths", nargs=-1, type=click.Path(path_type=Path, exists=True))
 @root_option
 @click.option(
-    "--format", "fmt", type=click.Choice(["text", "json", "github", "sarif"]), default="text",
-    show_default=True, help="Output format.",
+    "--format",
+    "fmt",
+    type=click.Choice(["text", "json", "github", "sarif"]),
+    default="text",
+    show_default=True,
+    help="Output format.",
 )
 @click.option("--base", metavar="REV", help="Also check versions against this git revision.")
-@click.option("--select", multiple=True, metavar="CODE", help="Only these codes or prefixes (repeatable).")
-@click.option("--ignore", multiple=True, metavar="CODE", help="Skip these codes or prefixes (repeatable).")
 @click.option(
-    "--fail-on", type=click.Choice(["error", "warning", "info"]), default="error", show_default=True,
+    "--select", multiple=True, metavar="CODE", help="Only these codes or prefixes (repeatable)."
+)
+@click.option(
+    "--ignore", multiple=True, metavar="CODE", help="Skip these codes or prefixes (repeatable)."
+)
+@click.option(
+    "--fail-on",
+    type=click.Choice(["error", "warning", "info"]),
+    default="error",
+    show_default=True,
     help="Lowest severity that makes the exit code 1.",
 )
-@click.option("--output", "-o", type=click.Path(path_type=Path, dir_okay=False), help="Write the report here.")
+@click.option(
+    "--output", "-o", type=click.Path(path_type=Path, dir_okay=False), help="Write the report here."
+)
 def validate(
-    paths: tuple[Path, ...], root: Path | None, fmt: str, base: str | None,
-    select: tuple[str, ...], ignore: tuple[str, ...], fail_on: str, output: Path | None,
+    paths: tuple[Path, ...],
+    root: Path | None,
+    fmt: str,
+    base: str | None,
+    select: tuple[str, ...],
+    ignore: tuple[str, ...],
+    fail_on: str,
+    output: Path | None,
 ) -> None:
-    """Validate records (default: all of records/): schema, references, provenance, versions, equations.
+    """Validate records (default: all of records/): schema, references, provenance, equations.
 
     Exit status: 0 clean, 1 findings at or above --fail-on, 2 usage error or a fault in kb.
     """

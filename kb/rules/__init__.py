@@ -8,7 +8,7 @@ that every rule has documentation. Modules are imported on first use.
 from __future__ import annotations
 
 import importlib
-from functools import lru_cache
+from functools import cache
 from types import ModuleType
 
 RULE_MODULES: tuple[str, ...] = (
@@ -77,7 +77,7 @@ RULE_MODULES: tuple[str, ...] = (
 )
 
 
-@lru_cache(maxsize=None)
+@cache
 def rule_module(name: str) -> ModuleType:
     return importlib.import_module(f"kb.rules.{name}")
 

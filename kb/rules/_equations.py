@@ -19,5 +19,6 @@ def engine_findings(kb: KnowledgeBase, code: str, severity: Severity) -> Iterato
     from kb.equations.engine import analyse
 
     for result, issue in analyse(kb).issues(code):
-        yield found(code, severity, result.path, issue.pointer, issue.message, issue.hint,
-                    issue.related)
+        yield found(
+            code, severity, result.path, issue.pointer, issue.message, issue.hint, issue.related
+        )

@@ -1,6 +1,7 @@
 """Anchors and aliases must not expand beyond 200,000 nodes.
 
-Why: A few lines of nested aliases ("billion laughs") expand to billions of nodes in anything that walks the document.
+Why: A few lines of nested aliases ("billion laughs") expand to billions of nodes in
+anything that walks the document.
 
 Bad:
 

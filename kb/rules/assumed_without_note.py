@@ -38,4 +38,11 @@ def check(kb: KnowledgeBase) -> Iterator[Finding]:
         for pointer, block in provenance_blocks(record.data):
             if block.get("basis") == "assumed" and not str(block.get("note") or "").strip():
                 message = "basis is 'assumed' but no note says why this value was chosen"
-                yield found(CODE, SEVERITY, record.path, pointer, message, 'add note: "<what this input stands for>"')
+                yield found(
+                    CODE,
+                    SEVERITY,
+                    record.path,
+                    pointer,
+                    message,
+                    'add note: "<what this input stands for>"',
+                )

@@ -41,8 +41,13 @@ def check(kb: KnowledgeBase) -> Iterator[Finding]:
         crosses = record.data.get("crosses")
         if not isinstance(crosses, list) or not crosses or record.data.get("placement"):
             continue
-        yield found(CODE, SEVERITY, record.path, "/crosses",
-                    f"proposal crosses {', '.join(map(str, crosses))} boundaries but names "
-                    "no placement (expected placement: placements/<id>)",
-                    "write the placement (envelope, reference, candidates) and reference it "
-                    "with `placement:`; check it with `kb ledger`")
+        yield found(
+            CODE,
+            SEVERITY,
+            record.path,
+            "/crosses",
+            f"proposal crosses {', '.join(map(str, crosses))} boundaries but names "
+            "no placement (expected placement: placements/<id>)",
+            "write the placement (envelope, reference, candidates) and reference it "
+            "with `placement:`; check it with `kb ledger`",
+        )

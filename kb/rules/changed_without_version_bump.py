@@ -1,4 +1,6 @@
-"""A record whose content changed since the base revision must carry a higher version and a new history entry.
+"""A record whose content changed since the base revision must carry a new version.
+
+The new version needs a higher `version` and a new history entry.
 
 Checked only with `kb validate --base REV`. "Content" is the parsed record
 without `version` and `history`: reformatting, comments and key order do not
@@ -18,7 +20,7 @@ Good:
     version: 2
     history:
       - {version: 1, date: "2026-11-30", change: First encoding.}
-      - {version: 2, date: "2026-12-01", change: "HBM bandwidth 3072 -> 3350 GB/s: the datasheet, not the whitepaper."}
+      - {version: 2, date: "2026-12-01", change: "HBM 3072 -> 3350 GB/s: the datasheet."}
 """
 
 from __future__ import annotations
@@ -41,12 +43,24 @@ def check(kb: KnowledgeBase) -> Iterator[Finding]:
         if record is None or content(record.data) == content(before.data):
             continue
         if record.version <= before.version:
-            message = f"content changed since base but version is {record.version} (base: {before.version})"
-            hint = f"set version: {before.version + 1} and add a history entry saying what changed and why"
+            message = (
+                f"content changed since base but version is {record.version}"
+                f" (base: {before.version})"
+            )
+            hint = f"set version: {before.version + 1} and add a history entry: what changed, why"
             yield found(CODE, SEVERITY, record.path, "/version", message, hint)
         elif len(record.history) <= len(before.history):
-            message = f"version went {before.version} -> {record.version} but history gained no entry"
-            yield found(CODE, SEVERITY, record.path, "/history", message, "add a history entry for the new version")
+            message = (
+                f"version went {before.version} -> {record.version} but history gained no entry"
+            )
+            yield found(
+                CODE,
+                SEVERITY,
+                record.path,
+                "/history",
+                message,
+                "add a history entry for the new version",
+            )
 
 
 def content(data: Any) -> Any:

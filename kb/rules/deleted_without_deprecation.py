@@ -30,6 +30,8 @@ SEVERITY = Severity.ERROR
 def check(kb: KnowledgeBase) -> Iterator[Finding]:
     for record_id, before in sorted(kb.deleted.items()):
         if before.status != "deprecated":
-            message = f"record {record_id!r} was deleted but its status at base was {before.status!r}"
-            hint = "restore it, set status: deprecated (and superseded_by), and delete it in a later change"
+            message = (
+                f"record {record_id!r} was deleted but its status at base was {before.status!r}"
+            )
+            hint = "restore it, set status: deprecated (and superseded_by), delete it later"
             yield found(CODE, SEVERITY, before.path, "", message, hint)

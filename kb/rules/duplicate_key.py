@@ -1,6 +1,7 @@
 """A mapping must not repeat a key.
 
-Why: YAML loaders keep the last value silently, so a duplicated key hides a figure: the author sees one value, kb would use the other.
+Why: YAML loaders keep the last value silently, so a duplicated key hides a figure: the
+author sees one value, kb would use the other.
 
 Bad:
 

@@ -1,6 +1,7 @@
 """A record file must stay under the size limit (2 MiB).
 
-Why: Records are small documents; a huge file is a mistake or an attack, and parsing it would cost memory for nothing.
+Why: Records are small documents; a huge file is a mistake or an attack, and parsing it
+would cost memory for nothing.
 
 Bad:
 

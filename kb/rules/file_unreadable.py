@@ -1,6 +1,7 @@
 """A record file must be readable.
 
-Why: kb cannot check what it cannot read; an unreadable file would otherwise vanish silently from the knowledge base.
+Why: kb cannot check what it cannot read; an unreadable file would otherwise vanish
+silently from the knowledge base.
 
 Bad:
 

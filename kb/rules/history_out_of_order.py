@@ -44,13 +44,24 @@ def _check_record(record: Record) -> Iterator[Finding]:
         pointer = f"/history/{index}"
         if isinstance(version, int) and version != previous_version + 1:
             message = f"history entry is version {version}, expected {previous_version + 1}"
-            yield found(CODE, SEVERITY, record.path, pointer + "/version", message, "number entries 1, 2, 3, ...")
+            yield found(
+                CODE,
+                SEVERITY,
+                record.path,
+                pointer + "/version",
+                message,
+                "number entries 1, 2, 3, ...",
+            )
         if isinstance(version, int) and record.version and version > record.version:
             message = f"history has version {version} but the record is at version {record.version}"
-            yield found(CODE, SEVERITY, record.path, pointer + "/version", message, "bump `version` too")
+            yield found(
+                CODE, SEVERITY, record.path, pointer + "/version", message, "bump `version` too"
+            )
         if isinstance(date, str) and previous_date and date < previous_date:
             message = f"date {date} is before the previous entry's {previous_date}"
-            yield found(CODE, SEVERITY, record.path, pointer + "/date", message, "dates never go backwards")
+            yield found(
+                CODE, SEVERITY, record.path, pointer + "/date", message, "dates never go backwards"
+            )
         if isinstance(version, int):
             previous_version = version
         if isinstance(date, str):

@@ -1,6 +1,7 @@
-"""A record file must be UTF-8 text.
+r"""A record file must be UTF-8 text.
 
-Why: Records are text in git; a binary or mis-encoded file is an accident, and guessing an encoding corrupts names and units.
+Why: Records are text in git; a binary or mis-encoded file is an accident, and
+guessing an encoding corrupts names and units.
 
 Bad:
 

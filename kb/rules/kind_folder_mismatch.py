@@ -36,7 +36,11 @@ def check(kb: KnowledgeBase) -> Iterator[Finding]:
             folder = record.id.split("/")[0]
             known = ", ".join(f"{f}/" for f in sorted(FOLDER_BY_KIND.values()))
             message = f"folder {folder!r} is not a kind folder"
-            yield found(CODE, SEVERITY, record.path, "", message, f"move the file under one of {known}")
+            yield found(
+                CODE, SEVERITY, record.path, "", message, f"move the file under one of {known}"
+            )
         elif claimed != record.kind:
-            message = f"kind is {claimed!r} but files in {record.id.split('/')[0]}/ are {record.kind!r}"
+            message = (
+                f"kind is {claimed!r} but files in {record.id.split('/')[0]}/ are {record.kind!r}"
+            )
             yield found(CODE, SEVERITY, record.path, "/kind", message, f"set kind: {record.kind}")

@@ -38,10 +38,18 @@ SEVERITY = Severity.ERROR
 
 def gap_findings(unresolved: object) -> list[Finding]:
     """One finding per gap of an unresolved placement (also used by `kb ledger`)."""
-    return [found(CODE, SEVERITY, unresolved.path, gap.pointer, gap.message,  # type: ignore[attr-defined]
-                  "state the missing input as a quantity with its basis, or bind it to a "
-                  "record field that has one")
-            for gap in unresolved.gaps]  # type: ignore[attr-defined]
+    return [
+        found(
+            CODE,
+            SEVERITY,
+            unresolved.path,
+            gap.pointer,
+            gap.message,  # type: ignore[attr-defined]
+            "state the missing input as a quantity with its basis, or bind it to a "
+            "record field that has one",
+        )
+        for gap in unresolved.gaps
+    ]  # type: ignore[attr-defined]
 
 
 def check(kb: KnowledgeBase) -> Iterator[Finding]:

@@ -17,7 +17,7 @@ Good:
     version: 2
     history:
       - {version: 1, date: "2026-11-30", change: First encoding.}
-      - {version: 2, date: "2026-12-01", change: "Corrected HBM bandwidth: 3072 -> 3350 GB/s (datasheet)."}
+      - {version: 2, date: "2026-12-01", change: "HBM 3072 -> 3350 GB/s (datasheet)."}
 """
 
 from __future__ import annotations

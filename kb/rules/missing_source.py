@@ -18,7 +18,7 @@ Good:
     # or, when nothing backs it yet:
     bandwidth: {value: 3350, unit: GB/s, basis: unverified}
     # a scenario input the author chose is `assumed`, with a note (PV003):
-    batch: {value: 64, unit: "1", basis: assumed, note: "a typical continuous-batching decode batch"}
+    batch: {value: 64, unit: "1", basis: assumed, note: "a continuous-batching decode batch"}
 """
 
 from __future__ import annotations

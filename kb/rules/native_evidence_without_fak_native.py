@@ -38,6 +38,8 @@ def check(kb: KnowledgeBase) -> Iterator[Finding]:
         engine = record.data.get("engine")
         name = engine.get("name") if isinstance(engine, dict) else None
         if record.data.get("evidence_class") == "native" and name != NATIVE_ENGINE:
-            message = f"evidence_class is 'native' but the engine is {name!r}, not {NATIVE_ENGINE!r}"
+            message = (
+                f"evidence_class is 'native' but the engine is {name!r}, not {NATIVE_ENGINE!r}"
+            )
             hint = "use evidence_class: reference or benchmark for other runtimes"
             yield found(CODE, SEVERITY, record.path, "/evidence_class", message, hint)

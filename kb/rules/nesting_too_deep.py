@@ -1,6 +1,7 @@
 """A record must not nest deeper than 64 levels.
 
-Why: Deep nesting is never needed by a record and can exhaust the parser's stack (a 100,000-deep list crashes libyaml); kb measures depth before parsing.
+Why: Deep nesting is never needed by a record and can exhaust the parser's stack (a
+100,000-deep list crashes libyaml); kb measures depth before parsing.
 
 Bad:
 

@@ -1,6 +1,7 @@
 """A record file must hold one YAML mapping.
 
-Why: Every record is a mapping of fields; an empty file, a list or a bare string is not a record.
+Why: Every record is a mapping of fields; an empty file, a list or a bare string is not
+a record.
 
 Bad:
 

@@ -51,10 +51,14 @@ def check(kb: KnowledgeBase) -> Iterator[Finding]:
             for index, transfer in enumerate(option.transfers):
                 claimed += transfer.overlap.value if transfer.overlap else 0
                 if claimed > useful:
-                    yield found(CODE, SEVERITY, record.path,
-                                pointer_join(option.pointer, "transfers", index, "overlap"),
-                                f"overlap claimed up to {transfer.name!r} is {float(claimed):g} s "
-                                f"but {option.name!r} has only {float(useful):g} s of useful "
-                                "compute to hide it",
-                                "reduce the overlaps so that together they fit in Tuseful")
+                    yield found(
+                        CODE,
+                        SEVERITY,
+                        record.path,
+                        pointer_join(option.pointer, "transfers", index, "overlap"),
+                        f"overlap claimed up to {transfer.name!r} is {float(claimed):g} s "
+                        f"but {option.name!r} has only {float(useful):g} s of useful "
+                        "compute to hide it",
+                        "reduce the overlaps so that together they fit in Tuseful",
+                    )
                     break

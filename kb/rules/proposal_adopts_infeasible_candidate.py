@@ -42,11 +42,17 @@ def check(kb: KnowledgeBase) -> Iterator[Finding]:
         spec = resolve_placement(placement, kb)
         if not isinstance(spec, PlacementSpec) or spec.gaps:
             continue  # LG004 reports what is missing
-        option = next((c for c in spec.candidates
-                       if c.name == str(record.data.get("candidate"))), None)
+        option = next(
+            (c for c in spec.candidates if c.name == str(record.data.get("candidate"))), None
+        )
         fit = feasibility(spec.envelope, option) if option else None
         if fit is not None and not fit.feasible:
-            yield found(CODE, SEVERITY, record.path, "/candidate",
-                        f"candidate {option.name!r} of {placement.id} cannot hold the state: "
-                        f"{'; '.join(fit.shortfalls())}",
-                        "adopt a feasible candidate, or change the placement so it fits")
+            yield found(
+                CODE,
+                SEVERITY,
+                record.path,
+                "/candidate",
+                f"candidate {option.name!r} of {placement.id} cannot hold the state: "
+                f"{'; '.join(fit.shortfalls())}",
+                "adopt a feasible candidate, or change the placement so it fits",
+            )

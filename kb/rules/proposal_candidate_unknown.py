@@ -38,10 +38,18 @@ def check(kb: KnowledgeBase) -> Iterator[Finding]:
         if placement is None or placement.kind != "placement" or candidate is None:
             continue
         cands = placement.data.get("candidates")
-        names = [str(c.get("name")) for c in cands if isinstance(c, Mapping)] \
-            if isinstance(cands, list) else []
+        names = (
+            [str(c.get("name")) for c in cands if isinstance(c, Mapping)]
+            if isinstance(cands, list)
+            else []
+        )
         if str(candidate) not in names:
-            yield found(CODE, SEVERITY, record.path, "/candidate",
-                        f"candidate {candidate!r} is not a candidate of {placement.id} "
-                        f"(expected one of: {', '.join(names) or 'none'})",
-                        "name the placement candidate this proposal adopts")
+            yield found(
+                CODE,
+                SEVERITY,
+                record.path,
+                "/candidate",
+                f"candidate {candidate!r} is not a candidate of {placement.id} "
+                f"(expected one of: {', '.join(names) or 'none'})",
+                "name the placement candidate this proposal adopts",
+            )

@@ -60,8 +60,14 @@ def _placement_findings(record: Record, kb: KnowledgeBase) -> Iterator[Finding]:
     for pointer, candidate, _ in stated:
         blocking = _blocking(bad, reference_name(record), candidate)
         if blocking:
-            yield found(CODE, SEVERITY, record.path, pointer,
-                        f"ratio stated against an infeasible placement: {blocking}", HINT)
+            yield found(
+                CODE,
+                SEVERITY,
+                record.path,
+                pointer,
+                f"ratio stated against an infeasible placement: {blocking}",
+                HINT,
+            )
 
 
 def _proposal_findings(record: Record, kb: KnowledgeBase) -> Iterator[Finding]:
@@ -75,9 +81,14 @@ def _proposal_findings(record: Record, kb: KnowledgeBase) -> Iterator[Finding]:
     for pointer, candidate, _ in stated:
         blocking = _blocking(bad, reference_name(placement), candidate)
         if blocking:
-            yield found(CODE, SEVERITY, record.path, pointer,
-                        f"ratio stated against an infeasible placement in {placement.id}: "
-                        f"{blocking}", HINT)
+            yield found(
+                CODE,
+                SEVERITY,
+                record.path,
+                pointer,
+                f"ratio stated against an infeasible placement in {placement.id}: {blocking}",
+                HINT,
+            )
 
 
 def check(kb: KnowledgeBase) -> Iterator[Finding]:

@@ -47,8 +47,13 @@ def check(kb: KnowledgeBase) -> Iterator[Finding]:
             continue  # LG004 reports what is missing
         fit = feasibility(spec.envelope, spec.reference)
         if not fit.feasible:
-            yield found(CODE, SEVERITY, record.path, "/reference",
-                        f"reference {spec.reference.name!r} cannot hold the state: "
-                        f"{'; '.join(fit.shortfalls())}",
-                        "choose a reference that holds the state; keep the infeasible "
-                        "machine as a candidate (an infeasible counterfactual)")
+            yield found(
+                CODE,
+                SEVERITY,
+                record.path,
+                "/reference",
+                f"reference {spec.reference.name!r} cannot hold the state: "
+                f"{'; '.join(fit.shortfalls())}",
+                "choose a reference that holds the state; keep the infeasible "
+                "machine as a candidate (an infeasible counterfactual)",
+            )

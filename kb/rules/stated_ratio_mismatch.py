@@ -70,8 +70,10 @@ def _mismatch(stated: Mapping[str, Any], ratios: dict[str, Any]) -> str:
         return ""  # the schema reports a non-number
     if abs(value - computed) <= tol * abs(computed):
         return ""
-    return (f"{dimension} ratio stated as {float(value):g} but the ledger gives "
-            f"{float(computed):.6g} (rel_tol {float(tol):g})")
+    return (
+        f"{dimension} ratio stated as {float(value):g} but the ledger gives "
+        f"{float(computed):.6g} (rel_tol {float(tol):g})"
+    )
 
 
 def check(kb: KnowledgeBase) -> Iterator[Finding]:
@@ -88,13 +90,19 @@ def check(kb: KnowledgeBase) -> Iterator[Finding]:
         yield from _findings(record, stated, computed, f" (placement {placement.id})")
 
 
-def _findings(record: Record, stated: list[Stated], computed: dict[str, dict[str, Any]],
-              where: str) -> Iterator[Finding]:
+def _findings(
+    record: Record, stated: list[Stated], computed: dict[str, dict[str, Any]], where: str
+) -> Iterator[Finding]:
     for pointer, candidate, ratio in stated:
         if candidate not in computed:
             continue  # infeasible (LG001), unknown, or inputs incomplete (LG004)
         message = _mismatch(ratio, computed[candidate])
         if message:
-            yield found(CODE, SEVERITY, record.path, pointer,
-                        f"{message}{where}, candidate {candidate}",
-                        "state the computed ratio, or fix the placement's inputs")
+            yield found(
+                CODE,
+                SEVERITY,
+                record.path,
+                pointer,
+                f"{message}{where}, candidate {candidate}",
+                "state the computed ratio, or fix the placement's inputs",
+            )

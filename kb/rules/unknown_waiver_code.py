@@ -34,4 +34,6 @@ def check(kb: KnowledgeBase) -> Iterator[Finding]:
             code = waiver.get("code")
             if isinstance(code, str) and code not in known:
                 message = f"waiver names {code!r}, which is not a rule code"
-                yield found(CODE, SEVERITY, record.path, f"/waivers/{index}/code", message, "see `kb rules`")
+                yield found(
+                    CODE, SEVERITY, record.path, f"/waivers/{index}/code", message, "see `kb rules`"
+                )

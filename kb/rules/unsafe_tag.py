@@ -1,6 +1,7 @@
 """A record may use only plain YAML: mappings, lists, strings, numbers, booleans, null.
 
-Why: Tags such as `!!python/object` execute code in unsafe loaders and `!!binary`, `!!set` or custom `!tags` have no meaning in a record; kb refuses them all.
+Why: Tags such as `!!python/object` execute code in unsafe loaders and `!!binary`,
+`!!set` or custom `!tags` have no meaning in a record; kb refuses them all.
 
 Bad:
 

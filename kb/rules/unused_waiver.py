@@ -36,4 +36,6 @@ def check(kb: KnowledgeBase) -> Iterator[Finding]:
             code = waiver.get("code")
             if code in known and (record.id, index) not in used:
                 message = f"waiver for {code} suppresses no finding"
-                yield found(CODE, SEVERITY, record.path, f"/waivers/{index}", message, "remove the waiver")
+                yield found(
+                    CODE, SEVERITY, record.path, f"/waivers/{index}", message, "remove the waiver"
+                )

@@ -35,7 +35,8 @@ def check(kb: KnowledgeBase) -> Iterator[Finding]:
         if target is None or ref.expected_kind in ("*", target.kind):
             continue
         source = kb.records[ref.source_id]
-        message = f"{target.id!r} is {_article(target.kind)} record, expected {_article(ref.expected_kind)}"
+        actual, expected = _article(target.kind), _article(ref.expected_kind)
+        message = f"{target.id!r} is {actual} record, expected {expected}"
         hint = f"reference a record under {FOLDER_BY_KIND.get(ref.expected_kind, '?')}/"
         yield found(CODE, SEVERITY, source.path, ref.pointer, message, hint)
 

@@ -1,6 +1,7 @@
 """A word that YAML 1.1 reads as a boolean must be quoted where text is expected.
 
-Why: YAML 1.1 reads yes, no, on, off (any case) as booleans: a country code NO or a status `on` silently becomes false or true.
+Why: YAML 1.1 reads yes, no, on, off (any case) as booleans: a country code NO or a
+status `on` silently becomes false or true.
 
 Bad:
 

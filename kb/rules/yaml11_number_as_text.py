@@ -1,6 +1,7 @@
 """A number must be written so that YAML reads it as a number.
 
-Why: YAML 1.1 (PyYAML) reads `1e9` and `4.8e12` as strings because its float pattern needs a dot and a signed exponent; the schema then sees text where it expects a figure.
+Why: YAML 1.1 (PyYAML) reads `1e9` and `4.8e12` as strings because its float pattern
+needs a dot and a signed exponent; the schema then sees text where it expects a figure.
 
 Bad:
 
