@@ -129,9 +129,35 @@ def run_record(record: Record, resolver: Any) -> RecordResult:
     from kb.equations.system import build_system
 
     system = build_system(record.data)
-    check_derivations(system, record.data.get("derivations"))
+    _check_derivations_once(system, record.data, check_derivations)
     check_claims(system, record.data.get("claims"), resolver)
     return RecordResult(record.id, record.path, system.items, system.issues)
+
+
+# Derivation results by the exact text of (symbols, equations, derivations): records that
+# share their maths (a family of flop classes) are re-derived once per process, not once
+# each. Derivations bind nothing, so their items and issues depend on these sections only.
+_DERIVED: dict[str, tuple[list[Any], list[Any]]] = {}
+_DERIVED_MAX = 4096
+
+
+def _check_derivations_once(system: Any, data: Any, check_derivations: Any) -> None:
+    try:
+        key = json.dumps([data.get(s) for s in ("symbols", "equations", "derivations")],
+                         default=repr)
+    except (TypeError, ValueError):  # unusual keys: just check
+        check_derivations(system, data.get("derivations"))
+        return
+    known = _DERIVED.get(key)
+    if known is None:
+        items, issues = len(system.items), len(system.issues)
+        check_derivations(system, data.get("derivations"))
+        if len(_DERIVED) >= _DERIVED_MAX:
+            _DERIVED.clear()
+        known = _DERIVED[key] = (system.items[items:], system.issues[issues:])
+    else:
+        system.items.extend(known[0])
+        system.issues.extend(known[1])
 
 
 def binding_specs(record: Record) -> Iterator[tuple[str, str, Any]]:
