@@ -109,7 +109,9 @@ def run_rules(kb: KnowledgeBase) -> list[Finding]:
     return findings + [f for rule in late for f in rule.check(kb)]
 
 
-def apply_waivers(kb: KnowledgeBase, findings: Iterable[Finding]) -> tuple[list[Finding], set[tuple[str, int]]]:
+def apply_waivers(
+    kb: KnowledgeBase, findings: Iterable[Finding]
+) -> tuple[list[Finding], set[tuple[str, int]]]:
     """Drop findings a record waives; return the rest and which waivers were used."""
     by_path = {record.path: record for record in kb}
     kept: list[Finding] = []
@@ -144,7 +146,9 @@ def resolve_locations(findings: Iterable[Finding]) -> list[Finding]:
 def _resolved(finding: Finding, texts: dict[str, str | None]) -> Finding:
     related = tuple(_locate(loc, texts) for loc in finding.related)
     located = finding.at(_locate(finding.location, texts))
-    return Finding(located.code, located.severity, located.location, located.message, located.hint, related)
+    return Finding(
+        located.code, located.severity, located.location, located.message, located.hint, related
+    )
 
 
 def _locate(location: Location, texts: dict[str, str | None]) -> Location:

@@ -257,7 +257,7 @@ def _safe_nesting(text: str) -> int:
 
 
 def _is_depth_error(exc: yaml.YAMLError) -> bool:
-    """libyaml >= 0.2.6 (PyYAML 6.0.4 wheels) refuses deep nesting itself, as a syntax error."""
+    """Libyaml >= 0.2.6 (PyYAML 6.0.4 wheels) refuses deep nesting itself, as a syntax error."""
     return "nesting depth" in str(exc)
 
 

@@ -36,7 +36,9 @@ def pointer_positions(text: str) -> dict[str, Position]:
         if isinstance(node, yaml.MappingNode):
             for key_node, value_node in node.value:
                 child = pointer_join(pointer, key_node.value)
-                positions.setdefault(child, (key_node.start_mark.line + 1, key_node.start_mark.column + 1))
+                positions.setdefault(
+                    child, (key_node.start_mark.line + 1, key_node.start_mark.column + 1)
+                )
                 stack.append((child, value_node))
         elif isinstance(node, yaml.SequenceNode):
             for index, item in enumerate(node.value):

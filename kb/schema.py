@@ -61,7 +61,7 @@ def registry() -> Registry:
     return Registry().with_resources(resources)  # type: ignore[no-any-return]
 
 
-@lru_cache(maxsize=None)
+@cache
 def validator(kind: str) -> Draft202012Validator | None:
     """Build the python-jsonschema validator: every error, with its path, for the messages."""
     from jsonschema import Draft202012Validator

@@ -63,7 +63,9 @@ class KbLoader(_BaseLoader):  # type: ignore[misc, valid-type]
                 continue
             if key in seen:
                 first = seen[key].start_mark.line + 1
-                self._problem("duplicate-key", key_node, f"duplicate key {key!r} (first at line {first})")
+                self._problem(
+                    "duplicate-key", key_node, f"duplicate key {key!r} (first at line {first})"
+                )
             else:
                 seen[key] = key_node
         return super().construct_mapping(node, deep=deep)  # type: ignore[no-any-return]
