@@ -37,7 +37,7 @@ Entry = list[Any]
 
 
 def cache_dir(root: str | os.PathLike[str]) -> Path:
-    """$KB_CACHE_DIR if set, else `.kb-cache` beside the records folder (as kb.equations.cache)."""
+    """$KB_CACHE_DIR if set, else `.kb-cache` beside the records folder (both caches live there)."""
     override = os.environ.get("KB_CACHE_DIR")
     if override:
         return Path(override)

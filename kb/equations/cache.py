@@ -41,15 +41,6 @@ def sympy_version() -> str:
         return "unknown"
 
 
-def cache_dir(root: str | os.PathLike[str]) -> Path:
-    """Return $KB_CACHE_DIR if set, else `.kb-cache` beside the records folder."""
-    override = os.environ.get("KB_CACHE_DIR")
-    if override:
-        return Path(override)
-    base = Path(root)
-    return (base.parent if base.name == "records" else base) / ".kb-cache"
-
-
 def content_key(payload: Any) -> str:
     """Hash JSON-able input together with the engine and SymPy versions."""
     text = json.dumps({"engine": engine_fingerprint(), "sympy": sympy_version(), "input": payload},

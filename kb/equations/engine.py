@@ -15,11 +15,12 @@ from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from kb.equations.bind import BindError, Bound, referenced_records, resolve
-from kb.equations.cache import ResultCache, cache_dir, content_key
+from kb.equations.cache import ResultCache, content_key
 from kb.equations.figures import check_model
 from kb.equations.results import Issue, Item
 from kb.findings import Location
 from kb.model import KnowledgeBase, Record
+from kb.recordcache import cache_dir
 
 SECTIONS = ("symbols", "equations", "derivations", "claims")
 STATS: dict[str, int] = {"symbolic": 0, "cached": 0}
