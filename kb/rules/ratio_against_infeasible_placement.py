@@ -23,6 +23,7 @@ Good:
 from __future__ import annotations
 
 from collections.abc import Iterator
+from typing import Any
 
 from kb.findings import Finding, Severity
 from kb.model import KnowledgeBase, Record
@@ -57,17 +58,7 @@ def _placement_findings(record: Record, kb: KnowledgeBase) -> Iterator[Finding]:
     bad = _infeasible(record, kb) if stated else None
     if not bad:
         return
-    for pointer, candidate, _ in stated:
-        blocking = _blocking(bad, reference_name(record), candidate)
-        if blocking:
-            yield found(
-                CODE,
-                SEVERITY,
-                record.path,
-                pointer,
-                f"ratio stated against an infeasible placement: {blocking}",
-                HINT,
-            )
+    yield from _ratio_findings(record, record, stated, bad, "")
 
 
 def _proposal_findings(record: Record, kb: KnowledgeBase) -> Iterator[Finding]:
@@ -78,17 +69,18 @@ def _proposal_findings(record: Record, kb: KnowledgeBase) -> Iterator[Finding]:
     bad = _infeasible(placement, kb)
     if not bad:
         return
+    yield from _ratio_findings(record, placement, stated, bad, f" in {placement.id}")
+
+
+def _ratio_findings(
+    record: Record, placement: Record, stated: list[Any], bad: dict[str, str], where: str
+) -> Iterator[Finding]:
+    """One finding per stated ratio whose reference or candidate cannot hold the state."""
     for pointer, candidate, _ in stated:
         blocking = _blocking(bad, reference_name(placement), candidate)
         if blocking:
-            yield found(
-                CODE,
-                SEVERITY,
-                record.path,
-                pointer,
-                f"ratio stated against an infeasible placement in {placement.id}: {blocking}",
-                HINT,
-            )
+            message = f"ratio stated against an infeasible placement{where}: {blocking}"
+            yield found(CODE, SEVERITY, record.path, pointer, message, HINT)
 
 
 def check(kb: KnowledgeBase) -> Iterator[Finding]:
