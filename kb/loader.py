@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import hashlib
 import os
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -328,12 +328,3 @@ LOAD_HINTS = {
     "LD008": "write the values out instead of repeating anchors and aliases",
     "LD011": "a record file holds one YAML mapping",
 }
-
-
-def iter_texts(paths: Iterable[Path]) -> Iterable[tuple[Path, str]]:
-    """(path, text) for readable UTF-8 files; used to resolve positions."""
-    for path in paths:
-        try:
-            yield path, path.read_text(encoding="utf-8")
-        except (OSError, UnicodeDecodeError):
-            continue

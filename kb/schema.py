@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from kb.findings import Finding, Location, Severity, pointer_join
-from kb.model import FOLDER_BY_KIND, KnowledgeBase, Record
+from kb.model import KnowledgeBase, Record
 
 if TYPE_CHECKING:
     from jsonschema import Draft202012Validator
@@ -196,10 +196,6 @@ def _short(value: Any, limit: int = 60) -> str:
 
 def _shorten(message: str, limit: int = 240) -> str:
     return message if len(message) <= limit else message[: limit - 3] + "..."
-
-
-def all_kinds_with_schema() -> list[str]:
-    return [k for k in FOLDER_BY_KIND if schema_name(k) in load_schemas()]
 
 
 def schema_findings(kb: KnowledgeBase) -> list[Finding]:
