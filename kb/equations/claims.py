@@ -17,8 +17,7 @@ changed symbols.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
-from dataclasses import dataclass
+from collections.abc import Mapping
 from fractions import Fraction
 from typing import Any
 
@@ -32,41 +31,30 @@ from kb.equations.algebra import (
     rational_value,
     short,
 )
-from kb.equations.bind import BindError, Bound
+from kb.equations.claimbase import (
+    CODES,
+    ClaimError,
+    Context,
+    Resolver,
+    bound_value,
+    bound_values,
+    compare,
+    declared_name,
+    judge_numeric,
+    record_outcome,
+    related_locations,
+    report_claim_error,
+)
 from kb.equations.dims import DimensionError, dims_of
 from kb.equations.expr import ExpressionError, parse_expression
-from kb.equations.results import INVALID, PROVED, REFUTED, UNVERIFIED, Item
+from kb.equations.results import INVALID, PROVED, REFUTED, UNVERIFIED
 from kb.equations.system import System
 from kb.equations.timeout import CheckTimeout, run_with_budget
-from kb.equations.units import Dims, UnitError, exact_number, format_dims, parse_unit
-from kb.findings import Location, pointer_join
+from kb.equations.units import Dims, exact_number
+from kb.findings import pointer_join
 
-Resolver = Callable[[Any], "Bound | BindError"]
-CODES = {"numeric": "EQ007", "scaling": "EQ008", "effect": "EQ009"}
+__all__ = ["CODES", "ClaimError", "Context", "check_claims", "compare", "target"]
 LAWS = {"proportional": 1, "inverse": -1, "constant": 0}
-
-
-class ClaimError(ValueError):
-    """A malformed claim: reported with its own code at a field of the claim."""
-
-    def __init__(self, code: str, field: str, message: str, hint: str = "",
-                 related: tuple[Location, ...] = ()) -> None:
-        super().__init__(message)
-        self.code, self.field, self.hint, self.related = code, field, hint, related
-
-    def __reduce__(self) -> tuple[Any, ...]:  # survives the trip back from a budget child
-        return (type(self), (self.code, self.field, str(self), self.hint, self.related))
-
-
-@dataclass
-class Context:
-    """What one claim check needs: the system, the resolver, and where it is."""
-
-    system: System
-    resolve: Resolver
-    claim: Mapping[str, Any]
-    pointer: str
-    related: tuple[Location, ...] = ()
 
 
 def check_claims(system: System, claims: Any, resolve: Resolver) -> None:
@@ -76,7 +64,7 @@ def check_claims(system: System, claims: Any, resolve: Resolver) -> None:
     for index, claim in enumerate(claims):
         if isinstance(claim, Mapping):
             context = Context(system, resolve, claim, pointer_join("/claims", index))
-            context.related = _related(claim, resolve)
+            context.related = related_locations(claim, resolve)
             _check_claim(context, str(claim.get("id", index)))
 
 
@@ -94,44 +82,12 @@ def _check_claim(ctx: Context, claim_id: str) -> None:
         ctx.system.add("EQ014", ctx.pointer, f"claim {claim_id}: {detail}", "simplify the claim")
     except Exception as exc:  # SymPy raises many types on odd input; each is a finding
         if isinstance(exc, ClaimError):
-            _report_claim_error(ctx, claim_id, exc)
+            report_claim_error(ctx, claim_id, exc)
         else:  # malformed input SymPy chokes on: a finding, never a traceback
             ctx.system.add("EQ001", ctx.pointer, f"claim {claim_id} cannot be checked: "
                            f"{type(exc).__name__}: {exc}", "check the claim's fields")
         state, detail, claimed, computed = INVALID, str(exc), "", ""
-    _record_outcome(ctx, claim_id, str(kind), (state, detail, claimed, computed))
-
-
-def _report_claim_error(ctx: Context, claim_id: str, exc: ClaimError) -> None:
-    pointer = pointer_join(ctx.pointer, *exc.field.split("/"))
-    ctx.system.add(exc.code, pointer, f"claim {claim_id}: {exc}", exc.hint,
-                   exc.related or ctx.related)
-
-
-def _record_outcome(ctx: Context, claim_id: str, kind: str, outcome: tuple[str, ...]) -> None:
-    state, detail, claimed, computed = outcome
-    ctx.system.items.append(Item("claim", claim_id, ctx.pointer, state, detail, claimed, computed))
-    if state == REFUTED:
-        ctx.system.add(CODES[kind], ctx.pointer, f"claim {claim_id} is refuted: {detail}",
-                       "correct the claim (or the record it binds) and bump the version",
-                       ctx.related)
-    elif state == UNVERIFIED and "timeout" not in detail:
-        ctx.system.add("EQ015", ctx.pointer, f"claim {claim_id} is unverified: {detail}",
-                       "bind an operating point or state a regime", ctx.related)
-
-
-def _related(claim: Mapping[str, Any], resolve: Resolver) -> tuple[Location, ...]:
-    """List the bound records' fields, so a finding on the claim names both files."""
-    found: list[Location] = []
-    for field in ("bind", "change"):
-        specs = claim.get(field)
-        for spec in specs.values() if isinstance(specs, Mapping) else ():
-            if isinstance(spec, str) and "#" in spec:
-                bound = resolve(spec)
-                location = bound.location if isinstance(bound, Bound) else bound.related
-                if location is not None and location not in found:
-                    found.append(location)
-    return tuple(found)
+    record_outcome(ctx, claim_id, str(kind), (state, detail, claimed, computed))
 
 
 def target(ctx: Context, keep: set[sp.Symbol]) -> tuple[sp.Expr, Dims]:
@@ -161,56 +117,21 @@ def target(ctx: Context, keep: set[sp.Symbol]) -> tuple[sp.Expr, Dims]:
 
 
 def symbol_named(ctx: Context, name: Any, field: str) -> sp.Symbol:
-    symbol = ctx.system.symbols.get(name) if isinstance(name, str) else None
-    if symbol is None:
-        raise ClaimError("EQ002", field, f"{name!r} is not a declared symbol",
-                         "declare it under symbols: with a meaning and a unit")
-    return symbol
+    return ctx.system.symbols[declared_name(ctx, name, field)]  # type: ignore[no-any-return]
 
 
 def bind_values(ctx: Context, specs: Any, field: str) -> dict[sp.Symbol, sp.Rational]:
     """Resolve `bind:` to exact values in base units, checking each unit."""
-    values: dict[sp.Symbol, sp.Rational] = {}
-    if not isinstance(specs, Mapping):
-        return values
-    for name, spec in specs.items():
-        values[symbol_named(ctx, name, field)] = _bound_value(ctx, name, spec, f"{field}/{name}")
-    return values
+    return {ctx.system.symbols[name]: _rational(value)
+            for name, value in bound_values(ctx, specs, field).items()}
 
 
-def _bound_value(ctx: Context, name: str, spec: Any, field: str) -> sp.Rational:
-    bound = ctx.resolve(spec)
-    if isinstance(bound, BindError):
-        related = (bound.related,) if bound.related else ()
-        raise ClaimError(bound.code, field, f"{name}: {bound.message}", bound.hint, related)
-    declared = ctx.system.units.get(name)
-    if declared is None:
-        raise ClaimError("EQ003", field, f"symbol {name} has no usable unit")
-    if declared.dims != bound.dims:
-        raise ClaimError("EQ012", field, f"{name} is declared {declared.text} "
-                         f"({format_dims(declared.dims)}) but is bound to {bound.shown} "
-                         f"({format_dims(bound.dims)})", "bind a field with a matching unit",
-                         ctx.related)
-    return sp.Rational(bound.value.numerator, bound.value.denominator)
+def _rational(value: Fraction) -> sp.Rational:
+    return sp.Rational(value.numerator, value.denominator)
 
 
-def compare(computed: sp.Expr, claimed: Fraction, spec: Mapping[str, Any]) -> tuple[bool, str]:
-    """Compare under `round`, `rel_tol` or `abs_tol` (else exactly); say how."""
-    value = sp.Rational(claimed.numerator, claimed.denominator)
-    if "round" in spec:
-        step = sp.Rational(str(spec["round"]))
-        if step <= 0:
-            raise ClaimError("EQ001", "expect/round", f"round must be positive, not {step}")
-        rounded = sp.floor(computed / step + sp.Rational(1, 2)) * step
-        return rounded == value, f"rounded to a multiple of {step}: {rounded}"
-    if "rel_tol" in spec:
-        tol = sp.Rational(str(spec["rel_tol"]))
-        error = abs(computed - value) / abs(value) if value else abs(computed)
-        return bool(error <= tol), f"relative error {sp.N(error, 3)} vs rel_tol {tol}"
-    if "abs_tol" in spec:
-        tol = sp.Rational(str(spec["abs_tol"]))
-        return bool(abs(computed - value) <= tol), f"abs_tol {tol}"
-    return computed == value, "exact comparison"
+def _fraction(value: sp.Rational) -> Fraction:
+    return Fraction(int(value.p), int(value.q))
 
 
 def _numeric(ctx: Context) -> tuple[str, str, str, str]:
@@ -224,34 +145,7 @@ def _numeric(ctx: Context) -> tuple[str, str, str, str]:
     if missing:
         raise ClaimError("EQ010", "bind", f"symbols not bound: {', '.join(missing)}",
                          "bind each symbol to a record field or a {value, unit}", ctx.related)
-    expect = ctx.claim.get("expect")
-    if not isinstance(expect, Mapping):
-        raise ClaimError("EQ001", "expect", "numeric claim needs expect: {value, unit}")
-    claimed, unit = _expected(ctx, expect, dims)
-    shown = rational_value(computed) / sp.Rational(unit.factor.numerator, unit.factor.denominator)
-    ok, how = compare(shown, claimed, expect)
-    suffix = "" if unit.text == "1" else f" {unit.text}"
-    claimed_text = f"{expect.get('value')}{suffix}"
-    computed_text = f"{number_text(shown)}{suffix}"
-    detail = f"computed {computed_text}, claimed {claimed_text} ({how})"
-    return (PROVED if ok else REFUTED), detail, claimed_text, computed_text
-
-
-def _expected(ctx: Context, expect: Mapping[str, Any], dims: Dims):
-    try:
-        claimed = exact_number(expect.get("value"))
-    except ValueError:
-        raise ClaimError("EQ001", "expect/value", f"expected value {expect.get('value')!r} "
-                         "is not a number", "write 1.0e+9, not 1e9") from None
-    try:
-        unit = parse_unit(expect.get("unit", "1"))
-    except UnitError as exc:
-        raise ClaimError("EQ003", "expect/unit", str(exc), exc.hint) from None
-    if unit.dims != dims:
-        raise ClaimError("EQ012", "expect/unit", f"the result is {format_dims(dims)} but expect "
-                         f"is in {unit.text} ({format_dims(unit.dims)})",
-                         "state the expected value in a unit of the result's dimension")
-    return claimed, unit
+    return judge_numeric(_fraction(rational_value(computed)), ctx.claim.get("expect"), dims)
 
 
 def _scaling(ctx: Context) -> tuple[str, str, str, str]:
@@ -343,7 +237,7 @@ def _judge_factor(ctx: Context, ratio: sp.Expr) -> tuple[str, str, str, str]:
     claimed_text = f"factor {claimed_spec}"
     computed_text = f"factor {number_text(ratio) if ratio.is_number else short(ratio)}"
     if ratio.is_Rational and isinstance(claimed_spec, (int, float)):
-        ok, how = compare(ratio, exact_number(claimed_spec), ctx.claim)
+        ok, how = compare(_fraction(ratio), exact_number(claimed_spec), ctx.claim)
         state = PROVED if ok else REFUTED
         detail = f"{computed_text}, claimed {claimed_spec} ({how})"
         return state, detail, claimed_text, computed_text
@@ -369,7 +263,7 @@ def _ratio(changed: sp.Expr, original: sp.Expr, values: dict[sp.Symbol, sp.Ratio
 
 def _changed(ctx: Context, name: str, spec: Any) -> sp.Expr:
     if isinstance(spec, Mapping) or (isinstance(spec, str) and "#" in spec):
-        return _bound_value(ctx, name, spec, f"change/{name}")
+        return _rational(bound_value(ctx, name, spec, f"change/{name}"))
     if isinstance(spec, (int, float)) and not isinstance(spec, bool):
         return sp.Rational(str(spec))
     try:
