@@ -17,7 +17,7 @@ changed symbols.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from fractions import Fraction
 from typing import Any
 
@@ -57,15 +57,23 @@ __all__ = ["CODES", "ClaimError", "Context", "check_claims", "compare", "target"
 LAWS = {"proportional": 1, "inverse": -1, "constant": 0}
 
 
-def check_claims(system: System, claims: Any, resolve: Resolver) -> None:
-    """Check every claim of a record, adding items and issues to `system`."""
+def check_claims(system: System, claims: Any, resolve: Resolver,
+                 on_claim: Callable[[Context, int, int], None] | None = None) -> None:
+    """Check every claim of a record, adding items and issues to `system`.
+
+    `on_claim(context, items_before, issues_before)` is called after each claim
+    (planbuild.py uses it to keep each claim's share of the items and issues).
+    """
     if not isinstance(claims, list):
         return
     for index, claim in enumerate(claims):
         if isinstance(claim, Mapping):
             context = Context(system, resolve, claim, pointer_join("/claims", index))
             context.related = related_locations(claim, resolve)
+            before = len(system.items), len(system.issues)
             _check_claim(context, str(claim.get("id", index)))
+            if on_claim is not None:
+                on_claim(context, *before)
 
 
 def _check_claim(ctx: Context, claim_id: str) -> None:

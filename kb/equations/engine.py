@@ -2,8 +2,12 @@
 
 `analyse(kb)` is memoised per KnowledgeBase object, so the dozen EQ rules share
 one pass. Per record the result is cached by content hash (see cache.py); on a
-hit nothing symbolic runs and SymPy is not even imported. `STATS` counts the
-records whose checks really ran, which is what the cache tests assert on.
+hit nothing symbolic runs and SymPy is not even imported. On a miss whose
+equation sections are unchanged (only the values its claims bind changed), the
+record's plan, cached by the content of those sections alone, re-checks it with
+fractions (plan.py), still without SymPy; only records without a usable plan
+run symbolically. `STATS` counts records served from the cache ("cached"), from
+plans ("planned") and really checked ("symbolic"); the cache tests assert on it.
 """
 
 from __future__ import annotations
@@ -17,13 +21,14 @@ from typing import Any
 from kb.equations.bind import BindError, Bound, referenced_records, resolve
 from kb.equations.cache import ResultCache, content_key
 from kb.equations.figures import check_model
+from kb.equations.plan import PLAN_FORMAT, run_plan
 from kb.equations.results import Issue, Item
 from kb.findings import Location
 from kb.model import KnowledgeBase, Record
 from kb.recordcache import cache_dir
 
 SECTIONS = ("symbols", "equations", "derivations", "claims")
-STATS: dict[str, int] = {"symbolic": 0, "cached": 0}
+STATS: dict[str, int] = {"symbolic": 0, "cached": 0, "planned": 0}
 
 
 @dataclass
@@ -67,7 +72,7 @@ def analyse(kb: KnowledgeBase, use_cache: bool = True) -> Analysis:
         return memo[1]
     cache = ResultCache(cache_dir(kb.root) if use_cache else None)
     analysis = Analysis()
-    pending: dict[str, str] = {}
+    pending: dict[str, tuple[str, str]] = {}
     for record in kb:
         _index_bindings(analysis, record)
         result = _analyse_record(kb, record, cache, pending)
@@ -79,19 +84,22 @@ def analyse(kb: KnowledgeBase, use_cache: bool = True) -> Analysis:
     return analysis
 
 
-def _run_pending(kb: KnowledgeBase, pending: dict[str, str], cache: ResultCache,
+def _run_pending(kb: KnowledgeBase, pending: dict[str, tuple[str, str]], cache: ResultCache,
                  analysis: Analysis) -> None:
     """Check the records the cache could not answer, on several cores when worth it."""
     from kb.equations.parallel import map_records
 
-    def job(record_id: str) -> dict[str, Any]:
-        record = kb.records[record_id]
-        return _to_json(run_record(record, lambda spec: resolve(kb, spec)))
+    def job(record_id: str) -> tuple[dict[str, Any], Any]:
+        result, plan = run_record_with_plan(kb.records[record_id], lambda s: resolve(kb, s))
+        return _to_json(result), plan
 
     ids = sorted(pending)
-    for record_id, data in zip(ids, map_records(job, ids), strict=True):
+    for record_id, (data, plan) in zip(ids, map_records(job, ids), strict=True):
         STATS["symbolic"] += 1
-        cache.put(pending[record_id], data)
+        result_key, plan_key = pending[record_id]
+        cache.put(result_key, data)
+        if plan is not None:
+            cache.put(plan_key, plan)
         analysis.results[record_id] = _from_json(data)
 
 
@@ -105,7 +113,7 @@ def has_equations(record: Record) -> bool:
 
 
 def _analyse_record(kb: KnowledgeBase, record: Record, cache: ResultCache,
-                    pending: dict[str, str]) -> RecordResult | None:
+                    pending: dict[str, tuple[str, str]]) -> RecordResult | None:
     """Return a cheap or cached result now; queue the record in `pending` otherwise."""
     if record.kind == "model":
         items, issues = check_model(record.data)
@@ -113,52 +121,46 @@ def _analyse_record(kb: KnowledgeBase, record: Record, cache: ResultCache,
     if not has_equations(record):
         return None
     resolved = _resolve_all(kb, record)
-    key = content_key({"path": record.path, "sections": {s: record.data.get(s) for s in SECTIONS},
+    sections = {s: record.data.get(s) for s in SECTIONS}
+    key = content_key({"path": record.path, "sections": sections,
                        "bindings": {spec: _bound_key(b) for spec, b in resolved.items()}})
     cached = cache.get(key)
     if cached is not None:
         STATS["cached"] += 1
         return _from_json(cached)
-    pending[record.id] = key
+    plan_key = content_key({"plan": PLAN_FORMAT, "sections": sections})
+    plan = cache.get(plan_key)
+    if isinstance(plan, Mapping):
+        def resolver(spec: Any) -> Bound | BindError:
+            known = resolved.get(spec) if isinstance(spec, str) else None
+            return known if known is not None else resolve(kb, spec)
+
+        result = run_planned(record, plan, resolver)
+        if result is not None:
+            STATS["planned"] += 1
+            cache.put(key, _to_json(result))
+            return result
+    pending[record.id] = (key, plan_key)
     return None
 
 
 def run_record(record: Record, resolver: Any) -> RecordResult:
     """Run every symbolic check of one record (no cache)."""
-    from kb.equations.claims import check_claims
-    from kb.equations.derive import check_derivations
-    from kb.equations.system import build_system
-
-    system = build_system(record.data)
-    _check_derivations_once(system, record.data, check_derivations)
-    check_claims(system, record.data.get("claims"), resolver)
-    return RecordResult(record.id, record.path, system.items, system.issues)
+    return run_record_with_plan(record, resolver)[0]
 
 
-# Derivation results by the exact text of (symbols, equations, derivations): records that
-# share their maths (a family of flop classes) are re-derived once per process, not once
-# each. Derivations bind nothing, so their items and issues depend on these sections only.
-_DERIVED: dict[str, tuple[list[Any], list[Any]]] = {}
-_DERIVED_MAX = 4096
+def run_record_with_plan(record: Record, resolver: Any) -> tuple[RecordResult, Any]:
+    """Run every symbolic check of one record; also return its plan (None if it has none)."""
+    from kb.equations.planbuild import check_record
+
+    system, plan = check_record(record.data, resolver)
+    return RecordResult(record.id, record.path, system.items, system.issues), plan
 
 
-def _check_derivations_once(system: Any, data: Any, check_derivations: Any) -> None:
-    try:
-        key = json.dumps([data.get(s) for s in ("symbols", "equations", "derivations")],
-                         default=repr)
-    except (TypeError, ValueError):  # unusual keys: just check
-        check_derivations(system, data.get("derivations"))
-        return
-    known = _DERIVED.get(key)
-    if known is None:
-        items, issues = len(system.items), len(system.issues)
-        check_derivations(system, data.get("derivations"))
-        if len(_DERIVED) >= _DERIVED_MAX:
-            _DERIVED.clear()
-        known = _DERIVED[key] = (system.items[items:], system.issues[issues:])
-    else:
-        system.items.extend(known[0])
-        system.issues.extend(known[1])
+def run_planned(record: Record, plan: Mapping[str, Any], resolver: Any) -> RecordResult | None:
+    """Re-check a record from its plan, without SymPy; None if the plan cannot answer."""
+    found = run_plan(plan, record.data, resolver)
+    return None if found is None else RecordResult(record.id, record.path, *found)
 
 
 def binding_specs(record: Record) -> Iterator[tuple[str, str, Any]]:

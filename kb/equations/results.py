@@ -2,12 +2,15 @@
 
 An `Item` is one checked equation, derivation step, claim or derived figure,
 with its state (proved | refuted | unverified | invalid), a detail sentence and
-the claimed and computed values, for the site, the ledger and `kb calc`.
+the claimed and computed values, for the site, the ledger and `kb calc`. Both
+round-trip through JSON (the result cache and plans keep them so).
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from collections.abc import Mapping
+from dataclasses import asdict, dataclass
+from typing import Any
 
 from kb.findings import Location
 
@@ -38,3 +41,20 @@ class Item:
     computed: str = ""
 
 
+
+
+def item_json(item: Item) -> dict[str, str]:
+    return asdict(item)
+
+
+def issue_json(issue: Issue) -> dict[str, Any]:
+    return asdict(issue)
+
+
+def item_from(data: Mapping[str, Any]) -> Item:
+    return Item(**data)
+
+
+def issue_from(data: Mapping[str, Any]) -> Issue:
+    return Issue(data["code"], data["pointer"], data["message"], data["hint"],
+                 tuple(Location(**loc) for loc in data["related"]))

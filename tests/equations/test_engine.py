@@ -33,9 +33,14 @@ def test_second_run_with_nothing_changed_does_no_symbolic_work(
     second = engine.analyse(_kb(tmp_path))
     assert engine.STATS["symbolic"] == before + 1
     assert second.results["flops/x"].items == first.results["flops/x"].items
+    planned = engine.STATS["planned"]
     changed = engine.analyse(_kb(tmp_path, bandwidth=3.0))
-    assert engine.STATS["symbolic"] == before + 2
+    assert engine.STATS["symbolic"] == before + 1  # only the bound value changed: the plan
+    assert engine.STATS["planned"] == planned + 1
     assert [i.code for i in changed.results["flops/x"].issues] == ["EQ007"]
+    fresh = engine.analyse(_kb(tmp_path, bandwidth=3.0), use_cache=False).results["flops/x"]
+    assert (changed.results["flops/x"].items, changed.results["flops/x"].issues) == (
+        fresh.items, fresh.issues)
 
 
 def test_a_corrupt_cache_is_a_miss(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

@@ -1,0 +1,132 @@
+"""A record's symbolic check, leaving behind the plan that re-checks new bound values.
+
+`check_record` runs what the engine always ran (symbols and equations, the
+derivations, every claim) and, while it is at it, writes the record's plan
+(see plan.py): the items and issues that do not depend on bound values, and for
+each numeric claim that binds, its expression with definitions expanded and the
+bound symbols kept, compiled to an exact tree (exact.py). Anything that is not
+exact arithmetic on rationals (sqrt, log, a large power, an effect claim, a
+claim that timed out or whose target is malformed) is marked symbolic, and a
+plan with a symbolic claim is not kept: that record always takes this path.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from typing import Any
+
+import sympy as sp
+
+from kb.equations.claimbase import Context, Resolver
+from kb.equations.claims import check_claims, target
+from kb.equations.derive import check_derivations
+from kb.equations.exact import MAX_POWER
+from kb.equations.plan import PLAN_FORMAT
+from kb.equations.results import issue_json, item_json
+from kb.equations.system import System, build_system
+from kb.equations.timeout import run_with_budget
+
+
+class NotExact(ValueError):
+    """An expression with an operation that fractions cannot evaluate exactly."""
+
+
+Plan = dict[str, Any]
+
+
+def check_record(data: Mapping[str, Any], resolve: Resolver) -> tuple[System, Plan | None]:
+    """Run every symbolic check of one record; return the system and its plan (or None)."""
+    system = build_system(data)
+    check_derivations_once(system, data)
+    plan: dict[str, Any] = {
+        "format": PLAN_FORMAT, "symbols": list(system.symbols),
+        "units": {name: unit.text for name, unit in system.units.items()},
+        "items": [item_json(i) for i in system.items],
+        "issues": [issue_json(i) for i in system.issues], "claims": []}
+
+    def on_claim(ctx: Context, items: int, issues: int) -> None:
+        plan["claims"].append(_entry(ctx, system, items, issues))
+
+    check_claims(system, data.get("claims"), resolve, on_claim)
+    usable = all("symbolic" not in entry for entry in plan["claims"]) and not any(
+        "timeout" in item["detail"] for item in plan["items"])
+    return system, plan if usable else None
+
+
+def _entry(ctx: Context, system: System, items: int, issues: int) -> dict[str, Any]:
+    """One claim's part of the plan (after the claim was checked symbolically)."""
+    new_items, new_issues = system.items[items:], system.issues[issues:]
+    if any("timeout" in item.detail for item in new_items):
+        return {"symbolic": True}
+    if not _binds(ctx.claim):
+        return {"fixed": {"items": [item_json(i) for i in new_items],
+                          "issues": [issue_json(i) for i in new_issues]}}
+    if str(ctx.claim.get("kind")) == "numeric":
+        compiled = _compile(ctx)
+        if compiled is not None:
+            return compiled
+    return {"symbolic": True}
+
+
+def _binds(claim: Mapping[str, Any]) -> bool:
+    """Whether the claim's result can depend on another record or a bound value."""
+    return any(isinstance(claim.get(f), Mapping) and claim.get(f) for f in ("bind", "change"))
+
+
+def _compile(ctx: Context) -> dict[str, Any] | None:
+    """The numeric claim's target as an exact tree and its dims, or None."""
+    symbols, bind = ctx.system.symbols, ctx.claim.get("bind")
+    keep = {symbols[name] for name in (bind if isinstance(bind, Mapping) else ())
+            if isinstance(name, str) and name in symbols}
+    try:
+        expr, dims = run_with_budget(lambda: target(ctx, keep))
+        tree = to_tree(expr)
+    except Exception:  # malformed target, timeout, inexact: the symbolic path words it
+        return None
+    return {"numeric": tree, "dims": [[base, str(exponent)] for base, exponent in dims]}
+
+
+def to_tree(expr: sp.Expr) -> list[Any]:
+    """Compile a SymPy expression to exact.py's tree, or raise NotExact."""
+    if expr.is_Rational:
+        return ["n", str(expr)]
+    if expr.is_Symbol:
+        return ["s", expr.name]
+    if isinstance(expr, sp.Add):
+        return ["+", *(to_tree(a) for a in expr.args)]
+    if isinstance(expr, sp.Mul):
+        return ["*", *(to_tree(a) for a in expr.args)]
+    if isinstance(expr, sp.Pow) and expr.exp.is_Integer and abs(int(expr.exp)) <= MAX_POWER:
+        return ["^", to_tree(expr.base), int(expr.exp)]
+    for kind, name in ((sp.Max, "max"), (sp.Min, "min"), (sp.floor, "floor"),
+                       (sp.ceiling, "ceil")):
+        if isinstance(expr, kind):
+            return [name, *(to_tree(a) for a in expr.args)]
+    raise NotExact(f"{type(expr).__name__} is not exact arithmetic")
+
+
+# Derivation results by the exact text of (symbols, equations, derivations): records that
+# share their maths (a family of flop classes) are re-derived once per process, not once
+# each. Derivations bind nothing, so their items and issues depend on these sections only.
+_DERIVED: dict[str, tuple[list[Any], list[Any]]] = {}
+_DERIVED_MAX = 4096
+
+
+def check_derivations_once(system: System, data: Mapping[str, Any]) -> None:
+    try:
+        key = json.dumps([data.get(s) for s in ("symbols", "equations", "derivations")],
+                         default=repr)
+    except (TypeError, ValueError):  # unusual keys: just check
+        check_derivations(system, data.get("derivations"))
+        return
+    known = _DERIVED.get(key)
+    if known is None:
+        items, issues = len(system.items), len(system.issues)
+        check_derivations(system, data.get("derivations"))
+        if len(_DERIVED) >= _DERIVED_MAX:
+            _DERIVED.clear()
+        known = _DERIVED[key] = (system.items[items:], system.issues[issues:])
+    else:
+        system.items.extend(known[0])
+        system.issues.extend(known[1])
