@@ -2,7 +2,10 @@
 
 The body of `build` is the site's table of contents. Each `write_*` step renders
 one page type from its context builder; nothing here validates (the `kb build`
-command refuses a knowledge base with errors before it calls this).
+command refuses a knowledge base with errors before it calls this). Record
+pages, record JSON and kind indexes are rendered only when their inputs changed
+since the last build (kb.sitegen.deps, kb.sitegen.manifest); the few site-wide
+pages (home, charts, search, ...) are rendered every time.
 """
 
 from __future__ import annotations
@@ -16,12 +19,14 @@ from pathlib import Path
 from typing import Any
 
 from kb.findings import Finding, Severity
-from kb.model import KINDS, KnowledgeBase
+from kb.model import KINDS, KnowledgeBase, Record
 from kb.sitegen import urls
 from kb.sitegen.catalogue import registered_rules, rule_entries
+from kb.sitegen.deps import PageInputs
+from kb.sitegen.manifest import MANIFEST, Manifest, fingerprint, load_manifest
 from kb.sitegen.methodology import SEED_PATH, methodology_blocks
 from kb.sitegen.output import SiteWriter, staged_output
-from kb.sitegen.record_page import latest_changes, record_context
+from kb.sitegen.record_page import charts_and_ledger, latest_changes, record_context
 from kb.sitegen.render import THEME_DIR, make_environment, render_page
 from kb.sitegen.search import search_index_script
 from kb.sitegen.tables import hardware_table, kind_table
@@ -39,12 +44,22 @@ class Site:
     root: Path
     findings: list[Finding]
     writer: SiteWriter
-    env: Any = None
-    charts: list[dict[str, Any]] = field(default_factory=list)
+    env: Any
+    inputs: PageInputs
+    previous: Manifest
+    manifest: Manifest = field(default_factory=Manifest)
+    charts: dict[str, list[dict[str, Any]]] = field(default_factory=dict)
+    rendered: list[str] = field(default_factory=list)
 
     def page(self, template: str, page: str, **context: Any) -> None:
         html = render_page(self.env, template, page, {**self.common, **context})
         self.writer.write_text(page, html)
+        self.rendered.append(page)
+
+    def reuse(self, page: str, key: str) -> bool:
+        """Record the page's key; keep last build's file if it was made from the same inputs."""
+        self.manifest.pages[page] = key
+        return self.previous.pages.get(page) == key and self.writer.reuse(page)
 
     @cached_property
     def common(self) -> dict[str, Any]:
@@ -59,6 +74,7 @@ class BuildReport:
     out_dir: Path
     written: list[str] = field(default_factory=list)
     kept: list[str] = field(default_factory=list)
+    rendered: list[str] = field(default_factory=list)
 
 
 def build(
@@ -77,7 +93,9 @@ def build(
     """
     repo = Path(repo_root) if repo_root is not None else Path(kb.root).resolve().parent
     with staged_output(Path(out_dir)) as writer:
-        site = Site(kb, repo, list(findings), writer, make_environment(theme))
+        inputs = PageInputs(kb, fingerprint(theme))
+        site = Site(kb, repo, list(findings), writer, make_environment(theme), inputs,
+                    load_manifest(writer.previous))
         write_static(site, theme)
         write_home(site)
         write_kind_indexes(site)
@@ -88,7 +106,8 @@ def build(
         write_methodology(site)
         write_schemas(site)
         write_search(site)
-    return BuildReport(Path(out_dir), writer.written, writer.kept)
+        writer.write_text(MANIFEST, site.manifest.to_text())
+    return BuildReport(Path(out_dir), writer.written, writer.kept, site.rendered)
 
 
 def write_static(site: Site, theme: Path) -> None:
@@ -103,19 +122,35 @@ def write_home(site: Site) -> None:
 
 def write_kind_indexes(site: Site) -> None:
     for kind in KINDS:
+        if site.reuse(urls.kind_index(kind), site.inputs.kind_key(kind)):
+            continue
         site.page("kind_index.html", urls.kind_index(kind), kind=kind,
                   table=kind_table(site.kb, kind))
 
 
 def write_record_pages(site: Site, progress: Progress | None) -> None:
     for record in site.kb:
-        context = record_context(record, site.kb)
-        site.page("record.html", urls.record_page(record.id), **context)
-        site.charts.extend({"record": record, "url": urls.record_page(record.id), "chart": chart}
-                           for chart in context["charts"])
-        site.writer.write_text(urls.record_json(record.id), record_json(record.data))
+        write_record_page(site, record)
+        json_page = urls.record_json(record.id)
+        if not site.reuse(json_page, site.inputs.json_key(record)):
+            site.writer.write_text(json_page, record_json(record.data))
+            site.rendered.append(json_page)
         if progress is not None:
             progress(1)
+
+
+def write_record_page(site: Site, record: Record) -> None:
+    """Render a record's page, or keep last build's if its inputs are unchanged."""
+    page, key = urls.record_page(record.id), site.inputs.record_key(record)
+    anchors = site.previous.charts.get(record.id)
+    site.manifest.pages[page] = key
+    if anchors is not None and site.reuse(page, key):
+        site.manifest.charts[record.id] = anchors
+        return
+    context = record_context(record, site.kb)
+    site.page("record.html", page, **context)
+    site.charts[record.id] = context["charts"]
+    site.manifest.charts[record.id] = [str(chart["anchor"]) for chart in context["charts"]]
 
 
 def write_hardware_table(site: Site) -> None:
@@ -123,8 +158,28 @@ def write_hardware_table(site: Site) -> None:
 
 
 def write_charts(site: Site) -> None:
-    shown, listed = site.charts[:CHARTS_INLINE], site.charts[CHARTS_INLINE:]
+    entries = chart_entries(site)
+    shown, listed = entries[:CHARTS_INLINE], entries[CHARTS_INLINE:]
     site.page("charts.html", urls.CHARTS, entries=shown, more=listed)
+
+
+def chart_entries(site: Site) -> list[dict[str, Any]]:
+    """Every chart in record order; the list past the first few needs only anchors.
+
+    A kept record page left its charts' anchors in the manifest; the charts drawn
+    inline are recomputed for such a record (a handful, not every flop class).
+    """
+    entries: list[dict[str, Any]] = []
+    for record in site.kb:
+        anchors = site.manifest.charts.get(record.id, [])
+        charts = site.charts.get(record.id)
+        if charts is None and anchors and len(entries) < CHARTS_INLINE:
+            charts = charts_and_ledger(record, site.kb)["charts"]
+        if charts is None:
+            charts = [{"anchor": anchor} for anchor in anchors]
+        url = urls.record_page(record.id)
+        entries.extend({"record": record, "url": url, "chart": chart} for chart in charts)
+    return entries
 
 
 def write_rules_catalogue(site: Site) -> None:

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import os
 import shutil
+import stat
 import tempfile
 import time
 from collections.abc import Iterator
@@ -29,18 +30,40 @@ class SiteWriter:
     previous: Path | None
     written: list[str] = field(default_factory=list)
     kept: list[str] = field(default_factory=list)
+    _folders: set[Path] = field(default_factory=set, repr=False)
 
     def write_text(self, relpath: str, text: str) -> None:
         self.write_bytes(relpath, text.encode("utf-8"))
 
     def write_bytes(self, relpath: str, data: bytes) -> None:
-        target = self.staging / _safe_relative(relpath)
-        target.parent.mkdir(parents=True, exist_ok=True)
+        target = self._target(relpath)
         if self._keep_previous(relpath, target, data):
             self.kept.append(relpath)
             return
         target.write_bytes(data)
         self.written.append(relpath)
+
+    def reuse(self, relpath: str) -> bool:
+        """Keep the previous build's file as it is, unread (its inputs did not change)."""
+        if self.previous is None:
+            return False
+        old = self.previous / _safe_relative(relpath)
+        target = self._target(relpath)
+        try:
+            if not stat.S_ISREG(old.lstat().st_mode):  # never carry a link over
+                return False
+            os.link(old, target, follow_symlinks=False)
+        except OSError:
+            return False
+        self.kept.append(relpath)
+        return True
+
+    def _target(self, relpath: str) -> Path:
+        target = self.staging / _safe_relative(relpath)
+        if target.parent not in self._folders:  # one mkdir per folder, not per file
+            target.parent.mkdir(parents=True, exist_ok=True)
+            self._folders.add(target.parent)
+        return target
 
     def _keep_previous(self, relpath: str, target: Path, data: bytes) -> bool:
         if self.previous is None:

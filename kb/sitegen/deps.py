@@ -1,0 +1,133 @@
+"""Which records each page renders from, and a key that changes when any of them does.
+
+A page's key is a hash of the build fingerprint (kb's code, the templates, the
+library versions) and of a stamp per input record (its kind, path and the exact
+content of its data; `-` for an id that names no record, so a record appearing
+there changes the key too). The inputs are computed fresh on every build, from
+the records as they are now:
+
+* a record's page: the record, every record it names (links, bindings, sources),
+  every record that references it ("used by"); for a flop class also what its
+  accelerators name (the chart's interconnects); for a placement every record
+  its ledger reaches, and all interconnects and receipts (the ledger looks
+  receipts up by interconnect and pattern);
+* a record's JSON: the record;
+* a kind's index: its records and what they name (the table's links and badges).
+
+tests/site/test_incremental.py checks these sets against what rendering a page
+actually reads.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Iterable
+from typing import Any
+
+from kb.model import KnowledgeBase, Record, split_binding
+
+MISSING = "-"
+LEDGER_KINDS = ("interconnect", "receipt")  # what kb.ledger scans whole, not by reference
+
+
+def data_stamp(record: Record) -> str:
+    """Hash what a page can show of a record: kind, path and data in authored order.
+
+    The data is hashed rather than the file's digest, so an in-memory change (a
+    test, a tool) is seen; types stay apart (`1`, `1.0`, `true` and `"1"` differ).
+    """
+    try:
+        text = json.dumps([record.kind, record.path, record.data], ensure_ascii=False,
+                          separators=(",", ":"), default=_typed)
+    except (TypeError, ValueError):  # keys JSON cannot hold: repr is as exact, only slower
+        text = repr((record.kind, record.path, record.data))
+    return hashlib.blake2b(text.encode("utf-8"), digest_size=16).hexdigest()
+
+
+def _typed(value: Any) -> str:
+    return f"{type(value).__name__}:{value}"
+
+
+def named_ids(data: Any) -> set[str]:
+    """Every record id a record's values could name (`id` or `id#field`), existing or not."""
+    found: set[str] = set()
+    stack = [data]
+    while stack:
+        node = stack.pop()
+        if isinstance(node, str):
+            if "/" in node and " " not in node:
+                found.add(split_binding(node)[0])
+        elif isinstance(node, dict):
+            stack.extend(node.values())
+        elif isinstance(node, list):
+            stack.extend(node)
+    return found
+
+
+class PageInputs:
+    """The dependency graph of one build: page -> input record ids -> stamps -> key."""
+
+    def __init__(self, kb: KnowledgeBase, fingerprint: str) -> None:
+        self.kb = kb
+        self.fingerprint = fingerprint
+        self.stamps = {record.id: data_stamp(record) for record in kb}
+        self.names = {record.id: named_ids(record.data) for record in kb}
+        self.referrers: dict[str, set[str]] = {}
+        for ref in kb.references:
+            self.referrers.setdefault(ref.target.partition("#")[0], set()).add(ref.source_id)
+        self._kind_stamps: dict[str, str] = {}
+
+    def record_inputs(self, record: Record) -> set[str]:
+        """Ids a record's page renders from (see the module docstring)."""
+        ids = {record.id} | self.names.get(record.id, set()) | self.referrers.get(record.id, set())
+        if record.kind == "flop_class":
+            for named in list(ids):
+                target = self.kb.get(named)
+                if target is not None and target.kind == "accelerator":
+                    ids |= self.names.get(named, set())
+        if record.kind == "placement":
+            ids |= self.reachable(record.id)
+        return ids
+
+    def record_kinds(self, record: Record) -> tuple[str, ...]:
+        """Kinds whose every record a page reads (the ledger's scans)."""
+        return LEDGER_KINDS if record.kind == "placement" else ()
+
+    def reachable(self, start: str) -> set[str]:
+        """Every id reached by following named ids from `start` (its references' references)."""
+        seen, todo = {start}, [start]
+        while todo:
+            for named in self.names.get(todo.pop(), ()):
+                if named not in seen:
+                    seen.add(named)
+                    todo.append(named)
+        return seen
+
+    def record_key(self, record: Record) -> str:
+        return self.key("record", record.id, self.record_inputs(record),
+                        self.record_kinds(record))
+
+    def json_key(self, record: Record) -> str:
+        return self.key("json", record.id, {record.id})
+
+    def kind_key(self, kind: str) -> str:
+        ids: set[str] = set()
+        for record in self.kb.of_kind(kind):
+            ids |= {record.id} | self.names.get(record.id, set())
+        return self.key("kind", kind, ids, (kind,))
+
+    def key(self, page_type: str, name: str, ids: Iterable[str],
+            kinds: Iterable[str] = ()) -> str:
+        parts = [self.fingerprint, page_type, name]
+        parts += [f"{i}={self.stamps.get(i, MISSING)}" for i in sorted(ids)]
+        parts += [f"kind:{k}={self.kind_stamp(k)}" for k in sorted(kinds)]
+        return hashlib.blake2b("\n".join(parts).encode("utf-8"), digest_size=16).hexdigest()
+
+    def kind_stamp(self, kind: str) -> str:
+        """One stamp for the whole set of records of a kind (ids and contents)."""
+        if kind not in self._kind_stamps:
+            text = "\n".join(f"{r.id}={self.stamps[r.id]}" for r in self.kb.of_kind(kind))
+            digest = hashlib.blake2b(text.encode("utf-8"), digest_size=16).hexdigest()
+            self._kind_stamps[kind] = digest
+        return self._kind_stamps[kind]

@@ -1,0 +1,217 @@
+"""Incremental builds: a rebuild re-renders only the pages whose inputs changed, and its
+output is byte-identical to a cold build of the changed records.
+
+Each case edits the records on disk, re-checks them, rebuilds over the previous
+site and builds the same records cold into an empty folder; the two trees must be
+equal file for file. The renderer's `rendered` list says which pages were rendered.
+The last tests check the declared inputs (kb.sitegen.deps) against what rendering
+a page actually reads from the knowledge base.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+import shutil
+import sys
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+from conftest import REPO, copy_repo, load
+
+from kb.model import KINDS, KnowledgeBase, is_valid_id
+from kb.sitegen.build import BuildReport, build
+from kb.sitegen.deps import PageInputs
+from kb.sitegen.record_page import record_context
+from kb.sitegen.tables import kind_table
+
+HOT = "hardware/nvidia-h100-sxm"
+UNRELATED = "records/sources/arxiv-gpipe.html"
+
+
+def tree(folder: Path) -> dict[str, str]:
+    return {p.relative_to(folder).as_posix(): hashlib.sha256(p.read_bytes()).hexdigest()
+            for p in sorted(folder.rglob("*")) if p.is_file()}
+
+
+def edit(records: Path, record_id: str, change: Callable[[str], str]) -> None:
+    path = records / f"{record_id}.yaml"
+    before = path.read_text(encoding="utf-8")
+    after = change(before)
+    assert after != before, f"the edit of {record_id} changed nothing"
+    path.write_text(after, encoding="utf-8")
+
+
+def rebuild_and_compare(root: Path, out: Path, cold: Path) -> BuildReport:
+    """Rebuild `out` incrementally and `cold` from nothing; their trees must be identical."""
+    kb, _ = load(root / "records")
+    report = build(kb, out, repo_root=root)
+    build(kb, cold, repo_root=root)
+    assert tree(out) == tree(cold)
+    return report
+
+
+@pytest.fixture()
+def site(tmp_path: Path) -> tuple[Path, Path, BuildReport]:
+    root = copy_repo(tmp_path / "repo")
+    kb, _ = load(root / "records")
+    out = tmp_path / "_site"
+    return root, out, build(kb, out, repo_root=root)
+
+
+def test_a_cold_build_renders_every_page_and_an_unchanged_rebuild_none(
+    site: tuple[Path, Path, BuildReport],
+) -> None:
+    root, out, first = site
+    assert f"records/{HOT}.html" in first.rendered and UNRELATED in first.rendered
+    kb, _ = load(root / "records")
+    again = build(kb, out, repo_root=root)
+    assert [p for p in again.rendered if p.startswith("records/")] == []
+    assert again.written == []
+
+
+def test_a_changed_figure_re_renders_its_dependents_only(
+    site: tuple[Path, Path, BuildReport], tmp_path: Path,
+) -> None:
+    root, out, first = site
+    edit(root / "records", HOT, lambda t: t.replace("bandwidth: {value: 3350,",
+                                                   "bandwidth: {value: 3351,", 1))
+    report = rebuild_and_compare(root, out, tmp_path / "cold")
+    rendered = set(report.rendered)
+    assert {f"records/{HOT}.html", f"records/{HOT}.json", "records/hardware/index.html"} <= rendered
+    # a flop class that binds the accelerator's bandwidth shows it in its claims and chart
+    assert "records/flops/decode-weight-read.html" in rendered
+    assert UNRELATED not in rendered and "records/sources/index.html" not in rendered
+    assert f"records/{HOT}.json" in report.written
+    record_pages = [p for p in rendered if p.startswith("records/") and p.endswith(".html")]
+    assert 0 < len(record_pages) < len(first.rendered) / 4
+
+
+def test_a_retitled_source_re_renders_the_pages_that_link_it(
+    site: tuple[Path, Path, BuildReport], tmp_path: Path,
+) -> None:
+    root, out, _ = site
+    source = "sources/gcp-tpu-v5e"
+    edit(root / "records", source, lambda t: re.sub(r"(?m)^title: .*$", "title: Renamed doc", t,
+                                                    count=1))
+    report = rebuild_and_compare(root, out, tmp_path / "cold")
+    assert "records/hardware/google-tpu-v5e.html" in report.rendered  # its badges link it
+    assert "Renamed doc" in (out / "records/hardware/google-tpu-v5e.html").read_text()
+    assert UNRELATED not in report.rendered
+
+
+def test_a_new_referrer_and_a_removed_record_change_the_pages_that_show_them(
+    site: tuple[Path, Path, BuildReport], tmp_path: Path,
+) -> None:
+    root, out, _ = site
+    records = root / "records"
+    copy = (records / "receipts/azure-nd-h100-v5-hbm-bandwidth.yaml").read_text(encoding="utf-8")
+    (records / "receipts/azure-nd-h100-v5-hbm-bandwidth-copy.yaml").write_text(
+        copy.replace("id: receipts/azure-nd-h100-v5-hbm-bandwidth",
+                     "id: receipts/azure-nd-h100-v5-hbm-bandwidth-copy"), encoding="utf-8")
+    (records / "sources/arxiv-gpipe.yaml").unlink()
+    report = rebuild_and_compare(root, out, tmp_path / "cold")
+    assert f"records/{HOT}.html" in report.rendered  # "used by" lists the new receipt
+    assert "hbm-bandwidth-copy" in (out / f"records/{HOT}.html").read_text()
+    assert not (out / UNRELATED).exists()
+
+
+def test_a_changed_template_re_renders_everything(
+    site: tuple[Path, Path, BuildReport], tmp_path: Path,
+) -> None:
+    root, out, first = site
+    theme = tmp_path / "theme"
+    shutil.copytree(REPO / "site", theme)
+    base = theme / "templates" / "base.html"
+    base.write_text(base.read_text(encoding="utf-8").replace("compute-placement tax",
+                                                              "placement tax"), encoding="utf-8")
+    kb, _ = load(root / "records")
+    report = build(kb, out, repo_root=root, theme=theme)
+    assert sorted(report.rendered) == sorted(first.rendered)
+    build(kb, tmp_path / "cold", repo_root=root, theme=theme)
+    assert tree(out) == tree(tmp_path / "cold")
+
+
+def test_a_damaged_manifest_means_a_full_build(
+    site: tuple[Path, Path, BuildReport],
+) -> None:
+    root, out, first = site
+    (out / ".kb-build-manifest.json").write_text("{not json", encoding="utf-8")
+    kb, _ = load(root / "records")
+    report = build(kb, out, repo_root=root)
+    assert sorted(report.rendered) == sorted(first.rendered)
+
+
+def test_the_synthetic_hot_record_rebuild_matches_a_cold_build(tmp_path: Path) -> None:
+    sys.path.insert(0, str(REPO / "bench"))
+    import make_corpus
+
+    make_corpus.write_corpus(150, tmp_path / "corpus")
+    root, out = tmp_path / "corpus", tmp_path / "_site"
+    kb, _ = load(root / "records")
+    first = build(kb, out, repo_root=root)
+    edit(root / "records", make_corpus.HOT_HARDWARE,
+         lambda t: re.sub(r"(\n  bandwidth: \{value: )(\d+)",
+                          lambda m: f"{m.group(1)}{int(m.group(2)) + 1}", t, count=1))
+    report = rebuild_and_compare(root, out, tmp_path / "cold")
+    pages = [p for p in report.rendered if p.endswith(".html") and p.count("/") == 2]
+    assert 0 < len(pages) < len(first.rendered) / 3
+
+
+class TrackingKB(KnowledgeBase):
+    """A knowledge base that logs which records and kinds a page reads."""
+
+    read: set[str]
+    kinds: set[str]
+
+    def get(self, record_id: str):  # type: ignore[no-untyped-def]
+        if is_valid_id(record_id):  # anything else can never name a record
+            self.read.add(record_id)
+        return super().get(record_id)
+
+    def of_kind(self, kind: str):  # type: ignore[no-untyped-def]
+        self.kinds.add(kind)
+        return super().of_kind(kind)
+
+
+def tracking(kb: KnowledgeBase) -> TrackingKB:
+    from kb.equations.engine import analyse
+
+    tracked = TrackingKB(kb.root, kb.records, kb.duplicates, kb.references)
+    tracked.read, tracked.kinds = set(), set()
+    analyse(tracked)  # the whole-base analysis the checker already ran, outside any page
+    return tracked
+
+
+def corpora(tmp_path: Path) -> list[KnowledgeBase]:
+    sys.path.insert(0, str(REPO / "bench"))
+    import make_corpus
+
+    make_corpus.write_corpus(120, tmp_path / "corpus")
+    shipped = copy_repo(tmp_path / "repo") / "records"
+    return [load(shipped)[0], load(tmp_path / "corpus" / "records")[0]]
+
+
+def test_a_record_page_reads_only_its_declared_inputs(tmp_path: Path) -> None:
+    for kb in corpora(tmp_path):
+        tracked = tracking(kb)
+        inputs = PageInputs(tracked, "test")
+        for record in list(tracked):
+            tracked.read.clear()
+            tracked.kinds.clear()
+            record_context(record, tracked)
+            assert tracked.read <= inputs.record_inputs(record), record.id
+            assert tracked.kinds <= set(inputs.record_kinds(record)), record.id
+
+
+def test_a_kind_index_reads_only_its_declared_inputs(tmp_path: Path) -> None:
+    for kb in corpora(tmp_path):
+        tracked, names = tracking(kb), PageInputs(kb, "test").names
+        for kind in KINDS:
+            tracked.read.clear()
+            kind_table(tracked, kind)
+            declared = {r.id for r in kb.of_kind(kind)}
+            for record in kb.of_kind(kind):
+                declared |= names[record.id]
+            assert tracked.read <= declared, kind
