@@ -15,15 +15,14 @@ from __future__ import annotations
 import json
 import weakref
 from collections.abc import Iterator, Mapping
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 from typing import Any
 
 from kb.equations.bind import BindError, Bound, referenced_records, resolve
 from kb.equations.cache import ResultCache, content_key
 from kb.equations.figures import check_model
 from kb.equations.plan import PLAN_FORMAT, run_plan
-from kb.equations.results import Issue, Item
-from kb.findings import Location
+from kb.equations.results import Issue, Item, issue_from, issue_json, item_from, item_json
 from kb.model import KnowledgeBase, Record
 from kb.recordcache import cache_dir
 
@@ -199,12 +198,11 @@ def _index_bindings(analysis: Analysis, record: Record) -> None:
 
 def _to_json(result: RecordResult) -> dict[str, Any]:
     return {"record_id": result.record_id, "path": result.path,
-            "items": [asdict(i) for i in result.items],
-            "issues": [asdict(i) for i in result.issues]}
+            "items": [item_json(i) for i in result.items],
+            "issues": [issue_json(i) for i in result.issues]}
 
 
 def _from_json(data: Mapping[str, Any]) -> RecordResult:
-    issues = [Issue(i["code"], i["pointer"], i["message"], i["hint"],
-                    tuple(Location(**loc) for loc in i["related"])) for i in data["issues"]]
-    items = [Item(**i) for i in data["items"]]
+    issues = [issue_from(i) for i in data["issues"]]
+    items = [item_from(i) for i in data["items"]]
     return RecordResult(data["record_id"], data["path"], items, issues)

@@ -10,6 +10,7 @@ GiB = 2**30 B). Spellings that people read two ways (`Gb`, `b`, `GBps`, `Gbps`,
 from __future__ import annotations
 
 import ast
+import functools
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from fractions import Fraction
@@ -109,6 +110,11 @@ def parse_unit(text: str) -> Unit:
     """Parse a unit string exactly: `GB/s` -> factor 10**9, dims B·s^-1."""
     if not isinstance(text, str):
         raise UnitError(f"unit must be a string, got {type(text).__name__}")
+    return _parse_unit(text)
+
+
+@functools.lru_cache(maxsize=4096)  # a KB repeats a few dozen units ~50 us each to parse
+def _parse_unit(text: str) -> Unit:
     clean = text.strip()
     if clean in ("", "1"):
         return Unit(clean or "1", Fraction(1), DIMENSIONLESS)

@@ -1,0 +1,242 @@
+"""Plans: re-checking new bound values without SymPy gives exactly the symbolic results.
+
+Every comparison is of the RecordResult JSON (items and issues, byte for byte:
+states, details, messages, pointers, related locations) between the plan path
+and a fresh symbolic run on the same knowledge base.
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+import os
+import subprocess
+import sys
+from collections.abc import Callable, Mapping
+from fractions import Fraction
+from pathlib import Path
+from typing import Any
+
+import yaml
+from hypothesis import HealthCheck, event, given, settings
+from hypothesis import strategies as st
+
+from kb.equations import engine
+from kb.equations.bind import resolve
+from kb.loader import load_knowledge_base
+from kb.model import KnowledgeBase, Record
+from tests.conftest import REPO, SHIPPED_RECORDS
+from tests.equations.helpers import SYMBOLS, flop, knowledge_base
+
+
+def _resolver(kb: KnowledgeBase) -> Callable[[Any], Any]:
+    return lambda spec: resolve(kb, spec)
+
+
+def _json(result: engine.RecordResult) -> str:
+    return json.dumps(engine._to_json(result), sort_keys=True)
+
+
+def _scaled(data: Any, factor: Fraction) -> Any:
+    """A deep copy with every quantity's value scaled (the bound values change)."""
+    if isinstance(data, Mapping):
+        out = {k: _scaled(v, factor) for k, v in data.items()}
+        value = data.get("value")
+        if "unit" in data and isinstance(value, (int, float)) and not isinstance(value, bool):
+            out["value"] = float(Fraction(repr(value)) * factor)
+        return out
+    if isinstance(data, list):
+        return [_scaled(v, factor) for v in data]
+    return data
+
+
+def _perturbed(kb: KnowledgeBase, factor: Fraction) -> KnowledgeBase:
+    """The same KB with every record that claims do not live in scaled (hardware, links, ...)."""
+    changed = KnowledgeBase(kb.root)
+    for record in kb:
+        data = record.data if engine.has_equations(record) else _scaled(record.data, factor)
+        changed.add(Record(record.id, record.kind, record.path, data))
+    return changed
+
+
+def _check_equivalence(kb: KnowledgeBase, factors: tuple[Fraction, ...]) -> dict[str, int]:
+    """Plan from `kb`; for each factor, plan path == symbolic path on the scaled KB."""
+    counts = {"planned": 0, "fallback": 0, "no plan": 0}
+    plans = {}
+    for record in kb:
+        if engine.has_equations(record):
+            result, plan = engine.run_record_with_plan(record, _resolver(kb))
+            if plan is None:
+                counts["no plan"] += 1
+                continue
+            again = engine.run_planned(record, plan, _resolver(kb))
+            assert again is not None and _json(again) == _json(result), record.id
+            plans[record.id] = json.loads(json.dumps(plan))  # as it comes back from the cache
+    for factor in factors:
+        changed = _perturbed(kb, factor)
+        for record_id, plan in plans.items():
+            record = changed.records[record_id]
+            symbolic = engine.run_record(record, _resolver(changed))
+            planned = engine.run_planned(record, plan, _resolver(changed))
+            if planned is None:
+                counts["fallback"] += 1
+                continue
+            counts["planned"] += 1
+            assert _json(planned) == _json(symbolic), record_id
+    return counts
+
+
+def test_shipped_records_plan_path_equals_symbolic_path() -> None:
+    kb, _ = load_knowledge_base(SHIPPED_RECORDS)
+    counts = _check_equivalence(kb, (Fraction(1), Fraction(101, 100), Fraction(3, 7)))
+    assert counts["planned"] >= 10, counts  # most flop classes really take the plan path
+    assert counts["fallback"] == 0, counts
+
+
+def test_generated_corpus_plan_path_equals_symbolic_path(tmp_path: Path) -> None:
+    subprocess.run([sys.executable, str(REPO / "bench" / "make_corpus.py"), "--n", "300",
+                    "--out", str(tmp_path / "corpus")], check=True, capture_output=True,
+                   timeout=300)
+    kb, _ = load_knowledge_base(tmp_path / "corpus" / "records")
+    counts = _check_equivalence(kb, (Fraction(1001, 1000), Fraction(2)))
+    assert counts == {"planned": 2 * 60, "fallback": 0, "no plan": 0}
+
+
+HARDWARE_FIELDS = ("link", "hbm", "layer", "width")
+CLAIMS = """
+claims:
+  - id: b-star
+    kind: numeric
+    of: b_star
+    bind: {P_layer: hardware/gpu#layer, d: hardware/gpu#width,
+           BW_link: hardware/gpu#link, BW_hbm: hardware/gpu#hbm}
+    expect: EXPECT
+  - id: mixed
+    kind: numeric
+    expr: "max(BW_link, BW_hbm)/BW_hbm + floor(P_layer/d) - ceil(d/3)**2 + min(B, d)"
+    bind: {P_layer: hardware/gpu#layer, d: hardware/gpu#width, B: {value: 3, unit: "1"},
+           BW_link: hardware/gpu#link, BW_hbm: hardware/gpu#hbm}
+    expect: EXPECT
+  - id: ratio-in-ms
+    kind: numeric
+    expr: "P_layer/BW_hbm"
+    bind: {P_layer: hardware/gpu#layer, BW_hbm: hardware/gpu#hbm}
+    expect: {value: 1.5, unit: "1/(GB/s)", rel_tol: 0.1}
+  - id: linear
+    kind: scaling
+    of: b_star
+    var: BW_link
+    law: proportional
+"""
+NUMBERS = st.one_of(
+    st.sampled_from([0, 1, -1, 0.5, -2.5, 1.0e-30, 3.0e+30, 4096, 202375168, 3.35]),
+    st.integers(-10**6, 10**12),
+    st.floats(min_value=-1e12, max_value=1e12, allow_nan=False, allow_infinity=False),
+)
+RATES = st.sampled_from(["GB/s", "TB/s", "Gbit/s", "MB/s", "GB/s", "GB", "Gbps"])  # 2 wrong
+COUNTS = st.sampled_from(["1", "1", "1", "1", "s"])
+UNITS = {"link": RATES, "hbm": RATES, "layer": COUNTS, "width": COUNTS}
+EXPECTS = st.fixed_dictionaries(
+    {"value": NUMBERS, "unit": st.sampled_from(["1", "1", "GB/s", "bogus"])},
+    optional={"round": st.sampled_from([1, 0.1, 0.001, 1.0e+7, -1, 0]),
+              "rel_tol": st.sampled_from([0.01, 0.002, 1, 0]),
+              "abs_tol": st.sampled_from([1.0e-7, 10, 0])},
+)
+
+
+def _kb_with(quantities: Mapping[str, Any], expect: Any) -> KnowledgeBase:
+    data = flop(CLAIMS.replace("EXPECT", json.dumps(expect)), base=SYMBOLS)
+    hardware = {"kind": "accelerator", "id": "hardware/gpu", **quantities}
+    return knowledge_base("/x", ("flops/x", data), ("hardware/gpu", hardware))
+
+
+_BASELINE = {"link": {"value": 450, "unit": "GB/s"}, "hbm": {"value": 3.35, "unit": "TB/s"},
+             "layer": {"value": 202375168, "unit": "1"}, "width": {"value": 4096, "unit": "1"}}
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.fixed_dictionaries({name: st.fixed_dictionaries({"value": NUMBERS,
+                                                           "unit": UNITS[name]})
+                              for name in HARDWARE_FIELDS}), EXPECTS)
+def test_random_bound_values_give_identical_results(quantities, expect) -> None:
+    baseline = _kb_with(_BASELINE, expect)
+    _, plan = engine.run_record_with_plan(baseline.records["flops/x"], _resolver(baseline))
+    assert plan is not None
+    plan = json.loads(json.dumps(plan))
+    kb = _kb_with(quantities, expect)
+    record = kb.records["flops/x"]
+    symbolic = engine.run_record(record, _resolver(kb))
+    planned = engine.run_planned(record, plan, _resolver(kb))
+    if planned is None:  # only where SymPy words the error: x/0 or an unbound symbol
+        event("fallback")
+        assert any(i.code == "EQ007" and "undefined" in i.message for i in symbolic.issues)
+        return
+    for item in planned.items:
+        if item.section == "claim":
+            event(f"{item.id} {item.state}")
+    assert _json(planned) == _json(symbolic)
+
+
+def test_a_plan_is_not_kept_for_claims_that_are_not_exact_arithmetic() -> None:
+    extra = """
+claims:
+  - id: root
+    kind: numeric
+    expr: "sqrt(P_layer*d)"
+    bind: {P_layer: {value: 4, unit: "1"}, d: {value: 9, unit: "1"}}
+    expect: {value: 6, unit: "1"}
+"""
+    kb = knowledge_base("/x", ("flops/x", flop(extra)))
+    result, plan = engine.run_record_with_plan(kb.records["flops/x"], _resolver(kb))
+    assert plan is None
+    assert [i.state for i in result.items if i.section == "claim"] == ["proved"]
+
+
+def _validate_script(root: Path) -> str:
+    return (
+        "import sys\nfrom pathlib import Path\n"
+        "from kb.checker import check\nfrom kb.equations import engine\n"
+        f"result = check(Path({str(root)!r}))\n"
+        "print(len(result.findings), 'sympy' in sys.modules, engine.STATS['symbolic'],"
+        " engine.STATS['planned'])\n"
+    )
+
+
+def test_changing_a_bound_hardware_value_does_not_import_sympy(tmp_path: Path) -> None:
+    subprocess.run([sys.executable, str(REPO / "bench" / "make_corpus.py"), "--n", "200",
+                    "--out", str(tmp_path / "corpus")], check=True, capture_output=True,
+                   timeout=300)
+    root = tmp_path / "corpus" / "records"
+    env = {**os.environ, "KB_CACHE_DIR": str(tmp_path / "cache"), "KB_EQ_WORKERS": "1"}
+
+    def validate() -> list[str]:
+        done = subprocess.run([sys.executable, "-c", _validate_script(root)], env=env, cwd=REPO,
+                              capture_output=True, text=True, timeout=300)
+        assert done.returncode == 0, done.stderr
+        return done.stdout.split()
+
+    cold = validate()
+    assert cold[1] == "True" and int(cold[2]) == 40  # every flop class checked symbolically
+    hot = root / "hardware" / "bench-gpu-0000.yaml"
+    text = hot.read_text(encoding="utf-8")
+    data = yaml.safe_load(text)
+    old = data["memory"]["bandwidth"]["value"]
+    hot.write_text(text.replace(f"bandwidth: {{value: {old},", f"bandwidth: {{value: {old + 1},"),
+                   encoding="utf-8")
+    changed = validate()
+    assert changed[0] == cold[0]  # within the claims' rel_tol: still the same findings
+    assert changed[1:3] == ["False", "0"], changed  # no SymPy, nothing re-derived
+    assert int(changed[3]) >= 5, changed  # the flop classes binding bench-gpu-0000: plans
+    warm = validate()
+    assert warm[1:] == ["False", "0", "0"], warm
+
+
+def test_copy_of_plan_is_independent() -> None:
+    """Replaying a plan twice gives equal, separate results (nothing shared is mutated)."""
+    kb = _kb_with(_BASELINE, {"value": 1, "unit": "1", "rel_tol": 0.01})
+    record = kb.records["flops/x"]
+    _, plan = engine.run_record_with_plan(record, _resolver(kb))
+    assert plan is not None
+    first = engine.run_planned(record, copy.deepcopy(plan), _resolver(kb))
+    second = engine.run_planned(record, plan, _resolver(kb))
+    assert first is not None and second is not None and _json(first) == _json(second)
