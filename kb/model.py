@@ -142,6 +142,8 @@ class KnowledgeBase:
     `base` holds the records as they were at `--base REV` (changed ones only) and
     `deleted` the records removed since then; `memo` lets expensive per-run
     analyses (schema validation, equations) run once and serve several rules.
+    `outside_ids` names the records of the tree that were not loaded, when only
+    part of it was (kb.incremental): a rule that looks at every id sees them too.
     """
 
     root: str
@@ -152,6 +154,7 @@ class KnowledgeBase:
     base: dict[str, Record] | None = None
     deleted: dict[str, Record] = field(default_factory=dict)
     memo: dict[str, Any] = field(default_factory=dict)
+    outside_ids: frozenset[str] = frozenset()
     # Sorted views, rebuilt only when `records` changed (rules iterate many times per run).
     _ordered: list[Record] = field(default_factory=list, init=False, repr=False, compare=False)
     _by_kind: dict[str, list[Record]] = field(

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import sys
 from pathlib import Path
+from typing import Any
 
 import click
 
@@ -44,6 +45,9 @@ FAIL_LEVELS = {
 @click.option(
     "--output", "-o", type=click.Path(path_type=Path, dir_okay=False), help="Write the report here."
 )
+@click.option(
+    "--full", is_flag=True, help="Re-check every record, not just what changed since the last run."
+)
 def validate(
     paths: tuple[Path, ...],
     root: Path | None,
@@ -53,21 +57,17 @@ def validate(
     ignore: tuple[str, ...],
     fail_on: str,
     output: Path | None,
+    full: bool,
 ) -> None:
     """Validate records (default: all of records/): schema, references, provenance, equations.
 
     Exit status: 0 clean, 1 findings at or above --fail-on, 2 usage error or a fault in kb.
     """
-    from kb.checker import check
-    from kb.gitbase import GitBaseError
     from kb.report import render
 
     root = records_root(root, paths)
     require_dir(root)
-    try:
-        result = check(root, list(paths) or None, base=base, select=select, ignore=ignore)
-    except GitBaseError as exc:
-        raise click.UsageError(f"--base {base}: {exc}") from None
+    result = _check(root, list(paths) or None, base, select, ignore, full)
     report = render(fmt, result.findings, len(result.checked_paths))
     if output is not None:
         _write_atomically(output, report)
@@ -75,6 +75,22 @@ def validate(
         click.echo(report, nl=False)
     failing = [f for f in result.findings if f.severity.value in FAIL_LEVELS[fail_on]]
     sys.exit(1 if failing else 0)
+
+
+def _check(root: Path, paths: list[Path] | None, base: str | None, select: tuple[str, ...],
+           ignore: tuple[str, ...], full: bool) -> Any:
+    """Re-check what changed since the last run; everything when comparing with --base."""
+    if base is None:
+        from kb.incremental import validate as check_changes
+
+        return check_changes(root, paths, select=select, ignore=ignore, full=full)
+    from kb.checker import check
+    from kb.gitbase import GitBaseError
+
+    try:
+        return check(root, paths, base=base, select=select, ignore=ignore)
+    except GitBaseError as exc:
+        raise click.UsageError(f"--base {base}: {exc}") from None
 
 
 def _write_atomically(path: Path, text: str) -> None:

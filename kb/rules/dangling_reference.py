@@ -43,7 +43,8 @@ def _hint(kb: KnowledgeBase, target: str) -> str:
     import difflib  # local: only when a reference dangles
 
     folder = target.split("/")[0]
-    near = [r.id for r in kb if r.id.startswith(folder + "/")]
+    ids = [*kb.records, *kb.outside_ids]
+    near = [i for i in ids if i.startswith(folder + "/")]
     # only a genuinely close id is worth suggesting; an arbitrary one misleads
     close = difflib.get_close_matches(target, near, n=1, cutoff=0.75)
     return f"did you mean {close[0]!r}?" if close else "create the record or fix the id"

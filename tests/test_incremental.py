@@ -1,0 +1,194 @@
+"""kb.incremental: re-checking only what a change reaches gives exactly a full run's findings."""
+
+from __future__ import annotations
+
+import random
+import re
+import shutil
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+
+from kb import incremental
+from kb.checker import check
+from kb.findings import Finding
+from kb.snapshot import snapshot_path
+from tests.conftest import SHIPPED_RECORDS, run_kb
+
+NUMBER = re.compile(r"(value: )(\d+(?:\.\d+)?)")
+RECORD_ID = re.compile(
+    r"\b(?:hardware|interconnects|models|sources|placements|strategies)/[a-z0-9._-]+"
+)
+
+
+def as_rows(findings: list[Finding]) -> list[tuple[object, ...]]:
+    return [(f.code, f.severity.value, f.location, f.message, f.hint, f.related) for f in findings]
+
+
+@pytest.fixture
+def tree(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """A copy of the shipped records; the working directory is its parent."""
+    shutil.copytree(SHIPPED_RECORDS, tmp_path / "records")
+    monkeypatch.chdir(tmp_path)
+    return Path("records")
+
+
+def full_run(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Callable[[], list[Finding]]:
+    """The reference: kb.checker on everything, with a cache of its own."""
+
+    def run() -> list[Finding]:
+        with monkeypatch.context() as patch:
+            patch.setenv("KB_CACHE_DIR", str(tmp_path / "reference-cache"))
+            return check(Path("records")).findings
+
+    return run
+
+
+def incremental_run(root: Path, **options: object) -> list[Finding]:
+    return incremental.validate(root, **options).findings  # type: ignore[arg-type]
+
+
+# ------------------------------------------------------------------ random edits
+
+
+def _files(root: Path, folders: tuple[str, ...] = ()) -> list[Path]:
+    return sorted(p for p in root.rglob("*.yaml") if not folders or p.parent.name in folders)
+
+
+def scale_a_figure(root: Path, rng: random.Random) -> str:
+    path = rng.choice(_files(root, ("hardware", "interconnects", "models", "receipts")))
+    text = path.read_text()
+    matches = list(NUMBER.finditer(text))
+    if not matches:
+        return "nothing"
+    match = rng.choice(matches)
+    scaled = float(match.group(2)) * rng.choice((0.5, 0.999, 2, 10))
+    path.write_text(text[:match.start(2)] + f"{scaled:g}" + text[match.end(2):])
+    return f"scaled a figure in {path}"
+
+
+def retarget_a_reference(root: Path, rng: random.Random) -> str:
+    path = rng.choice(_files(root))
+    text = path.read_text()
+    matches = list(RECORD_ID.finditer(text))
+    if not matches:
+        return "nothing"
+    match = rng.choice(matches)
+    path.write_text(text[:match.start()] + match.group() + "-gone" + text[match.end():])
+    return f"broke a reference in {path}"
+
+
+def delete_a_record(root: Path, rng: random.Random) -> str:
+    path = rng.choice(_files(root))
+    path.unlink()
+    return f"deleted {path}"
+
+
+def copy_a_record(root: Path, rng: random.Random) -> str:
+    path = rng.choice(_files(root))
+    shutil.copy(path, path.with_name(path.stem + "-copy.yaml"))  # same id: ID001, ID003
+    return f"copied {path}"
+
+
+def break_the_yaml(root: Path, rng: random.Random) -> str:
+    path = rng.choice(_files(root))
+    path.write_text(path.read_text() + "\nbroken: [unclosed\n")
+    return f"broke the YAML of {path}"
+
+
+def shift_the_lines(root: Path, rng: random.Random) -> str:
+    path = rng.choice(_files(root, ("hardware", "interconnects", "models", "sources")))
+    path.write_text("# a comment\n# and another\n" + path.read_text())
+    return f"shifted the lines of {path}"
+
+
+def restore_a_record(root: Path, rng: random.Random) -> str:
+    path = SHIPPED_RECORDS / rng.choice(sorted(
+        str(p.relative_to(SHIPPED_RECORDS)) for p in SHIPPED_RECORDS.rglob("*.yaml")))
+    target = root / path.relative_to(SHIPPED_RECORDS)
+    shutil.copy(path, target)
+    return f"restored {target}"
+
+
+EDITS = (scale_a_figure, retarget_a_reference, delete_a_record, copy_a_record,
+         break_the_yaml, shift_the_lines, restore_a_record)
+
+
+@pytest.mark.parametrize("seed", [1, 2, 3])
+def test_random_edits_give_the_findings_of_a_full_run(
+    tree: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, seed: int
+) -> None:
+    rng = random.Random(seed)
+    reference = full_run(tmp_path, monkeypatch)
+    assert as_rows(incremental_run(tree)) == as_rows(reference())
+    for _ in range(6):
+        done = rng.choice(EDITS)(tree, rng)
+        assert as_rows(incremental_run(tree)) == as_rows(reference()), done
+        assert incremental.STATS["mode"] in ("incremental", "snapshot"), done
+
+
+def test_a_hot_record_rechecks_its_dependants_and_no_more(tree: Path) -> None:
+    incremental_run(tree)
+    assert incremental.STATS["mode"] == "full"
+    incremental_run(tree)
+    assert incremental.STATS == {"mode": "snapshot", "rechecked": 0, "loaded": 0}
+    path = tree / "hardware" / "nvidia-h100-sxm.yaml"
+    path.write_text(path.read_text() + "# touched\n")
+    incremental_run(tree)
+    total = len(list(tree.rglob("*.yaml")))
+    assert incremental.STATS["mode"] == "incremental"
+    assert 1 < incremental.STATS["rechecked"] < incremental.STATS["loaded"] < total  # type: ignore[operator]
+
+
+def test_a_placement_sees_a_changed_receipt_on_its_link(tree: Path, tmp_path: Path,
+                                                       monkeypatch: pytest.MonkeyPatch) -> None:
+    """The ledger finds receipts by interconnect, not by reference: still re-checked."""
+    incremental_run(tree)
+    for receipt in _files(tree, ("receipts",)):
+        text = receipt.read_text()
+        receipt.write_text(NUMBER.sub(lambda m: f"{m.group(1)}{float(m.group(2)) * 1000:g}", text))
+    assert as_rows(incremental_run(tree)) == as_rows(full_run(tmp_path, monkeypatch)())
+
+
+def test_scope_of_paths_matches_the_checker(tree: Path, tmp_path: Path,
+                                            monkeypatch: pytest.MonkeyPatch) -> None:
+    target = tree / "hardware" / "nvidia-h100-sxm.yaml"
+    target.write_text(target.read_text().replace("version: ", "version: 9\nx_version: ", 1))
+    incremental_run(tree)
+    result = incremental.validate(tree, [target])
+    with monkeypatch.context() as patch:
+        patch.setenv("KB_CACHE_DIR", str(tmp_path / "reference-cache"))
+        expected = check(tree, [target])
+    assert as_rows(result.findings) == as_rows(expected.findings)
+    assert result.checked_paths == expected.checked_paths
+    assert len(result.checked_paths) > 1  # the file and the records that reference it
+
+
+def test_full_ignores_the_snapshot_and_a_corrupt_one_is_not_trusted(tree: Path) -> None:
+    incremental_run(tree)
+    incremental_run(tree, full=True)
+    assert incremental.STATS["mode"] == "full"
+    snapshot = snapshot_path(Path(".kb-cache"))
+    snapshot.write_bytes(snapshot.read_bytes()[:100])
+    incremental_run(tree)
+    assert incremental.STATS["mode"] == "full"
+
+
+def test_another_working_directory_is_a_full_run(
+    tree: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    incremental_run(tree)
+    monkeypatch.chdir("records")
+    findings = incremental_run(Path("."))
+    assert incremental.STATS["mode"] == "full"
+    assert all(not f.location.path.startswith("records/") for f in findings)
+
+
+def test_the_command_line_uses_it_and_full_is_an_option(tree: Path, tmp_path: Path) -> None:
+    first = run_kb(["validate"], tmp_path)
+    second = run_kb(["validate"], tmp_path)
+    forced = run_kb(["validate", "--full"], tmp_path)
+    assert first.returncode == second.returncode == forced.returncode == 0, first.stdout
+    assert first.stdout == second.stdout == forced.stdout
+    assert snapshot_path(tmp_path / ".kb-cache").is_file()
