@@ -16,6 +16,7 @@ from kb.positions import locate
 from kb.recordcache import FILE_NAME, RecordCache, cache_dir, salt
 from kb.references import index_references, record_references
 from kb.rules import all_rules
+from kb.rules._base import Rule
 
 _LATE_FAMILIES = ("WV",)  # rules that need every other finding first
 
@@ -47,7 +48,7 @@ def check(
     kb = build_knowledge_base(root, base, cache)
     findings = run_rules(kb)
     cache.save()
-    findings = [f for f in findings if _selected(f.code, select, ignore)]
+    findings = [f for f in findings if selected(f.code, select, ignore)]
     shown = _report_scope(kb, paths)
     if shown is not None:
         findings = [f for f in findings if f.location.path in shown]
@@ -65,10 +66,13 @@ def open_cache(root: Path) -> RecordCache:
 
 
 def build_knowledge_base(
-    root: Path, base: str | None = None, cache: RecordCache | None = None
+    root: Path,
+    base: str | None = None,
+    cache: RecordCache | None = None,
+    paths: Sequence[Path] | None = None,
 ) -> KnowledgeBase:
-    """Load every record and index references (and the base revision, if any)."""
-    kb, load_findings = load_knowledge_base(root, cache=cache)
+    """Load every record (or those in `paths`) and index references (and the base revision)."""
+    kb, load_findings = load_knowledge_base(root, paths, cache=cache)
     kb.load_findings = load_findings
     if cache is not None:
         kb.memo["record_cache"] = cache
@@ -97,16 +101,48 @@ def index_references_cached(kb: KnowledgeBase, cache: RecordCache) -> None:
     kb.references = references
 
 
-def run_rules(kb: KnowledgeBase) -> list[Finding]:
-    """Run the catalogue; waivers are applied before the waiver rules run."""
+def run_rules(kb: KnowledgeBase, focus: set[str] | None = None) -> list[Finding]:
+    """Run the catalogue; waivers are applied before the waiver rules run.
+
+    With `focus` (display paths), the record-local rules look only at those files:
+    the caller keeps only their findings (kb.incremental).
+    """
     rules = all_rules()
     kb.memo["known_codes"] = {rule.CODE for rule in rules}
     early = [r for r in rules if not r.CODE.startswith(_LATE_FAMILIES)]
     late = [r for r in rules if r.CODE.startswith(_LATE_FAMILIES)]
-    findings = [f for rule in early for f in rule.check(kb)]
+    local = [r for r in early if getattr(r, "LOCAL", False)]
+    findings = local_findings(kb, local, focus)
+    findings += [f for rule in early if rule not in local for f in rule.check(kb)]
     findings, used = apply_waivers(kb, findings)
     kb.memo["waivers_used"] = used
     return findings + [f for rule in late for f in rule.check(kb)]
+
+
+def local_findings(
+    kb: KnowledgeBase, rules: Sequence[Rule], focus: set[str] | None = None
+) -> list[Finding]:
+    """The record-local rules' findings, from the record cache for files it knows."""
+    cache: RecordCache | None = kb.memo.get("record_cache")
+    findings: list[Finding] = []
+    unknown = KnowledgeBase(root=kb.root)
+    for record in kb:
+        if focus is not None and record.path not in focus:
+            continue
+        cached = cache.local(cache.key(record.path, record.digest)) if cache else None
+        if cached is None:
+            unknown.add(record)
+        else:
+            findings.extend(cached)
+    fresh = [f for rule in rules for f in rule.check(unknown)]
+    findings.extend(fresh)
+    if cache is not None:
+        by_path: dict[str, list[Finding]] = {record.path: [] for record in unknown}
+        for finding in fresh:
+            by_path[finding.location.path].append(finding)
+        for record in unknown:
+            cache.put_local(cache.key(record.path, record.digest), by_path[record.path])
+    return findings
 
 
 def apply_waivers(
@@ -170,7 +206,8 @@ def _read(path: str) -> str | None:
         return None
 
 
-def _selected(code: str, select: Sequence[str], ignore: Sequence[str]) -> bool:
+def selected(code: str, select: Sequence[str], ignore: Sequence[str]) -> bool:
+    """True when --select/--ignore let `code` through (prefixes, any case)."""
     if select and not any(code.startswith(s.upper()) for s in select):
         return False
     return not any(code.startswith(i.upper()) for i in ignore)

@@ -69,6 +69,8 @@ def record_files(root: Path, paths: Sequence[Path] | None = None) -> list[Path]:
 
 def display_path(path: Path) -> str:
     """A path as findings print it: relative to the working directory when possible."""
+    if not path.is_absolute() and ".." not in path.parts:
+        return str(path)  # what relpath would return, without its two abspath calls
     try:
         return os.path.relpath(path)
     except ValueError:

@@ -10,7 +10,12 @@ from kb.model import KnowledgeBase
 
 
 class Rule(Protocol):
-    """A rule module: CODE, NAME, SEVERITY, a docstring that is its documentation, check()."""
+    """A rule module: CODE, NAME, SEVERITY, a docstring that is its documentation, check().
+
+    A module may also set `LOCAL = True`: its findings on a record depend on that
+    record's file alone, so the checker runs it only on files it has no cached
+    result for (tests/rules/test_local_rules.py holds every such rule to it).
+    """
 
     CODE: str
     NAME: str

@@ -31,6 +31,7 @@ from kb.rules._walk import provenance_blocks
 CODE = "PV003"
 NAME = "assumed-without-note"
 SEVERITY = Severity.ERROR
+LOCAL = True  # its findings on a record depend on that record alone (kb.checker caches them)
 
 
 def check(kb: KnowledgeBase) -> Iterator[Finding]:

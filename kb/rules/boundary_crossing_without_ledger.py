@@ -34,6 +34,7 @@ from kb.rules._base import found
 CODE = "LG002"
 NAME = "boundary-crossing-without-ledger"
 SEVERITY = Severity.ERROR
+LOCAL = True  # its findings on a record depend on that record alone (kb.checker caches them)
 
 
 def check(kb: KnowledgeBase) -> Iterator[Finding]:

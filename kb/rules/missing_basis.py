@@ -27,6 +27,7 @@ from kb.rules._walk import quantities
 CODE = "PV001"
 NAME = "missing-basis"
 SEVERITY = Severity.ERROR
+LOCAL = True  # its findings on a record depend on that record alone (kb.checker caches them)
 
 
 def check(kb: KnowledgeBase) -> Iterator[Finding]:

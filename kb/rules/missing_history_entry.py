@@ -31,6 +31,7 @@ from kb.rules._base import found
 CODE = "VR001"
 NAME = "missing-history-entry"
 SEVERITY = Severity.ERROR
+LOCAL = True  # its findings on a record depend on that record alone (kb.checker caches them)
 
 
 def check(kb: KnowledgeBase) -> Iterator[Finding]:

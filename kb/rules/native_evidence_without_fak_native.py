@@ -30,6 +30,7 @@ from kb.rules._base import found
 CODE = "EV001"
 NAME = "native-evidence-without-fak-native"
 SEVERITY = Severity.ERROR
+LOCAL = True  # its findings on a record depend on that record alone (kb.checker caches them)
 NATIVE_ENGINE = "fak-native"
 
 

@@ -39,6 +39,7 @@ from kb.rules._base import found
 CODE = "EV002"
 NAME = "receipt-provenance-incomplete"
 SEVERITY = Severity.WARNING
+LOCAL = True  # its findings on a record depend on that record alone (kb.checker caches them)
 FIELDS = (
     "hardware_firmware",
     "topology_direction",

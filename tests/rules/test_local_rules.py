@@ -1,0 +1,54 @@
+"""A rule marked LOCAL finds on a record alone exactly what it finds on it among all the others.
+
+The checker caches a LOCAL rule's findings per file (kb.checker.local_findings) and
+kb.incremental runs such rules on changed files only; both are exact only if this holds.
+Checked on the shipped records and on every rule case's files together.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from kb.checker import build_knowledge_base
+from kb.model import KnowledgeBase
+from kb.rules import all_rules
+from tests.conftest import SHIPPED_RECORDS, write_tree
+from tests.rules.test_rule_cases import case_files
+
+LOCAL_RULES = [rule for rule in all_rules() if getattr(rule, "LOCAL", False)]
+
+
+def findings_of(rule: object, kb: KnowledgeBase) -> list[tuple[object, ...]]:
+    return sorted((f.location.path, f.location.pointer, f.message)
+                  for f in rule.check(kb))  # type: ignore[attr-defined]
+
+
+def knowledge_bases(tmp_path: Path) -> list[KnowledgeBase]:
+    trees = [SHIPPED_RECORDS]
+    for module, doc in case_files().items():
+        for name, case in (doc.get("cases") or {}).items():
+            trees.append(write_tree(tmp_path / module / name / "records", case["files"]))
+    return [build_knowledge_base(tree) for tree in trees]
+
+
+def test_some_rules_are_local() -> None:
+    assert {"PV001", "PV002", "PV003"} <= {rule.CODE for rule in LOCAL_RULES}
+
+
+@pytest.mark.parametrize("rule", LOCAL_RULES, ids=lambda rule: rule.CODE)
+def test_a_local_rule_sees_each_record_alone_as_it_sees_it_among_others(
+    rule: object, tmp_path: Path
+) -> None:
+    seen = 0
+    for kb in knowledge_bases(tmp_path):
+        alone: list[tuple[object, ...]] = []
+        for record in kb:
+            single = KnowledgeBase(root=kb.root)
+            single.add(record)
+            alone.extend(findings_of(rule, single))
+        together = findings_of(rule, kb)
+        assert sorted(alone) == together
+        seen += len(together)
+    assert seen > 0, "no fixture makes this rule fire: the comparison proves nothing"
