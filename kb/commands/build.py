@@ -2,8 +2,9 @@
 
 A knowledge base with errors is never published: the findings are printed and
 the command exits 1, leaving any previous site untouched. The site is written to
-a staging folder and swapped in only when complete. On a terminal a progress
-bar follows the record pages.
+a staging folder and swapped in only when complete; pages whose input records
+did not change since the last build are kept, not rendered again. On a terminal
+a progress bar follows the record pages.
 """
 
 from __future__ import annotations
@@ -42,8 +43,9 @@ def build(out_dir: Path, root: Path | None) -> None:
         sys.exit(1)
     report = _build_site(result.kb, out_dir, result.findings)
     elapsed = time.perf_counter() - started
-    click.echo(f"kb build: wrote {out_dir} ({len(report.written)} files rewritten, "
-               f"{len(report.kept)} unchanged) in {elapsed:.2f} s")
+    click.echo(f"kb build: wrote {out_dir} ({len(report.rendered)} pages rendered, "
+               f"{len(report.written)} files rewritten, {len(report.kept)} unchanged) "
+               f"in {elapsed:.2f} s")
 
 
 def _build_site(kb, out_dir: Path, findings: list[Finding]):  # type: ignore[no-untyped-def]

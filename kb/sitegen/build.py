@@ -122,7 +122,7 @@ def write_home(site: Site) -> None:
 
 def write_kind_indexes(site: Site) -> None:
     for kind in KINDS:
-        if site.reuse(urls.kind_index(kind), site.inputs.kind_key(kind)):
+        if site.reuse(urls.kind_index(kind), site.inputs.table_key("kind", kind)):
             continue
         site.page("kind_index.html", urls.kind_index(kind), kind=kind,
                   table=kind_table(site.kb, kind))
@@ -154,6 +154,8 @@ def write_record_page(site: Site, record: Record) -> None:
 
 
 def write_hardware_table(site: Site) -> None:
+    if site.reuse(urls.HARDWARE_TABLE, site.inputs.table_key("compare", "accelerator")):
+        return
     site.page("hardware.html", urls.HARDWARE_TABLE, table=hardware_table(site.kb))
 
 

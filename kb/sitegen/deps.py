@@ -1,20 +1,24 @@
 """Which records each page renders from, and a key that changes when any of them does.
 
 A page's key is a hash of the build fingerprint (kb's code, the templates, the
-library versions) and of a stamp per input record (its kind, path and the exact
-content of its data; `-` for an id that names no record, so a record appearing
-there changes the key too). The inputs are computed fresh on every build, from
-the records as they are now:
+library versions) and of a stamp per input record: its kind, path and the exact
+content of its data, or only its title where the page shows no more of it than
+a link (`-` for an id that names no record, so a record appearing there changes
+the key too). The inputs are computed fresh on every build, from the records as
+they are now:
 
-* a record's page: the record, every record it names (links, bindings, sources),
-  every record that references it ("used by"); for a flop class also what its
-  accelerators name (the chart's interconnects); for a placement every record
-  its ledger reaches, and all interconnects and receipts (the ledger looks
-  receipts up by interconnect and pattern);
+* a record's page: the record, every record that references it ("used by"),
+  every record it binds (`id#field`: its claims' values), and the titles of the
+  other records it names (links, sources). A flop class's page draws a chart
+  from the accelerators it names and their interconnects, and a placement's
+  page computes a ledger from every record it reaches and from all
+  interconnects and receipts (looked up by interconnect and pattern): those
+  pages take every record they reach in full;
 * a record's JSON: the record;
-* a kind's index: its records and what they name (the table's links and badges).
+* a kind's index, the hardware table: its records, and the titles of the
+  records they name.
 
-tests/site/test_incremental.py checks these sets against what rendering a page
+tests/site/test_rebuild.py checks these sets against what rendering a page
 actually reads.
 """
 
@@ -25,7 +29,7 @@ import json
 from collections.abc import Iterable
 from typing import Any
 
-from kb.model import KnowledgeBase, Record, split_binding
+from kb.model import KnowledgeBase, Record
 
 MISSING = "-"
 LEDGER_KINDS = ("interconnect", "receipt")  # what kb.ledger scans whole, not by reference
@@ -49,20 +53,28 @@ def _typed(value: Any) -> str:
     return f"{type(value).__name__}:{value}"
 
 
-def named_ids(data: Any) -> set[str]:
-    """Every record id a record's values could name (`id` or `id#field`), existing or not."""
+def named_ids(data: Any) -> tuple[set[str], set[str]]:
+    """Return the ids a record's values could name (existing or not), and the bound ones.
+
+    `id` and `id#field` both name `id`; the second kind (a binding, whose value the
+    page shows) is returned apart as well.
+    """
     found: set[str] = set()
+    bound: set[str] = set()
     stack = [data]
     while stack:
         node = stack.pop()
         if isinstance(node, str):
             if "/" in node and " " not in node:
-                found.add(split_binding(node)[0])
+                record_id, _, field = node.partition("#")
+                found.add(record_id)
+                if field:
+                    bound.add(record_id)
         elif isinstance(node, dict):
             stack.extend(node.values())
         elif isinstance(node, list):
             stack.extend(node)
-    return found
+    return found, bound
 
 
 class PageInputs:
@@ -72,23 +84,29 @@ class PageInputs:
         self.kb = kb
         self.fingerprint = fingerprint
         self.stamps = {record.id: data_stamp(record) for record in kb}
-        self.names = {record.id: named_ids(record.data) for record in kb}
+        self.titles = {record.id: f"title:{record.title}" for record in kb}
+        self.names: dict[str, set[str]] = {}
+        self.bound: dict[str, set[str]] = {}
+        for record in kb:
+            self.names[record.id], self.bound[record.id] = named_ids(record.data)
         self.referrers: dict[str, set[str]] = {}
         for ref in kb.references:
             self.referrers.setdefault(ref.target.partition("#")[0], set()).add(ref.source_id)
         self._kind_stamps: dict[str, str] = {}
 
-    def record_inputs(self, record: Record) -> set[str]:
-        """Ids a record's page renders from (see the module docstring)."""
-        ids = {record.id} | self.names.get(record.id, set()) | self.referrers.get(record.id, set())
+    def record_inputs(self, record: Record) -> tuple[set[str], set[str]]:
+        """Ids a record's page renders from in full, and those it shows only the title of."""
+        names = self.names.get(record.id, set())
+        full = {record.id} | self.bound.get(record.id, set()) | self.referrers.get(record.id, set())
         if record.kind == "flop_class":
-            for named in list(ids):
+            full |= names
+            for named in names:
                 target = self.kb.get(named)
                 if target is not None and target.kind == "accelerator":
-                    ids |= self.names.get(named, set())
+                    full |= self.names.get(named, set())
         if record.kind == "placement":
-            ids |= self.reachable(record.id)
-        return ids
+            full |= self.reachable(record.id)
+        return full, names - full
 
     def record_kinds(self, record: Record) -> tuple[str, ...]:
         """Kinds whose every record a page reads (the ledger's scans)."""
@@ -105,22 +123,28 @@ class PageInputs:
         return seen
 
     def record_key(self, record: Record) -> str:
-        return self.key("record", record.id, self.record_inputs(record),
-                        self.record_kinds(record))
+        full, titles = self.record_inputs(record)
+        return self.key("record", record.id, full, titles, self.record_kinds(record))
 
     def json_key(self, record: Record) -> str:
         return self.key("json", record.id, {record.id})
 
-    def kind_key(self, kind: str) -> str:
-        ids: set[str] = set()
+    def table_inputs(self, kind: str) -> set[str]:
+        """Ids whose titles a table of all records of `kind` links (its cells' references)."""
+        named: set[str] = set()
         for record in self.kb.of_kind(kind):
-            ids |= {record.id} | self.names.get(record.id, set())
-        return self.key("kind", kind, ids, (kind,))
+            named |= self.names.get(record.id, set())
+        return named
 
-    def key(self, page_type: str, name: str, ids: Iterable[str],
+    def table_key(self, page_type: str, kind: str) -> str:
+        """The key of a page that tabulates every record of `kind` (an index, a comparison)."""
+        return self.key(page_type, kind, (), self.table_inputs(kind), (kind,))
+
+    def key(self, page_type: str, name: str, full: Iterable[str], titles: Iterable[str] = (),
             kinds: Iterable[str] = ()) -> str:
         parts = [self.fingerprint, page_type, name]
-        parts += [f"{i}={self.stamps.get(i, MISSING)}" for i in sorted(ids)]
+        parts += [f"{i}={self.stamps.get(i, MISSING)}" for i in sorted(full)]
+        parts += [f"{i}~{self.titles.get(i, MISSING)}" for i in sorted(titles)]
         parts += [f"kind:{k}={self.kind_stamp(k)}" for k in sorted(kinds)]
         return hashlib.blake2b("\n".join(parts).encode("utf-8"), digest_size=16).hexdigest()
 
