@@ -70,9 +70,13 @@ def build_knowledge_base(
     base: str | None = None,
     cache: RecordCache | None = None,
     paths: Sequence[Path] | None = None,
+    listed: bool = False,
 ) -> KnowledgeBase:
-    """Load every record (or those in `paths`) and index references (and the base revision)."""
-    kb, load_findings = load_knowledge_base(root, paths, cache=cache)
+    """Load every record (or those in `paths`) and index references (and the base revision).
+
+    `listed`: `paths` are record files in record_files' order (kb.loader).
+    """
+    kb, load_findings = load_knowledge_base(root, paths, cache=cache, listed=listed)
     kb.load_findings = load_findings
     if cache is not None:
         kb.memo["record_cache"] = cache
@@ -101,33 +105,31 @@ def index_references_cached(kb: KnowledgeBase, cache: RecordCache) -> None:
     kb.references = references
 
 
-def run_rules(kb: KnowledgeBase, focus: set[str] | None = None) -> list[Finding]:
+def run_rules(kb: KnowledgeBase) -> list[Finding]:
     """Run the catalogue; waivers are applied before the waiver rules run.
 
-    With `focus` (display paths), the record-local rules look only at those files:
-    the caller keeps only their findings (kb.incremental).
+    With `kb.focus` set, record-local rules look only at the focus (the caller keeps
+    only its findings: kb.incremental).
     """
     rules = all_rules()
     kb.memo["known_codes"] = {rule.CODE for rule in rules}
     early = [r for r in rules if not r.CODE.startswith(_LATE_FAMILIES)]
     late = [r for r in rules if r.CODE.startswith(_LATE_FAMILIES)]
     local = [r for r in early if getattr(r, "LOCAL", False)]
-    findings = local_findings(kb, local, focus)
+    findings = local_findings(kb, local)
     findings += [f for rule in early if rule not in local for f in rule.check(kb)]
     findings, used = apply_waivers(kb, findings)
     kb.memo["waivers_used"] = used
     return findings + [f for rule in late for f in rule.check(kb)]
 
 
-def local_findings(
-    kb: KnowledgeBase, rules: Sequence[Rule], focus: set[str] | None = None
-) -> list[Finding]:
+def local_findings(kb: KnowledgeBase, rules: Sequence[Rule]) -> list[Finding]:
     """The record-local rules' findings, from the record cache for files it knows."""
     cache: RecordCache | None = kb.memo.get("record_cache")
     findings: list[Finding] = []
     unknown = KnowledgeBase(root=kb.root)
     for record in kb:
-        if focus is not None and record.path not in focus:
+        if not kb.in_focus(record):
             continue
         cached = cache.local(cache.key(record.path, record.digest)) if cache else None
         if cached is None:

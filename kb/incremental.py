@@ -128,7 +128,7 @@ def _recheck_changes(root: Path, cache: RecordCache, snapshot: Snapshot,
     if not changed:
         STATS.update(mode="snapshot", rechecked=0, loaded=0)
         return
-    new_states = _states_of(root, cache, [shown[n] for n in sorted(changed & shown.keys())])
+    new_states = _states_of(root, cache, [p for n, p in shown.items() if n in changed])
     touched, links = _touched_ids(changed, old, new_states)
     files = {n: s for n, s in old.items() if n not in changed} | new_states
     graph = _Graph(files)
@@ -137,9 +137,11 @@ def _recheck_changes(root: Path, cache: RecordCache, snapshot: Snapshot,
         affected |= {name for name, rows in snapshot.findings.items()
                      if name in files and any(row[0] == "RF001" for row in rows)}
     load = graph.closure(affected)
-    kb = build_knowledge_base(root, None, cache, [shown[n] for n in sorted(load)])
+    kb = build_knowledge_base(root, None, cache, [p for n, p in shown.items() if n in load],
+                              listed=True)
     kb.outside_ids = frozenset(_ids_of(files) - kb.records.keys())
-    fresh = resolve_locations(f for f in run_rules(kb, affected) if f.location.path in affected)
+    kb.focus = frozenset(affected)
+    fresh = resolve_locations(f for f in run_rules(kb) if f.location.path in affected)
     cache.save({RecordCache.key(name, digest) for name, digest in digests.items()})
     files.update((name, state) for name, state in _file_states(kb).items() if name in affected)
     snapshot.files = files
@@ -155,7 +157,7 @@ def _ids_of(files: dict[str, FileState]) -> set[str]:
 
 def _states_of(root: Path, cache: RecordCache, paths: list[Path]) -> dict[str, FileState]:
     """Load just these files and describe them (their references included)."""
-    return _file_states(build_knowledge_base(root, None, cache, paths))
+    return _file_states(build_knowledge_base(root, None, cache, paths, listed=True))
 
 
 def _touched_ids(changed: set[str], old: dict[str, FileState],

@@ -33,17 +33,22 @@ PARALLEL_MIN_FILES = 1_500
 
 
 def load_knowledge_base(
-    root: Path, paths: Sequence[Path] | None = None, cache: RecordCache | None = None
+    root: Path,
+    paths: Sequence[Path] | None = None,
+    cache: RecordCache | None = None,
+    listed: bool = False,
 ) -> tuple[KnowledgeBase, list[Finding]]:
     """Load every record under `root` (or only `paths`) into a KnowledgeBase.
 
     With a `cache`, files whose bytes are unchanged since the last run are not parsed
-    again; many changed files are parsed on all cores (kb.workers).
+    again; many changed files are parsed on all cores (kb.workers). `listed` says
+    `paths` are files as record_files lists them (sorted): they are not listed again.
     """
     kb = KnowledgeBase(root=str(root))
     findings: list[Finding] = []
     identities = _Identities(root)
-    files = [_read_cached(path, cache) for path in record_files(root, paths)]
+    chosen = list(paths or ()) if listed else record_files(root, paths)
+    files = [_read_cached(path, cache) for path in chosen]
     _parse_all([item for item in files if item.result is None], cache)
     for item in files:
         data, problems = item.result  # type: ignore[misc]

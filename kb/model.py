@@ -144,6 +144,9 @@ class KnowledgeBase:
     analyses (schema validation, equations) run once and serve several rules.
     `outside_ids` names the records of the tree that were not loaded, when only
     part of it was (kb.incremental): a rule that looks at every id sees them too.
+    `focus`, when set, holds the display paths whose findings are wanted; the
+    other records are there as context (what the focus references), and costly
+    per-record work may skip them (see `in_focus`).
     """
 
     root: str
@@ -155,6 +158,7 @@ class KnowledgeBase:
     deleted: dict[str, Record] = field(default_factory=dict)
     memo: dict[str, Any] = field(default_factory=dict)
     outside_ids: frozenset[str] = frozenset()
+    focus: frozenset[str] | None = None
     # Sorted views, rebuilt only when `records` changed (rules iterate many times per run).
     _ordered: list[Record] = field(default_factory=list, init=False, repr=False, compare=False)
     _by_kind: dict[str, list[Record]] = field(
@@ -204,6 +208,10 @@ class KnowledgeBase:
         if kind not in self._by_kind:
             self._by_kind[kind] = [r for r in ordered if r.kind == kind]
         return list(self._by_kind[kind])
+
+    def in_focus(self, record: Record) -> bool:
+        """True when this run wants findings on `record` (always, unless `focus` is set)."""
+        return self.focus is None or record.path in self.focus
 
     def referrers(self, record_id: str) -> list[Reference]:
         """Every reference that points at `record_id` (the "used by" relation)."""
