@@ -74,6 +74,8 @@ def analyse(kb: KnowledgeBase, use_cache: bool = True) -> Analysis:
     pending: dict[str, tuple[str, str]] = {}
     for record in kb:
         _index_bindings(analysis, record)
+        if not kb.in_focus(record):
+            continue  # context of a partial run (kb.incremental): nobody reads its findings
         result = _analyse_record(kb, record, cache, pending)
         if result is not None:
             analysis.results[record.id] = result
