@@ -110,6 +110,11 @@ def bound_values(ctx: Context, specs: Any, field: str) -> dict[str, Fraction]:
     return values
 
 
+def is_binding(spec: Any) -> bool:
+    """Whether a `change:` value is resolved as a binding (a quantity or `id#field`)."""
+    return isinstance(spec, Mapping) or (isinstance(spec, str) and "#" in spec)
+
+
 def bound_value(ctx: Context, name: str, spec: Any, field: str) -> Fraction:
     bound = ctx.resolve(spec)
     if isinstance(bound, BindError):

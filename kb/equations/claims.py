@@ -40,6 +40,7 @@ from kb.equations.claimbase import (
     bound_values,
     compare,
     declared_name,
+    is_binding,
     judge_numeric,
     record_outcome,
     related_locations,
@@ -53,7 +54,7 @@ from kb.equations.timeout import CheckTimeout, run_with_budget
 from kb.equations.units import Dims, exact_number
 from kb.findings import pointer_join
 
-__all__ = ["CODES", "ClaimError", "Context", "check_claims", "compare", "target"]
+__all__ = ["CODES", "ClaimError", "Context", "check_claims", "compare", "is_binding", "target"]
 LAWS = {"proportional": 1, "inverse": -1, "constant": 0}
 
 
@@ -208,7 +209,8 @@ def _effect(ctx: Context) -> tuple[str, str, str, str]:
     if not isinstance(changes, Mapping) or not changes:
         raise ClaimError("EQ001", "change", "effect claim needs change: {symbol: new value}")
     values = bind_values(ctx, ctx.claim.get("bind"), "bind")
-    replaced = {symbol_named(ctx, n, "change"): _changed(ctx, n, s) for n, s in changes.items()}
+    replaced = {symbol_named(ctx, n, "change"): changed_value(ctx, n, s)
+                for n, s in changes.items()}
     expr, _ = target(ctx, set(values) | set(replaced))
     return _judge_factor(ctx, _ratio(expr.xreplace(replaced), expr, values))
 
@@ -269,8 +271,9 @@ def _ratio(changed: sp.Expr, original: sp.Expr, values: dict[sp.Symbol, sp.Ratio
     return sp.cancel(ratio)
 
 
-def _changed(ctx: Context, name: str, spec: Any) -> sp.Expr:
-    if isinstance(spec, Mapping) or (isinstance(spec, str) and "#" in spec):
+def changed_value(ctx: Context, name: str, spec: Any) -> sp.Expr:
+    """The new value of a changed symbol: a bound quantity, a number or an expression."""
+    if is_binding(spec):
         return _rational(bound_value(ctx, name, spec, f"change/{name}"))
     if isinstance(spec, (int, float)) and not isinstance(spec, bool):
         return sp.Rational(str(spec))

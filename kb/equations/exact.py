@@ -5,7 +5,8 @@ bound symbols kept, as a small JSON tree of exact operations:
 
     ["n", "p/q"]  a rational          ["s", name]       a symbol
     ["+", a, b, ...] a sum            ["*", a, b, ...]  a product
-    ["^", a, k]   an integer power    ["max"|"min", a, b, ...]
+    ["^", a, b]   a power (exact when b comes to an integer)
+    ["max"|"min", a, b, ...]
     ["floor", a], ["ceil", a]
 
 Evaluating it at exact bound values gives the very number SymPy's
@@ -21,7 +22,8 @@ from collections.abc import Mapping
 from fractions import Fraction
 from typing import Any
 
-MAX_POWER = 64  # larger integer powers are left to the symbolic path (bounded work)
+MAX_POWER = 64  # larger powers only while the result stays under MAX_BITS (bounded work)
+MAX_BITS = 1 << 16
 
 
 class Inexact(Exception):
@@ -34,6 +36,17 @@ def evaluate(tree: Any, values: Mapping[str, Fraction]) -> Fraction:
         return _eval(tree, values)
     except (ZeroDivisionError, KeyError, IndexError, TypeError, ValueError) as exc:
         raise Inexact(f"{type(exc).__name__}: {exc}") from None
+
+
+def _power(base: Fraction, exponent: Fraction) -> Fraction:
+    """base**exponent when exact and of bounded size (a bound integer exponent, e.g. B)."""
+    if exponent.denominator != 1:
+        raise ValueError("a fractional power is not exact arithmetic")
+    power = exponent.numerator
+    size = max(base.numerator.bit_length(), base.denominator.bit_length(), 1)
+    if abs(power) > MAX_POWER and abs(power) * size > MAX_BITS:
+        raise ValueError(f"power {power} is too large to evaluate here")
+    return base**power
 
 
 def _eval(node: list[Any], values: Mapping[str, Fraction]) -> Fraction:
@@ -50,10 +63,7 @@ def _eval(node: list[Any], values: Mapping[str, Fraction]) -> Fraction:
             product *= _eval(arg, values)
         return product
     if op == "^":
-        power = int(node[2])
-        if abs(power) > MAX_POWER:
-            raise ValueError(f"power {power} is too large to evaluate here")
-        return _eval(node[1], values) ** power
+        return _power(_eval(node[1], values), _eval(node[2], values))
     if op in ("max", "min"):
         found = [_eval(arg, values) for arg in node[1:]]
         return max(found) if op == "max" else min(found)

@@ -8,10 +8,12 @@ record's equation sections):
      "items": [...], "issues": [...],        # equations and derivations
      "claims": [{"fixed": {"items", "issues"}}     # a claim that binds nothing
                 | {"numeric": tree, "dims": [[base, exponent], ...]}
+                | {"effect": [tree before, tree after the change]}
                 | {"symbolic": true}, ...]}         # one per mapping under claims:
 
-`run_plan` replays it: fixed parts as they were, numeric claims by resolving
-their bindings, evaluating the tree with fractions (exact.py) and judging with
+`run_plan` replays it: fixed parts as they were, numeric claims (and effect
+claims at an operating point) by resolving their bindings, evaluating the trees
+with fractions (exact.py) and judging with
 the very functions the symbolic path uses (claimbase.py). It returns None when
 the plan cannot answer (a symbolic claim, a division by zero, an unbound
 symbol): the caller then runs the symbolic path, which words those cases.
@@ -28,15 +30,20 @@ from kb.equations.claimbase import (
     ClaimError,
     Context,
     Resolver,
+    bound_value,
     bound_values,
+    compare,
+    declared_name,
+    is_binding,
     judge_numeric,
     record_outcome,
     related_locations,
     report_claim_error,
 )
 from kb.equations.exact import Inexact, evaluate
-from kb.equations.results import INVALID, Issue, Item, issue_from, item_from
-from kb.equations.units import Dims, Unit, make_dims, parse_unit
+from kb.equations.numtext import number_text
+from kb.equations.results import INVALID, PROVED, REFUTED, Issue, Item, issue_from, item_from
+from kb.equations.units import Dims, Unit, exact_number, make_dims, parse_unit
 from kb.findings import Location, pointer_join
 
 PLAN_FORMAT = 1
@@ -82,20 +89,45 @@ def _replay(ledger: Ledger, entry: Mapping[str, Any], claim: Mapping[str, Any], 
         ledger.items.extend(item_from(i) for i in entry["fixed"]["items"])
         ledger.issues.extend(issue_from(i) for i in entry["fixed"]["issues"])
         return True
-    if "numeric" not in entry:
+    kind = "numeric" if "numeric" in entry else "effect" if "effect" in entry else None
+    if kind is None:
         return False
     ctx = Context(ledger, resolve, claim, pointer_join("/claims", index))
     ctx.related = related_locations(claim, resolve)
     claim_id = str(claim.get("id", index))
-    dims: Dims = make_dims((base, Fraction(exponent)) for base, exponent in entry["dims"])
     try:
-        values = bound_values(ctx, claim.get("bind"), "bind")
-        value = evaluate(entry["numeric"], values)
-        outcome = judge_numeric(value, claim.get("expect"), dims)
+        outcome = _numeric(ctx, entry) if kind == "numeric" else _effect(ctx, entry)
     except Inexact:
         return False
     except ClaimError as exc:
         report_claim_error(ctx, claim_id, exc)
         outcome = (INVALID, str(exc), "", "")
-    record_outcome(ctx, claim_id, "numeric", outcome)
+    record_outcome(ctx, claim_id, kind, outcome)
     return True
+
+
+def _numeric(ctx: Context, entry: Mapping[str, Any]) -> tuple[str, str, str, str]:
+    """claims._numeric on the compiled expression."""
+    dims: Dims = make_dims((base, Fraction(exponent)) for base, exponent in entry["dims"])
+    values = bound_values(ctx, ctx.claim.get("bind"), "bind")
+    return judge_numeric(evaluate(entry["numeric"], values), ctx.claim.get("expect"), dims)
+
+
+def _effect(ctx: Context, entry: Mapping[str, Any]) -> tuple[str, str, str, str]:
+    """claims._effect at an operating point: new over old value, against a numeric factor."""
+    values = bound_values(ctx, ctx.claim.get("bind"), "bind")
+    changed = dict(values)
+    for name, spec in ctx.claim["change"].items():
+        declared_name(ctx, name, "change")
+        if is_binding(spec):
+            changed[f"change {name}"] = bound_value(ctx, name, spec, f"change/{name}")
+    original, new = entry["effect"]
+    before = evaluate(original, values)
+    if before == 0:
+        raise Inexact("the symbolic path cancels first")
+    ratio = evaluate(new, changed) / before
+    factor = ctx.claim.get("factor")
+    claimed_text, computed_text = f"factor {factor}", f"factor {number_text(ratio)}"
+    ok, how = compare(ratio, exact_number(factor), ctx.claim)
+    detail = f"{computed_text}, claimed {factor} ({how})"
+    return (PROVED if ok else REFUTED), detail, claimed_text, computed_text

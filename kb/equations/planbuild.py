@@ -4,8 +4,9 @@
 derivations, every claim) and, while it is at it, writes the record's plan
 (see plan.py): the items and issues that do not depend on bound values, and for
 each numeric claim that binds, its expression with definitions expanded and the
-bound symbols kept, compiled to an exact tree (exact.py). Anything that is not
-exact arithmetic on rationals (sqrt, log, a large power, an effect claim, a
+bound symbols kept, compiled to an exact tree (exact.py); so is an effect
+claim at an operating point. Anything that is not exact arithmetic on
+rationals (sqrt, log, a fractional power, an effect that needs cancelling, a
 claim that timed out or whose target is malformed) is marked symbolic, and a
 plan with a symbolic claim is not kept: that record always takes this path.
 """
@@ -19,9 +20,8 @@ from typing import Any
 import sympy as sp
 
 from kb.equations.claimbase import Context, Resolver
-from kb.equations.claims import check_claims, target
+from kb.equations.claims import changed_value, check_claims, is_binding, target
 from kb.equations.derive import check_derivations
-from kb.equations.exact import MAX_POWER
 from kb.equations.plan import PLAN_FORMAT
 from kb.equations.results import issue_json, item_json
 from kb.equations.system import System, build_system
@@ -62,16 +62,23 @@ def _entry(ctx: Context, system: System, items: int, issues: int) -> dict[str, A
     if not _binds(ctx.claim):
         return {"fixed": {"items": [item_json(i) for i in new_items],
                           "issues": [issue_json(i) for i in new_issues]}}
-    if str(ctx.claim.get("kind")) == "numeric":
-        compiled = _compile(ctx)
-        if compiled is not None:
-            return compiled
-    return {"symbolic": True}
+    compile_kind = {"numeric": _compile, "effect": _compile_effect}.get(str(ctx.claim.get("kind")))
+    compiled = compile_kind(ctx) if compile_kind is not None else None
+    return compiled if compiled is not None else {"symbolic": True}
 
 
 def _binds(claim: Mapping[str, Any]) -> bool:
-    """Whether the claim's result can depend on another record or a bound value."""
-    return any(isinstance(claim.get(f), Mapping) and claim.get(f) for f in ("bind", "change"))
+    """Whether the claim's result can depend on another record (an `id#field` binding).
+
+    Literal quantities and expressions are part of the claim's own text, which
+    keys the plan, so a claim with only those is fixed.
+    """
+    for field in ("bind", "change"):
+        specs = claim.get(field)
+        for spec in specs.values() if isinstance(specs, Mapping) else ():
+            if isinstance(spec, str) and "#" in spec:
+                return True
+    return False
 
 
 def _compile(ctx: Context) -> dict[str, Any] | None:
@@ -87,6 +94,43 @@ def _compile(ctx: Context) -> dict[str, Any] | None:
     return {"numeric": tree, "dims": [[base, str(exponent)] for base, exponent in dims]}
 
 
+def _compile_effect(ctx: Context) -> dict[str, Any] | None:
+    """An effect `change:` at an operating point: both sides as exact trees, or None.
+
+    A change bound to a quantity stays a placeholder symbol `change NAME` (its
+    value is resolved at replay); a literal or expression change is substituted
+    here. Only the plain-arithmetic case of claims._ratio (every symbol bound,
+    a numeric factor claimed) is planned; the rest needs cancel/decide_zero.
+    """
+    claim, symbols = ctx.claim, ctx.system.symbols
+    changes, bind, factor = claim.get("change"), claim.get("bind"), claim.get("factor")
+    if "replace" in claim or not isinstance(changes, Mapping) or not changes:
+        return None
+    if isinstance(factor, bool) or not isinstance(factor, (int, float)) or factor != factor \
+            or factor in (float("inf"), float("-inf")):
+        return None
+    bound = {symbols[n] for n in (bind if isinstance(bind, Mapping) else ())
+             if isinstance(n, str) and n in symbols}
+    try:
+        def build() -> dict[str, Any] | None:
+            replaced = {symbols[n]: _placeholder(n) if is_binding(spec) else changed_value(
+                ctx, n, spec) for n, spec in changes.items()}
+            expr, _ = target(ctx, bound | set(replaced))
+            changed = expr.xreplace(replaced)
+            placeholders = {_placeholder(n) for n in changes}
+            if not (changed.free_symbols - placeholders) | expr.free_symbols <= bound:
+                return None  # not at an operating point: the symbolic path cancels
+            return {"effect": [to_tree(expr), to_tree(changed)]}
+
+        return run_with_budget(build)
+    except Exception:  # undeclared names, malformed changes, inexact: the symbolic path
+        return None
+
+
+def _placeholder(name: str) -> sp.Symbol:
+    return sp.Symbol(f"change {name}", positive=True)  # no record symbol has a space
+
+
 def to_tree(expr: sp.Expr) -> list[Any]:
     """Compile a SymPy expression to exact.py's tree, or raise NotExact."""
     if expr.is_Rational:
@@ -97,8 +141,8 @@ def to_tree(expr: sp.Expr) -> list[Any]:
         return ["+", *(to_tree(a) for a in expr.args)]
     if isinstance(expr, sp.Mul):
         return ["*", *(to_tree(a) for a in expr.args)]
-    if isinstance(expr, sp.Pow) and expr.exp.is_Integer and abs(int(expr.exp)) <= MAX_POWER:
-        return ["^", to_tree(expr.base), int(expr.exp)]
+    if isinstance(expr, sp.Pow) and not (expr.exp.is_Number and not expr.exp.is_Integer):
+        return ["^", to_tree(expr.base), to_tree(expr.exp)]  # x**B: exact once B is an integer
     for kind, name in ((sp.Max, "max"), (sp.Min, "min"), (sp.floor, "floor"),
                        (sp.ceiling, "ceil")):
         if isinstance(expr, kind):
