@@ -57,12 +57,16 @@ def check(
     return CheckResult(located, kb, checked)
 
 
-def open_cache(root: Path) -> RecordCache:
+def open_cache(root: Path, salt_value: str | None = None) -> RecordCache:
     """The per-file result cache of this records tree (see kb.recordcache)."""
+    return RecordCache(cache_dir(root) / FILE_NAME, salt_value or cache_salt())
+
+
+def cache_salt() -> str:
+    """What every cached result depends on besides its file: kb's code, schemas, libraries."""
     from kb.schema import schemas_dir
 
-    schema_files = sorted(schemas_dir().glob("*.schema.json"))
-    return RecordCache(cache_dir(root) / FILE_NAME, salt(schema_files))
+    return salt(sorted(schemas_dir().glob("*.schema.json")))
 
 
 def build_knowledge_base(

@@ -33,6 +33,7 @@ from pathlib import Path
 
 from kb.checker import (
     build_knowledge_base,
+    cache_salt,
     open_cache,
     resolve_locations,
     run_rules,
@@ -68,15 +69,16 @@ def validate(
     full: bool = False,
 ) -> Checked:
     """Check `root`, reusing the last run wherever nothing changed; report on `paths`."""
-    cache = open_cache(root)
-    snapshot = None if full else read_snapshot(cache_dir(root), cache.salt, root)
+    salt = cache_salt()
+    snapshot = None if full else read_snapshot(cache_dir(root), salt, root)
     if snapshot is None:
-        snapshot = _check_everything(root, cache)
+        snapshot = _check_everything(root, open_cache(root, salt))
+        write_snapshot(cache_dir(root), salt, root, snapshot)
     else:
         shown = {display_path(p): p for p in record_files(root)}
         digests = {name: _digest(path) for name, path in shown.items()}
-        _recheck_changes(root, cache, snapshot, shown, digests)
-    write_snapshot(cache_dir(root), cache.salt, root, snapshot)
+        if _recheck_changes(root, salt, snapshot, shown, digests):
+            write_snapshot(cache_dir(root), salt, root, snapshot)
     findings = [f for f in snapshot.findings_of(sorted(snapshot.findings))
                 if selected(f.code, select, ignore)]
     scope = _scope(snapshot, paths) if paths else None
@@ -118,16 +120,17 @@ def _file_states(kb: KnowledgeBase) -> dict[str, FileState]:
     return states
 
 
-def _recheck_changes(root: Path, cache: RecordCache, snapshot: Snapshot,
-                     shown: dict[str, Path], digests: dict[str, str]) -> None:
-    """Bring `snapshot` up to date with the files as they are now, re-checking what changed."""
+def _recheck_changes(root: Path, salt: str, snapshot: Snapshot,
+                     shown: dict[str, Path], digests: dict[str, str]) -> bool:
+    """Bring `snapshot` up to date with the files as they are now; False if nothing changed."""
     old = snapshot.files
     changed = {name for name, digest in digests.items()
                if digest == UNREAD or name not in old or old[name].digest != digest}
     changed |= old.keys() - digests.keys()
     if not changed:
         STATS.update(mode="snapshot", rechecked=0, loaded=0)
-        return
+        return False
+    cache = open_cache(root, salt)  # only now: it is the biggest file kb reads
     new_states = _states_of(root, cache, [p for n, p in shown.items() if n in changed])
     touched, links = _touched_ids(changed, old, new_states)
     files = {n: s for n, s in old.items() if n not in changed} | new_states
@@ -149,6 +152,7 @@ def _recheck_changes(root: Path, cache: RecordCache, snapshot: Snapshot,
                          if n in files and n not in affected}
     snapshot.put_findings(fresh)
     STATS.update(mode="incremental", rechecked=len(affected), loaded=len(load))
+    return True
 
 
 def _ids_of(files: dict[str, FileState]) -> set[str]:

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import hashlib
 import os
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -65,11 +65,30 @@ def record_files(root: Path, paths: Sequence[Path] | None = None) -> list[Path]:
     found: set[Path] = set()
     for target in targets:
         if target.is_dir():
-            # symlinks too: a broken one must be reported (LD001), not silently skipped
-            found.update(p for p in target.rglob("*.yaml") if p.is_file() or p.is_symlink())
+            found.update(_yaml_files(str(target)))
         else:
             found.add(target)
-    return sorted(found)
+    return sorted(found, key=lambda path: path.parts)  # Path order, without Path.__lt__
+
+
+def _yaml_files(folder: str) -> Iterator[Path]:
+    """The *.yaml files below `folder` as Path.rglob finds them, without its two stats a file.
+
+    Symlinks count (a broken one must be reported, LD001, not silently skipped);
+    symlinked folders are not entered and unreadable ones are skipped, as rglob does.
+    Every run lists the whole tree, so this is on the path of an unchanged `kb validate`.
+    """
+    pending = [folder]
+    while pending:
+        try:
+            with os.scandir(pending.pop()) as entries:
+                for entry in entries:
+                    if entry.is_dir(follow_symlinks=False):
+                        pending.append(entry.path)
+                    elif entry.name.endswith(".yaml") and (entry.is_file() or entry.is_symlink()):
+                        yield Path(entry.path)
+        except OSError:
+            continue
 
 
 def display_path(path: Path) -> str:

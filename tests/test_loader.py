@@ -23,6 +23,7 @@ from kb.loader import (
     load_knowledge_base,
     load_record,
     parse_document,
+    record_files,
 )
 from kb.model import KIND_BY_FOLDER
 from tests.conftest import source_yaml, write_tree
@@ -258,3 +259,19 @@ def test_random_yaml_never_raises(fuzz_root: Path, text: str, folder: str) -> No
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(text, encoding="utf-8", errors="surrogatepass")
     _assert_well_formed(run_checks(fuzz_root))
+
+
+def test_record_files_lists_what_rglob_lists_in_the_same_order(tmp_path: Path) -> None:
+    """Hidden files, symlinks (broken or to folders), folders named *.yaml, `a-b` beside `a`."""
+    root = tmp_path / "records"
+    for name in ("a/x.yaml", "a-b/y.yaml", ".hidden.yaml", "a/z.YAML", "a/b/c/deep.yaml"):
+        (root / name).parent.mkdir(parents=True, exist_ok=True)
+        (root / name).write_text("kind: source\n")
+    (root / "dir.yaml").mkdir()
+    (root / "link.yaml").symlink_to(root / "a" / "x.yaml")
+    (root / "broken.yaml").symlink_to(root / "nowhere")
+    (root / "folder-link").symlink_to(root / "a")
+    (root / "folder-link.yaml").symlink_to(root / "a")
+    expected = sorted(p for p in root.rglob("*.yaml") if p.is_file() or p.is_symlink())
+    assert record_files(root) == expected
+    assert len(expected) == 7
