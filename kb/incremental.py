@@ -107,16 +107,17 @@ def _check_everything(root: Path, cache: RecordCache) -> Snapshot:
 
 
 def _file_states(kb: KnowledgeBase) -> dict[str, FileState]:
-    """The snapshot's view of every file `kb` was loaded from (failed files included)."""
+    """The snapshot's view of every file `kb` was loaded from (in its focus, if it has one)."""
     targets: dict[str, set[str]] = {}
     for ref in kb.references:
         targets.setdefault(ref.source_id, set()).add(ref.target.partition("#")[0])
     states = {f.location.path: FileState(UNREAD, "", "", "", ()) for f in kb.load_findings}
-    for record in kb:
-        claimed = record.data.get("id")
-        states[record.path] = FileState(
-            record.digest, record.id, claimed if isinstance(claimed, str) else "", record.kind,
-            tuple(sorted(targets.get(record.id, ()))))
+    for record in kb.records.values():
+        if kb.in_focus(record):
+            claimed = record.data.get("id")
+            states[record.path] = FileState(
+                record.digest, record.id, claimed if isinstance(claimed, str) else "",
+                record.kind, tuple(sorted(targets.get(record.id, ()))))
     return states
 
 

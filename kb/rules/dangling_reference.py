@@ -31,6 +31,8 @@ SEVERITY = Severity.ERROR
 
 def check(kb: KnowledgeBase) -> Iterator[Finding]:
     for ref in kb.references:
+        if kb.focus is not None and not kb.in_focus(kb.records[ref.source_id]):
+            continue  # context of a partial run (kb.incremental)
         target, _ = split_binding(ref.target)
         if not is_valid_id(target) or target in kb.records:
             continue  # malformed ids are schema findings

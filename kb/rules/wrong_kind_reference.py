@@ -31,6 +31,8 @@ SEVERITY = Severity.ERROR
 
 def check(kb: KnowledgeBase) -> Iterator[Finding]:
     for ref in kb.references:
+        if kb.focus is not None and not kb.in_focus(kb.records[ref.source_id]):
+            continue  # context of a partial run (kb.incremental)
         target = kb.records.get(split_binding(ref.target)[0])
         if target is None or ref.expected_kind in ("*", target.kind):
             continue
