@@ -9,6 +9,7 @@ that nothing was checked.
 
 from __future__ import annotations
 
+import functools
 import importlib
 from collections.abc import Mapping
 from typing import Any
@@ -216,10 +217,17 @@ def _item_fields(item: Any) -> dict[str, str]:
 
 
 def _mathml(source: str, names: Mapping[str, str]) -> dict[str, str]:
+    mathml, error = _printed(source, tuple(names.items()))
+    return {"mathml": mathml, "error": error}
+
+
+@functools.lru_cache(maxsize=2048)
+def _printed(source: str, names: tuple[tuple[str, str], ...]) -> tuple[str, str]:
+    """Print an equation once per distinct text (families of records share equations)."""
     try:
-        return {"mathml": equation_to_mathml(source, names=names), "error": ""}
+        return equation_to_mathml(source, names=dict(names)), ""
     except UnprintableExpression as exc:
-        return {"mathml": "", "error": str(exc)}
+        return "", str(exc)
 
 
 def _slug(text: str) -> str:

@@ -12,6 +12,8 @@ evaluated from text.
 
 from __future__ import annotations
 
+import functools
+import json
 from collections.abc import Mapping
 from fractions import Fraction
 from typing import Any
@@ -98,10 +100,29 @@ class _Function:
 
 
 def _target_function(record: Record, of: str) -> _Function | None:
+    """Build the claim's target once per distinct (symbols, equations, of) text.
+
+    A family of flop classes shares its equations; parsing and expanding them is
+    most of a chart's cost, and SymPy expressions are immutable, so one is shared.
+    """
+    key = json.dumps([record.data.get("symbols"), record.data.get("equations"), of],
+                     default=repr)  # authored order kept: it is part of the text
+    if key not in _FUNCTIONS:
+        if len(_FUNCTIONS) >= FUNCTION_CACHE:
+            _FUNCTIONS.clear()
+        _FUNCTIONS[key] = _build_function(record.data, of)
+    return _FUNCTIONS[key]
+
+
+FUNCTION_CACHE = 512
+_FUNCTIONS: dict[str, _Function | None] = {}
+
+
+def _build_function(data: Mapping[str, Any], of: str) -> _Function | None:
     from kb.equations.algebra import expand_definitions
     from kb.equations.system import build_system
 
-    system = build_system(record.data)
+    system = build_system(data)
     equation = system.equations.get(of)
     if equation is None:
         return None
@@ -196,9 +217,10 @@ def _links_of(accelerator: Record) -> list[str]:
     return found
 
 
-def _grid(low: Fraction, high: Fraction) -> list[Fraction]:
+@functools.lru_cache(maxsize=256)
+def _grid(low: Fraction, high: Fraction) -> tuple[Fraction, ...]:
     ratio = float(high / low) ** (1 / (SAMPLES - 1))
-    return [low * Fraction(ratio**i).limit_denominator(10**6) for i in range(SAMPLES)]
+    return tuple(low * Fraction(ratio**i).limit_denominator(10**6) for i in range(SAMPLES))
 
 
 def _display_unit(spec: Any, kb: KnowledgeBase) -> tuple[str, Fraction]:

@@ -19,7 +19,7 @@ import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
-from pathlib import Path, PurePosixPath
+from pathlib import Path
 
 
 @dataclass
@@ -78,12 +78,16 @@ class SiteWriter:
         return True
 
 
-def _safe_relative(relpath: str) -> Path:
-    """Refuse absolute paths and `..` (ids cannot produce them; this is the last guard)."""
-    pure = PurePosixPath(relpath)
-    if pure.is_absolute() or ".." in pure.parts or not pure.parts:
+def _safe_relative(relpath: str) -> str:
+    """Refuse absolute paths, `..` and empty or `.` segments (ids cannot produce them).
+
+    The last guard before a write, on every file of the site: plain string tests,
+    no path object per call.
+    """
+    parts = relpath.split("/")
+    if relpath.startswith("/") or "\0" in relpath or any(p in ("", ".", "..") for p in parts):
         raise ValueError(f"unsafe site path {relpath!r}")
-    return Path(*pure.parts)
+    return relpath
 
 
 MARKER = ".kb-site"
