@@ -11,10 +11,15 @@ whitelist + a SymPy builder (expr.py). Modules, in import order:
 - algebra.py identity decisions (cancel, then simplify under a budget, then sampled points)
 - derive.py  derivation steps: define, solve_for, substitute, rewrite, scale,
              approximate, limit, regime
+- claimbase.py the SymPy-free half of claims: bindings, expect, comparison, outcomes
+- numtext.py  numbers printed exactly as SymPy prints them, without SymPy
+- exact.py    exact evaluation of a compiled expression tree with fractions; no SymPy
+- plan.py     replay a record's plan for new bound values (no SymPy)
 - claims.py  numeric, scaling and effect claims
 - rewrites.py effects that replace a term of an equation (solve before and after)
 - figures.py a model's parameter counts recomputed from its geometry; no SymPy
 - timeout.py a wall-clock budget (SIGALRM in the main thread, a forked child elsewhere)
+- planbuild.py a record's symbolic check, writing its plan on the way
 - cache.py   the content-hash result cache in `.kb-cache/` ($KB_CACHE_DIR); safe to delete
 - engine.py  one memoised analysis of a whole KnowledgeBase, with the reverse binding index
 - parallel.py cold runs spread records over forked workers (KB_EQ_WORKERS=1: in-process)
@@ -31,7 +36,9 @@ API for the site, the ledger and the checker:
   `items` are `Item(section, id, pointer, state, detail, claimed, computed)` with
   state proved | refuted | unverified | invalid, and whose `issues` become EQ
   findings. `engine.dependants(kb, record_id)` lists records whose claims bind
-  a field of `record_id`. `engine.STATS["symbolic"]` counts records really checked.
+  a field of `record_id`. `engine.STATS["symbolic"]` counts records really checked,
+  `STATS["planned"]` records re-checked from their plan (bound values changed,
+  equation sections not: exact fractions, no SymPy), `STATS["cached"]` cache hits.
 - `evaluate.evaluate(kb, record, target, bindings)` -> Evaluation(value, unit, trail);
   `evaluate.binding_spec("63 GB/s")` turns command-line text into a binding.
 - `units.parse_unit(text)` -> Unit(text, factor, dims); `units.convert(value, a, b)`.
