@@ -45,9 +45,9 @@ from kb.model import KnowledgeBase
 from kb.recordcache import RecordCache, cache_dir, content_digest
 from kb.snapshot import UNREAD, FileState, Snapshot, read_snapshot, write_snapshot
 
-# The ledger (kb.ledger.transfers) finds a placement's receipts by interconnect, not by
-# reference: placements (and what reaches them) depend on the receipts on their links.
-LEDGER_KINDS = ("placement",)
+# The ledger reads everything a placement or a proposal reaches; it also finds a
+# placement's receipts by interconnect, not by reference (kb.ledger.transfers).
+LEDGER_KINDS = ("placement", "proposal")
 REVERSE_READ_KINDS = ("receipt",)
 STATS: dict[str, object] = {}  # how the last run went: mode, rechecked, loaded (tests, bench)
 
@@ -109,15 +109,21 @@ def _check_everything(root: Path, cache: RecordCache) -> Snapshot:
 def _file_states(kb: KnowledgeBase) -> dict[str, FileState]:
     """The snapshot's view of every file `kb` was loaded from (in its focus, if it has one)."""
     targets: dict[str, set[str]] = {}
+    reads: dict[str, set[str]] = {}
     for ref in kb.references:
-        targets.setdefault(ref.source_id, set()).add(ref.target.partition("#")[0])
-    states = {f.location.path: FileState(UNREAD, "", "", "", ()) for f in kb.load_findings}
+        target, _, field = ref.target.partition("#")
+        targets.setdefault(ref.source_id, set()).add(target)
+        if field:  # a binding: the equations engine reads the value there
+            reads.setdefault(ref.source_id, set()).add(target)
+    states = {f.location.path: FileState(UNREAD, "", "", "", (), ()) for f in kb.load_findings}
     for record in kb.records.values():
         if kb.in_focus(record):
             claimed = record.data.get("id")
+            read = targets if record.kind in LEDGER_KINDS else reads
             states[record.path] = FileState(
                 record.digest, record.id, claimed if isinstance(claimed, str) else "",
-                record.kind, tuple(sorted(targets.get(record.id, ()))))
+                record.kind, tuple(sorted(targets.get(record.id, ()))),
+                tuple(sorted(read.get(record.id, ()))))
     return states
 
 
@@ -215,14 +221,20 @@ class _Graph:
         return found
 
     def closure(self, names: Iterable[str]) -> set[str]:
-        """`names` and what their references reach; for placements, the receipts on their links."""
-        plain = self._forward(names)
-        placements = [n for n in plain if self.files[n].kind in LEDGER_KINDS]
-        links = {self.files[n].record_id for n in self._forward(placements)
-                 if self.files[n].kind == "interconnect"}
-        receipts = [n for link in links for n in self.referrers.get(link, ())
-                    if self.files[n].kind in REVERSE_READ_KINDS]
-        return plain | self._forward(receipts)
+        """`names` and every record whose contents their checks read.
+
+        The equations engine reads the records a binding names; the ledger reads all a
+        placement or proposal reaches, and the receipts on the links among them. Records
+        only pointed at need not be loaded: the knowledge base knows they exist.
+        """
+        names = set(names)
+        ledger = self._forward(n for n in names if self.files[n].kind in LEDGER_KINDS)
+        links = {self.files[n].record_id for n in ledger if self.files[n].kind == "interconnect"}
+        receipts = {n for link in links for n in self.referrers.get(link, ())
+                    if self.files[n].kind in REVERSE_READ_KINDS}
+        found = names | ledger | receipts
+        return found | {n for name in found for target in self.files[name].reads
+                        for n in self.by_id.get(target, ())}
 
     def _forward(self, names: Iterable[str]) -> set[str]:
         found: set[str] = set()

@@ -209,6 +209,19 @@ class KnowledgeBase:
             self._by_kind[kind] = [r for r in ordered if r.kind == kind]
         return list(self._by_kind[kind])
 
+    def exists(self, record_id: str) -> bool:
+        """True when the tree has this record, loaded or not (see `outside_ids`)."""
+        return record_id in self.records or record_id in self.outside_ids
+
+    def kind_of(self, record_id: str) -> str | None:
+        """The kind of an existing record, loaded or not; None when there is no such record."""
+        record = self.records.get(record_id)
+        if record is not None:
+            return record.kind
+        if record_id in self.outside_ids:  # a record's kind is its id's first folder
+            return KIND_BY_FOLDER.get(record_id.split("/")[0], "") if "/" in record_id else ""
+        return None
+
     def in_focus(self, record: Record) -> bool:
         """True when this run wants findings on `record` (always, unless `focus` is set)."""
         return self.focus is None or record.path in self.focus

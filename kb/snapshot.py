@@ -3,7 +3,8 @@
 One file, `<cache dir>/run-v1.marshal` beside the record cache (kb.recordcache).
 For every file of the records tree it keeps the SHA-256 of the bytes that were
 checked, the record id its path gives (empty if the file did not load), the
-`id:` it claims, its kind, and the record ids its references point at; and
+`id:` it claims, its kind, the record ids its references point at and those
+whose contents its checks read; and
 the located findings of the whole run, by file. kb.incremental reads it.
 
 It is tied to the same salt as the record cache (kb's code, the schemas, the
@@ -23,7 +24,7 @@ from pathlib import Path
 from kb.findings import Finding
 from kb.recordcache import atomic_write_marshal, finding_from_tuple, finding_to_tuple
 
-FORMAT = "kb-run-snapshot-1"
+FORMAT = "kb-run-snapshot-2"
 FILE_NAME = "run-v1.marshal"
 UNREAD = ""  # the digest of a file that did not load: such a file is re-checked every run
 
@@ -37,6 +38,7 @@ class FileState:
     claimed_id: str  # its `id:` field ("" if none)
     kind: str
     targets: tuple[str, ...]  # record ids its references point at, sorted, unique
+    reads: tuple[str, ...]  # those whose contents its checks read (kb.incremental), sorted
 
 
 @dataclass
@@ -77,7 +79,7 @@ def read_snapshot(directory: Path, salt: str, root: Path) -> Snapshot | None:
 
 def write_snapshot(directory: Path, salt: str, root: Path, snapshot: Snapshot) -> None:
     """Save atomically; a read-only tree still validates, it just is not remembered."""
-    files = {path: (s.digest, s.record_id, s.claimed_id, s.kind, s.targets)
+    files = {path: (s.digest, s.record_id, s.claimed_id, s.kind, s.targets, s.reads)
              for path, s in snapshot.files.items()}
     try:
         directory.mkdir(parents=True, exist_ok=True)

@@ -33,12 +33,13 @@ def check(kb: KnowledgeBase) -> Iterator[Finding]:
     for ref in kb.references:
         if kb.focus is not None and not kb.in_focus(kb.records[ref.source_id]):
             continue  # context of a partial run (kb.incremental)
-        target = kb.records.get(split_binding(ref.target)[0])
-        if target is None or ref.expected_kind in ("*", target.kind):
+        target = split_binding(ref.target)[0]
+        kind = kb.kind_of(target)
+        if kind is None or ref.expected_kind in ("*", kind):
             continue
         source = kb.records[ref.source_id]
-        actual, expected = _article(target.kind), _article(ref.expected_kind)
-        message = f"{target.id!r} is {actual} record, expected {expected}"
+        actual, expected = _article(kind), _article(ref.expected_kind)
+        message = f"{target!r} is {actual} record, expected {expected}"
         hint = f"reference a record under {FOLDER_BY_KIND.get(ref.expected_kind, '?')}/"
         yield found(CODE, SEVERITY, source.path, ref.pointer, message, hint)
 
