@@ -13,7 +13,7 @@ from kb.findings import Finding, Location
 from kb.loader import display_path, load_knowledge_base
 from kb.model import KnowledgeBase, Reference
 from kb.positions import locate
-from kb.recordcache import FILE_NAME, RecordCache, cache_dir, salt
+from kb.recordcache import RecordCache, cache_dir, salt
 from kb.references import index_references, record_references
 from kb.rules import all_rules
 from kb.rules._base import Rule
@@ -59,7 +59,7 @@ def check(
 
 def open_cache(root: Path, salt_value: str | None = None) -> RecordCache:
     """The per-file result cache of this records tree (see kb.recordcache)."""
-    return RecordCache(cache_dir(root) / FILE_NAME, salt_value or cache_salt())
+    return RecordCache(cache_dir(root), salt_value or cache_salt())
 
 
 def cache_salt() -> str:

@@ -143,7 +143,7 @@ def _recheck_changes(root: Path, salt: str, snapshot: Snapshot,
     files = {n: s for n, s in old.items() if n not in changed} | new_states
     graph = _Graph(files)
     affected = graph.affected(touched | graph.ledgers_on(links), changed & files.keys())
-    if _ids_of(old) != _ids_of(files):  # a dangling reference's "did you mean" may change
+    if any(_id_in(old, n) != _id_in(files, n) for n in changed):  # "did you mean" may change
         affected |= {name for name, rows in snapshot.findings.items()
                      if name in files and any(row[0] == "RF001" for row in rows)}
     load = graph.closure(affected)
@@ -160,6 +160,11 @@ def _recheck_changes(root: Path, salt: str, snapshot: Snapshot,
     snapshot.put_findings(fresh)
     STATS.update(mode="incremental", rechecked=len(affected), loaded=len(load))
     return True
+
+
+def _id_in(files: dict[str, FileState], name: str) -> str:
+    state = files.get(name)
+    return state.record_id if state is not None else ""
 
 
 def _ids_of(files: dict[str, FileState]) -> set[str]:

@@ -1,17 +1,19 @@
 """Per-file results kept between runs, keyed by content hash, so a warm `kb validate` skips parsing.
 
-One file, `<cache dir>/records-v1.marshal` (the cache dir is $KB_CACHE_DIR, else
-`.kb-cache` beside the records folder; safe to delete). Each entry maps a file's display
-path and the SHA-256 of its bytes to what loading and schema-checking that file
-produced: the parsed document, the load findings, the schema findings and the
-references it makes (all functions of the file's bytes and the schemas). Each
-entry is kept as its own marshal blob and decoded only when asked for, so a run
-that needs a few hundred records (kb.incremental) does not pay for 10,000.
+Sixteen shard files, `<cache dir>/records-v2-<nn>.marshal` (the cache dir is
+$KB_CACHE_DIR, else `.kb-cache` beside the records folder; safe to delete). Each
+entry maps a file's display path and the SHA-256 of its bytes to what loading and
+checking that file alone produced: the parsed document, the load findings, the
+schema findings, the references it makes and the record-local rules' findings
+(all functions of the file's bytes, the schemas and kb's code). Each entry is
+kept as its own marshal blob and decoded only when asked for, so a run that
+needs a few hundred records (kb.incremental) does not pay for 10,000; a run
+rewrites only the shards whose entries changed.
 
 The whole cache is tied to a salt: the versions of kb, PyYAML and the schema
 libraries, the schemas' bytes, and the size and mtime of kb's own source
-files. Any change of those, a corrupt or foreign file, or any read error makes
-an empty cache, so a stale cache can never change a result. marshal (not
+files. Any change of those, a corrupt or foreign shard, or any read error makes
+an empty shard, so a stale cache can never change a result. marshal (not
 pickle: loading it never runs code) reads a 10,000-record cache in a few tens of ms.
 Writes are atomic (temp file + rename) and happen only when something changed.
 """
@@ -22,6 +24,7 @@ import hashlib
 import marshal
 import os
 import tempfile
+import zlib
 from collections.abc import Iterable
 from importlib import metadata
 from pathlib import Path
@@ -29,9 +32,9 @@ from typing import Any
 
 from kb.findings import Finding, Location, Severity
 
-FORMAT = "kb-record-cache-4"
-CHUNK = 2_000  # entries per marshal chunk: saving never holds the whole file in one bytes object
-FILE_NAME = "records-v1.marshal"
+FORMAT = "kb-record-cache-5"
+SHARDS = 16
+FILE_PREFIX = "records-v2"
 # [data, load findings, schema findings or None, references or None, findings of the
 # record-local rules or None]; findings as tuples, references as (pointer, target, expected
 # kind). Stored marshalled, one blob per entry.
@@ -80,12 +83,16 @@ def _version(package: str) -> str:
 
 
 class RecordCache:
-    """Load once per run, look up and store per-file results, save once if anything changed."""
+    """Load once per run, look up and store per-file results, save once if anything changed.
 
-    def __init__(self, path: Path | None, salt_value: str) -> None:
-        self.path = path
+    Entries live in SHARDS files by a hash of their key, so a run that changed a few
+    files rewrites a few shards, not the whole cache (270 MB at 100,000 records).
+    """
+
+    def __init__(self, directory: Path | None, salt_value: str) -> None:
+        self.directory = directory
         self.salt = salt_value
-        self.old: dict[str, bytes] = self._read() if path is not None else {}
+        self.old: dict[str, bytes] = self._read() if directory is not None else {}
         self.new: dict[str, Entry] = {}
         self.dirty: set[str] = set()  # keys whose entry this run created or completed
         self.changed = False
@@ -109,86 +116,96 @@ class RecordCache:
 
     def put_load(self, key: str, data: Any, findings: list[Finding]) -> None:
         self.new[key] = [data, [finding_to_tuple(f) for f in findings], None, None, None]
-        self.dirty.add(key)
-        self.changed = True
+        self._touch(key)
 
     def schema(self, key: str) -> list[Finding] | None:
-        entry = self.new.get(key)
-        if entry is None or entry[2] is None:
-            return None
-        return [finding_from_tuple(t) for t in entry[2]]
+        return self._findings(key, 2)
 
     def put_schema(self, key: str, findings: list[Finding]) -> None:
-        entry = self.new.get(key)
-        if entry is not None:
-            entry[2] = [finding_to_tuple(f) for f in findings]
-            self.dirty.add(key)
-            self.changed = True
+        self._put(key, 2, [finding_to_tuple(f) for f in findings])
 
     def references(self, key: str) -> list[tuple[str, str, str]] | None:
         entry = self.new.get(key)
         return None if entry is None else entry[3]
 
     def put_references(self, key: str, references: list[tuple[str, str, str]]) -> None:
-        entry = self.new.get(key)
-        if entry is not None:
-            entry[3] = references
-            self.dirty.add(key)
-            self.changed = True
+        self._put(key, 3, references)
 
     def local(self, key: str) -> list[Finding] | None:
         """The findings of the record-local rules (kb.checker) on this file, if known."""
-        entry = self.new.get(key)
-        if entry is None or entry[4] is None:
-            return None
-        return [finding_from_tuple(t) for t in entry[4]]
+        return self._findings(key, 4)
 
     def put_local(self, key: str, findings: list[Finding]) -> None:
+        self._put(key, 4, [finding_to_tuple(f) for f in findings])
+
+    def _findings(self, key: str, slot: int) -> list[Finding] | None:
+        entry = self.new.get(key)
+        if entry is None or entry[slot] is None:
+            return None
+        return [finding_from_tuple(t) for t in entry[slot]]
+
+    def _put(self, key: str, slot: int, value: Any) -> None:
         entry = self.new.get(key)
         if entry is not None:
-            entry[4] = [finding_to_tuple(f) for f in findings]
-            self.dirty.add(key)
-            self.changed = True
+            entry[slot] = value
+            self._touch(key)
+
+    def _touch(self, key: str) -> None:
+        self.dirty.add(key)
+        self.changed = True
 
     def save(self, live_keys: set[str] | None = None) -> None:
-        """Write this run's entries, atomically; errors are ignored.
+        """Write the shards this run changed, each atomically; errors are ignored.
 
         Without `live_keys`, only the entries this run used are kept (deleted files drop
         out); with them, also every older entry whose key is live (a run that loaded
         only some files keeps the rest).
         """
-        if self.path is None:
+        if self.directory is None:
             return
-        blobs = {key: self.old[key] if key in self.old and key not in self.dirty
-                 else marshal.dumps(entry) for key, entry in self.new.items()}
-        kept = self.old.keys() & live_keys - blobs.keys() if live_keys is not None else set()
-        if not self.changed and len(blobs) + len(kept) == len(self.old):
-            return
-        blobs.update((key, self.old[key]) for key in kept)
-        items = sorted(blobs.items())
-        chunks = [dict(items[start:start + CHUNK]) for start in range(0, len(items), CHUNK)]
+        kept = set(self.new) | (self.old.keys() & live_keys if live_keys is not None else set())
+        stale = {shard_of(key) for key in self.dirty} | {
+            shard_of(key) for key in self.old.keys() - kept}
+        shards: dict[int, dict[str, bytes]] = {shard: {} for shard in stale}
+        for key in kept:
+            shard = shards.get(shard_of(key))
+            if shard is not None:
+                entry = self.new.get(key)
+                clean = key in self.old and key not in self.dirty
+                shard[key] = self.old[key] if clean or entry is None else marshal.dumps(entry)
         try:
-            self.path.parent.mkdir(parents=True, exist_ok=True)
-            atomic_write_marshal(self.path, [(FORMAT, self.salt, len(chunks)), *chunks])
+            self.directory.mkdir(parents=True, exist_ok=True)
+            for shard, blobs in sorted(shards.items()):
+                atomic_write_marshal(self.directory / shard_name(shard),
+                                     [(FORMAT, self.salt), dict(sorted(blobs.items()))])
         except (OSError, ValueError):
             pass  # a read-only tree still validates; it just is not cached
 
     def _read(self) -> dict[str, bytes]:
         entries: dict[str, bytes] = {}
-        try:
-            with open(self.path, "rb") as stream:  # type: ignore[arg-type]
-                header = marshal.load(stream)
-                valid = isinstance(header, tuple) and len(header) == 3
-                if not valid or header[:2] != (FORMAT, self.salt) or not isinstance(header[2], int):
-                    return {}
-                for _ in range(header[2]):
-                    chunk = marshal.load(stream)
-                    if not isinstance(chunk, dict):
-                        return {}
-                    entries.update(chunk)
-        except (OSError, EOFError, ValueError, TypeError):
-            return {}
+        for shard in range(SHARDS):
+            entries.update(_read_shard(self.directory / shard_name(shard), self.salt))  # type: ignore[operator]
         return entries
+
+
+def shard_of(key: str) -> int:
+    return zlib.crc32(key.encode()) % SHARDS
+
+
+def shard_name(shard: int) -> str:
+    return f"{FILE_PREFIX}-{shard:02x}.marshal"
+
+
+def _read_shard(path: Path, salt_value: str) -> dict[str, bytes]:
+    """One shard's entries; a missing, foreign, stale or damaged shard holds none."""
+    try:
+        with open(path, "rb") as stream:
+            header, entries = marshal.load(stream), marshal.load(stream)
+    except (OSError, EOFError, ValueError, TypeError):
+        return {}
+    if header != (FORMAT, salt_value) or not isinstance(entries, dict):
+        return {}
+    return entries
 
 
 def atomic_write_marshal(path: Path, objects: Iterable[Any]) -> None:

@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from kb.checker import check
-from kb.recordcache import FILE_NAME, RecordCache
+from kb.recordcache import SHARDS, RecordCache, shard_name, shard_of
 
 SOURCE = """\
 kind: source
@@ -48,7 +48,7 @@ def shown(root: Path) -> list[str]:
 
 def test_warm_run_reports_what_the_cold_run_reported(tree: Path) -> None:
     cold = shown(tree)
-    assert (tree.parent / "cache" / FILE_NAME).is_file()
+    assert list((tree.parent / "cache").glob("records-v2-*.marshal"))
     assert {line.split()[1] for line in cold} >= {"SC001", "LD004", "LD005"}
     assert shown(tree) == cold
 
@@ -63,50 +63,65 @@ def test_a_changed_file_is_parsed_again(tree: Path) -> None:
 
 def test_a_corrupt_cache_is_ignored(tree: Path) -> None:
     cold = shown(tree)
-    (tree.parent / "cache" / FILE_NAME).write_bytes(b"\x00garbage")
+    for shard in (tree.parent / "cache").glob("records-v2-*.marshal"):
+        shard.write_bytes(b"\x00garbage")
     assert shown(tree) == cold
 
 
 def test_entries_under_another_salt_are_not_used(tmp_path: Path) -> None:
-    path = tmp_path / FILE_NAME
-    first = RecordCache(path, "salt-a")
+    first = RecordCache(tmp_path, "salt-a")
     key = RecordCache.key("records/x.yaml", "0" * 64)
     first.put_load(key, {"kind": "source"}, [])
     first.save()
-    assert RecordCache(path, "salt-a").get(key) is not None
-    assert RecordCache(path, "salt-b").get(key) is None
-    assert [p.name for p in tmp_path.iterdir()] == [FILE_NAME]  # no temp files left behind
+    assert RecordCache(tmp_path, "salt-a").get(key) is not None
+    assert RecordCache(tmp_path, "salt-b").get(key) is None
+    assert [p.name for p in tmp_path.iterdir()] == [shard_name(shard_of(key))]  # no temp files
 
 
 def test_deleted_files_drop_out_of_the_cache(tree: Path) -> None:
     shown(tree)
     (tree / "sources" / "dup.yaml").unlink()
     shown(tree)
-    cache = RecordCache(tree.parent / "cache" / FILE_NAME, "")
-    saved = RecordCache(cache.path, _saved_salt(cache.path))
+    cache = tree.parent / "cache"
+    saved = RecordCache(cache, _saved_salt(cache))
     assert saved.old and not any("dup.yaml" in key for key in saved.old)
 
 
-def _saved_salt(path: Path) -> str:
+def _saved_salt(directory: Path) -> str:
     import marshal
 
-    with open(path, "rb") as stream:
+    with open(next(directory.glob("records-v2-*.marshal")), "rb") as stream:
         return str(marshal.load(stream)[1])
 
 
-def test_a_cache_saved_in_several_chunks_reads_back_whole(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    import kb.recordcache as recordcache
-
-    monkeypatch.setattr(recordcache, "CHUNK", 2)
-    path = tmp_path / FILE_NAME
-    first = RecordCache(path, "salt")
-    keys = [RecordCache.key(f"records/s/{n}.yaml", f"{n:064d}") for n in range(5)]
+def test_a_save_rewrites_only_the_shards_it_changed(tmp_path: Path) -> None:
+    first = RecordCache(tmp_path, "salt")
+    keys = [RecordCache.key(f"records/s/{n}.yaml", f"{n:064d}") for n in range(200)]
     for number, key in enumerate(keys):
         first.put_load(key, {"n": number}, [])
     first.save()
-    again = RecordCache(path, "salt")
-    assert [again.get(key)[0] for key in keys] == [{"n": n} for n in range(5)]  # type: ignore[index]
-    path.write_bytes(path.read_bytes()[:-3])  # a truncated file is no cache at all
-    assert RecordCache(path, "salt").old == {}
+    assert len(list(tmp_path.iterdir())) == SHARDS
+    stamps = {p.name: p.stat().st_mtime_ns for p in tmp_path.iterdir()}
+    second = RecordCache(tmp_path, "salt")
+    assert [second.get(key)[0] for key in keys] == [{"n": n} for n in range(200)]  # type: ignore[index]
+    second.put_local(keys[7], [])
+    second.save(live_keys=set(keys))
+    rewritten = {p.name for p in tmp_path.iterdir() if p.stat().st_mtime_ns != stamps[p.name]}
+    assert rewritten == {shard_name(shard_of(keys[7]))}
+    third = RecordCache(tmp_path, "salt")
+    assert len(third.old) == 200
+    assert third.get(keys[7]) is not None and third.local(keys[7]) == []
+    assert third.get(keys[8]) is not None and third.local(keys[8]) is None
+
+
+def test_a_damaged_shard_loses_its_entries_only(tmp_path: Path) -> None:
+    first = RecordCache(tmp_path, "salt")
+    keys = [RecordCache.key(f"records/s/{n}.yaml", f"{n:064d}") for n in range(50)]
+    for key in keys:
+        first.put_load(key, {}, [])
+    first.save()
+    damaged = tmp_path / shard_name(shard_of(keys[0]))
+    damaged.write_bytes(damaged.read_bytes()[:-3])
+    survivors = RecordCache(tmp_path, "salt").old
+    assert keys[0] not in survivors
+    assert {k for k in keys if shard_of(k) != shard_of(keys[0])} == set(survivors)
