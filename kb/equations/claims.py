@@ -40,6 +40,7 @@ from kb.equations.claimbase import (
     bound_values,
     compare,
     declared_name,
+    expected,
     is_binding,
     judge_numeric,
     record_outcome,
@@ -154,7 +155,9 @@ def _numeric(ctx: Context) -> tuple[str, str, str, str]:
     if missing:
         raise ClaimError("EQ010", "bind", f"symbols not bound: {', '.join(missing)}",
                          "bind each symbol to a record field or a {value, unit}", ctx.related)
-    return judge_numeric(_fraction(rational_value(computed)), ctx.claim.get("expect"), dims)
+    expect = ctx.claim.get("expect")
+    expected(expect, dims)  # checked before the value is made rational, as it always was
+    return judge_numeric(_fraction(rational_value(computed)), expect, dims)
 
 
 def _scaling(ctx: Context) -> tuple[str, str, str, str]:
