@@ -17,6 +17,7 @@ from fractions import Fraction
 from pathlib import Path
 from typing import Any
 
+import pytest
 import yaml
 from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
@@ -100,6 +101,24 @@ def test_generated_corpus_plan_path_equals_symbolic_path(tmp_path: Path) -> None
     kb, _ = load_knowledge_base(tmp_path / "corpus" / "records")
     counts = _check_equivalence(kb, (Fraction(1001, 1000), Fraction(2)))
     assert counts == {"planned": 2 * 60, "fallback": 0, "no plan": 0}
+
+
+def test_engine_serves_changed_bindings_from_plans(tmp_path: Path,
+                                                   monkeypatch: pytest.MonkeyPatch) -> None:
+    """Through analyse() and its cache: plans answer, and answer as a cache-less run does."""
+    monkeypatch.setenv("KB_CACHE_DIR", str(tmp_path / "cache"))
+    kb, _ = load_knowledge_base(SHIPPED_RECORDS)
+    engine.analyse(kb)  # fills the result cache and the plans
+    changed = _perturbed(kb, Fraction(103, 100))
+    planned, symbolic = engine.STATS["planned"], engine.STATS["symbolic"]
+    served = engine.analyse(changed)
+    assert engine.STATS["planned"] - planned >= 5
+    assert engine.STATS["symbolic"] - symbolic <= len(served.results) - 5
+    fresh = engine.analyse(_perturbed(kb, Fraction(103, 100)), use_cache=False)
+    assert served.results.keys() == fresh.results.keys()
+    for record_id, result in served.results.items():
+        assert _json(result) == _json(fresh.results[record_id]), record_id
+    assert any(i.code == "EQ007" for r in served.results.values() for i in r.issues)
 
 
 HARDWARE_FIELDS = ("link", "hbm", "layer", "width")
