@@ -6,6 +6,7 @@ from collections.abc import Iterator, Mapping
 from typing import Any
 
 from kb.findings import pointer_join
+from kb.model import KnowledgeBase, Record
 
 
 def nodes(data: Any, pointer: str = "") -> Iterator[tuple[str, Any]]:
@@ -23,14 +24,15 @@ def nodes(data: Any, pointer: str = "") -> Iterator[tuple[str, Any]]:
 def containers(data: Any) -> Iterator[tuple[str, Any]]:
     """The (pointer, mapping or list) pairs of `nodes`, in the same order, without the scalars.
 
-    The figure walks need only mappings; skipping scalars and escaping a key only
-    when it holds `~` or `/` makes them several times faster on large trees.
+    The figure walks need only mappings; skipping scalars, testing plain dicts and
+    lists by type before the (slow) abstract Mapping check, and escaping a key only
+    when it holds `~` or `/` make them several times faster on large trees.
     """
     stack: list[tuple[str, Any]] = [("", data)]
     while stack:
         here, node = stack.pop()
         yield here, node
-        if isinstance(node, Mapping):
+        if _is_mapping(node):
             items = [(k, v) for k, v in node.items() if _is_container(v)]
         elif isinstance(node, list):
             items = [(i, v) for i, v in enumerate(node) if _is_container(v)]
@@ -40,10 +42,16 @@ def containers(data: Any) -> Iterator[tuple[str, Any]]:
 
 
 _SCALARS = frozenset({str, int, float, bool, type(None)})
+_PLAIN = frozenset({dict, list})
+
+
+def _is_mapping(value: Any) -> bool:
+    return type(value) is dict or (type(value) is not list and isinstance(value, Mapping))
 
 
 def _is_container(value: Any) -> bool:
-    return type(value) not in _SCALARS and isinstance(value, (Mapping, list))
+    kind = type(value)
+    return kind in _PLAIN or (kind not in _SCALARS and isinstance(value, (Mapping, list)))
 
 
 def _child(pointer: str, key: Any) -> str:
@@ -53,19 +61,36 @@ def _child(pointer: str, key: Any) -> str:
     return f"{pointer}/{token}"
 
 
-def is_quantity(node: Any) -> bool:
-    return isinstance(node, Mapping) and "value" in node and "unit" in node
+def mappings(data: Any) -> list[tuple[str, Mapping[str, Any]]]:
+    """Every mapping of a document with its pointer, in `nodes` order."""
+    return [(pointer, node) for pointer, node in containers(data) if _is_mapping(node)]
 
 
 def quantities(data: Any) -> Iterator[tuple[str, Mapping[str, Any]]]:
     """Every quantity ({value, unit, ...}) of a document with its pointer."""
-    for pointer, node in containers(data):
-        if is_quantity(node):
-            yield pointer, node
+    return ((p, node) for p, node in mappings(data) if "value" in node and "unit" in node)
 
 
 def provenance_blocks(data: Any) -> Iterator[tuple[str, Mapping[str, Any]]]:
     """Every mapping that states a `basis` (quantities, geometry blocks, parameter rows)."""
-    for pointer, node in containers(data):
-        if isinstance(node, Mapping) and "basis" in node:
-            yield pointer, node
+    return ((p, node) for p, node in mappings(data) if "basis" in node)
+
+
+def record_mappings(kb: KnowledgeBase, record: Record) -> list[tuple[str, Mapping[str, Any]]]:
+    """`mappings(record.data)`, walked once per run for the several rules that need it."""
+    memo: dict[str, list[tuple[str, Mapping[str, Any]]]] = kb.memo.setdefault("mappings", {})
+    found = memo.get(record.path)
+    if found is None:
+        found = memo[record.path] = mappings(record.data)
+    return found
+
+
+def record_quantities(kb: KnowledgeBase, record: Record) -> list[tuple[str, Mapping[str, Any]]]:
+    return [(p, node) for p, node in record_mappings(kb, record)
+            if "value" in node and "unit" in node]
+
+
+def record_provenance_blocks(
+    kb: KnowledgeBase, record: Record
+) -> list[tuple[str, Mapping[str, Any]]]:
+    return [(p, node) for p, node in record_mappings(kb, record) if "basis" in node]

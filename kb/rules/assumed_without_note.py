@@ -26,7 +26,7 @@ from collections.abc import Iterator
 from kb.findings import Finding, Severity
 from kb.model import KnowledgeBase
 from kb.rules._base import found
-from kb.rules._walk import provenance_blocks
+from kb.rules._walk import record_provenance_blocks
 
 CODE = "PV003"
 NAME = "assumed-without-note"
@@ -36,7 +36,7 @@ LOCAL = True  # its findings on a record depend on that record alone (kb.checker
 
 def check(kb: KnowledgeBase) -> Iterator[Finding]:
     for record in kb:
-        for pointer, block in provenance_blocks(record.data):
+        for pointer, block in record_provenance_blocks(kb, record):
             if block.get("basis") == "assumed" and not str(block.get("note") or "").strip():
                 message = "basis is 'assumed' but no note says why this value was chosen"
                 yield found(

@@ -22,7 +22,7 @@ from collections.abc import Iterator
 from kb.findings import Finding, Severity
 from kb.model import KnowledgeBase
 from kb.rules._base import found
-from kb.rules._walk import quantities
+from kb.rules._walk import record_quantities
 
 CODE = "PV001"
 NAME = "missing-basis"
@@ -32,7 +32,7 @@ LOCAL = True  # its findings on a record depend on that record alone (kb.checker
 
 def check(kb: KnowledgeBase) -> Iterator[Finding]:
     for record in kb:
-        for pointer, quantity in quantities(record.data):
+        for pointer, quantity in record_quantities(kb, record):
             if "basis" not in quantity:
                 value = f"{quantity.get('value')} {quantity.get('unit')}"
                 message = f"figure {value} has no basis"

@@ -28,7 +28,7 @@ from collections.abc import Iterator
 from kb.findings import Finding, Severity
 from kb.model import UNSOURCED_BASES, KnowledgeBase
 from kb.rules._base import found
-from kb.rules._walk import provenance_blocks
+from kb.rules._walk import record_provenance_blocks
 
 CODE = "PV002"
 NAME = "missing-source"
@@ -38,7 +38,7 @@ LOCAL = True  # its findings on a record depend on that record alone (kb.checker
 
 def check(kb: KnowledgeBase) -> Iterator[Finding]:
     for record in kb:
-        for pointer, block in provenance_blocks(record.data):
+        for pointer, block in record_provenance_blocks(kb, record):
             basis = block.get("basis")
             if basis not in UNSOURCED_BASES and isinstance(basis, str) and not block.get("source"):
                 message = f"basis is {basis!r} but no source is named"

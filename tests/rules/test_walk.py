@@ -1,0 +1,33 @@
+"""The fast document walks agree with the plain definition (`nodes`) on any JSON-like data."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from hypothesis import given
+from hypothesis import strategies as st
+
+from kb.rules._walk import containers, mappings, nodes, provenance_blocks, quantities
+
+KEYS = st.sampled_from(["value", "unit", "basis", "a/b", "t~1", "x", "0", "note"])
+JSON = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False) | st.text(max_size=3),
+    lambda children: st.lists(children, max_size=4) | st.dictionaries(KEYS, children, max_size=4),
+    max_leaves=30,
+)
+DOCUMENTS = st.dictionaries(KEYS, JSON, max_size=5)  # a record is always a mapping
+
+
+@given(DOCUMENTS)
+def test_containers_are_the_nodes_that_are_mappings_or_lists(data: Any) -> None:
+    expected = [(p, n) for p, n in nodes(data) if isinstance(n, (Mapping, list))]
+    assert list(containers(data)) == expected
+
+
+@given(DOCUMENTS)
+def test_mappings_quantities_and_provenance_blocks_follow_nodes(data: Any) -> None:
+    expected = [(p, n) for p, n in nodes(data) if isinstance(n, Mapping)]
+    assert mappings(data) == expected
+    assert list(quantities(data)) == [(p, n) for p, n in expected if "value" in n and "unit" in n]
+    assert list(provenance_blocks(data)) == [(p, n) for p, n in expected if "basis" in n]
