@@ -9,6 +9,7 @@ record's equation sections):
      "claims": [{"fixed": {"items", "issues"}}     # a claim that binds nothing
                 | {"numeric": tree, "dims": [[base, exponent], ...]}
                 | {"effect": [tree before, tree after the change]}
+                | {"effect_ratio": tree of after/before, cancelled}
                 | {"symbolic": true}, ...]}         # one per mapping under claims:
 
 `run_plan` replays it: fixed parts as they were, numeric claims (and effect
@@ -89,7 +90,8 @@ def _replay(ledger: Ledger, entry: Mapping[str, Any], claim: Mapping[str, Any], 
         ledger.items.extend(item_from(i) for i in entry["fixed"]["items"])
         ledger.issues.extend(issue_from(i) for i in entry["fixed"]["issues"])
         return True
-    kind = "numeric" if "numeric" in entry else "effect" if "effect" in entry else None
+    kind = "numeric" if "numeric" in entry else None
+    kind = "effect" if "effect" in entry or "effect_ratio" in entry else kind
     if kind is None:
         return False
     ctx = Context(ledger, resolve, claim, pointer_join("/claims", index))
@@ -121,11 +123,14 @@ def _effect(ctx: Context, entry: Mapping[str, Any]) -> tuple[str, str, str, str]
         declared_name(ctx, name, "change")
         if is_binding(spec):
             changed[f"change {name}"] = bound_value(ctx, name, spec, f"change/{name}")
-    original, new = entry["effect"]
-    before = evaluate(original, values)
-    if before == 0:
-        raise Inexact("the symbolic path cancels first")
-    ratio = evaluate(new, changed) / before
+    if "effect_ratio" in entry:  # cancelled symbolically when the plan was built
+        ratio = evaluate(entry["effect_ratio"], changed)
+    else:
+        original, new = entry["effect"]
+        before = evaluate(original, values)
+        if before == 0:
+            raise Inexact("the symbolic path cancels first")
+        ratio = evaluate(new, changed) / before
     factor = ctx.claim.get("factor")
     claimed_text, computed_text = f"factor {factor}", f"factor {number_text(ratio)}"
     ok, how = compare(ratio, exact_number(factor), ctx.claim)

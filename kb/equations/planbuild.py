@@ -118,9 +118,14 @@ def _compile_effect(ctx: Context) -> dict[str, Any] | None:
             expr, _ = target(ctx, bound | set(replaced))
             changed = expr.xreplace(replaced)
             placeholders = {_placeholder(n) for n in changes}
-            if not (changed.free_symbols - placeholders) | expr.free_symbols <= bound:
-                return None  # not at an operating point: the symbolic path cancels
-            return {"effect": [to_tree(expr), to_tree(changed)]}
+            if (changed.free_symbols - placeholders) | expr.free_symbols <= bound:
+                return {"effect": [to_tree(expr), to_tree(changed)]}
+            # Not at an operating point: claims._ratio cancels changed/original first. The
+            # cancelled form with placeholders equals it wherever both are defined.
+            ratio = sp.cancel(sp.together(changed / expr))
+            if not ratio.free_symbols <= bound | placeholders:
+                return None  # the factor depends on the operating point: decide_zero's
+            return {"effect_ratio": to_tree(ratio)}
 
         return run_with_budget(build)
     except Exception:  # undeclared names, malformed changes, inexact: the symbolic path

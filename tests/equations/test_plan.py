@@ -154,6 +154,13 @@ claims:
            BW_link: hardware/gpu#link, BW_hbm: hardware/gpu#hbm}
     factor: 2.5
     rel_tol: 0.01
+  - id: faster-link-anywhere
+    kind: effect
+    of: b_star
+    change: {BW_link: hardware/gpu#hbm}
+    bind: {BW_link: hardware/gpu#link}
+    factor: 7.4
+    round: 0.1
   - id: linear
     kind: scaling
     of: b_star
