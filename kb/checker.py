@@ -5,13 +5,14 @@ No printing and no exit codes here (that is the command line's job).
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from kb.findings import Finding, Location
 from kb.loader import display_path, load_knowledge_base
-from kb.model import KnowledgeBase, Reference
+from kb.model import KnowledgeBase, Record, Reference
 from kb.positions import locate
 from kb.recordcache import RecordCache, cache_dir, salt
 from kb.references import index_references, record_references
@@ -80,7 +81,7 @@ def build_knowledge_base(
 
     `listed`: `paths` are record files in record_files' order (kb.loader).
     """
-    kb, load_findings = load_knowledge_base(root, paths, cache=cache, listed=listed)
+    kb, load_findings = load_knowledge_base(root, paths, cache, listed, checked_alone)
     kb.load_findings = load_findings
     if cache is not None:
         kb.memo["record_cache"] = cache
@@ -92,6 +93,23 @@ def build_knowledge_base(
 
         attach_base(kb, root, base)
     return kb
+
+
+def checked_alone(record: Record) -> tuple[list[tuple[str, str, str]], list[Finding]]:
+    """What one file gives on its own: its references and the record-local rules' findings.
+
+    The loader runs this where it parses the file (on all cores for many files) and
+    keeps the result in the record cache, where the passes below find it.
+    """
+    references = [(r.pointer, r.target, r.expected_kind) for r in record_references(record)]
+    alone = KnowledgeBase(root="")
+    alone.add(record)
+    return references, [f for rule in _local_rules() for f in rule.check(alone)]
+
+
+@functools.cache
+def _local_rules() -> tuple[Rule, ...]:
+    return tuple(rule for rule in all_rules() if getattr(rule, "LOCAL", False))
 
 
 def index_references_cached(kb: KnowledgeBase, cache: RecordCache) -> None:
@@ -119,7 +137,7 @@ def run_rules(kb: KnowledgeBase) -> list[Finding]:
     kb.memo["known_codes"] = {rule.CODE for rule in rules}
     early = [r for r in rules if not r.CODE.startswith(_LATE_FAMILIES)]
     late = [r for r in rules if r.CODE.startswith(_LATE_FAMILIES)]
-    local = [r for r in early if getattr(r, "LOCAL", False)]
+    local = [r for r in early if r in _local_rules()]
     findings = local_findings(kb, local)
     findings += [f for rule in early if rule not in local for f in rule.check(kb)]
     findings, used = apply_waivers(kb, findings)

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import hashlib
 import os
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -32,30 +32,39 @@ _SAFE_INDICATORS = 5_000
 PARALLEL_MIN_FILES = 1_500
 
 
+# What checking one file alone gives besides its parse (kb.checker): the references it
+# makes, as (pointer, target, expected kind), and the record-local rules' findings.
+PerFile = Callable[[Record], tuple[list[tuple[str, str, str]], list[Finding]]]
+
+
 def load_knowledge_base(
     root: Path,
     paths: Sequence[Path] | None = None,
     cache: RecordCache | None = None,
     listed: bool = False,
+    per_file: PerFile | None = None,
 ) -> tuple[KnowledgeBase, list[Finding]]:
     """Load every record under `root` (or only `paths`) into a KnowledgeBase.
 
     With a `cache`, files whose bytes are unchanged since the last run are not parsed
-    again; many changed files are parsed on all cores (kb.workers). `listed` says
-    `paths` are files as record_files lists them (sorted): they are not listed again.
+    again; many changed files are parsed on all cores (kb.workers), and `per_file` runs
+    where each new file is parsed, its results kept in the cache. `listed` says `paths`
+    are files as record_files lists them (sorted): they are not listed again.
     """
     kb = KnowledgeBase(root=str(root))
     findings: list[Finding] = []
     identities = _Identities(root)
     chosen = list(paths or ()) if listed else record_files(root, paths)
     files = [_read_cached(path, cache) for path in chosen]
-    _parse_all([item for item in files if item.result is None], cache)
+    for item in files:
+        if item.result is None or item.result[0] is not None:  # a file that was read
+            item.identity = identities(item.path)
+    _parse_all([item for item in files if item.result is None], cache, per_file)
     for item in files:
         data, problems = item.result  # type: ignore[misc]
         findings.extend(problems)
         if data is not None:
-            record_id, kind = identities(item.path)
-            kb.add(Record(record_id, kind, item.shown, data, item.digest))
+            kb.add(Record(*item.identity, item.shown, data, item.digest))
     return kb, findings
 
 
@@ -126,6 +135,7 @@ class _File:
     digest: str = ""
     key: str = ""
     result: tuple[dict[str, Any] | None, list[Finding]] | None = None
+    identity: tuple[str, str] = ("", "")
 
 
 def _read_cached(path: Path, cache: RecordCache | None) -> _File:
@@ -145,18 +155,23 @@ def _read_cached(path: Path, cache: RecordCache | None) -> _File:
     return item
 
 
-def _parse_all(items: list[_File], cache: RecordCache | None) -> None:
+def _parse_all(items: list[_File], cache: RecordCache | None, per_file: PerFile | None) -> None:
     """Parse the files the cache did not know, in worker processes when there are many."""
-    work = [(item.raw, item.shown) for item in items]
-    results = map_forked(_parse_pair, work, PARALLEL_MIN_FILES) or [_parse_pair(w) for w in work]
-    for item, result in zip(items, results, strict=True):
-        item.result, item.raw = result, b""
+
+    def job(item: _File) -> tuple[dict[str, Any] | None, list[Finding], Any]:
+        data, problems = _parse_bytes(item.raw, item.shown)
+        if data is None or per_file is None or cache is None:
+            return data, problems, None
+        return data, problems, per_file(Record(*item.identity, item.shown, data, item.digest))
+
+    results = map_forked(job, items, PARALLEL_MIN_FILES) or [job(item) for item in items]
+    for item, (data, problems, extra) in zip(items, results, strict=True):
+        item.result, item.raw = (data, problems), b""
         if cache is not None:
-            cache.put_load(item.key, *result)
-
-
-def _parse_pair(pair: tuple[bytes, str]) -> tuple[dict[str, Any] | None, list[Finding]]:
-    return _parse_bytes(*pair)
+            cache.put_load(item.key, data, problems)
+            if extra is not None:
+                cache.put_references(item.key, extra[0])
+                cache.put_local(item.key, extra[1])
 
 
 def _parse_bytes(raw: bytes, shown: str) -> tuple[dict[str, Any] | None, list[Finding]]:

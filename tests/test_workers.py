@@ -43,3 +43,26 @@ def test_map_forked_declines_small_inputs_and_one_job(monkeypatch: pytest.Monkey
     assert map_forked(abs, list(range(-30, 0)), min_items=10) == list(range(30, 0, -1))
     monkeypatch.setenv("KB_JOBS", "1")
     assert worker_count() == 1 and map_forked(abs, list(range(-30, 0)), min_items=10) is None
+
+
+def test_a_check_with_parsing_in_workers_finds_what_one_process_finds(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """References and record-local findings computed in the workers reach the cache intact."""
+    import shutil
+
+    from kb.checker import check
+    from tests.conftest import SHIPPED_RECORDS
+
+    shutil.copytree(SHIPPED_RECORDS, tmp_path / "records")
+    broken = tmp_path / "records" / "hardware" / "nvidia-h100-sxm.yaml"
+    broken.write_text(broken.read_text().replace("basis: vendor-spec", "basis: nope", 1)
+                      .replace("sources/", "sources/gone-", 1))
+    monkeypatch.setattr(loader, "PARALLEL_MIN_FILES", 5)
+    runs = {}
+    for jobs in ("2", "1"):
+        monkeypatch.setenv("KB_JOBS", jobs)
+        monkeypatch.setenv("KB_CACHE_DIR", str(tmp_path / f"cache-{jobs}"))
+        runs[jobs] = check(tmp_path / "records").findings
+    assert runs["2"] == runs["1"]
+    assert {"RF001", "SC001"} <= {f.code for f in runs["1"]}
