@@ -27,6 +27,7 @@ and checks that the findings always equal a full run's.
 
 from __future__ import annotations
 
+import os
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -255,11 +256,29 @@ class _Graph:
 
 def _scope(snapshot: Snapshot, paths: Sequence[Path]) -> set[str]:
     """Display paths to report on: the files under `paths`, and the records that reference them."""
-    wanted = [p.resolve() for p in paths]
-    chosen = {name for name in snapshot.files if _under(Path(name).resolve(), wanted)}
+    wanted = [str(p.resolve()) for p in paths]
+    resolve = _Resolver()
+    chosen = {name for name in snapshot.files if _under(resolve(name), wanted)}
     ids = {snapshot.files[name].record_id for name in chosen} - {""}
     return chosen | {name for name, state in snapshot.files.items() if ids & set(state.targets)}
 
 
-def _under(path: Path, roots: list[Path]) -> bool:
-    return any(path == root or root in path.parents for root in roots)
+class _Resolver:
+    """Path.resolve for many files, resolving each folder once (a symlinked file on its own)."""
+
+    def __init__(self) -> None:
+        self.folders: dict[str, str] = {}
+
+    def __call__(self, name: str) -> str:
+        path = Path(name)
+        if path.is_symlink():
+            return str(path.resolve())
+        folder, base = os.path.split(name)
+        resolved = self.folders.get(folder)
+        if resolved is None:
+            resolved = self.folders[folder] = str(Path(folder).resolve())
+        return os.path.join(resolved, base)
+
+
+def _under(path: str, roots: list[str]) -> bool:
+    return any(path == root or path.startswith(root.rstrip("/") + "/") for root in roots)
