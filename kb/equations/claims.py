@@ -55,16 +55,22 @@ from kb.equations.timeout import CheckTimeout, run_with_budget
 from kb.equations.units import Dims, exact_number
 from kb.findings import pointer_join
 
-__all__ = ["CODES", "ClaimError", "Context", "check_claims", "compare", "is_binding", "target"]
+__all__ = ["CODES", "ClaimError", "Context", "Verdict", "check_claim", "check_claims", "compare",
+           "is_binding", "target"]
 LAWS = {"proportional": 1, "inverse": -1, "constant": 0}
 
 
+Verdict = tuple[str, Any]
+"""("ok", (state, detail, claimed, computed)) | ("claim", ClaimError) | ("error", (type, text))
+| ("timeout", text): what a claim's checker came to, free of tracebacks (shared.py keeps it)."""
+
+
 def check_claims(system: System, claims: Any, resolve: Resolver,
-                 on_claim: Callable[[Context, int, int], None] | None = None) -> None:
+                 check: Callable[[Context, str], None] | None = None) -> None:
     """Check every claim of a record, adding items and issues to `system`.
 
-    `on_claim(context, items_before, issues_before)` is called after each claim
-    (planbuild.py uses it to keep each claim's share of the items and issues).
+    `check(context, claim_id)` checks one claim (default `check_claim`; planbuild.py
+    passes one that also writes the claim's part of the plan and shares work).
     """
     if not isinstance(claims, list):
         return
@@ -72,32 +78,45 @@ def check_claims(system: System, claims: Any, resolve: Resolver,
         if isinstance(claim, Mapping):
             context = Context(system, resolve, claim, pointer_join("/claims", index))
             context.related = related_locations(claim, resolve)
-            before = len(system.items), len(system.issues)
-            _check_claim(context, str(claim.get("id", index)))
-            if on_claim is not None:
-                on_claim(context, *before)
+            (check or check_claim)(context, str(claim.get("id", index)))
 
 
-def _check_claim(ctx: Context, claim_id: str) -> None:
+def check_claim(ctx: Context, claim_id: str, known: Verdict | None = None) -> Verdict | None:
+    """Check one claim (or take its `known` verdict); return the verdict, None if no kind."""
     kind = ctx.claim.get("kind")
     checker = {"numeric": _numeric, "scaling": _scaling, "effect": _effect}.get(str(kind))
     if checker is None:
         ctx.system.add("EQ001", pointer_join(ctx.pointer, "kind"), f"unknown claim kind {kind!r}",
                        "use numeric, scaling or effect")
-        return
+        return None
+    verdict = known if known is not None else _verdict(lambda: checker(ctx))
+    status, found = verdict
+    if status == "ok":
+        outcome = found
+    elif status == "timeout":
+        outcome = UNVERIFIED, f"unverified (timeout): {found}", "", ""
+        ctx.system.add("EQ014", ctx.pointer, f"claim {claim_id}: {outcome[1]}",
+                       "simplify the claim")
+    elif status == "claim":
+        report_claim_error(ctx, claim_id, found)
+        outcome = INVALID, str(found), "", ""
+    else:  # malformed input SymPy chokes on: a finding, never a traceback
+        ctx.system.add("EQ001", ctx.pointer, f"claim {claim_id} cannot be checked: "
+                       f"{found[0]}: {found[1]}", "check the claim's fields")
+        outcome = INVALID, found[1], "", ""
+    record_outcome(ctx, claim_id, str(kind), outcome)
+    return verdict
+
+
+def _verdict(check: Callable[[], tuple[str, str, str, str]]) -> Verdict:
     try:
-        state, detail, claimed, computed = run_with_budget(lambda: checker(ctx))
+        return "ok", run_with_budget(check)
     except CheckTimeout as exc:
-        state, detail, claimed, computed = UNVERIFIED, f"unverified (timeout): {exc}", "", ""
-        ctx.system.add("EQ014", ctx.pointer, f"claim {claim_id}: {detail}", "simplify the claim")
+        return "timeout", str(exc)
+    except ClaimError as exc:  # a fresh copy: no traceback keeping SymPy objects alive
+        return "claim", ClaimError(exc.code, exc.field, str(exc), exc.hint, exc.related)
     except Exception as exc:  # SymPy raises many types on odd input; each is a finding
-        if isinstance(exc, ClaimError):
-            report_claim_error(ctx, claim_id, exc)
-        else:  # malformed input SymPy chokes on: a finding, never a traceback
-            ctx.system.add("EQ001", ctx.pointer, f"claim {claim_id} cannot be checked: "
-                           f"{type(exc).__name__}: {exc}", "check the claim's fields")
-        state, detail, claimed, computed = INVALID, str(exc), "", ""
-    record_outcome(ctx, claim_id, str(kind), (state, detail, claimed, computed))
+        return "error", (type(exc).__name__, str(exc))
 
 
 def target(ctx: Context, keep: set[sp.Symbol]) -> tuple[sp.Expr, Dims]:

@@ -22,12 +22,19 @@ from kb.equations.bind import BindError, Bound, referenced_records, resolve
 from kb.equations.cache import ResultCache, content_key
 from kb.equations.figures import check_model
 from kb.equations.plan import PLAN_FORMAT, run_plan
-from kb.equations.results import Issue, Item, issue_from, issue_json, item_from, item_json
+from kb.equations.results import (
+    STATS,
+    Issue,
+    Item,
+    issue_from,
+    issue_json,
+    item_from,
+    item_json,
+)
 from kb.model import KnowledgeBase, Record
 from kb.recordcache import cache_dir
 
 SECTIONS = ("symbols", "equations", "derivations", "claims")
-STATS: dict[str, int] = {"symbolic": 0, "cached": 0, "planned": 0}
 
 
 @dataclass
@@ -62,6 +69,7 @@ class Analysis:
 
 
 _MEMO: dict[int, tuple[weakref.ref[KnowledgeBase], Analysis]] = {}
+Pending = tuple[str, str, dict[str, "Bound | BindError"]]  # result key, plan key, bindings
 
 
 def analyse(kb: KnowledgeBase, use_cache: bool = True) -> Analysis:
@@ -71,7 +79,7 @@ def analyse(kb: KnowledgeBase, use_cache: bool = True) -> Analysis:
         return memo[1]
     cache = ResultCache(cache_dir(kb.root) if use_cache else None)
     analysis = Analysis()
-    pending: dict[str, tuple[str, str]] = {}
+    pending: dict[str, Pending] = {}
     for record in kb:
         _index_bindings(analysis, record)
         if not kb.in_focus(record):
@@ -85,19 +93,24 @@ def analyse(kb: KnowledgeBase, use_cache: bool = True) -> Analysis:
     return analysis
 
 
-def _run_pending(kb: KnowledgeBase, pending: dict[str, tuple[str, str]], cache: ResultCache,
+def _run_pending(kb: KnowledgeBase, pending: dict[str, Pending], cache: ResultCache,
                  analysis: Analysis) -> None:
-    """Check the records the cache could not answer, on several cores when worth it."""
+    """Check the records the cache could not answer, on several cores when worth it.
+
+    Records with the same maths share their symbolic work (shared.py), so the cost
+    is about one symbolic check per distinct text plus exact arithmetic per record.
+    """
     from kb.equations.parallel import map_records
 
     def job(record_id: str) -> tuple[dict[str, Any], Any]:
-        result, plan = run_record_with_plan(kb.records[record_id], lambda s: resolve(kb, s))
+        resolver = _resolver(kb, pending[record_id][2])
+        result, plan = run_record_with_plan(kb.records[record_id], resolver, shared=True)
         return _to_json(result), plan
 
     ids = sorted(pending)
     for record_id, (data, plan) in zip(ids, map_records(job, ids), strict=True):
         STATS["symbolic"] += 1
-        result_key, plan_key = pending[record_id]
+        result_key, plan_key, _ = pending[record_id]
         cache.put(result_key, data)
         if plan is not None:
             cache.put(plan_key, plan)
@@ -114,7 +127,7 @@ def has_equations(record: Record) -> bool:
 
 
 def _analyse_record(kb: KnowledgeBase, record: Record, cache: ResultCache,
-                    pending: dict[str, tuple[str, str]]) -> RecordResult | None:
+                    pending: dict[str, Pending]) -> RecordResult | None:
     """Return a cheap or cached result now; queue the record in `pending` otherwise."""
     if record.kind == "model":
         items, issues = check_model(record.data)
@@ -132,29 +145,39 @@ def _analyse_record(kb: KnowledgeBase, record: Record, cache: ResultCache,
     plan_key = content_key({"plan": PLAN_FORMAT, "sections": sections})
     plan = cache.get(plan_key)
     if isinstance(plan, Mapping):
-        def resolver(spec: Any) -> Bound | BindError:
-            known = resolved.get(spec) if isinstance(spec, str) else None
-            return known if known is not None else resolve(kb, spec)
-
-        result = run_planned(record, plan, resolver)
+        result = run_planned(record, plan, _resolver(kb, resolved))
         if result is not None:
             STATS["planned"] += 1
             cache.put(key, _to_json(result))
             return result
-    pending[record.id] = (key, plan_key)
+    pending[record.id] = (key, plan_key, resolved)
     return None
 
 
-def run_record(record: Record, resolver: Any) -> RecordResult:
+def _resolver(kb: KnowledgeBase, resolved: Mapping[str, Bound | BindError]) -> Any:
+    """Resolve bindings, taking `id#field` specs already resolved for the cache key."""
+    def resolver(spec: Any) -> Bound | BindError:
+        known = resolved.get(spec) if isinstance(spec, str) else None
+        return known if known is not None else resolve(kb, spec)
+
+    return resolver
+
+
+def run_record(record: Record, resolver: Any, shared: bool = False) -> RecordResult:
     """Run every symbolic check of one record (no cache)."""
-    return run_record_with_plan(record, resolver)[0]
+    return run_record_with_plan(record, resolver, shared)[0]
 
 
-def run_record_with_plan(record: Record, resolver: Any) -> tuple[RecordResult, Any]:
-    """Run every symbolic check of one record; also return its plan (None if it has none)."""
+def run_record_with_plan(record: Record, resolver: Any,
+                         shared: bool = False) -> tuple[RecordResult, Any]:
+    """Run every symbolic check of one record; also return its plan (None if it has none).
+
+    `shared`: reuse what records with the same maths left this process (shared.py);
+    without it every check runs afresh (the tests compare both).
+    """
     from kb.equations.planbuild import check_record
 
-    system, plan = check_record(record.data, resolver)
+    system, plan = check_record(record.data, resolver, shared)
     return RecordResult(record.id, record.path, system.items, system.issues), plan
 
 

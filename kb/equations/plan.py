@@ -90,13 +90,21 @@ def _replay(ledger: Ledger, entry: Mapping[str, Any], claim: Mapping[str, Any], 
         ledger.items.extend(item_from(i) for i in entry["fixed"]["items"])
         ledger.issues.extend(issue_from(i) for i in entry["fixed"]["issues"])
         return True
+    ctx = Context(ledger, resolve, claim, pointer_join("/claims", index))
+    ctx.related = related_locations(claim, resolve)
+    return replay_claim(ctx, entry, str(claim.get("id", index)))
+
+
+def replay_claim(ctx: Context, entry: Mapping[str, Any], claim_id: str) -> bool:
+    """Judge a binding claim from its compiled entry at its own bound values.
+
+    Adds the claim's item and issues to `ctx.system` and returns True, or adds
+    nothing and returns False when only the symbolic path can answer.
+    """
     kind = "numeric" if "numeric" in entry else None
     kind = "effect" if "effect" in entry or "effect_ratio" in entry else kind
     if kind is None:
         return False
-    ctx = Context(ledger, resolve, claim, pointer_join("/claims", index))
-    ctx.related = related_locations(claim, resolve)
-    claim_id = str(claim.get("id", index))
     try:
         outcome = _numeric(ctx, entry) if kind == "numeric" else _effect(ctx, entry)
     except Inexact:

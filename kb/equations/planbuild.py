@@ -13,17 +13,26 @@ plan with a symbolic claim is not kept: that record always takes this path.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Mapping
 from typing import Any
 
 import sympy as sp
 
 from kb.equations.claimbase import Context, Resolver
-from kb.equations.claims import changed_value, check_claims, is_binding, target
+from kb.equations.claims import changed_value, check_claim, check_claims, is_binding, target
 from kb.equations.derive import check_derivations
-from kb.equations.plan import PLAN_FORMAT
+from kb.equations.plan import PLAN_FORMAT, replay_claim
 from kb.equations.results import issue_json, item_json
+from kb.equations.shared import (
+    derive_once,
+    entry_key,
+    keep_entry,
+    keep_verdict,
+    known_entry,
+    known_verdict,
+    system_of,
+    verdict_key,
+)
 from kb.equations.system import System, build_system
 from kb.equations.timeout import run_with_budget
 
@@ -35,23 +44,66 @@ class NotExact(ValueError):
 Plan = dict[str, Any]
 
 
-def check_record(data: Mapping[str, Any], resolve: Resolver) -> tuple[System, Plan | None]:
-    """Run every symbolic check of one record; return the system and its plan (or None)."""
-    system = build_system(data)
-    check_derivations_once(system, data)
+def check_record(data: Mapping[str, Any], resolve: Resolver,
+                 shared: bool = False) -> tuple[System, Plan | None]:
+    """Run every symbolic check of one record; return the system and its plan (or None).
+
+    With `shared`, work another record with the same maths already did this process
+    is reused (shared.py); the items and issues are the same either way.
+    """
+    if shared:
+        system, key = system_of(data)
+        derive_once(system, data)
+    else:
+        system, key = build_system(data), None
+        check_derivations(system, data.get("derivations"))
     plan: dict[str, Any] = {
         "format": PLAN_FORMAT, "symbols": list(system.symbols),
         "units": {name: unit.text for name, unit in system.units.items()},
         "items": [item_json(i) for i in system.items],
         "issues": [issue_json(i) for i in system.issues], "claims": []}
 
-    def on_claim(ctx: Context, items: int, issues: int) -> None:
-        plan["claims"].append(_entry(ctx, system, items, issues))
+    def check(ctx: Context, claim_id: str) -> None:
+        before = len(system.items), len(system.issues)
+        entry = _check_shared(ctx, claim_id, key) if shared and key is not None else None
+        if entry is None:
+            if not shared or key is None:
+                check_claim(ctx, claim_id)
+            entry = _entry(ctx, system, *before)
+        plan["claims"].append(entry)
 
-    check_claims(system, data.get("claims"), resolve, on_claim)
+    check_claims(system, data.get("claims"), resolve, check)
     usable = all("symbolic" not in entry for entry in plan["claims"]) and not any(
         "timeout" in item["detail"] for item in plan["items"])
     return system, plan if usable else None
+
+
+def _check_shared(ctx: Context, claim_id: str, key: str) -> dict[str, Any] | None:
+    """Check a claim with what records of the same maths left; return its entry if known.
+
+    A claim that binds nothing takes its verdict from the memo (None: the caller
+    slices its items and issues into a fixed entry). A binding claim is judged
+    from its compiled entry like plan.py does, checked symbolically only where
+    that cannot answer.
+    """
+    if not _binds(ctx.claim):
+        known_key = verdict_key(key, ctx.claim)
+        known = known_verdict(known_key)
+        verdict = check_claim(ctx, claim_id, known)
+        if known is None:
+            keep_verdict(known_key, verdict)
+        return None
+    known_key = entry_key(key, ctx.claim, is_binding)
+    entry = known_entry(known_key)
+    if entry is None:
+        entry = _compiled(ctx) or {"symbolic": True}
+        keep_entry(known_key, entry)
+    if "symbolic" not in entry and replay_claim(ctx, entry, claim_id):
+        return entry
+    items = len(ctx.system.items)
+    check_claim(ctx, claim_id)
+    timed_out = any("timeout" in item.detail for item in ctx.system.items[items:])
+    return {"symbolic": True} if timed_out else entry
 
 
 def _entry(ctx: Context, system: System, items: int, issues: int) -> dict[str, Any]:
@@ -62,9 +114,13 @@ def _entry(ctx: Context, system: System, items: int, issues: int) -> dict[str, A
     if not _binds(ctx.claim):
         return {"fixed": {"items": [item_json(i) for i in new_items],
                           "issues": [issue_json(i) for i in new_issues]}}
+    return _compiled(ctx) or {"symbolic": True}
+
+
+def _compiled(ctx: Context) -> dict[str, Any] | None:
+    """A binding claim's compiled entry (numeric or effect), or None."""
     compile_kind = {"numeric": _compile, "effect": _compile_effect}.get(str(ctx.claim.get("kind")))
-    compiled = compile_kind(ctx) if compile_kind is not None else None
-    return compiled if compiled is not None else {"symbolic": True}
+    return compile_kind(ctx) if compile_kind is not None else None
 
 
 def _binds(claim: Mapping[str, Any]) -> bool:
@@ -153,29 +209,3 @@ def to_tree(expr: sp.Expr) -> list[Any]:
         if isinstance(expr, kind):
             return [name, *(to_tree(a) for a in expr.args)]
     raise NotExact(f"{type(expr).__name__} is not exact arithmetic")
-
-
-# Derivation results by the exact text of (symbols, equations, derivations): records that
-# share their maths (a family of flop classes) are re-derived once per process, not once
-# each. Derivations bind nothing, so their items and issues depend on these sections only.
-_DERIVED: dict[str, tuple[list[Any], list[Any]]] = {}
-_DERIVED_MAX = 4096
-
-
-def check_derivations_once(system: System, data: Mapping[str, Any]) -> None:
-    try:
-        key = json.dumps([data.get(s) for s in ("symbols", "equations", "derivations")],
-                         default=repr)
-    except (TypeError, ValueError):  # unusual keys: just check
-        check_derivations(system, data.get("derivations"))
-        return
-    known = _DERIVED.get(key)
-    if known is None:
-        items, issues = len(system.items), len(system.issues)
-        check_derivations(system, data.get("derivations"))
-        if len(_DERIVED) >= _DERIVED_MAX:
-            _DERIVED.clear()
-        known = _DERIVED[key] = (system.items[items:], system.issues[issues:])
-    else:
-        system.items.extend(known[0])
-        system.issues.extend(known[1])

@@ -15,6 +15,10 @@ from typing import Any
 from kb.findings import Location
 
 PROVED, REFUTED, UNVERIFIED, INVALID = "proved", "refuted", "unverified", "invalid"
+# What the engine did this process (engine.STATS is this dict): records served from the
+# cache, from plans and checked symbolically; systems, claims and derivations really built.
+STATS: dict[str, int] = {"symbolic": 0, "cached": 0, "planned": 0, "built_systems": 0,
+                         "built_claims": 0, "built_derivations": 0}
 
 
 @dataclass(frozen=True)
