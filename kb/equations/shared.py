@@ -127,3 +127,9 @@ def keep_entry(key: str | None, entry: dict[str, Any]) -> None:
     STATS["built_claims"] += 1
     if key is not None:
         _remember(_ENTRIES, key, entry)
+
+
+def clear() -> None:
+    """Forget everything shared so far (tests: the next records build afresh)."""
+    for memo in (_SYSTEMS, _DERIVED, _VERDICTS, _ENTRIES):
+        memo.clear()

@@ -1,0 +1,135 @@
+"""Records with the same maths share their symbolic work, with byte-identical results.
+
+The cold path (engine.analyse without a cache: shared.py reuses systems,
+derivations, verdicts and compiled claims) is compared, record by record, with a
+fresh symbolic run of each record alone (RecordResult JSON: items and issues,
+messages, pointers, related locations), and the plans both leave are compared too.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from functools import partial
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+
+from kb.equations import engine, shared
+from kb.equations.bind import resolve
+from kb.loader import load_knowledge_base
+from kb.model import KnowledgeBase
+from tests.conftest import REPO, SHIPPED_RECORDS
+from tests.equations.helpers import HARDWARE, SYMBOLS, knowledge_base
+
+
+def _json(result: engine.RecordResult) -> str:
+    return json.dumps(engine._to_json(result), sort_keys=True)
+
+
+def _assert_shared_equals_fresh(kb: KnowledgeBase, again: KnowledgeBase) -> int:
+    """analyse(kb) then analyse(again) (every text known): each == a fresh run alone."""
+    compared = 0
+    for each in (kb, again):
+        results = engine.analyse(each, use_cache=False).results
+        for record in each:
+            if not engine.has_equations(record):
+                continue
+            resolver = partial(resolve, each)
+            fresh, fresh_plan = engine.run_record_with_plan(record, resolver)
+            assert _json(results[record.id]) == _json(fresh), record.id
+            _, plan = engine.run_record_with_plan(record, resolver, shared=True)
+            assert json.dumps(plan, sort_keys=True) == json.dumps(fresh_plan, sort_keys=True)
+            compared += 1
+    return compared
+
+
+@pytest.fixture(autouse=True)
+def _one_process(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("KB_EQ_WORKERS", "1")  # STATS are counted in this process
+    shared.clear()
+
+
+def test_shipped_records_shared_path_equals_fresh_runs() -> None:
+    kb, _ = load_knowledge_base(SHIPPED_RECORDS)
+    again, _ = load_knowledge_base(SHIPPED_RECORDS)
+    assert _assert_shared_equals_fresh(kb, again) >= 2 * 20
+
+
+def test_generated_corpus_shared_path_equals_fresh_runs(tmp_path: Path) -> None:
+    subprocess.run([sys.executable, str(REPO / "bench" / "make_corpus.py"), "--n", "300",
+                    "--out", str(tmp_path / "corpus")], check=True, capture_output=True,
+                   timeout=300)
+    kb, _ = load_knowledge_base(tmp_path / "corpus" / "records")
+    again, _ = load_knowledge_base(tmp_path / "corpus" / "records")
+    built = engine.STATS["built_systems"]
+    assert _assert_shared_equals_fresh(kb, again) == 2 * 60
+    # every flop class of the corpus has one of two equation texts: two systems were built
+    # for the shared runs (the fresh runs above do not count: they build unshared)
+    assert engine.STATS["built_systems"] - built == 2
+
+
+CLAIMS = """
+claims:
+  - id: ID-b
+    kind: numeric
+    of: b_star
+    text: TEXT
+    bind: {P_layer: {value: 202375168, unit: "1"}, d: {value: 4096, unit: "1"},
+           BW_link: {value: 450, unit: GB/s}, BW_hbm: HBM}
+    expect: {value: EXPECTED, unit: "1", rel_tol: 0.01}
+  - id: ID-effect
+    kind: effect
+    of: b_star
+    change: {BW_link: HBM}
+    bind: {P_layer: {value: 202375168, unit: "1"}, d: {value: 4096, unit: "1"},
+           BW_link: {value: 450, unit: GB/s}, BW_hbm: HBM}
+    factor: FACTOR
+    round: 0.1
+  - {id: ID-linear, kind: scaling, of: b_star, var: BW_link, law: proportional}
+  - {id: ID-wrong, kind: scaling, of: b_star, var: d, law: proportional}
+"""
+# (bound field, expected value, factor): proved, refuted, a missing field, a wrong unit,
+# a zero (division by zero: the compiled tree cannot answer, the symbolic path words it)
+FAMILY = [("memory.bandwidth", 3318, 7.4), ("memory.bandwidth", 1000, 2),
+          ("memory.nothing", 3318, 7.4), ("memory.capacity", 3318, 7.4),
+          ("memory.zero", 3318, 7.4), ("memory.bandwidth", 3318, 7.4)]
+
+
+def _family() -> KnowledgeBase:
+    hardware = {**HARDWARE, "memory": {**HARDWARE["memory"], "zero": {"value": 0, "unit": "TB/s"}}}
+    records: list[tuple[str, dict[str, Any]]] = [("hardware/gpu", hardware)]
+    for index, (field, expected, factor) in enumerate(FAMILY):
+        text = (CLAIMS.replace("ID", f"c{index}").replace("TEXT", f"about {expected}")
+                .replace("HBM", f"hardware/gpu#{field}").replace("EXPECTED", str(expected))
+                .replace("FACTOR", str(factor)))
+        data = yaml.safe_load(SYMBOLS + text)
+        data.update({"kind": "flop_class", "id": f"flops/x{index}"})
+        records.append((f"flops/x{index}", data))
+    return knowledge_base("/family", *records)
+
+
+def test_records_sharing_their_maths_build_it_once() -> None:
+    before = dict(engine.STATS)
+    results = engine.analyse(_family(), use_cache=False).results
+    built = {k: engine.STATS[k] - before[k] for k in before}
+    assert built["symbolic"] == len(FAMILY)  # every record checked, not from a cache
+    assert built["built_systems"] == 1
+    assert built["built_claims"] == 4  # numeric, effect and both scaling claims, once each
+    states = [[i.state for i in results[f"flops/x{n}"].items if i.section == "claim"]
+              for n in range(len(FAMILY))]
+    assert states[0] == ["proved", "proved", "proved", "refuted"]
+    assert states[1][:2] == ["refuted", "refuted"]
+    assert states[2][:2] == states[3][:2] == ["invalid", "invalid"]
+    codes = {i.code for n in (2, 3) for i in results[f"flops/x{n}"].issues}
+    assert {"EQ010", "EQ012"} <= codes
+    assert states[4][0] == "invalid"  # x/0 at the bound values, worded by SymPy
+    assert results["flops/x1"].issues[0].message.startswith("claim c1-b ")  # its own ids
+    assert any(i.message.startswith("claim c1-wrong ") for i in results["flops/x1"].issues)
+
+
+def test_a_family_with_errors_equals_fresh_runs() -> None:
+    assert _assert_shared_equals_fresh(_family(), _family()) == 2 * len(FAMILY)
