@@ -19,6 +19,7 @@ whitelist + a SymPy builder (expr.py). Modules, in import order:
 - rewrites.py effects that replace a term of an equation (solve before and after)
 - figures.py a model's parameter counts recomputed from its geometry; no SymPy
 - timeout.py a wall-clock budget (SIGALRM in the main thread, a forked child elsewhere)
+- shared.py  symbolic work records with the same maths share, once per process
 - planbuild.py a record's symbolic check, writing its plan on the way
 - cache.py   the content-hash result cache in `.kb-cache/` ($KB_CACHE_DIR); safe to delete
 - engine.py  one memoised analysis of a whole KnowledgeBase, with the reverse binding index
@@ -38,7 +39,9 @@ API for the site, the ledger and the checker:
   findings. `engine.dependants(kb, record_id)` lists records whose claims bind
   a field of `record_id`. `engine.STATS["symbolic"]` counts records really checked,
   `STATS["planned"]` records re-checked from their plan (bound values changed,
-  equation sections not: exact fractions, no SymPy), `STATS["cached"]` cache hits.
+  equation sections not: exact fractions, no SymPy), `STATS["cached"]` cache hits;
+  `STATS["built_systems"]`, `["built_claims"]`, `["built_derivations"]` what was
+  really built, once per distinct text (shared.py), in this process.
 - `evaluate.evaluate(kb, record, target, bindings)` -> Evaluation(value, unit, trail);
   `evaluate.binding_spec("63 GB/s")` turns command-line text into a binding.
 - `units.parse_unit(text)` -> Unit(text, factor, dims); `units.convert(value, a, b)`.

@@ -6,8 +6,11 @@ hit nothing symbolic runs and SymPy is not even imported. On a miss whose
 equation sections are unchanged (only the values its claims bind changed), the
 record's plan, cached by the content of those sections alone, re-checks it with
 fractions (plan.py), still without SymPy; only records without a usable plan
-run symbolically. `STATS` counts records served from the cache ("cached"), from
-plans ("planned") and really checked ("symbolic"); the cache tests assert on it.
+take the symbolic path, where records with the same maths share the symbolic
+work (shared.py: systems, derivations and claims built once per distinct text).
+`STATS` counts records served from the cache ("cached"), from plans ("planned")
+and checked on the symbolic path ("symbolic"), and what was really built
+("built_systems", "built_claims", "built_derivations"); the tests assert on it.
 """
 
 from __future__ import annotations
@@ -99,16 +102,34 @@ def _run_pending(kb: KnowledgeBase, pending: dict[str, Pending], cache: ResultCa
 
     Records with the same maths share their symbolic work (shared.py), so the cost
     is about one symbolic check per distinct text plus exact arithmetic per record.
+    A family (records of one symbols-and-equations text) stays in one process, and
+    workers are forked only for enough families (parallel.py): forking for many
+    cheap records of a few families cost more than it saved (BENCHMARKS.md).
     """
+    if not pending:
+        return
+    from kb.equations import planbuild  # noqa: F401  # SymPy imported once, before any fork
     from kb.equations.parallel import map_records
+    from kb.equations.shared import family_key
 
-    def job(record_id: str) -> tuple[dict[str, Any], Any]:
-        resolver = _resolver(kb, pending[record_id][2])
-        result, plan = run_record_with_plan(kb.records[record_id], resolver, shared=True)
-        return _to_json(result), plan
+    families: dict[str, list[str]] = {}
+    for record_id in sorted(pending):
+        families.setdefault(family_key(kb.records[record_id].data, record_id), []).append(
+            record_id)
+    members = list(families.values())
 
-    ids = sorted(pending)
-    for record_id, (data, plan) in zip(ids, map_records(job, ids), strict=True):
+    def job(family: int) -> list[tuple[str, dict[str, Any], Any]]:
+        checked = []
+        for record_id in members[family]:
+            resolver = _resolver(kb, pending[record_id][2])
+            result, plan = run_record_with_plan(kb.records[record_id], resolver, shared=True)
+            checked.append((record_id, _to_json(result), plan))
+        return checked
+
+    found = {record_id: (data, plan) for family in map_records(job, range(len(members)))
+             for record_id, data, plan in family}
+    for record_id in sorted(found):
+        data, plan = found[record_id]
         STATS["symbolic"] += 1
         result_key, plan_key, _ = pending[record_id]
         cache.put(result_key, data)

@@ -53,6 +53,11 @@ def _remember(memo: dict[str, Any], key: str, value: Any) -> None:
     memo[key] = value
 
 
+def family_key(data: Mapping[str, Any], fallback: str) -> str:
+    """Records of one family share a System (and mostly their claims): one key per text."""
+    return _key(data.get("symbols"), data.get("equations")) or fallback
+
+
 def system_of(data: Mapping[str, Any]) -> tuple[System, str | None]:
     """Return a fresh copy of the record's System and its key (None: built unshared)."""
     key = _key(data.get("symbols"), data.get("equations"))

@@ -184,23 +184,48 @@ def test_nested_budgets_keep_the_outer_deadline() -> None:
 
 def test_forked_workers_give_the_same_results(tmp_path: Path,
                                               monkeypatch: pytest.MonkeyPatch) -> None:
-    records = [(f"flops/x{i}", {**flop(NUMERIC.replace("EXPECTED", str(3318 + i % 2))),
-                                "id": f"flops/x{i}"}) for i in range(7)]
+    """8 records in 6 families (a symbol's meaning differs): families go to the workers."""
+    from kb.equations import shared
     from kb.equations.parallel import worker_count
 
+    def record(i: int) -> tuple[str, dict]:
+        data = flop(NUMERIC.replace("EXPECTED", str(3318 + i % 2)))
+        data["symbols"]["B"] = {"meaning": f"batch {i % 6}", "unit": "1"}
+        return f"flops/x{i}", {**data, "id": f"flops/x{i}"}
+
+    records = [record(i) for i in range(8)]
     results = {}
     monkeypatch.setenv("KB_EQ_WORKERS", "2")
-    assert worker_count(len(records)) == 2  # the forked path really runs below
+    assert worker_count(6) == 2  # the forked path really runs below
     for workers in ("1", "2"):
         monkeypatch.setenv("KB_EQ_WORKERS", workers)
-        before = engine.STATS["symbolic"]
+        shared.clear()
+        before = dict(engine.STATS)
         kb = knowledge_base(str(tmp_path), *records, ("hardware/gpu", HARDWARE))
         analysis = engine.analyse(kb, use_cache=False)
-        assert engine.STATS["symbolic"] == before + 7
+        assert engine.STATS["symbolic"] == before["symbolic"] + 8
+        # built here in one process, in the workers (not counted here) with two
+        assert engine.STATS["built_systems"] - before["built_systems"] == (
+            6 if workers == "1" else 0)
         results[workers] = {rid: (r.items, r.issues) for rid, r in analysis.results.items()}
     assert results["1"] == results["2"]
     assert [i.code for i in results["2"]["flops/x1"][1]] == ["EQ007"]
     assert results["2"]["flops/x0"][1] == []
+
+
+def test_few_families_are_checked_in_process(tmp_path: Path,
+                                             monkeypatch: pytest.MonkeyPatch) -> None:
+    """7 records of one family: no fork (it cost more than it saved for cheap records)."""
+    from kb.equations import shared
+
+    monkeypatch.setenv("KB_EQ_WORKERS", "2")
+    shared.clear()
+    records = [(f"flops/x{i}", {**flop(NUMERIC.replace("EXPECTED", "3318")), "id": f"flops/x{i}"})
+               for i in range(7)]
+    before = engine.STATS["built_systems"]
+    engine.analyse(knowledge_base(str(tmp_path), *records, ("hardware/gpu", HARDWARE)),
+                   use_cache=False)
+    assert engine.STATS["built_systems"] == before + 1  # counted here: this process built it
 
 
 def test_a_warm_run_does_not_even_import_sympy(tmp_path: Path) -> None:
