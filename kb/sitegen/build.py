@@ -10,23 +10,23 @@ pages (home, charts, search, ...) are rendered every time.
 
 from __future__ import annotations
 
-import json
 from collections import Counter
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
 from typing import Any
 
 from kb.findings import Finding, Severity
-from kb.model import KINDS, KnowledgeBase, Record
+from kb.model import KINDS, KnowledgeBase
 from kb.sitegen import urls
 from kb.sitegen.catalogue import registered_rules, rule_entries
 from kb.sitegen.deps import PageInputs
 from kb.sitegen.manifest import MANIFEST, Manifest, fingerprint, load_manifest
 from kb.sitegen.methodology import SEED_PATH, methodology_blocks
 from kb.sitegen.output import SiteWriter, staged_output
-from kb.sitegen.record_page import charts_and_ledger, latest_changes, record_context
+from kb.sitegen.record_page import charts_and_ledger, latest_changes
+from kb.sitegen.record_pages import write_record_pages
 from kb.sitegen.render import THEME_DIR, make_environment, render_page
 from kb.sitegen.search import search_index_script
 from kb.sitegen.tables import hardware_table, kind_table
@@ -128,31 +128,6 @@ def write_kind_indexes(site: Site) -> None:
                   table=kind_table(site.kb, kind))
 
 
-def write_record_pages(site: Site, progress: Progress | None) -> None:
-    for record in site.kb:
-        write_record_page(site, record)
-        json_page = urls.record_json(record.id)
-        if not site.reuse(json_page, site.inputs.json_key(record)):
-            site.writer.write_text(json_page, record_json(record.data))
-            site.rendered.append(json_page)
-        if progress is not None:
-            progress(1)
-
-
-def write_record_page(site: Site, record: Record) -> None:
-    """Render a record's page, or keep last build's if its inputs are unchanged."""
-    page, key = urls.record_page(record.id), site.inputs.record_key(record)
-    anchors = site.previous.charts.get(record.id)
-    site.manifest.pages[page] = key
-    if anchors is not None and site.reuse(page, key):
-        site.manifest.charts[record.id] = anchors
-        return
-    context = record_context(record, site.kb)
-    site.page("record.html", page, **context)
-    site.charts[record.id] = context["charts"]
-    site.manifest.charts[record.id] = [str(chart["anchor"]) for chart in context["charts"]]
-
-
 def write_hardware_table(site: Site) -> None:
     if site.reuse(urls.HARDWARE_TABLE, site.inputs.table_key("compare", "accelerator")):
         return
@@ -205,11 +180,6 @@ def write_schemas(site: Site) -> None:
 def write_search(site: Site) -> None:
     site.writer.write_text(urls.SEARCH_INDEX, search_index_script(site.kb))
     site.page("search.html", urls.SEARCH)
-
-
-def record_json(data: Mapping[str, Any]) -> str:
-    """Write a record as JSON, in its authored key order (exact numbers as text)."""
-    return json.dumps(data, indent=2, ensure_ascii=False, default=str) + "\n"
 
 
 def kind_links(kb: KnowledgeBase) -> list[dict[str, Any]]:

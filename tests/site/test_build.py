@@ -12,6 +12,7 @@ from click.testing import CliRunner
 from conftest import SEED_FLOP, XSS_TITLE, load
 
 import kb.sitegen.build as site_build
+import kb.sitegen.record_pages as site_pages
 from kb.cli import cli
 from kb.model import KnowledgeBase
 from kb.sitegen.build import build
@@ -69,7 +70,7 @@ def test_an_interrupted_build_leaves_the_previous_site_intact(
     build(shipped, out)
     before = digests(out)
     calls = {"n": 0}
-    real = site_build.record_context
+    real = site_pages.record_context
 
     def interrupted(record, kb):  # type: ignore[no-untyped-def]
         calls["n"] += 1
@@ -77,7 +78,7 @@ def test_an_interrupted_build_leaves_the_previous_site_intact(
             raise KeyboardInterrupt  # as if the user pressed Ctrl-C midway
         return real(record, kb)
 
-    monkeypatch.setattr(site_build, "record_context", interrupted)
+    monkeypatch.setattr(site_pages, "record_context", interrupted)
     changed = _retitled(shipped, SEED_FLOP, "A new title")
     with pytest.raises(KeyboardInterrupt):
         build(changed, out)

@@ -253,3 +253,31 @@ def test_a_table_of_a_kind_reads_only_its_declared_inputs(tmp_path: Path) -> Non
                 render(tracked, kind)
             assert tracked.read <= own | titles, kind
             assert tracked.beyond_title == set(), kind
+
+
+def test_pages_rendered_by_workers_equal_pages_rendered_in_process(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import kb.sitegen.record_pages as record_pages
+
+    root = copy_repo(tmp_path / "repo")
+    kb, _ = load(root / "records")
+    monkeypatch.setenv("KB_JOBS", "1")
+    serial = build(kb, tmp_path / "serial", repo_root=root)
+    ran: list[bool] = []
+    real = record_pages.map_forked
+
+    def recorded(function, items, min_items):  # type: ignore[no-untyped-def]
+        results = real(function, items, min_items)
+        ran.append(results is not None)
+        return results
+
+    monkeypatch.setattr(record_pages, "map_forked", recorded)
+    monkeypatch.setattr(record_pages, "PARALLEL_FROM", 1)
+    monkeypatch.setattr(record_pages, "BATCH", 40)
+    monkeypatch.setenv("KB_JOBS", "2")
+    parallel = build(kb, tmp_path / "parallel", repo_root=root)
+    assert ran and all(ran)  # every batch went to the workers
+    assert tree(tmp_path / "parallel") == tree(tmp_path / "serial")
+    assert sorted(parallel.rendered) == sorted(serial.rendered)
+    assert sorted(parallel.written) == sorted(serial.written)
