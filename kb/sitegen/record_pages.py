@@ -47,11 +47,27 @@ def write_record_pages(site: Site, progress: Progress | None) -> None:
             jobs.append(job)
         elif progress is not None:
             progress(1)
+    parallel = len(jobs) >= PARALLEL_FROM
+    if parallel:
+        _analyse_once(site)
     for start in range(0, len(jobs), BATCH):
         batch = jobs[start:start + BATCH]
-        _render_batch(site, batch, parallel=len(jobs) >= PARALLEL_FROM)
+        _render_batch(site, batch, parallel)
         if progress is not None:
             progress(len(batch))
+
+
+def _analyse_once(site: Site) -> None:
+    """Run the whole-base equations analysis before forking (kb build's check already has).
+
+    Workers would otherwise each redo it for every batch: their memo dies with them.
+    """
+    try:
+        from kb.equations.engine import analyse
+
+        analyse(site.kb)
+    except Exception:  # noqa: BLE001 - the pages report the engine's failure themselves
+        return
 
 
 def _keep_page(site: Site, record: Record) -> bool:
