@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import hashlib
 import os
+import re
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -238,7 +239,7 @@ def parse_document(text: str, shown: str) -> tuple[dict[str, Any] | None, list[F
 def _check_shape(
     data: Any, shown: str, text: str, findings: list[Finding]
 ) -> tuple[dict[str, Any] | None, list[Finding]]:
-    if "*" in text:  # aliases need '*': only then can expansion blow up
+    if _MAY_ALIAS.search(text):  # only aliases can make a document share (and blow up) nodes
         expanded = expanded_size(data, MAX_EXPANDED_NODES)
         if expanded > MAX_EXPANDED_NODES:
             message = f"aliases expand to more than {MAX_EXPANDED_NODES:,} nodes"
@@ -303,43 +304,60 @@ def _is_depth_error(exc: yaml.YAMLError) -> bool:
 
 
 def expanded_size(data: Any, budget: int) -> int:
-    """Node count with aliases expanded (memoised on shared objects; stops past budget)."""
+    """Node count with aliases expanded (memoised on shared objects; stops past budget).
+
+    An alias inside its own anchor (`a: &x [*x]`) expands forever: over any budget.
+    """
     sizes: dict[int, int] = {}
+    open_nodes: set[int] = set()  # nodes whose subtree is being counted
     stack: list[tuple[Any, bool]] = [(data, False)]
     while stack:
         node, ready = stack.pop()
-        if id(node) in sizes:
+        key = id(node)
+        if ready:
+            open_nodes.discard(key)
+            sizes[key] = min(budget + 1, 1 + sum(sizes[id(c)] for c in _children(node)))
             continue
+        if key in sizes:
+            continue
+        if key in open_nodes:  # met again inside its own subtree: a cycle
+            return budget + 1
         children = _children(node)
-        if ready or not children:
-            sizes[id(node)] = min(budget + 1, 1 + sum(sizes[id(c)] for c in children))
+        if not children:
+            sizes[key] = 1
             continue
+        open_nodes.add(key)
         stack.append((node, True))
         stack.extend((c, False) for c in children if id(c) not in sizes)
     return sizes[id(data)]
 
 
 def nesting_depth(data: Any) -> int:
-    """Depth of nested mappings and sequences (iterative)."""
+    """Depth of nested mappings and sequences, level by level (a shared node counts where seen).
+
+    Called after expanded_size has bounded what aliases can expand to, so walking the
+    expanded tree stays within MAX_EXPANDED_NODES.
+    """
     deepest = 0
-    stack: list[tuple[Any, int]] = [(data, 0)]
-    seen: set[int] = set()
-    while stack:
-        node, depth = stack.pop()
-        if not isinstance(node, (dict, list)) or id(node) in seen:
-            continue
-        seen.add(id(node))
-        deepest = max(deepest, depth + 1)
-        stack.extend((c, depth + 1) for c in _children(node))
+    level = [data] if isinstance(data, (dict, list)) else []
+    while level:
+        deepest += 1
+        below: list[Any] = []
+        for node in level:
+            below.extend(_children(node))
+        level = below
     return deepest
 
 
 def _children(node: Any) -> list[Any]:
-    if isinstance(node, dict):
-        return [v for v in node.values() if isinstance(v, (dict, list))]
-    if isinstance(node, list):
-        return [v for v in node if isinstance(v, (dict, list))]
-    return []
+    values = node.values() if isinstance(node, dict) else node if isinstance(node, list) else ()
+    return [v for v in values if type(v) in _CONTAINERS or isinstance(v, (dict, list))]
+
+
+_CONTAINERS = frozenset({dict, list})
+# An alias is a token starting with '*': at the start of a line, after white space, or after
+# a flow indicator. `2*B*d` in an equation is no alias, so such files skip expanded_size.
+_MAY_ALIAS = re.compile(r"(?:^|[\s\[{,:])\*", re.MULTILINE)
 
 
 def _yaml_message(exc: yaml.MarkedYAMLError) -> str:

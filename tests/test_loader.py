@@ -275,3 +275,18 @@ def test_record_files_lists_what_rglob_lists_in_the_same_order(tmp_path: Path) -
     expected = sorted(p for p in root.rglob("*.yaml") if p.is_file() or p.is_symlink())
     assert record_files(root) == expected
     assert len(expected) == 7
+
+
+def test_nesting_depth_counts_levels_of_mappings_and_lists() -> None:
+    from kb.loader import nesting_depth
+
+    shared = {"deep": [[{"x": 1}]]}
+    assert nesting_depth({"a": 1}) == 1
+    assert nesting_depth({"a": [1, {"b": []}], "c": {}}) == 4
+    assert nesting_depth({"a": shared, "b": [shared]}) == 6  # the deeper of its two places
+    assert nesting_depth("text") == 0
+
+
+def test_a_self_referencing_alias_is_refused_not_followed_forever() -> None:
+    data, findings = parse_document("kind: source\nloop: &x [1, {again: *x}]\n", "x.yaml")
+    assert data is None and [f.code for f in findings] == ["LD008"]
