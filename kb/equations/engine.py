@@ -91,6 +91,7 @@ def analyse(kb: KnowledgeBase, use_cache: bool = True) -> Analysis:
         if result is not None:
             analysis.results[record.id] = result
     _run_pending(kb, pending, cache, analysis)
+    cache.flush()
     _MEMO[id(kb)] = (weakref.ref(kb), analysis)
     weakref.finalize(kb, _MEMO.pop, id(kb), None)  # forget it with the KnowledgeBase
     return analysis

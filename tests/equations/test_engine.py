@@ -47,12 +47,26 @@ def test_a_corrupt_cache_is_a_miss(tmp_path: Path, monkeypatch: pytest.MonkeyPat
     cache = tmp_path / "cache"
     monkeypatch.setenv("KB_CACHE_DIR", str(cache))
     engine.analyse(_kb(tmp_path))
-    for entry in cache.glob("eq-*.json"):
-        entry.write_text("{not json", encoding="utf-8")
+    shards = list(cache.glob("eq-v2-*.marshal"))
+    assert shards
+    for entry in shards:
+        entry.write_bytes(entry.read_bytes()[:-5])  # truncated: the shard holds nothing
     before = engine.STATS["symbolic"]
     result = engine.analyse(_kb(tmp_path))
     assert engine.STATS["symbolic"] == before + 1
     assert result.results["flops/x"].issues == []
+
+
+def test_a_cached_value_that_is_not_json_is_a_miss(tmp_path: Path) -> None:
+    from kb.equations.cache import ResultCache
+
+    cache = ResultCache(tmp_path)
+    cache.put("a" * 64, {"x": [1, 2.5, None]})
+    cache.shards["a"]["a" + "b" * 63] = "{not json"
+    cache.flush()
+    again = ResultCache(tmp_path)
+    assert again.get("a" * 64) == {"x": [1, 2.5, None]}
+    assert again.get("a" + "b" * 63) is None and again.get("f" * 64) is None
 
 
 def test_dependants_follow_bindings(tmp_path: Path) -> None:
