@@ -10,6 +10,7 @@ pages (home, charts, search, ...) are rendered every time.
 
 from __future__ import annotations
 
+import json
 from collections import Counter
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
@@ -143,15 +144,20 @@ def write_charts(site: Site) -> None:
 def chart_entries(site: Site) -> list[dict[str, Any]]:
     """Every chart in record order; the list past the first few needs only anchors.
 
-    A kept record page left its charts' anchors in the manifest; the charts drawn
-    inline are recomputed for such a record (a handful, not every flop class).
+    A kept record page left its charts' anchors in the manifest, and the charts
+    drawn inline last time (a kept page's charts are unchanged); any other chart
+    drawn inline is recomputed (a handful, not every flop class).
     """
     entries: list[dict[str, Any]] = []
     for record in site.kb:
         anchors = site.manifest.charts.get(record.id, [])
         charts = site.charts.get(record.id)
         if charts is None and anchors and len(entries) < CHARTS_INLINE:
-            charts = charts_and_ledger(record, site.kb)["charts"]
+            charts = site.previous.inline.get(record.id)
+            if charts is None:
+                charts = charts_and_ledger(record, site.kb)["charts"]
+        if anchors and len(entries) < CHARTS_INLINE and _storable(charts):
+            site.manifest.inline[record.id] = charts
         if charts is None:
             charts = [{"anchor": anchor} for anchor in anchors]
         url = urls.record_page(record.id)
@@ -185,6 +191,15 @@ def write_search(site: Site) -> None:
 def kind_links(kb: KnowledgeBase) -> list[dict[str, Any]]:
     counts = Counter(record.kind for record in kb)
     return [{"kind": k, "url": urls.kind_index(k), "count": counts.get(k, 0)} for k in KINDS]
+
+
+def _storable(charts: Any) -> bool:
+    """Only plain JSON data goes into the manifest (anything else is recomputed next time)."""
+    try:
+        json.dumps(charts, allow_nan=False)
+    except (TypeError, ValueError):
+        return False
+    return True
 
 
 def validation_status(findings: list[Finding]) -> dict[str, Any]:

@@ -3,7 +3,9 @@
 Kept in the output folder (`.kb-build-manifest.json`), so it is swapped in with
 the pages it describes and can never disagree with them. It maps each page to
 its key (kb.sitegen.deps) and each record to the anchors of its charts (the
-charts page lists them without re-rendering the record). A page whose key is
+charts page lists them without re-rendering the record), and keeps the few
+charts the charts page draws in full (plain JSON data, rendered by the
+autoescaping template like any other). A page whose key is
 unchanged is hard-linked from the previous build instead of being rendered.
 The fingerprint part of every key covers kb's code, the templates and static
 files, and the versions of Python and the libraries that shape the output, so
@@ -23,20 +25,22 @@ from pathlib import Path
 from typing import Any
 
 MANIFEST = ".kb-build-manifest.json"
-FORMAT = 1
+FORMAT = 2
 KB_PACKAGE = Path(__file__).resolve().parents[1]
 LIBRARIES = ("jinja2", "markupsafe", "sympy", "pyyaml")
 
 
 @dataclass
 class Manifest:
-    """Page -> key, and record id -> its chart anchors."""
+    """Page -> key, record id -> its chart anchors, and the charts drawn on the charts page."""
 
     pages: dict[str, str] = field(default_factory=dict)
     charts: dict[str, list[str]] = field(default_factory=dict)
+    inline: dict[str, Any] = field(default_factory=dict)
 
     def to_text(self) -> str:
-        payload = {"format": FORMAT, "pages": self.pages, "charts": self.charts}
+        payload = {"format": FORMAT, "pages": self.pages, "charts": self.charts,
+                   "inline": self.inline}
         return json.dumps(payload, sort_keys=True, separators=(",", ":")) + "\n"
 
 
@@ -50,13 +54,15 @@ def load_manifest(site: Path | None) -> Manifest:
         return Manifest()
     if not isinstance(payload, dict) or payload.get("format") != FORMAT:
         return Manifest()
-    pages, charts = payload.get("pages"), payload.get("charts")
-    if not isinstance(pages, dict) or not isinstance(charts, dict):
+    pages, charts, inline = payload.get("pages"), payload.get("charts"), payload.get("inline")
+    if not all(isinstance(part, dict) for part in (pages, charts, inline)):
         return Manifest()
     return Manifest(
         {k: v for k, v in pages.items() if isinstance(k, str) and isinstance(v, str)},
         {k: [str(a) for a in v] for k, v in charts.items()
          if isinstance(k, str) and isinstance(v, list)},
+        {k: v for k, v in inline.items() if isinstance(v, list)
+         and all(isinstance(c, dict) for c in v)},
     )
 
 
