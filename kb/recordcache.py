@@ -166,20 +166,23 @@ class RecordCache:
         kept = set(self.new) | (self.old.keys() & live_keys if live_keys is not None else set())
         stale = {shard_of(key) for key in self.dirty} | {
             shard_of(key) for key in self.old.keys() - kept}
-        shards: dict[int, dict[str, bytes]] = {shard: {} for shard in stale}
+        by_shard: dict[int, list[str]] = {shard: [] for shard in stale}
         for key in kept:
-            shard = shards.get(shard_of(key))
-            if shard is not None:
-                entry = self.new.get(key)
-                clean = key in self.old and key not in self.dirty
-                shard[key] = self.old[key] if clean or entry is None else marshal.dumps(entry)
+            by_shard.get(shard_of(key), []).append(key)
         try:
             self.directory.mkdir(parents=True, exist_ok=True)
-            for shard, blobs in sorted(shards.items()):
-                atomic_write_marshal(self.directory / shard_name(shard),
-                                     [(FORMAT, self.salt), dict(sorted(blobs.items()))])
+            for shard, keys in sorted(by_shard.items()):  # one shard's blobs in memory at a time
+                blobs = {key: self._blob(key) for key in sorted(keys)}
+                path = self.directory / shard_name(shard)
+                atomic_write_marshal(path, [(FORMAT, self.salt), blobs])
         except (OSError, ValueError):
             pass  # a read-only tree still validates; it just is not cached
+
+    def _blob(self, key: str) -> bytes:
+        entry = self.new.get(key)
+        if entry is None or (key in self.old and key not in self.dirty):
+            return self.old[key]
+        return marshal.dumps(entry)
 
     def _read(self) -> dict[str, bytes]:
         entries: dict[str, bytes] = {}
