@@ -34,7 +34,7 @@ def check(kb: KnowledgeBase) -> Iterator[Finding]:
         if kb.focus is not None and not kb.in_focus(kb.records[ref.source_id]):
             continue  # context of a partial run (kb.incremental)
         target, _ = split_binding(ref.target)
-        if not is_valid_id(target) or kb.exists(target):
+        if kb.exists(target) or not is_valid_id(target):
             continue  # malformed ids are schema findings
         source = kb.records[ref.source_id]
         message = f"{target!r} names no record"
