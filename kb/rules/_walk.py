@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from typing import Any
 
 from kb.findings import pointer_join
@@ -85,12 +85,39 @@ def record_mappings(kb: KnowledgeBase, record: Record) -> list[tuple[str, Mappin
     return found
 
 
-def record_quantities(kb: KnowledgeBase, record: Record) -> list[tuple[str, Mapping[str, Any]]]:
-    return [(p, node) for p, node in record_mappings(kb, record)
-            if "value" in node and "unit" in node]
-
-
-def record_provenance_blocks(
-    kb: KnowledgeBase, record: Record
+def located(
+    kb: KnowledgeBase, record: Record, wanted: Callable[[Mapping[str, Any]], bool]
 ) -> list[tuple[str, Mapping[str, Any]]]:
-    return [(p, node) for p, node in record_mappings(kb, record) if "basis" in node]
+    """The record's mappings that `wanted` picks, with their pointers, in document order.
+
+    Most records have none: a first walk without pointers answers that, and only a
+    record that has one pays for building a pointer to every mapping.
+    """
+    if not any(wanted(node) for node in _record_nodes(kb, record)):
+        return []
+    return [(pointer, node) for pointer, node in record_mappings(kb, record) if wanted(node)]
+
+
+def _record_nodes(kb: KnowledgeBase, record: Record) -> list[Mapping[str, Any]]:
+    memo: dict[str, list[Mapping[str, Any]]] = kb.memo.setdefault("mapping_nodes", {})
+    found = memo.get(record.path)
+    if found is None:
+        found = memo[record.path] = _mapping_nodes(record.data)
+    return found
+
+
+def _mapping_nodes(data: Any) -> list[Mapping[str, Any]]:
+    """Every mapping of a document, in no particular order."""
+    found: list[Mapping[str, Any]] = []
+    stack = [data]
+    while stack:
+        node = stack.pop()
+        if _is_mapping(node):
+            found.append(node)
+            values: Any = node.values()
+        elif isinstance(node, list):
+            values = node
+        else:
+            continue
+        stack.extend(value for value in values if _is_container(value))
+    return found

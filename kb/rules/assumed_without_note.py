@@ -21,12 +21,13 @@ Good:
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
+from typing import Any
 
 from kb.findings import Finding, Severity
 from kb.model import KnowledgeBase
 from kb.rules._base import found
-from kb.rules._walk import record_provenance_blocks
+from kb.rules._walk import located
 
 CODE = "PV003"
 NAME = "assumed-without-note"
@@ -36,14 +37,11 @@ LOCAL = True  # its findings on a record depend on that record alone (kb.checker
 
 def check(kb: KnowledgeBase) -> Iterator[Finding]:
     for record in kb:
-        for pointer, block in record_provenance_blocks(kb, record):
-            if block.get("basis") == "assumed" and not str(block.get("note") or "").strip():
-                message = "basis is 'assumed' but no note says why this value was chosen"
-                yield found(
-                    CODE,
-                    SEVERITY,
-                    record.path,
-                    pointer,
-                    message,
-                    'add note: "<what this input stands for>"',
-                )
+        for pointer, _ in located(kb, record, _assumed_without_note):
+            message = "basis is 'assumed' but no note says why this value was chosen"
+            hint = 'add note: "<what this input stands for>"'
+            yield found(CODE, SEVERITY, record.path, pointer, message, hint)
+
+
+def _assumed_without_note(node: Mapping[str, Any]) -> bool:
+    return node.get("basis") == "assumed" and not str(node.get("note") or "").strip()

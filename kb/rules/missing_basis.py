@@ -17,12 +17,13 @@ Good:
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
+from typing import Any
 
 from kb.findings import Finding, Severity
 from kb.model import KnowledgeBase
 from kb.rules._base import found
-from kb.rules._walk import record_quantities
+from kb.rules._walk import located
 
 CODE = "PV001"
 NAME = "missing-basis"
@@ -32,9 +33,12 @@ LOCAL = True  # its findings on a record depend on that record alone (kb.checker
 
 def check(kb: KnowledgeBase) -> Iterator[Finding]:
     for record in kb:
-        for pointer, quantity in record_quantities(kb, record):
-            if "basis" not in quantity:
-                value = f"{quantity.get('value')} {quantity.get('unit')}"
-                message = f"figure {value} has no basis"
-                hint = "add basis: vendor-spec | measured | derived | estimated | unverified"
-                yield found(CODE, SEVERITY, record.path, pointer, message, hint)
+        for pointer, quantity in located(kb, record, _without_basis):
+            value = f"{quantity.get('value')} {quantity.get('unit')}"
+            message = f"figure {value} has no basis"
+            hint = "add basis: vendor-spec | measured | derived | estimated | unverified"
+            yield found(CODE, SEVERITY, record.path, pointer, message, hint)
+
+
+def _without_basis(node: Mapping[str, Any]) -> bool:
+    return "value" in node and "unit" in node and "basis" not in node

@@ -23,12 +23,13 @@ Good:
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
+from typing import Any
 
 from kb.findings import Finding, Severity
 from kb.model import UNSOURCED_BASES, KnowledgeBase
 from kb.rules._base import found
-from kb.rules._walk import record_provenance_blocks
+from kb.rules._walk import located
 
 CODE = "PV002"
 NAME = "missing-source"
@@ -38,9 +39,12 @@ LOCAL = True  # its findings on a record depend on that record alone (kb.checker
 
 def check(kb: KnowledgeBase) -> Iterator[Finding]:
     for record in kb:
-        for pointer, block in record_provenance_blocks(kb, record):
-            basis = block.get("basis")
-            if basis not in UNSOURCED_BASES and isinstance(basis, str) and not block.get("source"):
-                message = f"basis is {basis!r} but no source is named"
-                hint = "add source: sources/<id>, or set basis: unverified"
-                yield found(CODE, SEVERITY, record.path, pointer, message, hint)
+        for pointer, block in located(kb, record, _sourced_basis_without_source):
+            message = f"basis is {block.get('basis')!r} but no source is named"
+            hint = "add source: sources/<id>, or set basis: unverified"
+            yield found(CODE, SEVERITY, record.path, pointer, message, hint)
+
+
+def _sourced_basis_without_source(node: Mapping[str, Any]) -> bool:
+    basis = node.get("basis")
+    return isinstance(basis, str) and basis not in UNSOURCED_BASES and not node.get("source")

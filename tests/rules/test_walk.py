@@ -31,3 +31,15 @@ def test_mappings_quantities_and_provenance_blocks_follow_nodes(data: Any) -> No
     assert mappings(data) == expected
     assert list(quantities(data)) == [(p, n) for p, n in expected if "value" in n and "unit" in n]
     assert list(provenance_blocks(data)) == [(p, n) for p, n in expected if "basis" in n]
+
+
+@given(DOCUMENTS)
+def test_located_is_mappings_filtered_in_document_order(data: Any) -> None:
+    from kb.model import KnowledgeBase, Record
+    from kb.rules._walk import located
+
+    kb = KnowledgeBase(root="records")
+    record = Record("sources/x", "source", "records/sources/x.yaml", data)
+    kb.add(record)
+    for wanted in (lambda n: "basis" in n, lambda n: "value" in n and "unit" in n, bool):
+        assert located(kb, record, wanted) == [(p, n) for p, n in mappings(data) if wanted(n)]
