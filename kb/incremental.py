@@ -139,15 +139,10 @@ def _recheck_changes(root: Path, salt: str, snapshot: Snapshot,
         STATS.update(mode="snapshot", rechecked=0, loaded=0)
         return False
     cache = open_cache(root, salt)  # only now: it is the biggest file kb reads
-    new_states = _states_of(root, cache, [p for n, p in shown.items() if n in changed])
-    touched, links = _touched_ids(changed, old, new_states)
-    files = {n: s for n, s in old.items() if n not in changed} | new_states
-    graph = _Graph(files)
-    affected = graph.affected(touched | graph.ledgers_on(links), changed & files.keys())
-    if any(_id_in(old, n) != _id_in(files, n) for n in changed):  # "did you mean" may change
-        affected |= {name for name, rows in snapshot.findings.items()
-                     if name in files and any(row[0] == "RF001" for row in rows)}
-    load = graph.closure(affected)
+    files = {n: s for n, s in old.items() if n not in changed}
+    files |= _states_of(root, cache, [p for n, p in shown.items() if n in changed])
+    affected = _affected(snapshot, files, changed)
+    load = _Graph(files).closure(affected)
     kb = build_knowledge_base(root, None, cache, [p for n, p in shown.items() if n in load],
                               listed=True)
     kb.outside_ids = frozenset(_ids_of(files) - kb.records.keys())
@@ -161,6 +156,18 @@ def _recheck_changes(root: Path, salt: str, snapshot: Snapshot,
     snapshot.put_findings(fresh)
     STATS.update(mode="incremental", rechecked=len(affected), loaded=len(load))
     return True
+
+
+def _affected(snapshot: Snapshot, files: dict[str, FileState], changed: set[str]) -> set[str]:
+    """The files whose findings `changed` may change (`files`: the tree as it is now)."""
+    touched, links = _touched_ids(changed, snapshot.files, files)
+    graph = _Graph(files)
+    affected = graph.affected(touched | graph.ledgers_on(links), changed & files.keys())
+    if any(_id_in(snapshot.files, n) != _id_in(files, n) for n in changed):
+        # an id came or went: every dangling reference's "did you mean" may change
+        affected |= {name for name, rows in snapshot.findings.items()
+                     if name in files and any(row[0] == "RF001" for row in rows)}
+    return affected
 
 
 def _id_in(files: dict[str, FileState], name: str) -> str:
