@@ -10,9 +10,9 @@ kept as its own marshal blob and decoded only when asked for, so a run that
 needs a few hundred records (kb.incremental) does not pay for 10,000; a run
 rewrites only the shards whose entries changed.
 
-The whole cache is tied to a salt: the versions of kb, PyYAML and the schema
-libraries, the schemas' bytes, and the size and mtime of kb's own source
-files. Any change of those, a corrupt or foreign shard, or any read error makes
+The whole cache is tied to a salt: the versions of Python, kb, PyYAML, the
+schema libraries, SymPy and mpmath, the schemas' bytes, and the size and mtime
+of kb's own source files. Any change of those, a corrupt or foreign shard, or any read error makes
 an empty shard, so a stale cache can never change a result. marshal (not
 pickle: loading it never runs code) reads a 10,000-record cache in a few tens of ms.
 Writes are atomic (temp file + rename) and happen only when something changed.
@@ -23,6 +23,7 @@ from __future__ import annotations
 import hashlib
 import marshal
 import os
+import sys
 import tempfile
 import zlib
 from collections.abc import Iterable
@@ -55,9 +56,14 @@ def content_digest(raw: bytes) -> str:
 
 
 def salt(schema_files: list[Path]) -> str:
-    """What every cached result depends on besides the file itself."""
+    """What every cached result depends on besides the file itself.
+
+    The run snapshot (kb.snapshot) keeps whole findings, equations ones included,
+    under this salt too: so SymPy's and mpmath's versions and Python's count.
+    """
     digest = hashlib.sha256(FORMAT.encode())
-    for package in ("kb", "PyYAML", "jsonschema", "jsonschema-rs"):
+    digest.update(sys.version.encode())
+    for package in ("kb", "PyYAML", "jsonschema", "jsonschema-rs", "sympy", "mpmath"):
         digest.update(f"{package}={_version(package)};".encode())
     for path in sorted(schema_files):
         digest.update(path.name.encode() + b"\0" + path.read_bytes())
