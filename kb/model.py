@@ -226,6 +226,12 @@ class KnowledgeBase:
         """True when this run wants findings on `record` (always, unless `focus` is set)."""
         return self.focus is None or record.path in self.focus
 
+    def focused_references(self) -> Iterator[Reference]:
+        """The references made by records in focus (all of them, unless `focus` is set)."""
+        if self.focus is None:
+            return iter(self.references)
+        return (ref for ref in self.references if self.records[ref.source_id].path in self.focus)
+
     def referrers(self, record_id: str) -> list[Reference]:
         """Every reference that points at `record_id` (the "used by" relation)."""
         return [ref for ref in self.references if ref.target.partition("#")[0] == record_id]

@@ -30,9 +30,7 @@ SEVERITY = Severity.ERROR
 
 
 def check(kb: KnowledgeBase) -> Iterator[Finding]:
-    for ref in kb.references:
-        if kb.focus is not None and not kb.in_focus(kb.records[ref.source_id]):
-            continue  # context of a partial run (kb.incremental)
+    for ref in kb.focused_references():
         target = split_binding(ref.target)[0]
         kind = kb.kind_of(target)
         if kind is None or ref.expected_kind in ("*", kind):
