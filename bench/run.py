@@ -100,9 +100,9 @@ def cjs_commands(records: Path) -> list[list[str]]:
     commands = []
     for folder in sorted(p.name for p in records.iterdir() if p.is_dir()):
         files = sorted(str(p) for p in (records / folder).glob("*.yaml"))
-        schema = REPO / "schemas" / f"{KIND_OF[folder]}.schema.json"
+        schema = REPO / "kb" / "schemas" / f"{KIND_OF[folder]}.schema.json"
         for start in range(0, len(files), CJS_BATCH):
-            commands.append([exe, "--base-uri", f"{(REPO / 'schemas').as_uri()}/",
+            commands.append([exe, "--base-uri", f"{(REPO / 'kb' / 'schemas').as_uri()}/",
                              "--schemafile", str(schema), *files[start:start + CJS_BATCH]])
     return commands
 
@@ -253,14 +253,14 @@ def startup_times(repeats: int, base_env: dict[str, str]) -> None:
 
 
 def snapshot_code(work: Path) -> dict[str, str]:
-    """Copy kb/ and schemas/ aside and run kb from the copy.
+    """Copy kb/ (with its schemas and theme) aside and run kb from the copy.
 
     Edits made to the tree during a long run must not change the code under test
     (they would also empty kb's cache, whose salt includes kb's source files).
     """
     code = work / "code"
     shutil.rmtree(code, ignore_errors=True)
-    for folder in ("kb", "schemas", "docs", "site"):
+    for folder in ("kb",):
         if (REPO / folder).is_dir():
             shutil.copytree(REPO / folder, code / folder,
                             ignore=shutil.ignore_patterns("__pycache__", ".kb-cache"))

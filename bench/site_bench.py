@@ -54,11 +54,11 @@ def bench(label: str, records: Path, repo_root: Path, work: Path) -> None:
     result, check_s = timed(lambda: check(records))
     kb = result.kb
     out = work / f"site-{label}"
-    report, cold_s = timed(lambda: build(kb, out, repo_root=repo_root))
+    report, cold_s = timed(lambda: build(kb, out))
     files, size = site_size(out)
-    same, warm_s = timed(lambda: build(kb, out, repo_root=repo_root))
+    same, warm_s = timed(lambda: build(kb, out))
     changed_kb, target = retitled(kb)
-    changed, one_s = timed(lambda: build(changed_kb, out, repo_root=repo_root))
+    changed, one_s = timed(lambda: build(changed_kb, out))
     print(f"{label}: {len(kb)} records (validation {check_s:.2f} s, not part of the build)")
     print(f"  cold build      {cold_s:7.2f} s  {cold_s / max(len(kb), 1) * 1000:6.2f} ms/record"
           f"  -> {files} files, {size / 1e6:.1f} MB")

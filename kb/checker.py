@@ -65,9 +65,10 @@ def open_cache(root: Path, salt_value: str | None = None) -> RecordCache:
 
 def cache_salt() -> str:
     """What every cached result depends on besides its file: kb's code, schemas, libraries."""
-    from kb.schema import schemas_dir
+    from kb.model import KIND_BY_FOLDER
+    from kb.resources import require_schemas
 
-    return salt(sorted(schemas_dir().glob("*.schema.json")))
+    return salt(require_schemas(sorted(KIND_BY_FOLDER.values())))
 
 
 def build_knowledge_base(

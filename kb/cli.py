@@ -22,6 +22,7 @@ COMMANDS: dict[str, tuple[str, str, str]] = {
     "list": ("kb.commands.listing", "list_records", "List records (optionally one kind)."),
     "new": ("kb.commands.new", "new", "Write a skeleton record that names its schema."),
     "rules": ("kb.commands.explain", "rules", "List the rule catalogue."),
+    "schemas": ("kb.commands.schemas", "schemas", "Export kb's JSON Schemas for editors."),
     "show": ("kb.commands.show", "show", "Print a record with its references resolved."),
     "validate": ("kb.commands.validate", "validate", "Validate records: schema, rules, equations."),
 }
@@ -62,10 +63,15 @@ def cli() -> None:
 
 def main() -> None:
     """Entry point of the console script; maps uncaught faults to exit code 2."""
+    from kb.resources import ResourceMissing
+
     try:
         cli.main(standalone_mode=True)
     except SystemExit:
         raise
+    except ResourceMissing as exc:  # kb is installed without a file it needs: never check less
+        click.echo(f"kb: {exc}", err=True)
+        sys.exit(2)
     except Exception as exc:  # a fault in kb itself, never a traceback for users
         click.echo(f"kb: internal error: {type(exc).__name__}: {exc}", err=True)
         sys.exit(2)

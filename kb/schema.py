@@ -13,11 +13,11 @@ import os
 import re
 from collections.abc import Iterator
 from functools import cache, lru_cache
-from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from kb.findings import Finding, Location, Severity, pointer_join
 from kb.model import KnowledgeBase, Record
+from kb.resources import ResourceMissing, require_schemas
 
 if TYPE_CHECKING:
     from jsonschema import Draft202012Validator
@@ -27,14 +27,6 @@ if TYPE_CHECKING:
 SCHEMA_BASE = "https://kb.invalid/schemas/"
 _NUMBER_TEXT = re.compile(r"[-+]?(\d[\d_]*)?\.?\d*([eE][-+]?\d+)?")
 _YAML11_BOOLS = {"yes", "no", "on", "off", "y", "n", "true", "false"}
-
-
-def schemas_dir() -> Path:
-    """Where the schemas are: $KB_SCHEMAS, else the repository's schemas/ folder."""
-    env = os.environ.get("KB_SCHEMAS")
-    if env:
-        return Path(env)
-    return Path(__file__).resolve().parent.parent / "schemas"
 
 
 def schema_name(kind: str) -> str:
@@ -48,9 +40,19 @@ def schema_url(kind: str) -> str:
 
 @lru_cache(maxsize=1)
 def load_schemas() -> dict[str, dict[str, Any]]:
-    """Every schema file by file name."""
-    folder = schemas_dir()
-    return {p.name: json.loads(p.read_text()) for p in sorted(folder.glob("*.schema.json"))}
+    """Every schema file by file name; ResourceMissing when one kb needs is absent or unreadable."""
+    from kb.model import KIND_BY_FOLDER
+
+    schemas = {}
+    for path in require_schemas(sorted(KIND_BY_FOLDER.values())):
+        try:
+            schema = json.loads(path.read_text(encoding="utf-8"))
+        except (OSError, ValueError) as exc:
+            raise ResourceMissing(f"schema {path} is unreadable: {exc}") from None
+        if not isinstance(schema, dict) or not isinstance(schema.get("$id"), str):
+            raise ResourceMissing(f"schema {path} has no $id")
+        schemas[path.name] = schema
+    return schemas
 
 
 @lru_cache(maxsize=1)

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import os
 import re
+import shutil
 from pathlib import Path
 
 import pytest
@@ -138,13 +139,25 @@ def test_fail_on_sets_the_lowest_failing_severity(tree: Path) -> None:
     assert run_kb(["validate", "--fail-on", "warning"], cwd=tree).returncode == 1
 
 
-def test_a_fault_in_kb_is_exit_2_without_traceback(tree: Path) -> None:
+def test_schemas_that_are_missing_stop_kb_with_exit_2(tree: Path) -> None:
+    partial = tree / "partial-schemas"
+    partial.mkdir()
+    (partial / "source.schema.json").write_text("{}", encoding="utf-8")
+    done = run_kb(["validate"], cwd=tree, env={"KB_SCHEMAS": str(partial)})
+    assert done.returncode == 2
+    assert done.stderr.startswith("kb: schemas missing from ")
+    assert "accelerator.schema.json" in done.stderr and "defs.schema.json" in done.stderr
+    assert "Traceback" not in done.stderr
+
+
+def test_an_unreadable_schema_stops_kb_with_exit_2(tree: Path) -> None:
     broken = tree / "broken-schemas"
-    broken.mkdir()
+    shutil.copytree(REPO / "kb" / "schemas", broken)
     (broken / "source.schema.json").write_text("{not json", encoding="utf-8")
     done = run_kb(["validate"], cwd=tree, env={"KB_SCHEMAS": str(broken)})
     assert done.returncode == 2
-    assert done.stderr.startswith("kb: internal error: JSONDecodeError")
+    assert done.stderr.startswith("kb: schema ")
+    assert "source.schema.json is unreadable" in done.stderr
     assert "Traceback" not in done.stderr
 
 
@@ -159,8 +172,11 @@ def test_new_writes_a_skeleton_that_names_its_schema(tmp_path: Path, kind: str) 
     assert code == 0, output
     path = tmp_path / "records" / f"{record_id}.yaml"
     text = path.read_text(encoding="utf-8")
-    modeline = f"# yaml-language-server: $schema=../../schemas/{kind}.schema.json"
-    assert text.splitlines()[0] == modeline
+    modeline = text.splitlines()[0]
+    prefix = "# yaml-language-server: $schema="
+    assert modeline.startswith(prefix)  # kb's own copy while the repository has none
+    schema = (path.parent / modeline.removeprefix(prefix)).resolve()
+    assert schema.name == f"{kind}.schema.json" and schema.is_file()
     data = yaml.safe_load(text)
     common = (data["kind"], data["id"], data["version"], data["status"])
     assert common == (kind, record_id, 1, "draft")
@@ -209,8 +225,17 @@ def test_new_filled_in_is_clean(tmp_path: Path) -> None:
     assert run_kb(["validate"], cwd=tmp_path).returncode == 0
 
 
+def test_new_points_at_the_repositorys_exported_schemas(tmp_path: Path) -> None:
+    (tmp_path / "records").mkdir()
+    assert invoke(tmp_path, "schemas", "export", "schemas")[0] == 0
+    assert invoke(tmp_path, "new", "accelerator", "hardware/sketch")[0] == 0
+    first = (tmp_path / "records/hardware/sketch.yaml").read_text().splitlines()[0]
+    assert first == "# yaml-language-server: $schema=../../schemas/accelerator.schema.json"
+
+
 def test_new_nested_id_gets_the_right_relative_schema_path(tmp_path: Path) -> None:
     (tmp_path / "records").mkdir()
+    assert invoke(tmp_path, "schemas", "export", "schemas")[0] == 0
     assert invoke(tmp_path, "new", "source", "sources/nvidia/h100-brief")[0] == 0
     first = (tmp_path / "records/sources/nvidia/h100-brief.yaml").read_text().splitlines()[0]
     assert first == "# yaml-language-server: $schema=../../../schemas/source.schema.json"

@@ -14,7 +14,7 @@ from kb.model import KINDS
 from kb.schema import SCHEMA_BASE, registry, schema_url, validator
 from tests.conftest import REPO
 
-SCHEMAS = sorted((REPO / "schemas").glob("*.schema.json"))
+SCHEMAS = sorted((REPO / "kb" / "schemas").glob("*.schema.json"))
 METASCHEMA = "https://json-schema.org/draft/2020-12/schema"
 
 
@@ -68,7 +68,8 @@ def test_x_kb_ref_names_a_kind(path: Path) -> None:
 
 def test_kind_schemas_pin_their_kind() -> None:
     for kind in KINDS:
-        schema = json.loads((REPO / "schemas" / f"{kind}.schema.json").read_text(encoding="utf-8"))
+        path = REPO / "kb" / "schemas" / f"{kind}.schema.json"
+        schema = json.loads(path.read_text(encoding="utf-8"))
         assert schema["properties"]["kind"] == {**schema["properties"]["kind"], "const": kind}
         assert {"kind", "id", "title", "version", "status", "history"} <= set(schema["required"])
 

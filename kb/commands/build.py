@@ -22,13 +22,14 @@ from kb.findings import Finding, Severity
 @click.command("build")
 @click.option("--out", "out_dir", type=click.Path(file_okay=False, path_type=Path),
               default=Path("_site"), show_default=True, help="Folder to write the site to.")
+@click.option("--site-url", metavar="URL", default=None,
+              help="Where the site is published: the schemas get $ids under URL/schemas/.")
 @root_option
-def build(out_dir: Path, root: Path | None) -> None:
+def build(out_dir: Path, site_url: str | None, root: Path | None) -> None:
     """Validate, then write the static reference site (refuses to publish errors).
 
-    The site goes to --out (default _site/); schemas/ and docs/ are read from the
-    folder above the records tree. Exit status: 0 written, 1 errors (nothing
-    written), 2 usage error or a fault in kb.
+    The site goes to --out (default _site/). Exit status: 0 written, 1 errors
+    (nothing written), 2 usage error or a fault in kb.
     """
     from kb.checker import check
 
@@ -42,7 +43,7 @@ def build(out_dir: Path, root: Path | None) -> None:
         click.echo(f"kb build: {len(errors)} errors; the site was not written.", err=True)
         sys.exit(1)
     checked = time.perf_counter()
-    report = _build_site(result.kb, out_dir, result.findings)
+    report = _build_site(result.kb, out_dir, result.findings, site_url)
     done = time.perf_counter()
     click.echo(f"kb build: wrote {out_dir} ({len(report.rendered)} pages rendered, "
                f"{len(report.written)} files rewritten, {len(report.kept)} unchanged) "
@@ -50,15 +51,16 @@ def build(out_dir: Path, root: Path | None) -> None:
                f"site {done - checked:.2f} s)")
 
 
-def _build_site(kb, out_dir: Path, findings: list[Finding]):  # type: ignore[no-untyped-def]
+def _build_site(kb, out_dir: Path, findings: list[Finding], site_url: str | None):  # type: ignore[no-untyped-def]
     from kb.sitegen.build import build as build_site
     from kb.sitegen.output import UnsafeOutputError
 
     try:
         if not sys.stderr.isatty():
-            return build_site(kb, out_dir, findings=findings)
+            return build_site(kb, out_dir, findings=findings, site_url=site_url)
         with click.progressbar(length=len(kb), label="Record pages", file=sys.stderr) as bar:
-            return build_site(kb, out_dir, findings=findings, progress=bar.update)
+            return build_site(kb, out_dir, findings=findings, progress=bar.update,
+                              site_url=site_url)
     except UnsafeOutputError as exc:
         raise click.UsageError(f"--out {out_dir}: {exc}") from None
 

@@ -73,8 +73,16 @@ def _check_id(kind: str, record_id: str) -> None:
 
 
 def schema_modeline(root: Path, path: Path, kind: str) -> str:
-    """Return the yaml-language-server modeline: the schema path relative to the record."""
-    schema = root.resolve().parent / "schemas" / f"{kind}.schema.json"
+    """Return the yaml-language-server modeline: the schema path relative to the record.
+
+    The schema is the records repository's own copy (`schemas/` beside `records/`,
+    written by `kb schemas export schemas`) when there is one, else kb's.
+    """
+    from kb.resources import schemas_dir
+
+    name = f"{kind}.schema.json"
+    own = root.resolve().parent / "schemas" / name
+    schema = own if own.is_file() else schemas_dir().resolve() / name
     relative = os.path.relpath(schema, path.parent.resolve())
     return f"# yaml-language-server: $schema={Path(relative).as_posix()}"
 

@@ -20,15 +20,16 @@ from typing import Any
 
 from kb.findings import Finding, Severity
 from kb.model import KINDS, KnowledgeBase
+from kb.resources import seed_000_text, theme_dir
 from kb.sitegen import urls
 from kb.sitegen.catalogue import registered_rules, rule_entries
 from kb.sitegen.deps import PageInputs
 from kb.sitegen.manifest import MANIFEST, Manifest, fingerprint, load_manifest
-from kb.sitegen.methodology import SEED_PATH, methodology_blocks
+from kb.sitegen.methodology import methodology_blocks
 from kb.sitegen.output import SiteWriter, staged_output
 from kb.sitegen.record_page import charts_and_ledger, latest_changes
 from kb.sitegen.record_pages import write_record_pages
-from kb.sitegen.render import THEME_DIR, make_environment, render_page
+from kb.sitegen.render import make_environment, render_page
 from kb.sitegen.search import search_index_script
 from kb.sitegen.tables import hardware_table, kind_table
 
@@ -42,7 +43,6 @@ class Site:
     """What every page step needs: the records, the templates, the validation result."""
 
     kb: KnowledgeBase
-    root: Path
     findings: list[Finding]
     writer: SiteWriter
     env: Any
@@ -83,19 +83,19 @@ def build(
     out_dir: Path,
     *,
     findings: Iterable[Finding] = (),
-    repo_root: Path | None = None,
-    theme: Path = THEME_DIR,
+    theme: Path | None = None,
     progress: Progress | None = None,
+    site_url: str | None = None,
 ) -> BuildReport:
     """Write the whole site for `kb` into `out_dir` (swapped in only when complete).
 
-    `repo_root` holds `schemas/` and the methodology text; it defaults to the
-    folder above the records tree.
+    `theme` defaults to the package's own (kb.resources); the schemas and the
+    methodology text are always the ones kb validates with.
     """
-    repo = Path(repo_root) if repo_root is not None else Path(kb.root).resolve().parent
+    theme = theme if theme is not None else theme_dir()
     with staged_output(Path(out_dir)) as writer:
         inputs = PageInputs(kb, fingerprint(theme))
-        site = Site(kb, repo, list(findings), writer, make_environment(theme), inputs,
+        site = Site(kb, list(findings), writer, make_environment(theme), inputs,
                     load_manifest(writer.previous))
         write_static(site, theme)
         write_home(site)
@@ -105,7 +105,7 @@ def build(
         write_charts(site)
         write_rules_catalogue(site)
         write_methodology(site)
-        write_schemas(site)
+        write_schemas(site, site_url)
         write_search(site)
         writer.write_text(MANIFEST, site.manifest.to_text())
     return BuildReport(Path(out_dir), writer.written, writer.kept, site.rendered)
@@ -171,15 +171,19 @@ def write_rules_catalogue(site: Site) -> None:
 
 
 def write_methodology(site: Site) -> None:
-    seed = site.root / SEED_PATH
-    blocks = methodology_blocks(seed.read_text(encoding="utf-8")) if seed.is_file() else []
-    site.page("methodology.html", urls.METHODOLOGY, blocks=blocks, seed_path=SEED_PATH)
+    blocks = methodology_blocks(seed_000_text())
+    site.page("methodology.html", urls.METHODOLOGY, blocks=blocks)
 
 
-def write_schemas(site: Site) -> None:
-    names = sorted(p.name for p in (site.root / "schemas").glob("*.json"))
+def write_schemas(site: Site, site_url: str | None) -> None:
+    """The schemas kb validates with, `$id`s under the site's URL (or none: relative `$ref`s)."""
+    from kb.schema import load_schemas
+    from kb.schema_export import exported_text
+
+    names = sorted(load_schemas())
+    base = site_url.rstrip("/") + "/schemas" if site_url else None
     for name in names:
-        site.writer.write_bytes(urls.schema_json(name), (site.root / "schemas" / name).read_bytes())
+        site.writer.write_text(urls.schema_json(name), exported_text(name, base))
     site.page("schemas.html", urls.SCHEMAS, schemas=names)
 
 

@@ -11,8 +11,6 @@ from typing import Any
 
 from kb.sitegen.mathml import UnprintableExpression, equation_to_mathml
 
-SEED_PATH = "docs/methodology/seed-000.txt"
-
 
 def methodology_blocks(text: str) -> list[dict[str, Any]]:
     """Group the seed's lines into heading, paragraph, equation, table and list blocks."""

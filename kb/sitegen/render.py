@@ -1,4 +1,4 @@
-"""The Jinja2 environment of the site: templates from `site/templates`, autoescaped.
+"""The Jinja2 environment of the site: templates from the theme's `templates/`, autoescaped.
 
 Every page is rendered with `root` (the relative way back to the site root), so
 links work from file:// as well as from any web server path.
@@ -14,10 +14,8 @@ import jinja2
 
 from kb.sitegen import urls
 
-THEME_DIR = Path(__file__).resolve().parents[2] / "site"
 
-
-def make_environment(theme: Path = THEME_DIR) -> jinja2.Environment:
+def make_environment(theme: Path) -> jinja2.Environment:
     """Strict, autoescaping environment; an unknown variable is a build error."""
     env = jinja2.Environment(
         loader=jinja2.FileSystemLoader(str(theme / "templates")),

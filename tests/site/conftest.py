@@ -22,8 +22,8 @@ XSS_TITLE = "<script>alert(1)</script>"
 
 
 def copy_repo(target: Path) -> Path:
-    """Copy records/, schemas/ and docs/methodology/ into `target`; return it."""
-    for folder in ("records", "schemas", "docs/methodology"):
+    """Copy records/ into `target`; return it."""
+    for folder in ("records",):
         shutil.copytree(REPO / folder, target / folder)
     seed = target / "records" / f"{SEED_FLOP}.yaml"
     data = yaml.safe_load(seed.read_text(encoding="utf-8"))

@@ -14,7 +14,7 @@ from tests.ledger.ledger_fixtures import fixture_records, make_kb
 @pytest.fixture(scope="module")
 def ledger_site(tmp_path_factory: pytest.TempPathFactory) -> Path:
     out = tmp_path_factory.mktemp("ledger") / "_site"
-    build(make_kb(fixture_records()), out, repo_root=tmp_path_factory.mktemp("empty"))
+    build(make_kb(fixture_records()), out)
     return out
 
 

@@ -48,8 +48,8 @@ def edit(records: Path, record_id: str, change: Callable[[str], str]) -> None:
 def rebuild_and_compare(root: Path, out: Path, cold: Path) -> BuildReport:
     """Rebuild `out` incrementally and `cold` from nothing; their trees must be identical."""
     kb, _ = load(root / "records")
-    report = build(kb, out, repo_root=root)
-    build(kb, cold, repo_root=root)
+    report = build(kb, out)
+    build(kb, cold)
     assert tree(out) == tree(cold)
     return report
 
@@ -59,7 +59,7 @@ def site(tmp_path: Path) -> tuple[Path, Path, BuildReport]:
     root = copy_repo(tmp_path / "repo")
     kb, _ = load(root / "records")
     out = tmp_path / "_site"
-    return root, out, build(kb, out, repo_root=root)
+    return root, out, build(kb, out)
 
 
 def test_a_cold_build_renders_every_page_and_an_unchanged_rebuild_none(
@@ -68,7 +68,7 @@ def test_a_cold_build_renders_every_page_and_an_unchanged_rebuild_none(
     root, out, first = site
     assert f"records/{HOT}.html" in first.rendered and UNRELATED in first.rendered
     kb, _ = load(root / "records")
-    again = build(kb, out, repo_root=root)
+    again = build(kb, out)
     assert [p for p in again.rendered if p.startswith("records/")] == []
     assert again.written == []
 
@@ -124,14 +124,14 @@ def test_a_changed_template_re_renders_everything(
 ) -> None:
     root, out, first = site
     theme = tmp_path / "theme"
-    shutil.copytree(REPO / "site", theme)
+    shutil.copytree(REPO / "kb" / "theme", theme)
     base = theme / "templates" / "base.html"
     base.write_text(base.read_text(encoding="utf-8").replace("compute-placement tax",
                                                               "placement tax"), encoding="utf-8")
     kb, _ = load(root / "records")
-    report = build(kb, out, repo_root=root, theme=theme)
+    report = build(kb, out, theme=theme)
     assert sorted(report.rendered) == sorted(first.rendered)
-    build(kb, tmp_path / "cold", repo_root=root, theme=theme)
+    build(kb, tmp_path / "cold", theme=theme)
     assert tree(out) == tree(tmp_path / "cold")
 
 
@@ -141,7 +141,7 @@ def test_a_damaged_manifest_means_a_full_build(
     root, out, first = site
     (out / ".kb-build-manifest.json").write_text("{not json", encoding="utf-8")
     kb, _ = load(root / "records")
-    report = build(kb, out, repo_root=root)
+    report = build(kb, out)
     assert sorted(report.rendered) == sorted(first.rendered)
 
 
@@ -152,7 +152,7 @@ def test_the_synthetic_hot_record_rebuild_matches_a_cold_build(tmp_path: Path) -
     make_corpus.write_corpus(150, tmp_path / "corpus")
     root, out = tmp_path / "corpus", tmp_path / "_site"
     kb, _ = load(root / "records")
-    first = build(kb, out, repo_root=root)
+    first = build(kb, out)
     edit(root / "records", make_corpus.HOT_HARDWARE,
          lambda t: re.sub(r"(\n  bandwidth: \{value: )(\d+)",
                           lambda m: f"{m.group(1)}{int(m.group(2)) + 1}", t, count=1))
@@ -263,7 +263,7 @@ def test_pages_rendered_by_workers_equal_pages_rendered_in_process(
     root = copy_repo(tmp_path / "repo")
     kb, _ = load(root / "records")
     monkeypatch.setenv("KB_JOBS", "1")
-    serial = build(kb, tmp_path / "serial", repo_root=root)
+    serial = build(kb, tmp_path / "serial")
     ran: list[bool] = []
     real = record_pages.map_forked
 
@@ -276,7 +276,7 @@ def test_pages_rendered_by_workers_equal_pages_rendered_in_process(
     monkeypatch.setattr(record_pages, "PARALLEL_FROM", 1)
     monkeypatch.setattr(record_pages, "BATCH", 40)
     monkeypatch.setenv("KB_JOBS", "2")
-    parallel = build(kb, tmp_path / "parallel", repo_root=root)
+    parallel = build(kb, tmp_path / "parallel")
     assert ran and all(ran)  # every batch went to the workers
     assert tree(tmp_path / "parallel") == tree(tmp_path / "serial")
     assert sorted(parallel.rendered) == sorted(serial.rendered)

@@ -1,0 +1,74 @@
+"""The files kb reads at run time, shipped inside the package: schemas, the site theme, seed 000.
+
+They are found through importlib.resources, so a wheel, `pip install .`, pre-commit's
+hook environment and an editable checkout all read the same files. A records tree may
+bring its own schemas: `KB_SCHEMAS=DIR` names a folder that replaces the packaged set
+as a whole (it must hold every kind's schema). Anything missing or unreadable raises
+`ResourceMissing`, which every command turns into a one-line message and exit 2:
+kb never checks less because a file is absent.
+"""
+
+from __future__ import annotations
+
+import os
+from importlib.resources import files
+from pathlib import Path
+
+SCHEMAS_ENV = "KB_SCHEMAS"
+# Schemas every run needs besides one per record kind (kb.model.KIND_BY_FOLDER).
+SHARED_SCHEMAS = ("defs.schema.json", "equations.schema.json")
+THEME_FILES = ("templates/base.html", "templates/record.html", "static/style.css")
+SEED_000 = "seed-000.txt"
+
+
+class ResourceMissing(Exception):
+    """A file kb needs at run time is missing or unreadable; kb stops (exit 2)."""
+
+
+def _package_dir(name: str) -> Path:
+    traversable = files("kb").joinpath(name)
+    path = Path(str(traversable))
+    if not path.is_dir():
+        raise ResourceMissing(
+            f"kb's packaged {name}/ folder is missing ({path}); reinstall kb"
+        )
+    return path
+
+
+def schemas_dir() -> Path:
+    """Where the schemas are: $KB_SCHEMAS when set, else the package's own."""
+    env = os.environ.get(SCHEMAS_ENV)
+    if env:
+        path = Path(env)
+        if not path.is_dir():
+            raise ResourceMissing(f"{SCHEMAS_ENV}={env} is not a folder of schemas")
+        return path
+    return _package_dir("schemas")
+
+
+def require_schemas(kinds: list[str]) -> list[Path]:
+    """Every schema file kb needs, in name order; ResourceMissing names any that is absent."""
+    folder = schemas_dir()
+    needed = sorted({f"{kind}.schema.json" for kind in kinds} | set(SHARED_SCHEMAS))
+    missing = [name for name in needed if not (folder / name).is_file()]
+    if missing:
+        raise ResourceMissing(f"schemas missing from {folder}: {', '.join(missing)}")
+    return sorted(folder.glob("*.schema.json"))
+
+
+def theme_dir() -> Path:
+    """The site's templates and static assets."""
+    folder = _package_dir("theme")
+    missing = [name for name in THEME_FILES if not (folder / name).is_file()]
+    if missing:
+        raise ResourceMissing(f"kb's site theme is incomplete ({folder}): {', '.join(missing)}")
+    return folder
+
+
+def seed_000_text() -> str:
+    """Seed 000 (the placement-tax ledger), the methodology page's text."""
+    path = _package_dir("data") / SEED_000
+    try:
+        return path.read_text(encoding="utf-8")
+    except OSError as exc:
+        raise ResourceMissing(f"kb's methodology text is unreadable ({path}): {exc}") from None
