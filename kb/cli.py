@@ -56,7 +56,7 @@ def _available(module: str) -> bool:
 
 
 @click.group(cls=LazyGroup, context_settings={"help_option_names": ["-h", "--help"]})
-@click.version_option(package_name="kb")
+@click.version_option(package_name="kb-placement-tax")
 def cli() -> None:
     """kb: the compute-placement-tax knowledge base and the tool that keeps it honest."""
 
