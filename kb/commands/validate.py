@@ -8,6 +8,7 @@ from typing import Any
 
 import click
 
+from kb.commands._codes import codes_option
 from kb.commands._common import records_root, require_dir, root_option
 
 FAIL_LEVELS = {
@@ -29,12 +30,8 @@ FAIL_LEVELS = {
     help="Output format.",
 )
 @click.option("--base", metavar="REV", help="Also check versions against this git revision.")
-@click.option(
-    "--select", multiple=True, metavar="CODE", help="Only these codes or prefixes (repeatable)."
-)
-@click.option(
-    "--ignore", multiple=True, metavar="CODE", help="Skip these codes or prefixes (repeatable)."
-)
+@codes_option("--select", "Only these codes or prefixes (repeatable, or comma-separated).")
+@codes_option("--ignore", "Skip these codes or prefixes (repeatable, or comma-separated).")
 @click.option(
     "--fail-on",
     type=click.Choice(["error", "warning", "info"]),
@@ -94,6 +91,23 @@ def _check(root: Path, paths: list[Path] | None, base: str | None, select: tuple
 
 
 def _write_atomically(path: Path, text: str) -> None:
-    tmp = path.with_name(f".{path.name}.tmp")
-    tmp.write_text(text, encoding="utf-8")
-    tmp.replace(path)
+    """Write `text` to `path` through a temporary file beside it; any OS error is a usage error.
+
+    The temporary file is removed whatever happens, so a failed write leaves nothing behind.
+    """
+    import os
+    import tempfile
+
+    tmp: str | None = None
+    try:
+        handle, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+        with os.fdopen(handle, "w", encoding="utf-8") as stream:
+            stream.write(text)
+        os.replace(tmp, path)
+        tmp = None
+    except OSError as exc:
+        reason = exc.strerror or str(exc)
+        raise click.UsageError(f"-o/--output {path}: cannot write the report: {reason}") from None
+    finally:
+        if tmp is not None:
+            Path(tmp).unlink(missing_ok=True)
