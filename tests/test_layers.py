@@ -16,6 +16,7 @@ LAYERS: dict[str, int] = {
     "workers": 0,
     "resources": 0,
     "usage": 0,
+    "overlay": 0,
     "yamlsafe": 1,
     "positions": 1,
     "loader": 1,
