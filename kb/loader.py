@@ -110,13 +110,31 @@ def _yaml_files(folder: str) -> Iterator[Path]:
 
 
 def display_path(path: Path) -> str:
-    """A path as findings print it: relative to the working directory when possible."""
+    r"""A path as findings print it: relative to the working directory when possible.
+
+    A name that is not UTF-8 is shown with its bad bytes escaped (`bad\xff.yaml`), so
+    every report, cache key and snapshot stays printable (the loader refuses the file).
+    """
     if not path.is_absolute() and ".." not in path.parts:
-        return str(path)  # what relpath would return, without its two abspath calls
+        shown = str(path)  # what relpath would return, without its two abspath calls
+    else:
+        try:
+            shown = os.path.relpath(path)
+        except ValueError:
+            shown = str(path)
+    return shown if shown.isascii() or _is_utf8(shown) else _escaped(shown)
+
+
+def _is_utf8(name: str) -> bool:
     try:
-        return os.path.relpath(path)
-    except ValueError:
-        return str(path)
+        name.encode("utf-8")
+    except UnicodeEncodeError:  # undecodable bytes of the name, kept as surrogates
+        return False
+    return True
+
+
+def _escaped(name: str) -> str:
+    return name.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
 
 
 def load_record(root: Path, path: Path) -> tuple[Record | None, list[Finding]]:
@@ -152,6 +170,11 @@ class _File:
 def _read_cached(path: Path, cache: RecordCache | None) -> _File:
     """Read a file; when the cache knows its bytes, its parse result too."""
     item = _File(path, display_path(path))
+    if not _is_utf8(path.name):
+        message = "the file name is not UTF-8 (its bytes are shown escaped); the file is not read"
+        hint = "rename the file: a record id is lowercase ASCII"
+        item.result = (None, [_refused("LD002", item.shown, message, hint)])
+        return item
     if path.name.endswith(".yml"):
         item.result = (None, [_misnamed(item.shown, path.name)])
         return item
@@ -393,9 +416,12 @@ _PROBLEM_CODES = {"duplicate-key": "LD005", "tag": "LD006"}
 
 def _misnamed(shown: str, name: str) -> Finding:
     message = f"record files end in .yaml; {name} is not read as a record"
-    finding = _load_finding("LD012", shown, 1, 1, message)
-    hint = f"rename it to {name.removesuffix('.yml')}.yaml"
-    return Finding(finding.code, finding.severity, finding.location, message, hint)
+    return _refused("LD012", shown, message, f"rename it to {name.removesuffix('.yml')}.yaml")
+
+
+def _refused(code: str, shown: str, message: str, hint: str) -> Finding:
+    """A file the loader does not read, for a reason its name gives."""
+    return Finding(code, Severity.ERROR, Location(shown, 1, 1, ""), message, hint)
 
 
 def _problem_finding(kind: str, shown: str, line: int, col: int, detail: str) -> Finding:

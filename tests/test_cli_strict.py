@@ -350,3 +350,48 @@ def test_any_bytes_on_stdin_give_findings_or_a_clean_run_never_a_fault(data: byt
     assert done.exception is None or isinstance(done.exception, SystemExit)
     lines = [line for line in done.output.splitlines() if ": " in line and line[:1] != " "]
     assert all(line.startswith(("records/sources/new.yaml:", "checked ")) for line in lines), lines
+
+
+# ---------------------------------------------------------------- no traceback, ever
+
+
+def test_a_file_name_that_is_not_utf8_is_a_finding_not_a_crash(clean: Path) -> None:
+    folder = os.fsencode(clean / "records" / "sources")
+    with open(folder + b"/bad\xff.yaml", "wb") as handle:
+        handle.write(source_yaml().encode())
+    for args in (["validate"], ["validate"], ["validate", "--format", "json"], ["list"]):
+        done = run_kb(args, cwd=clean)
+        assert "Traceback" not in done.stderr and "internal error" not in done.stderr, args
+        assert done.returncode in (0, 1), (args, done.stderr)
+    done = run_kb(["validate"], cwd=clean)
+    assert done.returncode == 1
+    assert "records/sources/bad\\xff.yaml:1:1: LD002 the file name is not UTF-8" in done.stdout
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["new", "source", "sources/x"], "cannot create records/sources: File exists"),
+        (["build", "--out", "README.md/site"], "--out README.md/site: cannot write the site: "),
+    ],
+)
+def test_os_errors_on_what_kb_writes_are_usage_errors(
+    tmp_path: Path, args: list[str], message: str
+) -> None:
+    write_tree(tmp_path, {"README.md": "# notes\n", "records/sources": "a file, not a folder\n"})
+    if args[0] == "build":
+        (tmp_path / "records" / "sources").unlink()
+        write_tree(tmp_path / "records", {"sources/doc.yaml": source_yaml()})
+    done = run_kb(args, cwd=tmp_path)
+    assert done.returncode == 2, done.stdout + done.stderr
+    assert message in done.stderr
+    assert "internal error" not in done.stderr and "Traceback" not in done.stderr
+
+
+def test_calc_refuses_a_number_too_large_to_be_finite() -> None:
+    from tests.conftest import SHIPPED_RECORDS
+
+    done = run_kb(["calc", "flops/sched-tensor-parallel-crossover", "B_star", "--root",
+                   str(SHIPPED_RECORDS), "--set", "BW_link=1e999999 GB/s"], cwd=SHIPPED_RECORDS)
+    assert done.returncode == 2
+    assert "'1e999999 GB/s': 1e999999 is not a finite number" in done.stderr
