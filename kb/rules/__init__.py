@@ -24,6 +24,7 @@ RULE_MODULES: tuple[str, ...] = (
     "yaml11_number_as_text",  # LD009
     "yaml11_boolean",  # LD010
     "not_a_mapping",  # LD011
+    "yml_extension",  # LD012
     # SC: schema
     "schema_violation",  # SC001
     # ID: identity
