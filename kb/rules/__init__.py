@@ -71,6 +71,7 @@ RULE_MODULES: tuple[str, ...] = (
     "stated_ratio_mismatch",  # LG006
     "proposal_candidate_unknown",  # LG007
     "proposal_adopts_infeasible_candidate",  # LG008
+    "collective_priced_off_size",  # LG009
     # WV: waivers (run last: they read which waivers were used)
     "unused_waiver",  # WV001
     "unknown_waiver_code",  # WV002
