@@ -45,6 +45,7 @@ RULE_MODULES: tuple[str, ...] = (
     # EV: evidence
     "native_evidence_without_fak_native",  # EV001
     "receipt_provenance_incomplete",  # EV002
+    "receipt_parallel_degree_mismatch",  # EV003
     # EQ: equations (kb/equations)
     "eq_expression_unsafe",  # EQ001
     "eq_symbol_undeclared",  # EQ002
