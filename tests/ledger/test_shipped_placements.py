@@ -117,3 +117,14 @@ def test_pcie_transfers_say_their_latency_is_unverified() -> None:
     doc = json.loads(run("ledger", TP_70B, "--format", "json")[1])
     for side in doc["ledgers"][1:]:
         assert side["transfers"][0]["pricing"].endswith("its latency figure is unverified")
+
+
+def test_hbm_capacity_is_the_label_in_gib() -> None:
+    """docs/record-format.md: an H100's "80 GB" is 80 GiB = 85,899,345,920 B and an H200's
+    "141 GB" is 141 GiB; the 405B state of 811,698,487,296 B splits 16 and 8 ways."""
+    doc = json.loads(run("ledger", "placements/llama-3.1-405b-one-h200-node-vs-two-h100-nodes",
+                         "--format", "json")[1])
+    h200, h100 = (side["devices"][0] for side in doc["feasibility"])
+    assert Fraction(h200["capacity"]["exact"]) == 141 * 2**30
+    assert Fraction(h100["capacity"]["exact"]) == 80 * 2**30
+    assert Fraction(h100["headroom"]["exact"]) == 80 * 2**30 - Fraction(811_698_487_296, 16)
