@@ -46,6 +46,7 @@ RULE_MODULES: tuple[str, ...] = (
     # EV: evidence
     "native_evidence_without_fak_native",  # EV001
     "receipt_provenance_incomplete",  # EV002
+    "receipt_parallel_degree_mismatch",  # EV003
     # EQ: equations (kb/equations)
     "eq_expression_unsafe",  # EQ001
     "eq_symbol_undeclared",  # EQ002
@@ -72,6 +73,7 @@ RULE_MODULES: tuple[str, ...] = (
     "stated_ratio_mismatch",  # LG006
     "proposal_candidate_unknown",  # LG007
     "proposal_adopts_infeasible_candidate",  # LG008
+    "collective_priced_off_size",  # LG009
     # WV: waivers (run last: they read which waivers were used)
     "unused_waiver",  # WV001
     "unknown_waiver_code",  # WV002
