@@ -302,6 +302,8 @@ def test_stdin_that_refutes_a_claim_elsewhere_reports_that_file(shipped_copy: Pa
     ("data", "code"),
     [(b"\xff\xfe", b"LD002"), (b"- a list\n", b"LD011"), (b"a: 1\na: 2\n", b"LD005"),
      (b"#" * 2_200_000, b"LD003")],
+    # Named ids: a 2 MB parameter in the id would reach the environment (PYTEST_CURRENT_TEST).
+    ids=["not-utf8", "not-a-mapping", "duplicate-key", "too-large"],
 )
 def test_bad_bytes_on_stdin_are_findings_at_the_filename(
     clean: Path, data: bytes, code: bytes
