@@ -29,7 +29,7 @@ from kb.recordcache import (
     make_cache_dir,
 )
 
-FORMAT = "kb-run-snapshot-2"
+FORMAT = "kb-run-snapshot-3"  # 3: the EQ017-EQ020 findings
 FILE_NAME = "run-v1.marshal"
 UNREAD = ""  # the digest of a file that did not load: such a file is re-checked every run
 
