@@ -74,7 +74,7 @@ def salt(schema_files: list[Path]) -> str:
     """
     digest = hashlib.sha256(FORMAT.encode())
     digest.update(sys.version.encode())
-    for package in ("kb", "PyYAML", "jsonschema", "jsonschema-rs", "sympy", "mpmath"):
+    for package in ("kb-placement-tax", "PyYAML", "jsonschema", "jsonschema-rs", "sympy", "mpmath"):
         digest.update(f"{package}={_version(package)};".encode())
     for path in sorted(schema_files):
         digest.update(path.name.encode() + b"\0" + path.read_bytes())
