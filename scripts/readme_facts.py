@@ -61,7 +61,7 @@ def replace_blocks(text: str, blocks: dict[str, str]) -> str:
         pattern = re.compile(rf"(<!-- kb:{name} -->\n)(?:.*?\n)?(<!-- /kb:{name} -->)", re.S)
         if not pattern.search(text):
             raise SystemExit(f"README.md has no <!-- kb:{name} --> block")
-        text = pattern.sub(lambda m: m.group(1) + body + "\n" + m.group(2), text)
+        text = pattern.sub(lambda m, body=body: m.group(1) + body + "\n" + m.group(2), text)
     return text
 
 
