@@ -70,7 +70,8 @@ def test_five_problems_in_a_shipped_record_in_one_run(shipped_copy: Path) -> Non
     assert done.returncode == 1, done.stderr
     findings = json.loads(done.stdout)["findings"]
     path = "records/interconnects/pcie-4-x16.yaml"
-    mine = {(f["code"], f["line"]) for f in findings if f["path"] == path}
+    # the record's own prose numbers are warnings (PR003) that predate the break
+    mine = {(f["code"], f["line"]) for f in findings if f["path"] == path and f["code"] != "PR003"}
     assert mine == set(expected.items()), findings
 
 

@@ -71,6 +71,10 @@ RULE_MODULES: tuple[str, ...] = (
     "stated_ratio_mismatch",  # LG006
     "proposal_candidate_unknown",  # LG007
     "proposal_adopts_infeasible_candidate",  # LG008
+    # PR: numbers in prose (kb/prose)
+    "prose_template_unresolved",  # PR001
+    "prose_template_unit",  # PR002
+    "prose_number_unbound",  # PR003
     # WV: waivers (run last: they read which waivers were used)
     "unused_waiver",  # WV001
     "unknown_waiver_code",  # WV002
