@@ -79,7 +79,11 @@ def scalar_text(text: str, pointer: str) -> str | None:
     return node.value if isinstance(node, yaml.ScalarNode) else None
 
 
-_WHITESPACE_ESCAPES = frozenset(" \t\n\r0_LNP")  # \0 and \_ \L \N \P are rare; count as blank
+# YAML's one-letter escapes and the character each stands for (\x, \u, \U carry a code point)
+_ESCAPES = {"0": "\0", "a": "\a", "b": "\b", "t": "\t", "\t": "\t", "n": "\n", "v": "\v",
+            "f": "\f", "r": "\r", "e": "\x1b", " ": " ", "N": "\x85", "_": "\xa0",
+            "L": "\u2028", "P": "\u2029"}
+_CODE_POINT = {"x": 2, "u": 4, "U": 8}
 
 
 def locate_in_string(text: str, pointer: str, offset: int) -> Position:
@@ -120,6 +124,20 @@ def _scalar_node(text: str, pointer: str) -> yaml.ScalarNode | None:
     return node if isinstance(node, yaml.ScalarNode) else None
 
 
+def _escape(text: str, index: int) -> tuple[int, str]:
+    """(source characters, produced text) of the escape whose letter is at `index`."""
+    letter = text[index]
+    if letter in _CODE_POINT:
+        digits = text[index + 1:index + 1 + _CODE_POINT[letter]]
+        try:
+            return 2 + len(digits), chr(int(digits, 16))
+        except (ValueError, OverflowError):
+            return 2, letter
+    if letter in "\r\n":  # an escaped line break: the break and the next line's indent vanish
+        return 2, ""
+    return 2, _ESCAPES.get(letter, letter)
+
+
 def _source_index(text: str, node: yaml.ScalarNode, wanted: int) -> int | None:
     """The index in `text` of the scalar's non-blank character number `wanted` (0-based)."""
     index, end = node.start_mark.index, node.end_mark.index
@@ -135,9 +153,8 @@ def _source_index(text: str, node: yaml.ScalarNode, wanted: int) -> int | None:
         char = text[index]
         step, counts = 1, not char.isspace()
         if style == '"' and char == "\\" and index + 1 < end:
-            escaped = text[index + 1]
-            step = 2 + {"x": 2, "u": 4, "U": 8}.get(escaped, 0)
-            counts = escaped not in _WHITESPACE_ESCAPES and escaped != "\n"
+            step, produced = _escape(text, index + 1)
+            counts = not produced.isspace()
         elif style == "'" and char == "'" and text[index + 1:index + 2] == "'":
             step = 2
         if counts:

@@ -2,8 +2,11 @@
 
 YAML output is the record's own text (comments and layout kept) with a comment
 beside every reference line: `# -> interconnect: NVLink 4`, or `# -> MISSING`.
-A closing comment block lists the records that reference this one. JSON
-output carries the parsed record, its references and its referrers.
+Closing comment blocks list what every template in the prose shows, with its
+provenance (`# /summary: {hardware/x#memory.bandwidth|TB/s} = 3.35 TB/s
+(hardware/x memory.bandwidth; vendor-spec; source: sources/y)`), and the records
+that reference this one. JSON output carries the parsed record, its references,
+its templates and its referrers.
 """
 
 from __future__ import annotations
@@ -18,6 +21,8 @@ import click
 
 from kb.commands._common import records_root, require_dir, root_option
 from kb.model import KnowledgeBase, Record, Reference, split_binding
+from kb.prose.render import as_json, engine_claims, record_shown
+from kb.prose.render import describe as describe_template
 
 
 @click.command()
@@ -88,17 +93,29 @@ def annotated_yaml(kb: KnowledgeBase, record: Record) -> str:
     text = Path(record.path).read_text(encoding="utf-8")
     positions = pointer_positions(text)
     notes: dict[int, list[str]] = {}
+    templated = record_shown(kb, record, engine_claims(kb))
+    from_templates = {(pointer, item.template.target) for pointer, item in templated}
     for ref in own_references(kb, record):
-        line = positions.get(ref.pointer, (0, 0))[0]
-        notes.setdefault(line, []).append(annotation(describe(kb, ref)))
+        if (ref.pointer, ref.target) not in from_templates:  # shown with its value below
+            line = positions.get(ref.pointer, (0, 0))[0]
+            notes.setdefault(line, []).append(annotation(describe(kb, ref)))
     lines = text.splitlines()
     for number, entries in notes.items():
         if 1 <= number <= len(lines):
             # one reference on the line: its id is right there; several: name each
             shown = [e.split(" -> ", 1)[1] for e in entries] if len(entries) == 1 else entries
             lines[number - 1] += "  # -> " + "; ".join(shown)
+    lines += _template_comment(templated)
     lines += _referrer_comment(kb, record)
     return "\n".join(lines) + "\n"
+
+
+def _template_comment(shown: list[tuple[str, Any]]) -> list[str]:
+    """What each template in the record's prose shows (a comment: the YAML stays valid)."""
+    if not shown:
+        return []
+    rows = [f"#   {pointer}: {describe_template(item)}" for pointer, item in shown]
+    return ["# templates:", *rows]
 
 
 def _referrer_comment(kb: KnowledgeBase, record: Record) -> list[str]:
@@ -132,5 +149,6 @@ def as_document(kb: KnowledgeBase, record: Record) -> dict[str, Any]:
         "path": record.path,
         "record": record.data,
         "references": [describe(kb, ref) for ref in own_references(kb, record)],
+        "templates": [as_json(p, s) for p, s in record_shown(kb, record, engine_claims(kb))],
         "referenced_by": referrers(kb, record),
     }

@@ -60,4 +60,6 @@ def numbers_checked(pointer: str) -> bool:
 
 
 def _matches(path: tuple[str, ...], pattern: tuple[str, ...]) -> bool:
-    return len(path) == len(pattern) and all(p in ("*", q) for q, p in zip(path, pattern, strict=True))
+    if len(path) != len(pattern):
+        return False
+    return all(p in ("*", q) for q, p in zip(path, pattern, strict=True))

@@ -59,11 +59,11 @@ def show(kb: KnowledgeBase, owner: Record, template: Template,
                       template.error)
     if template.claim:
         return _claim(kb, owner, template, computed)
-    return _figure(kb, template)
+    return _figure(kb, owner, template)
 
 
-def _figure(kb: KnowledgeBase, template: Template) -> Shown | Broken:
-    spec = f"{template.record_id}#{template.field}"
+def _figure(kb: KnowledgeBase, owner: Record, template: Template) -> Shown | Broken:
+    spec = f"{template.record_id or owner.id}#{template.field}"
     bound = resolve(kb, spec)
     if isinstance(bound, BindError):
         code = "RF001" if bound.code == "RF001" else UNRESOLVED
@@ -176,3 +176,50 @@ def _tail(message: str) -> str:
     """A binding error's message without its `binding '...':` lead."""
     return message.split(": ", 1)[1] if message.startswith("binding ") and ": " in message \
         else message
+
+
+def record_shown(kb: KnowledgeBase, record: Record,
+                 computed: ClaimValues | None = None) -> list[tuple[str, Shown | Broken]]:
+    """(pointer, what it shows) for every template in `record`'s prose, in document order."""
+    from kb.prose.fields import record_templates
+
+    return [(pointer, show(kb, record, t, computed))
+            for pointer, t in record_templates(record.data)]
+
+
+def engine_claims(kb: KnowledgeBase) -> ClaimValues:
+    """Claim values as the equations engine computed them (it runs on first use)."""
+    table: dict[tuple[str, str], tuple[str, str]] = {}
+
+    def lookup(record_id: str, claim_id: str) -> tuple[str, str] | None:
+        if not table:
+            from kb.equations.engine import analyse
+
+            for result in analyse(kb).results.values():
+                for item in result.items:
+                    if item.section == "claim" and item.computed:
+                        table[(result.record_id, item.id)] = (item.state, item.computed)
+            table[("", "")] = ("", "")  # analysed: never again
+        return table.get((record_id, claim_id))
+
+    return lookup
+
+
+def describe(shown: Shown | Broken) -> str:
+    """One line for `kb show`: `{template} = 3.35 TB/s (record field; basis; source)`."""
+    if isinstance(shown, Broken):
+        return f"{shown.template.raw} -> {shown.code}: {shown.message}"
+    where = f"{shown.record_id} {shown.anchor}; {shown.basis}"
+    if shown.source:
+        where += f"; source: {shown.source}"
+    return f"{shown.template.raw} = {shown.text} ({where})"
+
+
+def as_json(pointer: str, shown: Shown | Broken) -> dict[str, Any]:
+    """The JSON form `kb show --format json` gives a template."""
+    if isinstance(shown, Broken):
+        return {"pointer": pointer, "template": shown.template.raw, "error": shown.code,
+                "message": shown.message}
+    return {"pointer": pointer, "template": shown.template.raw, "value": shown.value,
+            "unit": shown.unit, "record": shown.record_id, "field": shown.anchor,
+            "basis": shown.basis, "source": shown.source or None}

@@ -3,9 +3,10 @@
 What the prose-number rule (PR003) flags is decided here, and documented in
 docs/record-format.md ("Numbers in prose"):
 
-* protected, never flagged: a template `{...}` (one that names a figure with `#`
-  or a claim with `claim:`), a quotation between straight `"` or curly `“ ”`
-  double quotation marks, a code span between backticks, a URL;
+* protected, never flagged: a template `{...}` (one that names a figure with
+  `#` or a claim with `claim:`; `{#field}` and `{claim:id}` are the record's
+  own), a quotation between straight `"` or curly `“ ”` double quotation
+  marks, a code span between backticks, a URL;
 * a *word* is a run of characters between spaces and the separators
   ``( ) [ ] { } < > ; , = ~ ≈ × ' " “ ” ` `` (a comma between two digits, as
   in 1,979, does not separate); sentence punctuation at its ends is dropped;
@@ -31,10 +32,10 @@ from kb.model import is_valid_id
 
 _TEMPLATE = re.compile(r"\{([^{}\n]{1,300})\}")
 _REF = re.compile(
-    r"(?:(?P<rid>[a-z0-9][a-z0-9._-]*(?:/[a-z0-9][a-z0-9._-]*)+)#)?"
+    r"(?:(?P<rid>[a-z0-9][a-z0-9._-]*(?:/[a-z0-9][a-z0-9._-]*)+)?(?P<hash>#))?"
     r"(?:claim:(?P<claim>[A-Za-z0-9][A-Za-z0-9._-]*)"
     r"|(?P<field>[A-Za-z0-9_]+(?:\.[A-Za-z0-9_]+)*))"
-    r"(?:\|(?P<unit>[^{}|]+))?")
+    r"(?:\|(?P<unit>[^{}|]*))?")
 _QUOTE = re.compile(r'"[^"]*"|“[^”]*”')
 _CODE = re.compile(r"`[^`]*`")
 _URL = re.compile(r"(?:https?://|www\.)\S+")
@@ -55,12 +56,13 @@ NAME_WORDS = frozenset({
     "pr", "section", "table", "figure", "fig", "step", "item", "version", "chapter",
     "appendix", "equation", "eq", "page", "python", "sympy", "ubuntu", "gemma", "qwen",
     "gemini", "claude", "gaudi", "trainium", "zen", "ieee", "hbm", "ddr", "rule", "phase",
+    "cdna",
 })
 
 
 @dataclass(frozen=True)
 class Template:
-    """`{record#field|unit}`, `{claim:id|unit}` or `{record#claim:id}` at [start, end)."""
+    """`{record#field|unit}`, `{#field}`, `{claim:id|unit}`, `{record#claim:id}`: [start, end)."""
 
     start: int
     end: int
@@ -106,9 +108,9 @@ def _template(start: int, end: int, inner: str) -> Template:
         return Template(start, end, raw, error="write {record-id#dotted.field}, "
                         "{record-id#dotted.field|unit}, {claim:id} or {record-id#claim:id}")
     rid, claim, field, unit = ref.group("rid", "claim", "field", "unit")
-    if field and not rid:
-        return Template(start, end, raw, error="a figure template names its record: "
-                        "{hardware/<id>#memory.bandwidth}")
+    if field and not ref.group("hash"):
+        return Template(start, end, raw, error="a figure template is {record-id#field}, or "
+                        "{#field} for a field of the record itself")
     if rid and not is_valid_id(rid):
         return Template(start, end, raw, error=f"{rid!r} is not a record id")
     unit = (unit or "").strip()

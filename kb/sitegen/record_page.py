@@ -23,7 +23,7 @@ def record_context(record: Record, kb: KnowledgeBase) -> dict[str, Any]:
     return {
         "record": record,
         "tags": _tags(record),
-        "summary": str(record.data.get("summary") or ""),
+        "summary": _summary(record, kb),
         "kind_url": urls.kind_index(record.kind),
         "page_url": urls.record_page(record.id),
         "json_url": urls.record_json(record.id),
@@ -58,7 +58,12 @@ def fields_tree(record: Record, kb: KnowledgeBase) -> dict[str, Any]:
         for key, value in record.data.items()
         if key not in HEADER_FIELDS and key not in SECTION_FIELDS and key != "waivers"
     }
-    return value_tree(rest, kb)
+    return value_tree(rest, kb, owner=record)
+
+
+def _summary(record: Record, kb: KnowledgeBase) -> dict[str, Any] | None:
+    summary = record.data.get("summary")
+    return text_node(str(summary), kb, record) if summary else None
 
 
 def evidence_rows(record: Record, kb: KnowledgeBase) -> list[dict[str, Any]]:
@@ -70,7 +75,7 @@ def evidence_rows(record: Record, kb: KnowledgeBase) -> list[dict[str, Any]]:
         {
             "receipt": link_for(str(item.get("receipt", "")), kb),
             "verdict": str(item.get("verdict", "")),
-            "note": text_node(str(item.get("note", "")), kb) if item.get("note") else None,
+            "note": text_node(str(item.get("note", "")), kb, record) if item.get("note") else None,
         }
         for item in items
         if isinstance(item, Mapping)
