@@ -42,8 +42,9 @@ def line_of(text: str, needle: str) -> int:
 def break_record(text: str) -> tuple[str, dict[str, int]]:
     """Five problems in one shipped record; returns the text and each code's expected line."""
     lines = text.splitlines()
-    version = line_of(text, "version: 1")
-    lines[version - 1] = "version: 2"  # bumped, but no history entry for 2
+    version = next(i for i, line in enumerate(lines, 1) if re.fullmatch(r"version: \d+", line))
+    bumped = int(lines[version - 1].split()[1]) + 1
+    lines[version - 1] = f"version: {bumped}"  # bumped, but no history entry for it
     family = line_of(text, "family:")
     per_link = line_of(text, "per_link:")
     quoted = line_of(text, "bidirectional_quoted:")

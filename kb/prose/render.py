@@ -17,6 +17,7 @@ from typing import Any
 from kb.equations.bind import BindError, resolve
 from kb.equations.units import UnitError, exact_number, format_dims, parse_unit
 from kb.model import KnowledgeBase, Record
+from kb.prose.fields import record_templates
 from kb.prose.scan import Template
 
 ClaimValues = Callable[[str, str], "tuple[str, str] | None"]  # (record, claim) -> (state, text)
@@ -181,8 +182,6 @@ def _tail(message: str) -> str:
 def record_shown(kb: KnowledgeBase, record: Record,
                  computed: ClaimValues | None = None) -> list[tuple[str, Shown | Broken]]:
     """(pointer, what it shows) for every template in `record`'s prose, in document order."""
-    from kb.prose.fields import record_templates
-
     return [(pointer, show(kb, record, t, computed))
             for pointer, t in record_templates(record.data)]
 
