@@ -34,6 +34,7 @@ from kb.equations.results import (
     item_from,
     item_json,
 )
+from kb.equations.timeout import default_budget
 from kb.model import KnowledgeBase, Record
 from kb.recordcache import cache_dir
 
@@ -77,6 +78,7 @@ Pending = tuple[str, str, dict[str, "Bound | BindError"]]  # result key, plan ke
 
 def analyse(kb: KnowledgeBase, use_cache: bool = True) -> Analysis:
     """Analyse `kb`, once per KnowledgeBase object."""
+    default_budget()  # a bad $KB_EQ_BUDGET stops kb here (UsageProblem, exit 2), not per check
     memo = _MEMO.get(id(kb))
     if memo is not None and memo[0]() is kb:
         return memo[1]
@@ -210,11 +212,13 @@ def run_planned(record: Record, plan: Mapping[str, Any], resolver: Any) -> Recor
 
 
 def binding_specs(record: Record) -> Iterator[tuple[str, str, Any]]:
-    """(claim id, field, spec) for every binding in the record's claims."""
+    """(claim id, field, spec) for every binding in the record's claims (`measured` too)."""
     claims = record.data.get("claims")
     for index, claim in enumerate(claims if isinstance(claims, list) else []):
         if not isinstance(claim, Mapping):
             continue
+        if "measured" in claim:  # a prediction's measurement: its value keys the result too
+            yield str(claim.get("id", index)), "measured", claim["measured"]
         for field_name in ("bind", "change"):
             specs = claim.get(field_name)
             for spec in specs.values() if isinstance(specs, Mapping) else ():

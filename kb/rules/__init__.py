@@ -24,6 +24,7 @@ RULE_MODULES: tuple[str, ...] = (
     "yaml11_number_as_text",  # LD009
     "yaml11_boolean",  # LD010
     "not_a_mapping",  # LD011
+    "yml_extension",  # LD012
     # SC: schema
     "schema_violation",  # SC001
     # ID: identity
@@ -45,6 +46,7 @@ RULE_MODULES: tuple[str, ...] = (
     # EV: evidence
     "native_evidence_without_fak_native",  # EV001
     "receipt_provenance_incomplete",  # EV002
+    "receipt_parallel_degree_mismatch",  # EV003
     # EQ: equations (kb/equations)
     "eq_expression_unsafe",  # EQ001
     "eq_symbol_undeclared",  # EQ002
@@ -62,6 +64,10 @@ RULE_MODULES: tuple[str, ...] = (
     "eq_check_timeout",  # EQ014
     "eq_claim_unverified",  # EQ015
     "eq_reference_unknown",  # EQ016
+    "eq_erratum_not_refuted",  # EQ017
+    "eq_prediction_contradicted",  # EQ018
+    "eq_prediction_not_independent",  # EQ019
+    "eq_erratum_link_unknown",  # EQ020
     # LG: ledger (kb/ledger)
     "ratio_against_infeasible_placement",  # LG001
     "boundary_crossing_without_ledger",  # LG002
@@ -71,6 +77,7 @@ RULE_MODULES: tuple[str, ...] = (
     "stated_ratio_mismatch",  # LG006
     "proposal_candidate_unknown",  # LG007
     "proposal_adopts_infeasible_candidate",  # LG008
+    "collective_priced_off_size",  # LG009
     # PR: numbers in prose (kb/prose)
     "prose_template_unresolved",  # PR001
     "prose_template_unit",  # PR002
