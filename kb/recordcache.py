@@ -241,8 +241,8 @@ def atomic_write_marshal(path: Path, objects: Iterable[Any]) -> None:
         raise
 
 
-def _location_tuple(location: Location) -> tuple[str, int, int, str]:
-    return (location.path, location.line, location.col, location.pointer)
+def _location_tuple(location: Location) -> tuple[str, int, int, str, int]:
+    return (location.path, location.line, location.col, location.pointer, location.offset)
 
 
 def finding_to_tuple(finding: Finding) -> tuple[Any, ...]:
