@@ -8,7 +8,9 @@ Python, so the thread can be stopped the way SIGALRM stops the main thread —
 between two bytecodes — by raising an exception in it
 (`PyThreadState_SetAsyncExc`, CPython's C API, reached through ctypes). The
 caller itself is never interrupted (the exception lands only in the helper,
-whose every outcome is caught), so a late stop cannot escape into kb.
+whose every outcome is caught), so a late stop cannot escape into kb. The caller
+waits briefly (STOP_GRACE) for a stopped helper to unwind, so two checks do not
+run SymPy side by side.
 
 Results are the same objects the work returned (nothing is pickled) and every
 exception is re-raised in the caller, so findings equal the SIGALRM path's.
@@ -28,6 +30,7 @@ from typing import Any, TypeVar
 
 T = TypeVar("T")
 
+STOP_GRACE = 0.5  # seconds to wait for a stopped helper to unwind (a long C call may not)
 _LOCAL = threading.local()  # .deadline: the enclosing budget's end (time.monotonic), if any
 
 
@@ -63,7 +66,8 @@ def run_in_thread(work: Callable[[], T], seconds: float, timeout: type[Exception
         stop(helper)
         raise
     if not done:
-        stop(helper)
+        if stop(helper):
+            helper.join(STOP_GRACE)  # let it unwind before the next check starts SymPy work
         raise timeout(f"check exceeded its {seconds:g} s budget")
     if "error" in outcome:
         raise outcome["error"]
