@@ -230,3 +230,23 @@ def test_a_swallowed_timeout_comes_again_until_the_work_stops() -> None:
     assert time.perf_counter() - started < 1.5
     assert len(swallowed) == 1 and isinstance(swallowed[0], CheckTimeout)
     assert signal.getitimer(signal.ITIMER_REAL) == (0.0, 0.0)  # nothing left armed
+
+
+def test_work_ending_at_its_deadline_never_leaks_a_stop(
+    no_fork_no_alarm: dict[str, int], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Race the stop against the end of the work: no stray exception, ever, in any thread."""
+    escaped: list[Any] = []
+    monkeypatch.setattr(threading, "excepthook", escaped.append)
+    outcomes = {"value": 0, "timeout": 0}
+    for index in range(300):
+        seconds = 0.002 + (index % 5) * 0.001
+        try:
+            assert run_with_budget(lambda s=seconds: _spin(s), seconds) == "spun"
+            outcomes["value"] += 1
+        except CheckTimeout:
+            outcomes["timeout"] += 1
+    time.sleep(0.2)
+    assert escaped == []
+    assert _budget_threads() == []
+    assert outcomes["value"] + outcomes["timeout"] == 300
