@@ -6,9 +6,11 @@ so the cost is proportional to the change, not to the knowledge base.
 
 from __future__ import annotations
 
+import os
 import subprocess
 from pathlib import Path
 
+from kb import overlay
 from kb.loader import display_path, identity_from_path, parse_document
 from kb.model import KnowledgeBase, Record
 
@@ -35,6 +37,19 @@ def attach_base(kb: KnowledgeBase, root: Path, rev: str) -> None:
         if status == "D":
             kb.deleted[record.id] = record
         else:
+            kb.base[record.id] = record
+    _attach_stand_ins(kb, top, root, rev)
+
+
+def _attach_stand_ins(kb: KnowledgeBase, top: Path, root: Path, rev: str) -> None:
+    """`kb validate -`: git compared the file on disk; stdin's record is compared here."""
+    for path in overlay.paths():
+        relative = Path(os.path.relpath(path, top.resolve())).as_posix()
+        if relative.startswith("../") or not relative.endswith(".yaml"):
+            continue
+        record = _record_at(top, root, rev, relative)
+        if record is not None:
+            kb.deleted.pop(record.id, None)  # gone from disk, but here it is
             kb.base[record.id] = record
 
 

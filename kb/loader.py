@@ -122,10 +122,12 @@ def display_path(path: Path) -> str:
             shown = os.path.relpath(path)
         except ValueError:
             shown = str(path)
-    return shown if shown.isascii() or _is_utf8(shown) else _escaped(shown)
+    return shown if _is_utf8(shown) else _escaped(shown)
 
 
 def _is_utf8(name: str) -> bool:
+    if name.isascii():
+        return True
     try:
         name.encode("utf-8")
     except UnicodeEncodeError:  # undecodable bytes of the name, kept as surrogates
@@ -170,13 +172,14 @@ class _File:
 def _read_cached(path: Path, cache: RecordCache | None) -> _File:
     """Read a file; when the cache knows its bytes, its parse result too."""
     item = _File(path, display_path(path))
-    if not _is_utf8(path.name):
+    name = path.name
+    if not _is_utf8(str(path)):  # the name, or a folder's: it cannot become a record id
         message = "the file name is not UTF-8 (its bytes are shown escaped); the file is not read"
         hint = "rename the file: a record id is lowercase ASCII"
         item.result = (None, [_refused("LD002", item.shown, message, hint)])
         return item
-    if path.name.endswith(".yml"):
-        item.result = (None, [_misnamed(item.shown, path.name)])
+    if name.endswith(".yml"):
+        item.result = (None, [_misnamed(item.shown, name)])
         return item
     raw, problem = _read_bytes(path, item.shown)
     if problem is not None:

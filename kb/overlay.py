@@ -37,6 +37,11 @@ def read(path: str | os.PathLike[str]) -> bytes | None:
     return standing.get(os.path.abspath(path)) if standing else None
 
 
+def paths() -> list[Path]:
+    """Every path something stands in for (absolute)."""
+    return [Path(name) for name in _STANDING_IN.get()]
+
+
 def files_under(targets: Iterable[Path], listed: Iterable[Path]) -> list[Path]:
     """The stand-in paths under (or equal to) one of `targets` that `listed` lacks."""
     standing = _STANDING_IN.get()

@@ -397,3 +397,22 @@ def test_calc_refuses_a_number_too_large_to_be_finite() -> None:
                    str(SHIPPED_RECORDS), "--set", "BW_link=1e999999 GB/s"], cwd=SHIPPED_RECORDS)
     assert done.returncode == 2
     assert "'1e999999 GB/s': 1e999999 is not a finite number" in done.stderr
+
+
+def test_stdin_with_base_compares_stdin_not_the_file_on_disk(tmp_path: Path) -> None:
+    from tests.conftest import git_repo_with
+
+    top = git_repo_with(tmp_path / "records", {"sources/doc.yaml": source_yaml()})
+    name = "records/sources/doc.yaml"
+    changed = source_yaml().replace("title: A document", "title: Another document")
+    done = _stdin(top, changed, "-", "--stdin-filename", name, "--base", "HEAD")
+    assert done.returncode == 1, done.stdout + done.stderr
+    assert b"records/sources/doc.yaml:4:1: VR003" in done.stdout
+    same = _stdin(top, source_yaml(), "-", "--stdin-filename", name, "--base", "HEAD")
+    assert same.returncode == 0, same.stdout
+    (top / name).write_text(changed, encoding="utf-8")  # the disk changed; stdin holds the base
+    assert _stdin(top, source_yaml(), "-", "--stdin-filename", name, "--base",
+                  "HEAD").returncode == 0
+    (top / name).unlink()  # deleted on disk, still on stdin: not a deletion (VR004)
+    back = _stdin(top, source_yaml(), "-", "--stdin-filename", name, "--base", "HEAD")
+    assert back.returncode == 0, back.stdout

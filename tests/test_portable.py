@@ -210,3 +210,43 @@ def test_a_bad_budget_setting_is_a_usage_error_not_findings(
 def _timeout_case_record() -> str:
     case = yaml.safe_load(TIMEOUT_CASE.read_text(encoding="utf-8"))["cases"]["expansion_too_big"]
     return str(case["files"]["flops/x.yaml"])
+
+
+def test_a_swallowed_timeout_comes_again_until_the_work_stops() -> None:
+    """SIGALRM path (the normal one): an `except Exception` in the work cannot unbound it."""
+    swallowed = []
+
+    def stubborn() -> str:
+        try:
+            _spin(30)
+        except Exception as exc:  # noqa: BLE001 - what SymPy or a finaliser might do
+            swallowed.append(exc)
+        _spin(30)  # the budget is spent: this must be stopped too
+        return "never"
+
+    started = time.perf_counter()
+    with pytest.raises(CheckTimeout):
+        run_with_budget(stubborn, 0.3)
+    assert time.perf_counter() - started < 1.5
+    assert len(swallowed) == 1 and isinstance(swallowed[0], CheckTimeout)
+    assert signal.getitimer(signal.ITIMER_REAL) == (0.0, 0.0)  # nothing left armed
+
+
+def test_work_ending_at_its_deadline_never_leaks_a_stop(
+    no_fork_no_alarm: dict[str, int], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Race the stop against the end of the work: no stray exception, ever, in any thread."""
+    escaped: list[Any] = []
+    monkeypatch.setattr(threading, "excepthook", escaped.append)
+    outcomes = {"value": 0, "timeout": 0}
+    for index in range(300):
+        seconds = 0.002 + (index % 5) * 0.001
+        try:
+            assert run_with_budget(lambda s=seconds: _spin(s), seconds) == "spun"
+            outcomes["value"] += 1
+        except CheckTimeout:
+            outcomes["timeout"] += 1
+    time.sleep(0.2)
+    assert escaped == []
+    assert _budget_threads() == []
+    assert outcomes["value"] + outcomes["timeout"] == 300

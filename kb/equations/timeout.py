@@ -5,7 +5,8 @@ Three ways to keep it, the first that the platform offers:
 1. In the main thread of a Unix process, a SIGALRM timer (cheap, and SymPy is
    pure Python, so the alarm lands between bytecodes). Budgets nest: an inner
    budget never outlives the enclosing one, and the enclosing one gets back
-   what is left of it.
+   what is left of it. A spent budget's alarm repeats (ALARM_REPEAT) until the
+   work stops, so a swallowed CheckTimeout cannot leave it unbounded.
 2. Elsewhere (worker threads), where the `fork` start method exists, the work
    runs in a forked child process that is killed when the budget runs out; the
    result comes back through a pipe, so it must pickle.
@@ -33,6 +34,13 @@ from kb.usage import UsageProblem
 T = TypeVar("T")
 
 DEFAULT_BUDGET = 2.0  # seconds per check; $KB_EQ_BUDGET overrides it
+# Once a budget is spent its alarm comes again every ALARM_REPEAT seconds until the work
+# ends: a CheckTimeout lost on the way (an `except Exception` in the work, a handler that
+# ran inside a finaliser, where Python ignores exceptions) cannot leave the work unbounded.
+# Seen: under load, the suite once ran the EQ014 rule case's spent check for 20 minutes
+# (in sample_nonzero, SIGALRM handler installed, no alarm pending; where the raise was
+# lost is not known).
+ALARM_REPEAT = 0.05
 
 
 class CheckTimeout(Exception):
@@ -49,10 +57,10 @@ def _alarm(seconds: float) -> Iterator[None]:
         raise CheckTimeout(f"check exceeded its {seconds:g} s budget")
 
     started = time.monotonic()
-    outer = signal.getitimer(signal.ITIMER_REAL)[0]  # an enclosing budget, if any
+    outer, outer_repeat = signal.getitimer(signal.ITIMER_REAL)  # an enclosing budget, if any
     budget = min(seconds, outer) if outer else seconds
     previous = signal.signal(signal.SIGALRM, on_alarm)
-    signal.setitimer(signal.ITIMER_REAL, budget)
+    signal.setitimer(signal.ITIMER_REAL, budget, ALARM_REPEAT)
     try:
         yield
     finally:
@@ -60,7 +68,7 @@ def _alarm(seconds: float) -> Iterator[None]:
         signal.signal(signal.SIGALRM, previous)
         if outer:  # give the enclosing budget what is left of it
             left = outer - (time.monotonic() - started)
-            signal.setitimer(signal.ITIMER_REAL, max(left, 0.001))
+            signal.setitimer(signal.ITIMER_REAL, max(left, 0.001), outer_repeat)
 
 
 def default_budget() -> float:
