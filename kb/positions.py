@@ -154,7 +154,7 @@ def _source_index(text: str, node: yaml.ScalarNode, wanted: int) -> int | None:
         step, counts = 1, not char.isspace()
         if style == '"' and char == "\\" and index + 1 < end:
             step, produced = _escape(text, index + 1)
-            counts = not produced.isspace()
+            counts = bool(produced) and not produced.isspace()  # an escaped break produces nothing
         elif style == "'" and char == "'" and text[index + 1:index + 2] == "'":
             step = 2
         if counts:

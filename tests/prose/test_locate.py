@@ -43,3 +43,12 @@ def test_an_unknown_pointer_or_offset_falls_back_to_the_key() -> None:
     assert locate_in_string(text, "/missing", 0) == locate(text, "/missing")
     assert locate_in_string(text, "/summary", 999) == locate(text, "/summary")
     assert locate_in_string("summary: [unclosed\n", "/summary", 1) == (1, 1)
+
+
+def test_an_escaped_line_break_in_a_double_quoted_scalar_produces_nothing() -> None:
+    value = '0000000000000000000000"\n\\\\01'  # found by Hypothesis: an off-by-one
+    text = yaml.safe_dump({"kind": "x", "items": [{"note": value}]}, default_style='"',
+                          width=40, allow_unicode=True)
+    assert "\\\n" in text  # the dumper broke the line with an escaped line break
+    line, col = locate_in_string(text, "/items/0/note", value.index("1"))
+    assert text.splitlines()[line - 1][col - 1:].startswith("1")
