@@ -121,7 +121,8 @@ def test_changing_h100_bandwidth_fails_the_flop_class_naming_both_files(
             break
         block.append(line)
     assert any("see: records/hardware/nvidia-h100-sxm.yaml:" in line for line in block), block
-    assert "computed 3705.6" in broken.stdout  # 202375168*450/(8192*3000), recomputed
+    # b-star-tp8-alpha0: 202375168*450/(4*7*4096*3000) = 9264/35, recomputed
+    assert "claim b-star-tp8-alpha0 is refuted: computed 264.68571" in broken.stdout
     hardware.write_text(original, encoding="utf-8")
     restored = run_kb(["validate", "--root", str(shipped_copy)], cwd=tmp_path)
     assert restored.returncode in (0, 1), restored.stderr
@@ -137,8 +138,11 @@ def test_every_item_of_the_seed_record_is_proved() -> None:
     assert result.issues == []
     assert {item.state for item in result.items} == {"proved"}
     ids = {item.id for item in result.items}
-    for claim in ("b-star-nvlink-full", "b-star-nvlink-single", "b-star-pcie-4", "b-star-spread",
-                  "reduce-scatter-all-gather-effect", "nvswitch-effect", "ring-flat-in-n"):
+    for claim in ("seed-b-star-nvlink-full", "seed-b-star-nvlink-single", "seed-b-star-pcie-4",
+                  "b-star-tp2-alpha0", "b-star-tp4-alpha0", "b-star-tp8-alpha0", "b-star-tp8-alpha",
+                  "comm-compute-tp8", "degree-comm-equals-compute", "width-effect-7b-to-70b",
+                  "b-star-spread", "reduce-scatter-all-gather-effect", "nvswitch-effect",
+                  "ring-flat-in-n", "tp-crossover.7", "tp-crossover.8"):
         assert claim in ids
 
 
@@ -158,8 +162,8 @@ def test_calc_prints_the_trail_and_the_result(tmp_path: Path) -> None:
 @pytest.mark.parametrize(
     ("args", "message"),
     [
-        (["--set", "BW_link=63 Gbps"], "write Gbit/s"),
-        (["--set", "BW_link=hardware/nvidia-h100-sxm#memory.capacity"], "declared GB/s"),
+        (["--set", "W=63 Gbps"], "write Gbit/s"),  # W: a symbol of the default target B_tp
+        (["--set", "W=hardware/nvidia-h100-sxm#memory.capacity"], "declared GB/s"),
         (["--set", "nonsense"], "NAME=VALUE"),
         (["--set", "BW_lnk=63 GB/s"], "not symbols"),
         (["no_such_equation"], "neither an equation nor a symbol"),
