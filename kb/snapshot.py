@@ -24,7 +24,7 @@ from pathlib import Path
 from kb.findings import Finding
 from kb.recordcache import atomic_write_marshal, finding_from_tuple, finding_to_tuple
 
-FORMAT = "kb-run-snapshot-2"
+FORMAT = "kb-run-snapshot-3"  # 3: the EQ017-EQ020 findings
 FILE_NAME = "run-v1.marshal"
 UNREAD = ""  # the digest of a file that did not load: such a file is re-checked every run
 

@@ -1,9 +1,14 @@
-"""`kb show ID`: print a record with each reference resolved to the kind and title it names.
+"""`kb show ID`: print a record with each reference resolved and each check's state.
 
-YAML output is the record's own text (comments and layout kept) with a comment
-beside every reference line: `# -> interconnect: NVLink 4`, or `# -> MISSING`.
-A closing comment block lists the records that reference this one. JSON
-output carries the parsed record, its references and its referrers.
+YAML output is the record's own text (comments and layout kept) with the
+record's verdict on the first line (`# verdict: validated against 1 measurement;
+carries 1 erratum`, kb/equations/verdict.py), a comment beside every reference
+line (`# -> interconnect: NVLink 4`, or `# -> MISSING`) and beside every checked
+equation, derivation step and claim its state (`# recomputed: 3318`, `# erratum:
+the source says 3318; kb computes 237`, in red on a terminal); an `erratum:`
+link on a scales_with or workaround item gets its claim's line. A closing
+comment block lists the records that reference this one. JSON output carries
+the parsed record, its verdict, its checks, its references and its referrers.
 """
 
 from __future__ import annotations
@@ -17,6 +22,16 @@ from typing import Any
 import click
 
 from kb.commands._common import records_root, require_dir, root_option
+from kb.equations.results import Item, item_json
+from kb.equations.verdict import (
+    alarming,
+    erratum_links,
+    erratum_text,
+    has_verdict,
+    record_verdict,
+    state_text,
+    summary_text,
+)
 from kb.model import KnowledgeBase, Record, Reference, split_binding
 
 
@@ -81,8 +96,16 @@ def annotation(entry: dict[str, Any]) -> str:
     return note
 
 
+def checked_items(kb: KnowledgeBase, record: Record) -> list[Item]:
+    """The equations engine's items for `record` (empty when it has nothing checked)."""
+    from kb.equations.engine import analyse
+
+    result = analyse(kb).results.get(record.id)
+    return list(result.items) if result is not None else []
+
+
 def annotated_yaml(kb: KnowledgeBase, record: Record) -> str:
-    """Return the record's text with `# -> kind: title` beside each reference."""
+    """Return the record's text with its verdict, references and checks annotated."""
     from kb.positions import pointer_positions
 
     text = Path(record.path).read_text(encoding="utf-8")
@@ -97,8 +120,34 @@ def annotated_yaml(kb: KnowledgeBase, record: Record) -> str:
             # one reference on the line: its id is right there; several: name each
             shown = [e.split(" -> ", 1)[1] for e in entries] if len(entries) == 1 else entries
             lines[number - 1] += "  # -> " + "; ".join(shown)
+    items = checked_items(kb, record)
+    for number, note, red in _check_notes(record, items, positions):
+        if 1 <= number <= len(lines):
+            lines[number - 1] += "  " + click.style(f"# {note}", fg="red" if red else None)
+    if has_verdict(record.kind, record.data):
+        verdict = record_verdict(items, record.data)
+        tone = {"contradicted": "red", "erratum": "red", "validated": "green"}.get(verdict.tone)
+        lines.insert(0, click.style(f"# verdict: {verdict.text}", fg=tone, bold=True))
     lines += _referrer_comment(kb, record)
     return "\n".join(lines) + "\n"
+
+
+def _check_notes(record: Record, items: list[Item],
+                 positions: dict[str, tuple[int, int]]) -> list[tuple[int, str, bool]]:
+    """(line, note, red) for every checked item and every `erratum:` link of `record`."""
+    found = []
+    for item in items:
+        line = positions.get(item.pointer, positions.get(item.pointer.rsplit("/", 1)[0],
+                                                         (0, 0)))[0]
+        found.append((line, summary_text(item), alarming(item)))
+    by_claim = {item.id: item for item in items if item.section == "claim"}
+    for pointer, claim_id in erratum_links(record.data):
+        item = by_claim.get(claim_id)
+        note = (f"erratum {claim_id}: {erratum_text(item)}" if item is not None
+                and item.state == "erratum" else f"erratum {claim_id}: "
+                f"{state_text(item) if item is not None else 'no such claim'}")
+        found.append((positions.get(pointer, (0, 0))[0], note, True))
+    return found
 
 
 def _referrer_comment(kb: KnowledgeBase, record: Record) -> list[str]:
@@ -126,11 +175,14 @@ def _sorted(refs: Iterable[Reference]) -> list[Reference]:
 
 def as_document(kb: KnowledgeBase, record: Record) -> dict[str, Any]:
     """Return the JSON form: the record, its resolved references, and who references it."""
+    items = checked_items(kb, record)
+    document: dict[str, Any] = {"id": record.id, "kind": record.kind, "path": record.path}
+    if has_verdict(record.kind, record.data):
+        document["verdict"] = record_verdict(items, record.data).as_json()
     return {
-        "id": record.id,
-        "kind": record.kind,
-        "path": record.path,
+        **document,
         "record": record.data,
+        "checks": [{**item_json(item), "shown": state_text(item)} for item in items],
         "references": [describe(kb, ref) for ref in own_references(kb, record)],
         "referenced_by": referrers(kb, record),
     }

@@ -25,6 +25,7 @@ whitelist + a SymPy builder (expr.py). Modules, in import order:
 - engine.py  one memoised analysis of a whole KnowledgeBase, with the reverse binding index
 - parallel.py cold runs spread records over forked workers (KB_EQ_WORKERS=1: in-process)
 - evaluate.py evaluation for `kb calc`, the ledger and the site
+- verdict.py a record's one-line verdict and the state texts kb show and the site print
 
 API for the site, the ledger and the checker:
 
@@ -34,8 +35,10 @@ API for the site, the ledger and the checker:
   for one side; `expr.to_text(sympy_expr)` prints back in the safe language.
 - `system.build_system(record.data)` -> System(symbols, units, equations, definitions()).
 - `engine.analyse(kb)` -> Analysis; `.results[record_id]` is a RecordResult whose
-  `items` are `Item(section, id, pointer, state, detail, claimed, computed)` with
-  state proved | refuted | unverified | invalid, and whose `issues` become EQ
+  `items` are `Item(section, id, pointer, state, detail, claimed, computed, kind, ...)`
+  with a state that says what was checked (results.py: consistent, derived,
+  recomputed, validated, contradicted, limitation, erratum, refuted, unverified,
+  invalid), and whose `issues` become EQ
   findings. `engine.dependants(kb, record_id)` lists records whose claims bind
   a field of `record_id`. `engine.STATS["symbolic"]` counts records really checked,
   `STATS["planned"]` records re-checked from their plan (bound values changed,

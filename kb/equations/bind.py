@@ -29,6 +29,7 @@ class Bound:
     record_id: str = ""
     record_path: str = ""
     pointer: str = ""
+    unit: str = "1"  # the unit it was written in (a prediction shows its measurement in it)
 
     @property
     def location(self) -> Location | None:
@@ -38,7 +39,7 @@ class Bound:
 
     def key(self) -> str:
         """Return a stable text for cache keys."""
-        return f"{self.value}|{self.dims}|{self.record_path}|{self.pointer}"
+        return f"{self.value}|{self.dims}|{self.unit}|{self.record_path}|{self.pointer}"
 
 
 @dataclass(frozen=True)
@@ -72,7 +73,8 @@ def resolve(kb: KnowledgeBase, spec: Any) -> Bound | BindError:
     found = _target_value(target, spec)
     if isinstance(found, BindError):
         return BindError(found.code, found.message, found.hint, related)
-    return Bound(found.value, found.dims, found.shown, record.id, record.path, pointer)
+    return Bound(found.value, found.dims, found.shown, record.id, record.path, pointer,
+                 found.unit)
 
 
 def _target_value(target: Any, spec: str) -> Bound | BindError:
@@ -100,7 +102,7 @@ def quantity(data: Mapping[str, Any], label: str) -> Bound | BindError:
     except UnitError as exc:
         return BindError("EQ003", f"{label}: {exc}", exc.hint)
     shown = f"{raw}" if unit.text == "1" else f"{raw} {unit.text}"
-    return Bound(unit.to_base(value), unit.dims, shown)
+    return Bound(unit.to_base(value), unit.dims, shown, unit=unit.text)
 
 
 def referenced_records(spec: Any) -> str | None:

@@ -4,7 +4,7 @@ The key is a SHA-256 over everything a record's checks depend on: the engine's
 own source, SymPy's version, the record's equation sections and the values its
 bindings resolve to. Writes are atomic (temp file + rename), reads that fail
 for any reason are misses, so a corrupt or stale cache can never change a result.
-Results live in 16 shard files (`eq-v2-<hex>.marshal`), tied to the engine's
+Results live in 16 shard files (`eq-v3-<hex>.marshal`), tied to the engine's
 fingerprint.
 """
 
@@ -21,7 +21,7 @@ from typing import Any
 
 from kb.recordcache import atomic_write_marshal
 
-ENGINE_VERSION = "1"
+ENGINE_VERSION = "2"  # 2: the states say what was checked; predictions, errata
 ENGINE_DIR = Path(__file__).resolve().parent
 
 
@@ -106,11 +106,11 @@ class ResultCache:
         return shard
 
 
-FORMAT = "kb-equations-cache-2"
+FORMAT = "kb-equations-cache-3"
 
 
 def _shard_file(name: str) -> str:
-    return f"eq-v2-{name}.marshal"
+    return f"eq-v3-{name}.marshal"
 
 
 def _read_shard(path: Path) -> dict[str, str]:

@@ -4,8 +4,10 @@ claims.py (the symbolic path) and plan.py (bound values re-checked from a
 compiled plan, no SymPy) both go through these functions, so a claim's items and
 issues are the same text whichever path produced them: the binding checks
 (EQ002/EQ003/EQ012 and the resolver's own codes), the `expect:` checks, the
-comparison under `round`, `rel_tol` or `abs_tol` on exact fractions, and the
-item and issue a claim's outcome becomes.
+comparison under `round`, `rel_tol` or `abs_tol` on exact fractions, a
+prediction's comparison with its measurement under its band, and the item and
+issue a claim's outcome becomes (an erratum's outcome turned around: refuted is
+what it should be, holding is EQ017).
 """
 
 from __future__ import annotations
@@ -17,12 +19,26 @@ from typing import Any, Protocol
 
 from kb.equations.bind import BindError, Bound
 from kb.equations.numtext import n_format, number_text
-from kb.equations.results import PROVED, REFUTED, UNVERIFIED, Issue, Item
+from kb.equations.results import (
+    CONTRADICTED,
+    ERRATUM,
+    LIMITATION,
+    RECOMPUTED,
+    REFUTED,
+    UNVERIFIED,
+    VALIDATED,
+    Issue,
+    Item,
+)
 from kb.equations.units import Dims, Unit, UnitError, exact_number, format_dims, parse_unit
 from kb.findings import Location, pointer_join
 
 Resolver = Callable[[Any], "Bound | BindError"]
-CODES = {"numeric": "EQ007", "scaling": "EQ008", "effect": "EQ009"}
+CODES = {"numeric": "EQ007", "scaling": "EQ008", "effect": "EQ009", "prediction": "EQ018"}
+ERRATUM_HOLDS = "EQ017"
+Outcome = tuple[Any, ...]
+"""(state, detail, claimed, computed) or, for a prediction, with a 5th element: a dict of
+the Item's extra fields (error, band, receipt)."""
 
 
 class Sink(Protocol):
@@ -66,23 +82,47 @@ def report_claim_error(ctx: Context, claim_id: str, exc: ClaimError) -> None:
                    exc.related or ctx.related)
 
 
-def record_outcome(ctx: Context, claim_id: str, kind: str, outcome: tuple[str, ...]) -> None:
-    state, detail, claimed, computed = outcome
-    ctx.system.items.append(Item("claim", claim_id, ctx.pointer, state, detail, claimed, computed))
-    if state == REFUTED:
-        ctx.system.add(CODES[kind], ctx.pointer, f"claim {claim_id} is refuted: {detail}",
-                       "correct the claim (or the record it binds) and bump the version",
-                       ctx.related)
+def record_outcome(ctx: Context, claim_id: str, kind: str, outcome: Outcome) -> None:
+    """Turn a claim's outcome into its item and its issues (the same on both paths)."""
+    state, detail, claimed, computed = outcome[:4]
+    extra: dict[str, str] = dict(outcome[4]) if len(outcome) > 4 else {}
+    erratum = ctx.claim.get("erratum")
+    if isinstance(erratum, Mapping) and kind in ("numeric", "scaling", "effect"):
+        state, detail = _erratum_outcome(ctx, claim_id, state, detail, computed)
+        extra["source"] = str(erratum.get("source") or "")
+    ctx.system.items.append(Item("claim", claim_id, ctx.pointer, state, detail, claimed,
+                                 computed, kind, **extra))
+    if state in (REFUTED, CONTRADICTED):
+        verb = "refuted" if state == REFUTED else "contradicted by its measurement"
+        hint = ("correct the claim (or the record it binds) and bump the version"
+                if state == REFUTED else "correct the model, state `limitation: {reason}` "
+                "or check the receipt's figure")
+        ctx.system.add(CODES[kind], ctx.pointer, f"claim {claim_id} is {verb}: {detail}",
+                       hint, ctx.related)
     elif state == UNVERIFIED and "timeout" not in detail:
         ctx.system.add("EQ015", ctx.pointer, f"claim {claim_id} is unverified: {detail}",
                        "bind an operating point or state a regime", ctx.related)
 
 
+def _erratum_outcome(ctx: Context, claim_id: str, state: str, detail: str,
+                     computed: str) -> tuple[str, str]:
+    """An erratum is right when refuted; when it holds, the error it keeps is gone (EQ017)."""
+    if state == REFUTED:
+        return ERRATUM, f"erratum: {detail}"
+    if state == RECOMPUTED:
+        ctx.system.add(ERRATUM_HOLDS, ctx.pointer, f"claim {claim_id}: erratum no longer "
+                       f"refuted: kb now computes {computed}, as the source says ({detail})",
+                       "the statement holds now: drop `erratum:` (or correct what it binds) "
+                       "and bump the version", ctx.related)
+    return state, detail
+
+
 def related_locations(claim: Mapping[str, Any], resolve: Resolver) -> tuple[Location, ...]:
-    """List the bound records' fields, so a finding on the claim names both files."""
+    """List the measured and bound records' fields, so a finding names both files."""
     found: list[Location] = []
-    for field in ("bind", "change"):
+    for field in ("measured", "bind", "change"):  # a prediction's receipt first
         specs = claim.get(field)
+        specs = {field: specs} if field == "measured" else specs
         for spec in specs.values() if isinstance(specs, Mapping) else ():
             if isinstance(spec, str) and "#" in spec:
                 bound = resolve(spec)
@@ -160,7 +200,7 @@ def judge_numeric(value: Fraction, expect: Any, dims: Dims) -> tuple[str, str, s
     claimed_text = f"{expect.get('value')}{suffix}"
     computed_text = f"{number_text(shown)}{suffix}"
     detail = f"computed {computed_text}, claimed {claimed_text} ({how})"
-    return (PROVED if ok else REFUTED), detail, claimed_text, computed_text
+    return (RECOMPUTED if ok else REFUTED), detail, claimed_text, computed_text
 
 
 def compare(computed: Fraction, claimed: Fraction, spec: Mapping[str, Any]) -> tuple[bool, str]:
@@ -191,3 +231,73 @@ def _spec_number(spec: Mapping[str, Any], key: str) -> Fraction:
     except (ValueError, ZeroDivisionError):
         raise ClaimError("EQ001", f"expect/{key}", f"{key} {raw!r} is not a number",
                          "write a number such as 0.01") from None
+
+
+def judge_prediction(ctx: Context, value: Fraction, dims: Dims) -> Outcome:
+    """Judge a prediction that came to `value` (exact, base units) against its measurement."""
+    bound = measured_bound(ctx, dims)
+    band = _band(ctx.claim.get("band"))
+    unit = parse_unit(bound.unit)
+    error = (value - bound.value) / bound.value
+    suffix = "" if unit.text == "1" else f" {unit.text}"
+    predicted = f"{n_format(value / unit.factor, 4)}{suffix}"
+    measured = f"{n_format(bound.value / unit.factor, 4)}{suffix}"
+    shown_error, shown_band = _percent(error, signed=True), f"\u00b1{_percent(band)}"
+    where = bound.record_id or "the measurement"
+    detail = (f"predicted {predicted}, measured {measured} ({where}), error {shown_error} "
+              f"{'within' if abs(error) <= band else 'outside'} the band {shown_band}")
+    limitation = ctx.claim.get("limitation")
+    if abs(error) <= band:
+        state = VALIDATED
+    elif isinstance(limitation, Mapping):
+        state = LIMITATION
+        detail += f"; a stated limitation: {limitation.get('reason', '')}"
+    else:
+        state = CONTRADICTED
+    extra = {"error": shown_error, "band": shown_band, "receipt": bound.record_id}
+    return state, detail, measured, predicted, extra
+
+
+def measured_bound(ctx: Context, dims: Dims) -> Bound:
+    """The measured figure a prediction names (`measured: id#field`), checked against dims."""
+    spec = ctx.claim.get("measured")
+    if not isinstance(spec, str) or "#" not in spec:
+        raise ClaimError("EQ010", "measured", f"measured: {spec!r} is not id#field",
+                         "name the receipt's measured figure: receipts/<id>#results.0.latency")
+    bound = ctx.resolve(spec)
+    if isinstance(bound, BindError):
+        related = (bound.related,) if bound.related else ()
+        raise ClaimError(bound.code, "measured", f"measured: {bound.message}", bound.hint,
+                         related)
+    if bound.dims != dims:
+        raise ClaimError("EQ012", "measured", f"the prediction is {format_dims(dims)} but the "
+                         f"measurement {bound.shown} is {format_dims(bound.dims)}",
+                         "predict the quantity the receipt measured", ctx.related)
+    if bound.value == 0:
+        raise ClaimError("EQ011", "measured", f"measured: {spec} is zero: no relative error",
+                         "name a nonzero measured figure", ctx.related)
+    return bound
+
+
+def _band(band: Any) -> Fraction:
+    if not isinstance(band, Mapping) or "rel" not in band:
+        raise ClaimError("EQ001", "band", "a prediction needs band: {rel: 0.25}",
+                         "state the accepted |predicted - measured| / measured")
+    raw = band["rel"]
+    try:
+        if isinstance(raw, bool):
+            raise ValueError(raw)
+        rel = Fraction(str(raw))
+    except (ValueError, ZeroDivisionError):
+        raise ClaimError("EQ001", "band/rel", f"band rel {raw!r} is not a number",
+                         "write a number such as 0.25") from None
+    if rel < 0:
+        raise ClaimError("EQ001", "band/rel", f"band rel must not be negative, not {raw}")
+    return rel
+
+
+def _percent(value: Fraction, signed: bool = False) -> str:
+    """A relative figure as a percentage to 0.1 (`+3.2%`, `-41%`, `25%`)."""
+    text = f"{float(abs(value) * 100):.1f}".removesuffix(".0")
+    sign = ("+" if value > 0 else "-" if value < 0 else "") if signed else ""
+    return f"{sign if text != '0' else ''}{text}%"

@@ -1,4 +1,4 @@
-"""Claims, checked rather than trusted: numeric, scaling and effect.
+"""Claims, checked rather than trusted: numeric, scaling, effect and prediction.
 
 Every claim names what it is about with `of` (an equation id, whose right side
 is used, or a symbol, replaced by its unique definition) or `expr` (an
@@ -13,6 +13,12 @@ changed symbols.
 - effect: `change: {symbol: expression | binding}` and the claimed `factor` on
   the target, optionally at an operating point (`bind`); or `replace: {term:
   new term}` in the equation `of`, solved for `var` before and after (rewrites.py).
+- prediction: evaluated like a numeric claim, then compared with the figure
+  `measured` names (a receipt's `id#field`) under `band: {rel}`
+  (claimbase.judge_prediction).
+
+A numeric, scaling or effect claim with `erratum:` keeps a source's statement that
+kb refutes: its outcome is turned around in claimbase.record_outcome.
 """
 
 from __future__ import annotations
@@ -43,13 +49,14 @@ from kb.equations.claimbase import (
     expected,
     is_binding,
     judge_numeric,
+    judge_prediction,
     record_outcome,
     related_locations,
     report_claim_error,
 )
 from kb.equations.dims import DimensionError, dims_of
 from kb.equations.expr import ExpressionError, parse_expression
-from kb.equations.results import INVALID, PROVED, REFUTED, UNVERIFIED
+from kb.equations.results import INVALID, RECOMPUTED, REFUTED, UNVERIFIED
 from kb.equations.system import System
 from kb.equations.timeout import CheckTimeout, run_with_budget
 from kb.equations.units import Dims, exact_number
@@ -84,10 +91,11 @@ def check_claims(system: System, claims: Any, resolve: Resolver,
 def check_claim(ctx: Context, claim_id: str, known: Verdict | None = None) -> Verdict | None:
     """Check one claim (or take its `known` verdict); return the verdict, None if no kind."""
     kind = ctx.claim.get("kind")
-    checker = {"numeric": _numeric, "scaling": _scaling, "effect": _effect}.get(str(kind))
+    checker = {"numeric": _numeric, "scaling": _scaling, "effect": _effect,
+               "prediction": _prediction}.get(str(kind))
     if checker is None:
         ctx.system.add("EQ001", pointer_join(ctx.pointer, "kind"), f"unknown claim kind {kind!r}",
-                       "use numeric, scaling or effect")
+                       "use numeric, scaling, effect or prediction")
         return None
     verdict = known if known is not None else _verdict(lambda: checker(ctx))
     status, found = verdict
@@ -164,19 +172,31 @@ def _fraction(value: sp.Rational) -> Fraction:
 
 
 def _numeric(ctx: Context) -> tuple[str, str, str, str]:
+    computed, expr, dims = _evaluated(ctx)
+    expect = ctx.claim.get("expect")
+    expected(expect, dims)  # checked before the value is made rational, as it always was
+    return judge_numeric(_fraction(rational_value(computed)), expect, dims)
+
+
+def _prediction(ctx: Context) -> tuple[Any, ...]:
+    computed, _, dims = _evaluated(ctx)
+    return judge_prediction(ctx, _fraction(rational_value(computed)), dims)
+
+
+def _evaluated(ctx: Context) -> tuple[sp.Expr, sp.Expr, Dims]:
+    """The claim's target at its bound values (a number), the target and its dims."""
     values = bind_values(ctx, ctx.claim.get("bind"), "bind")
     expr, dims = target(ctx, set(values))
     computed = expr.xreplace(values)
     if computed.has(sp.zoo, sp.nan, sp.oo, -sp.oo):
-        raise ClaimError("EQ007", "bind", f"{short(expr)} is undefined at the bound values "
+        raise ClaimError(CODES.get(str(ctx.claim.get("kind")), "EQ007"), "bind",
+                         f"{short(expr)} is undefined at the bound values "
                          "(a division by zero)", "check the bound values", ctx.related)
     missing = sorted(s.name for s in computed.free_symbols)
     if missing:
         raise ClaimError("EQ010", "bind", f"symbols not bound: {', '.join(missing)}",
                          "bind each symbol to a record field or a {value, unit}", ctx.related)
-    expect = ctx.claim.get("expect")
-    expected(expect, dims)  # checked before the value is made rational, as it always was
-    return judge_numeric(_fraction(rational_value(computed)), expect, dims)
+    return computed, expr, dims
 
 
 def _scaling(ctx: Context) -> tuple[str, str, str, str]:
@@ -206,7 +226,7 @@ def _scaling(ctx: Context) -> tuple[str, str, str, str]:
 def _judge_elasticity(elasticity: sp.Expr, expected: sp.Expr, claimed: str):
     computed = f"elasticity {short(elasticity)}"
     if decide_zero(elasticity - expected).outcome == ZERO:
-        return PROVED, f"{computed} = {expected}", claimed, computed
+        return RECOMPUTED, f"{computed} = {expected}", claimed, computed
     if elasticity.has(sp.Max, sp.Min, sp.Heaviside, sp.Piecewise):
         return UNVERIFIED, f"{computed} depends on the regime", claimed, computed
     return REFUTED, f"{computed}, not {expected}", claimed, computed
@@ -221,7 +241,7 @@ def _affine(expr: sp.Expr, var: sp.Symbol) -> tuple[str, str, str, str]:
         return REFUTED, f"not affine: second derivative {short(curvature)}", claimed, computed
     if decide_zero(intercept).outcome == ZERO:
         return REFUTED, "proportional (intercept 0), not affine", claimed, computed
-    return PROVED, computed, claimed, computed
+    return RECOMPUTED, computed, claimed, computed
 
 
 def _effect(ctx: Context) -> tuple[str, str, str, str]:
@@ -270,13 +290,13 @@ def _judge_factor(ctx: Context, ratio: sp.Expr) -> tuple[str, str, str, str]:
     computed_text = f"factor {number_text(ratio) if ratio.is_number else short(ratio)}"
     if ratio.is_Rational and isinstance(claimed_spec, (int, float)):
         ok, how = compare(_fraction(ratio), exact_number(claimed_spec), ctx.claim)
-        state = PROVED if ok else REFUTED
+        state = RECOMPUTED if ok else REFUTED
         detail = f"{computed_text}, claimed {claimed_spec} ({how})"
         return state, detail, claimed_text, computed_text
     claimed = _claimed_factor(ctx, claimed_spec)
     verdict = decide_zero(ratio - claimed)
     if verdict.outcome == ZERO:
-        return PROVED, f"{computed_text} = claimed {claimed_spec}", claimed_text, computed_text
+        return RECOMPUTED, f"{computed_text} = claimed {claimed_spec}", claimed_text, computed_text
     if ratio.free_symbols and not claimed.free_symbols:
         detail = f"{computed_text} depends on the operating point"
         return UNVERIFIED, detail, claimed_text, computed_text

@@ -1,4 +1,4 @@
-"""Derivation steps, each re-derived: proved, refuted (residual/counterexample) or unverified.
+"""Derivation steps, each re-derived: derived, refuted (residual/counterexample) or unverified.
 
 A step names its rule and its input and result equations (ids under
 `equations:`). Rules:
@@ -34,7 +34,7 @@ from kb.equations.algebra import (
     short,
 )
 from kb.equations.expr import ExpressionError, ParsedEquation, parse_expression
-from kb.equations.results import INVALID, PROVED, REFUTED, UNVERIFIED, Item
+from kb.equations.results import DERIVED, INVALID, REFUTED, UNVERIFIED, Item
 from kb.equations.system import System
 from kb.equations.timeout import CheckTimeout, run_with_budget
 from kb.findings import pointer_join
@@ -93,7 +93,7 @@ def _report(system: System, step_id: str, rule: str, pointer: str, state: str, d
                    f"{detail}", "correct the result equation (the computed form is in the message)")
     elif state == UNVERIFIED and "timeout" not in detail:
         system.add("EQ006", pointer, f"step {step_id} ({rule}) is unverified: {detail}",
-                   "add a regime or split the step so it can be proved")
+                   "add a regime or split the step so it can be derived")
 
 
 class _StepError(ValueError):
@@ -128,7 +128,7 @@ def _sources(system: System, value: Any, pointer: str) -> list[ParsedEquation] |
 def _apply(system: System, rule: str, step: Mapping[str, Any], sources: list[ParsedEquation],
            result: ParsedEquation) -> Outcome:
     if rule == "define":
-        return PROVED, "definition (checked for dimensions only)"
+        return DERIVED, "definition (checked for dimensions only)"
     if rule == "solve_for":
         return _solve_for(system, step, sources[0], result)
     if rule == "substitute":
@@ -165,7 +165,7 @@ def _solve_for(system: System, step: Mapping[str, Any], source: ParsedEquation,
         numerator = sp.numer(sp.together(source.residual))
         degree = sp.Poly(numerator, var).degree() if numerator.is_polynomial(var) else None
         unique = "the unique solution" if degree == 1 else "a solution"
-        return PROVED, f"back-substitution leaves residual 0: {result.source} is {unique}"
+        return DERIVED, f"back-substitution leaves residual 0: {result.source} is {unique}"
     solutions = sp.solve(source.residual, var)
     shown = ", ".join(f"{var} = {short(s)}" for s in solutions) or "no positive solution"
     state = REFUTED if verdict.outcome == NONZERO else UNVERIFIED
@@ -178,10 +178,10 @@ def _same(left: sp.Expr, right: sp.Expr) -> bool:
 
 def _equivalent(first: ParsedEquation, second: ParsedEquation) -> Outcome:
     if _same(first.lhs.value, second.lhs.value) and _same(first.rhs.value, second.rhs.value):
-        return PROVED, "both sides agree"
+        return DERIVED, "both sides agree"
     factor = ratio_constant(second.residual, first.residual)
     if factor is not None:
-        return PROVED, f"same equation (residual scaled by {factor})"
+        return DERIVED, f"same equation (residual scaled by {factor})"
     verdict = decide_zero(first.residual - second.residual)
     computed = f"{short(first.lhs.value)} = {short(first.rhs.value)}"
     if verdict.outcome == NONZERO:
@@ -217,7 +217,7 @@ def _scale(system: System, step: Mapping[str, Any], source: ParsedEquation,
     lhs, rhs = factor * source.lhs.value, factor * source.rhs.value
     checks = [decide_zero(lhs - result.lhs.value), decide_zero(rhs - result.rhs.value)]
     if all(c.outcome == ZERO for c in checks):
-        return PROVED, f"both sides multiplied by {short(factor)}"
+        return DERIVED, f"both sides multiplied by {short(factor)}"
     computed = f"{short(lhs)} = {short(rhs)}"
     state = REFUTED if any(c.outcome == NONZERO for c in checks) else UNVERIFIED
     return state, f"multiplying by {short(factor)} gives {computed}"
@@ -245,7 +245,7 @@ def _limit(system: System, step: Mapping[str, Any], source: ParsedEquation,
     to = _bound(system, step.get("to", "oo"), "to")
     computed = sp.limit(source.rhs.value, var, to)
     if _same(computed, result.rhs.value):
-        return PROVED, f"limit as {var} -> {to} is {short(computed)}"
+        return DERIVED, f"limit as {var} -> {to} is {short(computed)}"
     return REFUTED, f"limit as {var} -> {to} is {short(computed)}, not {short(result.rhs.value)}"
 
 
@@ -265,7 +265,7 @@ def _approximate(system: System, step: Mapping[str, Any], source: ParsedEquation
     worst, where = _worst_error(error, var, low, high)
     text = f"max relative error {number_text(worst)} at {var}={where} on [{low}, {high}]"
     if worst <= tolerance:
-        return PROVED, f"{text} <= tolerance {tolerance}"
+        return DERIVED, f"{text} <= tolerance {tolerance}"
     return REFUTED, f"{text} exceeds tolerance {tolerance}"
 
 
@@ -298,7 +298,7 @@ def _regime(system: System, step: Mapping[str, Any], source: ParsedEquation,
     larger, smaller = (picked, other) if isinstance(branch, sp.Max) else (other, picked)
     scale = ratio_constant(larger - smaller, high - low)
     if scale is not None and scale > 0:
-        return PROVED, f"under {condition}, {short(branch)} = {short(picked)}"
+        return DERIVED, f"under {condition}, {short(branch)} = {short(picked)}"
     if scale is not None:
         return REFUTED, f"under {condition}, {short(branch)} = {short(other)}, not {short(picked)}"
     return UNVERIFIED, f"could not show that {condition} selects {short(picked)}"

@@ -210,11 +210,13 @@ def run_planned(record: Record, plan: Mapping[str, Any], resolver: Any) -> Recor
 
 
 def binding_specs(record: Record) -> Iterator[tuple[str, str, Any]]:
-    """(claim id, field, spec) for every binding in the record's claims."""
+    """(claim id, field, spec) for every binding in the record's claims (`measured` too)."""
     claims = record.data.get("claims")
     for index, claim in enumerate(claims if isinstance(claims, list) else []):
         if not isinstance(claim, Mapping):
             continue
+        if "measured" in claim:  # a prediction's measurement: its value keys the result too
+            yield str(claim.get("id", index)), "measured", claim["measured"]
         for field_name in ("bind", "change"):
             specs = claim.get(field_name)
             for spec in specs.values() if isinstance(specs, Mapping) else ():

@@ -19,7 +19,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from kb.equations.results import PROVED, REFUTED, UNVERIFIED, Issue, Item
+from kb.equations.results import RECOMPUTED, REFUTED, UNVERIFIED, Issue, Item
 
 CONVENTIONS = ("matrices", "matrices+norms")
 
@@ -53,7 +53,7 @@ def _compare(quantity: Any, name: str, computed: int | None, convention: str,
     pointer = f"/derived/{name}/value"
     claimed = quantity.get("value")
     if claimed == computed and quantity.get("unit") == "1":
-        items.append(Item("figure", name, pointer, PROVED, f"{computed:,} from geometry "
+        items.append(Item("figure", name, pointer, RECOMPUTED, f"{computed:,} from geometry "
                           f"({convention})", str(claimed), str(computed)))
         return
     detail = f"{name} is {claimed!r} {quantity.get('unit')!r}, geometry gives {computed:,} " \

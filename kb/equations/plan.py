@@ -7,7 +7,7 @@ record's equation sections):
     {"symbols": [declared names], "units": {name: unit text},
      "items": [...], "issues": [...],        # equations and derivations
      "claims": [{"fixed": {"items", "issues"}}     # a claim that binds nothing
-                | {"numeric": tree, "dims": [[base, exponent], ...]}
+                | {"numeric": tree, "dims": [[base, exponent], ...]}  # or a prediction
                 | {"effect": [tree before, tree after the change]}
                 | {"effect_ratio": tree of after/before, cancelled}
                 | {"symbolic": true}, ...]}         # one per mapping under claims:
@@ -15,7 +15,8 @@ record's equation sections):
 `run_plan` replays it: fixed parts as they were, numeric claims (and effect
 claims at an operating point) by resolving their bindings, evaluating the trees
 with fractions (exact.py) and judging with
-the very functions the symbolic path uses (claimbase.py). It returns None when
+the very functions the symbolic path uses (claimbase.py; a prediction is
+evaluated as a numeric claim and judged against its measurement). It returns None when
 the plan cannot answer (a symbolic claim, a division by zero, an unbound
 symbol): the caller then runs the symbolic path, which words those cases.
 """
@@ -37,17 +38,18 @@ from kb.equations.claimbase import (
     declared_name,
     is_binding,
     judge_numeric,
+    judge_prediction,
     record_outcome,
     related_locations,
     report_claim_error,
 )
 from kb.equations.exact import Inexact, evaluate
 from kb.equations.numtext import number_text
-from kb.equations.results import INVALID, PROVED, REFUTED, Issue, Item, issue_from, item_from
+from kb.equations.results import INVALID, RECOMPUTED, REFUTED, Issue, Item, issue_from, item_from
 from kb.equations.units import Dims, Unit, exact_number, make_dims, parse_unit
 from kb.findings import Location, pointer_join
 
-PLAN_FORMAT = 1
+PLAN_FORMAT = 2  # 2: items carry kind/error/band/receipt/source; states say what was checked
 
 
 @dataclass
@@ -102,11 +104,13 @@ def replay_claim(ctx: Context, entry: Mapping[str, Any], claim_id: str) -> bool:
     nothing and returns False when only the symbolic path can answer.
     """
     kind = "numeric" if "numeric" in entry else None
+    if kind == "numeric" and ctx.claim.get("kind") == "prediction":
+        kind = "prediction"
     kind = "effect" if "effect" in entry or "effect_ratio" in entry else kind
     if kind is None:
         return False
     try:
-        outcome = _numeric(ctx, entry) if kind == "numeric" else _effect(ctx, entry)
+        outcome = _effect(ctx, entry) if kind == "effect" else _numeric(ctx, entry, kind)
     except Inexact:
         return False
     except ClaimError as exc:
@@ -116,11 +120,14 @@ def replay_claim(ctx: Context, entry: Mapping[str, Any], claim_id: str) -> bool:
     return True
 
 
-def _numeric(ctx: Context, entry: Mapping[str, Any]) -> tuple[str, str, str, str]:
-    """claims._numeric on the compiled expression."""
+def _numeric(ctx: Context, entry: Mapping[str, Any], kind: str) -> tuple[Any, ...]:
+    """claims._numeric (or claims._prediction) on the compiled expression."""
     dims: Dims = make_dims((base, Fraction(exponent)) for base, exponent in entry["dims"])
     values = bound_values(ctx, ctx.claim.get("bind"), "bind")
-    return judge_numeric(evaluate(entry["numeric"], values), ctx.claim.get("expect"), dims)
+    value = evaluate(entry["numeric"], values)
+    if kind == "prediction":
+        return judge_prediction(ctx, value, dims)
+    return judge_numeric(value, ctx.claim.get("expect"), dims)
 
 
 def _effect(ctx: Context, entry: Mapping[str, Any]) -> tuple[str, str, str, str]:
@@ -143,4 +150,4 @@ def _effect(ctx: Context, entry: Mapping[str, Any]) -> tuple[str, str, str, str]
     claimed_text, computed_text = f"factor {factor}", f"factor {number_text(ratio)}"
     ok, how = compare(ratio, exact_number(factor), ctx.claim)
     detail = f"{computed_text}, claimed {factor} ({how})"
-    return (PROVED if ok else REFUTED), detail, claimed_text, computed_text
+    return (RECOMPUTED if ok else REFUTED), detail, claimed_text, computed_text

@@ -118,8 +118,9 @@ def _entry(ctx: Context, system: System, items: int, issues: int) -> dict[str, A
 
 
 def _compiled(ctx: Context) -> dict[str, Any] | None:
-    """A binding claim's compiled entry (numeric or effect), or None."""
-    compile_kind = {"numeric": _compile, "effect": _compile_effect}.get(str(ctx.claim.get("kind")))
+    """A binding claim's compiled entry (numeric, prediction or effect), or None."""
+    compile_kind = {"numeric": _compile, "prediction": _compile,
+                    "effect": _compile_effect}.get(str(ctx.claim.get("kind")))
     return compile_kind(ctx) if compile_kind is not None else None
 
 
@@ -127,8 +128,11 @@ def _binds(claim: Mapping[str, Any]) -> bool:
     """Whether the claim's result can depend on another record (an `id#field` binding).
 
     Literal quantities and expressions are part of the claim's own text, which
-    keys the plan, so a claim with only those is fixed.
+    keys the plan, so a claim with only those is fixed. A prediction's `measured`
+    is such a binding.
     """
+    if isinstance(claim.get("measured"), str) and "#" in claim["measured"]:
+        return True
     for field in ("bind", "change"):
         specs = claim.get(field)
         for spec in specs.values() if isinstance(specs, Mapping) else ():

@@ -1,9 +1,23 @@
 """The engine's result types, free of SymPy: `Issue` (becomes a finding) and `Item`.
 
 An `Item` is one checked equation, derivation step, claim or derived figure,
-with its state (proved | refuted | unverified | invalid), a detail sentence and
-the claimed and computed values, for the site, the ledger and `kb calc`. Both
-round-trip through JSON (the result cache and plans keep them so).
+with its state, a detail sentence and the claimed and computed values, for the
+site, `kb show`, the ledger and `kb calc`. Both round-trip through JSON (the
+result cache and plans keep them so). The states say what kb did (one
+vocabulary for kb show, JSON and the site; docs/equations.md):
+
+- equation: consistent (its dimensions check) | invalid;
+- derivation step: derived | refuted | unverified | invalid;
+- numeric, effect, scaling claim and a model's derived figure: recomputed (kb
+  recomputed it from the bound figures and it holds) | refuted | unverified | invalid;
+- prediction: validated (within its band of the measurement) | contradicted
+  (outside it) | limitation (outside it, a limitation the record states) |
+  unverified | invalid;
+- erratum claim: erratum (refuted, as the source's statement should be) |
+  recomputed (it holds: an EQ017 finding) | unverified | invalid.
+
+`unverified` always carries its reason in `detail`; `invalid` is a claim or step
+kb could not check, with its finding.
 """
 
 from __future__ import annotations
@@ -14,7 +28,10 @@ from typing import Any
 
 from kb.findings import Location
 
-PROVED, REFUTED, UNVERIFIED, INVALID = "proved", "refuted", "unverified", "invalid"
+CONSISTENT, DERIVED, RECOMPUTED = "consistent", "derived", "recomputed"
+VALIDATED, CONTRADICTED, LIMITATION, ERRATUM = "validated", "contradicted", "limitation", "erratum"
+REFUTED, UNVERIFIED, INVALID = "refuted", "unverified", "invalid"
+HOLDS = frozenset({CONSISTENT, DERIVED, RECOMPUTED, VALIDATED})  # what kb checked and found true
 # What the engine did this process (engine.STATS is this dict): records served from the
 # cache, from plans and checked symbolically; systems, claims and derivations really built.
 STATS: dict[str, int] = {"symbolic": 0, "cached": 0, "planned": 0, "built_systems": 0,
@@ -43,8 +60,15 @@ class Item:
     detail: str
     claimed: str = ""
     computed: str = ""
-
-
+    kind: str = ""  # a claim's kind (numeric, effect, scaling, prediction); "" otherwise
+    # A prediction: `computed` is the predicted figure, `claimed` the measured one, in
+    # the measurement's unit; `error` the signed relative error, `band` the accepted
+    # one, `receipt` the measuring record. An erratum: `claimed` is what the source
+    # says, `computed` what kb computes, `source` who said it.
+    error: str = ""
+    band: str = ""
+    receipt: str = ""
+    source: str = ""
 
 
 def item_json(item: Item) -> dict[str, str]:

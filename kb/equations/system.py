@@ -17,7 +17,7 @@ from kb.equations.expr import (
     parse_equation,
     parse_expression,
 )
-from kb.equations.results import INVALID, PROVED, Issue, Item
+from kb.equations.results import CONSISTENT, INVALID, Issue, Item
 from kb.equations.units import Dims, Unit, UnitError, format_dims, parse_unit
 from kb.findings import Location, pointer_join
 
@@ -121,7 +121,7 @@ def _add_equation(system: System, eq_id: str, spec: Any) -> None:
         system.failed.add(eq_id)
         return
     system.equations[eq_id] = parsed
-    system.items.append(Item("equation", eq_id, pointer, PROVED,
+    system.items.append(Item("equation", eq_id, pointer, CONSISTENT,
                              f"dimensionally consistent ({format_dims(dims)})"))
 
 

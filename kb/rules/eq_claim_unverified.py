@@ -1,4 +1,4 @@
-"""Every claim can be decided: proved or refuted.
+"""Every claim can be decided: recomputed (it holds) or refuted.
 
 Why: an effect or scaling claim on an expression with max/min holds only in a regime;
 without an operating point (`bind`) kb can neither prove nor refute it.

@@ -1,4 +1,4 @@
-"""Every derivation step can be decided: proved or refuted.
+"""Every derivation step can be decided: derived or refuted.
 
 Why: some identities (max/min, logs, roots) are not decided by simplification and
 agree at every sampled point without a proof. Such a step is shown as unverified

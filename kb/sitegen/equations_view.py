@@ -1,10 +1,14 @@
 """The equations section of a record page: symbols, equations, derivations and claims.
 
 Equations are printed as MathML from their authored expression trees; the state
-of each equation, derivation step and claim (proved / refuted / unverified, with
-claimed and computed values) comes from the equations engine (`kb.equations`).
-If the engine cannot be imported the section still shows the maths and says
-that nothing was checked.
+of each equation, derivation step and claim (what kb checked: consistent,
+derived, recomputed, validated, contradicted, limitation, erratum, refuted,
+unverified with its reason; kb/equations/results.py), with claimed and computed
+values, comes from the equations engine (`kb.equations`), and so does the
+record's verdict (kb/equations/verdict.py) shown at the top of its page. An
+erratum claim is shown red, "the source says X; kb computes Y"; predictions get
+a predicted-versus-measured table. If the engine cannot be imported the section
+still shows the maths and says that nothing was checked.
 """
 
 from __future__ import annotations
@@ -14,9 +18,11 @@ import importlib
 from collections.abc import Mapping
 from typing import Any
 
+from kb.equations.results import ERRATUM
+from kb.equations.verdict import erratum_text, has_verdict, record_verdict, state_text
 from kb.findings import pointer_join
 from kb.model import KnowledgeBase, Record
-from kb.sitegen.fields import format_scalar, provenance_of, value_tree
+from kb.sitegen.fields import format_scalar, link_for, provenance_of, value_tree
 from kb.sitegen.mathml import UnprintableExpression, equation_to_mathml, name_to_mathml
 
 NOT_CHECKED = "not checked: the equations engine (kb.equations) is not available in this build"
@@ -29,17 +35,44 @@ def equations_context(record: Record, kb: KnowledgeBase) -> dict[str, Any]:
     found = data.get("equations")
     equations: Mapping[str, Any] = found if isinstance(found, Mapping) else {}
     names = display_names(data.get("symbols"))
+    claims = claim_rows(data.get("claims"), items, kb)
     context: dict[str, Any] = {
         "symbols": symbol_rows(data.get("symbols")),
         "equations": equation_rows(equations, items, names),
         "derivations": derivation_rows(data.get("derivations"), equations, items, names),
-        "claims": claim_rows(data.get("claims"), items, kb),
+        "claims": claims,
+        "predictions": [c for c in claims if c["kind"] == "prediction"],
         "note": note,
+        "verdict": _verdict(record, items, note),
     }
     context["checks"] = other_checks(items, data)
     sections = ("symbols", "equations", "derivations", "claims", "checks")
     context["shown"] = any(context[k] for k in sections)
     return context
+
+
+def _verdict(record: Record, items: Mapping[str, Any], note: str) -> dict[str, str] | None:
+    """The record's one-line verdict for the top of its page (None: it has no model)."""
+    if not has_verdict(record.kind, record.data):
+        return None
+    if note:
+        return {"text": f"not validated: {note}", "tone": "none"}
+    verdict = record_verdict(items.values(), record.data)
+    return {"text": verdict.text, "tone": verdict.tone}
+
+
+def errata_by_claim(record: Record, kb: KnowledgeBase) -> dict[str, dict[str, str]]:
+    """Claim id -> what an erratum link on a scales_with/workaround item shows of it."""
+    items, _ = checked_items(record, kb)
+    found = {}
+    for item in items.values():
+        if item.section == "claim" and item.state == ERRATUM:
+            found[item.id] = {"text": erratum_text(item), "anchor": f"claim-{_slug(item.id)}",
+                              "state": item.state}
+        elif item.section == "claim":
+            found[item.id] = {"text": f"{state_text(item)} (not an erratum now)",
+                              "anchor": f"claim-{_slug(item.id)}", "state": item.state}
+    return found
 
 
 def display_names(symbols: Any) -> dict[str, str]:
@@ -142,12 +175,12 @@ def derivation_rows(derivations: Any, equations: Mapping[str, Any],
 
 
 def overall_state(states: list[str]) -> str:
-    """Refuted if any step is, proved only if every step is, else unverified."""
+    """Refuted if any step is, derived only if every step is, else unverified."""
     if not states:
         return ""
     if any(s in ("refuted", "invalid") for s in states):
         return "refuted"
-    return "proved" if all(s == "proved" for s in states) else "unverified"
+    return "derived" if all(s == "derived" for s in states) else "unverified"
 
 
 def _step_row(step: Any, pointer: str, equations: Mapping[str, Any],
@@ -180,16 +213,53 @@ def claim_rows(claims: Any, items: Mapping[str, Any],
         fields = _item_fields(item)
         rows.append({
             "id": name, "anchor": f"claim-{_slug(name)}",
+            "kind": str(claim.get("kind") or ""),
             "text": str(claim.get("text") or claim.get("statement") or ""),
             "claimed": fields["claimed"] or _claimed(claim),
             "provenance": _claimed_provenance(claim, kb),
             "computed": fields["computed"] or "\u2014",
             "state": fields["state"] or "unverified",
+            "shown": state_text(item) if item is not None else "unverified (not checked)",
             "detail": fields["detail"] or ("" if item else "not checked"),
             "inputs": value_tree({k: v for k, v in claim.items() if k not in ("id", "text")},
                                  kb, f"claims.{index}"),
+            "limitation": "",
+            **_erratum_fields(claim, item, kb), **_prediction_fields(claim, item, kb),
         })
     return rows
+
+
+def _erratum_fields(claim: Mapping[str, Any], item: Any, kb: KnowledgeBase) -> dict[str, Any]:
+    """An erratum claim: what the source says, what kb computes, why, and the correction."""
+    erratum = claim.get("erratum")
+    if not isinstance(erratum, Mapping):
+        return {"erratum": None}
+    corrected = erratum.get("corrected_by")
+    source = erratum.get("source")
+    return {"erratum": {
+        "text": erratum_text(item) if item is not None and item.state == ERRATUM else "",
+        "reason": str(erratum.get("reason") or ""),
+        "source": link_for(str(source), kb) if source else None,
+        "corrected_by": {"id": str(corrected), "anchor": f"claim-{_slug(str(corrected))}"}
+        if corrected else None,
+    }}
+
+
+def _prediction_fields(claim: Mapping[str, Any], item: Any, kb: KnowledgeBase) -> dict[str, Any]:
+    """A prediction: predicted, measured (and its receipt), error, band, limitation."""
+    if claim.get("kind") != "prediction":
+        return {}
+    measured = claim.get("measured")
+    limitation = claim.get("limitation")
+    return {
+        "predicted": str(getattr(item, "computed", "") or "\u2014"),
+        "measured": str(getattr(item, "claimed", "") or "\u2014"),
+        "measured_link": link_for(str(measured), kb) if isinstance(measured, str) else None,
+        "error": str(getattr(item, "error", "") or "\u2014"),
+        "band": str(getattr(item, "band", "") or "\u2014"),
+        "limitation": str(limitation.get("reason") or "") if isinstance(limitation, Mapping)
+        else "",
+    }
 
 
 def _claimed_provenance(claim: Mapping[str, Any], kb: KnowledgeBase) -> dict[str, Any] | None:

@@ -6,10 +6,11 @@ import weakref
 from collections.abc import Mapping
 from typing import Any
 
+from kb.equations.verdict import LINKED
 from kb.findings import pointer_parts
 from kb.model import KnowledgeBase, Record, Reference
 from kb.sitegen import urls
-from kb.sitegen.equations_view import equations_context
+from kb.sitegen.equations_view import equations_context, errata_by_claim
 from kb.sitegen.fields import link_for, text_node, value_tree
 from kb.sitegen.flop_chart import flop_charts
 from kb.sitegen.ledger_view import ledger_context
@@ -58,7 +59,25 @@ def fields_tree(record: Record, kb: KnowledgeBase) -> dict[str, Any]:
         for key, value in record.data.items()
         if key not in HEADER_FIELDS and key not in SECTION_FIELDS and key != "waivers"
     }
-    return value_tree(rest, kb)
+    tree = value_tree(rest, kb)
+    if any(isinstance(e, Mapping) and "erratum" in e for section in LINKED
+           for e in (rest.get(section) if isinstance(rest.get(section), list) else [])):
+        _mark_errata(tree, errata_by_claim(record, kb))
+    return tree
+
+
+def _mark_errata(tree: dict[str, Any], errata: Mapping[str, Mapping[str, str]]) -> None:
+    """Show an `erratum:` link of a scales_with/workaround item as its claim's erratum, red."""
+    for entry in tree.get("items", []):
+        if entry["key"] not in LINKED or entry["node"].get("type") != "list":
+            continue
+        for element in entry["node"]["items"]:
+            for field in element.get("items", []) if element.get("type") == "map" else []:
+                if field["key"] == "erratum" and field["node"].get("type") == "text":
+                    claim = field["node"]["text"]
+                    found = errata.get(claim, {"text": "no such claim in this record",
+                                               "anchor": "", "state": "invalid"})
+                    field["node"] = {"type": "erratum", "claim": claim, **found}
 
 
 def evidence_rows(record: Record, kb: KnowledgeBase) -> list[dict[str, Any]]:

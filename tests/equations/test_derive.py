@@ -46,18 +46,18 @@ def states(steps: str, claims: str = "") -> dict[str, tuple[str, str]]:
 @pytest.mark.parametrize(
     ("step", "state"),
     [
-        ('{rule: regime, from: step, condition: "T_comp <= T_comm", result: step_comm}', "proved"),
-        ('{rule: regime, from: step, condition: "T_comm <= T_comp", result: step_comp}', "proved"),
+        ('{rule: regime, from: step, condition: "T_comp <= T_comm", result: step_comm}', "derived"),
+        ('{rule: regime, from: step, condition: "T_comm <= T_comp", result: step_comp}', "derived"),
         ('{rule: regime, from: step, condition: "T_comm <= T_comp", result: step_comm}',
          "refuted"),
         ('{rule: regime, from: step, condition: "t_0 <= T_comp", result: step_comm}',
          "unverified"),
-        ("{rule: substitute, from: [step, comp, comm], result: step_full}", "proved"),
+        ("{rule: substitute, from: [step, comp, comm], result: step_full}", "derived"),
         ("{rule: substitute, from: [step, comp, comm], result: step_wrong}", "refuted"),
-        ("{rule: limit, from: ratio, var: N, to: oo, result: one}", "proved"),
+        ("{rule: limit, from: ratio, var: N, to: oo, result: one}", "derived"),
         ("{rule: limit, from: ratio, var: N, to: oo, result: half}", "refuted"),
         ("{rule: approximate, from: ratio, var: N, range: [2, oo], tolerance: 1, result: one}",
-         "proved"),
+         "derived"),
         ("{rule: approximate, from: ratio, var: N, range: [2, oo], tolerance: 0.5, result: one}",
          "refuted"),
         ("{rule: rewrite, from: square, result: cube}", "refuted"),
@@ -75,5 +75,5 @@ def test_power_law_claims() -> None:
   - {id: sq-wrong, kind: scaling, of: square, var: x, law: power, exponent: 3}
 """
     found = states("      - {rule: define, result: square}\n", claims)
-    assert found["sq"][0] == "proved" and found["sq-wrong"][0] == "refuted"
+    assert found["sq"][0] == "recomputed" and found["sq-wrong"][0] == "refuted"
     assert "elasticity 2" in found["sq-wrong"][1]

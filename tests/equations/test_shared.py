@@ -92,7 +92,7 @@ claims:
   - {id: ID-linear, kind: scaling, of: b_star, var: BW_link, law: proportional}
   - {id: ID-wrong, kind: scaling, of: b_star, var: d, law: proportional}
 """
-# (bound field, expected value, factor): proved, refuted, a missing field, a wrong unit,
+# (bound field, expected value, factor): recomputed, refuted, a missing field, a wrong unit,
 # a zero (division by zero: the compiled tree cannot answer, the symbolic path words it)
 FAMILY = [("memory.bandwidth", 3318, 7.4), ("memory.bandwidth", 1000, 2),
           ("memory.nothing", 3318, 7.4), ("memory.capacity", 3318, 7.4),
@@ -121,7 +121,7 @@ def test_records_sharing_their_maths_build_it_once() -> None:
     assert built["built_claims"] == 4  # numeric, effect and both scaling claims, once each
     states = [[i.state for i in results[f"flops/x{n}"].items if i.section == "claim"]
               for n in range(len(FAMILY))]
-    assert states[0] == ["proved", "proved", "proved", "refuted"]
+    assert states[0] == ["recomputed", "recomputed", "recomputed", "refuted"]
     assert states[1][:2] == ["refuted", "refuted"]
     assert states[2][:2] == states[3][:2] == ["invalid", "invalid"]
     codes = {i.code for n in (2, 3) for i in results[f"flops/x{n}"].issues}

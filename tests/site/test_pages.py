@@ -16,10 +16,10 @@ def test_seed_page_shows_equation_states_and_claimed_vs_computed(built_site: Pat
     html = page(built_site, f"records/{SEED_FLOP}.html")
     block = html[html.index('id="eq-b_star"'):]
     block = block[: block.index("</div>\n</div>") if "</div>\n</div>" in block else 4000]
-    assert 'class="state state-proved"' in block and 'alttext="B_star = ' in block
+    assert 'class="state state-consistent"' in block and 'alttext="B_star = ' in block
     rows = re.findall(r'<tr id="claim-[^"]+">(.*?)</tr>', html, re.S)
     assert rows, "no claims table"
-    assert any("3318" in row and "state-proved" in row for row in rows)
+    assert any("3318" in row and "state-recomputed" in row for row in rows)
 
 
 def test_hardware_table_has_every_accelerator_side_by_side(

@@ -1,0 +1,126 @@
+"""What kb says it checked, in words: a record's one-line verdict and each item's state text.
+
+One vocabulary for `kb show`, its JSON and the site (results.py lists the
+states). A record's verdict counts its predictions and errata:
+
+    validated against 2 measurements; carries 1 erratum
+    contradicted by 1 measurement (1 a stated limitation); validated against 1 measurement
+    not validated: no receipt measures the per-layer overhead yet
+
+`not validated` (with the record's `unvalidated:` reason, if any) when no
+prediction was validated or contradicted. No SymPy here.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from kb.equations.results import (
+    CONTRADICTED,
+    ERRATUM,
+    INVALID,
+    LIMITATION,
+    REFUTED,
+    UNVERIFIED,
+    VALIDATED,
+    Item,
+)
+
+MODEL_KINDS = ("flop_class", "strategy")  # records whose maths a measurement can validate
+LINKED = ("scales_with", "workarounds")  # prose items that may point at an erratum claim
+
+
+@dataclass(frozen=True)
+class Verdict:
+    """A record's overall verdict: its text, its tone for the site, and the counts."""
+
+    text: str
+    tone: str  # validated | contradicted | erratum | none
+    validated: int = 0
+    contradicted: int = 0
+    limitations: int = 0
+    errata: int = 0
+    refuted: int = 0
+
+    def as_json(self) -> dict[str, Any]:
+        return dict(self.__dict__)
+
+
+def _plural(count: int, word: str, many: str = "") -> str:
+    return f"{count} {word if count == 1 else many or word + 's'}"
+
+
+def record_verdict(items: Iterable[Item], data: Mapping[str, Any]) -> Verdict:
+    """Count validated and contradicted predictions, errata and refuted claims of a record."""
+    states = [item.state for item in items if item.section == "claim"]
+    validated, contradicted = states.count(VALIDATED), states.count(CONTRADICTED)
+    limitations, errata, refuted = (states.count(LIMITATION), states.count(ERRATUM),
+                                    states.count(REFUTED))
+    parts = []
+    if contradicted + limitations:
+        stated = f" ({limitations} a stated limitation)" if limitations else ""
+        parts.append(f"contradicted by {_plural(contradicted + limitations, 'measurement')}"
+                     f"{stated}")
+    if validated:
+        parts.append(f"validated against {_plural(validated, 'measurement')}")
+    if not parts:
+        reason = data.get("unvalidated")
+        parts.append("not validated" + (f": {reason}" if isinstance(reason, str) and reason
+                                        else ""))
+    if errata:
+        parts.append(f"carries {_plural(errata, 'erratum', 'errata')}")
+    if refuted:
+        parts.append(f"{_plural(refuted, 'claim')} refuted")
+    tone = ("contradicted" if contradicted or refuted else "erratum" if errata
+            else "validated" if validated else "none")
+    return Verdict("; ".join(parts), tone, validated, contradicted, limitations, errata,
+                   refuted)
+
+
+def has_verdict(kind: str, data: Mapping[str, Any]) -> bool:
+    """Whether a record has a model to validate (a flop class, a strategy, or claims)."""
+    return kind in MODEL_KINDS or isinstance(data.get("claims"), list)
+
+
+def state_text(item: Item) -> str:
+    """The state as kb show and the site print it: `unverified (why)` carries its reason."""
+    if item.state in (UNVERIFIED, INVALID):
+        return f"{item.state} ({item.detail})" if item.detail else item.state
+    return item.state
+
+
+def erratum_text(item: Item) -> str:
+    """`the source says X; kb computes Y` for an erratum claim."""
+    return f"the source says {item.claimed}; kb computes {item.computed}"
+
+
+def summary_text(item: Item) -> str:
+    """One line per item for kb show: the state and what it came to."""
+    if item.state == ERRATUM:
+        return f"erratum: {erratum_text(item)}"
+    if item.kind == "prediction" and item.state in (VALIDATED, CONTRADICTED, LIMITATION):
+        return f"{item.state}: {item.detail}"
+    if item.state in (UNVERIFIED, INVALID):
+        return state_text(item)
+    if item.section == "claim" and item.computed:
+        return f"{item.state}: {item.computed}" + (
+            f" (claimed {item.claimed})" if item.state == REFUTED and item.claimed else "")
+    return item.state
+
+
+def erratum_links(data: Mapping[str, Any]) -> list[tuple[str, str]]:
+    """(JSON pointer of the `erratum:` field, claim id) on scales_with and workaround items."""
+    found = []
+    for section in LINKED:
+        entries = data.get(section)
+        for index, entry in enumerate(entries if isinstance(entries, list) else []):
+            if isinstance(entry, Mapping) and isinstance(entry.get("erratum"), str):
+                found.append((f"/{section}/{index}/erratum", entry["erratum"]))
+    return found
+
+
+def alarming(item: Item) -> bool:
+    """Whether kb show and the site print the item red."""
+    return item.state in (ERRATUM, REFUTED, CONTRADICTED)

@@ -1,0 +1,58 @@
+"""The site says what kb checked: the verdict at the top of a record page, states per item.
+
+Built from tests/fixtures/truth (fixture figures, not measurements).
+"""
+
+from __future__ import annotations
+
+import re
+import shutil
+from pathlib import Path
+
+import pytest
+from conftest import load
+
+from kb.sitegen.build import build
+
+TRUTH = Path(__file__).resolve().parents[1] / "fixtures" / "truth"
+
+
+def build_truth(tmp: Path, edit: dict[str, tuple[str, str]] | None = None) -> Path:
+    """Build the fixture records (after `edit`: path -> (old, new) text) into tmp/_site."""
+    records = tmp / "records"
+    shutil.copytree(TRUTH, records)
+    for relative, (old, new) in (edit or {}).items():
+        path = records / relative
+        text = path.read_text(encoding="utf-8")
+        assert old in text, old
+        path.write_text(text.replace(old, new), encoding="utf-8")
+    kb, findings = load(records)
+    out = tmp / "_site"
+    build(kb, out, findings=[f for f in findings if f.severity.value != "error"])
+    return out
+
+
+@pytest.fixture
+def ring_page(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> str:
+    monkeypatch.setenv("KB_CACHE_DIR", str(tmp_path / "cache"))
+    return (build_truth(tmp_path) / "records" / "flops" / "ring.html").read_text()
+
+
+def _rows(html: str) -> dict[str, str]:
+    return dict(re.findall(r'<tr id="claim-([^"]+)"[^>]*>(.*?)</tr>', html, re.S))
+
+
+def test_the_verdict_stands_in_the_header(ring_page: str) -> None:
+    start = ring_page.index('<header class="record-header">')
+    header = ring_page[start:ring_page.index("</header>", start)]
+    assert '<p class="record-verdict tone-none" id="verdict">not validated</p>' in header
+
+
+def test_every_item_shows_what_was_checked(ring_page: str) -> None:
+    assert "state-proved" not in ring_page and ">proved<" not in ring_page
+    equation = ring_page[ring_page.index('id="eq-t_ring"'):]
+    assert 'class="state state-consistent"' in equation[:400]
+    assert 'class="state state-derived"' in ring_page
+    rows = _rows(ring_page)
+    assert set(rows) == {"t-1mib", "affine-in-s", "twice-the-work"}
+    assert all('class="state state-recomputed">recomputed<' in row for row in rows.values())
