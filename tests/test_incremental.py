@@ -151,6 +151,27 @@ def test_a_placement_sees_a_changed_receipt_on_its_link(tree: Path, tmp_path: Pa
     assert as_rows(incremental_run(tree)) == as_rows(full_run(tmp_path, monkeypatch)())
 
 
+def test_a_changed_measurement_rechecks_the_prediction_that_names_it(
+    tree: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`measured: receipts/<id>#...` is a reference: editing the receipt re-checks the model."""
+    truth = Path(__file__).resolve().parent / "fixtures" / "truth"
+    for folder in ("flops", "receipts"):
+        for path in (truth / folder).glob("*.yaml"):
+            shutil.copy(path, tree / folder / path.name)
+    shutil.copy(truth / "sources" / "doc.yaml", tree / "sources" / "truth-doc.yaml")
+    for path in (tree / "flops" / "ring.yaml", tree / "flops" / "idle.yaml",
+                 tree / "receipts" / "ar.yaml", tree / "sources" / "truth-doc.yaml"):
+        path.write_text(path.read_text().replace("sources/doc", "sources/truth-doc"))
+    assert as_rows(incremental_run(tree)) == as_rows(full_run(tmp_path, monkeypatch)())
+    receipt = tree / "receipts" / "ar.yaml"
+    receipt.write_text(receipt.read_text().replace("{value: 42, unit: us", "{value: 60, unit: us"))
+    found = incremental_run(tree)
+    assert incremental.STATS["mode"] == "incremental"
+    assert [f.code for f in found if f.location.path.endswith("flops/ring.yaml")] == ["EQ018"]
+    assert as_rows(found) == as_rows(full_run(tmp_path, monkeypatch)())
+
+
 def test_scope_of_paths_matches_the_checker(tree: Path, tmp_path: Path,
                                             monkeypatch: pytest.MonkeyPatch) -> None:
     target = tree / "hardware" / "nvidia-h100-sxm.yaml"

@@ -13,6 +13,7 @@ from pathlib import Path
 import pytest
 import yaml
 
+from tests.conftest import run_kb
 from tests.test_cli import invoke
 
 TRUTH = Path(__file__).resolve().parent / "fixtures" / "truth"
@@ -37,7 +38,7 @@ def _line(output: str, start: str) -> str:
 def test_show_puts_the_verdict_first_and_each_state_beside_its_line(tree: Path) -> None:
     code, output = invoke(tree, "show", "flops/ring")
     assert code == 0, output
-    assert output.splitlines()[0] == "# verdict: not validated"
+    assert output.splitlines()[0] == "# verdict: validated against 1 measurement"
     assert _line(output, "t_ring:").endswith("# consistent")
     assert _line(output, "- {rule: define").endswith("# derived")
     assert _line(output, "- id: t-1mib").endswith(
@@ -51,13 +52,20 @@ def test_show_json_carries_the_verdict_and_every_check(tree: Path) -> None:
     code, output = invoke(tree, "show", "flops/ring", "--format", "json")
     assert code == 0, output
     document = json.loads(output)
-    assert document["verdict"]["text"] == "not validated"
+    assert document["verdict"]["text"] == "validated against 1 measurement"
+    assert document["verdict"]["validated"] == 1
     states = {(c["section"], c["id"]): c["state"] for c in document["checks"]}
     assert states == {("equation", "t_ring"): "consistent", ("derivation", "ring.1"): "derived",
                       ("claim", "t-1mib"): "recomputed", ("claim", "affine-in-s"): "recomputed",
-                      ("claim", "twice-the-work"): "recomputed"}
+                      ("claim", "twice-the-work"): "recomputed",
+                      ("claim", "t-1mib-measured"): "validated"}
     kinds = {c["id"]: c["kind"] for c in document["checks"] if c["section"] == "claim"}
-    assert kinds == {"t-1mib": "numeric", "affine-in-s": "scaling", "twice-the-work": "effect"}
+    assert kinds == {"t-1mib": "numeric", "affine-in-s": "scaling", "twice-the-work": "effect",
+                     "t-1mib-measured": "prediction"}
+    (prediction,) = [c for c in document["checks"] if c["id"] == "t-1mib-measured"]
+    assert {k: prediction[k] for k in ("computed", "claimed", "error", "band", "receipt")} == {
+        "computed": "38.35 us", "claimed": "42.00 us", "error": "-8.7%", "band": "\u00b125%",
+        "receipt": "receipts/ar"}
 
 
 def test_a_record_without_a_model_has_no_verdict(tree: Path) -> None:
@@ -75,3 +83,61 @@ def test_unverified_shows_its_reason(tree: Path) -> None:
     assert code == 0, output
     assert "# unverified (factor " in _line(output, "- {id: twice-the-work")
     assert "depends on the operating point)" in _line(output, "- {id: twice-the-work")
+
+
+def _edit(tree: Path, relative: str, old: str, new: str) -> None:
+    path = tree / "records" / relative
+    text = path.read_text(encoding="utf-8")
+    assert old in text, old
+    path.write_text(text.replace(old, new), encoding="utf-8")
+
+
+MEASURED = "latency: {value: 42, unit: us"
+
+
+def test_a_measurement_moved_outside_the_band_fails_validate_naming_both_files(
+    tree: Path,
+) -> None:
+    done = run_kb(["validate"], cwd=tree, env={"KB_CACHE_DIR": str(tree / "cache")})
+    assert done.returncode == 0, done.stdout + done.stderr
+    _edit(tree, "receipts/ar.yaml", MEASURED, "latency: {value: 60, unit: us")
+    done = run_kb(["validate"], cwd=tree, env={"KB_CACHE_DIR": str(tree / "cache")})
+    assert done.returncode == 1, done.stdout + done.stderr
+    claim_line = _line_number(tree, "flops/ring.yaml", "- id: t-1mib-measured")
+    receipt_line = _line_number(tree, "receipts/ar.yaml", "latency:")
+    assert f"records/flops/ring.yaml:{claim_line}:5: EQ018 claim t-1mib-measured is " \
+        "contradicted by its measurement: predicted 38.35 us, measured 60.00 us (receipts/ar), " \
+        "error -36.1% outside the band \u00b125%" in done.stdout
+    assert f"see: records/receipts/ar.yaml:{receipt_line}:" in done.stdout
+    code, output = invoke(tree, "show", "flops/ring")
+    assert output.splitlines()[0] == "# verdict: contradicted by 1 measurement"
+    assert "# contradicted: predicted 38.35 us" in _line(output, "- id: t-1mib-measured")
+
+
+def test_a_stated_limitation_passes_and_is_shown_as_such(tree: Path) -> None:
+    _edit(tree, "receipts/ar.yaml", MEASURED, "latency: {value: 60, unit: us")
+    _edit(tree, "flops/ring.yaml", "    band: {rel: 0.25}\n",
+          "    band: {rel: 0.25}\n    limitation: {reason: no launch overhead term}\n")
+    done = run_kb(["validate"], cwd=tree, env={"KB_CACHE_DIR": str(tree / "cache")})
+    assert done.returncode == 0, done.stdout + done.stderr
+    code, output = invoke(tree, "show", "flops/ring")
+    assert output.splitlines()[0] == (
+        "# verdict: contradicted by 1 measurement (1 a stated limitation)")
+    assert _line(output, "- id: t-1mib-measured").endswith(
+        "; a stated limitation: no launch overhead term")
+
+
+def test_list_unvalidated_gives_each_flop_class_without_a_prediction(tree: Path) -> None:
+    code, output = invoke(tree, "list", "--unvalidated")
+    assert code == 0, output
+    assert output == ("flops/idle  no receipt measures it yet\n"
+                      "1 of 2 flop classes without a prediction; 1 with one\n")
+    code, output = invoke(tree, "list", "--unvalidated", "--format", "json")
+    assert json.loads(output) == {"unvalidated": [
+        {"id": "flops/idle", "reason": "no receipt measures it yet"}], "count": 1,
+        "flop_classes": 2}
+
+
+def _line_number(tree: Path, relative: str, start: str) -> int:
+    lines = (tree / "records" / relative).read_text(encoding="utf-8").splitlines()
+    return next(n for n, line in enumerate(lines, 1) if line.lstrip().startswith(start))

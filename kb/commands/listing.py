@@ -1,9 +1,11 @@
-"""`kb list [--kind K] [--unverified]`: the records as a table, or every unverified figure.
+"""`kb list [--kind K] [--unverified | --unvalidated]`: records, figures, unvalidated models.
 
 `--unverified` lists each figure (a quantity: a mapping with `value` and
 `unit`) whose basis is `unverified`, with its record id and JSON pointer, and
 ends with the count, so the README can say how many figures still lack a
-source.
+source. `--unvalidated` lists each flop class without a prediction (no claim of
+kind `prediction` holds it to a measured receipt), with the reason its
+`unvalidated:` field gives, and ends with both counts.
 """
 
 from __future__ import annotations
@@ -28,18 +30,23 @@ COLUMNS = ("id", "kind", "version", "status", "title")
     help="Only records of this kind (or folder: hardware for accelerator).",
 )
 @click.option("--unverified", is_flag=True, help="List every figure whose basis is unverified.")
+@click.option("--unvalidated", is_flag=True,
+              help="List every flop class without a prediction against a measurement.")
 @click.option(
     "--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True
 )
-def list_records(root: Path | None, kind: str | None, unverified: bool, fmt: str) -> None:
-    """List records (id, kind, version, status, title), or --unverified figures."""
+def list_records(root: Path | None, kind: str | None, unverified: bool, unvalidated: bool,
+                 fmt: str) -> None:
+    """List records (id, kind, version, status, title), --unverified figures or --unvalidated."""
     from kb.loader import load_knowledge_base  # local: loads only when run
 
     root = records_root(root)
     require_dir(root)
     kind = KIND_BY_FOLDER.get(kind or "", kind)
     kb, _ = load_knowledge_base(root)
-    if unverified:
+    if unvalidated:
+        click.echo(_render_unvalidated(unvalidated_classes(kb), kb, fmt), nl=False)
+    elif unverified:
         rows = list(unverified_figures(kb, kind))
         click.echo(_render_figures(rows, fmt), nl=False)
     else:
@@ -72,6 +79,29 @@ def unverified_figures(kb: KnowledgeBase, kind: str | None = None) -> Iterator[d
                     "value": quantity.get("value"),
                     "unit": quantity.get("unit"),
                 }
+
+
+def unvalidated_classes(kb: KnowledgeBase) -> list[dict[str, Any]]:
+    """Every flop class with no claim of kind prediction: id and the reason it gives."""
+    rows = []
+    for record in kb.of_kind("flop_class"):
+        claims = record.data.get("claims")
+        if not any(isinstance(c, dict) and c.get("kind") == "prediction"
+                   for c in (claims if isinstance(claims, list) else [])):
+            reason = record.data.get("unvalidated")
+            rows.append({"id": record.id, "reason": reason if isinstance(reason, str) else
+                         "(no reason given)"})
+    return sorted(rows, key=lambda row: row["id"])
+
+
+def _render_unvalidated(rows: list[dict[str, Any]], kb: KnowledgeBase, fmt: str) -> str:
+    total = len(kb.of_kind("flop_class"))
+    if fmt == "json":
+        document = {"unvalidated": rows, "count": len(rows), "flop_classes": total}
+        return json.dumps(document, indent=2, ensure_ascii=False) + "\n"
+    summary = (f"{len(rows)} of {total} flop class{'es' if total != 1 else ''} without a "
+               f"prediction; {total - len(rows)} with one\n")
+    return _table(rows, ("id", "reason")) + summary
 
 
 def _render_records(rows: list[dict[str, Any]], fmt: str) -> str:

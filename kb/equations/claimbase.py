@@ -88,7 +88,7 @@ def record_outcome(ctx: Context, claim_id: str, kind: str, outcome: Outcome) -> 
     extra: dict[str, str] = dict(outcome[4]) if len(outcome) > 4 else {}
     erratum = ctx.claim.get("erratum")
     if isinstance(erratum, Mapping) and kind in ("numeric", "scaling", "effect"):
-        state, detail = _erratum_outcome(ctx, claim_id, state, detail, computed)
+        state, detail = _erratum_outcome(ctx, claim_id, state, detail, claimed, computed)
         extra["source"] = str(erratum.get("source") or "")
     ctx.system.items.append(Item("claim", claim_id, ctx.pointer, state, detail, claimed,
                                  computed, kind, **extra))
@@ -104,14 +104,14 @@ def record_outcome(ctx: Context, claim_id: str, kind: str, outcome: Outcome) -> 
                        "bind an operating point or state a regime", ctx.related)
 
 
-def _erratum_outcome(ctx: Context, claim_id: str, state: str, detail: str,
+def _erratum_outcome(ctx: Context, claim_id: str, state: str, detail: str, claimed: str,
                      computed: str) -> tuple[str, str]:
     """An erratum is right when refuted; when it holds, the error it keeps is gone (EQ017)."""
     if state == REFUTED:
         return ERRATUM, f"erratum: {detail}"
     if state == RECOMPUTED:
         ctx.system.add(ERRATUM_HOLDS, ctx.pointer, f"claim {claim_id}: erratum no longer "
-                       f"refuted: kb now computes {computed}, as the source says ({detail})",
+                       f"refuted: kb now computes {computed}, as the source says ({claimed})",
                        "the statement holds now: drop `erratum:` (or correct what it binds) "
                        "and bump the version", ctx.related)
     return state, detail

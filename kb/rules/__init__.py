@@ -62,6 +62,10 @@ RULE_MODULES: tuple[str, ...] = (
     "eq_check_timeout",  # EQ014
     "eq_claim_unverified",  # EQ015
     "eq_reference_unknown",  # EQ016
+    "eq_erratum_not_refuted",  # EQ017
+    "eq_prediction_contradicted",  # EQ018
+    "eq_prediction_not_independent",  # EQ019
+    "eq_erratum_link_unknown",  # EQ020
     # LG: ledger (kb/ledger)
     "ratio_against_infeasible_placement",  # LG001
     "boundary_crossing_without_ledger",  # LG002

@@ -45,7 +45,8 @@ def _rows(html: str) -> dict[str, str]:
 def test_the_verdict_stands_in_the_header(ring_page: str) -> None:
     start = ring_page.index('<header class="record-header">')
     header = ring_page[start:ring_page.index("</header>", start)]
-    assert '<p class="record-verdict tone-none" id="verdict">not validated</p>' in header
+    assert ('<p class="record-verdict tone-validated" id="verdict">validated against 1 '
+            'measurement</p>') in header
 
 
 def test_every_item_shows_what_was_checked(ring_page: str) -> None:
@@ -54,5 +55,36 @@ def test_every_item_shows_what_was_checked(ring_page: str) -> None:
     assert 'class="state state-consistent"' in equation[:400]
     assert 'class="state state-derived"' in ring_page
     rows = _rows(ring_page)
-    assert set(rows) == {"t-1mib", "affine-in-s", "twice-the-work"}
-    assert all('class="state state-recomputed">recomputed<' in row for row in rows.values())
+    assert set(rows) == {"t-1mib", "affine-in-s", "twice-the-work", "t-1mib-measured"}
+    assert all('class="state state-recomputed">recomputed<' in row for name, row in rows.items()
+               if name != "t-1mib-measured")
+    assert 'class="state state-validated">validated<' in rows["t-1mib-measured"]
+
+
+def _prediction_rows(html: str) -> list[list[str]]:
+    table = html[html.index('<table class="predictions">'):]
+    table = table[:table.index("</table>")]
+    rows = re.findall(r"<tr><td>(.*?)</td></tr>", table, re.S)
+    return [[re.sub(r"<[^>]+>", "", cell).strip() for cell in row.split("</td><td>")]
+            for row in rows]
+
+
+def test_a_flop_class_shows_predicted_against_measured(ring_page: str) -> None:
+    assert '<h3 id="predictions">Predicted vs measured</h3>' in ring_page
+    assert _prediction_rows(ring_page) == [
+        ["t-1mib-measured", "38.35 us", "42.00 us (receipts/ar#results.0.latency)", "-8.7%",
+         "\u00b125%", "validated"]]
+
+
+def test_a_contradicted_or_limited_prediction_says_so(tmp_path: Path,
+                                                      monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("KB_CACHE_DIR", str(tmp_path / "cache"))
+    site = build_truth(tmp_path, {
+        "receipts/ar.yaml": ("latency: {value: 42, unit: us", "latency: {value: 60, unit: us"),
+        "flops/ring.yaml": ("    band: {rel: 0.25}\n",
+                            "    band: {rel: 0.25}\n    limitation: {reason: no launch term}\n")})
+    html = (site / "records" / "flops" / "ring.html").read_text()
+    assert _prediction_rows(html) == [
+        ["t-1mib-measured", "38.35 us", "60.00 us (receipts/ar#results.0.latency)", "-36.1%",
+         "\u00b125%", "limitation no launch term"]]
+    assert "contradicted by 1 measurement (1 a stated limitation)" in html
