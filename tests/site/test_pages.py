@@ -19,7 +19,11 @@ def test_seed_page_shows_equation_states_and_claimed_vs_computed(built_site: Pat
     assert 'class="state state-consistent"' in block and 'alttext="B_star = ' in block
     rows = re.findall(r'<tr id="claim-[^"]+">(.*?)</tr>', html, re.S)
     assert rows, "no claims table"
-    assert any("3318" in row and "state-recomputed" in row for row in rows)
+    assert any("b-star-tp8-alpha0" in row and "state-recomputed" in row for row in rows)
+    errata = re.findall(r'<tr id="claim-[^"]+" class="claim-erratum">(.*?)</tr>', html, re.S)
+    full = next(row for row in errata if "seed-b-star-nvlink-full" in row)
+    assert "state-erratum" in full and "the source says 3318; kb computes 237.03" in full
+    assert not any("3318" in row and "state-recomputed" in row for row in rows + errata)
 
 
 def test_hardware_table_has_every_accelerator_side_by_side(
