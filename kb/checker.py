@@ -10,6 +10,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from kb import overlay
 from kb.findings import Finding, Location
 from kb.loader import display_path, load_knowledge_base
 from kb.model import KnowledgeBase, Record, Reference
@@ -225,7 +226,10 @@ def _locate(location: Location, texts: dict[str, str | None]) -> Location:
 
 
 def _read(path: str) -> str | None:
+    standing_in = overlay.read(path)  # `kb validate -`: the record came on stdin
     try:
+        if standing_in is not None:
+            return standing_in.decode("utf-8")
         return Path(path).read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError):
         return None

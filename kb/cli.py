@@ -56,7 +56,7 @@ def _available(module: str) -> bool:
 
 
 @click.group(cls=LazyGroup, context_settings={"help_option_names": ["-h", "--help"]})
-@click.version_option(package_name="kb")
+@click.version_option(package_name="kb-placement-tax")
 def cli() -> None:
     """kb: the compute-placement-tax knowledge base and the tool that keeps it honest."""
 
@@ -64,11 +64,15 @@ def cli() -> None:
 def main() -> None:
     """Entry point of the console script; maps uncaught faults to exit code 2."""
     from kb.resources import ResourceMissing
+    from kb.usage import UsageProblem
 
     try:
         cli.main(standalone_mode=True)
     except SystemExit:
         raise
+    except UsageProblem as exc:  # bad input below the command line, e.g. an environment setting
+        click.echo(f"kb: {exc}", err=True)
+        sys.exit(2)
     except ResourceMissing as exc:  # kb is installed without a file it needs: never check less
         click.echo(f"kb: {exc}", err=True)
         sys.exit(2)

@@ -18,6 +18,7 @@ from typing import Any
 
 import yaml
 
+from kb import overlay
 from kb.findings import Finding, Location, Severity
 from kb.model import KIND_BY_FOLDER, KnowledgeBase, Record
 from kb.recordcache import RecordCache, content_digest, finding_from_tuple
@@ -31,6 +32,8 @@ MAX_EXPANDED_NODES = 200_000
 _SAFE_INDICATORS = 5_000
 # Parse in worker processes from this many changed files on (below it, fork costs more).
 PARALLEL_MIN_FILES = 1_500
+# What the walk lists: records end in .yaml; a .yml file is listed only to be refused (LD012).
+RECORD_SUFFIXES = (".yaml", ".yml")
 
 
 # What checking one file alone gives besides its parse (kb.checker): the references it
@@ -70,7 +73,7 @@ def load_knowledge_base(
 
 
 def record_files(root: Path, paths: Sequence[Path] | None = None) -> list[Path]:
-    """The .yaml files under `root`, or under the given files and folders, sorted."""
+    """The .yaml (and misnamed .yml) files under `root`, or under the given paths, sorted."""
     targets = list(paths) if paths else [root]
     found: set[Path] = set()
     for target in targets:
@@ -78,11 +81,14 @@ def record_files(root: Path, paths: Sequence[Path] | None = None) -> list[Path]:
             found.update(_yaml_files(str(target)))
         else:
             found.add(target)
+    found.update(overlay.files_under(targets, found))  # `kb validate -`: stdin is a file here
     return sorted(found, key=lambda path: path.parts)  # Path order, without Path.__lt__
 
 
 def _yaml_files(folder: str) -> Iterator[Path]:
-    """The *.yaml files below `folder` as Path.rglob finds them, without its two stats a file.
+    """The *.yaml and *.yml files below `folder` as Path.rglob finds them, without its stats.
+
+    A .yml file is listed so that the loader refuses it (LD012) instead of skipping it.
 
     Symlinks count (a broken one must be reported, LD001, not silently skipped);
     symlinked folders are not entered and unreadable ones are skipped, as rglob does.
@@ -95,25 +101,47 @@ def _yaml_files(folder: str) -> Iterator[Path]:
                 for entry in entries:
                     if entry.is_dir(follow_symlinks=False):
                         pending.append(entry.path)
-                    elif entry.name.endswith(".yaml") and (entry.is_file() or entry.is_symlink()):
+                    elif entry.name.endswith(RECORD_SUFFIXES) and (
+                        entry.is_file() or entry.is_symlink()
+                    ):
                         yield Path(entry.path)
         except OSError:
             continue
 
 
 def display_path(path: Path) -> str:
-    """A path as findings print it: relative to the working directory when possible."""
+    r"""A path as findings print it: relative to the working directory when possible.
+
+    A name that is not UTF-8 is shown with its bad bytes escaped (`bad\xff.yaml`), so
+    every report, cache key and snapshot stays printable (the loader refuses the file).
+    """
     if not path.is_absolute() and ".." not in path.parts:
-        return str(path)  # what relpath would return, without its two abspath calls
+        shown = str(path)  # what relpath would return, without its two abspath calls
+    else:
+        try:
+            shown = os.path.relpath(path)
+        except ValueError:
+            shown = str(path)
+    return shown if shown.isascii() or _is_utf8(shown) else _escaped(shown)
+
+
+def _is_utf8(name: str) -> bool:
     try:
-        return os.path.relpath(path)
-    except ValueError:
-        return str(path)
+        name.encode("utf-8")
+    except UnicodeEncodeError:  # undecodable bytes of the name, kept as surrogates
+        return False
+    return True
+
+
+def _escaped(name: str) -> str:
+    return name.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
 
 
 def load_record(root: Path, path: Path) -> tuple[Record | None, list[Finding]]:
     """Load one file; returns the record (or None) and the load findings."""
     shown = display_path(path)
+    if path.name.endswith(".yml"):
+        return None, [_misnamed(shown, path.name)]
     text, problem = _read_text(path, shown)
     if problem is not None:
         return None, [problem]
@@ -142,6 +170,14 @@ class _File:
 def _read_cached(path: Path, cache: RecordCache | None) -> _File:
     """Read a file; when the cache knows its bytes, its parse result too."""
     item = _File(path, display_path(path))
+    if not _is_utf8(path.name):
+        message = "the file name is not UTF-8 (its bytes are shown escaped); the file is not read"
+        hint = "rename the file: a record id is lowercase ASCII"
+        item.result = (None, [_refused("LD002", item.shown, message, hint)])
+        return item
+    if path.name.endswith(".yml"):
+        item.result = (None, [_misnamed(item.shown, path.name)])
+        return item
     raw, problem = _read_bytes(path, item.shown)
     if problem is not None:
         item.result = (None, [problem])
@@ -264,6 +300,9 @@ def _read_text(path: Path, shown: str) -> tuple[str | None, Finding | None]:
 
 
 def _read_bytes(path: Path, shown: str) -> tuple[bytes | None, Finding | None]:
+    standing_in = overlay.read(path)
+    if standing_in is not None:
+        return _within_limit(standing_in, shown)
     try:
         size = path.stat().st_size
         if size > MAX_FILE_BYTES:
@@ -272,6 +311,13 @@ def _read_bytes(path: Path, shown: str) -> tuple[bytes | None, Finding | None]:
         return path.read_bytes(), None
     except OSError as exc:
         return None, _load_finding("LD001", shown, 1, 1, f"cannot read file: {exc.strerror or exc}")
+
+
+def _within_limit(raw: bytes, shown: str) -> tuple[bytes | None, Finding | None]:
+    if len(raw) > MAX_FILE_BYTES:
+        message = f"file is {len(raw):,} bytes, over the {MAX_FILE_BYTES:,}-byte limit"
+        return None, _load_finding("LD003", shown, 1, 1, message)
+    return raw, None
 
 
 def _decode(raw: bytes, shown: str) -> tuple[str | None, Finding | None]:
@@ -368,6 +414,16 @@ def _yaml_message(exc: yaml.MarkedYAMLError) -> str:
 _PROBLEM_CODES = {"duplicate-key": "LD005", "tag": "LD006"}
 
 
+def _misnamed(shown: str, name: str) -> Finding:
+    message = f"record files end in .yaml; {name} is not read as a record"
+    return _refused("LD012", shown, message, f"rename it to {name.removesuffix('.yml')}.yaml")
+
+
+def _refused(code: str, shown: str, message: str, hint: str) -> Finding:
+    """A file the loader does not read, for a reason its name gives."""
+    return Finding(code, Severity.ERROR, Location(shown, 1, 1, ""), message, hint)
+
+
 def _problem_finding(kind: str, shown: str, line: int, col: int, detail: str) -> Finding:
     return _load_finding(_PROBLEM_CODES[kind], shown, line, col, detail)
 
@@ -386,4 +442,5 @@ LOAD_HINTS = {
     "LD007": "flatten the structure",
     "LD008": "write the values out instead of repeating anchors and aliases",
     "LD011": "a record file holds one YAML mapping",
+    "LD012": "rename the file to end in .yaml",
 }

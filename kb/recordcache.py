@@ -51,6 +51,17 @@ def cache_dir(root: str | os.PathLike[str]) -> Path:
     return (base.parent if base.name == "records" else base) / ".kb-cache"
 
 
+def make_cache_dir(directory: Path) -> None:
+    """Create the cache folder so that it ignores itself: git never sees it (as ruff's does)."""
+    directory.mkdir(parents=True, exist_ok=True)
+    ignore = directory / ".gitignore"
+    if not ignore.exists():
+        handle, temp = tempfile.mkstemp(dir=directory, prefix=".tmp-", suffix=".gitignore")
+        with os.fdopen(handle, "w", encoding="utf-8") as stream:
+            stream.write("# Created by kb: its cache, safe to delete.\n*\n")
+        os.replace(temp, ignore)
+
+
 def content_digest(raw: bytes) -> str:
     return hashlib.sha256(raw).hexdigest()
 
@@ -176,7 +187,7 @@ class RecordCache:
         for key in kept:
             by_shard.get(shard_of(key), []).append(key)
         try:
-            self.directory.mkdir(parents=True, exist_ok=True)
+            make_cache_dir(self.directory)
             for shard, keys in sorted(by_shard.items()):  # one shard's blobs in memory at a time
                 blobs = {key: self._blob(key) for key in sorted(keys)}
                 path = self.directory / shard_name(shard)

@@ -22,7 +22,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from kb.findings import Finding
-from kb.recordcache import atomic_write_marshal, finding_from_tuple, finding_to_tuple
+from kb.recordcache import (
+    atomic_write_marshal,
+    finding_from_tuple,
+    finding_to_tuple,
+    make_cache_dir,
+)
 
 FORMAT = "kb-run-snapshot-3"  # 3: the EQ017-EQ020 findings
 FILE_NAME = "run-v1.marshal"
@@ -82,7 +87,7 @@ def write_snapshot(directory: Path, salt: str, root: Path, snapshot: Snapshot) -
     files = {path: (s.digest, s.record_id, s.claimed_id, s.kind, s.targets, s.reads)
              for path, s in snapshot.files.items()}
     try:
-        directory.mkdir(parents=True, exist_ok=True)
+        make_cache_dir(directory)
         atomic_write_marshal(snapshot_path(directory),
                              [_context(salt, root), files, snapshot.findings])
     except (OSError, ValueError):

@@ -5,7 +5,10 @@ construction step runs in Python, so one process is bound to one core. Items
 reach the workers by fork (no pickling on the way in); only results are
 pickled back. Below `min_items`, on one CPU, without fork (Windows, macOS
 spawn), with KB_JOBS=1, or on any failure, it returns None and the caller does
-the work in-process, so the result never depends on whether workers ran.
+the work in-process, so the result never depends on whether workers ran. There
+is no spawn fallback on purpose: spawned workers would pickle every item and
+the function (often a closure) and import kb again, costing more than the
+parse they would share (tests/test_portable.py runs kb without fork).
 """
 
 from __future__ import annotations

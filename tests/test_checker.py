@@ -231,7 +231,7 @@ def test_malformed_shipped_records_never_raise(tmp_path_factory: pytest.TempPath
         parent = record
         for key in path[:-1]:
             parent = parent[key]
-        parent[path[-1]] = data.draw(st.sampled_from(ODD_VALUES))
+        parent[path[-1]] = copy.deepcopy(data.draw(st.sampled_from(ODD_VALUES)))  # shared: copy
     root = tmp_path_factory.mktemp("malformed") / "records"
     write_tree(root, {relative: yaml.safe_dump(record, sort_keys=False)})
     for finding in run_checks(root):

@@ -15,6 +15,8 @@ LAYERS: dict[str, int] = {
     "model": 0,
     "workers": 0,
     "resources": 0,
+    "usage": 0,
+    "overlay": 0,
     "yamlsafe": 1,
     "positions": 1,
     "loader": 1,

@@ -75,7 +75,8 @@ def test_entries_under_another_salt_are_not_used(tmp_path: Path) -> None:
     first.save()
     assert RecordCache(tmp_path, "salt-a").get(key) is not None
     assert RecordCache(tmp_path, "salt-b").get(key) is None
-    assert [p.name for p in tmp_path.iterdir()] == [shard_name(shard_of(key))]  # no temp files
+    names = sorted(p.name for p in tmp_path.iterdir())
+    assert names == [".gitignore", shard_name(shard_of(key))]  # no temp files
 
 
 def test_deleted_files_drop_out_of_the_cache(tree: Path) -> None:
@@ -100,13 +101,14 @@ def test_a_save_rewrites_only_the_shards_it_changed(tmp_path: Path) -> None:
     for number, key in enumerate(keys):
         first.put_load(key, {"n": number}, [])
     first.save()
-    assert len(list(tmp_path.iterdir())) == SHARDS
-    stamps = {p.name: p.stat().st_mtime_ns for p in tmp_path.iterdir()}
+    assert len(list(tmp_path.glob("*.marshal"))) == SHARDS
+    stamps = {p.name: p.stat().st_mtime_ns for p in tmp_path.glob("*.marshal")}
     second = RecordCache(tmp_path, "salt")
     assert [second.get(key)[0] for key in keys] == [{"n": n} for n in range(200)]  # type: ignore[index]
     second.put_local(keys[7], [])
     second.save(live_keys=set(keys))
-    rewritten = {p.name for p in tmp_path.iterdir() if p.stat().st_mtime_ns != stamps[p.name]}
+    shards = tmp_path.glob("*.marshal")
+    rewritten = {p.name for p in shards if p.stat().st_mtime_ns != stamps[p.name]}
     assert rewritten == {shard_name(shard_of(keys[7]))}
     third = RecordCache(tmp_path, "salt")
     assert len(third.old) == 200

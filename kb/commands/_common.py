@@ -11,14 +11,31 @@ DEFAULT_ROOT = Path("records")
 
 
 def records_root(root: Path | None, paths: Sequence[Path] = ()) -> Path:
-    """The records tree: --root, else the `records` folder above a given path, else ./records."""
+    """The records tree: --root; else the `records` folder above a given path; else upward.
+
+    Upward, as ruff finds its configuration: the working directory or the nearest folder
+    above it that is named `records` or holds one (so `kb validate` works from
+    records/hardware/ or from any subfolder of the repository). ./records when none is.
+    """
     if root is not None:
         return root
     for path in paths:
         for parent in [path.resolve(), *path.resolve().parents]:
             if parent.name == "records":
                 return parent
-    return DEFAULT_ROOT
+    return _records_upward() or DEFAULT_ROOT
+
+
+def _records_upward() -> Path | None:
+    here = Path.cwd()
+    if (here / DEFAULT_ROOT).is_dir():
+        return DEFAULT_ROOT  # the usual case, printed as before: records/...
+    for folder in [here, *here.parents]:
+        if folder.name == DEFAULT_ROOT.name and folder.is_dir():
+            return folder
+        if (folder / DEFAULT_ROOT).is_dir():
+            return folder / DEFAULT_ROOT
+    return None
 
 
 def require_dir(root: Path) -> None:
@@ -30,5 +47,6 @@ root_option = click.option(
     "--root",
     type=click.Path(path_type=Path, file_okay=False),
     default=None,
-    help="The records folder (default: ./records, or the one above the given paths).",
+    help="The records folder (default: the one above the given paths, else ./records or the "
+    "nearest above the working directory).",
 )

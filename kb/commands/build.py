@@ -63,6 +63,11 @@ def _build_site(kb, out_dir: Path, findings: list[Finding], site_url: str | None
                               site_url=site_url)
     except UnsafeOutputError as exc:
         raise click.UsageError(f"--out {out_dir}: {exc}") from None
+    except OSError as exc:  # the output folder cannot be written: the user's to fix
+        where = f" ({exc.filename})" if exc.filename else ""
+        raise click.UsageError(
+            f"--out {out_dir}: cannot write the site: {exc.strerror or exc}{where}"
+        ) from None
 
 
 def _print_findings(findings: list[Finding]) -> None:

@@ -15,7 +15,11 @@ def explain(code: str) -> None:
     """Print the documentation of rule CODE (for example RF001)."""
     rule = by_code(code)
     if rule is None:
-        click.echo(f"kb: no rule {code!r}; `kb rules` lists them", err=True)
+        from kb.commands._codes import registered_codes, suggestion
+
+        close = suggestion(code.strip().upper(), registered_codes())
+        hint = f"did you mean {close}? " if close and len(close) > 2 else ""
+        click.echo(f"kb: no rule {code!r}; {hint}`kb rules` lists them", err=True)
         sys.exit(2)
     click.echo(f"{rule.CODE} {rule.NAME} ({rule.SEVERITY.value})\n")
     click.echo((rule.__doc__ or "").strip())

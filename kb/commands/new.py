@@ -49,13 +49,18 @@ def new(kind: str, record_id: str, root: Path | None) -> None:
     _check_id(kind, record_id)
     path = root / f"{record_id}.yaml"
     text = skeleton(kind, record_id, schema_modeline(root, path, kind))
-    path.parent.mkdir(parents=True, exist_ok=True)
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:  # a file where the folder should be, no permission: the user's to fix
+        raise click.UsageError(f"cannot create {path.parent}: {exc.strerror or exc}") from None
     try:
         with path.open("x", encoding="utf-8") as handle:  # "x": fails if it exists, even in a race
             handle.write(text)
     except FileExistsError:
         click.echo(f"kb: {path} already exists; kb new never overwrites a record", err=True)
         sys.exit(2)
+    except OSError as exc:
+        raise click.UsageError(f"cannot write {path}: {exc.strerror or exc}") from None
     todo = text.count("# TODO:")
     click.echo(f"wrote {path}: fill its {todo} TODO placeholders, then run `kb validate {path}`")
 

@@ -3,12 +3,17 @@
 from __future__ import annotations
 
 import sys
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import click
 
+from kb.commands._codes import codes_option
 from kb.commands._common import records_root, require_dir, root_option
+from kb.commands._paths import refuse_non_records, refuse_stdin_filename
+
+STDIN = Path("-")
 
 FAIL_LEVELS = {
     "error": ("error",),
@@ -18,8 +23,13 @@ FAIL_LEVELS = {
 
 
 @click.command()
-@click.argument("paths", nargs=-1, type=click.Path(path_type=Path, exists=True))
+@click.argument("paths", nargs=-1, type=click.Path(path_type=Path, exists=True, allow_dash=True))
 @root_option
+@click.option(
+    "--stdin-filename", type=click.Path(path_type=Path, dir_okay=False), metavar="PATH",
+    help="With `-`: where the record read from stdin lives in the tree "
+         "(e.g. records/hardware/x.yaml); findings are reported there.",
+)
 @click.option(
     "--format",
     "fmt",
@@ -29,12 +39,8 @@ FAIL_LEVELS = {
     help="Output format.",
 )
 @click.option("--base", metavar="REV", help="Also check versions against this git revision.")
-@click.option(
-    "--select", multiple=True, metavar="CODE", help="Only these codes or prefixes (repeatable)."
-)
-@click.option(
-    "--ignore", multiple=True, metavar="CODE", help="Skip these codes or prefixes (repeatable)."
-)
+@codes_option("--select", "Only these codes or prefixes (repeatable, or comma-separated).")
+@codes_option("--ignore", "Skip these codes or prefixes (repeatable, or comma-separated).")
 @click.option(
     "--fail-on",
     type=click.Choice(["error", "warning", "info"]),
@@ -51,6 +57,7 @@ FAIL_LEVELS = {
 def validate(
     paths: tuple[Path, ...],
     root: Path | None,
+    stdin_filename: Path | None,
     fmt: str,
     base: str | None,
     select: tuple[str, ...],
@@ -61,13 +68,20 @@ def validate(
 ) -> None:
     """Validate records (default: all of records/): schema, references, provenance, equations.
 
+    PATH may be `-`: one record read from stdin, checked as the file --stdin-filename
+    names (the rest of the tree as it is on disk).
+
     Exit status: 0 clean, 1 findings at or above --fail-on, 2 usage error or a fault in kb.
     """
     from kb.report import render
 
-    root = records_root(root, paths)
-    require_dir(root)
-    result = _check(root, list(paths) or None, base, select, ignore, full)
+    if STDIN in paths or stdin_filename is not None:
+        result = _check_stdin(paths, stdin_filename, root, base, select, ignore)
+    else:
+        root = records_root(root, paths)
+        require_dir(root)
+        refuse_non_records(root, paths)
+        result = _check(root, list(paths) or None, base, select, ignore, full)
     report = render(fmt, result.findings, len(result.checked_paths))
     if output is not None:
         _write_atomically(output, report)
@@ -85,15 +99,65 @@ def _check(root: Path, paths: list[Path] | None, base: str | None, select: tuple
 
         return check_changes(root, paths, select=select, ignore=ignore, full=full)
     from kb.checker import check
+
+    return _run(lambda: check(root, paths, base=base, select=select, ignore=ignore), base)
+
+
+def _run(job: Callable[[], Any], base: str | None) -> Any:
+    """job(), with a --base that git cannot read turned into a usage error."""
     from kb.gitbase import GitBaseError
 
     try:
-        return check(root, paths, base=base, select=select, ignore=ignore)
+        return job()
     except GitBaseError as exc:
         raise click.UsageError(f"--base {base}: {exc}") from None
 
 
+def _check_stdin(paths: tuple[Path, ...], name: Path | None, root: Path | None,
+                 base: str | None, select: tuple[str, ...], ignore: tuple[str, ...]) -> Any:
+    """Check the record on stdin as the file `name` of the tree (never cached as that file)."""
+    from kb import overlay
+    from kb.checker import check
+    from kb.loader import MAX_FILE_BYTES
+
+    if paths != (STDIN,):
+        raise click.UsageError("`-` reads one record from stdin: name no other PATH with it"
+                               if STDIN in paths else "--stdin-filename goes with PATH `-`")
+    if name is None:
+        raise click.UsageError("`-` needs --stdin-filename records/<folder>/<name>.yaml: "
+                               "where the record lives in the tree")
+    root = records_root(root, [name])
+    require_dir(root)
+    refuse_stdin_filename(root, name)
+    stream = getattr(sys.stdin, "buffer", None)
+    if stream is None:
+        raise click.UsageError("`-`: there is no stdin to read the record from")
+    try:
+        data = stream.read(MAX_FILE_BYTES + 1)  # one byte over the limit is enough for LD003
+    except OSError as exc:
+        raise click.UsageError(f"`-`: cannot read stdin: {exc.strerror or exc}") from None
+    with overlay.standing_in(name, data):
+        return _run(lambda: check(root, [name], base=base, select=select, ignore=ignore), base)
+
+
 def _write_atomically(path: Path, text: str) -> None:
-    tmp = path.with_name(f".{path.name}.tmp")
-    tmp.write_text(text, encoding="utf-8")
-    tmp.replace(path)
+    """Write `text` to `path` through a temporary file beside it; any OS error is a usage error.
+
+    The temporary file is removed whatever happens, so a failed write leaves nothing behind.
+    """
+    import os
+    import tempfile
+
+    tmp: str | None = None
+    try:
+        handle, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+        with os.fdopen(handle, "w", encoding="utf-8") as stream:
+            stream.write(text)
+        os.replace(tmp, path)
+        tmp = None
+    except OSError as exc:
+        reason = exc.strerror or str(exc)
+        raise click.UsageError(f"-o/--output {path}: cannot write the report: {reason}") from None
+    finally:
+        if tmp is not None:
+            Path(tmp).unlink(missing_ok=True)

@@ -18,7 +18,8 @@ whitelist + a SymPy builder (expr.py). Modules, in import order:
 - claims.py  numeric, scaling and effect claims
 - rewrites.py effects that replace a term of an equation (solve before and after)
 - figures.py a model's parameter counts recomputed from its geometry; no SymPy
-- timeout.py a wall-clock budget (SIGALRM in the main thread, a forked child elsewhere)
+- timeout.py a wall-clock budget (SIGALRM in the main thread, a forked child elsewhere,
+  a stoppable helper thread where neither exists: threadbudget.py)
 - shared.py  symbolic work records with the same maths share, once per process
 - planbuild.py a record's symbolic check, writing its plan on the way
 - cache.py   the content-hash result cache in `.kb-cache/` ($KB_CACHE_DIR); safe to delete

@@ -19,7 +19,7 @@ from importlib import metadata
 from pathlib import Path
 from typing import Any
 
-from kb.recordcache import atomic_write_marshal
+from kb.recordcache import atomic_write_marshal, make_cache_dir
 
 ENGINE_VERSION = "2"  # 2: the states say what was checked; predictions, errata
 ENGINE_DIR = Path(__file__).resolve().parent
@@ -91,7 +91,7 @@ class ResultCache:
         if self.directory is None:
             return
         try:
-            self.directory.mkdir(parents=True, exist_ok=True)
+            make_cache_dir(self.directory)
             for name in sorted(self.touched):
                 atomic_write_marshal(self.directory / _shard_file(name),
                                      [(FORMAT, engine_fingerprint()), self.shards[name]])

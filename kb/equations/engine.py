@@ -34,6 +34,7 @@ from kb.equations.results import (
     item_from,
     item_json,
 )
+from kb.equations.timeout import default_budget
 from kb.model import KnowledgeBase, Record
 from kb.recordcache import cache_dir
 
@@ -77,6 +78,7 @@ Pending = tuple[str, str, dict[str, "Bound | BindError"]]  # result key, plan ke
 
 def analyse(kb: KnowledgeBase, use_cache: bool = True) -> Analysis:
     """Analyse `kb`, once per KnowledgeBase object."""
+    default_budget()  # a bad $KB_EQ_BUDGET stops kb here (UsageProblem, exit 2), not per check
     memo = _MEMO.get(id(kb))
     if memo is not None and memo[0]() is kb:
         return memo[1]

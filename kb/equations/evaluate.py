@@ -10,6 +10,7 @@ shows each substitution.
 
 from __future__ import annotations
 
+import math
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -54,6 +55,8 @@ def parse_quantity(text: str) -> dict[str, Any]:
     match = QUANTITY_RE.match(text)
     if not match:
         raise EvaluationError(f"{text!r} is neither a quantity like '63 GB/s' nor id#field")
+    if not math.isfinite(float(match.group(1))):  # 1e999999 would be a million-digit integer
+        raise EvaluationError(f"{text!r}: {match.group(1)} is not a finite number")
     number = Fraction(match.group(1))
     value = int(number) if number.denominator == 1 else float(match.group(1))
     return {"value": value, "unit": match.group(2) or "1"}

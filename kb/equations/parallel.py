@@ -9,6 +9,12 @@ main thread of a single-threaded process, and at least MIN_RECORDS jobs
 (families). Measured at 10,000 records (2,000 flop classes, 2 families): once
 the families shared their work, forking for them doubled the engine's wall time
 (1.0 -> 1.9 s), so few families stay in process. KB_EQ_WORKERS=1 turns it off.
+
+Without fork (Windows, or a Python whose only start methods are spawn and
+forkserver) the records are checked in this process, one after another: spawn
+would have to pickle the job, a closure over the knowledge base, and re-import
+kb and SymPy in each worker. The same happens when the pool cannot start (no
+processes left, say). Results are the same either way (tests/test_portable.py).
 """
 
 from __future__ import annotations
@@ -46,7 +52,11 @@ def map_records(job: Callable[[Any], Any], record_ids: Sequence[Any]) -> list[An
     global _JOB
     _JOB = job  # inherited by the forked workers; never pickled
     try:
-        with multiprocessing.get_context("fork").Pool(workers) as pool:
+        try:
+            pool = multiprocessing.get_context("fork").Pool(workers)
+        except (OSError, ValueError):  # no fork after all, or no processes to be had
+            return [job(record_id) for record_id in record_ids]
+        with pool:
             return pool.map(_call, record_ids, chunksize=1)
     finally:
         _JOB = None

@@ -1,15 +1,24 @@
 """A wall-clock budget for symbolic work that never hangs the caller.
 
-In the main thread of a Unix process the budget is a SIGALRM timer (cheap, and
-SymPy is pure Python, so the alarm lands between bytecodes). Budgets nest: an
-inner budget never outlives the enclosing one, and the enclosing one gets back
-what is left of it. Elsewhere (worker
-threads, no SIGALRM) the work runs in a forked child process that is killed when
-the budget runs out; the result comes back through a pipe, so it must pickle.
+Three ways to keep it, the first that the platform offers:
+
+1. In the main thread of a Unix process, a SIGALRM timer (cheap, and SymPy is
+   pure Python, so the alarm lands between bytecodes). Budgets nest: an inner
+   budget never outlives the enclosing one, and the enclosing one gets back
+   what is left of it.
+2. Elsewhere (worker threads), where the `fork` start method exists, the work
+   runs in a forked child process that is killed when the budget runs out; the
+   result comes back through a pipe, so it must pickle.
+3. Without SIGALRM and without fork (Windows; any platform where a check runs
+   off the main thread and only spawn exists), in a helper thread stopped at
+   the budget (kb.equations.threadbudget explains why a thread and not a
+   spawned process: spawn would have to pickle the work, a closure over SymPy
+   objects). The findings are the same on every path (tests/test_portable.py).
 """
 
 from __future__ import annotations
 
+import math
 import multiprocessing
 import os
 import signal
@@ -19,9 +28,11 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import Any, TypeVar
 
+from kb.usage import UsageProblem
+
 T = TypeVar("T")
 
-DEFAULT_BUDGET = float(os.environ.get("KB_EQ_BUDGET", "2.0"))
+DEFAULT_BUDGET = 2.0  # seconds per check; $KB_EQ_BUDGET overrides it
 
 
 class CheckTimeout(Exception):
@@ -52,12 +63,32 @@ def _alarm(seconds: float) -> Iterator[None]:
             signal.setitimer(signal.ITIMER_REAL, max(left, 0.001))
 
 
-def run_with_budget(work: Callable[[], T], seconds: float = DEFAULT_BUDGET) -> T:
-    """Return work(), or raise CheckTimeout once `seconds` of wall clock have passed."""
+def default_budget() -> float:
+    """$KB_EQ_BUDGET (seconds, a positive number) if set, else DEFAULT_BUDGET."""
+    text = os.environ.get("KB_EQ_BUDGET", "").strip()
+    if not text:
+        return DEFAULT_BUDGET
+    try:
+        value = float(text)
+    except ValueError:
+        value = math.nan
+    if not math.isfinite(value) or value <= 0:
+        raise UsageProblem(f"KB_EQ_BUDGET={text!r}: expected a positive number of seconds")
+    return value
+
+
+def run_with_budget(work: Callable[[], T], seconds: float | None = None) -> T:
+    """Return work(), or raise CheckTimeout once `seconds` (default_budget()) have passed."""
+    if seconds is None:
+        seconds = default_budget()
     if _alarm_usable():
         with _alarm(seconds):
             return work()
-    return _in_child(work, seconds)
+    if "fork" in multiprocessing.get_all_start_methods():
+        return _in_child(work, seconds)
+    from kb.equations.threadbudget import run_in_thread
+
+    return run_in_thread(work, seconds, CheckTimeout)
 
 
 def _in_child(work: Callable[[], T], seconds: float) -> T:

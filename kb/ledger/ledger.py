@@ -76,6 +76,7 @@ class TransferCost:
     exposed: Num
     provenance: str
     receipts: tuple[str, ...]
+    pricing: str = ""  # which receipt rows priced it, or why the line rate did
 
 
 @dataclass(frozen=True)
@@ -136,7 +137,7 @@ def transfer_cost(t: TransferSpec, batch: Num, window: Num, over: Overrides) -> 
     measured = bool(t.receipts)  # bandwidth and latency both inside the receipt's timing
     return TransferCost(t.name, t.link, messages, moved, latency, bandwidth, raw, window,
                         exposed_time(raw, window), "measured" if measured else "estimated",
-                        t.receipts)
+                        t.receipts, t.pricing)
 
 
 def _transfer_costs(envelope: Envelope, option: OptionSpec, useful: Num,

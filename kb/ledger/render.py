@@ -91,6 +91,8 @@ def _ledger_lines(side: Side) -> list[str]:
             f"{amount(cost.latency, 's')} + {amount(cost.bytes, 'B')} / "
             f"{amount(cost.bandwidth, 'B/s')} ({source}) = raw {amount(cost.raw, 's')}; "
             f"overlap {amount(cost.overlap, 's')}; exposed {amount(cost.exposed, 's')}")
+        if cost.pricing:
+            lines.append(f"        priced by {cost.pricing}")
     return lines
 
 
@@ -177,7 +179,8 @@ def _ledger_json(side: Side) -> dict[str, Any]:
                            "bytes": exact(t.bytes, "B"), "latency": exact(t.latency, "s"),
                            "bandwidth": exact(t.bandwidth, "B/s"), "raw": exact(t.raw, "s"),
                            "overlap": exact(t.overlap, "s"), "exposed": exact(t.exposed, "s"),
-                           "provenance": t.provenance, "receipts": list(t.receipts)}
+                           "provenance": t.provenance, "receipts": list(t.receipts),
+                           "pricing": t.pricing}
                           for t in side.ledger.transfers]}
 
 

@@ -4,12 +4,18 @@ Collective factors follow nccl-tests' bus-bandwidth convention (domain-facts §3
 receipt's bus bandwidth prices the same bytes it was measured on: a ring all-reduce of S
 bytes over n ranks moves 2(n-1)/n*S per rank in 2(n-1) latency steps; reduce-scatter,
 all-gather and all-to-all move (n-1)/n*S in n-1 steps; point-to-point moves S in 1.
-Effective bandwidth comes from a receipt that matches the link, the pattern, the
-accelerators (when both the option and the receipt name them), the rank count (when the
-row states one) and the message size (within a factor of two); else the
-link record's line rate, labelled an estimate. A receipt's bandwidth is measured end to
-end (nccl-tests: busbw = S*factor/t), so it already contains the per-message latency:
-the latency term is then zero, never counted a second time.
+
+Effective bandwidth comes from the measured curve of a receipt that matches the link,
+the pattern, the accelerators (when both the option and the receipt name them), the rank
+count (when the row states one), the algorithm and the CUDA-graphs state: the row of
+exactly the transfer's size S, or linear interpolation in time between the two rows that
+bracket S (kb/ledger/curves.py; never extrapolated). The time t(S) so found is turned
+into the bus bandwidth that gives it, `factor*S/t(S)`, so the rest of the ledger (and the
+break-even solver) prices it as `bytes/bandwidth`. A receipt's time is measured end to
+end, so it already contains the per-message latency: the latency term is then zero,
+never counted a second time. With no row of size S and no bracketing pair the link
+record's line rate and a stated latency are used, labelled an estimate, and the transfer
+says why (`pricing`).
 """
 
 from __future__ import annotations
@@ -20,11 +26,11 @@ from fractions import Fraction
 from typing import Any, Protocol
 
 from kb.findings import pointer_join
+from kb.ledger.curves import Pricing, best, curves, measured_range, price
 from kb.ledger.quantities import Figure, QuantityError, figure
 from kb.model import KnowledgeBase, Record
 
 PATTERNS = ("all-reduce", "reduce-scatter", "all-gather", "all-to-all", "point-to-point")
-SIZE_MATCH_FACTOR = 2
 
 
 def collective_steps(pattern: str, ranks: int) -> int:
@@ -59,6 +65,7 @@ class TransferSpec:
     overlap: Figure | None
     pointer: str
     strategy: str = ""
+    pricing: str = ""  # which rows priced it, or why the line rate did
 
 
 class _Resolver(Protocol):
@@ -80,14 +87,15 @@ def line_rate(link: Record) -> Figure | None:
     return None
 
 
-def _row_bandwidth(row: Any, receipt: Record, index: int) -> Figure | None:
-    for key in ("bus_bandwidth", "algorithm_bandwidth"):
-        if isinstance(row.get(key), dict):
-            try:
-                return figure(row[key], receipt.id, f"/results/{index}/{key}")
-            except QuantityError:
-                return None
-    return None
+@dataclass(frozen=True)
+class Conditions:
+    """What a receipt row must share with a transfer to price it."""
+
+    pattern: str
+    ranks: int
+    hardware: frozenset[str] = frozenset()
+    algorithm: str | None = None
+    cuda_graphs: bool | None = None
 
 
 def hardware_matches(receipt: Record, hardware: frozenset[str]) -> bool:
@@ -98,32 +106,57 @@ def hardware_matches(receipt: Record, hardware: frozenset[str]) -> bool:
     return bool(hardware & {str(h) for h in named})
 
 
+@dataclass(frozen=True)
+class Measured:
+    """A transfer priced by a receipt: the effective bus bandwidth and how it was found."""
+
+    bandwidth: Figure
+    receipt: str
+    pricing: Pricing
+
+
+def _curve_matches(key: tuple[Any, ...], when: Conditions) -> bool:
+    _, gpus, algorithm, graphs = key
+    return (gpus in (None, when.ranks) and algorithm == when.algorithm
+            and (when.cuda_graphs is None or graphs == when.cuda_graphs))
+
+
+def priced_by_receipts(receipts: Iterable[Record], link: str, size: Fraction,
+                       when: Conditions) -> tuple[Measured | None, str]:
+    """Price size S from the matching receipts' curves; else None and the reason."""
+    found: list[Pricing] = []
+    ranges: list[str] = []
+    for receipt in receipts:
+        if receipt.get("interconnect") != link or receipt.get("pattern") != when.pattern:
+            continue
+        if not hardware_matches(receipt, when.hardware):
+            continue
+        factor_of = lambda gpus: bus_factor(when.pattern, gpus or when.ranks)  # noqa: E731
+        for key, points in curves(receipt, factor_of).items():
+            if not _curve_matches(key, when):
+                continue
+            hit = price(points, size, receipt.id)
+            if hit is None:
+                ranges.append(f"{receipt.id} ({measured_range(points)})")
+            else:
+                found.append(hit)
+    chosen = best(found)
+    if chosen is None:
+        why = ("no matching receipt curve" if not ranges else
+               f"S = {size} B is outside the measured range of " + "; ".join(ranges)
+               + " (never extrapolated)")
+        return None, why
+    bandwidth = bus_factor(when.pattern, when.ranks) * size / chosen.time
+    return Measured(Figure(bandwidth, "B/s", "measured", chosen.receipt), chosen.receipt,
+                    chosen), chosen.describe()
+
+
 def receipt_bandwidth(receipts: Iterable[Record], link: str, pattern: str, ranks: int,
                       size: Fraction, hardware: frozenset[str] = frozenset(),
                       ) -> tuple[Figure, str] | None:
-    """Find the measured bandwidth of the matching receipt row closest in message size."""
-    best: tuple[Fraction, str, Figure] | None = None
-    for receipt in receipts:
-        if receipt.get("interconnect") != link or receipt.get("pattern") != pattern:
-            continue
-        if not hardware_matches(receipt, hardware):
-            continue
-        results = receipt.get("results")
-        for index, row in enumerate(results if isinstance(results, list) else []):
-            if not isinstance(row, dict) or row.get("gpus") not in (None, ranks):
-                continue
-            try:
-                row_size = figure(row.get("message_size") or {}, receipt.id).value
-            except QuantityError:
-                continue
-            ratio = max(row_size / size, size / row_size) if row_size and size else None
-            bandwidth = _row_bandwidth(row, receipt, index)
-            if ratio is None or ratio > SIZE_MATCH_FACTOR or bandwidth is None \
-                    or bandwidth.value <= 0:
-                continue
-            if best is None or (ratio, receipt.id) < best[:2]:
-                best = (ratio, receipt.id, bandwidth)
-    return (best[2], best[1]) if best else None
+    """The effective bandwidth and receipt id for size S (no algorithm stated), or None."""
+    measured, _ = priced_by_receipts(receipts, link, size, Conditions(pattern, ranks, hardware))
+    return (measured.bandwidth, measured.receipt) if measured else None
 
 
 def receipts_on(kb: KnowledgeBase, link: str, pattern: str) -> list[Record]:
@@ -181,14 +214,25 @@ def resolve_transfer(res: _Resolver, kb: KnowledgeBase, node: Any, pointer: str,
         return None
     scales = bool(node.get("scales_with_batch", False))
     nominal = size.value * (batch if scales else 1)
+    when = Conditions(pattern, ranks, hardware,
+                      node.get("algorithm") if isinstance(node.get("algorithm"), str) else None,
+                      node.get("cuda_graphs") if isinstance(node.get("cuda_graphs"), bool)
+                      else None)
+    pinned = node.get("receipt")
     receipts = receipts_on(kb, link_id, pattern)
-    measured = receipt_bandwidth(receipts, link_id, pattern, ranks, nominal, hardware)
+    if isinstance(pinned, str):
+        receipts = [r for r in receipts if r.id == pinned]
+    measured, pricing = priced_by_receipts(receipts, link_id, nominal, when)
     if measured:
-        bandwidth: Figure | None = measured[0]
-        latency: Figure | None = Figure(Fraction(0), "s", "measured", measured[1])
+        bandwidth: Figure | None = measured.bandwidth
+        latency: Figure | None = Figure(Fraction(0), "s", "measured", measured.receipt)
+        pricing = f"measured: {pricing}"
     else:
         bandwidth = line_rate(link)
         latency = _latency(res, node, link, pointer)
+        pricing = f"line rate of {link_id}: {pricing}"
+        if latency is not None and latency.basis == "unverified":
+            pricing += "; its latency figure is unverified"
     if bandwidth is None or bandwidth.dim != "B/s" or bandwidth.value <= 0:
         res.gap(pointer_join(pointer, "link"), f"{link_id} states no per-direction bandwidth")
         return None
@@ -198,8 +242,8 @@ def resolve_transfer(res: _Resolver, kb: KnowledgeBase, node: Any, pointer: str,
         name=str(node.get("name", pattern)), pattern=pattern, link=link_id, ranks=ranks,
         count=res.count(node.get("count"), pointer_join(pointer, "count"), "count", 1),
         message_size=size, scales_with_batch=scales, latency=latency, bandwidth=bandwidth,
-        receipts=(measured[1],) if measured else (),
+        receipts=(measured.receipt,) if measured else (),
         overlap=res.optional(node.get("overlap"), pointer_join(pointer, "overlap"), "s",
                              "overlap"),
-        pointer=pointer, strategy=str(node.get("strategy", "")),
+        pointer=pointer, strategy=str(node.get("strategy", "")), pricing=pricing,
     )

@@ -24,6 +24,7 @@ RULE_MODULES: tuple[str, ...] = (
     "yaml11_number_as_text",  # LD009
     "yaml11_boolean",  # LD010
     "not_a_mapping",  # LD011
+    "yml_extension",  # LD012
     # SC: schema
     "schema_violation",  # SC001
     # ID: identity
@@ -45,6 +46,7 @@ RULE_MODULES: tuple[str, ...] = (
     # EV: evidence
     "native_evidence_without_fak_native",  # EV001
     "receipt_provenance_incomplete",  # EV002
+    "receipt_parallel_degree_mismatch",  # EV003
     # EQ: equations (kb/equations)
     "eq_expression_unsafe",  # EQ001
     "eq_symbol_undeclared",  # EQ002
@@ -75,6 +77,7 @@ RULE_MODULES: tuple[str, ...] = (
     "stated_ratio_mismatch",  # LG006
     "proposal_candidate_unknown",  # LG007
     "proposal_adopts_infeasible_candidate",  # LG008
+    "collective_priced_off_size",  # LG009
     # WV: waivers (run last: they read which waivers were used)
     "unused_waiver",  # WV001
     "unknown_waiver_code",  # WV002

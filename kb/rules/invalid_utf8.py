@@ -1,7 +1,9 @@
-r"""A record file must be UTF-8 text.
+r"""A record file must be UTF-8 text, under a UTF-8 file name.
 
 Why: Records are text in git; a binary or mis-encoded file is an accident, and
-guessing an encoding corrupts names and units.
+guessing an encoding corrupts names and units. A file name that is not UTF-8
+cannot become a record id; kb prints it with the bad bytes escaped (`\xff`) and
+does not read the file.
 
 Bad:
 

@@ -71,30 +71,32 @@ def test_host_crossing_proposal_without_placement_fails_validation(tmp_path: Pat
     assert "LG002" in result.output and "bad.yaml:" in result.output
 
 
-def test_real_receipt_calibrates_the_tp8_all_reduce() -> None:
-    """TP=8 at batch 64: S = 16384 B x 64 = 1 MiB, which is the 1 MiB row (8 GPUs) of
-    receipts/azure-nd-h100-v5-nccl-all-reduce: bus bandwidth 43.70 GB/s, latency inside it.
-    bytes = 160 * 2*7/8 * 1,048,576 = 293,601,280 B -> 293,601,280 / 43.70e9 s = 6.71856 ms;
-    T_useful = 141,104,775,168 B / (8 * 3350 GB/s) = 5.26510 ms."""
+def test_one_receipt_prices_tp4_and_tp8_on_the_same_basis() -> None:
+    """TP=4 and TP=8 at batch 64: S = 16384 B x 64 = 1 MiB, the 1 MiB rows (4 and 8 GPUs) of
+    receipts/sglang-custom-all-reduce-h100-latency: 31.1 us and 33.8 us per all-reduce, latency
+    inside them. Exposed = 160 x 31.1 us = 4.976 ms (TP4) and 160 x 33.8 us = 5.408 ms (TP8);
+    T_useful = 141,104,775,168 B / (N * 3350 GB/s)."""
     doc = json.loads(run("ledger", "placements/tp-llama-3.1-70b-h100-tp4-vs-tp8",
                          "--format", "json")[1])
-    tp8 = next(x for x in doc["ledgers"] if x["option"] == "tp8")
-    exposed = next(r for r in tp8["rows"] if r["row"] == "exposed")
-    assert exposed["provenance"] == "measured"
-    assert exposed["receipts"] == ["receipts/azure-nd-h100-v5-nccl-all-reduce"]
-    raw = Fraction(293_601_280) / Fraction(43_700_000_000)
-    useful = Fraction(141_104_775_168, 8 * 3_350 * 10**9)
-    assert Fraction(exposed["value"]["exact"]) == raw
-    assert Fraction(tp8["total"]["exact"]) == useful + raw
-    tp4 = next(x for x in doc["ledgers"] if x["option"] == "tp4")
-    assert tp4["transfers"][0]["provenance"] == "estimated"  # no 4-GPU row: line rate
+    for option, ranks, per_call in (("tp4", 4, Fraction(311, 10**7)),
+                                    ("tp8", 8, Fraction(338, 10**7))):
+        side = next(x for x in doc["ledgers"] if x["option"] == option)
+        exposed = next(r for r in side["rows"] if r["row"] == "exposed")
+        assert exposed["provenance"] == "measured"
+        assert exposed["receipts"] == ["receipts/sglang-custom-all-reduce-h100-latency"]
+        assert Fraction(exposed["value"]["exact"]) == 160 * per_call
+        useful = Fraction(141_104_775_168, ranks * 3_350 * 10**9)
+        assert Fraction(side["total"]["exact"]) == useful + 160 * per_call
+        assert "S = 1048576 B" in side["transfers"][0]["pricing"]
 
 
 def test_hybrid_plan_contributes_two_components_each_priced_on_its_own_hardware() -> None:
     """405B: the H200 node's all-reduce is priced by the H200 receipt, the H100 nodes' by the
-    H100 receipt (same link, pattern, 8 ranks and 1 MiB row: the accelerators decide), and
-    the pipeline hop over InfiniBand is a line-rate estimate:
-    5 us + 16 * 32768 B / 50 GB/s = 5 us + 10.48576 us = 15.48576 us."""
+    H100 receipt (same link, pattern, 8 ranks and 512 KiB NVLS row: the accelerators decide),
+    and the pipeline hop over InfiniBand is a line-rate estimate:
+    5 us + 16 * 32768 B / 50 GB/s = 5 us + 10.48576 us = 15.48576 us.
+    The all-reduces: 252 x 7/4 x 524,288 B = 231,211,008 B over 29.38 GB/s (H200) and
+    21.35 GB/s (H100), the receipts' own 512 KiB rows, not their 1 MiB rows."""
     doc = json.loads(run("ledger", "placements/llama-3.1-405b-one-h200-node-vs-two-h100-nodes",
                          "--format", "json")[1])
     ref, cand = doc["ledgers"]
@@ -106,3 +108,23 @@ def test_hybrid_plan_contributes_two_components_each_priced_on_its_own_hardware(
     exposed = next(r for r in cand["rows"] if r["row"] == "exposed")
     assert Fraction(exposed["value"]["exact"]) == Fraction(tp["exposed"]["exact"]) + \
         Fraction(pp["exposed"]["exact"])
+    moved = Fraction(252 * 7 * 524_288, 4)
+    assert Fraction(ref["transfers"][0]["raw"]["exact"]) == moved / Fraction(29_380_000_000)
+    assert Fraction(tp["raw"]["exact"]) == moved / Fraction(21_350_000_000)
+
+
+def test_pcie_transfers_say_their_latency_is_unverified() -> None:
+    doc = json.loads(run("ledger", TP_70B, "--format", "json")[1])
+    for side in doc["ledgers"][1:]:
+        assert side["transfers"][0]["pricing"].endswith("its latency figure is unverified")
+
+
+def test_hbm_capacity_is_the_label_in_gib() -> None:
+    """docs/record-format.md: an H100's "80 GB" is 80 GiB = 85,899,345,920 B and an H200's
+    "141 GB" is 141 GiB; the 405B state of 811,698,487,296 B splits 16 and 8 ways."""
+    doc = json.loads(run("ledger", "placements/llama-3.1-405b-one-h200-node-vs-two-h100-nodes",
+                         "--format", "json")[1])
+    h200, h100 = (side["devices"][0] for side in doc["feasibility"])
+    assert Fraction(h200["capacity"]["exact"]) == 141 * 2**30
+    assert Fraction(h100["capacity"]["exact"]) == 80 * 2**30
+    assert Fraction(h100["headroom"]["exact"]) == 80 * 2**30 - Fraction(811_698_487_296, 16)

@@ -1,0 +1,166 @@
+"""Collective time by message size, from the measured curve of a receipt.
+
+A receipt's result rows are points (message size S, time t) of one collective. A row's
+time is its `latency` when it states one, else it follows from its bandwidth by
+nccl-tests' definitions (domain-facts §3.1): `t = S*factor/busbw` for bus bandwidth,
+`t = S/algbw` for algorithm bandwidth. Rows form one *curve* when they share a receipt,
+a rank count (`gpus`), an `algorithm` and a `cuda_graphs` state: ring, tree, NVLS and
+one-shot/two-shot custom all-reduce are never mixed, and a row of one algorithm never
+prices a transfer of another (a row without an algorithm serves only a transfer without
+one).
+
+A transfer of size S is priced from a curve in one of two ways, and no other:
+
+- **row**: a row of exactly size S gives its time;
+- **interpolated**: the two rows that bracket S (S1 < S < S2, nearest on each side) give
+  `t = t1 + (t2 - t1)*(S - S1)/(S2 - S1)`, linear in time between them. Between two
+  measured sizes this is the alpha-beta model fitted to those two points; it never
+  reaches outside the measured range.
+
+Outside the measured range nothing is extrapolated: the transfer is not priced by the
+receipt, and the ledger says why. Arithmetic is exact (Fractions). Among several curves
+an exact row wins over an interpolation, then the narrowest bracket (smallest S2/S1),
+then the receipt id.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from fractions import Fraction
+from typing import Any
+
+from kb.ledger.quantities import QuantityError, figure
+from kb.model import Record
+
+CurveKey = tuple[str, "int | None", "str | None", "bool | None"]
+
+
+@dataclass(frozen=True)
+class Point:
+    """One measured row: message size and time of one collective, both exact."""
+
+    size: Fraction
+    time: Fraction
+    index: int  # row index in the receipt's results
+
+
+@dataclass(frozen=True)
+class Pricing:
+    """How a receipt priced one collective: the time and the rows it came from."""
+
+    receipt: str
+    time: Fraction  # seconds per collective
+    rows: tuple[Point, ...]  # one row (exact) or two (bracketing)
+
+    @property
+    def interpolated(self) -> bool:
+        return len(self.rows) == 2
+
+    @property
+    def span(self) -> Fraction:
+        return self.rows[-1].size / self.rows[0].size if self.interpolated else Fraction(1)
+
+    def describe(self) -> str:
+        if not self.interpolated:
+            return f"{self.receipt} row {self.rows[0].index} (S = {self.rows[0].size} B)"
+        low, high = self.rows
+        return (f"{self.receipt}: linear in time between rows {low.index} "
+                f"(S = {low.size} B) and {high.index} (S = {high.size} B)")
+
+
+def row_time(row: Mapping[str, Any], factor: Fraction, receipt: str,
+             index: int) -> Point | None:
+    """The (size, time) point of a row, or None when it states no usable size or time."""
+    try:
+        size = figure(row.get("message_size") or {}, receipt).value
+        if size <= 0:
+            return None
+        if isinstance(row.get("latency"), Mapping):
+            time = figure(row["latency"], receipt).value
+        elif isinstance(row.get("bus_bandwidth"), Mapping):
+            time = size * factor / figure(row["bus_bandwidth"], receipt).value
+        elif isinstance(row.get("algorithm_bandwidth"), Mapping):
+            time = size / figure(row["algorithm_bandwidth"], receipt).value
+        else:
+            return None
+    except (QuantityError, ZeroDivisionError):
+        return None
+    return Point(size, time, index) if time > 0 else None
+
+
+def curves(receipt: Record, factor_of: Any) -> dict[CurveKey, list[Point]]:
+    """The receipt's rows grouped into curves, each sorted by size.
+
+    A curve holding two rows of one size with different times is ambiguous and dropped
+    (rule LG009 reports it on the receipt).
+    """
+    grouped: dict[CurveKey, list[Point]] = {}
+    results = receipt.get("results")
+    for index, row in enumerate(results if isinstance(results, list) else []):
+        if not isinstance(row, Mapping):
+            continue
+        gpus = row.get("gpus") if isinstance(row.get("gpus"), int) else None
+        key: CurveKey = (receipt.id, gpus, _text(row.get("algorithm")),
+                         row.get("cuda_graphs") if isinstance(row.get("cuda_graphs"), bool)
+                         else None)
+        point = row_time(row, factor_of(gpus), receipt.id, index)
+        if point is not None:
+            grouped.setdefault(key, []).append(point)
+    result = {}
+    for key, points in grouped.items():
+        points.sort(key=lambda p: (p.size, p.index))
+        sizes = [p.size for p in points]
+        if len(set(sizes)) == len(sizes):
+            result[key] = points
+    return result
+
+
+def duplicate_sizes(receipt: Record) -> list[tuple[int, int]]:
+    """Pairs of row indices that share a curve and a message size (an ambiguous curve)."""
+    seen: dict[tuple[CurveKey, Fraction], int] = {}
+    pairs = []
+    results = receipt.get("results")
+    for index, row in enumerate(results if isinstance(results, list) else []):
+        if not isinstance(row, Mapping):
+            continue
+        try:
+            size = figure(row.get("message_size") or {}, receipt.id).value
+        except QuantityError:
+            continue
+        gpus = row.get("gpus") if isinstance(row.get("gpus"), int) else None
+        key = ((receipt.id, gpus, _text(row.get("algorithm")),
+                row.get("cuda_graphs") if isinstance(row.get("cuda_graphs"), bool)
+                else None), size)
+        if key in seen:
+            pairs.append((seen[key], index))
+        else:
+            seen[key] = index
+    return pairs
+
+
+def price(points: list[Point], size: Fraction, receipt: str) -> Pricing | None:
+    """Price size S from one sorted curve: its exact row, or the bracketing pair; else None."""
+    below = [p for p in points if p.size <= size]
+    above = [p for p in points if p.size >= size]
+    if not below or not above:
+        return None  # outside the measured range: never extrapolated
+    low, high = below[-1], above[0]
+    if low.size == size:
+        return Pricing(receipt, low.time, (low,))
+    time = low.time + (high.time - low.time) * (size - low.size) / (high.size - low.size)
+    return Pricing(receipt, time, (low, high))
+
+
+def best(candidates: Iterable[Pricing]) -> Pricing | None:
+    """Exact row first, then the narrowest bracket, then the receipt id."""
+    ordered = sorted(candidates, key=lambda p: (p.interpolated, p.span, p.receipt))
+    return ordered[0] if ordered else None
+
+
+def measured_range(points: list[Point]) -> str:
+    return f"{points[0].size} B to {points[-1].size} B" if points else "no sized rows"
+
+
+def _text(value: Any) -> str | None:
+    return value if isinstance(value, str) else None

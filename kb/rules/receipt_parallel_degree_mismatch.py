@@ -1,0 +1,72 @@
+"""A receipt row's parallel degrees must fit the GPUs it names.
+
+A result row may state `gpus` and the tensor-, pipeline- and expert-parallel
+degrees `tp`, `pp`, `ep` of the measurement. Every GPU of a TP x PP engine
+holds one shard, so `gpus` is a whole number of engines: `tp * pp` divides
+`gpus` (data parallelism makes up the rest), and so does `ep` on its own
+(expert parallelism is laid over the same GPUs as TP or DP, not multiplied
+with them). Absent conditions are not guessed: only stated ones are checked.
+
+Why: a row that says TP8 on four GPUs was mis-encoded, and a prediction bound
+to its conditions would be evaluated at a placement that never ran.
+
+Bad:
+
+    results:
+      - {label: "70B, TP8", gpus: 4, tp: 8, value: {...}}
+
+Good:
+
+    results:
+      - {label: "70B, four TP2 engines", gpus: 8, tp: 2, pp: 1, value: {...}}
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Mapping
+from typing import Any
+
+from kb.findings import Finding, Severity
+from kb.model import KnowledgeBase
+from kb.rules._base import found
+
+CODE = "EV003"
+NAME = "receipt-parallel-degree-mismatch"
+SEVERITY = Severity.ERROR
+LOCAL = True  # its findings on a record depend on that record alone (kb.checker caches them)
+
+
+def check(kb: KnowledgeBase) -> Iterator[Finding]:
+    for record in kb.of_kind("receipt"):
+        rows = record.data.get("results")
+        if not isinstance(rows, list):
+            continue
+        for index, row in enumerate(rows):
+            if isinstance(row, Mapping):
+                yield from _row_findings(record.path, index, row)
+
+
+def _count(row: Mapping[str, Any], key: str) -> int | None:
+    """A positive integer condition of the row; None if absent or ill-typed (SC001 says so)."""
+    value = row.get(key)
+    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+        return None
+    return value
+
+
+def _row_findings(path: str, index: int, row: Mapping[str, Any]) -> Iterator[Finding]:
+    gpus = _count(row, "gpus")
+    if gpus is None:
+        return
+    tp, pp, ep = _count(row, "tp"), _count(row, "pp"), _count(row, "ep")
+    engine = (tp or 1) * (pp or 1)
+    if (tp or pp) and gpus % engine:
+        key = "tp" if tp else "pp"
+        shape = " x ".join(f"{name}={value}" for name, value in (("tp", tp), ("pp", pp)) if value)
+        message = f"results/{index}: {shape} needs a multiple of {engine} GPUs, the row says {gpus}"
+        yield found(CODE, SEVERITY, path, f"/results/{index}/{key}", message,
+                    "state the degrees and the GPU count the source gives")
+    if ep and gpus % ep:
+        message = f"results/{index}: ep={ep} does not divide the row's {gpus} GPUs"
+        yield found(CODE, SEVERITY, path, f"/results/{index}/ep", message,
+                    "state the degrees and the GPU count the source gives")

@@ -1,0 +1,96 @@
+"""kb as users install it: a wheel in a fresh venv, run in a folder outside this repository.
+
+The wheel is built from this checkout's working tree (what would be released), installed
+with its dependencies into a new virtual environment that does not see this checkout, and
+every test runs its `kb` with the working directory in a temporary folder, so nothing here
+can pass by reading files from the repository.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import subprocess
+import sys
+import venv
+from collections.abc import Sequence
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import REPO, SHIPPED_RECORDS
+
+# Only what a user's shell would have: no PYTHONPATH pointing into the checkout.
+CLEAN_ENV = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "KB_SCHEMAS",
+                                                             "KB_CACHE_DIR", "VIRTUAL_ENV")}
+
+
+def run(cmd: Sequence[str], cwd: Path, timeout: float = 600,
+        env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(list(cmd), cwd=cwd, env={**CLEAN_ENV, **(env or {})},
+                          capture_output=True, text=True, timeout=timeout, check=False)
+
+
+def package_tree(target: Path) -> Path:
+    """The files a release is built from (the working tree, not HEAD): a hook repo's content."""
+    target.mkdir(parents=True)
+    for name in ("pyproject.toml", "README.md", "LICENSE", ".pre-commit-hooks.yaml"):
+        shutil.copy2(REPO / name, target / name)
+    shutil.copytree(REPO / "kb", target / "kb",
+                    ignore=shutil.ignore_patterns("__pycache__", "*.pyc", ".kb-cache"))
+    return target
+
+
+@pytest.fixture(scope="session")
+def wheel(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    source = package_tree(tmp_path_factory.mktemp("src") / "kb-src")
+    out = tmp_path_factory.mktemp("wheel")
+    done = run([sys.executable, "-m", "pip", "wheel", "--no-deps", "-q", "-w", str(out),
+                str(source)], cwd=out)
+    assert done.returncode == 0, done.stderr
+    (built,) = out.glob("*.whl")
+    assert "Deprecat" not in done.stderr, done.stderr  # no setuptools deprecation warnings
+    return built
+
+
+@pytest.fixture(scope="session")
+def installed(wheel: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The bin/ folder of a fresh venv with the wheel and its dependencies installed."""
+    home = tmp_path_factory.mktemp("venv") / "env"
+    venv.EnvBuilder(with_pip=True).create(home)
+    done = run([str(home / "bin" / "python"), "-m", "pip", "install", "-q", str(wheel)],
+               cwd=home)
+    assert done.returncode == 0, done.stderr
+    return home / "bin"
+
+
+@pytest.fixture
+def outside(tmp_path: Path) -> Path:
+    """A folder outside the repository with a copy of the shipped records/."""
+    work = tmp_path / "user-repo"
+    shutil.copytree(SHIPPED_RECORDS, work / "records")
+    assert REPO not in work.resolve().parents
+    return work
+
+
+def edit(path: Path, pattern: str, replacement: str) -> int:
+    """Replace the first line matching `pattern`; return its 1-based number (fails loudly)."""
+    lines = path.read_text(encoding="utf-8").splitlines(keepends=True)
+    for number, line in enumerate(lines, 1):
+        if re.search(pattern, line):
+            lines[number - 1] = re.sub(pattern, replacement, line, count=1)
+            path.write_text("".join(lines), encoding="utf-8")
+            return number
+    raise AssertionError(f"{path}: no line matches {pattern!r}")
+
+
+def break_three_ways(records: Path) -> dict[str, tuple[str, int]]:
+    """A schema error, a dangling reference and the H100 HBM edit; code -> (file, line)."""
+    h100 = records / "hardware/nvidia-h100-sxm.yaml"
+    vendor = edit(h100, r"^vendor: .*$", "vendor: 42")
+    receipt = records / "receipts/azure-nd-h100-v5-hbm-bandwidth.yaml"
+    dangling = edit(receipt, r"^source: sources/\S+$", "source: sources/no-such-document")
+    edit(h100, r"^(  bandwidth: \{value: )3350\b", r"\g<1>2000")
+    return {"SC": ("records/hardware/nvidia-h100-sxm.yaml", vendor),
+            "RF": ("records/receipts/azure-nd-h100-v5-hbm-bandwidth.yaml", dangling)}

@@ -1,0 +1,88 @@
+"""The installed wheel, outside the repository: it checks everything the checkout checks."""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+from pathlib import Path
+
+from tests.conftest import REPO
+from tests.install.conftest import break_three_ways, run
+
+
+def kb(installed: Path, cwd: Path, *args: str, **env: str):  # type: ignore[no-untyped-def]
+    return run([str(installed / "kb"), *args], cwd=cwd, env=env)
+
+
+def test_a_clean_tree_passes(installed: Path, outside: Path) -> None:
+    done = kb(installed, outside, "validate")
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "no findings" in done.stdout
+    assert f"checked {len(list((outside / 'records').rglob('*.yaml')))} records" in done.stdout
+
+
+def test_schema_reference_and_equation_errors_are_found(installed: Path, outside: Path) -> None:
+    where = break_three_ways(outside / "records")
+    done = kb(installed, outside, "validate", "--format", "json")
+    assert done.returncode == 1, done.stderr
+    findings = json.loads(done.stdout)["findings"]
+    located = {(f["code"][:2], f["path"], f["line"]) for f in findings}
+    for family, (path, line) in where.items():
+        assert any(c == family and p == path and ln == line for c, p, ln in located), family
+    refuted = [f for f in findings if f["code"].startswith("EQ")
+               and f["path"].startswith("records/flops/")]
+    assert len({f["path"] for f in refuted}) >= 3  # the HBM edit refutes claims elsewhere
+    assert all(f["line"] > 0 for f in refuted)
+
+
+def test_the_wheel_reports_exactly_what_the_checkout_reports(
+    installed: Path, outside: Path, tmp_path: Path
+) -> None:
+    break_three_ways(outside / "records")
+    wheel = kb(installed, outside, "validate", "--full", "--format", "json",
+               KB_CACHE_DIR=str(tmp_path / "wheel-cache"))
+    checkout = run([sys.executable, "-m", "kb", "validate", "--full", "--format", "json"],
+                   cwd=outside, env={"PYTHONPATH": str(REPO),
+                                     "KB_CACHE_DIR": str(tmp_path / "checkout-cache")})
+    assert checkout.returncode == wheel.returncode == 1, checkout.stderr + wheel.stderr
+    assert json.loads(wheel.stdout) == json.loads(checkout.stdout)
+
+
+def test_the_commands_work_from_the_wheel(installed: Path, outside: Path) -> None:
+    new = kb(installed, outside, "new", "source", "sources/my-notes")
+    assert new.returncode == 0, new.stderr
+    assert (outside / "records/sources/my-notes.yaml").is_file()
+    (outside / "records/sources/my-notes.yaml").unlink()
+    built = kb(installed, outside, "build", "--out", "site")
+    assert built.returncode == 0, built.stderr
+    for page in ("index.html", "static/style.css", "methodology.html",
+                 "schemas/flop_class.schema.json"):
+        assert (outside / "site" / page).is_file(), page
+    assert "Compute-placement tax" in (outside / "site/methodology.html").read_text()
+    calc = kb(installed, outside, "calc", "flops/prefill-gemm-ridge")
+    assert calc.returncode == 0 and calc.stdout.strip(), calc.stderr
+    ledger = kb(installed, outside, "ledger",
+                "placements/llama-3.1-405b-one-h200-node-vs-two-h100-nodes")
+    assert ledger.returncode == 0 and "feasib" in ledger.stdout.lower(), ledger.stderr
+    show = kb(installed, outside, "show", "hardware/nvidia-h100-sxm")
+    assert show.returncode == 0 and "nvidia-h100-sxm" in show.stdout, show.stderr
+
+
+def test_the_cache_ignores_itself(installed: Path, outside: Path) -> None:
+    assert kb(installed, outside, "validate").returncode == 0
+    assert (outside / ".kb-cache/.gitignore").read_text().splitlines()[-1] == "*"
+
+
+def test_a_missing_packaged_schema_stops_kb(installed: Path, outside: Path) -> None:
+    (site,) = installed.parent.glob("lib/python*/site-packages/kb/schemas")
+    defs = site / "defs.schema.json"
+    aside = site / "defs.schema.json.aside"
+    os.replace(defs, aside)
+    try:
+        done = kb(installed, outside, "validate", "--full")
+    finally:
+        os.replace(aside, defs)
+    assert done.returncode == 2
+    assert done.stderr.startswith("kb: schemas missing from ") and "defs.schema.json" in done.stderr
+    assert "Traceback" not in done.stderr

@@ -1,0 +1,212 @@
+"""kb where `fork` and SIGALRM do not exist (Windows; macOS spawn), simulated on Linux.
+
+The simulation removes signal.SIGALRM and makes multiprocessing offer only spawn
+(get_context("fork") fails loudly, so any use of fork would show), then checks
+that the time budget still stops runaway work, that the workers fall back to
+this process, and that `kb validate --full` finds exactly what the normal path
+finds, on the shipped records and on a copy broken on purpose.
+"""
+
+from __future__ import annotations
+
+import json
+import multiprocessing
+import os
+import re
+import shutil
+import signal
+import subprocess
+import sys
+import threading
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+
+from kb.equations import threadbudget
+from kb.equations.timeout import CheckTimeout, run_with_budget
+from tests.conftest import REPO, SHIPPED_RECORDS, kb_executable, run_kb, write_tree
+
+TIMEOUT_CASE = REPO / "tests" / "rules" / "cases" / "eq_check_timeout.yaml"
+
+
+@pytest.fixture
+def no_fork_no_alarm(monkeypatch: pytest.MonkeyPatch) -> dict[str, int]:
+    """Simulate Windows: no SIGALRM, spawn only. Returns a count of thread-budget runs."""
+    calls = {"thread": 0}
+    real_run = threadbudget.run_in_thread
+    real_context = multiprocessing.get_context
+
+    def counted(work: Callable[[], Any], seconds: float, timeout: type[Exception]) -> Any:
+        calls["thread"] += 1
+        return real_run(work, seconds, timeout)
+
+    def context(method: str | None = None) -> Any:
+        if method == "fork":
+            raise ValueError("cannot find context for 'fork'")
+        return real_context(method)
+
+    monkeypatch.delattr(signal, "SIGALRM")
+    monkeypatch.setattr(multiprocessing, "get_all_start_methods", lambda: ["spawn"])
+    monkeypatch.setattr(multiprocessing, "get_context", context)
+    monkeypatch.setattr(threadbudget, "run_in_thread", counted)
+    return calls
+
+
+def _budget_threads() -> list[threading.Thread]:
+    return [t for t in threading.enumerate() if t.name == "kb-budget"]
+
+
+def _spin(seconds: float) -> str:
+    end = time.monotonic() + seconds
+    while time.monotonic() < end:  # pure Python: the stop lands between two bytecodes
+        pass
+    return "spun"
+
+
+def test_the_budget_stops_runaway_python_work(no_fork_no_alarm: dict[str, int]) -> None:
+    started = time.perf_counter()
+    with pytest.raises(CheckTimeout, match="exceeded its 0.3 s budget"):
+        run_with_budget(lambda: _spin(30), 0.3)
+    assert time.perf_counter() - started < 1.5
+    for _ in range(100):  # the abandoned helper is stopped, not left spinning for 30 s
+        if not _budget_threads():
+            break
+        time.sleep(0.02)
+    assert _budget_threads() == []
+    assert no_fork_no_alarm["thread"] == 1
+
+
+def test_values_and_errors_come_back_unchanged(no_fork_no_alarm: dict[str, int]) -> None:
+    marker = object()
+    assert run_with_budget(lambda: marker, 1.0) is marker  # the object itself: nothing pickled
+
+    def fails() -> None:
+        raise ZeroDivisionError("as SymPy might")
+
+    with pytest.raises(ZeroDivisionError, match="as SymPy might"):
+        run_with_budget(fails, 1.0)
+    assert no_fork_no_alarm["thread"] == 2
+
+
+def test_nested_budgets_keep_the_outer_deadline(no_fork_no_alarm: dict[str, int]) -> None:
+    def outer_work() -> str:
+        run_with_budget(lambda: None, 2.0)
+        _spin(0.2)
+        return "finished"
+
+    assert run_with_budget(outer_work, 1.0) == "finished"
+
+    def inner_swallows_timeout() -> None:
+        try:
+            run_with_budget(lambda: _spin(30), 5.0)  # capped by the outer 0.3 s
+        except CheckTimeout:
+            pass
+        _spin(30)  # the outer deadline has passed: this must be stopped too
+
+    started = time.perf_counter()
+    with pytest.raises(CheckTimeout):
+        run_with_budget(inner_swallows_timeout, 0.3)
+    assert time.perf_counter() - started < 1.5
+
+
+def test_forked_workers_decline_and_the_caller_does_the_work(
+    no_fork_no_alarm: dict[str, int], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from kb.equations.parallel import map_records, worker_count
+    from kb.workers import map_forked
+
+    monkeypatch.setenv("KB_JOBS", "4")
+    monkeypatch.setenv("KB_EQ_WORKERS", "4")
+    assert map_forked(abs, list(range(-50, 0)), min_items=1) is None
+    assert worker_count(50) == 1
+    assert map_records(abs, list(range(-50, 0))) == list(range(50, 0, -1))
+
+
+# The same simulation in a fresh process (kb's in-process memos start empty), around `kb`.
+SIMULATED_KB = """
+import atexit, multiprocessing, signal, sys
+from kb.equations import threadbudget
+
+calls = [0]
+real_run, real_context = threadbudget.run_in_thread, multiprocessing.get_context
+
+def counted(*args):
+    calls[0] += 1
+    return real_run(*args)
+
+def context(method=None):
+    if method == "fork":
+        raise ValueError("cannot find context for 'fork'")
+    return real_context(method)
+
+del signal.SIGALRM
+multiprocessing.get_all_start_methods = lambda: ["spawn"]
+multiprocessing.get_context = context
+threadbudget.run_in_thread = counted
+atexit.register(lambda: print(f"thread budgets: {calls[0]}", file=sys.stderr))
+from kb.cli import main
+main()
+"""
+
+
+def _validate(root: Path, cwd: Path, cache: Path, simulated: bool) -> tuple[int, Any, str]:
+    args = ["validate", "--full", "--format", "json", "--root", str(root)]
+    env = {**os.environ, "KB_CACHE_DIR": str(cache)}
+    command = [sys.executable, "-c", SIMULATED_KB, *args] if simulated else [*kb_executable(),
+                                                                             *args]
+    done = subprocess.run(command, cwd=cwd, env=env, capture_output=True, text=True,
+                          timeout=600, check=False)
+    return done.returncode, json.loads(done.stdout)["findings"], done.stderr
+
+
+def _broken_copy(tmp_path: Path) -> Path:
+    """The shipped records with the README's H100 edit, plus a check that must time out."""
+    root = tmp_path / "records"
+    shutil.copytree(SHIPPED_RECORDS, root)
+    hardware = root / "hardware" / "nvidia-h100-sxm.yaml"
+    text = hardware.read_text(encoding="utf-8")
+    hardware.write_text(text.replace("bandwidth: {value: 3350, unit: GB/s",
+                                     "bandwidth: {value: 3000, unit: GB/s"), encoding="utf-8")
+    case = yaml.safe_load(TIMEOUT_CASE.read_text(encoding="utf-8"))["cases"]["expansion_too_big"]
+    write_tree(root, {"flops/runaway.yaml": case["files"]["flops/x.yaml"]
+                      .replace("id: flops/x", "id: flops/runaway")})
+    return root
+
+
+@pytest.mark.parametrize("tree", ["shipped", "broken"])
+def test_validate_full_through_the_fallback_finds_what_the_normal_path_finds(
+    tree: str, tmp_path: Path
+) -> None:
+    root = SHIPPED_RECORDS if tree == "shipped" else _broken_copy(tmp_path)
+    normal = _validate(root, tmp_path, tmp_path / "cache-normal", simulated=False)
+    fallback = _validate(root, tmp_path, tmp_path / "cache-fallback", simulated=True)
+    assert fallback[:2] == normal[:2]
+    budgets = re.search(r"thread budgets: (\d+)", fallback[2])
+    assert budgets and int(budgets.group(1)) > 100, fallback[2]  # the checks took the fallback
+    assert "Traceback" not in fallback[2] and "internal error" not in fallback[2]
+    code, findings = fallback[:2]
+    if tree == "broken":
+        codes = {finding["code"] for finding in findings}
+        assert code == 1 and {"EQ007", "EQ014"} <= codes, codes
+    else:
+        assert code == 0 and findings == []
+
+
+@pytest.mark.parametrize("value", ["abc", "0", "-2", "nan", "inf"])
+def test_a_bad_budget_setting_is_a_usage_error_not_findings(
+    value: str, tmp_path: Path
+) -> None:
+    write_tree(tmp_path / "records", {"flops/x.yaml": _timeout_case_record()})
+    done = run_kb(["validate", "--full"], cwd=tmp_path, env={"KB_EQ_BUDGET": value})
+    assert done.returncode == 2, done.stdout
+    assert done.stderr == f"kb: KB_EQ_BUDGET='{value}': expected a positive number of seconds\n"
+    assert done.stdout == ""
+
+
+def _timeout_case_record() -> str:
+    case = yaml.safe_load(TIMEOUT_CASE.read_text(encoding="utf-8"))["cases"]["expansion_too_big"]
+    return str(case["files"]["flops/x.yaml"])
