@@ -57,7 +57,7 @@ def test_a_check_with_parsing_in_workers_finds_what_one_process_finds(
     shutil.copytree(SHIPPED_RECORDS, tmp_path / "records")
     broken = tmp_path / "records" / "hardware" / "nvidia-h100-sxm.yaml"
     broken.write_text(broken.read_text().replace("basis: vendor-spec", "basis: nope", 1)
-                      .replace("sources/", "sources/gone-", 1))
+                      .replace("source: sources/", "source: sources/gone-", 1))
     monkeypatch.setattr(loader, "PARALLEL_MIN_FILES", 5)
     runs = {}
     for jobs in ("2", "1"):

@@ -8,7 +8,12 @@ that share `gpus`, `algorithm` and `cuda_graphs` (kb/ledger/curves.py). This rul
 - a transfer that names a `receipt` which cannot price it that way (another link or
   pattern, no row of its rank count and algorithm, or S outside the measured range);
 - a receipt curve with two rows of one message size, which would make its time at that
-  size ambiguous (two implementations or two conditions written as one curve).
+  size ambiguous (two implementations or two conditions written as one curve);
+- a flop-class claim that binds (or changes to) the measured `latency` of a collective
+  receipt's row without naming the message size it is for: the same claim must bind a
+  message size equal to that row's (`n: receipts/x#results.3.message_size`), so the
+  reader and the equation see which size the time belongs to. A row that states no
+  message size cannot be bound for its latency at all.
 
 Why: a collective's time depends on its size far from linearly (an all-reduce of 512 KiB
 and one of 1 MiB take about the same time on NVLS, so a bandwidth measured at one prices
@@ -23,6 +28,17 @@ Bad:
          message_size: {value: 32768, unit: B, basis: derived, source: sources/x},
          scales_with_batch: true, algorithm: nvls,
          receipt: receipts/only-1-mib-and-8-gib}     # batch 16: S = 512 KiB, no bracket
+
+Bad (a claim):
+
+    bind:
+      alpha: receipts/sglang-custom-all-reduce-h100-latency#results.0.latency   # 512 B
+
+Good (a claim):
+
+    bind:
+      alpha: receipts/sglang-custom-all-reduce-h100-latency#results.0.latency
+      n: receipts/sglang-custom-all-reduce-h100-latency#results.0.message_size
 
 Good:
 
@@ -60,6 +76,64 @@ def check(kb: KnowledgeBase) -> Iterator[Finding]:
                         "or keep one implementation per receipt")
     for placement in kb.of_kind("placement"):
         yield from _placement(kb, placement)
+    for flop in kb.of_kind("flop_class"):
+        yield from _claims(kb, flop)
+
+
+COLLECTIVES = ("all-reduce", "all-gather", "reduce-scatter", "all-to-all", "broadcast")
+
+
+def _bound(claim: Mapping[str, Any]) -> Iterator[tuple[str, str, str]]:
+    """(section, symbol, binding string) of a claim's `bind` and `change` entries."""
+    for section in ("bind", "change"):
+        entries = claim.get(section)
+        for symbol, value in (entries.items() if isinstance(entries, Mapping) else ()):
+            if isinstance(value, str) and "#" in value:
+                yield section, str(symbol), value
+
+
+def _row_size(kb: KnowledgeBase, binding: str) -> tuple[Record | None, Fraction | None]:
+    """The collective receipt a `...#results.I.<field>` binding names, and row I's size."""
+    from kb.ledger.quantities import QuantityError, figure
+    from kb.model import split_binding
+
+    record_id, path = split_binding(binding)
+    parts = path.split(".")
+    receipt = kb.get(record_id)
+    if (receipt is None or receipt.kind != "receipt" or len(parts) != 3
+            or parts[0] != "results" or not parts[1].isdigit()
+            or receipt.get("pattern") not in COLLECTIVES):
+        return None, None
+    row = receipt.get(f"results.{parts[1]}")
+    try:
+        return receipt, figure((row or {}).get("message_size") or {}, record_id).value
+    except (QuantityError, AttributeError):
+        return receipt, None
+
+
+def _claims(kb: KnowledgeBase, flop: Record) -> Iterator[Finding]:
+    claims = flop.data.get("claims")
+    for index, claim in enumerate(claims if isinstance(claims, list) else []):
+        if not isinstance(claim, Mapping):
+            continue
+        bound = list(_bound(claim))
+        sizes = {size for _, _, b in bound if b.endswith(".message_size")
+                 for size in [_row_size(kb, b)[1]] if size is not None}
+        for section, symbol, binding in bound:
+            if not binding.endswith(".latency"):
+                continue
+            receipt, size = _row_size(kb, binding)
+            if receipt is None or size in sizes:
+                continue
+            what = ("its row states no message size" if size is None else
+                    f"no message size of {size} B is bound beside it")
+            yield found(CODE, SEVERITY, flop.path,
+                        f"/claims/{index}/{section}/{symbol}",
+                        f"claim {claim.get('id', index)!r} binds {binding}, a measured "
+                        f"collective time, but {what}",
+                        "bind the row's message_size to a symbol of the claim (e.g. "
+                        f"n: {binding.rsplit('.', 1)[0]}.message_size), or use a row of "
+                        "the size the claim prices")
 
 
 def _options(placement: Record) -> Iterator[tuple[str, Mapping[str, Any]]]:

@@ -58,3 +58,24 @@ def test_lg_rules_survive_junk_proposals(crosses: Any, ratios: Any) -> None:
     kb = make_kb(records)
     for rule in LG_RULES:
         list(rule.check(kb))
+
+
+TP = "placements/fixture-tp"
+TRANSFER_KEYS = ("algorithm", "cuda_graphs", "receipt", "message_size", "ranks", "pattern")
+ROW_KEYS = ("algorithm", "cuda_graphs", "gpus", "message_size", "bus_bandwidth", "latency")
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.sampled_from(TRANSFER_KEYS), JUNK, st.sampled_from(ROW_KEYS), JUNK)
+def test_lg_rules_survive_junk_curve_conditions(key: str, junk: Any, row_key: str,
+                                                row_junk: Any) -> None:
+    """The fields that choose a receipt curve (kb/ledger/curves.py), junk on both sides."""
+    records = fixture_records()
+    transfer = records[TP]["reference"]["transfers"][0]
+    transfer["receipt"] = "receipts/fixture-ar"
+    transfer[key] = copy.deepcopy(junk)
+    records["receipts/fixture-ar"]["results"][0][row_key] = copy.deepcopy(row_junk)
+    kb = make_kb(records)
+    for rule in LG_RULES:
+        for finding in rule.check(kb):
+            assert finding.code == rule.CODE
