@@ -12,7 +12,7 @@ whitelist + a SymPy builder (expr.py). Modules, in import order:
 - derive.py  derivation steps: define, solve_for, substitute, rewrite, scale,
              approximate, limit, regime
 - claimbase.py the SymPy-free half of claims: bindings, expect, comparison, outcomes
-- numtext.py  numbers printed exactly as SymPy prints them, without SymPy
+- numtext.py  kb's own exact number texts (correctly rounded), for every judged value
 - exact.py    exact evaluation of a compiled expression tree with fractions; no SymPy
 - plan.py     replay a record's plan for new bound values (no SymPy)
 - claims.py  numeric, scaling and effect claims

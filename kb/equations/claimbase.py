@@ -1,8 +1,10 @@
 """The SymPy-free half of claim checking: bindings, expectations, comparison, outcomes.
 
-claims.py (the symbolic path) and plan.py (bound values re-checked from a
-compiled plan, no SymPy) both go through these functions, so a claim's items and
-issues are the same text whichever path produced them: the binding checks
+This is the one judge of numeric, effect and prediction claims: claims.py (the
+symbolic path) and plan.py (bound values re-checked from a compiled plan, no
+SymPy) only evaluate, and both hand the exact value to these functions
+(judge_numeric, judge_factor, judge_prediction), so a claim's items and issues
+are the same text whichever path produced them: the binding checks
 (EQ002/EQ003/EQ012 and the resolver's own codes), the `expect:` checks, the
 comparison under `round`, `rel_tol` or `abs_tol` on exact fractions, a
 prediction's comparison with its measurement under its band, and the item and
@@ -200,6 +202,15 @@ def judge_numeric(value: Fraction, expect: Any, dims: Dims) -> tuple[str, str, s
     claimed_text = f"{expect.get('value')}{suffix}"
     computed_text = f"{number_text(shown)}{suffix}"
     detail = f"computed {computed_text}, claimed {claimed_text} ({how})"
+    return (RECOMPUTED if ok else REFUTED), detail, claimed_text, computed_text
+
+
+def judge_factor(ratio: Fraction, factor: Any,
+                 spec: Mapping[str, Any]) -> tuple[str, str, str, str]:
+    """Judge an effect claim whose new/old ratio came to `ratio` (exact) against `factor`."""
+    claimed_text, computed_text = f"factor {factor}", f"factor {number_text(ratio)}"
+    ok, how = compare(ratio, exact_number(factor), spec)
+    detail = f"{computed_text}, claimed {factor} ({how})"
     return (RECOMPUTED if ok else REFUTED), detail, claimed_text, computed_text
 
 

@@ -48,6 +48,7 @@ from kb.equations.claimbase import (
     declared_name,
     expected,
     is_binding,
+    judge_factor,
     judge_numeric,
     judge_prediction,
     record_outcome,
@@ -56,10 +57,11 @@ from kb.equations.claimbase import (
 )
 from kb.equations.dims import DimensionError, dims_of
 from kb.equations.expr import ExpressionError, parse_expression
+from kb.equations.numtext import number_text as exact_text
 from kb.equations.results import INVALID, RECOMPUTED, REFUTED, UNVERIFIED
 from kb.equations.system import System
 from kb.equations.timeout import CheckTimeout, run_with_budget
-from kb.equations.units import Dims, exact_number
+from kb.equations.units import Dims
 from kb.findings import pointer_join
 
 __all__ = ["CODES", "ClaimError", "Context", "Verdict", "check_claim", "check_claims", "compare",
@@ -286,13 +288,12 @@ def _term(ctx: Context, text: Any) -> sp.Expr:
 
 def _judge_factor(ctx: Context, ratio: sp.Expr) -> tuple[str, str, str, str]:
     claimed_spec = ctx.claim.get("factor")
-    claimed_text = f"factor {claimed_spec}"
-    computed_text = f"factor {number_text(ratio) if ratio.is_number else short(ratio)}"
     if ratio.is_Rational and isinstance(claimed_spec, (int, float)):
-        ok, how = compare(_fraction(ratio), exact_number(claimed_spec), ctx.claim)
-        state = RECOMPUTED if ok else REFUTED
-        detail = f"{computed_text}, claimed {claimed_spec} ({how})"
-        return state, detail, claimed_text, computed_text
+        return judge_factor(_fraction(ratio), claimed_spec, ctx.claim)  # as plan.py judges it
+    claimed_text = f"factor {claimed_spec}"
+    shown = (exact_text(_fraction(ratio)) if ratio.is_Rational else number_text(ratio)
+             if ratio.is_number else short(ratio))
+    computed_text = f"factor {shown}"
     claimed = _claimed_factor(ctx, claimed_spec)
     verdict = decide_zero(ratio - claimed)
     if verdict.outcome == ZERO:

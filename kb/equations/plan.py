@@ -34,9 +34,9 @@ from kb.equations.claimbase import (
     Resolver,
     bound_value,
     bound_values,
-    compare,
     declared_name,
     is_binding,
+    judge_factor,
     judge_numeric,
     judge_prediction,
     record_outcome,
@@ -44,9 +44,8 @@ from kb.equations.claimbase import (
     report_claim_error,
 )
 from kb.equations.exact import Inexact, evaluate
-from kb.equations.numtext import number_text
-from kb.equations.results import INVALID, RECOMPUTED, REFUTED, Issue, Item, issue_from, item_from
-from kb.equations.units import Dims, Unit, exact_number, make_dims, parse_unit
+from kb.equations.results import INVALID, Issue, Item, issue_from, item_from
+from kb.equations.units import Dims, Unit, make_dims, parse_unit
 from kb.findings import Location, pointer_join
 
 PLAN_FORMAT = 2  # 2: items carry kind/error/band/receipt/source; states say what was checked
@@ -146,8 +145,4 @@ def _effect(ctx: Context, entry: Mapping[str, Any]) -> tuple[str, str, str, str]
         if before == 0:
             raise Inexact("the symbolic path cancels first")
         ratio = evaluate(new, changed) / before
-    factor = ctx.claim.get("factor")
-    claimed_text, computed_text = f"factor {factor}", f"factor {number_text(ratio)}"
-    ok, how = compare(ratio, exact_number(factor), ctx.claim)
-    detail = f"{computed_text}, claimed {factor} ({how})"
-    return (RECOMPUTED if ok else REFUTED), detail, claimed_text, computed_text
+    return judge_factor(ratio, ctx.claim.get("factor"), ctx.claim)

@@ -77,3 +77,15 @@ def test_power_law_claims() -> None:
     found = states("      - {rule: define, result: square}\n", claims)
     assert found["sq"][0] == "recomputed" and found["sq-wrong"][0] == "refuted"
     assert "elasticity 2" in found["sq-wrong"][1]
+
+
+def test_a_residual_with_max_min_is_not_called_nonzero_without_a_witness() -> None:
+    import sympy as sp
+
+    from kb.equations.algebra import NONZERO, decide_zero
+
+    b = sp.Symbol("B", positive=True)
+    unevaluated = sp.Min(b, sp.Max(1, 2, evaluate=False), evaluate=False)
+    verdict = decide_zero(unevaluated - sp.Min(2, b))
+    assert verdict.outcome != NONZERO, verdict  # it is zero: Max(1, 2) = 2
+    assert decide_zero(sp.Min(b, 3) - sp.Min(2, b)).outcome == NONZERO  # B = 5: 3 - 2

@@ -45,8 +45,8 @@ def _rows(html: str) -> dict[str, str]:
 def test_the_verdict_stands_in_the_header(ring_page: str) -> None:
     start = ring_page.index('<header class="record-header">')
     header = ring_page[start:ring_page.index("</header>", start)]
-    assert ('<p class="record-verdict tone-validated" id="verdict">validated against 1 '
-            'measurement</p>') in header
+    assert ('<p class="record-verdict tone-erratum" id="verdict">validated against 1 '
+            'measurement; carries 1 erratum</p>') in header
 
 
 def test_every_item_shows_what_was_checked(ring_page: str) -> None:
@@ -55,9 +55,10 @@ def test_every_item_shows_what_was_checked(ring_page: str) -> None:
     assert 'class="state state-consistent"' in equation[:400]
     assert 'class="state state-derived"' in ring_page
     rows = _rows(ring_page)
-    assert set(rows) == {"t-1mib", "affine-in-s", "twice-the-work", "t-1mib-measured"}
+    assert set(rows) == {"t-1mib", "affine-in-s", "twice-the-work", "t-1mib-measured",
+                         "seed-t-no-latency"}
     assert all('class="state state-recomputed">recomputed<' in row for name, row in rows.items()
-               if name != "t-1mib-measured")
+               if name not in ("t-1mib-measured", "seed-t-no-latency"))
     assert 'class="state state-validated">validated<' in rows["t-1mib-measured"]
 
 
@@ -87,4 +88,39 @@ def test_a_contradicted_or_limited_prediction_says_so(tmp_path: Path,
     assert _prediction_rows(html) == [
         ["t-1mib-measured", "38.35 us", "60.00 us (receipts/ar#results.0.latency)", "-36.1%",
          "\u00b125%", "limitation no launch term"]]
-    assert "contradicted by 1 measurement (1 a stated limitation)" in html
+    assert "contradicted by 1 measurement (1 a stated limitation); carries 1 erratum" in html
+
+
+ERRATUM = "the source says 18.35 us; kb computes 38.350080 (exact 119844/3125) us"
+
+
+def test_an_erratum_claim_is_red_with_both_values_its_reason_and_its_correction(
+    ring_page: str,
+) -> None:
+    row = re.search(r'<tr id="claim-seed-t-no-latency" class="claim-erratum">(.*?)</tr>',
+                    ring_page, re.S)
+    assert row is not None
+    cells = row.group(1)
+    assert f'<p class="erratum-says">Erratum: {ERRATUM}</p>' in cells
+    assert '<p class="erratum">the source leaves out the per-collective latency alpha</p>' in cells
+    assert 'corrected by <a href="#claim-t-1mib">t-1mib</a>' in cells
+    assert 'class="state state-erratum">erratum<' in cells
+    assert "state-recomputed" not in cells  # no success state on a refuted statement
+
+
+def test_a_statement_linked_to_its_erratum_is_red_where_it_stands(ring_page: str) -> None:
+    fields = ring_page[ring_page.index('<section id="fields"'):]
+    fields = fields[:fields.index("</section>")]
+    shown = ('<span class="erratum"><span class="state state-erratum">erratum</span> '
+             f'<a href="#claim-seed-t-no-latency">seed-t-no-latency</a>: {ERRATUM}</span>')
+    assert fields.count(shown) == 2  # the scales_with item and the workaround
+
+
+def test_an_erratum_that_holds_has_no_erratum_text(tmp_path: Path,
+                                                   monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("KB_CACHE_DIR", str(tmp_path / "cache"))
+    site = build_truth(tmp_path, {"flops/ring.yaml": ("expect: {value: 18.35, unit: us",
+                                                      "expect: {value: 38.35, unit: us")})
+    html = (site / "records" / "flops" / "ring.html").read_text()
+    assert "Erratum: the source says" not in html
+    assert "recomputed (not an erratum now)" in html
