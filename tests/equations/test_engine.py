@@ -147,7 +147,7 @@ def test_every_item_of_the_seed_record_holds_and_every_seed_statement_is_an_erra
     for claim in ("b-star-tp2-alpha0", "b-star-tp4-alpha0", "b-star-tp8-alpha0", "b-star-tp8-alpha",
                   "comm-compute-tp8", "degree-comm-equals-compute", "width-effect-7b-to-70b",
                   "b-star-spread", "reduce-scatter-all-gather-effect", "nvswitch-effect",
-                  "ring-flat-in-n", "tp-crossover.7", "tp-crossover.8"):
+                  "ring-flat-in-n", "tp-crossover.8", "tp-crossover.9"):
         assert states[claim] in ("recomputed", "derived"), claim
     full = next(i for i in result.items if i.id == "seed-b-star-nvlink-full")
     assert "computed 237.03198" in full.detail and "claimed 3318" in full.detail
