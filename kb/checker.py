@@ -14,7 +14,7 @@ from kb import overlay
 from kb.findings import Finding, Location
 from kb.loader import display_path, load_knowledge_base
 from kb.model import KnowledgeBase, Record, Reference
-from kb.positions import locate
+from kb.positions import locate, locate_in_string
 from kb.recordcache import RecordCache, cache_dir, salt
 from kb.references import index_references, record_references
 from kb.rules import all_rules
@@ -221,7 +221,10 @@ def _locate(location: Location, texts: dict[str, str | None]) -> Location:
     text = texts[location.path]
     if text is None:
         return Location(location.path, 1, 1, location.pointer)
-    line, col = locate(text, location.pointer)
+    if location.offset >= 0:
+        line, col = locate_in_string(text, location.pointer, location.offset)
+    else:
+        line, col = locate(text, location.pointer)
     return Location(location.path, line, col, location.pointer)
 
 

@@ -23,13 +23,16 @@ class Location:
     """Where a finding points: a file, a 1-based line and column, and a JSON pointer.
 
     `line == 0` means "not yet resolved": the checker maps `pointer` to the YAML
-    node's position only for the files that have findings.
+    node's position only for the files that have findings. `offset` (0 or more)
+    points inside the string at `pointer` (a number in prose): the checker then
+    resolves to that character's own line and column.
     """
 
     path: str
     line: int = 0
     col: int = 0
     pointer: str = ""
+    offset: int = -1
 
     def __str__(self) -> str:
         if self.line:

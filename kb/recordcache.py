@@ -74,7 +74,7 @@ def salt(schema_files: list[Path]) -> str:
     """
     digest = hashlib.sha256(FORMAT.encode())
     digest.update(sys.version.encode())
-    for package in ("kb", "PyYAML", "jsonschema", "jsonschema-rs", "sympy", "mpmath"):
+    for package in ("kb-placement-tax", "PyYAML", "jsonschema", "jsonschema-rs", "sympy", "mpmath"):
         digest.update(f"{package}={_version(package)};".encode())
     for path in sorted(schema_files):
         digest.update(path.name.encode() + b"\0" + path.read_bytes())
@@ -241,8 +241,8 @@ def atomic_write_marshal(path: Path, objects: Iterable[Any]) -> None:
         raise
 
 
-def _location_tuple(location: Location) -> tuple[str, int, int, str]:
-    return (location.path, location.line, location.col, location.pointer)
+def _location_tuple(location: Location) -> tuple[str, int, int, str, int]:
+    return (location.path, location.line, location.col, location.pointer, location.offset)
 
 
 def finding_to_tuple(finding: Finding) -> tuple[Any, ...]:

@@ -3,7 +3,9 @@
 Each schema property that holds a record id carries `"x-kb-ref": "<kind>"`
 (or `"*"` for any kind). Walking a kind's schema once gives path templates such
 as `links/*/interconnect -> interconnect`; walking a record along them yields
-its references. Bindings (`id#field.path`) are references too.
+its references. Bindings (`id#field.path`) are references too, and so are the
+templates in prose (`{hardware/x#memory.bandwidth}`, `{flops/y#claim:z}`): a
+change to the figure re-checks, and rebuilds the page of, the record that cites it.
 """
 
 from __future__ import annotations
@@ -14,6 +16,7 @@ from typing import Any
 
 from kb.findings import pointer_join
 from kb.model import KnowledgeBase, Record, Reference
+from kb.prose.fields import record_templates
 from kb.schema import load_schemas, schema_name
 
 Template = tuple[tuple[str, ...], str]
@@ -69,6 +72,9 @@ def record_references(record: Record) -> Iterator[Reference]:
         for pointer, value in _follow(record.data, template, ""):
             if isinstance(value, str):
                 yield Reference(record.id, pointer, value, kind)
+    for pointer, template in record_templates(record.data):
+        if template.target:
+            yield Reference(record.id, pointer, template.target, "*")
 
 
 def _follow(node: Any, template: tuple[str, ...], pointer: str) -> Iterator[tuple[str, Any]]:

@@ -70,3 +70,17 @@ def test_quick_run_prints_its_table(tmp_path: Path) -> None:
         assert step in out
     assert "kb validate cold / CSafeLoader parse:" in out
     assert "checked 200 records" in out
+
+
+def test_prose_numbers_counts_what_pr003_flags(tmp_path: Path,
+                                               monkeypatch: pytest.MonkeyPatch) -> None:
+    import prose_numbers
+
+    monkeypatch.setenv("KB_CACHE_DIR", str(tmp_path / "cache"))
+    found = prose_numbers.count(REPO / "records")
+    flagged = [f for f in check(REPO / "records").findings if f.code == "PR003"]
+    assert sum(n for (_, field), n in found.items() if field != prose_numbers.SKIPPED) == len(
+        flagged)
+    assert all(found[(folder, "summary")] == 0 for folder in
+               ("hardware", "interconnects", "receipts"))
+    assert "| **flagged (PR003)** |" in prose_numbers.table(found)

@@ -42,8 +42,9 @@ def line_of(text: str, needle: str) -> int:
 def break_record(text: str) -> tuple[str, dict[str, int]]:
     """Five problems in one shipped record; returns the text and each code's expected line."""
     lines = text.splitlines()
-    version = line_of(text, "version: 1")
-    lines[version - 1] = "version: 2"  # bumped, but no history entry for 2
+    version = next(i for i, line in enumerate(lines, 1) if re.fullmatch(r"version: \d+", line))
+    bumped = int(lines[version - 1].split()[1]) + 1
+    lines[version - 1] = f"version: {bumped}"  # bumped, but no history entry for it
     family = line_of(text, "family:")
     per_link = line_of(text, "per_link:")
     quoted = line_of(text, "bidirectional_quoted:")
@@ -70,7 +71,8 @@ def test_five_problems_in_a_shipped_record_in_one_run(shipped_copy: Path) -> Non
     assert done.returncode == 1, done.stderr
     findings = json.loads(done.stdout)["findings"]
     path = "records/interconnects/pcie-4-x16.yaml"
-    mine = {(f["code"], f["line"]) for f in findings if f["path"] == path}
+    # the record's own prose numbers are warnings (PR003) that predate the break
+    mine = {(f["code"], f["line"]) for f in findings if f["path"] == path and f["code"] != "PR003"}
     assert mine == set(expected.items()), findings
 
 

@@ -301,6 +301,25 @@ def test_show_json(tree: Path) -> None:
         "exists": True, "kind": "source", "title": "A document", "version": 1, "kind_ok": True,
     }]
     assert document["referenced_by"] == []
+    assert document["templates"] == []
+
+
+def test_show_gives_what_each_template_shows_with_its_provenance(tree: Path) -> None:
+    link = tree / "records" / "interconnects" / "link.yaml"
+    link.write_text(LINK.replace("family: PCIe", "summary: >-\n  {#bandwidth.per_link} per "
+                                 "direction, {#bandwidth.per_link|Gbit/s};\n  {#bandwidth.gone}."
+                                 "\nfamily: PCIe"))
+    code, output = invoke(tree, "show", "interconnects/link")
+    assert code == 0, output
+    assert yaml.safe_load(output)["summary"].startswith("{#bandwidth.per_link} per")
+    assert ("#   /summary: {#bandwidth.per_link|Gbit/s} = 252 Gbit/s (interconnects/link "
+            "bandwidth.per_link; derived; source: sources/doc)") in output.splitlines()
+    assert "#   /summary: {#bandwidth.gone} -> PR001: template {#bandwidth.gone}: " in output
+    code, output = invoke(tree, "show", "interconnects/link", "--format", "json")
+    first = json.loads(output)["templates"][0]
+    assert first == {"pointer": "/summary", "template": "{#bandwidth.per_link}", "value": "31.5",
+                     "unit": "GB/s", "record": "interconnects/link", "field": "bandwidth.per_link",
+                     "basis": "derived", "source": "sources/doc"}
 
 
 # ---------------------------------------------------------------- kb list

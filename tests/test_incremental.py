@@ -151,6 +151,24 @@ def test_a_placement_sees_a_changed_receipt_on_its_link(tree: Path, tmp_path: Pa
     assert as_rows(incremental_run(tree)) == as_rows(full_run(tmp_path, monkeypatch)())
 
 
+def test_a_changed_figure_re_checks_the_prose_that_templates_it(
+    tree: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The GB200 copy receipt's summary templates another receipt it names nowhere else."""
+    incremental_run(tree)
+    target = tree / "receipts" / "stas00-h200-nvbandwidth.yaml"
+    text = target.read_text()
+    target.write_text(text.replace("gpus: 1, value: {value: 55.43,",
+                                   "gpus: 1, rate: {value: 55.43,", 1))
+    found = incremental_run(tree)
+    assert incremental.STATS["mode"] == "incremental"
+    assert as_rows(found) == as_rows(full_run(tmp_path, monkeypatch)())
+    citing = "records/receipts/azure-nd-gb200-v6-host-device-copy.yaml"
+    assert [(f.code, f.location.line) for f in found
+            if f.location.path == citing and f.code != "PR003"] == [
+        ("PR001", 11)]
+
+
 def test_a_changed_measurement_rechecks_the_prediction_that_names_it(
     tree: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -27,6 +27,7 @@ LAYERS: dict[str, int] = {
     "recordcache": 1,
     "snapshot": 1,
     "equations": 1,
+    "prose": 1,
     "ledger": 2,
     "rules": 3,
     "checker": 4,

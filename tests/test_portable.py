@@ -192,8 +192,8 @@ def test_validate_full_through_the_fallback_finds_what_the_normal_path_finds(
     if tree == "broken":
         codes = {finding["code"] for finding in findings}
         assert code == 1 and {"EQ007", "EQ014"} <= codes, codes
-    else:
-        assert code == 0 and findings == []
+    else:  # PR003 warnings (numbers in prose) are allowed while records are templated
+        assert code == 0 and [f for f in findings if f["code"] != "PR003"] == []
 
 
 @pytest.mark.parametrize("value", ["abc", "0", "-2", "nan", "inf"])

@@ -6,9 +6,12 @@ carries 1 erratum`, kb/equations/verdict.py), a comment beside every reference
 line (`# -> interconnect: NVLink 4`, or `# -> MISSING`) and beside every checked
 equation, derivation step and claim its state (`# recomputed: 3318`, `# erratum:
 the source says 3318; kb computes 237`, in red on a terminal); an `erratum:`
-link on a scales_with or workaround item gets its claim's line. A closing
-comment block lists the records that reference this one. JSON output carries
-the parsed record, its verdict, its checks, its references and its referrers.
+link on a scales_with or workaround item gets its claim's line. Closing comment
+blocks list what every template in the prose shows, with its provenance
+(`# /summary: {hardware/x#memory.bandwidth|TB/s} = 3.35 TB/s (hardware/x
+memory.bandwidth; vendor-spec; source: sources/y)`), and the records that
+reference this one. JSON output carries the parsed record, its verdict, its
+checks, its references, its templates and its referrers.
 """
 
 from __future__ import annotations
@@ -33,6 +36,8 @@ from kb.equations.verdict import (
     summary_text,
 )
 from kb.model import KnowledgeBase, Record, Reference, split_binding
+from kb.prose.render import as_json, engine_claims, record_shown
+from kb.prose.render import describe as describe_template
 
 
 @click.command()
@@ -111,9 +116,12 @@ def annotated_yaml(kb: KnowledgeBase, record: Record) -> str:
     text = Path(record.path).read_text(encoding="utf-8")
     positions = pointer_positions(text)
     notes: dict[int, list[str]] = {}
+    templated = record_shown(kb, record, engine_claims(kb))
+    from_templates = {(pointer, item.template.target) for pointer, item in templated}
     for ref in own_references(kb, record):
-        line = positions.get(ref.pointer, (0, 0))[0]
-        notes.setdefault(line, []).append(annotation(describe(kb, ref)))
+        if (ref.pointer, ref.target) not in from_templates:  # shown with its value below
+            line = positions.get(ref.pointer, (0, 0))[0]
+            notes.setdefault(line, []).append(annotation(describe(kb, ref)))
     lines = text.splitlines()
     for number, entries in notes.items():
         if 1 <= number <= len(lines):
@@ -128,8 +136,17 @@ def annotated_yaml(kb: KnowledgeBase, record: Record) -> str:
         verdict = record_verdict(items, record.data)
         tone = {"contradicted": "red", "erratum": "red", "validated": "green"}.get(verdict.tone)
         lines.insert(0, click.style(f"# verdict: {verdict.text}", fg=tone, bold=True))
+    lines += _template_comment(templated)
     lines += _referrer_comment(kb, record)
     return "\n".join(lines) + "\n"
+
+
+def _template_comment(shown: list[tuple[str, Any]]) -> list[str]:
+    """What each template in the record's prose shows (a comment: the YAML stays valid)."""
+    if not shown:
+        return []
+    rows = [f"#   {pointer}: {describe_template(item)}" for pointer, item in shown]
+    return ["# templates:", *rows]
 
 
 def _check_notes(record: Record, items: list[Item],
@@ -184,5 +201,6 @@ def as_document(kb: KnowledgeBase, record: Record) -> dict[str, Any]:
         "record": record.data,
         "checks": [{**item_json(item), "shown": state_text(item)} for item in items],
         "references": [describe(kb, ref) for ref in own_references(kb, record)],
+        "templates": [as_json(p, s) for p, s in record_shown(kb, record, engine_claims(kb))],
         "referenced_by": referrers(kb, record),
     }

@@ -78,6 +78,10 @@ RULE_MODULES: tuple[str, ...] = (
     "proposal_candidate_unknown",  # LG007
     "proposal_adopts_infeasible_candidate",  # LG008
     "collective_priced_off_size",  # LG009
+    # PR: numbers in prose (kb/prose)
+    "prose_template_unresolved",  # PR001
+    "prose_template_unit",  # PR002
+    "prose_number_unbound",  # PR003
     # WV: waivers (run last: they read which waivers were used)
     "unused_waiver",  # WV001
     "unknown_waiver_code",  # WV002

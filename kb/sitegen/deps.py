@@ -8,8 +8,10 @@ the key too). The inputs are computed fresh on every build, from the records as
 they are now:
 
 * a record's page: the record, every record that references it ("used by"),
-  every record it binds (`id#field`: its claims' values), and the titles of the
-  other records it names (links, sources). A flop class's page draws a chart
+  every record it binds (`id#field`: its claims' values) or templates in its
+  prose (`{id#field}`: the value shown; `{id#claim:c}`: that record's claim,
+  so also every record *it* binds), and the titles of the other records it
+  names (links, sources). A flop class's page draws a chart
   from the accelerators it names and their interconnects, and a placement's
   page computes a ledger from every record it reaches and from all
   interconnects and receipts (looked up by interconnect and pattern): those
@@ -30,6 +32,8 @@ from collections.abc import Iterable
 from typing import Any
 
 from kb.model import KnowledgeBase, Record
+from kb.prose.fields import record_templates
+from kb.prose.scan import templates
 
 MISSING = "-"
 LEDGER_KINDS = ("interconnect", "receipt")  # what kb.ledger scans whole, not by reference
@@ -57,7 +61,8 @@ def named_ids(data: Any) -> tuple[set[str], set[str]]:
     """Return the ids a record's values could name (existing or not), and the bound ones.
 
     `id` and `id#field` both name `id`; the second kind (a binding, whose value the
-    page shows) is returned apart as well.
+    page shows) is returned apart as well, and so is a template's record
+    (`{id#field}` in prose).
     """
     found: set[str] = set()
     bound: set[str] = set()
@@ -70,6 +75,10 @@ def named_ids(data: Any) -> tuple[set[str], set[str]]:
                 found.add(record_id)
                 if field:
                     bound.add(record_id)
+            elif "{" in node:
+                ids = {t.record_id for t in templates(node) if t.target}
+                found |= ids
+                bound |= ids
         elif isinstance(node, dict):
             stack.extend(node.values())
         elif isinstance(node, list):
@@ -89,6 +98,10 @@ class PageInputs:
         self.bound: dict[str, set[str]] = {}
         for record in kb:
             self.names[record.id], self.bound[record.id] = named_ids(record.data)
+        for record in kb:  # a claim of another record shows a value computed from its bindings
+            for _, template in record_templates(record.data):
+                if template.claim and template.record_id:
+                    self.bound[record.id] |= self.bound.get(template.record_id, set())
         self.referrers: dict[str, set[str]] = {}
         for ref in kb.references:
             self.referrers.setdefault(ref.target.partition("#")[0], set()).add(ref.source_id)

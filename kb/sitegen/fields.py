@@ -3,7 +3,8 @@
 Quantities (`{value, unit, basis, source}`) become one node with a provenance
 badge and a link to their source; provenance blocks (a map with `basis` but no
 `value`, such as a model's geometry) carry the badge once; strings that name a
-record (or `id#field` bindings) become links. Nothing here produces markup.
+record (or `id#field` bindings) become links; prose of a record (`owner`) is cut
+into text, templates and quotations (prose_view). Nothing here produces markup.
 """
 
 from __future__ import annotations
@@ -11,23 +12,25 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from kb.model import KnowledgeBase, split_binding
+from kb.model import KnowledgeBase, Record, split_binding
 from kb.sitegen import urls
+from kb.sitegen.prose_view import has_markup, prose_parts
 
 QUANTITY_CORE = ("value", "unit", "basis", "source")  # the rest are shown as notes
 
 
-def value_tree(value: Any, kb: KnowledgeBase, path: str = "") -> dict[str, Any]:
-    """Return the display node of `value` found at dotted `path` of a record."""
+def value_tree(value: Any, kb: KnowledgeBase, path: str = "",
+               owner: Record | None = None) -> dict[str, Any]:
+    """Return the display node of `value` found at dotted `path` of a record (`owner`)."""
     if isinstance(value, Mapping):
         if "value" in value and "unit" in value:
-            return quantity_node(value, kb, path)
-        return _map_node(value, kb, path)
+            return quantity_node(value, kb, path, owner)
+        return _map_node(value, kb, path, owner)
     if isinstance(value, list):
-        items = [value_tree(item, kb, _join(path, str(i))) for i, item in enumerate(value)]
+        items = [value_tree(item, kb, _join(path, str(i)), owner) for i, item in enumerate(value)]
         return {"type": "list", "items": items}
     if isinstance(value, str):
-        return text_node(value, kb)
+        return text_node(value, kb, owner)
     return {"type": "scalar", "text": format_scalar(value)}
 
 
@@ -35,12 +38,13 @@ def _join(path: str, key: str) -> str:
     return f"{path}.{key}" if path else key
 
 
-def _map_node(value: Mapping[str, Any], kb: KnowledgeBase, path: str) -> dict[str, Any]:
+def _map_node(value: Mapping[str, Any], kb: KnowledgeBase, path: str,
+              owner: Record | None) -> dict[str, Any]:
     provenance = None
     if "basis" in value and "value" not in value:
         provenance = provenance_of(value, kb)
     items = [
-        {"key": str(key), "node": value_tree(item, kb, _join(path, str(key))),
+        {"key": str(key), "node": value_tree(item, kb, _join(path, str(key)), owner),
          "anchor": urls.field_anchor(_join(path, str(key)))}
         for key, item in value.items()
         if not (provenance and key in ("basis", "source"))
@@ -48,9 +52,10 @@ def _map_node(value: Mapping[str, Any], kb: KnowledgeBase, path: str) -> dict[st
     return {"type": "map", "items": items, "provenance": provenance}
 
 
-def quantity_node(value: Mapping[str, Any], kb: KnowledgeBase, path: str = "") -> dict[str, Any]:
+def quantity_node(value: Mapping[str, Any], kb: KnowledgeBase, path: str = "",
+                  owner: Record | None = None) -> dict[str, Any]:
     """Show a figure with its unit, provenance badge, source link and any notes."""
-    extras = [(str(key), format_scalar(item)) for key, item in value.items()
+    extras = [(str(key), _extra(item, kb, owner)) for key, item in value.items()
               if key not in QUANTITY_CORE and item is not None]
     return {
         "type": "quantity",
@@ -59,6 +64,13 @@ def quantity_node(value: Mapping[str, Any], kb: KnowledgeBase, path: str = "") -
         "provenance": provenance_of(value, kb),
         "extras": extras,
     }
+
+
+def _extra(item: Any, kb: KnowledgeBase, owner: Record | None) -> Any:
+    """A quantity's note or other extra: prose parts when it has templates or quotations."""
+    if isinstance(item, str) and owner is not None and has_markup(item):
+        return {"parts": prose_parts(item, kb, owner)}
+    return format_scalar(item)
 
 
 def provenance_of(value: Mapping[str, Any], kb: KnowledgeBase) -> dict[str, Any]:
@@ -78,11 +90,18 @@ def link_for(target: str, kb: KnowledgeBase) -> dict[str, Any]:
     return {"text": target, "url": urls.record_page(record_id) + anchor, "title": record.title}
 
 
-def text_node(text: str, kb: KnowledgeBase) -> dict[str, Any]:
-    """Show a string: a link when it names a record, else text (`long` if it is prose)."""
+def text_node(text: str, kb: KnowledgeBase, owner: Record | None = None) -> dict[str, Any]:
+    """Show a string: a link when it names a record, else text (`long` if it is prose).
+
+    Text of a record (`owner`) that holds templates or quotations also carries
+    `parts` (prose_view): the page shows each template's value, linked.
+    """
     if "/" in text and " " not in text and kb.get(split_binding(text)[0]) is not None:
         return {"type": "ref", "link": link_for(text, kb)}
-    return {"type": "text", "text": text, "long": "\n" in text.strip() or len(text) > 160}
+    node = {"type": "text", "text": text, "long": "\n" in text.strip() or len(text) > 160}
+    if owner is not None and has_markup(text):
+        node["parts"] = prose_parts(text, kb, owner)
+    return node
 
 
 def format_scalar(value: Any) -> str:

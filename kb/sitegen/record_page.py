@@ -24,7 +24,7 @@ def record_context(record: Record, kb: KnowledgeBase) -> dict[str, Any]:
     return {
         "record": record,
         "tags": _tags(record),
-        "summary": str(record.data.get("summary") or ""),
+        "summary": _summary(record, kb),
         "kind_url": urls.kind_index(record.kind),
         "page_url": urls.record_page(record.id),
         "json_url": urls.record_json(record.id),
@@ -59,7 +59,7 @@ def fields_tree(record: Record, kb: KnowledgeBase) -> dict[str, Any]:
         for key, value in record.data.items()
         if key not in HEADER_FIELDS and key not in SECTION_FIELDS and key != "waivers"
     }
-    tree = value_tree(rest, kb)
+    tree = value_tree(rest, kb, owner=record)
     if any(isinstance(e, Mapping) and "erratum" in e for section in LINKED
            for e in (rest.get(section) if isinstance(rest.get(section), list) else [])):
         _mark_errata(tree, errata_by_claim(record, kb))
@@ -80,6 +80,11 @@ def _mark_errata(tree: dict[str, Any], errata: Mapping[str, Mapping[str, str]]) 
                     field["node"] = {"type": "erratum", "claim": claim, **found}
 
 
+def _summary(record: Record, kb: KnowledgeBase) -> dict[str, Any] | None:
+    summary = record.data.get("summary")
+    return text_node(str(summary), kb, record) if summary else None
+
+
 def evidence_rows(record: Record, kb: KnowledgeBase) -> list[dict[str, Any]]:
     """Receipts that confirm, refute or give context to a flop class."""
     items = record.data.get("evidence")
@@ -89,7 +94,7 @@ def evidence_rows(record: Record, kb: KnowledgeBase) -> list[dict[str, Any]]:
         {
             "receipt": link_for(str(item.get("receipt", "")), kb),
             "verdict": str(item.get("verdict", "")),
-            "note": text_node(str(item.get("note", "")), kb) if item.get("note") else None,
+            "note": text_node(str(item.get("note", "")), kb, record) if item.get("note") else None,
         }
         for item in items
         if isinstance(item, Mapping)

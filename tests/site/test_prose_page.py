@@ -1,0 +1,66 @@
+"""Templates on the site: a templated number follows its figure, linked, and is escaped.
+
+The receipt `receipts/azure-nd-h100-v5-hbm-bandwidth` states its spec as
+`{hardware/nvidia-h100-sxm#memory.bandwidth|TB/s}`: editing H100's HBM
+bandwidth in a copy of the records and rebuilding must change the number on
+the receipt's page (and re-render it), with no other edit.
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+from conftest import copy_repo, load
+
+from kb.sitegen.build import build
+
+HOT = "records/hardware/nvidia-h100-sxm.yaml"
+PAGE = "records/receipts/azure-nd-h100-v5-hbm-bandwidth.html"
+SPEC = re.compile(r'<a class="templated basis-vendor-spec" href="../../records/hardware/'
+                  r'nvidia-h100-sxm.html#f-memory.bandwidth" title="[^"]*"><span class="value">'
+                  r'([^<]*)</span> <span class="unit">TB/s</span></a> spec')
+
+
+def lede(page: Path) -> str:
+    text = page.read_text(encoding="utf-8")
+    found = re.search(r'<p class="lede">(.*?)</p>', text, re.S)
+    assert found, "the page has no summary"
+    return found.group(1)
+
+
+def test_a_templated_number_changes_when_its_figure_does(tmp_path: Path) -> None:
+    root = copy_repo(tmp_path / "repo")
+    out = tmp_path / "_site"
+    kb, _ = load(root / "records")
+    build(kb, out)
+    before = SPEC.search(lede(out / PAGE))
+    assert before and before.group(1) == "3.35", lede(out / PAGE)
+    hot = root / HOT
+    text = hot.read_text(encoding="utf-8")
+    hot.write_text(text.replace("bandwidth: {value: 3350,", "bandwidth: {value: 3351,", 1),
+                   encoding="utf-8")
+    kb, _ = load(root / "records")
+    report = build(kb, out)
+    assert PAGE in report.rendered
+    after = SPEC.search(lede(out / PAGE))
+    assert after and after.group(1) == "3.351", lede(out / PAGE)
+
+
+def test_template_parts_and_quotations_are_escaped(tmp_path: Path) -> None:
+    root = copy_repo(tmp_path / "repo")
+    target = root / "records" / "receipts" / "azure-nd-h100-v5-host-device-copy.yaml"
+    text = target.read_text(encoding="utf-8")
+    hostile = ('summary: "<i>x</i> {#results.0.value} \\"<b>quoted</b>\\" '
+               '{#results.0.value|<script>}"')
+    target.write_text(re.sub(r"summary: >-\n(  .*\n)+", hostile + "\n", text, count=1),
+                      encoding="utf-8")
+    kb, _ = load(root / "records")
+    out = tmp_path / "_site"
+    build(kb, out)
+    shown = lede(out / "records/receipts/azure-nd-h100-v5-host-device-copy.html")
+    assert "<script>" not in shown and "<b>" not in shown and "<i>" not in shown
+    assert "&lt;i&gt;x&lt;/i&gt;" in shown
+    assert '<q class="verbatim">&#34;&lt;b&gt;quoted&lt;/b&gt;&#34;</q>' in shown
+    assert '<span class="value">51</span> <span class="unit">GB/s</span>' in shown
+    assert '<span class="broken-ref"' in shown and "{#results.0.value|&lt;script&gt;}" in shown

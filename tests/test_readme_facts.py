@@ -1,0 +1,18 @@
+"""README.md's counts and prediction table are what kb computes, not hand-written copies."""
+
+from __future__ import annotations
+
+import importlib.util
+
+from tests.conftest import REPO
+
+
+def test_the_readme_blocks_are_generated() -> None:
+    spec = importlib.util.spec_from_file_location("readme_facts", REPO / "scripts/readme_facts.py")
+    assert spec is not None and spec.loader is not None
+    facts = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(facts)
+    readme = (REPO / "README.md").read_text(encoding="utf-8")
+    kb = facts.build_knowledge_base(REPO / "records")
+    expected = facts.replace_blocks(readme, facts.generated(kb))
+    assert readme == expected, "run `python scripts/readme_facts.py --write`"
