@@ -55,3 +55,12 @@ def test_methodology_page_prints_the_seed_equations_and_the_strategy_table(
         assert f'alttext="{name} = ' in html
     assert html.count("<tr>") >= 6 and "Sequence/context parallel" in html
     assert "<h1>Compute-placement tax</h1>" in html
+
+
+def test_prose_inside_claims_shows_template_values_not_braces(built_site: Path) -> None:
+    html = page(built_site, f"records/{SEED_FLOP}.html")
+    assert "{claim:" not in html  # erratum reasons and claim notes are templated prose
+    row = html[html.index('id="claim-seed-tp-free"'):]
+    reason = row[row.index('class="erratum">'):row.index("</p>", row.index('class="erratum">'))]
+    assert 'href="../../records/flops/sched-tensor-parallel-crossover.html#claim-comm-compute-tp8"' \
+        in reason and '<span class="value">1.2455023</span>' in reason
