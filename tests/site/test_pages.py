@@ -62,5 +62,5 @@ def test_prose_inside_claims_shows_template_values_not_braces(built_site: Path) 
     assert "{claim:" not in html  # erratum reasons and claim notes are templated prose
     row = html[html.index('id="claim-seed-tp-free"'):]
     reason = row[row.index('class="erratum">'):row.index("</p>", row.index('class="erratum">'))]
-    assert 'href="../../records/flops/sched-tensor-parallel-crossover.html#claim-comm-compute-tp8"' \
-        in reason and '<span class="value">1.2455023</span>' in reason
+    target = "../../records/flops/sched-tensor-parallel-crossover.html#claim-comm-compute-tp8"
+    assert f'href="{target}"' in reason and '<span class="value">1.2455023</span>' in reason
