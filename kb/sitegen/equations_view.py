@@ -24,6 +24,7 @@ from kb.findings import pointer_join
 from kb.model import KnowledgeBase, Record
 from kb.sitegen.fields import format_scalar, link_for, provenance_of, value_tree
 from kb.sitegen.mathml import UnprintableExpression, equation_to_mathml, name_to_mathml
+from kb.sitegen.prose_view import has_markup, prose_parts
 
 NOT_CHECKED = "not checked: the equations engine (kb.equations) is not available in this build"
 
@@ -35,7 +36,7 @@ def equations_context(record: Record, kb: KnowledgeBase) -> dict[str, Any]:
     found = data.get("equations")
     equations: Mapping[str, Any] = found if isinstance(found, Mapping) else {}
     names = display_names(data.get("symbols"))
-    claims = claim_rows(data.get("claims"), items, kb)
+    claims = claim_rows(data.get("claims"), items, kb, record)
     context: dict[str, Any] = {
         "symbols": symbol_rows(data.get("symbols")),
         "equations": equation_rows(equations, items, names),
@@ -199,9 +200,13 @@ def _step_row(step: Any, pointer: str, equations: Mapping[str, Any],
             **fields, **(_mathml(source, names) if source else {"mathml": "", "error": ""})}
 
 
-def claim_rows(claims: Any, items: Mapping[str, Any],
-               kb: KnowledgeBase) -> list[dict[str, Any]]:
-    """Each claim with its state and the claimed versus the computed value."""
+def claim_rows(claims: Any, items: Mapping[str, Any], kb: KnowledgeBase,
+               owner: Record | None = None) -> list[dict[str, Any]]:
+    """Each claim with its state and the claimed versus the computed value.
+
+    Prose inside a claim (its note, an erratum's reason) is prose of `owner`: its
+    templates show their values (kb.sitegen.prose_view), as everywhere on the page.
+    """
     if not isinstance(claims, list):
         return []
     rows = []
@@ -222,14 +227,15 @@ def claim_rows(claims: Any, items: Mapping[str, Any],
             "shown": state_text(item) if item is not None else "unverified (not checked)",
             "detail": fields["detail"] or ("" if item else "not checked"),
             "inputs": value_tree({k: v for k, v in claim.items() if k not in ("id", "text")},
-                                 kb, f"claims.{index}"),
+                                 kb, f"claims.{index}", owner),
             "limitation": "",
-            **_erratum_fields(claim, item, kb), **_prediction_fields(claim, item, kb),
+            **_erratum_fields(claim, item, kb, owner), **_prediction_fields(claim, item, kb),
         })
     return rows
 
 
-def _erratum_fields(claim: Mapping[str, Any], item: Any, kb: KnowledgeBase) -> dict[str, Any]:
+def _erratum_fields(claim: Mapping[str, Any], item: Any, kb: KnowledgeBase,
+                    owner: Record | None = None) -> dict[str, Any]:
     """An erratum claim: what the source says, what kb computes, why, and the correction."""
     erratum = claim.get("erratum")
     if not isinstance(erratum, Mapping):
@@ -239,10 +245,16 @@ def _erratum_fields(claim: Mapping[str, Any], item: Any, kb: KnowledgeBase) -> d
     return {"erratum": {
         "text": erratum_text(item) if item is not None and item.state == ERRATUM else "",
         "reason": str(erratum.get("reason") or ""),
+        "reason_parts": _parts(str(erratum.get("reason") or ""), kb, owner),
         "source": link_for(str(source), kb) if source else None,
         "corrected_by": {"id": str(corrected), "anchor": f"claim-{_slug(str(corrected))}"}
         if corrected else None,
     }}
+
+
+def _parts(text: str, kb: KnowledgeBase, owner: Record | None) -> list[dict[str, Any]] | None:
+    """Prose parts of `text` (templates shown, quotations kept), or None for plain text."""
+    return prose_parts(text, kb, owner) if owner is not None and has_markup(text) else None
 
 
 def _prediction_fields(claim: Mapping[str, Any], item: Any, kb: KnowledgeBase) -> dict[str, Any]:

@@ -5,7 +5,9 @@ bind): the x axis is the symbol bound to interconnect records (the link
 bandwidth for the seed), one line per accelerator the class names (the symbol
 bound to an accelerator field, e.g. `BW_hbm`, re-bound to each accelerator's
 same field), every other symbol held at the first claim's binding. The
-interconnect records are marks on the x axis and each claim is a point. Values
+interconnect records are marks on the x axis and each claim that holds the other
+symbols at the same bindings is a point (a claim at another operating point, e.g.
+another TP degree, is not on these lines and is not drawn). Values
 come from the equations engine (exact bindings, SymPy substitution); nothing is
 evaluated from text.
 """
@@ -89,7 +91,9 @@ def _plan(record: Record, kb: KnowledgeBase, claims: list[Mapping[str, Any]]) ->
                                                                          exact)) for x in grid)))
     if not series:
         return None
-    return _chart(record, kb, claims, series, x_marks, x_name, x_unit, function.lhs_name)
+    on_lines = [c for c in claims
+                if all(c["bind"].get(k) == v for k, v in held.items() if k != line_name)]
+    return _chart(record, kb, on_lines, series, x_marks, x_name, x_unit, function.lhs_name)
 
 
 class _Function:

@@ -121,25 +121,51 @@ def test_changing_h100_bandwidth_fails_the_flop_class_naming_both_files(
             break
         block.append(line)
     assert any("see: records/hardware/nvidia-h100-sxm.yaml:" in line for line in block), block
-    assert "computed 3705.6" in broken.stdout  # 202375168*450/(8192*3000), recomputed
+    # b-star-tp8-alpha0: 202375168*450/(4*7*4096*3000) = 9264/35, recomputed
+    assert "claim b-star-tp8-alpha0 is refuted: computed 264.68571" in broken.stdout
     hardware.write_text(original, encoding="utf-8")
     restored = run_kb(["validate", "--root", str(shipped_copy)], cwd=tmp_path)
     assert restored.returncode in (0, 1), restored.stderr
     assert " EQ0" not in restored.stdout, restored.stdout
 
 
-def test_every_item_of_the_seed_record_holds() -> None:
+def test_every_item_of_the_seed_record_holds_and_every_seed_statement_is_an_erratum() -> None:
     from kb.loader import load_knowledge_base
     from tests.conftest import SHIPPED_RECORDS
 
     kb, _ = load_knowledge_base(SHIPPED_RECORDS)
     result = engine.analyse(kb, use_cache=False).results[SEED]
     assert result.issues == []
-    assert {item.state for item in result.items} <= {"consistent", "derived", "recomputed"}
-    ids = {item.id for item in result.items}
-    for claim in ("b-star-nvlink-full", "b-star-nvlink-single", "b-star-pcie-4", "b-star-spread",
-                  "reduce-scatter-all-gather-effect", "nvswitch-effect", "ring-flat-in-n"):
-        assert claim in ids
+    states = {item.id: item.state for item in result.items}
+    errata = {i for i, state in states.items() if state == "erratum"}
+    assert errata == {c["id"] for c in kb.get(SEED).data["claims"] if "erratum" in c}
+    assert {"seed-b-star-nvlink-full", "seed-b-star-nvlink-single", "seed-b-star-pcie-4",
+            "seed-rs-ag-halves-b-star", "seed-fabric-not-model", "seed-tp-free",
+            "seed-no-measured-refutations", "seed-b-star-flat-in-n"} <= errata
+    assert {s for i, s in states.items() if i not in errata} <= {"consistent", "derived",
+                                                                "recomputed"}
+    for claim in ("b-star-tp2-alpha0", "b-star-tp4-alpha0", "b-star-tp8-alpha0", "b-star-tp8-alpha",
+                  "comm-compute-tp8", "degree-comm-equals-compute", "width-effect-7b-to-70b",
+                  "b-star-spread", "reduce-scatter-all-gather-effect", "nvswitch-effect",
+                  "ring-flat-in-n", "tp-crossover.8", "tp-crossover.9"):
+        assert states[claim] in ("recomputed", "derived"), claim
+    full = next(i for i in result.items if i.id == "seed-b-star-nvlink-full")
+    assert "computed 237.03198" in full.detail and "claimed 3318" in full.detail
+
+
+def test_the_seed_figure_made_true_fails_as_an_erratum_no_longer_refuted(
+    shipped_copy: Path, tmp_path: Path
+) -> None:
+    seed = shipped_copy / "flops" / "sched-tensor-parallel-crossover.yaml"
+    original = seed.read_text(encoding="utf-8")
+    marker = "expect: {value: 3318, unit: \"1\", round: 1"
+    assert marker in original
+    seed.write_text(original.replace(marker, "expect: {value: 237, unit: \"1\", round: 1"),
+                    encoding="utf-8")
+    broken = run_kb(["validate", "--root", str(shipped_copy)], cwd=tmp_path)
+    assert broken.returncode == 1, broken.stdout + broken.stderr
+    assert "EQ017" in broken.stdout and "seed-b-star-nvlink-full" in broken.stdout, broken.stdout
+    seed.write_text(original, encoding="utf-8")
 
 
 def test_calc_prints_the_trail_and_the_result(tmp_path: Path) -> None:
@@ -158,8 +184,8 @@ def test_calc_prints_the_trail_and_the_result(tmp_path: Path) -> None:
 @pytest.mark.parametrize(
     ("args", "message"),
     [
-        (["--set", "BW_link=63 Gbps"], "write Gbit/s"),
-        (["--set", "BW_link=hardware/nvidia-h100-sxm#memory.capacity"], "declared GB/s"),
+        (["--set", "W=63 Gbps"], "write Gbit/s"),  # W: a symbol of the default target B_tp
+        (["--set", "W=hardware/nvidia-h100-sxm#memory.capacity"], "declared GB/s"),
         (["--set", "nonsense"], "NAME=VALUE"),
         (["--set", "BW_lnk=63 GB/s"], "not symbols"),
         (["no_such_equation"], "neither an equation nor a symbol"),

@@ -58,7 +58,7 @@ def test_seed_chart_has_a_title_a_text_alternative_and_a_line_per_accelerator(
     named = kb.get(SEED_FLOP).data["affected_by_hardware"]
     with_bandwidth = [i for i in named if kb.get(i) and kb.get(i).get("memory.bandwidth")]
     assert seed_svg.get("role") == "img"
-    assert "B_star" in seed_svg.find(f"{SVG}title").text
+    assert "B_tp" in seed_svg.find(f"{SVG}title").text  # kb's crossover, not the seed's B_star
     assert "interconnect" in seed_svg.find(f"{SVG}desc").text
     lines = seed_svg.findall(f".//{SVG}path")
     assert len(lines) == len(with_bandwidth) >= 3
@@ -70,7 +70,8 @@ def test_seed_chart_marks_the_fabrics_of_the_drawn_accelerators_and_the_claims(
     kb, _ = load(repo_copy / "records")
     seed = kb.get(SEED_FLOP)
     expected = {spec.partition("#")[0] for claim in seed.data["claims"]
-                for name, spec in claim.get("bind", {}).items() if name == "BW_link"}
+                for name, spec in claim.get("bind", {}).items()
+                if name == "W" and claim.get("of") == "b_star_tp"}
     for accelerator_id in seed.data["affected_by_hardware"]:
         accelerator = kb.get(accelerator_id)
         expected.update(link["interconnect"] for link in accelerator.data.get("links", []))
@@ -80,3 +81,13 @@ def test_seed_chart_marks_the_fabrics_of_the_drawn_accelerators_and_the_claims(
         assert kb.get(link_id).title in titles, link_id
     assert "claim" in titles
     assert len([g for g in marks if g.find(f"{SVG}line") is not None]) < 3 * len(expected)
+
+
+def test_seed_chart_draws_only_the_claims_at_its_lines_operating_point(
+    seed_svg: ET.Element,
+) -> None:
+    titles = [t.text or "" for t in seed_svg.iter(f"{SVG}title")]
+    claimed = {t.split(":")[0] for t in titles if t.startswith("claim ")}
+    assert "claim b-star-tp8-alpha0" in claimed  # TP8 at the line rate: the held bindings
+    assert "claim b-star-tp4-alpha0" not in claimed  # TP4 is not on the TP8 lines
+    assert "claim b-star-tp2-alpha0" not in claimed

@@ -19,7 +19,11 @@ def test_seed_page_shows_equation_states_and_claimed_vs_computed(built_site: Pat
     assert 'class="state state-consistent"' in block and 'alttext="B_star = ' in block
     rows = re.findall(r'<tr id="claim-[^"]+">(.*?)</tr>', html, re.S)
     assert rows, "no claims table"
-    assert any("3318" in row and "state-recomputed" in row for row in rows)
+    assert any("b-star-tp8-alpha0" in row and "state-recomputed" in row for row in rows)
+    errata = re.findall(r'<tr id="claim-[^"]+" class="claim-erratum">(.*?)</tr>', html, re.S)
+    full = next(row for row in errata if "seed-b-star-nvlink-full" in row)
+    assert "state-erratum" in full and "the source says 3318; kb computes 237.03" in full
+    assert not any("3318" in row and "state-recomputed" in row for row in rows + errata)
 
 
 def test_hardware_table_has_every_accelerator_side_by_side(
@@ -51,3 +55,12 @@ def test_methodology_page_prints_the_seed_equations_and_the_strategy_table(
         assert f'alttext="{name} = ' in html
     assert html.count("<tr>") >= 6 and "Sequence/context parallel" in html
     assert "<h1>Compute-placement tax</h1>" in html
+
+
+def test_prose_inside_claims_shows_template_values_not_braces(built_site: Path) -> None:
+    html = page(built_site, f"records/{SEED_FLOP}.html")
+    assert "{claim:" not in html  # erratum reasons and claim notes are templated prose
+    row = html[html.index('id="claim-seed-tp-free"'):]
+    reason = row[row.index('class="erratum">'):row.index("</p>", row.index('class="erratum">'))]
+    target = "../../records/flops/sched-tensor-parallel-crossover.html#claim-comm-compute-tp8"
+    assert f'href="{target}"' in reason and '<span class="value">1.2455023</span>' in reason
