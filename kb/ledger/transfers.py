@@ -44,6 +44,8 @@ def bus_factor(pattern: str, ranks: int) -> Fraction:
     """Bytes moved per rank, as a multiple of the collective's buffer size S."""
     if pattern == "point-to-point":
         return Fraction(1)
+    if ranks < 1:  # schema-invalid (SC001 reports it); the ledger rules must not crash on it
+        return Fraction(0)
     base = Fraction(ranks - 1, ranks)
     return 2 * base if pattern == "all-reduce" else base
 

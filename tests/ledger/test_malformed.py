@@ -5,7 +5,7 @@ from __future__ import annotations
 import copy
 from typing import Any
 
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 from ledger_fixtures import fixture_records, make_kb
 
@@ -67,6 +67,12 @@ ROW_KEYS = ("algorithm", "cuda_graphs", "gpus", "message_size", "bus_bandwidth",
 
 @settings(max_examples=200, deadline=None)
 @given(st.sampled_from(TRANSFER_KEYS), JUNK, st.sampled_from(ROW_KEYS), JUNK)
+@example(
+    key='ranks',
+    junk=0,
+    row_key='gpus',
+    row_junk=None,
+).via('discovered failure')
 def test_lg_rules_survive_junk_curve_conditions(key: str, junk: Any, row_key: str,
                                                 row_junk: Any) -> None:
     """The fields that choose a receipt curve (kb/ledger/curves.py), junk on both sides."""
