@@ -169,7 +169,8 @@ def _symbol_issues(record: Record, used: Record, eq_id: str, renames: Mapping[st
                                 "symbol"))
             continue
         mine, theirs = _unit(here[local]), _unit(there.get(name))
-        if mine is not None and theirs is not None and mine != theirs:
+        if mine is not None and theirs is not None and (mine.dims, mine.factor) != (
+                theirs.dims, theirs.factor):
             issues.append(Issue("EQ024", pointer, f"equation {eq_id}: {local} is in "
                                 f"{mine.text} here, {name} in {theirs.text} in {used.id}",
                                 "declare the same unit, or map to a symbol that has it",
