@@ -206,6 +206,9 @@ def run_record_with_plan(record: Record, resolver: Any,
                          shared: bool = False) -> tuple[RecordResult, Any]:
     """Run every symbolic check of one record; also return its plan (None if it has none).
 
+    `record` has its `uses` equations resolved (compose.compose; analyse() does it):
+    an unresolved `uses` entry is skipped here, since compose.py reports it.
+
     `shared`: reuse what records with the same maths left this process (shared.py);
     without it every check runs afresh (the tests compare both).
     """
