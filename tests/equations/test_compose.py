@@ -196,3 +196,21 @@ def test_any_used_text_and_map_give_findings_never_a_traceback(text: str,
     composed = compose(kb, kb.records["flops/u"])
     assert all(i.code in ("EQ021", "EQ022", "EQ023", "EQ024") for i in composed.issues)
     assert bool(composed.issues) != ("expr" in composed.record.data["equations"]["e"])
+
+
+def test_the_shipped_tp_step_follows_decode_weight_reads_equation(tmp_path: Path) -> None:
+    """Drop the 1/N from decode-weight-read's bound: the TP step's composed derivation fails."""
+    import shutil
+
+    from kb.loader import load_knowledge_base
+    from tests.conftest import SHIPPED_RECORDS
+
+    shutil.copytree(SHIPPED_RECORDS, tmp_path / "records")
+    path = tmp_path / "records" / "flops" / "decode-weight-read.yaml"
+    text, bound = path.read_text(), 'expr: "t_step = P*b_w/(N*BW_hbm)"'
+    assert bound in text
+    path.write_text(text.replace(bound, 'expr: "t_step = P*b_w/BW_hbm"'))
+    kb, _ = load_knowledge_base(tmp_path / "records")
+    result = analyse(kb, use_cache=False).results["flops/tp-decode-allreduce-time"]
+    refuted = [i for i in result.issues if i.code == "EQ005"]
+    assert [i.pointer for i in refuted] == ["/derivations/2/steps/2"]  # weight-read-composed
