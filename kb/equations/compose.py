@@ -17,7 +17,8 @@ so exact literals stay exact. No SymPy here: this runs on every `kb validate`.
 What is refused (the entry then stays without `expr`, and is not checked):
 - EQ021: the used record has no equation with that id (a record that does not
   exist at all is RF001's dangling reference: `uses` is a reference);
-- EQ022: the target is not a usable equation: no `id#equation` text, an entry
+- EQ022: the target is not a usable equation: no `id#equation` text (or an
+  entry that also writes its own `expr`: one or the other), an entry
   that is itself a `uses` (compose from the original), or text that is not one
   well-formed `lhs = rhs` over the used record's declared symbols;
 - EQ023: a name the used equation needs, after `map`, is not declared here, or
@@ -87,9 +88,13 @@ def composed_data(kb: KnowledgeBase, record: Record) -> Mapping[str, Any]:
 
 def _resolve(kb: KnowledgeBase, record: Record, eq_id: str,
              spec: Mapping[str, Any]) -> tuple[dict[str, Any], list[Issue]]:
-    entry = dict(spec)
+    entry = {key: value for key, value in spec.items() if key != "expr"}
     pointer = pointer_join("/equations", eq_id, "uses")
     target = spec.get("uses")
+    if "expr" in spec:
+        return entry, [Issue("EQ022", pointer_join("/equations", eq_id, "expr"),
+                             f"equation {eq_id}: write expr or uses, not both",
+                             "drop expr (kb takes the used text) or drop uses")]
     if not isinstance(target, str) or "#" not in target:
         return entry, [Issue("EQ022", pointer, f"equation {eq_id}: uses {target!r} is not "
                              "<record id>#<equation id>",

@@ -9,10 +9,11 @@ under the budget). A finding needs a witness: a point where f and g differ,
 found by exact evaluation; an identity kb cannot decide either way is not
 reported here (derivations and claims that use it stay checked as usual).
 
-Why ERROR: the two records then compute the same quantity for the same inputs
-and get different values, so kb would contradict itself (the per-rank weight
-read one flop class divides by N and another does not). Either the restated
-equation is wrong or the used one is; keep one and cite it.
+Why: the two records then compute the same quantity for the same inputs and
+get different values, so kb would contradict itself (the per-rank weight read
+one flop class divides by N and another does not). It is an error, not a
+warning: a witness proves one of the two equations wrong at some inputs, and
+nothing in kb may rest on both. Keep one and cite it.
 
 Bad:
 
