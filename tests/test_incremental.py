@@ -190,6 +190,23 @@ def test_a_changed_measurement_rechecks_the_prediction_that_names_it(
     assert as_rows(found) == as_rows(full_run(tmp_path, monkeypatch)())
 
 
+def test_editing_a_used_equation_rechecks_the_record_that_uses_it(
+    tree: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`equations: {read: {uses: flops/compose-read#step}}` is a reference: the user follows."""
+    fixtures = Path(__file__).resolve().parent / "fixtures" / "compose"
+    for path in fixtures.rglob("*.yaml"):
+        shutil.copy(path, tree / path.relative_to(fixtures))
+    assert as_rows(incremental_run(tree)) == as_rows(full_run(tmp_path, monkeypatch)())
+    used = tree / "flops" / "compose-read.yaml"
+    used.write_text(used.read_text().replace("P*b_w/(N*BW_hbm)", "P*b_w/BW_hbm"))
+    found = incremental_run(tree)
+    assert incremental.STATS["mode"] == "incremental"
+    assert [f.code for f in found if f.location.path.endswith("flops/compose-tp.yaml")] == [
+        "EQ007"]
+    assert as_rows(found) == as_rows(full_run(tmp_path, monkeypatch)())
+
+
 def test_scope_of_paths_matches_the_checker(tree: Path, tmp_path: Path,
                                             monkeypatch: pytest.MonkeyPatch) -> None:
     target = tree / "hardware" / "nvidia-h100-sxm.yaml"

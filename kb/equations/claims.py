@@ -151,6 +151,9 @@ def target(ctx: Context, keep: set[sp.Symbol]) -> tuple[sp.Expr, Dims]:
         symbol = system.symbols[name]
         value = expand_definitions(symbol, system.definitions(), keep)
         return value, system.units[name].dims
+    if isinstance(name, str) and name in system.failed:
+        raise ClaimError("EQ015", "of", f"of: {name!r} is an equation kb could not check "
+                         "(its own finding says why)", "fix that equation first")
     raise ClaimError("EQ016", "of", f"of: {name!r} is neither an equation id nor a symbol",
                      "name an equation under equations: or a declared symbol")
 

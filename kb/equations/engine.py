@@ -23,6 +23,7 @@ from typing import Any
 
 from kb.equations.bind import BindError, Bound, referenced_records, resolve
 from kb.equations.cache import ResultCache, content_key
+from kb.equations.compose import compose, uses_specs
 from kb.equations.figures import check_model
 from kb.equations.plan import PLAN_FORMAT, run_plan
 from kb.equations.results import (
@@ -73,7 +74,8 @@ class Analysis:
 
 
 _MEMO: dict[int, tuple[weakref.ref[KnowledgeBase], Analysis]] = {}
-Pending = tuple[str, str, dict[str, "Bound | BindError"]]  # result key, plan key, bindings
+# result key, plan key, bindings, the record with its `uses` resolved, compose.py's issues
+Pending = tuple[str, str, dict[str, "Bound | BindError"], Record, tuple[Issue, ...]]
 
 
 def analyse(kb: KnowledgeBase, use_cache: bool = True) -> Analysis:
@@ -117,7 +119,7 @@ def _run_pending(kb: KnowledgeBase, pending: dict[str, Pending], cache: ResultCa
 
     families: dict[str, list[str]] = {}
     for record_id in sorted(pending):
-        families.setdefault(family_key(kb.records[record_id].data, record_id), []).append(
+        families.setdefault(family_key(pending[record_id][3].data, record_id), []).append(
             record_id)
     members = list(families.values())
 
@@ -125,7 +127,7 @@ def _run_pending(kb: KnowledgeBase, pending: dict[str, Pending], cache: ResultCa
         checked = []
         for record_id in members[family]:
             resolver = _resolver(kb, pending[record_id][2])
-            result, plan = run_record_with_plan(kb.records[record_id], resolver, shared=True)
+            result, plan = run_record_with_plan(pending[record_id][3], resolver, shared=True)
             checked.append((record_id, _to_json(result), plan))
         return checked
 
@@ -134,11 +136,11 @@ def _run_pending(kb: KnowledgeBase, pending: dict[str, Pending], cache: ResultCa
     for record_id in sorted(found):
         data, plan = found[record_id]
         STATS["symbolic"] += 1
-        result_key, plan_key, _ = pending[record_id]
+        result_key, plan_key, _, _, issues = pending[record_id]
         cache.put(result_key, data)
         if plan is not None:
             cache.put(plan_key, plan)
-        analysis.results[record_id] = _from_json(data)
+        analysis.results[record_id] = _with_issues(_from_json(data), issues)
 
 
 def dependants(kb: KnowledgeBase, record_id: str) -> list[str]:
@@ -158,6 +160,8 @@ def _analyse_record(kb: KnowledgeBase, record: Record, cache: ResultCache,
         return RecordResult(record.id, record.path, items, issues) if items or issues else None
     if not has_equations(record):
         return None
+    composed = compose(kb, record)  # `uses` resolved: the used text enters every key below
+    record = composed.record
     resolved = _resolve_all(kb, record)
     sections = {s: record.data.get(s) for s in SECTIONS}
     key = content_key({"path": record.path, "sections": sections,
@@ -165,7 +169,7 @@ def _analyse_record(kb: KnowledgeBase, record: Record, cache: ResultCache,
     cached = cache.get(key)
     if cached is not None:
         STATS["cached"] += 1
-        return _from_json(cached)
+        return _with_issues(_from_json(cached), composed.issues)
     plan_key = content_key({"plan": PLAN_FORMAT, "sections": sections})
     plan = cache.get(plan_key)
     if isinstance(plan, Mapping):
@@ -173,9 +177,15 @@ def _analyse_record(kb: KnowledgeBase, record: Record, cache: ResultCache,
         if result is not None:
             STATS["planned"] += 1
             cache.put(key, _to_json(result))
-            return result
-    pending[record.id] = (key, plan_key, resolved)
+            return _with_issues(result, composed.issues)
+    pending[record.id] = (key, plan_key, resolved, record, composed.issues)
     return None
+
+
+def _with_issues(result: RecordResult, issues: tuple[Issue, ...]) -> RecordResult:
+    """Add compose.py's issues (recomputed every run, never cached) to a result."""
+    result.issues[:0] = issues
+    return result
 
 
 def _resolver(kb: KnowledgeBase, resolved: Mapping[str, Bound | BindError]) -> Any:
@@ -195,6 +205,9 @@ def run_record(record: Record, resolver: Any, shared: bool = False) -> RecordRes
 def run_record_with_plan(record: Record, resolver: Any,
                          shared: bool = False) -> tuple[RecordResult, Any]:
     """Run every symbolic check of one record; also return its plan (None if it has none).
+
+    `record` has its `uses` equations resolved (compose.compose; analyse() does it):
+    an unresolved `uses` entry is skipped here, since compose.py reports it.
 
     `shared`: reuse what records with the same maths left this process (shared.py);
     without it every check runs afresh (the tests compare both).
@@ -245,6 +258,9 @@ def _index_bindings(analysis: Analysis, record: Record) -> None:
     for claim_id, _, spec in binding_specs(record):
         if referenced_records(spec) is not None:
             analysis.bound_by.setdefault(spec, []).append((record.id, claim_id))
+    for eq_id, spec in uses_specs(record):  # a composed equation depends on the used one
+        if isinstance(spec, str) and referenced_records(spec) is not None:
+            analysis.bound_by.setdefault(spec, []).append((record.id, eq_id))
 
 
 def _to_json(result: RecordResult) -> dict[str, Any]:

@@ -21,6 +21,7 @@ import sympy as sp
 
 from kb.equations.algebra import expand_definitions, number_text, rational_value
 from kb.equations.bind import Bound, resolve
+from kb.equations.compose import compose
 from kb.equations.expr import to_text
 from kb.equations.system import System, build_system
 from kb.equations.units import Unit, format_dims
@@ -70,6 +71,7 @@ def binding_spec(text: str) -> Any:
 def evaluate(kb: KnowledgeBase, record: Record, target: str | None,
              bindings: Mapping[str, Any]) -> Evaluation:
     """Evaluate `target` of `record` with `bindings` (name -> spec); see module doc."""
+    record = compose(kb, record).record  # `uses` equations resolved, as the engine checks them
     system = build_system(record.data)
     name = target or _default_target(record)
     symbol, expression, equation = _target(system, name)

@@ -75,6 +75,7 @@ def build_system(data: Mapping[str, Any]) -> System:
     if isinstance(equations, Mapping):
         for eq_id, spec in equations.items():
             _add_equation(system, str(eq_id), spec)
+        check_restatements(system, equations)
     return system
 
 
@@ -100,9 +101,15 @@ def _declare_symbols(system: System, symbols: Any) -> None:
 
 
 def _add_equation(system: System, eq_id: str, spec: Any) -> None:
+    if isinstance(spec, Mapping) and "uses" in spec:
+        if "expr" not in spec:  # compose.py could not resolve it and said why
+            system.failed.add(eq_id)
+            return
+        pointer = pointer_join("/equations", eq_id, "uses")
+    else:
+        pointer = pointer_join("/equations", eq_id, "expr") if isinstance(spec, Mapping) else (
+            pointer_join("/equations", eq_id))
     text = spec.get("expr") if isinstance(spec, Mapping) else spec
-    pointer = pointer_join("/equations", eq_id, "expr") if isinstance(spec, Mapping) else (
-        pointer_join("/equations", eq_id))
     try:
         parsed = parse_equation(text, system.symbols)
     except ExpressionError as exc:
@@ -131,3 +138,31 @@ def _names(parsed: ParsedEquation) -> set[str]:
     calls = {id(n.func) for t in trees for n in ast.walk(t) if isinstance(n, ast.Call)}
     return {n.id for t in trees for n in ast.walk(t)
             if isinstance(n, ast.Name) and id(n) not in calls}
+
+
+def check_restatements(system: System, equations: Mapping[str, Any]) -> None:
+    """EQ025: a used equation `X = f` and another `X = g` here must agree identically.
+
+    See kb/rules/eq_uses_disagrees.py for the definition.
+    """
+    from kb.equations.algebra import NONZERO, decide_zero
+
+    used = [eq_id for eq_id, spec in equations.items()
+            if isinstance(spec, Mapping) and "uses" in spec and eq_id in system.equations]
+    for use_id in used:
+        lhs = system.equations[use_id].lhs.value
+        if not isinstance(lhs, sp.Symbol):
+            continue
+        for eq_id, parsed in system.equations.items():
+            if eq_id == use_id or parsed.lhs.value != lhs or (
+                    eq_id in used and used.index(eq_id) < used.index(use_id)):
+                continue  # each pair once
+            verdict = decide_zero(system.equations[use_id].rhs.value - parsed.rhs.value)
+            if verdict.outcome == NONZERO and verdict.counterexample:
+                spec = equations[eq_id]
+                field = ("uses" if "uses" in spec else "expr",) if isinstance(spec, Mapping) else ()
+                system.add("EQ025", pointer_join("/equations", str(eq_id), *field),
+                           f"equations {use_id} (uses {equations[use_id]['uses']}) and "
+                           f"{eq_id} give {lhs} differently: {verdict.describe()}",
+                           f"keep one: drop {eq_id} and cite {use_id}, or correct the one "
+                           "that is wrong")

@@ -68,6 +68,11 @@ RULE_MODULES: tuple[str, ...] = (
     "eq_prediction_contradicted",  # EQ018
     "eq_prediction_not_independent",  # EQ019
     "eq_erratum_link_unknown",  # EQ020
+    "eq_uses_target_unknown",  # EQ021
+    "eq_uses_target_not_equation",  # EQ022
+    "eq_uses_symbol_undeclared",  # EQ023
+    "eq_uses_unit_mismatch",  # EQ024
+    "eq_uses_disagrees",  # EQ025
     # LG: ledger (kb/ledger)
     "ratio_against_infeasible_placement",  # LG001
     "boundary_crossing_without_ledger",  # LG002

@@ -33,7 +33,7 @@ def equations_context(record: Record, kb: KnowledgeBase) -> dict[str, Any]:
     """Symbols, equations, derivations and claims of a record, each with its state."""
     data = record.data
     items, note = checked_items(record, kb)
-    found = data.get("equations")
+    found = _composed_equations(record, kb)
     equations: Mapping[str, Any] = found if isinstance(found, Mapping) else {}
     names = display_names(data.get("symbols"))
     claims = claim_rows(data.get("claims"), items, kb, record)
@@ -50,6 +50,13 @@ def equations_context(record: Record, kb: KnowledgeBase) -> dict[str, Any]:
     sections = ("symbols", "equations", "derivations", "claims", "checks")
     context["shown"] = any(context[k] for k in sections)
     return context
+
+
+def _composed_equations(record: Record, kb: KnowledgeBase) -> Any:
+    """The record's equations with each `uses` entry resolved to the text kb checked."""
+    from kb.equations.compose import composed_data
+
+    return composed_data(kb, record).get("equations")
 
 
 def _verdict(record: Record, items: Mapping[str, Any], note: str) -> dict[str, str] | None:
@@ -143,9 +150,12 @@ def equation_rows(equations: Any, items: Mapping[str, Any],
     for eq_id, spec in equations.items():
         source = str(spec.get("expr", "") if isinstance(spec, Mapping) else spec)
         pointer = pointer_join("/equations", eq_id)
-        item = _state(items, pointer_join(pointer, "expr"), pointer)
+        uses = str(spec.get("uses", "")) if isinstance(spec, Mapping) else ""
+        item = _state(items, pointer_join(pointer, "expr"), pointer_join(pointer, "uses"),
+                      pointer)
+        text = str(spec.get("text", "")) if isinstance(spec, Mapping) else ""
         row = {"id": str(eq_id), "source": source, "anchor": f"eq-{_slug(str(eq_id))}",
-               "text": str(spec.get("text", "")) if isinstance(spec, Mapping) else "",
+               "text": f"uses {uses}" + (f": {text}" if text else "") if uses else text,
                **_item_fields(item), **_mathml(source, names)}
         rows.append(row)
     return rows

@@ -71,7 +71,7 @@ def _plan(record: Record, kb: KnowledgeBase, claims: list[Mapping[str, Any]]) ->
     if not x_name:
         return None
     line_name = _pick(claims, kb, "accelerator")
-    function = _target_function(record, claims[0]["of"])
+    function = _target_function(_composed(record, kb), claims[0]["of"])
     held = {str(k): v for k, v in claims[0]["bind"].items() if str(k) != x_name}
     lines = _line_bindings(record, kb, held.get(line_name), line_name)
     x_marks = _x_marks(claims, kb, x_name, lines)
@@ -101,6 +101,13 @@ class _Function:
 
     def __init__(self, expr: Any, lhs_name: str) -> None:
         self.expr, self.lhs_name = expr, lhs_name
+
+
+def _composed(record: Record, kb: KnowledgeBase) -> Record:
+    """The record with its `uses` equations resolved (kb/equations/compose.py)."""
+    from kb.equations.compose import compose
+
+    return compose(kb, record).record
 
 
 def _target_function(record: Record, of: str) -> _Function | None:

@@ -24,6 +24,7 @@ from hypothesis import strategies as st
 
 from kb.equations import engine
 from kb.equations.bind import resolve
+from kb.equations.compose import compose
 from kb.loader import load_knowledge_base
 from kb.model import KnowledgeBase, Record
 from tests.conftest import REPO, SHIPPED_RECORDS
@@ -66,6 +67,7 @@ def _check_equivalence(kb: KnowledgeBase, factors: tuple[Fraction, ...]) -> dict
     plans = {}
     for record in kb:
         if engine.has_equations(record):
+            record = compose(kb, record).record  # `uses` resolved, as analyse() does
             result, plan = engine.run_record_with_plan(record, _resolver(kb))
             if plan is None:
                 counts["no plan"] += 1
@@ -76,7 +78,7 @@ def _check_equivalence(kb: KnowledgeBase, factors: tuple[Fraction, ...]) -> dict
     for factor in factors:
         changed = _perturbed(kb, factor)
         for record_id, plan in plans.items():
-            record = changed.records[record_id]
+            record = compose(changed, changed.records[record_id]).record
             symbolic = engine.run_record(record, _resolver(changed))
             planned = engine.run_planned(record, plan, _resolver(changed))
             if planned is None:

@@ -20,6 +20,7 @@ import yaml
 
 from kb.equations import engine, shared
 from kb.equations.bind import resolve
+from kb.equations.compose import compose
 from kb.loader import load_knowledge_base
 from kb.model import KnowledgeBase
 from tests.conftest import REPO, SHIPPED_RECORDS
@@ -39,6 +40,7 @@ def _assert_shared_equals_fresh(kb: KnowledgeBase, again: KnowledgeBase) -> int:
             if not engine.has_equations(record):
                 continue
             resolver = partial(resolve, each)
+            record = compose(each, record).record  # `uses` resolved, as analyse() does
             fresh, fresh_plan = engine.run_record_with_plan(record, resolver)
             assert _json(results[record.id]) == _json(fresh), record.id
             _, plan = engine.run_record_with_plan(record, resolver, shared=True)
