@@ -43,7 +43,10 @@ def calc(record_id: str, target: str | None, root: Path | None, pairs: tuple[str
     kb, _ = load_knowledge_base(folder)
     record = kb.get(record_id)
     if record is None:
-        raise click.UsageError(f"no record {record_id!r} under {folder} (see kb list)")
+        from kb.suggest import did_you_mean
+
+        hint = did_you_mean(record_id.removesuffix(".yaml"), kb.records, "`kb list` shows the ids")
+        raise click.UsageError(f"no record {record_id!r} under {folder}; {hint}")
     try:
         bindings = {name: binding_spec(text) for name, text in settings.items()}
         result = evaluate(kb, record, target, bindings)
