@@ -35,7 +35,10 @@ class EvaluationError(ValueError):
 
 @dataclass(frozen=True)
 class Evaluation:
-    """The value of a target, in its declared unit, and how it was computed."""
+    """The value of a target, in its declared unit, and how it was computed (`trail`).
+
+    `kb calc` prints the trail, then the value (kb/commands/calc.py, `result_text`).
+    """
 
     record_id: str
     target: str
@@ -89,9 +92,7 @@ def evaluate(kb: KnowledgeBase, record: Record, target: str | None,
     result = expanded.xreplace(values)
     unit = system.units[symbol.name]
     value = _in_unit(result, unit)
-    out = Evaluation(record.id, symbol.name, equation, value, unit.text, trail)
-    trail.append(f"{symbol} = {out.shown}")
-    return out
+    return Evaluation(record.id, symbol.name, equation, value, unit.text, trail)
 
 
 def _with_suggestion(name: str, known: Iterable[str]) -> str:
