@@ -20,6 +20,13 @@ KIND_BY_FOLDER: Mapping[str, str] = {
 }
 FOLDER_BY_KIND: Mapping[str, str] = {k: f for f, k in KIND_BY_FOLDER.items()}
 KINDS: tuple[str, ...] = tuple(FOLDER_BY_KIND)
+KIND_NAMES: tuple[str, ...] = (*KINDS, *KIND_BY_FOLDER)  # every name a command accepts
+
+
+def kind_named(name: str) -> str | None:
+    """The kind `name` means: a kind (`flop_class`) or its folder (`flops`, `flops/`), any case."""
+    text = name.strip().lower().rstrip("/")
+    return text if text in FOLDER_BY_KIND else KIND_BY_FOLDER.get(text)
 
 ID_SEGMENT = r"[a-z0-9][a-z0-9._-]*"
 ID_RE = re.compile(rf"{ID_SEGMENT}(?:/{ID_SEGMENT})+")

@@ -17,6 +17,7 @@ LAYERS: dict[str, int] = {
     "resources": 0,
     "usage": 0,
     "overlay": 0,
+    "suggest": 0,
     "yamlsafe": 1,
     "positions": 1,
     "loader": 1,

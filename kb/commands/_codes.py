@@ -9,7 +9,6 @@ so a typo can never select nothing and report a clean tree.
 
 from __future__ import annotations
 
-import difflib
 from collections.abc import Iterable, Sequence
 
 import click
@@ -34,12 +33,12 @@ def unknown_codes(codes: Iterable[str], known: Sequence[str]) -> list[str]:
 
 
 def suggestion(code: str, known: Sequence[str]) -> str | None:
-    """The registered code or family prefix closest to a mistyped `code`, if any is close."""
+    """The registered code or family prefix closest to a mistyped `code` (kb.suggest)."""
     if not code:
         return None
-    candidates = sorted({*known, *(k[:2] for k in known)})
-    close = difflib.get_close_matches(code, candidates, n=1, cutoff=0.6)
-    return close[0] if close else None
+    from kb.suggest import closest
+
+    return closest(code, {*known, *(k[:2] for k in known)})
 
 
 def describe_unknown(unknown: Sequence[str], known: Sequence[str]) -> str:

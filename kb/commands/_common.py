@@ -7,6 +7,8 @@ from pathlib import Path
 
 import click
 
+from kb.model import FOLDER_BY_KIND, KIND_NAMES, KINDS, kind_named
+
 DEFAULT_ROOT = Path("records")
 
 
@@ -50,3 +52,33 @@ root_option = click.option(
     help="The records folder (default: the one above the given paths, else ./records or the "
     "nearest above the working directory).",
 )
+
+
+class KindChoice(click.Choice):  # type: ignore[type-arg]
+    """A record kind typed by its name or its folder (`flop_class` or `flops`): the kind.
+
+    Every command that takes a kind (`kb new KIND`, `kb list --kind`) uses this one
+    resolver (kb.model.kind_named), so a name one accepts the other accepts too.
+    """
+
+    name = "kind"
+
+    def __init__(self) -> None:
+        super().__init__(KIND_NAMES, case_sensitive=False)
+
+    def convert(
+        self, value: object, param: click.Parameter | None, ctx: click.Context | None
+    ) -> str:
+        kind = kind_named(str(value))
+        if kind is not None:
+            return kind
+        from kb.suggest import did_you_mean
+
+        pairs = ", ".join(f"{k} ({FOLDER_BY_KIND[k]})" for k in KINDS)
+        hint = did_you_mean(str(value), KIND_NAMES)
+        meant = f" ({hint})" if hint else ""
+        self.fail(f"{str(value)!r} is not a kind{meant}; the kinds, each with its folder: {pairs}",
+                  param, ctx)
+
+
+KIND = KindChoice()

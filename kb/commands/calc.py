@@ -4,12 +4,21 @@ Each --set binds a symbol to a quantity (`--set BW_link="63 GB/s"`) or to anothe
 record's field (`--set BW_hbm=hardware/nvidia-h200-sxm#memory.bandwidth`);
 unset symbols take the bindings of the record's numeric claims. Prints the
 substitution trail with units and the result. Exit 0 on success, 2 on bad input.
+
+The result is printed for people in a readable unit with six significant digits
+(`2.33017 us`, through the ledger's `amount`, so `kb calc` and `kb ledger` print a
+time, a size or a bandwidth alike), followed by its exact value in the declared
+unit (`(exact 2330169/1000000000000 s)`); `--format json` carries the exact
+fraction as the ledger's JSON does (`{"exact": "p/q", "value": float, "unit": ...}`).
 """
 
 from __future__ import annotations
 
+import json
 import sys
+from fractions import Fraction
 from pathlib import Path
+from typing import Any
 
 import click
 
@@ -32,7 +41,11 @@ def _settings(pairs: tuple[str, ...]) -> dict[str, str]:
 @root_option
 @click.option("--set", "pairs", multiple=True, metavar="NAME=VALUE",
               help="Bind a symbol: a quantity ('63 GB/s') or record-id#dotted.field.")
-def calc(record_id: str, target: str | None, root: Path | None, pairs: tuple[str, ...]) -> None:
+@click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text",
+              show_default=True, help="Output format (json carries the exact fraction).")
+def calc(
+    record_id: str, target: str | None, root: Path | None, pairs: tuple[str, ...], fmt: str
+) -> None:
     """Evaluate TARGET (an equation id or symbol) of RECORD_ID and show the trail."""
     from kb.equations.evaluate import EvaluationError, binding_spec, evaluate
     from kb.loader import load_knowledge_base
@@ -43,12 +56,56 @@ def calc(record_id: str, target: str | None, root: Path | None, pairs: tuple[str
     kb, _ = load_knowledge_base(folder)
     record = kb.get(record_id)
     if record is None:
-        raise click.UsageError(f"no record {record_id!r} under {folder} (see kb list)")
+        from kb.suggest import did_you_mean
+
+        hint = did_you_mean(record_id.removesuffix(".yaml"), kb.records, "`kb list` shows the ids")
+        raise click.UsageError(f"no record {record_id!r} under {folder}; {hint}")
     try:
         bindings = {name: binding_spec(text) for name, text in settings.items()}
         result = evaluate(kb, record, target, bindings)
     except EvaluationError as exc:
         click.echo(f"kb calc: {exc}", err=True)
         sys.exit(2)
+    shown = result_text(result.value, result.unit)
+    if fmt == "json":
+        click.echo(json.dumps(result_json(result, shown), indent=2, ensure_ascii=False))
+        return
     for line in result.trail:
         click.echo(line)
+    click.echo(f"{result.target} = {shown}")
+
+
+def result_text(value: Fraction, unit: str) -> str:
+    """`2.33017 us (exact 2330169/1000000000000 s)`: readable, then exact in the declared unit.
+
+    A time, size or bandwidth is scaled as the ledger scales it (kb.ledger.quantities.amount);
+    any other unit keeps the declared one. The exact value is left out when the text is exact.
+    """
+    from kb.equations.units import parse_unit
+    from kb.ledger.quantities import SCALES, amount, number
+
+    declared = parse_unit(unit)
+    scale = next((d for d in SCALES if parse_unit(d).dims == declared.dims), None)
+    base = declared.to_base(value)
+    readable = amount(base, scale) if scale else f"{number(value)} {unit}".removesuffix(" 1")
+    if _says_exactly(readable, base):
+        return readable
+    return f"{readable} (exact {value}{'' if unit == '1' else ' ' + unit})"
+
+
+def _says_exactly(readable: str, base: Fraction) -> bool:
+    """True when the rounded text is the value itself (`2.5 GB/s`, `32.768 kB`, `21`)."""
+    from kb.equations.units import parse_unit
+
+    number_part, _, unit = readable.partition(" ")
+    return Fraction(number_part) * parse_unit(unit or "1").factor == base
+
+
+def result_json(result: Any, shown: str) -> dict[str, Any]:
+    """The JSON document: the exact value as the ledger's JSON carries it, and the trail."""
+    from kb.ledger.render import exact
+
+    return {
+        "record": result.record_id, "target": result.target, "equation": result.equation,
+        "value": exact(result.value, result.unit), "shown": shown, "trail": result.trail,
+    }

@@ -12,6 +12,7 @@ from pathlib import Path
 import click
 
 from kb.commands._common import records_root, require_dir, root_option
+from kb.model import KnowledgeBase
 
 
 def _settings(pairs: tuple[str, ...]) -> dict[str, str]:
@@ -53,7 +54,7 @@ def ledger(placement_id: str, root: Path | None, fmt: str, pairs: tuple[str, ...
     kb, _ = load_knowledge_base(root)
     record = kb.get(placement_id)
     if record is None or record.kind != "placement":
-        raise click.UsageError(f"{placement_id!r} is not a placement record under {root}")
+        raise click.UsageError(_not_a_placement(kb, placement_id, root))
     findings = list(validate_record(record))
     try:
         result = None if findings else analyze_record(record, kb, settings, True)
@@ -66,3 +67,17 @@ def ledger(placement_id: str, root: Path | None, fmt: str, pairs: tuple[str, ...
         click.echo(render("json" if fmt == "json" else "text", located, 1), nl=False)
         sys.exit(1)
     click.echo(to_json(result) if fmt == "json" else text(result), nl=False)
+
+
+def _not_a_placement(kb: KnowledgeBase, wanted: str, root: Path) -> str:
+    """The usage message for an id that names no placement, with the closest placement id."""
+    from kb.suggest import did_you_mean
+
+    placements = [r.id for r in kb if r.kind == "placement"]
+    listed = "`kb list --kind placement` lists them"
+    hint = did_you_mean(wanted.removesuffix(".yaml"), placements, listed)
+    found = kb.get(wanted)
+    if found is None:
+        return f"no record {wanted!r} under {root}; {hint}"
+    article = "an" if found.kind[0] in "aeiou" else "a"
+    return f"{wanted!r} is {article} {found.kind} record, not a placement; {hint}"

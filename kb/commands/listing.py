@@ -17,8 +17,8 @@ from typing import Any
 
 import click
 
-from kb.commands._common import records_root, require_dir, root_option
-from kb.model import KIND_BY_FOLDER, KINDS, KnowledgeBase
+from kb.commands._common import KIND, records_root, require_dir, root_option
+from kb.model import KnowledgeBase
 
 COLUMNS = ("id", "kind", "version", "status", "title")
 
@@ -26,7 +26,7 @@ COLUMNS = ("id", "kind", "version", "status", "title")
 @click.command()
 @root_option
 @click.option(
-    "--kind", type=click.Choice([*KINDS, *KIND_BY_FOLDER]),
+    "--kind", type=KIND,
     help="Only records of this kind (or folder: hardware for accelerator).",
 )
 @click.option("--unverified", is_flag=True, help="List every figure whose basis is unverified.")
@@ -42,7 +42,6 @@ def list_records(root: Path | None, kind: str | None, unverified: bool, unvalida
 
     root = records_root(root)
     require_dir(root)
-    kind = KIND_BY_FOLDER.get(kind or "", kind)
     kb, _ = load_knowledge_base(root)
     if unvalidated:
         click.echo(_render_unvalidated(unvalidated_classes(kb), kb, fmt), nl=False)

@@ -19,8 +19,8 @@ from typing import Any
 
 import click
 
-from kb.commands._common import records_root, require_dir, root_option
-from kb.model import FOLDER_BY_KIND, KINDS, is_valid_id
+from kb.commands._common import KIND, records_root, require_dir, root_option
+from kb.model import FOLDER_BY_KIND, is_valid_id
 
 COMMON_FIELDS = ("kind", "id", "title", "version", "status", "history")
 QUANTITY_REF = "#/$defs/quantity"
@@ -34,7 +34,7 @@ QUANTITY_HINTS = {
 
 
 @click.command()
-@click.argument("kind", metavar="KIND", type=click.Choice(KINDS))
+@click.argument("kind", metavar="KIND", type=KIND)
 @click.argument("record_id", metavar="ID")
 @root_option
 def new(kind: str, record_id: str, root: Path | None) -> None:

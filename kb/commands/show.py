@@ -66,10 +66,9 @@ def show(record_id: str, root: Path | None, fmt: str) -> None:
 
 
 def _suggestion(kb: KnowledgeBase, wanted: str) -> str:
-    folder = wanted.split("/")[0]
-    stem = wanted.split("/")[-1][:4]
-    close = [r.id for r in kb if r.id.startswith(folder + "/") and stem in r.id]
-    return f"; did you mean {close[0]!r}?" if close else "; `kb list` shows the ids"
+    from kb.suggest import did_you_mean
+
+    return "; " + did_you_mean(wanted.removesuffix(".yaml"), kb.records, "`kb list` shows the ids")
 
 
 def own_references(kb: KnowledgeBase, record: Record) -> list[Reference]:

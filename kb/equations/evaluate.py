@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import math
 import re
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from fractions import Fraction
 from typing import Any
@@ -36,7 +36,10 @@ class EvaluationError(ValueError):
 
 @dataclass(frozen=True)
 class Evaluation:
-    """The value of a target, in its declared unit, and how it was computed."""
+    """The value of a target, in its declared unit, and how it was computed (`trail`).
+
+    `kb calc` prints the trail, then the value (kb/commands/calc.py, `result_text`).
+    """
 
     record_id: str
     target: str
@@ -78,7 +81,8 @@ def evaluate(kb: KnowledgeBase, record: Record, target: str | None,
     specs = _with_defaults(record, name, bindings)
     unknown = sorted(set(bindings) - set(system.symbols))
     if unknown:
-        raise EvaluationError(f"not symbols of {record.id}: {', '.join(unknown)}")
+        named = ", ".join(_with_suggestion(n, system.symbols) for n in unknown)
+        raise EvaluationError(f"not symbols of {record.id}: {named}")
     keep = {system.symbols[n] for n in specs if n in system.symbols}
     expanded = expand_definitions(expression, system.definitions(), keep)
     trail = [f"{symbol} = {equation}"]
@@ -90,9 +94,15 @@ def evaluate(kb: KnowledgeBase, record: Record, target: str | None,
     result = expanded.xreplace(values)
     unit = system.units[symbol.name]
     value = _in_unit(result, unit)
-    out = Evaluation(record.id, symbol.name, equation, value, unit.text, trail)
-    trail.append(f"{symbol} = {out.shown}")
-    return out
+    return Evaluation(record.id, symbol.name, equation, value, unit.text, trail)
+
+
+def _with_suggestion(name: str, known: Iterable[str]) -> str:
+    """`'name'`, or `'name' (did you mean 'x'?)` when kb.suggest finds a close known name."""
+    from kb.suggest import did_you_mean
+
+    hint = did_you_mean(name, known)
+    return f"{name!r} ({hint})" if hint else repr(name)
 
 
 def _default_target(record: Record) -> str:
@@ -116,7 +126,8 @@ def _target(system: System, name: str) -> tuple[sp.Symbol, sp.Expr, str]:
     symbol = system.symbols.get(name)
     if symbol is None:
         known = ", ".join(sorted(system.equations)) or "none"
-        raise EvaluationError(f"{name!r} is neither an equation nor a symbol (equations: {known})")
+        close = _with_suggestion(name, [*system.equations, *system.symbols])
+        raise EvaluationError(f"{close} is neither an equation nor a symbol (equations: {known})")
     definition = system.definitions().get(symbol)
     if definition is None:
         raise EvaluationError(f"symbol {name} has no single defining equation")

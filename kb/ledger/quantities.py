@@ -127,4 +127,4 @@ def amount(value: Fraction, dim: str) -> str:
     for factor, unit in SCALES.get(dim, []):
         if abs(value) >= factor or factor == SCALES[dim][-1][0]:
             return f"{number(value / factor)} {unit}"
-    return f"{number(value)} {dim}".rstrip(" 1")
+    return number(value) if dim in ("", "1") else f"{number(value)} {dim}"  # 21 stays 21

@@ -31,6 +31,7 @@ RULE_MODULES: tuple[str, ...] = (
     "id_path_mismatch",  # ID001
     "kind_folder_mismatch",  # ID002
     "duplicate_id",  # ID003
+    "duplicate_item_id",  # ID004
     # RF: references
     "dangling_reference",  # RF001
     "wrong_kind_reference",  # RF002

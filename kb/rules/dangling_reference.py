@@ -40,11 +40,7 @@ def check(kb: KnowledgeBase) -> Iterator[Finding]:
 
 
 def _hint(kb: KnowledgeBase, target: str) -> str:
-    import difflib  # local: only when a reference dangles
+    from kb.suggest import did_you_mean  # local: only when a reference dangles
 
-    folder = target.split("/")[0]
-    ids = [*kb.records, *kb.outside_ids]
-    near = [i for i in ids if i.startswith(folder + "/")]
-    # only a genuinely close id is worth suggesting; an arbitrary one misleads
-    close = difflib.get_close_matches(target, near, n=1, cutoff=0.75)
-    return f"did you mean {close[0]!r}?" if close else "create the record or fix the id"
+    # kb.suggest's one matcher: same folder first, and only a genuinely close id
+    return did_you_mean(target, [*kb.records, *kb.outside_ids], "create the record or fix the id")

@@ -160,7 +160,9 @@ def test_bad_set_is_a_usage_error(root: Path, setting: str) -> None:
 
 def test_unknown_placement_is_a_usage_error(root: Path) -> None:
     code, out = run(root, "placements/missing")
-    assert code == 2 and "not a placement record" in out
+    assert code == 2 and "no record 'placements/missing'" in out
+    code, out = run(root, "placements/fixture-tpp")
+    assert code == 2 and "did you mean 'placements/fixture-tp'?" in out
 
 
 def test_incomplete_placement_prints_lg004_with_location(tmp_path: Path) -> None:

@@ -1,0 +1,77 @@
+"""`kb calc` prints a readable unit with six significant digits, and the exact value beside it."""
+
+from __future__ import annotations
+
+import json
+from fractions import Fraction
+from pathlib import Path
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from kb.commands.calc import result_text
+from kb.equations.units import parse_unit
+from kb.ledger.quantities import amount
+from tests.conftest import SHIPPED_RECORDS, run_kb
+
+
+@pytest.mark.parametrize(
+    ("value", "unit", "text"),
+    [
+        (Fraction(23301689, 10**13), "s", "2.33017 us (exact 23301689/10000000000000 s)"),
+        (Fraction(118609531, 1675000), "us", "70.8117 us (exact 118609531/1675000 us)"),
+        (Fraction(32768), "B", "32.768 kB"),  # exact: no second form
+        (Fraction(5, 2), "GB/s", "2.5 GB/s"),
+        (Fraction(21248, 78125), "MB", "271.974 kB (exact 21248/78125 MB)"),
+        (Fraction(7, 3), "TFLOP/s", "2.33333 TFLOP/s (exact 7/3 TFLOP/s)"),  # no scale: declared
+        (Fraction(222336, 67), "1", "3318.45 (exact 222336/67)"),
+        (Fraction(21), "1", "21"),
+        (Fraction(0), "ms", "0 s"),
+    ],
+)
+def test_result_text(value: Fraction, unit: str, text: str) -> None:
+    assert result_text(value, unit) == text
+
+
+@given(
+    st.fractions(min_value=Fraction(1, 10**12), max_value=10**6, max_denominator=10**12),
+    st.sampled_from(["s", "ms", "us", "ns", "B", "GB", "MiB", "GB/s", "1", "FLOP"]),
+)
+def test_the_exact_part_is_the_value_and_the_readable_part_is_within_rounding(
+    value: Fraction, unit: str
+) -> None:
+    text = result_text(value, unit)
+    readable, _, rest = text.partition(" (exact ")
+    number, _, shown_unit = readable.partition(" ")
+    base = value * parse_unit(unit).factor
+    approx = Fraction(number) * parse_unit(shown_unit or "1").factor
+    assert abs(approx - base) <= abs(base) * Fraction(1, 10**5)  # six significant digits
+    if rest:
+        exact_text = rest.removesuffix(")").removesuffix(f" {unit}")
+        assert Fraction(exact_text) == value
+    else:
+        assert approx == base
+    digits = number.lstrip("-").replace(".", "").lstrip("0")
+    assert len(digits) <= 6 or "." not in number  # integers are printed whole
+
+
+def test_ledger_amount_keeps_a_dimensionless_number_whole() -> None:
+    assert amount(Fraction(21), "1") == "21"  # `rstrip(" 1")` once printed "2"
+    assert amount(Fraction(11), "FLOP") == "11 FLOP"
+
+
+def test_calc_text_and_json(tmp_path: Path) -> None:
+    args = ["calc", "flops/tp-decode-allreduce-time", "--root", str(SHIPPED_RECORDS)]
+    done = run_kb(args, cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.splitlines()[-1] == "t_o = 70.8117 us (exact 118609531/1675000 us)"
+    done = run_kb([*args, "--format", "json"], cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    document = json.loads(done.stdout)
+    assert document["value"] == {
+        "exact": "118609531/1675000",
+        "value": 118609531 / 1675000,
+        "unit": "us",
+    }
+    assert document["target"] == "t_o" and document["trail"][0].startswith("t_o = ")
