@@ -60,25 +60,6 @@ def locate(text: str, pointer: str) -> Position:
     return positions.get("", (1, 1))
 
 
-def scalar_text(text: str, pointer: str) -> str | None:
-    """The source text of the scalar at `pointer` (to explain YAML 1.1 surprises)."""
-    try:
-        root = yaml.compose(text, Loader=_Composer)
-    except yaml.YAMLError:
-        return None
-    node = root
-    for part in pointer_parts(pointer):
-        if isinstance(node, yaml.MappingNode):
-            node = next((v for k, v in node.value if k.value == part), None)
-        elif isinstance(node, yaml.SequenceNode) and part.isdigit() and int(part) < len(node.value):
-            node = node.value[int(part)]
-        else:
-            return None
-        if node is None:
-            return None
-    return node.value if isinstance(node, yaml.ScalarNode) else None
-
-
 # YAML's one-letter escapes and the character each stands for (\x, \u, \U carry a code point)
 _ESCAPES = {"0": "\0", "a": "\a", "b": "\b", "t": "\t", "\t": "\t", "n": "\n", "v": "\v",
             "f": "\f", "r": "\r", "e": "\x1b", " ": " ", "N": "\x85", "_": "\xa0",
