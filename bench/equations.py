@@ -27,8 +27,12 @@ RECORDS = REPO / "records"
 def _validate(cache: Path) -> float:
     env = {**os.environ, "KB_CACHE_DIR": str(cache)}
     started = time.perf_counter()
-    subprocess.run([sys.executable, "-m", "kb", "validate", "--root", str(RECORDS)],
-                   env=env, capture_output=True, check=False)
+    subprocess.run(
+        [sys.executable, "-m", "kb", "validate", "--root", str(RECORDS)],
+        env=env,
+        capture_output=True,
+        check=False,
+    )
     return time.perf_counter() - started
 
 
@@ -38,10 +42,14 @@ def whole_process(runs: int) -> None:
         with tempfile.TemporaryDirectory() as folder:
             cold.append(_validate(Path(folder)))
             warm.append(_validate(Path(folder)))
-    print(f"kb validate, shipped records, cold cache: median {statistics.median(cold):.3f} s "
-          f"(min {min(cold):.3f}, max {max(cold):.3f})")
-    print(f"kb validate, shipped records, warm cache: median {statistics.median(warm):.3f} s "
-          f"(min {min(warm):.3f}, max {max(warm):.3f})")
+    print(
+        f"kb validate, shipped records, cold cache: median {statistics.median(cold):.3f} s "
+        f"(min {min(cold):.3f}, max {max(cold):.3f})"
+    )
+    print(
+        f"kb validate, shipped records, warm cache: median {statistics.median(warm):.3f} s "
+        f"(min {min(warm):.3f}, max {max(warm):.3f})"
+    )
 
 
 def in_process() -> None:
@@ -57,9 +65,11 @@ def in_process() -> None:
             analysis = engine.analyse(kb)
             elapsed = time.perf_counter() - started
             items = sum(len(r.items) for r in analysis.results.values())
-            print(f"engine {label}: {elapsed * 1000:.0f} ms, {items} items, "
-                  f"{engine.STATS['symbolic'] - before['symbolic']} records checked symbolically, "
-                  f"{engine.STATS['cached'] - before['cached']} from cache")
+            print(
+                f"engine {label}: {elapsed * 1000:.0f} ms, {items} items, "
+                f"{engine.STATS['symbolic'] - before['symbolic']} records checked symbolically, "
+                f"{engine.STATS['cached'] - before['cached']} from cache"
+            )
 
 
 def main() -> None:

@@ -26,8 +26,11 @@ RECORDS = REPO / "records"
 
 def _kb_ledger(placement: str) -> float:
     started = time.perf_counter()
-    subprocess.run([sys.executable, "-m", "kb", "ledger", placement, "--root", str(RECORDS)],
-                   check=True, capture_output=True)
+    subprocess.run(
+        [sys.executable, "-m", "kb", "ledger", placement, "--root", str(RECORDS)],
+        check=True,
+        capture_output=True,
+    )
     return time.perf_counter() - started
 
 
@@ -39,15 +42,43 @@ def _big_option(transfers: int) -> tuple[object, object]:
     def fig(value: Fraction, dim: str) -> Figure:
         return Figure(value, dim, "estimated", "bench")
 
-    specs = tuple(TransferSpec(f"t{i}", "all-reduce", "interconnects/nvlink-4", 8, 160,
-                               fig(Fraction(16384), "B"), True, fig(Fraction(3, 10**6), "s"),
-                               fig(Fraction(450 * 10**9), "B/s"), (),
-                               fig(Fraction(i, 10**7), "s"), "/t") for i in range(transfers))
-    option = OptionSpec("big", "/o", (DeviceGroup("d", 8, fig(Fraction(80 * 10**9), "B"),
-                                                  None, "/d"),),
-                        8, None, fig(Fraction(3350 * 10**9), "B/s"), 8, specs, {})
-    envelope = Envelope("m", "bf16", "same", Fraction(64), fig(Fraction(141 * 10**9), "B"),
-                        fig(Fraction(141 * 10**9), "B"), None)
+    specs = tuple(
+        TransferSpec(
+            f"t{i}",
+            "all-reduce",
+            "interconnects/nvlink-4",
+            8,
+            160,
+            fig(Fraction(16384), "B"),
+            True,
+            fig(Fraction(3, 10**6), "s"),
+            fig(Fraction(450 * 10**9), "B/s"),
+            (),
+            fig(Fraction(i, 10**7), "s"),
+            "/t",
+        )
+        for i in range(transfers)
+    )
+    option = OptionSpec(
+        "big",
+        "/o",
+        (DeviceGroup("d", 8, fig(Fraction(80 * 10**9), "B"), None, "/d"),),
+        8,
+        None,
+        fig(Fraction(3350 * 10**9), "B/s"),
+        8,
+        specs,
+        {},
+    )
+    envelope = Envelope(
+        "m",
+        "bf16",
+        "same",
+        Fraction(64),
+        fig(Fraction(141 * 10**9), "B"),
+        fig(Fraction(141 * 10**9), "B"),
+        None,
+    )
     return envelope, option
 
 

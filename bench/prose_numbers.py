@@ -45,13 +45,16 @@ def _field(pointer: str) -> str:
 def table(found: Counter[tuple[str, str]]) -> str:
     folders = sorted({folder for folder, _ in found})
     fields = sorted({field for _, field in found}, key=lambda f: (f == SKIPPED, f))
-    rows = ["| field | " + " | ".join(folders) + " | total |",
-            "|---|" + "---:|" * (len(folders) + 1)]
+    rows = [
+        "| field | " + " | ".join(folders) + " | total |",
+        "|---|" + "---:|" * (len(folders) + 1),
+    ]
     for field in fields:
         cells = [found.get((folder, field), 0) for folder in folders]
         rows.append(f"| {field} | " + " | ".join(map(str, cells)) + f" | {sum(cells)} |")
-    checked = [sum(n for (f, k), n in found.items() if f == folder and k != SKIPPED)
-               for folder in folders]
+    checked = [
+        sum(n for (f, k), n in found.items() if f == folder and k != SKIPPED) for folder in folders
+    ]
     rows.append("| **flagged (PR003)** | " + " | ".join(map(str, checked)) + f" | {sum(checked)} |")
     return "\n".join(rows)
 

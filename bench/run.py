@@ -78,9 +78,15 @@ def measure(step: Step, repeats: int, env: dict[str, str]) -> Step:
     for rep in range(repeats):
         step.prepare(rep)
         parts = [run_process(argv, step.cwd, env) for argv in step.command]
-        step.runs.append(Run(sum(p.seconds for p in parts), sum(p.cpu_seconds for p in parts),
-                             max(p.peak_mb for p in parts), max(p.exit_code for p in parts),
-                             parts[-1].last_line))
+        step.runs.append(
+            Run(
+                sum(p.seconds for p in parts),
+                sum(p.cpu_seconds for p in parts),
+                max(p.peak_mb for p in parts),
+                max(p.exit_code for p in parts),
+                parts[-1].last_line,
+            )
+        )
     return step
 
 
@@ -102,8 +108,16 @@ def cjs_commands(records: Path) -> list[list[str]]:
         files = sorted(str(p) for p in (records / folder).glob("*.yaml"))
         schema = REPO / "kb" / "schemas" / f"{KIND_OF[folder]}.schema.json"
         for start in range(0, len(files), CJS_BATCH):
-            commands.append([exe, "--base-uri", f"{(REPO / 'kb' / 'schemas').as_uri()}/",
-                             "--schemafile", str(schema), *files[start:start + CJS_BATCH]])
+            commands.append(
+                [
+                    exe,
+                    "--base-uri",
+                    f"{(REPO / 'kb' / 'schemas').as_uri()}/",
+                    "--schemafile",
+                    str(schema),
+                    *files[start : start + CJS_BATCH],
+                ]
+            )
     return commands
 
 
@@ -115,8 +129,10 @@ def hot_changer(records: Path) -> tuple[Callable[[int], None], Callable[[], None
     base = int(pattern.search(original).group(2))  # type: ignore[union-attr]
 
     def change(rep: int) -> None:
-        path.write_text(pattern.sub(lambda m: f"{m.group(1)}{base + rep + 1}", original, count=1),
-                        encoding="utf-8")
+        path.write_text(
+            pattern.sub(lambda m: f"{m.group(1)}{base + rep + 1}", original, count=1),
+            encoding="utf-8",
+        )
 
     def restore() -> None:
         path.write_text(original, encoding="utf-8")
@@ -153,20 +169,39 @@ def steps_for(corpus: Path, args: argparse.Namespace, n: int) -> list[Step]:
         Step("kb validate, cold", [[*KB, "validate"]], corpus, clear_cache),
     ]
     if n <= args.serial_max:
-        steps.append(Step("kb validate, cold, KB_JOBS=1", [["env", "KB_JOBS=1", *KB, "validate"]],
-                          corpus, clear_cache))
+        steps.append(
+            Step(
+                "kb validate, cold, KB_JOBS=1",
+                [["env", "KB_JOBS=1", *KB, "validate"]],
+                corpus,
+                clear_cache,
+            )
+        )
     steps += [
         Step("kb validate, warm", [[*KB, "validate"]], corpus),
-        Step("kb validate, 1 changed", [[*KB, "validate"]], corpus, change,
-             note=f"{HOT_HARDWARE} + {dependents(records)} dependents"),
+        Step(
+            "kb validate, 1 changed",
+            [[*KB, "validate"]],
+            corpus,
+            change,
+            note=f"{HOT_HARDWARE} + {dependents(records)} dependents",
+        ),
     ]
     if kb_has("build") and n <= args.build_max:
         site = corpus / "site"
         steps += [
-            Step("kb build, cold", [[*KB, "build", "--out", str(site)]], corpus,
-                 lambda rep: (clear_cache(rep), shutil.rmtree(site, ignore_errors=True))),
-            Step("kb build, 1 changed", [[*KB, "build", "--out", str(site)]], corpus,
-                 lambda rep: change(rep + 5)),
+            Step(
+                "kb build, cold",
+                [[*KB, "build", "--out", str(site)]],
+                corpus,
+                lambda rep: (clear_cache(rep), shutil.rmtree(site, ignore_errors=True)),
+            ),
+            Step(
+                "kb build, 1 changed",
+                [[*KB, "build", "--out", str(site)]],
+                corpus,
+                lambda rep: change(rep + 5),
+            ),
         ]
     return steps
 
@@ -182,16 +217,20 @@ def machine() -> str:
     except (OSError, AttributeError):
         pass
     when = datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
-    return (f"{cpu}, {os.cpu_count()} CPUs, {platform.system()} {platform.release()}, "
-            f"Python {platform.python_version()}; {when}")
+    return (
+        f"{cpu}, {os.cpu_count()} CPUs, {platform.system()} {platform.release()}, "
+        f"Python {platform.python_version()}; {when}"
+    )
 
 
 def print_table(n: int, avg_kb: float, steps: list[Step], repeats: int) -> None:
     parse = next(s for s in steps if s.name.startswith("parse"))
     load = ", ".join(f"{x:.1f}" for x in os.getloadavg())
-    print(f"\nN = {n:,} records ({avg_kb:.2f} KB each on average), {repeats} run(s) per step; "
-          f"load average now {load} (other processes on the machine inflate wall times; "
-          f"cpu s = user+sys of the process and its children)")
+    print(
+        f"\nN = {n:,} records ({avg_kb:.2f} KB each on average), {repeats} run(s) per step; "
+        f"load average now {load} (other processes on the machine inflate wall times; "
+        f"cpu s = user+sys of the process and its children)"
+    )
     header = f"{'step':<40} {'median s':>9} {'min-max s':>15} {'cpu s':>7} {'ms/rec':>7} "
     print(header + f"{'x parse':>8} {'peak MB':>8}  exit  output")
     for step in steps:
@@ -202,8 +241,10 @@ def print_table(n: int, avg_kb: float, steps: list[Step], repeats: int) -> None:
         exits = ",".join(sorted({str(r.exit_code) for r in step.runs}))
         cpu = statistics.median(r.cpu_seconds for r in step.runs)
         output = step.runs[-1].last_line[:60] + (f" [{step.note}]" if step.note else "")
-        print(f"{step.name:<40} {mid:>9.3f} {span:>15} {cpu:>7.2f} {1000 * mid / n:>7.3f} "
-              f"{mid / median(parse):>8.2f} {peak:>8.0f}  {exits:>4}  {output}")
+        print(
+            f"{step.name:<40} {mid:>9.3f} {span:>15} {cpu:>7.2f} {1000 * mid / n:>7.3f} "
+            f"{mid / median(parse):>8.2f} {peak:>8.0f}  {exits:>4}  {output}"
+        )
     print_ratios(steps)
 
 
@@ -212,19 +253,27 @@ def print_ratios(steps: list[Step]) -> None:
     cpu = {s.name: statistics.median(r.cpu_seconds for r in s.runs) for s in steps}
     parse = named["parse (CSafeLoader, 1 process)"]
     cold = named["kb validate, cold"]
-    print(f"  kb validate cold / CSafeLoader parse:          {cold / parse:.2f}x (target <= 1.5x); "
-          f"in cpu seconds {cpu['kb validate, cold'] / cpu['parse (CSafeLoader, 1 process)']:.2f}x")
+    print(
+        f"  kb validate cold / CSafeLoader parse:          {cold / parse:.2f}x (target <= 1.5x); "
+        f"in cpu seconds {cpu['kb validate, cold'] / cpu['parse (CSafeLoader, 1 process)']:.2f}x"
+    )
     if "check-jsonschema (kb schemas)" in named:
         schema_stage = named["kb schema stage (load+schema+line:col)"]
         ratio = named["check-jsonschema (kb schemas)"] / schema_stage
         stage_cpu = cpu["kb schema stage (load+schema+line:col)"]
         cpu_ratio = cpu["check-jsonschema (kb schemas)"] / stage_cpu
-        print(f"  check-jsonschema / kb schema stage:            {ratio:.1f}x (target >= 10x); "
-              f"in cpu seconds {cpu_ratio:.1f}x")
-        print(f"  check-jsonschema / kb validate cold (all rules): "
-              f"{named['check-jsonschema (kb schemas)'] / cold:.1f}x")
-    print(f"  kb validate warm; 1 changed:                   {named['kb validate, warm']:.2f} s; "
-          f"{named['kb validate, 1 changed']:.2f} s (target < 1 s at 10,000)")
+        print(
+            f"  check-jsonschema / kb schema stage:            {ratio:.1f}x (target >= 10x); "
+            f"in cpu seconds {cpu_ratio:.1f}x"
+        )
+        print(
+            f"  check-jsonschema / kb validate cold (all rules): "
+            f"{named['check-jsonschema (kb schemas)'] / cold:.1f}x"
+        )
+    print(
+        f"  kb validate warm; 1 changed:                   {named['kb validate, warm']:.2f} s; "
+        f"{named['kb validate, 1 changed']:.2f} s (target < 1 s at 10,000)"
+    )
 
 
 def startup_times(repeats: int, base_env: dict[str, str]) -> None:
@@ -248,8 +297,10 @@ def startup_times(repeats: int, base_env: dict[str, str]) -> None:
             low, high = min(r.seconds for r in times), max(r.seconds for r in times)
             peak = max(r.peak_mb for r in times)
             cpu = statistics.median(r.cpu_seconds for r in times)
-            print(f"{name:<40} {mid:>9.3f} {low:>7.2f}-{high:<7.2f} cpu {cpu:.2f} s "
-                  f"peak {peak:.0f} MB  exit {times[-1].exit_code}")
+            print(
+                f"{name:<40} {mid:>9.3f} {low:>7.2f}-{high:<7.2f} cpu {cpu:.2f} s "
+                f"peak {peak:.0f} MB  exit {times[-1].exit_code}"
+            )
 
 
 def snapshot_code(work: Path) -> dict[str, str]:
@@ -262,8 +313,11 @@ def snapshot_code(work: Path) -> dict[str, str]:
     shutil.rmtree(code, ignore_errors=True)
     for folder in ("kb",):
         if (REPO / folder).is_dir():
-            shutil.copytree(REPO / folder, code / folder,
-                            ignore=shutil.ignore_patterns("__pycache__", ".kb-cache"))
+            shutil.copytree(
+                REPO / folder,
+                code / folder,
+                ignore=shutil.ignore_patterns("__pycache__", ".kb-cache"),
+            )
     path = os.pathsep.join(p for p in (str(code), os.environ.get("PYTHONPATH", "")) if p)
     return dict(os.environ, PYTHONPATH=path)
 
@@ -275,8 +329,10 @@ def bench_size(n: int, args: argparse.Namespace, work: Path, base_env: dict[str,
     records = corpus / "records"
     files = list(records.rglob("*.yaml"))
     avg_kb = sum(p.stat().st_size for p in files) / len(files) / 1024
-    print(f"\n[corpus of {n:,} written in {time.perf_counter() - start:.1f} s at {corpus}]",
-          flush=True)
+    print(
+        f"\n[corpus of {n:,} written in {time.perf_counter() - start:.1f} s at {corpus}]",
+        flush=True,
+    )
     env = dict(base_env, KB_CACHE_DIR=str(corpus / ".kb-cache"))
     steps = steps_for(corpus, args, n)
     _, restore = hot_changer(records)
@@ -293,15 +349,24 @@ def bench_size(n: int, args: argparse.Namespace, work: Path, base_env: dict[str,
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--sizes", default="1000,10000",
-                        help="comma-separated N (default 1000,10000)")
+    parser.add_argument(
+        "--sizes", default="1000,10000", help="comma-separated N (default 1000,10000)"
+    )
     parser.add_argument("--repeats", type=int, default=3, help="runs per step (default 3)")
     parser.add_argument("--quick", action="store_true", help="N = 200, one run: the CI smoke run")
-    parser.add_argument("--cjs-max", type=int, default=10000,
-                        help="skip check-jsonschema above this N (it takes ~12 ms/record)")
+    parser.add_argument(
+        "--cjs-max",
+        type=int,
+        default=10000,
+        help="skip check-jsonschema above this N (it takes ~12 ms/record)",
+    )
     parser.add_argument("--build-max", type=int, default=10000, help="skip kb build above this N")
-    parser.add_argument("--serial-max", type=int, default=10000,
-                        help="also time a one-process cold run (KB_JOBS=1) up to this N")
+    parser.add_argument(
+        "--serial-max",
+        type=int,
+        default=10000,
+        help="also time a one-process cold run (KB_JOBS=1) up to this N",
+    )
     parser.add_argument("--work", type=Path, help="where corpora go (default: a temp folder)")
     parser.add_argument("--keep", action="store_true", help="keep the corpora")
     args = parser.parse_args(argv)

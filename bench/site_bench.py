@@ -40,7 +40,8 @@ def retitled(kb: KnowledgeBase) -> tuple[KnowledgeBase, str]:
     copy = KnowledgeBase(kb.root, dict(kb.records), list(kb.duplicates), list(kb.references))
     record = copy.records[target]
     copy.records[target] = dataclasses.replace(
-        record, data={**record.data, "title": f"{record.title} (renamed)"})
+        record, data={**record.data, "title": f"{record.title} (renamed)"}
+    )
     return copy, target
 
 
@@ -60,12 +61,15 @@ def bench(label: str, records: Path, repo_root: Path, work: Path) -> None:
     changed_kb, target = retitled(kb)
     changed, one_s = timed(lambda: build(changed_kb, out))
     print(f"{label}: {len(kb)} records (validation {check_s:.2f} s, not part of the build)")
-    print(f"  cold build      {cold_s:7.2f} s  {cold_s / max(len(kb), 1) * 1000:6.2f} ms/record"
-          f"  -> {files} files, {size / 1e6:.1f} MB")
-    print(f"  unchanged       {warm_s:7.2f} s  rewrote {len(same.written)}, "
-          f"kept {len(same.kept)}")
-    print(f"  one title edit  {one_s:7.2f} s  rewrote {len(changed.written)} "
-          f"({target}), kept {len(changed.kept)}")
+    print(
+        f"  cold build      {cold_s:7.2f} s  {cold_s / max(len(kb), 1) * 1000:6.2f} ms/record"
+        f"  -> {files} files, {size / 1e6:.1f} MB"
+    )
+    print(f"  unchanged       {warm_s:7.2f} s  rewrote {len(same.written)}, kept {len(same.kept)}")
+    print(
+        f"  one title edit  {one_s:7.2f} s  rewrote {len(changed.written)} "
+        f"({target}), kept {len(changed.kept)}"
+    )
     del report
 
 

@@ -80,8 +80,11 @@ def validate(
         digests = {name: _digest(path) for name, path in shown.items()}
         if _recheck_changes(root, salt, snapshot, shown, digests):
             write_snapshot(cache_dir(root), salt, root, snapshot)
-    findings = [f for f in snapshot.findings_of(sorted(snapshot.findings))
-                if selected(f.code, select, ignore)]
+    findings = [
+        f
+        for f in snapshot.findings_of(sorted(snapshot.findings))
+        if selected(f.code, select, ignore)
+    ]
     scope = _scope(snapshot, paths) if paths else None
     if scope is not None:
         findings = [f for f in findings if f.location.path in scope]
@@ -122,18 +125,26 @@ def _file_states(kb: KnowledgeBase) -> dict[str, FileState]:
             claimed = record.data.get("id")
             read = targets if record.kind in LEDGER_KINDS else reads
             states[record.path] = FileState(
-                record.digest, record.id, claimed if isinstance(claimed, str) else "",
-                record.kind, tuple(sorted(targets.get(record.id, ()))),
-                tuple(sorted(read.get(record.id, ()))))
+                record.digest,
+                record.id,
+                claimed if isinstance(claimed, str) else "",
+                record.kind,
+                tuple(sorted(targets.get(record.id, ()))),
+                tuple(sorted(read.get(record.id, ()))),
+            )
     return states
 
 
-def _recheck_changes(root: Path, salt: str, snapshot: Snapshot,
-                     shown: dict[str, Path], digests: dict[str, str]) -> bool:
+def _recheck_changes(
+    root: Path, salt: str, snapshot: Snapshot, shown: dict[str, Path], digests: dict[str, str]
+) -> bool:
     """Bring `snapshot` up to date with the files as they are now; False if nothing changed."""
     old = snapshot.files
-    changed = {name for name, digest in digests.items()
-               if digest == UNREAD or name not in old or old[name].digest != digest}
+    changed = {
+        name
+        for name, digest in digests.items()
+        if digest == UNREAD or name not in old or old[name].digest != digest
+    }
     changed |= old.keys() - digests.keys()
     if not changed:
         STATS.update(mode="snapshot", rechecked=0, loaded=0)
@@ -143,16 +154,18 @@ def _recheck_changes(root: Path, salt: str, snapshot: Snapshot,
     files |= _states_of(root, cache, [p for n, p in shown.items() if n in changed])
     affected = _affected(snapshot, files, changed)
     load = _Graph(files).closure(affected)
-    kb = build_knowledge_base(root, None, cache, [p for n, p in shown.items() if n in load],
-                              listed=True)
+    kb = build_knowledge_base(
+        root, None, cache, [p for n, p in shown.items() if n in load], listed=True
+    )
     kb.outside_ids = frozenset(_ids_of(files) - kb.records.keys())
     kb.focus = frozenset(affected)
     fresh = resolve_locations(f for f in run_rules(kb) if f.location.path in affected)
     cache.save({RecordCache.key(name, digest) for name, digest in digests.items()})
     files.update((name, state) for name, state in _file_states(kb).items() if name in affected)
     snapshot.files = files
-    snapshot.findings = {n: f for n, f in snapshot.findings.items()
-                         if n in files and n not in affected}
+    snapshot.findings = {
+        n: f for n, f in snapshot.findings.items() if n in files and n not in affected
+    }
     snapshot.put_findings(fresh)
     STATS.update(mode="incremental", rechecked=len(affected), loaded=len(load))
     return True
@@ -165,8 +178,11 @@ def _affected(snapshot: Snapshot, files: dict[str, FileState], changed: set[str]
     affected = graph.affected(touched | graph.ledgers_on(links), changed & files.keys())
     if any(_id_in(snapshot.files, n) != _id_in(files, n) for n in changed):
         # an id came or went: every dangling reference's "did you mean" may change
-        affected |= {name for name, rows in snapshot.findings.items()
-                     if name in files and any(row[0] == "RF001" for row in rows)}
+        affected |= {
+            name
+            for name, rows in snapshot.findings.items()
+            if name in files and any(row[0] == "RF001" for row in rows)
+        }
     return affected
 
 
@@ -184,8 +200,9 @@ def _states_of(root: Path, cache: RecordCache, paths: list[Path]) -> dict[str, F
     return _file_states(build_knowledge_base(root, None, cache, paths, listed=True))
 
 
-def _touched_ids(changed: set[str], old: dict[str, FileState],
-                 new: dict[str, FileState]) -> tuple[set[str], set[str]]:
+def _touched_ids(
+    changed: set[str], old: dict[str, FileState], new: dict[str, FileState]
+) -> tuple[set[str], set[str]]:
     """Every id whose meaning a change may have changed, and the links of changed receipts."""
     touched: set[str] = set()
     links: set[str] = set()
@@ -220,8 +237,11 @@ class _Graph:
 
     def ledgers_on(self, links: set[str]) -> set[str]:
         """Ids of the placements whose references reach one of `links`."""
-        return {self.files[name].record_id for name in self._reaching(links)
-                if self.files[name].kind in LEDGER_KINDS}
+        return {
+            self.files[name].record_id
+            for name in self._reaching(links)
+            if self.files[name].kind in LEDGER_KINDS
+        }
 
     def _reaching(self, ids: set[str]) -> set[str]:
         found: set[str] = set()
@@ -243,11 +263,19 @@ class _Graph:
         names = set(names)
         ledger = self._forward(n for n in names if self.files[n].kind in LEDGER_KINDS)
         links = {self.files[n].record_id for n in ledger if self.files[n].kind == "interconnect"}
-        receipts = {n for link in links for n in self.referrers.get(link, ())
-                    if self.files[n].kind in REVERSE_READ_KINDS}
+        receipts = {
+            n
+            for link in links
+            for n in self.referrers.get(link, ())
+            if self.files[n].kind in REVERSE_READ_KINDS
+        }
         found = names | ledger | receipts
-        return found | {n for name in found for target in self.files[name].reads
-                        for n in self.by_id.get(target, ())}
+        return found | {
+            n
+            for name in found
+            for target in self.files[name].reads
+            for n in self.by_id.get(target, ())
+        }
 
     def _forward(self, names: Iterable[str]) -> set[str]:
         found: set[str] = set()

@@ -28,6 +28,7 @@ def kind_named(name: str) -> str | None:
     text = name.strip().lower().rstrip("/")
     return text if text in FOLDER_BY_KIND else KIND_BY_FOLDER.get(text)
 
+
 ID_SEGMENT = r"[a-z0-9][a-z0-9._-]*"
 ID_RE = re.compile(rf"{ID_SEGMENT}(?:/{ID_SEGMENT})+")
 QUANTITY_BASES = ("vendor-spec", "measured", "derived", "estimated", "assumed", "unverified")

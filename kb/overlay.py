@@ -23,8 +23,7 @@ _STANDING_IN: ContextVar[Mapping[str, bytes]] = ContextVar("kb_overlay", default
 @contextmanager
 def standing_in(path: Path, data: bytes) -> Iterator[None]:
     """Within the block, `data` is the content of `path` for the loader and the checker."""
-    token = _STANDING_IN.set(
-        MappingProxyType({**_STANDING_IN.get(), os.path.abspath(path): data}))
+    token = _STANDING_IN.set(MappingProxyType({**_STANDING_IN.get(), os.path.abspath(path): data}))
     try:
         yield
     finally:
@@ -49,6 +48,11 @@ def files_under(targets: Iterable[Path], listed: Iterable[Path]) -> list[Path]:
         return []
     present = {os.path.abspath(path) for path in listed}
     folders = [os.path.abspath(target) for target in targets]
-    return [Path(name) for name in standing if name not in present
-            and any(name == folder or name.startswith(folder.rstrip(os.sep) + os.sep)
-                    for folder in folders)]
+    return [
+        Path(name)
+        for name in standing
+        if name not in present
+        and any(
+            name == folder or name.startswith(folder.rstrip(os.sep) + os.sep) for folder in folders
+        )
+    ]

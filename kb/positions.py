@@ -61,9 +61,23 @@ def locate(text: str, pointer: str) -> Position:
 
 
 # YAML's one-letter escapes and the character each stands for (\x, \u, \U carry a code point)
-_ESCAPES = {"0": "\0", "a": "\a", "b": "\b", "t": "\t", "\t": "\t", "n": "\n", "v": "\v",
-            "f": "\f", "r": "\r", "e": "\x1b", " ": " ", "N": "\x85", "_": "\xa0",
-            "L": "\u2028", "P": "\u2029"}
+_ESCAPES = {
+    "0": "\0",
+    "a": "\a",
+    "b": "\b",
+    "t": "\t",
+    "\t": "\t",
+    "n": "\n",
+    "v": "\v",
+    "f": "\f",
+    "r": "\r",
+    "e": "\x1b",
+    " ": " ",
+    "N": "\x85",
+    "_": "\xa0",
+    "L": "\u2028",
+    "P": "\u2029",
+}
 _CODE_POINT = {"x": 2, "u": 4, "U": 8}
 
 
@@ -109,7 +123,7 @@ def _escape(text: str, index: int) -> tuple[int, str]:
     """(source characters, produced text) of the escape whose letter is at `index`."""
     letter = text[index]
     if letter in _CODE_POINT:
-        digits = text[index + 1:index + 1 + _CODE_POINT[letter]]
+        digits = text[index + 1 : index + 1 + _CODE_POINT[letter]]
         try:
             return 2 + len(digits), chr(int(digits, 16))
         except (ValueError, OverflowError):
@@ -136,7 +150,7 @@ def _source_index(text: str, node: yaml.ScalarNode, wanted: int) -> int | None:
         if style == '"' and char == "\\" and index + 1 < end:
             step, produced = _escape(text, index + 1)
             counts = bool(produced) and not produced.isspace()  # an escaped break produces nothing
-        elif style == "'" and char == "'" and text[index + 1:index + 2] == "'":
+        elif style == "'" and char == "'" and text[index + 1 : index + 2] == "'":
             step = 2
         if counts:
             seen += 1

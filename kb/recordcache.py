@@ -182,7 +182,8 @@ class RecordCache:
             return
         kept = set(self.new) | (self.old.keys() & live_keys if live_keys is not None else set())
         stale = {shard_of(key) for key in self.dirty} | {
-            shard_of(key) for key in self.old.keys() - kept}
+            shard_of(key) for key in self.old.keys() - kept
+        }
         by_shard: dict[int, list[str]] = {shard: [] for shard in stale}
         for key in kept:
             by_shard.get(shard_of(key), []).append(key)
@@ -247,11 +248,23 @@ def _location_tuple(location: Location) -> tuple[str, int, int, str, int]:
 
 def finding_to_tuple(finding: Finding) -> tuple[Any, ...]:
     related = tuple(_location_tuple(loc) for loc in finding.related)
-    return (finding.code, finding.severity.value, _location_tuple(finding.location),
-            finding.message, finding.hint, related)
+    return (
+        finding.code,
+        finding.severity.value,
+        _location_tuple(finding.location),
+        finding.message,
+        finding.hint,
+        related,
+    )
 
 
 def finding_from_tuple(item: tuple[Any, ...]) -> Finding:
     code, severity, location, message, hint, related = item
-    return Finding(code, Severity(severity), Location(*location), message, hint,
-                   tuple(Location(*loc) for loc in related))
+    return Finding(
+        code,
+        Severity(severity),
+        Location(*location),
+        message,
+        hint,
+        tuple(Location(*loc) for loc in related),
+    )

@@ -29,9 +29,7 @@ def _package_dir(name: str) -> Path:
     traversable = files("kb").joinpath(name)
     path = Path(str(traversable))
     if not path.is_dir():
-        raise ResourceMissing(
-            f"kb's packaged {name}/ folder is missing ({path}); reinstall kb"
-        )
+        raise ResourceMissing(f"kb's packaged {name}/ folder is missing ({path}); reinstall kb")
     return path
 
 

@@ -84,11 +84,14 @@ def read_snapshot(directory: Path, salt: str, root: Path) -> Snapshot | None:
 
 def write_snapshot(directory: Path, salt: str, root: Path, snapshot: Snapshot) -> None:
     """Save atomically; a read-only tree still validates, it just is not remembered."""
-    files = {path: (s.digest, s.record_id, s.claimed_id, s.kind, s.targets, s.reads)
-             for path, s in snapshot.files.items()}
+    files = {
+        path: (s.digest, s.record_id, s.claimed_id, s.kind, s.targets, s.reads)
+        for path, s in snapshot.files.items()
+    }
     try:
         make_cache_dir(directory)
-        atomic_write_marshal(snapshot_path(directory),
-                             [_context(salt, root), files, snapshot.findings])
+        atomic_write_marshal(
+            snapshot_path(directory), [_context(salt, root), files, snapshot.findings]
+        )
     except (OSError, ValueError):
         pass

@@ -60,4 +60,4 @@ def _spans(total: int, parts: int) -> list[tuple[int, int]]:
 
 def _run_span(span: tuple[int, int]) -> list[Any]:
     assert _FUNCTION is not None
-    return [_FUNCTION(item) for item in _ITEMS[span[0]:span[1]]]
+    return [_FUNCTION(item) for item in _ITEMS[span[0] : span[1]]]

@@ -25,8 +25,10 @@ def counts_block(kb: KnowledgeBase) -> str:
     by_kind = Counter(record.kind for record in kb)
     cells = ", ".join(f"{by_kind[kind]} {FOLDER_BY_KIND[kind]}" for kind in KINDS)
     unverified = len(list(unverified_figures(kb)))
-    return (f"{len(kb)} records: {cells}; {unverified} figures are `basis: unverified` "
-            "(`kb list --unverified`).")
+    return (
+        f"{len(kb)} records: {cells}; {unverified} figures are `basis: unverified` "
+        "(`kb list --unverified`)."
+    )
 
 
 def predictions_block(kb: KnowledgeBase) -> str:
@@ -36,16 +38,24 @@ def predictions_block(kb: KnowledgeBase) -> str:
         result = analysis.results.get(record.id)
         for item in result.items if result is not None else []:
             if item.kind == "prediction":
-                rows.append(f"| `{record.id}` | `{item.id}` | {item.computed} | {item.claimed} "
-                            f"| {item.error} | {item.band} | {item.state} |")
+                rows.append(
+                    f"| `{record.id}` | `{item.id}` | {item.computed} | {item.claimed} "
+                    f"| {item.error} | {item.band} | {item.state} |"
+                )
     unvalidated = unvalidated_classes(kb)
     total = len(kb.of_kind("flop_class"))
-    lines = [f"{total - len(unvalidated)} of {total} flop classes carry predictions against "
-             f"measured receipts; {len(unvalidated)} are listed by `kb list --unvalidated` "
-             "with the reason each gives.", ""]
+    lines = [
+        f"{total - len(unvalidated)} of {total} flop classes carry predictions against "
+        f"measured receipts; {len(unvalidated)} are listed by `kb list --unvalidated` "
+        "with the reason each gives.",
+        "",
+    ]
     if rows:
-        lines += ["| flop class | prediction | predicted | measured | error | band | state |",
-                  "|---|---|---|---|---|---|---|", *rows]
+        lines += [
+            "| flop class | prediction | predicted | measured | error | band | state |",
+            "|---|---|---|---|---|---|---|",
+            *rows,
+        ]
     return "\n".join(lines)
 
 
@@ -70,8 +80,9 @@ def main() -> None:
     blocks = generated(kb)
     if "--write" in sys.argv:
         readme = REPO / "README.md"
-        readme.write_text(replace_blocks(readme.read_text(encoding="utf-8"), blocks),
-                          encoding="utf-8")
+        readme.write_text(
+            replace_blocks(readme.read_text(encoding="utf-8"), blocks), encoding="utf-8"
+        )
     else:
         for name, body in blocks.items():
             print(f"<!-- kb:{name} -->\n{body}\n<!-- /kb:{name} -->")

@@ -45,8 +45,9 @@ def test_the_corpus_has_every_kind_and_validates_clean(
     assert [f"{f.location} {f.code} {f.message}" for f in result.findings] == []
     assert len(result.kb) == 120
     claims = [c for r in result.kb.of_kind("flop_class") for c in r.data["claims"]]
-    assert claims and all(c["bind"]["BW_hbm"].startswith("hardware/") for c in claims
-                          if c["kind"] == "numeric")
+    assert claims and all(
+        c["bind"]["BW_hbm"].startswith("hardware/") for c in claims if c["kind"] == "numeric"
+    )
 
 
 def test_the_runner_refuses_to_replace_a_folder_that_is_not_a_corpus(tmp_path: Path) -> None:
@@ -60,27 +61,39 @@ def test_the_runner_refuses_to_replace_a_folder_that_is_not_a_corpus(tmp_path: P
 def test_quick_run_prints_its_table(tmp_path: Path) -> None:
     run = subprocess.run(
         [sys.executable, str(REPO / "bench" / "run.py"), "--quick", "--work", str(tmp_path)],
-        capture_output=True, text=True, timeout=900, cwd=REPO,
+        capture_output=True,
+        text=True,
+        timeout=900,
+        cwd=REPO,
     )
     assert run.returncode == 0, run.stderr
     out = run.stdout
     assert "N = 200 records" in out
-    for step in ("read files", "parse (CSafeLoader, 1 process)", "kb schema stage",
-                 "kb validate, cold", "kb validate, warm", "kb validate, 1 changed"):
+    for step in (
+        "read files",
+        "parse (CSafeLoader, 1 process)",
+        "kb schema stage",
+        "kb validate, cold",
+        "kb validate, warm",
+        "kb validate, 1 changed",
+    ):
         assert step in out
     assert "kb validate cold / CSafeLoader parse:" in out
     assert "checked 200 records" in out
 
 
-def test_prose_numbers_counts_what_pr003_flags(tmp_path: Path,
-                                               monkeypatch: pytest.MonkeyPatch) -> None:
+def test_prose_numbers_counts_what_pr003_flags(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     import prose_numbers
 
     monkeypatch.setenv("KB_CACHE_DIR", str(tmp_path / "cache"))
     found = prose_numbers.count(REPO / "records")
     flagged = [f for f in check(REPO / "records").findings if f.code == "PR003"]
     assert sum(n for (_, field), n in found.items() if field != prose_numbers.SKIPPED) == len(
-        flagged)
-    assert all(found[(folder, "summary")] == 0 for folder in
-               ("hardware", "interconnects", "receipts"))
+        flagged
+    )
+    assert all(
+        found[(folder, "summary")] == 0 for folder in ("hardware", "interconnects", "receipts")
+    )
     assert "| **flagged (PR003)** |" in prose_numbers.table(found)

@@ -13,19 +13,32 @@ from tests.conftest import SHIPPED_RECORDS, kb_executable
 def test_concurrent_full_runs_agree_and_leave_a_sound_cache(tmp_path: Path) -> None:
     shutil.copytree(SHIPPED_RECORDS, tmp_path / "records")
     h100 = tmp_path / "records/hardware/nvidia-h100-sxm.yaml"
-    h100.write_text(h100.read_text(encoding="utf-8").replace(
-        "bandwidth: {value: 3350,", "bandwidth: {value: 2000,", 1), encoding="utf-8")
+    h100.write_text(
+        h100.read_text(encoding="utf-8").replace(
+            "bandwidth: {value: 3350,", "bandwidth: {value: 2000,", 1
+        ),
+        encoding="utf-8",
+    )
     command = [*kb_executable(), "validate", "--full", "--format", "json"]
     # A generous check budget: this test is about the shared cache, not about time limits
     # (four runs at once on a loaded machine can push a symbolic check past the default).
     env = {**os.environ, "KB_EQ_BUDGET": "120"}
-    runs = [subprocess.Popen(command, cwd=tmp_path, stdout=subprocess.PIPE, text=True, env=env)
-            for _ in range(4)]
+    runs = [
+        subprocess.Popen(command, cwd=tmp_path, stdout=subprocess.PIPE, text=True, env=env)
+        for _ in range(4)
+    ]
     outputs = [run.communicate(timeout=300)[0] for run in runs]
     assert [run.returncode for run in runs] == [1] * 4
     assert len(set(outputs)) == 1 and '"EQ0' in outputs[0]
     leftovers = [p.name for p in (tmp_path / ".kb-cache").iterdir() if p.name.startswith(".tmp")]
     assert leftovers == []
-    warm = subprocess.run(command[:-3] + ["--format", "json"], cwd=tmp_path,
-                          capture_output=True, text=True, timeout=300, check=False, env=env)
+    warm = subprocess.run(
+        command[:-3] + ["--format", "json"],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=False,
+        env=env,
+    )
     assert warm.stdout == outputs[0]

@@ -188,8 +188,24 @@ def test_pointer_with_escaped_keys_resolves_to_its_line(in_tmp: Path) -> None:
 
 # ---------------------------------------------------------------- malformed records (Hypothesis)
 
-ODD_VALUES = [None, "", "x", 0, -1, 1.5, True, [], {}, [None], {"value": None, "unit": None},
-              {"a": 1}, "sources/nope", "hardware/x#memory.bandwidth", [1, "a"], 10**30]
+ODD_VALUES = [
+    None,
+    "",
+    "x",
+    0,
+    -1,
+    1.5,
+    True,
+    [],
+    {},
+    [None],
+    {"value": None, "unit": None},
+    {"a": 1},
+    "sources/nope",
+    "hardware/x#memory.bandwidth",
+    [1, "a"],
+    10**30,
+]
 
 
 def shipped_samples() -> list[tuple[str, Any]]:
@@ -217,11 +233,16 @@ def all_paths(node: Any, prefix: tuple[Any, ...] = ()) -> list[tuple[Any, ...]]:
 SAMPLES = shipped_samples()
 
 
-@settings(max_examples=40, deadline=None, database=None,
-          suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(
+    max_examples=40,
+    deadline=None,
+    database=None,
+    suppress_health_check=[HealthCheck.function_scoped_fixture],
+)
 @given(data=st.data())
-def test_malformed_shipped_records_never_raise(tmp_path_factory: pytest.TempPathFactory,
-                                                data: st.DataObject) -> None:
+def test_malformed_shipped_records_never_raise(
+    tmp_path_factory: pytest.TempPathFactory, data: st.DataObject
+) -> None:
     """Any field of a real record replaced by an odd value: findings, never an exception."""
     relative, record = data.draw(st.sampled_from(SAMPLES))
     record = copy.deepcopy(record)

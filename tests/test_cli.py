@@ -257,8 +257,16 @@ def test_new_never_overwrites(tree: Path) -> None:
     assert path.read_bytes() == before
 
 
-BAD_IDS = ["sources", "sources/", "sources/../x", "sources/Upper", "/sources/x", "sources/.hidden",
-           "sources/a b", "hardware/x"]
+BAD_IDS = [
+    "sources",
+    "sources/",
+    "sources/../x",
+    "sources/Upper",
+    "/sources/x",
+    "sources/.hidden",
+    "sources/a b",
+    "hardware/x",
+]
 
 
 @pytest.mark.parametrize("bad", BAD_IDS)
@@ -284,7 +292,8 @@ def test_show_yaml_annotates_each_reference(tree: Path) -> None:
 
 def test_show_lists_referrers_and_missing_targets(tree: Path) -> None:
     (tree / "records" / "sources" / "doc.yaml").write_text(
-        source_yaml(superseded_by="sources/gone").replace("status: draft", "status: deprecated"))
+        source_yaml(superseded_by="sources/gone").replace("status: draft", "status: deprecated")
+    )
     code, output = invoke(tree, "show", "sources/doc")
     assert code == 0
     assert "superseded_by: sources/gone  # -> MISSING" in output
@@ -296,30 +305,52 @@ def test_show_json(tree: Path) -> None:
     assert code == 0
     document = json.loads(output)
     assert document["record"]["family"] == "PCIe"
-    assert document["references"] == [{
-        "pointer": "/bandwidth/per_link/source", "target": "sources/doc", "expected_kind": "source",
-        "exists": True, "kind": "source", "title": "A document", "version": 1, "kind_ok": True,
-    }]
+    assert document["references"] == [
+        {
+            "pointer": "/bandwidth/per_link/source",
+            "target": "sources/doc",
+            "expected_kind": "source",
+            "exists": True,
+            "kind": "source",
+            "title": "A document",
+            "version": 1,
+            "kind_ok": True,
+        }
+    ]
     assert document["referenced_by"] == []
     assert document["templates"] == []
 
 
 def test_show_gives_what_each_template_shows_with_its_provenance(tree: Path) -> None:
     link = tree / "records" / "interconnects" / "link.yaml"
-    link.write_text(LINK.replace("family: PCIe", "summary: >-\n  {#bandwidth.per_link} per "
-                                 "direction, {#bandwidth.per_link|Gbit/s};\n  {#bandwidth.gone}."
-                                 "\nfamily: PCIe"))
+    link.write_text(
+        LINK.replace(
+            "family: PCIe",
+            "summary: >-\n  {#bandwidth.per_link} per "
+            "direction, {#bandwidth.per_link|Gbit/s};\n  {#bandwidth.gone}."
+            "\nfamily: PCIe",
+        )
+    )
     code, output = invoke(tree, "show", "interconnects/link")
     assert code == 0, output
     assert yaml.safe_load(output)["summary"].startswith("{#bandwidth.per_link} per")
-    assert ("#   /summary: {#bandwidth.per_link|Gbit/s} = 252 Gbit/s (interconnects/link "
-            "bandwidth.per_link; derived; source: sources/doc)") in output.splitlines()
+    assert (
+        "#   /summary: {#bandwidth.per_link|Gbit/s} = 252 Gbit/s (interconnects/link "
+        "bandwidth.per_link; derived; source: sources/doc)"
+    ) in output.splitlines()
     assert "#   /summary: {#bandwidth.gone} -> PR001: template {#bandwidth.gone}: " in output
     code, output = invoke(tree, "show", "interconnects/link", "--format", "json")
     first = json.loads(output)["templates"][0]
-    assert first == {"pointer": "/summary", "template": "{#bandwidth.per_link}", "value": "31.5",
-                     "unit": "GB/s", "record": "interconnects/link", "field": "bandwidth.per_link",
-                     "basis": "derived", "source": "sources/doc"}
+    assert first == {
+        "pointer": "/summary",
+        "template": "{#bandwidth.per_link}",
+        "value": "31.5",
+        "unit": "GB/s",
+        "record": "interconnects/link",
+        "field": "bandwidth.per_link",
+        "basis": "derived",
+        "source": "sources/doc",
+    }
 
 
 # ---------------------------------------------------------------- kb list
@@ -351,8 +382,14 @@ def test_list_unverified_prints_each_figure_and_a_count(tree: Path) -> None:
     ]
     code, output = invoke(tree, "list", "--unverified", "--format", "json")
     assert json.loads(output) == {
-        "figures": [{"id": "interconnects/link", "pointer": "/bandwidth/per_device",
-                     "value": 63, "unit": "GB/s"}],
+        "figures": [
+            {
+                "id": "interconnects/link",
+                "pointer": "/bandwidth/per_device",
+                "value": 63,
+                "unit": "GB/s",
+            }
+        ],
         "count": 1,
     }
 

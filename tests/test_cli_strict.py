@@ -77,8 +77,9 @@ def test_explain_suggests_the_code_meant(tree: Path) -> None:
 
 
 KNOWN = _codes.registered_codes()
-code_text = st.text(alphabet="ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789 ,",
-                    max_size=12)
+code_text = st.text(
+    alphabet="ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789 ,", max_size=12
+)
 
 
 @given(st.lists(code_text, max_size=4))
@@ -90,8 +91,9 @@ def test_code_lists_are_accepted_exactly_when_every_entry_prefixes_a_code(
     entries = [part.strip().upper() for value in values for part in value.split(",")]
     valid = all(entry and any(code.startswith(entry) for code in KNOWN) for entry in entries)
     try:
-        parsed = _codes.codes_callback(click.Context(click.Command("t")), click.Option(["--x"]),
-                                       tuple(values))
+        parsed = _codes.codes_callback(
+            click.Context(click.Command("t")), click.Option(["--x"]), tuple(values)
+        )
     except click.BadParameter as exc:
         assert not valid
         unknown = [e for e in entries if not e or not any(c.startswith(e) for c in KNOWN)]
@@ -181,8 +183,14 @@ def test_no_records_anywhere_above_is_still_a_usage_error(tmp_path: Path) -> Non
 def clean(tmp_path: Path) -> Path:
     """A clean records tree (one source), a README, and YAML outside records/."""
     write_tree(tmp_path / "records", {"sources/doc.yaml": source_yaml()})
-    write_tree(tmp_path, {"README.md": "# notes\n", "other/x.yaml": source_yaml(),
-                          "records/empty/notes.txt": "not a record\n"})
+    write_tree(
+        tmp_path,
+        {
+            "README.md": "# notes\n",
+            "other/x.yaml": source_yaml(),
+            "records/empty/notes.txt": "not a record\n",
+        },
+    )
     return tmp_path
 
 
@@ -207,16 +215,16 @@ def test_a_named_path_that_is_not_a_record_is_a_usage_error(
 
 
 def test_every_bad_path_is_named_at_once(clean: Path) -> None:
-    done = run_kb(["validate", "README.md", "records/sources/doc.yaml", "other/x.yaml"],
-                  cwd=clean)
+    done = run_kb(["validate", "README.md", "records/sources/doc.yaml", "other/x.yaml"], cwd=clean)
     assert done.returncode == 2
     assert "README.md: is not a record file" in done.stderr
     assert "other/x.yaml: is not in the records tree" in done.stderr
     assert "doc.yaml:" not in done.stderr
 
 
-@pytest.mark.parametrize("named", [[], ["records"], ["records/sources"],
-                                   ["records/sources/doc.yaml"]])
+@pytest.mark.parametrize(
+    "named", [[], ["records"], ["records/sources"], ["records/sources/doc.yaml"]]
+)
 def test_records_of_the_tree_are_still_checked(clean: Path, named: list[str]) -> None:
     done = run_kb(["validate", *named], cwd=clean)
     assert done.returncode == 0, done.stderr
@@ -255,8 +263,14 @@ def test_the_pre_commit_hook_passes_yml_files_to_kb() -> None:
 
 def _stdin(cwd: Path, text: str | bytes, *args: str) -> subprocess.CompletedProcess[bytes]:
     data = text.encode() if isinstance(text, str) else text
-    return subprocess.run([*kb_executable(), "validate", *args], cwd=cwd, input=data,
-                          capture_output=True, timeout=120, check=False)
+    return subprocess.run(
+        [*kb_executable(), "validate", *args],
+        cwd=cwd,
+        input=data,
+        capture_output=True,
+        timeout=120,
+        check=False,
+    )
 
 
 def test_stdin_is_checked_as_the_named_file(clean: Path) -> None:
@@ -286,22 +300,29 @@ def test_stdin_that_refutes_a_claim_elsewhere_reports_that_file(shipped_copy: Pa
     """The README's example through an editor: the H100's HBM bandwidth changed, unsaved."""
     name = "records/hardware/nvidia-h100-sxm.yaml"
     text = (shipped_copy.parent / name).read_text(encoding="utf-8")
-    edited = text.replace("bandwidth: {value: 3350, unit: GB/s",
-                          "bandwidth: {value: 3000, unit: GB/s")
+    edited = text.replace(
+        "bandwidth: {value: 3350, unit: GB/s", "bandwidth: {value: 3000, unit: GB/s"
+    )
     assert edited != text
     done = _stdin(shipped_copy.parent, edited, "-", "--stdin-filename", name)
     assert done.returncode == 1, done.stderr
     out = done.stdout.decode()
-    assert any(line.startswith("records/flops/sched-tensor-parallel-crossover.yaml:")
-               and " EQ007 " in line for line in out.splitlines()), out
+    assert any(
+        line.startswith("records/flops/sched-tensor-parallel-crossover.yaml:") and " EQ007 " in line
+        for line in out.splitlines()
+    ), out
     assert f"see: {name}:" in out
     assert run_kb(["validate"], cwd=shipped_copy.parent).returncode == 0  # disk unchanged
 
 
 @pytest.mark.parametrize(
     ("data", "code"),
-    [(b"\xff\xfe", b"LD002"), (b"- a list\n", b"LD011"), (b"a: 1\na: 2\n", b"LD005"),
-     (b"#" * 2_200_000, b"LD003")],
+    [
+        (b"\xff\xfe", b"LD002"),
+        (b"- a list\n", b"LD011"),
+        (b"a: 1\na: 2\n", b"LD005"),
+        (b"#" * 2_200_000, b"LD003"),
+    ],
     # Named ids: a 2 MB parameter in the id would reach the environment (PYTEST_CURRENT_TEST).
     ids=["not-utf8", "not-a-mapping", "duplicate-key", "too-large"],
 )
@@ -344,8 +365,9 @@ def test_any_bytes_on_stdin_give_findings_or_a_clean_run_never_a_fault(data: byt
         old = os.getcwd()
         os.chdir(folder)
         try:
-            done = CliRunner().invoke(cli, ["validate", "-", "--stdin-filename",
-                                            "records/sources/new.yaml"], input=data)
+            done = CliRunner().invoke(
+                cli, ["validate", "-", "--stdin-filename", "records/sources/new.yaml"], input=data
+            )
         finally:
             os.chdir(old)
     assert done.exit_code in (0, 1), done.output
@@ -393,8 +415,18 @@ def test_os_errors_on_what_kb_writes_are_usage_errors(
 def test_calc_refuses_a_number_too_large_to_be_finite() -> None:
     from tests.conftest import SHIPPED_RECORDS
 
-    done = run_kb(["calc", "flops/sched-tensor-parallel-crossover", "B_star", "--root",
-                   str(SHIPPED_RECORDS), "--set", "BW_link=1e999999 GB/s"], cwd=SHIPPED_RECORDS)
+    done = run_kb(
+        [
+            "calc",
+            "flops/sched-tensor-parallel-crossover",
+            "B_star",
+            "--root",
+            str(SHIPPED_RECORDS),
+            "--set",
+            "BW_link=1e999999 GB/s",
+        ],
+        cwd=SHIPPED_RECORDS,
+    )
     assert done.returncode == 2
     assert "'1e999999 GB/s': 1e999999 is not a finite number" in done.stderr
 
@@ -411,8 +443,9 @@ def test_stdin_with_base_compares_stdin_not_the_file_on_disk(tmp_path: Path) -> 
     same = _stdin(top, source_yaml(), "-", "--stdin-filename", name, "--base", "HEAD")
     assert same.returncode == 0, same.stdout
     (top / name).write_text(changed, encoding="utf-8")  # the disk changed; stdin holds the base
-    assert _stdin(top, source_yaml(), "-", "--stdin-filename", name, "--base",
-                  "HEAD").returncode == 0
+    assert (
+        _stdin(top, source_yaml(), "-", "--stdin-filename", name, "--base", "HEAD").returncode == 0
+    )
     (top / name).unlink()  # deleted on disk, still on stdin: not a deletion (VR004)
     back = _stdin(top, source_yaml(), "-", "--stdin-filename", name, "--base", "HEAD")
     assert back.returncode == 0, back.stdout

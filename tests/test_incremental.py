@@ -64,7 +64,7 @@ def scale_a_figure(root: Path, rng: random.Random) -> str:
         return "nothing"
     match = rng.choice(matches)
     scaled = float(match.group(2)) * rng.choice((0.5, 0.999, 2, 10))
-    path.write_text(text[:match.start(2)] + f"{scaled:g}" + text[match.end(2):])
+    path.write_text(text[: match.start(2)] + f"{scaled:g}" + text[match.end(2) :])
     return f"scaled a figure in {path}"
 
 
@@ -75,7 +75,7 @@ def retarget_a_reference(root: Path, rng: random.Random) -> str:
     if not matches:
         return "nothing"
     match = rng.choice(matches)
-    path.write_text(text[:match.start()] + match.group() + "-gone" + text[match.end():])
+    path.write_text(text[: match.start()] + match.group() + "-gone" + text[match.end() :])
     return f"broke a reference in {path}"
 
 
@@ -104,15 +104,23 @@ def shift_the_lines(root: Path, rng: random.Random) -> str:
 
 
 def restore_a_record(root: Path, rng: random.Random) -> str:
-    path = SHIPPED_RECORDS / rng.choice(sorted(
-        str(p.relative_to(SHIPPED_RECORDS)) for p in SHIPPED_RECORDS.rglob("*.yaml")))
+    path = SHIPPED_RECORDS / rng.choice(
+        sorted(str(p.relative_to(SHIPPED_RECORDS)) for p in SHIPPED_RECORDS.rglob("*.yaml"))
+    )
     target = root / path.relative_to(SHIPPED_RECORDS)
     shutil.copy(path, target)
     return f"restored {target}"
 
 
-EDITS = (scale_a_figure, retarget_a_reference, delete_a_record, copy_a_record,
-         break_the_yaml, shift_the_lines, restore_a_record)
+EDITS = (
+    scale_a_figure,
+    retarget_a_reference,
+    delete_a_record,
+    copy_a_record,
+    break_the_yaml,
+    shift_the_lines,
+    restore_a_record,
+)
 
 
 @pytest.mark.parametrize("seed", [1, 2, 3])
@@ -141,8 +149,9 @@ def test_a_hot_record_rechecks_its_dependants_and_no_more(tree: Path) -> None:
     assert 1 < incremental.STATS["rechecked"] < incremental.STATS["loaded"] < total  # type: ignore[operator]
 
 
-def test_a_placement_sees_a_changed_receipt_on_its_link(tree: Path, tmp_path: Path,
-                                                       monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_placement_sees_a_changed_receipt_on_its_link(
+    tree: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """The ledger finds receipts by interconnect, not by reference: still re-checked."""
     incremental_run(tree)
     for receipt in _files(tree, ("receipts",)):
@@ -158,15 +167,16 @@ def test_a_changed_figure_re_checks_the_prose_that_templates_it(
     incremental_run(tree)
     target = tree / "receipts" / "stas00-h200-nvbandwidth.yaml"
     text = target.read_text()
-    target.write_text(text.replace("gpus: 1, value: {value: 55.43,",
-                                   "gpus: 1, rate: {value: 55.43,", 1))
+    target.write_text(
+        text.replace("gpus: 1, value: {value: 55.43,", "gpus: 1, rate: {value: 55.43,", 1)
+    )
     found = incremental_run(tree)
     assert incremental.STATS["mode"] == "incremental"
     assert as_rows(found) == as_rows(full_run(tmp_path, monkeypatch)())
     citing = "records/receipts/azure-nd-gb200-v6-host-device-copy.yaml"
-    assert [(f.code, f.location.line) for f in found
-            if f.location.path == citing and f.code != "PR003"] == [
-        ("PR001", 11)]
+    assert [
+        (f.code, f.location.line) for f in found if f.location.path == citing and f.code != "PR003"
+    ] == [("PR001", 11)]
 
 
 def test_a_changed_measurement_rechecks_the_prediction_that_names_it(
@@ -178,8 +188,12 @@ def test_a_changed_measurement_rechecks_the_prediction_that_names_it(
         for path in (truth / folder).glob("*.yaml"):
             shutil.copy(path, tree / folder / path.name)
     shutil.copy(truth / "sources" / "doc.yaml", tree / "sources" / "truth-doc.yaml")
-    for path in (tree / "flops" / "ring.yaml", tree / "flops" / "idle.yaml",
-                 tree / "receipts" / "ar.yaml", tree / "sources" / "truth-doc.yaml"):
+    for path in (
+        tree / "flops" / "ring.yaml",
+        tree / "flops" / "idle.yaml",
+        tree / "receipts" / "ar.yaml",
+        tree / "sources" / "truth-doc.yaml",
+    ):
         path.write_text(path.read_text().replace("sources/doc", "sources/truth-doc"))
     assert as_rows(incremental_run(tree)) == as_rows(full_run(tmp_path, monkeypatch)())
     receipt = tree / "receipts" / "ar.yaml"
@@ -202,13 +216,13 @@ def test_editing_a_used_equation_rechecks_the_record_that_uses_it(
     used.write_text(used.read_text().replace("P*b_w/(N*BW_hbm)", "P*b_w/BW_hbm"))
     found = incremental_run(tree)
     assert incremental.STATS["mode"] == "incremental"
-    assert [f.code for f in found if f.location.path.endswith("flops/compose-tp.yaml")] == [
-        "EQ007"]
+    assert [f.code for f in found if f.location.path.endswith("flops/compose-tp.yaml")] == ["EQ007"]
     assert as_rows(found) == as_rows(full_run(tmp_path, monkeypatch)())
 
 
-def test_scope_of_paths_matches_the_checker(tree: Path, tmp_path: Path,
-                                            monkeypatch: pytest.MonkeyPatch) -> None:
+def test_scope_of_paths_matches_the_checker(
+    tree: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     target = tree / "hardware" / "nvidia-h100-sxm.yaml"
     target.write_text(target.read_text().replace("version: ", "version: 9\nx_version: ", 1))
     incremental_run(tree)

@@ -170,7 +170,10 @@ def test_hostile_file_yields_a_finding_with_bounded_memory(tmp_path: Path, name:
     path.write_bytes(content)
     done = subprocess.run(
         [sys.executable, "-c", _PROBE, str(path.parent.parent)],
-        capture_output=True, text=True, timeout=60, check=False,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
     )
     assert done.returncode == 0, done.stderr  # a crash (libyaml's stack) would show here
     result = json.loads(done.stdout)
@@ -190,19 +193,91 @@ def test_depth_limit_is_exact() -> None:
 
 # ---------------------------------------------------------------- random input (Hypothesis)
 
-KEYS = ["kind", "id", "title", "version", "status", "history", "waivers", "bandwidth", "value",
-        "unit", "basis", "source", "code", "reason", "per_link", "links", "interconnect", "<<", "a",
-        "hardware", "evidence_class", "engine", "provenance", "results", "pointer", "superseded_by"]
-SCALARS = ["1e9", "no", "yes", "on", "~", "null", ".inf", "-.nan", "0x1F", "0o17", "2026-11-30",
-           "2026-11-30 10:00:00", "'quoted'", '"esc\\x00aped"', "1_000", "+1", "-0", "3.35",
-           "sources/doc", "hardware/x#memory.bandwidth", "PV002", "source", "receipt", "native",
-           "[]", "{}", "[1, [2, [3]]]", "{value: 1, unit: GB/s}", "|", ">-", "''", "\"\"", "@", "`"]
-TAGS = ["", "!!python/object/apply:os.system ", "!!python/name:os.system ", "!custom ", "!!binary ",
-        "!!set ", "!!omap ", "!!timestamp ", "!!float ", "!!str ", "!!int ", "!<tag:x> ", "!e!x ",
-        "!!map ", "!!seq ", "!!bool ", "!!null "]
+KEYS = [
+    "kind",
+    "id",
+    "title",
+    "version",
+    "status",
+    "history",
+    "waivers",
+    "bandwidth",
+    "value",
+    "unit",
+    "basis",
+    "source",
+    "code",
+    "reason",
+    "per_link",
+    "links",
+    "interconnect",
+    "<<",
+    "a",
+    "hardware",
+    "evidence_class",
+    "engine",
+    "provenance",
+    "results",
+    "pointer",
+    "superseded_by",
+]
+SCALARS = [
+    "1e9",
+    "no",
+    "yes",
+    "on",
+    "~",
+    "null",
+    ".inf",
+    "-.nan",
+    "0x1F",
+    "0o17",
+    "2026-11-30",
+    "2026-11-30 10:00:00",
+    "'quoted'",
+    '"esc\\x00aped"',
+    "1_000",
+    "+1",
+    "-0",
+    "3.35",
+    "sources/doc",
+    "hardware/x#memory.bandwidth",
+    "PV002",
+    "source",
+    "receipt",
+    "native",
+    "[]",
+    "{}",
+    "[1, [2, [3]]]",
+    "{value: 1, unit: GB/s}",
+    "|",
+    ">-",
+    "''",
+    '""',
+    "@",
+    "`",
+]
+TAGS = [
+    "",
+    "!!python/object/apply:os.system ",
+    "!!python/name:os.system ",
+    "!custom ",
+    "!!binary ",
+    "!!set ",
+    "!!omap ",
+    "!!timestamp ",
+    "!!float ",
+    "!!str ",
+    "!!int ",
+    "!<tag:x> ",
+    "!e!x ",
+    "!!map ",
+    "!!seq ",
+    "!!bool ",
+    "!!null ",
+]
 ANCHORS = ["", "&a ", "&b "]
 ALIASES = ["*a", "*b", "*undefined"]
-
 
 
 def yaml_line(indent: int, dash: str, key: str, tag: str, anchor: str, value: str) -> str:
@@ -218,8 +293,9 @@ line = st.builds(
     st.sampled_from(ANCHORS),
     st.one_of(st.sampled_from(SCALARS), st.sampled_from(ALIASES), st.text(max_size=12)),
 )
-documents = st.lists(st.one_of(line, st.sampled_from(["---", "...", "%YAML 1.1", "# c", ""])),
-                     max_size=25).map("\n".join)
+documents = st.lists(
+    st.one_of(line, st.sampled_from(["---", "...", "%YAML 1.1", "# c", ""])), max_size=25
+).map("\n".join)
 
 
 @pytest.fixture(scope="module")

@@ -156,10 +156,12 @@ main()
 def _validate(root: Path, cwd: Path, cache: Path, simulated: bool) -> tuple[int, Any, str]:
     args = ["validate", "--full", "--format", "json", "--root", str(root)]
     env = {**os.environ, "KB_CACHE_DIR": str(cache)}
-    command = [sys.executable, "-c", SIMULATED_KB, *args] if simulated else [*kb_executable(),
-                                                                             *args]
-    done = subprocess.run(command, cwd=cwd, env=env, capture_output=True, text=True,
-                          timeout=600, check=False)
+    command = (
+        [sys.executable, "-c", SIMULATED_KB, *args] if simulated else [*kb_executable(), *args]
+    )
+    done = subprocess.run(
+        command, cwd=cwd, env=env, capture_output=True, text=True, timeout=600, check=False
+    )
     return done.returncode, json.loads(done.stdout)["findings"], done.stderr
 
 
@@ -169,11 +171,19 @@ def _broken_copy(tmp_path: Path) -> Path:
     shutil.copytree(SHIPPED_RECORDS, root)
     hardware = root / "hardware" / "nvidia-h100-sxm.yaml"
     text = hardware.read_text(encoding="utf-8")
-    hardware.write_text(text.replace("bandwidth: {value: 3350, unit: GB/s",
-                                     "bandwidth: {value: 3000, unit: GB/s"), encoding="utf-8")
+    hardware.write_text(
+        text.replace("bandwidth: {value: 3350, unit: GB/s", "bandwidth: {value: 3000, unit: GB/s"),
+        encoding="utf-8",
+    )
     case = yaml.safe_load(TIMEOUT_CASE.read_text(encoding="utf-8"))["cases"]["expansion_too_big"]
-    write_tree(root, {"flops/runaway.yaml": case["files"]["flops/x.yaml"]
-                      .replace("id: flops/x", "id: flops/runaway")})
+    write_tree(
+        root,
+        {
+            "flops/runaway.yaml": case["files"]["flops/x.yaml"].replace(
+                "id: flops/x", "id: flops/runaway"
+            )
+        },
+    )
     return root
 
 
@@ -197,9 +207,7 @@ def test_validate_full_through_the_fallback_finds_what_the_normal_path_finds(
 
 
 @pytest.mark.parametrize("value", ["abc", "0", "-2", "nan", "inf"])
-def test_a_bad_budget_setting_is_a_usage_error_not_findings(
-    value: str, tmp_path: Path
-) -> None:
+def test_a_bad_budget_setting_is_a_usage_error_not_findings(value: str, tmp_path: Path) -> None:
     write_tree(tmp_path / "records", {"flops/x.yaml": _timeout_case_record()})
     done = run_kb(["validate", "--full"], cwd=tmp_path, env={"KB_EQ_BUDGET": value})
     assert done.returncode == 2, done.stdout

@@ -29,10 +29,18 @@ CONDITIONS: dict[str, Any] = {
 
 def receipt(row: dict[str, Any]) -> Record:
     data = {
-        "kind": "receipt", "id": "receipts/x", "title": "x", "version": 1, "status": "draft",
+        "kind": "receipt",
+        "id": "receipts/x",
+        "title": "x",
+        "version": 1,
+        "status": "draft",
         "history": [{"version": 1, "date": "2026-12-01", "change": "new"}],
-        "source": "sources/x", "evidence_class": "benchmark", "engine": {"name": "vLLM"},
-        "pattern": "end-to-end", "provenance": {}, "results": [row],
+        "source": "sources/x",
+        "evidence_class": "benchmark",
+        "engine": {"name": "vLLM"},
+        "pattern": "end-to-end",
+        "provenance": {},
+        "results": [row],
     }
     return Record("receipts/x", "receipt", "records/receipts/x.yaml", data)
 
@@ -88,8 +96,13 @@ def test_an_unknown_condition_is_named() -> None:
 
 ALGORITHMS = {"ring", "tree", "nvls", "one-shot", "two-shot", "custom"}
 ODD = st.one_of(
-    st.none(), st.booleans(), st.integers(-(2**40), 2**40), st.floats(allow_nan=True),
-    st.text(max_size=8), st.just([]), st.just({}),
+    st.none(),
+    st.booleans(),
+    st.integers(-(2**40), 2**40),
+    st.floats(allow_nan=True),
+    st.text(max_size=8),
+    st.just([]),
+    st.just({}),
 )
 
 

@@ -32,8 +32,9 @@ def test_shipped_records_carry_only_prose_number_warnings() -> None:
     assert done.returncode == 0, done.stdout + done.stderr
     findings = json.loads(done.stdout)["findings"]
     assert {(f["code"], f["severity"]) for f in findings} <= {("PR003", "warning")}
-    in_summaries = [f for f in findings if f["pointer"] == "/summary"
-                    and f["path"].startswith(DONE_FOLDERS)]
+    in_summaries = [
+        f for f in findings if f["pointer"] == "/summary" and f["path"].startswith(DONE_FOLDERS)
+    ]
     assert in_summaries == [], in_summaries
 
 

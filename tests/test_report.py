@@ -32,8 +32,14 @@ def sample_findings() -> list[Finding]:
             "'interconnects/nvlink-9' names no record",
             "did you mean 'interconnects/nvlink-4'?",
         ),
-        Finding("EV002", Severity.WARNING, awkward, "50% done\nsecond line: a, b", "",
-                (Location("records/sources/doc.yaml", 1, 1, ""),)),
+        Finding(
+            "EV002",
+            Severity.WARNING,
+            awkward,
+            "50% done\nsecond line: a, b",
+            "",
+            (Location("records/sources/doc.yaml", 1, 1, ""),),
+        ),
         Finding("ZZ999", Severity.INFO, Location("records/x.yaml", 0, 0, ""), "not located", ""),
     ]
 
@@ -62,8 +68,10 @@ def test_sarif_validates_against_the_sarif_2_1_0_schema() -> None:
 
 def test_sarif_uris_are_percent_encoded() -> None:
     document = json.loads(report.sarif(sample_findings(), 3))
-    uris = [r["locations"][0]["physicalLocation"]["artifactLocation"]["uri"]
-            for r in document["runs"][0]["results"]]
+    uris = [
+        r["locations"][0]["physicalLocation"]["artifactLocation"]["uri"]
+        for r in document["runs"][0]["results"]
+    ]
     assert uris[0] == "records/hardware/x.yaml"
     assert uris[1] == "records/sources/a%2Cb%3Ac%25.yaml"
 
@@ -131,13 +139,28 @@ def test_json_shape() -> None:
     assert document["tool"]["name"] == "kb"
     assert document["summary"] == {"records": 3, "error": 1, "warning": 1, "info": 1}
     first = document["findings"][0]
-    assert set(first) == {"code", "name", "severity", "path", "line", "col", "pointer",
-                          "message", "hint", "related"}
+    assert set(first) == {
+        "code",
+        "name",
+        "severity",
+        "path",
+        "line",
+        "col",
+        "pointer",
+        "message",
+        "hint",
+        "related",
+    }
     assert (first["code"], first["name"], first["line"], first["col"]) == (
-        "RF001", "dangling-reference", 12, 5)
+        "RF001",
+        "dangling-reference",
+        12,
+        5,
+    )
     assert first["pointer"] == "/links/0"
     assert document["findings"][1]["related"] == [
-        {"path": "records/sources/doc.yaml", "line": 1, "col": 1, "pointer": ""}]
+        {"path": "records/sources/doc.yaml", "line": 1, "col": 1, "pointer": ""}
+    ]
 
 
 def test_text_format() -> None:
@@ -183,7 +206,8 @@ def test_kb_validate_formats_end_to_end(tmp_path: Path, fmt: str) -> None:
     elif fmt == "json":
         findings = json.loads(done.stdout)["findings"]
         assert [(f["code"], f["path"], f["line"]) for f in findings] == [
-            ("RF001", "records/sources/bad.yaml", 10)]
+            ("RF001", "records/sources/bad.yaml", 10)
+        ]
     else:
         assert done.stdout.startswith("records/sources/bad.yaml:10:")
 

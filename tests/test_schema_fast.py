@@ -17,8 +17,14 @@ from kb.model import KIND_BY_FOLDER, Record
 RECORDS = Path(__file__).resolve().parent.parent / "records"
 SHIPPED = sorted(RECORDS.rglob("*.yaml"))
 ODD_VALUES = st.one_of(
-    st.none(), st.booleans(), st.integers(-(2**70), 2**70), st.floats(allow_nan=True),
-    st.text(max_size=12), st.just([]), st.just({}), st.just({1: "int key"}),
+    st.none(),
+    st.booleans(),
+    st.integers(-(2**70), 2**70),
+    st.floats(allow_nan=True),
+    st.text(max_size=12),
+    st.just([]),
+    st.just({}),
+    st.just({1: "int key"}),
 )
 
 
@@ -63,10 +69,14 @@ def test_shipped_records_get_the_same_findings(path: Path, monkeypatch: pytest.M
     assert findings(record, "fast", monkeypatch) == findings(record, "python", monkeypatch)
 
 
-@settings(max_examples=150, deadline=None,
-          suppress_health_check=[HealthCheck.function_scoped_fixture])
-@given(index=st.integers(0, len(SHIPPED) - 1),
-       path=st.lists(st.integers(0, 50), min_size=1, max_size=5), value=ODD_VALUES)
+@settings(
+    max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+@given(
+    index=st.integers(0, len(SHIPPED) - 1),
+    path=st.lists(st.integers(0, 50), min_size=1, max_size=5),
+    value=ODD_VALUES,
+)
 def test_mutated_records_get_the_same_findings(
     index: int, path: list[int], value: Any, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -29,6 +29,7 @@ def test_workers_and_in_process_load_the_same(
     parallel, parallel_findings = loader.load_knowledge_base(tmp_path / "records")
     monkeypatch.setenv("KB_JOBS", "1")
     serial, serial_findings = loader.load_knowledge_base(tmp_path / "records")
+
     def loaded(kb: loader.KnowledgeBase) -> list[tuple[str, object, str]]:
         return [(r.id, r.data, r.digest) for r in kb]
 
@@ -56,8 +57,11 @@ def test_a_check_with_parsing_in_workers_finds_what_one_process_finds(
 
     shutil.copytree(SHIPPED_RECORDS, tmp_path / "records")
     broken = tmp_path / "records" / "hardware" / "nvidia-h100-sxm.yaml"
-    broken.write_text(broken.read_text().replace("basis: vendor-spec", "basis: nope", 1)
-                      .replace("source: sources/", "source: sources/gone-", 1))
+    broken.write_text(
+        broken.read_text()
+        .replace("basis: vendor-spec", "basis: nope", 1)
+        .replace("source: sources/", "source: sources/gone-", 1)
+    )
     monkeypatch.setattr(loader, "PARALLEL_MIN_FILES", 5)
     runs = {}
     for jobs in ("2", "1"):

@@ -77,8 +77,11 @@ class KindChoice(click.Choice):  # type: ignore[type-arg]
         pairs = ", ".join(f"{k} ({FOLDER_BY_KIND[k]})" for k in KINDS)
         hint = did_you_mean(str(value), KIND_NAMES)
         meant = f" ({hint})" if hint else ""
-        self.fail(f"{str(value)!r} is not a kind{meant}; the kinds, each with its folder: {pairs}",
-                  param, ctx)
+        self.fail(
+            f"{str(value)!r} is not a kind{meant}; the kinds, each with its folder: {pairs}",
+            param,
+            ctx,
+        )
 
 
 KIND = KindChoice()

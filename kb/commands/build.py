@@ -20,10 +20,20 @@ from kb.findings import Finding, Severity
 
 
 @click.command("build")
-@click.option("--out", "out_dir", type=click.Path(file_okay=False, path_type=Path),
-              default=Path("_site"), show_default=True, help="Folder to write the site to.")
-@click.option("--site-url", metavar="URL", default=None,
-              help="Where the site is published: the schemas get $ids under URL/schemas/.")
+@click.option(
+    "--out",
+    "out_dir",
+    type=click.Path(file_okay=False, path_type=Path),
+    default=Path("_site"),
+    show_default=True,
+    help="Folder to write the site to.",
+)
+@click.option(
+    "--site-url",
+    metavar="URL",
+    default=None,
+    help="Where the site is published: the schemas get $ids under URL/schemas/.",
+)
 @root_option
 def build(out_dir: Path, site_url: str | None, root: Path | None) -> None:
     """Validate, then write the static reference site (refuses to publish errors).
@@ -45,10 +55,12 @@ def build(out_dir: Path, site_url: str | None, root: Path | None) -> None:
     checked = time.perf_counter()
     report = _build_site(result.kb, out_dir, result.findings, site_url)
     done = time.perf_counter()
-    click.echo(f"kb build: wrote {out_dir} ({len(report.rendered)} pages rendered, "
-               f"{len(report.written)} files rewritten, {len(report.kept)} unchanged) "
-               f"in {done - started:.2f} s (validation {checked - started:.2f} s, "
-               f"site {done - checked:.2f} s)")
+    click.echo(
+        f"kb build: wrote {out_dir} ({len(report.rendered)} pages rendered, "
+        f"{len(report.written)} files rewritten, {len(report.kept)} unchanged) "
+        f"in {done - started:.2f} s (validation {checked - started:.2f} s, "
+        f"site {done - checked:.2f} s)"
+    )
 
 
 def _build_site(kb, out_dir: Path, findings: list[Finding], site_url: str | None):  # type: ignore[no-untyped-def]
@@ -59,8 +71,9 @@ def _build_site(kb, out_dir: Path, findings: list[Finding], site_url: str | None
         if not sys.stderr.isatty():
             return build_site(kb, out_dir, findings=findings, site_url=site_url)
         with click.progressbar(length=len(kb), label="Record pages", file=sys.stderr) as bar:
-            return build_site(kb, out_dir, findings=findings, progress=bar.update,
-                              site_url=site_url)
+            return build_site(
+                kb, out_dir, findings=findings, progress=bar.update, site_url=site_url
+            )
     except UnsafeOutputError as exc:
         raise click.UsageError(f"--out {out_dir}: {exc}") from None
     except OSError as exc:  # the output folder cannot be written: the user's to fix
@@ -73,5 +86,6 @@ def _build_site(kb, out_dir: Path, findings: list[Finding], site_url: str | None
 def _print_findings(findings: list[Finding]) -> None:
     from kb.report import render
 
-    click.echo(render("text", findings, len({f.location.path for f in findings})), err=True,
-               nl=False)
+    click.echo(
+        render("text", findings, len({f.location.path for f in findings})), err=True, nl=False
+    )

@@ -39,10 +39,21 @@ def _settings(pairs: tuple[str, ...]) -> dict[str, str]:
 @click.argument("record_id")
 @click.argument("target", required=False)
 @root_option
-@click.option("--set", "pairs", multiple=True, metavar="NAME=VALUE",
-              help="Bind a symbol: a quantity ('63 GB/s') or record-id#dotted.field.")
-@click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text",
-              show_default=True, help="Output format (json carries the exact fraction).")
+@click.option(
+    "--set",
+    "pairs",
+    multiple=True,
+    metavar="NAME=VALUE",
+    help="Bind a symbol: a quantity ('63 GB/s') or record-id#dotted.field.",
+)
+@click.option(
+    "--format",
+    "fmt",
+    type=click.Choice(["text", "json"]),
+    default="text",
+    show_default=True,
+    help="Output format (json carries the exact fraction).",
+)
 def calc(
     record_id: str, target: str | None, root: Path | None, pairs: tuple[str, ...], fmt: str
 ) -> None:
@@ -106,6 +117,10 @@ def result_json(result: Any, shown: str) -> dict[str, Any]:
     from kb.ledger.render import exact
 
     return {
-        "record": result.record_id, "target": result.target, "equation": result.equation,
-        "value": exact(result.value, result.unit), "shown": shown, "trail": result.trail,
+        "record": result.record_id,
+        "target": result.target,
+        "equation": result.equation,
+        "value": exact(result.value, result.unit),
+        "shown": shown,
+        "trail": result.trail,
     }

@@ -28,11 +28,22 @@ def _settings(pairs: tuple[str, ...]) -> dict[str, str]:
 @click.command()
 @click.argument("placement_id")
 @root_option
-@click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text",
-              show_default=True, help="Output format (json carries exact fractions).")
-@click.option("--set", "pairs", multiple=True, metavar="NAME=VALUE",
-              help="Vary an envelope input (batch, state_bytes, useful_work, slo) without "
-                   "editing the record, e.g. --set batch=8 --set state_bytes=150GB.")
+@click.option(
+    "--format",
+    "fmt",
+    type=click.Choice(["text", "json"]),
+    default="text",
+    show_default=True,
+    help="Output format (json carries exact fractions).",
+)
+@click.option(
+    "--set",
+    "pairs",
+    multiple=True,
+    metavar="NAME=VALUE",
+    help="Vary an envelope input (batch, state_bytes, useful_work, slo) without "
+    "editing the record, e.g. --set batch=8 --set state_bytes=150GB.",
+)
 def ledger(placement_id: str, root: Path | None, fmt: str, pairs: tuple[str, ...]) -> None:
     """Print the placement-tax ledger of PLACEMENT_ID.
 

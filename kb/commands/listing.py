@@ -26,17 +26,22 @@ COLUMNS = ("id", "kind", "version", "status", "title")
 @click.command()
 @root_option
 @click.option(
-    "--kind", type=KIND,
+    "--kind",
+    type=KIND,
     help="Only records of this kind (or folder: hardware for accelerator).",
 )
 @click.option("--unverified", is_flag=True, help="List every figure whose basis is unverified.")
-@click.option("--unvalidated", is_flag=True,
-              help="List every flop class without a prediction against a measurement.")
+@click.option(
+    "--unvalidated",
+    is_flag=True,
+    help="List every flop class without a prediction against a measurement.",
+)
 @click.option(
     "--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True
 )
-def list_records(root: Path | None, kind: str | None, unverified: bool, unvalidated: bool,
-                 fmt: str) -> None:
+def list_records(
+    root: Path | None, kind: str | None, unverified: bool, unvalidated: bool, fmt: str
+) -> None:
     """List records (id, kind, version, status, title), --unverified figures or --unvalidated."""
     from kb.loader import load_knowledge_base  # local: loads only when run
 
@@ -85,11 +90,17 @@ def unvalidated_classes(kb: KnowledgeBase) -> list[dict[str, Any]]:
     rows = []
     for record in kb.of_kind("flop_class"):
         claims = record.data.get("claims")
-        if not any(isinstance(c, dict) and c.get("kind") == "prediction"
-                   for c in (claims if isinstance(claims, list) else [])):
+        if not any(
+            isinstance(c, dict) and c.get("kind") == "prediction"
+            for c in (claims if isinstance(claims, list) else [])
+        ):
             reason = record.data.get("unvalidated")
-            rows.append({"id": record.id, "reason": reason if isinstance(reason, str) else
-                         "(no reason given)"})
+            rows.append(
+                {
+                    "id": record.id,
+                    "reason": reason if isinstance(reason, str) else "(no reason given)",
+                }
+            )
     return sorted(rows, key=lambda row: row["id"])
 
 
@@ -98,8 +109,10 @@ def _render_unvalidated(rows: list[dict[str, Any]], kb: KnowledgeBase, fmt: str)
     if fmt == "json":
         document = {"unvalidated": rows, "count": len(rows), "flop_classes": total}
         return json.dumps(document, indent=2, ensure_ascii=False) + "\n"
-    summary = (f"{len(rows)} of {total} flop class{'es' if total != 1 else ''} without a "
-               f"prediction; {total - len(rows)} with one\n")
+    summary = (
+        f"{len(rows)} of {total} flop class{'es' if total != 1 else ''} without a "
+        f"prediction; {total - len(rows)} with one\n"
+    )
     return _table(rows, ("id", "reason")) + summary
 
 

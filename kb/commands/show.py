@@ -44,7 +44,11 @@ from kb.prose.render import describe as describe_template
 @click.argument("record_id", metavar="ID")
 @root_option
 @click.option(
-    "--format", "fmt", type=click.Choice(["yaml", "json"]), default="yaml", show_default=True,
+    "--format",
+    "fmt",
+    type=click.Choice(["yaml", "json"]),
+    default="yaml",
+    show_default=True,
     help="yaml: the record's text with references annotated; json: a document.",
 )
 def show(record_id: str, root: Path | None, fmt: str) -> None:
@@ -80,7 +84,9 @@ def describe(kb: KnowledgeBase, ref: Reference) -> dict[str, Any]:
     target_id, field = split_binding(ref.target)
     target = kb.get(target_id)
     entry: dict[str, Any] = {
-        "pointer": ref.pointer, "target": ref.target, "expected_kind": ref.expected_kind
+        "pointer": ref.pointer,
+        "target": ref.target,
+        "expected_kind": ref.expected_kind,
     }
     if target is None:
         return {**entry, "exists": False}
@@ -148,20 +154,22 @@ def _template_comment(shown: list[tuple[str, Any]]) -> list[str]:
     return ["# templates:", *rows]
 
 
-def _check_notes(record: Record, items: list[Item],
-                 positions: dict[str, tuple[int, int]]) -> list[tuple[int, str, bool]]:
+def _check_notes(
+    record: Record, items: list[Item], positions: dict[str, tuple[int, int]]
+) -> list[tuple[int, str, bool]]:
     """(line, note, red) for every checked item and every `erratum:` link of `record`."""
     found = []
     for item in items:
-        line = positions.get(item.pointer, positions.get(item.pointer.rsplit("/", 1)[0],
-                                                         (0, 0)))[0]
+        line = positions.get(item.pointer, positions.get(item.pointer.rsplit("/", 1)[0], (0, 0)))[0]
         found.append((line, summary_text(item), alarming(item)))
     by_claim = {item.id: item for item in items if item.section == "claim"}
     for pointer, claim_id in erratum_links(record.data):
         item = by_claim.get(claim_id)
-        note = (f"erratum {claim_id}: {erratum_text(item)}" if item is not None
-                and item.state == "erratum" else f"erratum {claim_id}: "
-                f"{state_text(item) if item is not None else 'no such claim'}")
+        note = (
+            f"erratum {claim_id}: {erratum_text(item)}"
+            if item is not None and item.state == "erratum"
+            else f"erratum {claim_id}: {state_text(item) if item is not None else 'no such claim'}"
+        )
         found.append((positions.get(pointer, (0, 0))[0], note, True))
     return found
 

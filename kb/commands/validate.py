@@ -26,9 +26,11 @@ FAIL_LEVELS = {
 @click.argument("paths", nargs=-1, type=click.Path(path_type=Path, exists=True, allow_dash=True))
 @root_option
 @click.option(
-    "--stdin-filename", type=click.Path(path_type=Path, dir_okay=False), metavar="PATH",
+    "--stdin-filename",
+    type=click.Path(path_type=Path, dir_okay=False),
+    metavar="PATH",
     help="With `-`: where the record read from stdin lives in the tree "
-         "(e.g. records/hardware/x.yaml); findings are reported there.",
+    "(e.g. records/hardware/x.yaml); findings are reported there.",
 )
 @click.option(
     "--format",
@@ -91,8 +93,14 @@ def validate(
     sys.exit(1 if failing else 0)
 
 
-def _check(root: Path, paths: list[Path] | None, base: str | None, select: tuple[str, ...],
-           ignore: tuple[str, ...], full: bool) -> Any:
+def _check(
+    root: Path,
+    paths: list[Path] | None,
+    base: str | None,
+    select: tuple[str, ...],
+    ignore: tuple[str, ...],
+    full: bool,
+) -> Any:
     """Re-check what changed since the last run; everything when comparing with --base."""
     if base is None:
         from kb.incremental import validate as check_changes
@@ -113,19 +121,30 @@ def _run(job: Callable[[], Any], base: str | None) -> Any:
         raise click.UsageError(f"--base {base}: {exc}") from None
 
 
-def _check_stdin(paths: tuple[Path, ...], name: Path | None, root: Path | None,
-                 base: str | None, select: tuple[str, ...], ignore: tuple[str, ...]) -> Any:
+def _check_stdin(
+    paths: tuple[Path, ...],
+    name: Path | None,
+    root: Path | None,
+    base: str | None,
+    select: tuple[str, ...],
+    ignore: tuple[str, ...],
+) -> Any:
     """Check the record on stdin as the file `name` of the tree (never cached as that file)."""
     from kb import overlay
     from kb.checker import check
     from kb.loader import MAX_FILE_BYTES
 
     if paths != (STDIN,):
-        raise click.UsageError("`-` reads one record from stdin: name no other PATH with it"
-                               if STDIN in paths else "--stdin-filename goes with PATH `-`")
+        raise click.UsageError(
+            "`-` reads one record from stdin: name no other PATH with it"
+            if STDIN in paths
+            else "--stdin-filename goes with PATH `-`"
+        )
     if name is None:
-        raise click.UsageError("`-` needs --stdin-filename records/<folder>/<name>.yaml: "
-                               "where the record lives in the tree")
+        raise click.UsageError(
+            "`-` needs --stdin-filename records/<folder>/<name>.yaml: "
+            "where the record lives in the tree"
+        )
     root = records_root(root, [name])
     require_dir(root)
     refuse_stdin_filename(root, name)

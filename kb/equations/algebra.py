@@ -53,9 +53,11 @@ def is_rational_function(expr: sp.Expr) -> bool:
     Min and Max are no `sp.Function`: they used to pass, and a residual such as
     Min(B, Max(1, 2)) - Min(2, B) was declared nonzero without a witness.
     """
-    return all(isinstance(a, (sp.Add, sp.Mul, sp.Symbol, sp.Number))
-               or (isinstance(a, sp.Pow) and a.exp.is_Integer)
-               for a in sp.preorder_traversal(expr))
+    return all(
+        isinstance(a, (sp.Add, sp.Mul, sp.Symbol, sp.Number))
+        or (isinstance(a, sp.Pow) and a.exp.is_Integer)
+        for a in sp.preorder_traversal(expr)
+    )
 
 
 def decide_zero(expr: sp.Expr) -> Verdict:

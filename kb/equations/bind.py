@@ -57,36 +57,51 @@ def resolve(kb: KnowledgeBase, spec: Any) -> Bound | BindError:
     if isinstance(spec, Mapping):
         return quantity(spec, "literal")
     if not isinstance(spec, str) or "#" not in spec:
-        return BindError("EQ010", f"binding {spec!r} is neither a quantity nor id#field",
-                         "write {value: 63, unit: GB/s} or hardware/<id>#memory.bandwidth")
+        return BindError(
+            "EQ010",
+            f"binding {spec!r} is neither a quantity nor id#field",
+            "write {value: 63, unit: GB/s} or hardware/<id>#memory.bandwidth",
+        )
     record_id, path = split_binding(spec)
     record = kb.get(record_id) if is_valid_id(record_id) else None
     if record is None:  # RF001 reports the dangling reference itself; no second finding
-        return BindError("RF001", f"binding {spec!r}: no record {record_id!r}",
-                         "check the id under records/ (kb list)")
+        return BindError(
+            "RF001",
+            f"binding {spec!r}: no record {record_id!r}",
+            "check the id under records/ (kb list)",
+        )
     pointer = "/" + "/".join(path.split("."))
     related = Location(record.path, 0, 0, pointer)
     target = record.get(path) if path else None
     if target is None:
-        return BindError("EQ010", f"binding {spec!r}: {record.path} has no field {path!r}",
-                         "check the dotted path against the record", related)
+        return BindError(
+            "EQ010",
+            f"binding {spec!r}: {record.path} has no field {path!r}",
+            "check the dotted path against the record",
+            related,
+        )
     found = _target_value(target, spec)
     if isinstance(found, BindError):
         return BindError(found.code, found.message, found.hint, related)
-    return Bound(found.value, found.dims, found.shown, record.id, record.path, pointer,
-                 found.unit)
+    return Bound(found.value, found.dims, found.shown, record.id, record.path, pointer, found.unit)
 
 
 def _target_value(target: Any, spec: str) -> Bound | BindError:
     if isinstance(target, Mapping):
         if "value" not in target or "unit" not in target:
-            return BindError("EQ011", f"binding {spec!r} lands on a mapping, not a quantity",
-                             "bind to a field holding {value, unit}")
+            return BindError(
+                "EQ011",
+                f"binding {spec!r} lands on a mapping, not a quantity",
+                "bind to a field holding {value, unit}",
+            )
         return quantity(target, spec)
     if isinstance(target, (int, float)) and not isinstance(target, bool):
         return Bound(exact_number(target), DIMENSIONLESS, f"{target}")
-    return BindError("EQ011", f"binding {spec!r} lands on {type(target).__name__}, not a quantity",
-                     "bind to a field holding {value, unit} or a plain count")
+    return BindError(
+        "EQ011",
+        f"binding {spec!r} lands on {type(target).__name__}, not a quantity",
+        "bind to a field holding {value, unit} or a plain count",
+    )
 
 
 def quantity(data: Mapping[str, Any], label: str) -> Bound | BindError:

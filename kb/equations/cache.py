@@ -46,8 +46,12 @@ def sympy_version() -> str:
 
 def content_key(payload: Any) -> str:
     """Hash JSON-able input together with the engine and SymPy versions."""
-    text = json.dumps({"engine": engine_fingerprint(), "sympy": sympy_version(), "input": payload},
-                      sort_keys=True, default=str, separators=(",", ":"))
+    text = json.dumps(
+        {"engine": engine_fingerprint(), "sympy": sympy_version(), "input": payload},
+        sort_keys=True,
+        default=str,
+        separators=(",", ":"),
+    )
     return hashlib.sha256(text.encode()).hexdigest()
 
 
@@ -93,8 +97,10 @@ class ResultCache:
         try:
             make_cache_dir(self.directory)
             for name in sorted(self.touched):
-                atomic_write_marshal(self.directory / _shard_file(name),
-                                     [(FORMAT, engine_fingerprint()), self.shards[name]])
+                atomic_write_marshal(
+                    self.directory / _shard_file(name),
+                    [(FORMAT, engine_fingerprint()), self.shards[name]],
+                )
         except OSError:
             pass  # a read-only tree still validates; it just is not cached
         self.touched.clear()

@@ -51,15 +51,27 @@ class Sink(Protocol):
     items: list[Item]
     issues: list[Issue]
 
-    def add(self, code: str, pointer: str, message: str, hint: str = "",
-            related: tuple[Location, ...] = ()) -> None: ...
+    def add(
+        self,
+        code: str,
+        pointer: str,
+        message: str,
+        hint: str = "",
+        related: tuple[Location, ...] = (),
+    ) -> None: ...
 
 
 class ClaimError(ValueError):
     """A malformed claim: reported with its own code at a field of the claim."""
 
-    def __init__(self, code: str, field: str, message: str, hint: str = "",
-                 related: tuple[Location, ...] = ()) -> None:
+    def __init__(
+        self,
+        code: str,
+        field: str,
+        message: str,
+        hint: str = "",
+        related: tuple[Location, ...] = (),
+    ) -> None:
         super().__init__(message)
         self.code, self.field, self.hint, self.related = code, field, hint, related
 
@@ -80,8 +92,9 @@ class Context:
 
 def report_claim_error(ctx: Context, claim_id: str, exc: ClaimError) -> None:
     pointer = pointer_join(ctx.pointer, *exc.field.split("/"))
-    ctx.system.add(exc.code, pointer, f"claim {claim_id}: {exc}", exc.hint,
-                   exc.related or ctx.related)
+    ctx.system.add(
+        exc.code, pointer, f"claim {claim_id}: {exc}", exc.hint, exc.related or ctx.related
+    )
 
 
 def record_outcome(ctx: Context, claim_id: str, kind: str, outcome: Outcome) -> None:
@@ -92,30 +105,45 @@ def record_outcome(ctx: Context, claim_id: str, kind: str, outcome: Outcome) -> 
     if isinstance(erratum, Mapping) and kind in ("numeric", "scaling", "effect"):
         state, detail = _erratum_outcome(ctx, claim_id, state, detail, claimed, computed)
         extra["source"] = str(erratum.get("source") or "")
-    ctx.system.items.append(Item("claim", claim_id, ctx.pointer, state, detail, claimed,
-                                 computed, kind, **extra))
+    ctx.system.items.append(
+        Item("claim", claim_id, ctx.pointer, state, detail, claimed, computed, kind, **extra)
+    )
     if state in (REFUTED, CONTRADICTED):
         verb = "refuted" if state == REFUTED else "contradicted by its measurement"
-        hint = ("correct the claim (or the record it binds) and bump the version"
-                if state == REFUTED else "correct the model, state `limitation: {reason}` "
-                "or check the receipt's figure")
-        ctx.system.add(CODES[kind], ctx.pointer, f"claim {claim_id} is {verb}: {detail}",
-                       hint, ctx.related)
+        hint = (
+            "correct the claim (or the record it binds) and bump the version"
+            if state == REFUTED
+            else "correct the model, state `limitation: {reason}` or check the receipt's figure"
+        )
+        ctx.system.add(
+            CODES[kind], ctx.pointer, f"claim {claim_id} is {verb}: {detail}", hint, ctx.related
+        )
     elif state == UNVERIFIED and "timeout" not in detail:
-        ctx.system.add("EQ015", ctx.pointer, f"claim {claim_id} is unverified: {detail}",
-                       "bind an operating point or state a regime", ctx.related)
+        ctx.system.add(
+            "EQ015",
+            ctx.pointer,
+            f"claim {claim_id} is unverified: {detail}",
+            "bind an operating point or state a regime",
+            ctx.related,
+        )
 
 
-def _erratum_outcome(ctx: Context, claim_id: str, state: str, detail: str, claimed: str,
-                     computed: str) -> tuple[str, str]:
+def _erratum_outcome(
+    ctx: Context, claim_id: str, state: str, detail: str, claimed: str, computed: str
+) -> tuple[str, str]:
     """An erratum is right when refuted; when it holds, the error it keeps is gone (EQ017)."""
     if state == REFUTED:
         return ERRATUM, f"erratum: {detail}"
     if state == RECOMPUTED:
-        ctx.system.add(ERRATUM_HOLDS, ctx.pointer, f"claim {claim_id}: erratum no longer "
-                       f"refuted: kb now computes {computed}, as the source says ({claimed})",
-                       "the statement holds now: drop `erratum:` (or correct what it binds) "
-                       "and bump the version", ctx.related)
+        ctx.system.add(
+            ERRATUM_HOLDS,
+            ctx.pointer,
+            f"claim {claim_id}: erratum no longer "
+            f"refuted: kb now computes {computed}, as the source says ({claimed})",
+            "the statement holds now: drop `erratum:` (or correct what it binds) "
+            "and bump the version",
+            ctx.related,
+        )
     return state, detail
 
 
@@ -137,8 +165,12 @@ def related_locations(claim: Mapping[str, Any], resolve: Resolver) -> tuple[Loca
 def declared_name(ctx: Context, name: Any, field: str) -> str:
     """Return `name` if the record declares it as a symbol, else raise EQ002."""
     if not isinstance(name, str) or name not in ctx.system.symbols:
-        raise ClaimError("EQ002", field, f"{name!r} is not a declared symbol",
-                         "declare it under symbols: with a meaning and a unit")
+        raise ClaimError(
+            "EQ002",
+            field,
+            f"{name!r} is not a declared symbol",
+            "declare it under symbols: with a meaning and a unit",
+        )
     return name
 
 
@@ -166,10 +198,15 @@ def bound_value(ctx: Context, name: str, spec: Any, field: str) -> Fraction:
     if declared is None:
         raise ClaimError("EQ003", field, f"symbol {name} has no usable unit")
     if declared.dims != bound.dims:
-        raise ClaimError("EQ012", field, f"{name} is declared {declared.text} "
-                         f"({format_dims(declared.dims)}) but is bound to {bound.shown} "
-                         f"({format_dims(bound.dims)})", "bind a field with a matching unit",
-                         ctx.related)
+        raise ClaimError(
+            "EQ012",
+            field,
+            f"{name} is declared {declared.text} "
+            f"({format_dims(declared.dims)}) but is bound to {bound.shown} "
+            f"({format_dims(bound.dims)})",
+            "bind a field with a matching unit",
+            ctx.related,
+        )
     return bound.value
 
 
@@ -180,16 +217,24 @@ def expected(expect: Any, dims: Dims) -> tuple[Fraction, Unit]:
     try:
         claimed = exact_number(expect.get("value"))
     except ValueError:
-        raise ClaimError("EQ001", "expect/value", f"expected value {expect.get('value')!r} "
-                         "is not a number", "write 1.0e+9, not 1e9") from None
+        raise ClaimError(
+            "EQ001",
+            "expect/value",
+            f"expected value {expect.get('value')!r} is not a number",
+            "write 1.0e+9, not 1e9",
+        ) from None
     try:
         unit = parse_unit(expect.get("unit", "1"))
     except UnitError as exc:
         raise ClaimError("EQ003", "expect/unit", str(exc), exc.hint) from None
     if unit.dims != dims:
-        raise ClaimError("EQ012", "expect/unit", f"the result is {format_dims(dims)} but expect "
-                         f"is in {unit.text} ({format_dims(unit.dims)})",
-                         "state the expected value in a unit of the result's dimension")
+        raise ClaimError(
+            "EQ012",
+            "expect/unit",
+            f"the result is {format_dims(dims)} but expect "
+            f"is in {unit.text} ({format_dims(unit.dims)})",
+            "state the expected value in a unit of the result's dimension",
+        )
     return claimed, unit
 
 
@@ -205,8 +250,9 @@ def judge_numeric(value: Fraction, expect: Any, dims: Dims) -> tuple[str, str, s
     return (RECOMPUTED if ok else REFUTED), detail, claimed_text, computed_text
 
 
-def judge_factor(ratio: Fraction, factor: Any,
-                 spec: Mapping[str, Any]) -> tuple[str, str, str, str]:
+def judge_factor(
+    ratio: Fraction, factor: Any, spec: Mapping[str, Any]
+) -> tuple[str, str, str, str]:
     """Judge an effect claim whose new/old ratio came to `ratio` (exact) against `factor`."""
     claimed_text, computed_text = f"factor {factor}", f"factor {number_text(ratio)}"
     ok, how = compare(ratio, exact_number(factor), spec)
@@ -240,8 +286,12 @@ def _spec_number(spec: Mapping[str, Any], key: str) -> Fraction:
             raise ValueError(raw)
         return Fraction(str(raw))
     except (ValueError, ZeroDivisionError):
-        raise ClaimError("EQ001", f"expect/{key}", f"{key} {raw!r} is not a number",
-                         "write a number such as 0.01") from None
+        raise ClaimError(
+            "EQ001",
+            f"expect/{key}",
+            f"{key} {raw!r} is not a number",
+            "write a number such as 0.01",
+        ) from None
 
 
 def judge_prediction(ctx: Context, value: Fraction, dims: Dims) -> Outcome:
@@ -255,8 +305,10 @@ def judge_prediction(ctx: Context, value: Fraction, dims: Dims) -> Outcome:
     measured = f"{n_format(bound.value / unit.factor, 4)}{suffix}"
     shown_error, shown_band = _percent(error, signed=True), f"\u00b1{_percent(band)}"
     where = bound.record_id or "the measurement"
-    detail = (f"predicted {predicted}, measured {measured} ({where}), error {shown_error} "
-              f"{'within' if abs(error) <= band else 'outside'} the band {shown_band}")
+    detail = (
+        f"predicted {predicted}, measured {measured} ({where}), error {shown_error} "
+        f"{'within' if abs(error) <= band else 'outside'} the band {shown_band}"
+    )
     limitation = ctx.claim.get("limitation")
     if abs(error) <= band:
         state = VALIDATED
@@ -273,35 +325,53 @@ def measured_bound(ctx: Context, dims: Dims) -> Bound:
     """The measured figure a prediction names (`measured: id#field`), checked against dims."""
     spec = ctx.claim.get("measured")
     if not isinstance(spec, str) or "#" not in spec:
-        raise ClaimError("EQ010", "measured", f"measured: {spec!r} is not id#field",
-                         "name the receipt's measured figure: receipts/<id>#results.0.latency")
+        raise ClaimError(
+            "EQ010",
+            "measured",
+            f"measured: {spec!r} is not id#field",
+            "name the receipt's measured figure: receipts/<id>#results.0.latency",
+        )
     bound = ctx.resolve(spec)
     if isinstance(bound, BindError):
         related = (bound.related,) if bound.related else ()
-        raise ClaimError(bound.code, "measured", f"measured: {bound.message}", bound.hint,
-                         related)
+        raise ClaimError(bound.code, "measured", f"measured: {bound.message}", bound.hint, related)
     if bound.dims != dims:
-        raise ClaimError("EQ012", "measured", f"the prediction is {format_dims(dims)} but the "
-                         f"measurement {bound.shown} is {format_dims(bound.dims)}",
-                         "predict the quantity the receipt measured", ctx.related)
+        raise ClaimError(
+            "EQ012",
+            "measured",
+            f"the prediction is {format_dims(dims)} but the "
+            f"measurement {bound.shown} is {format_dims(bound.dims)}",
+            "predict the quantity the receipt measured",
+            ctx.related,
+        )
     if bound.value == 0:
-        raise ClaimError("EQ011", "measured", f"measured: {spec} is zero: no relative error",
-                         "name a nonzero measured figure", ctx.related)
+        raise ClaimError(
+            "EQ011",
+            "measured",
+            f"measured: {spec} is zero: no relative error",
+            "name a nonzero measured figure",
+            ctx.related,
+        )
     return bound
 
 
 def _band(band: Any) -> Fraction:
     if not isinstance(band, Mapping) or "rel" not in band:
-        raise ClaimError("EQ001", "band", "a prediction needs band: {rel: 0.25}",
-                         "state the accepted |predicted - measured| / measured")
+        raise ClaimError(
+            "EQ001",
+            "band",
+            "a prediction needs band: {rel: 0.25}",
+            "state the accepted |predicted - measured| / measured",
+        )
     raw = band["rel"]
     try:
         if isinstance(raw, bool):
             raise ValueError(raw)
         rel = Fraction(str(raw))
     except (ValueError, ZeroDivisionError):
-        raise ClaimError("EQ001", "band/rel", f"band rel {raw!r} is not a number",
-                         "write a number such as 0.25") from None
+        raise ClaimError(
+            "EQ001", "band/rel", f"band rel {raw!r} is not a number", "write a number such as 0.25"
+        ) from None
     if rel < 0:
         raise ClaimError("EQ001", "band/rel", f"band rel must not be negative, not {raw}")
     return rel

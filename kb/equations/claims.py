@@ -64,8 +64,17 @@ from kb.equations.timeout import CheckTimeout, run_with_budget
 from kb.equations.units import Dims
 from kb.findings import pointer_join
 
-__all__ = ["CODES", "ClaimError", "Context", "Verdict", "check_claim", "check_claims", "compare",
-           "is_binding", "target"]
+__all__ = [
+    "CODES",
+    "ClaimError",
+    "Context",
+    "Verdict",
+    "check_claim",
+    "check_claims",
+    "compare",
+    "is_binding",
+    "target",
+]
 LAWS = {"proportional": 1, "inverse": -1, "constant": 0}
 
 
@@ -74,8 +83,12 @@ Verdict = tuple[str, Any]
 | ("timeout", text): what a claim's checker came to, free of tracebacks (shared.py keeps it)."""
 
 
-def check_claims(system: System, claims: Any, resolve: Resolver,
-                 check: Callable[[Context, str], None] | None = None) -> None:
+def check_claims(
+    system: System,
+    claims: Any,
+    resolve: Resolver,
+    check: Callable[[Context, str], None] | None = None,
+) -> None:
     """Check every claim of a record, adding items and issues to `system`.
 
     `check(context, claim_id)` checks one claim (default `check_claim`; planbuild.py
@@ -93,11 +106,19 @@ def check_claims(system: System, claims: Any, resolve: Resolver,
 def check_claim(ctx: Context, claim_id: str, known: Verdict | None = None) -> Verdict | None:
     """Check one claim (or take its `known` verdict); return the verdict, None if no kind."""
     kind = ctx.claim.get("kind")
-    checker = {"numeric": _numeric, "scaling": _scaling, "effect": _effect,
-               "prediction": _prediction}.get(str(kind))
+    checker = {
+        "numeric": _numeric,
+        "scaling": _scaling,
+        "effect": _effect,
+        "prediction": _prediction,
+    }.get(str(kind))
     if checker is None:
-        ctx.system.add("EQ001", pointer_join(ctx.pointer, "kind"), f"unknown claim kind {kind!r}",
-                       "use numeric, scaling, effect or prediction")
+        ctx.system.add(
+            "EQ001",
+            pointer_join(ctx.pointer, "kind"),
+            f"unknown claim kind {kind!r}",
+            "use numeric, scaling, effect or prediction",
+        )
         return None
     verdict = known if known is not None else _verdict(lambda: checker(ctx))
     status, found = verdict
@@ -105,14 +126,19 @@ def check_claim(ctx: Context, claim_id: str, known: Verdict | None = None) -> Ve
         outcome = found
     elif status == "timeout":
         outcome = UNVERIFIED, f"unverified (timeout): {found}", "", ""
-        ctx.system.add("EQ014", ctx.pointer, f"claim {claim_id}: {outcome[1]}",
-                       "simplify the claim")
+        ctx.system.add(
+            "EQ014", ctx.pointer, f"claim {claim_id}: {outcome[1]}", "simplify the claim"
+        )
     elif status == "claim":
         report_claim_error(ctx, claim_id, found)
         outcome = INVALID, str(found), "", ""
     else:  # malformed input SymPy chokes on: a finding, never a traceback
-        ctx.system.add("EQ001", ctx.pointer, f"claim {claim_id} cannot be checked: "
-                       f"{found[0]}: {found[1]}", "check the claim's fields")
+        ctx.system.add(
+            "EQ001",
+            ctx.pointer,
+            f"claim {claim_id} cannot be checked: {found[0]}: {found[1]}",
+            "check the claim's fields",
+        )
         outcome = INVALID, found[1], "", ""
     record_outcome(ctx, claim_id, str(kind), outcome)
     return verdict
@@ -152,10 +178,18 @@ def target(ctx: Context, keep: set[sp.Symbol]) -> tuple[sp.Expr, Dims]:
         value = expand_definitions(symbol, system.definitions(), keep)
         return value, system.units[name].dims
     if isinstance(name, str) and name in system.failed:
-        raise ClaimError("EQ015", "of", f"of: {name!r} is an equation kb could not check "
-                         "(its own finding says why)", "fix that equation first")
-    raise ClaimError("EQ016", "of", f"of: {name!r} is neither an equation id nor a symbol",
-                     "name an equation under equations: or a declared symbol")
+        raise ClaimError(
+            "EQ015",
+            "of",
+            f"of: {name!r} is an equation kb could not check (its own finding says why)",
+            "fix that equation first",
+        )
+    raise ClaimError(
+        "EQ016",
+        "of",
+        f"of: {name!r} is neither an equation id nor a symbol",
+        "name an equation under equations: or a declared symbol",
+    )
 
 
 def symbol_named(ctx: Context, name: Any, field: str) -> sp.Symbol:
@@ -164,8 +198,10 @@ def symbol_named(ctx: Context, name: Any, field: str) -> sp.Symbol:
 
 def bind_values(ctx: Context, specs: Any, field: str) -> dict[sp.Symbol, sp.Rational]:
     """Resolve `bind:` to exact values in base units, checking each unit."""
-    return {ctx.system.symbols[name]: _rational(value)
-            for name, value in bound_values(ctx, specs, field).items()}
+    return {
+        ctx.system.symbols[name]: _rational(value)
+        for name, value in bound_values(ctx, specs, field).items()
+    }
 
 
 def _rational(value: Fraction) -> sp.Rational:
@@ -194,13 +230,22 @@ def _evaluated(ctx: Context) -> tuple[sp.Expr, sp.Expr, Dims]:
     expr, dims = target(ctx, set(values))
     computed = expr.xreplace(values)
     if computed.has(sp.zoo, sp.nan, sp.oo, -sp.oo):
-        raise ClaimError(CODES.get(str(ctx.claim.get("kind")), "EQ007"), "bind",
-                         f"{short(expr)} is undefined at the bound values "
-                         "(a division by zero)", "check the bound values", ctx.related)
+        raise ClaimError(
+            CODES.get(str(ctx.claim.get("kind")), "EQ007"),
+            "bind",
+            f"{short(expr)} is undefined at the bound values (a division by zero)",
+            "check the bound values",
+            ctx.related,
+        )
     missing = sorted(s.name for s in computed.free_symbols)
     if missing:
-        raise ClaimError("EQ010", "bind", f"symbols not bound: {', '.join(missing)}",
-                         "bind each symbol to a record field or a {value, unit}", ctx.related)
+        raise ClaimError(
+            "EQ010",
+            "bind",
+            f"symbols not bound: {', '.join(missing)}",
+            "bind each symbol to a record field or a {value, unit}",
+            ctx.related,
+        )
     return computed, expr, dims
 
 
@@ -218,8 +263,12 @@ def _scaling(ctx: Context) -> tuple[str, str, str, str]:
     elif law in LAWS:
         expected = sp.Integer(LAWS[str(law)])
     else:
-        raise ClaimError("EQ001", "law", f"unknown law {law!r}",
-                         "use proportional, inverse, constant, power (with exponent) or affine")
+        raise ClaimError(
+            "EQ001",
+            "law",
+            f"unknown law {law!r}",
+            "use proportional, inverse, constant, power (with exponent) or affine",
+        )
     elasticity = sp.cancel(sp.together(var * sp.diff(expr, var) / expr))
     claimed = f"{law} in {var} (elasticity {expected})"
     if ctx.claim.get("asymptotic"):
@@ -256,8 +305,9 @@ def _effect(ctx: Context) -> tuple[str, str, str, str]:
     if not isinstance(changes, Mapping) or not changes:
         raise ClaimError("EQ001", "change", "effect claim needs change: {symbol: new value}")
     values = bind_values(ctx, ctx.claim.get("bind"), "bind")
-    replaced = {symbol_named(ctx, n, "change"): changed_value(ctx, n, s)
-                for n, s in changes.items()}
+    replaced = {
+        symbol_named(ctx, n, "change"): changed_value(ctx, n, s) for n, s in changes.items()
+    }
     expr, _ = target(ctx, set(values) | set(replaced))
     return _judge_factor(ctx, _ratio(expr.xreplace(replaced), expr, values))
 
@@ -274,8 +324,9 @@ def _term_ratio(ctx: Context) -> sp.Expr:
         raise ClaimError("EQ001", "replace", "replace maps a term to its replacement")
     parsed = [(_term(ctx, old), _term(ctx, new)) for old, new in pairs.items()]
     try:
-        _, _, ratio = solution_ratio(equation, parsed, symbol_named(ctx, ctx.claim.get("var"),
-                                                                     "var"))
+        _, _, ratio = solution_ratio(
+            equation, parsed, symbol_named(ctx, ctx.claim.get("var"), "var")
+        )
     except RewriteError as exc:
         raise ClaimError("EQ001", "replace", str(exc)) from None
     return ratio
@@ -294,8 +345,13 @@ def _judge_factor(ctx: Context, ratio: sp.Expr) -> tuple[str, str, str, str]:
     if ratio.is_Rational and isinstance(claimed_spec, (int, float)):
         return judge_factor(_fraction(ratio), claimed_spec, ctx.claim)  # as plan.py judges it
     claimed_text = f"factor {claimed_spec}"
-    shown = (exact_text(_fraction(ratio)) if ratio.is_Rational else number_text(ratio)
-             if ratio.is_number else short(ratio))
+    shown = (
+        exact_text(_fraction(ratio))
+        if ratio.is_Rational
+        else number_text(ratio)
+        if ratio.is_number
+        else short(ratio)
+    )
     computed_text = f"factor {shown}"
     claimed = _claimed_factor(ctx, claimed_spec)
     verdict = decide_zero(ratio - claimed)

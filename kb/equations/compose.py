@@ -86,19 +86,30 @@ def composed_data(kb: KnowledgeBase, record: Record) -> Mapping[str, Any]:
     return compose(kb, record).record.data
 
 
-def _resolve(kb: KnowledgeBase, record: Record, eq_id: str,
-             spec: Mapping[str, Any]) -> tuple[dict[str, Any], list[Issue]]:
+def _resolve(
+    kb: KnowledgeBase, record: Record, eq_id: str, spec: Mapping[str, Any]
+) -> tuple[dict[str, Any], list[Issue]]:
     entry = {key: value for key, value in spec.items() if key != "expr"}
     pointer = pointer_join("/equations", eq_id, "uses")
     target = spec.get("uses")
     if "expr" in spec:
-        return entry, [Issue("EQ022", pointer_join("/equations", eq_id, "expr"),
-                             f"equation {eq_id}: write expr or uses, not both",
-                             "drop expr (kb takes the used text) or drop uses")]
+        return entry, [
+            Issue(
+                "EQ022",
+                pointer_join("/equations", eq_id, "expr"),
+                f"equation {eq_id}: write expr or uses, not both",
+                "drop expr (kb takes the used text) or drop uses",
+            )
+        ]
     if not isinstance(target, str) or "#" not in target:
-        return entry, [Issue("EQ022", pointer, f"equation {eq_id}: uses {target!r} is not "
-                             "<record id>#<equation id>",
-                             "write uses: flops/decode-weight-read#t_read")]
+        return entry, [
+            Issue(
+                "EQ022",
+                pointer,
+                f"equation {eq_id}: uses {target!r} is not <record id>#<equation id>",
+                "write uses: flops/decode-weight-read#t_read",
+            )
+        ]
     record_id, used_id = split_binding(target)
     used = kb.get(record_id) if is_valid_id(record_id) else None
     if used is None:
@@ -112,74 +123,117 @@ def _resolve(kb: KnowledgeBase, record: Record, eq_id: str,
     return entry, issues
 
 
-def _used_text(used: Record, used_id: str, eq_id: str, target: str) -> tuple[str | None,
-                                                                              Issue | None]:
+def _used_text(
+    used: Record, used_id: str, eq_id: str, target: str
+) -> tuple[str | None, Issue | None]:
     equations = used.data.get("equations")
     equations = equations if isinstance(equations, Mapping) else {}
     related = (Location(used.path, 0, 0, pointer_join("/equations", used_id)),)
     spec = equations.get(used_id)
     if spec is None:
         known = ", ".join(sorted(map(str, equations))) or "none"
-        return None, Issue("EQ021", "", f"equation {eq_id}: {used.path} has no equation "
-                           f"{used_id!r} (uses {target})", f"its equations: {known}")
+        return None, Issue(
+            "EQ021",
+            "",
+            f"equation {eq_id}: {used.path} has no equation {used_id!r} (uses {target})",
+            f"its equations: {known}",
+        )
     if is_use(spec):
-        return None, Issue("EQ022", "", f"equation {eq_id}: {target} itself uses "
-                           f"{spec.get('uses')!r}", "use the original equation directly",
-                           related)
+        return None, Issue(
+            "EQ022",
+            "",
+            f"equation {eq_id}: {target} itself uses {spec.get('uses')!r}",
+            "use the original equation directly",
+            related,
+        )
     text = spec.get("expr") if isinstance(spec, Mapping) else spec
     if not isinstance(text, str) or len(text) > MAX_TEXT or text.count("=") != 1:
-        return None, Issue("EQ022", "", f"equation {eq_id}: {target} is not one well-formed "
-                           "'lhs = rhs' (its own record reports why)", "fix the used equation",
-                           related)
+        return None, Issue(
+            "EQ022",
+            "",
+            f"equation {eq_id}: {target} is not one well-formed "
+            "'lhs = rhs' (its own record reports why)",
+            "fix the used equation",
+            related,
+        )
     return text, None
 
 
-def _rename(record: Record, used: Record, eq_id: str, text: str,
-            mapping: Any) -> tuple[str | None, list[Issue]]:
+def _rename(
+    record: Record, used: Record, eq_id: str, text: str, mapping: Any
+) -> tuple[str | None, list[Issue]]:
     """The used text with names renamed, or None and the issues that forbid it."""
     base = pointer_join("/equations", eq_id)
-    bad_shape = Issue("EQ022", pointer_join(base, "uses"), f"equation {eq_id}: the used "
-                      f"equation {text!r} does not parse (its own record reports why)",
-                      "fix the used equation", (Location(used.path, 0, 0, "/equations"),))
+    bad_shape = Issue(
+        "EQ022",
+        pointer_join(base, "uses"),
+        f"equation {eq_id}: the used equation {text!r} does not parse (its own record reports why)",
+        "fix the used equation",
+        (Location(used.path, 0, 0, "/equations"),),
+    )
     sides = [_names(side) for side in text.split("=")]
     if any(side is None for side in sides):
         return None, [bad_shape]
     names = {name for side in sides for _, _, name in side or ()}
     mapping = mapping if isinstance(mapping, Mapping) else {}
-    issues = [Issue("EQ023", pointer_join(base, "map", str(key)), f"equation {eq_id}: map "
-                    f"renames {key!r}, which {used.id} does not use in this equation",
-                    f"its names: {', '.join(sorted(names))}")
-              for key in mapping if key not in names]
+    issues = [
+        Issue(
+            "EQ023",
+            pointer_join(base, "map", str(key)),
+            f"equation {eq_id}: map renames {key!r}, which {used.id} does not use in this equation",
+            f"its names: {', '.join(sorted(names))}",
+        )
+        for key in mapping
+        if key not in names
+    ]
     renames = {name: str(mapping.get(name, name)) for name in names}
     issues += _symbol_issues(record, used, eq_id, renames, mapping)
     if issues:
         return None, issues
-    parts = [_substitute(side.strip(), found or [], renames)
-             for side, found in zip(text.split("="), sides, strict=True)]
+    parts = [
+        _substitute(side.strip(), found or [], renames)
+        for side, found in zip(text.split("="), sides, strict=True)
+    ]
     return " = ".join(parts), []
 
 
-def _symbol_issues(record: Record, used: Record, eq_id: str, renames: Mapping[str, str],
-                   mapping: Mapping[Any, Any]) -> list[Issue]:
+def _symbol_issues(
+    record: Record, used: Record, eq_id: str, renames: Mapping[str, str], mapping: Mapping[Any, Any]
+) -> list[Issue]:
     here, there = _symbols(record), _symbols(used)
     issues = []
     for name in sorted(renames):
         local = renames[name]
-        pointer = pointer_join("/equations", eq_id, *(("map", name) if name in mapping
-                                                     else ("uses",)))
+        pointer = pointer_join(
+            "/equations", eq_id, *(("map", name) if name in mapping else ("uses",))
+        )
         if local not in here:
-            issues.append(Issue("EQ023", pointer, f"equation {eq_id}: {used.id}'s {name} "
-                                f"becomes {local}, which this record does not declare",
-                                f"declare {local} under symbols: or map {name} to a declared "
-                                "symbol"))
+            issues.append(
+                Issue(
+                    "EQ023",
+                    pointer,
+                    f"equation {eq_id}: {used.id}'s {name} "
+                    f"becomes {local}, which this record does not declare",
+                    f"declare {local} under symbols: or map {name} to a declared symbol",
+                )
+            )
             continue
         mine, theirs = _unit(here[local]), _unit(there.get(name))
-        if mine is not None and theirs is not None and (mine.dims, mine.factor) != (
-                theirs.dims, theirs.factor):
-            issues.append(Issue("EQ024", pointer, f"equation {eq_id}: {local} is in "
-                                f"{mine.text} here, {name} in {theirs.text} in {used.id}",
-                                "declare the same unit, or map to a symbol that has it",
-                                (Location(used.path, 0, 0, pointer_join("/symbols", name)),)))
+        if (
+            mine is not None
+            and theirs is not None
+            and (mine.dims, mine.factor) != (theirs.dims, theirs.factor)
+        ):
+            issues.append(
+                Issue(
+                    "EQ024",
+                    pointer,
+                    f"equation {eq_id}: {local} is in "
+                    f"{mine.text} here, {name} in {theirs.text} in {used.id}",
+                    "declare the same unit, or map to a symbol that has it",
+                    (Location(used.path, 0, 0, pointer_join("/symbols", name)),),
+                )
+            )
     return issues
 
 
@@ -205,9 +259,11 @@ def _names(side: str) -> list[tuple[int, int, str]] | None:
     except (SyntaxError, ValueError, RecursionError, MemoryError):
         return None
     calls = {id(node.func) for node in ast.walk(tree) if isinstance(node, ast.Call)}
-    return sorted((node.col_offset, node.end_col_offset or node.col_offset, node.id)
-                  for node in ast.walk(tree)
-                  if isinstance(node, ast.Name) and id(node) not in calls)
+    return sorted(
+        (node.col_offset, node.end_col_offset or node.col_offset, node.id)
+        for node in ast.walk(tree)
+        if isinstance(node, ast.Name) and id(node) not in calls
+    )
 
 
 def _substitute(text: str, found: list[tuple[int, int, str]], renames: Mapping[str, str]) -> str:

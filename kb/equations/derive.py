@@ -63,8 +63,12 @@ def _check_step(system: System, step_id: str, step: Mapping[str, Any], pointer: 
     result = _equation(system, step.get("result"), pointer_join(pointer, "result"))
     sources = _sources(system, step.get("from"), pointer_join(pointer, "from"))
     if rule not in RULES:
-        system.add("EQ001", pointer_join(pointer, "rule"), f"unknown derivation rule {rule!r}",
-                   "use one of: " + ", ".join(RULES))
+        system.add(
+            "EQ001",
+            pointer_join(pointer, "rule"),
+            f"unknown derivation rule {rule!r}",
+            "use one of: " + ", ".join(RULES),
+        )
         return
     if result is None or sources is None or (rule != "define" and not sources):
         system.items.append(Item("derivation", step_id, pointer, INVALID, "missing equation"))
@@ -73,8 +77,12 @@ def _check_step(system: System, step_id: str, step: Mapping[str, Any], pointer: 
         state, detail = run_with_budget(lambda: _apply(system, rule, step, sources, result))
     except CheckTimeout as exc:
         state, detail = UNVERIFIED, f"unverified (timeout): {exc}"
-        system.add("EQ014", pointer, f"step {step_id} ({rule}): {detail}",
-                   "simplify the step or split it into smaller steps")
+        system.add(
+            "EQ014",
+            pointer,
+            f"step {step_id} ({rule}): {detail}",
+            "simplify the step or split it into smaller steps",
+        )
     except _StepError as exc:
         system.add(exc.code, pointer_join(pointer, exc.field), str(exc), exc.hint)
         state, detail = INVALID, str(exc)
@@ -85,15 +93,30 @@ def _check_step(system: System, step_id: str, step: Mapping[str, Any], pointer: 
     _report(system, step_id, rule, pointer, state, detail, result)
 
 
-def _report(system: System, step_id: str, rule: str, pointer: str, state: str, detail: str,
-            result: ParsedEquation) -> None:
+def _report(
+    system: System,
+    step_id: str,
+    rule: str,
+    pointer: str,
+    state: str,
+    detail: str,
+    result: ParsedEquation,
+) -> None:
     system.items.append(Item("derivation", step_id, pointer, state, detail, result.source))
     if state == REFUTED:
-        system.add("EQ005", pointer, f"step {step_id} ({rule}) is refuted: {result.source!r}: "
-                   f"{detail}", "correct the result equation (the computed form is in the message)")
+        system.add(
+            "EQ005",
+            pointer,
+            f"step {step_id} ({rule}) is refuted: {result.source!r}: {detail}",
+            "correct the result equation (the computed form is in the message)",
+        )
     elif state == UNVERIFIED and "timeout" not in detail:
-        system.add("EQ006", pointer, f"step {step_id} ({rule}) is unverified: {detail}",
-                   "add a regime or split the step so it can be derived")
+        system.add(
+            "EQ006",
+            pointer,
+            f"step {step_id} ({rule}) is unverified: {detail}",
+            "add a regime or split the step so it can be derived",
+        )
 
 
 class _StepError(ValueError):
@@ -107,13 +130,21 @@ class _StepError(ValueError):
 
 def _equation(system: System, eq_id: Any, pointer: str) -> ParsedEquation | None:
     if not isinstance(eq_id, str) or not eq_id:
-        system.add("EQ016", pointer, "a derivation step needs an equation id here",
-                   "name an equation listed under equations:")
+        system.add(
+            "EQ016",
+            pointer,
+            "a derivation step needs an equation id here",
+            "name an equation listed under equations:",
+        )
         return None
     found = system.equations.get(eq_id)
     if found is None and eq_id not in system.failed:
-        system.add("EQ016", pointer, f"no equation {eq_id!r} in this record",
-                   "name an equation listed under equations:")
+        system.add(
+            "EQ016",
+            pointer,
+            f"no equation {eq_id!r} in this record",
+            "name an equation listed under equations:",
+        )
     return found
 
 
@@ -125,8 +156,13 @@ def _sources(system: System, value: Any, pointer: str) -> list[ParsedEquation] |
     return None if any(f is None for f in found) else found  # type: ignore[misc]
 
 
-def _apply(system: System, rule: str, step: Mapping[str, Any], sources: list[ParsedEquation],
-           result: ParsedEquation) -> Outcome:
+def _apply(
+    system: System,
+    rule: str,
+    step: Mapping[str, Any],
+    sources: list[ParsedEquation],
+    result: ParsedEquation,
+) -> Outcome:
     if rule == "define":
         return DERIVED, "definition (checked for dimensions only)"
     if rule == "solve_for":
@@ -148,17 +184,21 @@ def _variable(system: System, step: Mapping[str, Any]) -> sp.Symbol:
     name = step.get("var")
     symbol = system.symbols.get(name) if isinstance(name, str) else None
     if symbol is None:
-        raise _StepError(f"var {name!r} is not a declared symbol", "var", "EQ002",
-                         "name the variable, a symbol declared under symbols:")
+        raise _StepError(
+            f"var {name!r} is not a declared symbol",
+            "var",
+            "EQ002",
+            "name the variable, a symbol declared under symbols:",
+        )
     return symbol
 
 
-def _solve_for(system: System, step: Mapping[str, Any], source: ParsedEquation,
-               result: ParsedEquation) -> Outcome:
+def _solve_for(
+    system: System, step: Mapping[str, Any], source: ParsedEquation, result: ParsedEquation
+) -> Outcome:
     var = _variable(system, step)
     if not isinstance(result.lhs.value, sp.Symbol) or var in result.rhs.value.free_symbols:
-        raise _StepError("solve_for needs a result `X = expression` free of the variable",
-                         "result")
+        raise _StepError("solve_for needs a result `X = expression` free of the variable", "result")
     residual = source.residual.xreplace({var: result.rhs.value})
     verdict = decide_zero(residual)
     if verdict.outcome == ZERO:
@@ -211,8 +251,9 @@ def _rewrite(source: ParsedEquation, result: ParsedEquation) -> Outcome:
     return _equivalent(source, result)
 
 
-def _scale(system: System, step: Mapping[str, Any], source: ParsedEquation,
-           result: ParsedEquation) -> Outcome:
+def _scale(
+    system: System, step: Mapping[str, Any], source: ParsedEquation, result: ParsedEquation
+) -> Outcome:
     factor = _expr(system, step.get("factor"), "factor")
     lhs, rhs = factor * source.lhs.value, factor * source.rhs.value
     checks = [decide_zero(lhs - result.lhs.value), decide_zero(rhs - result.rhs.value)]
@@ -239,8 +280,9 @@ def _bound(system: System, value: Any, field: str) -> sp.Expr:
     return _expr(system, value, field)
 
 
-def _limit(system: System, step: Mapping[str, Any], source: ParsedEquation,
-           result: ParsedEquation) -> Outcome:
+def _limit(
+    system: System, step: Mapping[str, Any], source: ParsedEquation, result: ParsedEquation
+) -> Outcome:
     var = _variable(system, step)
     to = _bound(system, step.get("to", "oo"), "to")
     computed = sp.limit(source.rhs.value, var, to)
@@ -249,8 +291,9 @@ def _limit(system: System, step: Mapping[str, Any], source: ParsedEquation,
     return REFUTED, f"limit as {var} -> {to} is {short(computed)}, not {short(result.rhs.value)}"
 
 
-def _approximate(system: System, step: Mapping[str, Any], source: ParsedEquation,
-                 result: ParsedEquation) -> Outcome:
+def _approximate(
+    system: System, step: Mapping[str, Any], source: ParsedEquation, result: ParsedEquation
+) -> Outcome:
     var = _variable(system, step)
     span = step.get("range")
     if not (isinstance(span, list) and len(span) == 2):
@@ -280,18 +323,27 @@ def _worst_error(error: sp.Expr, var: sp.Symbol, low: sp.Expr, high: sp.Expr):
     return max(values, key=lambda pair: pair[0])
 
 
-def _regime(system: System, step: Mapping[str, Any], source: ParsedEquation,
-            result: ParsedEquation) -> Outcome:
+def _regime(
+    system: System, step: Mapping[str, Any], source: ParsedEquation, result: ParsedEquation
+) -> Outcome:
     condition = step.get("condition")
     if not isinstance(condition, str) or condition.count("<=") != 1:
-        raise _StepError("regime needs condition: \"a <= b\"", "condition")
+        raise _StepError('regime needs condition: "a <= b"', "condition")
     low, high = (_expr(system, part, "condition") for part in condition.split("<="))
-    branch = next((a for a in sp.preorder_traversal(source.rhs.value)
-                   if isinstance(a, (sp.Max, sp.Min))), None)
+    branch = next(
+        (a for a in sp.preorder_traversal(source.rhs.value) if isinstance(a, (sp.Max, sp.Min))),
+        None,
+    )
     if branch is None or len(branch.args) != 2:
         return UNVERIFIED, "the source's right side has no two-argument max/min"
-    picked = next((arg for arg in branch.args if _same(
-        source.rhs.value.xreplace({branch: arg}), result.rhs.value)), None)
+    picked = next(
+        (
+            arg
+            for arg in branch.args
+            if _same(source.rhs.value.xreplace({branch: arg}), result.rhs.value)
+        ),
+        None,
+    )
     if picked is None:
         return REFUTED, f"{short(result.rhs.value)} does not pick a branch of {short(branch)}"
     other = branch.args[1] if picked == branch.args[0] else branch.args[0]

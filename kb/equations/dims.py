@@ -106,8 +106,8 @@ def constant_value(node: ast.AST) -> Fraction | None:
     """Return the exact value of a literal-only subtree (`1/2`, `-3`), else None."""
     if isinstance(node, ast.Constant) and not isinstance(node.value, bool):
         if isinstance(node.value, (int, float)):
-            return Fraction(str(node.value)) if isinstance(node.value, float) else Fraction(
-                node.value
+            return (
+                Fraction(str(node.value)) if isinstance(node.value, float) else Fraction(node.value)
             )
         return None
     if isinstance(node, ast.UnaryOp) and isinstance(node.op, (ast.USub, ast.UAdd)):

@@ -68,8 +68,12 @@ class Analysis:
 
     def dependants(self, record_id: str) -> list[str]:
         """List records whose claims bind a field of `record_id`."""
-        found = {dep for key, deps in self.bound_by.items()
-                 if key.partition("#")[0] == record_id for dep, _ in deps}
+        found = {
+            dep
+            for key, deps in self.bound_by.items()
+            if key.partition("#")[0] == record_id
+            for dep, _ in deps
+        }
         return sorted(found - {record_id})
 
 
@@ -101,8 +105,9 @@ def analyse(kb: KnowledgeBase, use_cache: bool = True) -> Analysis:
     return analysis
 
 
-def _run_pending(kb: KnowledgeBase, pending: dict[str, Pending], cache: ResultCache,
-                 analysis: Analysis) -> None:
+def _run_pending(
+    kb: KnowledgeBase, pending: dict[str, Pending], cache: ResultCache, analysis: Analysis
+) -> None:
     """Check the records the cache could not answer, on several cores when worth it.
 
     Records with the same maths share their symbolic work (shared.py), so the cost
@@ -119,8 +124,7 @@ def _run_pending(kb: KnowledgeBase, pending: dict[str, Pending], cache: ResultCa
 
     families: dict[str, list[str]] = {}
     for record_id in sorted(pending):
-        families.setdefault(family_key(pending[record_id][3].data, record_id), []).append(
-            record_id)
+        families.setdefault(family_key(pending[record_id][3].data, record_id), []).append(record_id)
     members = list(families.values())
 
     def job(family: int) -> list[tuple[str, dict[str, Any], Any]]:
@@ -131,8 +135,11 @@ def _run_pending(kb: KnowledgeBase, pending: dict[str, Pending], cache: ResultCa
             checked.append((record_id, _to_json(result), plan))
         return checked
 
-    found = {record_id: (data, plan) for family in map_records(job, range(len(members)))
-             for record_id, data, plan in family}
+    found = {
+        record_id: (data, plan)
+        for family in map_records(job, range(len(members)))
+        for record_id, data, plan in family
+    }
     for record_id in sorted(found):
         data, plan = found[record_id]
         STATS["symbolic"] += 1
@@ -152,8 +159,9 @@ def has_equations(record: Record) -> bool:
     return any(section in record.data for section in SECTIONS)
 
 
-def _analyse_record(kb: KnowledgeBase, record: Record, cache: ResultCache,
-                    pending: dict[str, Pending]) -> RecordResult | None:
+def _analyse_record(
+    kb: KnowledgeBase, record: Record, cache: ResultCache, pending: dict[str, Pending]
+) -> RecordResult | None:
     """Return a cheap or cached result now; queue the record in `pending` otherwise."""
     if record.kind == "model":
         items, issues = check_model(record.data)
@@ -164,8 +172,13 @@ def _analyse_record(kb: KnowledgeBase, record: Record, cache: ResultCache,
     record = composed.record
     resolved = _resolve_all(kb, record)
     sections = {s: record.data.get(s) for s in SECTIONS}
-    key = content_key({"path": record.path, "sections": sections,
-                       "bindings": {spec: _bound_key(b) for spec, b in resolved.items()}})
+    key = content_key(
+        {
+            "path": record.path,
+            "sections": sections,
+            "bindings": {spec: _bound_key(b) for spec, b in resolved.items()},
+        }
+    )
     cached = cache.get(key)
     if cached is not None:
         STATS["cached"] += 1
@@ -190,6 +203,7 @@ def _with_issues(result: RecordResult, issues: tuple[Issue, ...]) -> RecordResul
 
 def _resolver(kb: KnowledgeBase, resolved: Mapping[str, Bound | BindError]) -> Any:
     """Resolve bindings, taking `id#field` specs already resolved for the cache key."""
+
     def resolver(spec: Any) -> Bound | BindError:
         known = resolved.get(spec) if isinstance(spec, str) else None
         return known if known is not None else resolve(kb, spec)
@@ -202,8 +216,9 @@ def run_record(record: Record, resolver: Any, shared: bool = False) -> RecordRes
     return run_record_with_plan(record, resolver, shared)[0]
 
 
-def run_record_with_plan(record: Record, resolver: Any,
-                         shared: bool = False) -> tuple[RecordResult, Any]:
+def run_record_with_plan(
+    record: Record, resolver: Any, shared: bool = False
+) -> tuple[RecordResult, Any]:
     """Run every symbolic check of one record; also return its plan (None if it has none).
 
     `record` has its `uses` equations resolved (compose.compose; analyse() does it):
@@ -264,9 +279,12 @@ def _index_bindings(analysis: Analysis, record: Record) -> None:
 
 
 def _to_json(result: RecordResult) -> dict[str, Any]:
-    return {"record_id": result.record_id, "path": result.path,
-            "items": [item_json(i) for i in result.items],
-            "issues": [issue_json(i) for i in result.issues]}
+    return {
+        "record_id": result.record_id,
+        "path": result.path,
+        "items": [item_json(i) for i in result.items],
+        "issues": [issue_json(i) for i in result.issues],
+    }
 
 
 def _from_json(data: Mapping[str, Any]) -> RecordResult:

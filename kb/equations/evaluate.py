@@ -71,8 +71,9 @@ def binding_spec(text: str) -> Any:
     return text.strip() if "#" in text else parse_quantity(text)
 
 
-def evaluate(kb: KnowledgeBase, record: Record, target: str | None,
-             bindings: Mapping[str, Any]) -> Evaluation:
+def evaluate(
+    kb: KnowledgeBase, record: Record, target: str | None, bindings: Mapping[str, Any]
+) -> Evaluation:
     """Evaluate `target` of `record` with `bindings` (name -> spec); see module doc."""
     record = compose(kb, record).record  # `uses` equations resolved, as the engine checks them
     system = build_system(record.data)
@@ -131,8 +132,14 @@ def _target(system: System, name: str) -> tuple[sp.Symbol, sp.Expr, str]:
     definition = system.definitions().get(symbol)
     if definition is None:
         raise EvaluationError(f"symbol {name} has no single defining equation")
-    authored = next((eq.rhs.source for eq in system.equations.values()
-                     if eq.lhs.value == symbol and eq.rhs.value == definition), None)
+    authored = next(
+        (
+            eq.rhs.source
+            for eq in system.equations.values()
+            if eq.lhs.value == symbol and eq.rhs.value == definition
+        ),
+        None,
+    )
     return symbol, definition, authored or to_text(definition)
 
 
@@ -142,17 +149,25 @@ def _with_defaults(record: Record, target: str, given: Mapping[str, Any]) -> dic
     preferred = [c for c in claims if c.get("of") == target] + claims
     for claim in preferred:
         bind = claim.get("bind")
-        for name, spec in (bind.items() if isinstance(bind, Mapping) else ()):
+        for name, spec in bind.items() if isinstance(bind, Mapping) else ():
             specs.setdefault(str(name), (spec, f"default from claim {claim.get('id')}"))
     specs.update({name: (spec, "--set") for name, spec in given.items()})
     return specs
 
 
-def _bind(kb: KnowledgeBase, system: System, name: str, specs: Mapping[str, Any],
-          given: Mapping[str, Any], trail: list[str]) -> sp.Rational:
+def _bind(
+    kb: KnowledgeBase,
+    system: System,
+    name: str,
+    specs: Mapping[str, Any],
+    given: Mapping[str, Any],
+    trail: list[str],
+) -> sp.Rational:
     if name not in specs:
-        raise EvaluationError(f"symbol {name} is not bound: use --set {name}=VALUE "
-                              f"(a quantity such as '63 GB/s' or record-id#field)")
+        raise EvaluationError(
+            f"symbol {name} is not bound: use --set {name}=VALUE "
+            f"(a quantity such as '63 GB/s' or record-id#field)"
+        )
     spec, origin = specs[name]
     bound = resolve(kb, spec)
     if not isinstance(bound, Bound):
@@ -161,8 +176,9 @@ def _bind(kb: KnowledgeBase, system: System, name: str, specs: Mapping[str, Any]
     declared = system.units.get(name)
     if declared is None or declared.dims != bound.dims:
         want = f"{declared.text} ({format_dims(declared.dims)})" if declared else "no unit"
-        raise EvaluationError(f"{name} is declared {want} but {bound.shown} is "
-                              f"{format_dims(bound.dims)}")
+        raise EvaluationError(
+            f"{name} is declared {want} but {bound.shown} is {format_dims(bound.dims)}"
+        )
     where = f"{bound.record_id}#{bound.pointer[1:].replace('/', '.')}" if bound.record_id else ""
     in_declared = declared.from_base(bound.value)
     shown = number_text(sp.Rational(in_declared.numerator, in_declared.denominator))
@@ -178,4 +194,3 @@ def _in_unit(result: sp.Expr, unit: Unit) -> Fraction:
     value = rational_value(result)
     base = Fraction(int(value.p), int(value.q))
     return base / unit.factor
-

@@ -31,13 +31,24 @@ def check_model(data: Mapping[str, Any]) -> tuple[list[Item], list[Issue]]:
         return [], []
     convention = str(data.get("counting") or "matrices").split()[0].rstrip(":;,.")
     if convention not in CONVENTIONS:
-        issue = Issue("EQ013", "/counting", f"counting convention {convention!r} is unknown",
-                      "start counting: with 'matrices' or 'matrices+norms'")
+        issue = Issue(
+            "EQ013",
+            "/counting",
+            f"counting convention {convention!r} is unknown",
+            "start counting: with 'matrices' or 'matrices+norms'",
+        )
         return [], [issue]
     per_layer = layer_params(geometry, convention == "matrices+norms")
     if per_layer is None:
-        return [Item("figure", "params_per_layer", "/derived", UNVERIFIED,
-                     "geometry lacks d_ff or heads to recompute")], []
+        return [
+            Item(
+                "figure",
+                "params_per_layer",
+                "/derived",
+                UNVERIFIED,
+                "geometry lacks d_ff or heads to recompute",
+            )
+        ], []
     total = total_params(geometry, per_layer, convention == "matrices+norms")
     checks = [("params_per_layer", per_layer), ("params_total", total)]
     items, issues = [], []
@@ -46,21 +57,44 @@ def check_model(data: Mapping[str, Any]) -> tuple[list[Item], list[Issue]]:
     return items, issues
 
 
-def _compare(quantity: Any, name: str, computed: int | None, convention: str,
-             items: list[Item], issues: list[Issue]) -> None:
+def _compare(
+    quantity: Any,
+    name: str,
+    computed: int | None,
+    convention: str,
+    items: list[Item],
+    issues: list[Issue],
+) -> None:
     if not isinstance(quantity, Mapping) or computed is None:
         return
     pointer = f"/derived/{name}/value"
     claimed = quantity.get("value")
     if claimed == computed and quantity.get("unit") == "1":
-        items.append(Item("figure", name, pointer, RECOMPUTED, f"{computed:,} from geometry "
-                          f"({convention})", str(claimed), str(computed)))
+        items.append(
+            Item(
+                "figure",
+                name,
+                pointer,
+                RECOMPUTED,
+                f"{computed:,} from geometry ({convention})",
+                str(claimed),
+                str(computed),
+            )
+        )
         return
-    detail = f"{name} is {claimed!r} {quantity.get('unit')!r}, geometry gives {computed:,} " \
-             f"(unit 1, counting {convention})"
+    detail = (
+        f"{name} is {claimed!r} {quantity.get('unit')!r}, geometry gives {computed:,} "
+        f"(unit 1, counting {convention})"
+    )
     items.append(Item("figure", name, pointer, REFUTED, detail, str(claimed), str(computed)))
-    issues.append(Issue("EQ013", pointer, detail,
-                        "correct the figure, or the geometry, or state the counting convention"))
+    issues.append(
+        Issue(
+            "EQ013",
+            pointer,
+            detail,
+            "correct the figure, or the geometry, or state the counting convention",
+        )
+    )
 
 
 def _int(geometry: Mapping[str, Any], key: str) -> int | None:
@@ -76,8 +110,11 @@ def layer_params(geometry: Mapping[str, Any], norms: bool) -> int | None:
         return None
     kv_heads = _int(geometry, "kv_heads") or heads
     head = _int(geometry, "head_dim")
-    attention = d * head * (2 * heads + 2 * kv_heads) if head else (
-        2 * d * d + 2 * d * (d * kv_heads // heads))
+    attention = (
+        d * head * (2 * heads + 2 * kv_heads)
+        if head
+        else (2 * d * d + 2 * d * (d * kv_heads // heads))
+    )
     return attention + _mlp_params(geometry, d) + (2 * d if norms else 0)
 
 

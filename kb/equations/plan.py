@@ -60,32 +60,47 @@ class Ledger:
     items: list[Item] = field(default_factory=list)
     issues: list[Issue] = field(default_factory=list)
 
-    def add(self, code: str, pointer: str, message: str, hint: str = "",
-            related: tuple[Location, ...] = ()) -> None:
+    def add(
+        self,
+        code: str,
+        pointer: str,
+        message: str,
+        hint: str = "",
+        related: tuple[Location, ...] = (),
+    ) -> None:
         self.issues.append(Issue(code, pointer, message, hint, related))
 
 
-def run_plan(plan: Mapping[str, Any], data: Mapping[str, Any],
-             resolve: Resolver) -> tuple[list[Item], list[Issue]] | None:
+def run_plan(
+    plan: Mapping[str, Any], data: Mapping[str, Any], resolve: Resolver
+) -> tuple[list[Item], list[Issue]] | None:
     """Return the record's items and issues from `plan`, or None if it cannot answer."""
     try:
-        ledger = Ledger(dict.fromkeys(plan["symbols"]),
-                        {name: parse_unit(text) for name, text in plan["units"].items()},
-                        [item_from(i) for i in plan["items"]],
-                        [issue_from(i) for i in plan["issues"]])
+        ledger = Ledger(
+            dict.fromkeys(plan["symbols"]),
+            {name: parse_unit(text) for name, text in plan["units"].items()},
+            [item_from(i) for i in plan["items"]],
+            [issue_from(i) for i in plan["issues"]],
+        )
         entries = iter(plan["claims"])
         claims = data.get("claims")
         for index, claim in enumerate(claims if isinstance(claims, list) else []):
-            if isinstance(claim, Mapping) and not _replay(ledger, next(entries), claim, index,
-                                                          resolve):
+            if isinstance(claim, Mapping) and not _replay(
+                ledger, next(entries), claim, index, resolve
+            ):
                 return None
     except (KeyError, TypeError, ValueError, StopIteration):  # a plan of another shape
         return None
     return ledger.items, ledger.issues
 
 
-def _replay(ledger: Ledger, entry: Mapping[str, Any], claim: Mapping[str, Any], index: int,
-            resolve: Resolver) -> bool:
+def _replay(
+    ledger: Ledger,
+    entry: Mapping[str, Any],
+    claim: Mapping[str, Any],
+    index: int,
+    resolve: Resolver,
+) -> bool:
     """Add one claim's items and issues; False if only the symbolic path can."""
     if "fixed" in entry:
         ledger.items.extend(item_from(i) for i in entry["fixed"]["items"])

@@ -44,8 +44,9 @@ class NotExact(ValueError):
 Plan = dict[str, Any]
 
 
-def check_record(data: Mapping[str, Any], resolve: Resolver,
-                 shared: bool = False) -> tuple[System, Plan | None]:
+def check_record(
+    data: Mapping[str, Any], resolve: Resolver, shared: bool = False
+) -> tuple[System, Plan | None]:
     """Run every symbolic check of one record; return the system and its plan (or None).
 
     With `shared`, work another record with the same maths already did this process
@@ -58,10 +59,13 @@ def check_record(data: Mapping[str, Any], resolve: Resolver,
         system, key = build_system(data), None
         check_derivations(system, data.get("derivations"))
     plan: dict[str, Any] = {
-        "format": PLAN_FORMAT, "symbols": list(system.symbols),
+        "format": PLAN_FORMAT,
+        "symbols": list(system.symbols),
         "units": {name: unit.text for name, unit in system.units.items()},
         "items": [item_json(i) for i in system.items],
-        "issues": [issue_json(i) for i in system.issues], "claims": []}
+        "issues": [issue_json(i) for i in system.issues],
+        "claims": [],
+    }
 
     def check(ctx: Context, claim_id: str) -> None:
         before = len(system.items), len(system.issues)
@@ -74,7 +78,8 @@ def check_record(data: Mapping[str, Any], resolve: Resolver,
 
     check_claims(system, data.get("claims"), resolve, check)
     usable = all("symbolic" not in entry for entry in plan["claims"]) and not any(
-        "timeout" in item["detail"] for item in plan["items"])
+        "timeout" in item["detail"] for item in plan["items"]
+    )
     return system, plan if usable else None
 
 
@@ -112,15 +117,20 @@ def _entry(ctx: Context, system: System, items: int, issues: int) -> dict[str, A
     if any("timeout" in item.detail for item in new_items):
         return {"symbolic": True}
     if not _binds(ctx.claim):
-        return {"fixed": {"items": [item_json(i) for i in new_items],
-                          "issues": [issue_json(i) for i in new_issues]}}
+        return {
+            "fixed": {
+                "items": [item_json(i) for i in new_items],
+                "issues": [issue_json(i) for i in new_issues],
+            }
+        }
     return _compiled(ctx) or {"symbolic": True}
 
 
 def _compiled(ctx: Context) -> dict[str, Any] | None:
     """A binding claim's compiled entry (numeric, prediction or effect), or None."""
-    compile_kind = {"numeric": _compile, "prediction": _compile,
-                    "effect": _compile_effect}.get(str(ctx.claim.get("kind")))
+    compile_kind = {"numeric": _compile, "prediction": _compile, "effect": _compile_effect}.get(
+        str(ctx.claim.get("kind"))
+    )
     return compile_kind(ctx) if compile_kind is not None else None
 
 
@@ -144,8 +154,11 @@ def _binds(claim: Mapping[str, Any]) -> bool:
 def _compile(ctx: Context) -> dict[str, Any] | None:
     """The numeric claim's target as an exact tree and its dims, or None."""
     symbols, bind = ctx.system.symbols, ctx.claim.get("bind")
-    keep = {symbols[name] for name in (bind if isinstance(bind, Mapping) else ())
-            if isinstance(name, str) and name in symbols}
+    keep = {
+        symbols[name]
+        for name in (bind if isinstance(bind, Mapping) else ())
+        if isinstance(name, str) and name in symbols
+    }
     try:
         expr, dims = run_with_budget(lambda: target(ctx, keep))
         tree = to_tree(expr)
@@ -166,15 +179,25 @@ def _compile_effect(ctx: Context) -> dict[str, Any] | None:
     changes, bind, factor = claim.get("change"), claim.get("bind"), claim.get("factor")
     if "replace" in claim or not isinstance(changes, Mapping) or not changes:
         return None
-    if isinstance(factor, bool) or not isinstance(factor, (int, float)) or factor != factor \
-            or factor in (float("inf"), float("-inf")):
+    if (
+        isinstance(factor, bool)
+        or not isinstance(factor, (int, float))
+        or factor != factor
+        or factor in (float("inf"), float("-inf"))
+    ):
         return None
-    bound = {symbols[n] for n in (bind if isinstance(bind, Mapping) else ())
-             if isinstance(n, str) and n in symbols}
+    bound = {
+        symbols[n]
+        for n in (bind if isinstance(bind, Mapping) else ())
+        if isinstance(n, str) and n in symbols
+    }
     try:
+
         def build() -> dict[str, Any] | None:
-            replaced = {symbols[n]: _placeholder(n) if is_binding(spec) else changed_value(
-                ctx, n, spec) for n, spec in changes.items()}
+            replaced = {
+                symbols[n]: _placeholder(n) if is_binding(spec) else changed_value(ctx, n, spec)
+                for n, spec in changes.items()
+            }
             expr, _ = target(ctx, bound | set(replaced))
             changed = expr.xreplace(replaced)
             placeholders = {_placeholder(n) for n in changes}
@@ -208,8 +231,7 @@ def to_tree(expr: sp.Expr) -> list[Any]:
         return ["*", *(to_tree(a) for a in expr.args)]
     if isinstance(expr, sp.Pow) and not (expr.exp.is_Number and not expr.exp.is_Integer):
         return ["^", to_tree(expr.base), to_tree(expr.exp)]  # x**B: exact once B is an integer
-    for kind, name in ((sp.Max, "max"), (sp.Min, "min"), (sp.floor, "floor"),
-                       (sp.ceiling, "ceil")):
+    for kind, name in ((sp.Max, "max"), (sp.Min, "min"), (sp.floor, "floor"), (sp.ceiling, "ceil")):
         if isinstance(expr, kind):
             return [name, *(to_tree(a) for a in expr.args)]
     raise NotExact(f"{type(expr).__name__} is not exact arithmetic")

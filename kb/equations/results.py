@@ -34,8 +34,14 @@ REFUTED, UNVERIFIED, INVALID = "refuted", "unverified", "invalid"
 HOLDS = frozenset({CONSISTENT, DERIVED, RECOMPUTED, VALIDATED})  # what kb checked and found true
 # What the engine did this process (engine.STATS is this dict): records served from the
 # cache, from plans and checked symbolically; systems, claims and derivations really built.
-STATS: dict[str, int] = {"symbolic": 0, "cached": 0, "planned": 0, "built_systems": 0,
-                         "built_claims": 0, "built_derivations": 0}
+STATS: dict[str, int] = {
+    "symbolic": 0,
+    "cached": 0,
+    "planned": 0,
+    "built_systems": 0,
+    "built_claims": 0,
+    "built_derivations": 0,
+}
 
 
 @dataclass(frozen=True)
@@ -76,8 +82,13 @@ def item_json(item: Item) -> dict[str, str]:
 
 
 def issue_json(issue: Issue) -> dict[str, Any]:
-    return {"code": issue.code, "pointer": issue.pointer, "message": issue.message,
-            "hint": issue.hint, "related": [asdict(loc) for loc in issue.related]}
+    return {
+        "code": issue.code,
+        "pointer": issue.pointer,
+        "message": issue.message,
+        "hint": issue.hint,
+        "related": [asdict(loc) for loc in issue.related],
+    }
 
 
 def item_from(data: Mapping[str, Any]) -> Item:
@@ -85,5 +96,10 @@ def item_from(data: Mapping[str, Any]) -> Item:
 
 
 def issue_from(data: Mapping[str, Any]) -> Issue:
-    return Issue(data["code"], data["pointer"], data["message"], data["hint"],
-                 tuple(Location(**loc) for loc in data["related"]))
+    return Issue(
+        data["code"],
+        data["pointer"],
+        data["message"],
+        data["hint"],
+        tuple(Location(**loc) for loc in data["related"]),
+    )

@@ -38,8 +38,9 @@ def unique_solution(residual: sp.Expr, var: sp.Symbol) -> sp.Expr:
     return solutions[0]
 
 
-def solution_ratio(equation: ParsedEquation, pairs: Sequence[tuple[sp.Expr, sp.Expr]],
-                   var: sp.Symbol) -> tuple[sp.Expr, sp.Expr, sp.Expr]:
+def solution_ratio(
+    equation: ParsedEquation, pairs: Sequence[tuple[sp.Expr, sp.Expr]], var: sp.Symbol
+) -> tuple[sp.Expr, sp.Expr, sp.Expr]:
     """Return (old solution, new solution, new/old) after replacing terms of `equation`."""
     residual = equation.residual
     try:

@@ -68,8 +68,14 @@ def system_of(data: Mapping[str, Any]) -> tuple[System, str | None]:
         if key is None:
             return known, None
         _remember(_SYSTEMS, key, known)
-    return System(dict(known.symbols), dict(known.units), dict(known.equations),
-                  list(known.issues), list(known.items), set(known.failed)), key
+    return System(
+        dict(known.symbols),
+        dict(known.units),
+        dict(known.equations),
+        list(known.issues),
+        list(known.items),
+        set(known.failed),
+    ), key
 
 
 def derive_once(system: System, data: Mapping[str, Any]) -> None:
@@ -115,13 +121,27 @@ def entry_key(system_key: str, claim: Mapping[str, Any], is_binding: Any) -> str
     """
     bind, change, factor = claim.get("bind"), claim.get("change"), claim.get("factor")
     names = list(bind) if isinstance(bind, Mapping) else None
-    changes = ([(n, "<bound>" if is_binding(s) else s) for n, s in change.items()]
-               if isinstance(change, Mapping) else change)
-    numeric = isinstance(factor, (int, float)) and not isinstance(factor, bool) and (
-        factor == factor and factor not in (float("inf"), float("-inf")))
+    changes = (
+        [(n, "<bound>" if is_binding(s) else s) for n, s in change.items()]
+        if isinstance(change, Mapping)
+        else change
+    )
+    numeric = (
+        isinstance(factor, (int, float))
+        and not isinstance(factor, bool)
+        and (factor == factor and factor not in (float("inf"), float("-inf")))
+    )
     fields = [(f, claim[f]) for f in ENTRY_FIELDS if f in claim]
-    return _key("entry", system_key, fields, names, "change" in claim, changes,
-                "factor" in claim, "<number>" if numeric else factor)
+    return _key(
+        "entry",
+        system_key,
+        fields,
+        names,
+        "change" in claim,
+        changes,
+        "factor" in claim,
+        "<number>" if numeric else factor,
+    )
 
 
 def known_entry(key: str | None) -> dict[str, Any] | None:

@@ -37,8 +37,14 @@ class System:
     def dims(self) -> dict[str, Dims]:
         return {name: unit.dims for name, unit in self.units.items()}
 
-    def add(self, code: str, pointer: str, message: str, hint: str = "",
-            related: tuple[Location, ...] = ()) -> None:
+    def add(
+        self,
+        code: str,
+        pointer: str,
+        message: str,
+        hint: str = "",
+        related: tuple[Location, ...] = (),
+    ) -> None:
         self.issues.append(Issue(code, pointer, message, hint, related))
 
     def expression(self, text: Any, pointer: str) -> sp.Expr | None:
@@ -51,11 +57,19 @@ class System:
 
     def report_expression_error(self, exc: ExpressionError, pointer: str) -> None:
         if exc.reason == "undeclared":
-            self.add("EQ002", pointer, str(exc),
-                     f"declare {exc.name} under symbols: with a meaning and a unit")
+            self.add(
+                "EQ002",
+                pointer,
+                str(exc),
+                f"declare {exc.name} under symbols: with a meaning and a unit",
+            )
         else:
-            self.add("EQ001", pointer, str(exc),
-                     "use numbers, declared names, + - * / **, max min log exp sqrt ceil floor")
+            self.add(
+                "EQ001",
+                pointer,
+                str(exc),
+                "use numbers, declared names, + - * / **, max min log exp sqrt ceil floor",
+            )
 
     def definitions(self) -> dict[sp.Symbol, sp.Expr]:
         """Symbols defined by exactly one equation `symbol = expression`."""
@@ -107,8 +121,11 @@ def _add_equation(system: System, eq_id: str, spec: Any) -> None:
             return
         pointer = pointer_join("/equations", eq_id, "uses")
     else:
-        pointer = pointer_join("/equations", eq_id, "expr") if isinstance(spec, Mapping) else (
-            pointer_join("/equations", eq_id))
+        pointer = (
+            pointer_join("/equations", eq_id, "expr")
+            if isinstance(spec, Mapping)
+            else (pointer_join("/equations", eq_id))
+        )
     text = spec.get("expr") if isinstance(spec, Mapping) else spec
     try:
         parsed = parse_equation(text, system.symbols)
@@ -122,22 +139,34 @@ def _add_equation(system: System, eq_id: str, spec: Any) -> None:
     try:
         dims = equation_dims(parsed.lhs.tree, parsed.rhs.tree, system.dims)
     except DimensionError as exc:
-        system.add("EQ004", pointer, f"equation {eq_id} ({parsed.source}): {exc}",
-                   "make both sides the same unit; bytes per element is a symbol with unit B")
+        system.add(
+            "EQ004",
+            pointer,
+            f"equation {eq_id} ({parsed.source}): {exc}",
+            "make both sides the same unit; bytes per element is a symbol with unit B",
+        )
         system.items.append(Item("equation", eq_id, pointer, INVALID, str(exc)))
         system.failed.add(eq_id)
         return
     system.equations[eq_id] = parsed
-    system.items.append(Item("equation", eq_id, pointer, CONSISTENT,
-                             f"dimensionally consistent ({format_dims(dims)})"))
+    system.items.append(
+        Item(
+            "equation",
+            eq_id,
+            pointer,
+            CONSISTENT,
+            f"dimensionally consistent ({format_dims(dims)})",
+        )
+    )
 
 
 def _names(parsed: ParsedEquation) -> set[str]:
     """Symbol names as authored (SymPy may have cancelled some)."""
     trees = (parsed.lhs.tree, parsed.rhs.tree)
     calls = {id(n.func) for t in trees for n in ast.walk(t) if isinstance(n, ast.Call)}
-    return {n.id for t in trees for n in ast.walk(t)
-            if isinstance(n, ast.Name) and id(n) not in calls}
+    return {
+        n.id for t in trees for n in ast.walk(t) if isinstance(n, ast.Name) and id(n) not in calls
+    }
 
 
 def check_restatements(system: System, equations: Mapping[str, Any]) -> None:
@@ -147,22 +176,30 @@ def check_restatements(system: System, equations: Mapping[str, Any]) -> None:
     """
     from kb.equations.algebra import NONZERO, decide_zero
 
-    used = [eq_id for eq_id, spec in equations.items()
-            if isinstance(spec, Mapping) and "uses" in spec and eq_id in system.equations]
+    used = [
+        eq_id
+        for eq_id, spec in equations.items()
+        if isinstance(spec, Mapping) and "uses" in spec and eq_id in system.equations
+    ]
     for use_id in used:
         lhs = system.equations[use_id].lhs.value
         if not isinstance(lhs, sp.Symbol):
             continue
         for eq_id, parsed in system.equations.items():
-            if eq_id == use_id or parsed.lhs.value != lhs or (
-                    eq_id in used and used.index(eq_id) < used.index(use_id)):
+            if (
+                eq_id == use_id
+                or parsed.lhs.value != lhs
+                or (eq_id in used and used.index(eq_id) < used.index(use_id))
+            ):
                 continue  # each pair once
             verdict = decide_zero(system.equations[use_id].rhs.value - parsed.rhs.value)
             if verdict.outcome == NONZERO and verdict.counterexample:
                 spec = equations[eq_id]
                 field = ("uses" if "uses" in spec else "expr",) if isinstance(spec, Mapping) else ()
-                system.add("EQ025", pointer_join("/equations", str(eq_id), *field),
-                           f"equations {use_id} (uses {equations[use_id]['uses']}) and "
-                           f"{eq_id} give {lhs} differently: {verdict.describe()}",
-                           f"keep one: drop {eq_id} and cite {use_id}, or correct the one "
-                           "that is wrong")
+                system.add(
+                    "EQ025",
+                    pointer_join("/equations", str(eq_id), *field),
+                    f"equations {use_id} (uses {equations[use_id]['uses']}) and "
+                    f"{eq_id} give {lhs} differently: {verdict.describe()}",
+                    f"keep one: drop {eq_id} and cite {use_id}, or correct the one that is wrong",
+                )

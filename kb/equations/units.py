@@ -139,7 +139,7 @@ def unit_named(name: str) -> tuple[Fraction, Dims]:
         return SUBSECOND[name], make_dims({"s": 1})
     for table in (BINARY, DECIMAL):
         for prefix, scale in table.items():
-            rest = name[len(prefix):]
+            rest = name[len(prefix) :]
             if name.startswith(prefix) and rest in _PREFIXABLE:
                 if table is BINARY and rest not in ("B", "bit"):
                     continue
@@ -152,8 +152,11 @@ def unit_named(name: str) -> tuple[Fraction, Dims]:
 
 
 def _unknown(name: str) -> UnitError:
-    hint = _AMBIGUOUS.get(name, "use B, bit, FLOP, s, W, J, USD or 1 with a k/M/G/T/P/E "
-                                "or Ki/Mi/Gi/Ti/Pi prefix, e.g. GB/s, TFLOP/s, Gbit/s, us")
+    hint = _AMBIGUOUS.get(
+        name,
+        "use B, bit, FLOP, s, W, J, USD or 1 with a k/M/G/T/P/E "
+        "or Ki/Mi/Gi/Ti/Pi prefix, e.g. GB/s, TFLOP/s, Gbit/s, us",
+    )
     return UnitError(f"unknown unit {name!r}", hint)
 
 
@@ -184,8 +187,10 @@ def _evaluate(node: ast.AST, text: str, depth: int) -> tuple[Fraction, Dims]:
             raise UnitError(f"unit {text!r}: exponent {power} out of range")
         bf, bd = _evaluate(node.left, text, depth + 1)
         return bf**power, multiply_dims(DIMENSIONLESS, bd, power)
-    raise UnitError(f"unit {text!r} is not a product or quotient of unit names",
-                    "write e.g. GB/s, FLOP/B, USD/h")
+    raise UnitError(
+        f"unit {text!r} is not a product or quotient of unit names",
+        "write e.g. GB/s, FLOP/B, USD/h",
+    )
 
 
 def convert(value: Fraction, source: Unit, target: Unit) -> Fraction:

@@ -56,27 +56,38 @@ def record_verdict(items: Iterable[Item], data: Mapping[str, Any]) -> Verdict:
     """Count validated and contradicted predictions, errata and refuted claims of a record."""
     states = [item.state for item in items if item.section == "claim"]
     validated, contradicted = states.count(VALIDATED), states.count(CONTRADICTED)
-    limitations, errata, refuted = (states.count(LIMITATION), states.count(ERRATUM),
-                                    states.count(REFUTED))
+    limitations, errata, refuted = (
+        states.count(LIMITATION),
+        states.count(ERRATUM),
+        states.count(REFUTED),
+    )
     parts = []
     if contradicted + limitations:
         stated = f" ({limitations} a stated limitation)" if limitations else ""
-        parts.append(f"contradicted by {_plural(contradicted + limitations, 'measurement')}"
-                     f"{stated}")
+        parts.append(
+            f"contradicted by {_plural(contradicted + limitations, 'measurement')}{stated}"
+        )
     if validated:
         parts.append(f"validated against {_plural(validated, 'measurement')}")
     if not parts:
         reason = data.get("unvalidated")
-        parts.append("not validated" + (f": {reason}" if isinstance(reason, str) and reason
-                                        else ""))
+        parts.append(
+            "not validated" + (f": {reason}" if isinstance(reason, str) and reason else "")
+        )
     if errata:
         parts.append(f"carries {_plural(errata, 'erratum', 'errata')}")
     if refuted:
         parts.append(f"{_plural(refuted, 'claim')} refuted")
-    tone = ("contradicted" if contradicted or refuted else "erratum" if errata
-            else "validated" if validated else "none")
-    return Verdict("; ".join(parts), tone, validated, contradicted, limitations, errata,
-                   refuted)
+    tone = (
+        "contradicted"
+        if contradicted or refuted
+        else "erratum"
+        if errata
+        else "validated"
+        if validated
+        else "none"
+    )
+    return Verdict("; ".join(parts), tone, validated, contradicted, limitations, errata, refuted)
 
 
 def has_verdict(kind: str, data: Mapping[str, Any]) -> bool:
@@ -106,7 +117,8 @@ def summary_text(item: Item) -> str:
         return state_text(item)
     if item.section == "claim" and item.computed:
         return f"{item.state}: {item.computed}" + (
-            f" (claimed {item.claimed})" if item.state == REFUTED and item.claimed else "")
+            f" (claimed {item.claimed})" if item.state == REFUTED and item.claimed else ""
+        )
     return item.state
 
 

@@ -60,8 +60,9 @@ def _setting_value(name: str, value: Fraction, dim: str) -> Any:
     return {"value": number, "unit": unit, "basis": "unverified", "note": "set by --set"}
 
 
-def analyze(spec: PlacementSpec, with_break_even: bool = False,
-            interconnects: Sequence[Record] = ()) -> Analysis:
+def analyze(
+    spec: PlacementSpec, with_break_even: bool = False, interconnects: Sequence[Record] = ()
+) -> Analysis:
     """Feasibility first; ledgers only for feasible options; ratios only between them."""
     sides = []
     for option in spec.options:
@@ -73,8 +74,9 @@ def analyze(spec: PlacementSpec, with_break_even: bool = False,
     return Analysis(spec, tuple(sides), comparisons, evens)
 
 
-def _break_evens(spec: PlacementSpec, sides: list[Side],
-                 interconnects: Sequence[Record]) -> tuple[Any, ...]:
+def _break_evens(
+    spec: PlacementSpec, sides: list[Side], interconnects: Sequence[Record]
+) -> tuple[Any, ...]:
     from kb.ledger.breakeven import break_even, parameters_of
 
     ref = sides[0]
@@ -83,18 +85,22 @@ def _break_evens(spec: PlacementSpec, sides: list[Side],
         if not (ref.feasibility.feasible and cand.feasibility.feasible):
             continue
         for parameter, link in parameters_of(cand.option):
-            results.append(break_even(spec.envelope, ref.option, cand.option, parameter, link,
-                                      interconnects))
+            results.append(
+                break_even(spec.envelope, ref.option, cand.option, parameter, link, interconnects)
+            )
     return tuple(results)
 
 
-def analyze_record(record: Record, kb: KnowledgeBase, settings: Mapping[str, str] | None = None,
-                   with_break_even: bool = False) -> Analysis | Unresolved:
+def analyze_record(
+    record: Record,
+    kb: KnowledgeBase,
+    settings: Mapping[str, str] | None = None,
+    with_break_even: bool = False,
+) -> Analysis | Unresolved:
     """Resolve (after `--set` settings) and analyze one placement record."""
     if settings:
         record = apply_settings(record, settings)
     spec = resolve_placement(record, kb)
     if isinstance(spec, Unresolved) or spec.gaps:
-        return spec if isinstance(spec, Unresolved) else Unresolved(spec.id, spec.path,
-                                                                    spec.gaps)
+        return spec if isinstance(spec, Unresolved) else Unresolved(spec.id, spec.path, spec.gaps)
     return analyze(spec, with_break_even, kb.of_kind("interconnect"))

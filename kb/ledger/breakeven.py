@@ -55,12 +55,12 @@ def _overrides(parameter: str, link: str, value: Any) -> Overrides:
     return Overrides(latency={link: value})
 
 
-def difference(envelope: Envelope, ref: OptionSpec, cand: OptionSpec, parameter: str,
-               link: str, value: Any) -> Any:
+def difference(
+    envelope: Envelope, ref: OptionSpec, cand: OptionSpec, parameter: str, link: str, value: Any
+) -> Any:
     """Ttotal_candidate - Ttotal_reference with `parameter` set to `value`."""
     over = _overrides(parameter, link, value)
-    return (compute_ledger(envelope, cand, over).total
-            - compute_ledger(envelope, ref, over).total)
+    return compute_ledger(envelope, cand, over).total - compute_ledger(envelope, ref, over).total
 
 
 def _side(delta: Any) -> str:
@@ -84,8 +84,9 @@ def _solve(expr: Any, symbol: Any) -> tuple[str, tuple[Fraction, ...], str]:
 
     domain = sympy.Interval.open(0, sympy.oo)
     try:
-        solution = run_with_budget(lambda: sympy.solveset(expr, symbol, domain=domain),
-                                   SOLVE_BUDGET_S)
+        solution = run_with_budget(
+            lambda: sympy.solveset(expr, symbol, domain=domain), SOLVE_BUDGET_S
+        )
     except CheckTimeout:
         return "unverified", (), f"no solution within the {SOLVE_BUDGET_S:g} s budget"
     except (ValueError, TypeError, NotImplementedError) as exc:
@@ -127,8 +128,14 @@ def _figures(parameter: str, interconnects: Iterable[Record]) -> list[tuple[str,
     return out
 
 
-def break_even(envelope: Envelope, ref: OptionSpec, cand: OptionSpec, parameter: str,
-               link: str, interconnects: Iterable[Record] = ()) -> BreakEven:
+def break_even(
+    envelope: Envelope,
+    ref: OptionSpec,
+    cand: OptionSpec,
+    parameter: str,
+    link: str,
+    interconnects: Iterable[Record] = (),
+) -> BreakEven:
     """Solve for the tie in `parameter`; for bandwidth, place every interconnect record."""
     import sympy
 
@@ -139,9 +146,10 @@ def break_even(envelope: Envelope, ref: OptionSpec, cand: OptionSpec, parameter:
     if status == "no tie":
         side = _side(difference(envelope, ref, cand, parameter, link, current))
         detail = f"{side} for every positive value"
-    sides = [Placed(record_id, value, _side(difference(envelope, ref, cand, parameter,
-                                                       link, value)))
-             for record_id, value in _figures(parameter, interconnects)]
+    sides = [
+        Placed(record_id, value, _side(difference(envelope, ref, cand, parameter, link, value)))
+        for record_id, value in _figures(parameter, interconnects)
+    ]
     return BreakEven(cand.name, parameter, link, current, status, values, detail, tuple(sides))
 
 

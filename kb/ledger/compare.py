@@ -70,16 +70,28 @@ def _dimensions(envelope: Envelope, ref: Side, cand: Side) -> tuple[Dimension, .
     return (
         Dimension("latency", "s", "lower", tr, tc),
         Dimension("throughput", "items/s", "higher", envelope.batch / tr, envelope.batch / tc),
-        Dimension("cost", "USD/step", "lower",
-                  _per_step(r_opt.cost_rate.value if r_opt.cost_rate else None, tr),
-                  _per_step(c_opt.cost_rate.value if c_opt.cost_rate else None, tc)),
-        Dimension("energy", "J/step", "lower",
-                  _per_step(r_opt.power.value if r_opt.power else None, tr),
-                  _per_step(c_opt.power.value if c_opt.power else None, tc)),
-        Dimension("headroom", "B", "higher", ref.feasibility.headroom,
-                  cand.feasibility.headroom),
-        Dimension("slo_slack", "s", "higher", None if slo is None else slo - tr,
-                  None if slo is None else slo - tc),
+        Dimension(
+            "cost",
+            "USD/step",
+            "lower",
+            _per_step(r_opt.cost_rate.value if r_opt.cost_rate else None, tr),
+            _per_step(c_opt.cost_rate.value if c_opt.cost_rate else None, tc),
+        ),
+        Dimension(
+            "energy",
+            "J/step",
+            "lower",
+            _per_step(r_opt.power.value if r_opt.power else None, tr),
+            _per_step(c_opt.power.value if c_opt.power else None, tc),
+        ),
+        Dimension("headroom", "B", "higher", ref.feasibility.headroom, cand.feasibility.headroom),
+        Dimension(
+            "slo_slack",
+            "s",
+            "higher",
+            None if slo is None else slo - tr,
+            None if slo is None else slo - tc,
+        ),
     )
 
 
@@ -88,8 +100,10 @@ def withheld_reason(ref: Side, cand: Side) -> str:
     bad = [s.option.name for s in (ref, cand) if not s.feasibility.feasible]
     if not bad:
         return ""
-    return (f"{' and '.join(bad)} cannot hold the state: an infeasible counterfactual, "
-            "so no speedup or penalty ratio is reported")
+    return (
+        f"{' and '.join(bad)} cannot hold the state: an infeasible counterfactual, "
+        "so no speedup or penalty ratio is reported"
+    )
 
 
 def compare(envelope: Envelope, ref: Side, cand: Side) -> Comparison:
@@ -99,5 +113,6 @@ def compare(envelope: Envelope, ref: Side, cand: Side) -> Comparison:
         return Comparison(ref.option.name, cand.option.name, withheld=reason)
     assert ref.ledger is not None and cand.ledger is not None  # both feasible
     tr, tc = ref.ledger.total, cand.ledger.total
-    return Comparison(ref.option.name, cand.option.name, _dimensions(envelope, ref, cand),
-                      tr / tc if tc else None)
+    return Comparison(
+        ref.option.name, cand.option.name, _dimensions(envelope, ref, cand), tr / tc if tc else None
+    )

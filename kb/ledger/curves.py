@@ -65,12 +65,13 @@ class Pricing:
         if not self.interpolated:
             return f"{self.receipt} row {self.rows[0].index} (S = {self.rows[0].size} B)"
         low, high = self.rows
-        return (f"{self.receipt}: linear in time between rows {low.index} "
-                f"(S = {low.size} B) and {high.index} (S = {high.size} B)")
+        return (
+            f"{self.receipt}: linear in time between rows {low.index} "
+            f"(S = {low.size} B) and {high.index} (S = {high.size} B)"
+        )
 
 
-def row_time(row: Mapping[str, Any], factor: Fraction, receipt: str,
-             index: int) -> Point | None:
+def row_time(row: Mapping[str, Any], factor: Fraction, receipt: str, index: int) -> Point | None:
     """The (size, time) point of a row, or None when it states no usable size or time."""
     try:
         size = figure(row.get("message_size") or {}, receipt).value
@@ -101,9 +102,12 @@ def curves(receipt: Record, factor_of: Any) -> dict[CurveKey, list[Point]]:
         if not isinstance(row, Mapping):
             continue
         gpus = row.get("gpus") if isinstance(row.get("gpus"), int) else None
-        key: CurveKey = (receipt.id, gpus, _text(row.get("algorithm")),
-                         row.get("cuda_graphs") if isinstance(row.get("cuda_graphs"), bool)
-                         else None)
+        key: CurveKey = (
+            receipt.id,
+            gpus,
+            _text(row.get("algorithm")),
+            row.get("cuda_graphs") if isinstance(row.get("cuda_graphs"), bool) else None,
+        )
         point = row_time(row, factor_of(gpus), receipt.id, index)
         if point is not None:
             grouped.setdefault(key, []).append(point)
@@ -129,9 +133,15 @@ def duplicate_sizes(receipt: Record) -> list[tuple[int, int]]:
         except QuantityError:
             continue
         gpus = row.get("gpus") if isinstance(row.get("gpus"), int) else None
-        key = ((receipt.id, gpus, _text(row.get("algorithm")),
-                row.get("cuda_graphs") if isinstance(row.get("cuda_graphs"), bool)
-                else None), size)
+        key = (
+            (
+                receipt.id,
+                gpus,
+                _text(row.get("algorithm")),
+                row.get("cuda_graphs") if isinstance(row.get("cuda_graphs"), bool) else None,
+            ),
+            size,
+        )
         if key in seen:
             pairs.append((seen[key], index))
         else:

@@ -50,9 +50,12 @@ class Feasibility:
 
     def shortfalls(self) -> list[str]:
         """Describe what does not fit, one line per device group."""
-        return [f"{d.name}: state {amount(d.state, 'B')} + reserve {amount(d.reserve, 'B')} "
-                f"exceeds capacity {amount(d.capacity, 'B')} by {amount(-d.headroom, 'B')}"
-                for d in self.devices if not d.fits]
+        return [
+            f"{d.name}: state {amount(d.state, 'B')} + reserve {amount(d.reserve, 'B')} "
+            f"exceeds capacity {amount(d.capacity, 'B')} by {amount(-d.headroom, 'B')}"
+            for d in self.devices
+            if not d.fits
+        ]
 
 
 def state_per_device(envelope: Envelope, option: OptionSpec) -> Fraction:
@@ -62,8 +65,7 @@ def state_per_device(envelope: Envelope, option: OptionSpec) -> Fraction:
 
 def _fit(group: DeviceGroup, state: Fraction) -> DeviceFit:
     reserve = group.reserve.value if group.reserve else Fraction(0)
-    return DeviceFit(group.name, group.count, state, group.capacity.value, reserve,
-                     group.pointer)
+    return DeviceFit(group.name, group.count, state, group.capacity.value, reserve, group.pointer)
 
 
 def feasibility(envelope: Envelope, option: OptionSpec) -> Feasibility:

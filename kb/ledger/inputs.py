@@ -19,8 +19,11 @@ from kb.ledger.transfers import TransferSpec, resolve_transfer
 from kb.model import KnowledgeBase, Record, split_binding
 
 OVERHEADS = (
-    "sync", "input_imbalance", "replication_or_migration",
-    "remote_memory_or_paging", "orchestration_or_recovery",
+    "sync",
+    "input_imbalance",
+    "replication_or_migration",
+    "remote_memory_or_paging",
+    "orchestration_or_recovery",
 )
 
 
@@ -138,8 +141,11 @@ class _Resolver:
             self.gap(pointer, f"{what} has dimension {result.dim}, expected {dim}")
             return None
         if result.value < 0 or (result.value == 0 and "/" in dim):
-            self.gap(pointer, f"{what} is {result.value} {dim}, expected a "
-                     f"{'positive' if '/' in dim else 'non-negative'} figure")
+            self.gap(
+                pointer,
+                f"{what} is {result.value} {dim}, expected a "
+                f"{'positive' if '/' in dim else 'non-negative'} figure",
+            )
             return None
         return result
 
@@ -159,74 +165,110 @@ class _Resolver:
         capacity_node = node.get("capacity")
         if capacity_node is None and isinstance(hardware, str):
             capacity_node = f"{hardware}#memory.capacity"
-        capacity = self.quantity(capacity_node, pointer_join(pointer, "capacity"), "B",
-                                 "device capacity")
-        reserve = self.optional(node.get("reserve"), pointer_join(pointer, "reserve"), "B",
-                                "device reserve")
+        capacity = self.quantity(
+            capacity_node, pointer_join(pointer, "capacity"), "B", "device capacity"
+        )
+        reserve = self.optional(
+            node.get("reserve"), pointer_join(pointer, "reserve"), "B", "device reserve"
+        )
         count = self.count(node.get("count"), pointer_join(pointer, "count"), "count", 1)
         if capacity is None:
             return None
-        return DeviceGroup(str(node.get("name", hardware or "device")), count, capacity,
-                           reserve, pointer)
+        return DeviceGroup(
+            str(node.get("name", hardware or "device")), count, capacity, reserve, pointer
+        )
 
     def overheads(self, node: Any, pointer: str) -> dict[str, Overhead]:
         result: dict[str, Overhead] = {}
         for name, entry in as_mapping(node).items():
             if name not in OVERHEADS or not isinstance(entry, Mapping):
-                self.gap(pointer_join(pointer, name), f"overhead {name!r} is not one of "
-                         f"{', '.join(OVERHEADS)} with a time")
+                self.gap(
+                    pointer_join(pointer, name),
+                    f"overhead {name!r} is not one of {', '.join(OVERHEADS)} with a time",
+                )
                 continue
-            time = self.quantity(entry.get("time"), pointer_join(pointer, name, "time"), "s",
-                                 f"overhead {name}")
+            time = self.quantity(
+                entry.get("time"), pointer_join(pointer, name, "time"), "s", f"overhead {name}"
+            )
             if time is not None:
                 result[name] = Overhead(time, str(entry.get("receipt", "")))
         return result
 
 
-def _option(res: _Resolver, node: Any, pointer: str, envelope: Envelope | None,
-            ) -> OptionSpec | None:
+def _option(
+    res: _Resolver,
+    node: Any,
+    pointer: str,
+    envelope: Envelope | None,
+) -> OptionSpec | None:
     if not isinstance(node, Mapping):
         res.gap(pointer, "placement option is missing")
         return None
-    devices = [res.device(d, pointer_join(pointer, "devices", i))
-               for i, d in enumerate(as_list(node.get("devices"))) if isinstance(d, Mapping)]
+    devices = [
+        res.device(d, pointer_join(pointer, "devices", i))
+        for i, d in enumerate(as_list(node.get("devices")))
+        if isinstance(d, Mapping)
+    ]
     if not devices:
         res.gap(pointer_join(pointer, "devices"), "option names no devices")
     useful = as_mapping(node.get("useful"))
     work_dim = envelope.useful_work.dim if envelope else "B"
     batch = envelope.batch if envelope else Fraction(1)
-    rate = res.quantity(useful.get("rate"), pointer_join(pointer, "useful", "rate"),
-                        f"{work_dim}/s", "useful-work rate")
-    compute = res.optional(useful.get("compute_rate"),
-                           pointer_join(pointer, "useful", "compute_rate"), "FLOP/s",
-                           "compute rate")
+    rate = res.quantity(
+        useful.get("rate"),
+        pointer_join(pointer, "useful", "rate"),
+        f"{work_dim}/s",
+        "useful-work rate",
+    )
+    compute = res.optional(
+        useful.get("compute_rate"),
+        pointer_join(pointer, "useful", "compute_rate"),
+        "FLOP/s",
+        "compute rate",
+    )
     if envelope and envelope.flops_per_item and compute is None:
-        res.gap(pointer_join(pointer, "useful"), "the envelope states flops_per_item but "
-                "this option has no useful.compute_rate for the roofline's compute term")
-    hardware = frozenset(str(d["hardware"]) for d in as_list(node.get("devices"))
-                         if isinstance(d, Mapping) and isinstance(d.get("hardware"), str))
-    transfers = [resolve_transfer(res, res.kb, t, pointer_join(pointer, "transfers", i), batch,
-                                  hardware)
-                 for i, t in enumerate(as_list(node.get("transfers")))]
+        res.gap(
+            pointer_join(pointer, "useful"),
+            "the envelope states flops_per_item but "
+            "this option has no useful.compute_rate for the roofline's compute term",
+        )
+    hardware = frozenset(
+        str(d["hardware"])
+        for d in as_list(node.get("devices"))
+        if isinstance(d, Mapping) and isinstance(d.get("hardware"), str)
+    )
+    transfers = [
+        resolve_transfer(res, res.kb, t, pointer_join(pointer, "transfers", i), batch, hardware)
+        for i, t in enumerate(as_list(node.get("transfers")))
+    ]
     spec = OptionSpec(
-        name=str(node.get("name", "option")), pointer=pointer,
+        name=str(node.get("name", "option")),
+        pointer=pointer,
         devices=tuple(d for d in devices if d is not None),
-        state_shards=res.count(node.get("state_shards"),
-                               pointer_join(pointer, "state_shards"), "state_shards", 1),
-        replicated=res.optional(node.get("replicated"), pointer_join(pointer, "replicated"),
-                                "B", "replicated state"),
+        state_shards=res.count(
+            node.get("state_shards"), pointer_join(pointer, "state_shards"), "state_shards", 1
+        ),
+        replicated=res.optional(
+            node.get("replicated"), pointer_join(pointer, "replicated"), "B", "replicated state"
+        ),
         useful_rate=rate,  # type: ignore[arg-type]  # None only when a gap was recorded
-        useful_parallel=res.count(useful.get("parallel"),
-                                  pointer_join(pointer, "useful", "parallel"), "parallel", 1),
+        useful_parallel=res.count(
+            useful.get("parallel"), pointer_join(pointer, "useful", "parallel"), "parallel", 1
+        ),
         transfers=tuple(t for t in transfers if t is not None),
         overheads=res.overheads(node.get("overheads"), pointer_join(pointer, "overheads")),
-        cost_rate=res.optional(node.get("cost_rate"), pointer_join(pointer, "cost_rate"),
-                               "USD/s", "cost rate"),
+        cost_rate=res.optional(
+            node.get("cost_rate"), pointer_join(pointer, "cost_rate"), "USD/s", "cost rate"
+        ),
         power=res.optional(node.get("power"), pointer_join(pointer, "power"), "W", "power"),
         strategies=tuple(str(s) for s in as_list(node.get("strategies"))),
         compute_rate=compute,
-        links=tuple(sorted({str(x) for x in as_list(node.get("links"))}
-                           | {t.link for t in transfers if t is not None})),
+        links=tuple(
+            sorted(
+                {str(x) for x in as_list(node.get("links"))}
+                | {t.link for t in transfers if t is not None}
+            )
+        ),
     )
     return spec if rate is not None and None not in devices and None not in transfers else None
 
@@ -241,18 +283,26 @@ def _envelope(res: _Resolver, node: Any) -> Envelope | None:
     work_unit = work_node.get("unit") if isinstance(work_node, Mapping) else None
     useful_dim = "FLOP" if isinstance(work_unit, str) and work_unit.endswith("FLOP") else "B"
     state = res.quantity(node.get("state_bytes"), "/envelope/state_bytes", "B", "state bytes")
-    work = res.quantity(node.get("useful_work"), "/envelope/useful_work", useful_dim,
-                        "useful work")
+    work = res.quantity(node.get("useful_work"), "/envelope/useful_work", useful_dim, "useful work")
     slo = res.optional(node.get("slo"), "/envelope/slo", "s", "SLO latency")
-    flops = res.optional(node.get("flops_per_item"), "/envelope/flops_per_item", "FLOP",
-                         "FLOP per batch item")
+    flops = res.optional(
+        node.get("flops_per_item"), "/envelope/flops_per_item", "FLOP", "FLOP per batch item"
+    )
     if work is not None and work.value == 0:
         res.gap("/envelope/useful_work", "useful work is 0, expected a positive figure")
         work = None
     if state is None or work is None:
         return None
-    return Envelope(str(node.get("model", "")), str(node.get("precision", "")),
-                    str(node.get("quality", "")), Fraction(batch), state, work, slo, flops)
+    return Envelope(
+        str(node.get("model", "")),
+        str(node.get("precision", "")),
+        str(node.get("quality", "")),
+        Fraction(batch),
+        state,
+        work,
+        slo,
+        flops,
+    )
 
 
 def resolve_placement(record: Record, kb: KnowledgeBase) -> PlacementSpec | Unresolved:
@@ -274,14 +324,22 @@ def _resolve(record: Record, kb: KnowledgeBase) -> PlacementSpec | Unresolved:
     res = _Resolver(kb)
     envelope = _envelope(res, record.data.get("envelope"))
     reference = _option(res, record.data.get("reference"), "/reference", envelope)
-    candidates = [_option(res, c, pointer_join("/candidates", i), envelope)
-                  for i, c in enumerate(as_list(record.data.get("candidates")))]
+    candidates = [
+        _option(res, c, pointer_join("/candidates", i), envelope)
+        for i, c in enumerate(as_list(record.data.get("candidates")))
+    ]
     if not candidates:
         res.gap("/candidates", "placement names no candidates")
     if envelope is None or reference is None or None in candidates:
         return Unresolved(record.id, record.path, tuple(res.gaps))
-    return PlacementSpec(record.id, record.path, envelope, reference,
-                         tuple(c for c in candidates if c is not None), tuple(res.gaps))
+    return PlacementSpec(
+        record.id,
+        record.path,
+        envelope,
+        reference,
+        tuple(c for c in candidates if c is not None),
+        tuple(res.gaps),
+    )
 
 
 @dataclass(frozen=True)

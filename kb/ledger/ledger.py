@@ -107,22 +107,37 @@ def useful_row(envelope: Envelope, option: OptionSpec, batch: Num = None) -> Row
     """Tuseful: the work over the rate, or the roofline max of memory and compute terms."""
     rate, parallel = option.useful_rate, option.useful_parallel
     memory = envelope.useful_work.value / (parallel * rate.value)
-    inputs: dict[str, Any] = {"useful_work": envelope.useful_work.value, "parallel": parallel,
-                              "rate": rate.value, "rate_from": rate.origin}
+    inputs: dict[str, Any] = {
+        "useful_work": envelope.useful_work.value,
+        "parallel": parallel,
+        "rate": rate.value,
+        "rate_from": rate.origin,
+    }
     measured = rate.measured
     if envelope.flops_per_item is None or option.compute_rate is None:
-        return Row("useful", memory, "useful_work / (parallel * rate)", inputs,
-                   "measured" if measured else "estimated")
+        return Row(
+            "useful",
+            memory,
+            "useful_work / (parallel * rate)",
+            inputs,
+            "measured" if measured else "estimated",
+        )
     batch = envelope.batch if batch is None else batch
     compute = envelope.flops_per_item.value * batch / (parallel * option.compute_rate.value)
-    inputs |= {"flops_per_item": envelope.flops_per_item.value, "batch": batch,
-               "compute_rate": option.compute_rate.value,
-               "compute_rate_from": option.compute_rate.origin}
+    inputs |= {
+        "flops_per_item": envelope.flops_per_item.value,
+        "batch": batch,
+        "compute_rate": option.compute_rate.value,
+        "compute_rate_from": option.compute_rate.origin,
+    }
     measured = measured and option.compute_rate.measured
-    return Row("useful", _max(memory, compute),
-               "max(useful_work / (parallel * rate), "
-               "flops_per_item * batch / (parallel * compute_rate))",
-               inputs, "measured" if measured else "estimated")
+    return Row(
+        "useful",
+        _max(memory, compute),
+        "max(useful_work / (parallel * rate), flops_per_item * batch / (parallel * compute_rate))",
+        inputs,
+        "measured" if measured else "estimated",
+    )
 
 
 def transfer_cost(t: TransferSpec, batch: Num, window: Num, over: Overrides) -> TransferCost:
@@ -135,13 +150,25 @@ def transfer_cost(t: TransferSpec, batch: Num, window: Num, over: Overrides) -> 
     bandwidth = over.bandwidth.get(t.link, t.bandwidth.value)
     raw = messages * latency + moved / bandwidth
     measured = bool(t.receipts)  # bandwidth and latency both inside the receipt's timing
-    return TransferCost(t.name, t.link, messages, moved, latency, bandwidth, raw, window,
-                        exposed_time(raw, window), "measured" if measured else "estimated",
-                        t.receipts, t.pricing)
+    return TransferCost(
+        t.name,
+        t.link,
+        messages,
+        moved,
+        latency,
+        bandwidth,
+        raw,
+        window,
+        exposed_time(raw, window),
+        "measured" if measured else "estimated",
+        t.receipts,
+        t.pricing,
+    )
 
 
-def _transfer_costs(envelope: Envelope, option: OptionSpec, useful: Num,
-                    over: Overrides) -> list[TransferCost]:
+def _transfer_costs(
+    envelope: Envelope, option: OptionSpec, useful: Num, over: Overrides
+) -> list[TransferCost]:
     batch = envelope.batch if over.batch is None else over.batch
     budget, costs = useful, []
     for spec in option.transfers:
@@ -157,10 +184,14 @@ def exposed_row(costs: list[TransferCost]) -> Row:
         return Row("exposed", Fraction(0), "no transfers", {}, "none")
     receipts = tuple(sorted({r for c in costs for r in c.receipts}))
     measured = all(c.provenance == "measured" for c in costs)
-    return Row("exposed", sum((c.exposed for c in costs), Fraction(0)),
-               "sum over transfers of max(0, Traw - min(Traw, overlap))",
-               {c.name: c.exposed for c in costs}, "measured" if measured else "estimated",
-               receipts)
+    return Row(
+        "exposed",
+        sum((c.exposed for c in costs), Fraction(0)),
+        "sum over transfers of max(0, Traw - min(Traw, overlap))",
+        {c.name: c.exposed for c in costs},
+        "measured" if measured else "estimated",
+        receipts,
+    )
 
 
 def overhead_rows(option: OptionSpec) -> list[Row]:
@@ -171,14 +202,20 @@ def overhead_rows(option: OptionSpec) -> list[Row]:
             rows.append(Row(name, Fraction(0), "none entered", {}, "none"))
             continue
         measured = bool(entry.receipt)
-        rows.append(Row(name, entry.time.value, f"T{name} as entered",
-                        {"time_from": entry.time.origin}, "measured" if measured else
-                        "estimated", (entry.receipt,) if measured else ()))
+        rows.append(
+            Row(
+                name,
+                entry.time.value,
+                f"T{name} as entered",
+                {"time_from": entry.time.origin},
+                "measured" if measured else "estimated",
+                (entry.receipt,) if measured else (),
+            )
+        )
     return rows
 
 
-def compute_ledger(envelope: Envelope, option: OptionSpec,
-                   over: Overrides | None = None) -> Ledger:
+def compute_ledger(envelope: Envelope, option: OptionSpec, over: Overrides | None = None) -> Ledger:
     """Compute the ledger of one option; call it only for a feasible option."""
     over = over or Overrides()
     useful = useful_row(envelope, option, over.batch)

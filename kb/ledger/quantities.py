@@ -25,12 +25,18 @@ def _unit_table() -> dict[str, tuple[Fraction, str]]:
         table[f"{prefix}bit" if prefix else "bit"] = (Fraction(factor, 8), "B")
     for prefix, factor in _BINARY.items():
         table[f"{prefix}B"] = (Fraction(factor), "B")
-    table.update({
-        "s": (Fraction(1), "s"), "ms": (Fraction(1, 10**3), "s"),
-        "us": (Fraction(1, 10**6), "s"), "ns": (Fraction(1, 10**9), "s"),
-        "h": (Fraction(3600), "s"), "W": (Fraction(1), "W"), "J": (Fraction(1), "J"),
-        "USD": (Fraction(1), "USD"),
-    })
+    table.update(
+        {
+            "s": (Fraction(1), "s"),
+            "ms": (Fraction(1, 10**3), "s"),
+            "us": (Fraction(1, 10**6), "s"),
+            "ns": (Fraction(1, 10**9), "s"),
+            "h": (Fraction(3600), "s"),
+            "W": (Fraction(1), "W"),
+            "J": (Fraction(1), "J"),
+            "USD": (Fraction(1), "USD"),
+        }
+    )
     del table["kbit"]  # only the prefixes the record format lists
     table["Gbit"] = (Fraction(10**9, 8), "B")
     return table
@@ -104,12 +110,25 @@ def parse_setting(text: str) -> tuple[Fraction, str]:
 # ---- display -------------------------------------------------------------------------
 
 SCALES = {
-    "s": [(Fraction(1), "s"), (Fraction(1, 10**3), "ms"), (Fraction(1, 10**6), "us"),
-          (Fraction(1, 10**9), "ns")],
-    "B": [(Fraction(10**12), "TB"), (Fraction(10**9), "GB"), (Fraction(10**6), "MB"),
-          (Fraction(10**3), "kB"), (Fraction(1), "B")],
-    "B/s": [(Fraction(10**12), "TB/s"), (Fraction(10**9), "GB/s"), (Fraction(10**6), "MB/s"),
-            (Fraction(1), "B/s")],
+    "s": [
+        (Fraction(1), "s"),
+        (Fraction(1, 10**3), "ms"),
+        (Fraction(1, 10**6), "us"),
+        (Fraction(1, 10**9), "ns"),
+    ],
+    "B": [
+        (Fraction(10**12), "TB"),
+        (Fraction(10**9), "GB"),
+        (Fraction(10**6), "MB"),
+        (Fraction(10**3), "kB"),
+        (Fraction(1), "B"),
+    ],
+    "B/s": [
+        (Fraction(10**12), "TB/s"),
+        (Fraction(10**9), "GB/s"),
+        (Fraction(10**6), "MB/s"),
+        (Fraction(1), "B/s"),
+    ],
 }
 
 

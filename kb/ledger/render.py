@@ -15,11 +15,15 @@ from kb.ledger.analysis import Analysis
 from kb.ledger.compare import Comparison, Side
 from kb.ledger.quantities import SCALES, amount, number
 
-ROW_LABELS = {"useful": "T_useful", "exposed": "T_exposed", "sync": "T_sync",
-              "input_imbalance": "T_input_imbalance",
-              "replication_or_migration": "T_replication_or_migration",
-              "remote_memory_or_paging": "T_remote_memory_or_paging",
-              "orchestration_or_recovery": "T_orchestration_or_recovery"}
+ROW_LABELS = {
+    "useful": "T_useful",
+    "exposed": "T_exposed",
+    "sync": "T_sync",
+    "input_imbalance": "T_input_imbalance",
+    "replication_or_migration": "T_replication_or_migration",
+    "remote_memory_or_paging": "T_remote_memory_or_paging",
+    "orchestration_or_recovery": "T_orchestration_or_recovery",
+}
 
 
 def exact(value: Fraction | None, unit: str) -> dict[str, Any] | None:
@@ -35,8 +39,12 @@ def exact(value: Fraction | None, unit: str) -> dict[str, Any] | None:
 def text(analysis: Analysis) -> str:
     """Render the report: envelope, feasibility, ledgers, comparisons, break-even."""
     spec = analysis.spec
-    lines = [f"{spec.id}", _envelope_line(analysis), "", "1. Feasibility (state per device "
-             "against capacity; checked first)"]
+    lines = [
+        f"{spec.id}",
+        _envelope_line(analysis),
+        "",
+        "1. Feasibility (state per device against capacity; checked first)",
+    ]
     for index, side in enumerate(analysis.sides):
         lines += _feasibility_lines(side, "reference" if index == 0 else "candidate")
     lines += ["", "2. Ledgers (critical path; T_total is the sum of the rows)"]
@@ -53,9 +61,11 @@ def text(analysis: Analysis) -> str:
 def _envelope_line(analysis: Analysis) -> str:
     env = analysis.spec.envelope
     slo = f", SLO {amount(env.slo.value, 's')}" if env.slo else ""
-    return (f"envelope: model {env.model}, precision {env.precision}, batch {env.batch}, "
-            f"state {amount(env.state_bytes.value, 'B')}, useful work "
-            f"{amount(env.useful_work.value, env.useful_work.dim)}{slo}")
+    return (
+        f"envelope: model {env.model}, precision {env.precision}, batch {env.batch}, "
+        f"state {amount(env.state_bytes.value, 'B')}, useful work "
+        f"{amount(env.useful_work.value, env.useful_work.dim)}{slo}"
+    )
 
 
 def _feasibility_lines(side: Side, role: str) -> list[str]:
@@ -64,13 +74,20 @@ def _feasibility_lines(side: Side, role: str) -> list[str]:
     lines = [f"  {side.option.name} ({role}): {verdict}"]
     option = side.option
     if option.strategies or option.links:
-        lines.append(f"    strategies: {', '.join(option.strategies) or 'none'}; "
-                     f"links: {', '.join(option.links) or 'none'}")
+        lines.append(
+            f"    strategies: {', '.join(option.strategies) or 'none'}; "
+            f"links: {', '.join(option.links) or 'none'}"
+        )
     for d in fit.devices:
-        tail = (f"headroom {amount(d.headroom, 'B')}" if d.fits
-                else f"short by {amount(-d.headroom, 'B')}")
-        lines.append(f"    {d.name} x{d.count}: state {amount(d.state, 'B')} + reserve "
-                     f"{amount(d.reserve, 'B')} of {amount(d.capacity, 'B')}, {tail}")
+        tail = (
+            f"headroom {amount(d.headroom, 'B')}"
+            if d.fits
+            else f"short by {amount(-d.headroom, 'B')}"
+        )
+        lines.append(
+            f"    {d.name} x{d.count}: state {amount(d.state, 'B')} + reserve "
+            f"{amount(d.reserve, 'B')} of {amount(d.capacity, 'B')}, {tail}"
+        )
     return lines
 
 
@@ -81,8 +98,10 @@ def _ledger_lines(side: Side) -> list[str]:
     lines = [f"  {name}:"]
     for row in side.ledger.rows:
         receipts = f" ({', '.join(row.receipts)})" if row.receipts else ""
-        lines.append(f"    {ROW_LABELS[row.name]:<29} {amount(row.value, 's'):>12}  "
-                     f"{row.provenance}{receipts}; {row.formula}")
+        lines.append(
+            f"    {ROW_LABELS[row.name]:<29} {amount(row.value, 's'):>12}  "
+            f"{row.provenance}{receipts}; {row.formula}"
+        )
     lines.append(f"    {'T_total':<29} {amount(side.ledger.total, 's'):>12}  sum of the rows")
     for cost in side.ledger.transfers:
         source = ", ".join(cost.receipts) or "line rate, estimate"
@@ -90,7 +109,8 @@ def _ledger_lines(side: Side) -> list[str]:
             f"      transfer {cost.name} over {cost.link}: {cost.messages} messages x "
             f"{amount(cost.latency, 's')} + {amount(cost.bytes, 'B')} / "
             f"{amount(cost.bandwidth, 'B/s')} ({source}) = raw {amount(cost.raw, 's')}; "
-            f"overlap {amount(cost.overlap, 's')}; exposed {amount(cost.exposed, 's')}")
+            f"overlap {amount(cost.overlap, 's')}; exposed {amount(cost.exposed, 's')}"
+        )
         if cost.pricing:
             lines.append(f"        priced by {cost.pricing}")
     return lines
@@ -109,12 +129,23 @@ def _comparison_lines(c: Comparison) -> list[str]:
     table = [["dimension", "reference", "candidate", "delta (c-r)", "ratio c/r"]]
     for d in c.dimensions:
         ratio = number(d.ratio, 4) if d.ratio is not None else "n/a"
-        table.append([d.name, _cell(d.reference, d.unit), _cell(d.candidate, d.unit),
-                      _cell(d.delta, d.unit), ratio])
+        table.append(
+            [
+                d.name,
+                _cell(d.reference, d.unit),
+                _cell(d.candidate, d.unit),
+                _cell(d.delta, d.unit),
+                ratio,
+            ]
+        )
     widths = [max(len(row[i]) for row in table) for i in range(len(table[0]))]
-    lines = [head] + ["    " + "  ".join(
-        cell.ljust(widths[i]) if i == 0 else cell.rjust(widths[i]) for i, cell in enumerate(row))
-        for row in table]
+    lines = [head] + [
+        "    "
+        + "  ".join(
+            cell.ljust(widths[i]) if i == 0 else cell.rjust(widths[i]) for i, cell in enumerate(row)
+        )
+        for row in table
+    ]
     if c.efficiency is not None:
         lines.append(f"    latency placement efficiency T_r/T_c = {number(c.efficiency, 4)}")
     return lines
@@ -122,20 +153,23 @@ def _comparison_lines(c: Comparison) -> list[str]:
 
 def _break_even_lines(analysis: Analysis) -> list[str]:
     if not analysis.break_evens:
-        return ["  not computed: it needs a feasible reference and a feasible candidate "
-                "with transfers"]
+        return [
+            "  not computed: it needs a feasible reference and a feasible candidate with transfers"
+        ]
     lines: list[str] = []
     for be in analysis.break_evens:
         unit = {"bandwidth": "B/s", "latency": "s", "batch": ""}[be.parameter]
         what = f"{be.parameter} of {be.link}" if be.link else "batch"
-        result = (", ".join(_cell(v, unit) for v in be.values) if be.values
-                  else be.detail)
-        lines.append(f"  {be.candidate}: {what}: {be.status}"
-                     f"{' at ' + result if be.values else ' (' + result + ')'}"
-                     f" (the placement uses {_cell(be.current, unit)})")
+        result = ", ".join(_cell(v, unit) for v in be.values) if be.values else be.detail
+        lines.append(
+            f"  {be.candidate}: {what}: {be.status}"
+            f"{' at ' + result if be.values else ' (' + result + ')'}"
+            f" (the placement uses {_cell(be.current, unit)})"
+        )
         for side in ("candidate faster", "tie", "reference faster"):
-            names = [f"{p.interconnect} ({amount(p.value, unit)})"
-                     for p in be.sides if p.side == side]
+            names = [
+                f"{p.interconnect} ({amount(p.value, unit)})" for p in be.sides if p.side == side
+            ]
             if names:
                 lines.append(f"    {side}: {', '.join(names)}")
     return lines
@@ -157,49 +191,100 @@ def to_json(analysis: Analysis) -> str:
 
 
 def _fit_json(side: Side) -> dict[str, Any]:
-    return {"option": side.option.name, "feasible": side.feasibility.feasible,
-            "headroom": exact(side.feasibility.headroom, "B"),
-            "devices": [{"name": d.name, "count": d.count, "state": exact(d.state, "B"),
-                         "reserve": exact(d.reserve, "B"), "capacity": exact(d.capacity, "B"),
-                         "headroom": exact(d.headroom, "B"), "fits": d.fits}
-                        for d in side.feasibility.devices]}
+    return {
+        "option": side.option.name,
+        "feasible": side.feasibility.feasible,
+        "headroom": exact(side.feasibility.headroom, "B"),
+        "devices": [
+            {
+                "name": d.name,
+                "count": d.count,
+                "state": exact(d.state, "B"),
+                "reserve": exact(d.reserve, "B"),
+                "capacity": exact(d.capacity, "B"),
+                "headroom": exact(d.headroom, "B"),
+                "fits": d.fits,
+            }
+            for d in side.feasibility.devices
+        ],
+    }
 
 
 def _ledger_json(side: Side) -> dict[str, Any]:
     if side.ledger is None:
-        return {"option": side.option.name, "computed": False,
-                "reason": "infeasible counterfactual"}
-    return {"option": side.option.name, "computed": True,
-            "total": exact(side.ledger.total, "s"),
-            "rows": [{"row": r.name, "value": exact(r.value, "s"), "formula": r.formula,
-                      "provenance": r.provenance, "receipts": list(r.receipts),
-                      "inputs": {k: str(v) for k, v in r.inputs.items()}}
-                     for r in side.ledger.rows],
-            "transfers": [{"name": t.name, "link": t.link, "messages": t.messages,
-                           "bytes": exact(t.bytes, "B"), "latency": exact(t.latency, "s"),
-                           "bandwidth": exact(t.bandwidth, "B/s"), "raw": exact(t.raw, "s"),
-                           "overlap": exact(t.overlap, "s"), "exposed": exact(t.exposed, "s"),
-                           "provenance": t.provenance, "receipts": list(t.receipts),
-                           "pricing": t.pricing}
-                          for t in side.ledger.transfers]}
+        return {
+            "option": side.option.name,
+            "computed": False,
+            "reason": "infeasible counterfactual",
+        }
+    return {
+        "option": side.option.name,
+        "computed": True,
+        "total": exact(side.ledger.total, "s"),
+        "rows": [
+            {
+                "row": r.name,
+                "value": exact(r.value, "s"),
+                "formula": r.formula,
+                "provenance": r.provenance,
+                "receipts": list(r.receipts),
+                "inputs": {k: str(v) for k, v in r.inputs.items()},
+            }
+            for r in side.ledger.rows
+        ],
+        "transfers": [
+            {
+                "name": t.name,
+                "link": t.link,
+                "messages": t.messages,
+                "bytes": exact(t.bytes, "B"),
+                "latency": exact(t.latency, "s"),
+                "bandwidth": exact(t.bandwidth, "B/s"),
+                "raw": exact(t.raw, "s"),
+                "overlap": exact(t.overlap, "s"),
+                "exposed": exact(t.exposed, "s"),
+                "provenance": t.provenance,
+                "receipts": list(t.receipts),
+                "pricing": t.pricing,
+            }
+            for t in side.ledger.transfers
+        ],
+    }
 
 
 def _comparison_json(c: Comparison) -> dict[str, Any]:
     if c.withheld:
         return {"reference": c.reference, "candidate": c.candidate, "withheld": c.withheld}
-    return {"reference": c.reference, "candidate": c.candidate,
-            "efficiency": exact(c.efficiency, "1"),
-            "dimensions": [{"name": d.name, "better": d.better,
-                            "reference": exact(d.reference, d.unit),
-                            "candidate": exact(d.candidate, d.unit),
-                            "delta": exact(d.delta, d.unit), "ratio": exact(d.ratio, "1")}
-                           for d in c.dimensions]}
+    return {
+        "reference": c.reference,
+        "candidate": c.candidate,
+        "efficiency": exact(c.efficiency, "1"),
+        "dimensions": [
+            {
+                "name": d.name,
+                "better": d.better,
+                "reference": exact(d.reference, d.unit),
+                "candidate": exact(d.candidate, d.unit),
+                "delta": exact(d.delta, d.unit),
+                "ratio": exact(d.ratio, "1"),
+            }
+            for d in c.dimensions
+        ],
+    }
 
 
 def _break_even_json(be: Any) -> dict[str, Any]:
     unit = {"bandwidth": "B/s", "latency": "s", "batch": "1"}[be.parameter]
-    return {"candidate": be.candidate, "parameter": be.parameter, "link": be.link,
-            "current": exact(be.current, unit), "status": be.status,
-            "values": [exact(v, unit) for v in be.values], "detail": be.detail,
-            "sides": [{"interconnect": p.interconnect, "value": exact(p.value, unit),
-                       "side": p.side} for p in be.sides]}
+    return {
+        "candidate": be.candidate,
+        "parameter": be.parameter,
+        "link": be.link,
+        "current": exact(be.current, unit),
+        "status": be.status,
+        "values": [exact(v, unit) for v in be.values],
+        "detail": be.detail,
+        "sides": [
+            {"interconnect": p.interconnect, "value": exact(p.value, unit), "side": p.side}
+            for p in be.sides
+        ],
+    }

@@ -119,12 +119,16 @@ class Measured:
 
 def _curve_matches(key: tuple[Any, ...], when: Conditions) -> bool:
     _, gpus, algorithm, graphs = key
-    return (gpus in (None, when.ranks) and algorithm == when.algorithm
-            and (when.cuda_graphs is None or graphs == when.cuda_graphs))
+    return (
+        gpus in (None, when.ranks)
+        and algorithm == when.algorithm
+        and (when.cuda_graphs is None or graphs == when.cuda_graphs)
+    )
 
 
-def priced_by_receipts(receipts: Iterable[Record], link: str, size: Fraction,
-                       when: Conditions) -> tuple[Measured | None, str]:
+def priced_by_receipts(
+    receipts: Iterable[Record], link: str, size: Fraction, when: Conditions
+) -> tuple[Measured | None, str]:
     """Price size S from the matching receipts' curves; else None and the reason."""
     found: list[Pricing] = []
     ranges: list[str] = []
@@ -144,18 +148,28 @@ def priced_by_receipts(receipts: Iterable[Record], link: str, size: Fraction,
                 found.append(hit)
     chosen = best(found)
     if chosen is None:
-        why = ("no matching receipt curve" if not ranges else
-               f"S = {size} B is outside the measured range of " + "; ".join(ranges)
-               + " (never extrapolated)")
+        why = (
+            "no matching receipt curve"
+            if not ranges
+            else f"S = {size} B is outside the measured range of "
+            + "; ".join(ranges)
+            + " (never extrapolated)"
+        )
         return None, why
     bandwidth = bus_factor(when.pattern, when.ranks) * size / chosen.time
-    return Measured(Figure(bandwidth, "B/s", "measured", chosen.receipt), chosen.receipt,
-                    chosen), chosen.describe()
+    return Measured(
+        Figure(bandwidth, "B/s", "measured", chosen.receipt), chosen.receipt, chosen
+    ), chosen.describe()
 
 
-def receipt_bandwidth(receipts: Iterable[Record], link: str, pattern: str, ranks: int,
-                      size: Fraction, hardware: frozenset[str] = frozenset(),
-                      ) -> tuple[Figure, str] | None:
+def receipt_bandwidth(
+    receipts: Iterable[Record],
+    link: str,
+    pattern: str,
+    ranks: int,
+    size: Fraction,
+    hardware: frozenset[str] = frozenset(),
+) -> tuple[Figure, str] | None:
     """The effective bandwidth and receipt id for size S (no algorithm stated), or None."""
     measured, _ = priced_by_receipts(receipts, link, size, Conditions(pattern, ranks, hardware))
     return (measured.bandwidth, measured.receipt) if measured else None
@@ -185,24 +199,32 @@ def _latency(res: _Resolver, node: Any, link: Record, pointer: str) -> Figure | 
     """Return the per-message latency: the transfer's, else the link record's; never assumed."""
     latency_node = node.get("link_latency", link.get("latency"))
     if latency_node is None:
-        res.gap(pointer_join(pointer, "link_latency"),
-                f"no link latency: neither the transfer nor {link.id} states one")
+        res.gap(
+            pointer_join(pointer, "link_latency"),
+            f"no link latency: neither the transfer nor {link.id} states one",
+        )
         return None
-    return res.quantity(latency_node, pointer_join(pointer, "link_latency"), "s",
-                        "link latency")
+    return res.quantity(latency_node, pointer_join(pointer, "link_latency"), "s", "link latency")
 
 
-def resolve_transfer(res: _Resolver, kb: KnowledgeBase, node: Any, pointer: str,
-                     batch: Fraction, hardware: frozenset[str] = frozenset(),
-                     ) -> TransferSpec | None:
+def resolve_transfer(
+    res: _Resolver,
+    kb: KnowledgeBase,
+    node: Any,
+    pointer: str,
+    batch: Fraction,
+    hardware: frozenset[str] = frozenset(),
+) -> TransferSpec | None:
     """Resolve one transfer entry; gaps go to the resolver, None when incomplete."""
     if not isinstance(node, dict):
         res.gap(pointer, "transfer is not a mapping")  # the schema names the wrong type
         return None
     pattern = node.get("pattern")
     if pattern not in PATTERNS:
-        res.gap(pointer_join(pointer, "pattern"), f"pattern {pattern!r} is not one of "
-                f"{', '.join(PATTERNS)}")
+        res.gap(
+            pointer_join(pointer, "pattern"),
+            f"pattern {pattern!r} is not one of {', '.join(PATTERNS)}",
+        )
         return None
     link_id = str(node.get("link", ""))
     link = kb.get(link_id)
@@ -210,16 +232,20 @@ def resolve_transfer(res: _Resolver, kb: KnowledgeBase, node: Any, pointer: str,
         res.gap(pointer_join(pointer, "link"), f"link {link_id!r} is not an interconnect record")
         return None
     ranks = res.count(node.get("ranks"), pointer_join(pointer, "ranks"), "ranks", 2)
-    size = res.quantity(node.get("message_size"), pointer_join(pointer, "message_size"), "B",
-                        "message size")
+    size = res.quantity(
+        node.get("message_size"), pointer_join(pointer, "message_size"), "B", "message size"
+    )
     if size is None:
         return None
     scales = bool(node.get("scales_with_batch", False))
     nominal = size.value * (batch if scales else 1)
-    when = Conditions(pattern, ranks, hardware,
-                      node.get("algorithm") if isinstance(node.get("algorithm"), str) else None,
-                      node.get("cuda_graphs") if isinstance(node.get("cuda_graphs"), bool)
-                      else None)
+    when = Conditions(
+        pattern,
+        ranks,
+        hardware,
+        node.get("algorithm") if isinstance(node.get("algorithm"), str) else None,
+        node.get("cuda_graphs") if isinstance(node.get("cuda_graphs"), bool) else None,
+    )
     pinned = node.get("receipt")
     receipts = receipts_on(kb, link_id, pattern)
     if isinstance(pinned, str):
@@ -241,11 +267,18 @@ def resolve_transfer(res: _Resolver, kb: KnowledgeBase, node: Any, pointer: str,
     if latency is None:
         return None
     return TransferSpec(
-        name=str(node.get("name", pattern)), pattern=pattern, link=link_id, ranks=ranks,
+        name=str(node.get("name", pattern)),
+        pattern=pattern,
+        link=link_id,
+        ranks=ranks,
         count=res.count(node.get("count"), pointer_join(pointer, "count"), "count", 1),
-        message_size=size, scales_with_batch=scales, latency=latency, bandwidth=bandwidth,
+        message_size=size,
+        scales_with_batch=scales,
+        latency=latency,
+        bandwidth=bandwidth,
         receipts=(measured.receipt,) if measured else (),
-        overlap=res.optional(node.get("overlap"), pointer_join(pointer, "overlap"), "s",
-                             "overlap"),
-        pointer=pointer, strategy=str(node.get("strategy", "")), pricing=pricing,
+        overlap=res.optional(node.get("overlap"), pointer_join(pointer, "overlap"), "s", "overlap"),
+        pointer=pointer,
+        strategy=str(node.get("strategy", "")),
+        pricing=pricing,
     )

@@ -17,10 +17,21 @@ from typing import Any
 from kb.findings import pointer_join
 from kb.prose.scan import Template, templates
 
-PROSE_KEYS = frozenset({
-    "summary", "text", "notes", "note", "change", "meaning", "effect", "magnitude",
-    "entry", "reason", "description",
-})
+PROSE_KEYS = frozenset(
+    {
+        "summary",
+        "text",
+        "notes",
+        "note",
+        "change",
+        "meaning",
+        "effect",
+        "magnitude",
+        "entry",
+        "reason",
+        "description",
+    }
+)
 _CLAIM_TEXT = ("claims", "*", "text")
 _HISTORY_CHANGE = ("history", "*", "change")
 
@@ -38,19 +49,21 @@ def _walk(node: Any, pointer: str, path: tuple[str, ...]) -> Iterator[tuple[str,
             if prose and not _matches(where, _CLAIM_TEXT):
                 yield at, item
         elif isinstance(item, Mapping):
-            children = [(v, pointer_join(at, k), (*where, str(k)), str(k) in PROSE_KEYS)
-                        for k, v in item.items()]
+            children = [
+                (v, pointer_join(at, k), (*where, str(k)), str(k) in PROSE_KEYS)
+                for k, v in item.items()
+            ]
             stack.extend(reversed(children))
         elif isinstance(item, list):
-            children = [(v, pointer_join(at, i), (*where, "*"), prose)
-                        for i, v in enumerate(item)]
+            children = [(v, pointer_join(at, i), (*where, "*"), prose) for i, v in enumerate(item)]
             stack.extend(reversed(children))
 
 
 def record_templates(data: Any) -> list[tuple[str, Template]]:
     """(pointer, template) of every template in a record's prose, in document order."""
-    return [(pointer, t) for pointer, text in prose_fields(data) if "{" in text
-            for t in templates(text)]
+    return [
+        (pointer, t) for pointer, text in prose_fields(data) if "{" in text for t in templates(text)
+    ]
 
 
 def numbers_checked(pointer: str) -> bool:

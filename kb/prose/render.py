@@ -52,12 +52,12 @@ class Broken:
     hint: str = ""
 
 
-def show(kb: KnowledgeBase, owner: Record, template: Template,
-         computed: ClaimValues | None = None) -> Shown | Broken:
+def show(
+    kb: KnowledgeBase, owner: Record, template: Template, computed: ClaimValues | None = None
+) -> Shown | Broken:
     """Resolve `template`, written in a prose field of `owner`."""
     if template.error:
-        return Broken(template, UNRESOLVED, f"template {template.raw} is malformed",
-                      template.error)
+        return Broken(template, UNRESOLVED, f"template {template.raw} is malformed", template.error)
     if template.claim:
         return _claim(kb, owner, template, computed)
     return _figure(kb, owner, template)
@@ -68,38 +68,60 @@ def _figure(kb: KnowledgeBase, owner: Record, template: Template) -> Shown | Bro
     bound = resolve(kb, spec)
     if isinstance(bound, BindError):
         code = "RF001" if bound.code == "RF001" else UNRESOLVED
-        return Broken(template, code, f"template {template.raw}: {_tail(bound.message)}",
-                      bound.hint)
+        return Broken(
+            template, code, f"template {template.raw}: {_tail(bound.message)}", bound.hint
+        )
     target: Any = kb.records[bound.record_id].get(template.field)
     if isinstance(target, Mapping):
         value, unit = target.get("value"), str(target.get("unit"))
         basis, source = str(target.get("basis") or "unverified"), str(target.get("source") or "")
     else:
         value, unit, basis, source = target, "1", "count", ""
-    return _converted(template, exact_number(value), unit, _authored(value),
-                      (bound.record_id, template.field, basis, source))
+    return _converted(
+        template,
+        exact_number(value),
+        unit,
+        _authored(value),
+        (bound.record_id, template.field, basis, source),
+    )
 
 
-def _claim(kb: KnowledgeBase, owner: Record, template: Template,
-           computed: ClaimValues | None) -> Shown | Broken:
+def _claim(
+    kb: KnowledgeBase, owner: Record, template: Template, computed: ClaimValues | None
+) -> Shown | Broken:
     record = kb.get(template.record_id) if template.record_id else owner
     if record is None:
-        return Broken(template, "RF001", f"template {template.raw}: no record "
-                      f"{template.record_id!r}", "check the id under records/ (kb list)")
+        return Broken(
+            template,
+            "RF001",
+            f"template {template.raw}: no record {template.record_id!r}",
+            "check the id under records/ (kb list)",
+        )
     claim = _find_claim(record, template.claim)
     expect = claim.get("expect") if claim is not None else None
     if claim is None:
-        return Broken(template, UNRESOLVED, f"template {template.raw}: {record.id} has no "
-                      f"claim {template.claim!r}", "use the id of one of its claims")
+        return Broken(
+            template,
+            UNRESOLVED,
+            f"template {template.raw}: {record.id} has no claim {template.claim!r}",
+            "use the id of one of its claims",
+        )
     if claim.get("kind", "numeric") != "numeric" or not isinstance(expect, Mapping):
-        return Broken(template, UNRESOLVED, f"template {template.raw}: claim "
-                      f"{template.claim!r} is a {claim.get('kind')} claim, not numeric",
-                      "a template shows a numeric claim's value (kind: numeric, expect)")
+        return Broken(
+            template,
+            UNRESOLVED,
+            f"template {template.raw}: claim "
+            f"{template.claim!r} is a {claim.get('kind')} claim, not numeric",
+            "a template shows a numeric claim's value (kind: numeric, expect)",
+        )
     try:
         value, unit, authored = exact_number(expect.get("value")), str(expect.get("unit")), None
     except ValueError:
-        return Broken(template, UNRESOLVED, f"template {template.raw}: the claim's expected "
-                      "value is not a number")
+        return Broken(
+            template,
+            UNRESOLVED,
+            f"template {template.raw}: the claim's expected value is not a number",
+        )
     basis = "claimed (not recomputed here)"
     found = computed(record.id, template.claim) if computed is not None else None
     number = _number(found[1]) if found is not None else None
@@ -107,18 +129,25 @@ def _claim(kb: KnowledgeBase, owner: Record, template: Template,
         value, basis = number, f"computed by kb: {found[0]}"
     else:
         authored = _authored(expect.get("value"))
-    return _converted(template, value, unit, authored,
-                      (record.id, f"claim:{template.claim}", basis, ""))
+    return _converted(
+        template, value, unit, authored, (record.id, f"claim:{template.claim}", basis, "")
+    )
 
 
-def _converted(template: Template, value: Fraction, unit_text: str, authored: str | None,
-               where: tuple[str, str, str, str]) -> Shown | Broken:
+def _converted(
+    template: Template,
+    value: Fraction,
+    unit_text: str,
+    authored: str | None,
+    where: tuple[str, str, str, str],
+) -> Shown | Broken:
     record_id, anchor, basis, source = where
     try:
         unit = parse_unit(unit_text)
     except UnitError as exc:
-        return Broken(template, UNRESOLVED, f"template {template.raw}: the figure's unit: "
-                      f"{exc}", exc.hint)
+        return Broken(
+            template, UNRESOLVED, f"template {template.raw}: the figure's unit: {exc}", exc.hint
+        )
     if not template.unit:
         shown = authored if authored is not None else decimal_text(value)
         return Shown(template, shown, _unit_label(unit.text), record_id, anchor, basis, source)
@@ -127,12 +156,24 @@ def _converted(template: Template, value: Fraction, unit_text: str, authored: st
     except UnitError as exc:
         return Broken(template, BAD_UNIT, f"template {template.raw}: {exc}", exc.hint)
     if target.dims != unit.dims:
-        return Broken(template, BAD_UNIT, f"template {template.raw}: cannot show "
-                      f"{unit.text} ({format_dims(unit.dims)}) in {target.text} "
-                      f"({format_dims(target.dims)})", f"write a unit of {format_dims(unit.dims)}")
+        return Broken(
+            template,
+            BAD_UNIT,
+            f"template {template.raw}: cannot show "
+            f"{unit.text} ({format_dims(unit.dims)}) in {target.text} "
+            f"({format_dims(target.dims)})",
+            f"write a unit of {format_dims(unit.dims)}",
+        )
     converted = value * unit.factor / target.factor
-    return Shown(template, decimal_text(converted), _unit_label(target.text), record_id, anchor,
-                 basis, source)
+    return Shown(
+        template,
+        decimal_text(converted),
+        _unit_label(target.text),
+        record_id,
+        anchor,
+        basis,
+        source,
+    )
 
 
 def decimal_text(value: Fraction) -> str:
@@ -175,15 +216,18 @@ def _find_claim(record: Record, claim_id: str) -> Mapping[str, Any] | None:
 
 def _tail(message: str) -> str:
     """A binding error's message without its `binding '...':` lead."""
-    return message.split(": ", 1)[1] if message.startswith("binding ") and ": " in message \
-        else message
+    return (
+        message.split(": ", 1)[1] if message.startswith("binding ") and ": " in message else message
+    )
 
 
-def record_shown(kb: KnowledgeBase, record: Record,
-                 computed: ClaimValues | None = None) -> list[tuple[str, Shown | Broken]]:
+def record_shown(
+    kb: KnowledgeBase, record: Record, computed: ClaimValues | None = None
+) -> list[tuple[str, Shown | Broken]]:
     """(pointer, what it shows) for every template in `record`'s prose, in document order."""
-    return [(pointer, show(kb, record, t, computed))
-            for pointer, t in record_templates(record.data)]
+    return [
+        (pointer, show(kb, record, t, computed)) for pointer, t in record_templates(record.data)
+    ]
 
 
 def engine_claims(kb: KnowledgeBase) -> ClaimValues:
@@ -217,8 +261,19 @@ def describe(shown: Shown | Broken) -> str:
 def as_json(pointer: str, shown: Shown | Broken) -> dict[str, Any]:
     """The JSON form `kb show --format json` gives a template."""
     if isinstance(shown, Broken):
-        return {"pointer": pointer, "template": shown.template.raw, "error": shown.code,
-                "message": shown.message}
-    return {"pointer": pointer, "template": shown.template.raw, "value": shown.value,
-            "unit": shown.unit, "record": shown.record_id, "field": shown.anchor,
-            "basis": shown.basis, "source": shown.source or None}
+        return {
+            "pointer": pointer,
+            "template": shown.template.raw,
+            "error": shown.code,
+            "message": shown.message,
+        }
+    return {
+        "pointer": pointer,
+        "template": shown.template.raw,
+        "value": shown.value,
+        "unit": shown.unit,
+        "record": shown.record_id,
+        "field": shown.anchor,
+        "basis": shown.basis,
+        "source": shown.source or None,
+    }

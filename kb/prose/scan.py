@@ -35,7 +35,8 @@ _REF = re.compile(
     r"(?:(?P<rid>[a-z0-9][a-z0-9._-]*(?:/[a-z0-9][a-z0-9._-]*)+)?(?P<hash>#))?"
     r"(?:claim:(?P<claim>[A-Za-z0-9][A-Za-z0-9._-]*)"
     r"|(?P<field>[A-Za-z0-9_]+(?:\.[A-Za-z0-9_]+)*))"
-    r"(?:\|(?P<unit>[^{}|]*))?")
+    r"(?:\|(?P<unit>[^{}|]*))?"
+)
 _QUOTE = re.compile(r'"[^"]*"|“[^”]*”')
 _CODE = re.compile(r"`[^`]*`")
 _URL = re.compile(r"(?:https?://|www\.)\S+")
@@ -51,13 +52,49 @@ _NUMBERS = re.compile(_NUM)
 _DATE = re.compile(r"\d{4}-\d{2}-\d{2}(?:T[\d:.]+Z?)?")
 _VERSION = re.compile(r"v?\d+(?:\.\d+){2,}")
 COUNT_SUFFIXES = frozenset({"k", "K", "M"})
-NAME_WORDS = frozenset({
-    "llama", "nvlink", "pcie", "cuda", "nccl", "rccl", "mlperf", "gen", "seed", "issue",
-    "pr", "section", "table", "figure", "fig", "step", "item", "version", "chapter",
-    "appendix", "equation", "eq", "page", "python", "sympy", "ubuntu", "gemma", "qwen",
-    "gemini", "claude", "gaudi", "trainium", "zen", "ieee", "hbm", "ddr", "rule", "phase",
-    "cdna",
-})
+NAME_WORDS = frozenset(
+    {
+        "llama",
+        "nvlink",
+        "pcie",
+        "cuda",
+        "nccl",
+        "rccl",
+        "mlperf",
+        "gen",
+        "seed",
+        "issue",
+        "pr",
+        "section",
+        "table",
+        "figure",
+        "fig",
+        "step",
+        "item",
+        "version",
+        "chapter",
+        "appendix",
+        "equation",
+        "eq",
+        "page",
+        "python",
+        "sympy",
+        "ubuntu",
+        "gemma",
+        "qwen",
+        "gemini",
+        "claude",
+        "gaudi",
+        "trainium",
+        "zen",
+        "ieee",
+        "hbm",
+        "ddr",
+        "rule",
+        "phase",
+        "cdna",
+    }
+)
 
 
 @dataclass(frozen=True)
@@ -105,12 +142,22 @@ def _template(start: int, end: int, inner: str) -> Template:
     raw = "{" + inner + "}"
     ref = _REF.fullmatch(inner)
     if ref is None:
-        return Template(start, end, raw, error="write {record-id#dotted.field}, "
-                        "{record-id#dotted.field|unit}, {claim:id} or {record-id#claim:id}")
+        return Template(
+            start,
+            end,
+            raw,
+            error="write {record-id#dotted.field}, "
+            "{record-id#dotted.field|unit}, {claim:id} or {record-id#claim:id}",
+        )
     rid, claim, field, unit = ref.group("rid", "claim", "field", "unit")
     if field and not ref.group("hash"):
-        return Template(start, end, raw, error="a figure template is {record-id#field}, or "
-                        "{#field} for a field of the record itself")
+        return Template(
+            start,
+            end,
+            raw,
+            error="a figure template is {record-id#field}, or "
+            "{#field} for a field of the record itself",
+        )
     if rid and not is_valid_id(rid):
         return Template(start, end, raw, error=f"{rid!r} is not a record id")
     unit = (unit or "").strip()
@@ -166,8 +213,9 @@ def _figures(word: str, start: int, previous: str) -> list[Number]:
             return [Number(start, start + glued.end("n"), glued.group("n"))]
         return []
     if _NO_LETTERS.fullmatch(word):
-        return [Number(start + m.start(), start + m.end(), m.group())
-                for m in _NUMBERS.finditer(word)]
+        return [
+            Number(start + m.start(), start + m.end(), m.group()) for m in _NUMBERS.finditer(word)
+        ]
     return []
 
 

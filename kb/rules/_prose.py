@@ -14,18 +14,30 @@ def broken_templates(kb: KnowledgeBase) -> list[tuple[Record, str, Broken]]:
     if memo is None:
         memo = kb.memo["broken_templates"] = [
             (record, pointer, shown)
-            for record in kb if kb.in_focus(record)
+            for record in kb
+            if kb.in_focus(record)
             for pointer, template in record_templates(record.data)
-            if isinstance(shown := show(kb, record, template), Broken)]
+            if isinstance(shown := show(kb, record, template), Broken)
+        ]
     return memo  # type: ignore[no-any-return]
 
 
-def in_text(code: str, severity: Severity, record: Record, pointer: str, offset: int,
-            message: str, hint: str = "") -> Finding:
+def in_text(
+    code: str,
+    severity: Severity,
+    record: Record,
+    pointer: str,
+    offset: int,
+    message: str,
+    hint: str = "",
+) -> Finding:
     """A finding at character `offset` of the string at `pointer` (the checker finds line:col)."""
     return Finding(code, severity, Location(record.path, 0, 0, pointer, offset), message, hint)
 
 
 def template_findings(kb: KnowledgeBase, code: str, severity: Severity) -> list[Finding]:
-    return [in_text(code, severity, record, pointer, why.template.start, why.message, why.hint)
-            for record, pointer, why in broken_templates(kb) if why.code == code]
+    return [
+        in_text(code, severity, record, pointer, why.template.start, why.message, why.hint)
+        for record, pointer, why in broken_templates(kb)
+        if why.code == code
+    ]

@@ -69,11 +69,16 @@ def check(kb: KnowledgeBase) -> Iterator[Finding]:
 
     for receipt in kb.of_kind("receipt"):
         for first, second in duplicate_sizes(receipt):
-            yield found(CODE, SEVERITY, receipt.path, f"/results/{second}/message_size",
-                        f"rows {first} and {second} share gpus, algorithm, cuda_graphs and "
-                        "message size: the curve's time at that size is ambiguous",
-                        "state the condition that differs (algorithm, cuda_graphs, gpus), "
-                        "or keep one implementation per receipt")
+            yield found(
+                CODE,
+                SEVERITY,
+                receipt.path,
+                f"/results/{second}/message_size",
+                f"rows {first} and {second} share gpus, algorithm, cuda_graphs and "
+                "message size: the curve's time at that size is ambiguous",
+                "state the condition that differs (algorithm, cuda_graphs, gpus), "
+                "or keep one implementation per receipt",
+            )
     for placement in kb.of_kind("placement"):
         yield from _placement(kb, placement)
     for flop in kb.of_kind("flop_class"):
@@ -87,7 +92,7 @@ def _bound(claim: Mapping[str, Any]) -> Iterator[tuple[str, str, str]]:
     """(section, symbol, binding string) of a claim's `bind` and `change` entries."""
     for section in ("bind", "change"):
         entries = claim.get(section)
-        for symbol, value in (entries.items() if isinstance(entries, Mapping) else ()):
+        for symbol, value in entries.items() if isinstance(entries, Mapping) else ():
             if isinstance(value, str) and "#" in value:
                 yield section, str(symbol), value
 
@@ -100,9 +105,14 @@ def _row_size(kb: KnowledgeBase, binding: str) -> tuple[Record | None, Fraction 
     record_id, path = split_binding(binding)
     parts = path.split(".")
     receipt = kb.get(record_id)
-    if (receipt is None or receipt.kind != "receipt" or len(parts) != 3
-            or parts[0] != "results" or not parts[1].isdigit()
-            or receipt.get("pattern") not in COLLECTIVES):
+    if (
+        receipt is None
+        or receipt.kind != "receipt"
+        or len(parts) != 3
+        or parts[0] != "results"
+        or not parts[1].isdigit()
+        or receipt.get("pattern") not in COLLECTIVES
+    ):
         return None, None
     row = receipt.get(f"results.{parts[1]}")
     try:
@@ -117,23 +127,35 @@ def _claims(kb: KnowledgeBase, flop: Record) -> Iterator[Finding]:
         if not isinstance(claim, Mapping):
             continue
         bound = list(_bound(claim))
-        sizes = {size for _, _, b in bound if b.endswith(".message_size")
-                 for size in [_row_size(kb, b)[1]] if size is not None}
+        sizes = {
+            size
+            for _, _, b in bound
+            if b.endswith(".message_size")
+            for size in [_row_size(kb, b)[1]]
+            if size is not None
+        }
         for section, symbol, binding in bound:
             if not binding.endswith(".latency"):
                 continue
             receipt, size = _row_size(kb, binding)
             if receipt is None or size in sizes:
                 continue
-            what = ("its row states no message size" if size is None else
-                    f"no message size of {size} B is bound beside it")
-            yield found(CODE, SEVERITY, flop.path,
-                        f"/claims/{index}/{section}/{symbol}",
-                        f"claim {claim.get('id', index)!r} binds {binding}, a measured "
-                        f"collective time, but {what}",
-                        "bind the row's message_size to a symbol of the claim (e.g. "
-                        f"n: {binding.rsplit('.', 1)[0]}.message_size), or use a row of "
-                        "the size the claim prices")
+            what = (
+                "its row states no message size"
+                if size is None
+                else f"no message size of {size} B is bound beside it"
+            )
+            yield found(
+                CODE,
+                SEVERITY,
+                flop.path,
+                f"/claims/{index}/{section}/{symbol}",
+                f"claim {claim.get('id', index)!r} binds {binding}, a measured "
+                f"collective time, but {what}",
+                "bind the row's message_size to a symbol of the claim (e.g. "
+                f"n: {binding.rsplit('.', 1)[0]}.message_size), or use a row of "
+                "the size the claim prices",
+            )
 
 
 def _options(placement: Record) -> Iterator[tuple[str, Mapping[str, Any]]]:
@@ -160,23 +182,31 @@ def _placement(kb: KnowledgeBase, placement: Record) -> Iterator[Finding]:
         return
     for pointer, option in _options(placement):
         devices = option.get("devices")
-        hardware = frozenset(str(d["hardware"]) for d in
-                             (devices if isinstance(devices, list) else [])
-                             if isinstance(d, Mapping) and isinstance(d.get("hardware"), str))
+        hardware = frozenset(
+            str(d["hardware"])
+            for d in (devices if isinstance(devices, list) else [])
+            if isinstance(d, Mapping) and isinstance(d.get("hardware"), str)
+        )
         transfers = option.get("transfers")
         for index, node in enumerate(transfers if isinstance(transfers, list) else []):
             if isinstance(node, Mapping) and isinstance(node.get("receipt"), str):
                 message = _unpriced(kb, node, batch, hardware)
                 if message:
-                    yield found(CODE, SEVERITY, placement.path,
-                                pointer_join(pointer, "transfers", index, "receipt"), message,
-                                "name a receipt with a row of this size (or rows on both "
-                                "sides of it) for this rank count and algorithm, or drop "
-                                "`receipt` and let the ledger price it by line rate")
+                    yield found(
+                        CODE,
+                        SEVERITY,
+                        placement.path,
+                        pointer_join(pointer, "transfers", index, "receipt"),
+                        message,
+                        "name a receipt with a row of this size (or rows on both "
+                        "sides of it) for this rank count and algorithm, or drop "
+                        "`receipt` and let the ledger price it by line rate",
+                    )
 
 
-def _unpriced(kb: KnowledgeBase, node: Mapping[str, Any], batch: Fraction,
-              hardware: frozenset[str]) -> str:
+def _unpriced(
+    kb: KnowledgeBase, node: Mapping[str, Any], batch: Fraction, hardware: frozenset[str]
+) -> str:
     """Why the named receipt cannot price this transfer, or '' when it can."""
     from kb.ledger.quantities import QuantityError, figure
     from kb.ledger.transfers import Conditions, hardware_matches, priced_by_receipts
@@ -189,23 +219,33 @@ def _unpriced(kb: KnowledgeBase, node: Mapping[str, Any], batch: Fraction,
         size = figure(node.get("message_size") or {}, receipt.id).value
     except QuantityError:
         return ""  # LG004 reports it
-    if not isinstance(ranks, int) or isinstance(ranks, bool) or not isinstance(
-            node.get("pattern"), str):
+    if (
+        not isinstance(ranks, int)
+        or isinstance(ranks, bool)
+        or not isinstance(node.get("pattern"), str)
+    ):
         return ""
     size *= batch if node.get("scales_with_batch") else 1
-    when = Conditions(str(node["pattern"]), ranks, hardware,
-                      node.get("algorithm") if isinstance(node.get("algorithm"), str) else None,
-                      node.get("cuda_graphs") if isinstance(node.get("cuda_graphs"), bool)
-                      else None)
+    when = Conditions(
+        str(node["pattern"]),
+        ranks,
+        hardware,
+        node.get("algorithm") if isinstance(node.get("algorithm"), str) else None,
+        node.get("cuda_graphs") if isinstance(node.get("cuda_graphs"), bool) else None,
+    )
     measured, why = priced_by_receipts([receipt], str(node.get("link", "")), size, when)
     if measured:
         return ""
     if receipt.get("interconnect") != node.get("link") or receipt.get("pattern") != when.pattern:
-        why = (f"it measures {receipt.get('pattern')} on {receipt.get('interconnect')}, "
-               f"not {when.pattern} on {node.get('link')}")
+        why = (
+            f"it measures {receipt.get('pattern')} on {receipt.get('interconnect')}, "
+            f"not {when.pattern} on {node.get('link')}"
+        )
     elif not hardware_matches(receipt, hardware):
         why = "it was measured on other accelerators than this option's"
     elif why == "no matching receipt curve":
-        why = (f"it has no sized row for {ranks} ranks with algorithm "
-               f"{when.algorithm or '(none stated)'}")
+        why = (
+            f"it has no sized row for {ranks} ranks with algorithm "
+            f"{when.algorithm or '(none stated)'}"
+        )
     return f"{receipt.id} cannot price this transfer (S = {size} B): {why}"

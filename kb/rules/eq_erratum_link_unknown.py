@@ -43,27 +43,44 @@ def check(kb: KnowledgeBase) -> Iterator[Finding]:
             claim = claims.get(claim_id)
             if claim is None or not isinstance(claim.get("erratum"), Mapping):
                 what = "no claim" if claim is None else "a claim without erratum:"
-                yield found(CODE, SEVERITY, record.path, pointer,
-                            f"erratum link {claim_id!r} names {what} of this record",
-                            _hint(claims))
+                yield found(
+                    CODE,
+                    SEVERITY,
+                    record.path,
+                    pointer,
+                    f"erratum link {claim_id!r} names {what} of this record",
+                    _hint(claims),
+                )
         listed = record.data.get("claims")
         for index, claim in enumerate(listed if isinstance(listed, list) else []):
             erratum = claim.get("erratum") if isinstance(claim, Mapping) else None
             corrected = erratum.get("corrected_by") if isinstance(erratum, Mapping) else None
             if isinstance(corrected, str) and corrected not in claims:
                 pointer = pointer_join("/claims", index, "erratum", "corrected_by")
-                yield found(CODE, SEVERITY, record.path, pointer,
-                            f"claim {claim.get('id', index)}: corrected_by {corrected!r} names "
-                            "no claim of this record", "name the claim that holds, by its id")
+                yield found(
+                    CODE,
+                    SEVERITY,
+                    record.path,
+                    pointer,
+                    f"claim {claim.get('id', index)}: corrected_by {corrected!r} names "
+                    "no claim of this record",
+                    "name the claim that holds, by its id",
+                )
 
 
 def _claims(data: Mapping[str, Any]) -> dict[str, Mapping[str, Any]]:
     claims = data.get("claims")
-    return {str(c["id"]): c for c in (claims if isinstance(claims, list) else [])
-            if isinstance(c, Mapping) and "id" in c}
+    return {
+        str(c["id"]): c
+        for c in (claims if isinstance(claims, list) else [])
+        if isinstance(c, Mapping) and "id" in c
+    }
 
 
 def _hint(claims: Mapping[str, Mapping[str, Any]]) -> str:
     errata = sorted(i for i, c in claims.items() if isinstance(c.get("erratum"), Mapping))
-    return ("the record's erratum claims: " + ", ".join(errata)) if errata else (
-        "add the erratum claim (with erratum: {source, reason}) that quotes the statement")
+    return (
+        ("the record's erratum claims: " + ", ".join(errata))
+        if errata
+        else ("add the erratum claim (with erratum: {source, reason}) that quotes the statement")
+    )

@@ -41,8 +41,19 @@ NAME = "prediction-not-independent"
 SEVERITY = Severity.ERROR
 LOCAL = True  # its findings on a record depend on that record alone (kb.checker caches them)
 # Fields of a receipt's result row that are conditions of the measurement, not its results.
-CONDITIONS = frozenset({"gpus", "message_size", "batch", "tp", "pp", "ep", "input_tokens",
-                        "output_tokens", "concurrency"})
+CONDITIONS = frozenset(
+    {
+        "gpus",
+        "message_size",
+        "batch",
+        "tp",
+        "pp",
+        "ep",
+        "input_tokens",
+        "output_tokens",
+        "concurrency",
+    }
+)
 
 
 def check(kb: KnowledgeBase) -> Iterator[Finding]:
@@ -61,18 +72,29 @@ def _check_prediction(record: Record, claim: Mapping[str, Any], pointer: str) ->
     name = claim.get("id", pointer)
     calibration = record.data.get("calibration")
     if isinstance(calibration, list) and receipt in calibration:
-        yield found(CODE, SEVERITY, record.path, pointer_join(pointer, "measured"),
-                    f"prediction {name} is measured against {receipt}, which this record "
-                    "lists under calibration: a receipt a parameter was fitted to cannot "
-                    "validate it", "compare with an independent receipt")
+        yield found(
+            CODE,
+            SEVERITY,
+            record.path,
+            pointer_join(pointer, "measured"),
+            f"prediction {name} is measured against {receipt}, which this record "
+            "lists under calibration: a receipt a parameter was fitted to cannot "
+            "validate it",
+            "compare with an independent receipt",
+        )
     bind = claim.get("bind")
     for symbol, spec in bind.items() if isinstance(bind, Mapping) else ():
         if not isinstance(spec, str) or "#" not in spec:
             continue
         bound, path = split_binding(spec)
         if bound == receipt and path.rsplit(".", 1)[-1] not in CONDITIONS:
-            yield found(CODE, SEVERITY, record.path, pointer_join(pointer, "bind", symbol),
-                        f"prediction {name} binds {symbol} to {spec}, a result of the receipt "
-                        "it is measured against: it would only restate the measurement",
-                        "bind only the measurement's conditions (gpus, message_size, batch, "
-                        "tp, ...) from that receipt; take the input from another record")
+            yield found(
+                CODE,
+                SEVERITY,
+                record.path,
+                pointer_join(pointer, "bind", symbol),
+                f"prediction {name} binds {symbol} to {spec}, a result of the receipt "
+                "it is measured against: it would only restate the measurement",
+                "bind only the measurement's conditions (gpus, message_size, batch, "
+                "tp, ...) from that receipt; take the input from another record",
+            )

@@ -49,6 +49,8 @@ def check(kb: KnowledgeBase) -> Iterator[Finding]:
                 continue
             for number in bare_numbers(text):
                 message = f"number {number.text} in prose is neither a template nor quoted"
-                hint = ("write the figure as {record-id#field|unit} or {claim:id}, quote the "
-                        "source's words in \"...\", or reword")
+                hint = (
+                    "write the figure as {record-id#field|unit} or {claim:id}, quote the "
+                    'source\'s words in "...", or reword'
+                )
                 yield in_text(CODE, SEVERITY, record, pointer, number.start, message, hint)

@@ -64,9 +64,21 @@ def _row_findings(path: str, index: int, row: Mapping[str, Any]) -> Iterator[Fin
         key = "tp" if tp else "pp"
         shape = " x ".join(f"{name}={value}" for name, value in (("tp", tp), ("pp", pp)) if value)
         message = f"results/{index}: {shape} needs a multiple of {engine} GPUs, the row says {gpus}"
-        yield found(CODE, SEVERITY, path, f"/results/{index}/{key}", message,
-                    "state the degrees and the GPU count the source gives")
+        yield found(
+            CODE,
+            SEVERITY,
+            path,
+            f"/results/{index}/{key}",
+            message,
+            "state the degrees and the GPU count the source gives",
+        )
     if ep and gpus % ep:
         message = f"results/{index}: ep={ep} does not divide the row's {gpus} GPUs"
-        yield found(CODE, SEVERITY, path, f"/results/{index}/ep", message,
-                    "state the degrees and the GPU count the source gives")
+        yield found(
+            CODE,
+            SEVERITY,
+            path,
+            f"/results/{index}/ep",
+            message,
+            "state the degrees and the GPU count the source gives",
+        )

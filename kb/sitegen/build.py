@@ -95,8 +95,14 @@ def build(
     theme = theme if theme is not None else theme_dir()
     with staged_output(Path(out_dir)) as writer:
         inputs = PageInputs(kb, fingerprint(theme))
-        site = Site(kb, list(findings), writer, make_environment(theme), inputs,
-                    load_manifest(writer.previous))
+        site = Site(
+            kb,
+            list(findings),
+            writer,
+            make_environment(theme),
+            inputs,
+            load_manifest(writer.previous),
+        )
         write_static(site, theme)
         write_home(site)
         write_kind_indexes(site)
@@ -117,16 +123,22 @@ def write_static(site: Site, theme: Path) -> None:
 
 
 def write_home(site: Site) -> None:
-    site.page("home.html", urls.HOME, status=validation_status(site.findings),
-              changes=latest_changes(site.kb), total=len(site.kb))
+    site.page(
+        "home.html",
+        urls.HOME,
+        status=validation_status(site.findings),
+        changes=latest_changes(site.kb),
+        total=len(site.kb),
+    )
 
 
 def write_kind_indexes(site: Site) -> None:
     for kind in KINDS:
         if site.reuse(urls.kind_index(kind), site.inputs.table_key("kind", kind)):
             continue
-        site.page("kind_index.html", urls.kind_index(kind), kind=kind,
-                  table=kind_table(site.kb, kind))
+        site.page(
+            "kind_index.html", urls.kind_index(kind), kind=kind, table=kind_table(site.kb, kind)
+        )
 
 
 def write_hardware_table(site: Site) -> None:
@@ -209,6 +221,5 @@ def _storable(charts: Any) -> bool:
 def validation_status(findings: list[Finding]) -> dict[str, Any]:
     """Count findings per severity; keep the non-error ones a published site shows."""
     counts = Counter(f.severity.value for f in findings)
-    shown = sorted((f for f in findings if f.severity is not Severity.ERROR),
-                   key=Finding.sort_key)
+    shown = sorted((f for f in findings if f.severity is not Severity.ERROR), key=Finding.sort_key)
     return {"counts": {s.value: counts.get(s.value, 0) for s in Severity}, "findings": shown}

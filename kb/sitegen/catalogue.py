@@ -60,8 +60,11 @@ def _finish(section: dict[str, Any]) -> dict[str, Any]:
     text = "\n".join(section["lines"]).strip("\n")
     if section["code"]:
         text = _dedent(text)
-    return {"title": section["title"], "text": text.strip() if not section["code"] else text,
-            "code": section["code"]}
+    return {
+        "title": section["title"],
+        "text": text.strip() if not section["code"] else text,
+        "code": section["code"],
+    }
 
 
 def _dedent(text: str) -> str:

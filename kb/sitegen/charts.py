@@ -124,22 +124,38 @@ def _mark_key(mark: Mark) -> tuple[float, str]:
 
 
 def _frame(chart: Chart) -> dict[str, Any]:
-    return {"anchor": chart.anchor, "title": chart.title, "desc": chart.desc,
-            "x_label": chart.x_label, "y_label": chart.y_label, "caption": chart.caption,
-            "table": chart.table, "width": WIDTH, "height": HEIGHT, "plot": PLOT}
+    return {
+        "anchor": chart.anchor,
+        "title": chart.title,
+        "desc": chart.desc,
+        "x_label": chart.x_label,
+        "y_label": chart.y_label,
+        "caption": chart.caption,
+        "table": chart.table,
+        "width": WIDTH,
+        "height": HEIGHT,
+        "plot": PLOT,
+    }
 
 
 def _path(series: Series, x_axis: Axis, y_axis: Axis) -> str:
     points = sorted(series.points)
-    return " ".join(f"{'M' if i == 0 else 'L'}{x_axis(x)},{y_axis(y)}"
-                    for i, (x, y) in enumerate(points))
+    return " ".join(
+        f"{'M' if i == 0 else 'L'}{x_axis(x)},{y_axis(y)}" for i, (x, y) in enumerate(points)
+    )
 
 
 def _mark(mark: Mark, index: int, x_axis: Axis, y_axis: Axis) -> dict[str, Any]:
     # Labels step down in four rows so neighbouring marks do not overprint.
-    return {"x": x_axis(mark.x), "y": None if mark.y is None else y_axis(mark.y),
-            "label": mark.label, "title": mark.title, "line": mark.line, "infeasible": False,
-            "label_y": _r(PLOT["top"] + 10 + 11 * (index % 3))}
+    return {
+        "x": x_axis(mark.x),
+        "y": None if mark.y is None else y_axis(mark.y),
+        "label": mark.label,
+        "title": mark.title,
+        "line": mark.line,
+        "infeasible": False,
+        "label_y": _r(PLOT["top"] + 10 + 11 * (index % 3)),
+    }
 
 
 def stacked_bars(chart: Chart, bars: list[Bar]) -> dict[str, Any]:
@@ -158,28 +174,52 @@ def stacked_bars(chart: Chart, bars: list[Bar]) -> dict[str, Any]:
         _stack(bar, left, slot * 0.6, y_axis, series, components)
     return {
         **_frame(chart),
-        "x_ticks": [{"pos": _r(PLOT["left"] + slot * (i + 0.5)), "label": b.name}
-                    for i, b in enumerate(bars)],
-        "y_ticks": [{"pos": y_axis(t), "label": tick_label(t)}
-                    for t in nice_ticks(0.0, max(totals) * 1.1, False)],
-        "series": series, "legend": components, "marks": marks,
+        "x_ticks": [
+            {"pos": _r(PLOT["left"] + slot * (i + 0.5)), "label": b.name}
+            for i, b in enumerate(bars)
+        ],
+        "y_ticks": [
+            {"pos": y_axis(t), "label": tick_label(t)}
+            for t in nice_ticks(0.0, max(totals) * 1.1, False)
+        ],
+        "series": series,
+        "legend": components,
+        "marks": marks,
     }
 
 
-def _stack(bar: Bar, left: float, width: float, y_axis: Axis,
-           series: list[dict[str, Any]], components: list[str]) -> None:
+def _stack(
+    bar: Bar,
+    left: float,
+    width: float,
+    y_axis: Axis,
+    series: list[dict[str, Any]],
+    components: list[str],
+) -> None:
     base = 0.0
     for name, value in bar.parts:
         if value <= 0:
             continue
         top = base + value
-        series[components.index(name)]["bars"].append({
-            "x": _r(left), "y": y_axis(top), "w": _r(width), "h": _r(y_axis(base) - y_axis(top)),
-            "title": f"{bar.name}: {name} = {value:.6g}",
-        })
+        series[components.index(name)]["bars"].append(
+            {
+                "x": _r(left),
+                "y": y_axis(top),
+                "w": _r(width),
+                "h": _r(y_axis(base) - y_axis(top)),
+                "title": f"{bar.name}: {name} = {value:.6g}",
+            }
+        )
         base = top
 
 
 def _infeasible_mark(bar: Bar, left: float, slot: float) -> dict[str, Any]:
-    return {"x": _r(left), "y": None, "label": "infeasible", "title": bar.infeasible,
-            "line": False, "infeasible": True, "label_y": _r(PLOT["bottom"] - 8)}
+    return {
+        "x": _r(left),
+        "y": None,
+        "label": "infeasible",
+        "title": bar.infeasible,
+        "line": False,
+        "infeasible": True,
+        "label_y": _r(PLOT["bottom"] - 8),
+    }

@@ -46,8 +46,12 @@ def data_stamp(record: Record) -> str:
     test, a tool) is seen; types stay apart (`1`, `1.0`, `true` and `"1"` differ).
     """
     try:
-        text = json.dumps([record.kind, record.path, record.data], ensure_ascii=False,
-                          separators=(",", ":"), default=_typed)
+        text = json.dumps(
+            [record.kind, record.path, record.data],
+            ensure_ascii=False,
+            separators=(",", ":"),
+            default=_typed,
+        )
     except (TypeError, ValueError):  # keys JSON cannot hold: repr is as exact, only slower
         text = repr((record.kind, record.path, record.data))
     return hashlib.blake2b(text.encode("utf-8"), digest_size=16).hexdigest()
@@ -153,8 +157,14 @@ class PageInputs:
         """The key of a page that tabulates every record of `kind` (an index, a comparison)."""
         return self.key(page_type, kind, (), self.table_inputs(kind), (kind,))
 
-    def key(self, page_type: str, name: str, full: Iterable[str], titles: Iterable[str] = (),
-            kinds: Iterable[str] = ()) -> str:
+    def key(
+        self,
+        page_type: str,
+        name: str,
+        full: Iterable[str],
+        titles: Iterable[str] = (),
+        kinds: Iterable[str] = (),
+    ) -> str:
         parts = [self.fingerprint, page_type, name]
         parts += [f"{i}={self.stamps.get(i, MISSING)}" for i in sorted(full)]
         parts += [f"{i}~{self.titles.get(i, MISSING)}" for i in sorted(titles)]

@@ -75,11 +75,17 @@ def errata_by_claim(record: Record, kb: KnowledgeBase) -> dict[str, dict[str, st
     found = {}
     for item in items.values():
         if item.section == "claim" and item.state == ERRATUM:
-            found[item.id] = {"text": erratum_text(item), "anchor": f"claim-{_slug(item.id)}",
-                              "state": item.state}
+            found[item.id] = {
+                "text": erratum_text(item),
+                "anchor": f"claim-{_slug(item.id)}",
+                "state": item.state,
+            }
         elif item.section == "claim":
-            found[item.id] = {"text": f"{state_text(item)} (not an erratum now)",
-                              "anchor": f"claim-{_slug(item.id)}", "state": item.state}
+            found[item.id] = {
+                "text": f"{state_text(item)} (not an erratum now)",
+                "anchor": f"claim-{_slug(item.id)}",
+                "state": item.state,
+            }
     return found
 
 
@@ -87,8 +93,11 @@ def display_names(symbols: Any) -> dict[str, str]:
     """Symbol name -> its `display` form, where the record gives one."""
     if not isinstance(symbols, Mapping):
         return {}
-    return {str(name): str(spec["display"]) for name, spec in symbols.items()
-            if isinstance(spec, Mapping) and spec.get("display")}
+    return {
+        str(name): str(spec["display"])
+        for name, spec in symbols.items()
+        if isinstance(spec, Mapping) and spec.get("display")
+    }
 
 
 def other_checks(items: Mapping[str, Any], data: Mapping[str, Any]) -> list[dict[str, str]]:
@@ -130,19 +139,22 @@ def symbol_rows(symbols: Any) -> list[dict[str, Any]]:
     rows = []
     for name, spec in symbols.items():
         spec = spec if isinstance(spec, Mapping) else {}
-        rows.append({
-            "name": str(name),
-            "mathml": name_to_mathml(str(name), str(spec.get("display") or "")),
-            "meaning": str(spec.get("meaning") or ""),
-            "unit": str(spec.get("unit") or ""),
-            "note": str(spec.get("note") or ""),
-            "anchor": f"sym-{_slug(str(name))}",
-        })
+        rows.append(
+            {
+                "name": str(name),
+                "mathml": name_to_mathml(str(name), str(spec.get("display") or "")),
+                "meaning": str(spec.get("meaning") or ""),
+                "unit": str(spec.get("unit") or ""),
+                "note": str(spec.get("note") or ""),
+                "anchor": f"sym-{_slug(str(name))}",
+            }
+        )
     return rows
 
 
-def equation_rows(equations: Any, items: Mapping[str, Any],
-                  names: Mapping[str, str]) -> list[dict[str, Any]]:
+def equation_rows(
+    equations: Any, items: Mapping[str, Any], names: Mapping[str, str]
+) -> list[dict[str, Any]]:
     """One entry per equation: MathML (or the reason it is shown as source), state, detail."""
     if not isinstance(equations, Mapping):
         return []
@@ -151,18 +163,26 @@ def equation_rows(equations: Any, items: Mapping[str, Any],
         source = str(spec.get("expr", "") if isinstance(spec, Mapping) else spec)
         pointer = pointer_join("/equations", eq_id)
         uses = str(spec.get("uses", "")) if isinstance(spec, Mapping) else ""
-        item = _state(items, pointer_join(pointer, "expr"), pointer_join(pointer, "uses"),
-                      pointer)
+        item = _state(items, pointer_join(pointer, "expr"), pointer_join(pointer, "uses"), pointer)
         text = str(spec.get("text", "")) if isinstance(spec, Mapping) else ""
-        row = {"id": str(eq_id), "source": source, "anchor": f"eq-{_slug(str(eq_id))}",
-               "text": f"uses {uses}" + (f": {text}" if text else "") if uses else text,
-               **_item_fields(item), **_mathml(source, names)}
+        row = {
+            "id": str(eq_id),
+            "source": source,
+            "anchor": f"eq-{_slug(str(eq_id))}",
+            "text": f"uses {uses}" + (f": {text}" if text else "") if uses else text,
+            **_item_fields(item),
+            **_mathml(source, names),
+        }
         rows.append(row)
     return rows
 
 
-def derivation_rows(derivations: Any, equations: Mapping[str, Any],
-                    items: Mapping[str, Any], names: Mapping[str, str]) -> list[dict[str, Any]]:
+def derivation_rows(
+    derivations: Any,
+    equations: Mapping[str, Any],
+    items: Mapping[str, Any],
+    names: Mapping[str, str],
+) -> list[dict[str, Any]]:
     """Each derivation with its steps; a step's state is the engine's verdict on it."""
     if not isinstance(derivations, list):
         return []
@@ -173,15 +193,20 @@ def derivation_rows(derivations: Any, equations: Mapping[str, Any],
         pointer = pointer_join("/derivations", index)
         listed = derivation.get("steps")
         steps: list[Any] = listed if isinstance(listed, list) else []
-        step_rows = [_step_row(step, pointer_join(pointer, "steps", i), equations, items, names)
-                     for i, step in enumerate(steps)]
+        step_rows = [
+            _step_row(step, pointer_join(pointer, "steps", i), equations, items, names)
+            for i, step in enumerate(steps)
+        ]
         name = str(derivation.get("id", index))
-        rows.append({
-            "id": name, "anchor": f"der-{_slug(name)}",
-            "text": str(derivation.get("text") or derivation.get("goal") or ""),
-            "state": overall_state([s["state"] for s in step_rows]),
-            "steps": step_rows,
-        })
+        rows.append(
+            {
+                "id": name,
+                "anchor": f"der-{_slug(name)}",
+                "text": str(derivation.get("text") or derivation.get("goal") or ""),
+                "state": overall_state([s["state"] for s in step_rows]),
+                "steps": step_rows,
+            }
+        )
     return rows
 
 
@@ -194,24 +219,38 @@ def overall_state(states: list[str]) -> str:
     return "derived" if all(s == "derived" for s in states) else "unverified"
 
 
-def _step_row(step: Any, pointer: str, equations: Mapping[str, Any],
-              items: Mapping[str, Any], names: Mapping[str, str]) -> dict[str, Any]:
+def _step_row(
+    step: Any,
+    pointer: str,
+    equations: Mapping[str, Any],
+    items: Mapping[str, Any],
+    names: Mapping[str, str],
+) -> dict[str, Any]:
     step = step if isinstance(step, Mapping) else {}
     result = str(step.get("result", ""))
     spec = equations.get(result)
     source = str(spec.get("expr", "") if isinstance(spec, Mapping) else spec or "")
     sources = step.get("from")
-    sources = [str(s) for s in sources] if isinstance(sources, list) else (
-        [str(sources)] if sources else [])
+    sources = (
+        [str(s) for s in sources]
+        if isinstance(sources, list)
+        else ([str(sources)] if sources else [])
+    )
     fields = _item_fields(_state(items, pointer))
-    return {"rule": str(step.get("rule") or ""), "result": result, "source": source,
-            "from": [{"id": s, "anchor": f"eq-{_slug(s)}"} for s in sources],
-            "extra": {k: str(v) for k, v in step.items() if k not in ("rule", "result", "from")},
-            **fields, **(_mathml(source, names) if source else {"mathml": "", "error": ""})}
+    return {
+        "rule": str(step.get("rule") or ""),
+        "result": result,
+        "source": source,
+        "from": [{"id": s, "anchor": f"eq-{_slug(s)}"} for s in sources],
+        "extra": {k: str(v) for k, v in step.items() if k not in ("rule", "result", "from")},
+        **fields,
+        **(_mathml(source, names) if source else {"mathml": "", "error": ""}),
+    }
 
 
-def claim_rows(claims: Any, items: Mapping[str, Any], kb: KnowledgeBase,
-               owner: Record | None = None) -> list[dict[str, Any]]:
+def claim_rows(
+    claims: Any, items: Mapping[str, Any], kb: KnowledgeBase, owner: Record | None = None
+) -> list[dict[str, Any]]:
     """Each claim with its state and the claimed versus the computed value.
 
     Prose inside a claim (its note, an erratum's reason) is prose of `owner`: its
@@ -226,40 +265,52 @@ def claim_rows(claims: Any, items: Mapping[str, Any], kb: KnowledgeBase,
         item = _state(items, pointer_join("/claims", index))
         name = str(claim.get("id", index))
         fields = _item_fields(item)
-        rows.append({
-            "id": name, "anchor": f"claim-{_slug(name)}",
-            "kind": str(claim.get("kind") or ""),
-            "text": str(claim.get("text") or claim.get("statement") or ""),
-            "claimed": fields["claimed"] or _claimed(claim),
-            "provenance": _claimed_provenance(claim, kb),
-            "computed": fields["computed"] or "\u2014",
-            "state": fields["state"] or "unverified",
-            "shown": state_text(item) if item is not None else "unverified (not checked)",
-            "detail": fields["detail"] or ("" if item else "not checked"),
-            "inputs": value_tree({k: v for k, v in claim.items() if k not in ("id", "text")},
-                                 kb, f"claims.{index}", owner),
-            "limitation": "",
-            **_erratum_fields(claim, item, kb, owner), **_prediction_fields(claim, item, kb),
-        })
+        rows.append(
+            {
+                "id": name,
+                "anchor": f"claim-{_slug(name)}",
+                "kind": str(claim.get("kind") or ""),
+                "text": str(claim.get("text") or claim.get("statement") or ""),
+                "claimed": fields["claimed"] or _claimed(claim),
+                "provenance": _claimed_provenance(claim, kb),
+                "computed": fields["computed"] or "\u2014",
+                "state": fields["state"] or "unverified",
+                "shown": state_text(item) if item is not None else "unverified (not checked)",
+                "detail": fields["detail"] or ("" if item else "not checked"),
+                "inputs": value_tree(
+                    {k: v for k, v in claim.items() if k not in ("id", "text")},
+                    kb,
+                    f"claims.{index}",
+                    owner,
+                ),
+                "limitation": "",
+                **_erratum_fields(claim, item, kb, owner),
+                **_prediction_fields(claim, item, kb),
+            }
+        )
     return rows
 
 
-def _erratum_fields(claim: Mapping[str, Any], item: Any, kb: KnowledgeBase,
-                    owner: Record | None = None) -> dict[str, Any]:
+def _erratum_fields(
+    claim: Mapping[str, Any], item: Any, kb: KnowledgeBase, owner: Record | None = None
+) -> dict[str, Any]:
     """An erratum claim: what the source says, what kb computes, why, and the correction."""
     erratum = claim.get("erratum")
     if not isinstance(erratum, Mapping):
         return {"erratum": None}
     corrected = erratum.get("corrected_by")
     source = erratum.get("source")
-    return {"erratum": {
-        "text": erratum_text(item) if item is not None and item.state == ERRATUM else "",
-        "reason": str(erratum.get("reason") or ""),
-        "reason_parts": _parts(str(erratum.get("reason") or ""), kb, owner),
-        "source": link_for(str(source), kb) if source else None,
-        "corrected_by": {"id": str(corrected), "anchor": f"claim-{_slug(str(corrected))}"}
-        if corrected else None,
-    }}
+    return {
+        "erratum": {
+            "text": erratum_text(item) if item is not None and item.state == ERRATUM else "",
+            "reason": str(erratum.get("reason") or ""),
+            "reason_parts": _parts(str(erratum.get("reason") or ""), kb, owner),
+            "source": link_for(str(source), kb) if source else None,
+            "corrected_by": {"id": str(corrected), "anchor": f"claim-{_slug(str(corrected))}"}
+            if corrected
+            else None,
+        }
+    }
 
 
 def _parts(text: str, kb: KnowledgeBase, owner: Record | None) -> list[dict[str, Any]] | None:
@@ -279,7 +330,8 @@ def _prediction_fields(claim: Mapping[str, Any], item: Any, kb: KnowledgeBase) -
         "measured_link": link_for(str(measured), kb) if isinstance(measured, str) else None,
         "error": str(getattr(item, "error", "") or "\u2014"),
         "band": str(getattr(item, "band", "") or "\u2014"),
-        "limitation": str(limitation.get("reason") or "") if isinstance(limitation, Mapping)
+        "limitation": str(limitation.get("reason") or "")
+        if isinstance(limitation, Mapping)
         else "",
     }
 
@@ -303,9 +355,12 @@ def _claimed(claim: Mapping[str, Any]) -> str:
 def _item_fields(item: Any) -> dict[str, str]:
     if item is None:
         return {"state": "", "detail": "", "claimed": "", "computed": ""}
-    return {"state": str(item.state), "detail": str(item.detail),
-            "claimed": str(getattr(item, "claimed", "")),
-            "computed": str(getattr(item, "computed", ""))}
+    return {
+        "state": str(item.state),
+        "detail": str(item.detail),
+        "claimed": str(getattr(item, "claimed", "")),
+        "computed": str(getattr(item, "computed", "")),
+    }
 
 
 def _mathml(source: str, names: Mapping[str, str]) -> dict[str, str]:

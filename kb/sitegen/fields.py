@@ -19,8 +19,9 @@ from kb.sitegen.prose_view import has_markup, prose_parts
 QUANTITY_CORE = ("value", "unit", "basis", "source")  # the rest are shown as notes
 
 
-def value_tree(value: Any, kb: KnowledgeBase, path: str = "",
-               owner: Record | None = None) -> dict[str, Any]:
+def value_tree(
+    value: Any, kb: KnowledgeBase, path: str = "", owner: Record | None = None
+) -> dict[str, Any]:
     """Return the display node of `value` found at dotted `path` of a record (`owner`)."""
     if isinstance(value, Mapping):
         if "value" in value and "unit" in value:
@@ -38,25 +39,33 @@ def _join(path: str, key: str) -> str:
     return f"{path}.{key}" if path else key
 
 
-def _map_node(value: Mapping[str, Any], kb: KnowledgeBase, path: str,
-              owner: Record | None) -> dict[str, Any]:
+def _map_node(
+    value: Mapping[str, Any], kb: KnowledgeBase, path: str, owner: Record | None
+) -> dict[str, Any]:
     provenance = None
     if "basis" in value and "value" not in value:
         provenance = provenance_of(value, kb)
     items = [
-        {"key": str(key), "node": value_tree(item, kb, _join(path, str(key)), owner),
-         "anchor": urls.field_anchor(_join(path, str(key)))}
+        {
+            "key": str(key),
+            "node": value_tree(item, kb, _join(path, str(key)), owner),
+            "anchor": urls.field_anchor(_join(path, str(key))),
+        }
         for key, item in value.items()
         if not (provenance and key in ("basis", "source"))
     ]
     return {"type": "map", "items": items, "provenance": provenance}
 
 
-def quantity_node(value: Mapping[str, Any], kb: KnowledgeBase, path: str = "",
-                  owner: Record | None = None) -> dict[str, Any]:
+def quantity_node(
+    value: Mapping[str, Any], kb: KnowledgeBase, path: str = "", owner: Record | None = None
+) -> dict[str, Any]:
     """Show a figure with its unit, provenance badge, source link and any notes."""
-    extras = [(str(key), _extra(item, kb, owner)) for key, item in value.items()
-              if key not in QUANTITY_CORE and item is not None]
+    extras = [
+        (str(key), _extra(item, kb, owner))
+        for key, item in value.items()
+        if key not in QUANTITY_CORE and item is not None
+    ]
     return {
         "type": "quantity",
         "value": format_scalar(value.get("value")),

@@ -42,8 +42,14 @@ def _numeric_claims(record: Record) -> list[Mapping[str, Any]]:
     claims = record.data.get("claims")
     if not isinstance(claims, list):
         return []
-    found = [c for c in claims if isinstance(c, Mapping) and c.get("kind") == "numeric"
-             and isinstance(c.get("bind"), Mapping) and isinstance(c.get("of"), str)]
+    found = [
+        c
+        for c in claims
+        if isinstance(c, Mapping)
+        and c.get("kind") == "numeric"
+        and isinstance(c.get("bind"), Mapping)
+        and isinstance(c.get("of"), str)
+    ]
     first_of = found[0]["of"] if found else None
     return [c for c in found if c["of"] == first_of]
 
@@ -87,12 +93,17 @@ def _plan(record: Record, kb: KnowledgeBase, claims: list[Mapping[str, Any]]) ->
         exact = {name: b.value for name, b in resolved.items() if isinstance(b, Bound)}
         if len(exact) < len(resolved):
             continue
-        series.append(Series(label, tuple((float(x / x_unit[1]), _value(function, x_name, x,
-                                                                         exact)) for x in grid)))
+        series.append(
+            Series(
+                label,
+                tuple((float(x / x_unit[1]), _value(function, x_name, x, exact)) for x in grid),
+            )
+        )
     if not series:
         return None
-    on_lines = [c for c in claims
-                if all(c["bind"].get(k) == v for k, v in held.items() if k != line_name)]
+    on_lines = [
+        c for c in claims if all(c["bind"].get(k) == v for k, v in held.items() if k != line_name)
+    ]
     return _chart(record, kb, on_lines, series, x_marks, x_name, x_unit, function.lhs_name)
 
 
@@ -116,8 +127,9 @@ def _target_function(record: Record, of: str) -> _Function | None:
     A family of flop classes shares its equations; parsing and expanding them is
     most of a chart's cost, and SymPy expressions are immutable, so one is shared.
     """
-    key = json.dumps([record.data.get("symbols"), record.data.get("equations"), of],
-                     default=repr)  # authored order kept: it is part of the text
+    key = json.dumps(
+        [record.data.get("symbols"), record.data.get("equations"), of], default=repr
+    )  # authored order kept: it is part of the text
     if key not in _FUNCTIONS:
         if len(_FUNCTIONS) >= FUNCTION_CACHE:
             _FUNCTIONS.clear()
@@ -192,8 +204,9 @@ def _strings(value: Any) -> list[str]:
     return [str(v) for v in value] if isinstance(value, list) else []
 
 
-def _x_marks(claims: list[Mapping[str, Any]], kb: KnowledgeBase, x_name: str,
-             lines: list[tuple]) -> list[tuple]:
+def _x_marks(
+    claims: list[Mapping[str, Any]], kb: KnowledgeBase, x_name: str, lines: list[tuple]
+) -> list[tuple]:
     """(x in base units, label, title) for the interconnects the chart is about.
 
     Those are the interconnects the claims bind and the scale-up and host links of
@@ -220,8 +233,15 @@ def _x_marks(claims: list[Mapping[str, Any]], kb: KnowledgeBase, x_name: str,
 
 def _links_of(accelerator: Record) -> list[str]:
     links = accelerator.data.get("links")
-    found = [str(link.get("interconnect")) for link in links if isinstance(link, Mapping)
-             and link.get("interconnect")] if isinstance(links, list) else []
+    found = (
+        [
+            str(link.get("interconnect"))
+            for link in links
+            if isinstance(link, Mapping) and link.get("interconnect")
+        ]
+        if isinstance(links, list)
+        else []
+    )
     host = accelerator.data.get("host_link")
     if isinstance(host, Mapping) and host.get("interconnect"):
         found.append(str(host["interconnect"]))
@@ -247,27 +267,45 @@ def _display_unit(spec: Any, kb: KnowledgeBase) -> tuple[str, Fraction]:
     return (unit, bound.value) if isinstance(bound, Bound) else ("B/s", Fraction(1))
 
 
-def _chart(record: Record, kb: KnowledgeBase, claims: list, series: list[Series],
-           x_marks: list, x_name: str, x_unit: tuple[str, Fraction],
-           y_name: str) -> dict[str, Any]:
+def _chart(
+    record: Record,
+    kb: KnowledgeBase,
+    claims: list,
+    series: list[Series],
+    x_marks: list,
+    x_name: str,
+    x_unit: tuple[str, Fraction],
+    y_name: str,
+) -> dict[str, Any]:
     unit, scale = x_unit
-    marks = [Mark(float(x / scale), str(i + 1), f"{i + 1}. {title}: {float(x / scale):g} {unit}")
-             for i, (x, _label, title) in enumerate(x_marks)]
+    marks = [
+        Mark(float(x / scale), str(i + 1), f"{i + 1}. {title}: {float(x / scale):g} {unit}")
+        for i, (x, _label, title) in enumerate(x_marks)
+    ]
     marks += _claim_points(claims, kb, x_name, scale)
     chart = Chart(
         anchor="chart-" + record.id.replace("/", "-"),
         title=f"{y_name} over {x_name} ({record.title})",
-        desc=(f"{y_name} against {x_name} in {unit} on log-log axes, one line per "
-              f"accelerator ({', '.join(s.name for s in series)}); numbered vertical rules "
-              f"mark the interconnect records listed below the chart, and circles mark the "
-              f"claimed values."),
-        x_label=f"{x_name} ({unit})", y_label=y_name,
-        caption=(f"{y_name} from equation {claims[0]['of']} with the bindings of claim "
-                 f"{claims[0].get('id', 1)}; each line re-binds the accelerator field. "
-                 f"Circles: the record's claims."),
-        table={"head": ["#", "interconnect field", f"{x_name} ({unit})"],
-               "rows": [[str(i + 1), title, f"{float(x / scale):g}"]
-                        for i, (x, _label, title) in enumerate(x_marks)]},
+        desc=(
+            f"{y_name} against {x_name} in {unit} on log-log axes, one line per "
+            f"accelerator ({', '.join(s.name for s in series)}); numbered vertical rules "
+            f"mark the interconnect records listed below the chart, and circles mark the "
+            f"claimed values."
+        ),
+        x_label=f"{x_name} ({unit})",
+        y_label=y_name,
+        caption=(
+            f"{y_name} from equation {claims[0]['of']} with the bindings of claim "
+            f"{claims[0].get('id', 1)}; each line re-binds the accelerator field. "
+            f"Circles: the record's claims."
+        ),
+        table={
+            "head": ["#", "interconnect field", f"{x_name} ({unit})"],
+            "rows": [
+                [str(i + 1), title, f"{float(x / scale):g}"]
+                for i, (x, _label, title) in enumerate(x_marks)
+            ],
+        },
     )
     return line_chart(chart, series, marks)
 
@@ -284,6 +322,13 @@ def _claim_points(claims: list, kb: KnowledgeBase, x_name: str, scale: Fraction)
             continue
         value = float(expect.get("value", 0) or 0)
         if value > 0:
-            points.append(Mark(float(x.value / scale), "", f"claim {claim.get('id', '')}: "
-                               f"claimed {expect.get('value')}", y=value, line=False))
+            points.append(
+                Mark(
+                    float(x.value / scale),
+                    "",
+                    f"claim {claim.get('id', '')}: claimed {expect.get('value')}",
+                    y=value,
+                    line=False,
+                )
+            )
     return points

@@ -39,8 +39,12 @@ class Manifest:
     inline: dict[str, Any] = field(default_factory=dict)
 
     def to_text(self) -> str:
-        payload = {"format": FORMAT, "pages": self.pages, "charts": self.charts,
-                   "inline": self.inline}
+        payload = {
+            "format": FORMAT,
+            "pages": self.pages,
+            "charts": self.charts,
+            "inline": self.inline,
+        }
         return json.dumps(payload, sort_keys=True, separators=(",", ":")) + "\n"
 
 
@@ -59,10 +63,16 @@ def load_manifest(site: Path | None) -> Manifest:
         return Manifest()
     return Manifest(
         {k: v for k, v in pages.items() if isinstance(k, str) and isinstance(v, str)},
-        {k: [str(a) for a in v] for k, v in charts.items()
-         if isinstance(k, str) and isinstance(v, list)},
-        {k: v for k, v in inline.items() if isinstance(v, list)
-         and all(isinstance(c, dict) for c in v)},
+        {
+            k: [str(a) for a in v]
+            for k, v in charts.items()
+            if isinstance(k, str) and isinstance(v, list)
+        },
+        {
+            k: v
+            for k, v in inline.items()
+            if isinstance(v, list) and all(isinstance(c, dict) for c in v)
+        },
     )
 
 

@@ -19,19 +19,46 @@ from contextvars import ContextVar
 GREEK = {
     name: chr(code)
     for name, code in (
-        ("alpha", 0x3B1), ("beta", 0x3B2), ("gamma", 0x3B3), ("delta", 0x3B4),
-        ("epsilon", 0x3B5), ("eta", 0x3B7), ("theta", 0x3B8), ("kappa", 0x3BA),
-        ("lambda", 0x3BB), ("mu", 0x3BC), ("nu", 0x3BD), ("rho", 0x3C1),
-        ("sigma", 0x3C3), ("tau", 0x3C4), ("phi", 0x3C6), ("omega", 0x3C9),
-        ("pi", 0x3C0), ("Delta", 0x394), ("Sigma", 0x3A3), ("Omega", 0x3A9),
+        ("alpha", 0x3B1),
+        ("beta", 0x3B2),
+        ("gamma", 0x3B3),
+        ("delta", 0x3B4),
+        ("epsilon", 0x3B5),
+        ("eta", 0x3B7),
+        ("theta", 0x3B8),
+        ("kappa", 0x3BA),
+        ("lambda", 0x3BB),
+        ("mu", 0x3BC),
+        ("nu", 0x3BD),
+        ("rho", 0x3C1),
+        ("sigma", 0x3C3),
+        ("tau", 0x3C4),
+        ("phi", 0x3C6),
+        ("omega", 0x3C9),
+        ("pi", 0x3C0),
+        ("Delta", 0x394),
+        ("Sigma", 0x3A3),
+        ("Omega", 0x3A9),
     )
 }
 FUNCTIONS = ("max", "min", "log", "log2", "ln", "exp", "sqrt", "abs", "ceil", "floor")
 MAX_SOURCE = 2000
 MAX_NODES = 400
 ALLOWED_NODES = (
-    ast.Expression, ast.BinOp, ast.UnaryOp, ast.Call, ast.Name, ast.Constant, ast.Load,
-    ast.Add, ast.Sub, ast.Mult, ast.Div, ast.Pow, ast.USub, ast.UAdd,
+    ast.Expression,
+    ast.BinOp,
+    ast.UnaryOp,
+    ast.Call,
+    ast.Name,
+    ast.Constant,
+    ast.Load,
+    ast.Add,
+    ast.Sub,
+    ast.Mult,
+    ast.Div,
+    ast.Pow,
+    ast.USub,
+    ast.UAdd,
 )
 # Binding strength: a child weaker than its context gets parentheses.
 PRECEDENCE = {ast.Add: 1, ast.Sub: 1, ast.Mult: 2, ast.Div: 2, ast.Pow: 4}
@@ -87,8 +114,10 @@ def split_equation(text: str) -> list[str]:
     """Split `a = b` into ["a", "b"]; `==`, `<=`, `>=` and `!=` are not equals signs."""
     sides, start, i = [], 0, 0
     while i < len(text):
-        if text[i] == "=" and text[i - 1 : i] not in ("=", "<", ">", "!") and (
-            text[i + 1 : i + 2] != "="
+        if (
+            text[i] == "="
+            and text[i - 1 : i] not in ("=", "<", ">", "!")
+            and (text[i + 1 : i + 2] != "=")
         ):
             sides.append(text[start:i])
             start = i + 1

@@ -103,7 +103,8 @@ def check_output_folder(out_dir: Path) -> None:
         raise UnsafeOutputError(f"{out_dir} is a file, not a site folder")
     if out_dir.is_dir() and any(out_dir.iterdir()) and not _written_by_kb(out_dir):
         raise UnsafeOutputError(
-            f"{out_dir} is not empty and was not written by kb build; refusing to replace it")
+            f"{out_dir} is not empty and was not written by kb build; refusing to replace it"
+        )
 
 
 def _written_by_kb(folder: Path) -> bool:

@@ -61,10 +61,16 @@ def _figure(shown: Any) -> dict[str, Any]:
     source = None
     if shown.source:
         source = {"text": shown.source, "url": urls.record_page(shown.source)}
-    return {"kind": "figure", "value": shown.value, "unit": shown.unit, "url": url,
-            "title": f"{shown.record_id} {shown.anchor}", "basis": shown.basis,
-            "basis_class": shown.basis if shown.basis in QUANTITY_BASES else "derived",
-            "source": source}
+    return {
+        "kind": "figure",
+        "value": shown.value,
+        "unit": shown.unit,
+        "url": url,
+        "title": f"{shown.record_id} {shown.anchor}",
+        "basis": shown.basis,
+        "basis_class": shown.basis if shown.basis in QUANTITY_BASES else "derived",
+        "source": source,
+    }
 
 
 def _claim_values(kb: KnowledgeBase) -> ClaimValues:

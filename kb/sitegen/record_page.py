@@ -60,8 +60,11 @@ def fields_tree(record: Record, kb: KnowledgeBase) -> dict[str, Any]:
         if key not in HEADER_FIELDS and key not in SECTION_FIELDS and key != "waivers"
     }
     tree = value_tree(rest, kb, owner=record)
-    if any(isinstance(e, Mapping) and "erratum" in e for section in LINKED
-           for e in (rest.get(section) if isinstance(rest.get(section), list) else [])):
+    if any(
+        isinstance(e, Mapping) and "erratum" in e
+        for section in LINKED
+        for e in (rest.get(section) if isinstance(rest.get(section), list) else [])
+    ):
         _mark_errata(tree, errata_by_claim(record, kb))
     return tree
 
@@ -75,8 +78,10 @@ def _mark_errata(tree: dict[str, Any], errata: Mapping[str, Mapping[str, str]]) 
             for field in element.get("items", []) if element.get("type") == "map" else []:
                 if field["key"] == "erratum" and field["node"].get("type") == "text":
                     claim = field["node"]["text"]
-                    found = errata.get(claim, {"text": "no such claim in this record",
-                                               "anchor": "", "state": "invalid"})
+                    found = errata.get(
+                        claim,
+                        {"text": "no such claim in this record", "anchor": "", "state": "invalid"},
+                    )
                     field["node"] = {"type": "erratum", "claim": claim, **found}
 
 
@@ -104,8 +109,11 @@ def evidence_rows(record: Record, kb: KnowledgeBase) -> list[dict[str, Any]]:
 def history_rows(record: Record) -> list[dict[str, str]]:
     """List the version history, newest first."""
     rows = [
-        {"version": str(h.get("version", "")), "date": str(h.get("date", "")),
-         "change": str(h.get("change", ""))}
+        {
+            "version": str(h.get("version", "")),
+            "date": str(h.get("date", "")),
+            "change": str(h.get("change", "")),
+        }
         for h in record.history
     ]
     return list(reversed(rows))
@@ -138,8 +146,10 @@ def used_by(record: Record, kb: KnowledgeBase) -> list[dict[str, Any]]:
         url = urls.record_page(source.id) + (f"#{anchor}" if anchor else "")
         fields.setdefault(source.id, {})[".".join(parts)] = url
     return [
-        {"link": link_for(source_id, kb),
-         "fields": [{"text": text, "url": url} for text, url in sorted(paths.items())]}
+        {
+            "link": link_for(source_id, kb),
+            "fields": [{"text": text, "url": url} for text, url in sorted(paths.items())],
+        }
         for source_id, paths in sorted(fields.items())
     ]
 
@@ -153,8 +163,11 @@ def field_link_anchor(record: Record, parts: list[str]) -> str:
         if not (isinstance(claims, list) and index.isdigit() and int(index) < len(claims)):
             return ""
         claim = claims[int(index)]
-        root = {k: v for k, v in claim.items() if k not in ("id", "text")} if isinstance(
-            claim, Mapping) else {}
+        root = (
+            {k: v for k, v in claim.items() if k not in ("id", "text")}
+            if isinstance(claim, Mapping)
+            else {}
+        )
         depth = _anchored_depth(root, parts[2:])
         return urls.field_anchor(".".join(parts[: 2 + depth])) if depth else ""
     if top in HEADER_FIELDS or top in SECTION_FIELDS or top == "waivers":
@@ -169,8 +182,7 @@ def _anchored_depth(node: Any, parts: list[str]) -> int:
     for depth, part in enumerate(parts, start=1):
         if isinstance(node, Mapping):
             is_quantity = "value" in node and "unit" in node
-            provenance_key = "basis" in node and "value" not in node and part in (
-                "basis", "source")
+            provenance_key = "basis" in node and "value" not in node and part in ("basis", "source")
             if is_quantity or provenance_key or part not in node:
                 return best
             node, best = node[part], depth

@@ -51,7 +51,7 @@ def write_record_pages(site: Site, progress: Progress | None) -> None:
     if parallel:
         _analyse_once(site)
     for start in range(0, len(jobs), BATCH):
-        batch = jobs[start:start + BATCH]
+        batch = jobs[start : start + BATCH]
         _render_batch(site, batch, parallel)
         if progress is not None:
             progress(len(batch))
@@ -112,8 +112,12 @@ def _render(site: Site, job: Job) -> dict[str, Any]:
         json_page = urls.record_json(record.id)
         site.writer.write_text(json_page, record_json(record.data))
         site.rendered.append(json_page)
-    return {"charts": charts, "written": site.writer.written[marks[0]:],
-            "kept": site.writer.kept[marks[1]:], "rendered": site.rendered[marks[2]:]}
+    return {
+        "charts": charts,
+        "written": site.writer.written[marks[0] :],
+        "kept": site.writer.kept[marks[1] :],
+        "rendered": site.rendered[marks[2] :],
+    }
 
 
 def record_json(data: Mapping[str, Any]) -> str:

@@ -42,8 +42,9 @@ def record_text(record: Record) -> str:
 
 def search_index_script(kb: KnowledgeBase) -> str:
     """Write the index as a script; `<` is escaped so no record text can close a tag."""
-    payload = json.dumps(search_entries(kb), sort_keys=True, ensure_ascii=False,
-                         separators=(",", ":"))
+    payload = json.dumps(
+        search_entries(kb), sort_keys=True, ensure_ascii=False, separators=(",", ":")
+    )
     payload = payload.replace("<", "\\u003c").replace("\u2028", "\\u2028")
     payload = payload.replace("\u2029", "\\u2029")
     return f"window.SEARCH_INDEX = {payload};\n"

@@ -16,40 +16,66 @@ from kb.sitegen.fields import value_tree
 
 KEY_COLUMNS: Mapping[str, tuple[tuple[str, str], ...]] = {
     "accelerator": (
-        ("Vendor", "vendor"), ("Memory", "memory.capacity"),
-        ("Memory bandwidth", "memory.bandwidth"), ("BF16 dense", "compute.bf16"),
+        ("Vendor", "vendor"),
+        ("Memory", "memory.capacity"),
+        ("Memory bandwidth", "memory.bandwidth"),
+        ("BF16 dense", "compute.bf16"),
         ("Power", "power"),
     ),
     "interconnect": (
-        ("Family", "family"), ("Generation", "generation"), ("Scope", "scope"),
-        ("Per link", "bandwidth.per_link"), ("Per device", "bandwidth.per_device"),
+        ("Family", "family"),
+        ("Generation", "generation"),
+        ("Scope", "scope"),
+        ("Per link", "bandwidth.per_link"),
+        ("Per device", "bandwidth.per_device"),
     ),
     "model": (
-        ("Family", "family"), ("Architecture", "architecture"), ("d_model", "geometry.d_model"),
-        ("Layers", "geometry.layers"), ("Parameters", "derived.params_total"),
+        ("Family", "family"),
+        ("Architecture", "architecture"),
+        ("d_model", "geometry.d_model"),
+        ("Layers", "geometry.layers"),
+        ("Parameters", "derived.params_total"),
     ),
     "source": (
-        ("Publisher", "publisher"), ("Type", "source_type"), ("Tier", "tier"),
+        ("Publisher", "publisher"),
+        ("Type", "source_type"),
+        ("Tier", "tier"),
         ("Accessed", "accessed"),
     ),
     "receipt": (("Pattern", "pattern"), ("Evidence", "evidence_class"), ("Engine", "engine.name")),
     "flop_class": (("Arithmetic intensity", "arithmetic_intensity"),),
 }
 HARDWARE_ROWS: tuple[tuple[str, str], ...] = (
-    ("Vendor", "vendor"), ("Architecture", "architecture"), ("Form factor", "form_factor"),
-    ("Memory type", "memory.type"), ("Memory capacity", "memory.capacity"),
+    ("Vendor", "vendor"),
+    ("Architecture", "architecture"),
+    ("Form factor", "form_factor"),
+    ("Memory type", "memory.type"),
+    ("Memory capacity", "memory.capacity"),
     ("Memory bandwidth (spec)", "memory.bandwidth"),
     ("Memory bandwidth (achieved)", "memory.bandwidth_achieved"),
-    *((f"{p.upper()} dense", f"compute.{p}") for p in
-      ("fp64", "fp32", "tf32", "bf16", "fp16", "fp8", "int8", "fp4")),
-    ("Scale-up interconnect", "links.0.interconnect"), ("Links", "links.0.count"),
+    *(
+        (f"{p.upper()} dense", f"compute.{p}")
+        for p in ("fp64", "fp32", "tf32", "bf16", "fp16", "fp8", "int8", "fp4")
+    ),
+    ("Scale-up interconnect", "links.0.interconnect"),
+    ("Links", "links.0.count"),
     ("Per link (per direction)", "links.0.per_link"),
     ("Per device (per direction)", "links.0.per_device"),
-    ("Host link", "host_link.interconnect"), ("Power", "power"),
+    ("Host link", "host_link.interconnect"),
+    ("Power", "power"),
 )
 # Decimal and binary prefixes, so 3.35 TB/s sorts above 900 GB/s.
-PREFIX = {"k": 10**3, "M": 10**6, "G": 10**9, "T": 10**12, "P": 10**15,
-          "Ki": 2**10, "Mi": 2**20, "Gi": 2**30, "Ti": 2**40}
+PREFIX = {
+    "k": 10**3,
+    "M": 10**6,
+    "G": 10**9,
+    "T": 10**12,
+    "P": 10**15,
+    "Ki": 2**10,
+    "Mi": 2**20,
+    "Gi": 2**30,
+    "Ti": 2**40,
+}
 
 
 def kind_table(kb: KnowledgeBase, kind: str) -> dict[str, Any]:

@@ -24,8 +24,10 @@ equations:
 HARDWARE = {
     "kind": "accelerator",
     "id": "hardware/gpu",
-    "memory": {"bandwidth": {"value": 3.35, "unit": "TB/s"},
-               "capacity": {"value": 80, "unit": "GB"}},
+    "memory": {
+        "bandwidth": {"value": 3.35, "unit": "TB/s"},
+        "capacity": {"value": 80, "unit": "GB"},
+    },
 }
 
 NUMERIC = """

@@ -11,7 +11,9 @@ def codes(kb) -> list[str]:
 
 
 def test_the_right_maths_has_no_issues() -> None:
-    extra = NUMERIC.replace("EXPECTED", "3318") + """
+    extra = (
+        NUMERIC.replace("EXPECTED", "3318")
+        + """
   - {id: s, kind: scaling, of: b_star, var: BW_link, law: proportional}
   - {id: e, kind: effect, of: b_star, change: {d: "d/2"}, factor: 2}
 derivations:
@@ -19,13 +21,18 @@ derivations:
     steps:
       - {rule: solve_for, from: crossover, var: B, result: b_star}
 """
+    )
     kb = knowledge_base("/nonexistent", ("flops/x", flop(extra)), ("hardware/gpu", HARDWARE))
     assert codes(kb) == []
     items = analyse(kb, use_cache=False).results["flops/x"].items
     states = {(i.section, i.kind): i.state for i in items}
-    assert states == {("equation", ""): "consistent", ("derivation", ""): "derived",
-                      ("claim", "numeric"): "recomputed", ("claim", "scaling"): "recomputed",
-                      ("claim", "effect"): "recomputed"}
+    assert states == {
+        ("equation", ""): "consistent",
+        ("derivation", ""): "derived",
+        ("claim", "numeric"): "recomputed",
+        ("claim", "scaling"): "recomputed",
+        ("claim", "effect"): "recomputed",
+    }
 
 
 def test_wrong_closed_form_is_refuted_with_the_right_form() -> None:
@@ -137,10 +144,19 @@ derivations:
 def test_derived_model_figures_are_recomputed() -> None:
     model = {
         "kind": "model",
-        "geometry": {"d_model": 4096, "d_ff": 14336, "layers": 32, "heads": 32, "kv_heads": 8,
-                     "vocab": 128256, "mlp": "gated"},
-        "derived": {"params_per_layer": {"value": 218103808, "unit": "1"},
-                    "params_total": {"value": 8030261248, "unit": "1"}},
+        "geometry": {
+            "d_model": 4096,
+            "d_ff": 14336,
+            "layers": 32,
+            "heads": 32,
+            "kv_heads": 8,
+            "vocab": 128256,
+            "mlp": "gated",
+        },
+        "derived": {
+            "params_per_layer": {"value": 218103808, "unit": "1"},
+            "params_total": {"value": 8030261248, "unit": "1"},
+        },
         "counting": "matrices+norms",
     }
     found = issues(knowledge_base("/x", ("models/m", model)), "models/m")
@@ -159,11 +175,20 @@ def test_hostile_record_text_is_reported_and_never_run(tmp_path) -> None:
     data["symbols"][f"__import__('os').system('touch {sentinel}')"] = {"meaning": "x", "unit": "1"}
     data["equations"]["evil"] = {"expr": f"B = __import__('os').system('touch {sentinel}')"}
     data["equations"]["huge"] = {"expr": "B = 9**9**9**9"}
-    data["claims"] = [{"id": "c", "kind": "numeric", "expr": "B.__class__", "bind": {},
-                       "expect": {"value": 1, "unit": "1"}}]
+    data["claims"] = [
+        {
+            "id": "c",
+            "kind": "numeric",
+            "expr": "B.__class__",
+            "bind": {},
+            "expect": {"value": 1, "unit": "1"},
+        }
+    ]
     found = issues(knowledge_base("/x", ("flops/x", data)))
     assert sorted(i.pointer for i in found if i.code == "EQ001") == [
-        "/claims/0/expr", "/equations/evil/expr", "/equations/huge/expr",
+        "/claims/0/expr",
+        "/equations/evil/expr",
+        "/equations/huge/expr",
         f"/symbols/__import__('os').system('touch {str(sentinel).replace('/', '~1')}')",
     ]
     assert not sentinel.exists()
@@ -178,5 +203,7 @@ claims:
 """
     found = issues(knowledge_base("/x", ("flops/x", flop(claims))))
     assert [(i.code, i.pointer) for i in found] == [
-        ("EQ009", "/claims/0"), ("EQ001", "/claims/2/replace")]
+        ("EQ009", "/claims/0"),
+        ("EQ001", "/claims/2/replace"),
+    ]
     assert "factor 2" in found[0].message

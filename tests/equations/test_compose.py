@@ -64,11 +64,16 @@ claims:
 
 def _kb(used: str = USED, user: str = USER, bandwidth: int = 2000) -> KnowledgeBase:
     kb = KnowledgeBase("records")
-    gpu = {"kind": "accelerator", "id": "hardware/gpu",
-           "memory": {"bandwidth": {"value": bandwidth, "unit": "GB/s"}}}
-    for record_id, kind, data in (("flops/read", "flop_class", yaml.safe_load(used)),
-                                  ("flops/tp", "flop_class", yaml.safe_load(user)),
-                                  ("hardware/gpu", "accelerator", gpu)):
+    gpu = {
+        "kind": "accelerator",
+        "id": "hardware/gpu",
+        "memory": {"bandwidth": {"value": bandwidth, "unit": "GB/s"}},
+    }
+    for record_id, kind, data in (
+        ("flops/read", "flop_class", yaml.safe_load(used)),
+        ("flops/tp", "flop_class", yaml.safe_load(user)),
+        ("hardware/gpu", "accelerator", gpu),
+    ):
         kb.add(Record(record_id, kind, f"records/{record_id}.yaml", data))
     return kb
 
@@ -85,8 +90,7 @@ def _codes(kb: KnowledgeBase) -> list[str]:
 def test_the_used_equation_is_checked_in_the_users_symbols() -> None:
     composed = compose(_kb(), _kb().records["flops/tp"])
     assert composed.issues == ()
-    assert composed.record.data["equations"]["read"]["expr"] == (
-        "t_w = P_model*b_w/(N*BW_hbm)")
+    assert composed.record.data["equations"]["read"]["expr"] == ("t_w = P_model*b_w/(N*BW_hbm)")
     states = _states(_kb(), use_cache=False)
     assert states["read"] == "consistent"
     assert states["read-time"] == "recomputed"
@@ -95,7 +99,8 @@ def test_the_used_equation_is_checked_in_the_users_symbols() -> None:
 
 
 def test_editing_the_used_equation_changes_the_users_claim_through_a_warm_cache(
-        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     monkeypatch.setenv("KB_CACHE_DIR", str(tmp_path / "cache"))
     assert _states(_kb())["read-time"] == "recomputed"
     assert _states(_kb())["read-time"] == "recomputed"  # warm: served cached
@@ -108,7 +113,8 @@ def test_editing_the_used_equation_changes_the_users_claim_through_a_warm_cache(
 
 
 def test_the_plan_fast_path_gives_the_slow_paths_result(
-        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     monkeypatch.setenv("KB_CACHE_DIR", str(tmp_path / "cache"))
     analyse(_kb())  # symbolic: leaves the plan behind
     planned = engine.STATS["planned"]
@@ -127,31 +133,51 @@ def test_the_used_record_is_a_dependency() -> None:
     assert "flops/tp" in analyse(_kb(), use_cache=False).dependants("flops/read")
 
 
-@pytest.mark.parametrize(("used", "user", "code"), [
-    (USED, USER.replace("flops/read#step", "flops/read#nope"), "EQ021"),
-    (USED + "  again: {uses: \"flops/read#step\"}\n",
-     USER.replace("flops/read#step", "flops/read#again"), "EQ022"),
-    (USED, USER.replace("P: P_model}", "P: P_modl}"), "EQ023"),
-    (USED, USER.replace("t_w: {meaning: per-rank weight read, unit: ms}",
-                        "t_w: {meaning: per-rank weight read, unit: us}"), "EQ024"),
-    (USED, USER.replace("  total:", "  own: {expr: \"t_w = P_model*b_w/BW_hbm\"}\n  total:"),
-     "EQ025"),
-])
+@pytest.mark.parametrize(
+    ("used", "user", "code"),
+    [
+        (USED, USER.replace("flops/read#step", "flops/read#nope"), "EQ021"),
+        (
+            USED + '  again: {uses: "flops/read#step"}\n',
+            USER.replace("flops/read#step", "flops/read#again"),
+            "EQ022",
+        ),
+        (USED, USER.replace("P: P_model}", "P: P_modl}"), "EQ023"),
+        (
+            USED,
+            USER.replace(
+                "t_w: {meaning: per-rank weight read, unit: ms}",
+                "t_w: {meaning: per-rank weight read, unit: us}",
+            ),
+            "EQ024",
+        ),
+        (
+            USED,
+            USER.replace("  total:", '  own: {expr: "t_w = P_model*b_w/BW_hbm"}\n  total:'),
+            "EQ025",
+        ),
+    ],
+)
 def test_each_refusal_has_its_code(used: str, user: str, code: str) -> None:
     assert code in _codes(_kb(used, user))
 
 
 def test_a_restatement_that_agrees_is_no_finding() -> None:
-    user = USER.replace("  total:", "  own: {expr: \"t_w = b_w*P_model/(BW_hbm*N)\"}\n  total:")
+    user = USER.replace("  total:", '  own: {expr: "t_w = b_w*P_model/(BW_hbm*N)"}\n  total:')
     assert _codes(_kb(user=user)) == []
 
 
 NAMES = st.sampled_from(["t_step", "P", "b_w", "N", "BW_hbm"])
 EXPRESSIONS = st.recursive(
     NAMES | st.sampled_from(["2", "0.1", "3/7"]),
-    lambda inner: st.tuples(inner, st.sampled_from(["+", "-", "*", "/"]), inner).map(
-        lambda t: f"({t[0]} {t[1]} {t[2]})") | inner.map(lambda e: f"max({e}, 1)"),
-    max_leaves=12)
+    lambda inner: (
+        st.tuples(inner, st.sampled_from(["+", "-", "*", "/"]), inner).map(
+            lambda t: f"({t[0]} {t[1]} {t[2]})"
+        )
+        | inner.map(lambda e: f"max({e}, 1)")
+    ),
+    max_leaves=12,
+)
 
 
 @settings(max_examples=60, deadline=None)
@@ -161,14 +187,19 @@ def test_renaming_is_substitution(expression: str, targets: list[str]) -> None:
     """The composed text parses to the used equation with its symbols renamed."""
     names = ["t_step", "P", "b_w", "N", "BW_hbm"]
     full = f"t_step = {expression}"
-    mapping = {n: t for n, t in zip(names, targets, strict=True)
-               if re.search(rf"\b{n}\b", full)}
-    used = {"kind": "flop_class", "id": "flops/read",
-            "symbols": {n: {"meaning": n, "unit": "1"} for n in names},
-            "equations": {"e": {"expr": full}}}
-    user = {"kind": "flop_class", "id": "flops/u",
-            "symbols": {n: {"meaning": n, "unit": "1"} for n in targets},
-            "equations": {"e": {"uses": "flops/read#e", "map": mapping}}}
+    mapping = {n: t for n, t in zip(names, targets, strict=True) if re.search(rf"\b{n}\b", full)}
+    used = {
+        "kind": "flop_class",
+        "id": "flops/read",
+        "symbols": {n: {"meaning": n, "unit": "1"} for n in names},
+        "equations": {"e": {"expr": full}},
+    }
+    user = {
+        "kind": "flop_class",
+        "id": "flops/u",
+        "symbols": {n: {"meaning": n, "unit": "1"} for n in targets},
+        "equations": {"e": {"uses": "flops/read#e", "map": mapping}},
+    }
     kb = KnowledgeBase("records")
     kb.add(Record("flops/read", "flop_class", "records/flops/read.yaml", used))
     kb.add(Record("flops/u", "flop_class", "records/flops/u.yaml", user))
@@ -181,20 +212,27 @@ def test_renaming_is_substitution(expression: str, targets: list[str]) -> None:
         assume(False)
         return
     renamed = parse_equation(text, allow_undeclared=True)
-    swap = {s: next(r for r in renamed.residual.free_symbols | renamed.lhs.value.free_symbols
-                    if r.name == mapping[s.name])
-            for s in original.residual.free_symbols | original.lhs.value.free_symbols}
+    swap = {
+        s: next(
+            r
+            for r in renamed.residual.free_symbols | renamed.lhs.value.free_symbols
+            if r.name == mapping[s.name]
+        )
+        for s in original.residual.free_symbols | original.lhs.value.free_symbols
+    }
     assert (original.residual.xreplace(swap) - renamed.residual).equals(0)
 
 
 @settings(max_examples=200, deadline=None)
-@given(st.text(max_size=80), st.dictionaries(st.text(max_size=8), st.text(max_size=8),
-                                             max_size=3))
-def test_any_used_text_and_map_give_findings_never_a_traceback(text: str,
-                                                               mapping: dict[str, Any]) -> None:
+@given(st.text(max_size=80), st.dictionaries(st.text(max_size=8), st.text(max_size=8), max_size=3))
+def test_any_used_text_and_map_give_findings_never_a_traceback(
+    text: str, mapping: dict[str, Any]
+) -> None:
     used = {"symbols": {"a": {"meaning": "a", "unit": "1"}}, "equations": {"e": {"expr": text}}}
-    user = {"symbols": {"a": {"meaning": "a", "unit": "1"}},
-            "equations": {"e": {"uses": "flops/read#e", "map": mapping}}}
+    user = {
+        "symbols": {"a": {"meaning": "a", "unit": "1"}},
+        "equations": {"e": {"uses": "flops/read#e", "map": mapping}},
+    }
     kb = KnowledgeBase("records")
     kb.add(Record("flops/read", "flop_class", "records/flops/read.yaml", used))
     kb.add(Record("flops/u", "flop_class", "records/flops/u.yaml", user))

@@ -17,8 +17,10 @@ SEED = "flops/sched-tensor-parallel-crossover"
 
 
 def _kb(root: Path, bandwidth: float = 3.35):
-    hardware = {**HARDWARE, "memory": {**HARDWARE["memory"],
-                                       "bandwidth": {"value": bandwidth, "unit": "TB/s"}}}
+    hardware = {
+        **HARDWARE,
+        "memory": {**HARDWARE["memory"], "bandwidth": {"value": bandwidth, "unit": "TB/s"}},
+    }
     data = flop(NUMERIC.replace("EXPECTED", "3318"))
     return knowledge_base(str(root), ("flops/x", data), ("hardware/gpu", hardware))
 
@@ -40,7 +42,9 @@ def test_second_run_with_nothing_changed_does_no_symbolic_work(
     assert [i.code for i in changed.results["flops/x"].issues] == ["EQ007"]
     fresh = engine.analyse(_kb(tmp_path, bandwidth=3.0), use_cache=False).results["flops/x"]
     assert (changed.results["flops/x"].items, changed.results["flops/x"].issues) == (
-        fresh.items, fresh.issues)
+        fresh.items,
+        fresh.issues,
+    )
 
 
 def test_a_corrupt_cache_is_a_miss(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -107,16 +111,23 @@ def test_changing_h100_bandwidth_fails_the_flop_class_naming_both_files(
     hardware = shipped_copy / "hardware" / "nvidia-h100-sxm.yaml"
     original = hardware.read_text(encoding="utf-8")
     assert "bandwidth: {value: 3350, unit: GB/s" in original
-    hardware.write_text(original.replace("bandwidth: {value: 3350, unit: GB/s",
-                                         "bandwidth: {value: 3000, unit: GB/s"), encoding="utf-8")
+    hardware.write_text(
+        original.replace(
+            "bandwidth: {value: 3350, unit: GB/s", "bandwidth: {value: 3000, unit: GB/s"
+        ),
+        encoding="utf-8",
+    )
     broken = run_kb(["validate", "--root", str(shipped_copy)], cwd=tmp_path)
     assert broken.returncode == 1, broken.stdout + broken.stderr
     lines = broken.stdout.splitlines()
-    claim_lines = [n for n, line in enumerate(lines)
-                   if "sched-tensor-parallel-crossover.yaml" in line and "EQ007" in line]
+    claim_lines = [
+        n
+        for n, line in enumerate(lines)
+        if "sched-tensor-parallel-crossover.yaml" in line and "EQ007" in line
+    ]
     assert claim_lines, broken.stdout
     block = []
-    for line in lines[claim_lines[0] + 1:]:
+    for line in lines[claim_lines[0] + 1 :]:
         if not line.startswith(" "):
             break
         block.append(line)
@@ -139,15 +150,36 @@ def test_every_item_of_the_seed_record_holds_and_every_seed_statement_is_an_erra
     states = {item.id: item.state for item in result.items}
     errata = {i for i, state in states.items() if state == "erratum"}
     assert errata == {c["id"] for c in kb.get(SEED).data["claims"] if "erratum" in c}
-    assert {"seed-b-star-nvlink-full", "seed-b-star-nvlink-single", "seed-b-star-pcie-4",
-            "seed-rs-ag-halves-b-star", "seed-fabric-not-model", "seed-tp-free",
-            "seed-no-measured-refutations", "seed-b-star-flat-in-n"} <= errata
-    assert {s for i, s in states.items() if i not in errata} <= {"consistent", "derived",
-                                                                "recomputed"}
-    for claim in ("b-star-tp2-alpha0", "b-star-tp4-alpha0", "b-star-tp8-alpha0", "b-star-tp8-alpha",
-                  "comm-compute-tp8", "degree-comm-equals-compute", "width-effect-7b-to-70b",
-                  "b-star-spread", "reduce-scatter-all-gather-effect", "nvswitch-effect",
-                  "ring-flat-in-n", "tp-crossover.8", "tp-crossover.9"):
+    assert {
+        "seed-b-star-nvlink-full",
+        "seed-b-star-nvlink-single",
+        "seed-b-star-pcie-4",
+        "seed-rs-ag-halves-b-star",
+        "seed-fabric-not-model",
+        "seed-tp-free",
+        "seed-no-measured-refutations",
+        "seed-b-star-flat-in-n",
+    } <= errata
+    assert {s for i, s in states.items() if i not in errata} <= {
+        "consistent",
+        "derived",
+        "recomputed",
+    }
+    for claim in (
+        "b-star-tp2-alpha0",
+        "b-star-tp4-alpha0",
+        "b-star-tp8-alpha0",
+        "b-star-tp8-alpha",
+        "comm-compute-tp8",
+        "degree-comm-equals-compute",
+        "width-effect-7b-to-70b",
+        "b-star-spread",
+        "reduce-scatter-all-gather-effect",
+        "nvswitch-effect",
+        "ring-flat-in-n",
+        "tp-crossover.8",
+        "tp-crossover.9",
+    ):
         assert states[claim] in ("recomputed", "derived"), claim
     full = next(i for i in result.items if i.id == "seed-b-star-nvlink-full")
     assert "computed 237.03198" in full.detail and "claimed 3318" in full.detail
@@ -158,10 +190,11 @@ def test_the_seed_figure_made_true_fails_as_an_erratum_no_longer_refuted(
 ) -> None:
     seed = shipped_copy / "flops" / "sched-tensor-parallel-crossover.yaml"
     original = seed.read_text(encoding="utf-8")
-    marker = "expect: {value: 3318, unit: \"1\", round: 1"
+    marker = 'expect: {value: 3318, unit: "1", round: 1'
     assert marker in original
-    seed.write_text(original.replace(marker, "expect: {value: 237, unit: \"1\", round: 1"),
-                    encoding="utf-8")
+    seed.write_text(
+        original.replace(marker, 'expect: {value: 237, unit: "1", round: 1'), encoding="utf-8"
+    )
     broken = run_kb(["validate", "--root", str(shipped_copy)], cwd=tmp_path)
     assert broken.returncode == 1, broken.stdout + broken.stderr
     assert "EQ017" in broken.stdout and "seed-b-star-nvlink-full" in broken.stdout, broken.stdout
@@ -171,9 +204,20 @@ def test_the_seed_figure_made_true_fails_as_an_erratum_no_longer_refuted(
 def test_calc_prints_the_trail_and_the_result(tmp_path: Path) -> None:
     from tests.conftest import SHIPPED_RECORDS
 
-    done = run_kb(["calc", SEED, "B_star", "--root", str(SHIPPED_RECORDS),
-                   "--set", "BW_hbm=hardware/nvidia-h200-sxm#memory.bandwidth",
-                   "--set", "BW_link=63 GB/s"], cwd=tmp_path)
+    done = run_kb(
+        [
+            "calc",
+            SEED,
+            "B_star",
+            "--root",
+            str(SHIPPED_RECORDS),
+            "--set",
+            "BW_hbm=hardware/nvidia-h200-sxm#memory.bandwidth",
+            "--set",
+            "BW_link=63 GB/s",
+        ],
+        cwd=tmp_path,
+    )
     assert done.returncode == 0, done.stderr
     assert "BW_hbm = 4.8 TB/s = 4800 GB/s" in done.stdout
     assert "P_layer = 202375168" in done.stdout
@@ -191,8 +235,9 @@ def test_calc_prints_the_trail_and_the_result(tmp_path: Path) -> None:
         (["no_such_equation"], "neither an equation nor a symbol"),
     ],
 )
-def test_calc_bad_input_exits_2_with_a_message(tmp_path: Path, args: list[str],
-                                               message: str) -> None:
+def test_calc_bad_input_exits_2_with_a_message(
+    tmp_path: Path, args: list[str], message: str
+) -> None:
     from tests.conftest import SHIPPED_RECORDS
 
     done = run_kb(["calc", SEED, *args, "--root", str(SHIPPED_RECORDS)], cwd=tmp_path)
@@ -222,8 +267,9 @@ def test_nested_budgets_keep_the_outer_deadline() -> None:
     assert time.perf_counter() - started < 1.5
 
 
-def test_forked_workers_give_the_same_results(tmp_path: Path,
-                                              monkeypatch: pytest.MonkeyPatch) -> None:
+def test_forked_workers_give_the_same_results(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """8 records in 6 families (a symbol's meaning differs): families go to the workers."""
     from kb.equations import shared
     from kb.equations.parallel import worker_count
@@ -246,25 +292,30 @@ def test_forked_workers_give_the_same_results(tmp_path: Path,
         assert engine.STATS["symbolic"] == before["symbolic"] + 8
         # built here in one process, in the workers (not counted here) with two
         assert engine.STATS["built_systems"] - before["built_systems"] == (
-            6 if workers == "1" else 0)
+            6 if workers == "1" else 0
+        )
         results[workers] = {rid: (r.items, r.issues) for rid, r in analysis.results.items()}
     assert results["1"] == results["2"]
     assert [i.code for i in results["2"]["flops/x1"][1]] == ["EQ007"]
     assert results["2"]["flops/x0"][1] == []
 
 
-def test_few_families_are_checked_in_process(tmp_path: Path,
-                                             monkeypatch: pytest.MonkeyPatch) -> None:
+def test_few_families_are_checked_in_process(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """7 records of one family: no fork (it cost more than it saved for cheap records)."""
     from kb.equations import shared
 
     monkeypatch.setenv("KB_EQ_WORKERS", "2")
     shared.clear()
-    records = [(f"flops/x{i}", {**flop(NUMERIC.replace("EXPECTED", "3318")), "id": f"flops/x{i}"})
-               for i in range(7)]
+    records = [
+        (f"flops/x{i}", {**flop(NUMERIC.replace("EXPECTED", "3318")), "id": f"flops/x{i}"})
+        for i in range(7)
+    ]
     before = engine.STATS["built_systems"]
-    engine.analyse(knowledge_base(str(tmp_path), *records, ("hardware/gpu", HARDWARE)),
-                   use_cache=False)
+    engine.analyse(
+        knowledge_base(str(tmp_path), *records, ("hardware/gpu", HARDWARE)), use_cache=False
+    )
     assert engine.STATS["built_systems"] == before + 1  # counted here: this process built it
 
 
@@ -283,8 +334,17 @@ def test_a_warm_run_does_not_even_import_sympy(tmp_path: Path) -> None:
         "print(engine.STATS['symbolic'], 'sympy' in sys.modules)\n"
     )
     env = {**__import__("os").environ, "KB_CACHE_DIR": str(tmp_path / "cache")}
-    runs = [subprocess.run([sys.executable, "-c", script], env=env, capture_output=True,
-                           text=True, check=True, timeout=300).stdout.split() for _ in range(2)]
+    runs = [
+        subprocess.run(
+            [sys.executable, "-c", script],
+            env=env,
+            capture_output=True,
+            text=True,
+            check=True,
+            timeout=300,
+        ).stdout.split()
+        for _ in range(2)
+    ]
     assert int(runs[0][0]) > 0  # cold: records checked (SymPy loaded here or in workers)
     assert runs[1] == ["0", "False"]
 
@@ -299,6 +359,7 @@ def test_the_states_and_new_fields_come_out_of_a_cached_run_too(
     assert engine.STATS["cached"] == cached_before + 1  # served from the cache
     assert cached == fresh
     assert [(i.section, i.kind, i.state) for i in cached] == [
-        ("equation", "", "consistent"), ("equation", "", "consistent"),
-        ("claim", "numeric", "recomputed")]
-
+        ("equation", "", "consistent"),
+        ("equation", "", "consistent"),
+        ("claim", "numeric", "recomputed"),
+    ]

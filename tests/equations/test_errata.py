@@ -24,16 +24,26 @@ def _kb(claims: str) -> Any:
 
 
 def _claim_items(kb: Any) -> list[Any]:
-    return [i for i in engine.analyse(kb, use_cache=False).results["flops/x"].items
-            if i.section == "claim"]
+    return [
+        i
+        for i in engine.analyse(kb, use_cache=False).results["flops/x"].items
+        if i.section == "claim"
+    ]
 
 
 def _numeric(expected: float, erratum: bool) -> str:
-    claim = {"id": "b-star", "kind": "numeric", "of": "b_star",
-             "bind": {"P_layer": {"value": 202375168, "unit": "1"},
-                      "d": {"value": 4096, "unit": "1"}, "BW_link": {"value": 450, "unit": "GB/s"},
-                      "BW_hbm": "hardware/gpu#memory.bandwidth"},
-             "expect": {"value": expected, "unit": "1", "round": 1}}
+    claim = {
+        "id": "b-star",
+        "kind": "numeric",
+        "of": "b_star",
+        "bind": {
+            "P_layer": {"value": 202375168, "unit": "1"},
+            "d": {"value": 4096, "unit": "1"},
+            "BW_link": {"value": 450, "unit": "GB/s"},
+            "BW_hbm": "hardware/gpu#memory.bandwidth",
+        },
+        "expect": {"value": expected, "unit": "1", "round": 1},
+    }
     if erratum:
         claim["erratum"] = ERRATUM
     return yaml.safe_dump({"claims": [claim]})
@@ -42,14 +52,26 @@ def _numeric(expected: float, erratum: bool) -> str:
 @pytest.mark.parametrize(
     ("claim", "state", "codes"),
     [
-        ('{id: e, kind: effect, of: b_star, change: {d: "d/2"}, factor: 0.5, erratum: ERR}',
-         "erratum", []),
-        ('{id: e, kind: effect, of: b_star, change: {d: "d/2"}, factor: 2, erratum: ERR}',
-         "recomputed", ["EQ017"]),
-        ("{id: s, kind: scaling, of: b_star, var: d, law: proportional, erratum: ERR}",
-         "erratum", []),
-        ("{id: s, kind: scaling, of: b_star, var: d, law: inverse, erratum: ERR}",
-         "recomputed", ["EQ017"]),
+        (
+            '{id: e, kind: effect, of: b_star, change: {d: "d/2"}, factor: 0.5, erratum: ERR}',
+            "erratum",
+            [],
+        ),
+        (
+            '{id: e, kind: effect, of: b_star, change: {d: "d/2"}, factor: 2, erratum: ERR}',
+            "recomputed",
+            ["EQ017"],
+        ),
+        (
+            "{id: s, kind: scaling, of: b_star, var: d, law: proportional, erratum: ERR}",
+            "erratum",
+            [],
+        ),
+        (
+            "{id: s, kind: scaling, of: b_star, var: d, law: inverse, erratum: ERR}",
+            "recomputed",
+            ["EQ017"],
+        ),
     ],
 )
 def test_effect_and_scaling_errata(claim: str, state: str, codes: list[str]) -> None:
@@ -69,8 +91,7 @@ def test_an_erratum_item_says_what_the_source_says_and_what_kb_computes() -> Non
 
 @settings(max_examples=30, deadline=None)
 @given(expected=st.integers(3300, 3340), erratum=st.booleans())
-def test_an_erratum_is_the_claim_turned_around_on_both_paths(expected: int,
-                                                             erratum: bool) -> None:
+def test_an_erratum_is_the_claim_turned_around_on_both_paths(expected: int, erratum: bool) -> None:
     kb = _kb(_numeric(expected, erratum))
     record = kb.records["flops/x"]
     resolver = lambda spec: engine.resolve(kb, spec)  # noqa: E731

@@ -12,7 +12,7 @@ from kb.equations.numtext import n_format, n_text, number_text
 
 FRACTIONS = st.builds(
     Fraction,
-    st.one_of(st.integers(-10**40, 10**40), st.integers(-1000, 1000), st.just(0)),
+    st.one_of(st.integers(-(10**40), 10**40), st.integers(-1000, 1000), st.just(0)),
     st.one_of(st.integers(1, 10**40), st.sampled_from([1, 3, 7, 10**6, 10**30])),
 )
 

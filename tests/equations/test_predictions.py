@@ -42,9 +42,17 @@ claims:
 
 
 def _receipt(latency: Any = 42, unit: str = "us") -> dict[str, Any]:
-    return {"kind": "receipt", "id": "receipts/ar", "results": [
-        {"gpus": 8, "message_size": {"value": 1, "unit": "MiB"},
-         "latency": {"value": latency, "unit": unit}}]}
+    return {
+        "kind": "receipt",
+        "id": "receipts/ar",
+        "results": [
+            {
+                "gpus": 8,
+                "message_size": {"value": 1, "unit": "MiB"},
+                "latency": {"value": latency, "unit": unit},
+            }
+        ],
+    }
 
 
 def _kb(latency: Any = 42, unit: str = "us", extra: str = "", **claim: Any) -> KnowledgeBase:
@@ -68,8 +76,9 @@ def test_within_the_band_is_validated() -> None:
     assert (item.kind, item.state) == ("prediction", "validated")
     assert (item.computed, item.claimed) == ("38.35 us", "42.00 us")  # predicted, measured
     assert (item.error, item.band, item.receipt) == ("-8.7%", "\u00b125%", "receipts/ar")
-    assert item.detail == ("predicted 38.35 us, measured 42.00 us (receipts/ar), error -8.7% "
-                           "within the band \u00b125%")
+    assert item.detail == (
+        "predicted 38.35 us, measured 42.00 us (receipts/ar), error -8.7% within the band \u00b125%"
+    )
     assert result.issues == []
 
 
@@ -122,10 +131,12 @@ def test_the_plan_path_gives_exactly_the_symbolic_result() -> None:
 
 
 @settings(max_examples=40, deadline=None)
-@given(latency=st.integers(1, 10**6), band=st.sampled_from([0, 0.01, 0.1, 0.25, 1, 10]),
-       limited=st.booleans())
-def test_the_state_follows_the_band_on_both_paths(latency: int, band: float,
-                                                  limited: bool) -> None:
+@given(
+    latency=st.integers(1, 10**6),
+    band=st.sampled_from([0, 0.01, 0.1, 0.25, 1, 10]),
+    limited=st.booleans(),
+)
+def test_the_state_follows_the_band_on_both_paths(latency: int, band: float, limited: bool) -> None:
     extra = {"limitation": {"reason": "stated"}} if limited else {}
     kb = _kb(latency=latency / 1000, band={"rel": band}, **extra)
     record = kb.records["flops/ring"]
@@ -139,13 +150,13 @@ def test_the_state_follows_the_band_on_both_paths(latency: int, band: float,
     predicted = Fraction(20) + Fraction(2 * 7, 8) * Fraction(2**20) / Fraction(10**11) * 10**6
     error = abs(predicted - Fraction(latency, 1000)) / Fraction(latency, 1000)
     inside = error <= Fraction(str(band))
-    assert item.state == ("validated" if inside else "limitation" if limited
-                          else "contradicted")
+    assert item.state == ("validated" if inside else "limitation" if limited else "contradicted")
     assert [i.code for i in symbolic.issues] == ([] if inside or limited else ["EQ018"])
 
 
-def test_a_changed_measurement_changes_the_cache_key(tmp_path: Any,
-                                                     monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_changed_measurement_changes_the_cache_key(
+    tmp_path: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
     monkeypatch.setenv("KB_CACHE_DIR", str(tmp_path / "cache"))
     kb = _kb()
     assert engine.analyse(kb).results["flops/ring"].issues == []
@@ -156,17 +167,30 @@ def test_a_changed_measurement_changes_the_cache_key(tmp_path: Any,
 def _schema_errors(claim: dict[str, Any], **top: Any) -> list[str]:
     from kb.schema import validator
 
-    record = {"kind": "flop_class", "id": "flops/ring", "title": "t", "version": 1,
-              "status": "draft", "text": "t",
-              "history": [{"version": 1, "date": "2026-11-30", "change": "c"}],
-              "claims": [claim], **top}
+    record = {
+        "kind": "flop_class",
+        "id": "flops/ring",
+        "title": "t",
+        "version": 1,
+        "status": "draft",
+        "text": "t",
+        "history": [{"version": 1, "date": "2026-11-30", "change": "c"}],
+        "claims": [claim],
+        **top,
+    }
     checker = validator("flop_class")
     assert checker is not None
     return [error.message for error in checker.iter_errors(record)]
 
 
-PREDICTION = {"id": "p", "kind": "prediction", "of": "t_ring", "bind": {},
-              "measured": "receipts/ar#results.0.latency", "band": {"rel": 0.25}}
+PREDICTION = {
+    "id": "p",
+    "kind": "prediction",
+    "of": "t_ring",
+    "bind": {},
+    "measured": "receipts/ar#results.0.latency",
+    "band": {"rel": 0.25},
+}
 
 
 @pytest.mark.parametrize(
@@ -181,11 +205,22 @@ PREDICTION = {"id": "p", "kind": "prediction", "of": "t_ring", "bind": {},
         ({**PREDICTION, "expect": {"value": 1}}, {}, False),
         ({**PREDICTION, "erratum": {"source": "sources/doc", "reason": "r"}}, {}, False),
         ({**PREDICTION, "limitation": {}}, {}, False),
-        ({"id": "n", "kind": "numeric", "of": "t", "bind": {}, "expect": {"value": 1},
-          "measured": "receipts/ar#results.0.latency"}, {}, False),
+        (
+            {
+                "id": "n",
+                "kind": "numeric",
+                "of": "t",
+                "bind": {},
+                "expect": {"value": 1},
+                "measured": "receipts/ar#results.0.latency",
+            },
+            {},
+            False,
+        ),
         (PREDICTION, {"calibration": "receipts/x"}, False),
     ],
 )
-def test_the_schema_holds_predictions_to_their_shape(claim: dict[str, Any], top: dict[str, Any],
-                                                      ok: bool) -> None:
+def test_the_schema_holds_predictions_to_their_shape(
+    claim: dict[str, Any], top: dict[str, Any], ok: bool
+) -> None:
     assert (_schema_errors(claim, **top) == []) is ok

@@ -62,9 +62,19 @@ def test_shipped_records_shared_path_equals_fresh_runs() -> None:
 
 
 def test_generated_corpus_shared_path_equals_fresh_runs(tmp_path: Path) -> None:
-    subprocess.run([sys.executable, str(REPO / "bench" / "make_corpus.py"), "--n", "300",
-                    "--out", str(tmp_path / "corpus")], check=True, capture_output=True,
-                   timeout=300)
+    subprocess.run(
+        [
+            sys.executable,
+            str(REPO / "bench" / "make_corpus.py"),
+            "--n",
+            "300",
+            "--out",
+            str(tmp_path / "corpus"),
+        ],
+        check=True,
+        capture_output=True,
+        timeout=300,
+    )
     kb, _ = load_knowledge_base(tmp_path / "corpus" / "records")
     again, _ = load_knowledge_base(tmp_path / "corpus" / "records")
     built = engine.STATS["built_systems"]
@@ -96,18 +106,27 @@ claims:
 """
 # (bound field, expected value, factor): recomputed, refuted, a missing field, a wrong unit,
 # a zero (division by zero: the compiled tree cannot answer, the symbolic path words it)
-FAMILY = [("memory.bandwidth", 3318, 7.4), ("memory.bandwidth", 1000, 2),
-          ("memory.nothing", 3318, 7.4), ("memory.capacity", 3318, 7.4),
-          ("memory.zero", 3318, 7.4), ("memory.bandwidth", 3318, 7.4)]
+FAMILY = [
+    ("memory.bandwidth", 3318, 7.4),
+    ("memory.bandwidth", 1000, 2),
+    ("memory.nothing", 3318, 7.4),
+    ("memory.capacity", 3318, 7.4),
+    ("memory.zero", 3318, 7.4),
+    ("memory.bandwidth", 3318, 7.4),
+]
 
 
 def _family() -> KnowledgeBase:
     hardware = {**HARDWARE, "memory": {**HARDWARE["memory"], "zero": {"value": 0, "unit": "TB/s"}}}
     records: list[tuple[str, dict[str, Any]]] = [("hardware/gpu", hardware)]
     for index, (field, expected, factor) in enumerate(FAMILY):
-        text = (CLAIMS.replace("ID", f"c{index}").replace("TEXT", f"about {expected}")
-                .replace("HBM", f"hardware/gpu#{field}").replace("EXPECTED", str(expected))
-                .replace("FACTOR", str(factor)))
+        text = (
+            CLAIMS.replace("ID", f"c{index}")
+            .replace("TEXT", f"about {expected}")
+            .replace("HBM", f"hardware/gpu#{field}")
+            .replace("EXPECTED", str(expected))
+            .replace("FACTOR", str(factor))
+        )
         data = yaml.safe_load(SYMBOLS + text)
         data.update({"kind": "flop_class", "id": f"flops/x{index}"})
         records.append((f"flops/x{index}", data))
@@ -121,8 +140,10 @@ def test_records_sharing_their_maths_build_it_once() -> None:
     assert built["symbolic"] == len(FAMILY)  # every record checked, not from a cache
     assert built["built_systems"] == 1
     assert built["built_claims"] == 4  # numeric, effect and both scaling claims, once each
-    states = [[i.state for i in results[f"flops/x{n}"].items if i.section == "claim"]
-              for n in range(len(FAMILY))]
+    states = [
+        [i.state for i in results[f"flops/x{n}"].items if i.section == "claim"]
+        for n in range(len(FAMILY))
+    ]
     assert states[0] == ["recomputed", "recomputed", "recomputed", "refuted"]
     assert states[1][:2] == ["refuted", "refuted"]
     assert states[2][:2] == states[3][:2] == ["invalid", "invalid"]

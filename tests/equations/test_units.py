@@ -48,8 +48,15 @@ def test_units_parse_exactly(text: str, factor: Fraction | int, dims: str) -> No
 
 @pytest.mark.parametrize(
     ("text", "hint"),
-    [("Gb", "Gbit"), ("b", "bit"), ("GBps", "GB/s"), ("Gbps", "Gbit/s"), ("mB", "MB"),
-     ("KB", "KiB"), ("TFLOPS", "TFLOP/s")],
+    [
+        ("Gb", "Gbit"),
+        ("b", "bit"),
+        ("GBps", "GB/s"),
+        ("Gbps", "Gbit/s"),
+        ("mB", "MB"),
+        ("KB", "KiB"),
+        ("TFLOPS", "TFLOP/s"),
+    ],
 )
 def test_ambiguous_spellings_are_refused_with_a_hint(text: str, hint: str) -> None:
     with pytest.raises(UnitError) as caught:
@@ -85,13 +92,33 @@ def test_dimension_checker_strict_rules() -> None:
     assert dims_of(tree("P**(1/2)"), table) == make_dims({"B": Fraction(1, 2)})
 
 
-UNIT_NAMES = ["B", "kB", "GB", "GiB", "bit", "Gbit", "s", "ms", "us", "ns", "FLOP", "TFLOP", "W",
-              "J", "USD", "h", "1"]
+UNIT_NAMES = [
+    "B",
+    "kB",
+    "GB",
+    "GiB",
+    "bit",
+    "Gbit",
+    "s",
+    "ms",
+    "us",
+    "ns",
+    "FLOP",
+    "TFLOP",
+    "W",
+    "J",
+    "USD",
+    "h",
+    "1",
+]
 
 
 @settings(max_examples=200, deadline=None)
-@given(st.lists(st.tuples(st.sampled_from(UNIT_NAMES), st.sampled_from(["*", "/"])),
-                min_size=1, max_size=5))
+@given(
+    st.lists(
+        st.tuples(st.sampled_from(UNIT_NAMES), st.sampled_from(["*", "/"])), min_size=1, max_size=5
+    )
+)
 def test_dimension_checker_agrees_with_unit_conversion(terms: list[tuple[str, str]]) -> None:
     symbols = {f"x{i}": parse_unit(unit).dims for i, (unit, _) in enumerate(terms)}
     expression = "1"

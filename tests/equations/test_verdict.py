@@ -9,26 +9,47 @@ from kb.equations.verdict import erratum_text, has_verdict, record_verdict, stat
 
 
 def _claim(state: str, kind: str = "numeric", **extra: str) -> Item:
-    return Item("claim", f"c-{state}", "/claims/0", state, extra.pop("detail", ""),
-                kind=kind, **extra)
+    return Item(
+        "claim", f"c-{state}", "/claims/0", state, extra.pop("detail", ""), kind=kind, **extra
+    )
 
 
 @pytest.mark.parametrize(
     ("states", "data", "text", "tone"),
     [
         ([], {}, "not validated", "none"),
-        ([], {"unvalidated": "no receipt measures it yet"},
-         "not validated: no receipt measures it yet", "none"),
-        (["recomputed", "validated", "validated"], {}, "validated against 2 measurements",
-         "validated"),
+        (
+            [],
+            {"unvalidated": "no receipt measures it yet"},
+            "not validated: no receipt measures it yet",
+            "none",
+        ),
+        (
+            ["recomputed", "validated", "validated"],
+            {},
+            "validated against 2 measurements",
+            "validated",
+        ),
         (["contradicted"], {}, "contradicted by 1 measurement", "contradicted"),
-        (["limitation", "validated"], {},
-         "contradicted by 1 measurement (1 a stated limitation); validated against 1 measurement",
-         "validated"),
-        (["erratum", "erratum", "recomputed"], {"unvalidated": "why"},
-         "not validated: why; carries 2 errata", "erratum"),
-        (["erratum", "validated"], {}, "validated against 1 measurement; carries 1 erratum",
-         "erratum"),
+        (
+            ["limitation", "validated"],
+            {},
+            "contradicted by 1 measurement (1 a stated limitation); "
+            "validated against 1 measurement",
+            "validated",
+        ),
+        (
+            ["erratum", "erratum", "recomputed"],
+            {"unvalidated": "why"},
+            "not validated: why; carries 2 errata",
+            "erratum",
+        ),
+        (
+            ["erratum", "validated"],
+            {},
+            "validated against 1 measurement; carries 1 erratum",
+            "erratum",
+        ),
         (["refuted"], {}, "not validated; 1 claim refuted", "contradicted"),
     ],
 )
@@ -45,7 +66,8 @@ def test_the_verdict_counts_predictions_and_errata(
 
 def test_unverified_carries_its_reason_and_an_erratum_says_both_values() -> None:
     assert state_text(_claim("unverified", detail="depends on the regime")) == (
-        "unverified (depends on the regime)")
+        "unverified (depends on the regime)"
+    )
     assert state_text(_claim("recomputed", detail="computed 3")) == "recomputed"
     erratum = _claim("erratum", claimed="3318", computed="237.02")
     assert erratum_text(erratum) == "the source says 3318; kb computes 237.02"

@@ -22,14 +22,25 @@ import pytest
 from tests.conftest import REPO, SHIPPED_RECORDS
 
 # Only what a user's shell would have: no PYTHONPATH pointing into the checkout.
-CLEAN_ENV = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "KB_SCHEMAS",
-                                                             "KB_CACHE_DIR", "VIRTUAL_ENV")}
+CLEAN_ENV = {
+    k: v
+    for k, v in os.environ.items()
+    if k not in ("PYTHONPATH", "KB_SCHEMAS", "KB_CACHE_DIR", "VIRTUAL_ENV")
+}
 
 
-def run(cmd: Sequence[str], cwd: Path, timeout: float = 600,
-        env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(list(cmd), cwd=cwd, env={**CLEAN_ENV, **(env or {})},
-                          capture_output=True, text=True, timeout=timeout, check=False)
+def run(
+    cmd: Sequence[str], cwd: Path, timeout: float = 600, env: dict[str, str] | None = None
+) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        list(cmd),
+        cwd=cwd,
+        env={**CLEAN_ENV, **(env or {})},
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        check=False,
+    )
 
 
 def package_tree(target: Path) -> Path:
@@ -37,8 +48,11 @@ def package_tree(target: Path) -> Path:
     target.mkdir(parents=True)
     for name in ("pyproject.toml", "README.md", "LICENSE", ".pre-commit-hooks.yaml"):
         shutil.copy2(REPO / name, target / name)
-    shutil.copytree(REPO / "kb", target / "kb",
-                    ignore=shutil.ignore_patterns("__pycache__", "*.pyc", ".kb-cache"))
+    shutil.copytree(
+        REPO / "kb",
+        target / "kb",
+        ignore=shutil.ignore_patterns("__pycache__", "*.pyc", ".kb-cache"),
+    )
     return target
 
 
@@ -46,8 +60,10 @@ def package_tree(target: Path) -> Path:
 def wheel(tmp_path_factory: pytest.TempPathFactory) -> Path:
     source = package_tree(tmp_path_factory.mktemp("src") / "kb-src")
     out = tmp_path_factory.mktemp("wheel")
-    done = run([sys.executable, "-m", "pip", "wheel", "--no-deps", "-q", "-w", str(out),
-                str(source)], cwd=out)
+    done = run(
+        [sys.executable, "-m", "pip", "wheel", "--no-deps", "-q", "-w", str(out), str(source)],
+        cwd=out,
+    )
     assert done.returncode == 0, done.stderr
     (built,) = out.glob("*.whl")
     assert "Deprecat" not in done.stderr, done.stderr  # no setuptools deprecation warnings
@@ -59,8 +75,7 @@ def installed(wheel: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
     """The bin/ folder of a fresh venv with the wheel and its dependencies installed."""
     home = tmp_path_factory.mktemp("venv") / "env"
     venv.EnvBuilder(with_pip=True).create(home)
-    done = run([str(home / "bin" / "python"), "-m", "pip", "install", "-q", str(wheel)],
-               cwd=home)
+    done = run([str(home / "bin" / "python"), "-m", "pip", "install", "-q", str(wheel)], cwd=home)
     assert done.returncode == 0, done.stderr
     return home / "bin"
 
@@ -92,5 +107,7 @@ def break_three_ways(records: Path) -> dict[str, tuple[str, int]]:
     receipt = records / "receipts/azure-nd-h100-v5-hbm-bandwidth.yaml"
     dangling = edit(receipt, r"^source: sources/\S+$", "source: sources/no-such-document")
     edit(h100, r"^(  bandwidth: \{value: )3350\b", r"\g<1>2000")
-    return {"SC": ("records/hardware/nvidia-h100-sxm.yaml", vendor),
-            "RF": ("records/receipts/azure-nd-h100-v5-hbm-bandwidth.yaml", dangling)}
+    return {
+        "SC": ("records/hardware/nvidia-h100-sxm.yaml", vendor),
+        "RF": ("records/receipts/azure-nd-h100-v5-hbm-bandwidth.yaml", dangling),
+    }

@@ -43,8 +43,17 @@ def test_the_action_passes_a_clean_tree(installed: Path, outside: Path) -> None:
 def test_a_site_published_under_a_url_gives_its_schemas_ids_there(
     installed: Path, outside: Path
 ) -> None:
-    done = run([str(installed / "kb"), "build", "--out", "public", "--site-url",
-                "https://example.org/kb/"], cwd=outside)
+    done = run(
+        [
+            str(installed / "kb"),
+            "build",
+            "--out",
+            "public",
+            "--site-url",
+            "https://example.org/kb/",
+        ],
+        cwd=outside,
+    )
     assert done.returncode == 0, done.stderr
     text = (outside / "public/schemas/accelerator.schema.json").read_text(encoding="utf-8")
     assert '"$id": "https://example.org/kb/schemas/accelerator.schema.json"' in text

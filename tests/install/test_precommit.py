@@ -55,8 +55,13 @@ def records_repo(tmp_path: Path, hook_repo: Path, pre_commit_home: Path) -> Path
 
 
 def commit_run(repo: Path, home: Path, *args: str):  # type: ignore[no-untyped-def]
-    env = {"PRE_COMMIT_HOME": str(home), "GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@x.invalid",
-           "GIT_COMMITTER_NAME": "t", "GIT_COMMITTER_EMAIL": "t@x.invalid"}
+    env = {
+        "PRE_COMMIT_HOME": str(home),
+        "GIT_AUTHOR_NAME": "t",
+        "GIT_AUTHOR_EMAIL": "t@x.invalid",
+        "GIT_COMMITTER_NAME": "t",
+        "GIT_COMMITTER_EMAIL": "t@x.invalid",
+    }
     if args and args[0] == "install":
         return run(["pre-commit", "install"], cwd=repo, env=env)
     return run(["git", *args], cwd=repo, env=env, timeout=900)
@@ -115,7 +120,9 @@ def test_a_good_commit_passes_and_leaves_nothing_behind(
     (records_repo / path).write_text(
         "kind: source\nid: sources/team-notes\ntitle: Team notes\nversion: 1\nstatus: draft\n"
         'history:\n  - {version: 1, date: "2026-12-01", change: First encoding.}\n'
-        "publisher: The team\nsource_type: documentation\n", encoding="utf-8")
+        "publisher: The team\nsource_type: documentation\n",
+        encoding="utf-8",
+    )
     git(records_repo, "add", path)
     done = commit_run(records_repo, pre_commit_home, "commit", "-m", "notes")
     assert done.returncode == 0, done.stdout + done.stderr
@@ -127,8 +134,9 @@ def test_with_base_head_a_change_without_a_version_bump_is_blocked(
     records_repo: Path, pre_commit_home: Path
 ) -> None:
     config = records_repo / ".pre-commit-config.yaml"
-    config.write_text(config.read_text(encoding="utf-8")
-                      + "        args: [--base, HEAD]\n", encoding="utf-8")
+    config.write_text(
+        config.read_text(encoding="utf-8") + "        args: [--base, HEAD]\n", encoding="utf-8"
+    )
     git(records_repo, "commit", "-q", "--no-verify", "-am", "check versions against HEAD")
     path = "records/sources/azure-nd-h100-v5-results.yaml"
     edit(records_repo / path, r'^title: "(.*)"$', r'title: "\1 (retitled)"')

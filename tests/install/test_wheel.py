@@ -31,8 +31,9 @@ def test_schema_reference_and_equation_errors_are_found(installed: Path, outside
     located = {(f["code"][:2], f["path"], f["line"]) for f in findings}
     for family, (path, line) in where.items():
         assert any(c == family and p == path and ln == line for c, p, ln in located), family
-    refuted = [f for f in findings if f["code"].startswith("EQ")
-               and f["path"].startswith("records/flops/")]
+    refuted = [
+        f for f in findings if f["code"].startswith("EQ") and f["path"].startswith("records/flops/")
+    ]
     assert len({f["path"] for f in refuted}) >= 3  # the HBM edit refutes claims elsewhere
     assert all(f["line"] > 0 for f in refuted)
 
@@ -41,11 +42,20 @@ def test_the_wheel_reports_exactly_what_the_checkout_reports(
     installed: Path, outside: Path, tmp_path: Path
 ) -> None:
     break_three_ways(outside / "records")
-    wheel = kb(installed, outside, "validate", "--full", "--format", "json",
-               KB_CACHE_DIR=str(tmp_path / "wheel-cache"))
-    checkout = run([sys.executable, "-m", "kb", "validate", "--full", "--format", "json"],
-                   cwd=outside, env={"PYTHONPATH": str(REPO),
-                                     "KB_CACHE_DIR": str(tmp_path / "checkout-cache")})
+    wheel = kb(
+        installed,
+        outside,
+        "validate",
+        "--full",
+        "--format",
+        "json",
+        KB_CACHE_DIR=str(tmp_path / "wheel-cache"),
+    )
+    checkout = run(
+        [sys.executable, "-m", "kb", "validate", "--full", "--format", "json"],
+        cwd=outside,
+        env={"PYTHONPATH": str(REPO), "KB_CACHE_DIR": str(tmp_path / "checkout-cache")},
+    )
     assert checkout.returncode == wheel.returncode == 1, checkout.stderr + wheel.stderr
     assert json.loads(wheel.stdout) == json.loads(checkout.stdout)
 
@@ -57,14 +67,19 @@ def test_the_commands_work_from_the_wheel(installed: Path, outside: Path) -> Non
     (outside / "records/sources/my-notes.yaml").unlink()
     built = kb(installed, outside, "build", "--out", "site")
     assert built.returncode == 0, built.stderr
-    for page in ("index.html", "static/style.css", "methodology.html",
-                 "schemas/flop_class.schema.json"):
+    for page in (
+        "index.html",
+        "static/style.css",
+        "methodology.html",
+        "schemas/flop_class.schema.json",
+    ):
         assert (outside / "site" / page).is_file(), page
     assert "Compute-placement tax" in (outside / "site/methodology.html").read_text()
     calc = kb(installed, outside, "calc", "flops/prefill-gemm-ridge")
     assert calc.returncode == 0 and calc.stdout.strip(), calc.stderr
-    ledger = kb(installed, outside, "ledger",
-                "placements/llama-3.1-405b-one-h200-node-vs-two-h100-nodes")
+    ledger = kb(
+        installed, outside, "ledger", "placements/llama-3.1-405b-one-h200-node-vs-two-h100-nodes"
+    )
     assert ledger.returncode == 0 and "feasib" in ledger.stdout.lower(), ledger.stderr
     show = kb(installed, outside, "show", "hardware/nvidia-h100-sxm")
     assert show.returncode == 0 and "nvidia-h100-sxm" in show.stdout, show.stderr

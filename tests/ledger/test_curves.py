@@ -21,17 +21,28 @@ ROOT = Path(__file__).resolve().parents[2] / "records"
 
 
 def receipt(rows: list[dict], rid: str = "receipts/r") -> Record:
-    return Record(rid, "receipt", f"records/{rid}.yaml",
-                  {"interconnect": LINK, "pattern": "all-reduce", "results": rows})
+    return Record(
+        rid,
+        "receipt",
+        f"records/{rid}.yaml",
+        {"interconnect": LINK, "pattern": "all-reduce", "results": rows},
+    )
 
 
 def row(size_kib: int, us: float, gpus: int = 8, **extra: object) -> dict:
-    return {"gpus": gpus, "message_size": q(size_kib, "KiB", "measured"),
-            "latency": q(us, "us", "measured"), **extra}
+    return {
+        "gpus": gpus,
+        "message_size": q(size_kib, "KiB", "measured"),
+        "latency": q(us, "us", "measured"),
+        **extra,
+    }
 
 
-NVLS = [row(8, 27, algorithm="nvls"), row(512, 43, algorithm="nvls"),
-        row(1024, 42, algorithm="nvls")]
+NVLS = [
+    row(8, 27, algorithm="nvls"),
+    row(512, 43, algorithm="nvls"),
+    row(1024, 42, algorithm="nvls"),
+]
 
 
 def when(algorithm: str | None = "nvls", ranks: int = 8) -> Conditions:
@@ -41,8 +52,9 @@ def when(algorithm: str | None = "nvls", ranks: int = 8) -> Conditions:
 def test_a_row_of_the_size_prices_it_exactly() -> None:
     measured, how = priced_by_receipts([receipt(NVLS)], LINK, Fraction(512 * 1024), when())
     assert measured is not None and measured.pricing.time == Fraction(43, 10**6)
-    assert measured.bandwidth.value == bus_factor("all-reduce", 8) * 512 * 1024 / \
-        Fraction(43, 10**6)
+    assert measured.bandwidth.value == bus_factor("all-reduce", 8) * 512 * 1024 / Fraction(
+        43, 10**6
+    )
     assert "row 1" in how
 
 
@@ -61,8 +73,9 @@ def test_outside_the_measured_range_nothing_is_extrapolated() -> None:
 
 def test_rows_of_another_algorithm_never_price_a_transfer() -> None:
     for algorithm in ("custom", "ring", None):
-        measured, _ = priced_by_receipts([receipt(NVLS)], LINK, Fraction(512 * 1024),
-                                         when(algorithm))
+        measured, _ = priced_by_receipts(
+            [receipt(NVLS)], LINK, Fraction(512 * 1024), when(algorithm)
+        )
         assert measured is None
     mixed = receipt([row(8, 27, algorithm="nvls"), row(1024, 10, algorithm="custom")])
     measured, _ = priced_by_receipts([mixed], LINK, Fraction(512 * 1024), when())
@@ -70,52 +83,67 @@ def test_rows_of_another_algorithm_never_price_a_transfer() -> None:
 
 
 def test_rank_count_and_cuda_graphs_split_curves() -> None:
-    rows = [row(8, 5, gpus=4, algorithm="custom", cuda_graphs=False),
-            row(1024, 30, gpus=4, algorithm="custom", cuda_graphs=False),
-            row(1024, 20, gpus=4, algorithm="custom", cuda_graphs=True)]
+    rows = [
+        row(8, 5, gpus=4, algorithm="custom", cuda_graphs=False),
+        row(1024, 30, gpus=4, algorithm="custom", cuda_graphs=False),
+        row(1024, 20, gpus=4, algorithm="custom", cuda_graphs=True),
+    ]
     on = Conditions("all-reduce", 4, algorithm="custom", cuda_graphs=True)
     assert priced_by_receipts([receipt(rows)], LINK, Fraction(512 * 1024), on)[0] is None
     off = Conditions("all-reduce", 4, algorithm="custom", cuda_graphs=False)
     measured, _ = priced_by_receipts([receipt(rows)], LINK, Fraction(512 * 1024), off)
     assert measured is not None
-    assert priced_by_receipts([receipt(rows)], LINK, Fraction(512 * 1024),
-                              when("custom", 8))[0] is None
+    assert (
+        priced_by_receipts([receipt(rows)], LINK, Fraction(512 * 1024), when("custom", 8))[0]
+        is None
+    )
 
 
 def test_a_curve_with_two_times_at_one_size_is_not_used() -> None:
-    rows = [row(8, 6, algorithm="custom"), row(8, 10, algorithm="custom"),
-            row(1024, 34, algorithm="custom")]
+    rows = [
+        row(8, 6, algorithm="custom"),
+        row(8, 10, algorithm="custom"),
+        row(1024, 34, algorithm="custom"),
+    ]
     assert curves(receipt(rows), lambda g: Fraction(7, 4)) == {}
 
 
 def test_bandwidth_rows_become_times_by_the_nccl_tests_factor() -> None:
-    rows = [{"gpus": 8, "algorithm": "nvls", "message_size": q(1, "MiB", "measured"),
-             "bus_bandwidth": q(43.70, "GB/s", "measured")}]
+    rows = [
+        {
+            "gpus": 8,
+            "algorithm": "nvls",
+            "message_size": q(1, "MiB", "measured"),
+            "bus_bandwidth": q(43.70, "GB/s", "measured"),
+        }
+    ]
     (points,) = curves(receipt(rows), lambda g: bus_factor("all-reduce", g)).values()
     assert points[0].time == Fraction(7, 4) * 2**20 / Fraction(43_700_000_000)
 
 
 def test_an_exact_row_wins_then_the_narrowest_bracket() -> None:
     wide = receipt([row(8, 27, algorithm="nvls"), row(1024, 42, algorithm="nvls")], "receipts/a")
-    narrow = receipt([row(256, 40, algorithm="nvls"), row(1024, 42, algorithm="nvls")],
-                     "receipts/b")
+    narrow = receipt(
+        [row(256, 40, algorithm="nvls"), row(1024, 42, algorithm="nvls")], "receipts/b"
+    )
     exact = receipt([row(512, 44, algorithm="nvls")], "receipts/c")
     size = Fraction(512 * 1024)
     assert priced_by_receipts([wide, narrow], LINK, size, when())[0].receipt == "receipts/b"
-    assert priced_by_receipts([wide, narrow, exact], LINK, size, when())[0].receipt == \
-        "receipts/c"
+    assert priced_by_receipts([wide, narrow, exact], LINK, size, when())[0].receipt == "receipts/c"
 
 
 sizes = st.lists(st.integers(1, 2**30), min_size=2, max_size=8, unique=True).map(sorted)
 
 
 @given(sizes, st.data())
-def test_interpolation_stays_between_its_rows_and_hits_them(sizes: list[int],
-                                                            data: st.DataObject) -> None:
-    times = data.draw(st.lists(st.integers(1, 10**6), min_size=len(sizes),
-                               max_size=len(sizes)))
-    points = [Point(Fraction(s), Fraction(t, 10**6), i)
-              for i, (s, t) in enumerate(zip(sizes, times, strict=True))]
+def test_interpolation_stays_between_its_rows_and_hits_them(
+    sizes: list[int], data: st.DataObject
+) -> None:
+    times = data.draw(st.lists(st.integers(1, 10**6), min_size=len(sizes), max_size=len(sizes)))
+    points = [
+        Point(Fraction(s), Fraction(t, 10**6), i)
+        for i, (s, t) in enumerate(zip(sizes, times, strict=True))
+    ]
     for p in points:
         hit = price(points, p.size, "r")
         assert hit is not None and hit.time == p.time and not hit.interpolated
@@ -140,18 +168,27 @@ def test_every_shipped_collective_is_priced_from_its_own_size() -> None:
     for record in kb.of_kind("placement"):
         spec = resolve_placement(record, kb)
         assert isinstance(spec, PlacementSpec), record.id
-        for option, node in zip(spec.options, [record.data["reference"],
-                                               *record.data["candidates"]], strict=True):
+        for option, node in zip(
+            spec.options, [record.data["reference"], *record.data["candidates"]], strict=True
+        ):
             for transfer, raw in zip(option.transfers, node.get("transfers", []), strict=True):
                 if not transfer.receipts:
                     assert transfer.pricing.startswith("line rate"), transfer.pricing
                     continue
-                size = transfer.message_size.value * (spec.envelope.batch
-                                                      if transfer.scales_with_batch else 1)
+                size = transfer.message_size.value * (
+                    spec.envelope.batch if transfer.scales_with_batch else 1
+                )
                 measured, _ = priced_by_receipts(
-                    [kb.get(transfer.receipts[0])], transfer.link, size,
-                    Conditions(transfer.pattern, transfer.ranks, algorithm=raw.get("algorithm"),
-                               cuda_graphs=raw.get("cuda_graphs")))
+                    [kb.get(transfer.receipts[0])],
+                    transfer.link,
+                    size,
+                    Conditions(
+                        transfer.pattern,
+                        transfer.ranks,
+                        algorithm=raw.get("algorithm"),
+                        cuda_graphs=raw.get("cuda_graphs"),
+                    ),
+                )
                 assert measured is not None
                 rows = measured.pricing.rows
                 assert rows[0].size == size or rows[0].size < size < rows[-1].size

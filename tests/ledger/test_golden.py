@@ -24,8 +24,9 @@ PLACEMENTS = ["fixture-both-fit", "fixture-one-fits", "fixture-tp"]
 @pytest.mark.parametrize("name", PLACEMENTS)
 def test_ledger_output_matches_golden(tmp_path: Path, name: str, fmt: str) -> None:
     root = write_tree(tmp_path, fixture_records()) / "records"
-    result = CliRunner().invoke(cli, ["ledger", f"placements/{name}", "--format", fmt,
-                                      "--root", str(root)])
+    result = CliRunner().invoke(
+        cli, ["ledger", f"placements/{name}", "--format", fmt, "--root", str(root)]
+    )
     assert result.exit_code == 0, result.output
     golden = GOLDEN / f"{name}.{'txt' if fmt == 'text' else 'json'}"
     if os.environ.get("KB_REGEN_GOLDEN"):

@@ -12,9 +12,14 @@ from ledger_fixtures import fixture_records, make_kb
 from kb.rules import RULE_MODULES, rule_module
 
 LG_RULES = [rule_module(m) for m in RULE_MODULES if rule_module(m).CODE.startswith("LG")]
-JUNK = st.one_of(st.none(), st.booleans(), st.integers(-3, 3), st.text(max_size=3),
-                 st.lists(st.integers(), max_size=2), st.dictionaries(st.text(max_size=2),
-                                                                      st.integers(), max_size=2))
+JUNK = st.one_of(
+    st.none(),
+    st.booleans(),
+    st.integers(-3, 3),
+    st.text(max_size=3),
+    st.lists(st.integers(), max_size=2),
+    st.dictionaries(st.text(max_size=2), st.integers(), max_size=2),
+)
 
 
 def paths(node: Any, prefix: tuple[Any, ...] = ()) -> list[tuple[Any, ...]]:
@@ -40,9 +45,14 @@ def test_lg_rules_survive_any_replaced_field(path: tuple[Any, ...], junk: Any) -
     for key in path[:-1]:
         node = node[key]
     node[path[-1]] = copy.deepcopy(junk)
-    records["proposals/p"] = {"kind": "proposal", "id": "proposals/p", "crosses": ["host"],
-                              "placement": PLACEMENT, "candidate": "two-hosts",
-                              "stated_ratios": [{"dimension": "latency", "value": 0.5}]}
+    records["proposals/p"] = {
+        "kind": "proposal",
+        "id": "proposals/p",
+        "crosses": ["host"],
+        "placement": PLACEMENT,
+        "candidate": "two-hosts",
+        "stated_ratios": [{"dimension": "latency", "value": 0.5}],
+    }
     kb = make_kb(records)
     for rule in LG_RULES:
         for finding in rule.check(kb):
@@ -53,8 +63,13 @@ def test_lg_rules_survive_any_replaced_field(path: tuple[Any, ...], junk: Any) -
 @given(JUNK, JUNK)
 def test_lg_rules_survive_junk_proposals(crosses: Any, ratios: Any) -> None:
     records = fixture_records()
-    records["proposals/p"] = {"kind": "proposal", "id": "proposals/p", "crosses": crosses,
-                              "placement": PLACEMENT, "stated_ratios": ratios}
+    records["proposals/p"] = {
+        "kind": "proposal",
+        "id": "proposals/p",
+        "crosses": crosses,
+        "placement": PLACEMENT,
+        "stated_ratios": ratios,
+    }
     kb = make_kb(records)
     for rule in LG_RULES:
         list(rule.check(kb))
@@ -68,13 +83,14 @@ ROW_KEYS = ("algorithm", "cuda_graphs", "gpus", "message_size", "bus_bandwidth",
 @settings(max_examples=200, deadline=None)
 @given(st.sampled_from(TRANSFER_KEYS), JUNK, st.sampled_from(ROW_KEYS), JUNK)
 @example(
-    key='ranks',
+    key="ranks",
     junk=0,
-    row_key='gpus',
+    row_key="gpus",
     row_junk=None,
-).via('discovered failure')
-def test_lg_rules_survive_junk_curve_conditions(key: str, junk: Any, row_key: str,
-                                                row_junk: Any) -> None:
+).via("discovered failure")
+def test_lg_rules_survive_junk_curve_conditions(
+    key: str, junk: Any, row_key: str, row_junk: Any
+) -> None:
     """The fields that choose a receipt curve (kb/ledger/curves.py), junk on both sides."""
     records = fixture_records()
     transfer = records[TP]["reference"]["transfers"][0]

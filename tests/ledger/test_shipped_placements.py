@@ -62,9 +62,16 @@ def test_shipped_ledger_records_validate_clean() -> None:
 
 
 def test_host_crossing_proposal_without_placement_fails_validation(tmp_path: Path) -> None:
-    proposal = {"kind": "proposal", "id": "proposals/bad", "title": "Bad", "version": 1,
-                "status": "draft", "text": "Shard across two hosts.", "crosses": ["host"],
-                "history": [{"version": 1, "date": "2026-11-30", "change": "Test."}]}
+    proposal = {
+        "kind": "proposal",
+        "id": "proposals/bad",
+        "title": "Bad",
+        "version": 1,
+        "status": "draft",
+        "text": "Shard across two hosts.",
+        "crosses": ["host"],
+        "history": [{"version": 1, "date": "2026-11-30", "change": "Test."}],
+    }
     root = write_tree(tmp_path, {"proposals/bad": proposal}) / "records"
     result = CliRunner().invoke(cli, ["validate", "--root", str(root)])
     assert result.exit_code == 1
@@ -76,10 +83,13 @@ def test_one_receipt_prices_tp4_and_tp8_on_the_same_basis() -> None:
     receipts/sglang-custom-all-reduce-h100-latency: 31.1 us and 33.8 us per all-reduce, latency
     inside them. Exposed = 160 x 31.1 us = 4.976 ms (TP4) and 160 x 33.8 us = 5.408 ms (TP8);
     T_useful = 141,104,775,168 B / (N * 3350 GB/s)."""
-    doc = json.loads(run("ledger", "placements/tp-llama-3.1-70b-h100-tp4-vs-tp8",
-                         "--format", "json")[1])
-    for option, ranks, per_call in (("tp4", 4, Fraction(311, 10**7)),
-                                    ("tp8", 8, Fraction(338, 10**7))):
+    doc = json.loads(
+        run("ledger", "placements/tp-llama-3.1-70b-h100-tp4-vs-tp8", "--format", "json")[1]
+    )
+    for option, ranks, per_call in (
+        ("tp4", 4, Fraction(311, 10**7)),
+        ("tp8", 8, Fraction(338, 10**7)),
+    ):
         side = next(x for x in doc["ledgers"] if x["option"] == option)
         exposed = next(r for r in side["rows"] if r["row"] == "exposed")
         assert exposed["provenance"] == "measured"
@@ -97,8 +107,14 @@ def test_hybrid_plan_contributes_two_components_each_priced_on_its_own_hardware(
     5 us + 16 * 32768 B / 50 GB/s = 5 us + 10.48576 us = 15.48576 us.
     The all-reduces: 252 x 7/4 x 524,288 B = 231,211,008 B over 29.38 GB/s (H200) and
     21.35 GB/s (H100), the receipts' own 512 KiB rows, not their 1 MiB rows."""
-    doc = json.loads(run("ledger", "placements/llama-3.1-405b-one-h200-node-vs-two-h100-nodes",
-                         "--format", "json")[1])
+    doc = json.loads(
+        run(
+            "ledger",
+            "placements/llama-3.1-405b-one-h200-node-vs-two-h100-nodes",
+            "--format",
+            "json",
+        )[1]
+    )
     ref, cand = doc["ledgers"]
     assert ref["transfers"][0]["receipts"] == ["receipts/azure-nd-h200-v5-nccl-all-reduce"]
     tp, pp = cand["transfers"]
@@ -106,8 +122,9 @@ def test_hybrid_plan_contributes_two_components_each_priced_on_its_own_hardware(
     assert pp["provenance"] == "estimated" and pp["receipts"] == []
     assert Fraction(pp["raw"]["exact"]) == Fraction(1548576, 10**11)
     exposed = next(r for r in cand["rows"] if r["row"] == "exposed")
-    assert Fraction(exposed["value"]["exact"]) == Fraction(tp["exposed"]["exact"]) + \
-        Fraction(pp["exposed"]["exact"])
+    assert Fraction(exposed["value"]["exact"]) == Fraction(tp["exposed"]["exact"]) + Fraction(
+        pp["exposed"]["exact"]
+    )
     moved = Fraction(252 * 7 * 524_288, 4)
     assert Fraction(ref["transfers"][0]["raw"]["exact"]) == moved / Fraction(29_380_000_000)
     assert Fraction(tp["raw"]["exact"]) == moved / Fraction(21_350_000_000)
@@ -122,8 +139,14 @@ def test_pcie_transfers_say_their_latency_is_unverified() -> None:
 def test_hbm_capacity_is_the_label_in_gib() -> None:
     """docs/record-format.md: an H100's "80 GB" is 80 GiB = 85,899,345,920 B and an H200's
     "141 GB" is 141 GiB; the 405B state of 811,698,487,296 B splits 16 and 8 ways."""
-    doc = json.loads(run("ledger", "placements/llama-3.1-405b-one-h200-node-vs-two-h100-nodes",
-                         "--format", "json")[1])
+    doc = json.loads(
+        run(
+            "ledger",
+            "placements/llama-3.1-405b-one-h200-node-vs-two-h100-nodes",
+            "--format",
+            "json",
+        )[1]
+    )
     h200, h100 = (side["devices"][0] for side in doc["feasibility"])
     assert Fraction(h200["capacity"]["exact"]) == 141 * 2**30
     assert Fraction(h100["capacity"]["exact"]) == 80 * 2**30

@@ -40,17 +40,37 @@ def fig(value: Fraction, dim: str) -> Figure:
 
 @pytest.mark.parametrize(("strategy", "name", "pattern"), CASES)
 @pytest.mark.parametrize("ranks", [2, 3, 8, 64])
-def test_ledger_matches_the_strategy_equation(strategy: str, name: str, pattern: str,
-                                              ranks: int) -> None:
+def test_ledger_matches_the_strategy_equation(
+    strategy: str, name: str, pattern: str, ranks: int
+) -> None:
     size, alpha, bandwidth = Fraction(131072), Fraction(3, 10**6), Fraction(450 * 10**9)
     parsed = parse_equation(equation(strategy, name), allow_undeclared=True)
-    values = {"S": size, "N": 2 if pattern == "point-to-point" else ranks, "alpha": alpha,
-              "BW": bandwidth}
-    subs = {sym: sympy.Rational(values[sym.name].numerator, values[sym.name].denominator)
-            if isinstance(values[sym.name], Fraction) else values[sym.name]
-            for sym in parsed.rhs.value.free_symbols}
+    values = {
+        "S": size,
+        "N": 2 if pattern == "point-to-point" else ranks,
+        "alpha": alpha,
+        "BW": bandwidth,
+    }
+    subs = {
+        sym: sympy.Rational(values[sym.name].numerator, values[sym.name].denominator)
+        if isinstance(values[sym.name], Fraction)
+        else values[sym.name]
+        for sym in parsed.rhs.value.free_symbols
+    }
     expected = parsed.rhs.value.subs(subs)
-    spec = TransferSpec("t", pattern, "interconnects/x", values["N"], 1, fig(size, "B"), False,
-                        fig(alpha, "s"), fig(bandwidth, "B/s"), (), None, "/t")
+    spec = TransferSpec(
+        "t",
+        pattern,
+        "interconnects/x",
+        values["N"],
+        1,
+        fig(size, "B"),
+        False,
+        fig(alpha, "s"),
+        fig(bandwidth, "B/s"),
+        (),
+        None,
+        "/t",
+    )
     raw = transfer_cost(spec, Fraction(1), Fraction(0), Overrides()).raw
     assert sympy.Rational(raw.numerator, raw.denominator) == expected

@@ -15,23 +15,28 @@ from kb.ledger.transfers import bus_factor, collective_steps, receipt_bandwidth
 from kb.model import KnowledgeBase
 
 
-@pytest.mark.parametrize(("pattern", "ranks", "steps", "factor"), [
-    ("all-reduce", 8, 14, Fraction(14, 8)),
-    ("reduce-scatter", 8, 7, Fraction(7, 8)),
-    ("all-gather", 4, 3, Fraction(3, 4)),
-    ("all-to-all", 2, 1, Fraction(1, 2)),
-    ("point-to-point", 2, 1, Fraction(1)),
-])
-def test_collective_factors_follow_nccl_tests(pattern: str, ranks: int, steps: int,
-                                              factor: Fraction) -> None:
+@pytest.mark.parametrize(
+    ("pattern", "ranks", "steps", "factor"),
+    [
+        ("all-reduce", 8, 14, Fraction(14, 8)),
+        ("reduce-scatter", 8, 7, Fraction(7, 8)),
+        ("all-gather", 4, 3, Fraction(3, 4)),
+        ("all-to-all", 2, 1, Fraction(1, 2)),
+        ("point-to-point", 2, 1, Fraction(1)),
+    ],
+)
+def test_collective_factors_follow_nccl_tests(
+    pattern: str, ranks: int, steps: int, factor: Fraction
+) -> None:
     assert collective_steps(pattern, ranks) == steps
     assert bus_factor(pattern, ranks) == factor
 
 
 def test_reduce_scatter_plus_all_gather_is_all_reduce() -> None:
     for n in range(2, 65):
-        assert bus_factor("reduce-scatter", n) + bus_factor("all-gather", n) == \
-            bus_factor("all-reduce", n)
+        assert bus_factor("reduce-scatter", n) + bus_factor("all-gather", n) == bus_factor(
+            "all-reduce", n
+        )
 
 
 def test_units_are_exact_and_unknown_ones_refused() -> None:
@@ -56,8 +61,9 @@ def test_receipt_matches_link_pattern_ranks_and_size(kb: KnowledgeBase) -> None:
     assert receipt_bandwidth(receipts, link, "all-reduce", 4, size / 2) is None
     assert receipt_bandwidth(receipts, link, "all-gather", 4, size) is None  # other pattern
     assert receipt_bandwidth(receipts, link, "all-reduce", 8, size) is None  # other rank count
-    assert receipt_bandwidth(receipts, "interconnects/fixture-link", "all-reduce", 4,
-                             size) is None  # other link
+    assert (
+        receipt_bandwidth(receipts, "interconnects/fixture-link", "all-reduce", 4, size) is None
+    )  # other link
 
 
 def test_break_even_bandwidth_is_a_tie_and_sides_are_placed(kb: KnowledgeBase) -> None:
@@ -69,12 +75,15 @@ def test_break_even_bandwidth_is_a_tie_and_sides_are_placed(kb: KnowledgeBase) -
     assert bandwidth.status == "tie" and bandwidth.values == (Fraction(6_400_000_000, 493),)
     spec = analysis.spec
     ref, cand = spec.reference, spec.candidates[0]
-    assert difference(spec.envelope, ref, cand, "bandwidth", bandwidth.link,
-                      bandwidth.values[0]) == 0
+    assert (
+        difference(spec.envelope, ref, cand, "bandwidth", bandwidth.link, bandwidth.values[0]) == 0
+    )
     sides = {p.interconnect: p.side for p in bandwidth.sides}
-    assert sides == {"interconnects/fixture-fast": "candidate faster",
-                     "interconnects/fixture-link": "candidate faster",
-                     "interconnects/fixture-slow": "candidate faster"}
+    assert sides == {
+        "interconnects/fixture-fast": "candidate faster",
+        "interconnects/fixture-link": "candidate faster",
+        "interconnects/fixture-slow": "candidate faster",
+    }
     latency = next(b for b in analysis.break_evens if b.parameter == "latency")
     assert latency.values == (Fraction(312_725, 10**9),)  # 320*L = 0.100072 s
 
@@ -107,7 +116,8 @@ def test_capacity_binds_to_the_accelerator_record(records: dict) -> None:
     from ledger_fixtures import common, make_kb
 
     records["hardware/fixture-gpu"] = common("hardware/fixture-gpu", "accelerator") | {
-        "memory": {"capacity": q(80, "GB", "vendor-spec")}}
+        "memory": {"capacity": q(80, "GB", "vendor-spec")}
+    }
     device = records["placements/fixture-tp"]["reference"]["devices"][0]
     del device["capacity"]
     device["hardware"] = "hardware/fixture-gpu"

@@ -21,14 +21,15 @@ STYLES = st.sampled_from([None, '"', "'", "|", ">"])
 def test_every_non_blank_character_is_found_where_it_is_written(
     value: str, style: str | None, data: st.DataObject
 ) -> None:
-    text = yaml.safe_dump({"kind": "x", "items": [{"note": value}]}, default_style=style,
-                          width=40, allow_unicode=True)
+    text = yaml.safe_dump(
+        {"kind": "x", "items": [{"note": value}]}, default_style=style, width=40, allow_unicode=True
+    )
     assert yaml.safe_load(text)["items"][0]["note"] == value
     offsets = [i for i, c in enumerate(value) if not c.isspace()]
     assume(offsets)
     offset = data.draw(st.sampled_from(offsets))
     line, col = locate_in_string(text, "/items/0/note", offset)
-    written = text.splitlines()[line - 1][col - 1:]
+    written = text.splitlines()[line - 1][col - 1 :]
     assert written.startswith(value[offset]) or written.startswith("\\"), (text, offset)
 
 
@@ -47,8 +48,9 @@ def test_an_unknown_pointer_or_offset_falls_back_to_the_key() -> None:
 
 def test_an_escaped_line_break_in_a_double_quoted_scalar_produces_nothing() -> None:
     value = '0000000000000000000000"\n\\\\01'  # found by Hypothesis: an off-by-one
-    text = yaml.safe_dump({"kind": "x", "items": [{"note": value}]}, default_style='"',
-                          width=40, allow_unicode=True)
+    text = yaml.safe_dump(
+        {"kind": "x", "items": [{"note": value}]}, default_style='"', width=40, allow_unicode=True
+    )
     assert "\\\n" in text  # the dumper broke the line with an escaped line break
     line, col = locate_in_string(text, "/items/0/note", value.index("1"))
-    assert text.splitlines()[line - 1][col - 1:].startswith("1")
+    assert text.splitlines()[line - 1][col - 1 :].startswith("1")

@@ -51,26 +51,31 @@ def test_names_formulas_dates_templates_and_quotes_are_not(text: str) -> None:
 
 def test_a_flagged_number_points_at_its_characters() -> None:
     text = "HBM3 at 3.35 TB/s, 1,979 sparse"
-    assert [(text[n.start:n.end], n.start) for n in bare_numbers(text)] == [
-        ("3.35", 8), ("1,979", 19)]
+    assert [(text[n.start : n.end], n.start) for n in bare_numbers(text)] == [
+        ("3.35", 8),
+        ("1,979", 19),
+    ]
 
 
 def test_an_unclosed_quotation_protects_nothing() -> None:
     assert [n.text for n in bare_numbers('he said "80 GB')] == ["80"]
 
 
-@pytest.mark.parametrize(("inner", "error"), [
-    ("hardware/x#memory.bandwidth", ""),
-    ("hardware/x#memory.bandwidth|TB/s", ""),
-    ("#memory.bandwidth", ""),
-    ("claim:b-star", ""),
-    ("flops/x#claim:b-star|us", ""),
-    ("memory.bandwidth#", "write"),
-    ("hardware/x#memory..bandwidth", "write"),
-    ("hardware/x#memory.bandwidth|", "empty"),
-    ("Hardware/X#memory", "write"),
-    ("hardware/../x#memory", "write"),
-])
+@pytest.mark.parametrize(
+    ("inner", "error"),
+    [
+        ("hardware/x#memory.bandwidth", ""),
+        ("hardware/x#memory.bandwidth|TB/s", ""),
+        ("#memory.bandwidth", ""),
+        ("claim:b-star", ""),
+        ("flops/x#claim:b-star|us", ""),
+        ("memory.bandwidth#", "write"),
+        ("hardware/x#memory..bandwidth", "write"),
+        ("hardware/x#memory.bandwidth|", "empty"),
+        ("Hardware/X#memory", "write"),
+        ("hardware/../x#memory", "write"),
+    ],
+)
 def test_templates_parse_or_say_why_not(inner: str, error: str) -> None:
     (found,) = templates("see {" + inner + "} here")
     assert (found.start, found.raw) == (4, "{" + inner + "}")
@@ -88,11 +93,13 @@ def test_a_template_names_the_reference_it_makes() -> None:
 
 
 TEXT = st.text(st.characters(codec="utf-8"), max_size=200)
-PROSE = st.text(st.sampled_from(list("0123456789 .,-/:%xkKMBGHTPv#§{}|\"“”`*^=()_abcTB")),
-                max_size=120)
+PROSE = st.text(
+    st.sampled_from(list('0123456789 .,-/:%xkKMBGHTPv#§{}|"“”`*^=()_abcTB')), max_size=120
+)
 PROTECTED = st.one_of(
-    st.from_regex(r"\{hardware/[a-z0-9]{1,6}#[a-z]{1,6}(\.[0-9]{1,2})?(\|[A-Za-z/]{1,5})?\}",
-                  fullmatch=True),
+    st.from_regex(
+        r"\{hardware/[a-z0-9]{1,6}#[a-z]{1,6}(\.[0-9]{1,2})?(\|[A-Za-z/]{1,5})?\}", fullmatch=True
+    ),
     st.from_regex(r"\{claim:[a-z][a-z0-9-]{0,8}\}", fullmatch=True),
     st.from_regex(r'"[^"\n]{0,30}"', fullmatch=True),
     st.from_regex(r"`[^`\n]{0,30}`", fullmatch=True),
@@ -104,7 +111,7 @@ PROTECTED = st.one_of(
 def test_any_text_scans_without_crashing_and_tokens_lie_in_it(text: str) -> None:
     spans = protected(text)
     for number in bare_numbers(text):
-        assert text[number.start:number.end] == number.text
+        assert text[number.start : number.end] == number.text
         assert number.text[0].isdigit()
         assert not any(lo <= number.start < hi for lo, hi, _ in spans)
 

@@ -21,8 +21,7 @@ LOCAL_RULES = [rule for rule in all_rules() if getattr(rule, "LOCAL", False)]
 
 
 def findings_of(rule: object, kb: KnowledgeBase) -> list[tuple[object, ...]]:
-    return sorted((f.location.path, f.location.pointer, f.message)
-                  for f in rule.check(kb))  # type: ignore[attr-defined]
+    return sorted((f.location.path, f.location.pointer, f.message) for f in rule.check(kb))  # type: ignore[attr-defined]
 
 
 def knowledge_bases(tmp_path: Path) -> list[KnowledgeBase]:

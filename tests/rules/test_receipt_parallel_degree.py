@@ -10,8 +10,13 @@ from hypothesis import strategies as st
 from kb.rules.receipt_parallel_degree_mismatch import _row_findings
 
 ODD = st.one_of(
-    st.none(), st.booleans(), st.integers(-4, 64), st.floats(allow_nan=True),
-    st.text(max_size=4), st.just([]), st.just({}),
+    st.none(),
+    st.booleans(),
+    st.integers(-4, 64),
+    st.floats(allow_nan=True),
+    st.text(max_size=4),
+    st.just([]),
+    st.just({}),
 )
 
 

@@ -36,9 +36,12 @@ def copy_repo(target: Path) -> Path:
 def add_probe(records: Path) -> None:
     """A flop class whose title, summary and text try to inject markup."""
     probe: dict[str, Any] = {
-        "kind": "flop_class", "id": "flops/xss-probe", "title": XSS_TITLE, "version": 1,
+        "kind": "flop_class",
+        "id": "flops/xss-probe",
+        "title": XSS_TITLE,
+        "version": 1,
         "status": "draft",
-        "summary": "<img src=x onerror=alert(2)> & \"quotes\"",
+        "summary": '<img src=x onerror=alert(2)> & "quotes"',
         "history": [{"version": 1, "date": "2026-11-30", "change": "<b>probe</b>"}],
         "text": "</script><script>alert(3)</script>",
     }

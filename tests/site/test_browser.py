@@ -21,8 +21,15 @@ from conftest import REPO, SEED_FLOP, XSS_TITLE
 pytestmark = pytest.mark.browser
 
 CHROMIUM = "/usr/bin/chromium"
-CHROMIUM_ARGS = ["--no-sandbox", "--headless", "--disable-gpu", "--disable-background-networking",
-                 "--disable-component-update", "--disable-sync", "--no-first-run"]
+CHROMIUM_ARGS = [
+    "--no-sandbox",
+    "--headless",
+    "--disable-gpu",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--no-first-run",
+]
 ARTIFACTS = REPO / "test-artifacts"
 
 
@@ -58,12 +65,16 @@ def page(browser):  # type: ignore[no-untyped-def]
     context = browser.new_context(viewport={"width": 1200, "height": 900})
     tab = context.new_page()
     tab.problems = []  # console errors, page errors, failed requests, dialogs
-    tab.on("console", lambda m: tab.problems.append(f"console: {m.text}")
-           if m.type == "error" else None)
+    tab.on(
+        "console",
+        lambda m: tab.problems.append(f"console: {m.text}") if m.type == "error" else None,
+    )
     tab.on("pageerror", lambda e: tab.problems.append(f"pageerror: {e}"))
     tab.on("requestfailed", lambda r: tab.problems.append(f"requestfailed: {r.url}"))
-    tab.on("response", lambda r: tab.problems.append(f"HTTP {r.status}: {r.url}")
-           if r.status >= 400 else None)
+    tab.on(
+        "response",
+        lambda r: tab.problems.append(f"HTTP {r.status}: {r.url}") if r.status >= 400 else None,
+    )
     tab.on("dialog", lambda d: (tab.problems.append(f"dialog: {d.message}"), d.dismiss()))
     yield tab
     context.close()
@@ -116,11 +127,11 @@ def test_index_tables_sort_by_number_when_a_heading_is_clicked(page, base_url: s
     page.goto(base_url + "records/hardware/index.html")
     column = page.locator("table.sortable thead th", has_text="Memory bandwidth")
     column.locator("button").click()
-    index = page.locator("table.sortable thead th").all_inner_texts().index(
-        column.inner_text())
+    index = page.locator("table.sortable thead th").all_inner_texts().index(column.inner_text())
     keys = page.eval_on_selector_all(
         "table.sortable tbody tr",
-        f"rows => rows.map(r => r.cells[{index}].getAttribute('data-sort'))")
+        f"rows => rows.map(r => r.cells[{index}].getAttribute('data-sort'))",
+    )
     numbers = [float(k) for k in keys if k]
     assert len(numbers) >= 3 and numbers == sorted(numbers)
 
@@ -132,9 +143,13 @@ def test_every_page_passes_the_offline_html_validator(built_site: Path) -> None:
     pages = sorted(str(p) for p in built_site.rglob("*.html"))
     run = subprocess.run(
         ["java", "-jar", str(jar), "--errors-only", "--format", "json", *pages],
-        capture_output=True, text=True, timeout=240,
+        capture_output=True,
+        text=True,
+        timeout=240,
     )
     messages = json.loads(run.stderr or '{"messages": []}')["messages"]
-    shown = [f"{m.get('url', '').rsplit('/_site/', 1)[-1]}:{m.get('lastLine')}: {m['message']}"
-             for m in messages]
+    shown = [
+        f"{m.get('url', '').rsplit('/_site/', 1)[-1]}:{m.get('lastLine')}: {m['message']}"
+        for m in messages
+    ]
     assert shown == []

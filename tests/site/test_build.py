@@ -21,7 +21,8 @@ from kb.sitegen.build import build
 def digests(folder: Path) -> dict[str, str]:
     return {
         p.relative_to(folder).as_posix(): hashlib.sha256(p.read_bytes()).hexdigest()
-        for p in sorted(folder.rglob("*")) if p.is_file()
+        for p in sorted(folder.rglob("*"))
+        if p.is_file()
     }
 
 
@@ -57,9 +58,18 @@ def test_builds_in_separate_processes_are_byte_identical(repo_copy: Path, tmp_pa
 
     for seed, name in (("1", "one"), ("2", "two")):
         env = {**os.environ, "PYTHONHASHSEED": seed}
-        subprocess.run([sys.executable, "-c", BUILD_IN_A_FRESH_PROCESS,
-                        str(repo_copy / "records"), str(tmp_path / name)],
-                       check=True, env=env, timeout=300)
+        subprocess.run(
+            [
+                sys.executable,
+                "-c",
+                BUILD_IN_A_FRESH_PROCESS,
+                str(repo_copy / "records"),
+                str(tmp_path / name),
+            ],
+            check=True,
+            env=env,
+            timeout=300,
+        )
     assert digests(tmp_path / "one") == digests(tmp_path / "two")
 
 
@@ -153,8 +163,9 @@ def test_kb_build_refuses_a_knowledge_base_with_errors(tmp_path: Path) -> None:
     records.mkdir(parents=True)
     (records / "broken.yaml").write_text("kind: source\nid: [unclosed\n", encoding="utf-8")
     out = tmp_path / "_site"
-    result = CliRunner().invoke(cli, ["build", "--root", str(tmp_path / "records"),
-                                      "--out", str(out)])
+    result = CliRunner().invoke(
+        cli, ["build", "--root", str(tmp_path / "records"), "--out", str(out)]
+    )
     assert result.exit_code == 1
     assert "LD004" in result.output and "not written" in result.output
     assert not out.exists()
@@ -166,11 +177,15 @@ def test_kb_build_writes_a_clean_knowledge_base(tmp_path: Path) -> None:
     records = tmp_path / "records" / "sources"
     records.mkdir(parents=True)
     (records / "doc.yaml").write_text(
-        source_yaml("sources/doc", url="https://example.org/doc", accessed='"2026-11-30"',
-                    tier="T3"), encoding="utf-8")
+        source_yaml(
+            "sources/doc", url="https://example.org/doc", accessed='"2026-11-30"', tier="T3"
+        ),
+        encoding="utf-8",
+    )
     out = tmp_path / "_site"
-    result = CliRunner().invoke(cli, ["build", "--root", str(tmp_path / "records"),
-                                      "--out", str(out)])
+    result = CliRunner().invoke(
+        cli, ["build", "--root", str(tmp_path / "records"), "--out", str(out)]
+    )
     assert result.exit_code == 0, result.output
     assert (out / "records/sources/doc.html").is_file()
     assert "wrote" in result.output
@@ -196,8 +211,10 @@ def test_rules_catalogue_lists_every_registered_rule(built_site: Path) -> None:
 def test_every_record_has_a_page_and_json_and_the_home_page_counts_them(
     built_site: Path, shipped: KnowledgeBase
 ) -> None:
-    pages = {p.relative_to(built_site / "records").with_suffix("").as_posix()
-             for p in (built_site / "records").rglob("*.json")}
+    pages = {
+        p.relative_to(built_site / "records").with_suffix("").as_posix()
+        for p in (built_site / "records").rglob("*.json")
+    }
     assert {r.id for r in shipped} <= pages
     home = (built_site / "index.html").read_text(encoding="utf-8")
     assert f"<p>{len(shipped)} records in " in home  # the shipped ones and the probe
@@ -231,10 +248,14 @@ def test_kb_build_never_replaces_a_folder_it_did_not_write(tmp_path: Path) -> No
     records = tmp_path / "records" / "sources"
     records.mkdir(parents=True)
     (records / "doc.yaml").write_text(
-        source_yaml("sources/doc", url="https://example.org/doc", accessed='"2026-11-30"',
-                    tier="T3"), encoding="utf-8")
-    result = CliRunner().invoke(cli, ["build", "--root", str(tmp_path / "records"),
-                                      "--out", str(tmp_path)])
+        source_yaml(
+            "sources/doc", url="https://example.org/doc", accessed='"2026-11-30"', tier="T3"
+        ),
+        encoding="utf-8",
+    )
+    result = CliRunner().invoke(
+        cli, ["build", "--root", str(tmp_path / "records"), "--out", str(tmp_path)]
+    )
     assert result.exit_code == 2
     assert "refusing to replace it" in result.output
     assert (records / "doc.yaml").is_file()
@@ -252,10 +273,21 @@ def test_kb_build_shows_a_progress_bar_only_on_a_terminal(tmp_path: Path) -> Non
     records = tmp_path / "records" / "sources"
     records.mkdir(parents=True)
     (records / "doc.yaml").write_text(
-        source_yaml("sources/doc", url="https://example.org/doc", accessed='"2026-11-30"',
-                    tier="T3"), encoding="utf-8")
-    command = [sys.executable, "-m", "kb", "build", "--root", str(tmp_path / "records"),
-               "--out", str(tmp_path / "_site")]
+        source_yaml(
+            "sources/doc", url="https://example.org/doc", accessed='"2026-11-30"', tier="T3"
+        ),
+        encoding="utf-8",
+    )
+    command = [
+        sys.executable,
+        "-m",
+        "kb",
+        "build",
+        "--root",
+        str(tmp_path / "records"),
+        "--out",
+        str(tmp_path / "_site"),
+    ]
     leader, follower = pty.openpty()
     with os.fdopen(leader, "rb", buffering=0) as terminal:
         done = subprocess.run(command, stderr=follower, stdout=subprocess.DEVNULL, timeout=120)

@@ -38,8 +38,9 @@ def test_evaluate_walks_sympy_exactly() -> None:
     import sympy as sp
 
     p, bw, d = sp.symbols("P_layer BW_link d", positive=True)
-    value = evaluate(p * bw / (2 * d), {"P_layer": Fraction(10), "BW_link": Fraction(3),
-                                        "d": Fraction(4)})
+    value = evaluate(
+        p * bw / (2 * d), {"P_layer": Fraction(10), "BW_link": Fraction(3), "d": Fraction(4)}
+    )
     assert value == Fraction(30, 8)
 
 
@@ -69,9 +70,12 @@ def test_seed_chart_marks_the_fabrics_of_the_drawn_accelerators_and_the_claims(
 ) -> None:
     kb, _ = load(repo_copy / "records")
     seed = kb.get(SEED_FLOP)
-    expected = {spec.partition("#")[0] for claim in seed.data["claims"]
-                for name, spec in claim.get("bind", {}).items()
-                if name == "W" and claim.get("of") == "b_star_tp"}
+    expected = {
+        spec.partition("#")[0]
+        for claim in seed.data["claims"]
+        for name, spec in claim.get("bind", {}).items()
+        if name == "W" and claim.get("of") == "b_star_tp"
+    }
     for accelerator_id in seed.data["affected_by_hardware"]:
         accelerator = kb.get(accelerator_id)
         expected.update(link["interconnect"] for link in accelerator.data.get("links", []))

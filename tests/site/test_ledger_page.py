@@ -42,6 +42,9 @@ def test_an_infeasible_option_is_marked_and_gets_no_ratio(ledger_site: Path) -> 
     assert "no speedup or penalty ratio is reported" in html
     assert "Placement efficiency" not in html
     svg = svg_of(html)
-    marks = [g for g in svg.iter("{http://www.w3.org/2000/svg}g")
-             if "mark-infeasible" in (g.get("class") or "")]
+    marks = [
+        g
+        for g in svg.iter("{http://www.w3.org/2000/svg}g")
+        if "mark-infeasible" in (g.get("class") or "")
+    ]
     assert len(marks) == 1

@@ -14,6 +14,8 @@ def test_every_internal_link_and_anchor_resolves(built_site: Path) -> None:
 def test_the_link_checker_reports_missing_files_and_anchors(tmp_path: Path) -> None:
     (tmp_path / "a.html").write_text(
         '<p id="here"><a href="b.html">b</a> <a href="a.html#here">ok</a> '
-        '<a href="#gone">x</a> <a href="https://example.org/">ext</a></p>', encoding="utf-8")
+        '<a href="#gone">x</a> <a href="https://example.org/">ext</a></p>',
+        encoding="utf-8",
+    )
     problems = broken_links(tmp_path)
     assert problems == ["a.html: b.html (no such file)", "a.html: #gone (no such anchor)"]

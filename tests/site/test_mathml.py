@@ -54,8 +54,16 @@ def test_parentheses_only_where_precedence_needs_them(source: str, parens: int) 
 
 @pytest.mark.parametrize(
     "source",
-    ["y = __import__('os')", "y = x.attr", "y = 'text'", "y = [1]", "y = f(x)", "y = lambda: 1",
-     "y = x if x else 1", "y = (x := 1)"],
+    [
+        "y = __import__('os')",
+        "y = x.attr",
+        "y = 'text'",
+        "y = [1]",
+        "y = f(x)",
+        "y = lambda: 1",
+        "y = x if x else 1",
+        "y = (x := 1)",
+    ],
 )
 def test_anything_outside_the_whitelist_is_refused(source: str) -> None:
     with pytest.raises(UnprintableExpression):
@@ -63,7 +71,7 @@ def test_anything_outside_the_whitelist_is_refused(source: str) -> None:
 
 
 def test_source_text_is_escaped_in_alttext() -> None:
-    html = equation_to_mathml('a = b  ', display="inline")
+    html = equation_to_mathml("a = b  ", display="inline")
     assert 'alttext="a = b  "' in html
     hostile = 'a = b"><script>'
     with pytest.raises(UnprintableExpression):
@@ -77,8 +85,20 @@ def test_split_equation_keeps_comparison_operators() -> None:
 
 # ---- property: the printed MathML means the same expression -------------------------------
 
-NAMES = ["a", "b", "x", "d", "BW_hbm", "P_layer", "B_star", "alpha", "T_input_imbalance",
-         "link_latency", "T_r", "B_star_k"]
+NAMES = [
+    "a",
+    "b",
+    "x",
+    "d",
+    "BW_hbm",
+    "P_layer",
+    "B_star",
+    "alpha",
+    "T_input_imbalance",
+    "link_latency",
+    "T_r",
+    "B_star_k",
+]
 VALUES = {name: Fraction(i + 2, 3) for i, name in enumerate(NAMES)}
 BACK_OPS = {"\u22c5": "*", "\u2062": "*", "\u2212": "-"}
 GREEK_BACK = {v: k for k, v in GREEK.items()}
@@ -120,8 +140,11 @@ def evaluate(node: ast.AST) -> Fraction:
     op = type(node.op)  # type: ignore[attr-defined]
     if op is ast.Pow:
         return left ** int(right)
-    return {ast.Add: left + right, ast.Sub: left - right, ast.Mult: left * right}.get(op) if (
-        op is not ast.Div) else left / right
+    return (
+        {ast.Add: left + right, ast.Sub: left - right, ast.Mult: left * right}.get(op)
+        if (op is not ast.Div)
+        else left / right
+    )
 
 
 leaves = st.sampled_from(NAMES) | st.integers(1, 9).map(str)
@@ -129,12 +152,16 @@ leaves = st.sampled_from(NAMES) | st.integers(1, 9).map(str)
 
 def extend(children: st.SearchStrategy[str]) -> st.SearchStrategy[str]:
     binary = st.tuples(children, st.sampled_from(["+", "-", "*", "/"]), children).map(
-        lambda t: f"({t[0]}{t[1]}{t[2]})")
-    return (binary
-            | children.map(lambda c: f"(-{c})")
-            | st.tuples(children, st.integers(2, 3)).map(lambda t: f"({t[0]})**{t[1]}")
-            | st.tuples(st.sampled_from(["max", "min"]), children, children).map(
-                lambda t: f"{t[0]}({t[1]}, {t[2]})"))
+        lambda t: f"({t[0]}{t[1]}{t[2]})"
+    )
+    return (
+        binary
+        | children.map(lambda c: f"(-{c})")
+        | st.tuples(children, st.integers(2, 3)).map(lambda t: f"({t[0]})**{t[1]}")
+        | st.tuples(st.sampled_from(["max", "min"]), children, children).map(
+            lambda t: f"{t[0]}({t[1]}, {t[2]})"
+        )
+    )
 
 
 @settings(max_examples=300, deadline=None)

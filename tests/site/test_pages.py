@@ -14,7 +14,7 @@ def page(site: Path, relative: str) -> str:
 
 def test_seed_page_shows_equation_states_and_claimed_vs_computed(built_site: Path) -> None:
     html = page(built_site, f"records/{SEED_FLOP}.html")
-    block = html[html.index('id="eq-b_star"'):]
+    block = html[html.index('id="eq-b_star"') :]
     block = block[: block.index("</div>\n</div>") if "</div>\n</div>" in block else 4000]
     assert 'class="state state-consistent"' in block and 'alttext="B_star = ' in block
     rows = re.findall(r'<tr id="claim-[^"]+">(.*?)</tr>', html, re.S)
@@ -42,7 +42,7 @@ def test_index_sort_keys_are_numbers_in_base_units(built_site: Path, repo_copy: 
     bandwidth = h100.get("memory.bandwidth")
     scale = {"GB/s": 1e9, "TB/s": 1e12}[bandwidth["unit"]]
     html = page(built_site, "records/hardware/index.html")
-    row = html[html.index('data-sort="hardware/nvidia-h100-sxm"'):]
+    row = html[html.index('data-sort="hardware/nvidia-h100-sxm"') :]
     row = row[: row.index("</tr>")]
     assert f'data-sort="{float(bandwidth["value"]) * scale!r}"' in row
 
@@ -60,7 +60,7 @@ def test_methodology_page_prints_the_seed_equations_and_the_strategy_table(
 def test_prose_inside_claims_shows_template_values_not_braces(built_site: Path) -> None:
     html = page(built_site, f"records/{SEED_FLOP}.html")
     assert "{claim:" not in html  # erratum reasons and claim notes are templated prose
-    row = html[html.index('id="claim-seed-tp-free"'):]
-    reason = row[row.index('class="erratum">'):row.index("</p>", row.index('class="erratum">'))]
+    row = html[html.index('id="claim-seed-tp-free"') :]
+    reason = row[row.index('class="erratum">') : row.index("</p>", row.index('class="erratum">'))]
     target = "../../records/flops/sched-tensor-parallel-crossover.html#claim-comm-compute-tp8"
     assert f'href="{target}"' in reason and '<span class="value">1.2455023</span>' in reason

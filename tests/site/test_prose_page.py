@@ -17,9 +17,11 @@ from kb.sitegen.build import build
 
 HOT = "records/hardware/nvidia-h100-sxm.yaml"
 PAGE = "records/receipts/azure-nd-h100-v5-hbm-bandwidth.html"
-SPEC = re.compile(r'<a class="templated basis-vendor-spec" href="../../records/hardware/'
-                  r'nvidia-h100-sxm.html#f-memory.bandwidth" title="[^"]*"><span class="value">'
-                  r'([^<]*)</span> <span class="unit">TB/s</span></a> spec')
+SPEC = re.compile(
+    r'<a class="templated basis-vendor-spec" href="../../records/hardware/'
+    r'nvidia-h100-sxm.html#f-memory.bandwidth" title="[^"]*"><span class="value">'
+    r'([^<]*)</span> <span class="unit">TB/s</span></a> spec'
+)
 
 
 def lede(page: Path) -> str:
@@ -38,8 +40,9 @@ def test_a_templated_number_changes_when_its_figure_does(tmp_path: Path) -> None
     assert before and before.group(1) == "3.35", lede(out / PAGE)
     hot = root / HOT
     text = hot.read_text(encoding="utf-8")
-    hot.write_text(text.replace("bandwidth: {value: 3350,", "bandwidth: {value: 3351,", 1),
-                   encoding="utf-8")
+    hot.write_text(
+        text.replace("bandwidth: {value: 3350,", "bandwidth: {value: 3351,", 1), encoding="utf-8"
+    )
     kb, _ = load(root / "records")
     report = build(kb, out)
     assert PAGE in report.rendered
@@ -51,10 +54,12 @@ def test_template_parts_and_quotations_are_escaped(tmp_path: Path) -> None:
     root = copy_repo(tmp_path / "repo")
     target = root / "records" / "receipts" / "azure-nd-h100-v5-host-device-copy.yaml"
     text = target.read_text(encoding="utf-8")
-    hostile = ('summary: "<i>x</i> {#results.0.value} \\"<b>quoted</b>\\" '
-               '{#results.0.value|<script>}"')
-    target.write_text(re.sub(r"summary: >-\n(  .*\n)+", hostile + "\n", text, count=1),
-                      encoding="utf-8")
+    hostile = (
+        'summary: "<i>x</i> {#results.0.value} \\"<b>quoted</b>\\" {#results.0.value|<script>}"'
+    )
+    target.write_text(
+        re.sub(r"summary: >-\n(  .*\n)+", hostile + "\n", text, count=1), encoding="utf-8"
+    )
     kb, _ = load(root / "records")
     out = tmp_path / "_site"
     build(kb, out)

@@ -33,8 +33,11 @@ UNRELATED = "records/sources/arxiv-gpipe.html"
 
 
 def tree(folder: Path) -> dict[str, str]:
-    return {p.relative_to(folder).as_posix(): hashlib.sha256(p.read_bytes()).hexdigest()
-            for p in sorted(folder.rglob("*")) if p.is_file()}
+    return {
+        p.relative_to(folder).as_posix(): hashlib.sha256(p.read_bytes()).hexdigest()
+        for p in sorted(folder.rglob("*"))
+        if p.is_file()
+    }
 
 
 def edit(records: Path, record_id: str, change: Callable[[str], str]) -> None:
@@ -74,11 +77,15 @@ def test_a_cold_build_renders_every_page_and_an_unchanged_rebuild_none(
 
 
 def test_a_changed_figure_re_renders_its_dependents_only(
-    site: tuple[Path, Path, BuildReport], tmp_path: Path,
+    site: tuple[Path, Path, BuildReport],
+    tmp_path: Path,
 ) -> None:
     root, out, first = site
-    edit(root / "records", HOT, lambda t: t.replace("bandwidth: {value: 3350,",
-                                                   "bandwidth: {value: 3351,", 1))
+    edit(
+        root / "records",
+        HOT,
+        lambda t: t.replace("bandwidth: {value: 3350,", "bandwidth: {value: 3351,", 1),
+    )
     report = rebuild_and_compare(root, out, tmp_path / "cold")
     rendered = set(report.rendered)
     assert {f"records/{HOT}.html", f"records/{HOT}.json", "records/hardware/index.html"} <= rendered
@@ -91,12 +98,16 @@ def test_a_changed_figure_re_renders_its_dependents_only(
 
 
 def test_a_retitled_source_re_renders_the_pages_that_link_it(
-    site: tuple[Path, Path, BuildReport], tmp_path: Path,
+    site: tuple[Path, Path, BuildReport],
+    tmp_path: Path,
 ) -> None:
     root, out, _ = site
     source = "sources/gcp-tpu-v5e"
-    edit(root / "records", source, lambda t: re.sub(r"(?m)^title: .*$", "title: Renamed doc", t,
-                                                    count=1))
+    edit(
+        root / "records",
+        source,
+        lambda t: re.sub(r"(?m)^title: .*$", "title: Renamed doc", t, count=1),
+    )
     report = rebuild_and_compare(root, out, tmp_path / "cold")
     assert "records/hardware/google-tpu-v5e.html" in report.rendered  # its badges link it
     assert "Renamed doc" in (out / "records/hardware/google-tpu-v5e.html").read_text()
@@ -104,14 +115,19 @@ def test_a_retitled_source_re_renders_the_pages_that_link_it(
 
 
 def test_a_new_referrer_and_a_removed_record_change_the_pages_that_show_them(
-    site: tuple[Path, Path, BuildReport], tmp_path: Path,
+    site: tuple[Path, Path, BuildReport],
+    tmp_path: Path,
 ) -> None:
     root, out, _ = site
     records = root / "records"
     copy = (records / "receipts/azure-nd-h100-v5-hbm-bandwidth.yaml").read_text(encoding="utf-8")
     (records / "receipts/azure-nd-h100-v5-hbm-bandwidth-copy.yaml").write_text(
-        copy.replace("id: receipts/azure-nd-h100-v5-hbm-bandwidth",
-                     "id: receipts/azure-nd-h100-v5-hbm-bandwidth-copy"), encoding="utf-8")
+        copy.replace(
+            "id: receipts/azure-nd-h100-v5-hbm-bandwidth",
+            "id: receipts/azure-nd-h100-v5-hbm-bandwidth-copy",
+        ),
+        encoding="utf-8",
+    )
     (records / "sources/arxiv-gpipe.yaml").unlink()
     report = rebuild_and_compare(root, out, tmp_path / "cold")
     assert f"records/{HOT}.html" in report.rendered  # "used by" lists the new receipt
@@ -120,14 +136,17 @@ def test_a_new_referrer_and_a_removed_record_change_the_pages_that_show_them(
 
 
 def test_a_changed_template_re_renders_everything(
-    site: tuple[Path, Path, BuildReport], tmp_path: Path,
+    site: tuple[Path, Path, BuildReport],
+    tmp_path: Path,
 ) -> None:
     root, out, first = site
     theme = tmp_path / "theme"
     shutil.copytree(REPO / "kb" / "theme", theme)
     base = theme / "templates" / "base.html"
-    base.write_text(base.read_text(encoding="utf-8").replace("compute-placement tax",
-                                                              "placement tax"), encoding="utf-8")
+    base.write_text(
+        base.read_text(encoding="utf-8").replace("compute-placement tax", "placement tax"),
+        encoding="utf-8",
+    )
     kb, _ = load(root / "records")
     report = build(kb, out, theme=theme)
     assert sorted(report.rendered) == sorted(first.rendered)
@@ -153,9 +172,16 @@ def test_the_synthetic_hot_record_rebuild_matches_a_cold_build(tmp_path: Path) -
     root, out = tmp_path / "corpus", tmp_path / "_site"
     kb, _ = load(root / "records")
     first = build(kb, out)
-    edit(root / "records", make_corpus.HOT_HARDWARE,
-         lambda t: re.sub(r"(\n  bandwidth: \{value: )(\d+)",
-                          lambda m: f"{m.group(1)}{int(m.group(2)) + 1}", t, count=1))
+    edit(
+        root / "records",
+        make_corpus.HOT_HARDWARE,
+        lambda t: re.sub(
+            r"(\n  bandwidth: \{value: )(\d+)",
+            lambda m: f"{m.group(1)}{int(m.group(2)) + 1}",
+            t,
+            count=1,
+        ),
+    )
     report = rebuild_and_compare(root, out, tmp_path / "cold")
     pages = [p for p in report.rendered if p.endswith(".html") and p.count("/") == 2]
     assert 0 < len(pages) < len(first.rendered) / 3

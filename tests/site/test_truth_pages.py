@@ -44,50 +44,82 @@ def _rows(html: str) -> dict[str, str]:
 
 def test_the_verdict_stands_in_the_header(ring_page: str) -> None:
     start = ring_page.index('<header class="record-header">')
-    header = ring_page[start:ring_page.index("</header>", start)]
-    assert ('<p class="record-verdict tone-erratum" id="verdict">validated against 1 '
-            'measurement; carries 1 erratum</p>') in header
+    header = ring_page[start : ring_page.index("</header>", start)]
+    assert (
+        '<p class="record-verdict tone-erratum" id="verdict">validated against 1 '
+        "measurement; carries 1 erratum</p>"
+    ) in header
 
 
 def test_every_item_shows_what_was_checked(ring_page: str) -> None:
     assert "state-proved" not in ring_page and ">proved<" not in ring_page
-    equation = ring_page[ring_page.index('id="eq-t_ring"'):]
+    equation = ring_page[ring_page.index('id="eq-t_ring"') :]
     assert 'class="state state-consistent"' in equation[:400]
     assert 'class="state state-derived"' in ring_page
     rows = _rows(ring_page)
-    assert set(rows) == {"t-1mib", "affine-in-s", "twice-the-work", "t-1mib-measured",
-                         "seed-t-no-latency"}
-    assert all('class="state state-recomputed">recomputed<' in row for name, row in rows.items()
-               if name not in ("t-1mib-measured", "seed-t-no-latency"))
+    assert set(rows) == {
+        "t-1mib",
+        "affine-in-s",
+        "twice-the-work",
+        "t-1mib-measured",
+        "seed-t-no-latency",
+    }
+    assert all(
+        'class="state state-recomputed">recomputed<' in row
+        for name, row in rows.items()
+        if name not in ("t-1mib-measured", "seed-t-no-latency")
+    )
     assert 'class="state state-validated">validated<' in rows["t-1mib-measured"]
 
 
 def _prediction_rows(html: str) -> list[list[str]]:
-    table = html[html.index('<table class="predictions">'):]
-    table = table[:table.index("</table>")]
+    table = html[html.index('<table class="predictions">') :]
+    table = table[: table.index("</table>")]
     rows = re.findall(r"<tr><td>(.*?)</td></tr>", table, re.S)
-    return [[re.sub(r"<[^>]+>", "", cell).strip() for cell in row.split("</td><td>")]
-            for row in rows]
+    return [
+        [re.sub(r"<[^>]+>", "", cell).strip() for cell in row.split("</td><td>")] for row in rows
+    ]
 
 
 def test_a_flop_class_shows_predicted_against_measured(ring_page: str) -> None:
     assert '<h3 id="predictions">Predicted vs measured</h3>' in ring_page
     assert _prediction_rows(ring_page) == [
-        ["t-1mib-measured", "38.35 us", "42.00 us (receipts/ar#results.0.latency)", "-8.7%",
-         "\u00b125%", "validated"]]
+        [
+            "t-1mib-measured",
+            "38.35 us",
+            "42.00 us (receipts/ar#results.0.latency)",
+            "-8.7%",
+            "\u00b125%",
+            "validated",
+        ]
+    ]
 
 
-def test_a_contradicted_or_limited_prediction_says_so(tmp_path: Path,
-                                                      monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_contradicted_or_limited_prediction_says_so(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     monkeypatch.setenv("KB_CACHE_DIR", str(tmp_path / "cache"))
-    site = build_truth(tmp_path, {
-        "receipts/ar.yaml": ("latency: {value: 42, unit: us", "latency: {value: 60, unit: us"),
-        "flops/ring.yaml": ("    band: {rel: 0.25}\n",
-                            "    band: {rel: 0.25}\n    limitation: {reason: no launch term}\n")})
+    site = build_truth(
+        tmp_path,
+        {
+            "receipts/ar.yaml": ("latency: {value: 42, unit: us", "latency: {value: 60, unit: us"),
+            "flops/ring.yaml": (
+                "    band: {rel: 0.25}\n",
+                "    band: {rel: 0.25}\n    limitation: {reason: no launch term}\n",
+            ),
+        },
+    )
     html = (site / "records" / "flops" / "ring.html").read_text()
     assert _prediction_rows(html) == [
-        ["t-1mib-measured", "38.35 us", "60.00 us (receipts/ar#results.0.latency)", "-36.1%",
-         "\u00b125%", "limitation no launch term"]]
+        [
+            "t-1mib-measured",
+            "38.35 us",
+            "60.00 us (receipts/ar#results.0.latency)",
+            "-36.1%",
+            "\u00b125%",
+            "limitation no launch term",
+        ]
+    ]
     assert "contradicted by 1 measurement (1 a stated limitation); carries 1 erratum" in html
 
 
@@ -97,8 +129,9 @@ ERRATUM = "the source says 18.35 us; kb computes 38.350080 (exact 119844/3125) u
 def test_an_erratum_claim_is_red_with_both_values_its_reason_and_its_correction(
     ring_page: str,
 ) -> None:
-    row = re.search(r'<tr id="claim-seed-t-no-latency" class="claim-erratum">(.*?)</tr>',
-                    ring_page, re.S)
+    row = re.search(
+        r'<tr id="claim-seed-t-no-latency" class="claim-erratum">(.*?)</tr>', ring_page, re.S
+    )
     assert row is not None
     cells = row.group(1)
     assert f'<p class="erratum-says">Erratum: {ERRATUM}</p>' in cells
@@ -109,18 +142,23 @@ def test_an_erratum_claim_is_red_with_both_values_its_reason_and_its_correction(
 
 
 def test_a_statement_linked_to_its_erratum_is_red_where_it_stands(ring_page: str) -> None:
-    fields = ring_page[ring_page.index('<section id="fields"'):]
-    fields = fields[:fields.index("</section>")]
-    shown = ('<span class="erratum"><span class="state state-erratum">erratum</span> '
-             f'<a href="#claim-seed-t-no-latency">seed-t-no-latency</a>: {ERRATUM}</span>')
+    fields = ring_page[ring_page.index('<section id="fields"') :]
+    fields = fields[: fields.index("</section>")]
+    shown = (
+        '<span class="erratum"><span class="state state-erratum">erratum</span> '
+        f'<a href="#claim-seed-t-no-latency">seed-t-no-latency</a>: {ERRATUM}</span>'
+    )
     assert fields.count(shown) == 2  # the scales_with item and the workaround
 
 
-def test_an_erratum_that_holds_has_no_erratum_text(tmp_path: Path,
-                                                   monkeypatch: pytest.MonkeyPatch) -> None:
+def test_an_erratum_that_holds_has_no_erratum_text(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     monkeypatch.setenv("KB_CACHE_DIR", str(tmp_path / "cache"))
-    site = build_truth(tmp_path, {"flops/ring.yaml": ("expect: {value: 18.35, unit: us",
-                                                      "expect: {value: 38.35, unit: us")})
+    site = build_truth(
+        tmp_path,
+        {"flops/ring.yaml": ("expect: {value: 18.35, unit: us", "expect: {value: 38.35, unit: us")},
+    )
     html = (site / "records" / "flops" / "ring.html").read_text()
     assert "Erratum: the source says" not in html
     assert "recomputed (not an erratum now)" in html
