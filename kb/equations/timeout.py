@@ -19,9 +19,7 @@ Three ways to keep it, the first that the platform offers:
 
 from __future__ import annotations
 
-import math
 import multiprocessing
-import os
 import signal
 import threading
 import time
@@ -29,11 +27,11 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import Any, TypeVar
 
-from kb.usage import UsageProblem
+from kb import settings
 
 T = TypeVar("T")
 
-DEFAULT_BUDGET = 2.0  # seconds per check; $KB_EQ_BUDGET overrides it
+DEFAULT_BUDGET = settings.DEFAULT_BUDGET  # seconds per check; $KB_EQ_BUDGET overrides it
 # Once a budget is spent its alarm comes again every ALARM_REPEAT seconds until the work
 # ends: a CheckTimeout lost on the way (an `except Exception` in the work, a handler that
 # ran inside a finaliser, where Python ignores exceptions) cannot leave the work unbounded.
@@ -72,17 +70,8 @@ def _alarm(seconds: float) -> Iterator[None]:
 
 
 def default_budget() -> float:
-    """$KB_EQ_BUDGET (seconds, a positive number) if set, else DEFAULT_BUDGET."""
-    text = os.environ.get("KB_EQ_BUDGET", "").strip()
-    if not text:
-        return DEFAULT_BUDGET
-    try:
-        value = float(text)
-    except ValueError:
-        value = math.nan
-    if not math.isfinite(value) or value <= 0:
-        raise UsageProblem(f"KB_EQ_BUDGET={text!r}: expected a positive number of seconds")
-    return value
+    """$KB_EQ_BUDGET (seconds, a positive number) if set, else DEFAULT_BUDGET (kb.settings)."""
+    return settings.eq_budget()
 
 
 def run_with_budget(work: Callable[[], T], seconds: float | None = None) -> T:

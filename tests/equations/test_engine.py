@@ -272,7 +272,7 @@ def test_forked_workers_give_the_same_results(
 ) -> None:
     """8 records in 6 families (a symbol's meaning differs): families go to the workers."""
     from kb.equations import shared
-    from kb.equations.parallel import worker_count
+    from kb.workers import can_fork, worker_count
 
     def record(i: int) -> tuple[str, dict]:
         data = flop(NUMERIC.replace("EXPECTED", str(3318 + i % 2)))
@@ -281,10 +281,10 @@ def test_forked_workers_give_the_same_results(
 
     records = [record(i) for i in range(8)]
     results = {}
-    monkeypatch.setenv("KB_EQ_WORKERS", "2")
-    assert worker_count(6) == 2  # the forked path really runs below
+    monkeypatch.setenv("KB_JOBS", "2")
+    assert worker_count() == 2 and can_fork()  # the forked path really runs below
     for workers in ("1", "2"):
-        monkeypatch.setenv("KB_EQ_WORKERS", workers)
+        monkeypatch.setenv("KB_JOBS", workers)
         shared.clear()
         before = dict(engine.STATS)
         kb = knowledge_base(str(tmp_path), *records, ("hardware/gpu", HARDWARE))
@@ -306,7 +306,7 @@ def test_few_families_are_checked_in_process(
     """7 records of one family: no fork (it cost more than it saved for cheap records)."""
     from kb.equations import shared
 
-    monkeypatch.setenv("KB_EQ_WORKERS", "2")
+    monkeypatch.setenv("KB_JOBS", "2")
     shared.clear()
     records = [
         (f"flops/x{i}", {**flop(NUMERIC.replace("EXPECTED", "3318")), "id": f"flops/x{i}"})
