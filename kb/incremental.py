@@ -43,8 +43,9 @@ from kb.checker import (
 from kb.findings import Finding
 from kb.loader import display_path, record_files
 from kb.model import KnowledgeBase
-from kb.recordcache import RecordCache, cache_dir, content_digest
+from kb.recordcache import RecordCache, content_digest
 from kb.snapshot import UNREAD, FileState, Snapshot, read_snapshot, write_snapshot
+from kb.store import cache_dir
 
 # The ledger reads everything a placement or a proposal reaches; it also finds a
 # placement's receipts by interconnect, not by reference (kb.ledger.transfers).

@@ -21,7 +21,7 @@ import yaml
 from kb import overlay
 from kb.findings import Finding, Location, Severity
 from kb.model import KIND_BY_FOLDER, KnowledgeBase, Record
-from kb.recordcache import RecordCache, content_digest, finding_from_tuple
+from kb.recordcache import RecordCache, content_digest
 from kb.workers import map_forked
 from kb.yamlsafe import load_yaml, max_nesting
 
@@ -190,7 +190,7 @@ def _read_cached(path: Path, cache: RecordCache | None) -> _File:
     item.key = RecordCache.key(item.shown, item.digest)
     entry = cache.get(item.key) if cache is not None else None
     if entry is not None:
-        item.result = (entry[0], [finding_from_tuple(found) for found in entry[1]])
+        item.result = (entry.data, entry.load)
         item.raw = b""  # not needed again: at 100,000 files the bytes alone are ~240 MB
     return item
 

@@ -21,6 +21,7 @@ from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from kb import fingerprint
 from kb.equations.bind import BindError, Bound, referenced_records, resolve
 from kb.equations.cache import ResultCache, content_key
 from kb.equations.compose import compose, uses_specs
@@ -37,7 +38,7 @@ from kb.equations.results import (
 )
 from kb.equations.timeout import default_budget
 from kb.model import KnowledgeBase, Record
-from kb.recordcache import cache_dir
+from kb.store import cache_dir
 from kb.workers import map_or_run
 
 SECTIONS = ("symbols", "equations", "derivations", "claims")
@@ -90,7 +91,7 @@ def analyse(kb: KnowledgeBase, use_cache: bool = True) -> Analysis:
     memo = _MEMO.get(id(kb))
     if memo is not None and memo[0]() is kb:
         return memo[1]
-    cache = ResultCache(cache_dir(kb.root) if use_cache else None)
+    cache = ResultCache(cache_dir(kb.root), fingerprint.salt()) if use_cache else ResultCache(None)
     analysis = Analysis()
     pending: dict[str, Pending] = {}
     for record in kb:

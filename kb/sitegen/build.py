@@ -94,14 +94,14 @@ def build(
     """
     theme = theme if theme is not None else theme_dir()
     with staged_output(Path(out_dir)) as writer:
-        inputs = PageInputs(kb, fingerprint(theme))
+        salt = fingerprint(theme)
         site = Site(
             kb,
             list(findings),
             writer,
             make_environment(theme),
-            inputs,
-            load_manifest(writer.previous),
+            PageInputs(kb, salt),
+            load_manifest(writer.previous, salt),
         )
         write_static(site, theme)
         write_home(site)
@@ -113,7 +113,7 @@ def build(
         write_methodology(site)
         write_schemas(site, site_url)
         write_search(site)
-        writer.write_text(MANIFEST, site.manifest.to_text())
+        writer.write_bytes(MANIFEST, site.manifest.encoded(salt))
     return BuildReport(Path(out_dir), writer.written, writer.kept, site.rendered)
 
 

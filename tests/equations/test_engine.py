@@ -51,10 +51,10 @@ def test_a_corrupt_cache_is_a_miss(tmp_path: Path, monkeypatch: pytest.MonkeyPat
     cache = tmp_path / "cache"
     monkeypatch.setenv("KB_CACHE_DIR", str(cache))
     engine.analyse(_kb(tmp_path))
-    shards = list(cache.glob("eq-v3-*.marshal"))
+    shards = list(cache.glob("equations-*.kbstore"))
     assert shards
     for entry in shards:
-        entry.write_bytes(entry.read_bytes()[:-5])  # truncated: the shard holds nothing
+        entry.write_bytes(entry.read_bytes()[:-5])  # truncated: the last entry fails its check
     before = engine.STATS["symbolic"]
     result = engine.analyse(_kb(tmp_path))
     assert engine.STATS["symbolic"] == before + 1
@@ -64,11 +64,12 @@ def test_a_corrupt_cache_is_a_miss(tmp_path: Path, monkeypatch: pytest.MonkeyPat
 def test_a_cached_value_that_is_not_json_is_a_miss(tmp_path: Path) -> None:
     from kb.equations.cache import ResultCache
 
-    cache = ResultCache(tmp_path)
+    cache = ResultCache(tmp_path, "salt")
     cache.put("a" * 64, {"x": [1, 2.5, None]})
-    cache.shards["a"]["a" + "b" * 63] = "{not json"
+    assert cache.store is not None
+    cache.store.put("a" + "b" * 63, "{not json")
     cache.flush()
-    again = ResultCache(tmp_path)
+    again = ResultCache(tmp_path, "salt")
     assert again.get("a" * 64) == {"x": [1, 2.5, None]}
     assert again.get("a" + "b" * 63) is None and again.get("f" * 64) is None
 
