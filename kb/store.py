@@ -32,6 +32,7 @@ from __future__ import annotations
 import hashlib
 import marshal
 import os
+import stat
 import struct
 import tempfile
 import zlib
@@ -45,6 +46,9 @@ FORMAT = "kb-store-1"
 MAGIC = b"KBSTORE1"
 SUFFIX = ".kbstore"
 _PREFIX = struct.Struct("<8sQ16s")  # magic, index length, index checksum
+# Version 2: no back-references, whose use depends on reference counts, so equal values
+# give equal bytes in every process (the site's manifest is part of a byte-identical build).
+MARSHAL_VERSION = 2
 GITIGNORE = "# Created by kb: its cache, safe to delete.\n*\n"
 
 
@@ -88,6 +92,21 @@ def atomic_write(path: Path, data: bytes) -> None:
         raise
 
 
+def read_regular(path: Path) -> bytes | None:
+    """The bytes of a regular file; None for anything else (a FIFO, a device) or on error."""
+    try:
+        handle = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
+    except OSError:
+        return None
+    try:
+        with os.fdopen(handle, "rb") as stream:
+            if not stat.S_ISREG(os.fstat(stream.fileno()).st_mode):
+                return None
+            return stream.read()
+    except OSError:
+        return None
+
+
 class ShardedStore:
     """Get, put and save keyed entries (marshal-able values, never None) of one store.
 
@@ -95,11 +114,8 @@ class ShardedStore:
     entries in memory only (nothing is read or saved).
     """
 
-    def __init__(
-        self, directory: Path | None, name: str, salt: str, shards: int = 16, cache: bool = True
-    ) -> None:
+    def __init__(self, directory: Path | None, name: str, salt: str, shards: int = 16) -> None:
         self.directory, self.name, self.salt, self.shards = directory, name, salt, shards
-        self.make_dir = cache  # the folder is a cache: create it ignoring itself
         self._old: dict[int, _Shard] = {}
         self._new: dict[str, tuple[bytes, bytes]] = {}  # key -> (checksum, marshalled value)
         self._used: set[str] = set()  # keys this run read or wrote
@@ -121,7 +137,7 @@ class ShardedStore:
 
     def put(self, key: str, value: Any) -> None:
         try:
-            payload = marshal.dumps(value)
+            payload = marshal.dumps(value, MARSHAL_VERSION)
         except ValueError:  # a type marshal cannot keep: not stored, computed again next time
             return
         self._new[key] = (_checksum(key, payload), payload)
@@ -144,8 +160,7 @@ class ShardedStore:
             return
         live = None if live_keys is None else set(live_keys)
         try:
-            if self.make_dir:
-                make_cache_dir(self.directory)
+            make_cache_dir(self.directory)
             for shard in self._changed(live):
                 path = self.directory / shard_file(self.name, shard, self.shards)
                 atomic_write(path, self.encode(shard, live))
@@ -172,7 +187,7 @@ class ShardedStore:
             index[key] = (offset, len(payload), checksum)
             parts.append(payload)
             offset += len(payload)
-        header = marshal.dumps((FORMAT, self.name, self.salt, index))
+        header = marshal.dumps((FORMAT, self.name, self.salt, index), MARSHAL_VERSION)
         prefix = _PREFIX.pack(MAGIC, len(header), _digest(header))
         return b"".join([prefix, header, *parts])
 
@@ -199,11 +214,8 @@ class ShardedStore:
     def _read(self, shard: int) -> _Shard:
         if self.directory is None:
             return _Shard()
-        try:
-            data = (self.directory / shard_file(self.name, shard, self.shards)).read_bytes()
-        except OSError:
-            return _Shard()
-        return _Shard.parse(data, (FORMAT, self.name, self.salt))
+        data = read_regular(self.directory / shard_file(self.name, shard, self.shards))
+        return _Shard() if data is None else _Shard.parse(data, (FORMAT, self.name, self.salt))
 
 
 class _Shard:
@@ -235,8 +247,8 @@ class _Shard:
         return cls(data, start, found[3])
 
     def raw(self, key: str) -> tuple[bytes, bytes] | None:
-        """(checksum, bytes) of an entry as stored, for rewriting it unread (checked on read)."""
-        slot = _slot(self.index.get(key))
+        """(checksum, bytes) of an entry as stored (the index was checked, the bytes not)."""
+        slot = self.index.get(key)
         if slot is None:
             return None
         offset, length, checksum = slot
@@ -245,25 +257,8 @@ class _Shard:
 
     def get(self, key: str) -> bytes | None:
         """An entry's bytes if its checksum holds, else None."""
-        slot = _slot(self.index.get(key))
-        if slot is None:
-            return None
-        offset, length, checksum = slot
-        begin = self.start + offset
-        if begin + length > len(self.data):
-            return None
-        payload = bytes(self.data[begin : begin + length])
-        return payload if _checksum(key, payload) == checksum else None
-
-
-def _slot(slot: Any) -> tuple[int, int, bytes] | None:
-    """An index entry (offset, length, checksum), or None if it is not one."""
-    if not isinstance(slot, tuple) or len(slot) != 3:
-        return None
-    offset, length, checksum = slot
-    if not (isinstance(offset, int) and isinstance(length, int) and isinstance(checksum, bytes)):
-        return None
-    return (offset, length, checksum) if offset >= 0 and length >= 0 else None
+        raw = self.raw(key)
+        return raw[1] if raw is not None and _checksum(key, raw[1]) == raw[0] else None
 
 
 def _key_bytes(key: str) -> bytes:

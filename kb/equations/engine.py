@@ -108,6 +108,12 @@ def analyse(kb: KnowledgeBase, use_cache: bool = True) -> Analysis:
     return analysis
 
 
+def analysed(kb: KnowledgeBase) -> Analysis | None:
+    """The analysis of `kb` if this process has made it (never starts one)."""
+    memo = _MEMO.get(id(kb))
+    return memo[1] if memo is not None and memo[0]() is kb else None
+
+
 def _run_pending(
     kb: KnowledgeBase, pending: dict[str, Pending], cache: ResultCache, analysis: Analysis
 ) -> None:

@@ -12,7 +12,8 @@ is the one salt of kb.fingerprint (kb's code, the libraries that shape the
 output, the schemas) with the theme's files, and it is the fingerprint part of
 every page key too: changing any of them re-renders everything. A missing,
 damaged or foreign manifest means a full build; its entry is JSON text, parsed,
-never executed.
+never executed. A build that showed a timed-out check keeps no keys
+(`budget_bound`): its pages depended on how busy the machine was.
 """
 
 from __future__ import annotations
@@ -24,6 +25,7 @@ from pathlib import Path
 from typing import Any
 
 from kb import fingerprint as kb_fingerprint
+from kb.model import KnowledgeBase
 from kb.store import ShardedStore, shard_file
 
 STORE, KEY = ".kb-build-manifest", "manifest"
@@ -50,7 +52,7 @@ class Manifest:
 
     def encoded(self, salt: str) -> bytes:
         """The manifest file's bytes (the site writer writes them with the pages)."""
-        store = ShardedStore(None, STORE, salt, shards=1, cache=False)
+        store = ShardedStore(None, STORE, salt, shards=1)
         store.put(KEY, self.to_text())
         return store.encode(0)
 
@@ -59,7 +61,7 @@ def load_manifest(site: Path | None, salt: str) -> Manifest:
     """Read the previous build's manifest; anything unexpected reads as none."""
     if site is None:
         return Manifest()
-    text = ShardedStore(site, STORE, salt, shards=1, cache=False).get(KEY)
+    text = ShardedStore(site, STORE, salt, shards=1).get(KEY)
     try:
         payload = json.loads(text) if isinstance(text, str) else None
     except ValueError:
@@ -67,7 +69,7 @@ def load_manifest(site: Path | None, salt: str) -> Manifest:
     if not isinstance(payload, dict) or payload.get("format") != FORMAT:
         return Manifest()
     pages, charts, inline = payload.get("pages"), payload.get("charts"), payload.get("inline")
-    if not all(isinstance(part, dict) for part in (pages, charts, inline)):
+    if not (isinstance(pages, dict) and isinstance(charts, dict) and isinstance(inline, dict)):
         return Manifest()
     return Manifest(
         {k: v for k, v in pages.items() if isinstance(k, str) and isinstance(v, str)},
@@ -82,6 +84,25 @@ def load_manifest(site: Path | None, salt: str) -> Manifest:
             if isinstance(v, list) and all(isinstance(c, dict) for c in v)
         },
     )
+
+
+def budget_bound(kb: KnowledgeBase) -> bool:
+    """True when a check this build showed ran out of its time budget.
+
+    Such a build keeps no page keys (an empty manifest), so the next build renders
+    every page again instead of keeping one that shows a timeout. Pages kept from the
+    last build came from a build without one, so only this run's analysis counts.
+    """
+    from kb.equations.cache import timed_out
+    from kb.equations.engine import analysed
+
+    analysis = analysed(kb)
+    for result in analysis.results.values() if analysis is not None else ():
+        if any(timed_out(i.code, i.message) for i in result.issues):
+            return True
+        if any(timed_out("", i.detail) for i in result.items):
+            return True
+    return False
 
 
 def fingerprint(theme: Path) -> str:
