@@ -18,7 +18,7 @@ from typing import Any
 
 import yaml
 
-from kb import overlay
+from kb import fileread, overlay
 from kb.findings import Finding, Location, Severity
 from kb.model import KIND_BY_FOLDER, KnowledgeBase, Record
 from kb.recordcache import RecordCache, content_digest, finding_from_tuple
@@ -98,15 +98,29 @@ def _yaml_files(folder: str) -> Iterator[Path]:
     while pending:
         try:
             with os.scandir(pending.pop()) as entries:
-                for entry in entries:
-                    if entry.is_dir(follow_symlinks=False):
-                        pending.append(entry.path)
-                    elif entry.name.endswith(RECORD_SUFFIXES) and (
-                        entry.is_file() or entry.is_symlink()
-                    ):
-                        yield Path(entry.path)
+                listed = list(entries)
         except OSError:
             continue
+        for entry in listed:
+            kind = _entry_kind(entry)
+            if kind == "folder":
+                pending.append(entry.path)
+            elif kind == "file" and entry.name.endswith(RECORD_SUFFIXES):
+                yield Path(entry.path)
+
+
+def _entry_kind(entry: os.DirEntry[str]) -> str:
+    """ "folder" (entered), "file" (listed: regular, special or any symlink) or "other".
+
+    A question about one entry that fails (a symlink loop answers ELOOP) concerns that
+    entry alone: it is listed, so the loader reports it, and the folder's listing goes on.
+    """
+    try:
+        if entry.is_dir(follow_symlinks=False):
+            return "folder"
+        return "file"
+    except OSError:
+        return "file"
 
 
 def display_path(path: Path) -> str:
@@ -307,11 +321,12 @@ def _read_bytes(path: Path, shown: str) -> tuple[bytes | None, Finding | None]:
     if standing_in is not None:
         return _within_limit(standing_in, shown)
     try:
-        size = path.stat().st_size
-        if size > MAX_FILE_BYTES:
-            message = f"file is {size:,} bytes, over the {MAX_FILE_BYTES:,}-byte limit"
-            return None, _load_finding("LD003", shown, 1, 1, message)
-        return path.read_bytes(), None
+        return fileread.read_limited(path, MAX_FILE_BYTES), None
+    except fileread.TooLarge as exc:
+        message = f"file is over the {MAX_FILE_BYTES:,}-byte limit (read {exc.size:,} bytes)"
+        return None, _load_finding("LD003", shown, 1, 1, message)
+    except fileread.NotARegularFile as exc:
+        return None, _load_finding("LD001", shown, 1, 1, f"cannot read file: {exc}")
     except OSError as exc:
         return None, _load_finding("LD001", shown, 1, 1, f"cannot read file: {exc.strerror or exc}")
 
