@@ -110,7 +110,7 @@ def _yaml_files(folder: str) -> Iterator[Path]:
 
 
 def _entry_kind(entry: os.DirEntry[str]) -> str:
-    """ "folder" (entered), "file" (listed: regular, special or any symlink) or "other".
+    """What an entry is: "folder" (entered) or "file" (listed: regular, special, symlink).
 
     A question about one entry that fails (a symlink loop answers ELOOP) concerns that
     entry alone: it is listed, so the loader reports it, and the folder's listing goes on.
