@@ -286,6 +286,8 @@ def parse_document(text: str, shown: str) -> tuple[dict[str, Any] | None, list[F
     except (yaml.YAMLError, RecursionError, ValueError) as exc:
         return None, [_load_finding("LD004", shown, 1, 1, f"not valid YAML: {exc}")]
     findings = [_problem_finding(p.kind, shown, p.line, p.col, p.detail) for p in problems]
+    if any(p.kind == "key" for p in problems):
+        return None, findings  # not a JSON document: no later stage can read it
     return _check_shape(data, shown, text, findings)
 
 
@@ -429,7 +431,7 @@ def _yaml_message(exc: yaml.MarkedYAMLError) -> str:
     return "not valid YAML: " + ", ".join(parts) if parts else "not valid YAML"
 
 
-_PROBLEM_CODES = {"duplicate-key": "LD005", "tag": "LD006"}
+_PROBLEM_CODES = {"duplicate-key": "LD005", "tag": "LD006", "key": "LD013"}
 
 
 def _misnamed(shown: str, name: str) -> Finding:
@@ -461,4 +463,5 @@ LOAD_HINTS = {
     "LD008": "write the values out instead of repeating anchors and aliases",
     "LD011": "a record file holds one YAML mapping",
     "LD012": "rename the file to end in .yaml",
+    "LD013": 'quote the key ("3", "null") or give it a name',
 }

@@ -32,7 +32,7 @@ _ALLOWED_TAGS = {
 class YamlProblem:
     """Something the loader refused, with a 1-based position."""
 
-    kind: str  # "duplicate-key" | "tag"
+    kind: str  # "duplicate-key" | "tag" | "key"
     line: int
     col: int
     detail: str
@@ -62,6 +62,8 @@ class KbLoader(_BaseLoader):  # type: ignore[misc, valid-type]
             if not isinstance(key, (str, int, float, bool)) and key is not None:
                 self._problem("tag", key_node, "mapping keys must be plain scalars")
                 continue
+            if not isinstance(key, str):
+                self._problem("key", key_node, _non_string_key(key_node, key))
             if key in seen:
                 first = seen[key].start_mark.line + 1
                 self._problem(
@@ -81,6 +83,17 @@ class KbLoader(_BaseLoader):  # type: ignore[misc, valid-type]
 
 
 _STR_TAG = "tag:yaml.org,2002:str"
+
+
+def _non_string_key(node: yaml.Node, key: object) -> str:
+    """Why a key that YAML reads as null, a number or a boolean is not a record key."""
+    written = node.value if isinstance(node, yaml.ScalarNode) and node.value else "~"
+    read_as = "null" if key is None else type(key).__name__
+    if isinstance(key, bool):
+        read_as = "a boolean"
+    elif isinstance(key, (int, float)):
+        read_as = "a number"
+    return f"key {written!r} is read as {read_as}, not text: record keys are strings"
 
 
 def _plain_unique_keys(node: yaml.MappingNode) -> bool:
