@@ -64,12 +64,31 @@ def load_knowledge_base(
         if item.result is None or item.result[0] is not None:  # a file that was read
             item.identity = identities(item.path)
     _parse_all([item for item in files if item.result is None], cache, per_file)
+    unreadable: set[str] = set()
     for item in files:
         data, problems = item.result  # type: ignore[misc]
         findings.extend(problems)
         if data is not None:
             kb.add(Record(*item.identity, item.shown, data, item.digest))
+        else:
+            unreadable.update(_plain_id(root, item.path))
+    # A record the tree has but kb could not read exists all the same: its own finding
+    # is the root cause, and references to it are not also "dangling" (as in a partial run).
+    kb.outside_ids = kb.outside_ids | frozenset(unreadable - kb.records.keys())
     return kb, findings
+
+
+def _plain_id(root: Path, path: Path) -> list[str]:
+    """The id a record file's place in the tree gives it, without resolving anything."""
+    try:
+        relative = path.relative_to(root)
+    except ValueError:
+        return []
+    name = relative.as_posix()
+    for suffix in RECORD_SUFFIXES:
+        if name.endswith(suffix):
+            return [name[: -len(suffix)]]
+    return []
 
 
 def record_files(root: Path, paths: Sequence[Path] | None = None) -> list[Path]:
@@ -286,7 +305,7 @@ def parse_document(text: str, shown: str) -> tuple[dict[str, Any] | None, list[F
     except (yaml.YAMLError, RecursionError, ValueError) as exc:
         return None, [_load_finding("LD004", shown, 1, 1, f"not valid YAML: {exc}")]
     findings = [_problem_finding(p.kind, shown, p.line, p.col, p.detail) for p in problems]
-    if any(p.kind == "key" for p in problems):
+    if any(p.kind in _UNREADABLE_PROBLEMS for p in problems):
         return None, findings  # not a JSON document: no later stage can read it
     return _check_shape(data, shown, text, findings)
 
@@ -431,7 +450,8 @@ def _yaml_message(exc: yaml.MarkedYAMLError) -> str:
     return "not valid YAML: " + ", ".join(parts) if parts else "not valid YAML"
 
 
-_PROBLEM_CODES = {"duplicate-key": "LD005", "tag": "LD006", "key": "LD013"}
+_PROBLEM_CODES = {"duplicate-key": "LD005", "tag": "LD006", "key": "LD013", "number": "LD014"}
+_UNREADABLE_PROBLEMS = frozenset({"key", "number"})  # the document is not JSON-like
 
 
 def _misnamed(shown: str, name: str) -> Finding:
@@ -464,4 +484,5 @@ LOAD_HINTS = {
     "LD011": "a record file holds one YAML mapping",
     "LD012": "rename the file to end in .yaml",
     "LD013": 'quote the key ("3", "null") or give it a name',
+    "LD014": "write the figure as a finite number in its unit (1.5e3 GB/s, not .inf)",
 }
