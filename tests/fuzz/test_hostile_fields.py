@@ -39,7 +39,7 @@ SEEDS = (
     "proposals/move-llama-3.1-70b-tp-to-pcie",
     "strategies/tensor-parallel",
 )
-EXAMPLES = int(os.environ.get("KB_FUZZ_EXAMPLES", "150"))
+EXAMPLES = int(os.environ.get("KB_FUZZ_EXAMPLES", "100"))
 CASE_SECONDS = 60  # far above any honest run of this tree: only a hang reaches it
 
 HOSTILE = st.one_of(
