@@ -41,6 +41,7 @@ FUNCTIONS: Mapping[str, tuple[Callable[..., Any], int, int | None]] = {
     "floor": (sp.floor, 1, 1),
 }
 RESERVED = frozenset(FUNCTIONS)
+_NOT_FINITE_REAL = (sp.zoo, sp.oo, -sp.oo, sp.nan, sp.I)
 UNEVALUATED_WHEN_CONSTANT = frozenset({"floor", "ceil"})
 
 
@@ -119,6 +120,11 @@ def parse_expression(
     except (ValueError, TypeError, ArithmeticError, RecursionError) as exc:
         # e.g. max() of values SymPy cannot order (max(B, sqrt(-B)))
         raise ExpressionError(f"not a real-valued expression: {_short(exc)}") from None
+    if value.has(*_NOT_FINITE_REAL):
+        # log(0) builds zoo, sqrt(-1) builds I: no figure is infinite or imaginary
+        raise ExpressionError(
+            "not a finite real expression (a log of 0, a root of a negative, ...)"
+        )
     return Parsed(text, tree.body, value)
 
 
@@ -284,7 +290,16 @@ def _power(base: sp.Expr, exponent: sp.Expr) -> sp.Expr:
             raise ExpressionError(f"exponent {exponent} is larger than {MAX_SYMBOLIC_EXPONENT}")
     if base == 0 and exponent.is_negative:
         raise ExpressionError("division by zero")
-    return base**exponent
+    result = base**exponent
+    if result.is_Rational and result != 0 and _beyond_bound(result):
+        raise ExpressionError(f"numeric power beyond 1e±{MAX_LITERAL_EXPONENT}")
+    return result
+
+
+def _beyond_bound(number: sp.Rational) -> bool:
+    """|number| > 10**MAX_LITERAL_EXPONENT or < 10**-MAX_LITERAL_EXPONENT (by digit count)."""
+    digits = len(str(abs(int(number.p)))) - len(str(int(number.q)))
+    return abs(digits) > MAX_LITERAL_EXPONENT
 
 
 def _bits(number: sp.Rational) -> int:
@@ -298,7 +313,11 @@ def _log2_bits(number: sp.Rational) -> int:
 
 
 def to_text(expr: sp.Expr) -> str:
-    """Print a SymPy expression back in the safe language (parse(to_text(e)) == e)."""
+    """Print a SymPy expression back in the safe language.
+
+    parse(to_text(e)) == e while e's constants are within the literal bound
+    (tests/fuzz/test_expressions.py); past it, the text is for reading only.
+    """
     return _SafePrinter().doprint(expr)
 
 
