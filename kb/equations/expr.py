@@ -247,12 +247,18 @@ class _Builder:
         if count < low or (high is not None and count > high):
             raise ExpressionError(f"{func.id}() takes {low}..{high or 'n'} arguments, got {count}")
         args = [self.build(arg, depth + 1) for arg in node.args]
-        if func.id in UNEVALUATED_WHEN_CONSTANT and not any(a.free_symbols for a in args):
+        if func.id in UNEVALUATED_WHEN_CONSTANT and _irrational_constant(args[0]):
             # SymPy evaluates floor/ceil of a constant while building it, to as many
             # digits as the integer part needs: floor(1e300*log(1e300)) never returns.
             # Built unevaluated, the work happens later, inside a check's time budget.
+            # (Of a rational it is exact and instant, so it is evaluated as before.)
             return function(*args, evaluate=False)
         return function(*args)
+
+
+def _irrational_constant(value: sp.Expr) -> bool:
+    """A constant (no symbols) that is not a plain rational: log(1e300), exp(3), sqrt(2)."""
+    return not value.free_symbols and not value.is_Rational
 
 
 def _check_magnitude(text: str) -> None:
