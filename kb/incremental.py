@@ -158,7 +158,7 @@ def _recheck_changes(
     kb = build_knowledge_base(
         root, None, cache, [p for n, p in shown.items() if n in load], listed=True
     )
-    kb.outside_ids = frozenset(_ids_of(files) - kb.records.keys())
+    kb.outside_ids = kb.outside_ids | frozenset(_ids_of(files) - kb.records.keys())
     kb.focus = frozenset(affected)
     fresh = resolve_locations(f for f in run_rules(kb) if f.location.path in affected)
     cache.save({RecordCache.key(name, digest) for name, digest in digests.items()})

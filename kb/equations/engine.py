@@ -36,7 +36,7 @@ from kb.equations.results import (
     item_from,
     item_json,
 )
-from kb.equations.timeout import default_budget
+from kb.equations.timeout import default_budget, record_budget, reset_run_budget
 from kb.model import KnowledgeBase, Record
 from kb.store import cache_dir
 from kb.workers import map_or_run
@@ -88,6 +88,7 @@ Pending = tuple[str, str, dict[str, "Bound | BindError"], Record, tuple[Issue, .
 def analyse(kb: KnowledgeBase, use_cache: bool = True) -> Analysis:
     """Analyse `kb`, once per KnowledgeBase object."""
     default_budget()  # a bad $KB_EQ_BUDGET stops kb here (UsageProblem, exit 2), not per check
+    reset_run_budget()
     memo = _MEMO.get(id(kb))
     if memo is not None and memo[0]() is kb:
         return memo[1]
@@ -140,7 +141,8 @@ def _run_pending(
         checked = []
         for record_id in members[family]:
             resolver = _resolver(kb, pending[record_id][2])
-            result, plan = run_record_with_plan(pending[record_id][3], resolver, shared=True)
+            with record_budget():
+                result, plan = run_record_with_plan(pending[record_id][3], resolver, shared=True)
             checked.append((record_id, _to_json(result), plan))
         return checked
 
