@@ -16,6 +16,8 @@ LAYERS: dict[str, int] = {
     "workers": 0,
     "settings": 0,
     "store": 0,
+    "filelock": 0,
+    "fileread": 0,
     "fingerprint": 0,
     "resources": 0,
     "usage": 0,
