@@ -157,8 +157,8 @@ def _recheck_changes(
     kb = build_knowledge_base(
         root, None, cache, [p for n, p in shown.items() if n in load], listed=True
     )
-    kb.outside_ids = frozenset(_ids_of(files) - kb.records.keys())
-    kb.focus = frozenset(affected)
+    kb.run.outside_ids = frozenset(_ids_of(files) - kb.records.keys())
+    kb.run.focus = frozenset(affected)
     fresh = resolve_locations(f for f in run_rules(kb) if f.location.path in affected)
     cache.save({RecordCache.key(name, digest) for name, digest in digests.items()})
     files.update((name, state) for name, state in _file_states(kb).items() if name in affected)

@@ -1,22 +1,22 @@
 """Analyse a whole KnowledgeBase once per run: equations, derivations, claims, figures.
 
-`analyse(kb)` is memoised per KnowledgeBase object, so the dozen EQ rules share
-one pass. Per record the result is cached by content hash (see cache.py); on a
-hit nothing symbolic runs and SymPy is not even imported. On a miss whose
-equation sections are unchanged (only the values its claims bind changed), the
+`analyse(kb)` runs once per run: the checker's equations stage calls it and the analysis
+is kept in the knowledge base's run context (`kb.run.equations`), where the EQ rules,
+the site and `kb show` find it. Per record the result is cached by content hash (see
+cache.py); on a hit nothing symbolic runs and SymPy is not even imported. On a miss
+whose equation sections are unchanged (only the values its claims bind changed), the
 record's plan, cached by the content of those sections alone, re-checks it with
-fractions (plan.py), still without SymPy; only records without a usable plan
-take the symbolic path, where records with the same maths share the symbolic
-work (shared.py: systems, derivations and claims built once per distinct text).
-`STATS` counts records served from the cache ("cached"), from plans ("planned")
-and checked on the symbolic path ("symbolic"), and what was really built
-("built_systems", "built_claims", "built_derivations"); the tests assert on it.
+fractions (plan.py), still without SymPy; only records without a usable plan take the
+symbolic path, where records with the same maths share the symbolic work (shared.py:
+systems, derivations and claims built once per distinct text). `STATS` counts records
+served from the cache ("cached"), from plans ("planned") and checked on the symbolic
+path ("symbolic"), and what was really built ("built_systems", "built_claims",
+"built_derivations"); the tests assert on it.
 """
 
 from __future__ import annotations
 
 import json
-import weakref
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -77,17 +77,15 @@ class Analysis:
         return sorted(found - {record_id})
 
 
-_MEMO: dict[int, tuple[weakref.ref[KnowledgeBase], Analysis]] = {}
 # result key, plan key, bindings, the record with its `uses` resolved, compose.py's issues
 Pending = tuple[str, str, dict[str, "Bound | BindError"], Record, tuple[Issue, ...]]
 
 
 def analyse(kb: KnowledgeBase, use_cache: bool = True) -> Analysis:
-    """Analyse `kb`, once per KnowledgeBase object."""
+    """Analyse `kb`, once per run (the analysis is kept in `kb.run.equations`)."""
     default_budget()  # a bad $KB_EQ_BUDGET stops kb here (UsageProblem, exit 2), not per check
-    memo = _MEMO.get(id(kb))
-    if memo is not None and memo[0]() is kb:
-        return memo[1]
+    if kb.run.equations is not None:
+        return kb.run.equations
     cache = ResultCache(cache_dir(kb.root) if use_cache else None)
     analysis = Analysis()
     pending: dict[str, Pending] = {}
@@ -100,8 +98,7 @@ def analyse(kb: KnowledgeBase, use_cache: bool = True) -> Analysis:
             analysis.results[record.id] = result
     _run_pending(kb, pending, cache, analysis)
     cache.flush()
-    _MEMO[id(kb)] = (weakref.ref(kb), analysis)
-    weakref.finalize(kb, _MEMO.pop, id(kb), None)  # forget it with the KnowledgeBase
+    kb.run.equations = analysis
     return analysis
 
 

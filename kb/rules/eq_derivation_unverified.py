@@ -19,14 +19,16 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
+from kb.equations import codes
 from kb.findings import Finding, Severity
 from kb.model import KnowledgeBase
 from kb.rules._equations import engine_findings
 
-CODE = "EQ006"
+CODE = codes.DERIVATION_UNVERIFIED
 NAME = "derivation-unverified"
 SEVERITY = Severity.WARNING
+HINT = "split the step into smaller ones, or name a rule kb can check"
 
 
 def check(kb: KnowledgeBase) -> Iterator[Finding]:
-    yield from engine_findings(kb, CODE, SEVERITY)
+    yield from engine_findings(kb, CODE)
