@@ -28,11 +28,20 @@ class RunStats:
 
     `mode`: "full", "incremental" or "snapshot" (kb.incremental); `rechecked`: the
     files whose findings were recomputed; `loaded`: the records loaded to do it.
+    The equations stage (kb.equations.engine) adds the records it served from its
+    cache (`cached`), from plans (`planned`) and checked symbolically (`symbolic`),
+    and what this process built for it (`built_*`, kb.equations.shared).
     """
 
     mode: str = ""
     rechecked: int = 0
     loaded: int = 0
+    cached: int = 0
+    planned: int = 0
+    symbolic: int = 0
+    built_systems: int = 0
+    built_claims: int = 0
+    built_derivations: int = 0
 
 
 @dataclass

@@ -53,8 +53,11 @@ def _layer(module: str) -> int | None:
 
 
 def _imports(path: Path) -> list[str]:
-    """The modules a file imports when it runs: a type-only import (under
-    `if TYPE_CHECKING:`) names a type for the checker and runs nothing, so it is left out."""
+    """The modules a file imports when it runs.
+
+    A type-only import (under `if TYPE_CHECKING:`) names a type for the type checker
+    and runs nothing, so it is left out.
+    """
     names: list[str] = []
     tree = ast.parse(path.read_text())
     for node in ast.walk(tree):

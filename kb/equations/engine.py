@@ -8,10 +8,11 @@ whose equation sections are unchanged (only the values its claims bind changed),
 record's plan, cached by the content of those sections alone, re-checks it with
 fractions (plan.py), still without SymPy; only records without a usable plan take the
 symbolic path, where records with the same maths share the symbolic work (shared.py:
-systems, derivations and claims built once per distinct text). `STATS` counts records
-served from the cache ("cached"), from plans ("planned") and checked on the symbolic
-path ("symbolic"), and what was really built ("built_systems", "built_claims",
-"built_derivations"); the tests assert on it.
+systems, derivations and claims built once per distinct text). The run's statistics
+(kb.run.RunStats, returned as `Analysis.stats`) count records served from the cache
+(`cached`), from plans (`planned`) and checked on the symbolic path (`symbolic`), and
+what this process really built for it (`built_systems`, `built_claims`,
+`built_derivations`); the tests assert on them.
 """
 
 from __future__ import annotations
@@ -27,7 +28,7 @@ from kb.equations.compose import compose, uses_specs
 from kb.equations.figures import check_model
 from kb.equations.plan import PLAN_FORMAT, run_plan
 from kb.equations.results import (
-    STATS,
+    BUILT,
     Issue,
     Item,
     issue_from,
@@ -38,6 +39,7 @@ from kb.equations.results import (
 from kb.equations.timeout import default_budget
 from kb.model import KnowledgeBase, Record
 from kb.recordcache import cache_dir
+from kb.run import RunStats
 
 SECTIONS = ("symbols", "equations", "derivations", "claims")
 
@@ -58,6 +60,7 @@ class Analysis:
 
     results: dict[str, RecordResult] = field(default_factory=dict)
     bound_by: dict[str, list[tuple[str, str]]] = field(default_factory=dict)
+    stats: RunStats = field(default_factory=RunStats)
 
     def issues(self, code: str) -> Iterator[tuple[RecordResult, Issue]]:
         for record_id in sorted(self.results):
@@ -87,7 +90,8 @@ def analyse(kb: KnowledgeBase, use_cache: bool = True) -> Analysis:
     if kb.run.equations is not None:
         return kb.run.equations
     cache = ResultCache(cache_dir(kb.root) if use_cache else None)
-    analysis = Analysis()
+    analysis = Analysis(stats=kb.run.stats)
+    built = dict(BUILT)
     pending: dict[str, Pending] = {}
     for record in kb:
         _index_bindings(analysis, record)
@@ -98,6 +102,8 @@ def analyse(kb: KnowledgeBase, use_cache: bool = True) -> Analysis:
             analysis.results[record.id] = result
     _run_pending(kb, pending, cache, analysis)
     cache.flush()
+    for name, count in built.items():
+        setattr(analysis.stats, name, getattr(analysis.stats, name) + BUILT[name] - count)
     kb.run.equations = analysis
     return analysis
 
@@ -139,7 +145,7 @@ def _run_pending(
     }
     for record_id in sorted(found):
         data, plan = found[record_id]
-        STATS["symbolic"] += 1
+        analysis.stats.symbolic += 1
         result_key, plan_key, _, _, issues = pending[record_id]
         cache.put(result_key, data)
         if plan is not None:
@@ -178,14 +184,14 @@ def _analyse_record(
     )
     cached = cache.get(key)
     if cached is not None:
-        STATS["cached"] += 1
+        kb.run.stats.cached += 1
         return _with_issues(_from_json(cached), composed.issues)
     plan_key = content_key({"plan": PLAN_FORMAT, "sections": sections})
     plan = cache.get(plan_key)
     if isinstance(plan, Mapping):
         result = run_planned(record, plan, _resolver(kb, resolved))
         if result is not None:
-            STATS["planned"] += 1
+            kb.run.stats.planned += 1
             cache.put(key, _to_json(result))
             return _with_issues(result, composed.issues)
     pending[record.id] = (key, plan_key, resolved, record, composed.issues)
