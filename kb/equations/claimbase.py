@@ -57,7 +57,7 @@ class Sink(Protocol):
         code: str,
         pointer: str,
         message: str,
-        hint: str = "",
+        hint: str | None = "",
         related: tuple[Location, ...] = (),
     ) -> None: ...
 

@@ -231,7 +231,7 @@ def _symbol_issues(
                     pointer,
                     f"equation {eq_id}: {local} is in "
                     f"{mine.text} here, {name} in {theirs.text} in {used.id}",
-                    "declare the same unit, or map to a symbol that has it",
+                    None,  # the rule module's HINT (kb/rules/eq_uses_unit_mismatch.py)
                     (Location(used.path, 0, 0, pointer_join("/symbols", name)),),
                 )
             )

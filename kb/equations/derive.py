@@ -109,14 +109,14 @@ def _report(
             codes.DERIVATION_REFUTED,
             pointer,
             f"step {step_id} ({rule}) is refuted: {result.source!r}: {detail}",
-            "correct the result equation (the computed form is in the message)",
+            None,  # the rule module's HINT (kb/rules/eq_derivation_refuted.py)
         )
     elif state == UNVERIFIED and "timeout" not in detail:
         system.add(
             codes.DERIVATION_UNVERIFIED,
             pointer,
             f"step {step_id} ({rule}) is unverified: {detail}",
-            "add a regime or split the step so it can be derived",
+            None,  # the rule module's HINT (kb/rules/eq_derivation_unverified.py)
         )
 
 
@@ -137,7 +137,7 @@ def _equation(system: System, eq_id: Any, pointer: str) -> ParsedEquation | None
             codes.REFERENCE_UNKNOWN,
             pointer,
             "a derivation step needs an equation id here",
-            "name an equation listed under equations:",
+            None,  # the rule module's HINT (kb/rules/eq_reference_unknown.py)
         )
         return None
     found = system.equations.get(eq_id)
@@ -146,7 +146,7 @@ def _equation(system: System, eq_id: Any, pointer: str) -> ParsedEquation | None
             codes.REFERENCE_UNKNOWN,
             pointer,
             f"no equation {eq_id!r} in this record",
-            "name an equation listed under equations:",
+            None,  # the rule module's HINT (kb/rules/eq_reference_unknown.py)
         )
     return found
 

@@ -43,9 +43,10 @@ class System:
         code: str,
         pointer: str,
         message: str,
-        hint: str = "",
+        hint: str | None = "",
         related: tuple[Location, ...] = (),
     ) -> None:
+        """Add an issue; `hint` None leaves the hint to the code's rule module (its HINT)."""
         self.issues.append(Issue(code, pointer, message, hint, related))
 
     def expression(self, text: Any, pointer: str) -> sp.Expr | None:

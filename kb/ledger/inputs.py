@@ -317,7 +317,7 @@ def resolve_placement(record: Record, kb: KnowledgeBase) -> PlacementSpec | Unre
     hit = memo.get(record.id)
     if hit is None:
         hit = memo[record.id] = _resolve(record, kb)
-    return hit  # type: ignore[no-any-return]
+    return hit
 
 
 def _resolve(record: Record, kb: KnowledgeBase) -> PlacementSpec | Unresolved:

@@ -34,7 +34,7 @@ from kb.rules._equations import engine_findings
 CODE = codes.DERIVATION_REFUTED
 NAME = "derivation-refuted"
 SEVERITY = Severity.ERROR
-HINT = "write the result the named rule gives, or correct the step's inputs"
+HINT = "correct the result equation (the computed form is in the message)"
 
 
 def check(kb: KnowledgeBase) -> Iterator[Finding]:

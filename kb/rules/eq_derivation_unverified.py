@@ -27,7 +27,7 @@ from kb.rules._equations import engine_findings
 CODE = codes.DERIVATION_UNVERIFIED
 NAME = "derivation-unverified"
 SEVERITY = Severity.WARNING
-HINT = "split the step into smaller ones, or name a rule kb can check"
+HINT = "add a regime or split the step so it can be derived"
 
 
 def check(kb: KnowledgeBase) -> Iterator[Finding]:

@@ -25,7 +25,7 @@ from kb.rules._equations import engine_findings
 CODE = codes.REFERENCE_UNKNOWN
 NAME = "equation-reference-unknown"
 SEVERITY = Severity.ERROR
-HINT = "name an equation id this record declares"
+HINT = "name an equation listed under equations:"
 
 
 def check(kb: KnowledgeBase) -> Iterator[Finding]:

@@ -30,7 +30,7 @@ from kb.rules._equations import engine_findings
 CODE = codes.USES_UNIT_MISMATCH
 NAME = "uses-unit-mismatch"
 SEVERITY = Severity.ERROR
-HINT = "declare the symbol with the unit it has in the used equation"
+HINT = "declare the same unit, or map to a symbol that has it"
 
 
 def check(kb: KnowledgeBase) -> Iterator[Finding]:
