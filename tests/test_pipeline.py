@@ -41,6 +41,14 @@ equations:
 """
 
 
+DERIVATION = """\
+derivations:
+  - id: d
+    steps:
+      - {rule: solve_for, from: nope, var: a, result: e}
+"""
+
+
 def _codes_in_source() -> dict[str, list[str]]:
     """Every string literal of kb/ that is a rule code, with the files that spell it."""
     found: dict[str, list[str]] = {}
@@ -92,7 +100,8 @@ STAGE_CASES = [
     ("LD004", "sources/doc.yaml", "kind: [\n"),  # the loader
     ("LD010", "sources/doc.yaml", source_yaml().replace("title: A document", "title: no")),
     ("SC001", "sources/doc.yaml", source_yaml() + "colour: blue\n"),  # the schema stage
-    ("EQ002", "flops/f.yaml", FLOP),  # the equations engine
+    ("EQ002", "flops/f.yaml", FLOP),  # the equations engine, with a hint of its own
+    ("EQ016", "flops/f.yaml", FLOP.replace("a = b", "a = 2*a") + DERIVATION),  # the module's
 ]
 
 
