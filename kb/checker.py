@@ -69,13 +69,15 @@ def check(
     ignore: Sequence[str] = (),
 ) -> CheckResult:
     """Check the records under `root`; report only on `paths` (and records bound to them)."""
-    run = RunContext(cache=open_cache(root))
+    cache = open_cache(root)
+    run = RunContext(cache=cache)
     kb = per_file_stage(load_stage(root, run), run)
     attach(kb, root, base)
     schema_stage(kb)
     equations_stage(kb)
-    findings = rules_stage(kb)
-    run.cache.save()  # type: ignore[union-attr]
+    findings = waivers_stage(kb, rules_stage(kb))
+    findings += waiver_rules_stage(kb)
+    cache.save()
     findings = [f for f in findings if selected(f.code, select, ignore)]
     shown = _report_scope(kb, paths)
     if shown is not None:
@@ -222,26 +224,34 @@ def equations_stage(kb: KnowledgeBase) -> None:
 
 
 def run_rules(kb: KnowledgeBase) -> list[Finding]:
-    """The stages after the per-file one: schema, equations, rules, waivers."""
+    """The stages after the per-file one, as `check` runs them: schema to the waiver rules."""
     schema_stage(kb)
     equations_stage(kb)
-    return rules_stage(kb)
+    return waivers_stage(kb, rules_stage(kb)) + waiver_rules_stage(kb)
 
 
 def rules_stage(kb: KnowledgeBase) -> list[Finding]:
-    """Run the catalogue; waivers are applied before the waiver rules run.
+    """Run the catalogue but the waiver rules (they need every other finding first).
 
     With a focus set (kb.run.focus), record-local rules look only at the focus (the
     caller keeps only its findings: kb.incremental).
     """
     rules = all_rules()
     kb.run.known_codes = frozenset(rule.CODE for rule in rules)
-    early = [r for r in rules if not r.CODE.startswith(_LATE_FAMILIES)]
-    late = [r for r in rules if r.CODE.startswith(_LATE_FAMILIES)]
     local = _local_rules()
     findings = local_findings(kb)
-    findings += [f for rule in early if rule not in local for f in rule.check(kb)]
-    return waivers_stage(kb, findings) + [f for rule in late for f in rule.check(kb)]
+    findings += [f for rule in _early(rules) if rule not in local for f in rule.check(kb)]
+    return findings
+
+
+def waiver_rules_stage(kb: KnowledgeBase) -> list[Finding]:
+    """The WV rules, after the waivers stage: they read which waivers were used."""
+    late = [rule for rule in all_rules() if rule.CODE.startswith(_LATE_FAMILIES)]
+    return [f for rule in late for f in rule.check(kb)]
+
+
+def _early(rules: Sequence[Rule]) -> list[Rule]:
+    return [rule for rule in rules if not rule.CODE.startswith(_LATE_FAMILIES)]
 
 
 def local_findings(kb: KnowledgeBase) -> list[Finding]:
