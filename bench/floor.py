@@ -39,12 +39,12 @@ def parse_all(root: Path) -> int:
 
 
 def schema_only(root: Path) -> int:
-    from kb.checker import resolve_locations
+    from kb.checker import locate_stage, schema_stage
     from kb.loader import load_knowledge_base
-    from kb.schema import schema_findings
+    from kb.rules._base import finding_of
 
-    kb, load_findings = load_knowledge_base(root)
-    located = resolve_locations([*load_findings, *schema_findings(kb)])
+    kb, problems = load_knowledge_base(root)
+    located = locate_stage([*(finding_of(p) for p in problems), *schema_stage(kb)])
     return len(located)
 
 

@@ -1,5 +1,22 @@
-"""The validation pipeline: load -> schema -> rules -> waivers -> located, sorted findings.
+"""The validation pipeline, stage by stage; `check` reads as the list of stages.
 
+    load -> per-file stage -> schema stage -> equations stage -> rules -> waivers -> locate
+
+- load (kb.loader): files become records, or problems (LD codes); the record cache
+  answers for files whose bytes it knows.
+- per-file stage: what each file gives on its own, its references and the findings of
+  the record-local (`LOCAL`) rules, computed on all cores for many new files
+  (kb.workers) and kept in the record cache.
+- schema stage (kb.schema): JSON Schema problems of every record (SC001, LD009/LD010).
+- equations stage (kb.equations.engine): one analysis of every equation and claim.
+- rules: the catalogue in code order; rules that own a stage's codes forward them.
+- waivers: findings a record waives are dropped; then the WV rules, which read which
+  waivers were used and which codes exist, run last.
+- locate: JSON pointers become line:col, reading only files that have findings.
+
+Stages emit problems (kb.findings.Problem); the checker turns each into a finding with
+the severity and hint of the rule module that owns its code (kb.rules._base.finding_of).
+Per-run state lives in the knowledge base's typed run context (kb.run), not in globals.
 No printing and no exit codes here (that is the command line's job).
 """
 
@@ -11,17 +28,23 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from kb import fingerprint, overlay
+from kb import loader as _loader
 from kb.findings import Finding, Location
-from kb.loader import display_path, load_knowledge_base
+from kb.loader import Loaded, display_path, load_files
 from kb.model import KnowledgeBase, Record, Reference
 from kb.positions import locate, locate_in_string
 from kb.recordcache import RecordCache
-from kb.references import index_references, record_references
+from kb.references import record_references
 from kb.rules import all_rules
-from kb.rules._base import Rule
+from kb.rules._base import Rule, finding_of
+from kb.run import RunContext
 from kb.store import cache_dir
+from kb.workers import map_forked
 
 _LATE_FAMILIES = ("WV",)  # rules that need every other finding first
+# What one file gives on its own: its references as (pointer, target, expected kind),
+# and the findings of the record-local rules on it.
+Alone = tuple[list[tuple[str, str, str]], list[Finding]]
 
 
 @dataclass
@@ -48,14 +71,19 @@ def check(
 ) -> CheckResult:
     """Check the records under `root`; report only on `paths` (and records bound to them)."""
     cache = open_cache(root)
-    kb = build_knowledge_base(root, base, cache)
-    findings = run_rules(kb)
+    run = RunContext(cache=cache)
+    kb = per_file_stage(load_stage(root, run), run)
+    attach(kb, root, base)
+    schema_stage(kb)
+    equations_stage(kb)
+    findings = waivers_stage(kb, rules_stage(kb))
+    findings += waiver_rules_stage(kb)
     cache.save()
     findings = [f for f in findings if selected(f.code, select, ignore)]
     shown = _report_scope(kb, paths)
     if shown is not None:
         findings = [f for f in findings if f.location.path in shown]
-    located = sorted(resolve_locations(findings), key=Finding.sort_key)
+    located = sorted(locate_stage(findings), key=Finding.sort_key)
     checked = sorted(shown) if shown is not None else [r.path for r in kb]
     return CheckResult(located, kb, checked)
 
@@ -77,30 +105,90 @@ def build_knowledge_base(
     paths: Sequence[Path] | None = None,
     listed: bool = False,
 ) -> KnowledgeBase:
-    """Load every record (or those in `paths`) and index references (and the base revision).
+    """Load every record (or those in `paths`), run the per-file stage, add the base revision.
+
+    The knowledge base comes back frozen, its run context (kb.run) started.
 
     `listed`: `paths` are record files in record_files' order (kb.loader).
     """
-    kb, load_findings = load_knowledge_base(root, paths, cache, listed, checked_alone)
+    run = RunContext(cache=cache)
+    kb = per_file_stage(load_stage(root, run, paths, listed), run)
+    return attach(kb, root, base)
+
+
+def load_stage(
+    root: Path, run: RunContext, paths: Sequence[Path] | None = None, listed: bool = False
+) -> list[Loaded]:
+    """Read and parse the files; store what the cache did not know (parse and load findings)."""
+    loaded = load_files(root, paths, run.cache, listed)
+    if run.cache is not None:
+        for item in loaded:
+            if item.fresh:
+                data = item.record.data if item.record is not None else None
+                run.cache.put_load(item.key, data, [finding_of(p) for p in item.problems])
+    return loaded
+
+
+def per_file_stage(loaded: list[Loaded], run: RunContext) -> KnowledgeBase:
+    """Each record's references and record-local findings: from the cache, else computed.
+
+    The computing is mapped over the records the cache does not answer for, on all
+    cores when they are many (kb.workers). Returns the knowledge base, frozen.
+    """
+    kb = KnowledgeBase(root="", run=run)
+    load_findings: list[Finding] = []
+    for item in loaded:
+        load_findings.extend(finding_of(p) for p in item.problems)
+        if item.record is not None:
+            kb.add(item.record)
+    keys = {item.record.path: item.key for item in loaded if item.record is not None}
+    known, todo = _known_alone(kb, keys, run.cache)
+    found = map_forked(checked_alone, todo, _loader.PARALLEL_MIN_FILES)
+    found = found or [checked_alone(record) for record in todo]
+    for record, alone in zip(todo, found, strict=True):
+        known[record.path] = alone
+        if run.cache is not None:
+            run.cache.put_references(keys[record.path], alone[0])
+            run.cache.put_local(keys[record.path], alone[1])
+    kb.references = [Reference(r.id, *ref) for r in kb for ref in known[r.path][0]]
     kb.load_findings = load_findings
-    if cache is not None:
-        kb.memo["record_cache"] = cache
-        index_references_cached(kb, cache)
-    else:
-        index_references(kb)
+    # A record the tree has but kb could not read exists all the same: its own finding is
+    # the root cause, and references to it are not also "dangling" (as in a partial run).
+    unread = {item.unread_id for item in loaded if item.record is None and item.unread_id}
+    run.outside_ids = run.outside_ids | frozenset(unread - kb.records.keys())
+    run.local = {path: alone[1] for path, alone in known.items()}
+    return kb
+
+
+def _known_alone(
+    kb: KnowledgeBase, keys: dict[str, str], cache: RecordCache | None
+) -> tuple[dict[str, Alone], list[Record]]:
+    """What the cache knows of each record on its own, and the records it does not know."""
+    known: dict[str, Alone] = {}
+    todo: list[Record] = []
+    for record in kb:
+        key = keys[record.path]
+        references = cache.references(key) if cache is not None else None
+        local = cache.local(key) if cache is not None and references is not None else None
+        if local is None or references is None:
+            todo.append(record)
+        else:
+            known[record.path] = (references, local)
+    return known, todo
+
+
+def attach(kb: KnowledgeBase, root: Path, base: str | None) -> KnowledgeBase:
+    """Name the tree, add the base revision when asked (`--base`), and freeze."""
+    kb.root = str(root)
     if base is not None:
         from kb.gitbase import attach_base  # only when asked: runs git
 
         attach_base(kb, root, base)
-    return kb
+    return kb.freeze()
 
 
-def checked_alone(record: Record) -> tuple[list[tuple[str, str, str]], list[Finding]]:
-    """What one file gives on its own: its references and the record-local rules' findings.
-
-    The loader runs this where it parses the file (on all cores for many files) and
-    keeps the result in the record cache, where the passes below find it.
-    """
+def checked_alone(record: Record) -> Alone:
+    """What one file gives on its own: its references and the record-local rules' findings."""
     references = [(r.pointer, r.target, r.expected_kind) for r in record_references(record)]
     alone = KnowledgeBase(root="")
     alone.add(record)
@@ -112,61 +200,75 @@ def _local_rules() -> tuple[Rule, ...]:
     return tuple(rule for rule in all_rules() if getattr(rule, "LOCAL", False))
 
 
-def index_references_cached(kb: KnowledgeBase, cache: RecordCache) -> None:
-    """index_references, reusing each unchanged file's references from the cache."""
-    references: list[Reference] = []
+def schema_stage(kb: KnowledgeBase) -> list[Finding]:
+    """The schema findings of every record, from the cache for files it knows."""
+    from kb.schema import validate_record  # local: jsonschema loads only when checking
+
+    cache = kb.run.cache
+    findings: list[Finding] = []
     for record in kb:
-        key = cache.key(record.path, record.digest)
-        cached = cache.references(key)
-        if cached is None:
-            found = list(record_references(record))
-            cache.put_references(key, [(r.pointer, r.target, r.expected_kind) for r in found])
-        else:
-            found = [Reference(record.id, *reference) for reference in cached]
-        references.extend(found)
-    kb.references = references
+        key = RecordCache.key(record.path, record.digest)
+        known = cache.schema(key) if cache is not None else None
+        if known is None:
+            known = [finding_of(problem) for problem in validate_record(record)]
+            if cache is not None:
+                cache.put_schema(key, known)
+        findings.extend(known)
+    kb.run.schema = findings
+    return findings
+
+
+def equations_stage(kb: KnowledgeBase) -> None:
+    """One analysis of every equation, derivation and claim (kept in kb.run.equations)."""
+    from kb.equations.engine import analyse  # local: the engine loads only when checking
+
+    analyse(kb)
 
 
 def run_rules(kb: KnowledgeBase) -> list[Finding]:
-    """Run the catalogue; waivers are applied before the waiver rules run.
+    """The stages after the per-file one, as `check` runs them: schema to the waiver rules."""
+    schema_stage(kb)
+    equations_stage(kb)
+    return waivers_stage(kb, rules_stage(kb)) + waiver_rules_stage(kb)
 
-    With `kb.focus` set, record-local rules look only at the focus (the caller keeps
-    only its findings: kb.incremental).
+
+def rules_stage(kb: KnowledgeBase) -> list[Finding]:
+    """Run the catalogue but the waiver rules (they need every other finding first).
+
+    With a focus set (kb.run.focus), record-local rules look only at the focus (the
+    caller keeps only its findings: kb.incremental).
     """
     rules = all_rules()
-    kb.memo["known_codes"] = {rule.CODE for rule in rules}
-    early = [r for r in rules if not r.CODE.startswith(_LATE_FAMILIES)]
-    late = [r for r in rules if r.CODE.startswith(_LATE_FAMILIES)]
-    local = [r for r in early if r in _local_rules()]
-    findings = local_findings(kb, local)
-    findings += [f for rule in early if rule not in local for f in rule.check(kb)]
-    findings, used = apply_waivers(kb, findings)
-    kb.memo["waivers_used"] = used
-    return findings + [f for rule in late for f in rule.check(kb)]
-
-
-def local_findings(kb: KnowledgeBase, rules: Sequence[Rule]) -> list[Finding]:
-    """The record-local rules' findings, from the record cache for files it knows."""
-    cache: RecordCache | None = kb.memo.get("record_cache")
-    findings: list[Finding] = []
-    unknown = KnowledgeBase(root=kb.root)
-    for record in kb:
-        if not kb.in_focus(record):
-            continue
-        cached = cache.local(cache.key(record.path, record.digest)) if cache else None
-        if cached is None:
-            unknown.add(record)
-        else:
-            findings.extend(cached)
-    fresh = [f for rule in rules for f in rule.check(unknown)]
-    findings.extend(fresh)
-    if cache is not None:
-        by_path: dict[str, list[Finding]] = {record.path: [] for record in unknown}
-        for finding in fresh:
-            by_path[finding.location.path].append(finding)
-        for record in unknown:
-            cache.put_local(cache.key(record.path, record.digest), by_path[record.path])
+    kb.run.known_codes = frozenset(rule.CODE for rule in rules)
+    local = _local_rules()
+    findings = local_findings(kb)
+    findings += [f for rule in _early(rules) if rule not in local for f in rule.check(kb)]
     return findings
+
+
+def waiver_rules_stage(kb: KnowledgeBase) -> list[Finding]:
+    """The WV rules, after the waivers stage: they read which waivers were used."""
+    late = [rule for rule in all_rules() if rule.CODE.startswith(_LATE_FAMILIES)]
+    return [f for rule in late for f in rule.check(kb)]
+
+
+def _early(rules: Sequence[Rule]) -> list[Rule]:
+    return [rule for rule in rules if not rule.CODE.startswith(_LATE_FAMILIES)]
+
+
+def local_findings(kb: KnowledgeBase) -> list[Finding]:
+    """The record-local rules' findings on the records in focus, as the per-file stage left them."""
+    local = kb.run.local
+    if local is None:
+        raise RuntimeError("the per-file stage has not run on this knowledge base")
+    return [f for record in kb if kb.in_focus(record) for f in local[record.path]]
+
+
+def waivers_stage(kb: KnowledgeBase, findings: Iterable[Finding]) -> list[Finding]:
+    """Drop the findings records waive; keep which waivers were used (for WV001)."""
+    kept, used = apply_waivers(kb, findings)
+    kb.run.waivers_used = frozenset(used)
+    return kept
 
 
 def apply_waivers(
@@ -194,13 +296,16 @@ def _waiver_for(waivers: list, finding: Finding) -> int | None:  # type: ignore[
     return None
 
 
-def resolve_locations(findings: Iterable[Finding]) -> list[Finding]:
+def locate_stage(findings: Iterable[Finding]) -> list[Finding]:
     """Give every finding a line:col, reading only the files that have findings."""
     texts: dict[str, str | None] = {}
     resolved = []
     for finding in findings:
         resolved.append(_resolved(finding, texts))
     return resolved
+
+
+resolve_locations = locate_stage  # the name kb.incremental and the commands use
 
 
 def _resolved(finding: Finding, texts: dict[str, str | None]) -> Finding:

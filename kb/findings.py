@@ -1,4 +1,11 @@
-"""Findings: the one message type every check produces, as small immutable data."""
+"""Findings: the one message type every check produces, as small immutable data.
+
+A pipeline stage (the loader, the schema stage, the equations engine) emits a
+`Problem`: a code, where, what, and the facts that are its own (a hint that
+names the case, related locations). The checker turns a problem into a
+`Finding` with the severity and the default hint of the rule module that owns
+the code (kb.rules._base.finding_of), so a rule's SEVERITY and HINT are stated once.
+"""
 
 from __future__ import annotations
 
@@ -78,3 +85,23 @@ def pointer_parts(pointer: str) -> list[str]:
     if not pointer:
         return []
     return [p.replace("~1", "/").replace("~0", "~") for p in pointer.split("/")[1:]]
+
+
+@dataclass(frozen=True)
+class Problem:
+    """What a stage found, before the owning rule module gives it a severity.
+
+    `hint` is None for the rule module's HINT; a string (even "") is this
+    problem's own hint (a "did you mean ...?" names the case, the module cannot).
+    """
+
+    code: str
+    location: Location
+    message: str
+    hint: str | None = None
+    related: tuple[Location, ...] = field(default=())
+
+    @classmethod
+    def of(cls, finding: Finding) -> Problem:
+        """The problem a finding was made from (its hint kept as this problem's own)."""
+        return cls(finding.code, finding.location, finding.message, finding.hint, finding.related)

@@ -29,7 +29,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from kb.checker import (
@@ -44,6 +44,7 @@ from kb.findings import Finding
 from kb.loader import display_path, record_files
 from kb.model import KnowledgeBase
 from kb.recordcache import RecordCache, content_digest
+from kb.run import RunStats
 from kb.snapshot import UNREAD, FileState, Snapshot, read_snapshot, write_snapshot
 from kb.store import cache_dir
 
@@ -51,15 +52,18 @@ from kb.store import cache_dir
 # placement's receipts by interconnect, not by reference (kb.ledger.transfers).
 LEDGER_KINDS = ("placement", "proposal")
 REVERSE_READ_KINDS = ("receipt",)
-STATS: dict[str, object] = {}  # how the last run went: mode, rechecked, loaded (tests, bench)
 
 
 @dataclass
 class Checked:
-    """What `kb validate` reports: located, sorted findings and the paths they cover."""
+    """What `kb validate` reports: located, sorted findings and the paths they cover.
+
+    `stats` says how the run went: full, incremental or served from the snapshot.
+    """
 
     findings: list[Finding]
     checked_paths: list[str]
+    stats: RunStats = field(default_factory=RunStats)
 
 
 def validate(
@@ -74,12 +78,13 @@ def validate(
     salt = cache_salt()
     snapshot = None if full else read_snapshot(cache_dir(root), salt, root)
     if snapshot is None:
-        snapshot = _check_everything(root, open_cache(root, salt))
+        snapshot, stats = _check_everything(root, open_cache(root, salt))
         write_snapshot(cache_dir(root), salt, root, snapshot)
     else:
         shown = {display_path(p): p for p in record_files(root)}
         digests = {name: _digest(path) for name, path in shown.items()}
-        if _recheck_changes(root, salt, snapshot, shown, digests):
+        stats = _recheck_changes(root, salt, snapshot, shown, digests)
+        if stats.mode != "snapshot":
             write_snapshot(cache_dir(root), salt, root, snapshot)
     findings = [
         f
@@ -91,7 +96,7 @@ def validate(
         findings = [f for f in findings if f.location.path in scope]
     loaded = sorted(path for path, state in snapshot.files.items() if state.record_id)
     checked = sorted(scope) if scope is not None else loaded
-    return Checked(sorted(findings, key=Finding.sort_key), checked)
+    return Checked(sorted(findings, key=Finding.sort_key), checked, stats)
 
 
 def _digest(path: Path) -> str:
@@ -101,14 +106,13 @@ def _digest(path: Path) -> str:
         return UNREAD
 
 
-def _check_everything(root: Path, cache: RecordCache) -> Snapshot:
+def _check_everything(root: Path, cache: RecordCache) -> tuple[Snapshot, RunStats]:
     kb = build_knowledge_base(root, None, cache)
     findings = resolve_locations(run_rules(kb))
     cache.save()
     snapshot = Snapshot(_file_states(kb))
     snapshot.put_findings(findings)
-    STATS.update(mode="full", rechecked=len(snapshot.files), loaded=len(kb))
-    return snapshot
+    return snapshot, RunStats("full", len(snapshot.files), len(kb))
 
 
 def _file_states(kb: KnowledgeBase) -> dict[str, FileState]:
@@ -138,8 +142,8 @@ def _file_states(kb: KnowledgeBase) -> dict[str, FileState]:
 
 def _recheck_changes(
     root: Path, salt: str, snapshot: Snapshot, shown: dict[str, Path], digests: dict[str, str]
-) -> bool:
-    """Bring `snapshot` up to date with the files as they are now; False if nothing changed."""
+) -> RunStats:
+    """Bring `snapshot` up to date with the files as they are now (mode "snapshot": no change)."""
     old = snapshot.files
     changed = {
         name
@@ -148,8 +152,7 @@ def _recheck_changes(
     }
     changed |= old.keys() - digests.keys()
     if not changed:
-        STATS.update(mode="snapshot", rechecked=0, loaded=0)
-        return False
+        return RunStats("snapshot", 0, 0)
     cache = open_cache(root, salt)  # only now: it is the biggest file kb reads
     files = {n: s for n, s in old.items() if n not in changed}
     files |= _states_of(root, cache, [p for n, p in shown.items() if n in changed])
@@ -158,8 +161,8 @@ def _recheck_changes(
     kb = build_knowledge_base(
         root, None, cache, [p for n, p in shown.items() if n in load], listed=True
     )
-    kb.outside_ids = kb.outside_ids | frozenset(_ids_of(files) - kb.records.keys())
-    kb.focus = frozenset(affected)
+    kb.run.outside_ids = kb.run.outside_ids | frozenset(_ids_of(files) - kb.records.keys())
+    kb.run.focus = frozenset(affected)
     fresh = resolve_locations(f for f in run_rules(kb) if f.location.path in affected)
     cache.save({RecordCache.key(name, digest) for name, digest in digests.items()})
     files.update((name, state) for name, state in _file_states(kb).items() if name in affected)
@@ -168,8 +171,7 @@ def _recheck_changes(
         n: f for n, f in snapshot.findings.items() if n in files and n not in affected
     }
     snapshot.put_findings(fresh)
-    STATS.update(mode="incremental", rechecked=len(affected), loaded=len(load))
-    return True
+    return RunStats("incremental", len(affected), len(load))
 
 
 def _affected(snapshot: Snapshot, files: dict[str, FileState], changed: set[str]) -> set[str]:

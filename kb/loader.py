@@ -1,17 +1,18 @@
 """Read records/ into a KnowledgeBase; every unreadable input becomes a finding.
 
-Limits: file size, nesting depth, and alias expansion are bounded, so a hostile
-file costs a finding, not memory or a crash. Positions are not kept here: the
-checker resolves a finding's JSON pointer to line:col only for files that have
-findings (see kb.positions).
+The loader only reads: it emits problems (kb.findings.Problem), which the
+checker turns into findings with the owning rule module's severity and hint,
+and it never writes the record cache. Limits: file size, nesting depth, and
+alias expansion are bounded, so a hostile file costs a finding, not memory or
+a crash. Positions are not kept here: the checker resolves a finding's JSON
+pointer to line:col only for files that have findings (see kb.positions).
 """
 
 from __future__ import annotations
 
-import hashlib
 import os
 import re
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -19,7 +20,7 @@ from typing import Any
 import yaml
 
 from kb import fileread, overlay
-from kb.findings import Finding, Location, Severity
+from kb.findings import Location, Problem
 from kb.model import KIND_BY_FOLDER, KnowledgeBase, Record
 from kb.recordcache import RecordCache, content_digest
 from kb.workers import map_forked
@@ -36,46 +37,68 @@ PARALLEL_MIN_FILES = 1_500
 RECORD_SUFFIXES = (".yaml", ".yml")
 
 
-# What checking one file alone gives besides its parse (kb.checker): the references it
-# makes, as (pointer, target, expected kind), and the record-local rules' findings.
-PerFile = Callable[[Record], tuple[list[tuple[str, str, str]], list[Finding]]]
+@dataclass(frozen=True)
+class Loaded:
+    """One file as the load stage leaves it: its record (if it became one) and its problems.
+
+    `key` is its record-cache key ("" when the file could not be read); `fresh`
+    says it was parsed in this run (the cache did not know its bytes), so the
+    checker stores what it finds about it.
+    """
+
+    shown: str
+    key: str
+    record: Record | None
+    problems: tuple[Problem, ...]
+    fresh: bool
+    unread_id: str = ""  # the id its place names, when it did not become a record
 
 
 def load_knowledge_base(
+    root: Path, paths: Sequence[Path] | None = None
+) -> tuple[KnowledgeBase, list[Problem]]:
+    """Every record under `root` (or only `paths`) in a frozen KnowledgeBase, and the problems.
+
+    No references and no cache: for commands that only read records (kb.checker
+    builds the checked knowledge base).
+    """
+    kb = KnowledgeBase(root=str(root))
+    problems: list[Problem] = []
+    for item in load_files(root, paths):
+        problems.extend(item.problems)
+        if item.record is not None:
+            kb.add(item.record)
+    return kb.freeze(), problems
+
+
+def load_files(
     root: Path,
     paths: Sequence[Path] | None = None,
     cache: RecordCache | None = None,
     listed: bool = False,
-    per_file: PerFile | None = None,
-) -> tuple[KnowledgeBase, list[Finding]]:
-    """Load every record under `root` (or only `paths`) into a KnowledgeBase.
+) -> list[Loaded]:
+    """Read and parse every record file under `root` (or only `paths`), in walk order.
 
     With a `cache`, files whose bytes are unchanged since the last run are not parsed
-    again; many changed files are parsed on all cores (kb.workers), and `per_file` runs
-    where each new file is parsed, its results kept in the cache. `listed` says `paths`
-    are files as record_files lists them (sorted): they are not listed again.
+    again (the cache only answers here; the checker writes it). Many changed files are
+    parsed on all cores (kb.workers). `listed` says `paths` are files as record_files
+    lists them (sorted): they are not listed again.
     """
-    kb = KnowledgeBase(root=str(root))
-    findings: list[Finding] = []
     identities = _Identities(root)
     chosen = list(paths or ()) if listed else record_files(root, paths)
     files = [_read_cached(path, cache) for path in chosen]
     for item in files:
         if item.result is None or item.result[0] is not None:  # a file that was read
             item.identity = identities(item.path)
-    _parse_all([item for item in files if item.result is None], cache, per_file)
-    unreadable: set[str] = set()
+    _parse_all([item for item in files if item.result is None])
+    loaded = []
     for item in files:
         data, problems = item.result  # type: ignore[misc]
-        findings.extend(problems)
-        if data is not None:
-            kb.add(Record(*item.identity, item.shown, data, item.digest))
-        else:
-            unreadable.update(_plain_id(root, item.path))
-    # A record the tree has but kb could not read exists all the same: its own finding
-    # is the root cause, and references to it are not also "dangling" (as in a partial run).
-    kb.outside_ids = kb.outside_ids | frozenset(unreadable - kb.records.keys())
-    return kb, findings
+        record = None if data is None else Record(*item.identity, item.shown, data, item.digest)
+        # A file kb could not read still names a record of the tree (kb.checker).
+        unread = "" if record is not None else next(iter(_plain_id(root, item.path)), "")
+        loaded.append(Loaded(item.shown, item.key, record, tuple(problems), item.fresh, unread))
+    return loaded
 
 
 def _plain_id(root: Path, path: Path) -> list[str]:
@@ -172,23 +195,6 @@ def _escaped(name: str) -> str:
     return name.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
 
 
-def load_record(root: Path, path: Path) -> tuple[Record | None, list[Finding]]:
-    """Load one file; returns the record (or None) and the load findings."""
-    shown = display_path(path)
-    if path.name.endswith(".yml"):
-        return None, [_misnamed(shown, path.name)]
-    text, problem = _read_text(path, shown)
-    if problem is not None:
-        return None, [problem]
-    assert text is not None
-    data, findings = parse_document(text, shown)
-    if data is None:
-        return None, findings
-    record_id, kind = identity_from_path(root, path)
-    digest = hashlib.sha256(text.encode()).hexdigest()
-    return Record(record_id, kind, shown, data, digest), findings
-
-
 @dataclass
 class _File:
     """One file on its way into the knowledge base: read, then parsed or found in the cache."""
@@ -198,8 +204,9 @@ class _File:
     raw: bytes = b""
     digest: str = ""
     key: str = ""
-    result: tuple[dict[str, Any] | None, list[Finding]] | None = None
+    result: tuple[dict[str, Any] | None, list[Problem]] | None = None
     identity: tuple[str, str] = ("", "")
+    fresh: bool = False  # parsed in this run
 
 
 def _read_cached(path: Path, cache: RecordCache | None) -> _File:
@@ -223,31 +230,23 @@ def _read_cached(path: Path, cache: RecordCache | None) -> _File:
     item.key = RecordCache.key(item.shown, item.digest)
     entry = cache.get(item.key) if cache is not None else None
     if entry is not None:
-        item.result = (entry.data, entry.load)
+        item.result = (entry.data, [Problem.of(found) for found in entry.load])
         item.raw = b""  # not needed again: at 100,000 files the bytes alone are ~240 MB
     return item
 
 
-def _parse_all(items: list[_File], cache: RecordCache | None, per_file: PerFile | None) -> None:
+def _parse_all(items: list[_File]) -> None:
     """Parse the files the cache did not know, in worker processes when there are many."""
 
-    def job(item: _File) -> tuple[dict[str, Any] | None, list[Finding], Any]:
-        data, problems = _parse_bytes(item.raw, item.shown)
-        if data is None or per_file is None or cache is None:
-            return data, problems, None
-        return data, problems, per_file(Record(*item.identity, item.shown, data, item.digest))
+    def job(item: _File) -> tuple[dict[str, Any] | None, list[Problem]]:
+        return _parse_bytes(item.raw, item.shown)
 
     results = map_forked(job, items, PARALLEL_MIN_FILES) or [job(item) for item in items]
-    for item, (data, problems, extra) in zip(items, results, strict=True):
-        item.result, item.raw = (data, problems), b""
-        if cache is not None:
-            cache.put_load(item.key, data, problems)
-            if extra is not None:
-                cache.put_references(item.key, extra[0])
-                cache.put_local(item.key, extra[1])
+    for item, result in zip(items, results, strict=True):
+        item.result, item.raw, item.fresh = result, b"", True
 
 
-def _parse_bytes(raw: bytes, shown: str) -> tuple[dict[str, Any] | None, list[Finding]]:
+def _parse_bytes(raw: bytes, shown: str) -> tuple[dict[str, Any] | None, list[Problem]]:
     text, problem = _decode(raw, shown)
     if problem is not None:
         return None, [problem]
@@ -287,7 +286,7 @@ def _identity(resolved_root: Path, resolved: Path, path: Path) -> tuple[str, str
     return record_id, KIND_BY_FOLDER.get(folder, "")
 
 
-def parse_document(text: str, shown: str) -> tuple[dict[str, Any] | None, list[Finding]]:
+def parse_document(text: str, shown: str) -> tuple[dict[str, Any] | None, list[Problem]]:
     """Parse YAML text under the limits; returns the mapping or None, and findings."""
     if _may_nest_deeply(text):
         depth = _safe_nesting(text)
@@ -311,8 +310,8 @@ def parse_document(text: str, shown: str) -> tuple[dict[str, Any] | None, list[F
 
 
 def _check_shape(
-    data: Any, shown: str, text: str, findings: list[Finding]
-) -> tuple[dict[str, Any] | None, list[Finding]]:
+    data: Any, shown: str, text: str, findings: list[Problem]
+) -> tuple[dict[str, Any] | None, list[Problem]]:
     if "*" in text and _MAY_ALIAS.search(text):  # only aliases share (and blow up) nodes
         expanded = expanded_size(data, MAX_EXPANDED_NODES)
         if expanded > MAX_EXPANDED_NODES:
@@ -329,7 +328,7 @@ def _check_shape(
     return data, findings
 
 
-def _read_text(path: Path, shown: str) -> tuple[str | None, Finding | None]:
+def _read_text(path: Path, shown: str) -> tuple[str | None, Problem | None]:
     raw, problem = _read_bytes(path, shown)
     if problem is not None:
         return None, problem
@@ -337,7 +336,7 @@ def _read_text(path: Path, shown: str) -> tuple[str | None, Finding | None]:
     return _decode(raw, shown)
 
 
-def _read_bytes(path: Path, shown: str) -> tuple[bytes | None, Finding | None]:
+def _read_bytes(path: Path, shown: str) -> tuple[bytes | None, Problem | None]:
     standing_in = overlay.read(path)
     if standing_in is not None:
         return _within_limit(standing_in, shown)
@@ -352,14 +351,14 @@ def _read_bytes(path: Path, shown: str) -> tuple[bytes | None, Finding | None]:
         return None, _load_finding("LD001", shown, 1, 1, f"cannot read file: {exc.strerror or exc}")
 
 
-def _within_limit(raw: bytes, shown: str) -> tuple[bytes | None, Finding | None]:
+def _within_limit(raw: bytes, shown: str) -> tuple[bytes | None, Problem | None]:
     if len(raw) > MAX_FILE_BYTES:
         message = f"file is {len(raw):,} bytes, over the {MAX_FILE_BYTES:,}-byte limit"
         return None, _load_finding("LD003", shown, 1, 1, message)
     return raw, None
 
 
-def _decode(raw: bytes, shown: str) -> tuple[str | None, Finding | None]:
+def _decode(raw: bytes, shown: str) -> tuple[str | None, Problem | None]:
     try:
         return raw.decode("utf-8"), None
     except UnicodeDecodeError as exc:
@@ -454,35 +453,20 @@ _PROBLEM_CODES = {"duplicate-key": "LD005", "tag": "LD006", "key": "LD013", "num
 _UNREADABLE_PROBLEMS = frozenset({"key", "number"})  # the document is not JSON-like
 
 
-def _misnamed(shown: str, name: str) -> Finding:
+def _misnamed(shown: str, name: str) -> Problem:
     message = f"record files end in .yaml; {name} is not read as a record"
     return _refused("LD012", shown, message, f"rename it to {name.removesuffix('.yml')}.yaml")
 
 
-def _refused(code: str, shown: str, message: str, hint: str) -> Finding:
-    """A file the loader does not read, for a reason its name gives."""
-    return Finding(code, Severity.ERROR, Location(shown, 1, 1, ""), message, hint)
+def _refused(code: str, shown: str, message: str, hint: str) -> Problem:
+    """A file the loader does not read, for a reason its name gives (and its own hint)."""
+    return Problem(code, Location(shown, 1, 1, ""), message, hint)
 
 
-def _problem_finding(kind: str, shown: str, line: int, col: int, detail: str) -> Finding:
+def _problem_finding(kind: str, shown: str, line: int, col: int, detail: str) -> Problem:
     return _load_finding(_PROBLEM_CODES[kind], shown, line, col, detail)
 
 
-def _load_finding(code: str, shown: str, line: int, col: int, message: str) -> Finding:
-    return Finding(code, Severity.ERROR, Location(shown, line, col, ""), message, LOAD_HINTS[code])
-
-
-LOAD_HINTS = {
-    "LD001": "check the file exists and is readable",
-    "LD002": "save the file as UTF-8",
-    "LD003": "split the record; records are small documents",
-    "LD004": "fix the YAML syntax at the position shown",
-    "LD005": "remove or rename one of the two keys",
-    "LD006": "records use plain YAML only: mappings, lists, strings, numbers, booleans, null",
-    "LD007": "flatten the structure",
-    "LD008": "write the values out instead of repeating anchors and aliases",
-    "LD011": "a record file holds one YAML mapping",
-    "LD012": "rename the file to end in .yaml",
-    "LD013": 'quote the key ("3", "null") or give it a name',
-    "LD014": "write the figure as a finite number in its unit (1.5e3 GB/s, not .inf)",
-}
+def _load_finding(code: str, shown: str, line: int, col: int, message: str) -> Problem:
+    """A load problem; the rule module of `code` gives its severity and hint (kb.rules)."""
+    return Problem(code, Location(shown, line, col, ""), message)

@@ -7,6 +7,8 @@ from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from kb.run import RunContext
+
 KIND_BY_FOLDER: Mapping[str, str] = {
     "flops": "flop_class",
     "hardware": "accelerator",
@@ -104,106 +106,55 @@ class Reference:
     expected_kind: str
 
 
-class RecordIndex(dict):  # type: ignore[type-arg]
-    """A dict of records that counts its changes, so sorted views can be reused safely."""
-
-    def __init__(self, *args: Any, **kwargs: Any) -> None:
-        super().__init__(*args, **kwargs)
-        self.changes = 0
-
-    def _changed(self) -> None:
-        self.changes = getattr(self, "changes", 0) + 1
-
-    def __setitem__(self, key: Any, value: Any) -> None:
-        self._changed()
-        super().__setitem__(key, value)
-
-    def __delitem__(self, key: Any) -> None:
-        self._changed()
-        super().__delitem__(key)
-
-    def __ior__(self, other: Any) -> RecordIndex:
-        self._changed()
-        return super().__ior__(other)  # type: ignore[no-any-return]
-
-    def _mutator(name: str) -> Any:  # noqa: N805 - builds the methods below
-        def method(self: RecordIndex, *args: Any, **kwargs: Any) -> Any:
-            self._changed()
-            return getattr(dict, name)(self, *args, **kwargs)
-
-        method.__name__ = name
-        return method
-
-    clear = _mutator("clear")
-    pop = _mutator("pop")
-    popitem = _mutator("popitem")
-    setdefault = _mutator("setdefault")
-    update = _mutator("update")
-    del _mutator
-
-
 @dataclass
 class KnowledgeBase:
-    """All records of one validation run, indexed by id. Built by the loader.
+    """All records of one validation run, indexed by id. Built by the checker, then frozen.
 
     `load_findings` holds what the loader refused (the LD rules report them);
     `base` holds the records as they were at `--base REV` (changed ones only) and
-    `deleted` the records removed since then; `memo` lets expensive per-run
-    analyses (schema validation, equations) run once and serve several rules.
-    `outside_ids` names the records of the tree that were not loaded, when only
-    part of it was (kb.incremental): a rule that looks at every id sees them too.
-    `focus`, when set, holds the display paths whose findings are wanted; the
-    other records are there as context (what the focus references), and costly
-    per-record work may skip them (see `in_focus`).
+    `deleted` the records removed since then. `run` is the typed per-run context
+    (kb.run): stage results, focus, the ids outside a partial load.
+
+    `freeze()` ends the building: the sorted views and the referrers index are
+    computed once, and `add` refuses afterwards. An unfrozen knowledge base (a
+    test's, or one being built) computes its views on every call instead.
     """
 
     root: str
-    records: dict[str, Record] = field(default_factory=RecordIndex)
+    records: dict[str, Record] = field(default_factory=dict)
     duplicates: list[Record] = field(default_factory=list)
     references: list[Reference] = field(default_factory=list)
     load_findings: list[Any] = field(default_factory=list)
     base: dict[str, Record] | None = None
     deleted: dict[str, Record] = field(default_factory=dict)
-    memo: dict[str, Any] = field(default_factory=dict)
-    outside_ids: frozenset[str] = frozenset()
-    focus: frozenset[str] | None = None
-    # Sorted views, rebuilt only when `records` changed (rules iterate many times per run).
-    _ordered: list[Record] = field(default_factory=list, init=False, repr=False, compare=False)
-    _by_kind: dict[str, list[Record]] = field(
-        default_factory=dict, init=False, repr=False, compare=False
-    )
-    _stamp: tuple[int, int, int] = field(default=(0, -1, -1), init=False, repr=False, compare=False)
+    run: RunContext = field(default_factory=RunContext, repr=False, compare=False)
+    _frozen: _Views | None = field(default=None, init=False, repr=False, compare=False)
 
     def add(self, record: Record) -> None:
+        if self._frozen is not None:
+            raise TypeError("this KnowledgeBase is frozen: build a new one to add records")
         if record.id in self.records:
             self.duplicates.append(record)
         else:
             self.records[record.id] = record
 
+    def freeze(self) -> KnowledgeBase:
+        """Fix the records and references; compute the sorted views and referrers once."""
+        if self._frozen is None:
+            self._frozen = _Views.of(self.records, self.references)
+        return self
+
+    @property
+    def frozen(self) -> bool:
+        return self._frozen is not None
+
     def __iter__(self) -> Iterator[Record]:
-        return iter(self._sorted())
+        return iter(self._ordered())
 
-    def _sorted(self) -> list[Record]:
-        """Records by id; the cached order is reused while the records are unchanged.
-
-        A RecordIndex (the default) says when it changed; any other mapping is
-        checked record by record.
-        """
-        ordered, records = self._ordered, self.records
-        changes = getattr(records, "changes", None)
-        stamp = (id(records), len(records), changes if changes is not None else -1)
-        if changes is not None and stamp == self._stamp:
-            return ordered
-        if (
-            changes is None
-            and len(ordered) == len(records)
-            and all(records.get(r.id) is r for r in ordered)
-        ):
-            return ordered
-        self._ordered = sorted(records.values(), key=lambda r: r.id)
-        self._by_kind = {}
-        self._stamp = stamp
-        return self._ordered
+    def _ordered(self) -> list[Record]:
+        if self._frozen is not None:
+            return self._frozen.ordered
+        return sorted(self.records.values(), key=lambda r: r.id)
 
     def __len__(self) -> int:
         return len(self.records)
@@ -212,34 +163,57 @@ class KnowledgeBase:
         return self.records.get(record_id)
 
     def of_kind(self, kind: str) -> list[Record]:
-        ordered = self._sorted()
-        if kind not in self._by_kind:
-            self._by_kind[kind] = [r for r in ordered if r.kind == kind]
-        return list(self._by_kind[kind])
+        if self._frozen is not None:
+            return list(self._frozen.by_kind.get(kind, ()))
+        return [r for r in self._ordered() if r.kind == kind]
 
     def exists(self, record_id: str) -> bool:
-        """True when the tree has this record, loaded or not (see `outside_ids`)."""
-        return record_id in self.records or record_id in self.outside_ids
+        """True when the tree has this record, loaded or not (see RunContext.outside_ids)."""
+        return record_id in self.records or record_id in self.run.outside_ids
 
     def kind_of(self, record_id: str) -> str | None:
         """The kind of an existing record, loaded or not; None when there is no such record."""
         record = self.records.get(record_id)
         if record is not None:
             return record.kind
-        if record_id in self.outside_ids:  # a record's kind is its id's first folder
+        if record_id in self.run.outside_ids:  # a record's kind is its id's first folder
             return KIND_BY_FOLDER.get(record_id.split("/")[0], "") if "/" in record_id else ""
         return None
 
     def in_focus(self, record: Record) -> bool:
-        """True when this run wants findings on `record` (always, unless `focus` is set)."""
-        return self.focus is None or record.path in self.focus
+        """True when this run wants findings on `record` (always, unless a focus is set)."""
+        focus = self.run.focus
+        return focus is None or record.path in focus
 
     def focused_references(self) -> Iterator[Reference]:
-        """The references made by records in focus (all of them, unless `focus` is set)."""
-        if self.focus is None:
+        """The references made by records in focus (all of them, unless a focus is set)."""
+        focus = self.run.focus
+        if focus is None:
             return iter(self.references)
-        return (ref for ref in self.references if self.records[ref.source_id].path in self.focus)
+        return (ref for ref in self.references if self.records[ref.source_id].path in focus)
 
     def referrers(self, record_id: str) -> list[Reference]:
         """Every reference that points at `record_id` (the "used by" relation)."""
+        if self._frozen is not None:
+            return list(self._frozen.referrers.get(record_id, ()))
         return [ref for ref in self.references if ref.target.partition("#")[0] == record_id]
+
+
+@dataclass(frozen=True)
+class _Views:
+    """What a frozen KnowledgeBase computes once: records by id, by kind, and referrers."""
+
+    ordered: list[Record]
+    by_kind: dict[str, list[Record]]
+    referrers: dict[str, list[Reference]]
+
+    @classmethod
+    def of(cls, records: Mapping[str, Record], references: list[Reference]) -> _Views:
+        ordered = sorted(records.values(), key=lambda r: r.id)
+        by_kind: dict[str, list[Record]] = {}
+        for record in ordered:
+            by_kind.setdefault(record.kind, []).append(record)
+        referrers: dict[str, list[Reference]] = {}
+        for ref in references:
+            referrers.setdefault(ref.target.partition("#")[0], []).append(ref)
+        return cls(ordered, by_kind, referrers)

@@ -1,9 +1,11 @@
-"""JSON Schema validation of records; errors become findings at the offending node.
+"""JSON Schema validation of records; errors become problems at the offending node.
 
 Schemas live in `schemas/` (one per kind, plus shared `defs.schema.json`). Each
 schema error is reported at its JSON pointer (the checker maps it to line:col);
 a type error that YAML 1.1 caused (`1e9` read as a string, `no` read as false)
-gets its own load code, because the fix is in the YAML, not in the value.
+gets its own load code, because the fix is in the YAML, not in the value. The
+checker's schema stage (kb.checker.schema_stage) runs this for every record and
+gives each problem its rule module's severity and hint.
 """
 
 from __future__ import annotations
@@ -15,8 +17,8 @@ from functools import cache, lru_cache
 from typing import TYPE_CHECKING, Any
 
 from kb import settings
-from kb.findings import Finding, Location, Severity, pointer_join
-from kb.model import KnowledgeBase, Record
+from kb.findings import Location, Problem, pointer_join
+from kb.model import Record
 from kb.resources import ResourceMissing, require_schemas
 
 if TYPE_CHECKING:
@@ -106,8 +108,8 @@ def _fast_valid(kind: str, data: Any) -> bool:
         return False
 
 
-def validate_record(record: Record) -> Iterator[Finding]:
-    """Schema findings for one record (SC001, or LD009/LD010 for YAML 1.1 surprises).
+def validate_record(record: Record) -> Iterator[Problem]:
+    """Schema problems of one record (SC001, or LD009/LD010 for YAML 1.1 surprises).
 
     A compiled pass decides valid/invalid; python-jsonschema runs only on the
     invalid records, so every error still gets its path and message.
@@ -128,18 +130,18 @@ def _most_specific(error: ValidationError) -> ValidationError:
     return error
 
 
-def _finding(record: Record, error: ValidationError) -> Finding:
+def _finding(record: Record, error: ValidationError) -> Problem:
     pointer = pointer_join("", *error.absolute_path)
     code, message, hint = _describe(error)
     if error.validator == "additionalProperties":
         extra = _extra_keys(error)
         if extra:
             pointer = pointer_join(pointer, extra[0])
-    location = Location(record.path, 0, 0, pointer)
-    return Finding(code, Severity.ERROR, location, message, hint)
+    return Problem(code, Location(record.path, 0, 0, pointer), message, hint)
 
 
-def _describe(error: ValidationError) -> tuple[str, str, str]:
+def _describe(error: ValidationError) -> tuple[str, str, str | None]:
+    """The code, the message and the hint (None: the rule module's HINT) of one error."""
     where = _where(error)
     instance = error.instance
     if error.validator == "type":
@@ -147,16 +149,13 @@ def _describe(error: ValidationError) -> tuple[str, str, str]:
         expected_list = expected if isinstance(expected, list) else [expected]
         if isinstance(instance, str) and {"number", "integer"} & set(expected_list):
             if instance and _NUMBER_TEXT.fullmatch(instance.strip()):
-                return (
-                    "LD009",
-                    f"{where}{instance!r} was read as a string, expected a number",
-                    "YAML 1.1 reads 1e9 as text: write 1.0e+9 or 1000000000",
-                )
+                return "LD009", f"{where}{instance!r} was read as a string, expected a number", None
         if isinstance(instance, bool) and "boolean" not in expected_list:
+            expected_text = _expected(expected)
             return (
                 "LD010",
-                f"{where}{_short(instance)} was read as a boolean, expected {_expected(expected)}",
-                "YAML 1.1 reads yes/no/on/off as booleans: quote the value",
+                f"{where}{_short(instance)} was read as a boolean, expected {expected_text}",
+                None,
             )
         return "SC001", f"{where}{_short(instance)} is not of type {_expected(expected)}", ""
     if error.validator in ("enum", "const") and isinstance(instance, bool):
@@ -164,11 +163,11 @@ def _describe(error: ValidationError) -> tuple[str, str, str]:
         return (
             "LD010",
             f"{where}{_short(instance)} was read as a boolean, expected one of {_short(allowed)}",
-            "YAML 1.1 reads yes/no/on/off as booleans: quote the value",
+            None,
         )
     if error.validator == "additionalProperties":
         extra = ", ".join(repr(k) for k in _extra_keys(error))
-        return "SC001", f"{where}unknown field {extra}", "check the spelling against the schema"
+        return "SC001", f"{where}unknown field {extra}", None
     return "SC001", f"{where}{_shorten(error.message)}", ""
 
 
@@ -198,24 +197,3 @@ def _short(value: Any, limit: int = 60) -> str:
 
 def _shorten(message: str, limit: int = 240) -> str:
     return message if len(message) <= limit else message[: limit - 3] + "..."
-
-
-def schema_findings(kb: KnowledgeBase) -> list[Finding]:
-    """Schema findings of every record, computed once per run."""
-    if "schema" not in kb.memo:
-        cache = kb.memo.get("record_cache")
-        kb.memo["schema"] = [f for record in kb for f in _record_schema_findings(record, cache)]
-    result: list[Finding] = kb.memo["schema"]
-    return result
-
-
-def _record_schema_findings(record: Record, cache: Any) -> list[Finding]:
-    """validate_record, reused from the per-file cache when the file is unchanged."""
-    if cache is None:
-        return list(validate_record(record))
-    key = cache.key(record.path, record.digest)
-    found = cache.schema(key)
-    if found is None:
-        found = list(validate_record(record))
-        cache.put_schema(key, found)
-    return found

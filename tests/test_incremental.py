@@ -13,6 +13,7 @@ import pytest
 from kb import incremental
 from kb.checker import check
 from kb.findings import Finding
+from kb.run import RunStats
 from kb.snapshot import snapshot_path
 from tests.conftest import SHIPPED_RECORDS, run_kb
 
@@ -45,8 +46,17 @@ def full_run(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Callable[[], li
     return run
 
 
+LAST: list[RunStats] = []  # the stats the last incremental_run returned
+
+
 def incremental_run(root: Path, **options: object) -> list[Finding]:
-    return incremental.validate(root, **options).findings  # type: ignore[arg-type]
+    result = incremental.validate(root, **options)  # type: ignore[arg-type]
+    LAST[:] = [result.stats]
+    return result.findings
+
+
+def stats() -> RunStats:
+    return LAST[-1]
 
 
 # ------------------------------------------------------------------ random edits
@@ -133,20 +143,20 @@ def test_random_edits_give_the_findings_of_a_full_run(
     for _ in range(6):
         done = rng.choice(EDITS)(tree, rng)
         assert as_rows(incremental_run(tree)) == as_rows(reference()), done
-        assert incremental.STATS["mode"] in ("incremental", "snapshot"), done
+        assert stats().mode in ("incremental", "snapshot"), done
 
 
 def test_a_hot_record_rechecks_its_dependants_and_no_more(tree: Path) -> None:
     incremental_run(tree)
-    assert incremental.STATS["mode"] == "full"
+    assert stats().mode == "full"
     incremental_run(tree)
-    assert incremental.STATS == {"mode": "snapshot", "rechecked": 0, "loaded": 0}
+    assert stats() == RunStats("snapshot", 0, 0)
     path = tree / "hardware" / "nvidia-h100-sxm.yaml"
     path.write_text(path.read_text() + "# touched\n")
     incremental_run(tree)
     total = len(list(tree.rglob("*.yaml")))
-    assert incremental.STATS["mode"] == "incremental"
-    assert 1 < incremental.STATS["rechecked"] < incremental.STATS["loaded"] < total  # type: ignore[operator]
+    assert stats().mode == "incremental"
+    assert 1 < stats().rechecked < stats().loaded < total
 
 
 def test_a_placement_sees_a_changed_receipt_on_its_link(
@@ -171,7 +181,7 @@ def test_a_changed_figure_re_checks_the_prose_that_templates_it(
         text.replace("gpus: 1, value: {value: 55.43,", "gpus: 1, rate: {value: 55.43,", 1)
     )
     found = incremental_run(tree)
-    assert incremental.STATS["mode"] == "incremental"
+    assert stats().mode == "incremental"
     assert as_rows(found) == as_rows(full_run(tmp_path, monkeypatch)())
     citing = "records/receipts/azure-nd-gb200-v6-host-device-copy.yaml"
     assert [
@@ -199,7 +209,7 @@ def test_a_changed_measurement_rechecks_the_prediction_that_names_it(
     receipt = tree / "receipts" / "ar.yaml"
     receipt.write_text(receipt.read_text().replace("{value: 42, unit: us", "{value: 60, unit: us"))
     found = incremental_run(tree)
-    assert incremental.STATS["mode"] == "incremental"
+    assert stats().mode == "incremental"
     assert [f.code for f in found if f.location.path.endswith("flops/ring.yaml")] == ["EQ018"]
     assert as_rows(found) == as_rows(full_run(tmp_path, monkeypatch)())
 
@@ -215,7 +225,7 @@ def test_editing_a_used_equation_rechecks_the_record_that_uses_it(
     used = tree / "flops" / "compose-read.yaml"
     used.write_text(used.read_text().replace("P*b_w/(N*BW_hbm)", "P*b_w/BW_hbm"))
     found = incremental_run(tree)
-    assert incremental.STATS["mode"] == "incremental"
+    assert stats().mode == "incremental"
     assert [f.code for f in found if f.location.path.endswith("flops/compose-tp.yaml")] == ["EQ007"]
     assert as_rows(found) == as_rows(full_run(tmp_path, monkeypatch)())
 
@@ -238,11 +248,11 @@ def test_scope_of_paths_matches_the_checker(
 def test_full_ignores_the_snapshot_and_a_corrupt_one_is_not_trusted(tree: Path) -> None:
     incremental_run(tree)
     incremental_run(tree, full=True)
-    assert incremental.STATS["mode"] == "full"
+    assert stats().mode == "full"
     snapshot = snapshot_path(Path(".kb-cache"))
     snapshot.write_bytes(snapshot.read_bytes()[:100])
     incremental_run(tree)
-    assert incremental.STATS["mode"] == "full"
+    assert stats().mode == "full"
 
 
 def test_another_working_directory_is_a_full_run(
@@ -251,7 +261,7 @@ def test_another_working_directory_is_a_full_run(
     incremental_run(tree)
     monkeypatch.chdir("records")
     findings = incremental_run(Path("."))
-    assert incremental.STATS["mode"] == "full"
+    assert stats().mode == "full"
     assert all(not f.location.path.startswith("records/") for f in findings)
 
 

@@ -20,8 +20,8 @@ from kb.checker import run_checks
 from kb.loader import (
     MAX_DEPTH,
     identity_from_path,
+    load_files,
     load_knowledge_base,
-    load_record,
     parse_document,
     record_files,
 )
@@ -319,8 +319,8 @@ def test_random_bytes_never_raise(fuzz_root: Path, content: bytes) -> None:
     path = fuzz_root / "sources" / "fuzz.yaml"
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_bytes(content)
-    record, findings = load_record(fuzz_root, path)
-    assert record is not None or findings
+    [loaded] = load_files(fuzz_root, [path])
+    assert loaded.record is not None or loaded.problems
     _assert_well_formed(run_checks(fuzz_root))
 
 

@@ -41,11 +41,11 @@ API for the site, the ledger and the checker:
   recomputed, validated, contradicted, limitation, erratum, refuted, unverified,
   invalid), and whose `issues` become EQ
   findings. `engine.dependants(kb, record_id)` lists records whose claims bind
-  a field of `record_id`. `engine.STATS["symbolic"]` counts records really checked,
-  `STATS["planned"]` records re-checked from their plan (bound values changed,
-  equation sections not: exact fractions, no SymPy), `STATS["cached"]` cache hits;
-  `STATS["built_systems"]`, `["built_claims"]`, `["built_derivations"]` what was
-  really built, once per distinct text (shared.py), in this process.
+  a field of `record_id`. `Analysis.stats` (kb.run.RunStats) counts records really
+  checked (`symbolic`), re-checked from their plan (`planned`: bound values changed,
+  equation sections not: exact fractions, no SymPy) and cache hits (`cached`);
+  `built_systems`, `built_claims`, `built_derivations` what this process really
+  built for the run, once per distinct text (shared.py).
 - `evaluate.evaluate(kb, record, target, bindings)` -> Evaluation(value, unit, trail);
   `evaluate.binding_spec("63 GB/s")` turns command-line text into a binding.
 - `units.parse_unit(text)` -> Unit(text, factor, dims); `units.convert(value, a, b)`.

@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from fractions import Fraction
 from typing import Any
 
+from kb.equations import codes
 from kb.equations.units import DIMENSIONLESS, Dims, UnitError, exact_number, parse_unit
 from kb.findings import Location
 from kb.model import KnowledgeBase, is_valid_id, split_binding
@@ -58,7 +59,7 @@ def resolve(kb: KnowledgeBase, spec: Any) -> Bound | BindError:
         return quantity(spec, "literal")
     if not isinstance(spec, str) or "#" not in spec:
         return BindError(
-            "EQ010",
+            codes.BINDING_UNRESOLVED,
             f"binding {spec!r} is neither a quantity nor id#field",
             "write {value: 63, unit: GB/s} or hardware/<id>#memory.bandwidth",
         )
@@ -75,7 +76,7 @@ def resolve(kb: KnowledgeBase, spec: Any) -> Bound | BindError:
     target = record.get(path) if path else None
     if target is None:
         return BindError(
-            "EQ010",
+            codes.BINDING_UNRESOLVED,
             f"binding {spec!r}: {record.path} has no field {path!r}",
             "check the dotted path against the record",
             related,
@@ -90,7 +91,7 @@ def _target_value(target: Any, spec: str) -> Bound | BindError:
     if isinstance(target, Mapping):
         if "value" not in target or "unit" not in target:
             return BindError(
-                "EQ011",
+                codes.BINDING_NOT_A_QUANTITY,
                 f"binding {spec!r} lands on a mapping, not a quantity",
                 "bind to a field holding {value, unit}",
             )
@@ -98,7 +99,7 @@ def _target_value(target: Any, spec: str) -> Bound | BindError:
     if isinstance(target, (int, float)) and not isinstance(target, bool):
         return Bound(exact_number(target), DIMENSIONLESS, f"{target}")
     return BindError(
-        "EQ011",
+        codes.BINDING_NOT_A_QUANTITY,
         f"binding {spec!r} lands on {type(target).__name__}, not a quantity",
         "bind to a field holding {value, unit} or a plain count",
     )
@@ -111,11 +112,13 @@ def quantity(data: Mapping[str, Any], label: str) -> Bound | BindError:
         value = exact_number(raw)
     except ValueError:
         hint = "write 1.0e+9, not 1e9 (YAML reads 1e9 as text)" if isinstance(raw, str) else ""
-        return BindError("EQ011", f"{label}: value {raw!r} is not a number", hint)
+        return BindError(
+            codes.BINDING_NOT_A_QUANTITY, f"{label}: value {raw!r} is not a number", hint
+        )
     try:
         unit = parse_unit(unit_text)  # type: ignore[arg-type]
     except UnitError as exc:
-        return BindError("EQ003", f"{label}: {exc}", exc.hint)
+        return BindError(codes.UNIT_UNKNOWN, f"{label}: {exc}", exc.hint)
     shown = f"{raw}" if unit.text == "1" else f"{raw} {unit.text}"
     return Bound(unit.to_base(value), unit.dims, shown, unit=unit.text)
 

@@ -21,10 +21,10 @@ import json
 from pathlib import Path
 from typing import Any
 
+from kb.equations import codes
 from kb.store import ShardedStore
 
 STORE = "equations"
-TIMEOUT_CODE = "EQ014"
 _TIMEOUT_WORDS = ("(timeout)", "timed out")
 
 
@@ -36,7 +36,7 @@ def content_key(payload: Any) -> str:
 
 def timed_out(code: str, text: str) -> bool:
     """True for a finding or item whose outcome a time budget decided."""
-    return code == TIMEOUT_CODE or any(word in text for word in _TIMEOUT_WORDS)
+    return code == codes.CHECK_TIMEOUT or any(word in text for word in _TIMEOUT_WORDS)
 
 
 def is_final(value: Any) -> bool:

@@ -19,6 +19,7 @@ from dataclasses import dataclass
 from fractions import Fraction
 from typing import Any, Protocol
 
+from kb.equations import codes
 from kb.equations.bind import BindError, Bound
 from kb.equations.numtext import n_format, number_text
 from kb.equations.results import (
@@ -36,8 +37,8 @@ from kb.equations.units import Dims, Unit, UnitError, exact_number, format_dims,
 from kb.findings import Location, pointer_join
 
 Resolver = Callable[[Any], "Bound | BindError"]
-CODES = {"numeric": "EQ007", "scaling": "EQ008", "effect": "EQ009", "prediction": "EQ018"}
-ERRATUM_HOLDS = "EQ017"
+CODES = codes.CLAIM_REFUTED  # a claim's kind -> its refutation code
+ERRATUM_HOLDS = codes.ERRATUM_NOT_REFUTED
 Outcome = tuple[Any, ...]
 """(state, detail, claimed, computed) or, for a prediction, with a 5th element: a dict of
 the Item's extra fields (error, band, receipt)."""
@@ -56,7 +57,7 @@ class Sink(Protocol):
         code: str,
         pointer: str,
         message: str,
-        hint: str = "",
+        hint: str | None = "",
         related: tuple[Location, ...] = (),
     ) -> None: ...
 
@@ -120,7 +121,7 @@ def record_outcome(ctx: Context, claim_id: str, kind: str, outcome: Outcome) -> 
         )
     elif state == UNVERIFIED and "timeout" not in detail:
         ctx.system.add(
-            "EQ015",
+            codes.CLAIM_UNVERIFIED,
             ctx.pointer,
             f"claim {claim_id} is unverified: {detail}",
             "bind an operating point or state a regime",
@@ -166,7 +167,7 @@ def declared_name(ctx: Context, name: Any, field: str) -> str:
     """Return `name` if the record declares it as a symbol, else raise EQ002."""
     if not isinstance(name, str) or name not in ctx.system.symbols:
         raise ClaimError(
-            "EQ002",
+            codes.SYMBOL_UNDECLARED,
             field,
             f"{name!r} is not a declared symbol",
             "declare it under symbols: with a meaning and a unit",
@@ -196,10 +197,10 @@ def bound_value(ctx: Context, name: str, spec: Any, field: str) -> Fraction:
         raise ClaimError(bound.code, field, f"{name}: {bound.message}", bound.hint, related)
     declared = ctx.system.units.get(name)
     if declared is None:
-        raise ClaimError("EQ003", field, f"symbol {name} has no usable unit")
+        raise ClaimError(codes.UNIT_UNKNOWN, field, f"symbol {name} has no usable unit")
     if declared.dims != bound.dims:
         raise ClaimError(
-            "EQ012",
+            codes.BINDING_UNIT_MISMATCH,
             field,
             f"{name} is declared {declared.text} "
             f"({format_dims(declared.dims)}) but is bound to {bound.shown} "
@@ -213,12 +214,14 @@ def bound_value(ctx: Context, name: str, spec: Any, field: str) -> Fraction:
 def expected(expect: Any, dims: Dims) -> tuple[Fraction, Unit]:
     """Return a numeric claim's expected value and unit, checked against the result's dims."""
     if not isinstance(expect, Mapping):
-        raise ClaimError("EQ001", "expect", "numeric claim needs expect: {value, unit}")
+        raise ClaimError(
+            codes.EXPRESSION_UNSAFE, "expect", "numeric claim needs expect: {value, unit}"
+        )
     try:
         claimed = exact_number(expect.get("value"))
     except ValueError:
         raise ClaimError(
-            "EQ001",
+            codes.EXPRESSION_UNSAFE,
             "expect/value",
             f"expected value {expect.get('value')!r} is not a number",
             "write 1.0e+9, not 1e9",
@@ -226,10 +229,10 @@ def expected(expect: Any, dims: Dims) -> tuple[Fraction, Unit]:
     try:
         unit = parse_unit(expect.get("unit", "1"))
     except UnitError as exc:
-        raise ClaimError("EQ003", "expect/unit", str(exc), exc.hint) from None
+        raise ClaimError(codes.UNIT_UNKNOWN, "expect/unit", str(exc), exc.hint) from None
     if unit.dims != dims:
         raise ClaimError(
-            "EQ012",
+            codes.BINDING_UNIT_MISMATCH,
             "expect/unit",
             f"the result is {format_dims(dims)} but expect "
             f"is in {unit.text} ({format_dims(unit.dims)})",
@@ -265,7 +268,9 @@ def compare(computed: Fraction, claimed: Fraction, spec: Mapping[str, Any]) -> t
     if "round" in spec:
         step = _spec_number(spec, "round")
         if step <= 0:
-            raise ClaimError("EQ001", "expect/round", f"round must be positive, not {step}")
+            raise ClaimError(
+                codes.EXPRESSION_UNSAFE, "expect/round", f"round must be positive, not {step}"
+            )
         rounded = (computed / step + Fraction(1, 2)).__floor__() * step
         return rounded == claimed, f"rounded to a multiple of {step}: {rounded}"
     if "rel_tol" in spec:
@@ -287,7 +292,7 @@ def _spec_number(spec: Mapping[str, Any], key: str) -> Fraction:
         return Fraction(str(raw))
     except (ValueError, ZeroDivisionError):
         raise ClaimError(
-            "EQ001",
+            codes.EXPRESSION_UNSAFE,
             f"expect/{key}",
             f"{key} {raw!r} is not a number",
             "write a number such as 0.01",
@@ -326,7 +331,7 @@ def measured_bound(ctx: Context, dims: Dims) -> Bound:
     spec = ctx.claim.get("measured")
     if not isinstance(spec, str) or "#" not in spec:
         raise ClaimError(
-            "EQ010",
+            codes.BINDING_UNRESOLVED,
             "measured",
             f"measured: {spec!r} is not id#field",
             "name the receipt's measured figure: receipts/<id>#results.0.latency",
@@ -337,7 +342,7 @@ def measured_bound(ctx: Context, dims: Dims) -> Bound:
         raise ClaimError(bound.code, "measured", f"measured: {bound.message}", bound.hint, related)
     if bound.dims != dims:
         raise ClaimError(
-            "EQ012",
+            codes.BINDING_UNIT_MISMATCH,
             "measured",
             f"the prediction is {format_dims(dims)} but the "
             f"measurement {bound.shown} is {format_dims(bound.dims)}",
@@ -346,7 +351,7 @@ def measured_bound(ctx: Context, dims: Dims) -> Bound:
         )
     if bound.value == 0:
         raise ClaimError(
-            "EQ011",
+            codes.BINDING_NOT_A_QUANTITY,
             "measured",
             f"measured: {spec} is zero: no relative error",
             "name a nonzero measured figure",
@@ -358,7 +363,7 @@ def measured_bound(ctx: Context, dims: Dims) -> Bound:
 def _band(band: Any) -> Fraction:
     if not isinstance(band, Mapping) or "rel" not in band:
         raise ClaimError(
-            "EQ001",
+            codes.EXPRESSION_UNSAFE,
             "band",
             "a prediction needs band: {rel: 0.25}",
             "state the accepted |predicted - measured| / measured",
@@ -370,10 +375,15 @@ def _band(band: Any) -> Fraction:
         rel = Fraction(str(raw))
     except (ValueError, ZeroDivisionError):
         raise ClaimError(
-            "EQ001", "band/rel", f"band rel {raw!r} is not a number", "write a number such as 0.25"
+            codes.EXPRESSION_UNSAFE,
+            "band/rel",
+            f"band rel {raw!r} is not a number",
+            "write a number such as 0.25",
         ) from None
     if rel < 0:
-        raise ClaimError("EQ001", "band/rel", f"band rel must not be negative, not {raw}")
+        raise ClaimError(
+            codes.EXPRESSION_UNSAFE, "band/rel", f"band rel must not be negative, not {raw}"
+        )
     return rel
 
 

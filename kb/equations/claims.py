@@ -29,6 +29,7 @@ from typing import Any
 
 import sympy as sp
 
+from kb.equations import codes
 from kb.equations.algebra import (
     ZERO,
     decide_zero,
@@ -114,7 +115,7 @@ def check_claim(ctx: Context, claim_id: str, known: Verdict | None = None) -> Ve
     }.get(str(kind))
     if checker is None:
         ctx.system.add(
-            "EQ001",
+            codes.EXPRESSION_UNSAFE,
             pointer_join(ctx.pointer, "kind"),
             f"unknown claim kind {kind!r}",
             "use numeric, scaling, effect or prediction",
@@ -127,14 +128,17 @@ def check_claim(ctx: Context, claim_id: str, known: Verdict | None = None) -> Ve
     elif status == "timeout":
         outcome = UNVERIFIED, f"unverified (timeout): {found}", "", ""
         ctx.system.add(
-            "EQ014", ctx.pointer, f"claim {claim_id}: {outcome[1]}", "simplify the claim"
+            codes.CHECK_TIMEOUT,
+            ctx.pointer,
+            f"claim {claim_id}: {outcome[1]}",
+            "simplify the claim",
         )
     elif status == "claim":
         report_claim_error(ctx, claim_id, found)
         outcome = INVALID, str(found), "", ""
     else:  # malformed input SymPy chokes on: a finding, never a traceback
         ctx.system.add(
-            "EQ001",
+            codes.EXPRESSION_UNSAFE,
             ctx.pointer,
             f"claim {claim_id} cannot be checked: {found[0]}: {found[1]}",
             "check the claim's fields",
@@ -163,10 +167,12 @@ def target(ctx: Context, keep: set[sp.Symbol]) -> tuple[sp.Expr, Dims]:
             parsed = parse_expression(ctx.claim["expr"], system.symbols)
             dims = dims_of(parsed.tree, system.dims)
         except ExpressionError as exc:
-            code = "EQ002" if exc.reason == "undeclared" else "EQ001"
+            code = (
+                codes.SYMBOL_UNDECLARED if exc.reason == "undeclared" else codes.EXPRESSION_UNSAFE
+            )
             raise ClaimError(code, "expr", str(exc)) from None
         except DimensionError as exc:
-            raise ClaimError("EQ004", "expr", str(exc)) from None
+            raise ClaimError(codes.DIMENSION_MISMATCH, "expr", str(exc)) from None
         return expand_definitions(parsed.value, system.definitions(), keep), dims
     name = ctx.claim.get("of")
     if isinstance(name, str) and name in system.equations:
@@ -179,13 +185,13 @@ def target(ctx: Context, keep: set[sp.Symbol]) -> tuple[sp.Expr, Dims]:
         return value, system.units[name].dims
     if isinstance(name, str) and name in system.failed:
         raise ClaimError(
-            "EQ015",
+            codes.CLAIM_UNVERIFIED,
             "of",
             f"of: {name!r} is an equation kb could not check (its own finding says why)",
             "fix that equation first",
         )
     raise ClaimError(
-        "EQ016",
+        codes.REFERENCE_UNKNOWN,
         "of",
         f"of: {name!r} is neither an equation id nor a symbol",
         "name an equation under equations: or a declared symbol",
@@ -231,7 +237,7 @@ def _evaluated(ctx: Context) -> tuple[sp.Expr, sp.Expr, Dims]:
     computed = expr.xreplace(values)
     if computed.has(sp.zoo, sp.nan, sp.oo, -sp.oo):
         raise ClaimError(
-            CODES.get(str(ctx.claim.get("kind")), "EQ007"),
+            CODES.get(str(ctx.claim.get("kind")), codes.NUMERIC_CLAIM_REFUTED),
             "bind",
             f"{short(expr)} is undefined at the bound values (a division by zero)",
             "check the bound values",
@@ -240,7 +246,7 @@ def _evaluated(ctx: Context) -> tuple[sp.Expr, sp.Expr, Dims]:
     missing = sorted(s.name for s in computed.free_symbols)
     if missing:
         raise ClaimError(
-            "EQ010",
+            codes.BINDING_UNRESOLVED,
             "bind",
             f"symbols not bound: {', '.join(missing)}",
             "bind each symbol to a record field or a {value, unit}",
@@ -258,13 +264,15 @@ def _scaling(ctx: Context) -> tuple[str, str, str, str]:
     if law == "power":
         exponent = ctx.claim.get("exponent")
         if isinstance(exponent, bool) or not isinstance(exponent, (int, float)):
-            raise ClaimError("EQ001", "exponent", "law power needs a numeric exponent")
+            raise ClaimError(
+                codes.EXPRESSION_UNSAFE, "exponent", "law power needs a numeric exponent"
+            )
         expected = sp.Rational(str(exponent))
     elif law in LAWS:
         expected = sp.Integer(LAWS[str(law)])
     else:
         raise ClaimError(
-            "EQ001",
+            codes.EXPRESSION_UNSAFE,
             "law",
             f"unknown law {law!r}",
             "use proportional, inverse, constant, power (with exponent) or affine",
@@ -303,7 +311,9 @@ def _effect(ctx: Context) -> tuple[str, str, str, str]:
         return _judge_factor(ctx, _term_ratio(ctx))
     changes = ctx.claim.get("change")
     if not isinstance(changes, Mapping) or not changes:
-        raise ClaimError("EQ001", "change", "effect claim needs change: {symbol: new value}")
+        raise ClaimError(
+            codes.EXPRESSION_UNSAFE, "change", "effect claim needs change: {symbol: new value}"
+        )
     values = bind_values(ctx, ctx.claim.get("bind"), "bind")
     replaced = {
         symbol_named(ctx, n, "change"): changed_value(ctx, n, s) for n, s in changes.items()
@@ -318,17 +328,21 @@ def _term_ratio(ctx: Context) -> sp.Expr:
 
     equation = ctx.system.equations.get(ctx.claim.get("of"))  # type: ignore[arg-type]
     if equation is None:
-        raise ClaimError("EQ016", "of", "an effect with replace: needs of: an equation id")
+        raise ClaimError(
+            codes.REFERENCE_UNKNOWN, "of", "an effect with replace: needs of: an equation id"
+        )
     pairs = ctx.claim.get("replace")
     if not isinstance(pairs, Mapping) or not pairs:
-        raise ClaimError("EQ001", "replace", "replace maps a term to its replacement")
+        raise ClaimError(
+            codes.EXPRESSION_UNSAFE, "replace", "replace maps a term to its replacement"
+        )
     parsed = [(_term(ctx, old), _term(ctx, new)) for old, new in pairs.items()]
     try:
         _, _, ratio = solution_ratio(
             equation, parsed, symbol_named(ctx, ctx.claim.get("var"), "var")
         )
     except RewriteError as exc:
-        raise ClaimError("EQ001", "replace", str(exc)) from None
+        raise ClaimError(codes.EXPRESSION_UNSAFE, "replace", str(exc)) from None
     return ratio
 
 
@@ -336,7 +350,7 @@ def _term(ctx: Context, text: Any) -> sp.Expr:
     try:
         return parse_expression(text, ctx.system.symbols).value
     except ExpressionError as exc:
-        code = "EQ002" if exc.reason == "undeclared" else "EQ001"
+        code = codes.SYMBOL_UNDECLARED if exc.reason == "undeclared" else codes.EXPRESSION_UNSAFE
         raise ClaimError(code, "replace", str(exc)) from None
 
 
@@ -382,7 +396,7 @@ def changed_value(ctx: Context, name: str, spec: Any) -> sp.Expr:
     try:
         parsed = parse_expression(spec, ctx.system.symbols)
     except ExpressionError as exc:
-        code = "EQ002" if exc.reason == "undeclared" else "EQ001"
+        code = codes.SYMBOL_UNDECLARED if exc.reason == "undeclared" else codes.EXPRESSION_UNSAFE
         raise ClaimError(code, f"change/{name}", str(exc)) from None
     return parsed.value
 
@@ -393,4 +407,4 @@ def _claimed_factor(ctx: Context, spec: Any) -> sp.Expr:
     try:
         return parse_expression(spec, ctx.system.symbols).value
     except ExpressionError as exc:
-        raise ClaimError("EQ001", "factor", f"factor: {exc}") from None
+        raise ClaimError(codes.EXPRESSION_UNSAFE, "factor", f"factor: {exc}") from None

@@ -34,6 +34,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, replace
 from typing import Any
 
+from kb.equations import codes
 from kb.equations.results import Issue
 from kb.equations.units import UnitError, parse_unit
 from kb.findings import Location, pointer_join
@@ -95,7 +96,7 @@ def _resolve(
     if "expr" in spec:
         return entry, [
             Issue(
-                "EQ022",
+                codes.USES_TARGET_NOT_EQUATION,
                 pointer_join("/equations", eq_id, "expr"),
                 f"equation {eq_id}: write expr or uses, not both",
                 "drop expr (kb takes the used text) or drop uses",
@@ -104,7 +105,7 @@ def _resolve(
     if not isinstance(target, str) or "#" not in target:
         return entry, [
             Issue(
-                "EQ022",
+                codes.USES_TARGET_NOT_EQUATION,
                 pointer,
                 f"equation {eq_id}: uses {target!r} is not <record id>#<equation id>",
                 "write uses: flops/decode-weight-read#t_read",
@@ -133,14 +134,14 @@ def _used_text(
     if spec is None:
         known = ", ".join(sorted(map(str, equations))) or "none"
         return None, Issue(
-            "EQ021",
+            codes.USES_TARGET_UNKNOWN,
             "",
             f"equation {eq_id}: {used.path} has no equation {used_id!r} (uses {target})",
             f"its equations: {known}",
         )
     if is_use(spec):
         return None, Issue(
-            "EQ022",
+            codes.USES_TARGET_NOT_EQUATION,
             "",
             f"equation {eq_id}: {target} itself uses {spec.get('uses')!r}",
             "use the original equation directly",
@@ -149,7 +150,7 @@ def _used_text(
     text = spec.get("expr") if isinstance(spec, Mapping) else spec
     if not isinstance(text, str) or len(text) > MAX_TEXT or text.count("=") != 1:
         return None, Issue(
-            "EQ022",
+            codes.USES_TARGET_NOT_EQUATION,
             "",
             f"equation {eq_id}: {target} is not one well-formed "
             "'lhs = rhs' (its own record reports why)",
@@ -165,7 +166,7 @@ def _rename(
     """The used text with names renamed, or None and the issues that forbid it."""
     base = pointer_join("/equations", eq_id)
     bad_shape = Issue(
-        "EQ022",
+        codes.USES_TARGET_NOT_EQUATION,
         pointer_join(base, "uses"),
         f"equation {eq_id}: the used equation {text!r} does not parse (its own record reports why)",
         "fix the used equation",
@@ -178,7 +179,7 @@ def _rename(
     mapping = mapping if isinstance(mapping, Mapping) else {}
     issues = [
         Issue(
-            "EQ023",
+            codes.USES_SYMBOL_UNDECLARED,
             pointer_join(base, "map", str(key)),
             f"equation {eq_id}: map renames {key!r}, which {used.id} does not use in this equation",
             f"its names: {', '.join(sorted(names))}",
@@ -210,7 +211,7 @@ def _symbol_issues(
         if local not in here:
             issues.append(
                 Issue(
-                    "EQ023",
+                    codes.USES_SYMBOL_UNDECLARED,
                     pointer,
                     f"equation {eq_id}: {used.id}'s {name} "
                     f"becomes {local}, which this record does not declare",
@@ -226,11 +227,11 @@ def _symbol_issues(
         ):
             issues.append(
                 Issue(
-                    "EQ024",
+                    codes.USES_UNIT_MISMATCH,
                     pointer,
                     f"equation {eq_id}: {local} is in "
                     f"{mine.text} here, {name} in {theirs.text} in {used.id}",
-                    "declare the same unit, or map to a symbol that has it",
+                    None,  # the rule module's HINT (kb/rules/eq_uses_unit_mismatch.py)
                     (Location(used.path, 0, 0, pointer_join("/symbols", name)),),
                 )
             )

@@ -25,6 +25,7 @@ from typing import Any
 
 import sympy as sp
 
+from kb.equations import codes
 from kb.equations.algebra import (
     NONZERO,
     ZERO,
@@ -64,7 +65,7 @@ def _check_step(system: System, step_id: str, step: Mapping[str, Any], pointer: 
     sources = _sources(system, step.get("from"), pointer_join(pointer, "from"))
     if rule not in RULES:
         system.add(
-            "EQ001",
+            codes.EXPRESSION_UNSAFE,
             pointer_join(pointer, "rule"),
             f"unknown derivation rule {rule!r}",
             "use one of: " + ", ".join(RULES),
@@ -78,7 +79,7 @@ def _check_step(system: System, step_id: str, step: Mapping[str, Any], pointer: 
     except CheckTimeout as exc:
         state, detail = UNVERIFIED, f"unverified (timeout): {exc}"
         system.add(
-            "EQ014",
+            codes.CHECK_TIMEOUT,
             pointer,
             f"step {step_id} ({rule}): {detail}",
             "simplify the step or split it into smaller steps",
@@ -88,7 +89,7 @@ def _check_step(system: System, step_id: str, step: Mapping[str, Any], pointer: 
         state, detail = INVALID, str(exc)
     except Exception as exc:  # SymPy raises many types on odd input; each is a finding
         detail = f"step {step_id} ({rule}) cannot be checked: {type(exc).__name__}: {exc}"
-        system.add("EQ001", pointer, detail, "check the step's fields")
+        system.add(codes.EXPRESSION_UNSAFE, pointer, detail, "check the step's fields")
         state = INVALID
     _report(system, step_id, rule, pointer, state, detail, result)
 
@@ -105,22 +106,24 @@ def _report(
     system.items.append(Item("derivation", step_id, pointer, state, detail, result.source))
     if state == REFUTED:
         system.add(
-            "EQ005",
+            codes.DERIVATION_REFUTED,
             pointer,
             f"step {step_id} ({rule}) is refuted: {result.source!r}: {detail}",
-            "correct the result equation (the computed form is in the message)",
+            None,  # the rule module's HINT (kb/rules/eq_derivation_refuted.py)
         )
     elif state == UNVERIFIED and "timeout" not in detail:
         system.add(
-            "EQ006",
+            codes.DERIVATION_UNVERIFIED,
             pointer,
             f"step {step_id} ({rule}) is unverified: {detail}",
-            "add a regime or split the step so it can be derived",
+            None,  # the rule module's HINT (kb/rules/eq_derivation_unverified.py)
         )
 
 
 class _StepError(ValueError):
-    def __init__(self, message: str, field: str, code: str = "EQ001", hint: str = "") -> None:
+    def __init__(
+        self, message: str, field: str, code: str = codes.EXPRESSION_UNSAFE, hint: str = ""
+    ) -> None:
         super().__init__(message)
         self.field, self.code, self.hint = field, code, hint
 
@@ -131,19 +134,19 @@ class _StepError(ValueError):
 def _equation(system: System, eq_id: Any, pointer: str) -> ParsedEquation | None:
     if not isinstance(eq_id, str) or not eq_id:
         system.add(
-            "EQ016",
+            codes.REFERENCE_UNKNOWN,
             pointer,
             "a derivation step needs an equation id here",
-            "name an equation listed under equations:",
+            None,  # the rule module's HINT (kb/rules/eq_reference_unknown.py)
         )
         return None
     found = system.equations.get(eq_id)
     if found is None and eq_id not in system.failed:
         system.add(
-            "EQ016",
+            codes.REFERENCE_UNKNOWN,
             pointer,
             f"no equation {eq_id!r} in this record",
-            "name an equation listed under equations:",
+            None,  # the rule module's HINT (kb/rules/eq_reference_unknown.py)
         )
     return found
 
@@ -187,7 +190,7 @@ def _variable(system: System, step: Mapping[str, Any]) -> sp.Symbol:
         raise _StepError(
             f"var {name!r} is not a declared symbol",
             "var",
-            "EQ002",
+            codes.SYMBOL_UNDECLARED,
             "name the variable, a symbol declared under symbols:",
         )
     return symbol
@@ -268,7 +271,7 @@ def _expr(system: System, text: Any, field: str) -> sp.Expr:
     try:
         return parse_expression(text, system.symbols).value
     except ExpressionError as exc:
-        code = "EQ002" if exc.reason == "undeclared" else "EQ001"
+        code = codes.SYMBOL_UNDECLARED if exc.reason == "undeclared" else codes.EXPRESSION_UNSAFE
         raise _StepError(f"{field}: {exc}", field, code) from None
 
 

@@ -1,22 +1,23 @@
 """Analyse a whole KnowledgeBase once per run: equations, derivations, claims, figures.
 
-`analyse(kb)` is memoised per KnowledgeBase object, so the dozen EQ rules share
-one pass. Per record the result is cached by content hash (see cache.py); on a
-hit nothing symbolic runs and SymPy is not even imported. On a miss whose
-equation sections are unchanged (only the values its claims bind changed), the
+`analyse(kb)` runs once per run: the checker's equations stage calls it and the analysis
+is kept in the knowledge base's run context (`kb.run.equations`), where the EQ rules,
+the site and `kb show` find it. Per record the result is cached by content hash (see
+cache.py); on a hit nothing symbolic runs and SymPy is not even imported. On a miss
+whose equation sections are unchanged (only the values its claims bind changed), the
 record's plan, cached by the content of those sections alone, re-checks it with
-fractions (plan.py), still without SymPy; only records without a usable plan
-take the symbolic path, where records with the same maths share the symbolic
-work (shared.py: systems, derivations and claims built once per distinct text).
-`STATS` counts records served from the cache ("cached"), from plans ("planned")
-and checked on the symbolic path ("symbolic"), and what was really built
-("built_systems", "built_claims", "built_derivations"); the tests assert on it.
+fractions (plan.py), still without SymPy; only records without a usable plan take the
+symbolic path, where records with the same maths share the symbolic work (shared.py:
+systems, derivations and claims built once per distinct text). The run's statistics
+(kb.run.RunStats, returned as `Analysis.stats`) count records served from the cache
+(`cached`), from plans (`planned`) and checked on the symbolic path (`symbolic`), and
+what this process really built for it (`built_systems`, `built_claims`,
+`built_derivations`); the tests assert on them.
 """
 
 from __future__ import annotations
 
 import json
-import weakref
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -28,7 +29,7 @@ from kb.equations.compose import compose, uses_specs
 from kb.equations.figures import check_model
 from kb.equations.plan import PLAN_FORMAT, run_plan
 from kb.equations.results import (
-    STATS,
+    BUILT,
     Issue,
     Item,
     issue_from,
@@ -38,6 +39,7 @@ from kb.equations.results import (
 )
 from kb.equations.timeout import default_budget, record_budget, reset_run_budget
 from kb.model import KnowledgeBase, Record
+from kb.run import RunStats
 from kb.store import cache_dir
 from kb.workers import map_or_run
 
@@ -61,6 +63,7 @@ class Analysis:
 
     results: dict[str, RecordResult] = field(default_factory=dict)
     bound_by: dict[str, list[tuple[str, str]]] = field(default_factory=dict)
+    stats: RunStats = field(default_factory=RunStats)
 
     def issues(self, code: str) -> Iterator[tuple[RecordResult, Issue]]:
         for record_id in sorted(self.results):
@@ -80,20 +83,19 @@ class Analysis:
         return sorted(found - {record_id})
 
 
-_MEMO: dict[int, tuple[weakref.ref[KnowledgeBase], Analysis]] = {}
 # result key, plan key, bindings, the record with its `uses` resolved, compose.py's issues
 Pending = tuple[str, str, dict[str, "Bound | BindError"], Record, tuple[Issue, ...]]
 
 
 def analyse(kb: KnowledgeBase, use_cache: bool = True) -> Analysis:
-    """Analyse `kb`, once per KnowledgeBase object."""
+    """Analyse `kb`, once per run (the analysis is kept in `kb.run.equations`)."""
     default_budget()  # a bad $KB_EQ_BUDGET stops kb here (UsageProblem, exit 2), not per check
+    if kb.run.equations is not None:
+        return kb.run.equations
     reset_run_budget()
-    memo = _MEMO.get(id(kb))
-    if memo is not None and memo[0]() is kb:
-        return memo[1]
     cache = ResultCache(cache_dir(kb.root), fingerprint.salt()) if use_cache else ResultCache(None)
-    analysis = Analysis()
+    analysis = Analysis(stats=kb.run.stats)
+    built = dict(BUILT)
     pending: dict[str, Pending] = {}
     for record in kb:
         _index_bindings(analysis, record)
@@ -104,15 +106,15 @@ def analyse(kb: KnowledgeBase, use_cache: bool = True) -> Analysis:
             analysis.results[record.id] = result
     _run_pending(kb, pending, cache, analysis)
     cache.flush()
-    _MEMO[id(kb)] = (weakref.ref(kb), analysis)
-    weakref.finalize(kb, _MEMO.pop, id(kb), None)  # forget it with the KnowledgeBase
+    for name, count in built.items():
+        setattr(analysis.stats, name, getattr(analysis.stats, name) + BUILT[name] - count)
+    kb.run.equations = analysis
     return analysis
 
 
 def analysed(kb: KnowledgeBase) -> Analysis | None:
     """The analysis of `kb` if this process has made it (never starts one)."""
-    memo = _MEMO.get(id(kb))
-    return memo[1] if memo is not None and memo[0]() is kb else None
+    return kb.run.equations
 
 
 def _run_pending(
@@ -153,7 +155,7 @@ def _run_pending(
     }
     for record_id in sorted(found):
         data, plan = found[record_id]
-        STATS["symbolic"] += 1
+        analysis.stats.symbolic += 1
         result_key, plan_key, _, _, issues = pending[record_id]
         cache.put(result_key, data)
         if plan is not None:
@@ -192,14 +194,14 @@ def _analyse_record(
     )
     cached = cache.get(key)
     if cached is not None:
-        STATS["cached"] += 1
+        kb.run.stats.cached += 1
         return _with_issues(_from_json(cached), composed.issues)
     plan_key = content_key({"plan": PLAN_FORMAT, "sections": sections})
     plan = cache.get(plan_key)
     if isinstance(plan, Mapping):
         result = run_planned(record, plan, _resolver(kb, resolved))
         if result is not None:
-            STATS["planned"] += 1
+            kb.run.stats.planned += 1
             cache.put(key, _to_json(result))
             return _with_issues(result, composed.issues)
     pending[record.id] = (key, plan_key, resolved, record, composed.issues)

@@ -19,6 +19,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from kb.equations import codes
 from kb.equations.results import RECOMPUTED, REFUTED, UNVERIFIED, Issue, Item
 
 CONVENTIONS = ("matrices", "matrices+norms")
@@ -32,7 +33,7 @@ def check_model(data: Mapping[str, Any]) -> tuple[list[Item], list[Issue]]:
     convention = str(data.get("counting") or "matrices").split()[0].rstrip(":;,.")
     if convention not in CONVENTIONS:
         issue = Issue(
-            "EQ013",
+            codes.MODEL_FIGURE_MISMATCH,
             "/counting",
             f"counting convention {convention!r} is unknown",
             "start counting: with 'matrices' or 'matrices+norms'",
@@ -89,7 +90,7 @@ def _compare(
     items.append(Item("figure", name, pointer, REFUTED, detail, str(claimed), str(computed)))
     issues.append(
         Issue(
-            "EQ013",
+            codes.MODEL_FIGURE_MISMATCH,
             pointer,
             detail,
             "correct the figure, or the geometry, or state the counting convention",

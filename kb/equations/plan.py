@@ -65,7 +65,7 @@ class Ledger:
         code: str,
         pointer: str,
         message: str,
-        hint: str = "",
+        hint: str | None = "",
         related: tuple[Location, ...] = (),
     ) -> None:
         self.issues.append(Issue(code, pointer, message, hint, related))

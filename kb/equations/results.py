@@ -32,26 +32,23 @@ CONSISTENT, DERIVED, RECOMPUTED = "consistent", "derived", "recomputed"
 VALIDATED, CONTRADICTED, LIMITATION, ERRATUM = "validated", "contradicted", "limitation", "erratum"
 REFUTED, UNVERIFIED, INVALID = "refuted", "unverified", "invalid"
 HOLDS = frozenset({CONSISTENT, DERIVED, RECOMPUTED, VALIDATED})  # what kb checked and found true
-# What the engine did this process (engine.STATS is this dict): records served from the
-# cache, from plans and checked symbolically; systems, claims and derivations really built.
-STATS: dict[str, int] = {
-    "symbolic": 0,
-    "cached": 0,
-    "planned": 0,
-    "built_systems": 0,
-    "built_claims": 0,
-    "built_derivations": 0,
-}
+# What shared.py's per-process memos built in this process (not what they served): the
+# memos' own tally, here so that reading it imports no SymPy. A run's share of it is
+# returned in its RunStats (engine.analyse).
+BUILT: dict[str, int] = {"built_systems": 0, "built_claims": 0, "built_derivations": 0}
 
 
 @dataclass(frozen=True)
 class Issue:
-    """A problem the engine found; a rule module turns it into a Finding."""
+    """A problem the engine found; the checker makes it a finding (kb.rules._eq: its EQ module).
+
+    `hint` is this issue's own hint ("" for none); None leaves it to the rule module's HINT.
+    """
 
     code: str
     pointer: str
     message: str
-    hint: str = ""
+    hint: str | None = ""
     related: tuple[Location, ...] = ()
 
 

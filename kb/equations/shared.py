@@ -15,9 +15,10 @@ the work that does not depend on bound values once per distinct text:
   is then judged from the tree exactly as plan.py does.
 
 Keys are the `repr` of the sections as authored, so order and types count and
-two texts share only when they are the same. `STATS` (results.py, also
-engine.STATS) counts what was really built: "built_systems", "built_claims",
-"built_derivations". Each memo is dropped whole when it reaches MAX entries.
+two texts share only when they are the same. `BUILT` (results.py) counts what this process's
+memos really built: "built_systems", "built_claims", "built_derivations" (the
+engine returns a run's share of it in RunStats). Each memo is dropped whole when
+it reaches MAX entries.
 """
 
 from __future__ import annotations
@@ -27,7 +28,7 @@ from typing import Any
 
 from kb.equations.claims import Verdict
 from kb.equations.derive import check_derivations
-from kb.equations.results import STATS, Issue, Item
+from kb.equations.results import BUILT, Issue, Item
 from kb.equations.system import System, build_system
 
 MAX = 4096
@@ -64,7 +65,7 @@ def system_of(data: Mapping[str, Any]) -> tuple[System, str | None]:
     known = _SYSTEMS.get(key) if key is not None else None
     if known is None:
         known = build_system(data)
-        STATS["built_systems"] += 1
+        BUILT["built_systems"] += 1
         if key is None:
             return known, None
         _remember(_SYSTEMS, key, known)
@@ -85,7 +86,7 @@ def derive_once(system: System, data: Mapping[str, Any]) -> None:
     if known is None:
         items, issues = len(system.items), len(system.issues)
         check_derivations(system, data.get("derivations"))
-        STATS["built_derivations"] += 1
+        BUILT["built_derivations"] += 1
         known = system.items[items:], system.issues[issues:]
         if key is not None:
             _remember(_DERIVED, key, known)
@@ -107,7 +108,7 @@ def keep_verdict(key: str | None, verdict: Verdict | None) -> None:
     """Remember a freshly computed verdict (not a timeout: the budget is wall clock)."""
     if verdict is None:
         return
-    STATS["built_claims"] += 1
+    BUILT["built_claims"] += 1
     if key is not None and verdict[0] != "timeout":
         _remember(_VERDICTS, key, verdict)
 
@@ -149,7 +150,7 @@ def known_entry(key: str | None) -> dict[str, Any] | None:
 
 
 def keep_entry(key: str | None, entry: dict[str, Any]) -> None:
-    STATS["built_claims"] += 1
+    BUILT["built_claims"] += 1
     if key is not None:
         _remember(_ENTRIES, key, entry)
 

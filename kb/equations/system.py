@@ -9,6 +9,7 @@ from typing import Any
 
 import sympy as sp
 
+from kb.equations import codes
 from kb.equations.dims import DimensionError, equation_dims
 from kb.equations.expr import (
     ExpressionError,
@@ -42,9 +43,10 @@ class System:
         code: str,
         pointer: str,
         message: str,
-        hint: str = "",
+        hint: str | None = "",
         related: tuple[Location, ...] = (),
     ) -> None:
+        """Add an issue; `hint` None leaves the hint to the code's rule module (its HINT)."""
         self.issues.append(Issue(code, pointer, message, hint, related))
 
     def expression(self, text: Any, pointer: str) -> sp.Expr | None:
@@ -58,14 +60,14 @@ class System:
     def report_expression_error(self, exc: ExpressionError, pointer: str) -> None:
         if exc.reason == "undeclared":
             self.add(
-                "EQ002",
+                codes.SYMBOL_UNDECLARED,
                 pointer,
                 str(exc),
                 f"declare {exc.name} under symbols: with a meaning and a unit",
             )
         else:
             self.add(
-                "EQ001",
+                codes.EXPRESSION_UNSAFE,
                 pointer,
                 str(exc),
                 "use numbers, declared names, + - * / **, max min log exp sqrt ceil floor",
@@ -101,13 +103,20 @@ def _declare_symbols(system: System, symbols: Any) -> None:
         try:
             symbol = make_symbol(str(name))
         except ExpressionError as exc:
-            system.add("EQ001", pointer, f"symbol {exc}", "symbol names are plain identifiers")
+            system.add(
+                codes.EXPRESSION_UNSAFE,
+                pointer,
+                f"symbol {exc}",
+                "symbol names are plain identifiers",
+            )
             continue
         unit_text = spec.get("unit") if isinstance(spec, Mapping) else None
         try:
             unit = parse_unit(unit_text)  # type: ignore[arg-type]
         except UnitError as exc:
-            system.add("EQ003", pointer_join(pointer, "unit"), f"symbol {name}: {exc}", exc.hint)
+            system.add(
+                codes.UNIT_UNKNOWN, pointer_join(pointer, "unit"), f"symbol {name}: {exc}", exc.hint
+            )
             unit = None
         system.symbols[symbol.name] = symbol
         if unit is not None:
@@ -140,7 +149,7 @@ def _add_equation(system: System, eq_id: str, spec: Any) -> None:
         dims = equation_dims(parsed.lhs.tree, parsed.rhs.tree, system.dims)
     except DimensionError as exc:
         system.add(
-            "EQ004",
+            codes.DIMENSION_MISMATCH,
             pointer,
             f"equation {eq_id} ({parsed.source}): {exc}",
             "make both sides the same unit; bytes per element is a symbol with unit B",
@@ -197,7 +206,7 @@ def check_restatements(system: System, equations: Mapping[str, Any]) -> None:
                 spec = equations[eq_id]
                 field = ("uses" if "uses" in spec else "expr",) if isinstance(spec, Mapping) else ()
                 system.add(
-                    "EQ025",
+                    codes.USES_DISAGREES,
                     pointer_join("/equations", str(eq_id), *field),
                     f"equations {use_id} (uses {equations[use_id]['uses']}) and "
                     f"{eq_id} give {lhs} differently: {verdict.describe()}",

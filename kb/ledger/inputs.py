@@ -310,16 +310,16 @@ def _envelope(res: _Resolver, node: Any) -> Envelope | None:
 def resolve_placement(record: Record, kb: KnowledgeBase) -> PlacementSpec | Unresolved:
     """Resolve a placement record into specs, or list every gap that prevents it.
 
-    Several LG rules resolve the same placement in one run, so the result is kept in
-    `kb.memo` for this exact record object and record count.
+    Several LG rules resolve the same placement in one run, so a frozen knowledge
+    base keeps the result in its run context (kb.run.ledger_resolved).
     """
-    memo = kb.memo.setdefault("ledger_resolved", {})
+    if not kb.frozen:
+        return _resolve(record, kb)
+    memo = kb.run.ledger_resolved
     hit = memo.get(record.id)
-    if hit is not None and hit[0] is record and hit[1] == len(kb.records):
-        return hit[2]  # type: ignore[no-any-return]
-    result = _resolve(record, kb)
-    memo[record.id] = (record, len(kb.records), result)
-    return result
+    if hit is None:
+        hit = memo[record.id] = _resolve(record, kb)
+    return hit
 
 
 def _resolve(record: Record, kb: KnowledgeBase) -> PlacementSpec | Unresolved:

@@ -179,20 +179,22 @@ def receipts_on(kb: KnowledgeBase, link: str, pattern: str) -> list[Record]:
     """The receipts of one (interconnect, pattern), in id order, indexed once per knowledge base.
 
     Scanning every receipt for every transfer made the ledger rules quadratic
-    (10,000 records: ~30 s); the index is rebuilt when the receipts change.
+    (10,000 records: ~30 s); a frozen knowledge base keeps the index in its run
+    context (kb.run.receipts_index), an unfrozen one builds it per call.
     """
     receipts = kb.of_kind("receipt")
     if not isinstance(pattern, str):
         return receipts  # receipt_bandwidth filters; only string keys are indexed
-    cached = kb.memo.get("ledger_receipts_index")
-    if cached is None or cached[0] != receipts:
-        index: dict[tuple[str, str], list[Record]] = {}
+    index = kb.run.receipts_index if kb.frozen else None
+    if index is None:
+        index = {}
         for receipt in receipts:
             key = (receipt.get("interconnect"), receipt.get("pattern"))
             if isinstance(key[0], str) and isinstance(key[1], str):
                 index.setdefault(key, []).append(receipt)
-        cached = kb.memo["ledger_receipts_index"] = (receipts, index)
-    return list(cached[1].get((link, pattern), []))
+        if kb.frozen:
+            kb.run.receipts_index = index
+    return list(index.get((link, pattern), []))
 
 
 def _latency(res: _Resolver, node: Any, link: Record, pointer: str) -> Figure | None:

@@ -108,8 +108,20 @@ def all_rules() -> list[ModuleType]:
 
 def by_code(code: str) -> ModuleType | None:
     """The rule with this code (case-insensitive), or None."""
-    wanted = code.upper()
-    return next((rule for rule in all_rules() if rule.CODE == wanted), None)
+    return _by_code().get(code.upper())
+
+
+def owner(code: str) -> ModuleType:
+    """The rule module that owns `code`; a code no module owns is a fault in kb (KeyError)."""
+    rule = _by_code().get(code)
+    if rule is None:
+        raise KeyError(f"no rule module owns code {code!r}: add it to kb/rules (RULE_MODULES)")
+    return rule
+
+
+@cache
+def _by_code() -> dict[str, ModuleType]:
+    return {rule.CODE: rule for rule in all_rules()}
 
 
 def summary(rule: ModuleType) -> str:

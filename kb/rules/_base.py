@@ -1,16 +1,21 @@
-"""What every rule module shares: the Rule protocol and a finding constructor."""
+"""What every rule module shares: the Rule protocol, a finding constructor, stage findings."""
 
 from __future__ import annotations
 
 from collections.abc import Iterable, Iterator
 from typing import Protocol
 
-from kb.findings import Finding, Location, Severity
+from kb.findings import Finding, Location, Problem, Severity
 from kb.model import KnowledgeBase
 
 
 class Rule(Protocol):
-    """A rule module: CODE, NAME, SEVERITY, a docstring that is its documentation, check().
+    """A rule module: CODE, NAME, SEVERITY, HINT, a docstring that is its documentation, check().
+
+    `SEVERITY` and `HINT` are the single source for every finding of `CODE`: a
+    stage (loader, schema, equations engine) emits problems and the checker gives
+    them this module's severity and, unless the problem names its own, this hint
+    (`finding_of`).
 
     A module may also set `LOCAL = True`: its findings on a record depend on that
     record's file alone, so the checker runs it only on files it has no cached
@@ -20,9 +25,14 @@ class Rule(Protocol):
     CODE: str
     NAME: str
     SEVERITY: Severity
+    HINT: str
     __doc__: str | None
 
     def check(self, kb: KnowledgeBase) -> Iterable[Finding]: ...
+
+
+class StageNotRun(RuntimeError):
+    """A rule that forwards a stage's problems ran before the checker ran that stage."""
 
 
 def found(
@@ -38,10 +48,22 @@ def found(
     return Finding(code, severity, Location(path, 0, 0, pointer), message, hint, related)
 
 
-def reported_by_stage(kb: KnowledgeBase, code: str) -> Iterator[Finding]:
-    """Findings of `code` that the loader or the schema stage produced for this run."""
-    from kb.schema import schema_findings  # local: jsonschema loads only when checking
+def finding_of(problem: Problem) -> Finding:
+    """The finding a stage's problem becomes: its owning rule module's severity and hint."""
+    from kb.rules import owner  # local: kb.rules imports the rule modules, which import this
 
-    for finding in (*kb.load_findings, *schema_findings(kb)):
+    rule = owner(problem.code)
+    hint = rule.HINT if problem.hint is None else problem.hint
+    return Finding(
+        problem.code, rule.SEVERITY, problem.location, problem.message, hint, problem.related
+    )
+
+
+def reported_by_stage(kb: KnowledgeBase, code: str) -> Iterator[Finding]:
+    """Findings of `code` that the load stage or the schema stage made in this run."""
+    schema = kb.run.schema
+    if schema is None:
+        raise StageNotRun(f"{code} reads the schema stage, which has not run (kb.checker.check)")
+    for finding in (*kb.load_findings, *schema):
         if finding.code == code:
             yield finding

@@ -1,24 +1,25 @@
-"""What the EQ rules share: turning the equations engine's issues into findings.
+"""What the EQ rules share: the equations stage's findings of one code.
 
-The engine (kb.equations.engine) analyses the KnowledgeBase once per run; each
-EQ rule module only selects its own code. SymPy is imported by the engine only
-when a record really needs symbolic work, never when a rule module is imported.
+The checker runs the equations stage (kb.equations.engine.analyse) once per run
+and keeps its analysis in `kb.run.equations`; each EQ rule module only selects
+its own code, so no rule runs the engine or touches its cache. The engine's
+issues become findings with the rule module's severity and hint (finding_of).
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterator
 
-from kb.findings import Finding, Severity
+from kb.findings import Finding, Location, Problem
 from kb.model import KnowledgeBase
-from kb.rules._base import found
+from kb.rules._base import StageNotRun, finding_of
 
 
-def engine_findings(kb: KnowledgeBase, code: str, severity: Severity) -> Iterator[Finding]:
-    """Yield the findings with `code` from the per-run equations analysis of `kb`."""
-    from kb.equations.engine import analyse
-
-    for result, issue in analyse(kb).issues(code):
-        yield found(
-            code, severity, result.path, issue.pointer, issue.message, issue.hint, issue.related
-        )
+def engine_findings(kb: KnowledgeBase, code: str) -> Iterator[Finding]:
+    """Yield the findings with `code` from this run's equations analysis of `kb`."""
+    analysis = kb.run.equations
+    if analysis is None:
+        raise StageNotRun(f"{code} reads the equations stage, which has not run (kb.checker.check)")
+    for result, issue in analysis.issues(code):
+        location = Location(result.path, 0, 0, issue.pointer)
+        yield finding_of(Problem(code, location, issue.message, issue.hint, issue.related))

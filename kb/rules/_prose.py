@@ -10,16 +10,16 @@ from kb.prose.render import Broken, show
 
 def broken_templates(kb: KnowledgeBase) -> list[tuple[Record, str, Broken]]:
     """(record, pointer, why) for every template in focus that does not resolve."""
-    memo = kb.memo.get("broken_templates")
+    memo = kb.run.broken_templates
     if memo is None:
-        memo = kb.memo["broken_templates"] = [
+        memo = kb.run.broken_templates = [
             (record, pointer, shown)
             for record in kb
             if kb.in_focus(record)
             for pointer, template in record_templates(record.data)
             if isinstance(shown := show(kb, record, template), Broken)
         ]
-    return memo  # type: ignore[no-any-return]
+    return memo
 
 
 def in_text(

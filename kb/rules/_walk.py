@@ -78,7 +78,7 @@ def provenance_blocks(data: Any) -> Iterator[tuple[str, Mapping[str, Any]]]:
 
 def record_mappings(kb: KnowledgeBase, record: Record) -> list[tuple[str, Mapping[str, Any]]]:
     """`mappings(record.data)`, walked once per run for the several rules that need it."""
-    memo: dict[str, list[tuple[str, Mapping[str, Any]]]] = kb.memo.setdefault("mappings", {})
+    memo = kb.run.mappings
     found = memo.get(record.path)
     if found is None:
         found = memo[record.path] = mappings(record.data)
@@ -99,7 +99,7 @@ def located(
 
 
 def _record_nodes(kb: KnowledgeBase, record: Record) -> list[Mapping[str, Any]]:
-    memo: dict[str, list[Mapping[str, Any]]] = kb.memo.setdefault("mapping_nodes", {})
+    memo = kb.run.mapping_nodes
     found = memo.get(record.path)
     if found is None:
         found = memo[record.path] = _mapping_nodes(record.data)

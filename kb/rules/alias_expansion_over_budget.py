@@ -26,6 +26,7 @@ from kb.rules._base import reported_by_stage
 CODE = "LD008"
 NAME = "alias-expansion-over-budget"
 SEVERITY = Severity.ERROR
+HINT = "write the values out instead of repeating anchors and aliases"
 
 
 def check(kb: KnowledgeBase) -> Iterator[Finding]:

@@ -32,6 +32,7 @@ from kb.rules._walk import located
 CODE = "PV003"
 NAME = "assumed-without-note"
 SEVERITY = Severity.ERROR
+HINT = 'add note: "<what this input stands for>"'
 LOCAL = True  # its findings on a record depend on that record alone (kb.checker caches them)
 
 
@@ -39,8 +40,7 @@ def check(kb: KnowledgeBase) -> Iterator[Finding]:
     for record in kb:
         for pointer, _ in located(kb, record, _assumed_without_note):
             message = "basis is 'assumed' but no note says why this value was chosen"
-            hint = 'add note: "<what this input stands for>"'
-            yield found(CODE, SEVERITY, record.path, pointer, message, hint)
+            yield found(CODE, SEVERITY, record.path, pointer, message, HINT)
 
 
 def _assumed_without_note(node: Mapping[str, Any]) -> bool:

@@ -34,6 +34,10 @@ from kb.rules._base import found
 CODE = "LG002"
 NAME = "boundary-crossing-without-ledger"
 SEVERITY = Severity.ERROR
+HINT = (
+    "write the placement (envelope, reference, candidates) and reference "
+    "it with `placement:`; check it with `kb ledger`"
+)
 LOCAL = True  # its findings on a record depend on that record alone (kb.checker caches them)
 
 
@@ -49,6 +53,5 @@ def check(kb: KnowledgeBase) -> Iterator[Finding]:
             "/crosses",
             f"proposal crosses {', '.join(map(str, crosses))} boundaries but names "
             "no placement (expected placement: placements/<id>)",
-            "write the placement (envelope, reference, candidates) and reference it "
-            "with `placement:`; check it with `kb ledger`",
+            HINT,
         )

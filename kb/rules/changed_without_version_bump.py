@@ -35,6 +35,7 @@ from kb.rules._base import found
 CODE = "VR003"
 NAME = "changed-without-version-bump"
 SEVERITY = Severity.ERROR
+HINT = "bump version and add a history entry: what changed, why"
 
 
 def check(kb: KnowledgeBase) -> Iterator[Finding]:

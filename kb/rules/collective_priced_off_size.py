@@ -62,6 +62,7 @@ from kb.rules._base import found
 CODE = "LG009"
 NAME = "collective-priced-off-size"
 SEVERITY = Severity.ERROR
+HINT = "price the collective with a receipt row of the size the claim prices"
 
 
 def check(kb: KnowledgeBase) -> Iterator[Finding]:

@@ -27,6 +27,7 @@ from kb.rules._base import found
 CODE = "RF001"
 NAME = "dangling-reference"
 SEVERITY = Severity.ERROR
+HINT = "create the record or fix the id"
 
 
 def check(kb: KnowledgeBase) -> Iterator[Finding]:
@@ -43,4 +44,6 @@ def _hint(kb: KnowledgeBase, target: str) -> str:
     from kb.suggest import did_you_mean  # local: only when a reference dangles
 
     # kb.suggest's one matcher: same folder first, and only a genuinely close id
-    return did_you_mean(target, [*kb.records, *kb.outside_ids], "create the record or fix the id")
+    return did_you_mean(
+        target, [*kb.records, *kb.run.outside_ids], "create the record or fix the id"
+    )

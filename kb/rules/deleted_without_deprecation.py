@@ -25,6 +25,7 @@ from kb.rules._base import found
 CODE = "VR004"
 NAME = "deleted-without-deprecation"
 SEVERITY = Severity.ERROR
+HINT = "restore it, set status: deprecated (and superseded_by), delete it later"
 
 
 def check(kb: KnowledgeBase) -> Iterator[Finding]:
@@ -33,5 +34,4 @@ def check(kb: KnowledgeBase) -> Iterator[Finding]:
             message = (
                 f"record {record_id!r} was deleted but its status at base was {before.status!r}"
             )
-            hint = "restore it, set status: deprecated (and superseded_by), delete it later"
-            yield found(CODE, SEVERITY, before.path, "", message, hint)
+            yield found(CODE, SEVERITY, before.path, "", message, HINT)

@@ -26,6 +26,7 @@ from kb.rules._base import found
 CODE = "ID003"
 NAME = "duplicate-id"
 SEVERITY = Severity.ERROR
+HINT = "give each record its own id"
 
 
 def check(kb: KnowledgeBase) -> Iterator[Finding]:
@@ -41,6 +42,4 @@ def check(kb: KnowledgeBase) -> Iterator[Finding]:
         for path, _ in owners[1:]:
             message = f"id {value!r} is also claimed by {first_path}"
             related = (Location(first_path, 0, 0, "/id"),)
-            yield found(
-                CODE, SEVERITY, path, "/id", message, "give each record its own id", related
-            )
+            yield found(CODE, SEVERITY, path, "/id", message, HINT, related)

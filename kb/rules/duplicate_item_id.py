@@ -35,6 +35,7 @@ from kb.rules._base import found
 CODE = "ID004"
 NAME = "duplicate-item-id"
 SEVERITY = Severity.ERROR
+HINT = "give each item its own id, or remove the copy"
 LOCAL = True  # its findings on a record depend on that record alone (kb.checker caches them)
 
 # The list (top-level key) -> the field(s) that identify one of its items.

@@ -26,6 +26,7 @@ from kb.rules._base import reported_by_stage
 CODE = "LD005"
 NAME = "duplicate-key"
 SEVERITY = Severity.ERROR
+HINT = "remove or rename one of the two keys"
 
 
 def check(kb: KnowledgeBase) -> Iterator[Finding]:

@@ -16,14 +16,16 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
+from kb.equations import codes
 from kb.findings import Finding, Severity
 from kb.model import KnowledgeBase
 from kb.rules._equations import engine_findings
 
-CODE = "EQ011"
+CODE = codes.BINDING_NOT_A_QUANTITY
 NAME = "binding-not-a-quantity"
 SEVERITY = Severity.ERROR
+HINT = "bind a quantity {value, unit} or a plain number"
 
 
 def check(kb: KnowledgeBase) -> Iterator[Finding]:
-    yield from engine_findings(kb, CODE, SEVERITY)
+    yield from engine_findings(kb, CODE)

@@ -20,14 +20,16 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
+from kb.equations import codes
 from kb.findings import Finding, Severity
 from kb.model import KnowledgeBase
 from kb.rules._equations import engine_findings
 
-CODE = "EQ012"
+CODE = codes.BINDING_UNIT_MISMATCH
 NAME = "binding-unit-mismatch"
 SEVERITY = Severity.ERROR
+HINT = "bind a value in the symbol's unit's dimension"
 
 
 def check(kb: KnowledgeBase) -> Iterator[Finding]:
-    yield from engine_findings(kb, CODE, SEVERITY)
+    yield from engine_findings(kb, CODE)

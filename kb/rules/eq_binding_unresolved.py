@@ -16,14 +16,16 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
+from kb.equations import codes
 from kb.findings import Finding, Severity
 from kb.model import KnowledgeBase
 from kb.rules._equations import engine_findings
 
-CODE = "EQ010"
+CODE = codes.BINDING_UNRESOLVED
 NAME = "binding-unresolved"
 SEVERITY = Severity.ERROR
+HINT = "bind an existing record and field: records/<id>#<field>"
 
 
 def check(kb: KnowledgeBase) -> Iterator[Finding]:
-    yield from engine_findings(kb, CODE, SEVERITY)
+    yield from engine_findings(kb, CODE)

@@ -19,14 +19,16 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
+from kb.equations import codes
 from kb.findings import Finding, Severity
 from kb.model import KnowledgeBase
 from kb.rules._equations import engine_findings
 
-CODE = "EQ014"
+CODE = codes.CHECK_TIMEOUT
 NAME = "check-timeout"
 SEVERITY = Severity.WARNING
+HINT = "simplify the expression or split the check"
 
 
 def check(kb: KnowledgeBase) -> Iterator[Finding]:
-    yield from engine_findings(kb, CODE, SEVERITY)
+    yield from engine_findings(kb, CODE)

@@ -19,14 +19,16 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
+from kb.equations import codes
 from kb.findings import Finding, Severity
 from kb.model import KnowledgeBase
 from kb.rules._equations import engine_findings
 
-CODE = "EQ015"
+CODE = codes.CLAIM_UNVERIFIED
 NAME = "claim-unverified"
 SEVERITY = Severity.WARNING
+HINT = "bind every input the claim needs, or state why it cannot be checked"
 
 
 def check(kb: KnowledgeBase) -> Iterator[Finding]:
-    yield from engine_findings(kb, CODE, SEVERITY)
+    yield from engine_findings(kb, CODE)

@@ -19,14 +19,16 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
+from kb.equations import codes
 from kb.findings import Finding, Severity
 from kb.model import KnowledgeBase
 from kb.rules._equations import engine_findings
 
-CODE = "EQ004"
+CODE = codes.DIMENSION_MISMATCH
 NAME = "dimension-mismatch"
 SEVERITY = Severity.ERROR
+HINT = "make both sides (and every term of a sum, max or min) the same dimension"
 
 
 def check(kb: KnowledgeBase) -> Iterator[Finding]:
-    yield from engine_findings(kb, CODE, SEVERITY)
+    yield from engine_findings(kb, CODE)

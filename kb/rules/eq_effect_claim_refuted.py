@@ -19,14 +19,16 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
+from kb.equations import codes
 from kb.findings import Finding, Severity
 from kb.model import KnowledgeBase
 from kb.rules._equations import engine_findings
 
-CODE = "EQ009"
+CODE = codes.EFFECT_CLAIM_REFUTED
 NAME = "effect-claim-refuted"
 SEVERITY = Severity.ERROR
+HINT = "correct the factor to what the equation gives for the change"
 
 
 def check(kb: KnowledgeBase) -> Iterator[Finding]:
-    yield from engine_findings(kb, CODE, SEVERITY)
+    yield from engine_findings(kb, CODE)

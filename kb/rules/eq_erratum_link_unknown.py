@@ -25,14 +25,16 @@ from __future__ import annotations
 from collections.abc import Iterator, Mapping
 from typing import Any
 
+from kb.equations import codes
 from kb.equations.verdict import erratum_links
 from kb.findings import Finding, Severity, pointer_join
 from kb.model import KnowledgeBase
 from kb.rules._base import found
 
-CODE = "EQ020"
+CODE = codes.ERRATUM_LINK_UNKNOWN
 NAME = "erratum-link-unknown"
 SEVERITY = Severity.ERROR
+HINT = "name the record's erratum claim by its id"
 LOCAL = True  # its findings on a record depend on that record alone (kb.checker caches them)
 
 

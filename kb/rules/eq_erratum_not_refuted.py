@@ -32,14 +32,16 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
+from kb.equations import codes
 from kb.findings import Finding, Severity
 from kb.model import KnowledgeBase
 from kb.rules._equations import engine_findings
 
-CODE = "EQ017"
+CODE = codes.ERRATUM_NOT_REFUTED
 NAME = "erratum-not-refuted"
 SEVERITY = Severity.ERROR
+HINT = "the source's statement holds after all: make it a numeric claim"
 
 
 def check(kb: KnowledgeBase) -> Iterator[Finding]:
-    yield from engine_findings(kb, CODE, SEVERITY)
+    yield from engine_findings(kb, CODE)

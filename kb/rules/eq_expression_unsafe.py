@@ -22,14 +22,16 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
+from kb.equations import codes
 from kb.findings import Finding, Severity
 from kb.model import KnowledgeBase
 from kb.rules._equations import engine_findings
 
-CODE = "EQ001"
+CODE = codes.EXPRESSION_UNSAFE
 NAME = "expression-unsafe"
 SEVERITY = Severity.ERROR
+HINT = "write the expression with the operators and functions docs/equations.md lists"
 
 
 def check(kb: KnowledgeBase) -> Iterator[Finding]:
-    yield from engine_findings(kb, CODE, SEVERITY)
+    yield from engine_findings(kb, CODE)

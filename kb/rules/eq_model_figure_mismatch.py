@@ -26,14 +26,16 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
+from kb.equations import codes
 from kb.findings import Finding, Severity
 from kb.model import KnowledgeBase
 from kb.rules._equations import engine_findings
 
-CODE = "EQ013"
+CODE = codes.MODEL_FIGURE_MISMATCH
 NAME = "model-derived-figure-mismatch"
 SEVERITY = Severity.ERROR
+HINT = "correct the figure, or the geometry it is derived from"
 
 
 def check(kb: KnowledgeBase) -> Iterator[Finding]:
-    yield from engine_findings(kb, CODE, SEVERITY)
+    yield from engine_findings(kb, CODE)

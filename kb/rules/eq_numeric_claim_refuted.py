@@ -29,14 +29,16 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
+from kb.equations import codes
 from kb.findings import Finding, Severity
 from kb.model import KnowledgeBase
 from kb.rules._equations import engine_findings
 
-CODE = "EQ007"
+CODE = codes.NUMERIC_CLAIM_REFUTED
 NAME = "numeric-claim-refuted"
 SEVERITY = Severity.ERROR
+HINT = "correct the claim (or the record it binds) so the numbers agree"
 
 
 def check(kb: KnowledgeBase) -> Iterator[Finding]:
-    yield from engine_findings(kb, CODE, SEVERITY)
+    yield from engine_findings(kb, CODE)

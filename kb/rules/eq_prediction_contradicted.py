@@ -31,14 +31,16 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
+from kb.equations import codes
 from kb.findings import Finding, Severity
 from kb.model import KnowledgeBase
 from kb.rules._equations import engine_findings
 
-CODE = "EQ018"
+CODE = codes.PREDICTION_CONTRADICTED
 NAME = "prediction-contradicted"
 SEVERITY = Severity.ERROR
+HINT = "correct the model, or state the limitation the measurement shows"
 
 
 def check(kb: KnowledgeBase) -> Iterator[Finding]:
-    yield from engine_findings(kb, CODE, SEVERITY)
+    yield from engine_findings(kb, CODE)

@@ -32,13 +32,15 @@ from __future__ import annotations
 from collections.abc import Iterator, Mapping
 from typing import Any
 
+from kb.equations import codes
 from kb.findings import Finding, Severity, pointer_join
 from kb.model import KnowledgeBase, Record, split_binding
 from kb.rules._base import found
 
-CODE = "EQ019"
+CODE = codes.PREDICTION_NOT_INDEPENDENT
 NAME = "prediction-not-independent"
 SEVERITY = Severity.ERROR
+HINT = "compare with an independent receipt"
 LOCAL = True  # its findings on a record depend on that record alone (kb.checker caches them)
 # Fields of a receipt's result row that are conditions of the measurement, not its results.
 CONDITIONS = frozenset(

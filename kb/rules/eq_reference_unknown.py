@@ -17,14 +17,16 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
+from kb.equations import codes
 from kb.findings import Finding, Severity
 from kb.model import KnowledgeBase
 from kb.rules._equations import engine_findings
 
-CODE = "EQ016"
+CODE = codes.REFERENCE_UNKNOWN
 NAME = "equation-reference-unknown"
 SEVERITY = Severity.ERROR
+HINT = "name an equation listed under equations:"
 
 
 def check(kb: KnowledgeBase) -> Iterator[Finding]:
-    yield from engine_findings(kb, CODE, SEVERITY)
+    yield from engine_findings(kb, CODE)

@@ -19,14 +19,16 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
+from kb.equations import codes
 from kb.findings import Finding, Severity
 from kb.model import KnowledgeBase
 from kb.rules._equations import engine_findings
 
-CODE = "EQ008"
+CODE = codes.SCALING_CLAIM_REFUTED
 NAME = "scaling-claim-refuted"
 SEVERITY = Severity.ERROR
+HINT = "correct the scaling law to what the expression gives"
 
 
 def check(kb: KnowledgeBase) -> Iterator[Finding]:
-    yield from engine_findings(kb, CODE, SEVERITY)
+    yield from engine_findings(kb, CODE)

@@ -25,14 +25,16 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
+from kb.equations import codes
 from kb.findings import Finding, Severity
 from kb.model import KnowledgeBase
 from kb.rules._equations import engine_findings
 
-CODE = "EQ002"
+CODE = codes.SYMBOL_UNDECLARED
 NAME = "symbol-undeclared"
 SEVERITY = Severity.ERROR
+HINT = "declare the name under symbols: {name: {meaning, unit}}"
 
 
 def check(kb: KnowledgeBase) -> Iterator[Finding]:
-    yield from engine_findings(kb, CODE, SEVERITY)
+    yield from engine_findings(kb, CODE)

@@ -20,14 +20,16 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
+from kb.equations import codes
 from kb.findings import Finding, Severity
 from kb.model import KnowledgeBase
 from kb.rules._equations import engine_findings
 
-CODE = "EQ003"
+CODE = codes.UNIT_UNKNOWN
 NAME = "unit-unknown-or-ambiguous"
 SEVERITY = Severity.ERROR
+HINT = "use B, bit, FLOP, s, W, J, USD with SI or binary prefixes (docs/equations.md)"
 
 
 def check(kb: KnowledgeBase) -> Iterator[Finding]:
-    yield from engine_findings(kb, CODE, SEVERITY)
+    yield from engine_findings(kb, CODE)

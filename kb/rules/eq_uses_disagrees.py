@@ -32,14 +32,16 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
+from kb.equations import codes
 from kb.findings import Finding, Severity
 from kb.model import KnowledgeBase
 from kb.rules._equations import engine_findings
 
-CODE = "EQ025"
+CODE = codes.USES_DISAGREES
 NAME = "uses-disagrees"
 SEVERITY = Severity.ERROR
+HINT = "state the same equation as the used one, or drop your own"
 
 
 def check(kb: KnowledgeBase) -> Iterator[Finding]:
-    yield from engine_findings(kb, CODE, SEVERITY)
+    yield from engine_findings(kb, CODE)

@@ -24,14 +24,16 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
+from kb.equations import codes
 from kb.findings import Finding, Severity
 from kb.model import KnowledgeBase
 from kb.rules._equations import engine_findings
 
-CODE = "EQ023"
+CODE = codes.USES_SYMBOL_UNDECLARED
 NAME = "uses-symbol-undeclared"
 SEVERITY = Severity.ERROR
+HINT = "map the used equation's names onto symbols declared here"
 
 
 def check(kb: KnowledgeBase) -> Iterator[Finding]:
-    yield from engine_findings(kb, CODE, SEVERITY)
+    yield from engine_findings(kb, CODE)

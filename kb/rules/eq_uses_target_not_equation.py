@@ -23,14 +23,16 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
+from kb.equations import codes
 from kb.findings import Finding, Severity
 from kb.model import KnowledgeBase
 from kb.rules._equations import engine_findings
 
-CODE = "EQ022"
+CODE = codes.USES_TARGET_NOT_EQUATION
 NAME = "uses-target-not-an-equation"
 SEVERITY = Severity.ERROR
+HINT = "use an equation of the form lhs = rhs"
 
 
 def check(kb: KnowledgeBase) -> Iterator[Finding]:
-    yield from engine_findings(kb, CODE, SEVERITY)
+    yield from engine_findings(kb, CODE)

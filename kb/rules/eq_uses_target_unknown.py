@@ -24,14 +24,16 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
+from kb.equations import codes
 from kb.findings import Finding, Severity
 from kb.model import KnowledgeBase
 from kb.rules._equations import engine_findings
 
-CODE = "EQ021"
+CODE = codes.USES_TARGET_UNKNOWN
 NAME = "uses-target-unknown"
 SEVERITY = Severity.ERROR
+HINT = "name an equation id the used record declares"
 
 
 def check(kb: KnowledgeBase) -> Iterator[Finding]:
-    yield from engine_findings(kb, CODE, SEVERITY)
+    yield from engine_findings(kb, CODE)

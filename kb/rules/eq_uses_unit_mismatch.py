@@ -22,14 +22,16 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
+from kb.equations import codes
 from kb.findings import Finding, Severity
 from kb.model import KnowledgeBase
 from kb.rules._equations import engine_findings
 
-CODE = "EQ024"
+CODE = codes.USES_UNIT_MISMATCH
 NAME = "uses-unit-mismatch"
 SEVERITY = Severity.ERROR
+HINT = "declare the same unit, or map to a symbol that has it"
 
 
 def check(kb: KnowledgeBase) -> Iterator[Finding]:
-    yield from engine_findings(kb, CODE, SEVERITY)
+    yield from engine_findings(kb, CODE)

@@ -23,6 +23,7 @@ from kb.rules._base import reported_by_stage
 CODE = "LD003"
 NAME = "file-too-large"
 SEVERITY = Severity.ERROR
+HINT = "split the record; records are small documents"
 
 
 def check(kb: KnowledgeBase) -> Iterator[Finding]:

@@ -23,6 +23,7 @@ from kb.rules._base import reported_by_stage
 CODE = "LD001"
 NAME = "file-unreadable"
 SEVERITY = Severity.ERROR
+HINT = "check the file exists and is readable"
 
 
 def check(kb: KnowledgeBase) -> Iterator[Finding]:

@@ -30,6 +30,7 @@ from kb.rules._base import found
 CODE = "VR002"
 NAME = "history-out-of-order"
 SEVERITY = Severity.ERROR
+HINT = "number entries 1, 2, 3, ..., with dates that never go backwards"
 LOCAL = True  # its findings on a record depend on that record alone (kb.checker caches them)
 
 

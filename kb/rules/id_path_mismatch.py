@@ -24,6 +24,7 @@ from kb.rules._base import found
 CODE = "ID001"
 NAME = "id-path-mismatch"
 SEVERITY = Severity.ERROR
+HINT = "set id: to the record's path under records/, without .yaml"
 
 
 def check(kb: KnowledgeBase) -> Iterator[Finding]:

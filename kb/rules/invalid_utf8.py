@@ -25,6 +25,7 @@ from kb.rules._base import reported_by_stage
 CODE = "LD002"
 NAME = "invalid-utf8"
 SEVERITY = Severity.ERROR
+HINT = "save the file as UTF-8"
 
 
 def check(kb: KnowledgeBase) -> Iterator[Finding]:

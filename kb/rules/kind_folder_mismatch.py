@@ -27,6 +27,7 @@ from kb.rules._base import found
 CODE = "ID002"
 NAME = "kind-folder-mismatch"
 SEVERITY = Severity.ERROR
+HINT = "set kind: to the kind of the record's folder, or move the file"
 LOCAL = True  # its findings on a record depend on that record alone (kb.checker caches them)
 
 

@@ -34,6 +34,10 @@ from kb.rules._base import found
 CODE = "LG004"
 NAME = "ledger-inputs-incomplete"
 SEVERITY = Severity.ERROR
+HINT = (
+    "state the missing input as a quantity with its basis, or bind it to a "
+    "record field that has one"
+)
 
 
 def gap_findings(unresolved: object) -> list[Finding]:
@@ -58,8 +62,7 @@ def gap_findings(unresolved: object) -> list[Finding]:
             unresolved.path,
             gap.pointer,
             gap.message,  # type: ignore[attr-defined]
-            "state the missing input as a quantity with its basis, or bind it to a "
-            "record field that has one",
+            HINT,
         )
         for gap in unresolved.gaps
     ]  # type: ignore[attr-defined]

@@ -28,6 +28,7 @@ from kb.rules._walk import located
 CODE = "PV001"
 NAME = "missing-basis"
 SEVERITY = Severity.ERROR
+HINT = "add basis: vendor-spec | measured | derived | estimated | unverified"
 LOCAL = True  # its findings on a record depend on that record alone (kb.checker caches them)
 
 
@@ -36,8 +37,7 @@ def check(kb: KnowledgeBase) -> Iterator[Finding]:
         for pointer, quantity in located(kb, record, _without_basis):
             value = f"{quantity.get('value')} {quantity.get('unit')}"
             message = f"figure {value} has no basis"
-            hint = "add basis: vendor-spec | measured | derived | estimated | unverified"
-            yield found(CODE, SEVERITY, record.path, pointer, message, hint)
+            yield found(CODE, SEVERITY, record.path, pointer, message, HINT)
 
 
 def _without_basis(node: Mapping[str, Any]) -> bool:

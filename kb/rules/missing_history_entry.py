@@ -31,6 +31,7 @@ from kb.rules._base import found
 CODE = "VR001"
 NAME = "missing-history-entry"
 SEVERITY = Severity.ERROR
+HINT = "add a history entry for the version: date, and what changed and why"
 LOCAL = True  # its findings on a record depend on that record alone (kb.checker caches them)
 
 

@@ -34,6 +34,7 @@ from kb.rules._walk import located
 CODE = "PV002"
 NAME = "missing-source"
 SEVERITY = Severity.ERROR
+HINT = "add source: sources/<id>, or set basis: unverified"
 LOCAL = True  # its findings on a record depend on that record alone (kb.checker caches them)
 
 
@@ -41,8 +42,7 @@ def check(kb: KnowledgeBase) -> Iterator[Finding]:
     for record in kb:
         for pointer, block in located(kb, record, _sourced_basis_without_source):
             message = f"basis is {block.get('basis')!r} but no source is named"
-            hint = "add source: sources/<id>, or set basis: unverified"
-            yield found(CODE, SEVERITY, record.path, pointer, message, hint)
+            yield found(CODE, SEVERITY, record.path, pointer, message, HINT)
 
 
 def _sourced_basis_without_source(node: Mapping[str, Any]) -> bool:

@@ -30,6 +30,7 @@ from kb.rules._base import found
 CODE = "EV001"
 NAME = "native-evidence-without-fak-native"
 SEVERITY = Severity.ERROR
+HINT = "use evidence_class: reference or benchmark for other runtimes"
 LOCAL = True  # its findings on a record depend on that record alone (kb.checker caches them)
 NATIVE_ENGINE = "fak-native"
 
@@ -42,5 +43,4 @@ def check(kb: KnowledgeBase) -> Iterator[Finding]:
             message = (
                 f"evidence_class is 'native' but the engine is {name!r}, not {NATIVE_ENGINE!r}"
             )
-            hint = "use evidence_class: reference or benchmark for other runtimes"
-            yield found(CODE, SEVERITY, record.path, "/evidence_class", message, hint)
+            yield found(CODE, SEVERITY, record.path, "/evidence_class", message, HINT)

@@ -23,6 +23,7 @@ from kb.rules._base import reported_by_stage
 CODE = "LD007"
 NAME = "nesting-too-deep"
 SEVERITY = Severity.ERROR
+HINT = "flatten the structure"
 
 
 def check(kb: KnowledgeBase) -> Iterator[Finding]:

@@ -28,6 +28,7 @@ from kb.rules._base import reported_by_stage
 CODE = "LD014"
 NAME = "non-finite-number"
 SEVERITY = Severity.ERROR
+HINT = "write the figure as a finite number in its unit (1.5e3 GB/s, not .inf)"
 
 
 def check(kb: KnowledgeBase) -> Iterator[Finding]:

@@ -30,6 +30,7 @@ from kb.rules._base import reported_by_stage
 CODE = "LD013"
 NAME = "non-string-key"
 SEVERITY = Severity.ERROR
+HINT = 'quote the key ("3", "null") or give it a name'
 
 
 def check(kb: KnowledgeBase) -> Iterator[Finding]:

@@ -26,6 +26,7 @@ from kb.rules._base import reported_by_stage
 CODE = "LD011"
 NAME = "not-a-mapping"
 SEVERITY = Severity.ERROR
+HINT = "a record file holds one YAML mapping"
 
 
 def check(kb: KnowledgeBase) -> Iterator[Finding]:

@@ -35,6 +35,7 @@ from kb.rules._base import found
 CODE = "LG005"
 NAME = "overlap-exceeds-useful-compute"
 SEVERITY = Severity.WARNING
+HINT = "reduce the overlaps so that together they fit in Tuseful"
 
 
 def check(kb: KnowledgeBase) -> Iterator[Finding]:
@@ -59,6 +60,6 @@ def check(kb: KnowledgeBase) -> Iterator[Finding]:
                         f"overlap claimed up to {transfer.name!r} is {float(claimed):g} s "
                         f"but {option.name!r} has only {float(useful):g} s of useful "
                         "compute to hide it",
-                        "reduce the overlaps so that together they fit in Tuseful",
+                        HINT,
                     )
                     break

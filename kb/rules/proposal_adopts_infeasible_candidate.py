@@ -29,6 +29,7 @@ from kb.rules._base import found
 CODE = "LG008"
 NAME = "proposal-adopts-infeasible-candidate"
 SEVERITY = Severity.ERROR
+HINT = "adopt a feasible candidate, or change the placement so it fits"
 
 
 def check(kb: KnowledgeBase) -> Iterator[Finding]:
@@ -54,5 +55,5 @@ def check(kb: KnowledgeBase) -> Iterator[Finding]:
                 "/candidate",
                 f"candidate {option.name!r} of {placement.id} cannot hold the state: "
                 f"{'; '.join(fit.shortfalls())}",
-                "adopt a feasible candidate, or change the placement so it fits",
+                HINT,
             )

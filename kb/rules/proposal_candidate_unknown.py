@@ -29,6 +29,7 @@ from kb.rules._base import found
 CODE = "LG007"
 NAME = "proposal-candidate-unknown"
 SEVERITY = Severity.ERROR
+HINT = "name the placement candidate this proposal adopts"
 
 
 def check(kb: KnowledgeBase) -> Iterator[Finding]:
@@ -51,5 +52,5 @@ def check(kb: KnowledgeBase) -> Iterator[Finding]:
                 "/candidate",
                 f"candidate {candidate!r} is not a candidate of {placement.id} "
                 f"(expected one of: {', '.join(names) or 'none'})",
-                "name the placement candidate this proposal adopts",
+                HINT,
             )

@@ -39,6 +39,10 @@ from kb.rules._prose import in_text
 CODE = "PR003"
 NAME = "prose-number-unbound"
 SEVERITY = Severity.WARNING
+HINT = (
+    "write the figure as {record-id#field|unit} or {claim:id}, quote the "
+    'source\'s words in "...", or reword'
+)
 LOCAL = True  # its findings on a record depend on that record alone (kb.checker caches them)
 
 
@@ -49,8 +53,4 @@ def check(kb: KnowledgeBase) -> Iterator[Finding]:
                 continue
             for number in bare_numbers(text):
                 message = f"number {number.text} in prose is neither a template nor quoted"
-                hint = (
-                    "write the figure as {record-id#field|unit} or {claim:id}, quote the "
-                    'source\'s words in "...", or reword'
-                )
-                yield in_text(CODE, SEVERITY, record, pointer, number.start, message, hint)
+                yield in_text(CODE, SEVERITY, record, pointer, number.start, message, HINT)

@@ -26,6 +26,7 @@ from kb.rules._prose import template_findings
 CODE = "PR002"
 NAME = "prose-template-unit"
 SEVERITY = Severity.ERROR
+HINT = "write the template's unit as one the figure converts to"
 
 
 def check(kb: KnowledgeBase) -> Iterator[Finding]:

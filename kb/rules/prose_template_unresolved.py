@@ -31,6 +31,7 @@ from kb.rules._prose import template_findings
 CODE = "PR001"
 NAME = "prose-template-unresolved"
 SEVERITY = Severity.ERROR
+HINT = "name an existing record field or claim in the template"
 
 
 def check(kb: KnowledgeBase) -> Iterator[Finding]:

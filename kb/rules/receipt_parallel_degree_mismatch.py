@@ -33,6 +33,7 @@ from kb.rules._base import found
 CODE = "EV003"
 NAME = "receipt-parallel-degree-mismatch"
 SEVERITY = Severity.ERROR
+HINT = "state the degrees and the GPU count the source gives"
 LOCAL = True  # its findings on a record depend on that record alone (kb.checker caches them)
 
 
@@ -70,7 +71,7 @@ def _row_findings(path: str, index: int, row: Mapping[str, Any]) -> Iterator[Fin
             path,
             f"/results/{index}/{key}",
             message,
-            "state the degrees and the GPU count the source gives",
+            HINT,
         )
     if ep and gpus % ep:
         message = f"results/{index}: ep={ep} does not divide the row's {gpus} GPUs"
@@ -80,5 +81,5 @@ def _row_findings(path: str, index: int, row: Mapping[str, Any]) -> Iterator[Fin
             path,
             f"/results/{index}/ep",
             message,
-            "state the degrees and the GPU count the source gives",
+            HINT,
         )

@@ -39,6 +39,7 @@ from kb.rules._base import found
 CODE = "EV002"
 NAME = "receipt-provenance-incomplete"
 SEVERITY = Severity.WARNING
+HINT = 'fill each field, or write "not reported" where the source is silent'
 LOCAL = True  # its findings on a record depend on that record alone (kb.checker caches them)
 FIELDS = (
     "hardware_firmware",
@@ -61,5 +62,4 @@ def check(kb: KnowledgeBase) -> Iterator[Finding]:
         missing = [f for f in FIELDS if not str(block.get(f) or "").strip()]
         if missing:
             message = f"provenance lacks {', '.join(missing)}"
-            hint = 'fill each field, or write "not reported" where the source is silent'
-            yield found(CODE, SEVERITY, record.path, "/provenance", message, hint)
+            yield found(CODE, SEVERITY, record.path, "/provenance", message, HINT)

@@ -35,6 +35,10 @@ from kb.rules._base import found
 CODE = "LG003"
 NAME = "reference-infeasible"
 SEVERITY = Severity.ERROR
+HINT = (
+    "choose a reference that holds the state; keep the infeasible machine "
+    "as a candidate (an infeasible counterfactual)"
+)
 
 
 def check(kb: KnowledgeBase) -> Iterator[Finding]:
@@ -54,6 +58,5 @@ def check(kb: KnowledgeBase) -> Iterator[Finding]:
                 "/reference",
                 f"reference {spec.reference.name!r} cannot hold the state: "
                 f"{'; '.join(fit.shortfalls())}",
-                "choose a reference that holds the state; keep the infeasible "
-                "machine as a candidate (an infeasible counterfactual)",
+                HINT,
             )

@@ -31,6 +31,7 @@ from kb.rules._base import reported_by_stage
 CODE = "SC001"
 NAME = "schema-violation"
 SEVERITY = Severity.ERROR
+HINT = "check the spelling against the schema"
 
 
 def check(kb: KnowledgeBase) -> Iterator[Finding]:

@@ -36,6 +36,7 @@ from kb.rules._stated import Stated, placement_ratios, proposal_ratios
 CODE = "LG006"
 NAME = "stated-ratio-mismatch"
 SEVERITY = Severity.ERROR
+HINT = "state the computed ratio, or fix the placement's inputs"
 DEFAULT_REL_TOL = Fraction(1, 100)
 
 
@@ -104,5 +105,5 @@ def _findings(
                 record.path,
                 pointer,
                 f"{message}{where}, candidate {candidate}",
-                "state the computed ratio, or fix the placement's inputs",
+                HINT,
             )

@@ -20,20 +20,21 @@ from collections.abc import Iterator
 
 from kb.findings import Finding, Severity
 from kb.model import KnowledgeBase
-from kb.rules._base import found
+from kb.rules._base import StageNotRun, found
 
 CODE = "WV002"
 NAME = "unknown-waiver-code"
 SEVERITY = Severity.ERROR
+HINT = "see `kb rules`"
 
 
 def check(kb: KnowledgeBase) -> Iterator[Finding]:
-    known: set[str] = kb.memo.get("known_codes", set())
+    known = kb.run.known_codes
+    if known is None:
+        raise StageNotRun(f"{CODE} reads the rules stage's codes, which it has not set")
     for record in kb:
         for index, waiver in enumerate(record.waivers):
             code = waiver.get("code")
             if isinstance(code, str) and code not in known:
                 message = f"waiver names {code!r}, which is not a rule code"
-                yield found(
-                    CODE, SEVERITY, record.path, f"/waivers/{index}/code", message, "see `kb rules`"
-                )
+                yield found(CODE, SEVERITY, record.path, f"/waivers/{index}/code", message, HINT)

@@ -23,6 +23,7 @@ from kb.rules._base import reported_by_stage
 CODE = "LD006"
 NAME = "unsafe-tag"
 SEVERITY = Severity.ERROR
+HINT = "records use plain YAML only: mappings, lists, strings, numbers, booleans, null"
 
 
 def check(kb: KnowledgeBase) -> Iterator[Finding]:

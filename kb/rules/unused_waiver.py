@@ -21,21 +21,21 @@ from collections.abc import Iterator
 
 from kb.findings import Finding, Severity
 from kb.model import KnowledgeBase
-from kb.rules._base import found
+from kb.rules._base import StageNotRun, found
 
 CODE = "WV001"
 NAME = "unused-waiver"
 SEVERITY = Severity.ERROR
+HINT = "remove the waiver"
 
 
 def check(kb: KnowledgeBase) -> Iterator[Finding]:
-    used: set[tuple[str, int]] = kb.memo.get("waivers_used", set())
-    known: set[str] = kb.memo.get("known_codes", set())
+    used, known = kb.run.waivers_used, kb.run.known_codes
+    if used is None or known is None:
+        raise StageNotRun(f"{CODE} reads the waivers stage, which has not run (kb.checker.check)")
     for record in kb:
         for index, waiver in enumerate(record.waivers):
             code = waiver.get("code")
             if code in known and (record.id, index) not in used:
                 message = f"waiver for {code} suppresses no finding"
-                yield found(
-                    CODE, SEVERITY, record.path, f"/waivers/{index}", message, "remove the waiver"
-                )
+                yield found(CODE, SEVERITY, record.path, f"/waivers/{index}", message, HINT)

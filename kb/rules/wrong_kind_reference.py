@@ -27,6 +27,7 @@ from kb.rules._base import found
 CODE = "RF002"
 NAME = "wrong-kind-reference"
 SEVERITY = Severity.ERROR
+HINT = "reference a record of the kind the field expects"
 
 
 def check(kb: KnowledgeBase) -> Iterator[Finding]:

@@ -23,6 +23,7 @@ from kb.rules._base import reported_by_stage
 CODE = "LD010"
 NAME = "yaml11-boolean"
 SEVERITY = Severity.ERROR
+HINT = "YAML 1.1 reads yes/no/on/off as booleans: quote the value"
 
 
 def check(kb: KnowledgeBase) -> Iterator[Finding]:

@@ -23,6 +23,7 @@ from kb.rules._base import reported_by_stage
 CODE = "LD009"
 NAME = "yaml11-number-as-text"
 SEVERITY = Severity.ERROR
+HINT = "YAML 1.1 reads 1e9 as text: write 1.0e+9 or 1000000000"
 
 
 def check(kb: KnowledgeBase) -> Iterator[Finding]:

@@ -22,6 +22,7 @@ from kb.rules._base import reported_by_stage
 CODE = "LD004"
 NAME = "yaml-syntax-error"
 SEVERITY = Severity.ERROR
+HINT = "fix the YAML syntax at the position shown"
 
 
 def check(kb: KnowledgeBase) -> Iterator[Finding]:

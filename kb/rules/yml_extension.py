@@ -26,6 +26,7 @@ from kb.rules._base import reported_by_stage
 CODE = "LD012"
 NAME = "yml-extension"
 SEVERITY = Severity.ERROR
+HINT = "rename the file to end in .yaml"
 
 
 def check(kb: KnowledgeBase) -> Iterator[Finding]:

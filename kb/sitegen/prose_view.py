@@ -74,7 +74,7 @@ def _figure(shown: Any) -> dict[str, Any]:
 
 
 def _claim_values(kb: KnowledgeBase) -> ClaimValues:
-    found = kb.memo.get("prose_claims")
+    found = kb.run.prose_claims
     if found is None:
-        found = kb.memo["prose_claims"] = engine_claims(kb)
+        found = kb.run.prose_claims = engine_claims(kb)
     return found  # type: ignore[no-any-return]

@@ -11,7 +11,6 @@ import yaml
 from hypothesis import assume, example, given, settings
 from hypothesis import strategies as st
 
-from kb.equations import engine
 from kb.equations.compose import compose
 from kb.equations.engine import analyse
 from kb.equations.expr import ExpressionError, parse_equation
@@ -105,11 +104,11 @@ def test_editing_the_used_equation_changes_the_users_claim_through_a_warm_cache(
     assert _states(_kb())["read-time"] == "recomputed"
     assert _states(_kb())["read-time"] == "recomputed"  # warm: served cached
     wrong = USED.replace("t_step = P*b_w/(N*BW_hbm)", "t_step = P*b_w/BW_hbm")
-    cached = engine.STATS["cached"]
-    states = _states(_kb(used=wrong))
+    kb = _kb(used=wrong)
+    states = _states(kb)
     assert states["read-time"] == "refuted"
     assert states["read-inverse-in-n"] == "refuted"
-    assert engine.STATS["cached"] == cached  # neither flop class is served from the cache
+    assert kb.run.stats.cached == 0  # neither flop class is served from the cache
 
 
 def test_the_plan_fast_path_gives_the_slow_paths_result(
@@ -117,16 +116,14 @@ def test_the_plan_fast_path_gives_the_slow_paths_result(
 ) -> None:
     monkeypatch.setenv("KB_CACHE_DIR", str(tmp_path / "cache"))
     analyse(_kb())  # symbolic: leaves the plan behind
-    planned = engine.STATS["planned"]
-    served = analyse(_kb(bandwidth=4000)).results["flops/tp"]
-    assert engine.STATS["planned"] - planned == 1
+    faster = analyse(_kb(bandwidth=4000))
+    served = faster.results["flops/tp"]
+    assert faster.stats.planned == 1
     fresh = analyse(_kb(bandwidth=4000), use_cache=False).results["flops/tp"]
     assert served.items == fresh.items and served.issues == fresh.issues
     assert [i.code for i in served.issues] == ["EQ007"]  # 0.5 ms, not the 1 ms it expects
     wrong = USED.replace("(N*BW_hbm)", "BW_hbm")
-    planned = engine.STATS["planned"]
-    analyse(_kb(used=wrong, bandwidth=4000))
-    assert engine.STATS["planned"] == planned  # a new used text is a new plan key
+    assert analyse(_kb(used=wrong, bandwidth=4000)).stats.planned == 0  # a new plan key
 
 
 def test_the_used_record_is_a_dependency() -> None:

@@ -29,16 +29,14 @@ def test_second_run_with_nothing_changed_does_no_symbolic_work(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setenv("KB_CACHE_DIR", str(tmp_path / "cache"))
-    before = engine.STATS["symbolic"]
     first = engine.analyse(_kb(tmp_path))
-    assert engine.STATS["symbolic"] == before + 1
+    assert first.stats.symbolic == 1
     second = engine.analyse(_kb(tmp_path))
-    assert engine.STATS["symbolic"] == before + 1
+    assert (second.stats.symbolic, second.stats.cached) == (0, 1)
     assert second.results["flops/x"].items == first.results["flops/x"].items
-    planned = engine.STATS["planned"]
     changed = engine.analyse(_kb(tmp_path, bandwidth=3.0))
-    assert engine.STATS["symbolic"] == before + 1  # only the bound value changed: the plan
-    assert engine.STATS["planned"] == planned + 1
+    assert changed.stats.symbolic == 0  # only the bound value changed: the plan
+    assert changed.stats.planned == 1
     assert [i.code for i in changed.results["flops/x"].issues] == ["EQ007"]
     fresh = engine.analyse(_kb(tmp_path, bandwidth=3.0), use_cache=False).results["flops/x"]
     assert (changed.results["flops/x"].items, changed.results["flops/x"].issues) == (
@@ -55,9 +53,8 @@ def test_a_corrupt_cache_is_a_miss(tmp_path: Path, monkeypatch: pytest.MonkeyPat
     assert shards
     for entry in shards:
         entry.write_bytes(entry.read_bytes()[:-5])  # truncated: the last entry fails its check
-    before = engine.STATS["symbolic"]
     result = engine.analyse(_kb(tmp_path))
-    assert engine.STATS["symbolic"] == before + 1
+    assert result.stats.symbolic == 1
     assert result.results["flops/x"].issues == []
 
 
@@ -287,14 +284,11 @@ def test_forked_workers_give_the_same_results(
     for workers in ("1", "2"):
         monkeypatch.setenv("KB_JOBS", workers)
         shared.clear()
-        before = dict(engine.STATS)
         kb = knowledge_base(str(tmp_path), *records, ("hardware/gpu", HARDWARE))
         analysis = engine.analyse(kb, use_cache=False)
-        assert engine.STATS["symbolic"] == before["symbolic"] + 8
+        assert analysis.stats.symbolic == 8
         # built here in one process, in the workers (not counted here) with two
-        assert engine.STATS["built_systems"] - before["built_systems"] == (
-            6 if workers == "1" else 0
-        )
+        assert analysis.stats.built_systems == (6 if workers == "1" else 0)
         results[workers] = {rid: (r.items, r.issues) for rid, r in analysis.results.items()}
     assert results["1"] == results["2"]
     assert [i.code for i in results["2"]["flops/x1"][1]] == ["EQ007"]
@@ -313,11 +307,10 @@ def test_few_families_are_checked_in_process(
         (f"flops/x{i}", {**flop(NUMERIC.replace("EXPECTED", "3318")), "id": f"flops/x{i}"})
         for i in range(7)
     ]
-    before = engine.STATS["built_systems"]
-    engine.analyse(
+    analysis = engine.analyse(
         knowledge_base(str(tmp_path), *records, ("hardware/gpu", HARDWARE)), use_cache=False
     )
-    assert engine.STATS["built_systems"] == before + 1  # counted here: this process built it
+    assert analysis.stats.built_systems == 1  # counted here: this process built it
 
 
 def test_a_warm_run_does_not_even_import_sympy(tmp_path: Path) -> None:
@@ -331,8 +324,7 @@ def test_a_warm_run_does_not_even_import_sympy(tmp_path: Path) -> None:
         "from kb.loader import load_knowledge_base\n"
         "from kb.equations import engine\n"
         f"kb, _ = load_knowledge_base(Path({str(SHIPPED_RECORDS)!r}))\n"
-        "engine.analyse(kb)\n"
-        "print(engine.STATS['symbolic'], 'sympy' in sys.modules)\n"
+        "print(engine.analyse(kb).stats.symbolic, 'sympy' in sys.modules)\n"
     )
     env = {**__import__("os").environ, "KB_CACHE_DIR": str(tmp_path / "cache")}
     runs = [
@@ -355,9 +347,9 @@ def test_the_states_and_new_fields_come_out_of_a_cached_run_too(
 ) -> None:
     monkeypatch.setenv("KB_CACHE_DIR", str(tmp_path / "cache"))
     fresh = engine.analyse(_kb(tmp_path)).results["flops/x"].items
-    cached_before = engine.STATS["cached"]
-    cached = engine.analyse(_kb(tmp_path)).results["flops/x"].items
-    assert engine.STATS["cached"] == cached_before + 1  # served from the cache
+    again = engine.analyse(_kb(tmp_path))
+    cached = again.results["flops/x"].items
+    assert again.stats.cached == 1  # served from the cache
     assert cached == fresh
     assert [(i.section, i.kind, i.state) for i in cached] == [
         ("equation", "", "consistent"),

@@ -21,6 +21,7 @@ import yaml
 from kb.equations import engine, shared
 from kb.equations.bind import resolve
 from kb.equations.compose import compose
+from kb.equations.results import BUILT
 from kb.loader import load_knowledge_base
 from kb.model import KnowledgeBase
 from tests.conftest import REPO, SHIPPED_RECORDS
@@ -51,7 +52,7 @@ def _assert_shared_equals_fresh(kb: KnowledgeBase, again: KnowledgeBase) -> int:
 
 @pytest.fixture(autouse=True)
 def _one_process(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setenv("KB_JOBS", "1")  # STATS are counted in this process
+    monkeypatch.setenv("KB_JOBS", "1")  # what is built is counted in this process
     shared.clear()
 
 
@@ -77,11 +78,11 @@ def test_generated_corpus_shared_path_equals_fresh_runs(tmp_path: Path) -> None:
     )
     kb, _ = load_knowledge_base(tmp_path / "corpus" / "records")
     again, _ = load_knowledge_base(tmp_path / "corpus" / "records")
-    built = engine.STATS["built_systems"]
+    built = BUILT["built_systems"]  # the shared memos' own tally: analyse and run_record
     assert _assert_shared_equals_fresh(kb, again) == 2 * 60
     # every flop class of the corpus has one of two equation texts: two systems were built
     # for the shared runs (the fresh runs above do not count: they build unshared)
-    assert engine.STATS["built_systems"] - built == 2
+    assert BUILT["built_systems"] - built == 2
 
 
 CLAIMS = """
@@ -134,12 +135,11 @@ def _family() -> KnowledgeBase:
 
 
 def test_records_sharing_their_maths_build_it_once() -> None:
-    before = dict(engine.STATS)
-    results = engine.analyse(_family(), use_cache=False).results
-    built = {k: engine.STATS[k] - before[k] for k in before}
-    assert built["symbolic"] == len(FAMILY)  # every record checked, not from a cache
-    assert built["built_systems"] == 1
-    assert built["built_claims"] == 4  # numeric, effect and both scaling claims, once each
+    analysis = engine.analyse(_family(), use_cache=False)
+    results, stats = analysis.results, analysis.stats
+    assert stats.symbolic == len(FAMILY)  # every record checked, not from a cache
+    assert stats.built_systems == 1
+    assert stats.built_claims == 4  # numeric, effect and both scaling claims, once each
     states = [
         [i.state for i in results[f"flops/x{n}"].items if i.section == "claim"]
         for n in range(len(FAMILY))

@@ -1,0 +1,74 @@
+"""What one validation run knows besides the records: the typed run context.
+
+The checker (kb.checker) creates a `RunContext` for the knowledge base it checks
+and fills it stage by stage: the per-file stage's results, the schema stage's
+findings, the equations analysis, the codes the catalogue knows and the waivers
+that suppressed a finding. Rules read it through `kb.run` (one typed
+attribute); the caches some rules share within a run (walked mappings, resolved
+placements, the receipts index) are fields here too, so nothing is keyed by a
+string or by `id()` of a knowledge base. Nothing here outlives the run.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from collections.abc import Mapping
+
+    from kb.equations.engine import Analysis
+    from kb.findings import Finding
+    from kb.recordcache import RecordCache
+
+
+@dataclass
+class RunStats:
+    """How a run went, returned to whoever asks (tests, bench), never kept in a global.
+
+    `mode`: "full", "incremental" or "snapshot" (kb.incremental); `rechecked`: the
+    files whose findings were recomputed; `loaded`: the records loaded to do it.
+    The equations stage (kb.equations.engine) adds the records it served from its
+    cache (`cached`), from plans (`planned`) and checked symbolically (`symbolic`),
+    and what this process built for it (`built_*`, kb.equations.shared).
+    """
+
+    mode: str = ""
+    rechecked: int = 0
+    loaded: int = 0
+    cached: int = 0
+    planned: int = 0
+    symbolic: int = 0
+    built_systems: int = 0
+    built_claims: int = 0
+    built_derivations: int = 0
+
+
+@dataclass
+class RunContext:
+    """The per-run state of one knowledge base, filled by the checker's stages in order.
+
+    `focus`, when set, holds the display paths whose findings are wanted; the
+    other records are context (what the focus reads). `outside_ids` names the
+    records of the tree that were not loaded, when only part of it was
+    (kb.incremental): a rule that looks at every id sees them too. A stage
+    result that is None has not been computed in this run.
+    """
+
+    cache: RecordCache | None = None
+    focus: frozenset[str] | None = None
+    outside_ids: frozenset[str] = frozenset()
+    # The per-file stage: each record's record-local rule findings, by display path.
+    local: dict[str, list[Finding]] | None = None
+    schema: list[Finding] | None = None
+    equations: Analysis | None = None
+    known_codes: frozenset[str] | None = None
+    waivers_used: frozenset[tuple[str, int]] | None = None
+    stats: RunStats = field(default_factory=RunStats)
+    # Shared by several rules within the run (each documented where it is filled).
+    mappings: dict[str, list[tuple[str, Mapping[str, Any]]]] = field(default_factory=dict)
+    mapping_nodes: dict[str, list[Mapping[str, Any]]] = field(default_factory=dict)
+    broken_templates: list[Any] | None = None
+    prose_claims: Any = None
+    ledger_resolved: dict[str, Any] = field(default_factory=dict)
+    receipts_index: dict[tuple[str, str], list[Any]] | None = None

@@ -1,0 +1,204 @@
+"""The pipeline's contract: stages emit problems, rule modules own severity and hint, in order.
+
+kb.checker.check is load -> per-file stage -> schema stage -> equations stage -> rules ->
+waivers -> locate. A stage never makes a finding itself: the rule module that owns the
+code states the severity and the default hint once, and changing them changes the
+finding. Every code kb can emit has such a module.
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+from pathlib import Path
+from types import ModuleType
+
+import pytest
+
+from kb import checker, loader
+from kb.checker import build_knowledge_base, check
+from kb.findings import Location, Problem, Severity
+from kb.model import KnowledgeBase, Record, Reference
+from kb.recordcache import RecordCache
+from kb.rules import all_rules, by_code
+from kb.rules._base import StageNotRun, finding_of
+from tests.conftest import REPO, source_yaml, write_tree
+
+CODE_LITERAL = re.compile(r"[A-Z]{2}\d{3}")
+FLOP = """\
+kind: flop_class
+id: flops/f
+title: F
+version: 1
+status: draft
+history:
+  - {version: 1, date: "2026-11-30", change: First encoding.}
+summary: One equation.
+symbols:
+  a: {meaning: a, unit: s}
+equations:
+  e: {expr: a = b, text: An undeclared name.}
+"""
+
+
+DERIVATION = """\
+derivations:
+  - id: d
+    steps:
+      - {rule: solve_for, from: nope, var: a, result: e}
+"""
+
+
+def _codes_in_source() -> dict[str, list[str]]:
+    """Every string literal of kb/ that is a rule code, with the files that spell it."""
+    found: dict[str, list[str]] = {}
+    for path in sorted((REPO / "kb").rglob("*.py")):
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.Constant) and isinstance(node.value, str):
+                if CODE_LITERAL.fullmatch(node.value):
+                    found.setdefault(node.value, []).append(str(path.relative_to(REPO)))
+    return found
+
+
+def test_every_code_spelled_anywhere_is_owned_by_a_rule_module() -> None:
+    from kb.equations import codes
+
+    named = {v for k, v in vars(codes).items() if k.isupper() and isinstance(v, str)}
+    assert named and all(CODE_LITERAL.fullmatch(code) for code in named)
+    emitted = set(_codes_in_source()) | named
+    registry = {rule.CODE for rule in all_rules()}
+    assert emitted - registry == set()
+    assert len(emitted & registry) > 60  # the scan really sees the codes
+
+
+def test_eq_codes_are_spelled_in_one_place() -> None:
+    spelled = {code: files for code, files in _codes_in_source().items() if code.startswith("EQ")}
+    assert spelled, "no EQ code found: the scan is broken"
+    assert {f for files in spelled.values() for f in files} == {"kb/equations/codes.py"}
+    eq_rules = [rule for rule in all_rules() if rule.CODE.startswith("EQ")]
+    assert {rule.CODE for rule in eq_rules} == set(spelled)
+
+
+@pytest.mark.parametrize("rule", all_rules(), ids=lambda rule: rule.CODE)
+def test_every_rule_module_states_code_name_severity_hint_and_docs(rule: ModuleType) -> None:
+    assert CODE_LITERAL.fullmatch(rule.CODE)
+    assert isinstance(rule.NAME, str) and rule.NAME
+    assert isinstance(rule.SEVERITY, Severity)
+    assert isinstance(rule.HINT, str) and rule.HINT.strip(), f"{rule.CODE} has no HINT"
+    assert (rule.__doc__ or "").strip()
+    assert callable(rule.check)
+
+
+def _only(findings: list, code: str):  # type: ignore[no-untyped-def,type-arg]
+    chosen = [f for f in findings if f.code == code]
+    assert len(chosen) == 1, findings
+    return chosen[0]
+
+
+# (module code, file under records/, its text): one case per stage
+STAGE_CASES = [
+    ("LD004", "sources/doc.yaml", "kind: [\n"),  # the loader
+    ("LD010", "sources/doc.yaml", source_yaml().replace("title: A document", "title: no")),
+    ("SC001", "sources/doc.yaml", source_yaml() + "colour: blue\n"),  # the schema stage
+    ("EQ002", "flops/f.yaml", FLOP),  # the equations engine, with a hint of its own
+    ("EQ016", "flops/f.yaml", FLOP.replace("a = b", "a = 2*a") + DERIVATION),  # the module's
+]
+
+
+@pytest.mark.parametrize(("code", "name", "text"), STAGE_CASES, ids=[c[0] for c in STAGE_CASES])
+def test_a_rule_modules_severity_and_hint_are_what_its_findings_carry(
+    code: str, name: str, text: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    root = write_tree(
+        tmp_path / "records", {name: text, "sources/x.yaml": source_yaml("sources/x")}
+    )
+    monkeypatch.setenv("KB_CACHE_DIR", str(tmp_path / "cache"))
+    monkeypatch.setenv("KB_JOBS", "1")
+    rule = by_code(code)
+    assert rule is not None
+    before = _only(check(root).findings, code)
+    assert before.severity is rule.SEVERITY is Severity.ERROR
+    monkeypatch.setattr(rule, "SEVERITY", Severity.WARNING)
+    monkeypatch.setattr(rule, "HINT", "the module's own words")
+    monkeypatch.setenv("KB_CACHE_DIR", str(tmp_path / "cache-2"))  # cached findings keep theirs
+    after = _only(check(root).findings, code)
+    assert after.severity is Severity.WARNING
+    assert (before.message, before.location) == (after.message, after.location)
+    if code == "EQ002":  # the engine names the undeclared symbol: its own hint stays
+        assert after.hint == before.hint and "b" in after.hint
+    else:
+        assert after.hint == "the module's own words" != before.hint
+
+
+def test_a_problem_keeps_its_own_hint_and_takes_the_modules_otherwise() -> None:
+    where = Location("records/x.yaml", 1, 1, "")
+    rule = by_code("LD012")
+    assert rule is not None
+    assert finding_of(Problem("LD012", where, "m")).hint == rule.HINT
+    assert finding_of(Problem("LD012", where, "m", "rename it to x.yaml")).hint == (
+        "rename it to x.yaml"
+    )
+    assert finding_of(Problem("SC001", where, "m", "")).hint == ""
+    with pytest.raises(KeyError):
+        finding_of(Problem("ZZ999", where, "m"))
+
+
+def test_the_schema_stage_is_a_stage_not_a_side_effect_of_a_rule(tmp_path: Path) -> None:
+    root = write_tree(tmp_path / "records", {"sources/doc.yaml": source_yaml() + "colour: x\n"})
+    kb = build_knowledge_base(root)
+    assert kb.run.schema is None and kb.run.equations is None
+    for code in ("LD001", "SC001", "EQ001", "WV001"):
+        rule = by_code(code)
+        assert rule is not None
+        with pytest.raises(StageNotRun):
+            list(rule.check(kb))
+    assert [f.code for f in checker.schema_stage(kb)] == ["SC001"]
+    assert kb.run.schema is not None
+    assert [f.code for f in by_code("SC001").check(kb)] == ["SC001"]  # type: ignore[union-attr]
+
+
+def test_the_loader_reads_the_cache_and_never_writes_it(tmp_path: Path) -> None:
+    root = write_tree(tmp_path / "records", {"sources/doc.yaml": source_yaml(), "x.yml": "a: 1\n"})
+    cache = RecordCache(None, "salt")
+    loaded = loader.load_files(root, None, cache)
+    assert not cache.dirty
+    assert [(item.fresh, item.record is not None) for item in loaded] == [
+        (True, True),
+        (False, False),
+    ]
+    assert [p.code for p in loaded[1].problems] == ["LD012"]
+    assert all(isinstance(p, Problem) for item in loaded for p in item.problems)
+
+
+def test_the_per_file_stage_in_workers_gives_what_one_process_gives(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    files = {f"sources/s{i}.yaml": source_yaml(f"sources/s{i}") for i in range(12)}
+    files["sources/bad.yaml"] = source_yaml("sources/bad").replace("documentation", "poem")
+    files["sources/ref.yaml"] = source_yaml("sources/ref") + "superseded_by: sources/s1\n"
+    root = write_tree(tmp_path / "records", files)
+    monkeypatch.setattr(loader, "PARALLEL_MIN_FILES", 3)
+    runs = []
+    for jobs in ("2", "1"):
+        monkeypatch.setenv("KB_JOBS", jobs)
+        kb = build_knowledge_base(root)
+        runs.append((kb.references, kb.run.local))
+    assert runs[0] == runs[1]
+    assert runs[1][0], "no reference found: the comparison proves little"
+
+
+def _record(record_id: str, kind: str = "source") -> Record:
+    return Record(record_id, kind, f"records/{record_id}.yaml", {"kind": kind})
+
+
+def test_a_frozen_knowledge_base_answers_as_an_unfrozen_one_and_refuses_records() -> None:
+    kb = KnowledgeBase(root="")
+    for record_id, kind in [("sources/b", "source"), ("hardware/a", "accelerator")]:
+        kb.add(_record(record_id, kind))
+    kb.references = [Reference("sources/b", "/x", "hardware/a#memory", "accelerator")]
+    views = ([r.id for r in kb], kb.of_kind("source"), kb.referrers("hardware/a"))
+    assert not kb.frozen and kb.freeze() is kb and kb.frozen
+    assert ([r.id for r in kb], kb.of_kind("source"), kb.referrers("hardware/a")) == views
+    assert views[0] == ["hardware/a", "sources/b"] and len(views[2]) == 1
+    with pytest.raises(TypeError):
+        kb.add(_record("sources/c"))
