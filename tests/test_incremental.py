@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from kb import incremental
+from kb import api, incremental
 from kb.checker import check
 from kb.findings import Finding
 from kb.snapshot import snapshot_path
@@ -46,7 +46,7 @@ def full_run(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Callable[[], li
 
 
 def incremental_run(root: Path, **options: object) -> list[Finding]:
-    return incremental.validate(root, **options).findings  # type: ignore[arg-type]
+    return api.validate(root, **options).findings  # type: ignore[arg-type]
 
 
 # ------------------------------------------------------------------ random edits
@@ -226,7 +226,7 @@ def test_scope_of_paths_matches_the_checker(
     target = tree / "hardware" / "nvidia-h100-sxm.yaml"
     target.write_text(target.read_text().replace("version: ", "version: 9\nx_version: ", 1))
     incremental_run(tree)
-    result = incremental.validate(tree, [target])
+    result = api.validate(tree, [target])
     with monkeypatch.context() as patch:
         patch.setenv("KB_CACHE_DIR", str(tmp_path / "reference-cache"))
         expected = check(tree, [target])

@@ -12,10 +12,14 @@ from kb.model import KnowledgeBase
 class Rule(Protocol):
     """A rule module: CODE, NAME, SEVERITY, a docstring that is its documentation, check().
 
-    A module may also set `LOCAL = True`: its findings on a record depend on that
-    record's file alone, so the checker runs it only on files it has no cached
-    result for (tests/rules/test_local_rules.py holds every such rule to it).
+    READS declares what its findings on a record depend on (kb.reads: "record",
+    "claimants", "references", "ledger", "all-ids", "base" or "findings");
+    tests/test_reads.py holds every rule to its declaration. The checker keeps the
+    findings of a "record" rule per file, and kb.incremental re-checks what a change
+    can reach through the declarations.
     """
+
+    READS: str
 
     CODE: str
     NAME: str

@@ -20,6 +20,7 @@ from kb.findings import Finding, Severity
 from kb.model import KnowledgeBase
 from kb.rules._equations import engine_findings
 
+READS = "references"
 CODE = "EQ011"
 NAME = "binding-not-a-quantity"
 SEVERITY = Severity.ERROR

@@ -20,6 +20,7 @@ from kb.findings import Finding, Severity
 from kb.model import KnowledgeBase
 from kb.rules._equations import engine_findings
 
+READS = "references"
 CODE = "EQ010"
 NAME = "binding-unresolved"
 SEVERITY = Severity.ERROR

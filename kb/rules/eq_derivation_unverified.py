@@ -23,6 +23,7 @@ from kb.findings import Finding, Severity
 from kb.model import KnowledgeBase
 from kb.rules._equations import engine_findings
 
+READS = "references"
 CODE = "EQ006"
 NAME = "derivation-unverified"
 SEVERITY = Severity.WARNING

@@ -30,10 +30,10 @@ from kb.findings import Finding, Severity, pointer_join
 from kb.model import KnowledgeBase
 from kb.rules._base import found
 
+READS = "record"
 CODE = "EQ020"
 NAME = "erratum-link-unknown"
 SEVERITY = Severity.ERROR
-LOCAL = True  # its findings on a record depend on that record alone (kb.checker caches them)
 
 
 def check(kb: KnowledgeBase) -> Iterator[Finding]:

@@ -36,6 +36,7 @@ from kb.findings import Finding, Severity
 from kb.model import KnowledgeBase
 from kb.rules._equations import engine_findings
 
+READS = "references"
 CODE = "EQ017"
 NAME = "erratum-not-refuted"
 SEVERITY = Severity.ERROR

@@ -26,6 +26,7 @@ from kb.findings import Finding, Severity
 from kb.model import KnowledgeBase
 from kb.rules._equations import engine_findings
 
+READS = "references"
 CODE = "EQ001"
 NAME = "expression-unsafe"
 SEVERITY = Severity.ERROR

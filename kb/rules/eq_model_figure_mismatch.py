@@ -30,6 +30,7 @@ from kb.findings import Finding, Severity
 from kb.model import KnowledgeBase
 from kb.rules._equations import engine_findings
 
+READS = "references"
 CODE = "EQ013"
 NAME = "model-derived-figure-mismatch"
 SEVERITY = Severity.ERROR

@@ -33,6 +33,7 @@ from kb.findings import Finding, Severity
 from kb.model import KnowledgeBase
 from kb.rules._equations import engine_findings
 
+READS = "references"
 CODE = "EQ007"
 NAME = "numeric-claim-refuted"
 SEVERITY = Severity.ERROR

@@ -35,6 +35,7 @@ from kb.findings import Finding, Severity
 from kb.model import KnowledgeBase
 from kb.rules._equations import engine_findings
 
+READS = "references"
 CODE = "EQ018"
 NAME = "prediction-contradicted"
 SEVERITY = Severity.ERROR

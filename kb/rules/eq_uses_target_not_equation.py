@@ -27,6 +27,7 @@ from kb.findings import Finding, Severity
 from kb.model import KnowledgeBase
 from kb.rules._equations import engine_findings
 
+READS = "references"
 CODE = "EQ022"
 NAME = "uses-target-not-an-equation"
 SEVERITY = Severity.ERROR

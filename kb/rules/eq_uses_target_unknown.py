@@ -28,6 +28,7 @@ from kb.findings import Finding, Severity
 from kb.model import KnowledgeBase
 from kb.rules._equations import engine_findings
 
+READS = "references"
 CODE = "EQ021"
 NAME = "uses-target-unknown"
 SEVERITY = Severity.ERROR

@@ -26,6 +26,7 @@ from kb.findings import Finding, Severity
 from kb.model import KnowledgeBase
 from kb.rules._equations import engine_findings
 
+READS = "references"
 CODE = "EQ024"
 NAME = "uses-unit-mismatch"
 SEVERITY = Severity.ERROR

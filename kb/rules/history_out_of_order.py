@@ -27,10 +27,10 @@ from kb.findings import Finding, Severity
 from kb.model import KnowledgeBase, Record
 from kb.rules._base import found
 
+READS = "record"
 CODE = "VR002"
 NAME = "history-out-of-order"
 SEVERITY = Severity.ERROR
-LOCAL = True  # its findings on a record depend on that record alone (kb.checker caches them)
 
 
 def check(kb: KnowledgeBase) -> Iterator[Finding]:

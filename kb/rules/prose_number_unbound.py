@@ -36,10 +36,10 @@ from kb.prose.fields import numbers_checked, prose_fields
 from kb.prose.scan import bare_numbers
 from kb.rules._prose import in_text
 
+READS = "record"
 CODE = "PR003"
 NAME = "prose-number-unbound"
 SEVERITY = Severity.WARNING
-LOCAL = True  # its findings on a record depend on that record alone (kb.checker caches them)
 
 
 def check(kb: KnowledgeBase) -> Iterator[Finding]:
