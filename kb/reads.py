@@ -171,13 +171,23 @@ class DependencyGraph:
 
     # ------------------------------------------------------------- by file
 
-    def inputs(self, name: str) -> set[str]:
-        """The files whose contents the checks of file `name` read (every rule's READS)."""
+    def inputs(self, name: str, reads: Iterable[str] = READS_VALUES) -> set[str]:
+        """The files whose contents checks declaring `reads` read for file `name` (default: all).
+
+        "record" and "base" add nothing beyond the file; "findings" reads what every
+        other declaration reads; "all-ids" reads what "references" reads (the ids of the
+        tree are known to a partial run without loading them: KnowledgeBase.outside_ids).
+        """
+        reads = set(READS_VALUES) if "findings" in reads else set(reads)
         node = self.files[name]
+        found = {name}
+        if "claimants" in reads:
+            found |= self._holding({node.record_id, node.claimed_id} - {""})
+        if not reads & {"references", "ledger", "all-ids"}:
+            return found
         reached = self._forward_ids([node.record_id] if node.record_id else [])
-        found = {name} | self._holding({node.record_id, node.claimed_id} - {""})
         found |= self._naming(reached)
-        scanned = scanned_kinds(node.kind)
+        scanned = scanned_kinds(node.kind) if "ledger" in reads else ()
         if scanned:
             found |= {
                 n
