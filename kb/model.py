@@ -239,7 +239,3 @@ class KnowledgeBase:
         if self.focus is None:
             return iter(self.references)
         return (ref for ref in self.references if self.records[ref.source_id].path in self.focus)
-
-    def referrers(self, record_id: str) -> list[Reference]:
-        """Every reference that points at `record_id` (the "used by" relation)."""
-        return [ref for ref in self.references if ref.target.partition("#")[0] == record_id]

@@ -71,9 +71,14 @@ class Node:
     targets: tuple[str, ...]
 
 
-def scanned_kinds(kind: str) -> tuple[str, ...]:
-    """The kinds whose records a ledger of a `kind` record scans (none for most kinds)."""
-    return LEDGER_SCANS.get(kind, ())
+# What a page reads whole beyond what its record reaches: a placement's page computes its
+# ledger with the break-even, which places every interconnect's figures (kb.ledger.analysis).
+PAGE_SCANS: Mapping[str, tuple[str, ...]] = {"placement": ("interconnect", "receipt")}
+
+
+def scanned_kinds(kind: str, *, page: bool = False) -> tuple[str, ...]:
+    """The kinds a check (or, with `page`, a site page) of a `kind` record scans (often none)."""
+    return (PAGE_SCANS if page else LEDGER_SCANS).get(kind, ())
 
 
 def rule_reads(rule: object) -> str:
@@ -139,8 +144,11 @@ def nodes_of(kb: KnowledgeBase) -> dict[str, Node]:
 class DependencyGraph:
     """Who reaches whom among the files of a tree (display path -> FileNode)."""
 
-    def __init__(self, files: Mapping[str, FileNode]) -> None:
+    def __init__(self, files: Mapping[str, FileNode], references: Iterable[Reference] = ()) -> None:
         self.files = files
+        self._references_to: dict[str, list[Reference]] = {}  # id -> the references to it
+        for ref in references:
+            self._references_to.setdefault(ref.target.partition("#")[0], []).append(ref)
         self._holders: dict[str, list[str]] = {}  # id -> files with that path id or `id:`
         self._named: dict[str, list[str]] = {}  # id -> files whose path gives that id
         self._referrers: dict[str, list[str]] = {}  # id -> files that reference it
@@ -153,6 +161,10 @@ class DependencyGraph:
                 self._referrers.setdefault(target, []).append(name)
 
     # ---------------------------------------------------------------- by id
+
+    def references_to(self, record_id: str) -> list[Reference]:
+        """The references (with their pointers) that name `record_id` ("used by")."""
+        return list(self._references_to.get(record_id, ()))
 
     def referrers(self, record_id: str) -> list[str]:
         """Ids of the records that reference `record_id` directly, sorted, unique."""
@@ -261,6 +273,18 @@ class DependencyGraph:
                     if self.files[name].record_id:
                         pending.append(self.files[name].record_id)
         return found
+
+
+def graph_of(kb: KnowledgeBase) -> DependencyGraph:
+    """The dependency graph of a loaded knowledge base, built once while it is unchanged."""
+    stamp = (id(kb.references), len(kb.references), len(kb.records), len(kb.duplicates))
+    cached = kb.memo.get("dependency_graph")
+    if cached is not None and cached[0] == stamp:
+        graph: DependencyGraph = cached[1]
+        return graph
+    graph = DependencyGraph(file_nodes(kb), kb.references)
+    kb.memo["dependency_graph"] = (stamp, graph)
+    return graph
 
 
 def checked_paths(files: Mapping[str, FileNode]) -> list[str]:

@@ -184,7 +184,9 @@ def _referrer_comment(kb: KnowledgeBase, record: Record) -> list[str]:
 
 def referrers(kb: KnowledgeBase, record: Record) -> list[dict[str, Any]]:
     rows = []
-    for ref in _sorted(kb.referrers(record.id)):
+    from kb.reads import graph_of
+
+    for ref in _sorted(graph_of(kb).references_to(record.id)):
         if ref.source_id == record.id:
             continue
         source = kb.records[ref.source_id]

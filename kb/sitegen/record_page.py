@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
-import weakref
 from collections.abc import Mapping
 from typing import Any
 
 from kb.equations.verdict import LINKED
 from kb.findings import pointer_parts
-from kb.model import KnowledgeBase, Record, Reference
+from kb.model import KnowledgeBase, Record
+from kb.reads import graph_of
 from kb.sitegen import urls
 from kb.sitegen.equations_view import equations_context, errata_by_claim
 from kb.sitegen.fields import link_for, text_node, value_tree
@@ -119,25 +119,10 @@ def history_rows(record: Record) -> list[dict[str, str]]:
     return list(reversed(rows))
 
 
-def referrer_index(kb: KnowledgeBase) -> dict[str, list[Reference]]:
-    """Target id -> the references to it, built once per knowledge base (not per page)."""
-    cached = _REFERRERS.get(id(kb))
-    if cached is not None and cached[0]() is kb:
-        return cached[1]
-    index: dict[str, list[Reference]] = {}
-    for ref in kb.references:
-        index.setdefault(ref.target.partition("#")[0], []).append(ref)
-    _REFERRERS[id(kb)] = (weakref.ref(kb), index)
-    return index
-
-
-_REFERRERS: dict[int, tuple[weakref.ref[KnowledgeBase], dict[str, list[Reference]]]] = {}
-
-
 def used_by(record: Record, kb: KnowledgeBase) -> list[dict[str, Any]]:
     """Every record that references this one, with the fields that do (linked)."""
     fields: dict[str, dict[str, str]] = {}
-    for ref in referrer_index(kb).get(record.id, []):
+    for ref in graph_of(kb).references_to(record.id):
         source = kb.get(ref.source_id)
         if source is None or source.id == record.id:
             continue
