@@ -288,8 +288,16 @@ def graph_of(kb: KnowledgeBase) -> DependencyGraph:
 
 
 def checked_paths(files: Mapping[str, FileNode]) -> list[str]:
-    """The files a run checked as records ("checked N records"), sorted."""
-    return sorted(name for name, node in files.items() if node.record_id)
+    """The records a run checked ("checked N records"): one file per id, sorted.
+
+    A second file with the same id (a symlink to a record) is reported (ID003) but not
+    counted again: the first in the loader's order is the record.
+    """
+    first: dict[str, str] = {}
+    for name in sorted(files, key=lambda n: Path(n).parts):
+        if files[name].record_id:
+            first.setdefault(files[name].record_id, name)
+    return sorted(first.values())
 
 
 def scope(files: Mapping[str, FileNode], paths: Sequence[Path]) -> set[str]:
