@@ -29,7 +29,6 @@ rule really reads.
 
 from __future__ import annotations
 
-import os
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -302,28 +301,13 @@ def checked_paths(files: Mapping[str, FileNode]) -> list[str]:
 
 def scope(files: Mapping[str, FileNode], paths: Sequence[Path]) -> set[str]:
     """Display paths to report on: the files under `paths`, and the files that reference them."""
+    from kb.loader import PathResolver
+
     wanted = [str(p.resolve()) for p in paths]
-    resolve = _Resolver()
-    chosen = {name for name in files if _under(resolve(name), wanted)}
+    resolve = PathResolver()
+    chosen = {name for name in files if _under(str(resolve(Path(name))), wanted)}
     ids = {files[name].record_id for name in chosen} - {""}
     return chosen | {name for name, node in files.items() if ids.intersection(node.targets)}
-
-
-class _Resolver:
-    """Path.resolve for many files, resolving each folder once (a symlinked file on its own)."""
-
-    def __init__(self) -> None:
-        self.folders: dict[str, str] = {}
-
-    def __call__(self, name: str) -> str:
-        path = Path(name)
-        if path.is_symlink():
-            return str(path.resolve())
-        folder, base = os.path.split(name)
-        resolved = self.folders.get(folder)
-        if resolved is None:
-            resolved = self.folders[folder] = str(Path(folder).resolve())
-        return os.path.join(resolved, base)
 
 
 def _under(path: str, roots: list[str]) -> bool:
