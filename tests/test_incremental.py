@@ -61,7 +61,10 @@ def incremental_run(root: Path, **options: object) -> list[Finding]:
 
 
 def _files(root: Path, folders: tuple[str, ...] = ()) -> list[Path]:
-    return sorted(p for p in root.rglob("*.yaml") if not folders or p.parent.name in folders)
+    """The record files an edit may pick (not a symlink whose target an earlier edit moved)."""
+    return sorted(
+        p for p in root.rglob("*.yaml") if p.is_file() and (not folders or p.parent.name in folders)
+    )
 
 
 def scale_a_figure(root: Path, rng: random.Random) -> str:
