@@ -5,7 +5,7 @@
 - load (kb.loader): files become records, or problems (LD codes); the record cache
   answers for files whose bytes it knows.
 - per-file stage: what each file gives on its own, its references and the findings of
-  the record-local (`LOCAL`) rules, computed on all cores for many new files
+  the record-local (`READS = "record"`) rules, computed on all cores for many new files
   (kb.workers) and kept in the record cache.
 - schema stage (kb.schema): JSON Schema problems of every record (SC001, LD009/LD010).
 - equations stage (kb.equations.engine): one analysis of every equation and claim.
@@ -30,9 +30,10 @@ from pathlib import Path
 from kb import fingerprint, overlay
 from kb import loader as _loader
 from kb.findings import Finding, Location
-from kb.loader import Loaded, display_path, load_files
+from kb.loader import Loaded, load_files
 from kb.model import KnowledgeBase, Record, Reference
 from kb.positions import locate, locate_in_string
+from kb.reads import checked_paths, file_nodes, rule_reads, scope
 from kb.recordcache import RecordCache
 from kb.references import record_references
 from kb.rules import all_rules
@@ -42,6 +43,7 @@ from kb.store import cache_dir
 from kb.workers import map_forked
 
 _LATE_FAMILIES = ("WV",)  # rules that need every other finding first
+_STAGE_FAMILIES = ("LD", "SC")  # findings the loader and the schema stage make
 # What one file gives on its own: its references as (pointer, target, expected kind),
 # and the findings of the record-local rules on it.
 Alone = tuple[list[tuple[str, str, str]], list[Finding]]
@@ -80,11 +82,12 @@ def check(
     findings += waiver_rules_stage(kb)
     cache.save()
     findings = [f for f in findings if selected(f.code, select, ignore)]
-    shown = _report_scope(kb, paths)
+    files = file_nodes(kb)
+    shown = scope(files, paths) if paths else None
     if shown is not None:
         findings = [f for f in findings if f.location.path in shown]
     located = sorted(locate_stage(findings), key=Finding.sort_key)
-    checked = sorted(shown) if shown is not None else [r.path for r in kb]
+    checked = sorted(shown) if shown is not None else checked_paths(files)
     return CheckResult(located, kb, checked)
 
 
@@ -197,7 +200,17 @@ def checked_alone(record: Record) -> Alone:
 
 @functools.cache
 def _local_rules() -> tuple[Rule, ...]:
-    return tuple(rule for rule in all_rules() if getattr(rule, "LOCAL", False))
+    """The rules whose findings on a file the record cache keeps (kb.reads: READS = "record").
+
+    Not the stage rules (their findings come with the stage) nor the late ones (they
+    read the run's other findings and codes).
+    """
+    apart = _STAGE_FAMILIES + _LATE_FAMILIES
+    return tuple(
+        rule
+        for rule in all_rules()
+        if rule_reads(rule) == "record" and not rule.CODE.startswith(apart)
+    )
 
 
 def schema_stage(kb: KnowledgeBase) -> list[Finding]:
@@ -346,25 +359,3 @@ def selected(code: str, select: Sequence[str], ignore: Sequence[str]) -> bool:
     if select and not any(code.startswith(s.upper()) for s in select):
         return False
     return not any(code.startswith(i.upper()) for i in ignore)
-
-
-def _report_scope(kb: KnowledgeBase, paths: Sequence[Path] | None) -> set[str] | None:
-    """Display paths to report on: the given files, plus records that reference them."""
-    if not paths:
-        return None
-    wanted = [p.resolve() for p in paths]
-    scope = {
-        display_path(Path(f.location.path))
-        for f in kb.load_findings
-        if _under(Path(f.location.path).resolve(), wanted)
-    }
-    chosen = {r.id for r in kb if _under(Path(r.path).resolve(), wanted)}
-    scope.update(r.path for r in kb if r.id in chosen)
-    for ref in kb.references:
-        if ref.target.partition("#")[0] in chosen:
-            scope.add(kb.records[ref.source_id].path)
-    return scope
-
-
-def _under(path: Path, roots: list[Path]) -> bool:
-    return any(path == root or root in path.parents for root in roots)

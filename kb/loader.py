@@ -55,16 +55,16 @@ class Loaded:
 
 
 def load_knowledge_base(
-    root: Path, paths: Sequence[Path] | None = None
+    root: Path, paths: Sequence[Path] | None = None, cache: RecordCache | None = None
 ) -> tuple[KnowledgeBase, list[Problem]]:
     """Every record under `root` (or only `paths`) in a frozen KnowledgeBase, and the problems.
 
-    No references and no cache: for commands that only read records (kb.checker
-    builds the checked knowledge base).
+    No references: for commands that only read records (kb.checker builds the
+    checked knowledge base). A `cache` is read, never written.
     """
     kb = KnowledgeBase(root=str(root))
     problems: list[Problem] = []
-    for item in load_files(root, paths):
+    for item in load_files(root, paths, cache):
         problems.extend(item.problems)
         if item.record is not None:
             kb.add(item.record)
@@ -254,21 +254,34 @@ def _parse_bytes(raw: bytes, shown: str) -> tuple[dict[str, Any] | None, list[Pr
     return parse_document(text, shown)
 
 
+class PathResolver:
+    """Path.resolve for many files, resolving each folder once (a symlinked file on its own).
+
+    The loader's identities and kb.reads.scope (which files `kb validate PATH` covers)
+    both resolve paths through it.
+    """
+
+    def __init__(self) -> None:
+        self.folders: dict[Path, Path] = {}
+
+    def __call__(self, path: Path) -> Path:
+        folder = self.folders.get(path.parent)
+        if folder is None:
+            folder = self.folders[path.parent] = path.parent.resolve()
+        # A file that is not a symlink resolves to its resolved folder plus its name.
+        return path.resolve() if path.is_symlink() else folder / path.name
+
+
 class _Identities:
     """identity_from_path with the root and each folder resolved once, not once per file."""
 
     def __init__(self, root: Path) -> None:
         self.root = root
         self.resolved_root = root.resolve()
-        self.folders: dict[Path, Path] = {}
+        self.resolve = PathResolver()
 
     def __call__(self, path: Path) -> tuple[str, str]:
-        folder = self.folders.get(path.parent)
-        if folder is None:
-            folder = self.folders[path.parent] = path.parent.resolve()
-        # A file that is not a symlink resolves to its resolved folder plus its name.
-        resolved = path.resolve() if path.is_symlink() else folder / path.name
-        return _identity(self.resolved_root, resolved, path)
+        return _identity(self.resolved_root, self.resolve(path), path)
 
 
 def identity_from_path(root: Path, path: Path) -> tuple[str, str]:

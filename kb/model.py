@@ -115,7 +115,7 @@ class KnowledgeBase:
     `deleted` the records removed since then. `run` is the typed per-run context
     (kb.run): stage results, focus, the ids outside a partial load.
 
-    `freeze()` ends the building: the sorted views and the referrers index are
+    `freeze()` ends the building: the sorted views are
     computed once, and `add` refuses afterwards. An unfrozen knowledge base (a
     test's, or one being built) computes its views on every call instead.
     """
@@ -139,7 +139,7 @@ class KnowledgeBase:
             self.records[record.id] = record
 
     def freeze(self) -> KnowledgeBase:
-        """Fix the records and references; compute the sorted views and referrers once."""
+        """Fix the records and references; compute the sorted views once."""
         if self._frozen is None:
             self._frozen = _Views.of(self.records, self.references)
         return self
@@ -192,20 +192,16 @@ class KnowledgeBase:
             return iter(self.references)
         return (ref for ref in self.references if self.records[ref.source_id].path in focus)
 
-    def referrers(self, record_id: str) -> list[Reference]:
-        """Every reference that points at `record_id` (the "used by" relation)."""
-        if self._frozen is not None:
-            return list(self._frozen.referrers.get(record_id, ()))
-        return [ref for ref in self.references if ref.target.partition("#")[0] == record_id]
-
 
 @dataclass(frozen=True)
 class _Views:
-    """What a frozen KnowledgeBase computes once: records by id, by kind, and referrers."""
+    """What a frozen KnowledgeBase computes once: records in order and by kind.
+
+    Who references whom is kb.reads.DependencyGraph's to answer (one index).
+    """
 
     ordered: list[Record]
     by_kind: dict[str, list[Record]]
-    referrers: dict[str, list[Reference]]
 
     @classmethod
     def of(cls, records: Mapping[str, Record], references: list[Reference]) -> _Views:
@@ -213,7 +209,4 @@ class _Views:
         by_kind: dict[str, list[Record]] = {}
         for record in ordered:
             by_kind.setdefault(record.kind, []).append(record)
-        referrers: dict[str, list[Reference]] = {}
-        for ref in references:
-            referrers.setdefault(ref.target.partition("#")[0], []).append(ref)
-        return cls(ordered, by_kind, referrers)
+        return cls(ordered, by_kind)

@@ -72,3 +72,4 @@ class RunContext:
     prose_claims: Any = None
     ledger_resolved: dict[str, Any] = field(default_factory=dict)
     receipts_index: dict[tuple[str, str], list[Any]] | None = None
+    dependency_graph: Any = None  # kb.reads.DependencyGraph of the frozen knowledge base

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import random
 import re
 import shutil
@@ -10,9 +11,10 @@ from pathlib import Path
 
 import pytest
 
-from kb import incremental
+from kb import api
 from kb.checker import check
 from kb.findings import Finding
+from kb.model import FOLDER_BY_KIND
 from kb.run import RunStats
 from kb.snapshot import snapshot_path
 from tests.conftest import SHIPPED_RECORDS, run_kb
@@ -39,31 +41,44 @@ def full_run(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Callable[[], li
     """The reference: kb.checker on everything, with a cache of its own."""
 
     def run() -> list[Finding]:
-        with monkeypatch.context() as patch:
-            patch.setenv("KB_CACHE_DIR", str(tmp_path / "reference-cache"))
-            return check(Path("records")).findings
+        return full_result(tmp_path, monkeypatch)[0]
 
     return run
 
 
-LAST: list[RunStats] = []  # the stats the last incremental_run returned
+def full_result(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> tuple[list[Finding], list[str]]:
+    """The findings and checked paths of kb.checker on everything, with a cache of its own."""
+    with monkeypatch.context() as patch:
+        patch.setenv("KB_CACHE_DIR", str(tmp_path / "reference-cache"))
+        result = check(Path("records"))
+        return result.findings, result.checked_paths
 
 
-def incremental_run(root: Path, **options: object) -> list[Finding]:
-    result = incremental.validate(root, **options)  # type: ignore[arg-type]
+LAST: list[RunStats] = []  # the stats of the last api.validate these tests ran
+
+
+def _validate(root: Path, *args: object, **options: object) -> api.Result:
+    result = api.validate(root, *args, **options)  # type: ignore[arg-type]
     LAST[:] = [result.stats]
-    return result.findings
+    return result
 
 
 def stats() -> RunStats:
     return LAST[-1]
 
 
+def incremental_run(root: Path, **options: object) -> list[Finding]:
+    return _validate(root, **options).findings
+
+
 # ------------------------------------------------------------------ random edits
 
 
 def _files(root: Path, folders: tuple[str, ...] = ()) -> list[Path]:
-    return sorted(p for p in root.rglob("*.yaml") if not folders or p.parent.name in folders)
+    """The record files an edit may pick (not a symlink whose target an earlier edit moved)."""
+    return sorted(
+        p for p in root.rglob("*.yaml") if p.is_file() and (not folders or p.parent.name in folders)
+    )
 
 
 def scale_a_figure(root: Path, rng: random.Random) -> str:
@@ -122,6 +137,39 @@ def restore_a_record(root: Path, rng: random.Random) -> str:
     return f"restored {target}"
 
 
+def symlink_a_record(root: Path, rng: random.Random) -> str:
+    path = rng.choice(_files(root))
+    link = path.with_name(path.stem + "-link.yaml")
+    if not link.exists() and not link.is_symlink():
+        link.symlink_to(path.name)  # the same file twice: ID003 on one of them
+    return f"symlinked {link} to {path.name}"
+
+
+def rename_a_record(root: Path, rng: random.Random) -> str:
+    path = rng.choice(_files(root))
+    target = path.with_name(path.stem + "-renamed.yaml")
+    path.rename(target)  # the id no longer matches the path, referrers dangle
+    return f"renamed {path} to {target.name}"
+
+
+def swap_the_kind(root: Path, rng: random.Random) -> str:
+    path = rng.choice(_files(root))
+    folder = rng.choice([f for f in sorted(FOLDER_BY_KIND.values()) if f != path.parent.name])
+    target = root / folder / path.name
+    if target.exists() or target.is_symlink():
+        return "nothing"
+    path.rename(target)  # a file in the wrong folder: its kind is the folder's
+    return f"moved {path} to {folder}/"
+
+
+def copy_with_its_id(root: Path, rng: random.Random) -> str:
+    path = rng.choice(_files(root))
+    folder = rng.choice(sorted(FOLDER_BY_KIND.values()))
+    target = root / folder / ("zz-" + path.name)
+    shutil.copy(path, target)  # claims the original's id from another name (and folder)
+    return f"copied {path} to {target} (same id)"
+
+
 EDITS = (
     scale_a_figure,
     retarget_a_reference,
@@ -130,7 +178,13 @@ EDITS = (
     break_the_yaml,
     shift_the_lines,
     restore_a_record,
+    symlink_a_record,
+    rename_a_record,
+    swap_the_kind,
+    copy_with_its_id,
 )
+# KB_DIFFERENTIAL_EDITS=500 (or more) for a long local run; the default suite makes 3 x 8.
+EDITS_PER_SEED = max(1, int(os.environ.get("KB_DIFFERENTIAL_EDITS", "24")) // 3)
 
 
 @pytest.mark.parametrize("seed", [1, 2, 3])
@@ -140,23 +194,93 @@ def test_random_edits_give_the_findings_of_a_full_run(
     rng = random.Random(seed)
     reference = full_run(tmp_path, monkeypatch)
     assert as_rows(incremental_run(tree)) == as_rows(reference())
-    for _ in range(6):
+    counts = {"edits": 0, "incremental": 0, "snapshot": 0, "differences": 0}
+    for _ in range(EDITS_PER_SEED):
         done = rng.choice(EDITS)(tree, rng)
-        assert as_rows(incremental_run(tree)) == as_rows(reference()), done
+        result = _validate(tree)
+        findings, checked = full_result(tmp_path, monkeypatch)
+        counts["edits"] += 1
+        counts[stats().mode] = counts.get(stats().mode, 0) + 1
+        same = as_rows(result.findings) == as_rows(findings) and result.checked_paths == checked
+        counts["differences"] += not same
+        assert as_rows(result.findings) == as_rows(findings), done
+        assert result.checked_paths == checked, done  # "checked N records" too
         assert stats().mode in ("incremental", "snapshot"), done
+    print(f"seed {seed}: {counts}")  # pytest -s shows the campaign's counts
+
+
+# ------------------------------------------------------------------ issue 15 regressions
+
+
+def assert_incremental_is_full(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> list[Finding]:
+    result = _validate(Path("records"))
+    assert stats().mode == "incremental"
+    findings, checked = full_result(tmp_path, monkeypatch)
+    assert as_rows(result.findings) == as_rows(findings)
+    assert result.checked_paths == checked
+    forced = _validate(Path("records"), full=True)
+    assert as_rows(forced.findings) == as_rows(findings)
+    assert forced.checked_paths == checked
+    return result.findings
+
+
+def test_a_record_duplicated_through_a_symlink_is_id003_as_in_a_full_run(
+    tree: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    incremental_run(tree)
+    (tree / "hardware" / "h100-link.yaml").symlink_to("nvidia-h100-sxm.yaml")
+    found = assert_incremental_is_full(tmp_path, monkeypatch)
+    assert [f.code for f in found if f.severity.value == "error"] == ["ID003"]
+    assert _validate(tree).checked_paths == full_result(tmp_path, monkeypatch)[1]
+    assert stats().mode == "snapshot"  # and the snapshot now knows the link
+
+
+def test_id003_is_kept_when_its_record_is_rechecked_for_another_reason(
+    tree: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The copy reaches a source the original does not: a change there re-checks the copy only."""
+    source = tree / "sources" / "apxml-llama-3.1-405b.yaml"
+    new = tree / "sources" / "zz-new.yaml"
+    new.write_text(source.read_text().replace("sources/apxml-llama-3.1-405b", "sources/zz-new"))
+    original = (tree / "hardware" / "nvidia-h100-sxm.yaml").read_text()
+    copy = re.sub(r"source: sources/[a-z0-9.-]+", "source: sources/zz-new", original, count=1)
+    (tree / "hardware" / "zz-h100-copy.yaml").write_text(copy)  # claims the original's id
+    incremental_run(tree)
+    new.write_text(re.sub(r"(?m)^title: .*$", 'title: "changed"', new.read_text()))
+    found = assert_incremental_is_full(tmp_path, monkeypatch)
+    assert ("ID003", "records/hardware/zz-h100-copy.yaml") in {
+        (f.code, f.location.path) for f in found
+    }
+
+
+def test_claims_in_a_folder_whose_kind_has_none_are_tracked(
+    tree: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A flop class under sources/: its schema has no claims, the engine still checks them."""
+    (tree / "flops" / "decode-kv-cache-read.yaml").rename(
+        tree / "sources" / "decode-kv-cache-read.yaml"
+    )
+    before = incremental_run(tree)
+    model = tree / "models" / "llama-3.1-70b.yaml"
+    model.write_text(model.read_text().replace("  heads: 64\n", "  heads: 649\n", 1))
+    found = assert_incremental_is_full(tmp_path, monkeypatch)
+    moved = "records/sources/decode-kv-cache-read.yaml"
+    eq_before = {f.message for f in before if f.location.path == moved and f.code.startswith("EQ")}
+    eq_after = {f.message for f in found if f.location.path == moved and f.code.startswith("EQ")}
+    assert eq_after != eq_before  # the change reached the claims: not lost, not stale
 
 
 def test_a_hot_record_rechecks_its_dependants_and_no_more(tree: Path) -> None:
     incremental_run(tree)
     assert stats().mode == "full"
     incremental_run(tree)
-    assert stats() == RunStats("snapshot", 0, 0)
+    assert (stats().mode, stats().rechecked, stats().loaded) == ("snapshot", 0, 0)
     path = tree / "hardware" / "nvidia-h100-sxm.yaml"
     path.write_text(path.read_text() + "# touched\n")
     incremental_run(tree)
     total = len(list(tree.rglob("*.yaml")))
     assert stats().mode == "incremental"
-    assert 1 < stats().rechecked < stats().loaded < total
+    assert 1 < stats().rechecked < stats().loaded < total  # type: ignore[operator]
 
 
 def test_a_placement_sees_a_changed_receipt_on_its_link(
@@ -236,7 +360,7 @@ def test_scope_of_paths_matches_the_checker(
     target = tree / "hardware" / "nvidia-h100-sxm.yaml"
     target.write_text(target.read_text().replace("version: ", "version: 9\nx_version: ", 1))
     incremental_run(tree)
-    result = incremental.validate(tree, [target])
+    result = _validate(tree, [target])
     with monkeypatch.context() as patch:
         patch.setenv("KB_CACHE_DIR", str(tmp_path / "reference-cache"))
         expected = check(tree, [target])

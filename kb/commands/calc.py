@@ -58,13 +58,13 @@ def calc(
     record_id: str, target: str | None, root: Path | None, pairs: tuple[str, ...], fmt: str
 ) -> None:
     """Evaluate TARGET (an equation id or symbol) of RECORD_ID and show the trail."""
+    from kb.api import open_kb
     from kb.equations.evaluate import EvaluationError, binding_spec, evaluate
-    from kb.loader import load_knowledge_base
 
     folder = records_root(root)
     require_dir(folder)
     settings = _settings(pairs)
-    kb, _ = load_knowledge_base(folder)
+    kb = open_kb(folder, with_references=False)
     record = kb.get(record_id)
     if record is None:
         from kb.suggest import did_you_mean

@@ -12,7 +12,9 @@ from pathlib import Path
 import click
 
 from kb.commands._common import records_root, require_dir, root_option
-from kb.model import KnowledgeBase
+from kb.findings import Finding
+from kb.ledger.inputs import Unresolved
+from kb.model import KnowledgeBase, Record
 
 
 def _settings(pairs: tuple[str, ...]) -> dict[str, str]:
@@ -50,34 +52,45 @@ def ledger(placement_id: str, root: Path | None, fmt: str, pairs: tuple[str, ...
     Feasibility first, then each option's ledger, the comparison and the break-even;
     for example `kb ledger placements/coherent-host-vs-two-hosts-8b`.
     """
-    from kb.checker import resolve_locations
+    from kb.api import open_kb
     from kb.ledger.analysis import analyze_record
-    from kb.ledger.inputs import Unresolved
     from kb.ledger.render import text, to_json
-    from kb.loader import load_knowledge_base
     from kb.report import render
-    from kb.rules.ledger_inputs_incomplete import gap_findings
-    from kb.schema import validate_record
 
     settings = _settings(pairs)
     root = records_root(root)
     require_dir(root)
-    kb, _ = load_knowledge_base(root)
+    kb = open_kb(root, with_references=False)
     record = kb.get(placement_id)
     if record is None or record.kind != "placement":
         raise click.UsageError(_not_a_placement(kb, placement_id, root))
-    findings = list(validate_record(record))
+    findings = _schema_errors(root, record)
     try:
         result = None if findings else analyze_record(record, kb, settings, True)
     except ValueError as exc:
         raise click.UsageError(str(exc)) from None
     if isinstance(result, Unresolved):
-        findings = gap_findings(result)
+        findings = _gaps(result)
     if findings or result is None or isinstance(result, Unresolved):
-        located = resolve_locations(findings)
-        click.echo(render("json" if fmt == "json" else "text", located, 1), nl=False)
+        click.echo(render("json" if fmt == "json" else "text", findings, 1), nl=False)
         sys.exit(1)
     click.echo(to_json(result) if fmt == "json" else text(result), nl=False)
+
+
+def _schema_errors(root: Path, record: Record) -> list[Finding]:
+    """The placement's schema findings, as `kb validate` reports them."""
+    from kb.api import validate
+
+    found = validate(root, [Path(record.path)], select=("SC",)).findings
+    return [f for f in found if f.location.path == record.path]
+
+
+def _gaps(result: Unresolved) -> list[Finding]:
+    """What this run's ledger lacks (with --set, the varied inputs' gaps), located."""
+    from kb.checker import resolve_locations
+    from kb.rules.ledger_inputs_incomplete import gap_findings
+
+    return resolve_locations(gap_findings(result))
 
 
 def _not_a_placement(kb: KnowledgeBase, wanted: str, root: Path) -> str:

@@ -43,11 +43,11 @@ def list_records(
     root: Path | None, kind: str | None, unverified: bool, unvalidated: bool, fmt: str
 ) -> None:
     """List records (id, kind, version, status, title), --unverified figures or --unvalidated."""
-    from kb.loader import load_knowledge_base  # local: loads only when run
+    from kb.api import open_kb  # local: loads only when run
 
     root = records_root(root)
     require_dir(root)
-    kb, _ = load_knowledge_base(root)
+    kb = open_kb(root, with_references=False)
     if unvalidated:
         click.echo(_render_unvalidated(unvalidated_classes(kb), kb, fmt), nl=False)
     elif unverified:

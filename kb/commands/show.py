@@ -53,11 +53,11 @@ from kb.prose.render import describe as describe_template
 )
 def show(record_id: str, root: Path | None, fmt: str) -> None:
     """Print record ID with its references resolved (kind and title beside each)."""
-    from kb.checker import build_knowledge_base  # local: loads only when run
+    from kb.api import open_kb  # local: loads only when run
 
     root = records_root(root)
     require_dir(root)
-    kb = build_knowledge_base(root)
+    kb = open_kb(root)
     record = kb.get(record_id.removesuffix(".yaml"))
     if record is None:
         hint = _suggestion(kb, record_id)
@@ -184,7 +184,9 @@ def _referrer_comment(kb: KnowledgeBase, record: Record) -> list[str]:
 
 def referrers(kb: KnowledgeBase, record: Record) -> list[dict[str, Any]]:
     rows = []
-    for ref in _sorted(kb.referrers(record.id)):
+    from kb.reads import graph_of
+
+    for ref in _sorted(graph_of(kb).references_to(record.id)):
         if ref.source_id == record.id:
             continue
         source = kb.records[ref.source_id]

@@ -3,15 +3,17 @@
 from __future__ import annotations
 
 import sys
-from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING
 
 import click
 
 from kb.commands._codes import codes_option
 from kb.commands._common import records_root, require_dir, root_option
 from kb.commands._paths import refuse_non_records, refuse_stdin_filename
+
+if TYPE_CHECKING:
+    from kb.api import Result
 
 STDIN = Path("-")
 
@@ -83,7 +85,7 @@ def validate(
         root = records_root(root, paths)
         require_dir(root)
         refuse_non_records(root, paths)
-        result = _check(root, list(paths) or None, base, select, ignore, full)
+        result = _check(root, list(paths), base, select, ignore, full)
     report = render(fmt, result.findings, len(result.checked_paths))
     if output is not None:
         _write_atomically(output, report)
@@ -95,28 +97,18 @@ def validate(
 
 def _check(
     root: Path,
-    paths: list[Path] | None,
+    paths: list[Path],
     base: str | None,
     select: tuple[str, ...],
     ignore: tuple[str, ...],
-    full: bool,
-) -> Any:
-    """Re-check what changed since the last run; everything when comparing with --base."""
-    if base is None:
-        from kb.incremental import validate as check_changes
-
-        return check_changes(root, paths, select=select, ignore=ignore, full=full)
-    from kb.checker import check
-
-    return _run(lambda: check(root, paths, base=base, select=select, ignore=ignore), base)
-
-
-def _run(job: Callable[[], Any], base: str | None) -> Any:
-    """job(), with a --base that git cannot read turned into a usage error."""
+    full: bool = False,
+) -> Result:
+    """kb.api.validate, with a --base that git cannot read turned into a usage error."""
+    from kb.api import validate as check
     from kb.gitbase import GitBaseError
 
     try:
-        return job()
+        return check(root, paths, base=base, full=full, select=select, ignore=ignore)
     except GitBaseError as exc:
         raise click.UsageError(f"--base {base}: {exc}") from None
 
@@ -128,10 +120,9 @@ def _check_stdin(
     base: str | None,
     select: tuple[str, ...],
     ignore: tuple[str, ...],
-) -> Any:
+) -> Result:
     """Check the record on stdin as the file `name` of the tree (never cached as that file)."""
     from kb import overlay
-    from kb.checker import check
     from kb.loader import MAX_FILE_BYTES
 
     if paths != (STDIN,):
@@ -156,7 +147,7 @@ def _check_stdin(
     except OSError as exc:
         raise click.UsageError(f"`-`: cannot read stdin: {exc.strerror or exc}") from None
     with overlay.standing_in(name, data):
-        return _run(lambda: check(root, [name], base=base, select=select, ignore=ignore), base)
+        return _check(root, [name], base, select, ignore)
 
 
 def _write_atomically(path: Path, text: str) -> None:

@@ -39,9 +39,8 @@ API for the site, the ledger and the checker:
   `items` are `Item(section, id, pointer, state, detail, claimed, computed, kind, ...)`
   with a state that says what was checked (results.py: consistent, derived,
   recomputed, validated, contradicted, limitation, erratum, refuted, unverified,
-  invalid), and whose `issues` become EQ
-  findings. `engine.dependants(kb, record_id)` lists records whose claims bind
-  a field of `record_id`. `Analysis.stats` (kb.run.RunStats) counts records really
+  invalid), and whose `issues` become EQ findings (who binds whom is for
+  kb.reads.DependencyGraph to say). `Analysis.stats` (kb.run.RunStats) counts records really
   checked (`symbolic`), re-checked from their plan (`planned`: bound values changed,
   equation sections not: exact fractions, no SymPy) and cache hits (`cached`);
   `built_systems`, `built_claims`, `built_derivations` what this process really

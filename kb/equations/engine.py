@@ -23,9 +23,9 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from kb import fingerprint
-from kb.equations.bind import BindError, Bound, referenced_records, resolve
+from kb.equations.bind import BindError, Bound, resolve
 from kb.equations.cache import ResultCache, content_key
-from kb.equations.compose import compose, uses_specs
+from kb.equations.compose import compose
 from kb.equations.figures import check_model
 from kb.equations.plan import PLAN_FORMAT, run_plan
 from kb.equations.results import (
@@ -59,10 +59,9 @@ class RecordResult:
 
 @dataclass
 class Analysis:
-    """The per-run result: per-record results and the reverse binding index."""
+    """The per-run result: per-record results (who binds whom: kb.reads.DependencyGraph)."""
 
     results: dict[str, RecordResult] = field(default_factory=dict)
-    bound_by: dict[str, list[tuple[str, str]]] = field(default_factory=dict)
     stats: RunStats = field(default_factory=RunStats)
 
     def issues(self, code: str) -> Iterator[tuple[RecordResult, Issue]]:
@@ -71,16 +70,6 @@ class Analysis:
             for issue in result.issues:
                 if issue.code == code:
                     yield result, issue
-
-    def dependants(self, record_id: str) -> list[str]:
-        """List records whose claims bind a field of `record_id`."""
-        found = {
-            dep
-            for key, deps in self.bound_by.items()
-            if key.partition("#")[0] == record_id
-            for dep, _ in deps
-        }
-        return sorted(found - {record_id})
 
 
 # result key, plan key, bindings, the record with its `uses` resolved, compose.py's issues
@@ -98,7 +87,6 @@ def analyse(kb: KnowledgeBase, use_cache: bool = True) -> Analysis:
     built = dict(BUILT)
     pending: dict[str, Pending] = {}
     for record in kb:
-        _index_bindings(analysis, record)
         if not kb.in_focus(record):
             continue  # context of a partial run (kb.incremental): nobody reads its findings
         result = _analyse_record(kb, record, cache, pending)
@@ -161,11 +149,6 @@ def _run_pending(
         if plan is not None:
             cache.put(plan_key, plan)
         analysis.results[record_id] = _with_issues(_from_json(data), issues)
-
-
-def dependants(kb: KnowledgeBase, record_id: str) -> list[str]:
-    """Ids of records that must be re-checked when `record_id` changes."""
-    return analyse(kb).dependants(record_id)
 
 
 def has_equations(record: Record) -> bool:
@@ -280,15 +263,6 @@ def _resolve_all(kb: KnowledgeBase, record: Record) -> dict[str, Bound | BindErr
 
 def _bound_key(bound: Bound | BindError) -> str:
     return bound.key() if isinstance(bound, Bound) else f"error:{bound.code}:{bound.message}"
-
-
-def _index_bindings(analysis: Analysis, record: Record) -> None:
-    for claim_id, _, spec in binding_specs(record):
-        if referenced_records(spec) is not None:
-            analysis.bound_by.setdefault(spec, []).append((record.id, claim_id))
-    for eq_id, spec in uses_specs(record):  # a composed equation depends on the used one
-        if isinstance(spec, str) and referenced_records(spec) is not None:
-            analysis.bound_by.setdefault(spec, []).append((record.id, eq_id))
 
 
 def _to_json(result: RecordResult) -> dict[str, Any]:

@@ -17,10 +17,14 @@ class Rule(Protocol):
     them this module's severity and, unless the problem names its own, this hint
     (`finding_of`).
 
-    A module may also set `LOCAL = True`: its findings on a record depend on that
-    record's file alone, so the checker runs it only on files it has no cached
-    result for (tests/rules/test_local_rules.py holds every such rule to it).
+    READS declares what its findings on a record depend on (kb.reads: "record",
+    "claimants", "references", "ledger", "all-ids", "base" or "findings");
+    tests/test_reads.py holds every rule to its declaration. The checker keeps the
+    findings of a "record" rule per file, and kb.incremental re-checks what a change
+    can reach through the declarations.
     """
+
+    READS: str
 
     CODE: str
     NAME: str

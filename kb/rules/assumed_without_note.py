@@ -29,11 +29,11 @@ from kb.model import KnowledgeBase
 from kb.rules._base import found
 from kb.rules._walk import located
 
+READS = "record"
 CODE = "PV003"
 NAME = "assumed-without-note"
 SEVERITY = Severity.ERROR
 HINT = 'add note: "<what this input stands for>"'
-LOCAL = True  # its findings on a record depend on that record alone (kb.checker caches them)
 
 
 def check(kb: KnowledgeBase) -> Iterator[Finding]:

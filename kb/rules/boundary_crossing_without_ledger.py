@@ -31,6 +31,7 @@ from kb.findings import Finding, Severity
 from kb.model import KnowledgeBase
 from kb.rules._base import found
 
+READS = "record"
 CODE = "LG002"
 NAME = "boundary-crossing-without-ledger"
 SEVERITY = Severity.ERROR
@@ -38,7 +39,6 @@ HINT = (
     "write the placement (envelope, reference, candidates) and reference "
     "it with `placement:`; check it with `kb ledger`"
 )
-LOCAL = True  # its findings on a record depend on that record alone (kb.checker caches them)
 
 
 def check(kb: KnowledgeBase) -> Iterator[Finding]:

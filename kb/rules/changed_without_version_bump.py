@@ -32,6 +32,7 @@ from kb.findings import Finding, Severity
 from kb.model import KnowledgeBase
 from kb.rules._base import found
 
+READS = "base"
 CODE = "VR003"
 NAME = "changed-without-version-bump"
 SEVERITY = Severity.ERROR

@@ -59,6 +59,7 @@ from kb.findings import Finding, Severity, pointer_join
 from kb.model import KnowledgeBase, Record
 from kb.rules._base import found
 
+READS = "ledger"
 CODE = "LG009"
 NAME = "collective-priced-off-size"
 SEVERITY = Severity.ERROR

@@ -24,6 +24,7 @@ from kb.findings import Finding, Severity
 from kb.model import KnowledgeBase, is_valid_id, split_binding
 from kb.rules._base import found
 
+READS = "all-ids"
 CODE = "RF001"
 NAME = "dangling-reference"
 SEVERITY = Severity.ERROR

@@ -22,6 +22,7 @@ from kb.findings import Finding, Severity
 from kb.model import KnowledgeBase
 from kb.rules._base import found
 
+READS = "base"
 CODE = "VR004"
 NAME = "deleted-without-deprecation"
 SEVERITY = Severity.ERROR

@@ -23,6 +23,7 @@ from kb.findings import Finding, Location, Severity
 from kb.model import KnowledgeBase
 from kb.rules._base import found
 
+READS = "claimants"
 CODE = "ID003"
 NAME = "duplicate-id"
 SEVERITY = Severity.ERROR

@@ -32,11 +32,11 @@ from kb.findings import Finding, Location, Severity
 from kb.model import KnowledgeBase, Record
 from kb.rules._base import found
 
+READS = "record"
 CODE = "ID004"
 NAME = "duplicate-item-id"
 SEVERITY = Severity.ERROR
 HINT = "give each item its own id, or remove the copy"
-LOCAL = True  # its findings on a record depend on that record alone (kb.checker caches them)
 
 # The list (top-level key) -> the field(s) that identify one of its items.
 KEYED_LISTS: Mapping[str, tuple[str, ...]] = {

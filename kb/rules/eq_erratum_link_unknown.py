@@ -31,11 +31,11 @@ from kb.findings import Finding, Severity, pointer_join
 from kb.model import KnowledgeBase
 from kb.rules._base import found
 
+READS = "record"
 CODE = codes.ERRATUM_LINK_UNKNOWN
 NAME = "erratum-link-unknown"
 SEVERITY = Severity.ERROR
 HINT = "name the record's erratum claim by its id"
-LOCAL = True  # its findings on a record depend on that record alone (kb.checker caches them)
 
 
 def check(kb: KnowledgeBase) -> Iterator[Finding]:

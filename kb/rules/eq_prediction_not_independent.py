@@ -37,11 +37,11 @@ from kb.findings import Finding, Severity, pointer_join
 from kb.model import KnowledgeBase, Record, split_binding
 from kb.rules._base import found
 
+READS = "record"
 CODE = codes.PREDICTION_NOT_INDEPENDENT
 NAME = "prediction-not-independent"
 SEVERITY = Severity.ERROR
 HINT = "compare with an independent receipt"
-LOCAL = True  # its findings on a record depend on that record alone (kb.checker caches them)
 # Fields of a receipt's result row that are conditions of the measurement, not its results.
 CONDITIONS = frozenset(
     {

@@ -27,11 +27,11 @@ from kb.findings import Finding, Severity
 from kb.model import KnowledgeBase, Record
 from kb.rules._base import found
 
+READS = "record"
 CODE = "VR002"
 NAME = "history-out-of-order"
 SEVERITY = Severity.ERROR
 HINT = "number entries 1, 2, 3, ..., with dates that never go backwards"
-LOCAL = True  # its findings on a record depend on that record alone (kb.checker caches them)
 
 
 def check(kb: KnowledgeBase) -> Iterator[Finding]:

@@ -21,6 +21,7 @@ from kb.findings import Finding, Severity
 from kb.model import KnowledgeBase
 from kb.rules._base import found
 
+READS = "record"
 CODE = "ID001"
 NAME = "id-path-mismatch"
 SEVERITY = Severity.ERROR

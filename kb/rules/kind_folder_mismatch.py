@@ -24,11 +24,11 @@ from kb.findings import Finding, Severity
 from kb.model import FOLDER_BY_KIND, KnowledgeBase
 from kb.rules._base import found
 
+READS = "record"
 CODE = "ID002"
 NAME = "kind-folder-mismatch"
 SEVERITY = Severity.ERROR
 HINT = "set kind: to the kind of the record's folder, or move the file"
-LOCAL = True  # its findings on a record depend on that record alone (kb.checker caches them)
 
 
 def check(kb: KnowledgeBase) -> Iterator[Finding]:

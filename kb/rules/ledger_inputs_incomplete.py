@@ -31,6 +31,7 @@ from kb.findings import Finding, Severity
 from kb.model import KnowledgeBase
 from kb.rules._base import found
 
+READS = "ledger"
 CODE = "LG004"
 NAME = "ledger-inputs-incomplete"
 SEVERITY = Severity.ERROR

@@ -25,11 +25,11 @@ from kb.model import KnowledgeBase
 from kb.rules._base import found
 from kb.rules._walk import located
 
+READS = "record"
 CODE = "PV001"
 NAME = "missing-basis"
 SEVERITY = Severity.ERROR
 HINT = "add basis: vendor-spec | measured | derived | estimated | unverified"
-LOCAL = True  # its findings on a record depend on that record alone (kb.checker caches them)
 
 
 def check(kb: KnowledgeBase) -> Iterator[Finding]:

@@ -28,11 +28,11 @@ from kb.findings import Finding, Severity
 from kb.model import KnowledgeBase
 from kb.rules._base import found
 
+READS = "record"
 CODE = "VR001"
 NAME = "missing-history-entry"
 SEVERITY = Severity.ERROR
 HINT = "add a history entry for the version: date, and what changed and why"
-LOCAL = True  # its findings on a record depend on that record alone (kb.checker caches them)
 
 
 def check(kb: KnowledgeBase) -> Iterator[Finding]:

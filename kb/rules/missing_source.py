@@ -31,11 +31,11 @@ from kb.model import UNSOURCED_BASES, KnowledgeBase
 from kb.rules._base import found
 from kb.rules._walk import located
 
+READS = "record"
 CODE = "PV002"
 NAME = "missing-source"
 SEVERITY = Severity.ERROR
 HINT = "add source: sources/<id>, or set basis: unverified"
-LOCAL = True  # its findings on a record depend on that record alone (kb.checker caches them)
 
 
 def check(kb: KnowledgeBase) -> Iterator[Finding]:

@@ -27,11 +27,11 @@ from kb.findings import Finding, Severity
 from kb.model import KnowledgeBase
 from kb.rules._base import found
 
+READS = "record"
 CODE = "EV001"
 NAME = "native-evidence-without-fak-native"
 SEVERITY = Severity.ERROR
 HINT = "use evidence_class: reference or benchmark for other runtimes"
-LOCAL = True  # its findings on a record depend on that record alone (kb.checker caches them)
 NATIVE_ENGINE = "fak-native"
 
 

@@ -32,6 +32,7 @@ from kb.findings import Finding, Severity, pointer_join
 from kb.model import KnowledgeBase
 from kb.rules._base import found
 
+READS = "ledger"
 CODE = "LG005"
 NAME = "overlap-exceeds-useful-compute"
 SEVERITY = Severity.WARNING

@@ -26,6 +26,7 @@ from kb.findings import Finding, Severity
 from kb.model import KnowledgeBase
 from kb.rules._base import found
 
+READS = "ledger"
 CODE = "LG008"
 NAME = "proposal-adopts-infeasible-candidate"
 SEVERITY = Severity.ERROR

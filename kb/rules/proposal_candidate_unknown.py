@@ -26,6 +26,7 @@ from kb.findings import Finding, Severity
 from kb.model import KnowledgeBase
 from kb.rules._base import found
 
+READS = "references"
 CODE = "LG007"
 NAME = "proposal-candidate-unknown"
 SEVERITY = Severity.ERROR

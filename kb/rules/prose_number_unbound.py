@@ -36,6 +36,7 @@ from kb.prose.fields import numbers_checked, prose_fields
 from kb.prose.scan import bare_numbers
 from kb.rules._prose import in_text
 
+READS = "record"
 CODE = "PR003"
 NAME = "prose-number-unbound"
 SEVERITY = Severity.WARNING
@@ -43,7 +44,6 @@ HINT = (
     "write the figure as {record-id#field|unit} or {claim:id}, quote the "
     'source\'s words in "...", or reword'
 )
-LOCAL = True  # its findings on a record depend on that record alone (kb.checker caches them)
 
 
 def check(kb: KnowledgeBase) -> Iterator[Finding]:

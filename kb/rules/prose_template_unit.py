@@ -23,6 +23,7 @@ from kb.findings import Finding, Severity
 from kb.model import KnowledgeBase
 from kb.rules._prose import template_findings
 
+READS = "references"
 CODE = "PR002"
 NAME = "prose-template-unit"
 SEVERITY = Severity.ERROR

@@ -28,6 +28,7 @@ from kb.findings import Finding, Severity
 from kb.model import KnowledgeBase
 from kb.rules._prose import template_findings
 
+READS = "references"
 CODE = "PR001"
 NAME = "prose-template-unresolved"
 SEVERITY = Severity.ERROR

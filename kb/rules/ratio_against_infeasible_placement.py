@@ -30,6 +30,7 @@ from kb.model import KnowledgeBase, Record
 from kb.rules._base import found
 from kb.rules._stated import placement_ratios, proposal_ratios, reference_name
 
+READS = "ledger"
 CODE = "LG001"
 NAME = "ratio-against-infeasible-placement"
 SEVERITY = Severity.ERROR

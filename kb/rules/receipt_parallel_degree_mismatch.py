@@ -30,11 +30,11 @@ from kb.findings import Finding, Severity
 from kb.model import KnowledgeBase
 from kb.rules._base import found
 
+READS = "record"
 CODE = "EV003"
 NAME = "receipt-parallel-degree-mismatch"
 SEVERITY = Severity.ERROR
 HINT = "state the degrees and the GPU count the source gives"
-LOCAL = True  # its findings on a record depend on that record alone (kb.checker caches them)
 
 
 def check(kb: KnowledgeBase) -> Iterator[Finding]:

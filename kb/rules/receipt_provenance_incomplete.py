@@ -36,11 +36,11 @@ from kb.findings import Finding, Severity
 from kb.model import KnowledgeBase
 from kb.rules._base import found
 
+READS = "record"
 CODE = "EV002"
 NAME = "receipt-provenance-incomplete"
 SEVERITY = Severity.WARNING
 HINT = 'fill each field, or write "not reported" where the source is silent'
-LOCAL = True  # its findings on a record depend on that record alone (kb.checker caches them)
 FIELDS = (
     "hardware_firmware",
     "topology_direction",

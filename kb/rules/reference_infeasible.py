@@ -32,6 +32,7 @@ from kb.findings import Finding, Severity
 from kb.model import KnowledgeBase
 from kb.rules._base import found
 
+READS = "ledger"
 CODE = "LG003"
 NAME = "reference-infeasible"
 SEVERITY = Severity.ERROR

@@ -33,6 +33,7 @@ from kb.model import KnowledgeBase, Record
 from kb.rules._base import found
 from kb.rules._stated import Stated, placement_ratios, proposal_ratios
 
+READS = "ledger"
 CODE = "LG006"
 NAME = "stated-ratio-mismatch"
 SEVERITY = Severity.ERROR

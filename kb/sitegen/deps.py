@@ -7,15 +7,17 @@ a link (`-` for an id that names no record, so a record appearing there changes
 the key too). The inputs are computed fresh on every build, from the records as
 they are now:
 
-* a record's page: the record, every record that references it ("used by"),
+* a record's page: the record, every record that references it ("used by",
+  kb.reads.DependencyGraph.referrers),
   every record it binds (`id#field`: its claims' values) or templates in its
   prose (`{id#field}`: the value shown; `{id#claim:c}`: that record's claim,
   so also every record *it* binds), and the titles of the other records it
   names (links, sources). A flop class's page draws a chart
   from the accelerators it names and their interconnects, and a placement's
-  page computes a ledger from every record it reaches and from all
-  interconnects and receipts (looked up by interconnect and pattern): those
-  pages take every record they reach in full;
+  page computes a ledger from every record it reaches and from the records of
+  the kinds its ledger scans (kb.reads.PAGE_SCANS: receipts, looked up by
+  interconnect and pattern, and interconnects for the break-even): those pages
+  take every record they reach in full;
 * a record's JSON: the record;
 * a kind's index, the hardware table: its records, and the titles of the
   records they name.
@@ -34,9 +36,9 @@ from typing import Any
 from kb.model import KnowledgeBase, Record
 from kb.prose.fields import record_templates
 from kb.prose.scan import templates
+from kb.reads import graph_of, scanned_kinds
 
 MISSING = "-"
-LEDGER_KINDS = ("interconnect", "receipt")  # what kb.ledger scans whole, not by reference
 
 
 def data_stamp(record: Record) -> str:
@@ -106,15 +108,13 @@ class PageInputs:
             for _, template in record_templates(record.data):
                 if template.claim and template.record_id:
                     self.bound[record.id] |= self.bound.get(template.record_id, set())
-        self.referrers: dict[str, set[str]] = {}
-        for ref in kb.references:
-            self.referrers.setdefault(ref.target.partition("#")[0], set()).add(ref.source_id)
+        self.graph = graph_of(kb)
         self._kind_stamps: dict[str, str] = {}
 
     def record_inputs(self, record: Record) -> tuple[set[str], set[str]]:
         """Ids a record's page renders from in full, and those it shows only the title of."""
         names = self.names.get(record.id, set())
-        full = {record.id} | self.bound.get(record.id, set()) | self.referrers.get(record.id, set())
+        full = {record.id} | self.bound.get(record.id, set()) | set(self.graph.referrers(record.id))
         if record.kind == "flop_class":
             full |= names
             for named in names:
@@ -126,8 +126,8 @@ class PageInputs:
         return full, names - full
 
     def record_kinds(self, record: Record) -> tuple[str, ...]:
-        """Kinds whose every record a page reads (the ledger's scans)."""
-        return LEDGER_KINDS if record.kind == "placement" else ()
+        """Kinds whose every record a page reads: the ledger's scans (kb.reads)."""
+        return scanned_kinds(record.kind, page=True)
 
     def reachable(self, start: str) -> set[str]:
         """Every id reached by following named ids from `start` (its references' references)."""

@@ -8,6 +8,7 @@ from typing import Any
 from kb.equations.verdict import LINKED
 from kb.findings import pointer_parts
 from kb.model import KnowledgeBase, Record
+from kb.reads import graph_of
 from kb.sitegen import urls
 from kb.sitegen.equations_view import equations_context, errata_by_claim
 from kb.sitegen.fields import link_for, text_node, value_tree
@@ -121,7 +122,7 @@ def history_rows(record: Record) -> list[dict[str, str]]:
 def used_by(record: Record, kb: KnowledgeBase) -> list[dict[str, Any]]:
     """Every record that references this one, with the fields that do (linked)."""
     fields: dict[str, dict[str, str]] = {}
-    for ref in kb.referrers(record.id):
+    for ref in graph_of(kb).references_to(record.id):
         source = kb.get(ref.source_id)
         if source is None or source.id == record.id:
             continue

@@ -10,6 +10,7 @@ import pytest
 
 from kb.equations import engine
 from kb.equations.timeout import CheckTimeout, run_with_budget
+from kb.reads import graph_of
 from tests.conftest import run_kb
 from tests.equations.helpers import HARDWARE, NUMERIC, flop, knowledge_base
 
@@ -72,9 +73,9 @@ def test_a_cached_value_that_is_not_json_is_a_miss(tmp_path: Path) -> None:
 
 
 def test_dependants_follow_bindings(tmp_path: Path) -> None:
-    kb = _kb(tmp_path)
-    assert engine.dependants(kb, "hardware/gpu") == ["flops/x"]
-    assert engine.dependants(kb, "flops/x") == []
+    graph = graph_of(_kb(tmp_path))
+    assert graph.referrers("hardware/gpu") == ["flops/x"]
+    assert graph.referrers("flops/x") == []
 
 
 def test_budget_stops_runaway_work_in_the_main_thread() -> None:

@@ -1,7 +1,8 @@
-"""A rule marked LOCAL finds on a record alone exactly what it finds on it among all the others.
+"""A rule the record cache serves finds on a record alone what it finds on it among the others.
 
-The checker caches a LOCAL rule's findings per file (kb.checker.local_findings) and
-kb.incremental runs such rules on changed files only; both are exact only if this holds.
+The checker caches the findings per file of the rules that declare READS = "record"
+(kb.checker.local_findings, except the stage and waiver rules); that is exact only if
+this holds. tests/test_reads.py holds every declaration to what the rule reads.
 Checked on the shipped records and on every rule case's files together.
 """
 
@@ -11,13 +12,12 @@ from pathlib import Path
 
 import pytest
 
-from kb.checker import build_knowledge_base
+from kb.checker import _local_rules, build_knowledge_base
 from kb.model import KnowledgeBase
-from kb.rules import all_rules
 from tests.conftest import SHIPPED_RECORDS, write_tree
 from tests.rules.test_rule_cases import case_files
 
-LOCAL_RULES = [rule for rule in all_rules() if getattr(rule, "LOCAL", False)]
+LOCAL_RULES = list(_local_rules())
 
 
 def findings_of(rule: object, kb: KnowledgeBase) -> list[tuple[object, ...]]:

@@ -1,0 +1,94 @@
+"""The one way in: `open_kb` for a command that reads records, `validate` for findings.
+
+Every command goes through these two, so `kb build`, `kb ledger`, `kb calc`,
+`kb show` and `kb list` load the tree exactly as `kb validate` does:
+
+- `open_kb(root)`: every record of the tree (with the reference index unless
+  asked not to), through the same loader and record cache as a check;
+- `validate(root, paths)`: the findings of the whole tree, reported on `paths`
+  (and the records that reference them). It picks the route itself: the run
+  snapshot (kb.incremental: only what changed is re-checked) unless `full`,
+  `--base` (versions against git) or a record standing in for a file
+  (`kb validate -`) asks for a run of everything, which is never remembered.
+  Both routes give the same `Result` (tests/test_incremental.py holds them equal).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from kb import overlay
+from kb.checker import (
+    build_knowledge_base,
+    open_cache,
+    resolve_locations,
+    run_rules,
+    selected,
+)
+from kb.findings import Finding
+from kb.model import KnowledgeBase
+from kb.reads import FileNode, checked_paths, file_nodes, scope
+from kb.run import RunStats
+
+
+@dataclass(frozen=True)
+class Result:
+    """What `kb validate` reports: located, sorted findings and the files they cover.
+
+    `stats` says how the run went: full, incremental or served from the snapshot.
+    """
+
+    findings: list[Finding]
+    checked_paths: list[str]
+    stats: RunStats = field(default_factory=RunStats)
+
+
+def open_kb(root: Path, *, with_references: bool = True) -> KnowledgeBase:
+    """Every record under `root`, loaded as a check loads them (the record cache included)."""
+    if not with_references:
+        from kb.loader import load_knowledge_base
+
+        from kb.rules._base import finding_of
+
+        kb, problems = load_knowledge_base(root, cache=open_cache(root))
+        kb.load_findings = [finding_of(problem) for problem in problems]
+        return kb
+    return build_knowledge_base(root, None, open_cache(root))
+
+
+def validate(
+    root: Path,
+    paths: Sequence[Path] = (),
+    *,
+    base: str | None = None,
+    full: bool = False,
+    select: Sequence[str] = (),
+    ignore: Sequence[str] = (),
+) -> Result:
+    """Check the records under `root`; report on `paths` (all when empty) and their referrers."""
+    files: Mapping[str, FileNode]
+    if base is not None or overlay.paths():
+        files, findings = _check_everything(root, base)
+        stats = RunStats("full", len(files), len(files))
+    else:
+        from kb.incremental import refresh
+
+        snapshot, stats = refresh(root, full=full)
+        files, findings = snapshot.files, snapshot.findings_of(sorted(snapshot.findings))
+    findings = [f for f in findings if selected(f.code, select, ignore)]
+    shown = scope(files, paths) if paths else None
+    if shown is not None:
+        findings = [f for f in findings if f.location.path in shown]
+    checked = sorted(shown) if shown is not None else checked_paths(files)
+    return Result(sorted(findings, key=Finding.sort_key), checked, stats)
+
+
+def _check_everything(root: Path, base: str | None) -> tuple[Mapping[str, FileNode], list[Finding]]:
+    """Every record checked, nothing remembered but the record cache."""
+    cache = open_cache(root)
+    kb = build_knowledge_base(root, base, cache)
+    findings = resolve_locations(run_rules(kb))
+    cache.save()
+    return file_nodes(kb), findings

@@ -1,0 +1,320 @@
+"""What every check reads, declared once, and the one dependency graph that answers it.
+
+Each rule module declares `READS`, what its findings on a record depend on:
+
+- `record`: that record's file alone (its bytes, its path);
+- `claimants`: the record and every file that holds or claims the same id
+  (the id its path gives, or its `id:` field);
+- `references`: the record and the contents of every record its references
+  reach, directly or through others (schema `x-kb-ref` fields, bindings
+  `id#field`, prose templates `{id#...}`, equations' `uses:`, whatever the
+  record's kind), and whether the ids they name exist;
+- `ledger`: as `references`, and for a kind with a ledger (LEDGER_SCANS) every
+  record of the kinds it scans that references something the record reaches
+  (the ledger finds a placement's receipts by interconnect);
+- `all-ids`: as `references`, and its messages may name any id of the tree
+  (a dangling reference's "did you mean ...?");
+- `base`: the record and its own version at `--base` (always a full run);
+- `findings`: the record and the findings the other rules made on it (the
+  waiver rules run last).
+
+`DependencyGraph` is built from the references of each file (kb.references,
+from the schemas' `x-kb-ref`, plus the equations engine's bindings and `uses:`
+in any record) and answers who reaches whom. kb.incremental uses it to know
+what a change can affect and what a partial run must load; kb.sitegen.deps uses
+it for a page's inputs; the site's "used by" lists and `kb show` use its
+referrers. tests/test_reads.py holds every rule's declaration against what the
+rule really reads.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Literal, Protocol, get_args
+
+from kb.model import KnowledgeBase, Record, Reference
+
+Reads = Literal["record", "claimants", "references", "ledger", "all-ids", "base", "findings"]
+READS_VALUES: tuple[str, ...] = get_args(Reads)
+
+# The kinds a ledger is computed for, and the kinds it scans for records that reference
+# what the ledger's record reaches (kb.ledger.transfers.receipts_on).
+LEDGER_SCANS: Mapping[str, tuple[str, ...]] = {
+    "placement": ("receipt",),
+    "proposal": ("receipt",),
+}
+
+
+class FileNode(Protocol):
+    """One file of the tree as the graph sees it (kb.snapshot.FileState is one)."""
+
+    @property
+    def record_id(self) -> str: ...  # "" when the file did not load as a record
+    @property
+    def claimed_id(self) -> str: ...
+    @property
+    def kind(self) -> str: ...
+    @property
+    def targets(self) -> tuple[str, ...]: ...
+
+
+@dataclass(frozen=True)
+class Node:
+    """A file: the id its path gives, the `id:` it claims, its kind and the ids it references."""
+
+    record_id: str
+    claimed_id: str
+    kind: str
+    targets: tuple[str, ...]
+
+
+# What a page reads whole beyond what its record reaches: a placement's page computes its
+# ledger with the break-even, which places every interconnect's figures (kb.ledger.analysis).
+PAGE_SCANS: Mapping[str, tuple[str, ...]] = {"placement": ("interconnect", "receipt")}
+
+
+def scanned_kinds(kind: str, *, page: bool = False) -> tuple[str, ...]:
+    """The kinds a check (or, with `page`, a site page) of a `kind` record scans (often none)."""
+    return (PAGE_SCANS if page else LEDGER_SCANS).get(kind, ())
+
+
+def rule_reads(rule: object) -> str:
+    """A rule module's READS (tests/test_reads.py requires every rule to declare one)."""
+    reads = getattr(rule, "READS", None)
+    if reads not in READS_VALUES:
+        raise ValueError(f"{getattr(rule, 'CODE', rule)}: READS must be one of {READS_VALUES}")
+    return str(reads)
+
+
+def targets_of(record: Record, references: Iterable[Reference]) -> tuple[str, ...]:
+    """The ids `record` names: its references and the engine's bindings and `uses:`.
+
+    The equations engine reads the claims and equations of a record of any kind (a
+    file in the wrong folder too), so its bindings count even where the kind's
+    schema has no `claims` to mark them.
+    """
+    from kb.equations.bind import referenced_records
+    from kb.equations.compose import uses_specs
+    from kb.equations.engine import binding_specs
+
+    found = {ref.target.partition("#")[0] for ref in references}
+    specs = [spec for _, _, spec in binding_specs(record)]
+    specs += [spec for _, spec in uses_specs(record)]
+    found.update(i for i in map(referenced_records, specs) if i)
+    return tuple(sorted(found))
+
+
+def file_nodes(kb: KnowledgeBase) -> dict[str, Node]:
+    """Every file `kb` was loaded from, by display path, as a graph node.
+
+    Its records (duplicates too), and the files that did not load (no id, no references).
+    """
+    nodes = {f.location.path: Node("", "", "", ()) for f in kb.load_findings}
+    nodes.update(nodes_of(kb))
+    return nodes
+
+
+def nodes_of(kb: KnowledgeBase) -> dict[str, Node]:
+    """Every loaded record of `kb` (duplicates too) as a graph node, by display path."""
+    by_source: dict[str, list[Reference]] = {}
+    for ref in kb.references:
+        by_source.setdefault(ref.source_id, []).append(ref)
+    nodes: dict[str, Node] = {}
+    for record in (*kb, *kb.duplicates):
+        if record.path in nodes:
+            continue
+        refs: Iterable[Reference] = by_source.get(record.id, ())
+        if kb.records.get(record.id) is not record:  # a duplicate: kb.references lacks it
+            from kb.references import record_references
+
+            refs = list(record_references(record))
+        claimed = record.data.get("id")
+        nodes[record.path] = Node(
+            record.id,
+            claimed if isinstance(claimed, str) else "",
+            record.kind,
+            targets_of(record, refs),
+        )
+    return nodes
+
+
+class DependencyGraph:
+    """Who reaches whom among the files of a tree (display path -> FileNode)."""
+
+    def __init__(self, files: Mapping[str, FileNode], references: Iterable[Reference] = ()) -> None:
+        self.files = files
+        self._references_to: dict[str, list[Reference]] = {}  # id -> the references to it
+        for ref in references:
+            self._references_to.setdefault(ref.target.partition("#")[0], []).append(ref)
+        self._holders: dict[str, list[str]] = {}  # id -> files with that path id or `id:`
+        self._named: dict[str, list[str]] = {}  # id -> files whose path gives that id
+        self._referrers: dict[str, list[str]] = {}  # id -> files that reference it
+        for name, node in files.items():
+            for key in {node.record_id, node.claimed_id} - {""}:
+                self._holders.setdefault(key, []).append(name)
+            if node.record_id:
+                self._named.setdefault(node.record_id, []).append(name)
+            for target in node.targets:
+                self._referrers.setdefault(target, []).append(name)
+
+    # ---------------------------------------------------------------- by id
+
+    def references_to(self, record_id: str) -> list[Reference]:
+        """The references (with their pointers) that name `record_id` ("used by")."""
+        return list(self._references_to.get(record_id, ()))
+
+    def referrers(self, record_id: str) -> list[str]:
+        """Ids of the records that reference `record_id` directly, sorted, unique."""
+        return sorted({self.files[n].record_id for n in self._referrers.get(record_id, ())} - {""})
+
+    def reaches(self, record_id: str) -> set[str]:
+        """Every id `record_id`'s references reach, directly or through others (named or not)."""
+        return self._forward_ids([record_id]) - {record_id}
+
+    def reached_by(self, record_id: str) -> set[str]:
+        """Ids of every record whose references reach `record_id`, directly or through others."""
+        return {self.files[n].record_id for n in self._files_reaching([record_id])} - {
+            "",
+            record_id,
+        }
+
+    # ------------------------------------------------------------- by file
+
+    def inputs(self, name: str, reads: Iterable[str] = READS_VALUES) -> set[str]:
+        """The files whose contents checks declaring `reads` read for file `name` (default: all).
+
+        "record" and "base" add nothing beyond the file; "findings" reads what every
+        other declaration reads; "all-ids" reads what "references" reads (the ids of the
+        tree are known to a partial run without loading them: RunContext.outside_ids).
+        """
+        reads = set(READS_VALUES) if "findings" in reads else set(reads)
+        node = self.files[name]
+        found = {name}
+        if "claimants" in reads:
+            found |= self._holding({node.record_id, node.claimed_id} - {""})
+        if not reads & {"references", "ledger", "all-ids"}:
+            return found
+        reached = self._forward_ids([node.record_id] if node.record_id else [])
+        found |= self._naming(reached)
+        scanned = scanned_kinds(node.kind) if "ledger" in reads else ()
+        if scanned:
+            found |= {
+                n
+                for target in reached
+                for n in self._referrers.get(target, ())
+                if self.files[n].kind in scanned
+            }
+        return found
+
+    def load_set(self, names: Iterable[str]) -> set[str]:
+        """`names` and every file their checks read."""
+        found: set[str] = set()
+        for name in names:
+            found |= self.inputs(name)
+        return found
+
+    def affected(self, changed: Iterable[str], before: DependencyGraph) -> set[str]:
+        """The files of this graph whose findings a change of the `changed` files may change.
+
+        `before` is the graph of the tree before the change. Exactly the files whose
+        `inputs` held a changed file, before or after: a changed file; a file holding or
+        claiming an id a changed file held or claimed; a file whose references reach
+        such an id; a file with a ledger that scans a changed file's kind, when that
+        file referenced (before or after) something the ledger's record reaches.
+        """
+        changed = set(changed)
+        touched: set[str] = set()
+        scanned: dict[str, set[str]] = {}  # kind -> the ids changed files of that kind name
+        for name in changed:
+            for node in (before.files.get(name), self.files.get(name)):
+                if node is not None:
+                    touched |= {node.record_id, node.claimed_id} - {""}
+                    scanned.setdefault(node.kind, set()).update(node.targets)
+        found = (changed & self.files.keys()) | self._holding(touched)
+        found |= self._files_reaching(touched)
+        for kind, targets in scanned.items():
+            candidates = self._files_reaching(targets) | self._naming(targets)
+            found |= {n for n in candidates if kind in scanned_kinds(self.files[n].kind)}
+        return found
+
+    def ids(self) -> set[str]:
+        """Every id a file's path gives."""
+        return set(self._named)
+
+    # ------------------------------------------------------------- helpers
+
+    def _holding(self, ids: Iterable[str]) -> set[str]:
+        return {n for i in ids for n in self._holders.get(i, ())}
+
+    def _naming(self, ids: Iterable[str]) -> set[str]:
+        return {n for i in ids for n in self._named.get(i, ())}
+
+    def _forward_ids(self, start: Iterable[str]) -> set[str]:
+        seen = set(start)
+        pending = list(seen)
+        while pending:
+            for name in self._named.get(pending.pop(), ()):
+                for target in self.files[name].targets:
+                    if target not in seen:
+                        seen.add(target)
+                        pending.append(target)
+        return seen
+
+    def _files_reaching(self, ids: Iterable[str]) -> set[str]:
+        found: set[str] = set()
+        pending = list(ids)
+        while pending:
+            for name in self._referrers.get(pending.pop(), ()):
+                if name not in found:
+                    found.add(name)
+                    if self.files[name].record_id:
+                        pending.append(self.files[name].record_id)
+        return found
+
+
+def graph_of(kb: KnowledgeBase) -> DependencyGraph:
+    """The dependency graph of a knowledge base: built once for a frozen one (kept in kb.run)."""
+    if kb.frozen and kb.run.dependency_graph is not None:
+        graph: DependencyGraph = kb.run.dependency_graph
+        return graph
+    graph = DependencyGraph(file_nodes(kb), kb.references)
+    if kb.frozen:
+        kb.run.dependency_graph = graph
+    return graph
+
+
+def checked_paths(files: Mapping[str, FileNode]) -> list[str]:
+    """The records a run checked ("checked N records"): one file per id, sorted.
+
+    A second file with the same id (a symlink to a record) is reported (ID003) but not
+    counted again: the first in the loader's order is the record.
+    """
+    first: dict[str, str] = {}
+    for name in sorted(files, key=lambda n: Path(n).parts):
+        if files[name].record_id:
+            first.setdefault(files[name].record_id, name)
+    return sorted(first.values())
+
+
+def scope(files: Mapping[str, FileNode], paths: Sequence[Path]) -> set[str]:
+    """Display paths to report on: the files under `paths`, and the files that reference them."""
+    from kb.loader import PathResolver
+
+    wanted = [str(p.resolve()) for p in paths]
+    resolve = PathResolver()
+    chosen = {name for name in files if _under(str(resolve(Path(name))), wanted)}
+    ids = {files[name].record_id for name in chosen} - {""}
+    return chosen | {name for name, node in files.items() if ids.intersection(node.targets)}
+
+
+def _under(path: str, roots: list[str]) -> bool:
+    return any(path == root or path.startswith(root.rstrip("/") + "/") for root in roots)
+
+
+def codes_reading(*values: str) -> frozenset[str]:
+    """The codes of the registered rules whose READS is one of `values`."""
+    from kb.rules import all_rules
+
+    return frozenset(rule.CODE for rule in all_rules() if rule_reads(rule) in values)

@@ -1,0 +1,180 @@
+"""Every rule's READS holds: files outside a record's declared inputs cannot change its findings.
+
+kb.incremental re-checks a file on a knowledge base of just its declared inputs
+(kb.reads.DependencyGraph.inputs), so a declaration that is too small would make a
+partial run differ from a full one. Here each rule is run on trees where every file
+outside the focus file's declared inputs (for that rule's READS) is
+
+- removed (not for "all-ids": its messages may name any id, so ids must stay), and
+- replaced by a stub of the same name (a mapping that names nothing),
+
+and the rule's findings on the focus file must be exactly those of the whole tree.
+The focus files are every file a rule's failing case reports on, and, in the
+shipped records, the files where each READS value's rules report most.
+"""
+
+from __future__ import annotations
+
+import shutil
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from kb import reads
+from kb.checker import check
+from kb.findings import Finding
+from kb.reads import DependencyGraph, file_nodes, rule_reads
+from kb.rules import all_rules
+from tests.conftest import SHIPPED_RECORDS, write_tree
+from tests.rules.test_rule_cases import case_files
+
+READS_OF = {rule.CODE: rule_reads(rule) for rule in all_rules()}
+STUB = "kind: source\ntitle: a stub that names nothing\n"
+
+
+def test_every_rule_declares_what_it_reads() -> None:
+    for rule in all_rules():
+        assert rule_reads(rule) in reads.READS_VALUES
+        assert not hasattr(rule, "LOCAL"), f"{rule.CODE}: LOCAL is READS = 'record' now"
+
+
+def test_reads_sits_just_before_code_in_every_rule_module() -> None:
+    for rule in all_rules():
+        lines = Path(rule.__file__).read_text(encoding="utf-8").splitlines()
+        at = next(i for i, line in enumerate(lines) if line.startswith("CODE = "))
+        assert lines[at - 1] == f'READS = "{rule_reads(rule)}"', rule.CODE
+
+
+def test_only_the_dangling_reference_rule_reads_every_id() -> None:
+    assert reads.codes_reading("all-ids") == {"RF001"}
+
+
+def rows(findings: list[Finding], path: str, codes: set[str]) -> list[tuple[Any, ...]]:
+    return sorted(
+        (f.code, f.location, f.message, f.hint, f.related)
+        for f in findings
+        if f.location.path == path and f.code in codes
+    )
+
+
+def checked(root: Path, cache: Path, monkeypatch: pytest.MonkeyPatch) -> list[Finding]:
+    with monkeypatch.context() as patch:
+        patch.setenv("KB_CACHE_DIR", str(cache))
+        return check(root).findings
+
+
+def variants(value: str) -> Iterator[str]:
+    if value != "all-ids":
+        yield "removed"
+    yield "stubbed"
+
+
+def holds(
+    root: Path,
+    work: Path,
+    focus_files: dict[str, set[str]],
+    monkeypatch: pytest.MonkeyPatch,
+) -> int:
+    """Check each {focus path: READS values}; the number of (focus, value, variant) tried.
+
+    Paths are display paths relative to `work` (the working directory), `root` is
+    `work / "records"`.
+    """
+    monkeypatch.chdir(work)
+    whole = check(Path("records"))
+    graph = DependencyGraph(file_nodes(whole.kb))
+    tried = 0
+    for focus, values in sorted(focus_files.items()):
+        for value in sorted(values):
+            codes = {code for code, declared in READS_OF.items() if declared == value}
+            expected = rows(whole.findings, focus, codes)
+            keep = graph.inputs(focus, {value})
+            for variant in variants(value):
+                copy = work.parent / f"{work.name}-{tried}"
+                shutil.copytree(work / "records", copy / "records", symlinks=True)
+                for name in graph.files:
+                    if name not in keep:
+                        target = copy / name
+                        target.unlink()
+                        if variant == "stubbed":
+                            target.write_text(STUB)
+                monkeypatch.chdir(copy)
+                found = checked(Path("records"), copy / ".cache", monkeypatch)
+                assert rows(found, focus, codes) == expected, (focus, value, variant)
+                monkeypatch.chdir(work)
+                shutil.rmtree(copy)
+                tried += 1
+    return tried
+
+
+def test_shipped_records_hold_their_declarations(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    work = tmp_path / "shipped"
+    shutil.copytree(SHIPPED_RECORDS, work / "records")
+    monkeypatch.chdir(work)
+    whole = check(Path("records"))
+    by_value: dict[str, dict[str, int]] = {}
+    for finding in whole.findings:
+        counts = by_value.setdefault(READS_OF[finding.code], {})
+        counts[finding.location.path] = counts.get(finding.location.path, 0) + 1
+    focus: dict[str, set[str]] = {}
+    for value, counts in by_value.items():
+        if value != "base":
+            busiest = max(sorted(counts), key=lambda path: counts[path])
+            focus.setdefault(busiest, set()).add(value)
+    ledger = sorted(r.path for r in whole.kb.of_kind("placement"))  # the ledger rules' kind
+    focus.setdefault(ledger[0], set()).update({"ledger", "references", "claimants"})
+    tried = holds(work / "records", work, focus, monkeypatch)
+    print(f"shipped records: {tried} declarations held")
+    assert tried >= 4
+
+
+def failing_cases() -> Iterator[Any]:
+    for module, doc in case_files().items():
+        for name, case in (doc.get("cases") or {}).items():
+            codes = {e["code"] for e in case.get("expect") or []}
+            if case.get("base") is None and codes:
+                yield pytest.param(case, codes, id=f"{module}::{name}")
+
+
+@pytest.mark.parametrize(("case", "codes"), list(failing_cases()))
+def test_rule_cases_hold_their_declarations(
+    case: dict[str, Any], codes: set[str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    work = tmp_path / "case"
+    write_tree(work / "records", case["files"])
+    monkeypatch.chdir(work)
+    whole = check(Path("records"))
+    focus: dict[str, set[str]] = {}
+    for finding in whole.findings:
+        value = READS_OF[finding.code]
+        if value != "base" and finding.location.path in file_nodes(whole.kb):
+            focus.setdefault(finding.location.path, set()).add(value)
+    assert holds(work / "records", work, focus, monkeypatch) > 0
+
+
+def test_a_too_small_declaration_is_caught(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The experiment can fail: RF001 declared "record" would lose its finding's target."""
+    work = tmp_path / "case"
+    write_tree(
+        work / "records",
+        {
+            "sources/doc.yaml": "kind: source\nid: sources/doc\ntitle: A\n",
+            "interconnects/link.yaml": (
+                "kind: interconnect\nid: interconnects/link\nbandwidth:\n"
+                "  per_link: {value: 1, unit: GB/s, basis: derived, source: sources/doc}\n"
+            ),
+        },
+    )
+    monkeypatch.setitem(READS_OF, "RF001", "record")
+    monkeypatch.setitem(READS_OF, "RF002", "record")
+    with pytest.raises(AssertionError):
+        holds(
+            work / "records",
+            work,
+            {"records/interconnects/link.yaml": {"record"}},
+            monkeypatch,
+        )
