@@ -49,7 +49,6 @@ def open_kb(root: Path, *, with_references: bool = True) -> KnowledgeBase:
     """Every record under `root`, loaded as a check loads them (the record cache included)."""
     if not with_references:
         from kb.loader import load_knowledge_base
-
         from kb.rules._base import finding_of
 
         kb, problems = load_knowledge_base(root, cache=open_cache(root))
