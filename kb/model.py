@@ -5,7 +5,10 @@ from __future__ import annotations
 import re
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from typing_extensions import Self
 
 KIND_BY_FOLDER: Mapping[str, str] = {
     "flops": "flop_class",
@@ -104,7 +107,7 @@ class Reference:
     expected_kind: str
 
 
-class RecordIndex(dict):  # type: ignore[type-arg]
+class RecordIndex(dict[str, "Record"]):
     """A dict of records that counts its changes, so sorted views can be reused safely."""
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
@@ -114,32 +117,40 @@ class RecordIndex(dict):  # type: ignore[type-arg]
     def _changed(self) -> None:
         self.changes = getattr(self, "changes", 0) + 1
 
-    def __setitem__(self, key: Any, value: Any) -> None:
+    def __setitem__(self, key: str, value: Record) -> None:
         self._changed()
         super().__setitem__(key, value)
 
-    def __delitem__(self, key: Any) -> None:
+    def __delitem__(self, key: str) -> None:
         self._changed()
         super().__delitem__(key)
 
-    def __ior__(self, other: Any) -> RecordIndex:
+    # mypy refuses any dict subclass's __ior__ as incompatible with dict.__or__ (whose result
+    # is a plain dict); the override is still sound, so only that check is silenced.
+    def __ior__(self, other: Any, /) -> Self:  # type: ignore[override,misc]
         self._changed()
-        return super().__ior__(other)  # type: ignore[no-any-return]
+        super().update(other)
+        return self
 
-    def _mutator(name: str) -> Any:  # noqa: N805 - builds the methods below
-        def method(self: RecordIndex, *args: Any, **kwargs: Any) -> Any:
-            self._changed()
-            return getattr(dict, name)(self, *args, **kwargs)
+    def clear(self) -> None:
+        self._changed()
+        super().clear()
 
-        method.__name__ = name
-        return method
+    def pop(self, *args: Any) -> Any:
+        self._changed()
+        return super().pop(*args)
 
-    clear = _mutator("clear")
-    pop = _mutator("pop")
-    popitem = _mutator("popitem")
-    setdefault = _mutator("setdefault")
-    update = _mutator("update")
-    del _mutator
+    def popitem(self) -> tuple[str, Record]:
+        self._changed()
+        return super().popitem()
+
+    def setdefault(self, *args: Any) -> Any:
+        self._changed()
+        return super().setdefault(*args)
+
+    def update(self, *args: Any, **kwargs: Any) -> None:
+        self._changed()
+        super().update(*args, **kwargs)
 
 
 @dataclass

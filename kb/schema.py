@@ -60,7 +60,7 @@ def registry() -> Registry:
     from referencing import Registry, Resource  # only needed when a record is invalid
 
     resources = [(s["$id"], Resource.from_contents(s)) for s in load_schemas().values()]
-    return Registry().with_resources(resources)  # type: ignore[no-any-return]
+    return Registry().with_resources(resources)
 
 
 @cache
@@ -214,7 +214,7 @@ def _record_schema_findings(record: Record, cache: Any) -> list[Finding]:
     if cache is None:
         return list(validate_record(record))
     key = cache.key(record.path, record.digest)
-    found = cache.schema(key)
+    found: list[Finding] | None = cache.schema(key)
     if found is None:
         found = list(validate_record(record))
         cache.put_schema(key, found)

@@ -113,7 +113,7 @@ def quantity(data: Mapping[str, Any], label: str) -> Bound | BindError:
         hint = "write 1.0e+9, not 1e9 (YAML reads 1e9 as text)" if isinstance(raw, str) else ""
         return BindError("EQ011", f"{label}: value {raw!r} is not a number", hint)
     try:
-        unit = parse_unit(unit_text)  # type: ignore[arg-type]
+        unit = parse_unit(unit_text)
     except UnitError as exc:
         return BindError("EQ003", f"{label}: {exc}", exc.hint)
     shown = f"{raw}" if unit.text == "1" else f"{raw} {unit.text}"

@@ -193,7 +193,8 @@ def target(ctx: Context, keep: set[sp.Symbol]) -> tuple[sp.Expr, Dims]:
 
 
 def symbol_named(ctx: Context, name: Any, field: str) -> sp.Symbol:
-    return ctx.system.symbols[declared_name(ctx, name, field)]  # type: ignore[no-any-return]
+    symbol: sp.Symbol = ctx.system.symbols[declared_name(ctx, name, field)]
+    return symbol
 
 
 def bind_values(ctx: Context, specs: Any, field: str) -> dict[sp.Symbol, sp.Rational]:
@@ -277,7 +278,9 @@ def _scaling(ctx: Context) -> tuple[str, str, str, str]:
     return _judge_elasticity(elasticity, expected, claimed)
 
 
-def _judge_elasticity(elasticity: sp.Expr, expected: sp.Expr, claimed: str):
+def _judge_elasticity(
+    elasticity: sp.Expr, expected: sp.Expr, claimed: str
+) -> tuple[str, str, str, str]:
     computed = f"elasticity {short(elasticity)}"
     if decide_zero(elasticity - expected).outcome == ZERO:
         return RECOMPUTED, f"{computed} = {expected}", claimed, computed
@@ -316,7 +319,7 @@ def _term_ratio(ctx: Context) -> sp.Expr:
     """Solve `of` (an equation) for `var` before and after `replace`; return new/old."""
     from kb.equations.rewrites import RewriteError, solution_ratio
 
-    equation = ctx.system.equations.get(ctx.claim.get("of"))  # type: ignore[arg-type]
+    equation = ctx.system.equations.get(ctx.claim.get("of"))
     if equation is None:
         raise ClaimError("EQ016", "of", "an effect with replace: needs of: an equation id")
     pairs = ctx.claim.get("replace")

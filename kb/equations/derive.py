@@ -33,7 +33,7 @@ from kb.equations.algebra import (
     ratio_constant,
     short,
 )
-from kb.equations.expr import ExpressionError, ParsedEquation, parse_expression
+from kb.equations.expr import ExpressionError, Parsed, ParsedEquation, parse_expression
 from kb.equations.results import DERIVED, INVALID, REFUTED, UNVERIFIED, Item
 from kb.equations.system import System
 from kb.equations.timeout import CheckTimeout, run_with_budget
@@ -153,7 +153,8 @@ def _sources(system: System, value: Any, pointer: str) -> list[ParsedEquation] |
         return []
     ids = [value] if isinstance(value, str) else value if isinstance(value, list) else [None]
     found = [_equation(system, eq_id, pointer_join(pointer, n)) for n, eq_id in enumerate(ids)]
-    return None if any(f is None for f in found) else found  # type: ignore[misc]
+    resolved = [f for f in found if f is not None]
+    return resolved if len(resolved) == len(found) else None
 
 
 def _apply(
@@ -240,7 +241,8 @@ def _substitute(sources: list[ParsedEquation], result: ParsedEquation) -> Outcom
     return _equivalent(replaced, result)
 
 
-def _with(side, mapping):  # a Parsed with its value substituted (tree kept as authored)
+def _with(side: Parsed, mapping: Mapping[sp.Symbol, sp.Expr]) -> Parsed:
+    """`side` with its value substituted (the tree kept as authored)."""
     value = side.value
     for _ in range(10):
         value = value.xreplace(mapping)
@@ -312,7 +314,9 @@ def _approximate(
     return REFUTED, f"{text} exceeds tolerance {tolerance}"
 
 
-def _worst_error(error: sp.Expr, var: sp.Symbol, low: sp.Expr, high: sp.Expr):
+def _worst_error(
+    error: sp.Expr, var: sp.Symbol, low: sp.Expr, high: sp.Expr
+) -> tuple[sp.Expr, sp.Expr]:
     candidates = [low, high]
     critical = sp.solve(sp.diff(error, var), var)
     candidates += [c for c in critical if c.is_real and low <= c <= high]

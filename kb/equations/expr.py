@@ -119,7 +119,7 @@ def parse_expression(
 
 
 def parse_equation(
-    source: str,
+    source: object,
     symbols: Mapping[str, sp.Symbol] | None = None,
     allow_undeclared: bool = False,
 ) -> ParsedEquation:
@@ -263,10 +263,11 @@ def _log2_bits(number: sp.Rational) -> int:
 
 def to_text(expr: sp.Expr) -> str:
     """Print a SymPy expression back in the safe language (parse(to_text(e)) == e)."""
-    return _SafePrinter().doprint(expr)
+    text: str = _SafePrinter().doprint(expr)
+    return text
 
 
-class _SafePrinter(StrPrinter):
+class _SafePrinter(StrPrinter):  # type: ignore[misc]  # SymPy ships no types: StrPrinter is Any
     """SymPy's str printer with kb's function names (max, min, ceil) and no constants."""
 
     def _print_Max(self, expr: sp.Expr) -> str:

@@ -105,7 +105,7 @@ def _declare_symbols(system: System, symbols: Any) -> None:
             continue
         unit_text = spec.get("unit") if isinstance(spec, Mapping) else None
         try:
-            unit = parse_unit(unit_text)  # type: ignore[arg-type]
+            unit = parse_unit(unit_text)
         except UnitError as exc:
             system.add("EQ003", pointer_join(pointer, "unit"), f"symbol {name}: {exc}", exc.hint)
             unit = None

@@ -106,7 +106,7 @@ def format_dims(dims: Dims) -> str:
     return "·".join(parts) or "1"
 
 
-def parse_unit(text: str) -> Unit:
+def parse_unit(text: object) -> Unit:
     """Parse a unit string exactly: `GB/s` -> factor 10**9, dims B·s^-1."""
     if not isinstance(text, str):
         raise UnitError(f"unit must be a string, got {type(text).__name__}")

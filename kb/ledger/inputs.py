@@ -241,36 +241,42 @@ def _option(
         resolve_transfer(res, res.kb, t, pointer_join(pointer, "transfers", i), batch, hardware)
         for i, t in enumerate(as_list(node.get("transfers")))
     ]
-    spec = OptionSpec(
+    # Every input is resolved (so every gap is recorded) before an incomplete option is dropped.
+    state_shards = res.count(
+        node.get("state_shards"), pointer_join(pointer, "state_shards"), "state_shards", 1
+    )
+    replicated = res.optional(
+        node.get("replicated"), pointer_join(pointer, "replicated"), "B", "replicated state"
+    )
+    parallel = res.count(
+        useful.get("parallel"), pointer_join(pointer, "useful", "parallel"), "parallel", 1
+    )
+    overheads = res.overheads(node.get("overheads"), pointer_join(pointer, "overheads"))
+    cost_rate = res.optional(
+        node.get("cost_rate"), pointer_join(pointer, "cost_rate"), "USD/s", "cost rate"
+    )
+    power = res.optional(node.get("power"), pointer_join(pointer, "power"), "W", "power")
+    if rate is None or None in devices or None in transfers:
+        return None
+    resolved = tuple(t for t in transfers if t is not None)
+    return OptionSpec(
         name=str(node.get("name", "option")),
         pointer=pointer,
         devices=tuple(d for d in devices if d is not None),
-        state_shards=res.count(
-            node.get("state_shards"), pointer_join(pointer, "state_shards"), "state_shards", 1
-        ),
-        replicated=res.optional(
-            node.get("replicated"), pointer_join(pointer, "replicated"), "B", "replicated state"
-        ),
-        useful_rate=rate,  # type: ignore[arg-type]  # None only when a gap was recorded
-        useful_parallel=res.count(
-            useful.get("parallel"), pointer_join(pointer, "useful", "parallel"), "parallel", 1
-        ),
-        transfers=tuple(t for t in transfers if t is not None),
-        overheads=res.overheads(node.get("overheads"), pointer_join(pointer, "overheads")),
-        cost_rate=res.optional(
-            node.get("cost_rate"), pointer_join(pointer, "cost_rate"), "USD/s", "cost rate"
-        ),
-        power=res.optional(node.get("power"), pointer_join(pointer, "power"), "W", "power"),
+        state_shards=state_shards,
+        replicated=replicated,
+        useful_rate=rate,
+        useful_parallel=parallel,
+        transfers=resolved,
+        overheads=overheads,
+        cost_rate=cost_rate,
+        power=power,
         strategies=tuple(str(s) for s in as_list(node.get("strategies"))),
         compute_rate=compute,
         links=tuple(
-            sorted(
-                {str(x) for x in as_list(node.get("links"))}
-                | {t.link for t in transfers if t is not None}
-            )
+            sorted({str(x) for x in as_list(node.get("links"))} | {t.link for t in resolved})
         ),
     )
-    return spec if rate is not None and None not in devices and None not in transfers else None
 
 
 def _envelope(res: _Resolver, node: Any) -> Envelope | None:
@@ -314,7 +320,8 @@ def resolve_placement(record: Record, kb: KnowledgeBase) -> PlacementSpec | Unre
     memo = kb.memo.setdefault("ledger_resolved", {})
     hit = memo.get(record.id)
     if hit is not None and hit[0] is record and hit[1] == len(kb.records):
-        return hit[2]  # type: ignore[no-any-return]
+        kept: PlacementSpec | Unresolved = hit[2]
+        return kept
     result = _resolve(record, kb)
     memo[record.id] = (record, len(kb.records), result)
     return result

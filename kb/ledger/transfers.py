@@ -175,7 +175,7 @@ def receipt_bandwidth(
     return (measured.bandwidth, measured.receipt) if measured else None
 
 
-def receipts_on(kb: KnowledgeBase, link: str, pattern: str) -> list[Record]:
+def receipts_on(kb: KnowledgeBase, link: str, pattern: object) -> list[Record]:
     """The receipts of one (interconnect, pattern), in id order, indexed once per knowledge base.
 
     Scanning every receipt for every transfer made the ledger rules quadratic

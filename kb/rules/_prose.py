@@ -19,7 +19,7 @@ def broken_templates(kb: KnowledgeBase) -> list[tuple[Record, str, Broken]]:
             for pointer, template in record_templates(record.data)
             if isinstance(shown := show(kb, record, template), Broken)
         ]
-    return memo  # type: ignore[no-any-return]
+    return memo
 
 
 def in_text(

@@ -26,30 +26,34 @@ Good:
 from __future__ import annotations
 
 from collections.abc import Iterator
+from typing import TYPE_CHECKING
 
 from kb.findings import Finding, Severity
 from kb.model import KnowledgeBase
 from kb.rules._base import found
+
+if TYPE_CHECKING:
+    from kb.ledger.inputs import PlacementSpec, Unresolved
 
 CODE = "LG004"
 NAME = "ledger-inputs-incomplete"
 SEVERITY = Severity.ERROR
 
 
-def gap_findings(unresolved: object) -> list[Finding]:
-    """One finding per gap of an unresolved placement (also used by `kb ledger`)."""
+def gap_findings(unresolved: PlacementSpec | Unresolved) -> list[Finding]:
+    """One finding per gap of a placement (none when resolved; also used by `kb ledger`)."""
     return [
         found(
             CODE,
             SEVERITY,
             unresolved.path,
             gap.pointer,
-            gap.message,  # type: ignore[attr-defined]
+            gap.message,
             "state the missing input as a quantity with its basis, or bind it to a "
             "record field that has one",
         )
         for gap in unresolved.gaps
-    ]  # type: ignore[attr-defined]
+    ]
 
 
 def check(kb: KnowledgeBase) -> Iterator[Finding]:

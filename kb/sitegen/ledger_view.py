@@ -16,7 +16,9 @@ from kb.sitegen.charts import Bar, Chart, stacked_bars
 NOT_AVAILABLE = "The ledger engine (kb.ledger) is not available in this build."
 
 
-def ledger_context(record: Record, kb: KnowledgeBase) -> tuple[dict[str, Any], list[dict]]:
+def ledger_context(
+    record: Record, kb: KnowledgeBase
+) -> tuple[dict[str, Any], list[dict[str, Any]]]:
     """Build the ledger section and the chart list of a placement record."""
     try:
         from kb.ledger.analysis import analyze_record
@@ -43,7 +45,8 @@ def ledger_context(record: Record, kb: KnowledgeBase) -> tuple[dict[str, Any], l
 
 
 def _side(side: Any, is_reference: bool) -> dict[str, Any]:
-    from kb.ledger.render import ROW_LABELS, amount
+    from kb.ledger.quantities import amount
+    from kb.ledger.render import ROW_LABELS
 
     fit = side.feasibility
     rows = []
@@ -81,7 +84,7 @@ def _provenance(row: Any) -> str:
 
 
 def _comparison(comparison: Any) -> dict[str, Any]:
-    from kb.ledger.render import number
+    from kb.ledger.quantities import number
 
     dims = [
         {

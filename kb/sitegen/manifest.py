@@ -59,7 +59,7 @@ def load_manifest(site: Path | None) -> Manifest:
     if not isinstance(payload, dict) or payload.get("format") != FORMAT:
         return Manifest()
     pages, charts, inline = payload.get("pages"), payload.get("charts"), payload.get("inline")
-    if not all(isinstance(part, dict) for part in (pages, charts, inline)):
+    if not (isinstance(pages, dict) and isinstance(charts, dict) and isinstance(inline, dict)):
         return Manifest()
     return Manifest(
         {k: v for k, v in pages.items() if isinstance(k, str) and isinstance(v, str)},

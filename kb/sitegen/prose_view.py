@@ -77,4 +77,4 @@ def _claim_values(kb: KnowledgeBase) -> ClaimValues:
     found = kb.memo.get("prose_claims")
     if found is None:
         found = kb.memo["prose_claims"] = engine_claims(kb)
-    return found  # type: ignore[no-any-return]
+    return found
