@@ -14,9 +14,9 @@ from dataclasses import dataclass
 from fractions import Fraction
 from typing import Any
 
-from kb.equations.units import DIMENSIONLESS, Dims, UnitError, exact_number, parse_unit
 from kb.findings import Location
 from kb.model import KnowledgeBase, is_valid_id, split_binding
+from kb.quantities import DIMENSIONLESS, Dims, UnitError, exact_number, parse_unit
 
 
 @dataclass(frozen=True)

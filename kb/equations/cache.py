@@ -28,9 +28,9 @@ ENGINE_DIR = Path(__file__).resolve().parent
 @lru_cache(maxsize=1)
 @functools.cache  # once per process: it was read and hashed for every record (~1 s at 10,000)
 def engine_fingerprint() -> str:
-    """Hash the engine's own source, so editing kb/equations invalidates old results."""
+    """Hash the engine's source and its unit table, so editing either invalidates results."""
     digest = hashlib.sha256(ENGINE_VERSION.encode())
-    for path in sorted(ENGINE_DIR.glob("*.py")):
+    for path in sorted([*ENGINE_DIR.glob("*.py"), ENGINE_DIR.parent / "quantities.py"]):
         digest.update(path.name.encode() + b"\0" + path.read_bytes())
     return digest.hexdigest()[:16]
 

@@ -32,8 +32,8 @@ from kb.equations.results import (
     Issue,
     Item,
 )
-from kb.equations.units import Dims, Unit, UnitError, exact_number, format_dims, parse_unit
 from kb.findings import Location, pointer_join
+from kb.quantities import Dims, Unit, UnitError, exact_number, format_dims, parse_unit
 
 Resolver = Callable[[Any], "Bound | BindError"]
 CODES = {"numeric": "EQ007", "scaling": "EQ008", "effect": "EQ009", "prediction": "EQ018"}

@@ -61,8 +61,8 @@ from kb.equations.numtext import number_text as exact_text
 from kb.equations.results import INVALID, RECOMPUTED, REFUTED, UNVERIFIED
 from kb.equations.system import System
 from kb.equations.timeout import CheckTimeout, run_with_budget
-from kb.equations.units import Dims
 from kb.findings import pointer_join
+from kb.quantities import Dims
 
 __all__ = [
     "CODES",

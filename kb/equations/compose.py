@@ -35,9 +35,9 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from kb.equations.results import Issue
-from kb.equations.units import UnitError, parse_unit
 from kb.findings import Location, pointer_join
 from kb.model import KnowledgeBase, Record, is_valid_id, split_binding
+from kb.quantities import UnitError, parse_unit
 
 MAX_TEXT = 1001  # the schema's bound on `expr`
 

@@ -45,8 +45,8 @@ from kb.equations.claimbase import (
 )
 from kb.equations.exact import Inexact, evaluate
 from kb.equations.results import INVALID, Issue, Item, issue_from, item_from
-from kb.equations.units import Dims, Unit, make_dims, parse_unit
 from kb.findings import Location, pointer_join
+from kb.quantities import Dims, Unit, make_dims, parse_unit
 
 PLAN_FORMAT = 2  # 2: items carry kind/error/band/receipt/source; states say what was checked
 

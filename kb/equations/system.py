@@ -18,8 +18,8 @@ from kb.equations.expr import (
     parse_expression,
 )
 from kb.equations.results import CONSISTENT, INVALID, Issue, Item
-from kb.equations.units import Dims, Unit, UnitError, format_dims, parse_unit
 from kb.findings import Location, pointer_join
+from kb.quantities import Dims, Unit, UnitError, format_dims, parse_unit
 
 
 @dataclass

@@ -10,7 +10,7 @@ from ledger_fixtures import q
 from kb.ledger.analysis import analyze_record
 from kb.ledger.breakeven import difference
 from kb.ledger.inputs import PlacementSpec, Unresolved, resolve_placement
-from kb.ledger.quantities import QuantityError, exact, parse_unit
+from kb.ledger.quantities import QuantityError, exact, unit_scale
 from kb.ledger.transfers import bus_factor, collective_steps, receipt_bandwidth
 from kb.model import KnowledgeBase
 
@@ -41,12 +41,21 @@ def test_reduce_scatter_plus_all_gather_is_all_reduce() -> None:
 
 def test_units_are_exact_and_unknown_ones_refused() -> None:
     assert exact(3.35) == Fraction(335, 100)
-    assert parse_unit("GB/s") == (Fraction(10**9), "B/s")
-    assert parse_unit("GiB") == (Fraction(2**30), "B")
-    assert parse_unit("Gbit/s") == (Fraction(10**9, 8), "B/s")
-    for bad in ("Gbps", "GBps", "Gb"):
+    assert unit_scale("GB/s") == (Fraction(10**9), "B/s")
+    assert unit_scale("GiB") == (Fraction(2**30), "B")
+    assert unit_scale("Gbit/s") == (Fraction(10**9, 8), "B/s")
+    # the one unit table: what the equations read, the ledger reads too
+    assert unit_scale("J/s") == unit_scale("W") == (Fraction(1), "W")
+    assert unit_scale("kbit") == (Fraction(125), "B")
+    assert unit_scale("min") == (Fraction(60), "s")
+    assert unit_scale("USD/h") == (Fraction(1, 3600), "USD/s")
+    assert unit_scale("EB") == (Fraction(10**18), "B")
+    assert unit_scale("PiB") == (Fraction(2**50), "B")
+    assert unit_scale("B*s") == (Fraction(1), "B·s")
+    assert unit_scale("1/s") == (Fraction(1), "1/s")
+    for bad in ("Gbps", "GBps", "Gb", "furlong"):
         with pytest.raises(QuantityError):
-            parse_unit(bad)
+            unit_scale(bad)
     with pytest.raises(QuantityError):
         exact(True)
 
