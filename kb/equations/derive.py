@@ -20,7 +20,7 @@ A step names its rule and its input and result equations (ids under
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
 
 import sympy as sp
@@ -39,8 +39,9 @@ from kb.equations.system import System
 from kb.equations.timeout import CheckTimeout, run_with_budget
 from kb.findings import pointer_join
 
-RULES = ("define", "solve_for", "substitute", "rewrite", "scale", "approximate", "limit", "regime")
 Outcome = tuple[str, str]
+# One rule: (system, the step, its `from` equations, its result) -> (state, detail).
+Rule = Callable[[System, Mapping[str, Any], list[ParsedEquation], ParsedEquation], Outcome]
 
 
 def check_derivations(system: System, derivations: Any) -> None:
@@ -62,7 +63,8 @@ def _check_step(system: System, step_id: str, step: Mapping[str, Any], pointer: 
     rule = step.get("rule")
     result = _equation(system, step.get("result"), pointer_join(pointer, "result"))
     sources = _sources(system, step.get("from"), pointer_join(pointer, "from"))
-    if rule not in RULES:
+    check = RULES.get(rule) if isinstance(rule, str) else None
+    if check is None or not isinstance(rule, str):  # an unknown rule is a finding, no default
         system.add(
             "EQ001",
             pointer_join(pointer, "rule"),
@@ -74,7 +76,7 @@ def _check_step(system: System, step_id: str, step: Mapping[str, Any], pointer: 
         system.items.append(Item("derivation", step_id, pointer, INVALID, "missing equation"))
         return
     try:
-        state, detail = run_with_budget(lambda: _apply(system, rule, step, sources, result))
+        state, detail = run_with_budget(lambda: check(system, step, sources, result))
     except CheckTimeout as exc:
         state, detail = UNVERIFIED, f"unverified (timeout): {exc}"
         system.add(
@@ -157,28 +159,10 @@ def _sources(system: System, value: Any, pointer: str) -> list[ParsedEquation] |
     return resolved if len(resolved) == len(found) else None
 
 
-def _apply(
-    system: System,
-    rule: str,
-    step: Mapping[str, Any],
-    sources: list[ParsedEquation],
-    result: ParsedEquation,
+def _define(
+    system: System, step: Mapping[str, Any], sources: list[ParsedEquation], result: ParsedEquation
 ) -> Outcome:
-    if rule == "define":
-        return DERIVED, "definition (checked for dimensions only)"
-    if rule == "solve_for":
-        return _solve_for(system, step, sources[0], result)
-    if rule == "substitute":
-        return _substitute(sources, result)
-    if rule == "rewrite":
-        return _rewrite(sources[0], result)
-    if rule == "scale":
-        return _scale(system, step, sources[0], result)
-    if rule == "regime":
-        return _regime(system, step, sources[0], result)
-    if rule == "limit":
-        return _limit(system, step, sources[0], result)
-    return _approximate(system, step, sources[0], result)
+    return DERIVED, "definition (checked for dimensions only)"
 
 
 def _variable(system: System, step: Mapping[str, Any]) -> sp.Symbol:
@@ -195,8 +179,9 @@ def _variable(system: System, step: Mapping[str, Any]) -> sp.Symbol:
 
 
 def _solve_for(
-    system: System, step: Mapping[str, Any], source: ParsedEquation, result: ParsedEquation
+    system: System, step: Mapping[str, Any], sources: list[ParsedEquation], result: ParsedEquation
 ) -> Outcome:
+    source = sources[0]
     var = _variable(system, step)
     if not isinstance(result.lhs.value, sp.Symbol) or var in result.rhs.value.free_symbols:
         raise _StepError("solve_for needs a result `X = expression` free of the variable", "result")
@@ -230,7 +215,9 @@ def _equivalent(first: ParsedEquation, second: ParsedEquation) -> Outcome:
     return UNVERIFIED, f"expected {computed}; {verdict.describe()}"
 
 
-def _substitute(sources: list[ParsedEquation], result: ParsedEquation) -> Outcome:
+def _substitute(
+    system: System, step: Mapping[str, Any], sources: list[ParsedEquation], result: ParsedEquation
+) -> Outcome:
     target, defs = sources[0], sources[1:]
     mapping = {}
     for definition in defs:
@@ -249,13 +236,16 @@ def _with(side: Parsed, mapping: Mapping[sp.Symbol, sp.Expr]) -> Parsed:
     return type(side)(side.source, side.tree, value)
 
 
-def _rewrite(source: ParsedEquation, result: ParsedEquation) -> Outcome:
-    return _equivalent(source, result)
+def _rewrite(
+    system: System, step: Mapping[str, Any], sources: list[ParsedEquation], result: ParsedEquation
+) -> Outcome:
+    return _equivalent(sources[0], result)
 
 
 def _scale(
-    system: System, step: Mapping[str, Any], source: ParsedEquation, result: ParsedEquation
+    system: System, step: Mapping[str, Any], sources: list[ParsedEquation], result: ParsedEquation
 ) -> Outcome:
+    source = sources[0]
     factor = _expr(system, step.get("factor"), "factor")
     lhs, rhs = factor * source.lhs.value, factor * source.rhs.value
     checks = [decide_zero(lhs - result.lhs.value), decide_zero(rhs - result.rhs.value)]
@@ -283,8 +273,9 @@ def _bound(system: System, value: Any, field: str) -> sp.Expr:
 
 
 def _limit(
-    system: System, step: Mapping[str, Any], source: ParsedEquation, result: ParsedEquation
+    system: System, step: Mapping[str, Any], sources: list[ParsedEquation], result: ParsedEquation
 ) -> Outcome:
+    source = sources[0]
     var = _variable(system, step)
     to = _bound(system, step.get("to", "oo"), "to")
     computed = sp.limit(source.rhs.value, var, to)
@@ -294,8 +285,9 @@ def _limit(
 
 
 def _approximate(
-    system: System, step: Mapping[str, Any], source: ParsedEquation, result: ParsedEquation
+    system: System, step: Mapping[str, Any], sources: list[ParsedEquation], result: ParsedEquation
 ) -> Outcome:
+    source = sources[0]
     var = _variable(system, step)
     span = step.get("range")
     if not (isinstance(span, list) and len(span) == 2):
@@ -328,8 +320,9 @@ def _worst_error(
 
 
 def _regime(
-    system: System, step: Mapping[str, Any], source: ParsedEquation, result: ParsedEquation
+    system: System, step: Mapping[str, Any], sources: list[ParsedEquation], result: ParsedEquation
 ) -> Outcome:
+    source = sources[0]
     condition = step.get("condition")
     if not isinstance(condition, str) or condition.count("<=") != 1:
         raise _StepError('regime needs condition: "a <= b"', "condition")
@@ -358,3 +351,17 @@ def _regime(
     if scale is not None:
         return REFUTED, f"under {condition}, {short(branch)} = {short(other)}, not {short(picked)}"
     return UNVERIFIED, f"could not show that {condition} selects {short(picked)}"
+
+
+# The derivation rules: the one list, used to validate a step's `rule` and to dispatch it.
+# The schema's `rule` enum, docs/equations.md and the README are tested against it.
+RULES: Mapping[str, Rule] = {
+    "define": _define,
+    "solve_for": _solve_for,
+    "substitute": _substitute,
+    "rewrite": _rewrite,
+    "scale": _scale,
+    "approximate": _approximate,
+    "limit": _limit,
+    "regime": _regime,
+}
