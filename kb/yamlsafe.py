@@ -19,7 +19,6 @@ if TYPE_CHECKING:
     _BaseLoader = yaml.SafeLoader  # CSafeLoader has the same interface
 else:
     _BaseLoader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
-HAS_LIBYAML = _BaseLoader is not yaml.SafeLoader
 _ALLOWED_TAGS = {
     "tag:yaml.org,2002:map",
     "tag:yaml.org,2002:seq",

@@ -17,7 +17,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from fractions import Fraction
-from typing import Any, Protocol
+from typing import Any
 
 from kb.equations.bind import BindError, Bound
 from kb.equations.numtext import n_format, number_text
@@ -29,7 +29,6 @@ from kb.equations.results import (
     REFUTED,
     UNVERIFIED,
     VALIDATED,
-    Issue,
     Item,
 )
 from kb.findings import Location, pointer_join
@@ -41,24 +40,6 @@ ERRATUM_HOLDS = "EQ017"
 Outcome = tuple[Any, ...]
 """(state, detail, claimed, computed) or, for a prediction, with a 5th element: a dict of
 the Item's extra fields (error, band, receipt)."""
-
-
-class Sink(Protocol):
-    """What a claim check reads and writes: declared symbols and units, items, issues."""
-
-    symbols: Mapping[str, Any]
-    units: Mapping[str, Unit]
-    items: list[Item]
-    issues: list[Issue]
-
-    def add(
-        self,
-        code: str,
-        pointer: str,
-        message: str,
-        hint: str = "",
-        related: tuple[Location, ...] = (),
-    ) -> None: ...
 
 
 class ClaimError(ValueError):
@@ -83,7 +64,7 @@ class ClaimError(ValueError):
 class Context:
     """What one claim check needs: the system, the resolver, and where it is."""
 
-    system: Any  # a Sink: system.System on the symbolic path, plan.Ledger on the plan path
+    system: Any  # system.System on the symbolic path, plan.ClaimSink on the plan path
     resolve: Resolver
     claim: Mapping[str, Any]
     pointer: str

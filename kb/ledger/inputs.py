@@ -108,8 +108,8 @@ def as_list(node: Any) -> list[Any]:
     return node if isinstance(node, list) else []
 
 
-class _Resolver:
-    """Collects gaps while turning record fragments into figures."""
+class InputReader:
+    """Turns a placement's fragments into figures, collecting a gap for each it cannot."""
 
     def __init__(self, kb: KnowledgeBase) -> None:
         self.kb = kb
@@ -196,7 +196,7 @@ class _Resolver:
 
 
 def _option(
-    res: _Resolver,
+    res: InputReader,
     node: Any,
     pointer: str,
     envelope: Envelope | None,
@@ -279,7 +279,7 @@ def _option(
     )
 
 
-def _envelope(res: _Resolver, node: Any) -> Envelope | None:
+def _envelope(res: InputReader, node: Any) -> Envelope | None:
     node = node if isinstance(node, Mapping) else {}
     batch = node.get("batch", 1)
     if isinstance(batch, bool) or not isinstance(batch, (int, Fraction)) or batch < 1:
@@ -328,7 +328,7 @@ def resolve_placement(record: Record, kb: KnowledgeBase) -> PlacementSpec | Unre
 
 
 def _resolve(record: Record, kb: KnowledgeBase) -> PlacementSpec | Unresolved:
-    res = _Resolver(kb)
+    res = InputReader(kb)
     envelope = _envelope(res, record.data.get("envelope"))
     reference = _option(res, record.data.get("reference"), "/reference", envelope)
     candidates = [

@@ -156,10 +156,10 @@ def _build_function(data: Mapping[str, Any], of: str) -> _Function | None:
 
 
 def _value(function: _Function, x_name: str, x: Fraction, exact: Mapping[str, Fraction]) -> float:
-    return float(evaluate(function.expr, {**exact, x_name: x}))
+    return float(sympy_value(function.expr, {**exact, x_name: x}))
 
 
-def evaluate(expr: Any, values: Mapping[str, Fraction]) -> Fraction | float:
+def sympy_value(expr: Any, values: Mapping[str, Fraction]) -> Fraction | float:
     """Evaluate a SymPy expression at exact `values` (walks the tree; nothing is eval'd)."""
     import sympy as sp
 
@@ -167,7 +167,7 @@ def evaluate(expr: Any, values: Mapping[str, Fraction]) -> Fraction | float:
         return Fraction(int(expr.p), int(expr.q))
     if expr.is_Symbol:
         return values[expr.name]
-    args = [evaluate(arg, values) for arg in expr.args]
+    args = [sympy_value(arg, values) for arg in expr.args]
     if expr.is_Add:
         return sum(args, Fraction(0))
     if expr.is_Mul:
