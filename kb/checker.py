@@ -10,15 +10,16 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from kb import overlay
+from kb import fingerprint, overlay
 from kb.findings import Finding, Location
 from kb.loader import display_path, load_knowledge_base
 from kb.model import KnowledgeBase, Record, Reference
 from kb.positions import locate, locate_in_string
-from kb.recordcache import RecordCache, cache_dir, salt
+from kb.recordcache import RecordCache
 from kb.references import index_references, record_references
 from kb.rules import all_rules
 from kb.rules._base import Rule
+from kb.store import cache_dir
 
 _LATE_FAMILIES = ("WV",)  # rules that need every other finding first
 
@@ -66,10 +67,7 @@ def open_cache(root: Path, salt_value: str | None = None) -> RecordCache:
 
 def cache_salt() -> str:
     """What every cached result depends on besides its file: kb's code, schemas, libraries."""
-    from kb.model import KIND_BY_FOLDER
-    from kb.resources import require_schemas
-
-    return salt(require_schemas(sorted(KIND_BY_FOLDER.values())))
+    return fingerprint.salt()
 
 
 def build_knowledge_base(

@@ -43,8 +43,9 @@ from kb.checker import (
 from kb.findings import Finding
 from kb.loader import display_path, record_files
 from kb.model import KnowledgeBase
-from kb.recordcache import RecordCache, cache_dir, content_digest
+from kb.recordcache import RecordCache, content_digest
 from kb.snapshot import UNREAD, FileState, Snapshot, read_snapshot, write_snapshot
+from kb.store import cache_dir
 
 # The ledger reads everything a placement or a proposal reaches; it also finds a
 # placement's receipts by interconnect, not by reference (kb.ledger.transfers).
@@ -157,7 +158,7 @@ def _recheck_changes(
     kb = build_knowledge_base(
         root, None, cache, [p for n, p in shown.items() if n in load], listed=True
     )
-    kb.outside_ids = frozenset(_ids_of(files) - kb.records.keys())
+    kb.outside_ids = kb.outside_ids | frozenset(_ids_of(files) - kb.records.keys())
     kb.focus = frozenset(affected)
     fresh = resolve_locations(f for f in run_rules(kb) if f.location.path in affected)
     cache.save({RecordCache.key(name, digest) for name, digest in digests.items()})

@@ -18,10 +18,10 @@ from typing import Any
 
 import yaml
 
-from kb import overlay
+from kb import fileread, overlay
 from kb.findings import Finding, Location, Severity
 from kb.model import KIND_BY_FOLDER, KnowledgeBase, Record
-from kb.recordcache import RecordCache, content_digest, finding_from_tuple
+from kb.recordcache import RecordCache, content_digest
 from kb.workers import map_forked
 from kb.yamlsafe import load_yaml, max_nesting
 
@@ -64,12 +64,31 @@ def load_knowledge_base(
         if item.result is None or item.result[0] is not None:  # a file that was read
             item.identity = identities(item.path)
     _parse_all([item for item in files if item.result is None], cache, per_file)
+    unreadable: set[str] = set()
     for item in files:
         data, problems = item.result  # type: ignore[misc]
         findings.extend(problems)
         if data is not None:
             kb.add(Record(*item.identity, item.shown, data, item.digest))
+        else:
+            unreadable.update(_plain_id(root, item.path))
+    # A record the tree has but kb could not read exists all the same: its own finding
+    # is the root cause, and references to it are not also "dangling" (as in a partial run).
+    kb.outside_ids = kb.outside_ids | frozenset(unreadable - kb.records.keys())
     return kb, findings
+
+
+def _plain_id(root: Path, path: Path) -> list[str]:
+    """The id a record file's place in the tree gives it, without resolving anything."""
+    try:
+        relative = path.relative_to(root)
+    except ValueError:
+        return []
+    name = relative.as_posix()
+    for suffix in RECORD_SUFFIXES:
+        if name.endswith(suffix):
+            return [name[: -len(suffix)]]
+    return []
 
 
 def record_files(root: Path, paths: Sequence[Path] | None = None) -> list[Path]:
@@ -98,15 +117,29 @@ def _yaml_files(folder: str) -> Iterator[Path]:
     while pending:
         try:
             with os.scandir(pending.pop()) as entries:
-                for entry in entries:
-                    if entry.is_dir(follow_symlinks=False):
-                        pending.append(entry.path)
-                    elif entry.name.endswith(RECORD_SUFFIXES) and (
-                        entry.is_file() or entry.is_symlink()
-                    ):
-                        yield Path(entry.path)
+                listed = list(entries)
         except OSError:
             continue
+        for entry in listed:
+            kind = _entry_kind(entry)
+            if kind == "folder":
+                pending.append(entry.path)
+            elif kind == "file" and entry.name.endswith(RECORD_SUFFIXES):
+                yield Path(entry.path)
+
+
+def _entry_kind(entry: os.DirEntry[str]) -> str:
+    """What an entry is: "folder" (entered) or "file" (listed: regular, special, symlink).
+
+    A question about one entry that fails (a symlink loop answers ELOOP) concerns that
+    entry alone: it is listed, so the loader reports it, and the folder's listing goes on.
+    """
+    try:
+        if entry.is_dir(follow_symlinks=False):
+            return "folder"
+        return "file"
+    except OSError:
+        return "file"
 
 
 def display_path(path: Path) -> str:
@@ -190,7 +223,7 @@ def _read_cached(path: Path, cache: RecordCache | None) -> _File:
     item.key = RecordCache.key(item.shown, item.digest)
     entry = cache.get(item.key) if cache is not None else None
     if entry is not None:
-        item.result = (entry[0], [finding_from_tuple(found) for found in entry[1]])
+        item.result = (entry.data, entry.load)
         item.raw = b""  # not needed again: at 100,000 files the bytes alone are ~240 MB
     return item
 
@@ -272,6 +305,8 @@ def parse_document(text: str, shown: str) -> tuple[dict[str, Any] | None, list[F
     except (yaml.YAMLError, RecursionError, ValueError) as exc:
         return None, [_load_finding("LD004", shown, 1, 1, f"not valid YAML: {exc}")]
     findings = [_problem_finding(p.kind, shown, p.line, p.col, p.detail) for p in problems]
+    if any(p.kind in _UNREADABLE_PROBLEMS for p in problems):
+        return None, findings  # not a JSON document: no later stage can read it
     return _check_shape(data, shown, text, findings)
 
 
@@ -307,11 +342,12 @@ def _read_bytes(path: Path, shown: str) -> tuple[bytes | None, Finding | None]:
     if standing_in is not None:
         return _within_limit(standing_in, shown)
     try:
-        size = path.stat().st_size
-        if size > MAX_FILE_BYTES:
-            message = f"file is {size:,} bytes, over the {MAX_FILE_BYTES:,}-byte limit"
-            return None, _load_finding("LD003", shown, 1, 1, message)
-        return path.read_bytes(), None
+        return fileread.read_limited(path, MAX_FILE_BYTES), None
+    except fileread.TooLarge as exc:
+        message = f"file is over the {MAX_FILE_BYTES:,}-byte limit (read {exc.size:,} bytes)"
+        return None, _load_finding("LD003", shown, 1, 1, message)
+    except fileread.NotARegularFile as exc:
+        return None, _load_finding("LD001", shown, 1, 1, f"cannot read file: {exc}")
     except OSError as exc:
         return None, _load_finding("LD001", shown, 1, 1, f"cannot read file: {exc.strerror or exc}")
 
@@ -414,7 +450,8 @@ def _yaml_message(exc: yaml.MarkedYAMLError) -> str:
     return "not valid YAML: " + ", ".join(parts) if parts else "not valid YAML"
 
 
-_PROBLEM_CODES = {"duplicate-key": "LD005", "tag": "LD006"}
+_PROBLEM_CODES = {"duplicate-key": "LD005", "tag": "LD006", "key": "LD013", "number": "LD014"}
+_UNREADABLE_PROBLEMS = frozenset({"key", "number"})  # the document is not JSON-like
 
 
 def _misnamed(shown: str, name: str) -> Finding:
@@ -446,4 +483,6 @@ LOAD_HINTS = {
     "LD008": "write the values out instead of repeating anchors and aliases",
     "LD011": "a record file holds one YAML mapping",
     "LD012": "rename the file to end in .yaml",
+    "LD013": 'quote the key ("3", "null") or give it a name',
+    "LD014": "write the figure as a finite number in its unit (1.5e3 GB/s, not .inf)",
 }

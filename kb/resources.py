@@ -10,11 +10,12 @@ kb never checks less because a file is absent.
 
 from __future__ import annotations
 
-import os
 from importlib.resources import files
 from pathlib import Path
 
-SCHEMAS_ENV = "KB_SCHEMAS"
+from kb import settings
+
+SCHEMAS_ENV = settings.SCHEMAS
 # Schemas every run needs besides one per record kind (kb.model.KIND_BY_FOLDER).
 SHARED_SCHEMAS = ("defs.schema.json", "equations.schema.json")
 THEME_FILES = ("templates/base.html", "templates/record.html", "static/style.css")
@@ -35,11 +36,10 @@ def _package_dir(name: str) -> Path:
 
 def schemas_dir() -> Path:
     """Where the schemas are: $KB_SCHEMAS when set, else the package's own."""
-    env = os.environ.get(SCHEMAS_ENV)
-    if env:
-        path = Path(env)
+    path = settings.schemas_dir()
+    if path is not None:
         if not path.is_dir():
-            raise ResourceMissing(f"{SCHEMAS_ENV}={env} is not a folder of schemas")
+            raise ResourceMissing(f"{SCHEMAS_ENV}={path} is not a folder of schemas")
         return path
     return _package_dir("schemas")
 

@@ -9,12 +9,12 @@ gets its own load code, because the fix is in the YAML, not in the value.
 from __future__ import annotations
 
 import json
-import os
 import re
 from collections.abc import Iterator
 from functools import cache, lru_cache
 from typing import TYPE_CHECKING, Any
 
+from kb import settings
 from kb.findings import Finding, Location, Severity, pointer_join
 from kb.model import KnowledgeBase, Record
 from kb.resources import ResourceMissing, require_schemas
@@ -83,7 +83,7 @@ def fast_validator(kind: str) -> Any | None:
     then validates every record, with the same findings.
     """
     schema = load_schemas().get(schema_name(kind))
-    if schema is None or os.environ.get("KB_SCHEMA_ENGINE") == "python":
+    if schema is None or settings.python_schema_engine():
         return None
     try:
         import jsonschema_rs

@@ -1,36 +1,33 @@
 """What the last run saw and found, so the next run can re-check only what changed.
 
-One file, `<cache dir>/run-v1.marshal` beside the record cache (kb.recordcache).
-For every file of the records tree it keeps the SHA-256 of the bytes that were
-checked, the record id its path gives (empty if the file did not load), the
-`id:` it claims, its kind, the record ids its references point at and those
-whose contents its checks read; and
-the located findings of the whole run, by file. kb.incremental reads it.
+A view of kb's one store (kb.store: `run.kbstore` in the cache folder, under
+the one salt of kb.fingerprint), holding one entry. For every file of the
+records tree it keeps the SHA-256 of the bytes that were checked, the record id
+its path gives (empty if the file did not load), the `id:` it claims, its kind,
+the record ids its references point at and those whose contents its checks
+read; and the located findings of the whole run, by file. kb.incremental reads it.
 
-It is tied to the same salt as the record cache (kb's code, the schemas, the
-libraries), to the records folder and to the working directory (findings
-print paths relative to it); anything else, a corrupt file or a read error
-gives no snapshot, and the run is a full one. Written atomically.
+The entry names the records folder and the working directory (findings print
+paths relative to it); another folder, another directory, another salt, a
+damaged file or a read error gives no snapshot, and the run is a full one.
+A file with a finding that a time budget decided (kb.equations.cache.
+timed_out: a check that ran out of time) is kept as unread, so the next run
+checks it again instead of replaying the timeout.
 """
 
 from __future__ import annotations
 
-import marshal
 import os
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from kb.equations.cache import timed_out
 from kb.findings import Finding
-from kb.recordcache import (
-    atomic_write_marshal,
-    finding_from_tuple,
-    finding_to_tuple,
-    make_cache_dir,
-)
+from kb.recordcache import finding_from_tuple, finding_to_tuple
+from kb.store import ShardedStore, shard_file
 
-FORMAT = "kb-run-snapshot-3"  # 3: the EQ017-EQ020 findings
-FILE_NAME = "run-v1.marshal"
+STORE, KEY = "run", "snapshot"
 UNREAD = ""  # the digest of a file that did not load: such a file is re-checked every run
 
 
@@ -62,36 +59,43 @@ class Snapshot:
 
 
 def snapshot_path(directory: Path) -> Path:
-    return directory / FILE_NAME
+    return directory / shard_file(STORE, 0, 1)
 
 
-def _context(salt: str, root: Path) -> tuple[str, str, str, str]:
-    return (FORMAT, salt, str(root.resolve()), os.getcwd())
+def _place(root: Path) -> tuple[str, str]:
+    return (str(root.resolve()), os.getcwd())
 
 
 def read_snapshot(directory: Path, salt: str, root: Path) -> Snapshot | None:
     """The last run's snapshot for this records folder, or None if there is no valid one."""
+    stored = ShardedStore(directory, STORE, salt, shards=1).get(KEY)
+    if not isinstance(stored, tuple) or len(stored) != 3 or stored[0] != _place(root):
+        return None
+    _, files, findings = stored
     try:
-        with open(snapshot_path(directory), "rb") as stream:
-            header = marshal.load(stream)
-            if header != _context(salt, root):
-                return None
-            files, findings = marshal.load(stream), marshal.load(stream)
         return Snapshot({path: FileState(*state) for path, state in files.items()}, findings)
-    except (OSError, EOFError, ValueError, TypeError, AttributeError):
+    except (TypeError, AttributeError):
         return None
 
 
 def write_snapshot(directory: Path, salt: str, root: Path, snapshot: Snapshot) -> None:
     """Save atomically; a read-only tree still validates, it just is not remembered."""
+    again = {path for path, rows in snapshot.findings.items() if any(map(_budgeted, rows))}
     files = {
-        path: (s.digest, s.record_id, s.claimed_id, s.kind, s.targets, s.reads)
+        path: (
+            UNREAD if path in again else s.digest,
+            s.record_id,
+            s.claimed_id,
+            s.kind,
+            s.targets,
+            s.reads,
+        )
         for path, s in snapshot.files.items()
     }
-    try:
-        make_cache_dir(directory)
-        atomic_write_marshal(
-            snapshot_path(directory), [_context(salt, root), files, snapshot.findings]
-        )
-    except (OSError, ValueError):
-        pass
+    store = ShardedStore(directory, STORE, salt, shards=1)
+    store.put(KEY, (_place(root), files, snapshot.findings))
+    store.save(())
+
+
+def _budgeted(row: tuple[object, ...]) -> bool:
+    return timed_out(str(row[0]), str(row[3]))

@@ -9,6 +9,7 @@ JSON Schema sees what the author wrote.
 
 from __future__ import annotations
 
+import math
 import sys
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
@@ -34,7 +35,7 @@ _ALLOWED_TAGS = {
 class YamlProblem:
     """Something the loader refused, with a 1-based position."""
 
-    kind: str  # "duplicate-key" | "tag"
+    kind: str  # "duplicate-key" | "tag" | "key" | "number"
     line: int
     col: int
     detail: str
@@ -64,6 +65,8 @@ class KbLoader(_BaseLoader):
             if not isinstance(key, (str, int, float, bool)) and key is not None:
                 self._problem("tag", key_node, "mapping keys must be plain scalars")
                 continue
+            if not isinstance(key, str):
+                self._problem("key", key_node, _non_string_key(key_node, key))
             if key in seen:
                 first = seen[key].start_mark.line + 1
                 self._problem(
@@ -83,6 +86,17 @@ class KbLoader(_BaseLoader):
 
 
 _STR_TAG = "tag:yaml.org,2002:str"
+
+
+def _non_string_key(node: yaml.Node, key: object) -> str:
+    """Why a key that YAML reads as null, a number or a boolean is not a record key."""
+    written = node.value if isinstance(node, yaml.ScalarNode) and node.value else "~"
+    read_as = "null" if key is None else type(key).__name__
+    if isinstance(key, bool):
+        read_as = "a boolean"
+    elif isinstance(key, (int, float)):
+        read_as = "a number"
+    return f"key {written!r} is read as {read_as}, not text: record keys are strings"
 
 
 def _plain_unique_keys(node: yaml.MappingNode) -> bool:
@@ -143,6 +157,26 @@ KbLoader.yaml_constructors = {
     if tag in _ALLOWED_TAGS
 }
 KbLoader.yaml_constructors[_STR_TAG] = _construct_str
+
+# JSON has no infinity or NaN, and no figure is beyond 1e300 (kb's expressions stop there
+# too): such a number is refused where it is written, not met later as a cascade.
+MAX_MAGNITUDE = 1e300
+
+
+def _bounded(constructor: Any) -> Any:
+    def construct(loader: KbLoader, node: yaml.Node) -> Any:
+        value = constructor(loader, node)
+        if isinstance(value, float) and not math.isfinite(value):
+            loader._problem("number", node, f"{node.value} is not a finite number")
+        elif isinstance(value, (int, float)) and abs(value) > MAX_MAGNITUDE:
+            loader._problem("number", node, f"{node.value[:40]} is beyond 1e300")
+        return value
+
+    return construct
+
+
+for _tag in ("tag:yaml.org,2002:int", "tag:yaml.org,2002:float"):
+    KbLoader.yaml_constructors[_tag] = _bounded(KbLoader.yaml_constructors[_tag])
 KbLoader.add_constructor(None, KbLoader.construct_refused)
 KbLoader.add_multi_constructor("", lambda loader, suffix, node: loader.construct_refused(node))
 KbLoader.add_multi_constructor("!", lambda loader, suffix, node: loader.construct_refused(node))

@@ -6,8 +6,17 @@ from pathlib import Path
 
 import pytest
 
-from kb.checker import check
-from kb.recordcache import SHARDS, RecordCache, shard_name, shard_of
+from kb.checker import cache_salt, check
+from kb.recordcache import STORE, RecordCache
+from kb.store import shard_file, shard_of
+
+SHARDS = 16
+GLOB = f"{STORE}-*.kbstore"
+
+
+def shard_name(key: str) -> str:
+    return shard_file(STORE, shard_of(key, SHARDS), SHARDS)
+
 
 SOURCE = """\
 kind: source
@@ -48,7 +57,7 @@ def shown(root: Path) -> list[str]:
 
 def test_warm_run_reports_what_the_cold_run_reported(tree: Path) -> None:
     cold = shown(tree)
-    assert list((tree.parent / "cache").glob("records-v2-*.marshal"))
+    assert list((tree.parent / "cache").glob(GLOB))
     assert {line.split()[1] for line in cold} >= {"SC001", "LD004", "LD005"}
     assert shown(tree) == cold
 
@@ -63,7 +72,7 @@ def test_a_changed_file_is_parsed_again(tree: Path) -> None:
 
 def test_a_corrupt_cache_is_ignored(tree: Path) -> None:
     cold = shown(tree)
-    for shard in (tree.parent / "cache").glob("records-v2-*.marshal"):
+    for shard in (tree.parent / "cache").glob(GLOB):
         shard.write_bytes(b"\x00garbage")
     assert shown(tree) == cold
 
@@ -76,7 +85,7 @@ def test_entries_under_another_salt_are_not_used(tmp_path: Path) -> None:
     assert RecordCache(tmp_path, "salt-a").get(key) is not None
     assert RecordCache(tmp_path, "salt-b").get(key) is None
     names = sorted(p.name for p in tmp_path.iterdir())
-    assert names == [".gitignore", shard_name(shard_of(key))]  # no temp files
+    assert names == [".gitignore", shard_name(key)]  # no temp files
 
 
 def test_deleted_files_drop_out_of_the_cache(tree: Path) -> None:
@@ -84,15 +93,8 @@ def test_deleted_files_drop_out_of_the_cache(tree: Path) -> None:
     (tree / "sources" / "dup.yaml").unlink()
     shown(tree)
     cache = tree.parent / "cache"
-    saved = RecordCache(cache, _saved_salt(cache))
-    assert saved.old and not any("dup.yaml" in key for key in saved.old)
-
-
-def _saved_salt(directory: Path) -> str:
-    import marshal
-
-    with open(next(directory.glob("records-v2-*.marshal")), "rb") as stream:
-        return str(marshal.load(stream)[1])
+    saved = RecordCache(cache, cache_salt()).store.keys()
+    assert saved and not any("dup.yaml" in key for key in saved)
 
 
 def test_a_save_rewrites_only_the_shards_it_changed(tmp_path: Path) -> None:
@@ -101,17 +103,17 @@ def test_a_save_rewrites_only_the_shards_it_changed(tmp_path: Path) -> None:
     for number, key in enumerate(keys):
         first.put_load(key, {"n": number}, [])
     first.save()
-    assert len(list(tmp_path.glob("*.marshal"))) == SHARDS
-    stamps = {p.name: p.stat().st_mtime_ns for p in tmp_path.glob("*.marshal")}
+    assert len(list(tmp_path.glob("*.kbstore"))) == SHARDS
+    stamps = {p.name: p.stat().st_mtime_ns for p in tmp_path.glob("*.kbstore")}
     second = RecordCache(tmp_path, "salt")
-    assert [second.get(key)[0] for key in keys] == [{"n": n} for n in range(200)]  # type: ignore[index]
+    assert [second.get(key).data for key in keys] == [{"n": n} for n in range(200)]  # type: ignore[union-attr]
     second.put_local(keys[7], [])
     second.save(live_keys=set(keys))
-    shards = tmp_path.glob("*.marshal")
+    shards = tmp_path.glob("*.kbstore")
     rewritten = {p.name for p in shards if p.stat().st_mtime_ns != stamps[p.name]}
-    assert rewritten == {shard_name(shard_of(keys[7]))}
+    assert rewritten == {shard_name(keys[7])}
     third = RecordCache(tmp_path, "salt")
-    assert len(third.old) == 200
+    assert len(third.store.keys()) == 200
     assert third.get(keys[7]) is not None and third.local(keys[7]) == []
     assert third.get(keys[8]) is not None and third.local(keys[8]) is None
 
@@ -122,8 +124,8 @@ def test_a_damaged_shard_loses_its_entries_only(tmp_path: Path) -> None:
     for key in keys:
         first.put_load(key, {}, [])
     first.save()
-    damaged = tmp_path / shard_name(shard_of(keys[0]))
-    damaged.write_bytes(damaged.read_bytes()[:-3])
-    survivors = RecordCache(tmp_path, "salt").old
+    damaged = tmp_path / shard_name(keys[0])
+    damaged.write_bytes(damaged.read_bytes()[:20])  # cut inside the index: the shard holds none
+    survivors = RecordCache(tmp_path, "salt").store.keys()
     assert keys[0] not in survivors
-    assert {k for k in keys if shard_of(k) != shard_of(keys[0])} == set(survivors)
+    assert {k for k in keys if shard_name(k) != shard_name(keys[0])} == survivors

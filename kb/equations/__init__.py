@@ -24,9 +24,9 @@ unit table, below this package). Modules, in import order:
   a stoppable helper thread where neither exists: threadbudget.py)
 - shared.py  symbolic work records with the same maths share, once per process
 - planbuild.py a record's symbolic check, writing its plan on the way
-- cache.py   the content-hash result cache in `.kb-cache/` ($KB_CACHE_DIR); safe to delete
-- engine.py  one memoised analysis of a whole KnowledgeBase, with the reverse binding index
-- parallel.py cold runs spread records over forked workers (KB_EQ_WORKERS=1: in-process)
+- cache.py   the results kept between runs: a view of kb's one store (kb.store)
+- engine.py  one memoised analysis of a whole KnowledgeBase, with the reverse binding index;
+             cold runs spread families of records over kb's fork pool (kb.workers)
 - evaluate.py evaluation of one equation at given bindings, for `kb calc`
 - verdict.py a record's one-line verdict and the state texts kb show and the site print
 

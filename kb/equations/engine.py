@@ -21,6 +21,7 @@ from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from kb import fingerprint
 from kb.equations.bind import BindError, Bound, referenced_records, resolve
 from kb.equations.cache import ResultCache, content_key
 from kb.equations.compose import compose, uses_specs
@@ -35,11 +36,13 @@ from kb.equations.results import (
     item_from,
     item_json,
 )
-from kb.equations.timeout import default_budget
+from kb.equations.timeout import default_budget, record_budget, reset_run_budget
 from kb.model import KnowledgeBase, Record
-from kb.recordcache import cache_dir
+from kb.store import cache_dir
+from kb.workers import map_or_run
 
 SECTIONS = ("symbols", "equations", "derivations", "claims")
+FORK_FAMILIES = 6  # fewer families are checked in this process
 
 
 @dataclass
@@ -85,10 +88,11 @@ Pending = tuple[str, str, dict[str, "Bound | BindError"], Record, tuple[Issue, .
 def analyse(kb: KnowledgeBase, use_cache: bool = True) -> Analysis:
     """Analyse `kb`, once per KnowledgeBase object."""
     default_budget()  # a bad $KB_EQ_BUDGET stops kb here (UsageProblem, exit 2), not per check
+    reset_run_budget()
     memo = _MEMO.get(id(kb))
     if memo is not None and memo[0]() is kb:
         return memo[1]
-    cache = ResultCache(cache_dir(kb.root) if use_cache else None)
+    cache = ResultCache(cache_dir(kb.root), fingerprint.salt()) if use_cache else ResultCache(None)
     analysis = Analysis()
     pending: dict[str, Pending] = {}
     for record in kb:
@@ -105,6 +109,12 @@ def analyse(kb: KnowledgeBase, use_cache: bool = True) -> Analysis:
     return analysis
 
 
+def analysed(kb: KnowledgeBase) -> Analysis | None:
+    """The analysis of `kb` if this process has made it (never starts one)."""
+    memo = _MEMO.get(id(kb))
+    return memo[1] if memo is not None and memo[0]() is kb else None
+
+
 def _run_pending(
     kb: KnowledgeBase, pending: dict[str, Pending], cache: ResultCache, analysis: Analysis
 ) -> None:
@@ -113,13 +123,13 @@ def _run_pending(
     Records with the same maths share their symbolic work (shared.py), so the cost
     is about one symbolic check per distinct text plus exact arithmetic per record.
     A family (records of one symbols-and-equations text) stays in one process, and
-    workers are forked only for enough families (parallel.py): forking for many
-    cheap records of a few families cost more than it saved (BENCHMARKS.md).
+    workers are forked (kb.workers) only for FORK_FAMILIES families or more: forking
+    for many cheap records of a few families cost more than it saved (BENCHMARKS.md:
+    at 10,000 records in 2 families it doubled the engine's wall time, 1.0 -> 1.9 s).
     """
     if not pending:
         return
     from kb.equations import planbuild  # noqa: F401  # SymPy imported once, before any fork
-    from kb.equations.parallel import map_records
     from kb.equations.shared import family_key
 
     families: dict[str, list[str]] = {}
@@ -131,13 +141,14 @@ def _run_pending(
         checked = []
         for record_id in members[family]:
             resolver = _resolver(kb, pending[record_id][2])
-            result, plan = run_record_with_plan(pending[record_id][3], resolver, shared=True)
+            with record_budget():
+                result, plan = run_record_with_plan(pending[record_id][3], resolver, shared=True)
             checked.append((record_id, _to_json(result), plan))
         return checked
 
     found = {
         record_id: (data, plan)
-        for family in map_records(job, range(len(members)))
+        for family in map_or_run(job, range(len(members)), FORK_FAMILIES)
         for record_id, data, plan in family
     }
     for record_id in sorted(found):

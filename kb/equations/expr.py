@@ -25,6 +25,9 @@ MAX_LENGTH = 500
 MAX_NODES = 300
 MAX_DEPTH = 40
 MAX_SYMBOLIC_EXPONENT = 64
+MAX_LITERAL_EXPONENT = 300  # physical figures span ~1e-30..1e30; doubles stop at 1e308
+
+_DECIMAL_RE = re.compile(r"(\d*)(?:\.(\d*))?(?:[eE]([+-]?\d+))?")
 
 NAME_RE = re.compile(r"[A-Za-z][A-Za-z0-9]*(?:_[A-Za-z0-9]+)*\Z")
 
@@ -38,6 +41,8 @@ FUNCTIONS: Mapping[str, tuple[Callable[..., Any], int, int | None]] = {
     "floor": (sp.floor, 1, 1),
 }
 RESERVED = frozenset(FUNCTIONS)
+_NOT_FINITE_REAL = (sp.zoo, sp.oo, -sp.oo, sp.nan, sp.I)
+UNEVALUATED_WHEN_CONSTANT = frozenset({"floor", "ceil"})
 
 
 class ExpressionError(ValueError):
@@ -115,6 +120,11 @@ def parse_expression(
     except (ValueError, TypeError, ArithmeticError, RecursionError) as exc:
         # e.g. max() of values SymPy cannot order (max(B, sqrt(-B)))
         raise ExpressionError(f"not a real-valued expression: {_short(exc)}") from None
+    if value.has(*_NOT_FINITE_REAL):
+        # log(0) builds zoo, sqrt(-1) builds I: no figure is infinite or imaginary
+        raise ExpressionError(
+            "not a finite real expression (a log of 0, a root of a negative, ...)"
+        )
     return Parsed(text, tree.body, value)
 
 
@@ -190,8 +200,9 @@ class _Builder:
         value = node.value
         if isinstance(value, bool) or not isinstance(value, (int, float)):
             raise ExpressionError(f"literal {value!r} is not allowed (numbers only)")
-        text = ast.get_source_segment(self.source, node) or repr(value)
-        return sp.Rational(text.replace("_", ""))
+        text = (ast.get_source_segment(self.source, node) or repr(value)).replace("_", "")
+        _check_magnitude(text)
+        return sp.Rational(text)
 
     def name(self, name: str) -> sp.Expr:
         if name in RESERVED:
@@ -235,7 +246,44 @@ class _Builder:
         count = len(node.args)
         if count < low or (high is not None and count > high):
             raise ExpressionError(f"{func.id}() takes {low}..{high or 'n'} arguments, got {count}")
-        return function(*(self.build(arg, depth + 1) for arg in node.args))
+        args = [self.build(arg, depth + 1) for arg in node.args]
+        if func.id in UNEVALUATED_WHEN_CONSTANT and _irrational_constant(args[0]):
+            # SymPy evaluates floor/ceil of a constant while building it, to as many
+            # digits as the integer part needs: floor(1e300*log(1e300)) never returns.
+            # Built unevaluated, the work happens later, inside a check's time budget.
+            # (Of a rational it is exact and instant, so it is evaluated as before.)
+            return function(*args, evaluate=False)
+        return function(*args)
+
+
+def _irrational_constant(value: sp.Expr) -> bool:
+    """A constant (no symbols) that is not a plain rational: log(1e300), exp(3), sqrt(2)."""
+    return not value.free_symbols and not value.is_Rational
+
+
+def _check_magnitude(text: str) -> None:
+    """Refuse a literal beyond 10**±MAX_LITERAL_EXPONENT (1e9999999 costs seconds to build)."""
+    match = _DECIMAL_RE.fullmatch(text)
+    if match is None:
+        return  # not a decimal literal: Rational refuses it
+    whole, fraction, exponent = match.group(1), match.group(2) or "", match.group(3)
+    digits = (whole + fraction).lstrip("0")
+    if not digits:
+        return  # zero
+    if exponent is not None and len(exponent.lstrip("+-").lstrip("0")) > 6:
+        raise ExpressionError(
+            f"literal {text[:40]} is out of range (beyond 1e±{MAX_LITERAL_EXPONENT})"
+        )
+    scale = int(exponent or "0")
+    leading = (
+        len(whole.lstrip("0"))
+        if whole.lstrip("0")
+        else -(len(fraction) - len(fraction.lstrip("0")))
+    )
+    if abs(scale + leading - 1) > MAX_LITERAL_EXPONENT:
+        raise ExpressionError(
+            f"literal {text[:40]} is out of range (beyond 1e±{MAX_LITERAL_EXPONENT})"
+        )
 
 
 def _power(base: sp.Expr, exponent: sp.Expr) -> sp.Expr:
@@ -248,7 +296,16 @@ def _power(base: sp.Expr, exponent: sp.Expr) -> sp.Expr:
             raise ExpressionError(f"exponent {exponent} is larger than {MAX_SYMBOLIC_EXPONENT}")
     if base == 0 and exponent.is_negative:
         raise ExpressionError("division by zero")
-    return base**exponent
+    result = base**exponent
+    if result.is_Rational and result != 0 and _beyond_bound(result):
+        raise ExpressionError(f"numeric power beyond 1e±{MAX_LITERAL_EXPONENT}")
+    return result
+
+
+def _beyond_bound(number: sp.Rational) -> bool:
+    """|number| > 10**MAX_LITERAL_EXPONENT or < 10**-MAX_LITERAL_EXPONENT (by digit count)."""
+    digits = len(str(abs(int(number.p)))) - len(str(int(number.q)))
+    return abs(digits) > MAX_LITERAL_EXPONENT
 
 
 def _bits(number: sp.Rational) -> int:
@@ -262,7 +319,11 @@ def _log2_bits(number: sp.Rational) -> int:
 
 
 def to_text(expr: sp.Expr) -> str:
-    """Print a SymPy expression back in the safe language (parse(to_text(e)) == e)."""
+    """Print a SymPy expression back in the safe language.
+
+    parse(to_text(e)) == e while e's constants are within the literal bound
+    (tests/fuzz/test_expressions.py); past it, the text is for reading only.
+    """
     text: str = _SafePrinter().doprint(expr)
     return text
 

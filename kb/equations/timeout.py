@@ -19,9 +19,7 @@ Three ways to keep it, the first that the platform offers:
 
 from __future__ import annotations
 
-import math
 import multiprocessing
-import os
 import signal
 import threading
 import time
@@ -29,11 +27,11 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import Any, TypeVar, cast
 
-from kb.usage import UsageProblem
+from kb import settings
 
 T = TypeVar("T")
 
-DEFAULT_BUDGET = 2.0  # seconds per check; $KB_EQ_BUDGET overrides it
+DEFAULT_BUDGET = settings.DEFAULT_BUDGET  # seconds per check; $KB_EQ_BUDGET overrides it
 # Once a budget is spent its alarm comes again every ALARM_REPEAT seconds until the work
 # ends: a CheckTimeout lost on the way (an `except Exception` in the work, a handler that
 # ran inside a finaliser, where Python ignores exceptions) cannot leave the work unbounded.
@@ -72,23 +70,85 @@ def _alarm(seconds: float) -> Iterator[None]:
 
 
 def default_budget() -> float:
-    """$KB_EQ_BUDGET (seconds, a positive number) if set, else DEFAULT_BUDGET."""
-    text = os.environ.get("KB_EQ_BUDGET", "").strip()
-    if not text:
-        return DEFAULT_BUDGET
+    """$KB_EQ_BUDGET (seconds, a positive number) if set, else DEFAULT_BUDGET (kb.settings)."""
+    return settings.eq_budget()
+
+
+class _Spending:
+    """What this process's checks have spent: the budgets above a single check.
+
+    A record's checks together get RECORD_BUDGETS check budgets (wall clock from the
+    record's first check), and the checks of a run that hit their budget together
+    lose at most RUN_BUDGETS of them; after that every further check is unverified
+    at once. Ordinary records spend milliseconds and never meet either limit; a
+    hostile record (eight slow checks) or a hostile tree (thousands of them) stays
+    bounded. Only the outermost budget counts: budgets nest.
+    """
+
+    def __init__(self) -> None:
+        self.record_end: float | None = None
+        self.record_label = ""
+        self.lost = 0.0
+        self.depth = 0
+
+
+RECORD_BUDGETS = 3
+RUN_BUDGETS = 30
+_SPENT = _Spending()
+
+
+@contextmanager
+def record_budget(seconds: float | None = None) -> Iterator[None]:
+    """Bound the checks of one record together (default RECORD_BUDGETS check budgets)."""
+    total = seconds if seconds is not None else RECORD_BUDGETS * default_budget()
+    saved = (_SPENT.record_end, _SPENT.record_label)
+    _SPENT.record_end = time.monotonic() + total
+    _SPENT.record_label = f"the record's checks exceeded their {total:g} s budget"
     try:
-        value = float(text)
-    except ValueError:
-        value = math.nan
-    if not math.isfinite(value) or value <= 0:
-        raise UsageProblem(f"KB_EQ_BUDGET={text!r}: expected a positive number of seconds")
-    return value
+        yield
+    finally:
+        _SPENT.record_end, _SPENT.record_label = saved
+
+
+def reset_run_budget() -> None:
+    """Start a run: nothing lost to timeouts yet."""
+    _SPENT.lost = 0.0
+
+
+def _capped(seconds: float) -> float:
+    """`seconds`, cut to what the record and the run have left (CheckTimeout if nothing)."""
+    if _SPENT.depth:
+        return seconds  # an inner budget: the enclosing one was capped already
+    run_left = RUN_BUDGETS * default_budget() - _SPENT.lost
+    if run_left <= 0:
+        raise CheckTimeout(f"this run's checks spent their {RUN_BUDGETS} budgets on timeouts")
+    if _SPENT.record_end is not None:
+        record_left = _SPENT.record_end - time.monotonic()
+        if record_left <= 0:
+            raise CheckTimeout(_SPENT.record_label)
+        seconds = min(seconds, record_left)
+    return min(seconds, run_left)
 
 
 def run_with_budget(work: Callable[[], T], seconds: float | None = None) -> T:
-    """Return work(), or raise CheckTimeout once `seconds` (default_budget()) have passed."""
-    if seconds is None:
-        seconds = default_budget()
+    """Return work(), or raise CheckTimeout once `seconds` (default_budget()) have passed.
+
+    The record's and the run's budgets (record_budget, RUN_BUDGETS) cap `seconds`.
+    """
+    seconds = _capped(default_budget() if seconds is None else seconds)
+    started = time.monotonic()
+    _SPENT.depth += 1
+    try:
+        return _run_within(work, seconds)
+    except CheckTimeout:
+        if _SPENT.depth == 1:
+            _SPENT.lost += time.monotonic() - started
+        raise
+    finally:
+        _SPENT.depth -= 1
+
+
+def _run_within(work: Callable[[], T], seconds: float) -> T:
     if _alarm_usable():
         with _alarm(seconds):
             return work()

@@ -33,6 +33,7 @@ class Gap:
 
     pointer: str
     message: str
+    unreadable: str = ""  # the id of a record the tree has but kb could not read
 
 
 @dataclass(frozen=True)
@@ -115,8 +116,8 @@ class InputReader:
         self.kb = kb
         self.gaps: list[Gap] = []
 
-    def gap(self, pointer: str, message: str) -> None:
-        self.gaps.append(Gap(pointer, message))
+    def gap(self, pointer: str, message: str, unreadable: str = "") -> None:
+        self.gaps.append(Gap(pointer, message, unreadable))
 
     def quantity(self, node: Any, pointer: str, dim: str, what: str) -> Figure | None:
         """Resolve a quantity or a `record#path` binding to one, checked for dimension `dim`."""
@@ -127,7 +128,8 @@ class InputReader:
             record = self.kb.get(record_id)
             node = record.get(path) if record else None
             if node is None:
-                self.gap(pointer, f"{what} binds to {origin}, which does not resolve")
+                unreadable = record_id if record is None and self.kb.exists(record_id) else ""
+                self.gap(pointer, f"{what} binds to {origin}, which does not resolve", unreadable)
                 return None
         if node is None:
             self.gap(pointer, f"{what} is missing")

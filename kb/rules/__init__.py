@@ -25,6 +25,8 @@ RULE_MODULES: tuple[str, ...] = (
     "yaml11_boolean",  # LD010
     "not_a_mapping",  # LD011
     "yml_extension",  # LD012
+    "non_string_key",  # LD013
+    "non_finite_number",  # LD014
     # SC: schema
     "schema_violation",  # SC001
     # ID: identity

@@ -41,7 +41,20 @@ SEVERITY = Severity.ERROR
 
 
 def gap_findings(unresolved: PlacementSpec | Unresolved) -> list[Finding]:
-    """One finding per gap of a placement (none when resolved; also used by `kb ledger`)."""
+    """One finding per gap of a placement (none when resolved; also used by `kb ledger`).
+
+    When an input is in a record the tree has but kb could not read, that record's
+    own finding is the root cause: the placement gets one finding naming it, not one
+    per input the missing record would have fed.
+    """
+    unreadable = [gap for gap in unresolved.gaps if gap.unreadable]
+    if unreadable:
+        first = unreadable[0]
+        message = (
+            f"cannot be priced while {first.unreadable} cannot be read (its own finding says why)"
+        )
+        hint = f"fix {first.unreadable} first"
+        return [found(CODE, SEVERITY, unresolved.path, first.pointer, message, hint)]
     return [
         found(
             CODE,

@@ -24,7 +24,7 @@ from kb.resources import seed_000_text, theme_dir
 from kb.sitegen import urls
 from kb.sitegen.catalogue import registered_rules, rule_entries
 from kb.sitegen.deps import PageInputs
-from kb.sitegen.manifest import MANIFEST, Manifest, fingerprint, load_manifest
+from kb.sitegen.manifest import MANIFEST, Manifest, budget_bound, fingerprint, load_manifest
 from kb.sitegen.methodology import methodology_blocks
 from kb.sitegen.output import SiteWriter, staged_output
 from kb.sitegen.record_page import charts_and_ledger, latest_changes
@@ -94,14 +94,14 @@ def build(
     """
     theme = theme if theme is not None else theme_dir()
     with staged_output(Path(out_dir)) as writer:
-        inputs = PageInputs(kb, fingerprint(theme))
+        salt = fingerprint(theme)
         site = Site(
             kb,
             list(findings),
             writer,
             make_environment(theme),
-            inputs,
-            load_manifest(writer.previous),
+            PageInputs(kb, salt),
+            load_manifest(writer.previous, salt),
         )
         write_static(site, theme)
         write_home(site)
@@ -113,7 +113,8 @@ def build(
         write_methodology(site)
         write_schemas(site, site_url)
         write_search(site)
-        writer.write_text(MANIFEST, site.manifest.to_text())
+        kept = Manifest() if budget_bound(kb) else site.manifest
+        writer.write_bytes(MANIFEST, kept.encoded(salt))
     return BuildReport(Path(out_dir), writer.written, writer.kept, site.rendered)
 
 

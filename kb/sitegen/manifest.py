@@ -1,33 +1,36 @@
 """The build manifest: which inputs each page of the last build was rendered from.
 
-Kept in the output folder (`.kb-build-manifest.json`), so it is swapped in with
-the pages it describes and can never disagree with them. It maps each page to
-its key (kb.sitegen.deps) and each record to the anchors of its charts (the
-charts page lists them without re-rendering the record), and keeps the few
-charts the charts page draws in full (plain JSON data, rendered by the
-autoescaping template like any other). A page whose key is
-unchanged is hard-linked from the previous build instead of being rendered.
-The fingerprint part of every key covers kb's code, the templates and static
-files, and the versions of Python and the libraries that shape the output, so
-changing any of them re-renders everything. A missing or malformed manifest
-means a full build; it is parsed as JSON, never executed.
+A view of kb's one store (kb.store) kept in the output folder
+(`.kb-build-manifest.kbstore`), so it is swapped in with the pages it describes
+and can never disagree with them. It maps each page to its key
+(kb.sitegen.deps) and each record to the anchors of its charts (the charts page
+lists them without re-rendering the record), and keeps the few charts the
+charts page draws in full (plain JSON data, rendered by the autoescaping
+template like any other). A page whose key is unchanged is hard-linked from the
+previous build instead of being rendered. The store's salt, `fingerprint(theme)`,
+is the one salt of kb.fingerprint (kb's code, the libraries that shape the
+output, the schemas) with the theme's files, and it is the fingerprint part of
+every page key too: changing any of them re-renders everything. A missing,
+damaged or foreign manifest means a full build; its entry is JSON text, parsed,
+never executed. A build that showed a timed-out check keeps no keys
+(`budget_bound`): its pages depended on how busy the machine was.
 """
 
 from __future__ import annotations
 
-import functools
 import hashlib
 import json
-import sys
 from dataclasses import dataclass, field
-from importlib import metadata
 from pathlib import Path
 from typing import Any
 
-MANIFEST = ".kb-build-manifest.json"
-FORMAT = 2
-KB_PACKAGE = Path(__file__).resolve().parents[1]
-LIBRARIES = ("jinja2", "markupsafe", "sympy", "pyyaml")
+from kb import fingerprint as kb_fingerprint
+from kb.model import KnowledgeBase
+from kb.store import ShardedStore, shard_file
+
+STORE, KEY = ".kb-build-manifest", "manifest"
+MANIFEST = shard_file(STORE, 0, 1)  # the file's name in the output folder
+FORMAT = 3  # 3: kept in kb's store
 
 
 @dataclass
@@ -47,14 +50,21 @@ class Manifest:
         }
         return json.dumps(payload, sort_keys=True, separators=(",", ":")) + "\n"
 
+    def encoded(self, salt: str) -> bytes:
+        """The manifest file's bytes (the site writer writes them with the pages)."""
+        store = ShardedStore(None, STORE, salt, shards=1)
+        store.put(KEY, self.to_text())
+        return store.encode(0)
 
-def load_manifest(site: Path | None) -> Manifest:
+
+def load_manifest(site: Path | None, salt: str) -> Manifest:
     """Read the previous build's manifest; anything unexpected reads as none."""
     if site is None:
         return Manifest()
+    text = ShardedStore(site, STORE, salt, shards=1).get(KEY)
     try:
-        payload = json.loads((site / MANIFEST).read_text(encoding="utf-8"))
-    except (OSError, ValueError):
+        payload = json.loads(text) if isinstance(text, str) else None
+    except ValueError:
         return Manifest()
     if not isinstance(payload, dict) or payload.get("format") != FORMAT:
         return Manifest()
@@ -76,37 +86,27 @@ def load_manifest(site: Path | None) -> Manifest:
     )
 
 
-def fingerprint(theme: Path) -> str:
-    """Hash kb's source, the theme's files and the versions that shape the output."""
-    digest = hashlib.blake2b(_code_fingerprint().encode(), digest_size=16)
-    _hash_folder(digest, "theme", theme, "*")
-    return digest.hexdigest()
+def budget_bound(kb: KnowledgeBase) -> bool:
+    """True when a check this build showed ran out of its time budget.
 
-
-@functools.lru_cache(maxsize=1)
-def _code_fingerprint() -> str:
-    """Hash kb's code and library versions once per process: the code that is running.
-
-    (The theme is hashed on every build: templates are read afresh by each build.)
+    Such a build keeps no page keys (an empty manifest), so the next build renders
+    every page again instead of keeping one that shows a timeout. Pages kept from the
+    last build came from a build without one, so only this run's analysis counts.
     """
-    digest = hashlib.blake2b(digest_size=16)
-    digest.update(f"{FORMAT}\n{sys.version}\n".encode())
-    for name in LIBRARIES:
-        digest.update(f"{name}={_version(name)}\n".encode())
-    _hash_folder(digest, "kb", KB_PACKAGE, "*.py")
+    from kb.equations.cache import timed_out
+    from kb.equations.engine import analysed
+
+    analysis = analysed(kb)
+    for result in analysis.results.values() if analysis is not None else ():
+        if any(timed_out(i.code, i.message) for i in result.issues):
+            return True
+        if any(timed_out("", i.detail) for i in result.items):
+            return True
+    return False
+
+
+def fingerprint(theme: Path) -> str:
+    """The one salt of kb.fingerprint with the theme's files (templates are read per build)."""
+    digest = hashlib.blake2b(kb_fingerprint.salt().encode(), digest_size=16)
+    digest.update(kb_fingerprint.folder_fingerprint(theme).encode())
     return digest.hexdigest()
-
-
-def _hash_folder(digest: Any, label: str, folder: Path, pattern: str) -> None:
-    for path in sorted(p for p in folder.rglob(pattern) if p.is_file()):
-        if "__pycache__" in path.parts:
-            continue
-        digest.update(f"{label}:{path.relative_to(folder).as_posix()}\n".encode())
-        digest.update(hashlib.blake2b(path.read_bytes(), digest_size=16).digest())
-
-
-def _version(name: str) -> Any:
-    try:
-        return metadata.version(name)
-    except metadata.PackageNotFoundError:
-        return None

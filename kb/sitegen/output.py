@@ -15,11 +15,12 @@ import os
 import shutil
 import stat
 import tempfile
-import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
+
+from kb.filelock import exclusive_lock
 
 
 @dataclass
@@ -115,9 +116,20 @@ def _written_by_kb(folder: Path) -> bool:
 
 @contextmanager
 def staged_output(out_dir: Path) -> Iterator[SiteWriter]:
-    """Yield a writer into a staging folder; publish it only if the block completes."""
+    """Yield a writer into a staging folder; publish it only if the block completes.
+
+    Builds of one output take turns (a lock beside it): two at once both succeed,
+    the second after the first, instead of renaming folders under each other.
+    """
     out_dir = out_dir.resolve()
     out_dir.parent.mkdir(parents=True, exist_ok=True)
+    with exclusive_lock(out_dir.with_name(f".{out_dir.name}.lock")):
+        with _staged(out_dir) as writer:
+            yield writer
+
+
+@contextmanager
+def _staged(out_dir: Path) -> Iterator[SiteWriter]:
     _recover(out_dir)
     check_output_folder(out_dir)
     staging = Path(tempfile.mkdtemp(prefix=f".{out_dir.name}.building-", dir=out_dir.parent))
@@ -138,13 +150,8 @@ def _recover(out_dir: Path) -> None:
     if old.is_dir() and not out_dir.exists():
         old.rename(out_dir)
     for stale in out_dir.parent.glob(f".{out_dir.name}.building-*"):
-        if stale.is_dir() and _owner_is_gone(stale):
+        if stale.is_dir():  # the lock is ours: no live build owns a staging folder
             shutil.rmtree(stale, ignore_errors=True)
-
-
-def _owner_is_gone(staging: Path) -> bool:
-    """Tell a stale staging folder: older than a minute (no live build keeps one)."""
-    return time.time() - staging.stat().st_mtime > 60
 
 
 def _swap(staging: Path, out_dir: Path) -> None:

@@ -282,7 +282,7 @@ def test_changing_a_bound_hardware_value_does_not_import_sympy(tmp_path: Path) -
         timeout=300,
     )
     root = tmp_path / "corpus" / "records"
-    env = {**os.environ, "KB_CACHE_DIR": str(tmp_path / "cache"), "KB_EQ_WORKERS": "1"}
+    env = {**os.environ, "KB_CACHE_DIR": str(tmp_path / "cache"), "KB_JOBS": "1"}
 
     def validate() -> list[str]:
         done = subprocess.run(

@@ -51,7 +51,7 @@ def _assert_shared_equals_fresh(kb: KnowledgeBase, again: KnowledgeBase) -> int:
 
 @pytest.fixture(autouse=True)
 def _one_process(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setenv("KB_EQ_WORKERS", "1")  # STATS are counted in this process
+    monkeypatch.setenv("KB_JOBS", "1")  # STATS are counted in this process
     shared.clear()
 
 

@@ -25,6 +25,7 @@ from conftest import REPO, copy_repo, load
 from kb.model import KINDS, KnowledgeBase, is_valid_id
 from kb.sitegen.build import BuildReport, build
 from kb.sitegen.deps import PageInputs
+from kb.sitegen.manifest import MANIFEST
 from kb.sitegen.record_page import record_context
 from kb.sitegen.tables import hardware_table, kind_table
 
@@ -158,7 +159,10 @@ def test_a_damaged_manifest_means_a_full_build(
     site: tuple[Path, Path, BuildReport],
 ) -> None:
     root, out, first = site
-    (out / ".kb-build-manifest.json").write_text("{not json", encoding="utf-8")
+    manifest = out / MANIFEST
+    data = bytearray(manifest.read_bytes())
+    data[len(data) // 2] ^= 0x10  # one flipped bit: its checksum no longer holds
+    manifest.write_bytes(bytes(data))
     kb, _ = load(root / "records")
     report = build(kb, out)
     assert sorted(report.rendered) == sorted(first.rendered)

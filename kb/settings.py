@@ -1,0 +1,70 @@
+"""Every `KB_*` environment setting kb reads, read here and nowhere else.
+
+Each is read when asked for (not at import), so a test or a caller that changes
+the environment between runs is heard. A value kb cannot use is a UsageProblem
+(exit 2 with a one-line message), never a silent default.
+
+- KB_JOBS: how many worker processes kb may fork (1: everything in this process);
+- KB_EQ_BUDGET: seconds each symbolic check may take (default 2);
+- KB_CACHE_DIR: where the store of results kept between runs lives (kb.store);
+- KB_SCHEMAS: a folder of schemas that replaces the packaged set (kb.resources);
+- KB_SCHEMA_ENGINE: `python` to validate with python-jsonschema only (kb.schema).
+"""
+
+from __future__ import annotations
+
+import math
+import os
+from pathlib import Path
+
+from kb.usage import UsageProblem
+
+JOBS, EQ_BUDGET, CACHE_DIR = "KB_JOBS", "KB_EQ_BUDGET", "KB_CACHE_DIR"
+SCHEMAS, SCHEMA_ENGINE = "KB_SCHEMAS", "KB_SCHEMA_ENGINE"
+KNOBS = (JOBS, EQ_BUDGET, CACHE_DIR, SCHEMAS, SCHEMA_ENGINE)
+DEFAULT_BUDGET = 2.0  # seconds per symbolic check
+
+
+def _text(name: str) -> str:
+    return os.environ.get(name, "").strip()
+
+
+def jobs() -> int | None:
+    """$KB_JOBS as a count of workers (at least 1), or None when unset."""
+    text = _text(JOBS)
+    if not text:
+        return None
+    if not text.isdigit():
+        raise UsageProblem(f"{JOBS}={text!r}: expected a whole number of worker processes")
+    return max(1, int(text))
+
+
+def eq_budget() -> float:
+    """$KB_EQ_BUDGET (seconds, a positive number) if set, else DEFAULT_BUDGET."""
+    text = _text(EQ_BUDGET)
+    if not text:
+        return DEFAULT_BUDGET
+    try:
+        value = float(text)
+    except ValueError:
+        value = math.nan
+    if not math.isfinite(value) or value <= 0:
+        raise UsageProblem(f"{EQ_BUDGET}={text!r}: expected a positive number of seconds")
+    return value
+
+
+def cache_dir() -> Path | None:
+    """$KB_CACHE_DIR, or None: the store then lives beside the records folder."""
+    text = _text(CACHE_DIR)
+    return Path(text) if text else None
+
+
+def schemas_dir() -> Path | None:
+    """$KB_SCHEMAS, or None: the packaged schemas are used."""
+    text = _text(SCHEMAS)
+    return Path(text) if text else None
+
+
+def python_schema_engine() -> bool:
+    """True when KB_SCHEMA_ENGINE=python turns the compiled jsonschema-rs pass off."""
+    return _text(SCHEMA_ENGINE) == "python"

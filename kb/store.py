@@ -1,0 +1,273 @@
+"""kb's one store for everything kept between runs: keyed entries in shard files.
+
+Every view uses it: the per-file record results (kb.recordcache), the equations
+results (kb.equations.cache), the run snapshot (kb.snapshot) and the site's
+build manifest (kb.sitegen.manifest). `ShardedStore(directory, name, salt)`
+keeps entries in `<name>-<nn>.kbstore` files (one `<name>.kbstore` when it has
+one shard) under `directory`, each entry in the shard `shard_of(key)` names.
+
+Nothing read is trusted:
+
+- a shard starts with a magic, the length and a BLAKE2b checksum of its index
+  (the format, the store's name, its salt, and per key the offset, length and
+  checksum of the entry); a shard whose index does not check out, or whose
+  format, name or salt differ, holds nothing;
+- every entry's checksum (over its key and bytes) is verified when it is read;
+  a mismatch is a miss, and the caller computes the entry afresh. marshal only
+  ever decodes bytes whose checksum matched, bytes kb itself wrote (marshal, not
+  pickle: loading never runs code, though the Python docs warn it is not meant
+  for untrusted data, which is why nothing unverified reaches it).
+
+Writes are atomic and safe under concurrent runs: a shard is written to a
+uniquely named temporary file in the same folder, flushed to disk (fsync) and
+renamed over the old one (os.replace), so a reader sees the old shard or the new
+one, never half of one; two runs saving at once each write whole shards, and the
+later rename wins (the other run's new entries are recomputed when next needed).
+A store that cannot be written (a read-only tree) still answers; it just keeps
+nothing. The folder ignores itself in git (`make_cache_dir`).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import marshal
+import os
+import stat
+import struct
+import tempfile
+import zlib
+from collections.abc import Collection, Iterator
+from pathlib import Path
+from typing import Any
+
+from kb import settings
+
+FORMAT = "kb-store-1"
+MAGIC = b"KBSTORE1"
+SUFFIX = ".kbstore"
+_PREFIX = struct.Struct("<8sQ16s")  # magic, index length, index checksum
+# Version 2: no back-references, whose use depends on reference counts, so equal values
+# give equal bytes in every process (the site's manifest is part of a byte-identical build).
+MARSHAL_VERSION = 2
+GITIGNORE = "# Created by kb: its cache, safe to delete.\n*\n"
+
+
+def shard_of(key: str, shards: int) -> int:
+    """The shard an entry lives in: a CRC-32 of its key."""
+    return zlib.crc32(_key_bytes(key)) % shards
+
+
+def shard_file(name: str, shard: int, shards: int) -> str:
+    return f"{name}{SUFFIX}" if shards == 1 else f"{name}-{shard:02x}{SUFFIX}"
+
+
+def cache_dir(root: str | os.PathLike[str]) -> Path:
+    """$KB_CACHE_DIR if set, else `.kb-cache` beside the records folder (the stores live there)."""
+    override = settings.cache_dir()
+    if override is not None:
+        return override
+    base = Path(root)
+    return (base.parent if base.name == "records" else base) / ".kb-cache"
+
+
+def make_cache_dir(directory: Path) -> None:
+    """Create the cache folder so that it ignores itself: git never sees it (as ruff's does)."""
+    directory.mkdir(parents=True, exist_ok=True)
+    ignore = directory / ".gitignore"
+    if not ignore.exists():
+        atomic_write(ignore, GITIGNORE.encode())
+
+
+def atomic_write(path: Path, data: bytes) -> None:
+    """Write `data` to `path` whole or not at all: unique temp file, fsync, rename."""
+    handle, temp = tempfile.mkstemp(dir=path.parent, prefix=".tmp-", suffix=path.suffix)
+    try:
+        with os.fdopen(handle, "wb") as stream:
+            stream.write(data)
+            stream.flush()
+            os.fsync(stream.fileno())
+        os.replace(temp, path)
+    except BaseException:
+        Path(temp).unlink(missing_ok=True)
+        raise
+
+
+def read_regular(path: Path) -> bytes | None:
+    """The bytes of a regular file; None for anything else (a FIFO, a device) or on error."""
+    try:
+        handle = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
+    except OSError:
+        return None
+    try:
+        with os.fdopen(handle, "rb") as stream:
+            if not stat.S_ISREG(os.fstat(stream.fileno()).st_mode):
+                return None
+            return stream.read()
+    except OSError:
+        return None
+
+
+class ShardedStore:
+    """Get, put and save keyed entries (marshal-able values, never None) of one store.
+
+    A shard is read when one of its keys is first asked for. `directory=None` keeps
+    entries in memory only (nothing is read or saved).
+    """
+
+    def __init__(self, directory: Path | None, name: str, salt: str, shards: int = 16) -> None:
+        self.directory, self.name, self.salt, self.shards = directory, name, salt, shards
+        self._old: dict[int, _Shard] = {}
+        self._new: dict[str, tuple[bytes, bytes]] = {}  # key -> (checksum, marshalled value)
+        self._used: set[str] = set()  # keys this run read or wrote
+
+    def get(self, key: str) -> Any | None:
+        """The entry under `key`, or None if there is none or it does not check out."""
+        new = self._new.get(key)
+        if new is not None:
+            return marshal.loads(new[1])
+        found = self._shard(shard_of(key, self.shards)).get(key)
+        if found is None:
+            return None
+        try:
+            value = marshal.loads(found)
+        except Exception:  # noqa: BLE001 - unreachable for verified bytes; a miss regardless
+            return None
+        self._used.add(key)
+        return value
+
+    def put(self, key: str, value: Any) -> None:
+        try:
+            payload = marshal.dumps(value, MARSHAL_VERSION)
+        except ValueError:  # a type marshal cannot keep: not stored, computed again next time
+            return
+        self._new[key] = (_checksum(key, payload), payload)
+        self._used.add(key)
+
+    def keys(self) -> set[str]:
+        """Every key the store holds now (its saved shards and this run's entries)."""
+        found = set(self._new)
+        for shard in range(self.shards):
+            found.update(self._shard(shard).index)
+        return found
+
+    def save(self, live_keys: Collection[str] | None = None) -> None:
+        """Write the shards that changed; errors leave the store as it was.
+
+        `live_keys=None` keeps every saved entry; otherwise only the entries this run
+        read or wrote and those whose key is in `live_keys` are kept.
+        """
+        if self.directory is None:
+            return
+        live = None if live_keys is None else set(live_keys)
+        try:
+            make_cache_dir(self.directory)
+            for shard in self._changed(live):
+                path = self.directory / shard_file(self.name, shard, self.shards)
+                atomic_write(path, self.encode(shard, live))
+        except (OSError, ValueError):
+            pass  # a read-only tree still validates; it just is not remembered
+
+    def encode(self, shard: int, live: set[str] | None = None) -> bytes:
+        """The bytes of one shard file as `save(live)` would write it now."""
+        entries: dict[str, tuple[bytes, bytes]] = {}
+        if live is None or not (self._used | live) <= self._new.keys():  # old entries stay
+            old = self._shard(shard)
+            for key in old.index:
+                raw = old.raw(key) if self._keeps(key, live) else None
+                if raw is not None:
+                    entries[key] = raw
+        entries.update(
+            (key, entry) for key, entry in self._new.items() if shard_of(key, self.shards) == shard
+        )
+        index: dict[str, tuple[int, int, bytes]] = {}
+        parts: list[bytes] = []
+        offset = 0
+        for key in sorted(entries):
+            checksum, payload = entries[key]
+            index[key] = (offset, len(payload), checksum)
+            parts.append(payload)
+            offset += len(payload)
+        header = marshal.dumps((FORMAT, self.name, self.salt, index), MARSHAL_VERSION)
+        prefix = _PREFIX.pack(MAGIC, len(header), _digest(header))
+        return b"".join([prefix, header, *parts])
+
+    def _keeps(self, key: str, live: set[str] | None) -> bool:
+        return live is None or key in self._used or key in live
+
+    def _changed(self, live: set[str] | None) -> Iterator[int]:
+        """The shards to write: those with new entries, and those that drop old ones."""
+        written = {shard_of(key, self.shards) for key in self._new}
+        for shard in range(self.shards):
+            if shard in written:
+                yield shard
+            elif live is not None and any(
+                not self._keeps(key, live) for key in self._shard(shard).index
+            ):
+                yield shard
+
+    def _shard(self, shard: int) -> _Shard:
+        found = self._old.get(shard)
+        if found is None:
+            found = self._old[shard] = self._read(shard)
+        return found
+
+    def _read(self, shard: int) -> _Shard:
+        if self.directory is None:
+            return _Shard()
+        data = read_regular(self.directory / shard_file(self.name, shard, self.shards))
+        return _Shard() if data is None else _Shard.parse(data, (FORMAT, self.name, self.salt))
+
+
+class _Shard:
+    """One shard file as read: its verified index; entries are verified when read."""
+
+    def __init__(self, data: bytes = b"", start: int = 0, index: Any = None) -> None:
+        self.data = memoryview(data)
+        self.start = start
+        self.index: dict[str, Any] = index if isinstance(index, dict) else {}
+
+    @classmethod
+    def parse(cls, data: bytes, expected: tuple[str, str, str]) -> _Shard:
+        """The shard in `data`, or an empty one if its prefix or index does not check out."""
+        if len(data) < _PREFIX.size:
+            return cls()
+        magic, length, checksum = _PREFIX.unpack_from(data)
+        start = _PREFIX.size + length
+        if magic != MAGIC or start > len(data):
+            return cls()
+        header = data[_PREFIX.size : start]
+        if _digest(header) != checksum:
+            return cls()
+        try:
+            found = marshal.loads(header)
+        except Exception:  # noqa: BLE001 - a checked header kb did not write: nothing
+            return cls()
+        if not isinstance(found, tuple) or len(found) != 4 or found[:3] != expected:
+            return cls()
+        return cls(data, start, found[3])
+
+    def raw(self, key: str) -> tuple[bytes, bytes] | None:
+        """(checksum, bytes) of an entry as stored (the index was checked, the bytes not)."""
+        slot = self.index.get(key)
+        if slot is None:
+            return None
+        offset, length, checksum = slot
+        begin = self.start + offset
+        return checksum, bytes(self.data[begin : begin + length])
+
+    def get(self, key: str) -> bytes | None:
+        """An entry's bytes if its checksum holds, else None."""
+        raw = self.raw(key)
+        return raw[1] if raw is not None and _checksum(key, raw[1]) == raw[0] else None
+
+
+def _key_bytes(key: str) -> bytes:
+    return key.encode("utf-8", "surrogatepass")
+
+
+def _digest(data: bytes | memoryview) -> bytes:
+    return hashlib.blake2b(data, digest_size=16).digest()
+
+
+def _checksum(key: str, payload: bytes) -> bytes:
+    return hashlib.blake2b(_key_bytes(key) + b"\0" + payload, digest_size=16).digest()

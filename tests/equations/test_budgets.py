@@ -1,0 +1,110 @@
+"""Budgets that cover everything: building never evaluates, literals are bounded, and a
+record's and a run's checks are bounded together, not only one by one."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import time
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from kb.equations import timeout
+from kb.equations.expr import MAX_LITERAL_EXPONENT, ExpressionError, parse_expression
+from kb.equations.timeout import CheckTimeout, record_budget, reset_run_budget, run_with_budget
+
+
+def test_floor_of_a_huge_constant_is_built_at_once_in_a_fresh_process() -> None:
+    # SymPy evaluated floor() while building: this expression never returned (45 min seen).
+    code = (
+        "from kb.equations.expr import parse_expression as p\n"
+        "print(p('floor(1e300*log(1e300)) + ceil(1e299*exp(1e2))').value.func.__name__)"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == "Add"
+
+
+def test_floor_of_a_symbol_is_unchanged() -> None:
+    assert str(parse_expression("floor(B/2)", allow_undeclared=True).value) == "floor(B/2)"
+    assert parse_expression("ceil(5/2)").value == 3  # a rational: exact at once, as before
+    assert str(parse_expression("ceil(sqrt(2))").value) == "ceiling(sqrt(2))"  # judged later
+
+
+@settings(max_examples=80, deadline=None)
+@given(
+    mantissa=st.sampled_from(["1", "9.99", "0.5", "12", "0.0001"]),
+    exponent=st.integers(min_value=-2000, max_value=2000),
+)
+def test_a_literal_is_accepted_exactly_within_the_magnitude_bound(
+    mantissa: str, exponent: int
+) -> None:
+    from fractions import Fraction
+
+    value = Fraction(mantissa) * Fraction(10) ** exponent
+    magnitude = len(str(value.numerator)) - len(str(value.denominator))  # ~ floor(log10)
+    text = f"{mantissa}e{exponent}"
+    started = time.monotonic()
+    try:
+        parsed = parse_expression(text)
+    except ExpressionError as exc:
+        assert "out of range" in str(exc)
+        assert abs(magnitude) >= MAX_LITERAL_EXPONENT
+    else:
+        assert abs(magnitude) <= MAX_LITERAL_EXPONENT + 1
+        assert parsed.value == value  # exact, as before
+    assert time.monotonic() - started < 1.0
+
+
+def test_a_huge_exponent_in_a_literal_is_refused_at_once() -> None:
+    started = time.monotonic()
+    with pytest.raises(ExpressionError, match="out of range"):
+        parse_expression("1e9999999")
+    assert time.monotonic() - started < 0.5  # it cost ~6.6 s of CPU
+
+
+def _sleeper(seconds: float) -> object:
+    def work() -> None:
+        end = time.monotonic() + seconds
+        while time.monotonic() < end:  # busy: SIGALRM lands between bytecodes
+            pass
+
+    return work
+
+
+def test_a_record_s_checks_share_one_budget() -> None:
+    reset_run_budget()
+    outcomes = []
+    started = time.monotonic()
+    with record_budget(0.5):
+        for _ in range(8):
+            try:
+                run_with_budget(_sleeper(10), seconds=0.3)  # type: ignore[arg-type]
+                outcomes.append("ok")
+            except CheckTimeout as exc:
+                outcomes.append(str(exc))
+    elapsed = time.monotonic() - started
+    assert elapsed < 1.5, elapsed  # eight 0.3 s checks alone would take 2.4 s
+    assert all("budget" in o for o in outcomes)
+    assert sum("record's checks exceeded" in o for o in outcomes) >= 6
+
+
+def test_a_run_stops_checking_after_losing_its_budgets_to_timeouts(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setenv("KB_EQ_BUDGET", "0.05")
+    reset_run_budget()
+    started = time.monotonic()
+    messages = []
+    for _ in range(3 * timeout.RUN_BUDGETS):
+        try:
+            run_with_budget(_sleeper(10))  # type: ignore[arg-type]
+        except CheckTimeout as exc:
+            messages.append(str(exc))
+    elapsed = time.monotonic() - started
+    assert elapsed < (timeout.RUN_BUDGETS + 5) * 0.05 + 1.0, elapsed
+    assert any("this run's checks spent" in m for m in messages)
+    reset_run_budget()
+    assert run_with_budget(lambda: 7) == 7  # a new run starts afresh

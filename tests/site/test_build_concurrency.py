@@ -1,0 +1,89 @@
+"""Builds of one output take turns; a killed build leaves the published site intact."""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import signal
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+
+import pytest
+
+from kb.filelock import exclusive_lock
+from tests.conftest import REPO
+
+
+def _build(out: Path) -> subprocess.Popen[str]:
+    return subprocess.Popen(
+        [sys.executable, "-m", "kb", "build", "--out", str(out), "--root", str(REPO / "records")],
+        cwd=out.parent,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+    )
+
+
+def _digest(site: Path) -> str:
+    digest = hashlib.sha256()
+    for path in sorted(p for p in site.rglob("*") if p.is_file()):
+        digest.update(path.relative_to(site).as_posix().encode() + b"\0" + path.read_bytes())
+    return digest.hexdigest()
+
+
+@pytest.mark.slow
+def test_concurrent_builds_of_one_output_all_succeed_and_agree(tmp_path: Path) -> None:
+    out = tmp_path / "site"
+    builds = [_build(out) for _ in range(3)]
+    outputs = [b.communicate(timeout=600)[0] for b in builds]
+    assert [b.returncode for b in builds] == [0, 0, 0], outputs
+    assert (out / "index.html").is_file()
+    leftovers = sorted(p.name for p in tmp_path.iterdir() if p.name != "site")
+    assert leftovers == [], leftovers  # no lock file, no staging folder, no .old
+    first = _digest(out)
+    again = _build(out)
+    assert again.communicate(timeout=600)[1] is None and again.returncode == 0
+    assert _digest(out) == first  # deterministic: a fourth build is byte-identical
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(not hasattr(signal, "SIGKILL"), reason="POSIX signals")
+def test_a_killed_build_leaves_the_published_site_and_the_next_build_works(
+    tmp_path: Path,
+) -> None:
+    out = tmp_path / "site"
+    first = _build(out)
+    assert first.communicate(timeout=600)[1] is None and first.returncode == 0
+    published = _digest(out)
+    for delay in (0.5, 1.5, 3.0):  # early (validating), mid and late (writing pages)
+        victim = _build(out)
+        time.sleep(delay)
+        victim.send_signal(signal.SIGKILL)
+        victim.wait(timeout=60)
+        assert _digest(out) == published, f"site changed by a build killed after {delay} s"
+    after = _build(out)
+    assert after.communicate(timeout=600)[1] is None and after.returncode == 0
+    assert _digest(out) == published
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["site"]
+
+
+def test_the_lock_makes_a_second_holder_wait(tmp_path: Path) -> None:
+    lock = tmp_path / ".x.lock"
+    order: list[str] = []
+    with exclusive_lock(lock):
+
+        def second() -> None:
+            with exclusive_lock(lock):
+                order.append("second")
+
+        thread = threading.Thread(target=second)
+        thread.start()
+        time.sleep(0.3)
+        order.append("first")
+    thread.join(10)
+    assert order == ["first", "second"]
+    assert not lock.exists()
+    assert os.listdir(tmp_path) == []

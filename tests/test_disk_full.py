@@ -1,0 +1,74 @@
+"""A full disk (simulated ENOSPC) stops kb with a clear message; nothing is half-written."""
+
+from __future__ import annotations
+
+import errno
+import os
+import shutil
+from pathlib import Path
+from typing import Any
+
+import pytest
+from click.testing import CliRunner
+
+from kb.cli import cli as main
+from tests.conftest import REPO
+
+
+def _enospc(*args: Any, **kwargs: Any) -> Any:
+    raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
+
+
+class _FullStream:
+    """A writable stream on a full disk: the first write fails."""
+
+    def __init__(self, descriptor: int) -> None:
+        self.descriptor = descriptor
+
+    def __enter__(self) -> _FullStream:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        os.close(self.descriptor)
+
+    def write(self, text: str) -> int:
+        return _enospc()  # type: ignore[no-any-return]
+
+
+def test_validate_output_on_a_full_disk_is_a_usage_error_and_leaves_nothing(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    report = tmp_path / "report.json"
+    report.write_text("the previous report\n", encoding="utf-8")
+    monkeypatch.setattr(os, "fdopen", lambda fd, *a, **k: _FullStream(fd))
+    result = CliRunner().invoke(
+        main, ["validate", "--root", str(REPO / "records"), "--format", "json", "-o", str(report)]
+    )
+    assert result.exit_code == 2, result.output
+    assert "No space left on device" in result.output
+    assert "internal error" not in result.output and "Traceback" not in result.output
+    assert report.read_text(encoding="utf-8") == "the previous report\n"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["report.json"]
+
+
+def test_build_on_a_full_disk_keeps_the_published_site(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    records = tmp_path / "records"
+    shutil.copytree(REPO / "records", records)
+    out = tmp_path / "site"
+    runner = CliRunner()
+    first = runner.invoke(main, ["build", "--root", str(records), "--out", str(out)])
+    assert first.exit_code == 0, first.output
+    before = {p.relative_to(out): p.read_bytes() for p in out.rglob("*") if p.is_file()}
+    # change a title so pages must be rewritten, then fill the disk
+    h100 = records / "hardware" / "nvidia-h100-sxm.yaml"
+    h100.write_text(h100.read_text("utf-8").replace("title: ", "title: Renamed ", 1), "utf-8")
+    monkeypatch.setattr(Path, "write_bytes", _enospc)
+    failed = runner.invoke(main, ["build", "--root", str(records), "--out", str(out)])
+    assert failed.exit_code == 2, failed.output
+    assert "No space left on device" in failed.output
+    assert "internal error" not in failed.output and "Traceback" not in failed.output
+    after = {p.relative_to(out): p.read_bytes() for p in out.rglob("*") if p.is_file()}
+    assert after == before
+    assert sorted(p.name for p in tmp_path.iterdir()) == [".kb-cache", "records", "site"]

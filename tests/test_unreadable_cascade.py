@@ -1,0 +1,48 @@
+"""A record kb cannot read is one root cause: its own finding, not a cascade elsewhere."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+import sys
+from collections import Counter
+from pathlib import Path
+
+from tests.conftest import REPO
+
+
+def _findings(records: Path, *extra: str) -> list[dict[str, object]]:
+    command = [sys.executable, "-m", "kb", "validate", "--format", "json", "--ignore", "PR003"]
+    done = subprocess.run(
+        [*command, *extra, "--root", str(records)],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        cwd=records.parent,
+    )
+    assert done.returncode == 1, done.stdout + done.stderr
+    return json.loads(done.stdout)["findings"]  # type: ignore[no-any-return]
+
+
+def test_an_unreadable_accelerator_gives_its_own_finding_and_one_per_placement(
+    tmp_path: Path,
+) -> None:
+    records = tmp_path / "records"
+    shutil.copytree(REPO / "records", records)
+    h100 = records / "hardware" / "nvidia-h100-sxm.yaml"
+    text = h100.read_text(encoding="utf-8")
+    assert "bandwidth: {value: 3350, unit: GB/s" in text
+    h100.write_text(text.replace("bandwidth: {value: 3350,", "bandwidth: {value: .nan,"), "utf-8")
+    full = _findings(records, "--full")
+    codes = Counter(str(f["code"]) for f in full)
+    assert codes["LD014"] == 1 and set(codes) == {"LD014", "LG004"}, codes  # no RF001/EQ cascade
+    root = next(f for f in full if f["code"] == "LD014")
+    assert str(root["path"]).endswith("nvidia-h100-sxm.yaml") and root["line"] > 1
+    assert all(
+        "hardware/nvidia-h100-sxm cannot be read" in str(f["message"])
+        for f in full
+        if f["code"] == "LG004"
+    )
+    # the incremental run that follows a full one finds exactly the same
+    assert _findings(records) == full
