@@ -8,7 +8,6 @@ Exit codes: 0 clean, 1 findings, 2 usage error or a fault in kb itself.
 from __future__ import annotations
 
 import importlib
-import importlib.util
 import sys
 
 import click
@@ -32,11 +31,11 @@ class LazyGroup(click.Group):
     """A group that imports a subcommand's module only when that subcommand runs."""
 
     def list_commands(self, ctx: click.Context) -> list[str]:
-        return sorted(name for name, spec in COMMANDS.items() if _available(spec[0]))
+        return sorted(COMMANDS)
 
     def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
         spec = COMMANDS.get(cmd_name)
-        if spec is None or not _available(spec[0]):
+        if spec is None:
             return None
         module = importlib.import_module(spec[0])
         command: click.Command = getattr(module, spec[1])
@@ -48,11 +47,6 @@ class LazyGroup(click.Group):
         if rows:
             with formatter.section("Commands"):
                 formatter.write_dl(rows)
-
-
-def _available(module: str) -> bool:
-    """True when the subcommand's module exists (commands land one issue at a time)."""
-    return importlib.util.find_spec(module) is not None
 
 
 @click.group(cls=LazyGroup, context_settings={"help_option_names": ["-h", "--help"]})

@@ -20,10 +20,6 @@ class Severity(str, Enum):
     WARNING = "warning"
     INFO = "info"
 
-    @property
-    def rank(self) -> int:
-        return {"error": 0, "warning": 1, "info": 2}[self.value]
-
 
 @dataclass(frozen=True, order=True)
 class Location:

@@ -27,7 +27,8 @@ def attach_base(kb: KnowledgeBase, root: Path, rev: str) -> None:
         top, "diff", "--no-renames", "--name-status", "-z", rev, "--", str(root.resolve())
     )
     fields = [f for f in changes.split("\0") if f]
-    kb.base = {}
+    base: dict[str, Record] = {}
+    kb.base = base
     for status, relative in zip(fields[::2], fields[1::2], strict=False):
         if not relative.endswith(".yaml") or status not in ("M", "D", "T"):
             continue
@@ -37,11 +38,13 @@ def attach_base(kb: KnowledgeBase, root: Path, rev: str) -> None:
         if status == "D":
             kb.deleted[record.id] = record
         else:
-            kb.base[record.id] = record
-    _attach_stand_ins(kb, top, root, rev)
+            base[record.id] = record
+    _attach_stand_ins(kb, base, top, root, rev)
 
 
-def _attach_stand_ins(kb: KnowledgeBase, top: Path, root: Path, rev: str) -> None:
+def _attach_stand_ins(
+    kb: KnowledgeBase, base: dict[str, Record], top: Path, root: Path, rev: str
+) -> None:
     """`kb validate -`: git compared the file on disk; stdin's record is compared here."""
     for path in overlay.paths():
         relative = Path(os.path.relpath(path, top.resolve())).as_posix()
@@ -50,7 +53,7 @@ def _attach_stand_ins(kb: KnowledgeBase, top: Path, root: Path, rev: str) -> Non
         record = _record_at(top, root, rev, relative)
         if record is not None:
             kb.deleted.pop(record.id, None)  # gone from disk, but here it is
-            kb.base[record.id] = record
+            base[record.id] = record
 
 
 def _record_at(top: Path, root: Path, rev: str, relative: str) -> Record | None:

@@ -72,9 +72,9 @@ def record_references(record: Record) -> Iterator[Reference]:
         for pointer, value in _follow(record.data, template, ""):
             if isinstance(value, str):
                 yield Reference(record.id, pointer, value, kind)
-    for pointer, template in record_templates(record.data):
-        if template.target:
-            yield Reference(record.id, pointer, template.target, "*")
+    for pointer, written in record_templates(record.data):
+        if written.target:
+            yield Reference(record.id, pointer, written.target, "*")
 
 
 def _follow(node: Any, template: tuple[str, ...], pointer: str) -> Iterator[tuple[str, Any]]:

@@ -9,7 +9,7 @@ from types import ModuleType
 from urllib.parse import quote
 
 from kb import __version__
-from kb.findings import Finding, Severity
+from kb.findings import Finding, Location, Severity
 from kb.rules import all_rules, by_code, summary
 
 INFORMATION_URI = "https://kb.invalid/"
@@ -156,8 +156,8 @@ def _sarif_result(f: Finding, index: dict[str, int]) -> dict[str, object]:
     return result
 
 
-def _sarif_location(location: object) -> dict[str, object]:
-    path, line, col = location.path, location.line, location.col  # type: ignore[attr-defined]
+def _sarif_location(location: Location) -> dict[str, object]:
+    path, line, col = location.path, location.line, location.col
     return {
         "physicalLocation": {
             # a URI reference: a file name with a space or '%' must be percent-encoded

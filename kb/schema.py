@@ -62,7 +62,7 @@ def registry() -> Registry:
     from referencing import Registry, Resource  # only needed when a record is invalid
 
     resources = [(s["$id"], Resource.from_contents(s)) for s in load_schemas().values()]
-    return Registry().with_resources(resources)  # type: ignore[no-any-return]
+    return Registry().with_resources(resources)
 
 
 @cache

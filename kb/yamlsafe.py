@@ -12,12 +12,14 @@ from __future__ import annotations
 import math
 import sys
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import yaml
 
-_BaseLoader: type = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
-HAS_LIBYAML = _BaseLoader is not yaml.SafeLoader
+if TYPE_CHECKING:
+    _BaseLoader = yaml.SafeLoader  # CSafeLoader has the same interface
+else:
+    _BaseLoader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 _ALLOWED_TAGS = {
     "tag:yaml.org,2002:map",
     "tag:yaml.org,2002:seq",
@@ -39,7 +41,7 @@ class YamlProblem:
     detail: str
 
 
-class KbLoader(_BaseLoader):  # type: ignore[misc, valid-type]
+class KbLoader(_BaseLoader):
     """CSafeLoader (or SafeLoader without libyaml) that records problems instead of trusting."""
 
     yaml_implicit_resolvers = {
@@ -51,12 +53,12 @@ class KbLoader(_BaseLoader):  # type: ignore[misc, valid-type]
         super().__init__(stream)
         self.problems: list[YamlProblem] = []
 
-    def construct_mapping(self, node: yaml.MappingNode, deep: bool = False) -> dict[Any, Any]:
+    def construct_mapping(self, node: yaml.Node, deep: bool = False) -> dict[Any, Any]:
         if not isinstance(node, yaml.MappingNode):  # `!!map [1]` or `!!map text`
-            problem = f"expected a mapping node, but found {node.id}"
+            problem = f"expected a mapping node, but found {getattr(node, 'id', 'node')}"
             raise yaml.constructor.ConstructorError(None, None, problem, node.start_mark)
         if _plain_unique_keys(node):
-            return super().construct_mapping(node, deep=deep)  # type: ignore[no-any-return]
+            return super().construct_mapping(node, deep=deep)
         seen: dict[Any, yaml.Node] = {}
         for key_node, _ in node.value:
             key = self.construct_object(key_node, deep=True)
@@ -72,7 +74,7 @@ class KbLoader(_BaseLoader):  # type: ignore[misc, valid-type]
                 )
             else:
                 seen[key] = key_node
-        return super().construct_mapping(node, deep=deep)  # type: ignore[no-any-return]
+        return super().construct_mapping(node, deep=deep)
 
     def construct_refused(self, node: yaml.Node) -> None:
         self._problem("tag", node, f"tag {node.tag!r} is not allowed in records")
@@ -143,7 +145,9 @@ def _construct_str(loader: KbLoader, node: yaml.Node) -> str:
     become one object each instead of one per use: 10,000 loaded records take
     113 MB instead of 179 MB.
     """
-    value: str = loader.construct_scalar(node)
+    # PyYAML's stubs take only scalar and mapping nodes; at run time it refuses any other
+    # node itself, with a located ConstructorError (`!!str [1]`: LD004).
+    value: str = loader.construct_scalar(node)  # type: ignore[arg-type]
     return sys.intern(value) if len(value) <= _INTERN_MAX else value
 
 

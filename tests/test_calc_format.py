@@ -11,8 +11,8 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from kb.commands.calc import result_text
-from kb.equations.units import parse_unit
 from kb.ledger.quantities import amount
+from kb.quantities import parse_unit
 from tests.conftest import SHIPPED_RECORDS, run_kb
 
 

@@ -442,3 +442,17 @@ def test_pre_commit_hook_entry_with_staged_files(tree: Path) -> None:
     done = run_kb([*entry[1:], *staged], cwd=tree)
     assert done.returncode == 1
     assert "records/interconnects/link.yaml:11:" in done.stdout and "RF001" in done.stdout
+
+
+def test_every_listed_command_exists() -> None:
+    # `kb --help` lists the table without importing it; each entry must name a real command
+    import importlib
+
+    import click
+
+    from kb.cli import COMMANDS, cli
+
+    for name, (module, attribute, _help) in COMMANDS.items():
+        command = getattr(importlib.import_module(module), attribute)
+        assert isinstance(command, click.Command), name
+        assert cli.get_command(click.Context(cli), name) is command

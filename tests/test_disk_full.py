@@ -40,6 +40,9 @@ def test_validate_output_on_a_full_disk_is_a_usage_error_and_leaves_nothing(
 ) -> None:
     report = tmp_path / "report.json"
     report.write_text("the previous report\n", encoding="utf-8")
+    # a cold store of its own: a warm .kb-cache in the tree would be read through the
+    # patched fdopen too, and the test would depend on what ran before it
+    monkeypatch.setenv("KB_CACHE_DIR", str(tmp_path.with_name(tmp_path.name + "-cache")))
     monkeypatch.setattr(os, "fdopen", lambda fd, *a, **k: _FullStream(fd))
     result = CliRunner().invoke(
         main, ["validate", "--root", str(REPO / "records"), "--format", "json", "-o", str(report)]

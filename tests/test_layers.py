@@ -1,7 +1,9 @@
 """The folder tree is the architecture: imports flow one way.
 
-model/findings -> loader/schema/equations -> ledger -> rules -> checker -> report/site
--> commands -> cli. A module may import only from its own layer or below.
+model/findings/quantities -> loader/schema/equations -> ledger -> rules -> checker ->
+report/site -> commands -> cli. A module may import only from its own layer or below.
+Units have one module, kb.quantities, at the bottom: the engine, the ledger, the prose
+and the site all read it, and no other module keeps a prefix table.
 """
 
 from __future__ import annotations
@@ -14,6 +16,7 @@ LAYERS: dict[str, int] = {
     "findings": 0,
     "model": 0,
     "run": 0,
+    "quantities": 0,
     "workers": 0,
     "settings": 0,
     "store": 0,
@@ -92,3 +95,29 @@ def test_imports_flow_one_way() -> None:
             if mine is not None and theirs is not None and theirs > mine:
                 upward.append(f"{module} imports {name}")
     assert not upward, "imports that flow upward:\n" + "\n".join(upward)
+
+
+def _modules() -> list[tuple[str, Path]]:
+    found = []
+    for path in sorted((REPO / "kb").rglob("*.py")):
+        parts = path.relative_to(REPO).with_suffix("").parts
+        found.append((".".join(p for p in parts if p != "__init__"), path))
+    return found
+
+
+def test_quantities_imports_nothing_from_kb() -> None:
+    # The unit table sits below everything that reads it, so it can import none of them.
+    path = REPO / "kb" / "quantities.py"
+    assert [n for n in _imports(path) if n == "kb" or n.startswith("kb.")] == []
+
+
+def test_one_unit_table() -> None:
+    # A binary-prefix name as a string literal is the sign of a unit table: only one may exist.
+    prefixes = {"Ki", "Mi", "Gi", "Ti", "Pi"}
+    tables = []
+    for module, path in _modules():
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, ast.Constant) and node.value in prefixes:
+                tables.append(f"{module}:{node.lineno}")
+    assert tables and all(t.startswith("kb.quantities:") for t in tables), tables
+    assert not (REPO / "kb" / "equations" / "units.py").exists()

@@ -9,9 +9,12 @@ so a typo can never select nothing and report a clean tree.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
+from typing import Any, TypeVar
 
 import click
+
+_Command = TypeVar("_Command", bound=Callable[..., Any])
 
 
 def registered_codes() -> tuple[str, ...]:
@@ -68,7 +71,7 @@ def codes_callback(
     return codes
 
 
-def codes_option(name: str, help_text: str):  # type: ignore[no-untyped-def]
+def codes_option(name: str, help_text: str) -> Callable[[_Command], _Command]:
     """A repeatable `--select`-style option whose values are checked against the catalogue."""
     return click.option(
         name, multiple=True, metavar="CODE[,CODE...]", callback=codes_callback, help=help_text

@@ -54,6 +54,7 @@ root_option = click.option(
 )
 
 
+# click 8.2+ types Choice as generic, but click 8.1 (which kb supports) cannot subscript it
 class KindChoice(click.Choice):  # type: ignore[type-arg]
     """A record kind typed by its name or its folder (`flop_class` or `flops`): the kind.
 

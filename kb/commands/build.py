@@ -12,11 +12,16 @@ from __future__ import annotations
 import sys
 import time
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import click
 
 from kb.commands._common import records_root, require_dir, root_option
 from kb.findings import Finding, Severity
+
+if TYPE_CHECKING:
+    from kb.model import KnowledgeBase
+    from kb.sitegen.build import BuildReport
 
 
 @click.command("build")
@@ -63,7 +68,9 @@ def build(out_dir: Path, site_url: str | None, root: Path | None) -> None:
     )
 
 
-def _build_site(kb, out_dir: Path, findings: list[Finding], site_url: str | None):  # type: ignore[no-untyped-def]
+def _build_site(
+    kb: KnowledgeBase, out_dir: Path, findings: list[Finding], site_url: str | None
+) -> BuildReport:
     from kb.sitegen.build import build as build_site
     from kb.sitegen.output import UnsafeOutputError
 

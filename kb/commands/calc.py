@@ -92,8 +92,8 @@ def result_text(value: Fraction, unit: str) -> str:
     A time, size or bandwidth is scaled as the ledger scales it (kb.ledger.quantities.amount);
     any other unit keeps the declared one. The exact value is left out when the text is exact.
     """
-    from kb.equations.units import parse_unit
     from kb.ledger.quantities import SCALES, amount, number
+    from kb.quantities import parse_unit
 
     declared = parse_unit(unit)
     scale = next((d for d in SCALES if parse_unit(d).dims == declared.dims), None)
@@ -106,7 +106,7 @@ def result_text(value: Fraction, unit: str) -> str:
 
 def _says_exactly(readable: str, base: Fraction) -> bool:
     """True when the rounded text is the value itself (`2.5 GB/s`, `32.768 kB`, `21`)."""
-    from kb.equations.units import parse_unit
+    from kb.quantities import parse_unit
 
     number_part, _, unit = readable.partition(" ")
     return Fraction(number_part) * parse_unit(unit or "1").factor == base

@@ -53,7 +53,8 @@ def ledger(placement_id: str, root: Path | None, fmt: str, pairs: tuple[str, ...
     for example `kb ledger placements/coherent-host-vs-two-hosts-8b`.
     """
     from kb.api import open_kb
-    from kb.ledger.analysis import analyze_record
+    from kb.ledger.analysis import analyze_placement
+    from kb.ledger.inputs import Unresolved
     from kb.ledger.render import text, to_json
     from kb.report import render
 
@@ -66,7 +67,7 @@ def ledger(placement_id: str, root: Path | None, fmt: str, pairs: tuple[str, ...
         raise click.UsageError(_not_a_placement(kb, placement_id, root))
     findings = _schema_errors(root, record)
     try:
-        result = None if findings else analyze_record(record, kb, settings, True)
+        result = None if findings else analyze_placement(record, kb, settings, True)
     except ValueError as exc:
         raise click.UsageError(str(exc)) from None
     if isinstance(result, Unresolved):

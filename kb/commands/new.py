@@ -20,7 +20,7 @@ from typing import Any
 import click
 
 from kb.commands._common import KIND, records_root, require_dir, root_option
-from kb.model import FOLDER_BY_KIND, is_valid_id
+from kb.model import FOLDER_BY_KIND, QUANTITY_BASES, is_valid_id
 
 COMMON_FIELDS = ("kind", "id", "title", "version", "status", "history")
 QUANTITY_REF = "#/$defs/quantity"
@@ -28,8 +28,8 @@ MAX_DEPTH = 8
 QUANTITY_HINTS = {
     "value": "a number as the source states it (write 1.0e+9, never 1e9)",
     "unit": "GB, GB/s, TFLOP/s, W, s, 1, ... (see docs/record-format.md)",
-    "basis": "vendor-spec | measured | derived | estimated | unverified",
-    "source": "sources/<id> (delete this line if basis is unverified)",
+    "basis": " | ".join(QUANTITY_BASES),
+    "source": "sources/<id> (delete this line if basis is assumed or unverified)",
 }
 
 

@@ -164,12 +164,12 @@ def _check_notes(
         found.append((line, summary_text(item), alarming(item)))
     by_claim = {item.id: item for item in items if item.section == "claim"}
     for pointer, claim_id in erratum_links(record.data):
-        item = by_claim.get(claim_id)
-        note = (
-            f"erratum {claim_id}: {erratum_text(item)}"
-            if item is not None and item.state == "erratum"
-            else f"erratum {claim_id}: {state_text(item) if item is not None else 'no such claim'}"
-        )
+        claim = by_claim.get(claim_id)
+        if claim is not None and claim.state == "erratum":
+            note = f"erratum {claim_id}: {erratum_text(claim)}"
+        else:
+            shown = state_text(claim) if claim is not None else "no such claim"
+            note = f"erratum {claim_id}: {shown}"
         found.append((positions.get(pointer, (0, 0))[0], note, True))
     return found
 

@@ -1,16 +1,18 @@
 """The equations engine: records' maths parsed safely, dimension-checked, re-derived, checked.
 
 Nothing here evaluates record text: expressions go through `ast.parse` + a
-whitelist + a SymPy builder (expr.py). Modules, in import order:
+whitelist + a SymPy builder (expr.py). Units come from kb.quantities (the one
+unit table, below this package). Modules, in import order:
 
-- units.py   exact unit parsing (`GB/s`, `TFLOP/s`, `GiB`, `us`) and dimensions; no SymPy
+- results.py the states, Item and Issue every check produces; no SymPy
 - dims.py    dimension checking of an authored expression tree; no SymPy
 - expr.py    the safe expression language and its printer
 - bind.py    bindings: literal quantities or `record-id#dotted.path` fields; no SymPy
+- compose.py `uses:` entries resolved to the equation text of another record; no SymPy
 - system.py  a record's symbols and parsed, dimension-checked equations
 - algebra.py identity decisions (cancel, then simplify under a budget, then sampled points)
-- derive.py  derivation steps: define, solve_for, substitute, rewrite, scale,
-             approximate, limit, regime
+- derive.py  derivation steps, one check per rule in `derive.RULES`: define, solve_for,
+             substitute, rewrite, scale, approximate, limit, regime
 - claimbase.py the SymPy-free half of claims: bindings, expect, comparison, outcomes
 - numtext.py  kb's own exact number texts (correctly rounded), for every judged value
 - exact.py    exact evaluation of a compiled expression tree with fractions; no SymPy
@@ -25,10 +27,10 @@ whitelist + a SymPy builder (expr.py). Modules, in import order:
 - cache.py   the results kept between runs: a view of kb's one store (kb.store)
 - engine.py  one memoised analysis of a whole KnowledgeBase, with the reverse binding index;
              cold runs spread families of records over kb's fork pool (kb.workers)
-- evaluate.py evaluation for `kb calc`, the ledger and the site
+- evaluate.py evaluation of one equation at given bindings, for `kb calc`
 - verdict.py a record's one-line verdict and the state texts kb show and the site print
 
-API for the site, the ledger and the checker:
+API for the site, the rules and the commands:
 
 - `expr.parse_equation(text, symbols)` -> ParsedEquation with `.lhs/.rhs`, each a
   `Parsed(source, tree, value)`: `tree` is the validated `ast` node as authored
@@ -47,5 +49,6 @@ API for the site, the ledger and the checker:
   built for the run, once per distinct text (shared.py).
 - `evaluate.evaluate(kb, record, target, bindings)` -> Evaluation(value, unit, trail);
   `evaluate.binding_spec("63 GB/s")` turns command-line text into a binding.
-- `units.parse_unit(text)` -> Unit(text, factor, dims); `units.convert(value, a, b)`.
+- units: `kb.quantities.parse_unit(text)` -> Unit(text, factor, dims);
+  `kb.quantities.convert(value, a, b)`.
 """

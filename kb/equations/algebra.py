@@ -9,8 +9,9 @@ refute (a counterexample) but never prove.
 from __future__ import annotations
 
 import random
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
+from typing import Any
 
 import sympy as sp
 
@@ -82,7 +83,9 @@ def decide_zero(expr: sp.Expr) -> Verdict:
     return Verdict(UNKNOWN, simpler, None, timed_out)
 
 
-def sample_points(symbols: Iterable[sp.Symbol], count: int = 5, seed: int = 0):
+def sample_points(
+    symbols: Iterable[sp.Symbol], count: int = 5, seed: int = 0
+) -> Iterator[dict[sp.Symbol, Any]]:
     """Seeded, exact positive rational points (deterministic across runs)."""
     rng = random.Random(seed)
     ordered = sorted(symbols, key=lambda s: s.name)

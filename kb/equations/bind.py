@@ -15,9 +15,9 @@ from fractions import Fraction
 from typing import Any
 
 from kb.equations import codes
-from kb.equations.units import DIMENSIONLESS, Dims, UnitError, exact_number, parse_unit
 from kb.findings import Location
 from kb.model import KnowledgeBase, is_valid_id, split_binding
+from kb.quantities import DIMENSIONLESS, Dims, UnitError, exact_number, parse_unit
 
 
 @dataclass(frozen=True)
@@ -116,7 +116,7 @@ def quantity(data: Mapping[str, Any], label: str) -> Bound | BindError:
             codes.BINDING_NOT_A_QUANTITY, f"{label}: value {raw!r} is not a number", hint
         )
     try:
-        unit = parse_unit(unit_text)  # type: ignore[arg-type]
+        unit = parse_unit(unit_text)
     except UnitError as exc:
         return BindError(codes.UNIT_UNKNOWN, f"{label}: {exc}", exc.hint)
     shown = f"{raw}" if unit.text == "1" else f"{raw} {unit.text}"

@@ -17,7 +17,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from fractions import Fraction
-from typing import Any, Protocol
+from typing import Any
 
 from kb.equations import codes
 from kb.equations.bind import BindError, Bound
@@ -30,11 +30,10 @@ from kb.equations.results import (
     REFUTED,
     UNVERIFIED,
     VALIDATED,
-    Issue,
     Item,
 )
-from kb.equations.units import Dims, Unit, UnitError, exact_number, format_dims, parse_unit
 from kb.findings import Location, pointer_join
+from kb.quantities import Dims, Unit, UnitError, exact_number, format_dims, parse_unit
 
 Resolver = Callable[[Any], "Bound | BindError"]
 CODES = codes.CLAIM_REFUTED  # a claim's kind -> its refutation code
@@ -42,24 +41,6 @@ ERRATUM_HOLDS = codes.ERRATUM_NOT_REFUTED
 Outcome = tuple[Any, ...]
 """(state, detail, claimed, computed) or, for a prediction, with a 5th element: a dict of
 the Item's extra fields (error, band, receipt)."""
-
-
-class Sink(Protocol):
-    """What a claim check reads and writes: declared symbols and units, items, issues."""
-
-    symbols: Mapping[str, Any]
-    units: Mapping[str, Unit]
-    items: list[Item]
-    issues: list[Issue]
-
-    def add(
-        self,
-        code: str,
-        pointer: str,
-        message: str,
-        hint: str | None = "",
-        related: tuple[Location, ...] = (),
-    ) -> None: ...
 
 
 class ClaimError(ValueError):
@@ -84,7 +65,7 @@ class ClaimError(ValueError):
 class Context:
     """What one claim check needs: the system, the resolver, and where it is."""
 
-    system: Any  # a Sink: system.System on the symbolic path, plan.Ledger on the plan path
+    system: Any  # system.System on the symbolic path, plan.ClaimSink on the plan path
     resolve: Resolver
     claim: Mapping[str, Any]
     pointer: str

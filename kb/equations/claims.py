@@ -62,8 +62,8 @@ from kb.equations.numtext import number_text as exact_text
 from kb.equations.results import INVALID, RECOMPUTED, REFUTED, UNVERIFIED
 from kb.equations.system import System
 from kb.equations.timeout import CheckTimeout, run_with_budget
-from kb.equations.units import Dims
 from kb.findings import pointer_join
+from kb.quantities import Dims
 
 __all__ = [
     "CODES",
@@ -199,7 +199,8 @@ def target(ctx: Context, keep: set[sp.Symbol]) -> tuple[sp.Expr, Dims]:
 
 
 def symbol_named(ctx: Context, name: Any, field: str) -> sp.Symbol:
-    return ctx.system.symbols[declared_name(ctx, name, field)]  # type: ignore[no-any-return]
+    symbol: sp.Symbol = ctx.system.symbols[declared_name(ctx, name, field)]
+    return symbol
 
 
 def bind_values(ctx: Context, specs: Any, field: str) -> dict[sp.Symbol, sp.Rational]:
@@ -285,7 +286,9 @@ def _scaling(ctx: Context) -> tuple[str, str, str, str]:
     return _judge_elasticity(elasticity, expected, claimed)
 
 
-def _judge_elasticity(elasticity: sp.Expr, expected: sp.Expr, claimed: str):
+def _judge_elasticity(
+    elasticity: sp.Expr, expected: sp.Expr, claimed: str
+) -> tuple[str, str, str, str]:
     computed = f"elasticity {short(elasticity)}"
     if decide_zero(elasticity - expected).outcome == ZERO:
         return RECOMPUTED, f"{computed} = {expected}", claimed, computed
@@ -326,7 +329,7 @@ def _term_ratio(ctx: Context) -> sp.Expr:
     """Solve `of` (an equation) for `var` before and after `replace`; return new/old."""
     from kb.equations.rewrites import RewriteError, solution_ratio
 
-    equation = ctx.system.equations.get(ctx.claim.get("of"))  # type: ignore[arg-type]
+    equation = ctx.system.equations.get(ctx.claim.get("of"))
     if equation is None:
         raise ClaimError(
             codes.REFERENCE_UNKNOWN, "of", "an effect with replace: needs of: an equation id"

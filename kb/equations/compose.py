@@ -36,9 +36,9 @@ from typing import Any
 
 from kb.equations import codes
 from kb.equations.results import Issue
-from kb.equations.units import UnitError, parse_unit
 from kb.findings import Location, pointer_join
 from kb.model import KnowledgeBase, Record, is_valid_id, split_binding
+from kb.quantities import UnitError, parse_unit
 
 MAX_TEXT = 1001  # the schema's bound on `expr`
 

@@ -20,7 +20,7 @@ A step names its rule and its input and result equations (ids under
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
 
 import sympy as sp
@@ -34,14 +34,15 @@ from kb.equations.algebra import (
     ratio_constant,
     short,
 )
-from kb.equations.expr import ExpressionError, ParsedEquation, parse_expression
+from kb.equations.expr import ExpressionError, Parsed, ParsedEquation, parse_expression
 from kb.equations.results import DERIVED, INVALID, REFUTED, UNVERIFIED, Item
 from kb.equations.system import System
 from kb.equations.timeout import CheckTimeout, run_with_budget
 from kb.findings import pointer_join
 
-RULES = ("define", "solve_for", "substitute", "rewrite", "scale", "approximate", "limit", "regime")
 Outcome = tuple[str, str]
+# One rule: (system, the step, its `from` equations, its result) -> (state, detail).
+Rule = Callable[[System, Mapping[str, Any], list[ParsedEquation], ParsedEquation], Outcome]
 
 
 def check_derivations(system: System, derivations: Any) -> None:
@@ -63,7 +64,8 @@ def _check_step(system: System, step_id: str, step: Mapping[str, Any], pointer: 
     rule = step.get("rule")
     result = _equation(system, step.get("result"), pointer_join(pointer, "result"))
     sources = _sources(system, step.get("from"), pointer_join(pointer, "from"))
-    if rule not in RULES:
+    check = RULES.get(rule) if isinstance(rule, str) else None
+    if check is None or not isinstance(rule, str):  # an unknown rule is a finding, no default
         system.add(
             codes.EXPRESSION_UNSAFE,
             pointer_join(pointer, "rule"),
@@ -75,7 +77,7 @@ def _check_step(system: System, step_id: str, step: Mapping[str, Any], pointer: 
         system.items.append(Item("derivation", step_id, pointer, INVALID, "missing equation"))
         return
     try:
-        state, detail = run_with_budget(lambda: _apply(system, rule, step, sources, result))
+        state, detail = run_with_budget(lambda: check(system, step, sources, result))
     except CheckTimeout as exc:
         state, detail = UNVERIFIED, f"unverified (timeout): {exc}"
         system.add(
@@ -156,31 +158,14 @@ def _sources(system: System, value: Any, pointer: str) -> list[ParsedEquation] |
         return []
     ids = [value] if isinstance(value, str) else value if isinstance(value, list) else [None]
     found = [_equation(system, eq_id, pointer_join(pointer, n)) for n, eq_id in enumerate(ids)]
-    return None if any(f is None for f in found) else found  # type: ignore[misc]
+    resolved = [f for f in found if f is not None]
+    return resolved if len(resolved) == len(found) else None
 
 
-def _apply(
-    system: System,
-    rule: str,
-    step: Mapping[str, Any],
-    sources: list[ParsedEquation],
-    result: ParsedEquation,
+def _define(
+    system: System, step: Mapping[str, Any], sources: list[ParsedEquation], result: ParsedEquation
 ) -> Outcome:
-    if rule == "define":
-        return DERIVED, "definition (checked for dimensions only)"
-    if rule == "solve_for":
-        return _solve_for(system, step, sources[0], result)
-    if rule == "substitute":
-        return _substitute(sources, result)
-    if rule == "rewrite":
-        return _rewrite(sources[0], result)
-    if rule == "scale":
-        return _scale(system, step, sources[0], result)
-    if rule == "regime":
-        return _regime(system, step, sources[0], result)
-    if rule == "limit":
-        return _limit(system, step, sources[0], result)
-    return _approximate(system, step, sources[0], result)
+    return DERIVED, "definition (checked for dimensions only)"
 
 
 def _variable(system: System, step: Mapping[str, Any]) -> sp.Symbol:
@@ -197,8 +182,9 @@ def _variable(system: System, step: Mapping[str, Any]) -> sp.Symbol:
 
 
 def _solve_for(
-    system: System, step: Mapping[str, Any], source: ParsedEquation, result: ParsedEquation
+    system: System, step: Mapping[str, Any], sources: list[ParsedEquation], result: ParsedEquation
 ) -> Outcome:
+    source = sources[0]
     var = _variable(system, step)
     if not isinstance(result.lhs.value, sp.Symbol) or var in result.rhs.value.free_symbols:
         raise _StepError("solve_for needs a result `X = expression` free of the variable", "result")
@@ -232,7 +218,9 @@ def _equivalent(first: ParsedEquation, second: ParsedEquation) -> Outcome:
     return UNVERIFIED, f"expected {computed}; {verdict.describe()}"
 
 
-def _substitute(sources: list[ParsedEquation], result: ParsedEquation) -> Outcome:
+def _substitute(
+    system: System, step: Mapping[str, Any], sources: list[ParsedEquation], result: ParsedEquation
+) -> Outcome:
     target, defs = sources[0], sources[1:]
     mapping = {}
     for definition in defs:
@@ -243,20 +231,24 @@ def _substitute(sources: list[ParsedEquation], result: ParsedEquation) -> Outcom
     return _equivalent(replaced, result)
 
 
-def _with(side, mapping):  # a Parsed with its value substituted (tree kept as authored)
+def _with(side: Parsed, mapping: Mapping[sp.Symbol, sp.Expr]) -> Parsed:
+    """`side` with its value substituted (the tree kept as authored)."""
     value = side.value
     for _ in range(10):
         value = value.xreplace(mapping)
     return type(side)(side.source, side.tree, value)
 
 
-def _rewrite(source: ParsedEquation, result: ParsedEquation) -> Outcome:
-    return _equivalent(source, result)
+def _rewrite(
+    system: System, step: Mapping[str, Any], sources: list[ParsedEquation], result: ParsedEquation
+) -> Outcome:
+    return _equivalent(sources[0], result)
 
 
 def _scale(
-    system: System, step: Mapping[str, Any], source: ParsedEquation, result: ParsedEquation
+    system: System, step: Mapping[str, Any], sources: list[ParsedEquation], result: ParsedEquation
 ) -> Outcome:
+    source = sources[0]
     factor = _expr(system, step.get("factor"), "factor")
     lhs, rhs = factor * source.lhs.value, factor * source.rhs.value
     checks = [decide_zero(lhs - result.lhs.value), decide_zero(rhs - result.rhs.value)]
@@ -284,8 +276,9 @@ def _bound(system: System, value: Any, field: str) -> sp.Expr:
 
 
 def _limit(
-    system: System, step: Mapping[str, Any], source: ParsedEquation, result: ParsedEquation
+    system: System, step: Mapping[str, Any], sources: list[ParsedEquation], result: ParsedEquation
 ) -> Outcome:
+    source = sources[0]
     var = _variable(system, step)
     to = _bound(system, step.get("to", "oo"), "to")
     computed = sp.limit(source.rhs.value, var, to)
@@ -295,8 +288,9 @@ def _limit(
 
 
 def _approximate(
-    system: System, step: Mapping[str, Any], source: ParsedEquation, result: ParsedEquation
+    system: System, step: Mapping[str, Any], sources: list[ParsedEquation], result: ParsedEquation
 ) -> Outcome:
+    source = sources[0]
     var = _variable(system, step)
     span = step.get("range")
     if not (isinstance(span, list) and len(span) == 2):
@@ -315,7 +309,9 @@ def _approximate(
     return REFUTED, f"{text} exceeds tolerance {tolerance}"
 
 
-def _worst_error(error: sp.Expr, var: sp.Symbol, low: sp.Expr, high: sp.Expr):
+def _worst_error(
+    error: sp.Expr, var: sp.Symbol, low: sp.Expr, high: sp.Expr
+) -> tuple[sp.Expr, sp.Expr]:
     candidates = [low, high]
     critical = sp.solve(sp.diff(error, var), var)
     candidates += [c for c in critical if c.is_real and low <= c <= high]
@@ -327,8 +323,9 @@ def _worst_error(error: sp.Expr, var: sp.Symbol, low: sp.Expr, high: sp.Expr):
 
 
 def _regime(
-    system: System, step: Mapping[str, Any], source: ParsedEquation, result: ParsedEquation
+    system: System, step: Mapping[str, Any], sources: list[ParsedEquation], result: ParsedEquation
 ) -> Outcome:
+    source = sources[0]
     condition = step.get("condition")
     if not isinstance(condition, str) or condition.count("<=") != 1:
         raise _StepError('regime needs condition: "a <= b"', "condition")
@@ -357,3 +354,17 @@ def _regime(
     if scale is not None:
         return REFUTED, f"under {condition}, {short(branch)} = {short(other)}, not {short(picked)}"
     return UNVERIFIED, f"could not show that {condition} selects {short(picked)}"
+
+
+# The derivation rules: the one list, used to validate a step's `rule` and to dispatch it.
+# The schema's `rule` enum, docs/equations.md and the README are tested against it.
+RULES: Mapping[str, Rule] = {
+    "define": _define,
+    "solve_for": _solve_for,
+    "substitute": _substitute,
+    "rewrite": _rewrite,
+    "scale": _scale,
+    "approximate": _approximate,
+    "limit": _limit,
+    "regime": _regime,
+}

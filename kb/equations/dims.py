@@ -13,7 +13,7 @@ import ast
 from collections.abc import Mapping
 from fractions import Fraction
 
-from kb.equations.units import DIMENSIONLESS, Dims, format_dims, multiply_dims
+from kb.quantities import DIMENSIONLESS, Dims, format_dims, multiply_dims
 
 
 class DimensionError(ValueError):

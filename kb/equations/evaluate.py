@@ -24,8 +24,8 @@ from kb.equations.bind import Bound, resolve
 from kb.equations.compose import compose
 from kb.equations.expr import to_text
 from kb.equations.system import System, build_system
-from kb.equations.units import Unit, format_dims
 from kb.model import KnowledgeBase, Record
+from kb.quantities import Unit, format_dims
 
 QUANTITY_RE = re.compile(r"\s*([-+]?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?)\s*(.*?)\s*\Z")
 

@@ -30,7 +30,7 @@ class Inexact(Exception):
     """The tree cannot be evaluated here: the symbolic path decides (and words the error)."""
 
 
-def evaluate(tree: Any, values: Mapping[str, Fraction]) -> Fraction:
+def evaluate_tree(tree: Any, values: Mapping[str, Fraction]) -> Fraction:
     """Return the exact value of `tree` at `values`; raise Inexact if it has none here."""
     try:
         return _eval(tree, values)

@@ -129,7 +129,7 @@ def parse_expression(
 
 
 def parse_equation(
-    source: str,
+    source: object,
     symbols: Mapping[str, sp.Symbol] | None = None,
     allow_undeclared: bool = False,
 ) -> ParsedEquation:
@@ -324,10 +324,11 @@ def to_text(expr: sp.Expr) -> str:
     parse(to_text(e)) == e while e's constants are within the literal bound
     (tests/fuzz/test_expressions.py); past it, the text is for reading only.
     """
-    return _SafePrinter().doprint(expr)
+    text: str = _SafePrinter().doprint(expr)
+    return text
 
 
-class _SafePrinter(StrPrinter):
+class _SafePrinter(StrPrinter):  # type: ignore[misc]  # SymPy ships no types: StrPrinter is Any
     """SymPy's str printer with kb's function names (max, min, ceil) and no constants."""
 
     def _print_Max(self, expr: sp.Expr) -> str:

@@ -52,7 +52,8 @@ def check_model(data: Mapping[str, Any]) -> tuple[list[Item], list[Issue]]:
         ], []
     total = total_params(geometry, per_layer, convention == "matrices+norms")
     checks = [("params_per_layer", per_layer), ("params_total", total)]
-    items, issues = [], []
+    items: list[Item] = []
+    issues: list[Issue] = []
     for name, computed in checks:
         _compare(derived.get(name), name, computed, convention, items, issues)
     return items, issues

@@ -15,14 +15,14 @@ from __future__ import annotations
 from decimal import ROUND_HALF_EVEN, Context, Decimal
 from fractions import Fraction
 
-_WIDE = {"Emax": 999_999_999, "Emin": -999_999_999}  # any exponent a record can reach
+_EMAX = 999_999_999  # any exponent a record can reach, either way
 
 
 def n_text(value: Fraction, digits: int) -> str:
     """`value` correctly rounded to `digits` significant digits (digits >= 1), as text."""
     if value == 0:
         return "0"
-    context = Context(prec=digits, rounding=ROUND_HALF_EVEN, **_WIDE)
+    context = Context(prec=digits, rounding=ROUND_HALF_EVEN, Emax=_EMAX, Emin=-_EMAX)
     rounded = context.divide(Decimal(value.numerator), Decimal(value.denominator))
     exponent = rounded.adjusted() - digits + 1
     return str(rounded.quantize(Decimal(1).scaleb(exponent), context=context))

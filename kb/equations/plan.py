@@ -43,16 +43,16 @@ from kb.equations.claimbase import (
     related_locations,
     report_claim_error,
 )
-from kb.equations.exact import Inexact, evaluate
+from kb.equations.exact import Inexact, evaluate_tree
 from kb.equations.results import INVALID, Issue, Item, issue_from, item_from
-from kb.equations.units import Dims, Unit, make_dims, parse_unit
 from kb.findings import Location, pointer_join
+from kb.quantities import Dims, Unit, make_dims, parse_unit
 
 PLAN_FORMAT = 2  # 2: items carry kind/error/band/receipt/source; states say what was checked
 
 
 @dataclass
-class Ledger:
+class ClaimSink:
     """The plan path's stand-in for system.System: declared names, units, items, issues."""
 
     symbols: Mapping[str, Any]
@@ -76,7 +76,7 @@ def run_plan(
 ) -> tuple[list[Item], list[Issue]] | None:
     """Return the record's items and issues from `plan`, or None if it cannot answer."""
     try:
-        ledger = Ledger(
+        sink = ClaimSink(
             dict.fromkeys(plan["symbols"]),
             {name: parse_unit(text) for name, text in plan["units"].items()},
             [item_from(i) for i in plan["items"]],
@@ -86,16 +86,16 @@ def run_plan(
         claims = data.get("claims")
         for index, claim in enumerate(claims if isinstance(claims, list) else []):
             if isinstance(claim, Mapping) and not _replay(
-                ledger, next(entries), claim, index, resolve
+                sink, next(entries), claim, index, resolve
             ):
                 return None
     except (KeyError, TypeError, ValueError, StopIteration):  # a plan of another shape
         return None
-    return ledger.items, ledger.issues
+    return sink.items, sink.issues
 
 
 def _replay(
-    ledger: Ledger,
+    sink: ClaimSink,
     entry: Mapping[str, Any],
     claim: Mapping[str, Any],
     index: int,
@@ -103,10 +103,10 @@ def _replay(
 ) -> bool:
     """Add one claim's items and issues; False if only the symbolic path can."""
     if "fixed" in entry:
-        ledger.items.extend(item_from(i) for i in entry["fixed"]["items"])
-        ledger.issues.extend(issue_from(i) for i in entry["fixed"]["issues"])
+        sink.items.extend(item_from(i) for i in entry["fixed"]["items"])
+        sink.issues.extend(issue_from(i) for i in entry["fixed"]["issues"])
         return True
-    ctx = Context(ledger, resolve, claim, pointer_join("/claims", index))
+    ctx = Context(sink, resolve, claim, pointer_join("/claims", index))
     ctx.related = related_locations(claim, resolve)
     return replay_claim(ctx, entry, str(claim.get("id", index)))
 
@@ -138,7 +138,7 @@ def _numeric(ctx: Context, entry: Mapping[str, Any], kind: str) -> tuple[Any, ..
     """claims._numeric (or claims._prediction) on the compiled expression."""
     dims: Dims = make_dims((base, Fraction(exponent)) for base, exponent in entry["dims"])
     values = bound_values(ctx, ctx.claim.get("bind"), "bind")
-    value = evaluate(entry["numeric"], values)
+    value = evaluate_tree(entry["numeric"], values)
     if kind == "prediction":
         return judge_prediction(ctx, value, dims)
     return judge_numeric(value, ctx.claim.get("expect"), dims)
@@ -153,11 +153,11 @@ def _effect(ctx: Context, entry: Mapping[str, Any]) -> tuple[str, str, str, str]
         if is_binding(spec):
             changed[f"change {name}"] = bound_value(ctx, name, spec, f"change/{name}")
     if "effect_ratio" in entry:  # cancelled symbolically when the plan was built
-        ratio = evaluate(entry["effect_ratio"], changed)
+        ratio = evaluate_tree(entry["effect_ratio"], changed)
     else:
         original, new = entry["effect"]
-        before = evaluate(original, values)
+        before = evaluate_tree(original, values)
         if before == 0:
             raise Inexact("the symbolic path cancels first")
-        ratio = evaluate(new, changed) / before
+        ratio = evaluate_tree(new, changed) / before
     return judge_factor(ratio, ctx.claim.get("factor"), ctx.claim)

@@ -19,8 +19,8 @@ from kb.equations.expr import (
     parse_expression,
 )
 from kb.equations.results import CONSISTENT, INVALID, Issue, Item
-from kb.equations.units import Dims, Unit, UnitError, format_dims, parse_unit
 from kb.findings import Location, pointer_join
+from kb.quantities import Dims, Unit, UnitError, format_dims, parse_unit
 
 
 @dataclass
@@ -112,7 +112,7 @@ def _declare_symbols(system: System, symbols: Any) -> None:
             continue
         unit_text = spec.get("unit") if isinstance(spec, Mapping) else None
         try:
-            unit = parse_unit(unit_text)  # type: ignore[arg-type]
+            unit = parse_unit(unit_text)
         except UnitError as exc:
             system.add(
                 codes.UNIT_UNKNOWN, pointer_join(pointer, "unit"), f"symbol {name}: {exc}", exc.hint

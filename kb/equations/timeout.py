@@ -25,7 +25,7 @@ import threading
 import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from typing import Any, TypeVar
+from typing import Any, TypeVar, cast
 
 from kb import settings
 
@@ -183,4 +183,4 @@ def _in_child(work: Callable[[], T], seconds: float) -> T:
         receiver.close()
     if status == "error":
         raise payload
-    return payload  # type: ignore[no-any-return]
+    return cast(T, payload)  # what work() returned, unpickled from the child

@@ -23,7 +23,7 @@ SETTABLE = {"batch": "1", "state_bytes": "B", "useful_work": "", "slo": "s"}
 
 
 @dataclass(frozen=True)
-class Analysis:
+class PlacementAnalysis:
     spec: PlacementSpec
     sides: tuple[Side, ...]  # reference first, then candidates in record order
     comparisons: tuple[Comparison, ...]
@@ -60,9 +60,9 @@ def _setting_value(name: str, value: Fraction, dim: str) -> Any:
     return {"value": number, "unit": unit, "basis": "unverified", "note": "set by --set"}
 
 
-def analyze(
+def analyze_spec(
     spec: PlacementSpec, with_break_even: bool = False, interconnects: Sequence[Record] = ()
-) -> Analysis:
+) -> PlacementAnalysis:
     """Feasibility first; ledgers only for feasible options; ratios only between them."""
     sides = []
     for option in spec.options:
@@ -71,7 +71,7 @@ def analyze(
         sides.append(Side(option, fit, ledger))
     comparisons = tuple(compare(spec.envelope, sides[0], s) for s in sides[1:])
     evens = _break_evens(spec, sides, interconnects) if with_break_even else ()
-    return Analysis(spec, tuple(sides), comparisons, evens)
+    return PlacementAnalysis(spec, tuple(sides), comparisons, evens)
 
 
 def _break_evens(
@@ -91,16 +91,16 @@ def _break_evens(
     return tuple(results)
 
 
-def analyze_record(
+def analyze_placement(
     record: Record,
     kb: KnowledgeBase,
     settings: Mapping[str, str] | None = None,
     with_break_even: bool = False,
-) -> Analysis | Unresolved:
+) -> PlacementAnalysis | Unresolved:
     """Resolve (after `--set` settings) and analyze one placement record."""
     if settings:
         record = apply_settings(record, settings)
     spec = resolve_placement(record, kb)
     if isinstance(spec, Unresolved) or spec.gaps:
         return spec if isinstance(spec, Unresolved) else Unresolved(spec.id, spec.path, spec.gaps)
-    return analyze(spec, with_break_even, kb.of_kind("interconnect"))
+    return analyze_spec(spec, with_break_even, kb.of_kind("interconnect"))

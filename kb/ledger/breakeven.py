@@ -22,7 +22,6 @@ from kb.ledger.quantities import QuantityError, figure
 from kb.ledger.transfers import line_rate
 from kb.model import Record
 
-PARAMETERS = ("bandwidth", "latency", "batch")
 SOLVE_BUDGET_S = 5.0
 
 

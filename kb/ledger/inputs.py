@@ -109,8 +109,8 @@ def as_list(node: Any) -> list[Any]:
     return node if isinstance(node, list) else []
 
 
-class _Resolver:
-    """Collects gaps while turning record fragments into figures."""
+class InputReader:
+    """Turns a placement's fragments into figures, collecting a gap for each it cannot."""
 
     def __init__(self, kb: KnowledgeBase) -> None:
         self.kb = kb
@@ -198,7 +198,7 @@ class _Resolver:
 
 
 def _option(
-    res: _Resolver,
+    res: InputReader,
     node: Any,
     pointer: str,
     envelope: Envelope | None,
@@ -243,39 +243,45 @@ def _option(
         resolve_transfer(res, res.kb, t, pointer_join(pointer, "transfers", i), batch, hardware)
         for i, t in enumerate(as_list(node.get("transfers")))
     ]
-    spec = OptionSpec(
+    # Every input is resolved (so every gap is recorded) before an incomplete option is dropped.
+    state_shards = res.count(
+        node.get("state_shards"), pointer_join(pointer, "state_shards"), "state_shards", 1
+    )
+    replicated = res.optional(
+        node.get("replicated"), pointer_join(pointer, "replicated"), "B", "replicated state"
+    )
+    parallel = res.count(
+        useful.get("parallel"), pointer_join(pointer, "useful", "parallel"), "parallel", 1
+    )
+    overheads = res.overheads(node.get("overheads"), pointer_join(pointer, "overheads"))
+    cost_rate = res.optional(
+        node.get("cost_rate"), pointer_join(pointer, "cost_rate"), "USD/s", "cost rate"
+    )
+    power = res.optional(node.get("power"), pointer_join(pointer, "power"), "W", "power")
+    if rate is None or None in devices or None in transfers:
+        return None
+    resolved = tuple(t for t in transfers if t is not None)
+    return OptionSpec(
         name=str(node.get("name", "option")),
         pointer=pointer,
         devices=tuple(d for d in devices if d is not None),
-        state_shards=res.count(
-            node.get("state_shards"), pointer_join(pointer, "state_shards"), "state_shards", 1
-        ),
-        replicated=res.optional(
-            node.get("replicated"), pointer_join(pointer, "replicated"), "B", "replicated state"
-        ),
-        useful_rate=rate,  # type: ignore[arg-type]  # None only when a gap was recorded
-        useful_parallel=res.count(
-            useful.get("parallel"), pointer_join(pointer, "useful", "parallel"), "parallel", 1
-        ),
-        transfers=tuple(t for t in transfers if t is not None),
-        overheads=res.overheads(node.get("overheads"), pointer_join(pointer, "overheads")),
-        cost_rate=res.optional(
-            node.get("cost_rate"), pointer_join(pointer, "cost_rate"), "USD/s", "cost rate"
-        ),
-        power=res.optional(node.get("power"), pointer_join(pointer, "power"), "W", "power"),
+        state_shards=state_shards,
+        replicated=replicated,
+        useful_rate=rate,
+        useful_parallel=parallel,
+        transfers=resolved,
+        overheads=overheads,
+        cost_rate=cost_rate,
+        power=power,
         strategies=tuple(str(s) for s in as_list(node.get("strategies"))),
         compute_rate=compute,
         links=tuple(
-            sorted(
-                {str(x) for x in as_list(node.get("links"))}
-                | {t.link for t in transfers if t is not None}
-            )
+            sorted({str(x) for x in as_list(node.get("links"))} | {t.link for t in resolved})
         ),
     )
-    return spec if rate is not None and None not in devices and None not in transfers else None
 
 
-def _envelope(res: _Resolver, node: Any) -> Envelope | None:
+def _envelope(res: InputReader, node: Any) -> Envelope | None:
     node = node if isinstance(node, Mapping) else {}
     batch = node.get("batch", 1)
     if isinstance(batch, bool) or not isinstance(batch, (int, Fraction)) or batch < 1:
@@ -323,7 +329,7 @@ def resolve_placement(record: Record, kb: KnowledgeBase) -> PlacementSpec | Unre
 
 
 def _resolve(record: Record, kb: KnowledgeBase) -> PlacementSpec | Unresolved:
-    res = _Resolver(kb)
+    res = InputReader(kb)
     envelope = _envelope(res, record.data.get("envelope"))
     reference = _option(res, record.data.get("reference"), "/reference", envelope)
     candidates = [

@@ -1,8 +1,9 @@
-"""Exact figures: record quantities converted to base units (B, s, FLOP, USD, W, J) as Fractions.
+"""Exact figures: record quantities converted to base units (B, s, FLOP, USD, J) as Fractions.
 
 Values are converted through their decimal text (`3.35` is 335/100, never a binary
-float), so hand-worked ledgers match to the last digit. This is the ledger's own small
-unit table; it refuses anything it does not know rather than guessing.
+float), so hand-worked ledgers match to the last digit. Units are parsed by
+kb.quantities, the one unit table; a Figure carries its dimension as the ledger
+prints it (`B/s`, `FLOP/s`, `W` for J/s, `1` for a count).
 """
 
 from __future__ import annotations
@@ -13,62 +14,51 @@ from decimal import Context, Decimal
 from fractions import Fraction
 from typing import Any
 
-_DECIMAL = {"": 1, "k": 10**3, "M": 10**6, "G": 10**9, "T": 10**12, "P": 10**15}
-_BINARY = {"Ki": 2**10, "Mi": 2**20, "Gi": 2**30, "Ti": 2**40}
+from kb.quantities import Dims, UnitError, exact_number, parse_unit
 
-
-def _unit_table() -> dict[str, tuple[Fraction, str]]:
-    table: dict[str, tuple[Fraction, str]] = {"1": (Fraction(1), "1")}
-    for prefix, factor in _DECIMAL.items():
-        table[f"{prefix}B"] = (Fraction(factor), "B")
-        table[f"{prefix}FLOP"] = (Fraction(factor), "FLOP")
-        table[f"{prefix}bit" if prefix else "bit"] = (Fraction(factor, 8), "B")
-    for prefix, factor in _BINARY.items():
-        table[f"{prefix}B"] = (Fraction(factor), "B")
-    table.update(
-        {
-            "s": (Fraction(1), "s"),
-            "ms": (Fraction(1, 10**3), "s"),
-            "us": (Fraction(1, 10**6), "s"),
-            "ns": (Fraction(1, 10**9), "s"),
-            "h": (Fraction(3600), "s"),
-            "W": (Fraction(1), "W"),
-            "J": (Fraction(1), "J"),
-            "USD": (Fraction(1), "USD"),
-        }
-    )
-    del table["kbit"]  # only the prefixes the record format lists
-    table["Gbit"] = (Fraction(10**9, 8), "B")
-    return table
-
-
-UNITS = _unit_table()
+# Dimensions the ledger names by their own unit, not by their base units.
+_NAMED_DIMS: Mapping[Dims, str] = {(("J", Fraction(1)), ("s", Fraction(-1))): "W"}
 
 
 class QuantityError(ValueError):
-    """A figure the ledger cannot use: not a number, or a unit it does not know."""
+    """A figure the ledger cannot use: not a number, or a unit kb does not know."""
 
 
 def exact(value: Any) -> Fraction:
-    """Convert a YAML number to an exact Fraction (through its decimal text); refuse bools."""
-    if isinstance(value, bool) or not isinstance(value, (int, float, str, Fraction)):
-        raise QuantityError(f"value {value!r} is not a number")
+    """Convert a YAML number (or `--set` text) to an exact Fraction; refuse bools."""
+    if isinstance(value, Fraction):
+        return value
+    if isinstance(value, str):
+        try:
+            return Fraction(value)
+        except (ValueError, ZeroDivisionError) as exc:
+            raise QuantityError(f"value {value!r} is not a number") from exc
     try:
-        return Fraction(str(value)) if not isinstance(value, Fraction) else value
-    except (ValueError, ZeroDivisionError) as exc:
+        return exact_number(value)
+    except ValueError as exc:
         raise QuantityError(f"value {value!r} is not a number") from exc
 
 
-def parse_unit(unit: str) -> tuple[Fraction, str]:
-    """`GB/s` -> (10**9, 'B/s'): the factor to base units and the base dimension."""
-    numerator, _, denominator = unit.strip().partition("/")
-    if numerator not in UNITS or (denominator and denominator not in UNITS):
-        raise QuantityError(f"unit {unit!r} is not one the ledger knows")
-    factor, dim = UNITS[numerator]
-    if denominator:
-        den_factor, den_dim = UNITS[denominator]
-        return factor / den_factor, f"{dim}/{den_dim}"
-    return factor, dim
+def dim_text(dims: Dims) -> str:
+    """A dimension as the ledger prints and compares it: `B/s`, `FLOP`, `W`, `1`, `1/s`."""
+    if dims in _NAMED_DIMS:
+        return _NAMED_DIMS[dims]
+    over = [(b, e) for b, e in dims if e > 0]
+    under = [(b, -e) for b, e in dims if e < 0]
+    text = "·".join(b if e == 1 else f"{b}^{e}" for b, e in over) or "1"
+    if under:
+        text += "/" + "·".join(b if e == 1 else f"{b}^{e}" for b, e in under)
+    return text
+
+
+def unit_scale(unit: str) -> tuple[Fraction, str]:
+    """`GB/s` -> (10**9, 'B/s'): the factor to base units and the ledger's dimension."""
+    try:
+        parsed = parse_unit(unit)
+    except UnitError as exc:
+        hint = f"; {exc.hint}" if exc.hint else ""
+        raise QuantityError(f"unit {unit!r}: {exc}{hint}") from None
+    return parsed.factor, dim_text(parsed.dims)
 
 
 @dataclass(frozen=True)
@@ -90,7 +80,7 @@ def figure(quantity: Mapping[str, Any], origin: str, pointer: str = "") -> Figur
     """Convert a record quantity `{value, unit, basis, source}` into a Figure."""
     if not isinstance(quantity, Mapping) or "value" not in quantity or "unit" not in quantity:
         raise QuantityError("expected a quantity {value, unit, basis, source}")
-    factor, dim = parse_unit(str(quantity["unit"]))
+    factor, dim = unit_scale(str(quantity["unit"]))
     basis = str(quantity.get("basis", "unverified"))
     source = str(quantity.get("source", ""))
     return Figure(exact(quantity["value"]) * factor, dim, basis, source or origin, pointer)
@@ -103,7 +93,7 @@ def parse_setting(text: str) -> tuple[Fraction, str]:
     while index and not (text[index - 1].isdigit() or text[index - 1] == "."):
         index -= 1
     number, unit = text[:index].strip(), text[index:].strip() or "1"
-    factor, dim = parse_unit(unit)
+    factor, dim = unit_scale(unit)
     return exact(number) * factor, dim
 
 

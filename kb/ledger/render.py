@@ -1,4 +1,4 @@
-"""Render an Analysis as text (for people) or JSON (exact fractions, for tools and tests).
+"""Render a PlacementAnalysis as text (for people) or JSON (exact fractions, for tools and tests).
 
 Text rounds to six significant digits with a readable unit (ns/us/ms/s, B/kB/MB/GB,
 GB/s); JSON carries every value exactly as `"p/q"` next to its unit, so a hand-worked
@@ -11,7 +11,7 @@ import json
 from fractions import Fraction
 from typing import Any
 
-from kb.ledger.analysis import Analysis
+from kb.ledger.analysis import PlacementAnalysis
 from kb.ledger.compare import Comparison, Side
 from kb.ledger.quantities import SCALES, amount, number
 
@@ -36,7 +36,7 @@ def exact(value: Fraction | None, unit: str) -> dict[str, Any] | None:
 # ---- text -------------------------------------------------------------------------------
 
 
-def text(analysis: Analysis) -> str:
+def text(analysis: PlacementAnalysis) -> str:
     """Render the report: envelope, feasibility, ledgers, comparisons, break-even."""
     spec = analysis.spec
     lines = [
@@ -58,7 +58,7 @@ def text(analysis: Analysis) -> str:
     return "\n".join(lines) + "\n"
 
 
-def _envelope_line(analysis: Analysis) -> str:
+def _envelope_line(analysis: PlacementAnalysis) -> str:
     env = analysis.spec.envelope
     slo = f", SLO {amount(env.slo.value, 's')}" if env.slo else ""
     return (
@@ -151,7 +151,7 @@ def _comparison_lines(c: Comparison) -> list[str]:
     return lines
 
 
-def _break_even_lines(analysis: Analysis) -> list[str]:
+def _break_even_lines(analysis: PlacementAnalysis) -> list[str]:
     if not analysis.break_evens:
         return [
             "  not computed: it needs a feasible reference and a feasible candidate with transfers"
@@ -178,7 +178,7 @@ def _break_even_lines(analysis: Analysis) -> list[str]:
 # ---- json -------------------------------------------------------------------------------
 
 
-def to_json(analysis: Analysis) -> str:
+def to_json(analysis: PlacementAnalysis) -> str:
     spec = analysis.spec
     doc = {
         "placement": spec.id,

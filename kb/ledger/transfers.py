@@ -23,12 +23,15 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass
 from fractions import Fraction
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any
 
 from kb.findings import pointer_join
 from kb.ledger.curves import Pricing, best, curves, measured_range, price
 from kb.ledger.quantities import Figure, QuantityError, figure
 from kb.model import KnowledgeBase, Record
+
+if TYPE_CHECKING:  # inputs.py imports this module; the reader is only a type here
+    from kb.ledger.inputs import InputReader
 
 PATTERNS = ("all-reduce", "reduce-scatter", "all-gather", "all-to-all", "point-to-point")
 
@@ -68,13 +71,6 @@ class TransferSpec:
     pointer: str
     strategy: str = ""
     pricing: str = ""  # which rows priced it, or why the line rate did
-
-
-class _Resolver(Protocol):
-    def gap(self, pointer: str, message: str) -> None: ...
-    def quantity(self, node: Any, pointer: str, dim: str, what: str) -> Figure | None: ...
-    def optional(self, node: Any, pointer: str, dim: str, what: str) -> Figure | None: ...
-    def count(self, node: Any, pointer: str, what: str, default: int | None = None) -> int: ...
 
 
 def line_rate(link: Record) -> Figure | None:
@@ -175,7 +171,7 @@ def receipt_bandwidth(
     return (measured.bandwidth, measured.receipt) if measured else None
 
 
-def receipts_on(kb: KnowledgeBase, link: str, pattern: str) -> list[Record]:
+def receipts_on(kb: KnowledgeBase, link: str, pattern: object) -> list[Record]:
     """The receipts of one (interconnect, pattern), in id order, indexed once per knowledge base.
 
     Scanning every receipt for every transfer made the ledger rules quadratic
@@ -197,7 +193,7 @@ def receipts_on(kb: KnowledgeBase, link: str, pattern: str) -> list[Record]:
     return list(index.get((link, pattern), []))
 
 
-def _latency(res: _Resolver, node: Any, link: Record, pointer: str) -> Figure | None:
+def _latency(res: InputReader, node: Any, link: Record, pointer: str) -> Figure | None:
     """Return the per-message latency: the transfer's, else the link record's; never assumed."""
     latency_node = node.get("link_latency", link.get("latency"))
     if latency_node is None:
@@ -210,7 +206,7 @@ def _latency(res: _Resolver, node: Any, link: Record, pointer: str) -> Figure | 
 
 
 def resolve_transfer(
-    res: _Resolver,
+    res: InputReader,
     kb: KnowledgeBase,
     node: Any,
     pointer: str,

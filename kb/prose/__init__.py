@@ -4,6 +4,6 @@
 `{claim:id}`), verbatim quotations (`"..."`, `“...”`), code spans and the number
 tokens outside them, and says which of those are figures; `fields` says which
 fields of a record are prose; `render` resolves a template to a value, a unit and
-its provenance (kb.equations.bind and kb.equations.units: no second unit table).
+its provenance (kb.equations.bind and kb.quantities: no second unit table).
 docs/record-format.md ("Numbers in prose") is the user's description.
 """

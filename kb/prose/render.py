@@ -1,7 +1,7 @@
 """Resolve a prose template to the value it shows, its unit and its provenance.
 
 A figure template resolves through kb.equations.bind (the binding resolver the
-equations engine uses) and converts through kb.equations.units; a claim template
+equations engine uses) and converts through kb.quantities; a claim template
 shows the claim's value: what the engine computed when `computed` is given (a
 mapping claim id -> (state, computed text)), else what the claim expects.
 """
@@ -15,10 +15,10 @@ from fractions import Fraction
 from typing import Any
 
 from kb.equations.bind import BindError, resolve
-from kb.equations.units import UnitError, exact_number, format_dims, parse_unit
 from kb.model import KnowledgeBase, Record
 from kb.prose.fields import record_templates
 from kb.prose.scan import Template
+from kb.quantities import UnitError, exact_number, format_dims, parse_unit
 
 ClaimValues = Callable[[str, str], "tuple[str, str] | None"]  # (record, claim) -> (state, text)
 UNRESOLVED, BAD_UNIT = "PR001", "PR002"

@@ -27,8 +27,8 @@ import re
 from dataclasses import dataclass
 from functools import lru_cache
 
-from kb.equations.units import UnitError, parse_unit
 from kb.model import is_valid_id
+from kb.quantities import UnitError, parse_unit
 
 _TEMPLATE = re.compile(r"\{([^{}\n]{1,300})\}")
 _REF = re.compile(

@@ -26,10 +26,14 @@ Good:
 from __future__ import annotations
 
 from collections.abc import Iterator
+from typing import TYPE_CHECKING
 
 from kb.findings import Finding, Severity
 from kb.model import KnowledgeBase
 from kb.rules._base import found
+
+if TYPE_CHECKING:
+    from kb.ledger.inputs import PlacementSpec, Unresolved
 
 READS = "ledger"
 CODE = "LG004"
@@ -41,32 +45,32 @@ HINT = (
 )
 
 
-def gap_findings(unresolved: object) -> list[Finding]:
-    """One finding per gap of an unresolved placement (also used by `kb ledger`).
+def gap_findings(unresolved: PlacementSpec | Unresolved) -> list[Finding]:
+    """One finding per gap of a placement (none when resolved; also used by `kb ledger`).
 
     When an input is in a record the tree has but kb could not read, that record's
     own finding is the root cause: the placement gets one finding naming it, not one
     per input the missing record would have fed.
     """
-    unreadable = [gap for gap in unresolved.gaps if gap.unreadable]  # type: ignore[attr-defined]
+    unreadable = [gap for gap in unresolved.gaps if gap.unreadable]
     if unreadable:
         first = unreadable[0]
         message = (
             f"cannot be priced while {first.unreadable} cannot be read (its own finding says why)"
         )
         hint = f"fix {first.unreadable} first"
-        return [found(CODE, SEVERITY, unresolved.path, first.pointer, message, hint)]  # type: ignore[attr-defined]
+        return [found(CODE, SEVERITY, unresolved.path, first.pointer, message, hint)]
     return [
         found(
             CODE,
             SEVERITY,
             unresolved.path,
             gap.pointer,
-            gap.message,  # type: ignore[attr-defined]
+            gap.message,
             HINT,
         )
         for gap in unresolved.gaps
-    ]  # type: ignore[attr-defined]
+    ]
 
 
 def check(kb: KnowledgeBase) -> Iterator[Finding]:

@@ -1,7 +1,8 @@
 """Every figure must say where it comes from: a `basis`.
 
 A figure is any mapping with `value` and `unit` (a quantity). Its basis is one
-of vendor-spec, measured, derived, estimated, unverified.
+of vendor-spec, measured, derived, estimated, assumed (a scenario input the author
+chose, with a note), unverified.
 
 Why: readers decide whether to shard a model from these numbers; a figure
 with no basis cannot be told apart from a guess.
@@ -21,7 +22,7 @@ from collections.abc import Iterator, Mapping
 from typing import Any
 
 from kb.findings import Finding, Severity
-from kb.model import KnowledgeBase
+from kb.model import QUANTITY_BASES, KnowledgeBase
 from kb.rules._base import found
 from kb.rules._walk import located
 
@@ -29,7 +30,7 @@ READS = "record"
 CODE = "PV001"
 NAME = "missing-basis"
 SEVERITY = Severity.ERROR
-HINT = "add basis: vendor-spec | measured | derived | estimated | unverified"
+HINT = "add basis: " + " | ".join(QUANTITY_BASES)
 
 
 def check(kb: KnowledgeBase) -> Iterator[Finding]:

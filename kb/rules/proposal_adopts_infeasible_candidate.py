@@ -47,8 +47,10 @@ def check(kb: KnowledgeBase) -> Iterator[Finding]:
         option = next(
             (c for c in spec.candidates if c.name == str(record.data.get("candidate"))), None
         )
-        fit = feasibility(spec.envelope, option) if option else None
-        if fit is not None and not fit.feasible:
+        if option is None:
+            continue
+        fit = feasibility(spec.envelope, option)
+        if not fit.feasible:
             yield found(
                 CODE,
                 SEVERITY,

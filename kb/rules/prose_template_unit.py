@@ -1,7 +1,7 @@
 """A template's unit must be one kb knows, of the figure's dimension.
 
 `{hardware/nvidia-h100-sxm#memory.bandwidth|TB/s}` shows 3350 GB/s as 3.35 TB/s,
-converted exactly (kb.equations.units, the table the equations use). A unit kb
+converted exactly (kb.quantities, the one unit table). A unit kb
 does not know, or one of another dimension, is this finding.
 
 Why: a conversion that cannot be done would print a number that means nothing.

@@ -43,14 +43,14 @@ DEFAULT_REL_TOL = Fraction(1, 100)
 
 def computed_ratios(record: Record, kb: KnowledgeBase) -> dict[str, dict[str, Any]] | None:
     """Candidate name -> dimension -> computed ratio (None: not computable), feasible only."""
-    from kb.ledger.analysis import analyze
+    from kb.ledger.analysis import analyze_spec
     from kb.ledger.inputs import PlacementSpec, resolve_placement
 
     spec = resolve_placement(record, kb)
     if not isinstance(spec, PlacementSpec) or spec.gaps:
         return None
     out: dict[str, dict[str, Any]] = {}
-    for comparison in analyze(spec).comparisons:
+    for comparison in analyze_spec(spec).comparisons:
         if not comparison.withheld:
             ratios = {d.name: d.ratio for d in comparison.dimensions}
             out[comparison.candidate] = ratios | {"efficiency": comparison.efficiency}

@@ -179,8 +179,7 @@ def chart_entries(site: Site) -> list[dict[str, Any]]:
 
 
 def write_rules_catalogue(site: Site) -> None:
-    rules, note = registered_rules()
-    site.page("rules.html", urls.RULES, rules=rule_entries(rules), note=note)
+    site.page("rules.html", urls.RULES, rules=rule_entries(registered_rules()))
 
 
 def write_methodology(site: Site) -> None:

@@ -6,21 +6,18 @@ sections `Why:`, `Bad:` and `Good:`. `kb explain` prints the same text.
 
 from __future__ import annotations
 
-import importlib
 import inspect
 from types import ModuleType
 from typing import Any
 
+from kb.rules import all_rules
+
 SECTION_NAMES = ("Why", "Bad", "Good")
 
 
-def registered_rules() -> tuple[list[ModuleType], str]:
-    """Return the rule modules in registry order, and a note if the registry fails."""
-    try:
-        package = importlib.import_module("kb.rules")
-        return list(package.all_rules()), ""
-    except (ImportError, AttributeError) as exc:
-        return [], f"the rule registry could not be loaded ({exc})"
+def registered_rules() -> list[ModuleType]:
+    """Return the rule modules in registry order."""
+    return list(all_rules())
 
 
 def rule_entries(rules: list[ModuleType]) -> list[dict[str, Any]]:

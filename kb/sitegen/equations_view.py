@@ -14,7 +14,6 @@ still shows the maths and says that nothing was checked.
 from __future__ import annotations
 
 import functools
-import importlib
 from collections.abc import Mapping
 from typing import Any
 
@@ -25,8 +24,6 @@ from kb.model import KnowledgeBase, Record
 from kb.sitegen.fields import format_scalar, link_for, provenance_of, value_tree
 from kb.sitegen.mathml import UnprintableExpression, equation_to_mathml, name_to_mathml
 from kb.sitegen.prose_view import has_markup, prose_parts
-
-NOT_CHECKED = "not checked: the equations engine (kb.equations) is not available in this build"
 
 
 def equations_context(record: Record, kb: KnowledgeBase) -> dict[str, Any]:
@@ -111,14 +108,11 @@ def other_checks(items: Mapping[str, Any], data: Mapping[str, Any]) -> list[dict
 
 
 def checked_items(record: Record, kb: KnowledgeBase) -> tuple[dict[str, Any], str]:
-    """Return the engine's results for `record` by JSON pointer, and a note if unavailable."""
+    """Return the engine's results for `record` by JSON pointer, and a note if it failed."""
+    from kb.equations.engine import analyse
+
     try:
-        engine = importlib.import_module("kb.equations.engine")
-    except ImportError:
-        has_maths = any(record.data.get(k) for k in ("equations", "derivations", "claims"))
-        return {}, NOT_CHECKED if has_maths else ""
-    try:
-        result = engine.analyse(kb).results.get(record.id)
+        result = analyse(kb).results.get(record.id)
     except Exception as exc:  # the page must still build; the note says what failed
         return {}, f"not checked: the equations engine failed ({type(exc).__name__}: {exc})"
     items = result.items if result is not None else []

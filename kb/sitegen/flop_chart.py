@@ -70,7 +70,9 @@ def _pick(claims: list[Mapping[str, Any]], kb: KnowledgeBase, kind: str) -> str:
     return ""
 
 
-def _plan(record: Record, kb: KnowledgeBase, claims: list[Mapping[str, Any]]) -> dict | None:
+def _plan(
+    record: Record, kb: KnowledgeBase, claims: list[Mapping[str, Any]]
+) -> dict[str, Any] | None:
     from kb.equations.bind import Bound, resolve
 
     x_name = _pick(claims, kb, "interconnect")
@@ -154,10 +156,10 @@ def _build_function(data: Mapping[str, Any], of: str) -> _Function | None:
 
 
 def _value(function: _Function, x_name: str, x: Fraction, exact: Mapping[str, Fraction]) -> float:
-    return float(evaluate(function.expr, {**exact, x_name: x}))
+    return float(sympy_value(function.expr, {**exact, x_name: x}))
 
 
-def evaluate(expr: Any, values: Mapping[str, Fraction]) -> Fraction | float:
+def sympy_value(expr: Any, values: Mapping[str, Fraction]) -> Fraction | float:
     """Evaluate a SymPy expression at exact `values` (walks the tree; nothing is eval'd)."""
     import sympy as sp
 
@@ -165,7 +167,7 @@ def evaluate(expr: Any, values: Mapping[str, Fraction]) -> Fraction | float:
         return Fraction(int(expr.p), int(expr.q))
     if expr.is_Symbol:
         return values[expr.name]
-    args = [evaluate(arg, values) for arg in expr.args]
+    args = [sympy_value(arg, values) for arg in expr.args]
     if expr.is_Add:
         return sum(args, Fraction(0))
     if expr.is_Mul:
@@ -177,7 +179,8 @@ def evaluate(expr: Any, values: Mapping[str, Fraction]) -> Fraction | float:
         base, exponent = args
         if isinstance(exponent, Fraction) and exponent.denominator == 1:
             return base ** int(exponent)
-        return float(base) ** float(exponent)
+        real: float = float(base) ** float(exponent)  # typeshed: float ** float is Any
+        return real
     if isinstance(expr, sp.Max):
         return max(args)
     if isinstance(expr, sp.Min):
@@ -186,7 +189,9 @@ def evaluate(expr: Any, values: Mapping[str, Fraction]) -> Fraction | float:
     return float(expr.xreplace(substituted))
 
 
-def _line_bindings(record: Record, kb: KnowledgeBase, spec: Any, name: str) -> list[tuple]:
+def _line_bindings(
+    record: Record, kb: KnowledgeBase, spec: Any, name: str
+) -> list[tuple[str, str | None]]:
     """(label, binding) per accelerator the class names, at the claim's field path."""
     if not name or not isinstance(spec, str):
         return [("as claimed", None)] if not name else []
@@ -205,8 +210,11 @@ def _strings(value: Any) -> list[str]:
 
 
 def _x_marks(
-    claims: list[Mapping[str, Any]], kb: KnowledgeBase, x_name: str, lines: list[tuple]
-) -> list[tuple]:
+    claims: list[Mapping[str, Any]],
+    kb: KnowledgeBase,
+    x_name: str,
+    lines: list[tuple[str, str | None]],
+) -> list[tuple[Fraction, str, str]]:
     """(x in base units, label, title) for the interconnects the chart is about.
 
     Those are the interconnects the claims bind and the scale-up and host links of
@@ -270,9 +278,9 @@ def _display_unit(spec: Any, kb: KnowledgeBase) -> tuple[str, Fraction]:
 def _chart(
     record: Record,
     kb: KnowledgeBase,
-    claims: list,
+    claims: list[Mapping[str, Any]],
     series: list[Series],
-    x_marks: list,
+    x_marks: list[tuple[Fraction, str, str]],
     x_name: str,
     x_unit: tuple[str, Fraction],
     y_name: str,
@@ -310,7 +318,9 @@ def _chart(
     return line_chart(chart, series, marks)
 
 
-def _claim_points(claims: list, kb: KnowledgeBase, x_name: str, scale: Fraction) -> list[Mark]:
+def _claim_points(
+    claims: list[Mapping[str, Any]], kb: KnowledgeBase, x_name: str, scale: Fraction
+) -> list[Mark]:
     """Mark each claim with a circle at its bound x and its claimed value."""
     from kb.equations.bind import Bound, resolve
 

@@ -13,18 +13,16 @@ from typing import Any
 from kb.model import KnowledgeBase, Record
 from kb.sitegen.charts import Bar, Chart, stacked_bars
 
-NOT_AVAILABLE = "The ledger engine (kb.ledger) is not available in this build."
 
-
-def ledger_context(record: Record, kb: KnowledgeBase) -> tuple[dict[str, Any], list[dict]]:
+def ledger_context(
+    record: Record, kb: KnowledgeBase
+) -> tuple[dict[str, Any], list[dict[str, Any]]]:
     """Build the ledger section and the chart list of a placement record."""
+    from kb.ledger.analysis import analyze_placement
+    from kb.ledger.inputs import Unresolved
+
     try:
-        from kb.ledger.analysis import analyze_record
-        from kb.ledger.inputs import Unresolved
-    except ImportError:
-        return {"shown": True, "note": NOT_AVAILABLE, "candidates": [], "comparisons": []}, []
-    try:
-        analysis = analyze_record(record, kb)
+        analysis = analyze_placement(record, kb)
     except Exception as exc:  # the page must still build; the note says what failed
         note = f"The ledger could not be computed ({type(exc).__name__}: {exc})."
         return {"shown": True, "note": note, "candidates": [], "comparisons": []}, []
@@ -43,7 +41,8 @@ def ledger_context(record: Record, kb: KnowledgeBase) -> tuple[dict[str, Any], l
 
 
 def _side(side: Any, is_reference: bool) -> dict[str, Any]:
-    from kb.ledger.render import ROW_LABELS, amount
+    from kb.ledger.quantities import amount
+    from kb.ledger.render import ROW_LABELS
 
     fit = side.feasibility
     rows = []
@@ -81,7 +80,7 @@ def _provenance(row: Any) -> str:
 
 
 def _comparison(comparison: Any) -> dict[str, Any]:
-    from kb.ledger.render import number
+    from kb.ledger.quantities import number
 
     dims = [
         {

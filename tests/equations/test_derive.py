@@ -2,9 +2,15 @@
 
 from __future__ import annotations
 
+import json
+import re
+
 import pytest
 
+from kb.equations import derive
+from kb.equations.derive import RULES
 from kb.equations.engine import analyse
+from tests.conftest import REPO
 from tests.equations.helpers import flop, knowledge_base
 
 BASE = """
@@ -91,3 +97,48 @@ def test_a_residual_with_max_min_is_not_called_nonzero_without_a_witness() -> No
     verdict = decide_zero(unevaluated - sp.Min(2, b))
     assert verdict.outcome != NONZERO, verdict  # it is zero: Max(1, 2) = 2
     assert decide_zero(sp.Min(b, 3) - sp.Min(2, b)).outcome == NONZERO  # B = 5: 3 - 2
+
+
+@pytest.mark.parametrize("rule", ["approximately", "[define]", "{a: 1}", "null"])
+def test_an_unknown_rule_is_a_finding_and_runs_no_other_check(rule: str) -> None:
+    # the step names real equations, so any fall-through to another rule would judge it
+    data = flop(
+        base=BASE + f"derivations:\n  - id: d\n    steps:\n      - {{rule: {rule}, from: ratio, "
+        "var: N, range: [2, oo], tolerance: 1, result: one}\n"
+    )
+    result = analyse(knowledge_base("/x", ("flops/x", data)), use_cache=False).results["flops/x"]
+    issues = [i for i in result.issues if i.pointer == "/derivations/0/steps/0/rule"]
+    assert [i.code for i in issues] == ["EQ001"], result.issues
+    assert "unknown derivation rule" in issues[0].message
+    assert all(i.section != "derivation" for i in result.items), result.items
+
+
+def _rule_enums(node: object) -> list[list[str]]:
+    """Every `rule: {enum: [...]}` and `rule: {const: ...}` in a schema, at any depth."""
+    found: list[list[str]] = []
+    if isinstance(node, dict):
+        rule = node.get("rule")
+        if isinstance(rule, dict) and ("enum" in rule or "const" in rule):
+            found.append(list(rule["enum"]) if "enum" in rule else [rule["const"]])
+        for child in node.values():
+            found.extend(_rule_enums(child))
+    elif isinstance(node, list):
+        for child in node:
+            found.extend(_rule_enums(child))
+    return found
+
+
+def test_the_rule_table_is_the_one_list_schema_docs_and_readme_give() -> None:
+    rules = list(RULES)
+    schema = json.loads((REPO / "kb" / "schemas" / "equations.schema.json").read_text())
+    enums = _rule_enums(schema)
+    assert enums[0] == rules  # the step's `rule` enum: the table's rules, in its order
+    assert all(set(e) <= set(rules) for e in enums[1:]), enums  # the if-branches name real ones
+    docs = (REPO / "docs" / "equations.md").read_text(encoding="utf-8")
+    assert re.findall(r"^\| `(\w+)` \|", docs, flags=re.M) == rules
+    readme = (REPO / "README.md").read_text(encoding="utf-8")
+    listed = re.search(r"re-derives every derivation step \(([^)]*)\)", " ".join(readme.split()))
+    assert listed is not None
+    assert [r.strip() for r in listed.group(1).split(",")] == [r for r in rules if r != "define"]
+    documented = re.findall(r"^- `(\w+)`|; `(\w+)` \(", derive.__doc__ or "", flags=re.M)
+    assert sorted(a or b for a, b in documented) == sorted(rules)

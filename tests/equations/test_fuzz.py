@@ -5,6 +5,7 @@ from __future__ import annotations
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from kb.equations import derive
 from tests.equations.helpers import HARDWARE, flop, issues, knowledge_base
 
 SCALARS = st.one_of(
@@ -65,9 +66,7 @@ STEP_KEYS = ["rule", "from", "result", "var", "factor", "to", "range", "toleranc
 CLAIMS = st.lists(st.dictionaries(st.sampled_from(CLAIM_KEYS), VALUES, max_size=8), max_size=3)
 STEPS = st.lists(st.dictionaries(st.sampled_from(STEP_KEYS), VALUES, max_size=6), max_size=3)
 KINDS = st.sampled_from(["numeric", "scaling", "effect"])
-RULES = st.sampled_from(
-    ["define", "solve_for", "substitute", "rewrite", "scale", "approximate", "limit", "regime"]
-)
+RULES = st.sampled_from([*derive.RULES, "unknown-rule"])
 
 
 @settings(max_examples=120, deadline=None, suppress_health_check=[HealthCheck.too_slow])

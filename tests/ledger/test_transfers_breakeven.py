@@ -7,10 +7,10 @@ from fractions import Fraction
 import pytest
 from ledger_fixtures import q
 
-from kb.ledger.analysis import analyze_record
+from kb.ledger.analysis import analyze_placement
 from kb.ledger.breakeven import difference
 from kb.ledger.inputs import PlacementSpec, Unresolved, resolve_placement
-from kb.ledger.quantities import QuantityError, exact, parse_unit
+from kb.ledger.quantities import QuantityError, exact, unit_scale
 from kb.ledger.transfers import bus_factor, collective_steps, receipt_bandwidth
 from kb.model import KnowledgeBase
 
@@ -41,12 +41,21 @@ def test_reduce_scatter_plus_all_gather_is_all_reduce() -> None:
 
 def test_units_are_exact_and_unknown_ones_refused() -> None:
     assert exact(3.35) == Fraction(335, 100)
-    assert parse_unit("GB/s") == (Fraction(10**9), "B/s")
-    assert parse_unit("GiB") == (Fraction(2**30), "B")
-    assert parse_unit("Gbit/s") == (Fraction(10**9, 8), "B/s")
-    for bad in ("Gbps", "GBps", "Gb"):
+    assert unit_scale("GB/s") == (Fraction(10**9), "B/s")
+    assert unit_scale("GiB") == (Fraction(2**30), "B")
+    assert unit_scale("Gbit/s") == (Fraction(10**9, 8), "B/s")
+    # the one unit table: what the equations read, the ledger reads too
+    assert unit_scale("J/s") == unit_scale("W") == (Fraction(1), "W")
+    assert unit_scale("kbit") == (Fraction(125), "B")
+    assert unit_scale("min") == (Fraction(60), "s")
+    assert unit_scale("USD/h") == (Fraction(1, 3600), "USD/s")
+    assert unit_scale("EB") == (Fraction(10**18), "B")
+    assert unit_scale("PiB") == (Fraction(2**50), "B")
+    assert unit_scale("B*s") == (Fraction(1), "B·s")
+    assert unit_scale("1/s") == (Fraction(1), "1/s")
+    for bad in ("Gbps", "GBps", "Gb", "furlong"):
         with pytest.raises(QuantityError):
-            parse_unit(bad)
+            unit_scale(bad)
     with pytest.raises(QuantityError):
         exact(True)
 
@@ -69,7 +78,7 @@ def test_receipt_matches_link_pattern_ranks_and_size(kb: KnowledgeBase) -> None:
 def test_break_even_bandwidth_is_a_tie_and_sides_are_placed(kb: KnowledgeBase) -> None:
     """Both-fit fixture: 0.1003 s + max(0, 1.6 ms + 1.28e6/x - 0.5 ms) = 0.2 s
     -> 1.28e6/x = 0.0986 -> x = 1.28e6 / 0.0986 = 6.4e9/493 B/s (about 12.98 MB/s)."""
-    analysis = analyze_record(kb.get("placements/fixture-both-fit"), kb, with_break_even=True)
+    analysis = analyze_placement(kb.get("placements/fixture-both-fit"), kb, with_break_even=True)
     assert not isinstance(analysis, Unresolved)
     bandwidth = next(b for b in analysis.break_evens if b.parameter == "bandwidth")
     assert bandwidth.status == "tie" and bandwidth.values == (Fraction(6_400_000_000, 493),)
@@ -96,7 +105,7 @@ def test_break_even_places_links_on_both_sides(records: dict, kb: KnowledgeBase)
     from ledger_fixtures import make_kb
 
     kb = make_kb(records)
-    analysis = analyze_record(kb.get("placements/fixture-both-fit"), kb, with_break_even=True)
+    analysis = analyze_placement(kb.get("placements/fixture-both-fit"), kb, with_break_even=True)
     bandwidth = next(b for b in analysis.break_evens if b.parameter == "bandwidth")
     assert bandwidth.status == "no tie" and bandwidth.detail.startswith("reference faster")
     assert {p.side for p in bandwidth.sides} == {"reference faster"}
@@ -135,7 +144,7 @@ def test_a_break_even_sympy_cannot_solve_is_unverified(kb: KnowledgeBase, monkey
         raise NotImplementedError("no")
 
     monkeypatch.setattr(sympy, "solveset", refuse)
-    analysis = analyze_record(kb.get("placements/fixture-both-fit"), kb, with_break_even=True)
+    analysis = analyze_placement(kb.get("placements/fixture-both-fit"), kb, with_break_even=True)
     assert {b.status for b in analysis.break_evens} == {"unverified"}
     assert all(b.values == () for b in analysis.break_evens)
 
@@ -146,20 +155,20 @@ def test_roofline_takes_the_slower_of_memory_and_compute(records: dict) -> None:
     batch 512: compute 280e9*512/4e15 = 35.84 ms > 17.5 ms, so Tuseful = 35.84 ms."""
     from ledger_fixtures import make_kb
 
-    from kb.ledger.analysis import analyze_record
+    from kb.ledger.analysis import analyze_placement
 
     placement = records["placements/fixture-tp"]
     placement["envelope"]["flops_per_item"] = q(280, "GFLOP")
     for side in (placement["reference"], *placement["candidates"]):
         side["useful"]["compute_rate"] = q(1000, "TFLOP/s")
     kb = make_kb(records)
-    low = analyze_record(kb.get("placements/fixture-tp"), kb)
+    low = analyze_placement(kb.get("placements/fixture-tp"), kb)
     assert low.sides[0].ledger.row("useful").value == Fraction(175, 10**4)
-    high = analyze_record(kb.get("placements/fixture-tp"), kb, {"batch": "512"})
+    high = analyze_placement(kb.get("placements/fixture-tp"), kb, {"batch": "512"})
     assert high.sides[0].ledger.row("useful").value == Fraction(3584, 10**5)
     del placement["candidates"][0]["useful"]["compute_rate"]
     kb = make_kb(records)
-    gaps = analyze_record(kb.get("placements/fixture-tp"), kb).gaps
+    gaps = analyze_placement(kb.get("placements/fixture-tp"), kb).gaps
     assert [g.pointer for g in gaps] == ["/candidates/0/useful"]
 
 

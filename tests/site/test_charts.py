@@ -11,7 +11,7 @@ import pytest
 from conftest import SEED_FLOP, load
 
 from kb.sitegen.charts import PLOT, Axis, Bar, Chart, nice_ticks, stacked_bars, tick_label
-from kb.sitegen.flop_chart import evaluate
+from kb.sitegen.flop_chart import sympy_value
 
 SVG = "{http://www.w3.org/2000/svg}"
 
@@ -38,7 +38,7 @@ def test_evaluate_walks_sympy_exactly() -> None:
     import sympy as sp
 
     p, bw, d = sp.symbols("P_layer BW_link d", positive=True)
-    value = evaluate(
+    value = sympy_value(
         p * bw / (2 * d), {"P_layer": Fraction(10), "BW_link": Fraction(3), "d": Fraction(4)}
     )
     assert value == Fraction(30, 8)

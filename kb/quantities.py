@@ -1,10 +1,12 @@
-"""Exact units and dimensions: parse `GB/s`, `TFLOP/s`, `us`; convert without floats.
+"""Exact units and dimensions, the one table for the engine, the ledger, the prose and the site.
 
-Base dimensions: `B` (information, bytes), `s` (time), `FLOP` (computation),
-`J` (energy) and `USD` (money); `1` is a count or ratio. Decimal prefixes
-k M G T P E and binary prefixes Ki Mi Gi Ti Pi are exact (GB = 10**9 B,
-GiB = 2**30 B). Spellings that people read two ways (`Gb`, `b`, `GBps`, `Gbps`,
-`mB`) are refused with a hint instead of guessed. Imports no SymPy.
+Parse `GB/s`, `TFLOP/s`, `us`; convert without floats. Base dimensions: `B`
+(information, bytes), `s` (time), `FLOP` (computation), `J` (energy; `W` is
+J/s) and `USD` (money); `1` is a count or ratio. Decimal prefixes k M G T P E
+and binary prefixes Ki Mi Gi Ti Pi are exact (GB = 10**9 B, GiB = 2**30 B).
+Spellings that people read two ways (`Gb`, `b`, `GBps`, `Gbps`, `mB`) are
+refused with a hint instead of guessed. Imports nothing from kb and no SymPy:
+kb.equations, kb.ledger, kb.prose and kb.sitegen all sit above it.
 """
 
 from __future__ import annotations
@@ -106,7 +108,7 @@ def format_dims(dims: Dims) -> str:
     return "·".join(parts) or "1"
 
 
-def parse_unit(text: str) -> Unit:
+def parse_unit(text: object) -> Unit:
     """Parse a unit string exactly: `GB/s` -> factor 10**9, dims B·s^-1."""
     if not isinstance(text, str):
         raise UnitError(f"unit must be a string, got {type(text).__name__}")

@@ -1,22 +1,31 @@
-"""Exact units and the dimension checker: parsing, ambiguity, and agreement with conversion."""
+"""kb.quantities, the one unit table: parsing, ambiguity, conversion, and every reader agreeing."""
 
 from __future__ import annotations
 
 import ast
+import importlib
+import re
+from collections.abc import Mapping
 from fractions import Fraction
 
 import pytest
+import yaml
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from kb import quantities
+from kb.equations.bind import BindError, quantity
 from kb.equations.dims import DimensionError, dims_of, equation_dims
-from kb.equations.units import (
+from kb.ledger.quantities import Figure, QuantityError, dim_text, figure
+from kb.quantities import (
     UnitError,
     convert,
     format_dims,
     make_dims,
     parse_unit,
 )
+from kb.sitegen.tables import sort_key
+from tests.conftest import REPO, SHIPPED_RECORDS
 
 TABLE = [
     ("B", 1, "B"),
@@ -136,3 +145,90 @@ def test_dimension_checker_agrees_with_unit_conversion(terms: list[tuple[str, st
     base = parse_unit("1") if not combined.dims else None
     if base is not None:
         assert convert(value, combined, base) == value * factor
+
+
+# ---- one table, every reader ---------------------------------------------------------
+
+
+def _units_in(node: object, found: set[str]) -> None:
+    """Every unit string of a record: quantity and symbol units, and `{...|unit}` templates."""
+    if isinstance(node, Mapping):
+        if isinstance(node.get("unit"), str):
+            found.add(node["unit"])
+        for value in node.values():
+            _units_in(value, found)
+    elif isinstance(node, list):
+        for value in node:
+            _units_in(value, found)
+    elif isinstance(node, str):
+        found.update(m.strip() for m in re.findall(r"\{[^{}|]+\|([^{}|]+)\}", node))
+
+
+def _record_units() -> list[str]:
+    found: set[str] = set()
+    paths = [*SHIPPED_RECORDS.rglob("*.yaml"), *(REPO / "tests").rglob("*.yaml")]
+    for path in sorted(paths):
+        try:
+            _units_in(yaml.safe_load(path.read_text(encoding="utf-8")), found)
+        except yaml.YAMLError:
+            continue  # the loader's own cases: files that are not YAML at all
+    return sorted(found)
+
+
+RECORD_UNITS = _record_units()
+
+
+def _readers_agree(unit: str) -> None:
+    """The engine's binding, the ledger's figure and the site's sort key read `unit` alike."""
+    engine = quantity({"value": 1, "unit": unit}, "unit")
+    try:
+        ledger: Figure | None = figure({"value": 1, "unit": unit}, "test")
+    except QuantityError:
+        ledger = None
+    site = sort_key({"value": 1, "unit": unit})
+    if isinstance(engine, BindError):
+        assert ledger is None, f"{unit!r}: the ledger reads a unit the engine refuses"
+        assert site == repr(1.0)
+        return
+    assert ledger is not None, f"{unit!r}: the ledger refuses a unit the engine reads"
+    assert ledger.value == engine.value == parse_unit(unit).factor
+    assert ledger.dim == dim_text(engine.dims)
+    assert site == repr(float(engine.value))
+
+
+def test_record_units_were_found() -> None:
+    # the property below is only as good as its sample: the shipped records alone use dozens
+    assert len(RECORD_UNITS) >= 20 and {"GB/s", "TFLOP/s", "us", "W"} <= set(RECORD_UNITS)
+
+
+@pytest.mark.parametrize("unit", RECORD_UNITS)
+def test_every_record_unit_reads_the_same_everywhere(unit: str) -> None:
+    _readers_agree(unit)
+
+
+_NAMES = [*UNIT_NAMES, "min", "kbit", "EB", "PiB", "kW", "Gb", "GBps", "furlong", "mB", "KB"]
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    st.sampled_from(_NAMES),
+    st.lists(st.tuples(st.sampled_from(["*", "/"]), st.sampled_from(_NAMES)), max_size=3),
+    st.sampled_from(["", "^2", "^-1"]),
+)
+def test_generated_units_read_the_same_everywhere(
+    first: str, rest: list[tuple[str, str]], power: str
+) -> None:
+    _readers_agree(first + "".join(op + name for op, name in rest) + power)
+
+
+def test_every_module_parses_units_with_kb_quantities() -> None:
+    # no second parser hides behind the same name: each importer holds kb.quantities' own
+    importers = []
+    for path in sorted((REPO / "kb").rglob("*.py")):
+        if "parse_unit" in path.read_text(encoding="utf-8") and path.name != "quantities.py":
+            parts = path.relative_to(REPO).with_suffix("").parts
+            importers.append(".".join(p for p in parts if p != "__init__"))
+    assert "kb.equations.bind" in importers and "kb.sitegen.tables" in importers
+    for name in importers:
+        held = getattr(importlib.import_module(name), "parse_unit", quantities.parse_unit)
+        assert held is quantities.parse_unit, name
