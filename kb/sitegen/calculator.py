@@ -120,14 +120,26 @@ def _calculator(record: Record, kb: KnowledgeBase) -> dict[str, Any] | None:
     symbols = {
         name: _symbol(kb, composed, system, name, candidates, values) for name in sorted(inputs)
     }
+    ids = [t["id"] for t in targets]
     return {
         "record": record.id,
+        "default": next((of for of in _claimed_targets(composed) if of in ids), ids[0]),
         "targets": targets,
         "symbols": symbols,
         "values": values,
         "pickers": _pickers(symbols, values),
         "scales": _scales(),
     }
+
+
+def _claimed_targets(record: Record) -> list[str]:
+    """The equations the record's numeric claims evaluate, first claim first (kb calc's default)."""
+    claims = record.data.get("claims")
+    return [
+        str(c["of"])
+        for c in (claims if isinstance(claims, list) else ())
+        if isinstance(c, Mapping) and c.get("kind") == "numeric" and isinstance(c.get("of"), str)
+    ]
 
 
 def _default(kb: KnowledgeBase, spec: Any) -> dict[str, str] | None:
