@@ -167,6 +167,11 @@ def _target(system: System, name: str) -> tuple[sp.Symbol, sp.Expr, str]:
     return symbol, definition, authored or to_text(definition)
 
 
+def bindings_in_force(record: Record, target: str, given: Mapping[str, Any]) -> dict[str, Any]:
+    """The specs `evaluate` binds for `target` (name -> (spec, origin)): given over defaults."""
+    return _with_defaults(record, target, given)
+
+
 def _with_defaults(record: Record, target: str, given: Mapping[str, Any]) -> dict[str, Any]:
     specs: dict[str, Any] = {}
     claims = [c for c in _claims(record) if c.get("kind") == "numeric"]

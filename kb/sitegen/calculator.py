@@ -17,6 +17,7 @@ kb/sitegen/deps.py), so a reader can pick a product or type a quantity.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterable, Mapping
 from fractions import Fraction
 from typing import Any
@@ -77,49 +78,22 @@ def calculator(record: Record, kb: KnowledgeBase) -> dict[str, Any] | None:
 
 def _calculator(record: Record, kb: KnowledgeBase) -> dict[str, Any] | None:
     from kb.equations.compose import compose
-    from kb.equations.evaluate import EvaluationError, prepare
-    from kb.equations.expr import to_text
+    from kb.equations.evaluate import bindings_in_force
     from kb.equations.shared import system_of
 
     composed = compose(kb, record).record
     system = system_of(composed.data)[0]  # the engine's memo: the check built it already
-    targets: list[dict[str, Any]] = []
-    inputs: set[str] = set()
-    for eq_id, equation in system.equations.items():
-        lhs = equation.lhs.value
-        if not isinstance(lhs, sp.Symbol) or lhs in equation.rhs.value.free_symbols:
-            continue
-        try:
-            plan = prepare(composed, system, eq_id, {})
-            tree = to_calc_tree(plan.expanded)
-        except (EvaluationError, NotSerialisable):
-            continue
-        names = sorted(s.name for s in plan.expanded.free_symbols)
-        if not names or len(targets) >= MAX_TARGETS:
-            continue
-        inputs.update(names)
-        unit = system.units[lhs.name]
-        targets.append(
-            {
-                "id": eq_id,
-                "symbol": lhs.name,
-                "unit": unit.text,
-                "factor": str(unit.factor),
-                "dims": format_dims(unit.dims),
-                "equation": plan.equation,
-                "expanded": to_text(plan.expanded) if plan.expanded != plan.expression else "",
-                "tree": tree,
-                "inputs": names,
-                "defaults": {n: _default(kb, plan.specs.get(n)) for n in names},
-            }
-        )
+    targets = []
+    for shape in _shapes(composed, system):
+        specs = bindings_in_force(composed, shape["id"], {})
+        defaults = {n: _default(kb, specs.get(n)) for n in shape["inputs"]}
+        targets.append({**shape, "defaults": defaults})
     if not targets:
         return None
     values: dict[str, dict[str, Any]] = {}
     candidates = _candidates(record, kb)
-    symbols = {
-        name: _symbol(kb, composed, system, name, candidates, values) for name in sorted(inputs)
-    }
+    inputs = sorted({n for t in targets for n in t["inputs"]})
+    symbols = {name: _symbol(kb, composed, system, name, candidates, values) for name in inputs}
     ids = [t["id"] for t in targets]
     return {
         "record": record.id,
@@ -130,6 +104,69 @@ def _calculator(record: Record, kb: KnowledgeBase) -> dict[str, Any] | None:
         "pickers": _pickers(symbols, values),
         "scales": _scales(),
     }
+
+
+SHAPE_CACHE = 512
+_SHAPES: dict[str, list[dict[str, Any]]] = {}
+
+
+def _shapes(record: Record, system: Any) -> list[dict[str, Any]]:
+    """The targets' trees and texts, shared by records with the same maths (a family).
+
+    They depend on the symbols, the equations and which symbols the numeric claims
+    bind (kb calc keeps those), not on the values bound, so a family of flop
+    classes expands its equations once.
+    """
+    claims = record.data.get("claims")
+    bound = [
+        sorted(map(str, c["bind"]))
+        for c in (claims if isinstance(claims, list) else ())
+        if isinstance(c, Mapping)
+        and c.get("kind") == "numeric"
+        and isinstance(c.get("bind"), Mapping)
+    ]
+    key = json.dumps(
+        [record.data.get("symbols"), record.data.get("equations"), bound], default=repr
+    )
+    if key not in _SHAPES:
+        if len(_SHAPES) >= SHAPE_CACHE:
+            _SHAPES.clear()
+        _SHAPES[key] = _build_shapes(record, system)
+    return _SHAPES[key]
+
+
+def _build_shapes(record: Record, system: Any) -> list[dict[str, Any]]:
+    from kb.equations.evaluate import EvaluationError, prepare
+    from kb.equations.expr import to_text
+
+    shapes: list[dict[str, Any]] = []
+    for eq_id, equation in system.equations.items():
+        lhs = equation.lhs.value
+        if not isinstance(lhs, sp.Symbol) or lhs in equation.rhs.value.free_symbols:
+            continue
+        try:
+            plan = prepare(record, system, eq_id, {})
+            tree = to_calc_tree(plan.expanded)
+        except (EvaluationError, NotSerialisable):
+            continue
+        names = sorted(s.name for s in plan.expanded.free_symbols)
+        if not names or len(shapes) >= MAX_TARGETS:
+            continue
+        unit = system.units[lhs.name]
+        shapes.append(
+            {
+                "id": eq_id,
+                "symbol": lhs.name,
+                "unit": unit.text,
+                "factor": str(unit.factor),
+                "dims": format_dims(unit.dims),
+                "equation": plan.equation,
+                "expanded": to_text(plan.expanded) if plan.expanded != plan.expression else "",
+                "tree": tree,
+                "inputs": names,
+            }
+        )
+    return shapes
 
 
 def _claimed_targets(record: Record) -> list[str]:

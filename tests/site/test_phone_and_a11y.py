@@ -122,7 +122,9 @@ def test_screenshots_at_desktop_and_phone_width(
         for name, relative in SHOTS.items():
             page.goto((built_site / relative).as_uri())
             target = folder / f"{name}-{width}.png"
-            page.screenshot(path=str(target), full_page=True)
+            page.screenshot(
+                path=str(target), full_page=True, timeout=180_000
+            )  # a long page, a busy CPU
             assert target.stat().st_size > 10_000, target
         page.close()
     with capsys.disabled():  # the path is for a person: shown even when output is captured
