@@ -109,3 +109,14 @@ def test_the_embedded_data_cannot_close_its_script(built_site: Path) -> None:
         if found:
             assert "<" not in found.group(1) and ">" not in found.group(1), page
             json.loads(found.group(1))
+
+
+def test_the_page_scripts_evaluate_no_text() -> None:
+    from kb.resources import theme_dir
+
+    for name in ("calc.js", "scrollers.js"):
+        source = (theme_dir() / "static" / name).read_text(encoding="utf-8")
+        for banned in ("eval(", "new Function", "Function(", "innerHTML", "outerHTML",
+                       "insertAdjacentHTML", "document.write", "setTimeout(\"", "fetch(",
+                       "XMLHttpRequest", "import("):  # fmt: skip
+            assert banned not in source, (name, banned)
