@@ -115,7 +115,9 @@ def test_the_page_scripts_evaluate_no_text() -> None:
     from kb.resources import theme_dir
 
     for name in ("calc.js", "scrollers.js"):
-        source = (theme_dir() / "static" / name).read_text(encoding="utf-8")
+        text = (theme_dir() / "static" / name).read_text(encoding="utf-8")
+        source = re.sub(r"/\*.*?\*/|//[^\n]*", "", text, flags=re.S)  # the code, not comments
+        assert "kbCalc" in source or name != "calc.js"
         for banned in ("eval(", "new Function", "Function(", "innerHTML", "outerHTML",
                        "insertAdjacentHTML", "document.write", "setTimeout(\"", "fetch(",
                        "XMLHttpRequest", "import("):  # fmt: skip
