@@ -78,15 +78,9 @@ def evaluate(
     record = compose(kb, record).record  # `uses` equations resolved, as the engine checks them
     system = build_system(record.data)
     name = target or _default_target(record)
-    symbol, expression, equation = _target(system, name)
-    specs = _with_defaults(record, name, bindings)
-    unknown = sorted(set(bindings) - set(system.symbols))
-    if unknown:
-        named = ", ".join(_with_suggestion(n, system.symbols) for n in unknown)
-        raise EvaluationError(f"not symbols of {record.id}: {named}")
-    keep = {system.symbols[n] for n in specs if n in system.symbols}
-    expanded = expand_definitions(expression, system.definitions(), keep)
-    trail = [f"{symbol} = {equation}"]
+    plan = prepare(record, system, name, bindings)
+    symbol, expression, expanded, specs = plan.symbol, plan.expression, plan.expanded, plan.specs
+    trail = [f"{symbol} = {plan.equation}"]
     if expanded != expression:
         trail.append(f"  = {to_text(expanded)}")
     values = {}
@@ -95,7 +89,37 @@ def evaluate(
     result = expanded.xreplace(values)
     unit = system.units[symbol.name]
     value = _in_unit(result, unit)
-    return Evaluation(record.id, symbol.name, equation, value, unit.text, trail)
+    return Evaluation(record.id, symbol.name, plan.equation, value, unit.text, trail)
+
+
+@dataclass(frozen=True)
+class Prepared:
+    """A target ready to bind: its authored and expanded expression and the specs in force.
+
+    `specs` maps a symbol to (spec, origin): the given bindings over the record's
+    claim defaults. The expanded expression keeps every symbol that has a spec,
+    so its free symbols are exactly what `evaluate` binds (the site's calculator
+    serialises the same expression).
+    """
+
+    symbol: sp.Symbol
+    expression: sp.Expr
+    expanded: sp.Expr
+    equation: str
+    specs: dict[str, Any]
+
+
+def prepare(record: Record, system: System, name: str, bindings: Mapping[str, Any]) -> Prepared:
+    """Find target `name` of a composed `record` and expand it as `evaluate` does."""
+    symbol, expression, equation = _target(system, name)
+    specs = _with_defaults(record, name, bindings)
+    unknown = sorted(set(bindings) - set(system.symbols))
+    if unknown:
+        named = ", ".join(_with_suggestion(n, system.symbols) for n in unknown)
+        raise EvaluationError(f"not symbols of {record.id}: {named}")
+    keep = {system.symbols[n] for n in specs if n in system.symbols}
+    expanded = expand_definitions(expression, system.definitions(), keep)
+    return Prepared(symbol, expression, expanded, equation, specs)
 
 
 def _with_suggestion(name: str, known: Iterable[str]) -> str:
@@ -141,6 +165,11 @@ def _target(system: System, name: str) -> tuple[sp.Symbol, sp.Expr, str]:
         None,
     )
     return symbol, definition, authored or to_text(definition)
+
+
+def bindings_in_force(record: Record, target: str, given: Mapping[str, Any]) -> dict[str, Any]:
+    """The specs `evaluate` binds for `target` (name -> (spec, origin)): given over defaults."""
+    return _with_defaults(record, target, given)
 
 
 def _with_defaults(record: Record, target: str, given: Mapping[str, Any]) -> dict[str, Any]:

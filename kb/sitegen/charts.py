@@ -50,6 +50,7 @@ class Chart:
     y_label: str
     caption: str = ""
     table: dict[str, Any] = field(default_factory=dict)
+    tables: list[dict[str, Any]] = field(default_factory=list)  # more data behind the chart
 
 
 def _r(value: float) -> float:
@@ -59,9 +60,14 @@ def _r(value: float) -> float:
 def nice_ticks(low: float, high: float, log: bool) -> list[float]:
     """Ticks at 1-2-5 steps (per decade on a log axis) covering [low, high]."""
     if log:
+        first, last = math.floor(math.log10(low)), math.ceil(math.log10(high))
+        decades = last - first
+        # 1-2-5 over a few decades; decades only over more; every other one past eight.
+        steps = (1, 2, 5) if decades <= 3 else (1,)
+        stride = 1 if decades <= 8 else math.ceil(decades / 8)
         ticks: list[float] = []
-        for exponent in range(math.floor(math.log10(low)), math.ceil(math.log10(high)) + 1):
-            ticks.extend(m * 10.0**exponent for m in (1, 2, 5))
+        for exponent in range(first, last + 1, stride):
+            ticks.extend(m * 10.0**exponent for m in steps)
         return [t for t in ticks if low <= t <= high]
     base = 10 ** math.floor(math.log10(max(high - low, 1e-12))) / 10
     step = next(base * f for f in (1, 2, 5, 10, 20, 50, 100) if (high - low) / (base * f) <= 6)
@@ -115,8 +121,33 @@ def line_chart(chart: Chart, series: list[Series], marks: list[Mark]) -> dict[st
         "y_ticks": [{"pos": y_axis(t), "label": tick_label(t)} for t in nice_ticks(*y_range, log)],
         "series": [{"name": s.name, "path": _path(s, x_axis, y_axis), "bars": []} for s in series],
         "legend": [s.name for s in series],
-        "marks": [_mark(m, i, x_axis, y_axis) for i, m in enumerate(sorted(marks, key=_mark_key))],
+        "marks": _join_labels(
+            [_mark(m, i, x_axis, y_axis) for i, m in enumerate(sorted(marks, key=_mark_key))]
+        ),
     }
+
+
+LABEL_GAP = 11.0  # px: rules closer than a rotated label's height share one label
+LABEL_CHARS = 52  # what fits up a rule in the plot's height
+
+
+def _join_labels(marks: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Give rules that (nearly) coincide one label, `A / B`, on the first of them."""
+    rules = [m for m in marks if m["line"] and m["label"]]
+    groups: list[list[dict[str, Any]]] = []
+    for mark in rules:
+        if groups and mark["x"] - groups[-1][-1]["x"] < LABEL_GAP:
+            groups[-1].append(mark)
+        else:
+            groups.append([mark])
+    for group in groups:
+        names = list(dict.fromkeys(m["label"] for m in group))
+        text = " / ".join(names)
+        if len(text) > LABEL_CHARS:
+            text = f"{names[0]} (+{len(names) - 1} more)"
+        for index, mark in enumerate(group):
+            mark["label"] = text if index == 0 else ""
+    return marks
 
 
 def _mark_key(mark: Mark) -> tuple[float, str]:
@@ -132,6 +163,7 @@ def _frame(chart: Chart) -> dict[str, Any]:
         "y_label": chart.y_label,
         "caption": chart.caption,
         "table": chart.table,
+        "tables": [t for t in ([chart.table] if chart.table else []) + chart.tables if t["rows"]],
         "width": WIDTH,
         "height": HEIGHT,
         "plot": PLOT,
@@ -146,15 +178,18 @@ def _path(series: Series, x_axis: Axis, y_axis: Axis) -> str:
 
 
 def _mark(mark: Mark, index: int, x_axis: Axis, y_axis: Axis) -> dict[str, Any]:
-    # Labels step down in four rows so neighbouring marks do not overprint.
+    # A rule's label runs up along it (rotated), so neighbouring rules do not overprint.
+    x = x_axis(mark.x)
     return {
-        "x": x_axis(mark.x),
+        "x": x,
         "y": None if mark.y is None else y_axis(mark.y),
         "label": mark.label,
         "title": mark.title,
         "line": mark.line,
         "infeasible": False,
-        "label_y": _r(PLOT["top"] + 10 + 11 * (index % 3)),
+        "label_y": _r(PLOT["top"] + 4),
+        "label_x": _r(x - 3),
+        "rotate": mark.line,
     }
 
 
@@ -222,4 +257,5 @@ def _infeasible_mark(bar: Bar, left: float, slot: float) -> dict[str, Any]:
         "line": False,
         "infeasible": True,
         "label_y": _r(PLOT["bottom"] - 8),
+        "rotate": False,
     }

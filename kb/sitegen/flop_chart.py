@@ -17,6 +17,7 @@ from __future__ import annotations
 import functools
 import json
 from collections.abc import Mapping
+from dataclasses import dataclass
 from fractions import Fraction
 from typing import Any
 
@@ -88,32 +89,72 @@ def _plan(
     xs = [m[0] for m in x_marks]
     grid = _grid(min(xs) / 2, max(xs) * 2)
     x_unit = _display_unit(claims[0]["bind"][x_name], kb)
-    series = []
+    y_unit = function.unit  # the declared unit of the target: series and claims both in it
+    series, bindings = [], []
     for label, binding in lines:
         values = {**held, **({line_name: binding} if line_name else {})}
         resolved = {name: resolve(kb, spec) for name, spec in values.items()}
         exact = {name: b.value for name, b in resolved.items() if isinstance(b, Bound)}
         if len(exact) < len(resolved):
             continue
-        series.append(
-            Series(
-                label,
-                tuple((float(x / x_unit[1]), _value(function, x_name, x, exact)) for x in grid),
-            )
+        points = tuple(
+            (float(x / x_unit[1]), float(_value(function, x_name, x, exact) / y_unit[1]))
+            for x in grid
         )
+        series.append(Series(label, points))
+        bindings.append(values)
     if not series:
         return None
     on_lines = [
         c for c in claims if all(c["bind"].get(k) == v for k, v in held.items() if k != line_name)
     ]
-    return _chart(record, kb, on_lines, series, x_marks, x_name, x_unit, function.lhs_name)
+    axes = _Axes(x_name, x_unit, function.lhs_name, y_unit, _meanings(record))
+    return _chart(record, kb, on_lines, series, bindings, x_marks, axes)
+
+
+@dataclass(frozen=True)
+class _Axes:
+    """The chart's two quantities: symbol, (unit, size of the unit in base units), meanings."""
+
+    x_name: str
+    x_unit: tuple[str, Fraction]
+    y_name: str
+    y_unit: tuple[str, Fraction]
+    meanings: Mapping[str, str]
+
+    def label(self, name: str, unit: str, limit: int = 40) -> str:
+        """`crossover batch under TP degree N (B_tp)`, `bandwidth per rank (GB/s)`."""
+        meaning = _short(self.meanings.get(name, ""), limit) or name
+        return f"{meaning} ({unit})" if unit not in ("", "1") else f"{meaning} ({name})"
+
+
+def _meanings(record: Record) -> dict[str, str]:
+    symbols = record.data.get("symbols")
+    return {
+        str(name): str(spec.get("meaning", ""))
+        for name, spec in (symbols.items() if isinstance(symbols, Mapping) else ())
+        if isinstance(spec, Mapping)
+    }
+
+
+def _short(meaning: str, limit: int = 46) -> str:
+    """A symbol's meaning cut to an axis label: first clause, at most `limit` characters."""
+    text = meaning.replace("`", "")
+    for stop in (": ", " (", ", ", "; "):
+        if len(text) > limit and stop in text:
+            text = text.split(stop, 1)[0]
+    return text if len(text) <= limit else text[: limit - 1].rstrip() + "\u2026"
 
 
 class _Function:
-    """The claim's target as a SymPy expression of named symbols (definitions expanded)."""
+    """The claim's target as a SymPy expression of named symbols (definitions expanded).
 
-    def __init__(self, expr: Any, lhs_name: str) -> None:
-        self.expr, self.lhs_name = expr, lhs_name
+    `unit` is the target's declared unit and its size in base units: the expression
+    gives base units, the chart's y axis shows the declared unit.
+    """
+
+    def __init__(self, expr: Any, lhs_name: str, unit: tuple[str, Fraction]) -> None:
+        self.expr, self.lhs_name, self.unit = expr, lhs_name, unit
 
 
 def _composed(record: Record, kb: KnowledgeBase) -> Record:
@@ -152,11 +193,16 @@ def _build_function(data: Mapping[str, Any], of: str) -> _Function | None:
     if equation is None:
         return None
     expr = expand_definitions(equation.rhs.value, system.definitions())
-    return _Function(expr, str(equation.lhs.value))
+    unit = system.units.get(str(equation.lhs.value))
+    if unit is None:
+        return None
+    return _Function(expr, str(equation.lhs.value), (unit.text, unit.factor))
 
 
-def _value(function: _Function, x_name: str, x: Fraction, exact: Mapping[str, Fraction]) -> float:
-    return float(sympy_value(function.expr, {**exact, x_name: x}))
+def _value(
+    function: _Function, x_name: str, x: Fraction, exact: Mapping[str, Fraction]
+) -> Fraction | float:
+    return sympy_value(function.expr, {**exact, x_name: x})
 
 
 def sympy_value(expr: Any, values: Mapping[str, Fraction]) -> Fraction | float:
@@ -214,8 +260,8 @@ def _x_marks(
     kb: KnowledgeBase,
     x_name: str,
     lines: list[tuple[str, str | None]],
-) -> list[tuple[Fraction, str, str]]:
-    """(x in base units, label, title) for the interconnects the chart is about.
+) -> list[tuple[Fraction, str, str, str]]:
+    """(x in base units, label, title, binding) for the interconnects the chart is about.
 
     Those are the interconnects the claims bind and the scale-up and host links of
     the accelerators drawn, each at the fields the claims bind (per link, per
@@ -235,7 +281,10 @@ def _x_marks(
         for field in fields:
             bound = resolve(kb, f"{link_id}#{field}") if link is not None else None
             if link is not None and isinstance(bound, Bound) and bound.value > 0:
-                marks.append((bound.value, link_id.split("/")[-1], f"{link.title}: {field}"))
+                name = (link.title or link_id).split(" (")[0]
+                label = f"{_short(name, 24)} {field.rpartition('.')[2]}"
+                title = f"{link.title}: {field}"
+                marks.append((bound.value, label.replace("_", " "), title, f"{link_id}#{field}"))
     return sorted(marks)
 
 
@@ -278,51 +327,92 @@ def _display_unit(spec: Any, kb: KnowledgeBase) -> tuple[str, Fraction]:
 def _chart(
     record: Record,
     kb: KnowledgeBase,
-    claims: list[Mapping[str, Any]],
+    claims: list[Any],
     series: list[Series],
-    x_marks: list[tuple[Fraction, str, str]],
-    x_name: str,
-    x_unit: tuple[str, Fraction],
-    y_name: str,
+    bindings: list[dict[str, Any]],
+    x_marks: list[Any],
+    axes: _Axes,
 ) -> dict[str, Any]:
-    unit, scale = x_unit
+    (x_unit, x_scale), (y_unit, y_scale) = axes.x_unit, axes.y_unit
+    x_name, y_name = axes.x_name, axes.y_name
     marks = [
-        Mark(float(x / scale), str(i + 1), f"{i + 1}. {title}: {float(x / scale):g} {unit}")
-        for i, (x, _label, title) in enumerate(x_marks)
+        Mark(float(x / x_scale), label, f"{i + 1}. {title}: {float(x / x_scale):g} {x_unit}")
+        for i, (x, label, title, _spec) in enumerate(x_marks)
     ]
-    marks += _claim_points(claims, kb, x_name, scale)
+    points = _claim_points(claims, kb, x_name, x_scale, y_scale)
+    x_label, y_label = axes.label(x_name, x_unit, 80), axes.label(y_name, y_unit)
+    y_shown = "" if y_unit == "1" else f" ({y_unit})"
     chart = Chart(
         anchor="chart-" + record.id.replace("/", "-"),
-        title=f"{y_name} over {x_name} ({record.title})",
+        title=f"{y_label} over {x_label}: {y_name} against {x_name} ({record.title})",
         desc=(
-            f"{y_name} against {x_name} in {unit} on log-log axes, one line per "
-            f"accelerator ({', '.join(s.name for s in series)}); numbered vertical rules "
-            f"mark the interconnect records listed below the chart, and circles mark the "
-            f"claimed values."
+            f"{axes.meanings.get(y_name) or y_name} ({y_name}{y_shown}) against "
+            f"{axes.meanings.get(x_name) or x_name} ({x_name}, {x_unit}) on log-log axes, one "
+            f"line per accelerator ({', '.join(s.name for s in series)}); labelled vertical "
+            f"rules mark the interconnect records, and circles mark the claimed values."
         ),
-        x_label=f"{x_name} ({unit})",
-        y_label=y_name,
+        x_label=x_label,
+        y_label=y_label,
         caption=(
             f"{y_name} from equation {claims[0]['of']} with the bindings of claim "
             f"{claims[0].get('id', 1)}; each line re-binds the accelerator field. "
-            f"Circles: the record's claims."
+            f"Vertical rules: interconnect records. Circles: the record's claims."
         ),
         table={
-            "head": ["#", "interconnect field", f"{x_name} ({unit})"],
+            "caption": "Interconnect marks",
+            "head": ["#", "interconnect field", f"{x_name} ({x_unit})"],
             "rows": [
-                [str(i + 1), title, f"{float(x / scale):g}"]
-                for i, (x, _label, title) in enumerate(x_marks)
+                [str(i + 1), title, f"{float(x / x_scale):g}"]
+                for i, (x, _label, title, _spec) in enumerate(x_marks)
             ],
         },
+        tables=[_series_table(series, x_name, x_unit, y_name, y_unit), _claims_table(points)],
     )
-    return line_chart(chart, series, marks)
+    data = line_chart(chart, series, marks + [p for p, _ in points])
+    data["units"] = {
+        "x": {"name": x_name, "unit": x_unit},
+        "y": {"name": y_name, "unit": y_unit},
+        "of": str(claims[0]["of"]),
+        "series": [
+            {"name": s.name, "bind": b, "points": s.points}
+            for s, b in zip(series, bindings, strict=True)
+        ],
+        "marks": [
+            {"spec": spec, "x": m.x} for m, (_x, _l, _t, spec) in zip(marks, x_marks, strict=True)
+        ],
+        "claims": [{"id": c, "x": p.x, "y": p.y} for p, c in points],
+    }
+    return data
+
+
+def _series_table(
+    series: list[Series], x_name: str, x_unit: str, y_name: str, y_unit: str
+) -> dict[str, Any]:
+    """The lines' data: one row per sampled x, one column per accelerator."""
+    unit = "" if y_unit == "1" else f" ({y_unit})"
+    xs = [x for x, _ in series[0].points]
+    return {
+        "caption": f"{y_name}{unit} per accelerator",
+        "head": [f"{x_name} ({x_unit})", *(s.name for s in series)],
+        "rows": [
+            [f"{x:.4g}", *(f"{s.points[i][1]:.4g}" for s in series)] for i, x in enumerate(xs)
+        ],
+    }
+
+
+def _claims_table(points: list[tuple[Mark, str]]) -> dict[str, Any]:
+    return {
+        "caption": "Claims drawn",
+        "head": ["claim", "x", "claimed"],
+        "rows": [[claim, f"{p.x:g}", f"{p.y:g}"] for p, claim in points],
+    }
 
 
 def _claim_points(
-    claims: list[Mapping[str, Any]], kb: KnowledgeBase, x_name: str, scale: Fraction
-) -> list[Mark]:
-    """Mark each claim with a circle at its bound x and its claimed value."""
-    from kb.equations.bind import Bound, resolve
+    claims: list[Any], kb: KnowledgeBase, x_name: str, x_scale: Fraction, y_scale: Fraction
+) -> list[tuple[Mark, str]]:
+    """A circle per claim at its bound x and its claimed value, converted to the y unit."""
+    from kb.equations.bind import Bound, quantity, resolve
 
     points = []
     for claim in claims:
@@ -330,15 +420,14 @@ def _claim_points(
         x = resolve(kb, claim["bind"].get(x_name))
         if not isinstance(expect, Mapping) or not isinstance(x, Bound):
             continue
-        value = float(expect.get("value", 0) or 0)
-        if value > 0:
-            points.append(
-                Mark(
-                    float(x.value / scale),
-                    "",
-                    f"claim {claim.get('id', '')}: claimed {expect.get('value')}",
-                    y=value,
-                    line=False,
-                )
-            )
+        claimed = quantity(
+            {"value": expect.get("value"), "unit": expect.get("unit", "1")}, "expect"
+        )
+        if not isinstance(claimed, Bound) or claimed.value <= 0:
+            continue
+        y = float(claimed.value / y_scale)
+        title = f"claim {claim.get('id', '')}: claimed {claimed.shown}"
+        points.append(
+            (Mark(float(x.value / x_scale), "", title, y=y, line=False), str(claim.get("id", "")))
+        )
     return points

@@ -10,6 +10,7 @@ from kb.findings import pointer_parts
 from kb.model import KnowledgeBase, Record
 from kb.reads import graph_of
 from kb.sitegen import urls
+from kb.sitegen.calculator import calculator
 from kb.sitegen.equations_view import equations_context, errata_by_claim
 from kb.sitegen.fields import link_for, text_node, value_tree
 from kb.sitegen.flop_chart import flop_charts
@@ -34,6 +35,7 @@ def record_context(record: Record, kb: KnowledgeBase) -> dict[str, Any]:
         "used_by": used_by(record, kb),
         "waivers": record.waivers,
         "equations": equations_context(record, kb),
+        "calculator": calculator(record, kb),  # i16-site-b
         **charts_and_ledger(record, kb),
     }
 

@@ -1,0 +1,44 @@
+/* Wrap each table in a box that scrolls sideways (the page itself never does), and make
+ * every box that does scroll (a wide table, a long equation, a code block) reachable by
+ * keyboard and named for a screen reader: tabindex=0, role=region and a label from its
+ * caption or heading. Marks run again when the window is resized. */
+(function () {
+  "use strict";
+  var SELECTOR = "main pre, main .math-display, main .table-scroll";
+  function name(box) {
+    var caption = box.querySelector("caption");
+    if (caption) return caption.textContent.trim();
+    var section = box.closest("section, figure, details");
+    var heading = section && section.querySelector("h2, h3, summary, figcaption");
+    return (heading ? heading.textContent.trim() + ": " : "") + "scrolls sideways";
+  }
+  function mark() {
+    document.querySelectorAll(SELECTOR).forEach(function (box) {
+      var wide = box.scrollWidth > box.clientWidth + 1;
+      if (wide && !box.hasAttribute("tabindex")) {
+        box.setAttribute("tabindex", "0");
+        box.setAttribute("data-scroller", "");
+        if (!box.hasAttribute("role")) box.setAttribute("role", "region");
+        if (!box.hasAttribute("aria-label")) box.setAttribute("aria-label", name(box));
+      } else if (!wide && box.hasAttribute("data-scroller")) {
+        box.removeAttribute("tabindex");
+        box.removeAttribute("data-scroller");
+      }
+    });
+  }
+  function wrap() {
+    document.querySelectorAll("main table").forEach(function (table) {
+      var parent = table.parentElement;
+      if (parent.classList.contains("table-scroll")) return;
+      var box = document.createElement("div");
+      box.className = "table-scroll";
+      parent.insertBefore(box, table);
+      box.appendChild(table);
+    });
+    document.documentElement.setAttribute("data-scrollers", "");
+  }
+  var timer = null;
+  window.addEventListener("resize", function () { clearTimeout(timer); timer = setTimeout(mark, 150); });
+  wrap();
+  mark();
+})();

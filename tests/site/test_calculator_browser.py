@@ -1,0 +1,135 @@
+"""The flop-class calculator in a real browser, from file://, against `kb calc`.
+
+For every shipped flop class with a calculator, random inputs (typed values in
+the declared units) are evaluated by the page's tree-walker (window.kbCalc, the
+path the form uses) and by kb.equations.evaluate in-process (what `kb calc`
+prints); exact results must be equal as fractions, and every result within a
+relative 1e-9. One case also goes through the form by keyboard and the CLI.
+"""
+
+from __future__ import annotations
+
+import json
+import random
+import subprocess
+import sys
+from collections.abc import Iterator
+from fractions import Fraction
+from pathlib import Path
+from typing import Any
+
+import pytest
+from chromium import chromium, watched
+from conftest import SEED_FLOP, load
+
+pytestmark = pytest.mark.browser
+
+RELATIVE = 1e-9
+DRAWS = 240  # at least 200 must be compared
+
+
+@pytest.fixture(scope="module")
+def browser() -> Iterator[Any]:
+    with chromium() as instance:
+        yield instance
+
+
+@pytest.fixture(scope="module")
+def kb(repo_copy: Path) -> Any:
+    return load(repo_copy / "records")[0]
+
+
+def _calculators(site: Path) -> dict[str, Path]:
+    pages = {}
+    for page in sorted((site / "records" / "flops").glob("*.html")):
+        if 'data-calc="calc-data"' in page.read_text(encoding="utf-8"):
+            pages["flops/" + page.stem] = page
+    return pages
+
+
+def _draw(rng: random.Random, symbol: dict[str, Any]) -> list[str]:
+    if symbol["unit"] == "1":
+        return [str(rng.randint(2, 64)), "1"]
+    unit = rng.choice(symbol["units"])[0]
+    mantissa, exponent = rng.randint(1, 99999), rng.randint(-3, 3)
+    return [f"{mantissa}e{exponent}" if rng.random() < 0.5 else f"{mantissa / 100}", unit]
+
+
+def _kb_value(kb: Any, record_id: str, target: str, given: dict[str, list[str]]) -> Fraction | None:
+    from kb.equations.evaluate import binding_spec, evaluate
+
+    bindings = {
+        name: binding_spec(f"{text} {unit}".strip()) for name, (text, unit) in given.items()
+    }
+    try:
+        return evaluate(kb, kb.get(record_id), target, bindings).value
+    except Exception:  # noqa: BLE001 - e.g. a division by zero: the page must refuse it too
+        return None
+
+
+def test_the_calculator_matches_kb_calc_on_random_inputs(browser, built_site: Path, kb) -> None:
+    pages = _calculators(built_site)
+    assert len(pages) >= 10, pages
+    rng = random.Random(16)
+    page = browser.new_page()
+    problems = watched(page)
+    compared, refused, covered = 0, 0, set()
+    per_page = -(-DRAWS // len(pages))
+    for record_id, path in pages.items():
+        page.goto(path.as_uri())
+        data = json.loads(page.locator("#calc-data").text_content())
+        for _ in range(per_page):
+            target = rng.choice(data["targets"])
+            given = {n: _draw(rng, data["symbols"][n]) for n in target["inputs"]}
+            got = page.evaluate("([t, g]) => kbCalc.evaluate(t, g)", [target["id"], given])
+            want = _kb_value(kb, record_id, target["id"], given)
+            where = f"{record_id} {target['id']} {given}: page {got}, kb {want}"
+            if want is None:
+                assert "error" in got, where
+                refused += 1
+                continue
+            assert "error" not in got, where
+            if got["exact"]:
+                assert Fraction(got["exact"]) == want, where
+            assert abs(got["value"] - float(want)) <= RELATIVE * abs(float(want)), where
+            compared += 1
+            covered.add(record_id)
+    assert compared >= 200, (compared, refused)
+    assert covered == set(pages)
+    assert problems == []
+
+
+def test_the_form_works_by_keyboard_and_agrees_with_the_cli(
+    browser, built_site: Path, repo_copy: Path
+) -> None:
+    page = browser.new_page()
+    problems = watched(page)
+    page.goto((built_site / "records" / f"{SEED_FLOP}.html").as_uri())
+    page.focus("#calc-target")
+    page.select_option("#calc-target", "b_star_tp")
+    page.focus("#calc-pick-accelerator")
+    page.select_option("#calc-pick-accelerator", "hardware/nvidia-h200-sxm")
+    page.locator("#calc-N-v").focus()
+    page.keyboard.press("Control+A")
+    page.keyboard.type("4")
+    page.keyboard.press("Tab")  # focus moves on to the next control: reachable by keyboard
+    assert page.evaluate("document.activeElement.id") != "calc-N-v"
+    labelled = page.eval_on_selector_all(
+        ".calc input, .calc select",
+        "els => els.filter(e => !(e.labels && e.labels.length) && !e.getAttribute('aria-label'))"
+        ".map(e => e.id)",
+    )
+    assert labelled == []
+    exact = page.locator(".calc-result").get_attribute("data-exact")
+    trail = page.locator(".calc-trail").inner_text()
+    run = subprocess.run(
+        [sys.executable, "-m", "kb", "calc", SEED_FLOP, "b_star_tp", "--root",
+         str(repo_copy / "records"), "--set", "N=4",
+         "--set", "BW_hbm=hardware/nvidia-h200-sxm#memory.bandwidth", "--format", "json"],
+        capture_output=True, text=True, timeout=120, check=True,
+    )  # fmt: skip
+    cli = json.loads(run.stdout)
+    assert Fraction(exact) == Fraction(cli["value"]["exact"])
+    assert "N = 4   (typed)" in trail and "hardware/nvidia-h200-sxm#memory.bandwidth" in trail
+    assert trail.splitlines()[0] == cli["trail"][0]
+    assert problems == []

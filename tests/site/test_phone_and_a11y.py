@@ -1,0 +1,131 @@
+"""Phone, keyboard and screen reader: every page at 390 px, axe-core, screenshots.
+
+axe-core comes from PyPI (axe-playwright-python, pinned in the test extra, which
+bundles axe.min.js); its version and checksum are pinned here, and a missing or
+different copy fails the test (it is never skipped). Pages load from file://.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from chromium import chromium, watched
+from conftest import SEED_FLOP
+
+pytestmark = pytest.mark.browser
+
+PHONE, DESKTOP = 390, 1280
+AXE_VERSION = "4.12.1"  # axe-playwright-python 0.1.8
+AXE_SHA256 = "84494fec757e4710dc751c8d7a636e457f4532f08f85c86dc9070133fbff53bc"
+SHOTS = {
+    "home": "index.html",
+    "seed": f"records/{SEED_FLOP}.html",
+    "hardware": "records/hardware/nvidia-h100-sxm.html",
+    "placement": "records/placements/tp-llama-3.1-70b-h100-tp4-vs-tp8.html",
+    "charts": "charts/index.html",
+}
+WIDEST = """() => {
+  const width = document.documentElement.clientWidth, wide = [];
+  for (const e of document.querySelectorAll("body *")) {
+    const box = e.getBoundingClientRect();
+    if (box.right > width + 1 && !e.closest(".table-scroll, pre, .math-display"))
+      wide.push(e.tagName.toLowerCase() + "." + e.className + " " + Math.round(box.right));
+  }
+  return [document.documentElement.scrollWidth, width, wide.slice(0, 3)];
+}"""
+
+
+@pytest.fixture(scope="module")
+def browser() -> Iterator[Any]:
+    with chromium() as instance:
+        yield instance
+
+
+def axe_source() -> str:
+    """The pinned axe.min.js from the PyPI package (fails when absent or different)."""
+    import axe_playwright_python
+
+    path = Path(axe_playwright_python.__file__).with_name("axe.min.js")
+    data = path.read_bytes()
+    assert hashlib.sha256(data).hexdigest() == AXE_SHA256, f"{path} is not the pinned axe-core"
+    assert data.startswith(f"/*! axe v{AXE_VERSION}".encode()), data[:40]
+    return data.decode("utf-8")
+
+
+def _audited(site: Path) -> list[Path]:
+    """Every page that is not a record, every placement and flop class, two of every other kind."""
+    pages = [p for p in sorted(site.rglob("*.html")) if "records" not in p.parts]
+    for kind in sorted(p for p in (site / "records").iterdir() if p.is_dir()):
+        records = sorted(kind.glob("*.html"))
+        pages += records if kind.name in ("flops", "placements") else records[:3]
+    return pages
+
+
+def test_no_page_scrolls_sideways_on_a_phone(browser, built_site: Path) -> None:
+    page = browser.new_page(viewport={"width": PHONE, "height": 800})
+    problems = watched(page)
+    pages = sorted(built_site.rglob("*.html"))
+    assert len(pages) > 50
+    wide = []
+    for path in pages:
+        page.goto(path.as_uri())
+        scroll, width, culprits = page.evaluate(WIDEST)
+        if scroll > width:
+            wide.append(f"{path.relative_to(built_site)}: {scroll} px ({culprits})")
+    assert wide == []
+    assert problems == []
+
+
+@pytest.mark.parametrize("width", [DESKTOP, PHONE])
+def test_axe_finds_no_serious_or_critical_violation(browser, built_site: Path, width: int) -> None:
+    context = browser.new_context(viewport={"width": width, "height": 900})
+    context.add_init_script(script=axe_source())
+    page = context.new_page()
+    found = []
+    pages = _audited(built_site)
+    assert len(pages) >= 30
+    for path in pages:
+        page.goto(path.as_uri())
+        result = page.evaluate("() => axe.run(document, {resultTypes: ['violations']})")
+        assert result["testEngine"]["version"] == AXE_VERSION
+        for violation in result["violations"]:
+            if violation["impact"] in ("serious", "critical"):
+                nodes = "; ".join(n["html"][:120] for n in violation["nodes"][:2])
+                found.append(f"{path.relative_to(built_site)}: {violation['id']}: {nodes}")
+    context.close()
+    assert found == []
+
+
+def test_an_axe_audit_can_fail(browser) -> None:
+    """The audit is live: a page with an unlabelled input and an empty link is flagged."""
+    context = browser.new_context()
+    context.add_init_script(script=axe_source())
+    page = context.new_page()
+    page.set_content('<html lang="en"><title>t</title><main><input><a href="x"></a></main></html>')
+    result = page.evaluate("() => axe.run(document, {resultTypes: ['violations']})")
+    assert {"label", "link-name"} <= {v["id"] for v in result["violations"]}
+    context.close()
+
+
+def test_screenshots_at_desktop_and_phone_width(
+    browser, built_site: Path, tmp_path_factory: pytest.TempPathFactory, capsys
+) -> None:
+    folder = Path(os.environ.get("KB_SCREENSHOTS") or tmp_path_factory.mktemp("screenshots"))
+    folder.mkdir(parents=True, exist_ok=True)
+    for width in (DESKTOP, PHONE):
+        page = browser.new_page(viewport={"width": width, "height": 900})
+        for name, relative in SHOTS.items():
+            page.goto((built_site / relative).as_uri())
+            target = folder / f"{name}-{width}.png"
+            page.screenshot(
+                path=str(target), full_page=True, timeout=180_000
+            )  # a long page, a busy CPU
+            assert target.stat().st_size > 10_000, target
+        page.close()
+    with capsys.disabled():  # the path is for a person: shown even when output is captured
+        print(f"\nscreenshots: {folder} ({len(SHOTS) * 2} pages at {DESKTOP} and {PHONE} px)")
