@@ -104,7 +104,7 @@ def _ledger_lines(side: Side) -> list[str]:
         )
     lines.append(f"    {'T_total':<29} {amount(side.ledger.total, 's'):>12}  sum of the rows")
     for cost in side.ledger.transfers:
-        source = ", ".join(cost.receipts) or "line rate, estimate"
+        source = ", ".join(cost.receipts) or f"line rate, {cost.provenance}"
         lines.append(
             f"      transfer {cost.name} over {cost.link}: {cost.messages} messages x "
             f"{amount(cost.latency, 's')} + {amount(cost.bytes, 'B')} / "
