@@ -48,3 +48,60 @@ def test_an_infeasible_option_is_marked_and_gets_no_ratio(ledger_site: Path) -> 
         if "mark-infeasible" in (g.get("class") or "")
     ]
     assert len(marks) == 1
+
+
+def _page_text(html: str) -> str:
+    import html as html_lib
+    import re
+
+    return " ".join(html_lib.unescape(re.sub(r"<[^>]+>", " ", html)).split())
+
+
+def test_the_placement_page_shows_everything_kb_ledger_prints(
+    ledger_site: Path, tmp_path: Path
+) -> None:
+    """Feasibility lines, ledger rows, each transfer's arithmetic and pricing, the comparison
+    cells and the break-even with the interconnects on each side: the CLI's own text."""
+    from click.testing import CliRunner
+
+    from kb.cli import cli
+    from tests.ledger.ledger_fixtures import write_tree
+
+    root = write_tree(tmp_path, fixture_records()) / "records"
+    out = CliRunner().invoke(cli, ["ledger", "placements/fixture-both-fit", "--root", str(root)])
+    assert out.exit_code == 0, out.output
+    page = _page_text((ledger_site / "records/placements/fixture-both-fit.html").read_text())
+    lines = [" ".join(line.split()) for line in out.output.splitlines()]
+    section = ""
+    expected: list[str] = []
+    for line in lines:
+        if line[:2] in ("1.", "2.", "3.", "4."):
+            section = line[0]
+            expected.append(line.partition(" (")[0])
+        elif section == "1" and ": feasible" not in line:
+            expected.append(line)  # device lines and strategies/links
+        elif section == "2" and line.startswith("T_"):
+            name, value, basis = line.split()[0], " ".join(line.split()[1:3]), line.split()[3]
+            expected += [name.replace("T_total", "sum of the rows"), value, basis.rstrip(";")]
+        elif section == "2" and line.startswith(("transfer ", "priced by ")):
+            expected.append(line)
+        elif section == "3" and "against" in line:
+            expected.append(line.rstrip(":"))
+        elif section == "3" and line.startswith("latency placement efficiency"):
+            expected.append(line.rpartition(" = ")[2])
+        elif section == "4" and ": " in line:
+            expected.append(
+                line.partition(": ")[2]
+                if line.startswith(("candidate", "tie", "reference"))
+                else line
+            )
+    assert len(expected) > 30
+    missing = [text for text in expected if text not in page]
+    assert not missing, missing
+    assert "tie at 312.7 µs" in page and "interconnects/fixture-fast (100 GB/s)" in page
+
+
+def test_the_comparison_shows_readable_units_not_base_units(ledger_site: Path) -> None:
+    page = _page_text((ledger_site / "records/placements/fixture-both-fit.html").read_text())
+    assert "-98.47 ms" in page and "-50 GB" in page and "4.849 items/s" in page
+    assert "-0.09847" not in page and "-50000000000" not in page
