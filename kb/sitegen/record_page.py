@@ -32,6 +32,7 @@ def record_context(record: Record, kb: KnowledgeBase) -> dict[str, Any]:
         "evidence": evidence_rows(record, kb),
         "history": history_rows(record),
         "used_by": used_by(record, kb),
+        "external_url": urls.external(str(record.data.get("url") or "")),
         "waivers": record.waivers,
         "equations": equations_context(record, kb),
         **charts_and_ledger(record, kb),
