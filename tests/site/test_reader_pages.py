@@ -50,3 +50,66 @@ def test_the_search_index_holds_figures_in_both_units_and_terms(built_site: Path
     assert "3350 GB/s" in str(h100["figures"]) and "3.35 TB/s" in str(h100["figures"])
     assert "HBM3" in str(h100["terms"]).split()
     assert "HBM3e" in str(entries["hardware/nvidia-h200-sxm"]["terms"]).split()
+
+
+def _raw(site: Path, relative: str) -> str:
+    return (site / relative).read_text(encoding="utf-8")
+
+
+def test_a_record_page_opens_with_verdict_summary_and_key_results(built_site: Path) -> None:
+    from conftest import SEED_FLOP
+
+    html = _raw(built_site, f"records/{SEED_FLOP}.html")
+    order = [
+        html.index('id="verdict"'),
+        html.index('class="lede"'),
+        html.index('id="key-results"'),
+        html.index('id="errata"'),
+        html.index('id="equations"'),
+        html.index('id="fields"'),
+        html.index('id="history"'),
+    ]
+    assert order == sorted(order)
+    assert '<details class="fields-details"' in html and '<details class="history-details"' in html
+
+
+def test_the_key_results_of_an_accelerator_carry_units_and_provenance(built_site: Path) -> None:
+    html = _raw(built_site, "records/hardware/nvidia-h100-sxm.html")
+    block = html.split('id="key-results"', 1)[1].split("</section>", 1)[0]
+    text = " ".join(html_lib.unescape(re.sub(r"<[^>]+>", " ", block)).split())
+    assert "Memory bandwidth 3350 GB/s vendor-spec source" in text
+    assert "BF16 dense 989 TFLOP/s" in text
+
+
+def test_a_placement_page_opens_with_each_options_total(built_site: Path) -> None:
+    text = page_text(built_site, "records/placements/coherent-host-vs-two-hosts-8b.html")
+    head = text.split("Key results", 1)[1].split("Placement-tax ledger", 1)[0]
+    assert "T_total, one-large-host (reference) 20.07 ms" in head
+    assert "T_total, two-hosts (candidate) 11.33 ms" in head and "T_r/T_c" in head
+
+
+def test_predicted_vs_measured_comes_before_the_equations(built_site: Path) -> None:
+    html = _raw(built_site, "records/flops/decode-kv-cache-read.html")
+    assert html.count('id="predictions"') == 1
+    assert html.index('id="key-results"') < html.index('id="predictions"')
+    assert html.index('id="predictions"') < html.index('id="equations"')
+
+
+def test_errata_show_the_erroneous_statement_and_link_to_it(built_site: Path) -> None:
+    from conftest import SEED_FLOP
+
+    html = _raw(built_site, f"records/{SEED_FLOP}.html")
+    block = html.split('id="errata"', 1)[1].split("</ul>", 1)[0]
+    assert 'href="#f-scales_with.0.erratum"' in block and 'id="f-scales_with.0.erratum"' in html
+    text = " ".join(html_lib.unescape(re.sub(r"<[^>]+>", " ", block)).split())
+    assert "the cost is LINEAR in B" in text and "erratum seed-comm-linear-in-b" in text
+
+
+def test_infinity_units_and_starred_names_render_for_readers(built_site: Path) -> None:
+    from conftest import SEED_FLOP
+
+    html = _raw(built_site, f"records/{SEED_FLOP}.html")
+    assert "[4, ∞)" in html and "&#39;oo&#39;" not in html
+    assert "<mi>B^" not in html  # B^*_k is a sub- and superscript, not literal text
+    assert "<msubsup><mi>B</mi><mi>k</mi><mo>*</mo></msubsup>" in html
+    assert 'class="unit">µs<' in _raw(built_site, "records/flops/allreduce-latency-floor.html")
