@@ -113,3 +113,34 @@ def test_infinity_units_and_starred_names_render_for_readers(built_site: Path) -
     assert "<mi>B^" not in html  # B^*_k is a sub- and superscript, not literal text
     assert "<msubsup><mi>B</mi><mi>k</mi><mo>*</mo></msubsup>" in html
     assert 'class="unit">µs<' in _raw(built_site, "records/flops/allreduce-latency-floor.html")
+
+
+def test_every_row_of_the_hardware_comparison_shows_one_unit(built_site: Path) -> None:
+    raw = _raw(built_site, "compare/hardware.html")
+    rows = re.findall(r'<tr><th scope="row">([^<]*)</th>(.*?)</tr>', raw, re.S)
+    checked = 0
+    for label, cells in rows:
+        units = set(re.findall(r'<span class="unit">([^<]*)</span>', cells))
+        if units:
+            assert len(units) == 1 and label.endswith(f"({units.pop()})"), (label, units)
+            checked += 1
+    assert checked >= 8
+
+
+def test_a_converted_cell_is_the_exact_figure_in_the_row_unit() -> None:
+    from kb.sitegen.tables import column_unit, in_unit
+
+    values = [{"value": 3.35, "unit": "TB/s"}, {"value": 4.8, "unit": "TB/s"}]
+    values.append({"value": 900, "unit": "GB/s", "basis": "vendor-spec"})
+    assert column_unit(values) == "TB/s"
+    shown = in_unit(values[2], "TB/s")
+    assert shown["value"] == "0.9" and shown["unit"] == "TB/s" and shown["basis"] == "vendor-spec"
+    assert shown["authored as"] == "900 GB/s"
+    assert in_unit({"value": 80, "unit": "GiB"}, "GB")["value"] == "85.9"
+    assert in_unit({"value": 700, "unit": "W"}, "TB/s") == {"value": 700, "unit": "W"}
+
+
+def test_the_index_tables_name_one_unit_per_column(built_site: Path) -> None:
+    raw = _raw(built_site, "records/hardware/index.html")
+    assert '<th scope="col">Memory bandwidth (TB/s)</th>' in raw or "Memory bandwidth (GB/s)" in raw
+    assert 'class="table-filter"' in raw and "static/sort.js" in raw

@@ -74,3 +74,26 @@ def test_the_page_shows_results_and_filters_by_kind(tab: object) -> None:
     assert len(hrefs) < everything
     assert "results for" in page.inner_text("#search-status")  # type: ignore[attr-defined]
     page.uncheck('input[name=kind][value="interconnect"]')  # type: ignore[attr-defined]
+
+
+def test_the_hardware_comparison_filters_columns_and_rows(tab: object, built_site: Path) -> None:
+    page = tab
+    page.goto((built_site / "compare/hardware.html").as_uri())  # type: ignore[attr-defined]
+    page.fill("#filter-columns", "amd")  # type: ignore[attr-defined]
+    heads = page.locator("#compare-table thead th:not([hidden]) a")  # type: ignore[attr-defined]
+    names = [heads.nth(i).inner_text() for i in range(heads.count())]
+    assert names and all("AMD" in n for n in names), names
+    page.fill("#filter-fields", "bandwidth")  # type: ignore[attr-defined]
+    rows = page.locator("#compare-table tbody tr:not([hidden]) th")  # type: ignore[attr-defined]
+    labels = [rows.nth(i).inner_text() for i in range(rows.count())]
+    assert labels and all("bandwidth" in label.lower() for label in labels), labels
+    assert "of" in page.inner_text("#filter-fields-status")  # type: ignore[attr-defined]
+
+
+def test_an_index_table_filters_rows(tab: object, built_site: Path) -> None:
+    page = tab
+    page.goto((built_site / "records/interconnects/index.html").as_uri())  # type: ignore[attr-defined]
+    page.fill("#filter-rows", "nvlink")  # type: ignore[attr-defined]
+    rows = page.locator("#kind-table tbody tr:not([hidden])")  # type: ignore[attr-defined]
+    assert rows.count() >= 3
+    assert all("nvlink" in rows.nth(i).inner_text().lower() for i in range(rows.count()))
