@@ -121,10 +121,12 @@ def fields_tree(record: Record, kb: KnowledgeBase) -> dict[str, Any]:
         if key not in HEADER_FIELDS and key not in SECTION_FIELDS and key != "waivers"
     }
     tree = value_tree(rest, kb, owner=record)
+    linked = [rest.get(section) for section in LINKED]
     if any(
         isinstance(e, Mapping) and "erratum" in e
-        for section in LINKED
-        for e in (rest.get(section) if isinstance(rest.get(section), list) else [])
+        for items in linked
+        if isinstance(items, list)
+        for e in items
     ):
         _mark_errata(tree, errata_by_claim(record, kb))
     return tree

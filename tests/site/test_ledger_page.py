@@ -105,3 +105,22 @@ def test_the_comparison_shows_readable_units_not_base_units(ledger_site: Path) -
     page = _page_text((ledger_site / "records/placements/fixture-both-fit.html").read_text())
     assert "-98.47 ms" in page and "-50 GB" in page and "4.849 items/s" in page
     assert "-0.09847" not in page and "-50000000000" not in page
+
+
+GOLDEN = Path(__file__).resolve().parent / "golden"
+
+
+@pytest.mark.parametrize("name", ["fixture-both-fit", "fixture-one-fits", "fixture-tp"])
+def test_the_ledger_section_matches_its_golden_file(ledger_site: Path, name: str) -> None:
+    """Regenerate after an intended change and review the diff:
+    KB_REGEN_GOLDEN=1 python -m pytest tests/site/test_ledger_page.py"""
+    import os
+
+    html = (ledger_site / f"records/placements/{name}.html").read_text(encoding="utf-8")
+    start = html.index('<section id="ledger"')
+    section = html[start : html.index("</section>", start) + len("</section>")] + "\n"
+    golden = GOLDEN / f"{name}-ledger.html"
+    if os.environ.get("KB_REGEN_GOLDEN"):
+        golden.parent.mkdir(exist_ok=True)
+        golden.write_text(section, encoding="utf-8")
+    assert section == golden.read_text(encoding="utf-8")
