@@ -124,3 +124,18 @@ def test_the_ledger_section_matches_its_golden_file(ledger_site: Path, name: str
         golden.parent.mkdir(exist_ok=True)
         golden.write_text(section, encoding="utf-8")
     assert section == golden.read_text(encoding="utf-8")
+
+
+def test_option_and_transfer_names_are_escaped(tmp_path: Path) -> None:
+    """Names a placement author writes reach the feasibility list, the rows, the transfer
+    arithmetic, the comparison title, the break-even and the key results: all escaped."""
+    records = fixture_records()
+    placement = records["placements/fixture-both-fit"]
+    placement["candidates"][0]["name"] = "<script>alert(7)</script>"
+    placement["candidates"][0]["transfers"][0]["name"] = '"><img src=x onerror=alert(8)>'
+    out = tmp_path / "_site"
+    build(make_kb(records), out)
+    html = (out / "records/placements/fixture-both-fit.html").read_text(encoding="utf-8")
+    assert "<script>alert(7)" not in html and "<img src=x" not in html
+    assert "&lt;script&gt;alert(7)&lt;/script&gt; (candidate)" in html
+    assert "&lt;img src=x onerror=alert(8)&gt;" in html
