@@ -125,6 +125,7 @@ def _sort_key(value: Any) -> str:
 
 def _chart(record: Record, analysis: Any) -> dict[str, Any]:
     from kb.ledger.render import ROW_LABELS
+    from kb.numfmt import significant
 
     bars = []
     for side in analysis.sides:
@@ -148,7 +149,12 @@ def _chart(record: Record, analysis: Any) -> dict[str, Any]:
         caption="Ledger components stacked per option; hover a segment for its value.",
         table={
             "head": ["option", "component", "ms"],
-            "rows": [[b.name, name, f"{value:.6g}"] for b in bars for name, value in b.parts],
+            "rows": [
+                [side.option.name, ROW_LABELS.get(r.name, r.name), significant(r.value * 1000)]
+                for side in analysis.sides
+                if side.ledger is not None
+                for r in side.ledger.rows
+            ],
         },
     )
     return stacked_bars(chart, bars)
