@@ -27,6 +27,7 @@ LAYERS: dict[str, int] = {
     "usage": 0,
     "overlay": 0,
     "suggest": 0,
+    "numfmt": 0,
     "yamlsafe": 1,
     "positions": 1,
     "loader": 1,

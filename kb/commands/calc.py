@@ -5,8 +5,8 @@ record's field (`--set BW_hbm=hardware/nvidia-h200-sxm#memory.bandwidth`);
 unset symbols take the bindings of the record's numeric claims. Prints the
 substitution trail with units and the result. Exit 0 on success, 2 on bad input.
 
-The result is printed for people in a readable unit with six significant digits
-(`2.33017 us`, through the ledger's `amount`, so `kb calc` and `kb ledger` print a
+The result is printed for people in a readable unit with four significant digits
+(`2.33 µs`, through kb/numfmt.py, so `kb calc`, `kb ledger` and the site print a
 time, a size or a bandwidth alike), followed by its exact value in the declared
 unit (`(exact 2330169/1000000000000 s)`); `--format json` carries the exact
 fraction as the ledger's JSON does (`{"exact": "p/q", "value": float, "unit": ...}`).
@@ -87,29 +87,26 @@ def calc(
 
 
 def result_text(value: Fraction, unit: str) -> str:
-    """`2.33017 us (exact 2330169/1000000000000 s)`: readable, then exact in the declared unit.
+    """`2.33 µs (exact 2330169/1000000000000 s)`: readable, then exact in the declared unit.
 
-    A time, size or bandwidth is scaled as the ledger scales it (kb.ledger.quantities.amount);
+    A time, size or bandwidth is scaled as the ledger scales it (kb.numfmt.human);
     any other unit keeps the declared one. The exact value is left out when the text is exact.
     """
-    from kb.ledger.quantities import SCALES, amount, number
+    from kb import numfmt
     from kb.quantities import parse_unit
 
     declared = parse_unit(unit)
-    scale = next((d for d in SCALES if parse_unit(d).dims == declared.dims), None)
-    base = declared.to_base(value)
-    readable = amount(base, scale) if scale else f"{number(value)} {unit}".removesuffix(" 1")
-    if _says_exactly(readable, base):
+    scale = next((d for d in numfmt.SCALES if parse_unit(d).dims == declared.dims), None)
+    base = declared.to_base(value) if scale else value
+    number, shown_unit = numfmt.scaled(base, scale) if scale else (value, unit)
+    readable = (
+        numfmt.human(base, scale)
+        if scale
+        else f"{numfmt.significant(value)} {numfmt.unit_text(unit)}".removesuffix(" 1")
+    )
+    if Fraction(numfmt.significant(number)) == number:
         return readable
     return f"{readable} (exact {value}{'' if unit == '1' else ' ' + unit})"
-
-
-def _says_exactly(readable: str, base: Fraction) -> bool:
-    """True when the rounded text is the value itself (`2.5 GB/s`, `32.768 kB`, `21`)."""
-    from kb.quantities import parse_unit
-
-    number_part, _, unit = readable.partition(" ")
-    return Fraction(number_part) * parse_unit(unit or "1").factor == base
 
 
 def result_json(result: Any, shown: str) -> dict[str, Any]:

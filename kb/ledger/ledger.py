@@ -26,6 +26,14 @@ from kb.ledger.transfers import TransferSpec, bus_factor, collective_steps
 Num = Any  # Fraction, or a SymPy expression when solving for a break-even
 
 
+def basis_label(measured: bool, *figures: Any) -> str:
+    """A row's provenance: measured; unverified if any figure feeding it is; else estimated."""
+    if measured:
+        return "measured"
+    unverified = any(getattr(f, "basis", "") == "unverified" for f in figures if f is not None)
+    return "unverified" if unverified else "estimated"
+
+
 def _exact(*values: Num) -> bool:
     return all(isinstance(v, (int, Fraction)) for v in values)
 
@@ -59,7 +67,7 @@ class Row:
     value: Num
     formula: str
     inputs: Mapping[str, Any]
-    provenance: str  # estimated | measured | none (nothing entered: 0)
+    provenance: str  # measured | estimated | unverified (an input is) | none (nothing entered)
     receipts: tuple[str, ...] = ()
 
 
@@ -120,7 +128,7 @@ def useful_row(envelope: Envelope, option: OptionSpec, batch: Num = None) -> Row
             memory,
             "useful_work / (parallel * rate)",
             inputs,
-            "measured" if measured else "estimated",
+            basis_label(measured, rate, envelope.useful_work),
         )
     batch = envelope.batch if batch is None else batch
     compute = envelope.flops_per_item.value * batch / (parallel * option.compute_rate.value)
@@ -136,7 +144,9 @@ def useful_row(envelope: Envelope, option: OptionSpec, batch: Num = None) -> Row
         _max(memory, compute),
         "max(useful_work / (parallel * rate), flops_per_item * batch / (parallel * compute_rate))",
         inputs,
-        "measured" if measured else "estimated",
+        basis_label(
+            measured, rate, envelope.useful_work, envelope.flops_per_item, option.compute_rate
+        ),
     )
 
 
@@ -160,7 +170,7 @@ def transfer_cost(t: TransferSpec, batch: Num, window: Num, over: Overrides) -> 
         raw,
         window,
         exposed_time(raw, window),
-        "measured" if measured else "estimated",
+        basis_label(measured, t.latency, t.bandwidth, t.message_size),
         t.receipts,
         t.pricing,
     )
@@ -183,13 +193,14 @@ def exposed_row(costs: list[TransferCost]) -> Row:
     if not costs:
         return Row("exposed", Fraction(0), "no transfers", {}, "none")
     receipts = tuple(sorted({r for c in costs for r in c.receipts}))
-    measured = all(c.provenance == "measured" for c in costs)
+    states = {c.provenance for c in costs}
+    label = "unverified" if "unverified" in states else "estimated"
     return Row(
         "exposed",
         sum((c.exposed for c in costs), Fraction(0)),
         "sum over transfers of max(0, Traw - min(Traw, overlap))",
         {c.name: c.exposed for c in costs},
-        "measured" if measured else "estimated",
+        "measured" if states == {"measured"} else label,
         receipts,
     )
 
@@ -208,7 +219,7 @@ def overhead_rows(option: OptionSpec) -> list[Row]:
                 entry.time.value,
                 f"T{name} as entered",
                 {"time_from": entry.time.origin},
-                "measured" if measured else "estimated",
+                basis_label(measured, entry.time),
                 (entry.receipt,) if measured else (),
             )
         )

@@ -10,10 +10,10 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
-from decimal import Context, Decimal
 from fractions import Fraction
 from typing import Any
 
+from kb import numfmt
 from kb.quantities import Dims, UnitError, exact_number, parse_unit
 
 # Dimensions the ledger names by their own unit, not by their base units.
@@ -97,43 +97,16 @@ def parse_setting(text: str) -> tuple[Fraction, str]:
     return exact(number) * factor, dim
 
 
-# ---- display -------------------------------------------------------------------------
+# ---- display (kb/numfmt.py: the one formatter calc, ledger and the site share) ----------
 
-SCALES = {
-    "s": [
-        (Fraction(1), "s"),
-        (Fraction(1, 10**3), "ms"),
-        (Fraction(1, 10**6), "us"),
-        (Fraction(1, 10**9), "ns"),
-    ],
-    "B": [
-        (Fraction(10**12), "TB"),
-        (Fraction(10**9), "GB"),
-        (Fraction(10**6), "MB"),
-        (Fraction(10**3), "kB"),
-        (Fraction(1), "B"),
-    ],
-    "B/s": [
-        (Fraction(10**12), "TB/s"),
-        (Fraction(10**9), "GB/s"),
-        (Fraction(10**6), "MB/s"),
-        (Fraction(1), "B/s"),
-    ],
-}
+SCALES = numfmt.SCALES
 
 
-def number(value: Fraction, digits: int = 6) -> str:
-    """Format a Fraction as a decimal with `digits` significant digits, trailing zeros dropped."""
-    ctx = Context(prec=digits)
-    text = format(ctx.divide(Decimal(value.numerator), Decimal(value.denominator)), "f")
-    return text.rstrip("0").rstrip(".") if "." in text else text
+def number(value: Fraction, digits: int = numfmt.DIGITS) -> str:
+    """Format a Fraction with `digits` significant digits, trailing zeros dropped."""
+    return numfmt.significant(value, digits)
 
 
 def amount(value: Fraction, dim: str) -> str:
     """Format a value in base units with a readable unit: 0.001728 s -> '1.728 ms'."""
-    if value == 0 and dim in SCALES:
-        return f"0 {dim}"
-    for factor, unit in SCALES.get(dim, []):
-        if abs(value) >= factor or factor == SCALES[dim][-1][0]:
-            return f"{number(value / factor)} {unit}"
-    return number(value) if dim in ("", "1") else f"{number(value)} {dim}"  # 21 stays 21
+    return numfmt.human(value, dim)

@@ -1,8 +1,10 @@
 """Render a PlacementAnalysis as text (for people) or JSON (exact fractions, for tools and tests).
 
-Text rounds to six significant digits with a readable unit (ns/us/ms/s, B/kB/MB/GB,
-GB/s); JSON carries every value exactly as `"p/q"` next to its unit, so a hand-worked
-ledger can be compared to the last digit.
+Text rounds to four significant digits with a readable unit (ns/µs/ms/s, B/kB/MB/GB,
+GB/s; kb/numfmt.py, shared with `kb calc` and the site); JSON carries every value
+exactly as `"p/q"` next to its unit, so a hand-worked ledger can be compared to the
+last digit. The text pieces (device, transfer, comparison and break-even lines) are
+public so the site's placement page prints the same words.
 """
 
 from __future__ import annotations
@@ -41,7 +43,7 @@ def text(analysis: PlacementAnalysis) -> str:
     spec = analysis.spec
     lines = [
         f"{spec.id}",
-        _envelope_line(analysis),
+        envelope_line(analysis),
         "",
         "1. Feasibility (state per device against capacity; checked first)",
     ]
@@ -58,7 +60,8 @@ def text(analysis: PlacementAnalysis) -> str:
     return "\n".join(lines) + "\n"
 
 
-def _envelope_line(analysis: PlacementAnalysis) -> str:
+def envelope_line(analysis: PlacementAnalysis) -> str:
+    """`envelope: model ..., batch 8, state 141.1 GB, useful work 141.1 GB` (text and site)."""
     env = analysis.spec.envelope
     slo = f", SLO {amount(env.slo.value, 's')}" if env.slo else ""
     return (
@@ -78,17 +81,19 @@ def _feasibility_lines(side: Side, role: str) -> list[str]:
             f"    strategies: {', '.join(option.strategies) or 'none'}; "
             f"links: {', '.join(option.links) or 'none'}"
         )
-    for d in fit.devices:
-        tail = (
-            f"headroom {amount(d.headroom, 'B')}"
-            if d.fits
-            else f"short by {amount(-d.headroom, 'B')}"
-        )
-        lines.append(
-            f"    {d.name} x{d.count}: state {amount(d.state, 'B')} + reserve "
-            f"{amount(d.reserve, 'B')} of {amount(d.capacity, 'B')}, {tail}"
-        )
+    lines += [f"    {device_line(d)}" for d in fit.devices]
     return lines
+
+
+def device_line(d: Any) -> str:
+    """`h200 x2: state 70.55 GB + reserve 0 B of 151.4 GB, headroom 80.85 GB`."""
+    tail = (
+        f"headroom {amount(d.headroom, 'B')}" if d.fits else f"short by {amount(-d.headroom, 'B')}"
+    )
+    return (
+        f"{d.name} x{d.count}: state {amount(d.state, 'B')} + reserve "
+        f"{amount(d.reserve, 'B')} of {amount(d.capacity, 'B')}, {tail}"
+    )
 
 
 def _ledger_lines(side: Side) -> list[str]:
@@ -104,16 +109,21 @@ def _ledger_lines(side: Side) -> list[str]:
         )
     lines.append(f"    {'T_total':<29} {amount(side.ledger.total, 's'):>12}  sum of the rows")
     for cost in side.ledger.transfers:
-        source = ", ".join(cost.receipts) or "line rate, estimate"
-        lines.append(
-            f"      transfer {cost.name} over {cost.link}: {cost.messages} messages x "
-            f"{amount(cost.latency, 's')} + {amount(cost.bytes, 'B')} / "
-            f"{amount(cost.bandwidth, 'B/s')} ({source}) = raw {amount(cost.raw, 's')}; "
-            f"overlap {amount(cost.overlap, 's')}; exposed {amount(cost.exposed, 's')}"
-        )
+        lines.append(f"      {transfer_line(cost)}")
         if cost.pricing:
             lines.append(f"        priced by {cost.pricing}")
     return lines
+
+
+def transfer_line(cost: Any) -> str:
+    """One transfer's arithmetic: messages x latency + bytes / bandwidth = raw; exposed."""
+    source = ", ".join(cost.receipts) or f"line rate, {cost.provenance}"
+    return (
+        f"transfer {cost.name} over {cost.link}: {cost.messages} messages x "
+        f"{amount(cost.latency, 's')} + {amount(cost.bytes, 'B')} / "
+        f"{amount(cost.bandwidth, 'B/s')} ({source}) = raw {amount(cost.raw, 's')}; "
+        f"overlap {amount(cost.overlap, 's')}; exposed {amount(cost.exposed, 's')}"
+    )
 
 
 def _cell(value: Fraction | None, unit: str) -> str:
@@ -122,22 +132,31 @@ def _cell(value: Fraction | None, unit: str) -> str:
     return amount(value, unit) if unit in SCALES else f"{number(value)} {unit}".strip()
 
 
+COMPARISON_HEAD = ["dimension", "reference", "candidate", "delta (c-r)", "ratio c/r"]
+
+
+def comparison_table(c: Comparison) -> list[list[str]]:
+    """The comparison per dimension as text cells, the head row first (text and site)."""
+    table = [list(COMPARISON_HEAD)]
+    for d in c.dimensions:
+        ratio = number(d.ratio) if d.ratio is not None else "n/a"
+        cells = [_cell(v, d.unit) for v in (d.reference, d.candidate, d.delta)]
+        table.append([d.name, *cells, ratio])
+    return table
+
+
+def efficiency_text(c: Comparison) -> str:
+    """`latency placement efficiency T_r/T_c = 0.9821` ("" when not computed)."""
+    if c.efficiency is None:
+        return ""
+    return f"latency placement efficiency T_r/T_c = {number(c.efficiency)}"
+
+
 def _comparison_lines(c: Comparison) -> list[str]:
     head = f"  {c.candidate} against {c.reference}:"
     if c.withheld:
         return [head, f"    withheld: {c.withheld}"]
-    table = [["dimension", "reference", "candidate", "delta (c-r)", "ratio c/r"]]
-    for d in c.dimensions:
-        ratio = number(d.ratio, 4) if d.ratio is not None else "n/a"
-        table.append(
-            [
-                d.name,
-                _cell(d.reference, d.unit),
-                _cell(d.candidate, d.unit),
-                _cell(d.delta, d.unit),
-                ratio,
-            ]
-        )
+    table = comparison_table(c)
     widths = [max(len(row[i]) for row in table) for i in range(len(table[0]))]
     lines = [head] + [
         "    "
@@ -147,32 +166,43 @@ def _comparison_lines(c: Comparison) -> list[str]:
         for row in table
     ]
     if c.efficiency is not None:
-        lines.append(f"    latency placement efficiency T_r/T_c = {number(c.efficiency, 4)}")
+        lines.append(f"    {efficiency_text(c)}")
     return lines
 
 
 def _break_even_lines(analysis: PlacementAnalysis) -> list[str]:
     if not analysis.break_evens:
-        return [
-            "  not computed: it needs a feasible reference and a feasible candidate with transfers"
-        ]
+        return [f"  {NO_BREAK_EVEN}"]
     lines: list[str] = []
     for be in analysis.break_evens:
-        unit = {"bandwidth": "B/s", "latency": "s", "batch": ""}[be.parameter]
-        what = f"{be.parameter} of {be.link}" if be.link else "batch"
-        result = ", ".join(_cell(v, unit) for v in be.values) if be.values else be.detail
-        lines.append(
-            f"  {be.candidate}: {what}: {be.status}"
-            f"{' at ' + result if be.values else ' (' + result + ')'}"
-            f" (the placement uses {_cell(be.current, unit)})"
-        )
-        for side in ("candidate faster", "tie", "reference faster"):
-            names = [
-                f"{p.interconnect} ({amount(p.value, unit)})" for p in be.sides if p.side == side
-            ]
-            if names:
-                lines.append(f"    {side}: {', '.join(names)}")
+        headline, sides = break_even_parts(be)
+        lines.append(f"  {headline}")
+        lines += [f"    {side}: {', '.join(names)}" for side, names in sides]
     return lines
+
+
+NO_BREAK_EVEN = (
+    "not computed: it needs a feasible reference and a feasible candidate with transfers"
+)
+BREAK_EVEN_SIDES = ("candidate faster", "tie", "reference faster")
+
+
+def break_even_parts(be: Any) -> tuple[str, list[tuple[str, list[str]]]]:
+    """A break-even's headline and the interconnects on each side of it (text and site)."""
+    unit = {"bandwidth": "B/s", "latency": "s", "batch": ""}[be.parameter]
+    what = f"{be.parameter} of {be.link}" if be.link else "batch"
+    result = ", ".join(_cell(v, unit) for v in be.values) if be.values else be.detail
+    headline = (
+        f"{be.candidate}: {what}: {be.status}"
+        f"{' at ' + result if be.values else ' (' + result + ')'}"
+        f" (the placement uses {_cell(be.current, unit)})"
+    )
+    sides = []
+    for side in BREAK_EVEN_SIDES:
+        names = [f"{p.interconnect} ({amount(p.value, unit)})" for p in be.sides if p.side == side]
+        if names:
+            sides.append((side, names))
+    return headline, sides
 
 
 # ---- json -------------------------------------------------------------------------------

@@ -3,8 +3,9 @@
 Quantities (`{value, unit, basis, source}`) become one node with a provenance
 badge and a link to their source; provenance blocks (a map with `basis` but no
 `value`, such as a model's geometry) carry the badge once; strings that name a
-record (or `id#field` bindings) become links; prose of a record (`owner`) is cut
-into text, templates and quotations (prose_view). Nothing here produces markup.
+record (or `id#field` bindings) become links, and so do http(s) URLs (links out,
+urls.external); prose of a record (`owner`) is cut into text, templates and
+quotations (prose_view). Nothing here produces markup.
 """
 
 from __future__ import annotations
@@ -107,6 +108,9 @@ def text_node(text: str, kb: KnowledgeBase, owner: Record | None = None) -> dict
     """
     if "/" in text and " " not in text and kb.get(split_binding(text)[0]) is not None:
         return {"type": "ref", "link": link_for(text, kb)}
+    href = urls.external(text) if "://" in text else None
+    if href is not None:
+        return {"type": "url", "href": href, "text": text.strip()}
     node = {"type": "text", "text": text, "long": "\n" in text.strip() or len(text) > 160}
     if owner is not None and has_markup(text):
         node["parts"] = prose_parts(text, kb, owner)

@@ -21,46 +21,68 @@ def ledger_context(
     from kb.ledger.analysis import analyze_placement
     from kb.ledger.inputs import Unresolved
 
+    empty: dict[str, Any] = {"shown": True, "candidates": [], "comparisons": [], "break_even": []}
     try:
-        analysis = analyze_placement(record, kb)
+        analysis = analyze_placement(record, kb, with_break_even=True)
     except Exception as exc:  # the page must still build; the note says what failed
         note = f"The ledger could not be computed ({type(exc).__name__}: {exc})."
-        return {"shown": True, "note": note, "candidates": [], "comparisons": []}, []
+        return {**empty, "note": note}, []
     if isinstance(analysis, Unresolved):
         gaps = "; ".join(f"{g.pointer}: {g.message}" for g in analysis.gaps)
         note = f"The ledger is incomplete, so nothing is computed: {gaps}"
-        return {"shown": True, "note": note, "candidates": [], "comparisons": []}, []
-    sides = [_side(side, index == 0) for index, side in enumerate(analysis.sides)]
-    context = {
+        return {**empty, "note": note}, []
+    return ledger_sections(analysis), [_chart(record, analysis)]
+
+
+def ledger_sections(analysis: Any) -> dict[str, Any]:
+    """Everything `kb ledger` prints, as page data, through kb.ledger.render's own text."""
+    from kb.ledger.render import NO_BREAK_EVEN, break_even_parts, envelope_line
+
+    break_evens = [break_even_parts(be) for be in analysis.break_evens]
+    return {
         "shown": True,
         "note": "",
-        "candidates": sides,
+        "envelope": envelope_line(analysis).removeprefix("envelope: "),
+        "candidates": [_side(side, index == 0) for index, side in enumerate(analysis.sides)],
         "comparisons": [_comparison(c) for c in analysis.comparisons],
+        "break_even": [
+            {"headline": headline, "sides": [{"side": s, "names": n} for s, n in sides]}
+            for headline, sides in break_evens
+        ],
+        "break_even_note": "" if break_evens else NO_BREAK_EVEN,
     }
-    return context, [_chart(record, analysis)]
 
 
 def _side(side: Any, is_reference: bool) -> dict[str, Any]:
     from kb.ledger.quantities import amount
-    from kb.ledger.render import ROW_LABELS
+    from kb.ledger.render import ROW_LABELS, device_line, transfer_line
 
-    fit = side.feasibility
+    fit, option = side.feasibility, side.option
     rows = []
     if side.ledger is not None:
         rows = [
             {
                 "component": ROW_LABELS.get(row.name, row.name),
                 "value": amount(row.value, "s"),
+                "sort": _sort_key(row.value),
                 "formula": row.formula,
-                "provenance": _provenance(row),
+                "basis": row.provenance,
+                "receipts": list(row.receipts),
             }
             for row in side.ledger.rows
         ]
+    transfers = [
+        {"text": transfer_line(t), "pricing": t.pricing, "basis": t.provenance}
+        for t in (side.ledger.transfers if side.ledger is not None else ())
+    ]
     role = "reference" if is_reference else "candidate"
     return {
-        "name": f"{side.option.name} ({role})",
-        "anchor": f"option-{_slug(side.option.name)}",
+        "name": f"{option.name} ({role})",
+        "anchor": f"option-{_slug(option.name)}",
         "feasible": fit.feasible,
+        "strategies": ", ".join(option.strategies) or "none",
+        "links": ", ".join(option.links) or "none",
+        "devices": [device_line(d) for d in fit.devices],
         "reason": ""
         if fit.feasible
         else (
@@ -70,37 +92,36 @@ def _side(side: Any, is_reference: bool) -> dict[str, Any]:
         ),
         "headroom": amount(fit.headroom, "B"),
         "rows": rows,
+        "transfers": transfers,
         "total": amount(side.ledger.total, "s") if side.ledger is not None else "",
     }
 
 
-def _provenance(row: Any) -> str:
-    receipts = f" ({', '.join(row.receipts)})" if row.receipts else ""
-    return f"{row.provenance}{receipts}"
-
-
 def _comparison(comparison: Any) -> dict[str, Any]:
-    from kb.ledger.quantities import number
+    from kb.ledger.render import comparison_table, efficiency_text
 
+    table = comparison_table(comparison) if not comparison.withheld else [[]]
     dims = [
-        {
-            "dimension": f"{d.name} ({d.unit}, {d.better} is better)",
-            "delta": "\u2014" if d.delta is None else number(d.delta),
-            "ratio": "\u2014" if d.ratio is None else number(d.ratio),
-        }
-        for d in comparison.dimensions
+        {"cells": cells, "better": d.better}
+        for cells, d in zip(table[1:], comparison.dimensions, strict=True)
     ]
-    efficiency = "" if comparison.efficiency is None else number(comparison.efficiency)
+    efficiency = efficiency_text(comparison).rpartition(" = ")[2]
     return {
         "title": f"{comparison.candidate} against {comparison.reference}",
         "withheld": comparison.withheld,
         "efficiency": efficiency,
+        "head": table[0],
         "dims": dims,
     }
 
 
+def _sort_key(value: Any) -> str:
+    return repr(float(value))
+
+
 def _chart(record: Record, analysis: Any) -> dict[str, Any]:
     from kb.ledger.render import ROW_LABELS
+    from kb.numfmt import significant
 
     bars = []
     for side in analysis.sides:
@@ -124,7 +145,12 @@ def _chart(record: Record, analysis: Any) -> dict[str, Any]:
         caption="Ledger components stacked per option; hover a segment for its value.",
         table={
             "head": ["option", "component", "ms"],
-            "rows": [[b.name, name, f"{value:.6g}"] for b in bars for name, value in b.parts],
+            "rows": [
+                [side.option.name, ROW_LABELS.get(r.name, r.name), significant(r.value * 1000)]
+                for side in analysis.sides
+                if side.ledger is not None
+                for r in side.ledger.rows
+            ],
         },
     )
     return stacked_bars(chart, bars)

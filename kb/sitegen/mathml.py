@@ -69,8 +69,11 @@ TIMES = "\u22c5"
 INVISIBLE_TIMES = "\u2062"
 MINUS = "\u2212"
 # Display forms from the symbol registry: base, then _sub and ^sup in either order.
-DISPLAY_RE = re.compile(
-    r"(?P<base>[A-Za-z]+)(?:_(?P<sub>\{[^{}]+\}|[A-Za-z0-9]+))?(?:\^(?P<sup>\{[^{}]+\}|[^_{}\s]))?"
+_SUB = r"_(?P<sub{n}>\{{[^{{}}]+\}}|[A-Za-z0-9]+)"
+_SUP = r"\^(?P<sup{n}>\{{[^{{}}]+\}}|[^_{{}}\s])"
+DISPLAY_RE = re.compile(  # `B_k^*` and `B^*_k` alike
+    rf"(?P<base>[A-Za-z]+)(?:(?:{_SUB.format(n=1)})?(?:{_SUP.format(n=1)})?"
+    rf"|{_SUP.format(n=2)}{_SUB.format(n=2)})"
 )
 DISPLAY_NAMES: ContextVar[Mapping[str, str] | None] = ContextVar("display_names", default=None)
 
@@ -159,10 +162,13 @@ def display_name(shown: str) -> ET.Element:
     match = DISPLAY_RE.fullmatch(shown.strip())
     if match is None:
         return _leaf("mi", shown)
-    base, sub, sup = (match.group(g) for g in ("base", "sub", "sup"))
+    base = match.group("base")
+    sub = match.group("sub1") or match.group("sub2")
+    sup = match.group("sup1") or match.group("sup2")
     element = _leaf("mi", GREEK.get(base, base))
     sub_text, sup_text = (sub or "").strip("{}"), (sup or "").strip("{}")
-    subscript = _leaf("mi", GREEK.get(sub_text, sub_text))
+    shown_sub = ",".join(GREEK.get(part.strip(), part.strip()) for part in sub_text.split(","))
+    subscript = _leaf("mi", shown_sub)
     tag = "mn" if sup_text.isdigit() else "mi" if sup_text.isalnum() else "mo"
     script = _leaf(tag, sup_text)
     if sub_text and sup_text:

@@ -16,13 +16,14 @@ from kb.sitegen.fields import link_for, text_node, value_tree
 from kb.sitegen.flop_chart import flop_charts
 from kb.sitegen.ledger_view import ledger_context
 
+FIELDS_OPEN = 8  # more top-level fields than this: the field-by-field data starts collapsed
 HEADER_FIELDS = ("kind", "id", "title", "version", "status", "summary", "tags", "history")
 SECTION_FIELDS = ("symbols", "equations", "derivations", "claims", "evidence")
 
 
 def record_context(record: Record, kb: KnowledgeBase) -> dict[str, Any]:
     """Everything the record template shows, as plain data (no markup)."""
-    return {
+    context = {
         "record": record,
         "tags": _tags(record),
         "summary": _summary(record, kb),
@@ -33,11 +34,71 @@ def record_context(record: Record, kb: KnowledgeBase) -> dict[str, Any]:
         "evidence": evidence_rows(record, kb),
         "history": history_rows(record),
         "used_by": used_by(record, kb),
+        "external_url": urls.external(str(record.data.get("url") or "")),
         "waivers": record.waivers,
         "equations": equations_context(record, kb),
         "calculator": calculator(record, kb),  # i16-site-b
         **charts_and_ledger(record, kb),
     }
+    context["key_results"] = key_results(record, kb, context["ledger"])
+    context["errata"] = errata_statements(context["fields"])
+    context["fields_long"] = len(context["fields"].get("items", [])) > FIELDS_OPEN
+    return context
+
+
+def key_results(
+    record: Record, kb: KnowledgeBase, ledger: Mapping[str, Any]
+) -> list[dict[str, Any]]:
+    """The few figures a reader looks for first (tables.KEY_COLUMNS), or a placement's totals."""
+    from kb.sitegen.tables import KEY_COLUMNS, cell
+
+    rows = [
+        {"label": label, "node": cell(record, path, kb)["node"]}
+        for label, path in KEY_COLUMNS.get(record.kind, ())
+        if record.get(path) is not None
+    ]
+    for side in ledger.get("candidates", []):
+        shown = side["total"] or "infeasible: the state does not fit"
+        rows.append(
+            {
+                "label": f"T_total, {side['name']}",
+                "node": {"type": "scalar", "text": shown},
+                "anchor": side["anchor"],
+            }
+        )
+    for comparison in ledger.get("comparisons", []):
+        if comparison["efficiency"]:
+            rows.append(
+                {
+                    "label": f"T_r/T_c, {comparison['title']}",
+                    "node": {"type": "scalar", "text": comparison["efficiency"]},
+                }
+            )
+    return rows
+
+
+def errata_statements(fields: Mapping[str, Any]) -> list[dict[str, Any]]:
+    """Each scales_with/workaround statement an erratum corrects, with that erratum."""
+    found = []
+    for entry in fields.get("items", []):
+        if entry["key"] not in LINKED or entry["node"].get("type") != "list":
+            continue
+        for index, element in enumerate(entry["node"]["items"]):
+            items = element.get("items", []) if element.get("type") == "map" else []
+            by_key = {field["key"]: field for field in items}
+            erratum = by_key.get("erratum", {}).get("node", {})
+            if erratum.get("type") != "erratum":
+                continue
+            statement = by_key.get("text", by_key.get("name", by_key.get("id")))
+            found.append(
+                {
+                    "statement": statement["node"] if statement else None,
+                    "erratum": erratum,
+                    "anchor": urls.field_anchor(f"{entry['key']}.{index}.erratum"),
+                    "where": f"{entry['key']}[{index}]",
+                }
+            )
+    return found
 
 
 def charts_and_ledger(record: Record, kb: KnowledgeBase) -> dict[str, Any]:
@@ -62,12 +123,12 @@ def fields_tree(record: Record, kb: KnowledgeBase) -> dict[str, Any]:
         if key not in HEADER_FIELDS and key not in SECTION_FIELDS and key != "waivers"
     }
     tree = value_tree(rest, kb, owner=record)
-    sections = (rest.get(section) for section in LINKED)
+    linked = [rest.get(section) for section in LINKED]
     if any(
         isinstance(e, Mapping) and "erratum" in e
-        for entries in sections
-        if isinstance(entries, list)
-        for e in entries
+        for items in linked
+        if isinstance(items, list)
+        for e in items
     ):
         _mark_errata(tree, errata_by_claim(record, kb))
     return tree

@@ -1,6 +1,7 @@
 """The Jinja2 environment of the site: templates from the theme's `templates/`, autoescaped.
 
-Every page is rendered with `root` (the relative way back to the site root), so
+Filters `unit` and `inf` show units and infinities as a reader reads them
+(kb/numfmt.py). Every page is rendered with `root` (the relative way back to the site root), so
 links work from file:// as well as from any web server path.
 """
 
@@ -12,6 +13,7 @@ from typing import Any
 
 import jinja2
 
+from kb import numfmt
 from kb.sitegen import urls
 
 
@@ -27,6 +29,8 @@ def make_environment(theme: Path) -> jinja2.Environment:
         auto_reload=False,  # a build reads each template once
     )
     env.globals["urls"] = urls
+    env.filters["unit"] = lambda unit: numfmt.unit_text(str(unit))  # us -> µs, B^-1 -> B⁻¹
+    env.filters["inf"] = lambda text: numfmt.infinity_text(str(text))  # oo -> ∞
     return env
 
 

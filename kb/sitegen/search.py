@@ -1,20 +1,35 @@
 """The offline search index: a small JS file (`window.SEARCH_INDEX = [...]`).
 
 A script file rather than fetched JSON, so search works from file:// as well as
-over http. Entries carry id, title, kind, URL and a short text; the index is
-written with sorted keys so two builds produce the same bytes.
+over http. Entries carry id, title, kind, URL, a short text and the record's
+figures and short terms; the index is written with sorted keys so two builds
+produce the same bytes.
+
+The text is what the page shows, not what the YAML says: a template such as
+`{hardware/h100#memory.bandwidth}` is indexed as its value and unit (prose_view).
+Figures are indexed as authored and in the readable unit of their dimension
+(`3350 GB/s` is also `3.35 TB/s`, kb/numfmt.py), so a reader finds a figure by
+either number. Short string leaves (`HBM3e`, `all-reduce`) are terms. Matching
+(prefix, typo-tolerant, kinds filter) is static/search.js.
 """
 
 from __future__ import annotations
 
 import json
+from collections.abc import Iterator, Mapping
+from fractions import Fraction
 from typing import Any
 
+from kb import numfmt
 from kb.model import KnowledgeBase, Record
 from kb.sitegen import urls
+from kb.sitegen.prose_view import has_markup, prose_parts
 
 TEXT_FIELDS = ("summary", "text", "notes", "change")
 TEXT_LIMIT = 400
+TERM_LIMIT = 40  # a string leaf longer than this is prose, not a term
+FIELD_LIMIT = 600  # characters of figures, and of terms, per entry
+SKIPPED = ("history", "waivers", "id", "kind", "title", "version", "status", *TEXT_FIELDS)
 
 
 def search_entries(kb: KnowledgeBase) -> list[dict[str, Any]]:
@@ -25,19 +40,85 @@ def search_entries(kb: KnowledgeBase) -> list[dict[str, Any]]:
             "title": record.title,
             "kind": record.kind,
             "url": urls.record_page(record.id),
-            "text": record_text(record),
+            "text": record_text(record, kb),
+            "figures": _cut(" ".join(dict.fromkeys(figure_texts(record.data)))),
+            "terms": _cut(" ".join(dict.fromkeys(term_texts(record.data)))),
         }
         for record in kb
     ]
 
 
-def record_text(record: Record) -> str:
-    """Return a record's searchable prose, whitespace-collapsed and cut to a fixed length."""
-    parts = [str(record.data.get(key, "")) for key in TEXT_FIELDS if record.data.get(key)]
+def _cut(text: str) -> str:
+    return text[:FIELD_LIMIT].rsplit(" ", 1)[0] if len(text) > FIELD_LIMIT else text
+
+
+def record_text(record: Record, kb: KnowledgeBase | None = None) -> str:
+    """Return a record's searchable prose as rendered, whitespace-collapsed and cut."""
+    parts = [
+        rendered(str(record.data[key]), record, kb) for key in TEXT_FIELDS if record.data.get(key)
+    ]
     tags = record.data.get("tags")
     if isinstance(tags, list):
         parts.append(" ".join(str(t) for t in tags))
     return " ".join(" ".join(parts).split())[:TEXT_LIMIT]
+
+
+def rendered(text: str, record: Record, kb: KnowledgeBase | None) -> str:
+    """Prose with each template shown as its value and unit, as the page shows it."""
+    if kb is None or not has_markup(text):
+        return text
+    pieces = []
+    for part in prose_parts(text, kb, record):
+        if part["kind"] == "figure":
+            pieces.append(f"{part['value']} {part['unit']}".strip())
+        else:
+            pieces.append(str(part["text"]))
+    return "".join(pieces)
+
+
+def figure_texts(node: Any, key: str = "") -> Iterator[str]:
+    """Every quantity as authored (`3350 GB/s`) and in its readable unit (`3.35 TB/s`)."""
+    if key in SKIPPED:
+        return
+    if isinstance(node, Mapping):
+        if "value" in node and "unit" in node:
+            yield from _quantity_texts(node.get("value"), str(node.get("unit")))
+            return
+        for child_key, child in node.items():
+            yield from figure_texts(child, str(child_key))
+    elif isinstance(node, list):
+        for child in node:
+            yield from figure_texts(child)
+
+
+def _quantity_texts(value: Any, unit: str) -> Iterator[str]:
+    if isinstance(value, bool) or not isinstance(value, (int, float, str)):
+        return
+    shown = numfmt.unit_text(unit) if unit != "1" else ""
+    yield f"{value} {shown}".strip()
+    try:
+        from kb.ledger.quantities import QuantityError, unit_scale
+
+        factor, dim = unit_scale(unit)
+        exact = Fraction(str(value)) * factor
+    except (QuantityError, ValueError, ZeroDivisionError):
+        return
+    if dim in numfmt.SCALES:
+        yield numfmt.human(exact, dim)
+
+
+def term_texts(node: Any, key: str = "") -> Iterator[str]:
+    """Short string leaves outside prose and provenance: `HBM3e`, `nvidia`, `all-reduce`."""
+    if key in SKIPPED or key in ("source", "basis", "note", "locator", "unit", "tier"):
+        return
+    if isinstance(node, Mapping):
+        for child_key, child in node.items():
+            yield from term_texts(child, str(child_key))
+    elif isinstance(node, list):
+        for child in node:
+            yield from term_texts(child)
+    elif isinstance(node, str) and len(node) <= TERM_LIMIT and "/" not in node:
+        yield node
 
 
 def search_index_script(kb: KnowledgeBase) -> str:

@@ -1,7 +1,10 @@
 """Index tables: the key fields of each kind, and the hardware comparison table.
 
 Which fields a table shows is data (`KEY_COLUMNS`, `HARDWARE_ROWS`); each cell is
-a field-tree node plus a sort key, so the table sorts by number where it can.
+a field-tree node plus a sort key, so the table sorts by number where it can. A
+column of the index (a row of the hardware comparison) shows one unit: the unit
+most of its figures are authored in, the others converted exactly into it
+(`3.35 TB/s` in a GB/s column is `3350 GB/s`; the authored figure stays a note).
 """
 
 from __future__ import annotations
@@ -10,6 +13,8 @@ from collections.abc import Mapping
 from fractions import Fraction
 from typing import Any
 
+from kb import numfmt
+from kb.ledger.quantities import QuantityError, unit_scale
 from kb.model import KnowledgeBase, Record
 from kb.quantities import UnitError, parse_unit
 from kb.sitegen import urls
@@ -70,37 +75,82 @@ HARDWARE_ROWS: tuple[tuple[str, str], ...] = (
 def kind_table(kb: KnowledgeBase, kind: str) -> dict[str, Any]:
     """Build the index table of one kind: id, title, status, version and key fields."""
     columns = KEY_COLUMNS.get(kind, ())
+    records = kb.of_kind(kind)
+    units = [column_unit([r.get(path) for r in records]) for _, path in columns]
     rows = [
         {
             "link": {"text": record.id, "url": urls.record_page(record.id)},
             "title": record.title,
             "status": record.status,
             "version": record.version,
-            "cells": [cell(record, path, kb) for _, path in columns],
+            "cells": [
+                cell(record, path, kb, unit) for (_, path), unit in zip(columns, units, strict=True)
+            ],
         }
-        for record in kb.of_kind(kind)
+        for record in records
     ]
-    return {"columns": [label for label, _ in columns], "rows": rows}
+    heads = [_with_unit(label, unit) for (label, _), unit in zip(columns, units, strict=True)]
+    return {"columns": heads, "rows": rows}
+
+
+def _with_unit(label: str, unit: str) -> str:
+    return f"{label} ({numfmt.unit_text(unit)})" if unit and unit != "1" else label
+
+
+def column_unit(values: list[Any]) -> str:
+    """The unit most of a column's figures are authored in ("" when it has no figures)."""
+    units = [
+        str(v["unit"]) for v in values if isinstance(v, Mapping) and "value" in v and "unit" in v
+    ]
+    if not units:
+        return ""
+    return max(sorted(set(units)), key=units.count)
+
+
+def in_unit(value: Mapping[str, Any], unit: str) -> Mapping[str, Any]:
+    """The figure converted exactly to `unit` (same dimension), the authored form as a note."""
+    authored = str(value.get("unit"))
+    if not unit or authored == unit:
+        return value
+    try:
+        from_factor, from_dim = unit_scale(authored)
+        to_factor, to_dim = unit_scale(unit)
+        number = Fraction(str(value.get("value")))
+    except (QuantityError, ValueError, ZeroDivisionError):
+        return value
+    if from_dim != to_dim:
+        return value
+    shown = numfmt.significant(number * from_factor / to_factor)
+    note = f"{value.get('value')} {numfmt.unit_text(authored)}"
+    return {**value, "value": shown, "unit": unit, "authored as": note}
 
 
 def hardware_table(kb: KnowledgeBase) -> dict[str, Any]:
     """All accelerators side by side: one column per record, one row per field."""
     accelerators = kb.of_kind("accelerator")
-    rows = [
-        {"label": label, "cells": [cell(record, path, kb) for record in accelerators]}
-        for label, path in HARDWARE_ROWS
-        if any(record.get(path) is not None for record in accelerators)
-    ]
+    rows = []
+    for label, path in HARDWARE_ROWS:
+        values = [record.get(path) for record in accelerators]
+        if all(v is None for v in values):
+            continue
+        unit = column_unit(values)
+        rows.append(
+            {
+                "label": _with_unit(label, unit),
+                "cells": [cell(record, path, kb, unit) for record in accelerators],
+            }
+        )
     heads = [{"text": r.title or r.id, "url": urls.record_page(r.id)} for r in accelerators]
     return {"heads": heads, "rows": rows}
 
 
-def cell(record: Record, path: str, kb: KnowledgeBase) -> dict[str, Any]:
-    """One table cell: the field's display node and the key the table sorts it by."""
+def cell(record: Record, path: str, kb: KnowledgeBase, unit: str = "") -> dict[str, Any]:
+    """One table cell: the field's display node (in the column's unit) and its sort key."""
     value = record.get(path)
     if value is None:
         return {"node": None, "sort": ""}
-    return {"node": value_tree(value, kb, path), "sort": sort_key(value)}
+    shown = in_unit(value, unit) if isinstance(value, Mapping) and "unit" in value else value
+    return {"node": value_tree(shown, kb, path), "sort": sort_key(value)}
 
 
 def sort_key(value: Any) -> str:

@@ -52,3 +52,21 @@ _UNSAFE = re.compile(r"[^A-Za-z0-9._-]")  # one regex pass, not a generator per 
 def root_of(page: str) -> str:
     """Return the way from `page` back to the site root (`records/a/b.html` -> `../../`)."""
     return "../" * page.count("/")
+
+
+_SAFE_URL = re.compile(r"https?://[^\s<>\"'`\x00-\x1f\x7f]+\Z", re.IGNORECASE)
+
+
+def external(text: str) -> str | None:
+    """`text` as a link target if it is a plain http(s) URL with a host, else None.
+
+    Anything else (`javascript:`, `data:`, `file:`, a relative path, text with spaces
+    or quotes) is shown as text, never linked.
+    """
+    from urllib.parse import urlsplit
+
+    candidate = text.strip()
+    if not _SAFE_URL.match(candidate):
+        return None
+    parts = urlsplit(candidate)
+    return candidate if parts.scheme.lower() in ("http", "https") and parts.hostname else None

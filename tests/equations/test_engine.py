@@ -221,7 +221,7 @@ def test_calc_prints_the_trail_and_the_result(tmp_path: Path) -> None:
     assert "BW_hbm = 4.8 TB/s = 4800 GB/s" in done.stdout
     assert "P_layer = 202375168" in done.stdout
     # 202375168 * 63 / (2 * 4096 * 4800) = 324.24 exactly
-    assert done.stdout.strip().splitlines()[-1] == "B_star = 324.24"  # exact: no second form
+    assert done.stdout.strip().splitlines()[-1] == "B_star = 324.2 (exact 8106/25)"
 
 
 @pytest.mark.parametrize(

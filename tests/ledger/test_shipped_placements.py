@@ -30,7 +30,7 @@ def test_seed_example_break_even_is_printed_with_interconnects_on_each_side() ->
     code, out = run("ledger", TWO_HOSTS_8B)
     assert code == 0, out
     assert "4. Break-even envelope" in out
-    assert "latency of interconnects/ethernet-400g-roce: tie at 78.336 us" in out
+    assert "latency of interconnects/ethernet-400g-roce: tie at 78.34 µs" in out
     assert "candidate faster: " in out and "interconnects/pcie-4-x16 (31.5 GB/s)" in out
     doc = json.loads(run("ledger", TWO_HOSTS_8B, "--format", "json")[1])
     latency = next(b for b in doc["break_even"] if b["parameter"] == "latency")
@@ -51,7 +51,7 @@ def test_tp_break_even_places_interconnects_on_both_sides() -> None:
 def test_seed_example_infeasible_side_has_no_ratio() -> None:
     code, out = run("ledger", TWO_HOSTS_70B)
     assert code == 0, out
-    assert "INFEASIBLE" in out and "short by 2.55239 GB" in out
+    assert "INFEASIBLE" in out and "short by 2.552 GB" in out
     assert "ratio c/r" not in out and "T_r/T_c" not in out
 
 
@@ -119,7 +119,7 @@ def test_hybrid_plan_contributes_two_components_each_priced_on_its_own_hardware(
     assert ref["transfers"][0]["receipts"] == ["receipts/azure-nd-h200-v5-nccl-all-reduce"]
     tp, pp = cand["transfers"]
     assert tp["receipts"] == ["receipts/azure-nd-h100-v5-nccl-all-reduce"]
-    assert pp["provenance"] == "estimated" and pp["receipts"] == []
+    assert pp["provenance"] == "unverified" and pp["receipts"] == []  # 5 us: unverified
     assert Fraction(pp["raw"]["exact"]) == Fraction(1548576, 10**11)
     exposed = next(r for r in cand["rows"] if r["row"] == "exposed")
     assert Fraction(exposed["value"]["exact"]) == Fraction(tp["exposed"]["exact"]) + Fraction(
@@ -151,3 +151,17 @@ def test_hbm_capacity_is_the_label_in_gib() -> None:
     assert Fraction(h200["capacity"]["exact"]) == 141 * 2**30
     assert Fraction(h100["capacity"]["exact"]) == 80 * 2**30
     assert Fraction(h100["headroom"]["exact"]) == 80 * 2**30 - Fraction(811_698_487_296, 16)
+
+
+def test_a_row_fed_by_an_unverified_figure_says_unverified_not_estimated() -> None:
+    """The 8B pair's all-reduce over 400GbE is priced with the link's 10 us latency, which
+    the record marks `basis: unverified`: the transfer and T_exposed say so, in text and JSON."""
+    code, out = run("ledger", TWO_HOSTS_8B)
+    assert code == 0, out
+    exposed = [line for line in out.splitlines() if "T_exposed" in line]
+    assert any("unverified" in line for line in exposed), exposed
+    assert "(line rate, unverified)" in out
+    doc = json.loads(run("ledger", TWO_HOSTS_8B, "--format", "json")[1])
+    pair = doc["ledgers"][1]
+    assert pair["transfers"][0]["provenance"] == "unverified"
+    assert next(r for r in pair["rows"] if r["row"] == "exposed")["provenance"] == "unverified"

@@ -37,3 +37,41 @@
     });
   });
 })();
+
+// Type in an input.table-filter to keep the rows (data-filter="rows") or the columns
+// (data-filter="columns") of the table it names (data-table) whose text holds every word.
+(function () {
+  "use strict";
+  function matches(text, words) {
+    text = text.toLowerCase();
+    return words.every(function (w) { return text.indexOf(w) >= 0; });
+  }
+  document.querySelectorAll("input.table-filter").forEach(function (input) {
+    var table = document.getElementById(input.getAttribute("data-table"));
+    var status = document.getElementById(input.getAttribute("aria-describedby") || "");
+    if (!table) { return; }
+    function apply() {
+      var words = input.value.toLowerCase().split(/\s+/).filter(Boolean);
+      var shown = 0, total = 0;
+      if (input.getAttribute("data-filter") === "columns") {
+        var heads = table.tHead.rows[0].cells;
+        for (var col = 1; col < heads.length; col++) {
+          var keep = matches(heads[col].textContent, words);
+          total++; if (keep) { shown++; }
+          Array.prototype.forEach.call(table.rows, function (row) {
+            if (row.cells[col]) { row.cells[col].hidden = !keep; }
+          });
+        }
+      } else {
+        Array.prototype.forEach.call(table.tBodies[0].rows, function (row) {
+          var keep = matches(row.textContent, words);
+          total++; if (keep) { shown++; }
+          row.hidden = !keep;
+        });
+      }
+      if (status) { status.textContent = shown + " of " + total + " shown"; }
+    }
+    input.addEventListener("input", apply);
+    apply();
+  });
+})();

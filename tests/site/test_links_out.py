@@ -1,0 +1,93 @@
+"""Links out: source URLs are links (http/https only, rel="noopener noreferrer"), anything
+else stays escaped text; each source page lists the records that cite it."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from kb.sitegen import urls
+from kb.sitegen.build import build
+from tests.ledger.ledger_fixtures import SRC, common, fixture_records, write_tree
+
+HOSTILE = {
+    "sources/js-url": "javascript:alert(1)",
+    "sources/data-url": "data:text/html,<script>alert(2)</script>",
+    "sources/quote-url": 'https://example.org/"><script>alert(3)</script>',
+    "sources/file-url": "file:///etc/passwd",
+    "sources/spaced-url": "https://example.org/a b",
+}
+
+
+@pytest.fixture(scope="module")
+def site(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    records = fixture_records()
+    for record_id, url in HOSTILE.items():
+        records[record_id] = common(record_id, "source") | {"url": url, "tier": "T4"}
+    from kb.checker import check
+
+    root = tmp_path_factory.mktemp("links")
+    result = check(write_tree(root, records) / "records")  # indexes the references
+    out = root / "_site"
+    build(result.kb, out, findings=[f for f in result.findings if f.severity.value != "error"])
+    return out
+
+
+@pytest.mark.parametrize(
+    ("text", "href"),
+    [
+        ("https://arxiv.org/abs/2311.09431", "https://arxiv.org/abs/2311.09431"),
+        ("HTTP://Example.org/x?a=1&b=2#f", "HTTP://Example.org/x?a=1&b=2#f"),
+        (" https://example.org/ ", "https://example.org/"),
+        ("javascript:alert(1)", None),
+        ("JaVaScRiPt://example.org/%0aalert(1)", None),
+        ("data:text/html,x", None),
+        ("ftp://example.org/", None),
+        ("//example.org/", None),
+        ("https:///nohost", None),
+        ('https://example.org/"onmouseover="x', None),
+        ("https://example.org/<b>", None),
+        ("https://example.org/\nx", None),
+    ],
+)
+def test_only_plain_http_urls_are_link_targets(text: str, href: str | None) -> None:
+    assert urls.external(text) == href
+
+
+@given(st.text(max_size=60))
+def test_a_link_target_never_carries_markup_or_another_scheme(text: str) -> None:
+    href = urls.external(text)
+    if href is not None:
+        assert href.lower().startswith(("http://", "https://"))
+        assert not set(href) & set("<>\"'` \t\r\n")
+
+
+def test_a_source_url_is_a_link_out_with_noopener(site: Path) -> None:
+    html = (site / f"records/{SRC}.html").read_text(encoding="utf-8")
+    links = re.findall(r'<a class="external" href="([^"]*)" rel="noopener noreferrer">', html)
+    assert links and set(links) == {"https://example.invalid/"}
+    assert len(links) == 2  # the header's "Read the source" and the url field
+
+
+@pytest.mark.parametrize("record_id", sorted(HOSTILE))
+def test_a_hostile_url_stays_escaped_text(site: Path, record_id: str) -> None:
+    html = (site / f"records/{record_id}.html").read_text(encoding="utf-8")
+    assert 'class="external"' not in html and "Read the source" not in html
+    assert "<script>alert" not in html
+    hrefs = re.findall(r'<a [^>]*href="([^"]*)"', html)
+    assert not [h for h in hrefs if h.lower().startswith(("javascript:", "data:", "file:"))]
+    assert not [h for h in hrefs if "example.org" in h]
+
+
+def test_a_source_page_lists_the_records_citing_it(site: Path) -> None:
+    html = (site / f"records/{SRC}.html").read_text(encoding="utf-8")
+    section = html.split('<section id="used-by"', 1)[1].split("</section>", 1)[0]
+    assert '<h2 id="used-by-h">Cited by</h2>' in section
+    cited = set(re.findall(r'<li><a href="\.\./\.\./records/([^"]+)\.html"', section))
+    assert {"receipts/fixture-ar", "interconnects/fixture-link"} <= cited, cited
+    count = len(re.findall(r"<li><a ", section))
+    assert f"cited by {count} records" in html
