@@ -266,6 +266,12 @@ def parse_document(text: str, shown: str) -> tuple[dict[str, Any] | None, list[F
     except yaml.MarkedYAMLError as exc:
         if _is_depth_error(exc):
             return None, [_load_finding("LD007", shown, 1, 1, f"nesting depth exceeds {MAX_DEPTH}")]
+        from kb.yamladvice import advise  # the author's mistake, in kb's words
+
+        advice = advise(exc, text)
+        if advice is not None:
+            location = Location(shown, advice.line, advice.col, "")
+            return None, [Finding("LD004", Severity.ERROR, location, advice.message, advice.hint)]
         mark = exc.problem_mark or exc.context_mark
         line, col = (mark.line + 1, mark.column + 1) if mark else (1, 1)
         return None, [_load_finding("LD004", shown, line, col, _yaml_message(exc))]

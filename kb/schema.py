@@ -142,6 +142,16 @@ def _finding(record: Record, error: ValidationError) -> Finding:
 def _describe(error: ValidationError) -> tuple[str, str, str]:
     where = _where(error)
     instance = error.instance
+    if instance is None and error.validator in ("type", "enum", "const"):  # `~` or nothing
+        wanted = _expected(error.validator_value) if error.validator == "type" else "a value"
+        if error.validator == "enum":
+            wanted = "one of " + " | ".join(str(v) for v in error.validator_value)
+        return (
+            "SC001",
+            f"{where}placeholder left unfilled (expected {wanted})",
+            "replace the ~ with a value (its # TODO comment says what belongs there), or delete"
+            " the line if the field is optional",
+        )
     if error.validator == "type":
         expected = error.validator_value
         expected_list = expected if isinstance(expected, list) else [expected]

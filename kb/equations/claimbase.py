@@ -61,6 +61,16 @@ class Sink(Protocol):
     ) -> None: ...
 
 
+DOWNSTREAM = "downstream"
+"""The code of a ClaimError whose cause has its own finding elsewhere in the record.
+
+One root cause, one finding: a claim of an equation that does not parse, or a binding of
+a symbol whose unit is refused, is not checked (its item is `invalid`, with the reason),
+and no second finding repeats the cause at every claim. The root finding names the
+claims that wait on it (claims.check_claims).
+"""
+
+
 class ClaimError(ValueError):
     """A malformed claim: reported with its own code at a field of the claim."""
 
@@ -91,6 +101,8 @@ class Context:
 
 
 def report_claim_error(ctx: Context, claim_id: str, exc: ClaimError) -> None:
+    if exc.code == DOWNSTREAM:
+        return  # its cause is reported once, where it is
     pointer = pointer_join(ctx.pointer, *exc.field.split("/"))
     ctx.system.add(
         exc.code, pointer, f"claim {claim_id}: {exc}", exc.hint, exc.related or ctx.related
@@ -165,11 +177,15 @@ def related_locations(claim: Mapping[str, Any], resolve: Resolver) -> tuple[Loca
 def declared_name(ctx: Context, name: Any, field: str) -> str:
     """Return `name` if the record declares it as a symbol, else raise EQ002."""
     if not isinstance(name, str) or name not in ctx.system.symbols:
+        from kb.suggest import did_you_mean
+
+        close = did_you_mean(str(name), ctx.system.symbols)
         raise ClaimError(
             "EQ002",
             field,
-            f"{name!r} is not a declared symbol",
-            "declare it under symbols: with a meaning and a unit",
+            f"symbol {name} is not declared in symbols:",
+            f"{close + ' If not, ' if close else ''}declare {name} under symbols:"
+            " with a meaning and a unit",
         )
     return name
 
@@ -180,7 +196,9 @@ def bound_values(ctx: Context, specs: Any, field: str) -> dict[str, Fraction]:
     if not isinstance(specs, Mapping):
         return values
     for name, spec in specs.items():
-        values[declared_name(ctx, name, field)] = bound_value(ctx, name, spec, f"{field}/{name}")
+        # the name first: an undeclared name has no unit to check the binding against
+        declared = declared_name(ctx, name, f"{field}/{name}")
+        values[declared] = bound_value(ctx, name, spec, f"{field}/{name}")
     return values
 
 
@@ -196,7 +214,7 @@ def bound_value(ctx: Context, name: str, spec: Any, field: str) -> Fraction:
         raise ClaimError(bound.code, field, f"{name}: {bound.message}", bound.hint, related)
     declared = ctx.system.units.get(name)
     if declared is None:
-        raise ClaimError("EQ003", field, f"symbol {name} has no usable unit")
+        raise ClaimError(DOWNSTREAM, field, f"symbol {name} has no usable unit (EQ003 at its unit)")
     if declared.dims != bound.dims:
         raise ClaimError(
             "EQ012",

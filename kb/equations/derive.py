@@ -115,8 +115,20 @@ def _report(
             "EQ006",
             pointer,
             f"step {step_id} ({rule}) is unverified: {detail}",
-            "add a regime or split the step so it can be derived",
+            UNVERIFIED_HINTS.get(rule, UNVERIFIED_HINTS[""]),
         )
+
+
+# What to do about an unverified step, by its rule (the hint must fit the step's own failure).
+UNVERIFIED_HINTS = {
+    "approximate": "approximate bounds the relative error over its one `var` on `range`: pick as"
+    " var the symbol the approximation is about and state both equations so the other symbols"
+    " cancel from (result - from)/from, or check the figure with a numeric claim instead",
+    "regime": "a regime needs a two-argument max/min in `from` and a condition `a <= b` that"
+    " compares exactly its two arguments (up to a positive factor)",
+    "": "split the step into smaller ones (define, substitute, solve_for) that kb can derive"
+    " one by one, or add a regime that decides a max/min",
+}
 
 
 class _StepError(ValueError):

@@ -43,8 +43,9 @@ RESERVED = frozenset(FUNCTIONS)
 class ExpressionError(ValueError):
     """A string that is not a safe, well-formed expression.
 
-    `reason` is "unsafe" (outside the whitelist or over a limit) or "undeclared"
-    (a name that the record does not declare as a symbol).
+    `reason` is "unsafe" (outside the whitelist or over a limit), "syntax" (not
+    well-formed: an operand or a parenthesis missing) or "undeclared" (a name that
+    the record does not declare as a symbol).
     """
 
     def __init__(self, message: str, reason: str = "unsafe", name: str = "") -> None:
@@ -104,7 +105,10 @@ def parse_expression(
     text = _checked_text(source)
     try:
         tree = ast.parse(text, mode="eval")
-    except (SyntaxError, ValueError, RecursionError, MemoryError) as exc:
+    except SyntaxError as exc:
+        detail = _syntax_detail(text, exc)
+        raise ExpressionError(f"{text!r} is not an expression: {detail}", "syntax") from None
+    except (ValueError, RecursionError, MemoryError) as exc:
         raise ExpressionError(f"not an expression: {_short(exc)}") from None
     _check_size(tree)
     builder = _Builder(text, symbols or {}, allow_undeclared)
@@ -155,6 +159,21 @@ def _check_size(tree: ast.AST) -> None:
     count = sum(1 for _ in ast.walk(tree))
     if count > MAX_NODES:
         raise ExpressionError(f"expression has {count} syntax nodes, limit {MAX_NODES}")
+
+
+def _syntax_detail(text: str, exc: SyntaxError) -> str:
+    """Say what is wrong in an author's words (Python's message names no part of the text)."""
+    opened, closed = text.count("("), text.count(")")
+    if opened != closed:
+        return f"unbalanced parentheses ({opened} '(' and {closed} ')')"
+    if text[-1] in "+-*/":
+        return f"it ends in {text[-1]!r}: an operand is missing"
+    if text[0] in "*/":
+        return f"it starts with {text[0]!r}: an operand is missing"
+    pair = re.search(r"[\w.)]\s+[\w(]", text)
+    if pair:
+        return f"two terms side by side at {pair.group(0)!r}: write * (or + -) between them"
+    return str(exc.msg or "invalid syntax")
 
 
 def _short(exc: BaseException) -> str:
