@@ -177,9 +177,26 @@ def _describe(error: ValidationError) -> tuple[str, str, str]:
             "YAML 1.1 reads yes/no/on/off as booleans: quote the value",
         )
     if error.validator == "additionalProperties":
-        extra = ", ".join(repr(k) for k in _extra_keys(error))
-        return "SC001", f"{where}unknown field {extra}", "check the spelling against the schema"
+        keys = _extra_keys(error)
+        extra = ", ".join(repr(k) for k in keys)
+        return "SC001", f"{where}unknown field {extra}", _closest_field(error, keys)
+    if error.validator == "enum" and isinstance(instance, str):
+        from kb.suggest import did_you_mean
+
+        allowed = [str(v) for v in error.validator_value]
+        hint = did_you_mean(instance, allowed, "use one of: " + ", ".join(allowed))
+        return "SC001", f"{where}{_shorten(error.message)}", hint
     return "SC001", f"{where}{_shorten(error.message)}", ""
+
+
+def _closest_field(error: ValidationError, keys: list[str]) -> str:
+    """`did you mean 'summary'?` for a misspelt field, else where to look."""
+    from kb.suggest import did_you_mean
+
+    schema = error.schema if isinstance(error.schema, dict) else {}
+    known = [k for k in schema.get("properties", {}) if k not in keys]
+    otherwise = "check the spelling against the schema (kb schemas, docs/record-format.md)"
+    return did_you_mean(keys[0], known, otherwise) if keys else otherwise
 
 
 def _where(error: ValidationError) -> str:

@@ -23,6 +23,7 @@ from kb.equations.bind import BindError, Bound
 from kb.equations.numtext import n_format, number_text
 from kb.equations.results import (
     CONTRADICTED,
+    DOWNSTREAM,
     ERRATUM,
     LIMITATION,
     RECOMPUTED,
@@ -61,14 +62,11 @@ class Sink(Protocol):
     ) -> None: ...
 
 
-DOWNSTREAM = "downstream"
-"""The code of a ClaimError whose cause has its own finding elsewhere in the record.
-
-One root cause, one finding: a claim of an equation that does not parse, or a binding of
-a symbol whose unit is refused, is not checked (its item is `invalid`, with the reason),
-and no second finding repeats the cause at every claim. The root finding names the
-claims that wait on it (claims.check_claims).
-"""
+# One root cause, one finding: a ClaimError with code DOWNSTREAM (kb.equations.results) has
+# its cause reported elsewhere (an equation that does not parse, a symbol whose unit is
+# refused, a bound field with its own load error). The claim is not checked (its item is
+# `invalid`, with the reason) and no second finding repeats the cause at every claim; the
+# root finding names the claims that wait on it (claims.name_waiting_claims).
 
 
 class ClaimError(ValueError):

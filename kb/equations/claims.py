@@ -132,13 +132,7 @@ def check_claim(ctx: Context, claim_id: str, known: Verdict | None = None) -> Ve
         "effect": _effect,
         "prediction": _prediction,
     }.get(str(kind))
-    if checker is None:
-        ctx.system.add(
-            "EQ001",
-            pointer_join(ctx.pointer, "kind"),
-            f"unknown claim kind {kind!r}",
-            "use numeric, scaling, effect or prediction",
-        )
+    if checker is None:  # the schema's enum reports it (SC001, with the closest kind)
         return None
     of = ctx.claim.get("of")
     if isinstance(of, str) and of in ctx.system.failed and "expr" not in ctx.claim:
@@ -205,11 +199,14 @@ def target(ctx: Context, keep: set[sp.Symbol]) -> tuple[sp.Expr, Dims]:
         return value, system.units[name].dims
     if isinstance(name, str) and name in system.failed:
         raise ClaimError(DOWNSTREAM, "of", f"of: {name!r} is an equation kb could not check")
+    from kb.suggest import did_you_mean
+
+    known = [*system.equations, *system.failed, *system.symbols]
     raise ClaimError(
         "EQ016",
         "of",
         f"of: {name!r} is neither an equation id nor a symbol",
-        "name an equation under equations: or a declared symbol",
+        did_you_mean(str(name), known, "name an equation under equations: or a declared symbol"),
     )
 
 

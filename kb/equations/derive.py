@@ -63,12 +63,8 @@ def _check_step(system: System, step_id: str, step: Mapping[str, Any], pointer: 
     result = _equation(system, step.get("result"), pointer_join(pointer, "result"))
     sources = _sources(system, step.get("from"), pointer_join(pointer, "from"))
     if rule not in RULES:
-        system.add(
-            "EQ001",
-            pointer_join(pointer, "rule"),
-            f"unknown derivation rule {rule!r}",
-            "use one of: " + ", ".join(RULES),
-        )
+        # the schema's enum reports it (SC001, with the closest rule): one finding, not two
+        system.items.append(Item("derivation", step_id, pointer, INVALID, f"rule {rule!r}"))
         return
     if result is None or sources is None or (rule != "define" and not sources):
         system.items.append(Item("derivation", step_id, pointer, INVALID, "missing equation"))
@@ -108,7 +104,12 @@ def _report(
             "EQ005",
             pointer,
             f"step {step_id} ({rule}) is refuted: {result.source!r}: {detail}",
-            "correct the result equation (the computed form is in the message)",
+            "correct the result equation (the computed form is in the message)"
+            + (
+                ", or add to `from` the definitions of the symbols the computed form still has"
+                if rule == "substitute"
+                else ""
+            ),
         )
     elif state == UNVERIFIED and "timeout" not in detail:
         system.add(
@@ -151,11 +152,14 @@ def _equation(system: System, eq_id: Any, pointer: str) -> ParsedEquation | None
         return None
     found = system.equations.get(eq_id)
     if found is None and eq_id not in system.failed:
+        from kb.suggest import did_you_mean
+
+        known = [*system.equations, *system.failed]
         system.add(
             "EQ016",
             pointer,
             f"no equation {eq_id!r} in this record",
-            "name an equation listed under equations:",
+            did_you_mean(eq_id, known, "name an equation listed under equations:"),
         )
     return found
 

@@ -226,7 +226,7 @@ class _Builder:
     def binop(self, node: ast.BinOp, depth: int) -> sp.Expr:
         op = node.op
         if isinstance(op, ast.BitXor):
-            raise ExpressionError("'^' is not a power here: write ** ")
+            raise ExpressionError("'^' is not a power here: write ** for a power", "syntax")
         if not isinstance(op, (ast.Add, ast.Sub, ast.Mult, ast.Div, ast.Pow)):
             raise ExpressionError(f"operator {type(op).__name__} is not allowed")
         left = self.build(node.left, depth + 1)
@@ -247,6 +247,10 @@ class _Builder:
         func = node.func
         if not isinstance(func, ast.Name) or func.id not in FUNCTIONS:
             label = func.id if isinstance(func, ast.Name) else type(func).__name__
+            if label in self.symbols:  # `m (t_f + t_b)`: a product without its *
+                raise ExpressionError(
+                    f"{label}(...) multiplies without '*': two terms side by side", "syntax"
+                )
             raise ExpressionError(f"call of {label!r} is not allowed")
         if node.keywords or any(isinstance(a, ast.Starred) for a in node.args):
             raise ExpressionError("keyword or starred arguments are not allowed")

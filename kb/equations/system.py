@@ -73,7 +73,8 @@ class System:
             )
         else:
             hint = (
-                "complete the expression: every operator between two operands, parentheses paired"
+                "complete the expression: an operator (* for a product, ** for a power) between"
+                " every two operands, parentheses paired"
                 if exc.reason == "syntax"
                 else "use numbers, declared names, + - * / **, max min log exp sqrt ceil floor"
             )

@@ -32,9 +32,12 @@ def check(kb: KnowledgeBase) -> Iterator[Finding]:
     used: set[tuple[str, int]] = kb.memo.get("waivers_used", set())
     known: set[str] = kb.memo.get("known_codes", set())
     for record in kb:
+        seen: set[tuple[object, object]] = set()
         for index, waiver in enumerate(record.waivers):
             code = waiver.get("code")
-            if code in known and (record.id, index) not in used:
+            repeat = (code, waiver.get("pointer")) in seen  # ID004 reports the copy
+            seen.add((code, waiver.get("pointer")))
+            if code in known and (record.id, index) not in used and not repeat:
                 message = f"waiver for {code} suppresses no finding"
                 yield found(
                     CODE, SEVERITY, record.path, f"/waivers/{index}", message, "remove the waiver"
