@@ -60,6 +60,8 @@ def resolve(kb: KnowledgeBase, spec: Any) -> Bound | BindError:
     """Resolve a binding spec (a quantity mapping or an `id#dotted.path` string)."""
     if isinstance(spec, Mapping):
         return quantity(spec, "literal")
+    if spec is None:  # a placeholder left unfilled (`~`): the schema's finding says so
+        return BindError(DOWNSTREAM, "binding left unfilled")
     if not isinstance(spec, str) or "#" not in spec:
         return BindError(
             "EQ010",
