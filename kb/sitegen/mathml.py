@@ -71,6 +71,7 @@ MINUS = "\u2212"
 # Display forms from the symbol registry: base, then _sub and ^sup in either order.
 DISPLAY_RE = re.compile(
     r"(?P<base>[A-Za-z]+)(?:_(?P<sub>\{[^{}]+\}|[A-Za-z0-9]+))?(?:\^(?P<sup>\{[^{}]+\}|[^_{}\s]))?"
+    r"(?:_(?P<late>\{[^{}]+\}|[A-Za-z0-9]+))?"  # B^*_N: the subscript after the superscript
 )
 DISPLAY_NAMES: ContextVar[Mapping[str, str] | None] = ContextVar("display_names", default=None)
 
@@ -160,6 +161,10 @@ def display_name(shown: str) -> ET.Element:
     if match is None:
         return _leaf("mi", shown)
     base, sub, sup = (match.group(g) for g in ("base", "sub", "sup"))
+    if match.group("late"):
+        if sub:  # B_a^*_b: two subscripts is no display form
+            return _leaf("mi", shown)
+        sub = match.group("late")
     element = _leaf("mi", GREEK.get(base, base))
     sub_text, sup_text = (sub or "").strip("{}"), (sup or "").strip("{}")
     subscript = _leaf("mi", GREEK.get(sub_text, sub_text))
