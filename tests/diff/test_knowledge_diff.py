@@ -146,3 +146,37 @@ def test_unknown_revision_is_a_usage_error(repo: Path) -> None:
     code, output = _diff("no-such-rev", "HEAD")
     assert code == 2
     assert "no-such-rev" in output or "kb diff" in output
+
+
+@pytest.mark.slow
+def test_h100_bandwidth_change_moves_the_crossover(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The shipped records: H100 HBM 3350 -> 3000 GB/s moves B* (proportional to 1/BW_hbm)."""
+    import shutil
+
+    from tests.conftest import SHIPPED_RECORDS
+
+    root = tmp_path / "records"
+    shutil.copytree(SHIPPED_RECORDS, root)
+    git(tmp_path, "init", "-q", "-b", "main")
+    git(tmp_path, "add", "-A")
+    git(tmp_path, "commit", "-q", "-m", "base")
+    path = root / "hardware" / "nvidia-h100-sxm.yaml"
+    text = path.read_text(encoding="utf-8")
+    assert text.count("bandwidth: {value: 3350, unit: GB/s") == 1
+    path.write_text(text.replace("bandwidth: {value: 3350,", "bandwidth: {value: 3000,"))
+    git(tmp_path, "commit", "-q", "-am", "head")
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("KB_CACHE_DIR", str(tmp_path / "cache"))
+    code, output = _diff("HEAD~1", "HEAD", "--format", "json")
+    assert code == 0, output
+    data = json.loads(output)
+    assert data["figures"][0]["field"] == "memory.bandwidth"
+    moved = {(row["record"], row["id"]): row for row in data["moved"]}
+    row = moved[("flops/sched-tensor-parallel-crossover", "b-star-tp8-alpha0")]
+    old = float(row["old"]["computed"].split()[0])
+    new = float(row["new"]["computed"].split()[0])
+    assert new == pytest.approx(old * 3350 / 3000, rel=1e-6)  # B* = P*W/(2c(N-1)d*BW_hbm)
+    assert (row["old"]["state"], row["new"]["state"]) == ("recomputed", "refuted")
+    assert all(r["old"] != r["new"] for r in data["moved"])
