@@ -21,6 +21,7 @@ COMMANDS: dict[str, tuple[str, str, str]] = {
     "explain": ("kb.commands.explain", "explain", "Print a rule's documentation."),
     "ledger": ("kb.commands.ledger", "ledger", "Print the placement-tax ledger of a placement."),
     "list": ("kb.commands.listing", "list_records", "List records (optionally one kind)."),
+    "lsp": ("kb.commands.lsp", "lsp", "Run the language server (stdio) for editors."),
     "new": ("kb.commands.new", "new", "Write a skeleton record that names its schema."),
     "rules": ("kb.commands.explain", "rules", "List the rule catalogue."),
     "schemas": ("kb.commands.schemas", "schemas", "Export kb's JSON Schemas for editors."),

@@ -60,11 +60,14 @@ class Diff:
         return asdict(self)
 
 
-def check_tree(root: Path) -> Any:
-    """Check a records tree the one way kb does (kb.checker; kb.api once it exists)."""
+def check_tree(root: Path, paths: list[Path] | None = None) -> Any:
+    """Check a records tree the one way kb does (kb.checker; kb.api once it exists).
+
+    `paths`: report only on these files (and the records bound to them).
+    """
     from kb.checker import check
 
-    return check(root)
+    return check(root, paths)
 
 
 def diff_revisions(root: Path, base: str, head: str | None) -> Diff:
