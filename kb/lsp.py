@@ -6,7 +6,7 @@ diagnostic at kb's line:col with its rule code and hint. Every open record is
 re-checked on each change, so editing a hardware record re-publishes the diagnostics
 of an open flop class that binds it. Completion offers record ids in reference fields
 and `record#field` paths in bindings; hover on a reference shows the target's figure
-(value, unit, basis, source).
+(value, unit, basis, source); go-to-definition opens the referenced record at its field.
 
 pygls is an optional dependency (`pip install 'kb-placement-tax[lsp]'`), imported only
 when `kb lsp` runs.
@@ -100,6 +100,22 @@ def hover_text(root: Path, line_text: str, col: int) -> str | None:
     return None
 
 
+def definition(root: Path, line_text: str, col: int) -> tuple[Path, int, int] | None:
+    """The file and 0-based line:col a reference under the cursor names (its field, if any)."""
+    from kb.positions import locate
+
+    for match in _REFERENCE.finditer(line_text):
+        if match.start() <= col <= match.end():
+            record_id, _, path = match.group(0).partition("#")
+            target = root / f"{record_id}.yaml"
+            if not target.is_file():
+                return None
+            pointer = "".join(f"/{part}" for part in path.split(".")) if path else ""
+            line, column = locate(target.read_text(encoding="utf-8"), pointer)
+            return target, line - 1, column - 1
+    return None
+
+
 def _figure_text(spec: str, target: Any) -> str:
     if isinstance(target, Mapping) and "value" in target:
         parts = [f"{target.get('value')} {target.get('unit', '')}".strip()]
@@ -170,6 +186,20 @@ def serve() -> None:  # pragma: no cover - exercised over stdio by tests/test_ls
             else None
         )
         return types.Hover(contents=text) if text else None
+
+    @server.feature(types.TEXT_DOCUMENT_DEFINITION)
+    def goto(params: types.DefinitionParams) -> types.Location | None:
+        root = records_root(uri_path(params.text_document.uri))
+        lines = server.workspace.get_text_document(params.text_document.uri).source.splitlines()
+        row = params.position.line
+        if root is None or row >= len(lines):
+            return None
+        found = definition(root, lines[row], params.position.character)
+        if found is None:
+            return None
+        path, line, col = found
+        at = types.Position(line=line, character=col)
+        return types.Location(uri=path.as_uri(), range=types.Range(start=at, end=at))
 
     server.start_io()
 

@@ -174,3 +174,22 @@ def test_hover_shows_the_bound_figure(client: Any) -> None:
     result = lsp.request("textDocument/hover", {"textDocument": {"uri": uri}, "position": position})
     contents = json.dumps(result["contents"])
     assert "4 FLOP/B" in contents and "basis: derived" in contents and "sources/doc" in contents
+
+
+def test_definition_opens_the_bound_field(client: Any) -> None:
+    lsp, root = client
+    uri = _open(lsp, root / "flops" / "user.yaml", USER)
+    lines = USER.splitlines()
+    row = lines.index("      I: flops/source-figure#arithmetic_intensity.value")
+    position = {"line": row, "character": 15}
+    result = lsp.request(
+        "textDocument/definition", {"textDocument": {"uri": uri}, "position": position}
+    )
+    target = root / "flops" / "source-figure.yaml"
+    assert result["uri"] == target.as_uri()
+    figure_line = (
+        _figure(4, 1)
+        .splitlines()
+        .index("  value: {value: 4, unit: FLOP/B, basis: derived, source: sources/doc}")
+    )
+    assert result["range"]["start"]["line"] == figure_line
