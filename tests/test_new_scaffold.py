@@ -71,3 +71,22 @@ def test_kind_aliases_are_the_same_everywhere(tmp_path: Path) -> None:
         assert result.exit_code == 0, result.output
         listed = CliRunner().invoke(cli, ["list", "--kind", alias, "--root", str(root)])
         assert record in listed.output
+
+
+def test_every_kind_scaffold_reports_only_its_placeholders(tmp_path: Path) -> None:
+    from kb.model import FOLDER_BY_KIND
+
+    root = tmp_path / "records"
+    shutil.copytree(SHIPPED_RECORDS, root)
+    for kind, folder in sorted(FOLDER_BY_KIND.items()):
+        record = f"{folder}/x-scaffold"
+        result = CliRunner().invoke(cli, ["new", kind, record, "--root", str(root)])
+        assert result.exit_code == 0, result.output
+        path = root / f"{record}.yaml"
+        text = path.read_text(encoding="utf-8")
+        todo = sorted(n + 1 for n, line in enumerate(text.splitlines()) if "~  # TODO:" in line)
+        findings = _validate(root, path)
+        # every finding is at a placeholder (a schema branch may report only its first one)
+        assert findings and {f["line"] for f in findings} <= set(todo), (kind, findings)
+        assert all("placeholder left unfilled" in str(f["message"]) for f in findings), kind
+        path.unlink()

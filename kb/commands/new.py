@@ -31,7 +31,7 @@ MAX_DEPTH = 8
 QUANTITY_HINTS = {
     "value": "a number as the source states it (write 1.0e+9, never 1e9)",
     "unit": "GB, GB/s, TFLOP/s, W, s, 1, ... (see docs/record-format.md)",
-    "basis": "vendor-spec | measured | derived | estimated | unverified",
+    "basis": "vendor-spec | measured | derived | estimated | assumed (with a note) | unverified",
     "source": "sources/<id> (delete this line if basis is unverified)",
 }
 
