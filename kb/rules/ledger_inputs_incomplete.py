@@ -71,8 +71,8 @@ def _placeholder(data: object, pointer: str) -> bool:
 
     node = data
     for part in pointer_parts(pointer):
-        if isinstance(node, dict):
-            node = node.get(part)
+        if isinstance(node, dict) and part in node:  # a missing input is a gap, not a `~`
+            node = node[part]
         elif isinstance(node, list) and part.isdigit() and int(part) < len(node):
             node = node[int(part)]
         else:
