@@ -93,7 +93,7 @@ def _open_quote(
 
 
 def _unclosed_quote(line: str) -> bool:
-    body = re.sub(r"\\.", "", line.split(" #")[0] if '"' not in line else line)
+    body = re.sub(r"\\.", "", line)  # an escaped \" is no quote
     return body.count('"') % 2 == 1 and re.search(r':\s+"', line) is not None
 
 
