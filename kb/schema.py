@@ -145,7 +145,7 @@ def _describe(error: ValidationError) -> tuple[str, str, str]:
     if instance is None and error.validator in ("type", "enum", "const"):  # `~` or nothing
         wanted = _expected(error.validator_value) if error.validator == "type" else "a value"
         if error.validator == "enum":
-            wanted = "one of " + " | ".join(str(v) for v in error.validator_value)
+            wanted = "one of " + " | ".join(str(v) for v in _values(error.validator_value))
         return (
             "SC001",
             f"{where}placeholder left unfilled (expected {wanted})",
@@ -183,7 +183,7 @@ def _describe(error: ValidationError) -> tuple[str, str, str]:
     if error.validator == "enum" and isinstance(instance, str):
         from kb.suggest import did_you_mean
 
-        allowed = [str(v) for v in error.validator_value]
+        allowed = [str(v) for v in _values(error.validator_value)]
         hint = did_you_mean(instance, allowed, "use one of: " + ", ".join(allowed))
         return "SC001", f"{where}{_shorten(error.message)}", hint
     return "SC001", f"{where}{_shorten(error.message)}", ""
@@ -197,6 +197,11 @@ def _closest_field(error: ValidationError, keys: list[str]) -> str:
     known = [k for k in schema.get("properties", {}) if k not in keys]
     otherwise = "check the spelling against the schema (kb schemas, docs/record-format.md)"
     return did_you_mean(keys[0], known, otherwise) if keys else otherwise
+
+
+def _values(value: Any) -> list[Any]:
+    """An enum's allowed values (the validator's value, typed loosely by jsonschema)."""
+    return list(value) if isinstance(value, (list, tuple)) else [value]
 
 
 def _where(error: ValidationError) -> str:

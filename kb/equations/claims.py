@@ -40,7 +40,6 @@ from kb.equations.algebra import (
 )
 from kb.equations.claimbase import (
     CODES,
-    DOWNSTREAM,
     ClaimError,
     Context,
     Resolver,
@@ -60,7 +59,7 @@ from kb.equations.claimbase import (
 from kb.equations.dims import DimensionError, dims_of
 from kb.equations.expr import ExpressionError, parse_expression
 from kb.equations.numtext import number_text as exact_text
-from kb.equations.results import INVALID, RECOMPUTED, REFUTED, UNVERIFIED
+from kb.equations.results import DOWNSTREAM, INVALID, RECOMPUTED, REFUTED, UNVERIFIED
 from kb.equations.system import System
 from kb.equations.timeout import CheckTimeout, run_with_budget
 from kb.equations.units import Dims
