@@ -16,9 +16,11 @@ import click
 COMMANDS: dict[str, tuple[str, str, str]] = {
     "build": ("kb.commands.build", "build", "Validate, then write the static reference site."),
     "calc": ("kb.commands.calc", "calc", "Evaluate a record's equation for new inputs."),
+    "diff": ("kb.commands.diff", "diff", "What a change does to the knowledge (BASE [HEAD])."),
     "explain": ("kb.commands.explain", "explain", "Print a rule's documentation."),
     "ledger": ("kb.commands.ledger", "ledger", "Print the placement-tax ledger of a placement."),
     "list": ("kb.commands.listing", "list_records", "List records (optionally one kind)."),
+    "lsp": ("kb.commands.lsp", "lsp", "Run the language server (stdio) for editors."),
     "new": ("kb.commands.new", "new", "Write a skeleton record that names its schema."),
     "rules": ("kb.commands.explain", "rules", "List the rule catalogue."),
     "schemas": ("kb.commands.schemas", "schemas", "Export kb's JSON Schemas for editors."),

@@ -311,8 +311,16 @@ def parse_document(text: str, shown: str) -> tuple[dict[str, Any] | None, list[P
     except yaml.MarkedYAMLError as exc:
         if _is_depth_error(exc):
             return None, [_load_finding("LD007", shown, 1, 1, f"nesting depth exceeds {MAX_DEPTH}")]
+        from kb.yamladvice import advise  # the author's mistake, in kb's words
+
+        advice = advise(exc, text)
+        if advice is not None:
+            location = Location(shown, advice.line, advice.col, "")
+            return None, [Problem("LD004", location, advice.message, advice.hint)]
         mark = exc.problem_mark or exc.context_mark
         line, col = (mark.line + 1, mark.column + 1) if mark else (1, 1)
+        if line > len(text.splitlines()):  # PyYAML's mark past the end: the last line
+            line, col = max(len(text.splitlines()), 1), 1
         return None, [_load_finding("LD004", shown, line, col, _yaml_message(exc))]
     except (yaml.YAMLError, RecursionError, ValueError) as exc:
         return None, [_load_finding("LD004", shown, 1, 1, f"not valid YAML: {exc}")]

@@ -144,6 +144,16 @@ def _describe(error: ValidationError) -> tuple[str, str, str | None]:
     """The code, the message and the hint (None: the rule module's HINT) of one error."""
     where = _where(error)
     instance = error.instance
+    if instance is None and error.validator in ("type", "enum", "const"):  # `~` or nothing
+        wanted = _expected(error.validator_value) if error.validator == "type" else "a value"
+        if error.validator == "enum":
+            wanted = "one of " + " | ".join(str(v) for v in _values(error.validator_value))
+        return (
+            "SC001",
+            f"{where}placeholder left unfilled (expected {wanted})",
+            "replace the ~ with a value (its # TODO comment says what belongs there), or delete"
+            " the line if the field is optional",
+        )
     if error.validator == "type":
         expected = error.validator_value
         expected_list = expected if isinstance(expected, list) else [expected]
@@ -166,9 +176,30 @@ def _describe(error: ValidationError) -> tuple[str, str, str | None]:
             None,
         )
     if error.validator == "additionalProperties":
-        extra = ", ".join(repr(k) for k in _extra_keys(error))
-        return "SC001", f"{where}unknown field {extra}", None
+        keys = _extra_keys(error)
+        extra = ", ".join(repr(k) for k in keys)
+        return "SC001", f"{where}unknown field {extra}", _closest_field(error, keys)
+    if error.validator == "enum" and isinstance(instance, str):
+        from kb.suggest import did_you_mean
+
+        allowed = [str(v) for v in _values(error.validator_value)]
+        hint = did_you_mean(instance, allowed, "use one of: " + ", ".join(allowed))
+        return "SC001", f"{where}{_shorten(error.message)}", hint
     return "SC001", f"{where}{_shorten(error.message)}", ""
+
+
+def _closest_field(error: ValidationError, keys: list[str]) -> str | None:
+    """`did you mean 'summary'?` for a misspelt field, else None (the rule module's HINT)."""
+    from kb.suggest import did_you_mean
+
+    schema = error.schema if isinstance(error.schema, dict) else {}
+    known = [k for k in schema.get("properties", {}) if k not in keys]
+    return (did_you_mean(keys[0], known) or None) if keys else None
+
+
+def _values(value: Any) -> list[Any]:
+    """An enum's allowed values (the validator's value, typed loosely by jsonschema)."""
+    return list(value) if isinstance(value, (list, tuple)) else [value]
 
 
 def _where(error: ValidationError) -> str:

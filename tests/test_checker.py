@@ -94,7 +94,7 @@ def test_every_problem_in_every_file_in_one_pass(in_tmp: Path) -> None:
         ("records/interconnects/link.yaml", 11, "RF001"),
         ("records/sources/a.yaml", 10, "RF001"),
         ("records/sources/b.yaml", 5, "LD010"),
-        ("records/sources/c.yaml", 2, "LD004"),
+        ("records/sources/c.yaml", 1, "LD004"),  # where the [ opened
     ]
     assert all(f.location.col >= 1 and f.message for f in findings)
     assert findings[0].location.pointer == "/bandwidth/per_link/source"

@@ -5,8 +5,11 @@ schema as it grows: the common fields, then every required field of the kind
 (recursively; one item for a required list). Each value the author must supply
 is a placeholder `~` (null) with a `# TODO:` comment that says what belongs
 there. A null never satisfies the schema, so `kb validate` reports every
-placeholder left as SC001 at its line ("None is not of type ..."), and kb never
-writes a number the author did not give.
+placeholder left as SC001 at its line ("placeholder left unfilled"), and kb never
+writes a number the author did not give. A flop class also gets a commented worked
+example of its maths (kb/commands/_examples.py): symbols, equations, a derivation, a
+numeric claim bound to another record and to literals, a scaling claim and a
+prediction against a receipt.
 """
 
 from __future__ import annotations
@@ -113,7 +116,10 @@ def skeleton(kind: str, record_id: str, modeline: str) -> str:
     for name in schema.get("required", []):
         if name not in COMMON_FIELDS:
             lines += field_lines(name, schema["properties"][name], schema, 0)
-    return "\n".join(lines) + "\n"
+    from kb.commands._examples import EXAMPLES
+
+    example = EXAMPLES.get(kind)
+    return "\n".join(lines) + "\n" + (example or "")
 
 
 def field_lines(name: str, node: dict[str, Any], doc: dict[str, Any], indent: int) -> list[str]:

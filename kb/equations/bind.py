@@ -9,15 +9,19 @@ fractions in base units (B, s, FLOP, J, USD). No SymPy here.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 from fractions import Fraction
 from typing import Any
 
 from kb.equations import codes
+from kb.equations.results import DOWNSTREAM
 from kb.findings import Location
 from kb.model import KnowledgeBase, is_valid_id, split_binding
 from kb.quantities import DIMENSIONLESS, Dims, UnitError, exact_number, parse_unit
+
+_NUMBER_TEXT = re.compile(r"[-+]?(\d[\d_]*)?\.?\d+([eE][-+]?\d+)?")
 
 
 @dataclass(frozen=True)
@@ -57,6 +61,8 @@ def resolve(kb: KnowledgeBase, spec: Any) -> Bound | BindError:
     """Resolve a binding spec (a quantity mapping or an `id#dotted.path` string)."""
     if isinstance(spec, Mapping):
         return quantity(spec, "literal")
+    if spec is None:  # a placeholder left unfilled (`~`): the schema's finding says so
+        return BindError(DOWNSTREAM, "binding left unfilled")
     if not isinstance(spec, str) or "#" not in spec:
         return BindError(
             codes.BINDING_UNRESOLVED,
@@ -75,16 +81,36 @@ def resolve(kb: KnowledgeBase, spec: Any) -> Bound | BindError:
     related = Location(record.path, 0, 0, pointer)
     target = record.get(path) if path else None
     if target is None:
+        from kb.suggest import did_you_mean
+
+        hint = did_you_mean(path, field_paths(record.data), "check the dotted path (kb show)")
         return BindError(
             codes.BINDING_UNRESOLVED,
             f"binding {spec!r}: {record.path} has no field {path!r}",
-            "check the dotted path against the record",
+            hint,
             related,
         )
     found = _target_value(target, spec)
     if isinstance(found, BindError):
         return BindError(found.code, found.message, found.hint, related)
     return Bound(found.value, found.dims, found.shown, record.id, record.path, pointer, found.unit)
+
+
+def field_paths(data: Any, prefix: str = "") -> list[str]:
+    """Every dotted path of a record's data (list items by index), for suggestions."""
+    items = (
+        data.items()
+        if isinstance(data, Mapping)
+        else enumerate(data)
+        if isinstance(data, list)
+        else ()
+    )
+    paths: list[str] = []
+    for key, value in items:
+        path = f"{prefix}{key}"
+        paths.append(path)
+        paths += field_paths(value, f"{path}.")
+    return paths
 
 
 def _target_value(target: Any, spec: str) -> Bound | BindError:
@@ -98,6 +124,9 @@ def _target_value(target: Any, spec: str) -> Bound | BindError:
         return quantity(target, spec)
     if isinstance(target, (int, float)) and not isinstance(target, bool):
         return Bound(exact_number(target), DIMENSIONLESS, f"{target}")
+    if isinstance(target, str) and _NUMBER_TEXT.fullmatch(target.strip()):
+        # a number YAML 1.1 read as text (1e9): LD009 reports it at the field itself
+        return BindError(DOWNSTREAM, f"binding {spec!r} lands on the text {target!r} (LD009)")
     return BindError(
         codes.BINDING_NOT_A_QUANTITY,
         f"binding {spec!r} lands on {type(target).__name__}, not a quantity",

@@ -24,6 +24,7 @@ from kb.equations.bind import BindError, Bound
 from kb.equations.numtext import n_format, number_text
 from kb.equations.results import (
     CONTRADICTED,
+    DOWNSTREAM,
     ERRATUM,
     LIMITATION,
     RECOMPUTED,
@@ -41,6 +42,13 @@ ERRATUM_HOLDS = codes.ERRATUM_NOT_REFUTED
 Outcome = tuple[Any, ...]
 """(state, detail, claimed, computed) or, for a prediction, with a 5th element: a dict of
 the Item's extra fields (error, band, receipt)."""
+
+
+# One root cause, one finding: a ClaimError with code DOWNSTREAM (kb.equations.results) has
+# its cause reported elsewhere (an equation that does not parse, a symbol whose unit is
+# refused, a bound field with its own load error). The claim is not checked (its item is
+# `invalid`, with the reason) and no second finding repeats the cause at every claim; the
+# root finding names the claims that wait on it (claims.name_waiting_claims).
 
 
 class ClaimError(ValueError):
@@ -73,6 +81,8 @@ class Context:
 
 
 def report_claim_error(ctx: Context, claim_id: str, exc: ClaimError) -> None:
+    if exc.code == DOWNSTREAM:
+        return  # its cause is reported once, where it is
     pointer = pointer_join(ctx.pointer, *exc.field.split("/"))
     ctx.system.add(
         exc.code, pointer, f"claim {claim_id}: {exc}", exc.hint, exc.related or ctx.related
@@ -147,11 +157,15 @@ def related_locations(claim: Mapping[str, Any], resolve: Resolver) -> tuple[Loca
 def declared_name(ctx: Context, name: Any, field: str) -> str:
     """Return `name` if the record declares it as a symbol, else raise EQ002."""
     if not isinstance(name, str) or name not in ctx.system.symbols:
+        from kb.suggest import did_you_mean
+
+        close = did_you_mean(str(name), ctx.system.symbols)
         raise ClaimError(
             codes.SYMBOL_UNDECLARED,
             field,
-            f"{name!r} is not a declared symbol",
-            "declare it under symbols: with a meaning and a unit",
+            f"symbol {name} is not declared in symbols:",
+            f"{close + ' If not, ' if close else ''}declare {name} under symbols:"
+            " with a meaning and a unit",
         )
     return name
 
@@ -162,7 +176,9 @@ def bound_values(ctx: Context, specs: Any, field: str) -> dict[str, Fraction]:
     if not isinstance(specs, Mapping):
         return values
     for name, spec in specs.items():
-        values[declared_name(ctx, name, field)] = bound_value(ctx, name, spec, f"{field}/{name}")
+        # the name first: an undeclared name has no unit to check the binding against
+        declared = declared_name(ctx, name, f"{field}/{name}")
+        values[declared] = bound_value(ctx, name, spec, f"{field}/{name}")
     return values
 
 
@@ -178,7 +194,7 @@ def bound_value(ctx: Context, name: str, spec: Any, field: str) -> Fraction:
         raise ClaimError(bound.code, field, f"{name}: {bound.message}", bound.hint, related)
     declared = ctx.system.units.get(name)
     if declared is None:
-        raise ClaimError(codes.UNIT_UNKNOWN, field, f"symbol {name} has no usable unit")
+        raise ClaimError(DOWNSTREAM, field, f"symbol {name} has no usable unit (EQ003 at its unit)")
     if declared.dims != bound.dims:
         raise ClaimError(
             codes.BINDING_UNIT_MISMATCH,

@@ -24,6 +24,7 @@ kb refutes: its outcome is turned around in claimbase.record_outcome.
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
+from dataclasses import replace
 from fractions import Fraction
 from typing import Any
 
@@ -59,7 +60,7 @@ from kb.equations.claimbase import (
 from kb.equations.dims import DimensionError, dims_of
 from kb.equations.expr import ExpressionError, parse_expression
 from kb.equations.numtext import number_text as exact_text
-from kb.equations.results import INVALID, RECOMPUTED, REFUTED, UNVERIFIED
+from kb.equations.results import DOWNSTREAM, INVALID, RECOMPUTED, REFUTED, UNVERIFIED
 from kb.equations.system import System
 from kb.equations.timeout import CheckTimeout, run_with_budget
 from kb.findings import pointer_join
@@ -102,6 +103,24 @@ def check_claims(
             context = Context(system, resolve, claim, pointer_join("/claims", index))
             context.related = related_locations(claim, resolve)
             (check or check_claim)(context, str(claim.get("id", index)))
+    name_waiting_claims(system, claims)
+
+
+def name_waiting_claims(system: System, claims: list[Any]) -> None:
+    """Add to a failed equation's own finding the claims that wait on it (see DOWNSTREAM)."""
+    waiting: dict[str, list[str]] = {}
+    for index, claim in enumerate(claims):
+        of = claim.get("of") if isinstance(claim, Mapping) else None
+        if isinstance(of, str) and of in system.failed and "expr" not in claim:
+            waiting.setdefault(of, []).append(str(claim.get("id", index)))
+    for position, issue in enumerate(system.issues):
+        parts = issue.pointer.split("/")
+        ids = waiting.get(parts[2]) if len(parts) > 2 and parts[1] == "equations" else None
+        if ids:
+            shown = ", ".join(ids[:4]) + (f" and {len(ids) - 4} more" if len(ids) > 4 else "")
+            message = f"{issue.message} (claims {shown} cite it: checked once it is fixed)"
+            system.issues[position] = replace(issue, message=message)
+            waiting.pop(parts[2])
 
 
 def check_claim(ctx: Context, claim_id: str, known: Verdict | None = None) -> Verdict | None:
@@ -113,13 +132,13 @@ def check_claim(ctx: Context, claim_id: str, known: Verdict | None = None) -> Ve
         "effect": _effect,
         "prediction": _prediction,
     }.get(str(kind))
-    if checker is None:
-        ctx.system.add(
-            codes.EXPRESSION_UNSAFE,
-            pointer_join(ctx.pointer, "kind"),
-            f"unknown claim kind {kind!r}",
-            "use numeric, scaling, effect or prediction",
-        )
+    if checker is None:  # the schema's enum reports it (SC001, with the closest kind)
+        return None
+    of = ctx.claim.get("of")
+    if isinstance(of, str) and of in ctx.system.failed and "expr" not in ctx.claim:
+        # DOWNSTREAM: nothing of this claim can be checked; its equation's finding says why
+        outcome = INVALID, f"of: {of!r} is an equation kb could not check", "", ""
+        record_outcome(ctx, claim_id, str(kind), outcome)
         return None
     verdict = known if known is not None else _verdict(lambda: checker(ctx))
     status, found = verdict
@@ -184,17 +203,15 @@ def target(ctx: Context, keep: set[sp.Symbol]) -> tuple[sp.Expr, Dims]:
         value = expand_definitions(symbol, system.definitions(), keep)
         return value, system.units[name].dims
     if isinstance(name, str) and name in system.failed:
-        raise ClaimError(
-            codes.CLAIM_UNVERIFIED,
-            "of",
-            f"of: {name!r} is an equation kb could not check (its own finding says why)",
-            "fix that equation first",
-        )
+        raise ClaimError(DOWNSTREAM, "of", f"of: {name!r} is an equation kb could not check")
+    from kb.suggest import did_you_mean
+
+    known = [*system.equations, *system.failed, *system.symbols]
     raise ClaimError(
         codes.REFERENCE_UNKNOWN,
         "of",
         f"of: {name!r} is neither an equation id nor a symbol",
-        "name an equation under equations: or a declared symbol",
+        did_you_mean(str(name), known, "name an equation under equations: or a declared symbol"),
     )
 
 

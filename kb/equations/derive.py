@@ -65,13 +65,10 @@ def _check_step(system: System, step_id: str, step: Mapping[str, Any], pointer: 
     result = _equation(system, step.get("result"), pointer_join(pointer, "result"))
     sources = _sources(system, step.get("from"), pointer_join(pointer, "from"))
     check = RULES.get(rule) if isinstance(rule, str) else None
-    if check is None or not isinstance(rule, str):  # an unknown rule is a finding, no default
-        system.add(
-            codes.EXPRESSION_UNSAFE,
-            pointer_join(pointer, "rule"),
-            f"unknown derivation rule {rule!r}",
-            "use one of: " + ", ".join(RULES),
-        )
+    if check is None or not isinstance(rule, str):
+        # no default: the schema's enum reports it (SC001, with the closest rule), and the
+        # step is invalid here; one finding, not two
+        system.items.append(Item("derivation", step_id, pointer, INVALID, f"rule {rule!r}"))
         return
     if result is None or sources is None or (rule != "define" and not sources):
         system.items.append(Item("derivation", step_id, pointer, INVALID, "missing equation"))
@@ -111,15 +108,32 @@ def _report(
             codes.DERIVATION_REFUTED,
             pointer,
             f"step {step_id} ({rule}) is refuted: {result.source!r}: {detail}",
-            None,  # the rule module's HINT (kb/rules/eq_derivation_refuted.py)
+            "correct the result equation (the computed form is in the message)"
+            + (
+                ", or add to `from` the definitions of the symbols the computed form still has"
+                if rule == "substitute"
+                else ""
+            ),
         )
     elif state == UNVERIFIED and "timeout" not in detail:
         system.add(
             codes.DERIVATION_UNVERIFIED,
             pointer,
             f"step {step_id} ({rule}) is unverified: {detail}",
-            None,  # the rule module's HINT (kb/rules/eq_derivation_unverified.py)
+            UNVERIFIED_HINTS.get(rule, UNVERIFIED_HINTS[""]),
         )
+
+
+# What to do about an unverified step, by its rule (the hint must fit the step's own failure).
+UNVERIFIED_HINTS = {
+    "approximate": "approximate bounds the relative error over its one `var` on `range`: pick as"
+    " var the symbol the approximation is about and state both equations so the other symbols"
+    " cancel from (result - from)/from, or check the figure with a numeric claim instead",
+    "regime": "a regime needs a two-argument max/min in `from` and a condition `a <= b` that"
+    " compares exactly its two arguments (up to a positive factor)",
+    "": "split the step into smaller ones (define, substitute, solve_for) that kb can derive"
+    " one by one, or add a regime that decides a max/min",
+}
 
 
 class _StepError(ValueError):
@@ -144,11 +158,14 @@ def _equation(system: System, eq_id: Any, pointer: str) -> ParsedEquation | None
         return None
     found = system.equations.get(eq_id)
     if found is None and eq_id not in system.failed:
+        from kb.suggest import did_you_mean
+
+        known = [*system.equations, *system.failed]
         system.add(
             codes.REFERENCE_UNKNOWN,
             pointer,
             f"no equation {eq_id!r} in this record",
-            None,  # the rule module's HINT (kb/rules/eq_reference_unknown.py)
+            did_you_mean(eq_id, known) or None,  # else the rule module's HINT
         )
     return found
 

@@ -162,7 +162,7 @@ def _analyse_record(
     if record.kind == "model":
         items, issues = check_model(record.data)
         return RecordResult(record.id, record.path, items, issues) if items or issues else None
-    if not has_equations(record):
+    if not has_equations(record) or _ambiguous(kb, record):
         return None
     composed = compose(kb, record)  # `uses` resolved: the used text enters every key below
     record = composed.record
@@ -189,6 +189,16 @@ def _analyse_record(
             return _with_issues(result, composed.issues)
     pending[record.id] = (key, plan_key, resolved, record, composed.issues)
     return None
+
+
+def _ambiguous(kb: KnowledgeBase, record: Record) -> bool:
+    """Whether the record has a repeated key (LD005): which value did the author mean.
+
+    Its maths is checked once the key is not repeated; until then the LD005 error is
+    its one finding (checked against the value YAML kept, every derivation that used
+    the other could be refuted: findings of a cause they do not name).
+    """
+    return any(f.code == "LD005" and f.location.path == record.path for f in kb.load_findings)
 
 
 def _with_issues(result: RecordResult, issues: tuple[Issue, ...]) -> RecordResult:

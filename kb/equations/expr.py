@@ -48,8 +48,9 @@ UNEVALUATED_WHEN_CONSTANT = frozenset({"floor", "ceil"})
 class ExpressionError(ValueError):
     """A string that is not a safe, well-formed expression.
 
-    `reason` is "unsafe" (outside the whitelist or over a limit) or "undeclared"
-    (a name that the record does not declare as a symbol).
+    `reason` is "unsafe" (outside the whitelist or over a limit), "syntax" (not
+    well-formed: an operand or a parenthesis missing) or "undeclared" (a name that
+    the record does not declare as a symbol).
     """
 
     def __init__(self, message: str, reason: str = "unsafe", name: str = "") -> None:
@@ -109,7 +110,10 @@ def parse_expression(
     text = _checked_text(source)
     try:
         tree = ast.parse(text, mode="eval")
-    except (SyntaxError, ValueError, RecursionError, MemoryError) as exc:
+    except SyntaxError as exc:
+        detail = _syntax_detail(text, exc)
+        raise ExpressionError(f"{text!r} is not an expression: {detail}", "syntax") from None
+    except (ValueError, RecursionError, MemoryError) as exc:
         raise ExpressionError(f"not an expression: {_short(exc)}") from None
     _check_size(tree)
     builder = _Builder(text, symbols or {}, allow_undeclared)
@@ -167,6 +171,21 @@ def _check_size(tree: ast.AST) -> None:
         raise ExpressionError(f"expression has {count} syntax nodes, limit {MAX_NODES}")
 
 
+def _syntax_detail(text: str, exc: SyntaxError) -> str:
+    """Say what is wrong in an author's words (Python's message names no part of the text)."""
+    opened, closed = text.count("("), text.count(")")
+    if opened != closed:
+        return f"unbalanced parentheses ({opened} '(' and {closed} ')')"
+    if text[-1] in "+-*/":
+        return f"it ends in {text[-1]!r}: an operand is missing"
+    if text[0] in "*/":
+        return f"it starts with {text[0]!r}: an operand is missing"
+    pair = re.search(r"[\w.)]\s+[\w(]", text)
+    if pair:
+        return f"two terms side by side at {pair.group(0)!r}: write * (or + -) between them"
+    return str(exc.msg or "invalid syntax")
+
+
 def _short(exc: BaseException) -> str:
     text = str(exc) or type(exc).__name__
     return text if len(text) < 120 else text[:117] + "..."
@@ -218,7 +237,7 @@ class _Builder:
     def binop(self, node: ast.BinOp, depth: int) -> sp.Expr:
         op = node.op
         if isinstance(op, ast.BitXor):
-            raise ExpressionError("'^' is not a power here: write ** ")
+            raise ExpressionError("'^' is not a power here: write ** for a power", "syntax")
         if not isinstance(op, (ast.Add, ast.Sub, ast.Mult, ast.Div, ast.Pow)):
             raise ExpressionError(f"operator {type(op).__name__} is not allowed")
         left = self.build(node.left, depth + 1)
@@ -239,6 +258,10 @@ class _Builder:
         func = node.func
         if not isinstance(func, ast.Name) or func.id not in FUNCTIONS:
             label = func.id if isinstance(func, ast.Name) else type(func).__name__
+            if label in self.symbols:  # `m (t_f + t_b)`: a product without its *
+                raise ExpressionError(
+                    f"{label}(...) multiplies without '*': two terms side by side", "syntax"
+                )
             raise ExpressionError(f"call of {label!r} is not allowed")
         if node.keywords or any(isinstance(a, ast.Starred) for a in node.args):
             raise ExpressionError("keyword or starred arguments are not allowed")

@@ -77,6 +77,8 @@ def check_record(
         plan["claims"].append(entry)
 
     check_claims(system, data.get("claims"), resolve, check)
+    # check_claims names, in a failed equation's finding, the claims waiting on it
+    plan["issues"] = [issue_json(i) for i in system.issues[: len(plan["issues"])]]
     usable = all("symbolic" not in entry for entry in plan["claims"]) and not any(
         "timeout" in item["detail"] for item in plan["items"]
     )

@@ -31,6 +31,9 @@ from kb.findings import Location
 CONSISTENT, DERIVED, RECOMPUTED = "consistent", "derived", "recomputed"
 VALIDATED, CONTRADICTED, LIMITATION, ERRATUM = "validated", "contradicted", "limitation", "erratum"
 REFUTED, UNVERIFIED, INVALID = "refuted", "unverified", "invalid"
+# The code of an error whose cause has its own finding elsewhere (claimbase.ClaimError,
+# bind.BindError): the item is invalid with the reason, and no second finding is made.
+DOWNSTREAM = "downstream"
 HOLDS = frozenset({CONSISTENT, DERIVED, RECOMPUTED, VALIDATED})  # what kb checked and found true
 # What shared.py's per-process memos built in this process (not what they served): the
 # memos' own tally, here so that reading it imports no SymPy. A run's share of it is

@@ -57,21 +57,30 @@ class System:
             self.report_expression_error(exc, pointer)
             return None
 
-    def report_expression_error(self, exc: ExpressionError, pointer: str) -> None:
+    def report_expression_error(self, exc: ExpressionError, pointer: str, what: str = "") -> None:
+        """EQ002 for an undeclared name (with the closest declared one), else EQ001.
+
+        `what` names the item (`equation b_star: `) so the message says where.
+        """
         if exc.reason == "undeclared":
+            from kb.suggest import did_you_mean
+
+            close = did_you_mean(exc.name, self.symbols)
             self.add(
                 codes.SYMBOL_UNDECLARED,
                 pointer,
-                str(exc),
-                f"declare {exc.name} under symbols: with a meaning and a unit",
+                f"{what}{exc}",
+                f"{close + ' If not, ' if close else ''}declare {exc.name} under symbols:"
+                " with a meaning and a unit",
             )
         else:
-            self.add(
-                codes.EXPRESSION_UNSAFE,
-                pointer,
-                str(exc),
-                "use numbers, declared names, + - * / **, max min log exp sqrt ceil floor",
+            hint = (
+                "complete the expression: an operator (* for a product, ** for a power) between"
+                " every two operands, parentheses paired"
+                if exc.reason == "syntax"
+                else "use numbers, declared names, + - * / **, max min log exp sqrt ceil floor"
             )
+            self.add(codes.EXPRESSION_UNSAFE, pointer, f"{what}{exc}", hint)
 
     def definitions(self) -> dict[sp.Symbol, sp.Expr]:
         """Symbols defined by exactly one equation `symbol = expression`."""
@@ -139,7 +148,7 @@ def _add_equation(system: System, eq_id: str, spec: Any) -> None:
     try:
         parsed = parse_equation(text, system.symbols)
     except ExpressionError as exc:
-        system.report_expression_error(exc, pointer)
+        system.report_expression_error(exc, pointer, f"equation {eq_id}: ")
         system.failed.add(eq_id)
         return
     if any(name not in system.units for name in _names(parsed)):

@@ -4,8 +4,8 @@ Why: record text is never executed. Expressions are parsed with Python's parser 
 strict whitelist (numbers, declared names, + - * / **, unary minus, max min log exp
 sqrt ceil floor) and bounded in length, size, depth and exponent, so an attribute
 access, a lambda, a string or `9**9**9**9` is refused in milliseconds instead of
-running code or exhausting memory. Unknown derivation rules and claim kinds are
-reported here too.
+running code or exhausting memory. (An unknown derivation rule or claim kind is
+SC001: the schema lists the allowed ones, and the hint names the closest.)
 
 Bad:
 

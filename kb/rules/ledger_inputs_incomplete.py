@@ -78,4 +78,28 @@ def check(kb: KnowledgeBase) -> Iterator[Finding]:
 
     for record in kb.of_kind("placement"):
         result = resolve_placement(record, kb)
-        yield from gap_findings(result)
+        for finding in gap_findings(result):
+            if not _placeholder(record.data, finding.location.pointer):
+                yield finding
+
+
+def _placeholder(data: object, pointer: str) -> bool:
+    """Whether the input at `pointer` (or a block on the way) holds a `~` placeholder.
+
+    The schema reports a placeholder left unfilled at its line; the gap is the same cause.
+    """
+    from kb.findings import pointer_parts
+
+    node = data
+    for part in pointer_parts(pointer):
+        if isinstance(node, dict) and part in node:  # a missing input is a gap, not a `~`
+            node = node[part]
+        elif isinstance(node, list) and part.isdigit() and int(part) < len(node):
+            node = node[int(part)]
+        else:
+            return False
+        if node is None:
+            return True
+        if isinstance(node, dict) and any(v is None for v in node.values()):
+            return True
+    return False

@@ -59,7 +59,9 @@ def check(kb: KnowledgeBase) -> Iterator[Finding]:
     for record in kb.of_kind("receipt"):
         block = record.data.get("provenance")
         block = block if isinstance(block, dict) else {}
-        missing = [f for f in FIELDS if not str(block.get(f) or "").strip()]
+        # `field: ~` is a placeholder left unfilled: the schema reports it at its line
+        missing = [f for f in FIELDS if f not in block or block[f] == "" or block[f] == " "]
+        missing = [f for f in missing if block.get(f) is not None or f not in block]
         if missing:
             message = f"provenance lacks {', '.join(missing)}"
             yield found(CODE, SEVERITY, record.path, "/provenance", message, HINT)

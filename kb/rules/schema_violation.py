@@ -32,7 +32,7 @@ READS = "record"
 CODE = "SC001"
 NAME = "schema-violation"
 SEVERITY = Severity.ERROR
-HINT = "check the spelling against the schema"
+HINT = "check the spelling against the schema (kb schemas, docs/record-format.md)"
 
 
 def check(kb: KnowledgeBase) -> Iterator[Finding]:

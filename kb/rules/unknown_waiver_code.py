@@ -37,5 +37,8 @@ def check(kb: KnowledgeBase) -> Iterator[Finding]:
         for index, waiver in enumerate(record.waivers):
             code = waiver.get("code")
             if isinstance(code, str) and code not in known:
+                from kb.suggest import did_you_mean
+
                 message = f"waiver names {code!r}, which is not a rule code"
-                yield found(CODE, SEVERITY, record.path, f"/waivers/{index}/code", message, HINT)
+                hint = did_you_mean(code, known, "see `kb rules`")
+                yield found(CODE, SEVERITY, record.path, f"/waivers/{index}/code", message, hint)

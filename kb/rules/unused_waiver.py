@@ -35,8 +35,11 @@ def check(kb: KnowledgeBase) -> Iterator[Finding]:
     if used is None or known is None:
         raise StageNotRun(f"{CODE} reads the waivers stage, which has not run (kb.checker.check)")
     for record in kb:
+        seen: set[tuple[object, object]] = set()
         for index, waiver in enumerate(record.waivers):
             code = waiver.get("code")
-            if code in known and (record.id, index) not in used:
+            repeat = (code, waiver.get("pointer")) in seen  # ID004 reports the copy
+            seen.add((code, waiver.get("pointer")))
+            if code in known and (record.id, index) not in used and not repeat:
                 message = f"waiver for {code} suppresses no finding"
                 yield found(CODE, SEVERITY, record.path, f"/waivers/{index}", message, HINT)

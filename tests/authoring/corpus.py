@@ -1,0 +1,94 @@
+"""The author-mistake corpus: apply one mistake to a copy of the shipped records, run `kb`.
+
+A mistake (tests/authoring/mistakes.yaml) either edits a shipped record
+(`edit: <record id>`, `replace: <text found exactly once>`, `with: <its
+replacement>`) or adds a file (`add: <path under records/>`, `text:`). It is
+checked with the real command line, `kb validate --format json <file>`, and what
+it found is compared with what the unedited tree gives for that file (the shipped
+records carry warnings of their own): the mistake must add exactly one finding.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections import Counter
+from pathlib import Path
+from typing import Any
+
+import yaml
+from click.testing import CliRunner
+
+from kb.cli import cli
+
+HERE = Path(__file__).resolve().parent
+MISTAKES = HERE / "mistakes.yaml"
+
+
+def mistakes() -> list[dict[str, Any]]:
+    data = yaml.safe_load(MISTAKES.read_text(encoding="utf-8"))
+    return list(data["mistakes"])
+
+
+def validate(root: Path, target: Path) -> list[dict[str, Any]]:
+    """The findings of `kb validate --format json TARGET` (every file it reports on)."""
+    result = CliRunner().invoke(
+        cli, ["validate", "--format", "json", "--root", str(root), str(target)]
+    )
+    assert result.exit_code in (0, 1), result.output
+    findings: list[dict[str, Any]] = json.loads(result.stdout)["findings"]
+    return findings
+
+
+def _key(finding: dict[str, Any]) -> tuple[str, str, str]:
+    return finding["path"], finding["code"], finding["message"]
+
+
+def added_findings(root: Path, mistake: dict[str, Any]) -> tuple[list[dict[str, Any]], str, int]:
+    """Apply `mistake` under `root` (a copy of records/), run kb, undo it: the new findings.
+
+    Returns them, the edited text and the offset of the edit in it (where the test
+    looks for the mistake's line).
+    """
+    if "add" in mistake:
+        path = root / mistake["add"]
+        path.parent.mkdir(parents=True, exist_ok=True)
+        text = mistake["text"]
+        path.write_text(text, encoding="utf-8")
+        try:
+            return validate(root, path), text, 0
+        finally:
+            path.unlink()
+    path = root / f"{mistake['edit']}.yaml"
+    original = path.read_text(encoding="utf-8")
+    before = Counter(_key(f) for f in validate(root, path))
+    assert original.count(mistake["replace"]) == 1, f"{mistake['name']}: replace must match once"
+    start = original.index(mistake["replace"])
+    text = original.replace(mistake["replace"], mistake["with"])
+    path.write_text(text, encoding="utf-8")
+    try:
+        after = validate(root, path)
+    finally:
+        path.write_text(original, encoding="utf-8")
+    added = []
+    for finding in after:
+        key = _key(finding)
+        if before[key]:
+            before[key] -= 1
+        else:
+            added.append(finding)
+    return added, text, start
+
+
+def expected_line(mistake: dict[str, Any], text: str, start: int) -> int:
+    """The line the finding must point at: `line:`, else the first line holding `line_of`
+    (default: the first line of the replacement) at or after the edit."""
+    if "line" in mistake:
+        return int(mistake["line"])
+    marker = mistake.get("line_of") or mistake["with"].strip("\n").splitlines()[0]
+    offset = text.index(marker) if text.count(marker) == 1 else text.index(marker, start)
+    return text.count("\n", 0, offset) + 1
+
+
+def cache_env(directory: Path) -> None:
+    os.environ["KB_CACHE_DIR"] = str(directory)
