@@ -9,11 +9,13 @@ that share `gpus`, `algorithm` and `cuda_graphs` (kb/ledger/curves.py). This rul
   pattern, no row of its rank count and algorithm, or S outside the measured range);
 - a receipt curve with two rows of one message size, which would make its time at that
   size ambiguous (two implementations or two conditions written as one curve);
-- a flop-class claim that binds (or changes to) the measured `latency` of a collective
-  receipt's row without naming the message size it is for: the same claim must bind a
-  message size equal to that row's (`n: receipts/x#results.3.message_size`), so the
-  reader and the equation see which size the time belongs to. A row that states no
-  message size cannot be bound for its latency at all.
+- a flop-class claim that binds (in `bind`, `change` or a prediction's `measured`) the
+  `latency`, `bus_bandwidth` or `algorithm_bandwidth` of a collective receipt's row
+  without naming the message size it is for: the same claim must bind a size equal to
+  that row's (`n: receipts/x#results.3.message_size`, or any byte quantity of that
+  value), or a size S that this row and another bound row of its curve bracket as the
+  nearest pair (interpolation, as the ledger prices). A row that states no message size
+  (a "peak" or "large message" figure) cannot be bound for its time or bandwidth at all.
 
 Why: a collective's time depends on its size far from linearly (an all-reduce of 512 KiB
 and one of 1 MiB take about the same time on NVLS, so a bandwidth measured at one prices
@@ -33,6 +35,13 @@ Bad (a claim):
 
     bind:
       alpha: receipts/sglang-custom-all-reduce-h100-latency#results.0.latency   # 512 B
+
+Bad (a bandwidth measured at 8 GiB pricing 16 GB of gradients, or a figure of no size):
+
+    bind:
+      n: {value: 16, unit: GB, basis: derived, source: sources/x}
+      W: receipts/azure-nd-h100-v5-nccl-all-reduce#results.3.bus_bandwidth    # 8 GiB
+      W_ring: receipts/nccl-maintainer-h100-nvlink-busbw#results.0.bus_bandwidth  # no size
 
 Good (a claim):
 
@@ -68,6 +77,7 @@ HINT = "price the collective with a receipt row of the size the claim prices"
 
 def check(kb: KnowledgeBase) -> Iterator[Finding]:
     from kb.ledger.curves import duplicate_sizes
+    from kb.rules._collective_claims import check_claims
 
     for receipt in kb.of_kind("receipt"):
         for first, second in duplicate_sizes(receipt):
@@ -84,80 +94,7 @@ def check(kb: KnowledgeBase) -> Iterator[Finding]:
     for placement in kb.of_kind("placement"):
         yield from _placement(kb, placement)
     for flop in kb.of_kind("flop_class"):
-        yield from _claims(kb, flop)
-
-
-COLLECTIVES = ("all-reduce", "all-gather", "reduce-scatter", "all-to-all", "broadcast")
-
-
-def _bound(claim: Mapping[str, Any]) -> Iterator[tuple[str, str, str]]:
-    """(section, symbol, binding string) of a claim's `bind` and `change` entries."""
-    for section in ("bind", "change"):
-        entries = claim.get(section)
-        for symbol, value in entries.items() if isinstance(entries, Mapping) else ():
-            if isinstance(value, str) and "#" in value:
-                yield section, str(symbol), value
-
-
-def _row_size(kb: KnowledgeBase, binding: str) -> tuple[Record | None, Fraction | None]:
-    """The collective receipt a `...#results.I.<field>` binding names, and row I's size."""
-    from kb.ledger.quantities import QuantityError, figure
-    from kb.model import split_binding
-
-    record_id, path = split_binding(binding)
-    parts = path.split(".")
-    receipt = kb.get(record_id)
-    if (
-        receipt is None
-        or receipt.kind != "receipt"
-        or len(parts) != 3
-        or parts[0] != "results"
-        or not parts[1].isdigit()
-        or receipt.get("pattern") not in COLLECTIVES
-    ):
-        return None, None
-    row = receipt.get(f"results.{parts[1]}")
-    try:
-        return receipt, figure((row or {}).get("message_size") or {}, record_id).value
-    except (QuantityError, AttributeError):
-        return receipt, None
-
-
-def _claims(kb: KnowledgeBase, flop: Record) -> Iterator[Finding]:
-    claims = flop.data.get("claims")
-    for index, claim in enumerate(claims if isinstance(claims, list) else []):
-        if not isinstance(claim, Mapping):
-            continue
-        bound = list(_bound(claim))
-        sizes = {
-            size
-            for _, _, b in bound
-            if b.endswith(".message_size")
-            for size in [_row_size(kb, b)[1]]
-            if size is not None
-        }
-        for section, symbol, binding in bound:
-            if not binding.endswith(".latency"):
-                continue
-            receipt, size = _row_size(kb, binding)
-            if receipt is None or size in sizes:
-                continue
-            what = (
-                "its row states no message size"
-                if size is None
-                else f"no message size of {size} B is bound beside it"
-            )
-            yield found(
-                CODE,
-                SEVERITY,
-                flop.path,
-                f"/claims/{index}/{section}/{symbol}",
-                f"claim {claim.get('id', index)!r} binds {binding}, a measured "
-                f"collective time, but {what}",
-                "bind the row's message_size to a symbol of the claim (e.g. "
-                f"n: {binding.rsplit('.', 1)[0]}.message_size), or use a row of "
-                "the size the claim prices",
-            )
+        yield from check_claims(kb, flop, CODE, SEVERITY)
 
 
 def _options(placement: Record) -> Iterator[tuple[str, Mapping[str, Any]]]:
