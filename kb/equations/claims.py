@@ -32,12 +32,16 @@ import sympy as sp
 
 from kb.equations import codes
 from kb.equations.algebra import (
+    NONZERO,
     ZERO,
     decide_zero,
     expand_definitions,
     number_text,
     rational_value,
     short,
+)
+from kb.equations.algebra import (
+    Verdict as ZeroVerdict,
 )
 from kb.equations.claimbase import (
     CODES,
@@ -307,11 +311,21 @@ def _judge_elasticity(
     elasticity: sp.Expr, expected: sp.Expr, claimed: str
 ) -> tuple[str, str, str, str]:
     computed = f"elasticity {short(elasticity)}"
-    if decide_zero(elasticity - expected).outcome == ZERO:
+    verdict = decide_zero(elasticity - expected)
+    if verdict.outcome == ZERO:
         return RECOMPUTED, f"{computed} = {expected}", claimed, computed
     if elasticity.has(sp.Max, sp.Min, sp.Heaviside, sp.Piecewise):
         return UNVERIFIED, f"{computed} depends on the regime", claimed, computed
+    if verdict.outcome != NONZERO:
+        return UNVERIFIED, _undecided(verdict, f"{computed} equals {expected}"), claimed, computed
     return REFUTED, f"{computed}, not {expected}", claimed, computed
+
+
+def _undecided(verdict: ZeroVerdict, question: str) -> str:
+    """Why a claim is unverified when kb could neither prove nor refute it (never refuted)."""
+    if verdict.timed_out:
+        return f"unverified (timeout): kb could not decide within its budget whether {question}"
+    return f"kb could not decide whether {question} (no proof, no counterexample)"
 
 
 def _affine(expr: sp.Expr, var: sp.Symbol) -> tuple[str, str, str, str]:
@@ -319,9 +333,13 @@ def _affine(expr: sp.Expr, var: sp.Symbol) -> tuple[str, str, str, str]:
     intercept = sp.cancel(expr - var * slope)
     claimed = f"affine in {var}"
     computed = f"slope {short(slope)}, intercept {short(intercept)}"
-    if decide_zero(curvature).outcome != ZERO or decide_zero(slope).outcome == ZERO:
+    bent, flat, through_zero = (decide_zero(e) for e in (curvature, slope, intercept))
+    undecided = [v for v in (bent, flat, through_zero) if v.outcome not in (ZERO, NONZERO)]
+    if bent.outcome == NONZERO or flat.outcome == ZERO:
         return REFUTED, f"not affine: second derivative {short(curvature)}", claimed, computed
-    if decide_zero(intercept).outcome == ZERO:
+    if undecided:
+        return UNVERIFIED, _undecided(undecided[0], f"it is {claimed}"), claimed, computed
+    if through_zero.outcome == ZERO:
         return REFUTED, "proportional (intercept 0), not affine", claimed, computed
     return RECOMPUTED, computed, claimed, computed
 
@@ -393,6 +411,9 @@ def _judge_factor(ctx: Context, ratio: sp.Expr) -> tuple[str, str, str, str]:
         return RECOMPUTED, f"{computed_text} = claimed {claimed_spec}", claimed_text, computed_text
     if ratio.free_symbols and not claimed.free_symbols:
         detail = f"{computed_text} depends on the operating point"
+        return UNVERIFIED, detail, claimed_text, computed_text
+    if verdict.outcome != NONZERO:
+        detail = _undecided(verdict, f"{computed_text} equals {claimed_spec}")
         return UNVERIFIED, detail, claimed_text, computed_text
     return REFUTED, f"{computed_text}, claimed {claimed_spec}", claimed_text, computed_text
 

@@ -207,3 +207,38 @@ claims:
         ("EQ001", "/claims/2/replace"),
     ]
     assert "factor 2" in found[0].message
+
+
+UNDECIDABLE = """
+symbols:
+  T: {meaning: time, unit: s}
+  t_0: {meaning: fixed latency, unit: s}
+  n: {meaning: bytes, unit: B}
+  BW: {meaning: bandwidth, unit: GB/s}
+equations:
+  transfer: {expr: "T = t_0 + n/BW"}
+claims:
+  - {id: affine, kind: scaling, of: transfer, var: n, law: affine}
+  - {id: proportional, kind: scaling, of: transfer, var: n, law: proportional}
+  - {id: halved, kind: effect, of: transfer, change: {BW: "2*BW"}, factor: 0.5}
+"""
+
+
+def test_a_claim_kb_cannot_decide_is_unverified_never_refuted(monkeypatch) -> None:
+    # decide_zero gives up (a timeout in simplify, or no proof and no counterexample):
+    # these claims used to come out refuted, with no word of a timeout, and were cached.
+    import kb.equations.claims as claims
+    from kb.equations.algebra import UNKNOWN, Verdict
+
+    from kb.equations import shared
+
+    monkeypatch.setattr(claims, "decide_zero", lambda e: Verdict(UNKNOWN, e, None, True))
+    monkeypatch.setenv("KB_JOBS", "1")
+    shared.clear()  # no verdict remembered from another test of the same maths
+    kb = knowledge_base("/x", ("flops/x", flop(base=UNDECIDABLE)))
+    items = analyse(kb, use_cache=False).results["flops/x"].items
+    claimed = {i.id: (i.state, i.detail) for i in items if i.section == "claim"}
+    assert set(claimed) == {"affine", "proportional", "halved"}, claimed
+    assert all(state == "unverified" for state, _ in claimed.values()), claimed
+    assert "(timeout)" in claimed["affine"][1] and "(timeout)" in claimed["proportional"][1]
+    assert [i.code for i in issues(kb) if i.code in ("EQ008", "EQ009")] == []
