@@ -73,13 +73,13 @@ JUNK = st.text(
 @settings(max_examples=EXAMPLES, deadline=None)
 @given(text=EXPRESSIONS | JUNK)
 def test_any_expression_is_built_or_refused_at_once(text: str) -> None:
-    started = time.monotonic()
+    started = time.process_time()  # CPU time: a loaded machine's scheduling is not kb's cost
     try:
         parsed = parse_expression(text, allow_undeclared=True)
     except ExpressionError:
-        assert time.monotonic() - started < 2.0, text
+        assert time.process_time() - started < 2.0, text
         return
-    assert time.monotonic() - started < 2.0, text
+    assert time.process_time() - started < 2.0, text
     if any(
         _beyond_bound(sp.Integer(part))
         for atom in parsed.value.atoms(sp.Rational)
