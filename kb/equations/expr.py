@@ -322,6 +322,14 @@ def _power(base: sp.Expr, exponent: sp.Expr) -> sp.Expr:
     result = base**exponent
     if result.is_Rational and result != 0 and _beyond_bound(result):
         raise ExpressionError(f"numeric power beyond 1e±{MAX_LITERAL_EXPONENT}")
+    for power in result.atoms(sp.Pow) if not result.is_Number else ():
+        # SymPy folds exp(1e3)**log(B) into B**1000: the bound holds for what is built
+        if (
+            not power.base.is_Number
+            and power.exp.is_Rational
+            and abs(power.exp) > MAX_SYMBOLIC_EXPONENT
+        ):
+            raise ExpressionError(f"exponent {power.exp} is larger than {MAX_SYMBOLIC_EXPONENT}")
     return result
 
 

@@ -108,3 +108,10 @@ def test_a_run_stops_checking_after_losing_its_budgets_to_timeouts(
     assert any("this run's checks spent" in m for m in messages)
     reset_run_budget()
     assert run_with_budget(lambda: 7) == 7  # a new run starts afresh
+
+
+def test_a_power_folded_past_the_exponent_bound_is_refused() -> None:
+    # exp(1e3)**log(B) is B**1000 once SymPy folds it: found by tests/fuzz/test_expressions.py
+    with pytest.raises(ExpressionError, match="larger than 64"):
+        parse_expression("exp(1e3) ** log(B)", allow_undeclared=True)
+    assert str(parse_expression("(B**8)**8", allow_undeclared=True).value) == "B**64"
