@@ -30,6 +30,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
+from kb import settings
 from kb.usage import UsageProblem
 
 
@@ -189,7 +190,7 @@ def _side_at(root: Path, rev: str, cache: Path) -> Side:
             tar.extractall(folder, filter="data")
         tree = Path(folder) / relative
         tree.mkdir(parents=True, exist_ok=True)  # a revision without records: an empty tree
-        with _working_dir(tree.parent), _env("KB_CACHE_DIR", str(cache)):
+        with _working_dir(tree.parent), settings.overriding("KB_CACHE_DIR", str(cache)):
             return _side(Path(tree.name))
 
 
@@ -237,19 +238,6 @@ def _working_dir(path: Path) -> Iterator[None]:
         yield
     finally:
         os.chdir(previous)
-
-
-@contextmanager
-def _env(name: str, value: str) -> Iterator[None]:
-    previous = os.environ.get(name)
-    os.environ[name] = value
-    try:
-        yield
-    finally:
-        if previous is None:
-            os.environ.pop(name, None)
-        else:
-            os.environ[name] = previous
 
 
 def _git(cwd: Path, *args: str) -> bytes:

@@ -15,6 +15,8 @@ from __future__ import annotations
 
 import math
 import os
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 from kb.usage import UsageProblem
@@ -68,3 +70,17 @@ def schemas_dir() -> Path | None:
 def python_schema_engine() -> bool:
     """True when KB_SCHEMA_ENGINE=python turns the compiled jsonschema-rs pass off."""
     return _text(SCHEMA_ENGINE) == "python"
+
+
+@contextmanager
+def overriding(name: str, value: str) -> Iterator[None]:
+    """Set the environment variable `name` for a block (kb diff: KB_CACHE_DIR of the tree)."""
+    previous = os.environ.get(name)
+    os.environ[name] = value
+    try:
+        yield
+    finally:
+        if previous is None:
+            os.environ.pop(name, None)
+        else:
+            os.environ[name] = previous
