@@ -70,8 +70,7 @@ claims:
     assert "elasticity -1" in found[0].message
 
 
-def test_affine_is_told_apart_from_proportional() -> None:
-    base = """
+TRANSFER = """
 symbols:
   T: {meaning: time, unit: s}
   t_0: {meaning: fixed latency, unit: s}
@@ -82,8 +81,14 @@ equations:
 claims:
   - {id: affine, kind: scaling, of: transfer, var: n, law: affine}
   - {id: proportional, kind: scaling, of: transfer, var: n, law: proportional}
-  - {id: asymptotic, kind: scaling, of: transfer, var: n, law: proportional, asymptotic: true}
 """
+
+
+def test_affine_is_told_apart_from_proportional() -> None:
+    base = TRANSFER + (
+        "  - {id: asymptotic, kind: scaling, of: transfer, var: n, law: proportional,"
+        " asymptotic: true}\n"
+    )
     found = issues(knowledge_base("/x", ("flops/x", flop(base=base))))
     assert [(i.code, i.pointer) for i in found] == [("EQ008", "/claims/1")]
 
@@ -209,19 +214,9 @@ claims:
     assert "factor 2" in found[0].message
 
 
-UNDECIDABLE = """
-symbols:
-  T: {meaning: time, unit: s}
-  t_0: {meaning: fixed latency, unit: s}
-  n: {meaning: bytes, unit: B}
-  BW: {meaning: bandwidth, unit: GB/s}
-equations:
-  transfer: {expr: "T = t_0 + n/BW"}
-claims:
-  - {id: affine, kind: scaling, of: transfer, var: n, law: affine}
-  - {id: proportional, kind: scaling, of: transfer, var: n, law: proportional}
-  - {id: halved, kind: effect, of: transfer, change: {BW: "2*BW"}, factor: 0.5}
-"""
+UNDECIDABLE = TRANSFER + (
+    '  - {id: halved, kind: effect, of: transfer, change: {BW: "2*BW"}, factor: 0.5}\n'
+)
 
 
 def test_a_claim_kb_cannot_decide_is_unverified_never_refuted(monkeypatch) -> None:
