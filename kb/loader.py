@@ -96,22 +96,18 @@ def load_files(
         data, problems = item.result  # type: ignore[misc]
         record = None if data is None else Record(*item.identity, item.shown, data, item.digest)
         # A file kb could not read still names a record of the tree (kb.checker).
-        unread = "" if record is not None else next(iter(_plain_id(root, item.path)), "")
+        unread = "" if record is not None else _plain_id(root, item.path)
         loaded.append(Loaded(item.shown, item.key, record, tuple(problems), item.fresh, unread))
     return loaded
 
 
-def _plain_id(root: Path, path: Path) -> list[str]:
-    """The id a record file's place in the tree gives it, without resolving anything."""
+def _plain_id(root: Path, path: Path) -> str:
+    """The id a record file's place in the tree gives it ("" outside it), resolving nothing."""
     try:
-        relative = path.relative_to(root)
+        name = path.relative_to(root).as_posix()
     except ValueError:
-        return []
-    name = relative.as_posix()
-    for suffix in RECORD_SUFFIXES:
-        if name.endswith(suffix):
-            return [name[: -len(suffix)]]
-    return []
+        return ""
+    return next((name[: -len(s)] for s in RECORD_SUFFIXES if name.endswith(s)), "")
 
 
 def record_files(root: Path, paths: Sequence[Path] | None = None) -> list[Path]:
@@ -158,9 +154,7 @@ def _entry_kind(entry: os.DirEntry[str]) -> str:
     entry alone: it is listed, so the loader reports it, and the folder's listing goes on.
     """
     try:
-        if entry.is_dir(follow_symlinks=False):
-            return "folder"
-        return "file"
+        return "folder" if entry.is_dir(follow_symlinks=False) else "file"
     except OSError:
         return "file"
 
