@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import subprocess
+import sys
+from pathlib import Path
 from typing import Any
 
 import yaml
@@ -64,3 +67,11 @@ def issues(kb: KnowledgeBase, record_id: str = "flops/x") -> list[Any]:
 
     result = analyse(kb, use_cache=False).results.get(record_id)
     return result.issues if result else []
+
+
+def generated_corpus(folder: Path, count: int) -> Path:
+    """Write bench/make_corpus.py's synthetic corpus of `count` records; its records folder."""
+    script = Path(__file__).resolve().parents[2] / "bench" / "make_corpus.py"
+    command = [sys.executable, str(script), "--n", str(count), "--out", str(folder)]
+    subprocess.run(command, check=True, capture_output=True, timeout=300)
+    return folder / "records"

@@ -28,7 +28,7 @@ from kb.equations.compose import compose
 from kb.loader import load_knowledge_base
 from kb.model import KnowledgeBase, Record
 from tests.conftest import REPO, SHIPPED_RECORDS
-from tests.equations.helpers import SYMBOLS, flop, knowledge_base
+from tests.equations.helpers import SYMBOLS, flop, generated_corpus, knowledge_base
 
 
 def _resolver(kb: KnowledgeBase) -> Callable[[Any], Any]:
@@ -97,19 +97,7 @@ def test_shipped_records_plan_path_equals_symbolic_path() -> None:
 
 
 def test_generated_corpus_plan_path_equals_symbolic_path(tmp_path: Path) -> None:
-    subprocess.run(
-        [
-            sys.executable,
-            str(REPO / "bench" / "make_corpus.py"),
-            "--n",
-            "300",
-            "--out",
-            str(tmp_path / "corpus"),
-        ],
-        check=True,
-        capture_output=True,
-        timeout=300,
-    )
+    generated_corpus(tmp_path / "corpus", 300)
     kb, _ = load_knowledge_base(tmp_path / "corpus" / "records")
     counts = _check_equivalence(kb, (Fraction(1001, 1000), Fraction(2)))
     assert counts == {"planned": 2 * 60, "fallback": 0, "no plan": 0}
@@ -267,19 +255,7 @@ def _validate_script(root: Path) -> str:
 
 
 def test_changing_a_bound_hardware_value_does_not_import_sympy(tmp_path: Path) -> None:
-    subprocess.run(
-        [
-            sys.executable,
-            str(REPO / "bench" / "make_corpus.py"),
-            "--n",
-            "200",
-            "--out",
-            str(tmp_path / "corpus"),
-        ],
-        check=True,
-        capture_output=True,
-        timeout=300,
-    )
+    generated_corpus(tmp_path / "corpus", 200)
     root = tmp_path / "corpus" / "records"
     env = {**os.environ, "KB_CACHE_DIR": str(tmp_path / "cache"), "KB_JOBS": "1"}
 

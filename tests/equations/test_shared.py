@@ -9,8 +9,6 @@ messages, pointers, related locations), and the plans both leave are compared to
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 from functools import partial
 from pathlib import Path
 from typing import Any
@@ -24,8 +22,8 @@ from kb.equations.compose import compose
 from kb.equations.results import BUILT
 from kb.loader import load_knowledge_base
 from kb.model import KnowledgeBase
-from tests.conftest import REPO, SHIPPED_RECORDS
-from tests.equations.helpers import HARDWARE, SYMBOLS, knowledge_base
+from tests.conftest import SHIPPED_RECORDS
+from tests.equations.helpers import HARDWARE, SYMBOLS, generated_corpus, knowledge_base
 
 
 def _json(result: engine.RecordResult) -> str:
@@ -63,19 +61,7 @@ def test_shipped_records_shared_path_equals_fresh_runs() -> None:
 
 
 def test_generated_corpus_shared_path_equals_fresh_runs(tmp_path: Path) -> None:
-    subprocess.run(
-        [
-            sys.executable,
-            str(REPO / "bench" / "make_corpus.py"),
-            "--n",
-            "300",
-            "--out",
-            str(tmp_path / "corpus"),
-        ],
-        check=True,
-        capture_output=True,
-        timeout=300,
-    )
+    generated_corpus(tmp_path / "corpus", 300)
     kb, _ = load_knowledge_base(tmp_path / "corpus" / "records")
     again, _ = load_knowledge_base(tmp_path / "corpus" / "records")
     built = BUILT["built_systems"]  # the shared memos' own tally: analyse and run_record
