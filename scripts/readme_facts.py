@@ -59,7 +59,34 @@ def predictions_block(kb: KnowledgeBase) -> str:
     return "\n".join(lines)
 
 
-BLOCKS = {"counts": counts_block, "predictions": predictions_block}
+HOLDINGS = (("accelerator", "Accelerators"), ("interconnect", "Interconnects"), ("model", "Models"))
+
+
+def holdings_block(kb: KnowledgeBase) -> str:
+    """The hardware, links and models kb holds, by title, so the README never lists them by hand."""
+    lines = []
+    for kind, label in HOLDINGS:
+        titles = sorted(str(record.data.get("title", record.id)) for record in kb.of_kind(kind))
+        lines.append(f"- **{label}** ({len(titles)}): " + "; ".join(titles) + ".")
+    return "\n".join(lines)
+
+
+def unverified_block(kb: KnowledgeBase) -> str:
+    """Every `basis: unverified` figure, one line each (what `kb list --unverified` prints)."""
+    rows = [
+        f"- `{row['id']}` `{row['pointer']}` = {row['value']}"
+        + ("" if row["unit"] in (None, "1") else f" {row['unit']}")
+        for row in unverified_figures(kb)
+    ]
+    return "\n".join(rows) if rows else "(none)"
+
+
+BLOCKS = {
+    "counts": counts_block,
+    "holdings": holdings_block,
+    "unverified": unverified_block,
+    "predictions": predictions_block,
+}
 
 
 def generated(kb: KnowledgeBase) -> dict[str, str]:
