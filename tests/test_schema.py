@@ -79,3 +79,17 @@ def test_metaschema_check_rejects_a_broken_schema() -> None:
 
     with pytest.raises(SchemaError):
         Draft202012Validator.check_schema({"$schema": METASCHEMA, "type": "text"})
+
+
+@pytest.mark.parametrize("bad", [1, 0, -72, "72", 72.5, True])
+def test_interconnect_domain_size_is_a_count_of_at_least_two(bad: Any) -> None:
+    import yaml
+
+    path = REPO / "records" / "interconnects" / "nvlink-5-nvl72.yaml"
+    record = yaml.safe_load(path.read_text(encoding="utf-8"))
+    check = validator("interconnect")
+    assert record["domain_size"] == 72
+    assert not list(check.iter_errors(record)), "the shipped NVL72 domain record must validate"
+    broken = {**record, "domain_size": bad}
+    errors = list(check.iter_errors(broken))
+    assert errors and all(list(e.path) == ["domain_size"] for e in errors)
