@@ -91,6 +91,6 @@ def test_the_readme_states_how_many_figures_are_unverified() -> None:
 
     done = run_kb(["list", "--unverified"], cwd=REPO)
     counted = re.search(r"(\d+) unverified figures?", done.stdout)
-    stated = re.search(r"there\s+are \*\*(\d+)\*\* today", (REPO / "README.md").read_text())
+    stated = re.search(r"(\d+) figures are `basis: unverified`", (REPO / "README.md").read_text())
     assert counted and stated, "README or kb list lost its count"
     assert stated.group(1) == counted.group(1), "update the README's count of unverified figures"
