@@ -24,7 +24,7 @@ from click.testing import CliRunner
 
 from kb.cli import cli
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[2] / "records"
 PLACEMENT = "placements/deepseek-v3-one-h200-node-vs-two-h100-nodes"
 
 
