@@ -19,19 +19,21 @@ Derived figures kb recomputes (unit "1" unless said):
 - params_active_per_layer / params_active_per_moe_layer: a MoE layer with only its
   experts_active routed experts (shared experts and the router whole);
 - params_total, params_active, params_embeddings (the embedding matrices: V*d,
-  twice unless tied), params_non_embedding (params_total less them), params_mtp
+  twice unless tied), params_input_embedding (the input embedding alone, V*d),
+  params_non_embedding (params_total less the embeddings), params_mtp
   (multi-token-prediction modules, apart);
 - kv_elements_per_token (and kv_elements_per_token_long beyond a local window).
 
 A figure kb cannot recompute (unknown name, or the geometry lacks a field) is an
 `unverified` item with the reason. A `published` figure is compared with the sum of
-the derived figures its `compare` names, recomputed from the geometry: within 0.1%
+the derived figures its `compare` names (`a + b - c`), recomputed from the geometry: within 0.1%
 it is `recomputed`; beyond, the record must say why in `explanation` (then the item
 is a `limitation`), or EQ026 reports it. Pure integer arithmetic; no SymPy.
 """
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Mapping
 from fractions import Fraction
 from typing import Any
@@ -79,6 +81,13 @@ def _embeddings(geometry: Geometry, conv: Convention) -> int:
     return params.embeddings(geometry, conv).parts["embeddings"]
 
 
+def _one_matrix(geometry: Geometry) -> int:
+    d, vocab = params.integer(geometry, "d_model"), params.integer(geometry, "vocab")
+    if d is None or vocab is None:
+        raise GeometryError("geometry lacks d_model or vocab")
+    return vocab * d
+
+
 FIGURES: Mapping[str, Callable[[Geometry, Convention], int]] = {
     "params_per_layer": lambda g, c: params.layer(g, _homogeneous(g), c).total,
     "params_per_dense_layer": lambda g, c: params.layer(g, _of_kind(g, "dense"), c).total,
@@ -89,6 +98,7 @@ FIGURES: Mapping[str, Callable[[Geometry, Convention], int]] = {
     "params_active": lambda g, c: params.model(g, c, active=True).total,
     "params_non_embedding": _non_embedding,
     "params_embeddings": _embeddings,
+    "params_input_embedding": lambda g, c: _one_matrix(g),
     "params_mtp": _mtp,
     "kv_elements_per_token": lambda g, c: params.kv_elements_per_token(g),
     "kv_elements_per_token_long": lambda g, c: params.kv_elements_per_token(g, long=True),
@@ -195,13 +205,15 @@ def _check_published(
 
 
 def _published_sum(geometry: Geometry, conv: Convention, compare: str) -> int | str:
-    names = [part.strip() for part in compare.split("+")]
-    if not all(names):
+    """The signed sum of the derived figures `compare` names (`a + b - c`)."""
+    terms = re.split(r"\s*([+-])\s*", "+" + compare.strip())
+    signed = list(zip(terms[1::2], terms[2::2], strict=True))
+    if not signed or not all(name for _, name in signed):
         return "compare names no derived figure (e.g. compare: params_total)"
     total = 0
-    for name in names:
+    for sign, name in signed:
         computed = _recompute(geometry, conv, name)
         if isinstance(computed, str):
             return f"compare: {computed}"
-        total += computed
+        total += computed if sign == "+" else -computed
     return total

@@ -3,7 +3,7 @@
 Why: a geometry typed wrong, or a convention that leaves out a component, shows
 as a gap between kb's count and the total the model's authors published. Each
 entry of `published` names the derived figures it counts (`compare`, joined by
-`+`: `params_total + params_mtp` for DeepSeek-V3's 685B); kb recomputes them
+`+` or `-`: `params_total + params_mtp` for DeepSeek-V3's 685B); kb recomputes them
 from the geometry. A gap beyond 0.1% needs an `explanation` (rounding of "141B",
 a vision encoder the text-only geometry leaves out, a checkpoint's duplicated
 tensors); without one it is this finding. A `compare` that names no figure kb

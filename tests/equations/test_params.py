@@ -226,3 +226,24 @@ def test_every_shipped_model_figure_is_recomputed_and_every_gap_explained(path: 
     for item in (i for i in items if i.pointer.startswith("/published/")):
         assert item.state in ("recomputed", "limitation"), item
         assert (item.state == "limitation") == ("explained:" in item.detail)
+
+
+def test_a_published_total_may_subtract_a_figure() -> None:
+    """gpt-oss counts the unembedding but not the embedding as active: params_active less
+    the input embedding (V*d) is what the published "5.1B" is compared with."""
+    geometry = {**GPT_OSS_120B, "mlp": "gated", "tied_embeddings": False}
+    entry = {
+        "value": 5_132_849_472,
+        "unit": "1",
+        "compare": "params_active - params_input_embedding",
+    }
+    items, issues = check_model(
+        {"geometry": geometry, "counting": "all", "published": {"a": entry}}
+    )
+    assert issues == [] and [i.state for i in items] == ["recomputed"]
+    assert "5,132,849,472" in items[0].detail
+    entry["compare"] = "params_active -"
+    items, issues = check_model(
+        {"geometry": geometry, "counting": "all", "published": {"a": entry}}
+    )
+    assert [i.code for i in issues] == ["EQ026"] and "names no derived figure" in issues[0].message
