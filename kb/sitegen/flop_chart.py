@@ -34,19 +34,44 @@ from kb.sitegen.charts import Chart, Mark, Series, line_chart
 SAMPLES = 24
 
 
+class NoChart(Exception):
+    """Why a flop class has no chart, in a reader's words (the page prints it)."""
+
+
+NO_CLAIM = (
+    "no numeric claim of this record evaluates one of its equations (`of:` with `bind:`), "
+    "so there is no curve to draw"
+)
+
+
 def flop_charts(record: Record, kb: KnowledgeBase) -> list[dict[str, Any]]:
-    """Zero or one chart for a flop class (none when no numeric claim gives one)."""
-    claims = _numeric_claims(record)
+    """Zero or one chart for a flop class (chart_or_reason says why there is none)."""
+    return chart_or_reason(record, kb)[0]
+
+
+def chart_or_reason(record: Record, kb: KnowledgeBase) -> tuple[list[dict[str, Any]], str]:
+    """The flop class's chart, or no chart and the reason the page states ("" with a chart).
+
+    A chart that cannot be computed never stops the build, and never goes missing in
+    silence: its page says what was missing.
+    """
+    claims = _numeric_claims(record, kb)
     if not claims:
-        return []
+        return [], NO_CLAIM
     try:
-        plan = _plan(record, kb, claims)
-    except Exception:  # noqa: BLE001 - a chart that cannot be drawn must not stop the build
-        return []
-    return [plan] if plan else []
+        return [_plan(record, kb, claims)], ""
+    except NoChart as reason:
+        return [], str(reason)
+    except Exception as error:  # noqa: BLE001 - stated on the page, never a stopped build
+        return [], f"the chart could not be computed ({type(error).__name__}: {error})"
 
 
-def _numeric_claims(record: Record) -> list[Mapping[str, Any]]:
+def _numeric_claims(record: Record, kb: KnowledgeBase) -> list[Mapping[str, Any]]:
+    """The numeric claims of one equation: the first one whose claims bind an interconnect.
+
+    Without such an equation, the first equation's claims (the chart then says why
+    it has no fabric axis).
+    """
     claims = record.data.get("claims")
     if not isinstance(claims, list):
         return []
@@ -58,8 +83,13 @@ def _numeric_claims(record: Record) -> list[Mapping[str, Any]]:
         and isinstance(c.get("bind"), Mapping)
         and isinstance(c.get("of"), str)
     ]
-    first_of = found[0]["of"] if found else None
-    return [c for c in found if c["of"] == first_of]
+    groups: dict[str, list[Mapping[str, Any]]] = {}
+    for claim in found:
+        groups.setdefault(str(claim["of"]), []).append(claim)
+    for group in groups.values():
+        if _pick(group, kb, "interconnect"):
+            return group
+    return next(iter(groups.values()), [])
 
 
 def _kind_of(spec: Any, kb: KnowledgeBase) -> str:
@@ -78,23 +108,34 @@ def _pick(claims: list[Mapping[str, Any]], kb: KnowledgeBase, kind: str) -> str:
     return ""
 
 
-def _plan(
-    record: Record, kb: KnowledgeBase, claims: list[Mapping[str, Any]]
-) -> dict[str, Any] | None:
+def _plan(record: Record, kb: KnowledgeBase, claims: list[Mapping[str, Any]]) -> dict[str, Any]:
     from kb.equations.bind import Bound, resolve
 
+    of = str(claims[0]["of"])
     x_name = _pick(claims, kb, "interconnect")
     if not x_name:
-        return None
+        raise NoChart(
+            "no numeric claim of this record binds a symbol to an interconnect record, "
+            "so there is no fabric to draw its equations over"
+        )
     line_name = _pick(claims, kb, "accelerator")
-    function = _target_function(_composed(record, kb), claims[0]["of"])
     own = [c for c in claims if "erratum" not in c]
     reference = own[0] if own else claims[0]  # the lines sit at one of kb's own claims
+    bound = frozenset(str(k) for k in reference["bind"])  # kept, as kb calc keeps them
+    function = _target_function(_composed(record, kb), of, bound)
+    if function is None:
+        raise NoChart(f"equation {of} is not of the form `symbol = expression`")
+    missing = sorted(set(function.names) - bound)
+    if missing:
+        raise NoChart(
+            f"equation {of} needs {', '.join(missing)}, which claim "
+            f"{reference.get('id', '')} does not bind"
+        )
     held = {str(k): v for k, v in reference["bind"].items() if str(k) != x_name}
     lines = _line_bindings(record, kb, held.get(line_name), line_name)
     x_marks = _x_marks(claims, kb, x_name, lines)
-    if not x_marks or function is None:
-        return None
+    if not x_marks:
+        raise NoChart(f"no interconnect field bound to {x_name} holds a positive figure")
     xs = [m[0] for m in x_marks]
     grid = _grid(min(xs) / 2, max(xs) * 2)
     x_unit = _display_unit(claims[0]["bind"][x_name], kb)
@@ -113,7 +154,10 @@ def _plan(
         series.append(Series(label, points))
         bindings.append(values)
     if not series:
-        return None
+        raise NoChart(
+            f"the bindings of claim {reference.get('id', '')} do not all resolve to figures "
+            f"for any accelerator drawn"
+        )
     on_lines = [
         c for c in claims if all(c["bind"].get(k) == v for k, v in held.items() if k != line_name)
     ]
@@ -176,6 +220,7 @@ class _Function:
 
     def __init__(self, expr: Any, lhs_name: str, unit: tuple[str, Fraction]) -> None:
         self.expr, self.lhs_name, self.unit = expr, lhs_name, unit
+        self.names = sorted(str(s) for s in expr.free_symbols)
 
 
 def _composed(record: Record, kb: KnowledgeBase) -> Record:
@@ -185,19 +230,23 @@ def _composed(record: Record, kb: KnowledgeBase) -> Record:
     return compose(kb, record).record
 
 
-def _target_function(record: Record, of: str) -> _Function | None:
-    """Build the claim's target once per distinct (symbols, equations, of) text.
+def _target_function(record: Record, of: str, keep: frozenset[str]) -> _Function | None:
+    """Build the claim's target once per distinct (symbols, equations, of, kept) text.
 
+    Definitions are expanded except for the symbols the claim binds (`keep`), as
+    `kb calc` expands them (kb.equations.evaluate.prepare): a claim that binds `W`
+    is drawn over `W`, not over the `G*BW_nic` another equation defines it as.
     A family of flop classes shares its equations; parsing and expanding them is
     most of a chart's cost, and SymPy expressions are immutable, so one is shared.
     """
     key = json.dumps(
-        [record.data.get("symbols"), record.data.get("equations"), of], default=repr
+        [record.data.get("symbols"), record.data.get("equations"), of, sorted(keep)],
+        default=repr,
     )  # authored order kept: it is part of the text
     if key not in _FUNCTIONS:
         if len(_FUNCTIONS) >= FUNCTION_CACHE:
             _FUNCTIONS.clear()
-        _FUNCTIONS[key] = _build_function(record.data, of)
+        _FUNCTIONS[key] = _build_function(record.data, of, keep)
     return _FUNCTIONS[key]
 
 
@@ -205,7 +254,7 @@ FUNCTION_CACHE = 512
 _FUNCTIONS: dict[str, _Function | None] = {}
 
 
-def _build_function(data: Mapping[str, Any], of: str) -> _Function | None:
+def _build_function(data: Mapping[str, Any], of: str, keep: frozenset[str]) -> _Function | None:
     from kb.equations.algebra import expand_definitions
     from kb.equations.system import build_system
 
@@ -213,7 +262,8 @@ def _build_function(data: Mapping[str, Any], of: str) -> _Function | None:
     equation = system.equations.get(of)
     if equation is None:
         return None
-    expr = expand_definitions(equation.rhs.value, system.definitions())
+    kept = [system.symbols[n] for n in sorted(keep) if n in system.symbols]
+    expr = expand_definitions(equation.rhs.value, system.definitions(), kept)
     unit = system.units.get(str(equation.lhs.value))
     if unit is None:
         return None

@@ -154,3 +154,44 @@ def test_seed_chart_keeps_the_marks_only_errata_bind(seed_svg: ET.Element, repo_
     per_link = [t for t in titles if ": bandwidth.per_link: " in t]
     assert any("PCI Express 4.0" in t for t in per_link), per_link
     assert any("PCI Express 5.0" in t for t in per_link), per_link
+
+
+def test_every_flop_class_draws_its_chart_or_its_page_says_why(
+    built_site: Path, repo_copy: Path
+) -> None:
+    from kb.sitegen.flop_chart import chart_or_reason
+
+    kb, _ = load(repo_copy / "records")
+    flops = kb.of_kind("flop_class")
+    drawn = []
+    for record in flops:
+        charts, reason = chart_or_reason(record, kb)
+        html = (built_site / f"records/{record.id}.html").read_text(encoding="utf-8")
+        section = re.search(r'<section id="charts".*?</section>', html, re.S)
+        assert section, f"{record.id}: neither a chart nor a reason"
+        if charts:
+            assert reason == "" and "<svg" in section.group(0), record.id
+            drawn.append(record.id)
+        else:
+            assert reason and "No chart: " in section.group(0), record.id
+            assert "could not be computed" not in reason, (record.id, reason)  # a known cause
+    assert "flops/dp-gradient-allreduce" in drawn  # it binds W, drawn over W (not G*BW_nic)
+    assert len(drawn) >= 8
+
+
+def test_a_chart_missing_a_binding_says_which(repo_copy: Path) -> None:
+    import dataclasses
+
+    from kb.sitegen.flop_chart import chart_or_reason
+
+    kb, _ = load(repo_copy / "records")
+    record = kb.get("flops/dp-gradient-allreduce")
+    claims = [dict(c) for c in record.data["claims"]]
+    first = next(c for c in claims if c.get("of") == "threshold_many")
+    first["bind"] = {k: v for k, v in first["bind"].items() if k != "C"}
+    for claim in claims:
+        if claim.get("of") == "threshold_many":
+            claim["bind"] = first["bind"]
+    changed = dataclasses.replace(record, data={**record.data, "claims": claims})
+    charts, reason = chart_or_reason(changed, kb)
+    assert charts == [] and "needs C" in reason and first["id"] in reason
