@@ -22,6 +22,7 @@ from kb.findings import Finding, Severity
 from kb.model import KINDS, KnowledgeBase
 from kb.resources import seed_000_text, theme_dir
 from kb.sitegen import urls
+from kb.sitegen.calc_records import INPUT_KINDS, picker_script
 from kb.sitegen.catalogue import registered_rules, rule_entries
 from kb.sitegen.deps import PageInputs
 from kb.sitegen.manifest import MANIFEST, Manifest, budget_bound, fingerprint, load_manifest
@@ -113,6 +114,7 @@ def build(
         write_methodology(site)
         write_schemas(site, site_url)
         write_search(site)
+        write_calc_records(site)
         kept = Manifest() if budget_bound(kb) else site.manifest
         writer.write_bytes(MANIFEST, kept.encoded(salt))
     return BuildReport(Path(out_dir), writer.written, writer.kept, site.rendered)
@@ -202,6 +204,17 @@ def write_schemas(site: Site, site_url: str | None) -> None:
 def write_search(site: Site) -> None:
     site.writer.write_text(urls.SEARCH_INDEX, search_index_script(site.kb))
     site.page("search.html", urls.SEARCH)
+
+
+def write_calc_records(site: Site) -> None:
+    """Every accelerator, interconnect and model the calculators offer, once per site.
+
+    Its inputs are every record of those kinds and every flop class (which fields
+    they bind): kept from the last build while none of them changed.
+    """
+    key = site.inputs.key("calc", urls.CALC_RECORDS, (), (), INPUT_KINDS)
+    if not site.reuse(urls.CALC_RECORDS, key):
+        site.writer.write_text(urls.CALC_RECORDS, picker_script(site.kb))
 
 
 def kind_links(kb: KnowledgeBase) -> list[dict[str, Any]]:

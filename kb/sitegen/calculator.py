@@ -9,16 +9,22 @@ floating point). `static/calc.js` walks that tree with exact rationals in the
 browser; nothing is evaluated from text, there or here.
 
 Each input symbol carries its declared unit, the units a reader may type it in
-(with exact factors from kb's unit table), its claim default and the values the
-records the page already depends on give it (the accelerators, interconnects and
-models the class names, and the links of those accelerators; see
-kb/sitegen/deps.py), so a reader can pick a product or type a quantity.
+(with exact factors from kb's unit table), its claim default and the fields of
+the kinds its claims bind it to (`[kind, field]`: `BW_hbm` is an accelerator's
+`memory.bandwidth`). The values a reader can pick are every accelerator,
+interconnect and model of the knowledge base, not only those the page names:
+they are serialised once per site (`picker_script`, urls.CALC_RECORDS, a
+`<script src>` that works from file://), and static/calc.js offers each record
+that has a symbol's field in the symbol's dimension. So a page's own bytes read
+no record beyond the ones it binds (kb/sitegen/deps.py), and the shared file's
+inputs are every record of the picker kinds and every flop class (which fields
+they bind): build.write_calc_records keys it through kb.sitegen.deps.
 """
 
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable, Mapping
+from collections.abc import Mapping
 from fractions import Fraction
 from typing import Any
 
@@ -26,6 +32,7 @@ import sympy as sp
 
 from kb.model import KnowledgeBase, Record, split_binding
 from kb.quantities import Unit, UnitError, format_dims, parse_unit
+from kb.sitegen.calc_records import PICKER_KINDS, bound_specs
 
 # Units a reader may type a value in; each symbol offers those of its dimension.
 UNIT_CHOICES = (
@@ -37,7 +44,6 @@ UNIT_CHOICES = (
     "FLOP/s", "GFLOP/s", "TFLOP/s", "PFLOP/s",
     "FLOP/B", "W", "kW", "J", "USD",
 )  # fmt: skip
-PICKER_KINDS = {"accelerator": "Accelerator", "interconnect": "Interconnect", "model": "Model"}
 MAX_TARGETS = 80
 
 
@@ -90,18 +96,16 @@ def _calculator(record: Record, kb: KnowledgeBase) -> dict[str, Any] | None:
         targets.append({**shape, "defaults": defaults})
     if not targets:
         return None
-    values: dict[str, dict[str, Any]] = {}
-    candidates = _candidates(record, kb)
     inputs = sorted({n for t in targets for n in t["inputs"]})
-    symbols = {name: _symbol(kb, composed, system, name, candidates, values) for name in inputs}
+    symbols = {name: _symbol(kb, composed, system, name) for name in inputs}
     ids = [t["id"] for t in targets]
+    kinds = {kind for symbol in symbols.values() for kind, _ in symbol["fields"]}
     return {
         "record": record.id,
         "default": next((of for of in _claimed_targets(composed) if of in ids), ids[0]),
         "targets": targets,
         "symbols": symbols,
-        "values": values,
-        "pickers": _pickers(symbols, values),
+        "pickers": [{"kind": k, "label": v} for k, v in PICKER_KINDS.items() if k in kinds],
         "scales": _scales(),
     }
 
@@ -197,72 +201,28 @@ def _default(kb: KnowledgeBase, spec: Any) -> dict[str, str] | None:
     }
 
 
-def _candidates(record: Record, kb: KnowledgeBase) -> list[Record]:
-    """The records this page already depends on in full (deps.py): named ones, their links."""
-    from kb.sitegen.deps import named_ids
-
-    ids = set(named_ids(record.data)[0])
-    for named in sorted(ids):
-        target = kb.get(named)
-        if target is not None and target.kind == "accelerator":
-            ids |= named_ids(target.data)[0]
-    found = [kb.get(i) for i in sorted(ids)]
-    return [r for r in found if r is not None and r.kind in PICKER_KINDS]
-
-
-def _bound_fields(data: Mapping[str, Any], name: str, kb: KnowledgeBase) -> list[tuple[str, str]]:
+def _bound_fields(record: Record, name: str, kb: KnowledgeBase) -> list[tuple[str, str]]:
     """(kind, field) of every `id#field` binding of symbol `name` in the record's claims."""
     found: dict[tuple[str, str], None] = {}
-    claims = data.get("claims")
-    for claim in claims if isinstance(claims, list) else ():
-        for key in ("bind", "change"):
-            specs = claim.get(key) if isinstance(claim, Mapping) else None
-            spec = specs.get(name) if isinstance(specs, Mapping) else None
-            if isinstance(spec, str) and "#" in spec:
-                record_id, field = split_binding(spec)
-                target = kb.get(record_id)
-                if target is not None and target.kind in PICKER_KINDS:
-                    found[(target.kind, field)] = None
+    for symbol, spec in bound_specs(record):
+        record_id, field = split_binding(spec)
+        target = kb.get(record_id) if symbol == name else None
+        if target is not None and target.kind in PICKER_KINDS:
+            found[(target.kind, field)] = None
     return list(found)
 
 
-def _symbol(
-    kb: KnowledgeBase,
-    record: Record,
-    system: Any,
-    name: str,
-    candidates: Iterable[Record],
-    values: dict[str, dict[str, Any]],
-) -> dict[str, Any]:
-    from kb.equations.bind import Bound, resolve
-
+def _symbol(kb: KnowledgeBase, record: Record, system: Any, name: str) -> dict[str, Any]:
     unit: Unit = system.units[name]
     spec = record.data.get("symbols", {}).get(name)
     meaning = str(spec.get("meaning", "")) if isinstance(spec, Mapping) else ""
-    options = []
-    fields = _bound_fields(record.data, name, kb)
-    for kind, field in fields:
-        for candidate in candidates:
-            if candidate.kind != kind:
-                continue
-            key = f"{candidate.id}#{field}"
-            bound = resolve(kb, key)
-            if isinstance(bound, Bound) and bound.dims == unit.dims and key not in options:
-                values[key] = {
-                    "base": str(bound.value),
-                    "shown": bound.shown,
-                    "title": candidate.title or candidate.id,
-                    "kind": candidate.kind,
-                    "field": field,
-                }
-                options.append(key)
     return {
         "meaning": meaning,
         "unit": unit.text,
         "factor": str(unit.factor),
         "dims": format_dims(unit.dims),
         "units": _units_like(unit),
-        "options": options,
+        "fields": [list(pair) for pair in _bound_fields(record, name, kb)],
     }
 
 
@@ -277,26 +237,6 @@ def _units_like(unit: Unit) -> list[list[str]]:
         if other.dims == unit.dims:
             found.setdefault(other.text, str(other.factor))
     return [[text, factor] for text, factor in found.items()]
-
-
-def _pickers(
-    symbols: Mapping[str, Mapping[str, Any]], values: Mapping[str, Mapping[str, Any]]
-) -> list[dict[str, Any]]:
-    """One picker per kind: its records, each setting every symbol it has an option for."""
-    pickers = []
-    for kind, label in PICKER_KINDS.items():
-        records: dict[str, dict[str, Any]] = {}
-        for name, symbol in symbols.items():
-            for key in symbol["options"]:
-                value = values[key]
-                if value["kind"] != kind:
-                    continue
-                record_id = key.partition("#")[0]
-                entry = records.setdefault(record_id, {"id": record_id, "title": value["title"]})
-                entry.setdefault("sets", {}).setdefault(name, key)
-        if records:
-            pickers.append({"kind": kind, "label": label, "records": list(records.values())})
-    return pickers
 
 
 def _scales() -> dict[str, list[list[str]]]:

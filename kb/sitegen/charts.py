@@ -32,6 +32,7 @@ class Mark:
     title: str
     y: float | None = None
     line: bool = True
+    erratum: bool = False  # a figure the source states and kb refutes: a cross, never a circle
 
 
 @dataclass(frozen=True)
@@ -180,9 +181,10 @@ def _path(series: Series, x_axis: Axis, y_axis: Axis) -> str:
 def _mark(mark: Mark, index: int, x_axis: Axis, y_axis: Axis) -> dict[str, Any]:
     # A rule's label runs up along it (rotated), so neighbouring rules do not overprint.
     x = x_axis(mark.x)
-    return {
+    y = None if mark.y is None else y_axis(mark.y)
+    shown = {
         "x": x,
-        "y": None if mark.y is None else y_axis(mark.y),
+        "y": y,
         "label": mark.label,
         "title": mark.title,
         "line": mark.line,
@@ -190,7 +192,19 @@ def _mark(mark: Mark, index: int, x_axis: Axis, y_axis: Axis) -> dict[str, Any]:
         "label_y": _r(PLOT["top"] + 4),
         "label_x": _r(x - 3),
         "rotate": mark.line,
+        "erratum": mark.erratum,
     }
+    if mark.erratum and y is not None:  # a cross, its label beside it (left of it on the right)
+        size = 5.0
+        shown["cross"] = (
+            f"M{_r(x - size)},{_r(y - size)}L{_r(x + size)},{_r(y + size)}"
+            f"M{_r(x - size)},{_r(y + size)}L{_r(x + size)},{_r(y - size)}"
+        )
+        right = x > (PLOT["left"] + PLOT["right"]) / 2
+        shown["label_x"] = _r(x - 8 if right else x + 8)
+        shown["label_y"] = _r(max(y - 8, PLOT["top"] + 10))
+        shown["anchor"] = "end" if right else "start"
+    return shown
 
 
 def stacked_bars(chart: Chart, bars: list[Bar]) -> dict[str, Any]:

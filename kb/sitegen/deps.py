@@ -20,7 +20,11 @@ they are now:
   take every record they reach in full;
 * a record's JSON: the record;
 * a kind's index, the hardware table: its records, and the titles of the
-  records they name.
+  records they name;
+* the calculators' pickers (calc-records.js, kb.sitegen.calc_records): every
+  record of the picker kinds and every flop class (which fields they bind). A
+  flop-class page offers every accelerator, interconnect and model through that
+  one shared file, so its own bytes read none of them beyond those it binds.
 
 tests/site/test_rebuild.py checks these sets against what rendering a page
 actually reads.

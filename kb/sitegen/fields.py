@@ -4,8 +4,9 @@ Quantities (`{value, unit, basis, source}`) become one node with a provenance
 badge and a link to their source; provenance blocks (a map with `basis` but no
 `value`, such as a model's geometry) carry the badge once; strings that name a
 record (or `id#field` bindings) become links, and so do http(s) URLs (links out,
-urls.external); prose of a record (`owner`) is cut into text, templates and
-quotations (prose_view). Nothing here produces markup.
+urls.external: a `url` field whole or not at all); prose of a record (`owner`)
+is cut into text, templates, quotations and the URLs written in it
+(prose_view). Nothing here produces markup.
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ from kb.sitegen import urls
 from kb.sitegen.prose_view import has_markup, prose_parts
 
 QUANTITY_CORE = ("value", "unit", "basis", "source")  # the rest are shown as notes
+URL_FIELDS = ("url",)  # a field that is one URL: never prose, so never linked in part
 
 
 def value_tree(
@@ -32,6 +34,8 @@ def value_tree(
         items = [value_tree(item, kb, _join(path, str(i)), owner) for i, item in enumerate(value)]
         return {"type": "list", "items": items}
     if isinstance(value, str):
+        if path.rpartition(".")[2] in URL_FIELDS:  # a URL is linked whole or not at all
+            return text_node(value, kb)
         return text_node(value, kb, owner)
     return {"type": "scalar", "text": format_scalar(value)}
 

@@ -7,7 +7,13 @@ bound to an accelerator field, e.g. `BW_hbm`, re-bound to each accelerator's
 same field), every other symbol held at the first claim's binding. The
 interconnect records are marks on the x axis and each claim that holds the other
 symbols at the same bindings is a point (a claim at another operating point, e.g.
-another TP degree, is not on these lines and is not drawn). Values
+another TP degree, is not on these lines and is not drawn). A claim with an
+`erratum` (a figure the source states and kb refutes) is never drawn as one of
+kb's points: it is a cross, labelled "erratum: the source says X; kb computes Y"
+on the chart, in the legend and in the data table. Its bindings still say which
+field of an interconnect the x symbol reads (a single link, a whole device), so
+the interconnect marks come from every claim's binding, errata included: only
+the claimed value of an erratum is false, not what it binds. Values
 come from the equations engine (exact bindings, SymPy substitution); nothing is
 evaluated from text.
 """
@@ -21,25 +27,51 @@ from dataclasses import dataclass
 from fractions import Fraction
 from typing import Any
 
+from kb import numfmt
 from kb.model import KnowledgeBase, Record, split_binding
 from kb.sitegen.charts import Chart, Mark, Series, line_chart
 
 SAMPLES = 24
 
 
+class NoChart(Exception):
+    """Why a flop class has no chart, in a reader's words (the page prints it)."""
+
+
+NO_CLAIM = (
+    "no numeric claim of this record evaluates one of its equations (`of:` with `bind:`), "
+    "so there is no curve to draw"
+)
+
+
 def flop_charts(record: Record, kb: KnowledgeBase) -> list[dict[str, Any]]:
-    """Zero or one chart for a flop class (none when no numeric claim gives one)."""
-    claims = _numeric_claims(record)
+    """Zero or one chart for a flop class (chart_or_reason says why there is none)."""
+    return chart_or_reason(record, kb)[0]
+
+
+def chart_or_reason(record: Record, kb: KnowledgeBase) -> tuple[list[dict[str, Any]], str]:
+    """The flop class's chart, or no chart and the reason the page states ("" with a chart).
+
+    A chart that cannot be computed never stops the build, and never goes missing in
+    silence: its page says what was missing.
+    """
+    claims = _numeric_claims(record, kb)
     if not claims:
-        return []
+        return [], NO_CLAIM
     try:
-        plan = _plan(record, kb, claims)
-    except Exception:  # noqa: BLE001 - a chart that cannot be drawn must not stop the build
-        return []
-    return [plan] if plan else []
+        return [_plan(record, kb, claims)], ""
+    except NoChart as reason:
+        return [], str(reason)
+    except Exception as error:  # noqa: BLE001 - stated on the page, never a stopped build
+        return [], f"the chart could not be computed ({type(error).__name__}: {error})"
 
 
-def _numeric_claims(record: Record) -> list[Mapping[str, Any]]:
+def _numeric_claims(record: Record, kb: KnowledgeBase) -> list[Mapping[str, Any]]:
+    """The numeric claims of one equation: the first one whose claims bind an interconnect.
+
+    Without such an equation, the first equation's claims (the chart then says why
+    it has no fabric axis).
+    """
     claims = record.data.get("claims")
     if not isinstance(claims, list):
         return []
@@ -51,8 +83,13 @@ def _numeric_claims(record: Record) -> list[Mapping[str, Any]]:
         and isinstance(c.get("bind"), Mapping)
         and isinstance(c.get("of"), str)
     ]
-    first_of = found[0]["of"] if found else None
-    return [c for c in found if c["of"] == first_of]
+    groups: dict[str, list[Mapping[str, Any]]] = {}
+    for claim in found:
+        groups.setdefault(str(claim["of"]), []).append(claim)
+    for group in groups.values():
+        if _pick(group, kb, "interconnect"):
+            return group
+    return next(iter(groups.values()), [])
 
 
 def _kind_of(spec: Any, kb: KnowledgeBase) -> str:
@@ -71,21 +108,34 @@ def _pick(claims: list[Mapping[str, Any]], kb: KnowledgeBase, kind: str) -> str:
     return ""
 
 
-def _plan(
-    record: Record, kb: KnowledgeBase, claims: list[Mapping[str, Any]]
-) -> dict[str, Any] | None:
+def _plan(record: Record, kb: KnowledgeBase, claims: list[Mapping[str, Any]]) -> dict[str, Any]:
     from kb.equations.bind import Bound, resolve
 
+    of = str(claims[0]["of"])
     x_name = _pick(claims, kb, "interconnect")
     if not x_name:
-        return None
+        raise NoChart(
+            "no numeric claim of this record binds a symbol to an interconnect record, "
+            "so there is no fabric to draw its equations over"
+        )
     line_name = _pick(claims, kb, "accelerator")
-    function = _target_function(_composed(record, kb), claims[0]["of"])
-    held = {str(k): v for k, v in claims[0]["bind"].items() if str(k) != x_name}
+    own = [c for c in claims if "erratum" not in c]
+    reference = own[0] if own else claims[0]  # the lines sit at one of kb's own claims
+    bound = frozenset(str(k) for k in reference["bind"])  # kept, as kb calc keeps them
+    function = _target_function(_composed(record, kb), of, bound)
+    if function is None:
+        raise NoChart(f"equation {of} is not of the form `symbol = expression`")
+    missing = sorted(set(function.names) - bound)
+    if missing:
+        raise NoChart(
+            f"equation {of} needs {', '.join(missing)}, which claim "
+            f"{reference.get('id', '')} does not bind"
+        )
+    held = {str(k): v for k, v in reference["bind"].items() if str(k) != x_name}
     lines = _line_bindings(record, kb, held.get(line_name), line_name)
     x_marks = _x_marks(claims, kb, x_name, lines)
-    if not x_marks or function is None:
-        return None
+    if not x_marks:
+        raise NoChart(f"no interconnect field bound to {x_name} holds a positive figure")
     xs = [m[0] for m in x_marks]
     grid = _grid(min(xs) / 2, max(xs) * 2)
     x_unit = _display_unit(claims[0]["bind"][x_name], kb)
@@ -104,12 +154,27 @@ def _plan(
         series.append(Series(label, points))
         bindings.append(values)
     if not series:
-        return None
+        raise NoChart(
+            f"the bindings of claim {reference.get('id', '')} do not all resolve to figures "
+            f"for any accelerator drawn"
+        )
     on_lines = [
         c for c in claims if all(c["bind"].get(k) == v for k, v in held.items() if k != line_name)
     ]
     axes = _Axes(x_name, x_unit, function.lhs_name, y_unit, _meanings(record))
-    return _chart(record, kb, on_lines, series, bindings, x_marks, axes)
+    drawn = _Drawn(series, bindings, x_marks, reference, function)
+    return _chart(record, kb, on_lines, drawn, axes)
+
+
+@dataclass(frozen=True)
+class _Drawn:
+    """What the chart draws besides its points: lines, their bindings, interconnect marks."""
+
+    series: list[Series]
+    bindings: list[dict[str, Any]]
+    x_marks: list[tuple[Fraction, str, str, str]]
+    reference: Mapping[str, Any]  # the claim whose bindings the lines hold
+    function: _Function
 
 
 @dataclass(frozen=True)
@@ -155,6 +220,7 @@ class _Function:
 
     def __init__(self, expr: Any, lhs_name: str, unit: tuple[str, Fraction]) -> None:
         self.expr, self.lhs_name, self.unit = expr, lhs_name, unit
+        self.names = sorted(str(s) for s in expr.free_symbols)
 
 
 def _composed(record: Record, kb: KnowledgeBase) -> Record:
@@ -164,19 +230,23 @@ def _composed(record: Record, kb: KnowledgeBase) -> Record:
     return compose(kb, record).record
 
 
-def _target_function(record: Record, of: str) -> _Function | None:
-    """Build the claim's target once per distinct (symbols, equations, of) text.
+def _target_function(record: Record, of: str, keep: frozenset[str]) -> _Function | None:
+    """Build the claim's target once per distinct (symbols, equations, of, kept) text.
 
+    Definitions are expanded except for the symbols the claim binds (`keep`), as
+    `kb calc` expands them (kb.equations.evaluate.prepare): a claim that binds `W`
+    is drawn over `W`, not over the `G*BW_nic` another equation defines it as.
     A family of flop classes shares its equations; parsing and expanding them is
     most of a chart's cost, and SymPy expressions are immutable, so one is shared.
     """
     key = json.dumps(
-        [record.data.get("symbols"), record.data.get("equations"), of], default=repr
+        [record.data.get("symbols"), record.data.get("equations"), of, sorted(keep)],
+        default=repr,
     )  # authored order kept: it is part of the text
     if key not in _FUNCTIONS:
         if len(_FUNCTIONS) >= FUNCTION_CACHE:
             _FUNCTIONS.clear()
-        _FUNCTIONS[key] = _build_function(record.data, of)
+        _FUNCTIONS[key] = _build_function(record.data, of, keep)
     return _FUNCTIONS[key]
 
 
@@ -184,7 +254,7 @@ FUNCTION_CACHE = 512
 _FUNCTIONS: dict[str, _Function | None] = {}
 
 
-def _build_function(data: Mapping[str, Any], of: str) -> _Function | None:
+def _build_function(data: Mapping[str, Any], of: str, keep: frozenset[str]) -> _Function | None:
     from kb.equations.algebra import expand_definitions
     from kb.equations.system import build_system
 
@@ -192,7 +262,8 @@ def _build_function(data: Mapping[str, Any], of: str) -> _Function | None:
     equation = system.equations.get(of)
     if equation is None:
         return None
-    expr = expand_definitions(equation.rhs.value, system.definitions())
+    kept = [system.symbols[n] for n in sorted(keep) if n in system.symbols]
+    expr = expand_definitions(equation.rhs.value, system.definitions(), kept)
     unit = system.units.get(str(equation.lhs.value))
     if unit is None:
         return None
@@ -328,20 +399,26 @@ def _chart(
     record: Record,
     kb: KnowledgeBase,
     claims: list[Any],
-    series: list[Series],
-    bindings: list[dict[str, Any]],
-    x_marks: list[Any],
+    drawn: _Drawn,
     axes: _Axes,
 ) -> dict[str, Any]:
     (x_unit, x_scale), (y_unit, y_scale) = axes.x_unit, axes.y_unit
     x_name, y_name = axes.x_name, axes.y_name
+    series, x_marks = drawn.series, drawn.x_marks
     marks = [
         Mark(float(x / x_scale), label, f"{i + 1}. {title}: {float(x / x_scale):g} {x_unit}")
         for i, (x, label, title, _spec) in enumerate(x_marks)
     ]
-    points = _claim_points(claims, kb, x_name, x_scale, y_scale)
+    scales = (x_name, x_scale, y_scale, y_unit)
+    points = _claim_points([c for c in claims if "erratum" not in c], kb, scales)
+    errata = _erratum_points([c for c in claims if "erratum" in c], kb, scales, drawn.function)
     x_label, y_label = axes.label(x_name, x_unit, 80), axes.label(y_name, y_unit)
     y_shown = "" if y_unit == "1" else f" ({y_unit})"
+    crosses = (
+        "; crosses mark errata, figures the source states that kb computes otherwise"
+        if errata
+        else ""
+    )
     chart = Chart(
         anchor="chart-" + record.id.replace("/", "-"),
         title=f"{y_label} over {x_label}: {y_name} against {x_name} ({record.title})",
@@ -349,14 +426,17 @@ def _chart(
             f"{axes.meanings.get(y_name) or y_name} ({y_name}{y_shown}) against "
             f"{axes.meanings.get(x_name) or x_name} ({x_name}, {x_unit}) on log-log axes, one "
             f"line per accelerator ({', '.join(s.name for s in series)}); labelled vertical "
-            f"rules mark the interconnect records, and circles mark the claimed values."
+            f"rules mark the interconnect records, and circles mark the claimed values kb "
+            f"checks{crosses}."
         ),
         x_label=x_label,
         y_label=y_label,
         caption=(
             f"{y_name} from equation {claims[0]['of']} with the bindings of claim "
-            f"{claims[0].get('id', 1)}; each line re-binds the accelerator field. "
-            f"Vertical rules: interconnect records. Circles: the record's claims."
+            f"{drawn.reference.get('id', 1)}; each line re-binds the accelerator field. "
+            f"Vertical rules: interconnect records. Circles: the record's claims, as kb "
+            f"checks them."
+            + (" Crosses: errata (the source's figure, refuted by kb's)." if errata else "")
         ),
         table={
             "caption": "Interconnect marks",
@@ -366,21 +446,30 @@ def _chart(
                 for i, (x, _label, title, _spec) in enumerate(x_marks)
             ],
         },
-        tables=[_series_table(series, x_name, x_unit, y_name, y_unit), _claims_table(points)],
+        tables=[
+            _series_table(series, x_name, x_unit, y_name, y_unit),
+            _claims_table(points),
+            _errata_table(errata, x_name, x_unit),
+        ],
     )
-    data = line_chart(chart, series, marks + [p for p, _ in points])
+    data = line_chart(chart, series, marks + [p for p, _ in points] + [e.mark for e in errata])
+    data["legend_marks"] = ([{"kind": "claim", "text": "a claim of this record, as kb checks it"}]
+                            if points else []) + [
+        {"kind": "erratum", "text": e.label} for e in errata
+    ]  # fmt: skip
     data["units"] = {
         "x": {"name": x_name, "unit": x_unit},
         "y": {"name": y_name, "unit": y_unit},
         "of": str(claims[0]["of"]),
         "series": [
             {"name": s.name, "bind": b, "points": s.points}
-            for s, b in zip(series, bindings, strict=True)
+            for s, b in zip(series, drawn.bindings, strict=True)
         ],
         "marks": [
             {"spec": spec, "x": m.x} for m, (_x, _l, _t, spec) in zip(marks, x_marks, strict=True)
         ],
         "claims": [{"id": c, "x": p.x, "y": p.y} for p, c in points],
+        "errata": [{"id": e.claim, "x": e.mark.x, "y": e.mark.y, "kb": e.computed} for e in errata],
     }
     return data
 
@@ -402,32 +491,84 @@ def _series_table(
 
 def _claims_table(points: list[tuple[Mark, str]]) -> dict[str, Any]:
     return {
-        "caption": "Claims drawn",
+        "caption": "Claims drawn (as kb checks them)",
         "head": ["claim", "x", "claimed"],
         "rows": [[claim, f"{p.x:g}", f"{p.y:g}"] for p, claim in points],
     }
 
 
-def _claim_points(
-    claims: list[Any], kb: KnowledgeBase, x_name: str, x_scale: Fraction, y_scale: Fraction
-) -> list[tuple[Mark, str]]:
-    """A circle per claim at its bound x and its claimed value, converted to the y unit."""
-    from kb.equations.bind import Bound, quantity, resolve
+def _errata_table(errata: list[_Erratum], x_name: str, x_unit: str) -> dict[str, Any]:
+    return {
+        "caption": "Errata drawn (the source's figures, which kb refutes)",
+        "head": ["claim", f"{x_name} ({x_unit})", "erratum"],
+        "rows": [[e.claim, f"{e.mark.x:g}", e.label] for e in errata],
+    }
 
+
+Scales = tuple[str, Fraction, Fraction, str]  # x symbol, x unit size, y unit size, y unit
+
+
+def _claim_points(claims: list[Any], kb: KnowledgeBase, scales: Scales) -> list[tuple[Mark, str]]:
+    """A circle per claim at its bound x and its claimed value, converted to the y unit."""
     points = []
     for claim in claims:
-        expect = claim.get("expect")
-        x = resolve(kb, claim["bind"].get(x_name))
-        if not isinstance(expect, Mapping) or not isinstance(x, Bound):
+        found = _claimed(claim, kb, scales)
+        if found is None:
             continue
-        claimed = quantity(
-            {"value": expect.get("value"), "unit": expect.get("unit", "1")}, "expect"
-        )
-        if not isinstance(claimed, Bound) or claimed.value <= 0:
-            continue
-        y = float(claimed.value / y_scale)
-        title = f"claim {claim.get('id', '')}: claimed {claimed.shown}"
-        points.append(
-            (Mark(float(x.value / x_scale), "", title, y=y, line=False), str(claim.get("id", "")))
-        )
+        x, y, shown = found
+        title = f"claim {claim.get('id', '')}: claimed {shown}"
+        points.append((Mark(x, "", title, y=y, line=False), str(claim.get("id", ""))))
     return points
+
+
+def _claimed(claim: Any, kb: KnowledgeBase, scales: Scales) -> tuple[float, float, str] | None:
+    """(x, claimed y) in the axes' units and the figure as written, or None if not drawable."""
+    from kb.equations.bind import Bound, quantity, resolve
+
+    x_name, x_scale, y_scale, _ = scales
+    expect = claim.get("expect")
+    x = resolve(kb, claim["bind"].get(x_name))
+    if not isinstance(expect, Mapping) or not isinstance(x, Bound):
+        return None
+    claimed = quantity({"value": expect.get("value"), "unit": expect.get("unit", "1")}, "expect")
+    if not isinstance(claimed, Bound) or claimed.value <= 0:
+        return None
+    return float(x.value / x_scale), float(claimed.value / y_scale), claimed.shown
+
+
+@dataclass(frozen=True)
+class _Erratum:
+    """A claim the source states and kb refutes: where it is drawn, and what kb computes."""
+
+    claim: str
+    mark: Mark
+    computed: float
+    label: str
+
+
+def _erratum_points(
+    claims: list[Any], kb: KnowledgeBase, scales: Scales, function: _Function
+) -> list[_Erratum]:
+    """A cross per erratum at its bound x and the source's figure; kb's value at its bindings."""
+    from kb.equations.bind import Bound, resolve
+
+    x_name, _, y_scale, y_unit = scales
+    found = []
+    for claim in claims:
+        drawn = _claimed(claim, kb, scales)
+        resolved = {str(k): resolve(kb, v) for k, v in claim["bind"].items()}
+        exact = {k: b.value for k, b in resolved.items() if isinstance(b, Bound)}
+        if drawn is None or len(exact) < len(resolved):
+            continue
+        value = _value(function, x_name, exact[x_name], exact)
+        computed = value / y_scale
+        unit = "" if y_unit == "1" else f" {y_unit}"
+        kb_text = (
+            numfmt.significant(computed) if isinstance(computed, Fraction) else f"{computed:.6g}"
+        )
+        label = f"erratum: the source says {drawn[2]}; kb computes {kb_text}{unit}"
+        claim_id = str(claim.get("id", ""))
+        mark = Mark(drawn[0], label, f"claim {claim_id}: {label}", y=drawn[1], line=False,
+                    erratum=True)  # fmt: skip
+        found.append(_Erratum(claim_id, mark, float(computed), label))
+    return found

@@ -3,12 +3,16 @@
 A string is cut into parts: `text`; `figure` (a template: the value and unit it
 shows, a link to the record and field it comes from, the figure's basis and
 source); `broken` (a template that does not resolve: shown as written, flagged);
-`quote` (a verbatim quotation, kept character for character). Nothing here
-produces markup: the `prose` macro of _macros.html escapes and renders it.
+`quote` (a verbatim quotation, kept character for character); `url` (an
+http(s) URL written in the text or a quotation: a link out, urls.external
+deciding what may be one; anything else, `javascript:` or `data:` included,
+stays text). Nothing here produces markup: the `prose` macro of _macros.html
+escapes and renders it, links with rel="noopener noreferrer".
 """
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 from kb.model import QUANTITY_BASES, KnowledgeBase, Record
@@ -18,8 +22,57 @@ from kb.sitegen import urls
 
 
 def has_markup(text: str) -> bool:
-    """True when `text` may hold a template or a quotation (the fast path skips the rest)."""
-    return "{" in text or '"' in text or "“" in text
+    """True when `text` may hold a template, a quotation or a URL (the fast path skips the rest)."""
+    return "{" in text or '"' in text or "“" in text or "://" in text
+
+
+# A URL ends at a space, a quotation mark, a backtick or an angle bracket; sentence
+# punctuation after it (and a closing bracket it did not open) is the sentence's.
+_URL = re.compile(r"https?://[^\s<>\"'`“”‘’]+", re.IGNORECASE)
+_TRAILING = ".,;:!?"
+
+
+def url_parts(text: str) -> list[dict[str, Any]]:
+    """`text` cut into text and `url` parts: only what urls.external accepts is a link."""
+    parts: list[dict[str, Any]] = []
+    at = 0
+    for match in _URL.finditer(text):
+        candidate = _trimmed(match.group(0))
+        href = urls.external(candidate)
+        if href is None:
+            continue
+        start = match.start()
+        if start > at:
+            parts.append({"kind": "text", "text": text[at:start]})
+        parts.append({"kind": "url", "href": href, "text": candidate})
+        at = start + len(candidate)
+    if at < len(text):
+        parts.append({"kind": "text", "text": text[at:]})
+    return parts
+
+
+def _trimmed(url: str) -> str:
+    while url and (
+        url[-1] in _TRAILING
+        or (url[-1] == ")" and url.count(")") > url.count("("))
+        or (url[-1] == "]" and url.count("]") > url.count("["))
+    ):
+        url = url[:-1]
+    return url
+
+
+def _with_links(parts: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Text parts split at their URLs; a quotation keeps its text and gains `parts` too."""
+    out: list[dict[str, Any]] = []
+    for part in parts:
+        if "://" not in part.get("text", "") or part["kind"] not in ("text", "quote"):
+            out.append(part)
+        elif part["kind"] == "text":
+            out.extend(url_parts(part["text"]))
+        else:
+            inner = url_parts(part["text"])
+            out.append({**part, "parts": inner} if any(p["kind"] == "url" for p in inner) else part)
+    return out
 
 
 def prose_parts(text: str, kb: KnowledgeBase, owner: Record) -> list[dict[str, Any]]:
@@ -40,7 +93,7 @@ def prose_parts(text: str, kb: KnowledgeBase, owner: Record) -> list[dict[str, A
         at = end
     if at < len(text):
         parts.append({"kind": "text", "text": text[at:]})
-    return parts
+    return _with_links(parts) if "://" in text else parts
 
 
 def _outermost(spans: list[tuple[int, int, str]]) -> list[tuple[int, int, str]]:

@@ -13,7 +13,7 @@ from kb.sitegen import urls
 from kb.sitegen.calculator import calculator
 from kb.sitegen.equations_view import equations_context, errata_by_claim
 from kb.sitegen.fields import link_for, text_node, value_tree
-from kb.sitegen.flop_chart import flop_charts
+from kb.sitegen.flop_chart import chart_or_reason
 from kb.sitegen.ledger_view import ledger_context
 
 FIELDS_OPEN = 8  # more top-level fields than this: the field-by-field data starts collapsed
@@ -102,12 +102,14 @@ def errata_statements(fields: Mapping[str, Any]) -> list[dict[str, Any]]:
 
 
 def charts_and_ledger(record: Record, kb: KnowledgeBase) -> dict[str, Any]:
-    """Give a flop class its chart, and a placement its ledger and stacked chart."""
+    """Give a flop class its chart (or `no_chart`: why not), a placement its ledger and chart."""
     if record.kind == "placement":
         ledger, charts = ledger_context(record, kb)
-        return {"ledger": ledger, "charts": charts}
-    charts = flop_charts(record, kb) if record.kind == "flop_class" else []
-    return {"ledger": {"shown": False}, "charts": charts}
+        return {"ledger": ledger, "charts": charts, "no_chart": ""}
+    if record.kind != "flop_class":
+        return {"ledger": {"shown": False}, "charts": [], "no_chart": ""}
+    charts, reason = chart_or_reason(record, kb)
+    return {"ledger": {"shown": False}, "charts": charts, "no_chart": reason}
 
 
 def _tags(record: Record) -> list[str]:

@@ -9,6 +9,7 @@ from kb.model import FOLDER_BY_KIND
 HOME = "index.html"
 SEARCH = "search.html"
 SEARCH_INDEX = "search-index.js"
+CALC_RECORDS = "calc-records.js"  # the calculators' pickers, once per site (calc_records)
 HARDWARE_TABLE = "compare/hardware.html"
 CHARTS = "charts/index.html"
 RULES = "rules/index.html"

@@ -16,7 +16,9 @@ from hypothesis import strategies as st
 from kb.equations.evaluate import evaluate
 from kb.equations.exact import evaluate_tree as exact_evaluate
 from kb.equations.planbuild import NotExact, to_tree
+from kb.sitegen.calc_records import picker_records
 from kb.sitegen.calculator import NotSerialisable, calculator, to_calc_tree
+from kb.sitegen.deps import named_ids
 
 SYMBOLS = [sp.Symbol(n, positive=True) for n in ("B", "d", "N", "W")]
 leaves = st.one_of(
@@ -90,14 +92,38 @@ def test_at_the_claim_defaults_each_tree_gives_what_kb_calc_gives(kb) -> None:  
     assert checked >= 40
 
 
-def test_the_seed_offers_products_from_the_knowledge_base(kb) -> None:  # type: ignore[no-untyped-def]
+def test_the_seed_offers_every_product_of_the_knowledge_base(kb) -> None:  # type: ignore[no-untyped-def]
     data = calculator(kb.get(SEED_FLOP), kb)
-    kinds = {p["kind"]: {r["id"] for r in p["records"]} for p in data["pickers"]}
-    assert "hardware/nvidia-h100-sxm" in kinds["accelerator"]
-    assert "interconnects/nvlink-4" in kinds["interconnect"]
-    assert "models/llama-2-7b" in kinds["model"]
+    assert {p["kind"] for p in data["pickers"]} == {"accelerator", "interconnect", "model"}
     bw = data["symbols"]["BW_hbm"]
     assert ["TB/s", "1000000000000"] in bw["units"] and bw["unit"] == "GB/s"
+    assert ["accelerator", "memory.bandwidth"] in bw["fields"]
+    shared = picker_records(kb)["records"]
+    offered = {kind: {row[0] for row in rows} for kind, rows in shared.items()}
+    assert {"hardware/nvidia-h100-sxm"} <= offered["accelerator"]
+    assert "interconnects/nvlink-4" in offered["interconnect"]
+    assert "models/llama-2-7b" in offered["model"]
+    # every accelerator with a memory bandwidth, named by the seed or not, is offered
+    with_bandwidth = {r.id for r in kb.of_kind("accelerator") if r.get("memory.bandwidth")}
+    named = set(named_ids(kb.get(SEED_FLOP).data)[0])
+    assert with_bandwidth - named, "the shipped records have accelerators the seed does not name"
+    offered_bw = {row[0] for row in shared["accelerator"] if "memory.bandwidth" in row[2]}
+    assert offered_bw == with_bandwidth
+    h100 = next(row for row in shared["accelerator"] if row[0] == "hardware/nvidia-h100-sxm")
+    assert h100[2]["memory.bandwidth"] == ["3350000000000", "3350 GB/s", bw["dims"]]
+
+
+def test_the_pages_carry_no_picker_values_and_the_site_carries_them_once(
+    built_site: Path,
+    kb,  # type: ignore[no-untyped-def]
+) -> None:
+    shared = (built_site / "calc-records.js").read_text(encoding="utf-8")
+    assert shared.startswith("window.KB_CALC_RECORDS = ") and "<" not in shared
+    seed = (built_site / "records" / f"{SEED_FLOP}.html").read_text(encoding="utf-8")
+    assert '<script src="../../calc-records.js"></script>' in seed
+    found = re.search(r'<script type="application/json" id="calc-data">(.*?)</script>', seed, re.S)
+    assert found and "google-tpu-v5p" not in found.group(1)  # the seed does not name it
+    assert "hardware/google-tpu-v5p" in shared
 
 
 def test_the_embedded_data_cannot_close_its_script(built_site: Path) -> None:

@@ -105,6 +105,11 @@ def test_the_form_works_by_keyboard_and_agrees_with_the_cli(
     page = browser.new_page()
     problems = watched(page)
     page.goto((built_site / "records" / f"{SEED_FLOP}.html").as_uri())
+    # the pickers offer every accelerator of the knowledge base, named by the page or not
+    offered = page.eval_on_selector_all(
+        "#calc-pick-accelerator option", "os => os.map(o => o.value)"
+    )
+    assert "hardware/google-tpu-v5p" in offered and "hardware/nvidia-h100-sxm" in offered
     page.focus("#calc-target")
     page.select_option("#calc-target", "b_star_tp")
     page.focus("#calc-pick-accelerator")
@@ -132,4 +137,16 @@ def test_the_form_works_by_keyboard_and_agrees_with_the_cli(
     assert Fraction(exact) == Fraction(cli["value"]["exact"])
     assert "N = 4   (typed)" in trail and "hardware/nvidia-h200-sxm#memory.bandwidth" in trail
     assert trail.splitlines()[0] == cli["trail"][0]
+    assert problems == []
+
+
+def test_a_record_the_page_does_not_name_fills_the_form(browser, built_site: Path) -> None:
+    page = browser.new_page()
+    problems = watched(page)
+    page.goto((built_site / "records" / f"{SEED_FLOP}.html").as_uri())
+    page.select_option("#calc-target", "b_star_tp")
+    page.select_option("#calc-pick-accelerator", "hardware/google-tpu-v5p")
+    trail = page.locator(".calc-trail").inner_text()
+    assert "picked: hardware/google-tpu-v5p#memory.bandwidth" in trail, trail
+    assert page.locator(".calc-result").get_attribute("data-exact")
     assert problems == []

@@ -59,8 +59,18 @@ def test_every_line_chart_series_mark_and_claim_is_in_its_axis_unit(charted) -> 
             assert isinstance(bound, Bound)
             assert _close(mark["x"], float(bound.value / x_factor)), (record.id, mark)
         claims = {c["id"]: c for c in record.data["claims"]}
+        for erratum in units["errata"]:  # the source's figure where it is, kb's value beside it
+            claim = claims[erratum["id"]]
+            assert "erratum" in claim, (record.id, erratum)
+            expect = quantity(claim["expect"], "expect")
+            assert isinstance(expect, Bound)
+            assert _close(erratum["y"], float(expect.value / y_factor)), (record.id, erratum)
+            result = evaluate(kb, record, units["of"], dict(claim["bind"]))
+            computed = float(result.value * parse_unit(result.unit).factor / y_factor)
+            assert _close(erratum["kb"], computed), (record.id, erratum)
         for point in units["claims"]:
             claim = claims[point["id"]]
+            assert "erratum" not in claim, (record.id, point)  # never drawn as kb's own point
             expect = quantity(claim["expect"], "expect")
             assert isinstance(expect, Bound)
             assert _close(point["y"], float(expect.value / y_factor)), (record.id, point)

@@ -61,7 +61,8 @@ def test_seed_chart_has_a_title_a_text_alternative_and_a_line_per_accelerator(
     assert seed_svg.get("role") == "img"
     assert "B_tp" in seed_svg.find(f"{SVG}title").text  # kb's crossover, not the seed's B_star
     assert "interconnect" in seed_svg.find(f"{SVG}desc").text
-    lines = seed_svg.findall(f".//{SVG}path")
+    series = [g for g in seed_svg.iter(f"{SVG}g") if "series" in (g.get("class") or "").split()]
+    lines = [path for g in series for path in g.findall(f"{SVG}path")]
     assert len(lines) == len(with_bandwidth) >= 3
 
 
@@ -95,3 +96,102 @@ def test_seed_chart_draws_only_the_claims_at_its_lines_operating_point(
     assert "claim b-star-tp8-alpha0" in claimed  # TP8 at the line rate: the held bindings
     assert "claim b-star-tp4-alpha0" not in claimed  # TP4 is not on the TP8 lines
     assert "claim b-star-tp2-alpha0" not in claimed
+
+
+def test_seed_chart_draws_the_seeds_refuted_figure_as_an_erratum_never_as_a_claim(
+    seed_svg: ET.Element, built_site: Path, repo_copy: Path
+) -> None:
+    kb, _ = load(repo_copy / "records")
+    seed = kb.get(SEED_FLOP)
+    errata = {c["id"] for c in seed.data["claims"] if "erratum" in c}
+    marks = [g for g in seed_svg.iter(f"{SVG}g") if "mark" in (g.get("class") or "").split()]
+    circles = [g for g in marks if g.find(f"{SVG}circle") is not None]
+    crosses = [g for g in marks if "mark-erratum" in (g.get("class") or "")]
+    for g in circles:  # every circle is one of kb's own claims
+        claim = g.find(f"{SVG}title").text.split(":")[0].removeprefix("claim ")
+        assert claim not in errata, claim
+    drawn = {g.find(f"{SVG}title").text.split(":")[0].removeprefix("claim ") for g in crosses}
+    assert "seed-b-star-nvlink-full" in drawn and drawn <= errata
+    label = "erratum: the source says 3318; kb computes 237"
+    for g in crosses:
+        assert g.find(f"{SVG}circle") is None and g.find(f"{SVG}path") is not None
+    assert any(label in "".join(g.itertext()) for g in crosses)  # on the chart
+    html = (built_site / f"records/{SEED_FLOP}.html").read_text(encoding="utf-8")
+    figure = html[
+        html.index('<figure class="chart"') : html.index(
+            "</details>", html.index('<figure class="chart"')
+        )
+    ]
+    legend = figure[figure.index('<ul class="legend">') : figure.index("</ul>")]
+    assert label in legend  # in the legend
+    table = figure[figure.index("Errata drawn") :]
+    assert "seed-b-star-nvlink-full" in table and label in table  # and in the data table
+    claims_table = figure[figure.index("Claims drawn") : figure.index("Errata drawn")]
+    assert "3318" not in claims_table
+
+
+def test_seed_chart_keeps_the_marks_only_errata_bind(seed_svg: ET.Element, repo_copy: Path) -> None:
+    """A field only an erratum binds still gets its rules: the binding itself holds.
+
+    Of the seed's numeric B* claims, only its refuted figures (184 on one NVLink
+    link, 232 on PCIe 4.0) read `W` from a link's `bandwidth.per_link`; that a
+    single link's bandwidth is a per-rank bandwidth is not what kb refutes, so
+    the per-link rules (PCIe among them) stay on the chart.
+    """
+    kb, _ = load(repo_copy / "records")
+    seed = kb.get(SEED_FLOP)
+
+    def bound_fields(errata: bool) -> set[str]:
+        return {
+            spec.partition("#")[2] for c in seed.data["claims"]
+            if ("erratum" in c) == errata and c.get("of") == "b_star_tp"
+            and c.get("kind") == "numeric"
+            for name, spec in c.get("bind", {}).items() if name == "W"
+        }  # fmt: skip
+
+    assert bound_fields(True) - bound_fields(False) == {"bandwidth.per_link"}
+    titles = [t.text or "" for t in seed_svg.iter(f"{SVG}title")]
+    per_link = [t for t in titles if ": bandwidth.per_link: " in t]
+    assert any("PCI Express 4.0" in t for t in per_link), per_link
+    assert any("PCI Express 5.0" in t for t in per_link), per_link
+
+
+def test_every_flop_class_draws_its_chart_or_its_page_says_why(
+    built_site: Path, repo_copy: Path
+) -> None:
+    from kb.sitegen.flop_chart import chart_or_reason
+
+    kb, _ = load(repo_copy / "records")
+    flops = kb.of_kind("flop_class")
+    drawn = []
+    for record in flops:
+        charts, reason = chart_or_reason(record, kb)
+        html = (built_site / f"records/{record.id}.html").read_text(encoding="utf-8")
+        section = re.search(r'<section id="charts".*?</section>', html, re.S)
+        assert section, f"{record.id}: neither a chart nor a reason"
+        if charts:
+            assert reason == "" and "<svg" in section.group(0), record.id
+            drawn.append(record.id)
+        else:
+            assert reason and "No chart: " in section.group(0), record.id
+            assert "could not be computed" not in reason, (record.id, reason)  # a known cause
+    assert "flops/dp-gradient-allreduce" in drawn  # it binds W, drawn over W (not G*BW_nic)
+    assert len(drawn) >= 8
+
+
+def test_a_chart_missing_a_binding_says_which(repo_copy: Path) -> None:
+    import dataclasses
+
+    from kb.sitegen.flop_chart import chart_or_reason
+
+    kb, _ = load(repo_copy / "records")
+    record = kb.get("flops/dp-gradient-allreduce")
+    claims = [dict(c) for c in record.data["claims"]]
+    first = next(c for c in claims if c.get("of") == "threshold_many")
+    first["bind"] = {k: v for k, v in first["bind"].items() if k != "C"}
+    for claim in claims:
+        if claim.get("of") == "threshold_many":
+            claim["bind"] = first["bind"]
+    changed = dataclasses.replace(record, data={**record.data, "claims": claims})
+    charts, reason = chart_or_reason(changed, kb)
+    assert charts == [] and "needs C" in reason and first["id"] in reason

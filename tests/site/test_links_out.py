@@ -23,11 +23,24 @@ HOSTILE = {
 }
 
 
+PROSE_ID = "sources/prose-urls"
+PROSE = {
+    "summary": "Summarised from https://example.org/s, not from JAVASCRIPT://example.org/x.",
+    "notes": (
+        "See https://example.org/a?b=1&c=2. Also (https://example.org/paren) and "
+        "javascript:alert(4) and data:text/html,<script>alert(5)</script> and "
+        "https://example.org/'onmouseover='alert(6) and http://example.org/<b>bold</b>; the "
+        'source says "tables at https://example.org/q (page 3)" verbatim.'
+    ),
+}
+
+
 @pytest.fixture(scope="module")
 def site(tmp_path_factory: pytest.TempPathFactory) -> Path:
     records = fixture_records()
     for record_id, url in HOSTILE.items():
         records[record_id] = common(record_id, "source") | {"url": url, "tier": "T4"}
+    records[PROSE_ID] = common(PROSE_ID, "source") | {"tier": "T4", **PROSE}
     from kb.checker import check
 
     root = tmp_path_factory.mktemp("links")
@@ -91,3 +104,40 @@ def test_a_source_page_lists_the_records_citing_it(site: Path) -> None:
     assert {"receipts/fixture-ar", "interconnects/fixture-link"} <= cited, cited
     count = len(re.findall(r"<li><a ", section))
     assert f"cited by {count} records" in html
+
+
+def test_urls_in_prose_summaries_notes_and_quotes_are_links_out(site: Path) -> None:
+    html = (site / f"records/{PROSE_ID}.html").read_text(encoding="utf-8")
+    links = re.findall(r'<a class="external" href="([^"]*)" rel="noopener noreferrer">', html)
+    assert set(links) == {
+        "https://example.org/s",  # the summary (sentence punctuation is not the URL's)
+        "https://example.org/a?b=1&amp;c=2",  # the notes, escaped in the attribute
+        "https://example.org/paren",  # the bracket it did not open is the sentence's
+        "https://example.org/",  # stops at the quote: the rest is text
+        "http://example.org/",  # stops at the angle bracket
+        "https://example.org/q",  # inside a verbatim quotation, which stays whole
+    }, links
+    assert re.search(r'<q class="verbatim">&#34;tables at <a class="external" '
+                     r'href="https://example.org/q" rel="noopener noreferrer">'
+                     r"https://example.org/q</a> \(page 3\)&#34;</q>", html)  # fmt: skip
+
+
+def test_hostile_urls_in_prose_stay_escaped_text(site: Path) -> None:
+    html = (site / f"records/{PROSE_ID}.html").read_text(encoding="utf-8")
+    hrefs = re.findall(r'<a [^>]*href="([^"]*)"', html)
+    assert not [h for h in hrefs if h.lower().startswith(("javascript:", "data:", "file:"))]
+    assert "<script>alert" not in html and "<b>bold" not in html
+    assert not re.search(r"<[^>]*onmouseover", html)  # never inside a tag
+    assert "javascript:alert(4)" in html and "JAVASCRIPT://example.org/x" in html  # as text
+    assert "data:text/html,&lt;script&gt;alert(5)&lt;/script&gt;" in html
+
+
+@given(st.text(alphabet=st.sampled_from(list("ab:/.\"'<> ()&#?=h tpsjv")), max_size=80))
+def test_url_parts_keep_the_text_and_link_only_http(text: str) -> None:
+    from kb.sitegen.prose_view import url_parts
+
+    parts = url_parts(text)
+    assert "".join(p["text"] for p in parts) == text  # nothing lost, nothing added
+    for part in parts:
+        if part["kind"] == "url":
+            assert part["href"] == urls.external(part["text"]) and part["href"]

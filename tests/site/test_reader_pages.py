@@ -44,6 +44,29 @@ def test_the_search_index_holds_rendered_text_not_templates(
     assert not [i for i, e in entries.items() if re.search(r"\{[a-z_]+/[^}]*\}", str(e["text"]))]
 
 
+def test_no_search_entry_holds_a_template_of_any_form(built_site: Path, repo_copy: Path) -> None:
+    """Own-record `{#field}`, other records' `{id#field}` and `{claim:c}`: all shown as values."""
+    import yaml
+
+    from kb.prose.scan import templates
+
+    entries = {e["id"]: e for e in _index(built_site)}
+    raw = yaml.safe_load(
+        (repo_copy / "records/receipts/nemo-llama-2-7b-h100-tp-latency.yaml").read_text()
+    )
+    assert "{#results.0.input_tokens}" in raw["summary"]  # an own-record template
+    text = str(entries["receipts/nemo-llama-2-7b-h100-tp-latency"]["text"])
+    assert "(128 prompt tokens, 20 generated)" in text
+    found = {
+        record_id: [t.raw for t in templates(str(entry[key]))]
+        for record_id, entry in entries.items()
+        for key in ("text", "figures", "terms")
+        if templates(str(entry[key]))
+    }
+    assert found == {}
+    assert not [i for i, e in entries.items() if "{{" in str(e) or "}}" in str(e)]
+
+
 def test_the_search_index_holds_figures_in_both_units_and_terms(built_site: Path) -> None:
     entries = {e["id"]: e for e in _index(built_site)}
     h100 = entries["hardware/nvidia-h100-sxm"]

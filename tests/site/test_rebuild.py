@@ -136,6 +136,33 @@ def test_a_new_referrer_and_a_removed_record_change_the_pages_that_show_them(
     assert not (out / UNRELATED).exists()
 
 
+def test_a_figure_only_the_pickers_show_rewrites_the_shared_file_not_the_pages(
+    site: tuple[Path, Path, BuildReport],
+    tmp_path: Path,
+) -> None:
+    """The calculators offer every accelerator from one shared file (calc_records).
+
+    An accelerator no flop class names changes: the shared file is rewritten with
+    its new figure, the flop-class pages are kept (their bytes never held it), and
+    the site equals a cold build of the changed records.
+    """
+    root, out, _ = site
+    other = "hardware/google-tpu-v5p"
+    before = (out / "calc-records.js").read_text(encoding="utf-8")
+    assert f'"{other}"' in before
+    edit(
+        root / "records",
+        other,
+        lambda t: re.sub(r"(\n  bandwidth: \{value: )(\d+)", r"\g<1>2766", t, count=1),
+    )
+    report = rebuild_and_compare(root, out, tmp_path / "cold")
+    assert "calc-records.js" in report.written
+    assert "2766000000000" in (out / "calc-records.js").read_text(encoding="utf-8")
+    flop_pages = [p for p in report.rendered if p.startswith("records/flops/")]
+    named = [p for p in flop_pages if other in (out / p).read_text(encoding="utf-8")]
+    assert flop_pages == named  # only pages that name it were rendered again
+
+
 def test_a_changed_template_re_renders_everything(
     site: tuple[Path, Path, BuildReport],
     tmp_path: Path,

@@ -207,6 +207,7 @@
     this.output = root.querySelector(".calc-result");
     this.trail = root.querySelector(".calc-trail");
     var self = this;
+    fillPickers(root, data);
     this.targetSelect.addEventListener("change", function () { self.build(); });
     root.querySelectorAll(".calc-picker").forEach(function (select) {
       select.addEventListener("change", function () { self.pick(select); });
@@ -302,9 +303,49 @@
     }
   };
 
+  // ---- the pickers: every record of the site's shared file (calc-records.js) ----------
+  // Each symbol lists the [kind, field]s its claims bind it to; every record of that kind
+  // with that field in the symbol's dimension is an option, and a picker sets each symbol
+  // the chosen record has an option for.
+  function hydrate(data, shared) {
+    var records = (shared && shared.records) || {}, values = {}, byKind = {};
+    Object.keys(data.symbols).sort().forEach(function (name) {
+      var symbol = data.symbols[name];
+      symbol.options = [];
+      (symbol.fields || []).forEach(function (pair) {
+        var kind = pair[0], field = pair[1];
+        (records[kind] || []).forEach(function (row) {
+          var own = Object.prototype.hasOwnProperty.call(row[2], field);
+          var v = own ? row[2][field] : null, key = row[0] + "#" + field;
+          if (!v || v[2] !== symbol.dims || symbol.options.indexOf(key) >= 0) return;
+          values[key] = { base: v[0], shown: v[1], title: row[1], kind: kind, field: field };
+          symbol.options.push(key);
+          var kindRecords = byKind[kind] = byKind[kind] || { order: [], byId: {} };
+          if (!kindRecords.byId[row[0]]) { kindRecords.byId[row[0]] = { id: row[0], title: row[1], sets: {} }; kindRecords.order.push(row[0]); }
+          if (!kindRecords.byId[row[0]].sets[name]) kindRecords.byId[row[0]].sets[name] = key;
+        });
+      });
+    });
+    data.values = values;
+    data.pickers.forEach(function (picker) {
+      var found = byKind[picker.kind] || { order: [], byId: {} };
+      picker.records = found.order.map(function (id) { return found.byId[id]; });
+    });
+    return data;
+  }
+  function fillPickers(root, data) {
+    root.querySelectorAll(".calc-picker").forEach(function (select) {
+      data.pickers.forEach(function (picker) {
+        if (picker.kind !== select.getAttribute("data-kind")) return;
+        picker.records.forEach(function (r) { select.appendChild(el("option", { value: r.id }, r.title)); });
+        if (!picker.records.length) select.parentNode.hidden = true;
+      });
+    });
+  }
+
   function dataOf(root) {
     var script = document.getElementById(root.getAttribute("data-calc"));
-    return JSON.parse(script.textContent);
+    return hydrate(JSON.parse(script.textContent), window.KB_CALC_RECORDS);
   }
 
   window.kbCalc = {
