@@ -1,34 +1,104 @@
 """Derived figures of other kinds, recomputed: a model's parameter counts from its geometry.
 
-Convention (the model record states it in `counting`; absent means `matrices`):
+The counting itself is kb.equations.params (component by component, formulas in its
+docstring); this module compares a record's `derived` figures and its `published`
+totals with what the geometry gives.
 
-- `matrices`: params_per_layer counts the weight matrices of one layer only:
-  attention q, k, v, o = d*h*(2*heads + 2*kv_heads) with head width
-  h = head_dim or d_model/heads (2*d*d + 2*d*(d*kv_heads/heads) when h = d/heads),
-  and the MLP: 3*d*d_ff gated or 2*d*d_ff plain; a MoE layer has experts *
-  MLP(d_ff_expert or d_ff) + shared_experts * MLP + a router d*experts.
-- `matrices+norms`: also two RMSNorm/LayerNorm weight vectors per layer (2*d)
-  and the final norm (d) in the total.
+Conventions (the record states one in `counting`; absent means `matrices`):
 
-params_total = layers * params_per_layer + embeddings (vocab*d, twice unless
-tied_embeddings) [+ final norm]. Pure integer arithmetic; no SymPy.
+- `matrices`: weight matrices only (attention, MLP/experts, router, embeddings);
+- `matrices+norms`: also the norm weight vectors (two per layer, qk-norm, MLA's
+  latent norms, the final norm);
+- `all`: every parameter tensor a checkpoint holds: also bias vectors and
+  attention sinks (what published totals count).
+
+Derived figures kb recomputes (unit "1" unless said):
+
+- params_per_layer: one layer, when every layer is alike; params_per_dense_layer and
+  params_per_moe_layer when dense and MoE layers are mixed (one of each kind);
+- params_active_per_layer / params_active_per_moe_layer: a MoE layer with only its
+  experts_active routed experts (shared experts and the router whole);
+- params_total, params_active, params_embeddings (the embedding matrices: V*d,
+  twice unless tied), params_non_embedding (params_total less them), params_mtp
+  (multi-token-prediction modules, apart);
+- kv_elements_per_token (and kv_elements_per_token_long beyond a local window).
+
+A figure kb cannot recompute (unknown name, or the geometry lacks a field) is an
+`unverified` item with the reason. A `published` figure is compared with the sum of
+the derived figures its `compare` names, recomputed from the geometry: within 0.1%
+it is `recomputed`; beyond, the record must say why in `explanation` (then the item
+is a `limitation`), or EQ026 reports it. Pure integer arithmetic; no SymPy.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
+from fractions import Fraction
 from typing import Any
 
-from kb.equations import codes
-from kb.equations.results import RECOMPUTED, REFUTED, UNVERIFIED, Issue, Item
+from kb.equations import codes, params
+from kb.equations.params import CONVENTIONS, Convention, GeometryError
+from kb.equations.results import LIMITATION, RECOMPUTED, REFUTED, UNVERIFIED, Issue, Item
 
-CONVENTIONS = ("matrices", "matrices+norms")
+PUBLISHED_TOLERANCE = Fraction(1, 1000)
+Geometry = Mapping[str, Any]
+
+
+def _homogeneous(geometry: Geometry) -> str:
+    kinds = set(params.layer_kinds(geometry))
+    if len(kinds) > 1:
+        raise GeometryError("dense and MoE layers are mixed: use params_per_dense_layer/_moe_layer")
+    return kinds.pop()
+
+
+def _of_kind(geometry: Geometry, kind: str) -> str:
+    if kind not in params.layer_kinds(geometry):
+        raise GeometryError(f"the geometry has no {kind} layer")
+    return kind
+
+
+def _moe_only(geometry: Geometry) -> str:
+    if _homogeneous(geometry) != "moe":
+        raise GeometryError("the model has no MoE layers")
+    return "moe"
+
+
+def _mtp(geometry: Geometry, conv: Convention) -> int:
+    counts = params.mtp(geometry, conv)
+    if counts is None:
+        raise GeometryError("geometry lacks mtp_modules")
+    return counts.total
+
+
+def _non_embedding(geometry: Geometry, conv: Convention) -> int:
+    counts = params.model(geometry, conv)
+    return counts.total - counts.parts["embeddings"]
+
+
+def _embeddings(geometry: Geometry, conv: Convention) -> int:
+    return params.embeddings(geometry, conv).parts["embeddings"]
+
+
+FIGURES: Mapping[str, Callable[[Geometry, Convention], int]] = {
+    "params_per_layer": lambda g, c: params.layer(g, _homogeneous(g), c).total,
+    "params_per_dense_layer": lambda g, c: params.layer(g, _of_kind(g, "dense"), c).total,
+    "params_per_moe_layer": lambda g, c: params.layer(g, _of_kind(g, "moe"), c).total,
+    "params_active_per_layer": lambda g, c: params.layer(g, _moe_only(g), c, True).total,
+    "params_active_per_moe_layer": lambda g, c: params.layer(g, _of_kind(g, "moe"), c, True).total,
+    "params_total": lambda g, c: params.model(g, c).total,
+    "params_active": lambda g, c: params.model(g, c, active=True).total,
+    "params_non_embedding": _non_embedding,
+    "params_embeddings": _embeddings,
+    "params_mtp": _mtp,
+    "kv_elements_per_token": lambda g, c: params.kv_elements_per_token(g),
+    "kv_elements_per_token_long": lambda g, c: params.kv_elements_per_token(g, long=True),
+}
 
 
 def check_model(data: Mapping[str, Any]) -> tuple[list[Item], list[Issue]]:
-    """Recompute `derived.params_per_layer` and `derived.params_total` of a model record."""
+    """Recompute a model record's `derived` figures and compare its `published` ones."""
     geometry, derived = data.get("geometry"), data.get("derived")
-    if not isinstance(geometry, Mapping) or not isinstance(derived, Mapping):
+    if not isinstance(geometry, Mapping):
         return [], []
     convention = str(data.get("counting") or "matrices").split()[0].rstrip(":;,.")
     if convention not in CONVENTIONS:
@@ -36,104 +106,102 @@ def check_model(data: Mapping[str, Any]) -> tuple[list[Item], list[Issue]]:
             codes.MODEL_FIGURE_MISMATCH,
             "/counting",
             f"counting convention {convention!r} is unknown",
-            "start counting: with 'matrices' or 'matrices+norms'",
+            "start counting: with 'matrices', 'matrices+norms' or 'all'",
         )
         return [], [issue]
-    per_layer = layer_params(geometry, convention == "matrices+norms")
-    if per_layer is None:
-        return [
-            Item(
-                "figure",
-                "params_per_layer",
-                "/derived",
-                UNVERIFIED,
-                "geometry lacks d_ff or heads to recompute",
-            )
-        ], []
-    total = total_params(geometry, per_layer, convention == "matrices+norms")
-    checks = [("params_per_layer", per_layer), ("params_total", total)]
+    conv = Convention.named(convention)
     items: list[Item] = []
     issues: list[Issue] = []
-    for name, computed in checks:
-        _compare(derived.get(name), name, computed, convention, items, issues)
+    for name, quantity in (derived or {}).items() if isinstance(derived, Mapping) else ():
+        _check_derived(geometry, conv, str(name), quantity, convention, items, issues)
+    published = data.get("published")
+    for name, entry in published.items() if isinstance(published, Mapping) else ():
+        _check_published(geometry, conv, str(name), entry, items, issues)
     return items, issues
 
 
-def _compare(
-    quantity: Any,
+def _recompute(geometry: Geometry, conv: Convention, name: str) -> int | str:
+    """The figure `name` from the geometry, or the reason kb cannot compute it."""
+    figure = FIGURES.get(name)
+    if figure is None:
+        return f"kb does not recompute a figure named {name}"
+    try:
+        return figure(geometry, conv)
+    except GeometryError as error:
+        return str(error)
+
+
+def _check_derived(
+    geometry: Geometry,
+    conv: Convention,
     name: str,
-    computed: int | None,
+    quantity: Any,
     convention: str,
     items: list[Item],
     issues: list[Issue],
 ) -> None:
-    if not isinstance(quantity, Mapping) or computed is None:
+    if not isinstance(quantity, Mapping):
         return
     pointer = f"/derived/{name}/value"
+    computed = _recompute(geometry, conv, name)
+    if isinstance(computed, str):
+        items.append(Item("figure", name, pointer, UNVERIFIED, computed))
+        return
     claimed = quantity.get("value")
     if claimed == computed and quantity.get("unit") == "1":
-        items.append(
-            Item(
-                "figure",
-                name,
-                pointer,
-                RECOMPUTED,
-                f"{computed:,} from geometry ({convention})",
-                str(claimed),
-                str(computed),
-            )
-        )
+        detail = f"{computed:,} from geometry ({convention})"
+        items.append(Item("figure", name, pointer, RECOMPUTED, detail, str(claimed), str(computed)))
         return
     detail = (
         f"{name} is {claimed!r} {quantity.get('unit')!r}, geometry gives {computed:,} "
         f"(unit 1, counting {convention})"
     )
     items.append(Item("figure", name, pointer, REFUTED, detail, str(claimed), str(computed)))
-    issues.append(
-        Issue(
-            codes.MODEL_FIGURE_MISMATCH,
-            pointer,
-            detail,
-            "correct the figure, or the geometry, or state the counting convention",
-        )
-    )
+    hint = "correct the figure, or the geometry, or state the counting convention"
+    issues.append(Issue(codes.MODEL_FIGURE_MISMATCH, pointer, detail, hint))
 
 
-def _int(geometry: Mapping[str, Any], key: str) -> int | None:
-    value = geometry.get(key)
-    return value if isinstance(value, int) and not isinstance(value, bool) and value > 0 else None
+def _check_published(
+    geometry: Geometry,
+    conv: Convention,
+    name: str,
+    entry: Any,
+    items: list[Item],
+    issues: list[Issue],
+) -> None:
+    if not isinstance(entry, Mapping):
+        return
+    pointer = f"/published/{name}"
+    value, compare = entry.get("value"), str(entry.get("compare") or "")
+    computed = _published_sum(geometry, conv, compare)
+    if isinstance(computed, str) or not isinstance(value, (int, float)) or value <= 0:
+        reason = computed if isinstance(computed, str) else "the published value is not positive"
+        hint = "name kb's derived figures in compare (e.g. params_total + params_mtp)"
+        issues.append(Issue(codes.PUBLISHED_FIGURE_UNEXPLAINED, pointer, reason, hint))
+        return
+    gap = (Fraction(computed) - Fraction(value)) / Fraction(value)
+    detail = f"published {value:,} vs {compare} = {computed:,} from geometry ({float(gap):+.3%})"
+    if abs(gap) <= PUBLISHED_TOLERANCE:
+        items.append(Item("figure", name, pointer, RECOMPUTED, detail, str(value), str(computed)))
+        return
+    explanation = str(entry.get("explanation") or "").strip()
+    if explanation:
+        detail = f"{detail}; explained: {explanation}"
+        items.append(Item("figure", name, pointer, LIMITATION, detail, str(value), str(computed)))
+        return
+    items.append(Item("figure", name, pointer, REFUTED, detail, str(value), str(computed)))
+    hint = "explain the difference in `explanation` (rounding, vision encoder, MTP ...)"
+    issues.append(Issue(codes.PUBLISHED_FIGURE_UNEXPLAINED, pointer, detail, hint))
 
 
-def layer_params(geometry: Mapping[str, Any], norms: bool) -> int | None:
-    """Parameters of one transformer layer under the stated convention."""
-    d, heads = _int(geometry, "d_model"), _int(geometry, "heads")
-    d_ff = _int(geometry, "d_ff") or _int(geometry, "d_ff_expert")
-    if d is None or heads is None or d_ff is None:
-        return None
-    kv_heads = _int(geometry, "kv_heads") or heads
-    head = _int(geometry, "head_dim")
-    attention = (
-        d * head * (2 * heads + 2 * kv_heads)
-        if head
-        else (2 * d * d + 2 * d * (d * kv_heads // heads))
-    )
-    return attention + _mlp_params(geometry, d) + (2 * d if norms else 0)
-
-
-def _mlp_params(geometry: Mapping[str, Any], d: int) -> int:
-    matrices = 3 if geometry.get("mlp", "gated") == "gated" else 2
-    experts = _int(geometry, "experts")
-    if experts is None:
-        return matrices * d * (_int(geometry, "d_ff") or 0)
-    width = _int(geometry, "d_ff_expert") or _int(geometry, "d_ff") or 0
-    shared = _int(geometry, "shared_experts") or 0
-    return (experts + shared) * matrices * d * width + d * experts
-
-
-def total_params(geometry: Mapping[str, Any], per_layer: int, norms: bool) -> int | None:
-    """All parameters: layers, embeddings (tied or not) and the final norm."""
-    d, layers, vocab = (_int(geometry, k) for k in ("d_model", "layers", "vocab"))
-    if d is None or layers is None or vocab is None or "dense_layers" in geometry:
-        return None
-    embeddings = vocab * d * (1 if geometry.get("tied_embeddings") else 2)
-    return layers * per_layer + embeddings + (d if norms else 0)
+def _published_sum(geometry: Geometry, conv: Convention, compare: str) -> int | str:
+    names = [part.strip() for part in compare.split("+")]
+    if not all(names):
+        return "compare names no derived figure (e.g. compare: params_total)"
+    total = 0
+    for name in names:
+        computed = _recompute(geometry, conv, name)
+        if isinstance(computed, str):
+            return f"compare: {computed}"
+        total += computed
+    return total
