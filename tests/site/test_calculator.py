@@ -81,13 +81,20 @@ def _float_evaluate(node: list[object], values: dict[str, Fraction]) -> float:
     if op == "n":
         return float(Fraction(str(args[0])))
     found = [_float_evaluate(a, values) for a in args if isinstance(a, list)]
-    unary = {"log": math.log, "exp": math.exp, "floor": math.floor, "ceil": math.ceil}
-    if op in unary:
-        return float(unary[str(op)](found[0]))
+    if op in ("log", "exp", "floor", "ceil"):
+        x = found[0]
+        return (
+            math.log(x)
+            if op == "log"
+            else math.exp(x)
+            if op == "exp"
+            else float(math.floor(x) if op == "floor" else math.ceil(x))
+        )
     if op == "^":
         return float(found[0] ** found[1])
-    folds = {"+": math.fsum, "*": math.prod, "max": max, "min": min}
-    return float(folds[str(op)](found))
+    if op in ("max", "min"):
+        return max(found) if op == "max" else min(found)
+    return math.fsum(found) if op == "+" else math.prod(found)
 
 
 def test_at_the_claim_defaults_each_tree_gives_what_kb_calc_gives(kb) -> None:  # type: ignore[no-untyped-def]
