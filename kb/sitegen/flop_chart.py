@@ -21,6 +21,8 @@ from dataclasses import dataclass
 from fractions import Fraction
 from typing import Any
 
+from kb.kinds import views
+from kb.kinds.flop_class import Bound, Claim, EquationSections
 from kb.model import KnowledgeBase, Record, split_binding
 from kb.sitegen.charts import Chart, Mark, Series, line_chart
 
@@ -28,51 +30,46 @@ SAMPLES = 24
 
 
 def flop_charts(record: Record, kb: KnowledgeBase) -> list[dict[str, Any]]:
-    """Zero or one chart for a flop class (none when no numeric claim gives one)."""
-    claims = _numeric_claims(record)
-    if not claims:
+    """Zero or one chart for a flop class (none when no numeric claim gives one).
+
+    A flop class that does not pass its schema has no view (kb.kinds) and no chart:
+    its page's equations section says why nothing is shown.
+    """
+    sections = views(kb).equations(record)
+    claims = _numeric_claims(sections) if sections is not None else []
+    if sections is None or not claims:
         return []
     try:
-        plan = _plan(record, kb, claims)
+        plan = _plan(record, kb, sections, claims)
     except Exception:  # noqa: BLE001 - a chart that cannot be drawn must not stop the build
         return []
     return [plan] if plan else []
 
 
-def _numeric_claims(record: Record) -> list[Mapping[str, Any]]:
-    claims = record.data.get("claims")
-    if not isinstance(claims, list):
-        return []
-    found = [
-        c
-        for c in claims
-        if isinstance(c, Mapping)
-        and c.get("kind") == "numeric"
-        and isinstance(c.get("bind"), Mapping)
-        and isinstance(c.get("of"), str)
-    ]
-    first_of = found[0]["of"] if found else None
-    return [c for c in found if c["of"] == first_of]
+def _numeric_claims(sections: EquationSections) -> list[Claim]:
+    """The numeric claims of the first target any numeric claim names."""
+    found = sections.numeric_claims()
+    return [c for c in found if c.of == found[0].of]
 
 
-def _kind_of(spec: Any, kb: KnowledgeBase) -> str:
-    if not isinstance(spec, str) or "#" not in spec:
+def _kind_of(spec: Bound, kb: KnowledgeBase) -> str:
+    if not isinstance(spec, str) or "#" not in spec:  # a literal quantity names no record
         return ""
     record = kb.get(split_binding(spec)[0])
     return record.kind if record is not None else ""
 
 
-def _pick(claims: list[Mapping[str, Any]], kb: KnowledgeBase, kind: str) -> str:
+def _pick(claims: list[Claim], kb: KnowledgeBase, kind: str) -> str:
     """Return the first bound symbol whose binding names a record of `kind`."""
     for claim in claims:
-        for name, spec in claim["bind"].items():
+        for name, spec in claim.bind.items():
             if _kind_of(spec, kb) == kind:
                 return str(name)
     return ""
 
 
 def _plan(
-    record: Record, kb: KnowledgeBase, claims: list[Mapping[str, Any]]
+    record: Record, kb: KnowledgeBase, sections: EquationSections, claims: list[Claim]
 ) -> dict[str, Any] | None:
     from kb.equations.bind import Bound, resolve
 
@@ -80,15 +77,15 @@ def _plan(
     if not x_name:
         return None
     line_name = _pick(claims, kb, "accelerator")
-    function = _target_function(_composed(record, kb), claims[0]["of"])
-    held = {str(k): v for k, v in claims[0]["bind"].items() if str(k) != x_name}
-    lines = _line_bindings(record, kb, held.get(line_name), line_name)
+    function = _target_function(_composed(record, kb), str(claims[0].of))
+    held = {str(k): v for k, v in claims[0].bind.items() if str(k) != x_name}
+    lines = _line_bindings(sections, kb, held.get(line_name), line_name)
     x_marks = _x_marks(claims, kb, x_name, lines)
     if not x_marks or function is None:
         return None
     xs = [m[0] for m in x_marks]
     grid = _grid(min(xs) / 2, max(xs) * 2)
-    x_unit = _display_unit(claims[0]["bind"][x_name], kb)
+    x_unit = _display_unit(claims[0].bind[x_name], kb)
     y_unit = function.unit  # the declared unit of the target: series and claims both in it
     series, bindings = [], []
     for label, binding in lines:
@@ -106,9 +103,10 @@ def _plan(
     if not series:
         return None
     on_lines = [
-        c for c in claims if all(c["bind"].get(k) == v for k, v in held.items() if k != line_name)
+        c for c in claims if all(c.bind.get(k) == v for k, v in held.items() if k != line_name)
     ]
-    axes = _Axes(x_name, x_unit, function.lhs_name, y_unit, _meanings(record))
+    meanings = {symbol.name: symbol.meaning for symbol in sections.symbols}
+    axes = _Axes(x_name, x_unit, function.lhs_name, y_unit, meanings)
     return _chart(record, kb, on_lines, series, bindings, x_marks, axes)
 
 
@@ -126,15 +124,6 @@ class _Axes:
         """`crossover batch under TP degree N (B_tp)`, `bandwidth per rank (GB/s)`."""
         meaning = _short(self.meanings.get(name, ""), limit) or name
         return f"{meaning} ({unit})" if unit not in ("", "1") else f"{meaning} ({name})"
-
-
-def _meanings(record: Record) -> dict[str, str]:
-    symbols = record.data.get("symbols")
-    return {
-        str(name): str(spec.get("meaning", ""))
-        for name, spec in (symbols.items() if isinstance(symbols, Mapping) else ())
-        if isinstance(spec, Mapping)
-    }
 
 
 def _short(meaning: str, limit: int = 46) -> str:
@@ -236,27 +225,20 @@ def sympy_value(expr: Any, values: Mapping[str, Fraction]) -> Fraction | float:
 
 
 def _line_bindings(
-    record: Record, kb: KnowledgeBase, spec: Any, name: str
+    sections: EquationSections, kb: KnowledgeBase, spec: Bound | None, name: str
 ) -> list[tuple[str, str | None]]:
     """(label, binding) per accelerator the class names, at the claim's field path."""
-    if not name or not isinstance(spec, str):
+    if not name or not isinstance(spec, str):  # no accelerator symbol, or bound to a literal
         return [("as claimed", None)] if not name else []
     field = split_binding(spec)[1]
-    ids = set(_strings(record.data.get("affected_by_hardware")))
-    for row in record.data.get("hardware_parameters") or []:
-        if isinstance(row, Mapping):
-            ids.update(_strings(row.get("values_for")))
+    ids = set(sections.hardware)
     ids.add(split_binding(spec)[0])
     found = [(kb.get(i), i) for i in sorted(ids)]
     return [(r.title or i, f"{i}#{field}") for r, i in found if r is not None and r.get(field)]
 
 
-def _strings(value: Any) -> list[str]:
-    return [str(v) for v in value] if isinstance(value, list) else []
-
-
 def _x_marks(
-    claims: list[Mapping[str, Any]],
+    claims: list[Claim],
     kb: KnowledgeBase,
     x_name: str,
     lines: list[tuple[str, str | None]],
@@ -269,12 +251,12 @@ def _x_marks(
     """
     from kb.equations.bind import Bound, resolve
 
-    specs = [str(c["bind"][x_name]) for c in claims if x_name in c["bind"]]
+    specs = [str(c.bind[x_name]) for c in claims if x_name in c.bind]
     fields = sorted({split_binding(spec)[1] for spec in specs})
     ids = {split_binding(spec)[0] for spec in specs}
     for _label, binding in lines:
         accelerator = kb.get(split_binding(str(binding))[0]) if binding else None
-        ids.update(_links_of(accelerator) if accelerator is not None else ())
+        ids.update(_links_of(accelerator, kb) if accelerator is not None else ())
     marks = []
     for link_id in sorted(ids):
         link = kb.get(link_id)
@@ -288,21 +270,10 @@ def _x_marks(
     return sorted(marks)
 
 
-def _links_of(accelerator: Record) -> list[str]:
-    links = accelerator.data.get("links")
-    found = (
-        [
-            str(link.get("interconnect"))
-            for link in links
-            if isinstance(link, Mapping) and link.get("interconnect")
-        ]
-        if isinstance(links, list)
-        else []
-    )
-    host = accelerator.data.get("host_link")
-    if isinstance(host, Mapping) and host.get("interconnect"):
-        found.append(str(host["interconnect"]))
-    return found
+def _links_of(record: Record, kb: KnowledgeBase) -> tuple[str, ...]:
+    """The interconnects an accelerator names (none for one that fails its schema)."""
+    device = views(kb).accelerator(record) if record.kind == "accelerator" else None
+    return device.interconnects() if device is not None else ()
 
 
 @functools.lru_cache(maxsize=256)
@@ -327,7 +298,7 @@ def _display_unit(spec: Any, kb: KnowledgeBase) -> tuple[str, Fraction]:
 def _chart(
     record: Record,
     kb: KnowledgeBase,
-    claims: list[Any],
+    claims: list[Claim],
     series: list[Series],
     bindings: list[dict[str, Any]],
     x_marks: list[Any],
@@ -354,8 +325,8 @@ def _chart(
         x_label=x_label,
         y_label=y_label,
         caption=(
-            f"{y_name} from equation {claims[0]['of']} with the bindings of claim "
-            f"{claims[0].get('id', 1)}; each line re-binds the accelerator field. "
+            f"{y_name} from equation {claims[0].of} with the bindings of claim "
+            f"{claims[0].id}; each line re-binds the accelerator field. "
             f"Vertical rules: interconnect records. Circles: the record's claims."
         ),
         table={
@@ -372,7 +343,7 @@ def _chart(
     data["units"] = {
         "x": {"name": x_name, "unit": x_unit},
         "y": {"name": y_name, "unit": y_unit},
-        "of": str(claims[0]["of"]),
+        "of": str(claims[0].of),
         "series": [
             {"name": s.name, "bind": b, "points": s.points}
             for s, b in zip(series, bindings, strict=True)
@@ -409,16 +380,16 @@ def _claims_table(points: list[tuple[Mark, str]]) -> dict[str, Any]:
 
 
 def _claim_points(
-    claims: list[Any], kb: KnowledgeBase, x_name: str, x_scale: Fraction, y_scale: Fraction
+    claims: list[Claim], kb: KnowledgeBase, x_name: str, x_scale: Fraction, y_scale: Fraction
 ) -> list[tuple[Mark, str]]:
     """A circle per claim at its bound x and its claimed value, converted to the y unit."""
     from kb.equations.bind import Bound, quantity, resolve
 
     points = []
     for claim in claims:
-        expect = claim.get("expect")
-        x = resolve(kb, claim["bind"].get(x_name))
-        if not isinstance(expect, Mapping) or not isinstance(x, Bound):
+        expect = claim.expect
+        x = resolve(kb, claim.bind.get(x_name))
+        if expect is None or not isinstance(x, Bound):
             continue
         claimed = quantity(
             {"value": expect.get("value"), "unit": expect.get("unit", "1")}, "expect"
@@ -426,8 +397,6 @@ def _claim_points(
         if not isinstance(claimed, Bound) or claimed.value <= 0:
             continue
         y = float(claimed.value / y_scale)
-        title = f"claim {claim.get('id', '')}: claimed {claimed.shown}"
-        points.append(
-            (Mark(float(x.value / x_scale), "", title, y=y, line=False), str(claim.get("id", "")))
-        )
+        title = f"claim {claim.id}: claimed {claimed.shown}"
+        points.append((Mark(float(x.value / x_scale), "", title, y=y, line=False), claim.id))
     return points
