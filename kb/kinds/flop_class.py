@@ -69,6 +69,7 @@ class Claim:
     text: str
     of: str | None
     bind: Mapping[str, Bound]
+    change: Mapping[str, Any]  # symbol -> expression text, number, binding or quantity
     expect: Mapping[str, Any] | None
     measured: str | None
     limitation: str
@@ -155,6 +156,7 @@ def _claim(index: int, node: Mapping[str, Any]) -> Claim:
         text=str(node.get("text") or ""),
         of=node.get("of"),
         bind=node.get("bind", {}),
+        change=node.get("change", {}),
         expect=node.get("expect"),
         measured=node.get("measured"),
         limitation=str(limitation["reason"]) if limitation is not None else "",

@@ -24,6 +24,8 @@ from typing import Any
 
 import sympy as sp
 
+from kb.kinds import views
+from kb.kinds.flop_class import EquationSections
 from kb.model import KnowledgeBase, Record, split_binding
 from kb.quantities import Unit, UnitError, format_dims, parse_unit
 
@@ -67,16 +69,25 @@ def to_calc_tree(expr: sp.Expr) -> list[Any]:
 
 
 def calculator(record: Record, kb: KnowledgeBase) -> dict[str, Any] | None:
-    """The calculator's data for a flop class, or None when it has no evaluable equation."""
+    """The calculator's data for a flop class, or None when it has no evaluable equation.
+
+    A flop class that fails its schema has no view (kb.kinds) and no calculator;
+    its page's equations section says why nothing is shown.
+    """
     if record.kind != "flop_class" or not record.data.get("equations"):
         return None
+    sections = views(kb).equations(record)
+    if sections is None:
+        return None
     try:
-        return _calculator(record, kb)
+        return _calculator(record, sections, kb)
     except Exception:  # noqa: BLE001 - a calculator that cannot be built must not stop the build
         return None
 
 
-def _calculator(record: Record, kb: KnowledgeBase) -> dict[str, Any] | None:
+def _calculator(
+    record: Record, sections: EquationSections, kb: KnowledgeBase
+) -> dict[str, Any] | None:
     from kb.equations.compose import compose
     from kb.equations.evaluate import bindings_in_force
     from kb.equations.shared import system_of
@@ -84,7 +95,7 @@ def _calculator(record: Record, kb: KnowledgeBase) -> dict[str, Any] | None:
     composed = compose(kb, record).record
     system = system_of(composed.data)[0]  # the engine's memo: the check built it already
     targets = []
-    for shape in _shapes(composed, system):
+    for shape in _shapes(composed, sections, system):
         specs = bindings_in_force(composed, shape["id"], {})
         defaults = {n: _default(kb, specs.get(n)) for n in shape["inputs"]}
         targets.append({**shape, "defaults": defaults})
@@ -93,11 +104,11 @@ def _calculator(record: Record, kb: KnowledgeBase) -> dict[str, Any] | None:
     values: dict[str, dict[str, Any]] = {}
     candidates = _candidates(record, kb)
     inputs = sorted({n for t in targets for n in t["inputs"]})
-    symbols = {name: _symbol(kb, composed, system, name, candidates, values) for name in inputs}
+    symbols = {name: _symbol(kb, sections, system, name, candidates, values) for name in inputs}
     ids = [t["id"] for t in targets]
     return {
         "record": record.id,
-        "default": next((of for of in _claimed_targets(composed) if of in ids), ids[0]),
+        "default": next((c.of for c in sections.numeric_claims() if c.of in ids), ids[0]),
         "targets": targets,
         "symbols": symbols,
         "values": values,
@@ -110,21 +121,14 @@ SHAPE_CACHE = 512
 _SHAPES: dict[str, list[dict[str, Any]]] = {}
 
 
-def _shapes(record: Record, system: Any) -> list[dict[str, Any]]:
+def _shapes(record: Record, sections: EquationSections, system: Any) -> list[dict[str, Any]]:
     """The targets' trees and texts, shared by records with the same maths (a family).
 
     They depend on the symbols, the equations and which symbols the numeric claims
     bind (kb calc keeps those), not on the values bound, so a family of flop
     classes expands its equations once.
     """
-    claims = record.data.get("claims")
-    bound = [
-        sorted(map(str, c["bind"]))
-        for c in (claims if isinstance(claims, list) else ())
-        if isinstance(c, Mapping)
-        and c.get("kind") == "numeric"
-        and isinstance(c.get("bind"), Mapping)
-    ]
+    bound = [sorted(c.bind) for c in sections.claims if c.kind == "numeric"]
     key = json.dumps(
         [record.data.get("symbols"), record.data.get("equations"), bound], default=repr
     )
@@ -169,16 +173,6 @@ def _build_shapes(record: Record, system: Any) -> list[dict[str, Any]]:
     return shapes
 
 
-def _claimed_targets(record: Record) -> list[str]:
-    """The equations the record's numeric claims evaluate, first claim first (kb calc's default)."""
-    claims = record.data.get("claims")
-    return [
-        str(c["of"])
-        for c in (claims if isinstance(claims, list) else ())
-        if isinstance(c, Mapping) and c.get("kind") == "numeric" and isinstance(c.get("of"), str)
-    ]
-
-
 def _default(kb: KnowledgeBase, spec: Any) -> dict[str, str] | None:
     """A claim's binding of a symbol: its exact value in base units and its origin."""
     from kb.equations.bind import Bound, resolve
@@ -210,15 +204,15 @@ def _candidates(record: Record, kb: KnowledgeBase) -> list[Record]:
     return [r for r in found if r is not None and r.kind in PICKER_KINDS]
 
 
-def _bound_fields(data: Mapping[str, Any], name: str, kb: KnowledgeBase) -> list[tuple[str, str]]:
+def _bound_fields(
+    sections: EquationSections, name: str, kb: KnowledgeBase
+) -> list[tuple[str, str]]:
     """(kind, field) of every `id#field` binding of symbol `name` in the record's claims."""
     found: dict[tuple[str, str], None] = {}
-    claims = data.get("claims")
-    for claim in claims if isinstance(claims, list) else ():
-        for key in ("bind", "change"):
-            specs = claim.get(key) if isinstance(claim, Mapping) else None
-            spec = specs.get(name) if isinstance(specs, Mapping) else None
-            if isinstance(spec, str) and "#" in spec:
+    for claim in sections.claims:
+        for specs in (claim.bind, claim.change):
+            spec = specs.get(name)
+            if isinstance(spec, str) and "#" in spec:  # not a literal, a number or an expression
                 record_id, field = split_binding(spec)
                 target = kb.get(record_id)
                 if target is not None and target.kind in PICKER_KINDS:
@@ -228,7 +222,7 @@ def _bound_fields(data: Mapping[str, Any], name: str, kb: KnowledgeBase) -> list
 
 def _symbol(
     kb: KnowledgeBase,
-    record: Record,
+    sections: EquationSections,
     system: Any,
     name: str,
     candidates: Iterable[Record],
@@ -237,10 +231,9 @@ def _symbol(
     from kb.equations.bind import Bound, resolve
 
     unit: Unit = system.units[name]
-    spec = record.data.get("symbols", {}).get(name)
-    meaning = str(spec.get("meaning", "")) if isinstance(spec, Mapping) else ""
+    meaning = next((s.meaning for s in sections.symbols if s.name == name), "")
     options = []
-    fields = _bound_fields(record.data, name, kb)
+    fields = _bound_fields(sections, name, kb)
     for kind, field in fields:
         for candidate in candidates:
             if candidate.kind != kind:
