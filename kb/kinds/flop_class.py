@@ -78,14 +78,24 @@ class Claim:
 
 
 @dataclass(frozen=True)
+class Evidence:
+    """A receipt that confirms, refutes or gives context to a flop class."""
+
+    receipt: str
+    verdict: str
+    note: str = ""
+
+
+@dataclass(frozen=True)
 class EquationSections:
-    """What a record's equation sections say, and the accelerators a flop class names."""
+    """What a record's equation sections say; of a flop class, its hardware and evidence too."""
 
     symbols: tuple[Symbol, ...]
     equations: tuple[Equation, ...]
     derivations: tuple[Derivation, ...]
     claims: tuple[Claim, ...]
     hardware: tuple[str, ...] = ()  # affected_by_hardware, then every values_for, as written
+    evidence: tuple[Evidence, ...] = ()
 
     def numeric_claims(self) -> tuple[Claim, ...]:
         """The numeric claims that name their target (`of`)."""
@@ -104,6 +114,10 @@ def equation_sections(record: Record) -> EquationSections:
         derivations=tuple(_derivation(d) for d in data.get("derivations", ())),
         claims=tuple(_claim(i, c) for i, c in enumerate(data.get("claims", ()))),
         hardware=tuple(str(h) for h in hardware),
+        evidence=tuple(
+            Evidence(str(e["receipt"]), str(e["verdict"]), str(e.get("note", "")))
+            for e in data.get("evidence", ())
+        ),
     )
 
 

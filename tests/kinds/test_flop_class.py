@@ -17,7 +17,7 @@ EQUATION_RECORDS = sorted(
     for folder in ("flops", "strategies")
     for p in (RECORDS / folder).glob("*.yaml")
 )
-SECTIONS = ("symbols", "equations", "derivations", "claims")
+SECTIONS = ("symbols", "equations", "derivations", "claims", "evidence")
 JUNK = st.one_of(
     st.none(),
     st.booleans(),
@@ -47,6 +47,9 @@ def assert_view_matches(view: EquationSections, data: dict[str, Any]) -> None:
     ]
     assert [dict(c.bind) for c in view.claims] == [c.get("bind", {}) for c in claims]
     assert [c.erratum is not None for c in view.claims] == ["erratum" in c for c in claims]
+    assert [(e.receipt, e.verdict, e.note) for e in view.evidence] == [
+        (e["receipt"], e["verdict"], e.get("note", "")) for e in data.get("evidence", [])
+    ]
 
 
 def test_every_shipped_flop_class_and_strategy_has_a_matching_view() -> None:
