@@ -19,6 +19,7 @@ if TYPE_CHECKING:
 
     from kb.equations.engine import Analysis
     from kb.findings import Finding
+    from kb.kinds import Views
     from kb.recordcache import RecordCache
 
 
@@ -73,3 +74,8 @@ class RunContext:
     ledger_resolved: dict[str, Any] = field(default_factory=dict)
     receipts_index: dict[tuple[str, str], list[Any]] | None = None
     dependency_graph: Any = None  # kb.reads.DependencyGraph of the frozen knowledge base
+    views: Views | None = None  # the typed views of schema-valid records (kb.kinds.views)
+
+
+class StageNotRun(RuntimeError):
+    """A reader of a stage's results ran before the checker ran that stage."""

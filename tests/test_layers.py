@@ -33,6 +33,7 @@ LAYERS: dict[str, int] = {
     "positions": 1,
     "loader": 1,
     "schema": 1,
+    "kinds": 1,
     "schema_export": 1,
     "references": 1,
     "gitbase": 1,

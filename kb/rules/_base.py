@@ -7,6 +7,9 @@ from typing import Protocol
 
 from kb.findings import Finding, Location, Problem, Severity
 from kb.model import KnowledgeBase
+from kb.run import StageNotRun
+
+__all__ = ["Rule", "StageNotRun", "finding_of", "found", "reported_by_stage"]
 
 
 class Rule(Protocol):
@@ -33,10 +36,6 @@ class Rule(Protocol):
     __doc__: str | None
 
     def check(self, kb: KnowledgeBase) -> Iterable[Finding]: ...
-
-
-class StageNotRun(RuntimeError):
-    """A rule that forwards a stage's problems ran before the checker ran that stage."""
 
 
 def found(

@@ -94,6 +94,10 @@ def build(
     methodology text are always the ones kb validates with.
     """
     theme = theme if theme is not None else theme_dir()
+    if kb.run.schema is None:  # pages read typed views (kb.kinds), made after the schema stage
+        from kb.checker import schema_stage
+
+        schema_stage(kb)
     with staged_output(Path(out_dir)) as writer:
         salt = fingerprint(theme)
         site = Site(

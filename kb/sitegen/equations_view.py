@@ -20,6 +20,16 @@ from typing import Any
 from kb.equations.results import ERRATUM
 from kb.equations.verdict import erratum_text, has_verdict, record_verdict, state_text
 from kb.findings import pointer_join
+from kb.kinds import EQUATION_KINDS, views
+from kb.kinds.flop_class import (
+    Claim,
+    Derivation,
+    Equation,
+    EquationSections,
+    Step,
+    Symbol,
+    equations_of,
+)
 from kb.model import KnowledgeBase, Record
 from kb.sitegen.fields import format_scalar, link_for, provenance_of, value_tree
 from kb.sitegen.mathml import UnprintableExpression, equation_to_mathml, name_to_mathml
@@ -27,33 +37,44 @@ from kb.sitegen.prose_view import has_markup, prose_parts
 
 
 def equations_context(record: Record, kb: KnowledgeBase) -> dict[str, Any]:
-    """Symbols, equations, derivations and claims of a record, each with its state."""
-    data = record.data
+    """Symbols, equations, derivations and claims of a record, each with its state.
+
+    The sections come from the record's typed view (kb.kinds): a flop class or
+    strategy with schema findings has none, and the section says so instead.
+    """
     items, note = checked_items(record, kb)
-    found = _composed_equations(record, kb)
-    equations: Mapping[str, Any] = found if isinstance(found, Mapping) else {}
-    names = display_names(data.get("symbols"))
-    claims = claim_rows(data.get("claims"), items, kb, record)
+    sections = views(kb).equations(record) if record.kind in EQUATION_KINDS else None
+    if sections is None:
+        sections = EMPTY
+        if record.kind in EQUATION_KINDS:
+            note = note or UNCHECKED_SCHEMA
+    equations = _composed_equations(record, kb) if sections is not EMPTY else ()
+    names = display_names(sections.symbols)
+    claims = claim_rows(sections.claims, items, kb, record)
     context: dict[str, Any] = {
-        "symbols": symbol_rows(data.get("symbols")),
+        "symbols": symbol_rows(sections.symbols),
         "equations": equation_rows(equations, items, names),
-        "derivations": derivation_rows(data.get("derivations"), equations, items, names),
+        "derivations": derivation_rows(sections.derivations, equations, items, names),
         "claims": claims,
         "predictions": [c for c in claims if c["kind"] == "prediction"],
         "note": note,
         "verdict": _verdict(record, items, note),
     }
-    context["checks"] = other_checks(items, data)
-    sections = ("symbols", "equations", "derivations", "claims", "checks")
-    context["shown"] = any(context[k] for k in sections)
+    context["checks"] = other_checks(items, record.data)
+    sections_shown = ("symbols", "equations", "derivations", "claims", "checks")
+    context["shown"] = any(context[k] for k in sections_shown) or note == UNCHECKED_SCHEMA
     return context
 
 
-def _composed_equations(record: Record, kb: KnowledgeBase) -> Any:
+EMPTY = EquationSections((), (), (), ())
+UNCHECKED_SCHEMA = "not shown: the record does not pass its schema (kb validate lists the findings)"
+
+
+def _composed_equations(record: Record, kb: KnowledgeBase) -> tuple[Equation, ...]:
     """The record's equations with each `uses` entry resolved to the text kb checked."""
     from kb.equations.compose import composed_data
 
-    return composed_data(kb, record).get("equations")
+    return equations_of(composed_data(kb, record).get("equations", {}))
 
 
 def _verdict(record: Record, items: Mapping[str, Any], note: str) -> dict[str, str] | None:
@@ -86,15 +107,9 @@ def errata_by_claim(record: Record, kb: KnowledgeBase) -> dict[str, dict[str, st
     return found
 
 
-def display_names(symbols: Any) -> dict[str, str]:
+def display_names(symbols: tuple[Symbol, ...]) -> dict[str, str]:
     """Symbol name -> its `display` form, where the record gives one."""
-    if not isinstance(symbols, Mapping):
-        return {}
-    return {
-        str(name): str(spec["display"])
-        for name, spec in symbols.items()
-        if isinstance(spec, Mapping) and spec.get("display")
-    }
+    return {symbol.name: symbol.display for symbol in symbols if symbol.display}
 
 
 def other_checks(items: Mapping[str, Any], data: Mapping[str, Any]) -> list[dict[str, str]]:
@@ -126,77 +141,62 @@ def _state(items: Mapping[str, Any], *pointers: str) -> Any:
     return None
 
 
-def symbol_rows(symbols: Any) -> list[dict[str, Any]]:
+def symbol_rows(symbols: tuple[Symbol, ...]) -> list[dict[str, Any]]:
     """One row per declared symbol: its printed form, meaning, unit and note."""
-    if not isinstance(symbols, Mapping):
-        return []
-    rows = []
-    for name, spec in symbols.items():
-        spec = spec if isinstance(spec, Mapping) else {}
-        rows.append(
-            {
-                "name": str(name),
-                "mathml": name_to_mathml(str(name), str(spec.get("display") or "")),
-                "meaning": str(spec.get("meaning") or ""),
-                "unit": str(spec.get("unit") or ""),
-                "note": str(spec.get("note") or ""),
-                "anchor": f"sym-{_slug(str(name))}",
-            }
-        )
-    return rows
+    return [
+        {
+            "name": symbol.name,
+            "mathml": name_to_mathml(symbol.name, symbol.display),
+            "meaning": symbol.meaning,
+            "unit": symbol.unit,
+            "note": symbol.note,
+            "anchor": f"sym-{_slug(symbol.name)}",
+        }
+        for symbol in symbols
+    ]
 
 
 def equation_rows(
-    equations: Any, items: Mapping[str, Any], names: Mapping[str, str]
+    equations: tuple[Equation, ...], items: Mapping[str, Any], names: Mapping[str, str]
 ) -> list[dict[str, Any]]:
     """One entry per equation: MathML (or the reason it is shown as source), state, detail."""
-    if not isinstance(equations, Mapping):
-        return []
     rows = []
-    for eq_id, spec in equations.items():
-        source = str(spec.get("expr", "") if isinstance(spec, Mapping) else spec)
-        pointer = pointer_join("/equations", eq_id)
-        uses = str(spec.get("uses", "")) if isinstance(spec, Mapping) else ""
+    for equation in equations:
+        pointer = pointer_join("/equations", equation.id)
         item = _state(items, pointer_join(pointer, "expr"), pointer_join(pointer, "uses"), pointer)
-        text = str(spec.get("text", "")) if isinstance(spec, Mapping) else ""
+        text, uses = equation.text, equation.uses
         row = {
-            "id": str(eq_id),
-            "source": source,
-            "anchor": f"eq-{_slug(str(eq_id))}",
+            "id": equation.id,
+            "source": equation.expr,
+            "anchor": f"eq-{_slug(equation.id)}",
             "text": f"uses {uses}" + (f": {text}" if text else "") if uses else text,
             **_item_fields(item),
-            **_mathml(source, names),
+            **_mathml(equation.expr, names),
         }
         rows.append(row)
     return rows
 
 
 def derivation_rows(
-    derivations: Any,
-    equations: Mapping[str, Any],
+    derivations: tuple[Derivation, ...],
+    equations: tuple[Equation, ...],
     items: Mapping[str, Any],
     names: Mapping[str, str],
 ) -> list[dict[str, Any]]:
     """Each derivation with its steps; a step's state is the engine's verdict on it."""
-    if not isinstance(derivations, list):
-        return []
+    exprs = {equation.id: equation.expr for equation in equations}
     rows = []
     for index, derivation in enumerate(derivations):
-        if not isinstance(derivation, Mapping):
-            continue
         pointer = pointer_join("/derivations", index)
-        listed = derivation.get("steps")
-        steps: list[Any] = listed if isinstance(listed, list) else []
         step_rows = [
-            _step_row(step, pointer_join(pointer, "steps", i), equations, items, names)
-            for i, step in enumerate(steps)
+            _step_row(step, pointer_join(pointer, "steps", i), exprs, items, names)
+            for i, step in enumerate(derivation.steps)
         ]
-        name = str(derivation.get("id", index))
         rows.append(
             {
-                "id": name,
-                "anchor": f"der-{_slug(name)}",
-                "text": str(derivation.get("text") or derivation.get("goal") or ""),
+                "id": derivation.id,
+                "anchor": f"der-{_slug(derivation.id)}",
+                "text": derivation.text,
                 "state": overall_state([s["state"] for s in step_rows]),
                 "steps": step_rows,
             }
@@ -214,57 +214,46 @@ def overall_state(states: list[str]) -> str:
 
 
 def _step_row(
-    step: Any,
+    step: Step,
     pointer: str,
-    equations: Mapping[str, Any],
+    exprs: Mapping[str, str],
     items: Mapping[str, Any],
     names: Mapping[str, str],
 ) -> dict[str, Any]:
-    step = step if isinstance(step, Mapping) else {}
-    result = str(step.get("result", ""))
-    spec = equations.get(result)
-    source = str(spec.get("expr", "") if isinstance(spec, Mapping) else spec or "")
-    sources = step.get("from")
-    sources = (
-        [str(s) for s in sources]
-        if isinstance(sources, list)
-        else ([str(sources)] if sources else [])
-    )
+    source = exprs.get(step.result, "")
     fields = _item_fields(_state(items, pointer))
     return {
-        "rule": str(step.get("rule") or ""),
-        "result": result,
+        "rule": step.rule,
+        "result": step.result,
         "source": source,
-        "from": [{"id": s, "anchor": f"eq-{_slug(s)}"} for s in sources],
-        "extra": {k: str(v) for k, v in step.items() if k not in ("rule", "result", "from")},
+        "from": [{"id": s, "anchor": f"eq-{_slug(s)}"} for s in step.sources],
+        "extra": dict(step.extra),
         **fields,
         **(_mathml(source, names) if source else {"mathml": "", "error": ""}),
     }
 
 
 def claim_rows(
-    claims: Any, items: Mapping[str, Any], kb: KnowledgeBase, owner: Record | None = None
+    claims: tuple[Claim, ...],
+    items: Mapping[str, Any],
+    kb: KnowledgeBase,
+    owner: Record | None = None,
 ) -> list[dict[str, Any]]:
     """Each claim with its state and the claimed versus the computed value.
 
     Prose inside a claim (its note, an erratum's reason) is prose of `owner`: its
     templates show their values (kb.sitegen.prose_view), as everywhere on the page.
     """
-    if not isinstance(claims, list):
-        return []
     rows = []
-    for index, claim in enumerate(claims):
-        if not isinstance(claim, Mapping):
-            continue
-        item = _state(items, pointer_join("/claims", index))
-        name = str(claim.get("id", index))
+    for claim in claims:
+        item = _state(items, pointer_join("/claims", claim.index))
         fields = _item_fields(item)
         rows.append(
             {
-                "id": name,
-                "anchor": f"claim-{_slug(name)}",
-                "kind": str(claim.get("kind") or ""),
-                "text": str(claim.get("text") or claim.get("statement") or ""),
+                "id": claim.id,
+                "anchor": f"claim-{_slug(claim.id)}",
+                "kind": claim.kind,
+                "text": claim.text,
                 "claimed": fields["claimed"] or _claimed(claim),
                 "provenance": _claimed_provenance(claim, kb),
                 "computed": fields["computed"] or "\u2014",
@@ -272,9 +261,9 @@ def claim_rows(
                 "shown": state_text(item) if item is not None else "unverified (not checked)",
                 "detail": fields["detail"] or ("" if item else "not checked"),
                 "inputs": value_tree(
-                    {k: v for k, v in claim.items() if k not in ("id", "text")},
+                    {k: v for k, v in claim.data.items() if k not in ("id", "text")},
                     kb,
-                    f"claims.{index}",
+                    f"claims.{claim.index}",
                     owner,
                 ),
                 "limitation": "",
@@ -286,21 +275,20 @@ def claim_rows(
 
 
 def _erratum_fields(
-    claim: Mapping[str, Any], item: Any, kb: KnowledgeBase, owner: Record | None = None
+    claim: Claim, item: Any, kb: KnowledgeBase, owner: Record | None = None
 ) -> dict[str, Any]:
     """An erratum claim: what the source says, what kb computes, why, and the correction."""
-    erratum = claim.get("erratum")
-    if not isinstance(erratum, Mapping):
+    erratum = claim.erratum
+    if erratum is None:
         return {"erratum": None}
-    corrected = erratum.get("corrected_by")
-    source = erratum.get("source")
+    corrected = erratum.corrected_by
     return {
         "erratum": {
             "text": erratum_text(item) if item is not None and item.state == ERRATUM else "",
-            "reason": str(erratum.get("reason") or ""),
-            "reason_parts": _parts(str(erratum.get("reason") or ""), kb, owner),
-            "source": link_for(str(source), kb) if source else None,
-            "corrected_by": {"id": str(corrected), "anchor": f"claim-{_slug(str(corrected))}"}
+            "reason": erratum.reason,
+            "reason_parts": _parts(erratum.reason, kb, owner),
+            "source": link_for(erratum.source, kb) if erratum.source else None,
+            "corrected_by": {"id": corrected, "anchor": f"claim-{_slug(corrected)}"}
             if corrected
             else None,
         }
@@ -312,38 +300,33 @@ def _parts(text: str, kb: KnowledgeBase, owner: Record | None) -> list[dict[str,
     return prose_parts(text, kb, owner) if owner is not None and has_markup(text) else None
 
 
-def _prediction_fields(claim: Mapping[str, Any], item: Any, kb: KnowledgeBase) -> dict[str, Any]:
+def _prediction_fields(claim: Claim, item: Any, kb: KnowledgeBase) -> dict[str, Any]:
     """A prediction: predicted, measured (and its receipt), error, band, limitation."""
-    if claim.get("kind") != "prediction":
+    if claim.kind != "prediction":
         return {}
-    measured = claim.get("measured")
-    limitation = claim.get("limitation")
     return {
         "predicted": str(getattr(item, "computed", "") or "\u2014"),
         "measured": str(getattr(item, "claimed", "") or "\u2014"),
-        "measured_link": link_for(str(measured), kb) if isinstance(measured, str) else None,
+        "measured_link": link_for(claim.measured, kb) if claim.measured is not None else None,
         "error": str(getattr(item, "error", "") or "\u2014"),
         "band": str(getattr(item, "band", "") or "\u2014"),
-        "limitation": str(limitation.get("reason") or "")
-        if isinstance(limitation, Mapping)
-        else "",
+        "limitation": claim.limitation,
     }
 
 
-def _claimed_provenance(claim: Mapping[str, Any], kb: KnowledgeBase) -> dict[str, Any] | None:
-    expect = claim.get("expect")
-    if isinstance(expect, Mapping) and expect.get("basis"):
-        return provenance_of(expect, kb)
+def _claimed_provenance(claim: Claim, kb: KnowledgeBase) -> dict[str, Any] | None:
+    if claim.expect is not None and claim.expect.get("basis"):
+        return provenance_of(claim.expect, kb)
     return None
 
 
-def _claimed(claim: Mapping[str, Any]) -> str:
-    value = claim.get("claimed", claim.get("value", claim.get("expect")))
-    if isinstance(value, Mapping):
-        unit = value.get("unit")
-        shown_unit = unit if unit not in (None, "1") else ""
-        return f"{format_scalar(value.get('value'))} {shown_unit}".strip()
-    return format_scalar(value) if value is not None else "\u2014"
+def _claimed(claim: Claim) -> str:
+    expect = claim.expect
+    if expect is None:
+        return "\u2014"
+    unit = expect.get("unit")
+    shown_unit = unit if unit not in (None, "1") else ""
+    return f"{format_scalar(expect['value'])} {shown_unit}".strip()
 
 
 def _item_fields(item: Any) -> dict[str, str]:

@@ -7,6 +7,7 @@ from typing import Any
 
 from kb.equations.verdict import LINKED
 from kb.findings import pointer_parts
+from kb.kinds import views
 from kb.model import KnowledgeBase, Record
 from kb.reads import graph_of
 from kb.sitegen import urls
@@ -158,18 +159,19 @@ def _summary(record: Record, kb: KnowledgeBase) -> dict[str, Any] | None:
 
 
 def evidence_rows(record: Record, kb: KnowledgeBase) -> list[dict[str, Any]]:
-    """Receipts that confirm, refute or give context to a flop class."""
-    items = record.data.get("evidence")
-    if not isinstance(items, list):
-        return []
+    """Receipts that confirm, refute or give context to a flop class.
+
+    From the flop class's view (kb.kinds): one that fails its schema has none, and
+    its equations section says why.
+    """
+    sections = views(kb).equations(record) if record.kind == "flop_class" else None
     return [
         {
-            "receipt": link_for(str(item.get("receipt", "")), kb),
-            "verdict": str(item.get("verdict", "")),
-            "note": text_node(str(item.get("note", "")), kb, record) if item.get("note") else None,
+            "receipt": link_for(item.receipt, kb),
+            "verdict": item.verdict,
+            "note": text_node(item.note, kb, record) if item.note else None,
         }
-        for item in items
-        if isinstance(item, Mapping)
+        for item in (sections.evidence if sections is not None else ())
     ]
 
 

@@ -271,6 +271,7 @@ def tracking(kb: KnowledgeBase) -> TrackingKB:
 
     tracked = TrackingKB(kb.root, kb.records, kb.duplicates, kb.references)
     tracked.start(set())
+    tracked.run.schema = kb.run.schema  # the schema stage's results: the typed views read them
     analyse(tracked)  # the whole-base analysis the checker already ran, outside any page
     return tracked
 

@@ -1,0 +1,83 @@
+"""Typed views of schema-valid records: one module per kind, built in one place.
+
+A view is a small frozen dataclass of the fields its consumers read (a flop
+class's symbols, equations, derivations and claims; a receipt's rows), built
+from a record's data only after the schema stage (kb.checker.schema_stage) has
+passed that record: a consumer of a view reads typed fields and re-checks no
+type. `views(kb)` is the one accessor; it lives in the run context
+(`kb.run.views`) and builds each record's view once per run.
+
+A record with a schema finding (SC001, LD009, LD010 on its file) has no view:
+the accessor returns None and the caller decides, in its own code, what it does
+instead (the site says so on the page; see each consumer). Asking before the
+schema stage has run raises StageNotRun: nothing is built from unchecked data.
+Code that must report on schema-invalid records (the loader, the schema stage,
+the ledger's input resolution that turns junk into LG004 gaps) reads
+`Record.data` and stays defensive.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import TypeVar
+
+from kb.findings import Finding
+from kb.kinds.accelerator import Accelerator, accelerator
+from kb.kinds.flop_class import EquationSections, equation_sections
+from kb.model import KnowledgeBase, Record
+from kb.run import StageNotRun
+
+__all__ = ["EQUATION_KINDS", "Views", "views"]
+
+V = TypeVar("V")
+# The kinds whose schema carries the equation sections (equations.schema.json).
+EQUATION_KINDS = ("flop_class", "strategy")
+
+
+@dataclass
+class Views:
+    """The views of one run's records.
+
+    `schema` is the schema stage's findings the views were made for and `failed`
+    the files they fall on; a view is built on first use and kept.
+    """
+
+    schema: list[Finding]
+    failed: frozenset[str]
+    _built: dict[tuple[str, str], object] = field(default_factory=dict)
+
+    def passed(self, record: Record) -> bool:
+        """True when the schema stage found nothing on this record's file."""
+        return record.path not in self.failed
+
+    def equations(self, record: Record) -> EquationSections | None:
+        """The equation sections of a flop class or strategy; None when schema-invalid."""
+        if record.kind not in EQUATION_KINDS:
+            raise ValueError(f"{record.id} is a {record.kind}: it has no equation sections")
+        return self._view("equations", record, equation_sections)
+
+    def accelerator(self, record: Record) -> Accelerator | None:
+        """The memory, compute and links of an accelerator; None when schema-invalid."""
+        if record.kind != "accelerator":
+            raise ValueError(f"{record.id} is a {record.kind}, not an accelerator")
+        return self._view("accelerator", record, accelerator)
+
+    def _view(self, name: str, record: Record, build: Callable[[Record], V]) -> V | None:
+        if not self.passed(record):
+            return None
+        key = (name, record.path)
+        if key not in self._built:
+            self._built[key] = build(record)
+        return self._built[key]  # type: ignore[return-value]
+
+
+def views(kb: KnowledgeBase) -> Views:
+    """The typed views of `kb`'s records (kept in kb.run.views once the schema stage ran)."""
+    schema = kb.run.schema
+    if schema is None:
+        raise StageNotRun("typed views read the schema stage, which has not run (kb.checker)")
+    found = kb.run.views
+    if found is None or found.schema is not schema:  # a new schema stage: new views
+        found = kb.run.views = Views(schema, frozenset(f.location.path for f in schema))
+    return found
