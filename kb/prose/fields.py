@@ -12,6 +12,7 @@ history whenever the figure changes.
 from __future__ import annotations
 
 from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
 from typing import Any
 
 from kb.findings import pointer_join
@@ -36,7 +37,30 @@ PROSE_KEYS = frozenset(
 
 def prose_fields(data: Any) -> Iterator[tuple[str, str]]:
     """(pointer, text) of every prose string in a record's data, in document order."""
+    if _ONCE is not None and _ONCE[0] is data:
+        if _ONCE[1] is None:
+            _ONCE[1] = _walk(data)
+        return iter(_ONCE[1])
     return iter(_walk(data))
+
+
+_ONCE: list[Any] | None = None  # [data, its prose fields or None] inside `walked_once`
+
+
+@contextmanager
+def walked_once(data: Any) -> Iterator[None]:
+    """Inside the block, `data`'s prose is walked once for every reader.
+
+    The per-file stage reads it twice (the references and the prose-number rule).
+    Only the object `data` itself is remembered, only for the block (the checks
+    inside read it and never change it), then forgotten.
+    """
+    global _ONCE
+    outer, _ONCE = _ONCE, [data, None]
+    try:
+        yield
+    finally:
+        _ONCE = outer
 
 
 # Where a node stands with respect to a claim's own `text` (claims/*/text), the one
@@ -69,19 +93,36 @@ def _walk(data: Any) -> list[tuple[str, str]]:
             if prose and state != _CLAIM_TEXT:
                 found.append((at, item))
             continue
-        if isinstance(item, Mapping):
+        if type(item) is dict or (type(item) is not list and isinstance(item, Mapping)):
             pairs: Any = ((str(k), k, v, str(k) in PROSE_KEYS) for k, v in item.items())
         elif isinstance(item, list):
             pairs = (("*", i, v, prose) for i, v in enumerate(item))
         else:
             continue
         children = [
-            (value, pointer_join(at, token), _below(state, key), inner)
+            (value, _child(at, key, token), _below(state, key), inner)
             for key, token, value, inner in pairs
-            if (inner and isinstance(value, str)) or isinstance(value, (Mapping, list))
+            if (inner and isinstance(value, str)) or _is_container(value)
         ]
         stack.extend(reversed(children))
     return found
+
+
+_SCALARS = frozenset({str, int, float, bool, type(None)})
+_PLAIN = frozenset({dict, list})
+
+
+def _is_container(value: Any) -> bool:
+    """isinstance(value, (Mapping, list)), without the slow abstract check for plain types."""
+    kind = type(value)
+    return kind in _PLAIN or (kind not in _SCALARS and isinstance(value, (Mapping, list)))
+
+
+def _child(pointer: str, key: str, token: Any) -> str:
+    """pointer_join(pointer, token), escaping only a key that needs it (`key`: str(token))."""
+    if "~" in key or "/" in key:
+        return pointer_join(pointer, token)
+    return f"{pointer}/{key}" if key != "*" else f"{pointer}/{token}"
 
 
 def record_templates(data: Any) -> list[tuple[str, Template]]:

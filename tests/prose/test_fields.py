@@ -58,3 +58,15 @@ def test_a_claims_own_text_is_not_prose_but_its_note_is() -> None:
         ("/notes/0", "one"),
         ("/notes/1/text", "two"),
     ]
+
+
+def test_walked_once_walks_the_document_once_and_only_inside_the_block() -> None:
+    from kb.prose import fields
+
+    data = {"summary": "one", "notes": ["two"]}
+    with fields.walked_once(data):
+        first = list(prose_fields(data))
+        data["summary"] = "changed inside"  # a reader never does this; shows the memo is used
+        assert list(prose_fields(data)) == first
+        assert list(prose_fields({"note": "other"})) == [("/note", "other")]  # another document
+    assert list(prose_fields(data)) == [("/summary", "changed inside"), ("/notes/0", "two")]
