@@ -18,7 +18,6 @@ import click
 
 from kb.commands._common import records_root, require_dir, root_option
 from kb.findings import Finding, Severity
-from kb.gcpause import paused_during
 
 if TYPE_CHECKING:
     from kb.model import KnowledgeBase
@@ -69,7 +68,6 @@ def build(out_dir: Path, site_url: str | None, root: Path | None) -> None:
     )
 
 
-@paused_during
 def _build_site(
     kb: KnowledgeBase, out_dir: Path, findings: list[Finding], site_url: str | None
 ) -> BuildReport:
