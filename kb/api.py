@@ -28,6 +28,7 @@ from kb.checker import (
     selected,
 )
 from kb.findings import Finding
+from kb.gcpause import paused_during
 from kb.model import KnowledgeBase
 from kb.reads import FileNode, checked_paths, file_nodes, scope
 from kb.run import RunStats
@@ -45,6 +46,7 @@ class Result:
     stats: RunStats = field(default_factory=RunStats)
 
 
+@paused_during
 def open_kb(root: Path, *, with_references: bool = True) -> KnowledgeBase:
     """Every record under `root`, loaded as a check loads them (the record cache included)."""
     if not with_references:
@@ -57,6 +59,7 @@ def open_kb(root: Path, *, with_references: bool = True) -> KnowledgeBase:
     return build_knowledge_base(root, None, open_cache(root))
 
 
+@paused_during
 def validate(
     root: Path,
     paths: Sequence[Path] = (),

@@ -33,6 +33,7 @@ from kb.findings import Finding, Location
 from kb.loader import Loaded, load_files
 from kb.model import KnowledgeBase, Record, Reference
 from kb.positions import locate, locate_in_string
+from kb.prose.fields import walked_once
 from kb.reads import checked_paths, file_nodes, rule_reads, scope
 from kb.recordcache import RecordCache
 from kb.references import record_references
@@ -191,11 +192,15 @@ def attach(kb: KnowledgeBase, root: Path, base: str | None) -> KnowledgeBase:
 
 
 def checked_alone(record: Record) -> Alone:
-    """What one file gives on its own: its references and the record-local rules' findings."""
-    references = [(r.pointer, r.target, r.expected_kind) for r in record_references(record)]
-    alone = KnowledgeBase(root="")
-    alone.add(record)
-    return references, [f for rule in _local_rules() for f in rule.check(alone)]
+    """What one file gives on its own: its references and the record-local rules' findings.
+
+    Both read the record's prose: it is walked once for them (kb.prose.fields).
+    """
+    with walked_once(record.data):
+        references = [(r.pointer, r.target, r.expected_kind) for r in record_references(record)]
+        alone = KnowledgeBase(root="")
+        alone.add(record)
+        return references, [f for rule in _local_rules() for f in rule.check(alone)]
 
 
 @functools.cache

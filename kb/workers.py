@@ -6,12 +6,13 @@ pages with it, and the equations engine checks families of records with it.
 Items reach the workers by fork (no pickling on the way in); only results are
 pickled back. Workers are used only where that is safe and worth it: `fork`
 exists, this is the main thread of a single-threaded process, there are at
-least `min_items` items and `worker_count()` is 2 or more ($KB_JOBS=1 keeps
-everything in this process). Otherwise, or on any failure of the pool, the
-caller's own loop does the work, so a result never depends on whether workers
-ran. There is no spawn fallback on purpose: spawned workers would pickle every
-item and the function (often a closure) and import kb again, costing more than
-the work they would share (tests/test_portable.py runs kb without fork).
+least `min_items` items and `worker_count()` is 2 or more (a CPU is free, or
+$KB_JOBS asks for workers; $KB_JOBS=1 keeps everything in this process).
+Otherwise, or on any failure of the pool, the caller's own loop does the work,
+so a result never depends on whether workers ran. There is no spawn fallback
+on purpose: spawned workers would pickle every item and the function (often a
+closure) and import kb again, costing more than the work they would share
+(tests/test_portable.py runs kb without fork).
 """
 
 from __future__ import annotations
@@ -30,15 +31,34 @@ _FUNCTION: Callable[[Any], Any] | None = None
 
 
 def worker_count() -> int:
-    """$KB_JOBS if set, else the CPUs this process may use (at most MAX_WORKERS)."""
+    """$KB_JOBS if set, else the CPUs this process may use that are free (at most MAX_WORKERS).
+
+    "Free" reads the one-minute load average: on a machine whose every CPU is
+    already busy a forked worker only competes with the others and adds the cost
+    of pickling its results (BENCHMARKS.md: 0.8 s of CPU at 10,000 records), so
+    kb then stays in one process. At least 1.
+    """
     wanted = settings.jobs()
     if wanted is not None:
         return wanted
+    available = min(usable_cpus(), MAX_WORKERS)
+    return max(1, min(available, round(available - _load())))
+
+
+def usable_cpus() -> int:
+    """The CPUs this process may run on."""
     try:
-        available = len(os.sched_getaffinity(0))
+        return len(os.sched_getaffinity(0))
     except AttributeError:  # not on Linux
-        available = os.cpu_count() or 1
-    return min(available, MAX_WORKERS)
+        return os.cpu_count() or 1
+
+
+def _load() -> float:
+    """The one-minute load average (0 where the system does not tell)."""
+    try:
+        return os.getloadavg()[0]
+    except OSError:
+        return 0.0
 
 
 def can_fork() -> bool:

@@ -78,7 +78,7 @@ def test_quick_run_prints_its_table(tmp_path: Path) -> None:
         "kb validate, 1 changed",
     ):
         assert step in out
-    assert "kb validate cold / CSafeLoader parse:" in out
+    assert "kb validate, cold / parse (paired):" in out
     assert "checked 200 records" in out
 
 

@@ -18,6 +18,7 @@ LAYERS: dict[str, int] = {
     "run": 0,
     "quantities": 0,
     "workers": 0,
+    "gcpause": 0,
     "settings": 0,
     "store": 0,
     "filelock": 0,

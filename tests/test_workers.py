@@ -70,3 +70,20 @@ def test_a_check_with_parsing_in_workers_finds_what_one_process_finds(
         runs[jobs] = check(tmp_path / "records").findings
     assert runs["2"] == runs["1"]
     assert {"RF001", "SC001"} <= {f.code for f in runs["1"]}
+
+
+@pytest.mark.parametrize(
+    ("cpus", "load", "expected"),
+    [(2, 0.0, 2), (2, 0.4, 2), (2, 0.9, 1), (2, 12.0, 1), (8, 3.2, 5), (16, 0.0, 8), (1, 0.0, 1)],
+)
+def test_without_kb_jobs_only_free_cpus_get_workers(
+    cpus: int, load: float, expected: int, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import kb.workers as workers
+
+    monkeypatch.delenv("KB_JOBS", raising=False)
+    monkeypatch.setattr(workers, "usable_cpus", lambda: cpus)
+    monkeypatch.setattr(workers, "_load", lambda: load)
+    assert worker_count() == expected
+    monkeypatch.setenv("KB_JOBS", "3")
+    assert worker_count() == 3  # asked for: the load is not consulted

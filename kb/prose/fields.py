@@ -12,6 +12,7 @@ history whenever the figure changes.
 from __future__ import annotations
 
 from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
 from typing import Any
 
 from kb.findings import pointer_join
@@ -32,31 +33,96 @@ PROSE_KEYS = frozenset(
         "description",
     }
 )
-_CLAIM_TEXT = ("claims", "*", "text")
-_HISTORY_CHANGE = ("history", "*", "change")
 
 
 def prose_fields(data: Any) -> Iterator[tuple[str, str]]:
     """(pointer, text) of every prose string in a record's data, in document order."""
-    yield from _walk(data, "", ())
+    if _ONCE is not None and _ONCE[0] is data:
+        if _ONCE[1] is None:
+            _ONCE[1] = _walk(data)
+        return iter(_ONCE[1])
+    return iter(_walk(data))
 
 
-def _walk(node: Any, pointer: str, path: tuple[str, ...]) -> Iterator[tuple[str, str]]:
-    stack: list[tuple[Any, str, tuple[str, ...], bool]] = [(node, pointer, path, False)]
+_ONCE: list[Any] | None = None  # [data, its prose fields or None] inside `walked_once`
+
+
+@contextmanager
+def walked_once(data: Any) -> Iterator[None]:
+    """Inside the block, `data`'s prose is walked once for every reader.
+
+    The per-file stage reads it twice (the references and the prose-number rule).
+    Only the object `data` itself is remembered, only for the block (the checks
+    inside read it and never change it), then forgotten.
+    """
+    global _ONCE
+    outer, _ONCE = _ONCE, [data, None]
+    try:
+        yield
+    finally:
+        _ONCE = outer
+
+
+# Where a node stands with respect to a claim's own `text` (claims/*/text), the one
+# place a prose key holds no prose: the walk tracks it as a state, not as a path.
+_ROOT, _CLAIMS, _CLAIM, _CLAIM_TEXT, _ELSEWHERE = range(5)
+
+
+def _below(state: int, key: str) -> int:
+    """The state of a child reached by `key` ("*" for a list item) from a node in `state`."""
+    if state == _ROOT:
+        return _CLAIMS if key == "claims" else _ELSEWHERE
+    if state == _CLAIMS:
+        return _CLAIM
+    if state == _CLAIM and key == "text":
+        return _CLAIM_TEXT
+    return _ELSEWHERE
+
+
+def _walk(data: Any) -> list[tuple[str, str]]:
+    """The prose strings under `data`, depth first in document order.
+
+    One walk per record, on the path of every cold run (three stages read prose): a
+    pointer is made only for a container or a prose string, never for other scalars.
+    """
+    found: list[tuple[str, str]] = []
+    stack: list[tuple[Any, str, int, bool]] = [(data, "", _ROOT, False)]
     while stack:
-        item, at, where, prose = stack.pop()
+        item, at, state, prose = stack.pop()
         if isinstance(item, str):
-            if prose and not _matches(where, _CLAIM_TEXT):
-                yield at, item
-        elif isinstance(item, Mapping):
-            children = [
-                (v, pointer_join(at, k), (*where, str(k)), str(k) in PROSE_KEYS)
-                for k, v in item.items()
-            ]
-            stack.extend(reversed(children))
+            if prose and state != _CLAIM_TEXT:
+                found.append((at, item))
+            continue
+        if type(item) is dict or (type(item) is not list and isinstance(item, Mapping)):
+            pairs: Any = ((str(k), k, v, str(k) in PROSE_KEYS) for k, v in item.items())
         elif isinstance(item, list):
-            children = [(v, pointer_join(at, i), (*where, "*"), prose) for i, v in enumerate(item)]
-            stack.extend(reversed(children))
+            pairs = (("*", i, v, prose) for i, v in enumerate(item))
+        else:
+            continue
+        children = [
+            (value, _child(at, key, token), _below(state, key), inner)
+            for key, token, value, inner in pairs
+            if (inner and isinstance(value, str)) or _is_container(value)
+        ]
+        stack.extend(reversed(children))
+    return found
+
+
+_SCALARS = frozenset({str, int, float, bool, type(None)})
+_PLAIN = frozenset({dict, list})
+
+
+def _is_container(value: Any) -> bool:
+    """isinstance(value, (Mapping, list)), without the slow abstract check for plain types."""
+    kind = type(value)
+    return kind in _PLAIN or (kind not in _SCALARS and isinstance(value, (Mapping, list)))
+
+
+def _child(pointer: str, key: str, token: Any) -> str:
+    """pointer_join(pointer, token), escaping only a key that needs it (`key`: str(token))."""
+    if "~" in key or "/" in key:
+        return pointer_join(pointer, token)
+    return f"{pointer}/{key}" if key != "*" else f"{pointer}/{token}"
 
 
 def record_templates(data: Any) -> list[tuple[str, Template]]:
@@ -70,9 +136,3 @@ def numbers_checked(pointer: str) -> bool:
     """False for the prose the bare-number rule skips: history entries' `change`."""
     parts = pointer.split("/")[1:]
     return not (len(parts) == 3 and parts[0] == "history" and parts[2] == "change")
-
-
-def _matches(path: tuple[str, ...], pattern: tuple[str, ...]) -> bool:
-    if len(path) != len(pattern):
-        return False
-    return all(p in ("*", q) for q, p in zip(path, pattern, strict=True))

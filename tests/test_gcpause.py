@@ -1,0 +1,71 @@
+"""The collector is paused while kb loads and checks, and left as the caller had it."""
+
+from __future__ import annotations
+
+import gc
+import shutil
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from kb import api
+from kb.gcpause import paused, paused_during
+from tests.conftest import SHIPPED_RECORDS
+
+
+@pytest.fixture
+def collector() -> Iterator[None]:
+    was = gc.isenabled()
+    yield
+    if was:
+        gc.enable()
+    else:
+        gc.disable()
+
+
+@pytest.mark.parametrize("enabled", [True, False])
+def test_paused_restores_the_state_it_found(enabled: bool, collector: None) -> None:
+    gc.enable() if enabled else gc.disable()
+    with paused():
+        assert not gc.isenabled()
+    assert gc.isenabled() is enabled
+
+
+def test_paused_restores_it_after_an_error(collector: None) -> None:
+    gc.enable()
+
+    @paused_during
+    def fails() -> None:
+        assert not gc.isenabled()
+        raise ValueError("boom")
+
+    with pytest.raises(ValueError, match="boom"):
+        fails()
+    assert gc.isenabled()
+
+
+@pytest.mark.parametrize("enabled", [True, False])
+def test_the_api_runs_paused_and_gives_the_collector_back(
+    enabled: bool, collector: None, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from kb import incremental
+
+    shutil.copytree(SHIPPED_RECORDS, tmp_path / "records")
+    monkeypatch.setenv("KB_CACHE_DIR", str(tmp_path / "cache"))
+    seen: list[bool] = []
+    for module in (api, incremental):
+        real = module.build_knowledge_base
+
+        def spy(*args: Any, real: Any = real, **kwargs: Any) -> Any:
+            seen.append(gc.isenabled())
+            return real(*args, **kwargs)
+
+        monkeypatch.setattr(module, "build_knowledge_base", spy)
+    gc.enable() if enabled else gc.disable()
+    assert len(api.open_kb(tmp_path / "records")) > 0
+    assert gc.isenabled() is enabled
+    assert api.validate(tmp_path / "records", full=True).checked_paths
+    assert gc.isenabled() is enabled
+    assert seen == [False, False]  # both loads ran with the collector paused
