@@ -22,11 +22,13 @@ and kind swaps too) and checks that the findings always equal a full run's.
 
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
 
 from kb.checker import (
     build_knowledge_base,
     cache_salt,
+    check_everything,
     open_cache,
     resolve_locations,
     run_rules,
@@ -68,12 +70,12 @@ def _digest(path: Path) -> str:
 
 
 def _check_everything(root: Path, cache: RecordCache) -> tuple[Snapshot, RunStats]:
-    kb = build_knowledge_base(root, None, cache)
-    findings = resolve_locations(run_rules(kb))
-    cache.save()
+    kb, findings = check_everything(root, None, cache)
     snapshot = Snapshot(file_states(kb))
     snapshot.put_findings(findings)
-    return snapshot, RunStats("full", len(snapshot.files), len(kb))
+    return snapshot, replace(
+        kb.run.stats, mode="full", rechecked=len(snapshot.files), loaded=len(kb)
+    )
 
 
 def file_states(kb: KnowledgeBase) -> dict[str, FileState]:
@@ -123,7 +125,7 @@ def _recheck_changes(
         n: f for n, f in snapshot.findings.items() if n in files and n not in affected
     }
     snapshot.put_findings(fresh)
-    return RunStats("incremental", len(affected), len(load))
+    return replace(kb.run.stats, mode="incremental", rechecked=len(affected), loaded=len(load))
 
 
 def _affected(snapshot: Snapshot, graph: DependencyGraph, changed: set[str]) -> set[str]:

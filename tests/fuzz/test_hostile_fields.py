@@ -25,7 +25,7 @@ import yaml
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from kb.checker import check
+from kb.api import validate
 from kb.rules import all_rules
 from tests.conftest import SHIPPED_RECORDS
 
@@ -142,7 +142,9 @@ def tree(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Path, dict[
         record_id: yaml.safe_load((root / f"{record_id}.yaml").read_text(encoding="utf-8"))
         for record_id in SEEDS
     }
-    check(root)  # warm the caches once: each case re-checks what its edit touches
+    validate(
+        root, remember=False
+    )  # warm the caches once: each case re-checks what its edit touches
     yield root, documents
 
 
@@ -188,7 +190,7 @@ def test_a_hostile_value_anywhere_gives_findings_never_an_error(
         if previous is not None:
             signal.alarm(CASE_SECONDS)
         try:
-            result = check(root)
+            result = validate(root, remember=False)
         except AssertionError:
             raise
         except BaseException as exc:  # what the CLI would print as "internal error"
