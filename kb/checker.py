@@ -67,12 +67,7 @@ def check_everything(
 
 def open_cache(root: Path, salt_value: str | None = None) -> RecordCache:
     """The per-file result cache of this records tree (see kb.recordcache)."""
-    return RecordCache(cache_dir(root), salt_value or cache_salt())
-
-
-def cache_salt() -> str:
-    """What every cached result depends on besides its file: kb's code, schemas, libraries."""
-    return fingerprint.salt()
+    return RecordCache(cache_dir(root), salt_value or fingerprint.salt())
 
 
 def build_knowledge_base(

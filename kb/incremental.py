@@ -25,9 +25,9 @@ from __future__ import annotations
 from dataclasses import replace
 from pathlib import Path
 
+from kb import fingerprint
 from kb.checker import (
     build_knowledge_base,
-    cache_salt,
     check_everything,
     open_cache,
     resolve_locations,
@@ -48,7 +48,7 @@ def refresh(root: Path, *, full: bool = False) -> tuple[Snapshot, RunStats]:
     The last run's snapshot is brought up to date and saved (mode "incremental"),
     served as it is ("snapshot"), or made anew ("full").
     """
-    salt = cache_salt()
+    salt = fingerprint.salt()
     snapshot = None if full else read_snapshot(cache_dir(root), salt, root)
     if snapshot is None:
         snapshot, stats = _check_everything(root, open_cache(root, salt))
@@ -86,7 +86,7 @@ def file_states(kb: KnowledgeBase) -> dict[str, FileState]:
     digests = {record.path: record.digest for record in (*kb, *kb.duplicates)}
     return {
         name: FileState(
-            digests.get(name, UNREAD), node.record_id, node.claimed_id, node.kind, node.targets, ()
+            digests.get(name, UNREAD), node.record_id, node.claimed_id, node.kind, node.targets
         )
         for name, node in file_nodes(kb).items()
         if kb.run.focus is None or name in kb.run.focus or not node.record_id

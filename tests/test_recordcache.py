@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from kb.api import validate
-from kb.checker import cache_salt
+from kb.fingerprint import salt as cache_salt
 from kb.recordcache import STORE, RecordCache
 from kb.store import shard_file, shard_of
 
