@@ -25,7 +25,7 @@ from __future__ import annotations
 from dataclasses import replace
 from pathlib import Path
 
-from kb import fingerprint
+from kb import fileread, fingerprint
 from kb.checker import (
     build_knowledge_base,
     check_everything,
@@ -33,7 +33,7 @@ from kb.checker import (
     resolve_locations,
     run_rules,
 )
-from kb.loader import display_path, record_files
+from kb.loader import MAX_FILE_BYTES, display_path, record_files
 from kb.model import KnowledgeBase
 from kb.reads import DependencyGraph, codes_reading, file_nodes
 from kb.recordcache import RecordCache, content_digest
@@ -63,8 +63,9 @@ def refresh(root: Path, *, full: bool = False) -> tuple[Snapshot, RunStats]:
 
 
 def _digest(path: Path) -> str:
-    try:
-        return content_digest(path.read_bytes())
+    """The file's content hash, read as the loader reads it; UNREAD if the loader cannot."""
+    try:  # a FIFO, a device or a file over the limit: the loader's finding, every run
+        return content_digest(fileread.read_limited(path, MAX_FILE_BYTES))
     except OSError:
         return UNREAD
 
