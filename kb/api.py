@@ -1,32 +1,29 @@
 """The one way in: `open_kb` for a command that reads records, `validate` for findings.
 
-Every command goes through these two, so `kb build`, `kb ledger`, `kb calc`,
-`kb show` and `kb list` load the tree exactly as `kb validate` does:
+Every command and test goes through these two, so `kb build`, `kb ledger`, `kb calc`,
+`kb show`, `kb list`, `kb diff` and the language server load the tree exactly as
+`kb validate` does:
 
 - `open_kb(root)`: every record of the tree (with the reference index unless
   asked not to), through the same loader and record cache as a check;
 - `validate(root, paths)`: the findings of the whole tree, reported on `paths`
   (and the records that reference them). It picks the route itself: the run
   snapshot (kb.incremental: only what changed is re-checked) unless `full`,
-  `--base` (versions against git) or a record standing in for a file
-  (`kb validate -`) asks for a run of everything, which is never remembered.
-  Both routes give the same `Result` (tests/test_incremental.py holds them equal).
+  `--base` (versions against git), a record standing in for a file
+  (`kb validate -`, the language server's open buffers) or `remember=False`
+  asks for a run of everything, which is never remembered
+  (kb.checker.check_everything). Both routes give the same `Result`
+  (tests/test_incremental.py holds them equal).
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from kb import overlay
-from kb.checker import (
-    build_knowledge_base,
-    open_cache,
-    resolve_locations,
-    run_rules,
-    selected,
-)
+from kb.checker import build_knowledge_base, check_everything, open_cache
 from kb.findings import Finding
 from kb.gcpause import paused_during
 from kb.model import KnowledgeBase
@@ -38,7 +35,8 @@ from kb.run import RunStats
 class Result:
     """What `kb validate` reports: located, sorted findings and the files they cover.
 
-    `stats` says how the run went: full, incremental or served from the snapshot.
+    `stats` says how the run went: full, incremental or served from the snapshot,
+    and what the equations stage did (kb.run.RunStats).
     """
 
     findings: list[Finding]
@@ -68,12 +66,18 @@ def validate(
     full: bool = False,
     select: Sequence[str] = (),
     ignore: Sequence[str] = (),
+    remember: bool = True,
 ) -> Result:
-    """Check the records under `root`; report on `paths` (all when empty) and their referrers."""
+    """Check the records under `root`; report on `paths` (all when empty) and their referrers.
+
+    `remember=False`: check everything and leave the run snapshot alone (the route
+    `--base` and a record standing in for a file take).
+    """
     files: Mapping[str, FileNode]
-    if base is not None or overlay.paths():
-        files, findings = _check_everything(root, base)
-        stats = RunStats("full", len(files), len(files))
+    if base is not None or overlay.paths() or not remember:
+        kb, findings = check_everything(root, base, open_cache(root))
+        files = file_nodes(kb)
+        stats = replace(kb.run.stats, mode="full", rechecked=len(files), loaded=len(files))
     else:
         from kb.incremental import refresh
 
@@ -87,10 +91,8 @@ def validate(
     return Result(sorted(findings, key=Finding.sort_key), checked, stats)
 
 
-def _check_everything(root: Path, base: str | None) -> tuple[Mapping[str, FileNode], list[Finding]]:
-    """Every record checked, nothing remembered but the record cache."""
-    cache = open_cache(root)
-    kb = build_knowledge_base(root, base, cache)
-    findings = resolve_locations(run_rules(kb))
-    cache.save()
-    return file_nodes(kb), findings
+def selected(code: str, select: Sequence[str], ignore: Sequence[str]) -> bool:
+    """True when --select/--ignore let `code` through (prefixes, any case)."""
+    if select and not any(code.startswith(s.upper()) for s in select):
+        return False
+    return not any(code.startswith(i.upper()) for i in ignore)

@@ -1,4 +1,4 @@
-"""The validation pipeline, stage by stage; `check` reads as the list of stages.
+"""The validation pipeline, stage by stage; `check_everything` reads as the list of stages.
 
     load -> per-file stage -> schema stage -> equations stage -> rules -> waivers -> locate
 
@@ -17,14 +17,16 @@
 Stages emit problems (kb.findings.Problem); the checker turns each into a finding with
 the severity and hint of the rule module that owns its code (kb.rules._base.finding_of).
 Per-run state lives in the knowledge base's typed run context (kb.run), not in globals.
-No printing and no exit codes here (that is the command line's job).
+No printing and no exit codes here (that is the command line's job), and no entry
+point: every caller goes through kb.api (`validate`, `open_kb`), which wraps
+`check_everything` (every record) or kb.incremental (the snapshot route, which
+runs the same stages on part of the tree).
 """
 
 from __future__ import annotations
 
 import functools
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass, field
 from pathlib import Path
 
 from kb import fingerprint, overlay
@@ -34,7 +36,7 @@ from kb.loader import Loaded, load_files
 from kb.model import KnowledgeBase, Record, Reference
 from kb.positions import locate, locate_in_string
 from kb.prose.fields import walked_once
-from kb.reads import checked_paths, file_nodes, rule_reads, scope
+from kb.reads import rule_reads
 from kb.recordcache import RecordCache
 from kb.references import record_references
 from kb.rules import all_rules
@@ -50,56 +52,23 @@ _STAGE_FAMILIES = ("LD", "SC")  # findings the loader and the schema stage make
 Alone = tuple[list[tuple[str, str, str]], list[Finding]]
 
 
-@dataclass
-class CheckResult:
-    """What one run found, and the knowledge base it checked."""
+def check_everything(
+    root: Path, base: str | None, cache: RecordCache
+) -> tuple[KnowledgeBase, list[Finding]]:
+    """Every record checked, stage by stage; the located findings (unsorted, unfiltered).
 
-    findings: list[Finding]
-    kb: KnowledgeBase
-    checked_paths: list[str] = field(default_factory=list)
-
-
-def run_checks(root: Path, paths: Sequence[Path] | None = None, **options: object) -> list[Finding]:
-    """The located, sorted findings of a run (see `check` for the knowledge base too)."""
-    return check(root, paths, **options).findings  # type: ignore[arg-type]
-
-
-def check(
-    root: Path,
-    paths: Sequence[Path] | None = None,
-    *,
-    base: str | None = None,
-    select: Sequence[str] = (),
-    ignore: Sequence[str] = (),
-) -> CheckResult:
-    """Check the records under `root`; report only on `paths` (and records bound to them)."""
-    cache = open_cache(root)
-    run = RunContext(cache=cache)
-    kb = per_file_stage(load_stage(root, run), run)
-    attach(kb, root, base)
-    schema_stage(kb)
-    equations_stage(kb)
-    findings = waivers_stage(kb, rules_stage(kb))
-    findings += waiver_rules_stage(kb)
+    load -> per-file stage (build_knowledge_base) -> schema -> equations -> rules ->
+    waivers -> waiver rules (run_rules) -> locate; the record cache is saved.
+    """
+    kb = build_knowledge_base(root, base, cache)
+    findings = locate_stage(run_rules(kb))
     cache.save()
-    findings = [f for f in findings if selected(f.code, select, ignore)]
-    files = file_nodes(kb)
-    shown = scope(files, paths) if paths else None
-    if shown is not None:
-        findings = [f for f in findings if f.location.path in shown]
-    located = sorted(locate_stage(findings), key=Finding.sort_key)
-    checked = sorted(shown) if shown is not None else checked_paths(files)
-    return CheckResult(located, kb, checked)
+    return kb, findings
 
 
 def open_cache(root: Path, salt_value: str | None = None) -> RecordCache:
     """The per-file result cache of this records tree (see kb.recordcache)."""
-    return RecordCache(cache_dir(root), salt_value or cache_salt())
-
-
-def cache_salt() -> str:
-    """What every cached result depends on besides its file: kb's code, schemas, libraries."""
-    return fingerprint.salt()
+    return RecordCache(cache_dir(root), salt_value or fingerprint.salt())
 
 
 def build_knowledge_base(
@@ -244,7 +213,7 @@ def equations_stage(kb: KnowledgeBase) -> None:
 
 
 def run_rules(kb: KnowledgeBase) -> list[Finding]:
-    """The stages after the per-file one, as `check` runs them: schema to the waiver rules."""
+    """The stages after the per-file one: schema, equations, rules, waivers, waiver rules."""
     schema_stage(kb)
     equations_stage(kb)
     return waivers_stage(kb, rules_stage(kb)) + waiver_rules_stage(kb)
@@ -357,10 +326,3 @@ def _read(path: str) -> str | None:
         return Path(path).read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError):
         return None
-
-
-def selected(code: str, select: Sequence[str], ignore: Sequence[str]) -> bool:
-    """True when --select/--ignore let `code` through (prefixes, any case)."""
-    if select and not any(code.startswith(s.upper()) for s in select):
-        return False
-    return not any(code.startswith(i.upper()) for i in ignore)

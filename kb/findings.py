@@ -43,6 +43,9 @@ class Location:
         return self.path
 
 
+MAX_TEXT = 1000  # characters of a finding's message, and of its hint
+
+
 @dataclass(frozen=True)
 class Finding:
     """One problem: permanent rule code, severity, location, message, and a hint.
@@ -58,6 +61,13 @@ class Finding:
     message: str
     hint: str = ""
     related: tuple[Location, ...] = field(default=())
+
+    def __post_init__(self) -> None:
+        # However long the value it quotes, a finding stays short (MAX_TEXT characters).
+        for name in ("message", "hint"):
+            text = getattr(self, name)
+            if len(text) > MAX_TEXT:
+                object.__setattr__(self, name, text[: MAX_TEXT - 1] + "\u2026")
 
     def sort_key(self) -> tuple[str, int, int, str, str]:
         loc = self.location

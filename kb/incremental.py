@@ -22,16 +22,18 @@ and kind swaps too) and checks that the findings always equal a full run's.
 
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
 
+from kb import fileread, fingerprint
 from kb.checker import (
     build_knowledge_base,
-    cache_salt,
+    check_everything,
     open_cache,
     resolve_locations,
     run_rules,
 )
-from kb.loader import display_path, record_files
+from kb.loader import MAX_FILE_BYTES, display_path, record_files
 from kb.model import KnowledgeBase
 from kb.reads import DependencyGraph, codes_reading, file_nodes
 from kb.recordcache import RecordCache, content_digest
@@ -46,7 +48,7 @@ def refresh(root: Path, *, full: bool = False) -> tuple[Snapshot, RunStats]:
     The last run's snapshot is brought up to date and saved (mode "incremental"),
     served as it is ("snapshot"), or made anew ("full").
     """
-    salt = cache_salt()
+    salt = fingerprint.salt()
     snapshot = None if full else read_snapshot(cache_dir(root), salt, root)
     if snapshot is None:
         snapshot, stats = _check_everything(root, open_cache(root, salt))
@@ -61,19 +63,20 @@ def refresh(root: Path, *, full: bool = False) -> tuple[Snapshot, RunStats]:
 
 
 def _digest(path: Path) -> str:
-    try:
-        return content_digest(path.read_bytes())
+    """The file's content hash, read as the loader reads it; UNREAD if the loader cannot."""
+    try:  # a FIFO, a device or a file over the limit: the loader's finding, every run
+        return content_digest(fileread.read_limited(path, MAX_FILE_BYTES))
     except OSError:
         return UNREAD
 
 
 def _check_everything(root: Path, cache: RecordCache) -> tuple[Snapshot, RunStats]:
-    kb = build_knowledge_base(root, None, cache)
-    findings = resolve_locations(run_rules(kb))
-    cache.save()
+    kb, findings = check_everything(root, None, cache)
     snapshot = Snapshot(file_states(kb))
     snapshot.put_findings(findings)
-    return snapshot, RunStats("full", len(snapshot.files), len(kb))
+    return snapshot, replace(
+        kb.run.stats, mode="full", rechecked=len(snapshot.files), loaded=len(kb)
+    )
 
 
 def file_states(kb: KnowledgeBase) -> dict[str, FileState]:
@@ -84,7 +87,7 @@ def file_states(kb: KnowledgeBase) -> dict[str, FileState]:
     digests = {record.path: record.digest for record in (*kb, *kb.duplicates)}
     return {
         name: FileState(
-            digests.get(name, UNREAD), node.record_id, node.claimed_id, node.kind, node.targets, ()
+            digests.get(name, UNREAD), node.record_id, node.claimed_id, node.kind, node.targets
         )
         for name, node in file_nodes(kb).items()
         if kb.run.focus is None or name in kb.run.focus or not node.record_id
@@ -123,7 +126,7 @@ def _recheck_changes(
         n: f for n, f in snapshot.findings.items() if n in files and n not in affected
     }
     snapshot.put_findings(fresh)
-    return RunStats("incremental", len(affected), len(load))
+    return replace(kb.run.stats, mode="incremental", rechecked=len(affected), loaded=len(load))
 
 
 def _affected(snapshot: Snapshot, graph: DependencyGraph, changed: set[str]) -> set[str]:

@@ -1,6 +1,6 @@
 """What a change does to the knowledge: `kb diff BASE [HEAD]`.
 
-Both revisions of the records tree are checked in full with kb's own checker (the
+Both revisions of the records tree are checked in full through kb.api (the
 working tree when HEAD is not given), and compared:
 
 - records added, removed and changed (by content);
@@ -12,7 +12,7 @@ working tree when HEAD is not given), and compared:
   stopped holding (an erratum that now recomputes), derivation steps refuted or fixed;
 - findings introduced and fixed (by file, code and message).
 
-A revision is read with `git archive` into a temporary folder; the checker runs there
+A revision is read with `git archive` into a temporary folder; kb.api runs there
 with the working tree's result cache, so unchanged records cost nothing.
 """
 
@@ -38,7 +38,7 @@ from kb.usage import UsageProblem
 class Side:
     """One revision, checked: its records' data and digests, item states, findings."""
 
-    records: dict[str, tuple[str, dict[str, Any]]]  # id -> (digest, data)
+    records: dict[str, tuple[str, Mapping[str, Any]]]  # id -> (digest, data)
     items: dict[tuple[str, str, str], dict[str, str]]  # (record, section, id) -> state etc.
     findings: list[tuple[str, str, str, str]]  # (path, code, severity, message)
 
@@ -59,16 +59,6 @@ class Diff:
 
     def as_json(self) -> dict[str, Any]:
         return asdict(self)
-
-
-def check_tree(root: Path, paths: list[Path] | None = None) -> Any:
-    """Check a records tree the one way kb does (kb.checker; kb.api once it exists).
-
-    `paths`: report only on these files (and the records bound to them).
-    """
-    from kb.checker import check
-
-    return check(root, paths)
 
 
 def diff_revisions(root: Path, base: str, head: str | None) -> Diff:
@@ -195,10 +185,11 @@ def _side_at(root: Path, rev: str, cache: Path) -> Side:
 
 
 def _side(root: Path) -> Side:
+    from kb.api import open_kb, validate
     from kb.equations.engine import analyse
 
-    result = check_tree(root)
-    kb = result.kb
+    result = validate(root, remember=False)
+    kb = open_kb(root)
     records = {r.id: (r.digest, r.data) for r in kb}
     items = {}
     for record_id, checked in analyse(kb).results.items():

@@ -332,6 +332,11 @@ def _check_shape(
         if expanded > MAX_EXPANDED_NODES:
             message = f"aliases expand to more than {MAX_EXPANDED_NODES:,} nodes"
             return None, [*findings, _load_finding("LD008", shown, 1, 1, message)]
+    # Without aliases a value takes two characters or more: a short text cannot be over.
+    elif len(text) > 2 * MAX_EXPANDED_NODES and _values_over(data, MAX_EXPANDED_NODES):
+        message = f"the record holds more than {MAX_EXPANDED_NODES:,} values"
+        problem = Problem("LD008", Location(shown, 1, 1, ""), message, "split it into records")
+        return None, [*findings, problem]
     depth = nesting_depth(data)
     if depth > MAX_DEPTH:
         message = f"nesting depth {depth} exceeds {MAX_DEPTH}"
@@ -446,6 +451,20 @@ def nesting_depth(data: Any) -> int:
             below.extend(_children(node))
         level = below
     return deepest
+
+
+def _values_over(data: Any, budget: int) -> bool:
+    """True when the document holds more than `budget` keys and values (no aliases)."""
+    count, stack = 0, [data]
+    while stack and count <= budget:
+        node = stack.pop()
+        if isinstance(node, dict):
+            count += 2 * len(node)
+            stack.extend(node.values())
+        elif isinstance(node, list):
+            count += len(node)
+            stack.extend(node)
+    return count > budget
 
 
 def _children(node: Any) -> list[Any]:

@@ -30,12 +30,12 @@ _REFERENCE = re.compile(r"[a-z0-9][a-z0-9._-]*(?:/[a-z0-9][a-z0-9._-]*)+(?:#[A-Z
 def check_open(root: Path, documents: Mapping[Path, str]) -> dict[Path, list[Finding]]:
     """Kb's findings on each open document, the buffers standing in for their files."""
     from kb import overlay
-    from kb.knowledge_diff import check_tree
+    from kb.api import validate
 
     with ExitStack() as stack:
         for path, text in documents.items():
             stack.enter_context(overlay.standing_in(path, text.encode("utf-8")))
-        result = check_tree(root, sorted(documents))
+        result = validate(root, sorted(documents))
     by_path: dict[Path, list[Finding]] = {path: [] for path in documents}
     for finding in result.findings:
         found = Path(finding.location.path).resolve()
@@ -69,12 +69,12 @@ def diagnostic_fields(finding: Finding, lines: list[str]) -> dict[str, Any]:
 
 def completions(root: Path, line_text: str) -> list[str]:
     """Record ids (or `id#field` paths after a `#`) that complete the word before the cursor."""
-    from kb.checker import build_knowledge_base
+    from kb.api import open_kb
     from kb.equations.bind import field_paths
 
     match = _TOKEN.search(line_text)
     word = match.group(0) if match else ""
-    kb = build_knowledge_base(root)
+    kb = open_kb(root)
     if "#" in word:
         record_id, _, typed = word.partition("#")
         record = kb.get(record_id)
@@ -86,12 +86,12 @@ def completions(root: Path, line_text: str) -> list[str]:
 
 def hover_text(root: Path, line_text: str, col: int) -> str | None:
     """What a reference under the cursor names: a record's title, or a figure's provenance."""
-    from kb.checker import build_knowledge_base
+    from kb.api import open_kb
 
     for match in _REFERENCE.finditer(line_text):
         if match.start() <= col <= match.end():
             record_id, _, path = match.group(0).partition("#")
-            record = build_knowledge_base(root).get(record_id)
+            record = open_kb(root).get(record_id)
             if record is None:
                 return None
             if not path:

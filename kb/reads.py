@@ -173,13 +173,6 @@ class DependencyGraph:
         """Every id `record_id`'s references reach, directly or through others (named or not)."""
         return self._forward_ids([record_id]) - {record_id}
 
-    def reached_by(self, record_id: str) -> set[str]:
-        """Ids of every record whose references reach `record_id`, directly or through others."""
-        return {self.files[n].record_id for n in self._files_reaching([record_id])} - {
-            "",
-            record_id,
-        }
-
     # ------------------------------------------------------------- by file
 
     def inputs(self, name: str, reads: Iterable[str] = READS_VALUES) -> set[str]:

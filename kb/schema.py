@@ -108,6 +108,9 @@ def _fast_valid(kind: str, data: Any) -> bool:
         return False
 
 
+MAX_PROBLEMS = 100  # schema problems reported per record; one more finding says there are more
+
+
 def validate_record(record: Record) -> Iterator[Problem]:
     """Schema problems of one record (SC001, or LD009/LD010 for YAML 1.1 surprises).
 
@@ -119,7 +122,11 @@ def validate_record(record: Record) -> Iterator[Problem]:
     check = validator(record.kind)
     if check is None:
         return
-    for error in check.iter_errors(record.data):
+    for count, error in enumerate(check.iter_errors(record.data)):
+        if count == MAX_PROBLEMS:  # a record of 100,000 wrong values: bounded work and output
+            message = f"more schema problems: only the first {MAX_PROBLEMS} are reported"
+            yield Problem("SC001", Location(record.path, 0, 0, ""), message, None)
+            return
         yield _finding(record, _most_specific(error))
 
 

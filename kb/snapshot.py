@@ -3,9 +3,9 @@
 A view of kb's one store (kb.store: `run.kbstore` in the cache folder, under
 the one salt of kb.fingerprint), holding one entry. For every file of the
 records tree it keeps the SHA-256 of the bytes that were checked, the record id
-its path gives (empty if the file did not load), the `id:` it claims, its kind,
-the record ids its references point at and those whose contents its checks
-read; and the located findings of the whole run, by file. kb.incremental reads it.
+its path gives (empty if the file did not load), the `id:` it claims, its kind
+and the record ids its references point at; and the located findings of the
+whole run, by file. kb.incremental reads it.
 
 The entry names the records folder and the working directory (findings print
 paths relative to it); another folder, another directory, another salt, a
@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Iterable
-from dataclasses import dataclass, field
+from dataclasses import astuple, dataclass, field, replace
 from pathlib import Path
 
 from kb.equations.cache import timed_out
@@ -40,7 +40,6 @@ class FileState:
     claimed_id: str  # its `id:` field ("" if none)
     kind: str
     targets: tuple[str, ...]  # record ids its references point at, sorted, unique
-    reads: tuple[str, ...]  # those whose contents its checks read (kb.incremental), sorted
 
 
 @dataclass
@@ -82,14 +81,7 @@ def write_snapshot(directory: Path, salt: str, root: Path, snapshot: Snapshot) -
     """Save atomically; a read-only tree still validates, it just is not remembered."""
     again = {path for path, rows in snapshot.findings.items() if any(map(_budgeted, rows))}
     files = {
-        path: (
-            UNREAD if path in again else s.digest,
-            s.record_id,
-            s.claimed_id,
-            s.kind,
-            s.targets,
-            s.reads,
-        )
+        path: astuple(replace(s, digest=UNREAD) if path in again else s)
         for path, s in snapshot.files.items()
     }
     store = ShardedStore(directory, STORE, salt, shards=1)

@@ -15,7 +15,7 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
-from kb.checker import build_knowledge_base  # noqa: E402
+from kb.api import open_kb  # noqa: E402
 from kb.commands.listing import unvalidated_classes, unverified_figures  # noqa: E402
 from kb.equations.engine import analyse  # noqa: E402
 from kb.model import FOLDER_BY_KIND, KINDS, KnowledgeBase  # noqa: E402
@@ -103,7 +103,7 @@ def replace_blocks(text: str, blocks: dict[str, str]) -> str:
 
 
 def main() -> None:
-    kb = build_knowledge_base(REPO / "records")
+    kb = open_kb(REPO / "records")
     blocks = generated(kb)
     if "--write" in sys.argv:
         readme = REPO / "README.md"

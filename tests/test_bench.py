@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from kb.checker import check
+from kb.api import open_kb, validate
 
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO / "bench"))
@@ -41,10 +41,11 @@ def test_the_corpus_has_every_kind_and_validates_clean(
     monkeypatch.chdir(tmp_path)
     counts = make_corpus.write_corpus(120, tmp_path / "corpus")
     assert set(counts) == set(make_corpus.KIND_OF) and min(counts.values()) >= 1
-    result = check(tmp_path / "corpus" / "records")
+    result = validate(tmp_path / "corpus" / "records", remember=False)
     assert [f"{f.location} {f.code} {f.message}" for f in result.findings] == []
-    assert len(result.kb) == 120
-    claims = [c for r in result.kb.of_kind("flop_class") for c in r.data["claims"]]
+    kb = open_kb(tmp_path / "corpus" / "records")
+    assert len(kb) == 120
+    claims = [c for r in kb.of_kind("flop_class") for c in r.data["claims"]]
     assert claims and all(
         c["bind"]["BW_hbm"].startswith("hardware/") for c in claims if c["kind"] == "numeric"
     )
@@ -89,7 +90,7 @@ def test_prose_numbers_counts_what_pr003_flags(
 
     monkeypatch.setenv("KB_CACHE_DIR", str(tmp_path / "cache"))
     found = prose_numbers.count(REPO / "records")
-    flagged = [f for f in check(REPO / "records").findings if f.code == "PR003"]
+    flagged = [f for f in validate(REPO / "records", remember=False).findings if f.code == "PR003"]
     assert sum(n for (_, field), n in found.items() if field != prose_numbers.SKIPPED) == len(
         flagged
     )

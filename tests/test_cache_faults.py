@@ -152,7 +152,7 @@ def test_a_site_built_with_a_timed_out_check_keeps_no_page(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """The manifest is a store too: a page that showed a timeout is rendered again."""
-    from kb.checker import check
+    from kb.api import open_kb, validate
     from kb.equations import derive, shared
     from kb.equations.timeout import CheckTimeout
     from kb.resources import theme_dir
@@ -169,16 +169,16 @@ def test_a_site_built_with_a_timed_out_check_keeps_no_page(
     with monkeypatch.context() as patch:
         patch.setattr(derive, "run_with_budget", spent)
         shared.clear()
-        timed = check(Path("records"))
+        timed = validate(Path("records"), remember=False)
         assert "EQ014" in {f.code for f in timed.findings}
-        build(timed.kb, tmp_path / "_site", findings=timed.findings)
+        build(open_kb(Path("records")), tmp_path / "_site", findings=timed.findings)
     assert load_manifest(tmp_path / "_site", fingerprint(theme_dir())).pages == {}
     shared.clear()
-    again = check(Path("records"))
+    again = validate(Path("records"), remember=False)
     assert "EQ014" not in {f.code for f in again.findings}
-    report = build(again.kb, tmp_path / "_site", findings=again.findings)
+    report = build(open_kb(Path("records")), tmp_path / "_site", findings=again.findings)
     assert "records/flops/y.html" in report.rendered
-    build(again.kb, tmp_path / "cold", findings=again.findings)
+    build(open_kb(Path("records")), tmp_path / "cold", findings=again.findings)
     page = "records/flops/y.html"
     assert (tmp_path / "_site" / page).read_bytes() == (tmp_path / "cold" / page).read_bytes()
     assert load_manifest(tmp_path / "_site", fingerprint(theme_dir())).pages  # kept this time

@@ -13,7 +13,7 @@ import yaml
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from kb.checker import check, run_checks
+from kb.api import open_kb, validate
 from tests.conftest import SHIPPED_RECORDS, run_kb, source_yaml, write_tree
 
 LINK = """\
@@ -88,7 +88,7 @@ def test_every_problem_in_every_file_in_one_pass(in_tmp: Path) -> None:
         "interconnects/link.yaml": LINK.replace("sources/doc", "sources/gone"),
     }
     root = write_tree(in_tmp / "records", files)
-    findings = run_checks(root)
+    findings = validate(root, remember=False).findings
     got = [(f.location.path, f.location.line, f.code) for f in findings]
     assert got == [
         ("records/interconnects/link.yaml", 11, "RF001"),
@@ -103,9 +103,9 @@ def test_every_problem_in_every_file_in_one_pass(in_tmp: Path) -> None:
 def test_clean_tree_has_no_findings(in_tmp: Path) -> None:
     files = {"sources/doc.yaml": source_yaml(), "interconnects/link.yaml": LINK}
     root = write_tree(in_tmp / "records", files)
-    result = check(root)
+    result = validate(root, remember=False)
     assert result.findings == []
-    assert len(result.kb) == 2
+    assert len(open_kb(root)) == 2
     assert result.checked_paths == ["records/interconnects/link.yaml", "records/sources/doc.yaml"]
 
 
@@ -119,7 +119,7 @@ def test_waiver_suppresses_its_finding_and_only_that_one(in_tmp: Path) -> None:
         "  - {code: PV002, reason: Datasheet not public yet., pointer: /bandwidth/per_link}\n"
     )
     root = write_tree(in_tmp / "records", {"interconnects/link.yaml": link})
-    findings = run_checks(root)
+    findings = validate(root, remember=False).findings
     assert [(f.code, f.location.line) for f in findings] == [("PV002", 12)]
     assert findings[0].location.pointer == "/bandwidth/per_device"
 
@@ -131,7 +131,7 @@ def test_waiver_without_pointer_covers_the_whole_record(in_tmp: Path) -> None:
         "  - {code: PV002, reason: Datasheet not public yet.}\n"
     )
     root = write_tree(in_tmp / "records", {"interconnects/link.yaml": link})
-    assert run_checks(root) == []
+    assert validate(root, remember=False).findings == []
 
 
 def test_unused_and_unknown_waivers(in_tmp: Path) -> None:
@@ -142,7 +142,7 @@ def test_unused_and_unknown_waivers(in_tmp: Path) -> None:
     )
     files = {"interconnects/link.yaml": link, "sources/doc.yaml": source_yaml()}
     root = write_tree(in_tmp / "records", files)
-    got = [(f.code, f.location.line) for f in run_checks(root)]
+    got = [(f.code, f.location.line) for f in validate(root, remember=False).findings]
     assert got == [("WV001", 13), ("WV002", 14)]
 
 
@@ -156,9 +156,9 @@ def test_paths_limit_the_report_but_not_the_knowledge_base(in_tmp: Path) -> None
         "interconnects/link.yaml": LINK,
     }
     root = write_tree(in_tmp / "records", files)
-    only_link = run_checks(root, [root / "interconnects" / "link.yaml"])
+    only_link = validate(root, [root / "interconnects" / "link.yaml"], remember=False).findings
     assert only_link == []  # its source resolves although only the link was named
-    only_doc = check(root, [root / "sources" / "doc.yaml"])
+    only_doc = validate(root, [root / "sources" / "doc.yaml"], remember=False)
     got = [(f.location.path, f.code) for f in only_doc.findings]
     assert got == [("records/sources/doc.yaml", "LD010")]
     # the link references the named source, so it is in scope too
@@ -171,17 +171,17 @@ def test_select_and_ignore_filter_by_code_prefix(in_tmp: Path) -> None:
         "sources/other.yaml": source_yaml("sources/other", superseded_by="sources/missing"),
     }
     root = write_tree(in_tmp / "records", files)
-    assert {f.code for f in run_checks(root)} == {"LD010", "RF001"}
-    assert {f.code for f in run_checks(root, select=["rf"])} == {"RF001"}
-    assert {f.code for f in run_checks(root, ignore=["LD"])} == {"RF001"}
-    assert run_checks(root, select=["RF"], ignore=["RF001"]) == []
+    assert {f.code for f in validate(root, remember=False).findings} == {"LD010", "RF001"}
+    assert {f.code for f in validate(root, select=["rf"], remember=False).findings} == {"RF001"}
+    assert {f.code for f in validate(root, ignore=["LD"], remember=False).findings} == {"RF001"}
+    assert validate(root, select=["RF"], ignore=["RF001"], remember=False).findings == []
 
 
 def test_pointer_with_escaped_keys_resolves_to_its_line(in_tmp: Path) -> None:
     link = LINK + "  per/lane~x: {value: 2, unit: GB/s, basis: unverified}\n"
     files = {"interconnects/link.yaml": link, "sources/doc.yaml": source_yaml()}
     root = write_tree(in_tmp / "records", files)
-    findings = run_checks(root)
+    findings = validate(root, remember=False).findings
     assert [(f.code, f.location.line, f.location.col) for f in findings] == [("SC001", 12, 3)]
     assert findings[0].location.pointer == "/bandwidth/per~1lane~0x"
 
@@ -257,5 +257,5 @@ def test_malformed_shipped_records_never_raise(
         parent[path[-1]] = copy.deepcopy(data.draw(st.sampled_from(ODD_VALUES)))  # shared: copy
     root = tmp_path_factory.mktemp("malformed") / "records"
     write_tree(root, {relative: yaml.safe_dump(record, sort_keys=False)})
-    for finding in run_checks(root):
+    for finding in validate(root, remember=False).findings:
         assert finding.code and finding.location.line >= 1

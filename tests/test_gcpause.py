@@ -50,12 +50,12 @@ def test_paused_restores_it_after_an_error(collector: None) -> None:
 def test_the_api_runs_paused_and_gives_the_collector_back(
     enabled: bool, collector: None, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from kb import incremental
+    from kb import checker, incremental
 
     shutil.copytree(SHIPPED_RECORDS, tmp_path / "records")
     monkeypatch.setenv("KB_CACHE_DIR", str(tmp_path / "cache"))
     seen: list[bool] = []
-    for module in (api, incremental):
+    for module in (api, incremental, checker):
         real = module.build_knowledge_base
 
         def spy(*args: Any, real: Any = real, **kwargs: Any) -> Any:

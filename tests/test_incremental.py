@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from kb import api
-from kb.checker import check
+from kb.api import validate
 from kb.findings import Finding
 from kb.model import FOLDER_BY_KIND
 from kb.run import RunStats
@@ -50,7 +50,7 @@ def full_result(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> tuple[list[F
     """The findings and checked paths of kb.checker on everything, with a cache of its own."""
     with monkeypatch.context() as patch:
         patch.setenv("KB_CACHE_DIR", str(tmp_path / "reference-cache"))
-        result = check(Path("records"))
+        result = validate(Path("records"), remember=False)
         return result.findings, result.checked_paths
 
 
@@ -363,7 +363,7 @@ def test_scope_of_paths_matches_the_checker(
     result = _validate(tree, [target])
     with monkeypatch.context() as patch:
         patch.setenv("KB_CACHE_DIR", str(tmp_path / "reference-cache"))
-        expected = check(tree, [target])
+        expected = validate(tree, [target], remember=False)
     assert as_rows(result.findings) == as_rows(expected.findings)
     assert result.checked_paths == expected.checked_paths
     assert len(result.checked_paths) > 1  # the file and the records that reference it

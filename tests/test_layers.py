@@ -127,3 +127,32 @@ def test_one_unit_table() -> None:
                 tables.append(f"{module}:{node.lineno}")
     assert tables and all(t.startswith("kb.quantities:") for t in tables), tables
     assert not (REPO / "kb" / "equations" / "units.py").exists()
+
+
+# The checker's routes into the pipeline, and the only modules that may take them:
+# kb.api (every command, the language server, kb diff and the tests go through it)
+# and kb.incremental (its snapshot route, which kb.api picks).
+_ROUTES = {"check_everything", "build_knowledge_base", "run_rules"}
+_ROUTE_TAKERS = {"kb.api", "kb.incremental"}
+
+
+def _names_from_checker(path: Path) -> set[str]:
+    names: set[str] = set()
+    for node in ast.walk(ast.parse(path.read_text())):
+        if isinstance(node, ast.ImportFrom) and node.module == "kb.checker":
+            names.update(alias.name for alias in node.names)
+        elif isinstance(node, ast.Attribute) and ast.unparse(node.value) == "checker":
+            names.add(node.attr)
+    return names
+
+
+def test_one_route_into_the_core() -> None:
+    import kb.checker
+
+    assert not hasattr(kb.checker, "check") and not hasattr(kb.checker, "CheckResult")
+    taken = [
+        f"{module} takes {sorted(names)}"
+        for module, path in _modules()
+        if module not in _ROUTE_TAKERS and (names := _names_from_checker(path) & _ROUTES)
+    ]
+    assert not taken, "validation that bypasses kb.api:\n" + "\n".join(taken)

@@ -16,7 +16,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from kb.checker import run_checks
+from kb.api import validate
 from kb.loader import (
     MAX_DEPTH,
     identity_from_path,
@@ -43,13 +43,15 @@ def test_id_and_kind_come_from_the_path(tmp_path: Path) -> None:
 
 def test_id_must_equal_the_path(in_tmp: Path) -> None:
     root = write_tree(in_tmp / "records", {"sources/doc.yaml": source_yaml("sources/other")})
-    assert [(f.code, f.location.line) for f in run_checks(root)] == [("ID001", 2)]
+    assert [(f.code, f.location.line) for f in validate(root, remember=False).findings] == [
+        ("ID001", 2)
+    ]
 
 
 def test_kind_must_match_the_folder(in_tmp: Path) -> None:
     text = source_yaml("sources/doc").replace("kind: source", "kind: accelerator")
     root = write_tree(in_tmp / "records", {"sources/doc.yaml": text})
-    codes = {(f.code, f.location.line) for f in run_checks(root)}
+    codes = {(f.code, f.location.line) for f in validate(root, remember=False).findings}
     assert ("ID002", 1) in codes
 
 
@@ -68,7 +70,7 @@ def test_value_1e9_is_reported_at_its_line(in_tmp: Path) -> None:
     text += "family: PCIe\ntopology: switched\nbandwidth:\n  per_link:\n    value: 1e9\n"
     text += "    unit: B/s\n    basis: unverified\n"
     root = write_tree(in_tmp / "records", {"interconnects/link.yaml": text})
-    findings = run_checks(root)
+    findings = validate(root, remember=False).findings
     assert [(f.code, f.location.line) for f in findings] == [("LD009", 12)]
     assert "'1e9'" in findings[0].message and "1.0e+9" in findings[0].hint
 
@@ -77,7 +79,9 @@ def test_value_1e9_is_reported_at_its_line(in_tmp: Path) -> None:
 def test_no_read_as_false_is_reported(in_tmp: Path, field: str, line: int) -> None:
     text = source_yaml().replace(f"{field}: ", f"{field}: no #", 1)
     root = write_tree(in_tmp / "records", {"sources/doc.yaml": text})
-    assert [(f.code, f.location.line) for f in run_checks(root)] == [("LD010", line)]
+    assert [(f.code, f.location.line) for f in validate(root, remember=False).findings] == [
+        ("LD010", line)
+    ]
 
 
 @pytest.mark.parametrize(
@@ -107,9 +111,9 @@ def test_byte_order_mark_and_crlf_line_ends(in_tmp: Path) -> None:
     (root / "sources" / "doc.yaml").write_bytes(b"\xef\xbb\xbf" + source_yaml().encode())
     crlf = source_yaml("sources/crlf").replace("status: draft", "status: no").replace("\n", "\r\n")
     (root / "sources" / "crlf.yaml").write_bytes(crlf.encode())
-    assert [(f.location.path, f.code, f.location.line) for f in run_checks(root)] == [
-        ("records/sources/crlf.yaml", "LD010", 5)
-    ]
+    assert [
+        (f.location.path, f.code, f.location.line) for f in validate(root, remember=False).findings
+    ] == [("records/sources/crlf.yaml", "LD010", 5)]
 
 
 def test_duplicate_keys_are_refused_with_both_lines() -> None:
@@ -321,7 +325,7 @@ def test_random_bytes_never_raise(fuzz_root: Path, content: bytes) -> None:
     path.write_bytes(content)
     [loaded] = load_files(fuzz_root, [path])
     assert loaded.record is not None or loaded.problems
-    _assert_well_formed(run_checks(fuzz_root))
+    _assert_well_formed(validate(fuzz_root, remember=False).findings)
 
 
 @settings(max_examples=200, **FUZZ)
@@ -334,7 +338,7 @@ def test_random_yaml_never_raises(fuzz_root: Path, text: str, folder: str) -> No
     path = fuzz_root / folder / "fuzz.yaml"
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(text, encoding="utf-8", errors="surrogatepass")
-    _assert_well_formed(run_checks(fuzz_root))
+    _assert_well_formed(validate(fuzz_root, remember=False).findings)
 
 
 def test_record_files_lists_what_rglob_lists_in_the_same_order(tmp_path: Path) -> None:

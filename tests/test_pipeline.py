@@ -1,9 +1,9 @@
 """The pipeline's contract: stages emit problems, rule modules own severity and hint, in order.
 
-kb.checker.check is load -> per-file stage -> schema stage -> equations stage -> rules ->
-waivers -> locate. A stage never makes a finding itself: the rule module that owns the
-code states the severity and the default hint once, and changing them changes the
-finding. Every code kb can emit has such a module.
+kb.checker.check_everything (what kb.api.validate runs) is load -> per-file stage ->
+schema stage -> equations stage -> rules -> waivers -> locate. A stage never makes a
+finding itself: the rule module that owns the code states the severity and the default
+hint once, and changing them changes the finding. Every code kb can emit has such a module.
 """
 
 from __future__ import annotations
@@ -16,7 +16,8 @@ from types import ModuleType
 import pytest
 
 from kb import checker, loader
-from kb.checker import build_knowledge_base, check
+from kb.api import validate
+from kb.checker import build_knowledge_base
 from kb.findings import Location, Problem, Severity
 from kb.model import KnowledgeBase, Record, Reference
 from kb.recordcache import RecordCache
@@ -116,12 +117,12 @@ def test_a_rule_modules_severity_and_hint_are_what_its_findings_carry(
     monkeypatch.setenv("KB_JOBS", "1")
     rule = by_code(code)
     assert rule is not None
-    before = _only(check(root).findings, code)
+    before = _only(validate(root, remember=False).findings, code)
     assert before.severity is rule.SEVERITY is Severity.ERROR
     monkeypatch.setattr(rule, "SEVERITY", Severity.WARNING)
     monkeypatch.setattr(rule, "HINT", "the module's own words")
     monkeypatch.setenv("KB_CACHE_DIR", str(tmp_path / "cache-2"))  # cached findings keep theirs
-    after = _only(check(root).findings, code)
+    after = _only(validate(root, remember=False).findings, code)
     assert after.severity is Severity.WARNING
     assert (before.message, before.location) == (after.message, after.location)
     if code == "EQ002":  # the engine names the undeclared symbol: its own hint stays

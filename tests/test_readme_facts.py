@@ -13,6 +13,6 @@ def test_the_readme_blocks_are_generated() -> None:
     facts = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(facts)
     readme = (REPO / "README.md").read_text(encoding="utf-8")
-    kb = facts.build_knowledge_base(REPO / "records")
+    kb = facts.open_kb(REPO / "records")
     expected = facts.replace_blocks(readme, facts.generated(kb))
     assert readme == expected, "run `python scripts/readme_facts.py --write`"

@@ -23,7 +23,7 @@ from typing import Any
 import pytest
 
 from kb import reads
-from kb.checker import check
+from kb.api import open_kb, validate
 from kb.findings import Finding
 from kb.reads import DependencyGraph, file_nodes, rule_reads
 from kb.rules import all_rules
@@ -62,7 +62,7 @@ def rows(findings: list[Finding], path: str, codes: set[str]) -> list[tuple[Any,
 def checked(root: Path, cache: Path, monkeypatch: pytest.MonkeyPatch) -> list[Finding]:
     with monkeypatch.context() as patch:
         patch.setenv("KB_CACHE_DIR", str(cache))
-        return check(root).findings
+        return validate(root, remember=False).findings
 
 
 def variants(value: str) -> Iterator[str]:
@@ -83,8 +83,8 @@ def holds(
     `work / "records"`.
     """
     monkeypatch.chdir(work)
-    whole = check(Path("records"))
-    graph = DependencyGraph(file_nodes(whole.kb))
+    whole = validate(Path("records"), remember=False)
+    graph = DependencyGraph(file_nodes(open_kb(Path("records"))))
     tried = 0
     for focus, values in sorted(focus_files.items()):
         for value in sorted(values):
@@ -115,7 +115,7 @@ def test_shipped_records_hold_their_declarations(
     work = tmp_path / "shipped"
     shutil.copytree(SHIPPED_RECORDS, work / "records")
     monkeypatch.chdir(work)
-    whole = check(Path("records"))
+    whole = validate(Path("records"), remember=False)
     by_value: dict[str, dict[str, int]] = {}
     for finding in whole.findings:
         counts = by_value.setdefault(READS_OF[finding.code], {})
@@ -125,7 +125,9 @@ def test_shipped_records_hold_their_declarations(
         if value != "base":
             busiest = max(sorted(counts), key=lambda path: counts[path])
             focus.setdefault(busiest, set()).add(value)
-    ledger = sorted(r.path for r in whole.kb.of_kind("placement"))  # the ledger rules' kind
+    ledger = sorted(
+        r.path for r in open_kb(Path("records")).of_kind("placement")
+    )  # the ledger rules' kind
     focus.setdefault(ledger[0], set()).update({"ledger", "references", "claimants"})
     tried = holds(work / "records", work, focus, monkeypatch)
     print(f"shipped records: {tried} declarations held")
@@ -147,11 +149,12 @@ def test_rule_cases_hold_their_declarations(
     work = tmp_path / "case"
     write_tree(work / "records", case["files"])
     monkeypatch.chdir(work)
-    whole = check(Path("records"))
+    whole = validate(Path("records"), remember=False)
+    nodes = file_nodes(open_kb(Path("records")))
     focus: dict[str, set[str]] = {}
     for finding in whole.findings:
         value = READS_OF[finding.code]
-        if value != "base" and finding.location.path in file_nodes(whole.kb):
+        if value != "base" and finding.location.path in nodes:
             focus.setdefault(finding.location.path, set()).add(value)
     assert holds(work / "records", work, focus, monkeypatch) > 0
 

@@ -6,7 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from kb.checker import cache_salt, check
+from kb.api import validate
+from kb.fingerprint import salt as cache_salt
 from kb.recordcache import STORE, RecordCache
 from kb.store import shard_file, shard_of
 
@@ -52,7 +53,7 @@ def tree(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
 
 
 def shown(root: Path) -> list[str]:
-    return [f"{f.location} {f.code} {f.message}" for f in check(root).findings]
+    return [f"{f.location} {f.code} {f.message}" for f in validate(root, remember=False).findings]
 
 
 def test_warm_run_reports_what_the_cold_run_reported(tree: Path) -> None:

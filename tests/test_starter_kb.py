@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from kb.checker import build_knowledge_base
+from kb.api import open_kb
 from kb.equations.engine import analyse
 from kb.model import UNSOURCED_BASES, KnowledgeBase, split_binding
 from kb.rules._walk import provenance_blocks, quantities
@@ -25,7 +25,7 @@ MINIMUM = {"flop_class": 10, "accelerator": 9, "interconnect": 10, "model": 5, "
 
 @pytest.fixture(scope="module")
 def kb() -> KnowledgeBase:
-    return build_knowledge_base(REPO / "records")
+    return open_kb(REPO / "records")
 
 
 def test_the_starter_kb_has_the_minimum_counts(kb: KnowledgeBase) -> None:

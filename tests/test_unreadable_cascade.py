@@ -46,3 +46,30 @@ def test_an_unreadable_accelerator_gives_its_own_finding_and_one_per_placement(
     )
     # the incremental run that follows a full one finds exactly the same
     assert _findings(records) == full
+
+
+def test_a_yaml_syntax_error_is_one_finding_and_its_claims_read_unverified(
+    tmp_path: Path,
+) -> None:
+    """LD004 in a bound record: no RF001 or EQ cascade, and `kb show` says unverified, why."""
+    records = tmp_path / "records"
+    shutil.copytree(REPO / "records", records)
+    h100 = records / "hardware" / "nvidia-h100-sxm.yaml"
+    h100.write_text(h100.read_text(encoding="utf-8") + "title: [unclosed\n", "utf-8")
+    full = _findings(records, "--full")
+    codes = Counter(str(f["code"]) for f in full)
+    assert codes["LD004"] == 1 and set(codes) == {"LD004", "LG004"}, codes
+    assert _findings(records) == full
+    done = subprocess.run(
+        [sys.executable, "-m", "kb", "show", "flops/decode-kv-cache-read", "--format", "json"],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        cwd=tmp_path,
+    )
+    assert done.returncode == 0, done.stderr
+    claims = [c for c in json.loads(done.stdout)["checks"] if c["section"] == "claim"]
+    waiting = [c for c in claims if "hardware/nvidia-h100-sxm cannot be read" in c["detail"]]
+    assert {c["id"] for c in waiting} >= {"cache-time-70b-b32-s8k", "fit-70b-8xh100"}
+    assert {c["state"] for c in waiting} == {"unverified"}  # never "invalid": kb refuted nothing
+    assert not [c for c in claims if c["state"] == "invalid"]

@@ -52,7 +52,7 @@ def test_a_check_with_parsing_in_workers_finds_what_one_process_finds(
     """References and record-local findings computed in the workers reach the cache intact."""
     import shutil
 
-    from kb.checker import check
+    from kb.api import validate
     from tests.conftest import SHIPPED_RECORDS
 
     shutil.copytree(SHIPPED_RECORDS, tmp_path / "records")
@@ -67,7 +67,7 @@ def test_a_check_with_parsing_in_workers_finds_what_one_process_finds(
     for jobs in ("2", "1"):
         monkeypatch.setenv("KB_JOBS", jobs)
         monkeypatch.setenv("KB_CACHE_DIR", str(tmp_path / f"cache-{jobs}"))
-        runs[jobs] = check(tmp_path / "records").findings
+        runs[jobs] = validate(tmp_path / "records", remember=False).findings
     assert runs["2"] == runs["1"]
     assert {"RF001", "SC001"} <= {f.code for f in runs["1"]}
 

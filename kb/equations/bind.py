@@ -16,7 +16,7 @@ from fractions import Fraction
 from typing import Any
 
 from kb.equations import codes
-from kb.equations.results import DOWNSTREAM
+from kb.equations.results import DOWNSTREAM, UNREADABLE
 from kb.findings import Location
 from kb.model import KnowledgeBase, is_valid_id, split_binding
 from kb.quantities import DIMENSIONLESS, Dims, UnitError, exact_number, parse_unit
@@ -71,6 +71,9 @@ def resolve(kb: KnowledgeBase, spec: Any) -> Bound | BindError:
         )
     record_id, path = split_binding(spec)
     record = kb.get(record_id) if is_valid_id(record_id) else None
+    if record is None and is_valid_id(record_id) and kb.exists(record_id):
+        message = f"binding {spec!r}: {record_id} cannot be read (its own finding says why)"
+        return BindError(UNREADABLE, message)
     if record is None:  # RF001 reports the dangling reference itself; no second finding
         return BindError(
             "RF001",

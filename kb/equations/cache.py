@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
@@ -39,14 +40,17 @@ def timed_out(code: str, text: str) -> bool:
     return code == codes.CHECK_TIMEOUT or any(word in text for word in _TIMEOUT_WORDS)
 
 
+def budgeted(issues: Iterable[tuple[str, str]], details: Iterable[str]) -> bool:
+    """True when a time budget decided an issue (code, message) or an item (detail) of a result."""
+    return any(timed_out(c, m) for c, m in issues) or any(timed_out("", d) for d in details)
+
+
 def is_final(value: Any) -> bool:
     """False for a result (RecordResult JSON) with anything a time budget decided."""
     if not isinstance(value, dict):
         return True
-    issues, items = value.get("issues", ()), value.get("items", ())
-    budgeted = [timed_out(str(i.get("code")), str(i.get("message"))) for i in issues]
-    budgeted += [timed_out("", str(i.get("detail"))) for i in items]
-    return not any(budgeted)
+    issues = [(str(i.get("code")), str(i.get("message"))) for i in value.get("issues", ())]
+    return not budgeted(issues, [str(i.get("detail")) for i in value.get("items", ())])
 
 
 class ResultCache:

@@ -26,9 +26,11 @@ from kb.equations.results import (
     CONTRADICTED,
     DOWNSTREAM,
     ERRATUM,
+    INVALID,
     LIMITATION,
     RECOMPUTED,
     REFUTED,
+    UNREADABLE,
     UNVERIFIED,
     VALIDATED,
     Item,
@@ -80,8 +82,17 @@ class Context:
     related: tuple[Location, ...] = ()
 
 
+def error_state(exc: ClaimError) -> str:
+    """A claim kb could not check: `unverified` if an input cannot be read, else `invalid`."""
+    return UNVERIFIED if exc.code == UNREADABLE else INVALID
+
+
+def error_state_of(cause: ClaimError | None) -> str | None:
+    return None if cause is None else error_state(cause)
+
+
 def report_claim_error(ctx: Context, claim_id: str, exc: ClaimError) -> None:
-    if exc.code == DOWNSTREAM:
+    if exc.code in (DOWNSTREAM, UNREADABLE):
         return  # its cause is reported once, where it is
     pointer = pointer_join(ctx.pointer, *exc.field.split("/"))
     ctx.system.add(
@@ -89,8 +100,14 @@ def report_claim_error(ctx: Context, claim_id: str, exc: ClaimError) -> None:
     )
 
 
-def record_outcome(ctx: Context, claim_id: str, kind: str, outcome: Outcome) -> None:
-    """Turn a claim's outcome into its item and its issues (the same on both paths)."""
+def record_outcome(
+    ctx: Context, claim_id: str, kind: str, outcome: Outcome, cause: ClaimError | None = None
+) -> None:
+    """Turn a claim's outcome into its item and its issues (the same on both paths).
+
+    `cause`: the error that stopped the check, if one did; an input that cannot be
+    read has its own finding, so the claim gets none (no EQ015 beside the LD004).
+    """
     state, detail, claimed, computed = outcome[:4]
     extra: dict[str, str] = dict(outcome[4]) if len(outcome) > 4 else {}
     erratum = ctx.claim.get("erratum")
@@ -110,7 +127,7 @@ def record_outcome(ctx: Context, claim_id: str, kind: str, outcome: Outcome) -> 
         ctx.system.add(
             CODES[kind], ctx.pointer, f"claim {claim_id} is {verb}: {detail}", hint, ctx.related
         )
-    elif state == UNVERIFIED and "timeout" not in detail:
+    elif state == UNVERIFIED and "timeout" not in detail and error_state_of(cause) != UNVERIFIED:
         ctx.system.add(
             codes.CLAIM_UNVERIFIED,
             ctx.pointer,

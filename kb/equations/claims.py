@@ -52,6 +52,7 @@ from kb.equations.claimbase import (
     bound_values,
     compare,
     declared_name,
+    error_state,
     expected,
     is_binding,
     judge_factor,
@@ -158,7 +159,7 @@ def check_claim(ctx: Context, claim_id: str, known: Verdict | None = None) -> Ve
         )
     elif status == "claim":
         report_claim_error(ctx, claim_id, found)
-        outcome = INVALID, str(found), "", ""
+        outcome = error_state(found), str(found), "", ""
     else:  # malformed input SymPy chokes on: a finding, never a traceback
         ctx.system.add(
             codes.EXPRESSION_UNSAFE,
@@ -167,7 +168,8 @@ def check_claim(ctx: Context, claim_id: str, known: Verdict | None = None) -> Ve
             "check the claim's fields",
         )
         outcome = INVALID, found[1], "", ""
-    record_outcome(ctx, claim_id, str(kind), outcome)
+    cause = found if status == "claim" else None
+    record_outcome(ctx, claim_id, str(kind), outcome, cause)
     return verdict
 
 

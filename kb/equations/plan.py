@@ -35,6 +35,7 @@ from kb.equations.claimbase import (
     bound_value,
     bound_values,
     declared_name,
+    error_state,
     is_binding,
     judge_factor,
     judge_numeric,
@@ -44,7 +45,7 @@ from kb.equations.claimbase import (
     report_claim_error,
 )
 from kb.equations.exact import Inexact, evaluate_tree
-from kb.equations.results import INVALID, Issue, Item, issue_from, item_from
+from kb.equations.results import Issue, Item, issue_from, item_from
 from kb.findings import Location, pointer_join
 from kb.quantities import Dims, Unit, make_dims, parse_unit
 
@@ -123,14 +124,15 @@ def replay_claim(ctx: Context, entry: Mapping[str, Any], claim_id: str) -> bool:
     kind = "effect" if "effect" in entry or "effect_ratio" in entry else kind
     if kind is None:
         return False
+    cause = None
     try:
         outcome = _effect(ctx, entry) if kind == "effect" else _numeric(ctx, entry, kind)
     except Inexact:
         return False
     except ClaimError as exc:
         report_claim_error(ctx, claim_id, exc)
-        outcome = (INVALID, str(exc), "", "")
-    record_outcome(ctx, claim_id, kind, outcome)
+        outcome, cause = (error_state(exc), str(exc), "", ""), exc
+    record_outcome(ctx, claim_id, kind, outcome, cause)
     return True
 
 

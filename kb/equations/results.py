@@ -34,6 +34,10 @@ REFUTED, UNVERIFIED, INVALID = "refuted", "unverified", "invalid"
 # The code of an error whose cause has its own finding elsewhere (claimbase.ClaimError,
 # bind.BindError): the item is invalid with the reason, and no second finding is made.
 DOWNSTREAM = "downstream"
+# The code of an input the tree has but kb could not read (a record with its own load
+# finding, LD004 say): no second finding either, and the item is `unverified` with the
+# reason, not `invalid`: nothing is wrong with the claim, kb just cannot see its input.
+UNREADABLE = "unreadable"
 HOLDS = frozenset({CONSISTENT, DERIVED, RECOMPUTED, VALIDATED})  # what kb checked and found true
 # What shared.py's per-process memos built in this process (not what they served): the
 # memos' own tally, here so that reading it imports no SymPy. A run's share of it is

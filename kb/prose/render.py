@@ -15,6 +15,7 @@ from fractions import Fraction
 from typing import Any
 
 from kb.equations.bind import BindError, resolve
+from kb.equations.results import UNREADABLE
 from kb.model import KnowledgeBase, Record
 from kb.prose.fields import record_templates
 from kb.prose.scan import Template
@@ -67,7 +68,7 @@ def _figure(kb: KnowledgeBase, owner: Record, template: Template) -> Shown | Bro
     spec = f"{template.record_id or owner.id}#{template.field}"
     bound = resolve(kb, spec)
     if isinstance(bound, BindError):
-        code = "RF001" if bound.code == "RF001" else UNRESOLVED
+        code = "RF001" if bound.code in ("RF001", UNREADABLE) else UNRESOLVED
         return Broken(
             template, code, f"template {template.raw}: {_tail(bound.message)}", bound.hint
         )

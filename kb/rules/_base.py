@@ -66,7 +66,9 @@ def reported_by_stage(kb: KnowledgeBase, code: str) -> Iterator[Finding]:
     """Findings of `code` that the load stage or the schema stage made in this run."""
     schema = kb.run.schema
     if schema is None:
-        raise StageNotRun(f"{code} reads the schema stage, which has not run (kb.checker.check)")
+        raise StageNotRun(
+            f"{code} reads the schema stage, which has not run (kb.checker.run_rules)"
+        )
     for finding in (*kb.load_findings, *schema):
         if finding.code == code:
             yield finding

@@ -19,7 +19,9 @@ def engine_findings(kb: KnowledgeBase, code: str) -> Iterator[Finding]:
     """Yield the findings with `code` from this run's equations analysis of `kb`."""
     analysis = kb.run.equations
     if analysis is None:
-        raise StageNotRun(f"{code} reads the equations stage, which has not run (kb.checker.check)")
+        raise StageNotRun(
+            f"{code} reads the equations stage, which has not run (kb.checker.run_rules)"
+        )
     for result, issue in analysis.issues(code):
         location = Location(result.path, 0, 0, issue.pointer)
         yield finding_of(Problem(code, location, issue.message, issue.hint, issue.related))

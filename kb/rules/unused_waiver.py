@@ -33,7 +33,9 @@ HINT = "remove the waiver"
 def check(kb: KnowledgeBase) -> Iterator[Finding]:
     used, known = kb.run.waivers_used, kb.run.known_codes
     if used is None or known is None:
-        raise StageNotRun(f"{CODE} reads the waivers stage, which has not run (kb.checker.check)")
+        raise StageNotRun(
+            f"{CODE} reads the waivers stage, which has not run (kb.checker.run_rules)"
+        )
     for record in kb:
         seen: set[tuple[object, object]] = set()
         for index, waiver in enumerate(record.waivers):

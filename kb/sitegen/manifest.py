@@ -93,16 +93,14 @@ def budget_bound(kb: KnowledgeBase) -> bool:
     every page again instead of keeping one that shows a timeout. Pages kept from the
     last build came from a build without one, so only this run's analysis counts.
     """
-    from kb.equations.cache import timed_out
+    from kb.equations.cache import budgeted
     from kb.equations.engine import analysed
 
     analysis = analysed(kb)
-    for result in analysis.results.values() if analysis is not None else ():
-        if any(timed_out(i.code, i.message) for i in result.issues):
-            return True
-        if any(timed_out("", i.detail) for i in result.items):
-            return True
-    return False
+    return any(
+        budgeted([(i.code, i.message) for i in r.issues], [i.detail for i in r.items])
+        for r in (analysis.results.values() if analysis is not None else ())
+    )
 
 
 def fingerprint(theme: Path) -> str:

@@ -247,9 +247,9 @@ claims:
 def _validate_script(root: Path) -> str:
     return (
         "import sys\nfrom pathlib import Path\n"
-        "from kb.checker import check\n"
-        f"result = check(Path({str(root)!r}))\n"
-        "stats = result.kb.run.stats\n"
+        "from kb.api import validate\n"
+        f"result = validate(Path({str(root)!r}), remember=False)\n"
+        "stats = result.stats\n"
         "print(len(result.findings), 'sympy' in sys.modules, stats.symbolic, stats.planned)\n"
     )
 

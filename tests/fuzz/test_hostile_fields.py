@@ -8,6 +8,14 @@ point. Whatever the value, kb must answer with findings: no exception may escape
 CLI would print "internal error"), every finding names a file of the tree and a line,
 and no check may outlive its budget. `KB_FUZZ_EXAMPLES` sets the number of cases (the
 suite's default is small; the long local run in docs/guarantees.md uses 100,000).
+
+A case is checked the way `kb validate` checks an edit: through the run snapshot
+(kb.api.validate's incremental route), which re-checks the edited record, the records
+whose checks read it, on a knowledge base of just them and their declared inputs, and
+keeps every other file's findings. That is several times cheaper than a full run of
+the tree and, by construction (kb.reads), gives the same findings;
+`test_a_hostile_case_checked_incrementally_equals_a_full_run` holds the two equal on
+a sample of cases (`KB_FUZZ_EXAMPLES // 20`, at least 3).
 """
 
 from __future__ import annotations
@@ -25,7 +33,7 @@ import yaml
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from kb.checker import check
+from kb.api import validate
 from kb.rules import all_rules
 from tests.conftest import SHIPPED_RECORDS
 
@@ -40,6 +48,7 @@ SEEDS = (
     "strategies/tensor-parallel",
 )
 EXAMPLES = int(os.environ.get("KB_FUZZ_EXAMPLES", "100"))
+SAMPLE = max(3, EXAMPLES // 20)  # cases also checked in full, to hold the cheap route exact
 CASE_SECONDS = 60  # far above any honest run of this tree: only a hang reaches it
 
 HOSTILE = st.one_of(
@@ -142,7 +151,9 @@ def tree(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Path, dict[
         record_id: yaml.safe_load((root / f"{record_id}.yaml").read_text(encoding="utf-8"))
         for record_id in SEEDS
     }
-    check(root)  # warm the caches once: each case re-checks what its edit touches
+    validate(
+        root, remember=False
+    )  # warm the caches once: each case re-checks what its edit touches
     yield root, documents
 
 
@@ -161,6 +172,17 @@ def counts(request: pytest.FixtureRequest) -> Iterator[dict[str, int]]:
         print(f"\n{line}")
 
 
+def _case(documents: dict[str, Any], data: st.DataObject) -> tuple[str, tuple[Any, ...], Any]:
+    """A record, a place in it and the hostile value to put there."""
+    record_id = data.draw(st.sampled_from(SEEDS), label="record")
+    path = data.draw(st.sampled_from(list(_paths(documents[record_id]))), label="path")
+    return record_id, path, data.draw(HOSTILE, label="value")
+
+
+def _dumped(document: Any, path: tuple[Any, ...], value: Any) -> str:
+    return yaml.safe_dump(_replaced(document, path, value), sort_keys=False)
+
+
 def _on_alarm(signum: int, frame: Any) -> None:
     raise AssertionError(f"a case ran longer than {CASE_SECONDS} s: a hang")
 
@@ -175,20 +197,17 @@ def test_a_hostile_value_anywhere_gives_findings_never_an_error(
     tree: tuple[Path, dict[str, Any]], counts: dict[str, int], data: st.DataObject
 ) -> None:
     root, documents = tree
-    record_id = data.draw(st.sampled_from(SEEDS), label="record")
-    document = documents[record_id]
-    path = data.draw(st.sampled_from(list(_paths(document))), label="path")
-    value = data.draw(HOSTILE, label="value")
+    record_id, path, value = _case(documents, data)
     target = root / f"{record_id}.yaml"
     original = target.read_bytes()
-    target.write_text(yaml.safe_dump(_replaced(document, path, value), sort_keys=False), "utf-8")
+    target.write_text(_dumped(documents[record_id], path, value), "utf-8")
     previous = signal.signal(signal.SIGALRM, _on_alarm) if hasattr(signal, "SIGALRM") else None
     started = time.monotonic()
     try:
         if previous is not None:
             signal.alarm(CASE_SECONDS)
         try:
-            result = check(root)
+            result = validate(root)
         except AssertionError:
             raise
         except BaseException as exc:  # what the CLI would print as "internal error"
@@ -210,3 +229,28 @@ def test_a_hostile_value_anywhere_gives_findings_never_an_error(
         assert finding.code in known, finding
         assert finding.location.path and finding.location.line >= 1, finding
         assert "internal error" not in finding.message, finding
+
+
+@settings(
+    max_examples=SAMPLE,
+    deadline=None,
+    suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
+)
+@given(data=st.data())
+def test_a_hostile_case_checked_incrementally_equals_a_full_run(
+    tree: tuple[Path, dict[str, Any]], data: st.DataObject
+) -> None:
+    """The campaign's cheap route (the run snapshot) loses nothing: same findings, same files."""
+    root, documents = tree
+    record_id, path, value = _case(documents, data)
+    target = root / f"{record_id}.yaml"
+    original = target.read_bytes()
+    target.write_text(_dumped(documents[record_id], path, value), "utf-8")
+    try:
+        cheap = validate(root)
+        full = validate(root, remember=False)
+    finally:
+        target.write_bytes(original)
+    assert cheap.stats.mode == "incremental" and full.stats.mode == "full"
+    assert cheap.findings == full.findings, (record_id, path, value)
+    assert cheap.checked_paths == full.checked_paths

@@ -5,9 +5,9 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from ledger_fixtures import fixture_records, make_kb
 
 from kb.model import KnowledgeBase
+from tests.ledger.ledger_fixtures import fixture_records, make_kb
 
 
 @pytest.fixture

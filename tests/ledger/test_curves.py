@@ -8,13 +8,13 @@ from pathlib import Path
 
 from hypothesis import given
 from hypothesis import strategies as st
-from ledger_fixtures import q
 
 from kb.ledger.curves import Point, best, curves, price
 from kb.ledger.inputs import PlacementSpec, resolve_placement
 from kb.ledger.transfers import Conditions, bus_factor, priced_by_receipts
 from kb.loader import load_knowledge_base
 from kb.model import Record
+from tests.ledger.ledger_fixtures import q
 
 LINK = "interconnects/fixture-fast"
 ROOT = Path(__file__).resolve().parents[2] / "records"

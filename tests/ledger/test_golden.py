@@ -12,9 +12,9 @@ from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
-from ledger_fixtures import fixture_records, write_tree
 
 from kb.cli import cli
+from tests.ledger.ledger_fixtures import fixture_records, write_tree
 
 GOLDEN = Path(__file__).resolve().parent / "golden"
 PLACEMENTS = ["fixture-both-fit", "fixture-one-fits", "fixture-tp"]

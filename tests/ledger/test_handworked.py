@@ -13,9 +13,9 @@ from typing import Any
 
 import pytest
 from click.testing import CliRunner
-from ledger_fixtures import fixture_records, write_tree
 
 from kb.cli import cli
+from tests.ledger.ledger_fixtures import fixture_records, write_tree
 
 
 @pytest.fixture

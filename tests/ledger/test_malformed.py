@@ -7,9 +7,9 @@ from typing import Any
 
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
-from ledger_fixtures import fixture_records, make_kb
 
 from kb.rules import RULE_MODULES, rule_module
+from tests.ledger.ledger_fixtures import fixture_records, make_kb
 
 LG_RULES = [rule_module(m) for m in RULE_MODULES if rule_module(m).CODE.startswith("LG")]
 JUNK = st.one_of(

@@ -7,9 +7,9 @@ from fractions import Fraction
 from pathlib import Path
 
 from click.testing import CliRunner
-from ledger_fixtures import write_tree
 
 from kb.cli import cli
+from tests.ledger.ledger_fixtures import write_tree
 
 ROOT = Path(__file__).resolve().parents[2] / "records"
 TWO_HOSTS_8B = "placements/coherent-host-vs-two-hosts-8b"

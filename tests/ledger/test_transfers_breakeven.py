@@ -5,7 +5,6 @@ from __future__ import annotations
 from fractions import Fraction
 
 import pytest
-from ledger_fixtures import q
 
 from kb.ledger.analysis import analyze_placement
 from kb.ledger.breakeven import difference
@@ -13,6 +12,7 @@ from kb.ledger.inputs import PlacementSpec, Unresolved, resolve_placement
 from kb.ledger.quantities import QuantityError, exact, unit_scale
 from kb.ledger.transfers import bus_factor, collective_steps, receipt_bandwidth
 from kb.model import KnowledgeBase
+from tests.ledger.ledger_fixtures import q
 
 
 @pytest.mark.parametrize(
@@ -102,7 +102,7 @@ def test_break_even_places_links_on_both_sides(records: dict, kb: KnowledgeBase)
     0.1003 + max(0, 1.1 ms + 1.28e6/x) = 0.1 has no positive solution: candidate never ties
     and every link falls on the reference side."""
     records["placements/fixture-both-fit"]["reference"]["useful"]["rate"] = q(1000, "GB/s")
-    from ledger_fixtures import make_kb
+    from tests.ledger.ledger_fixtures import make_kb
 
     kb = make_kb(records)
     analysis = analyze_placement(kb.get("placements/fixture-both-fit"), kb, with_break_even=True)
@@ -112,7 +112,7 @@ def test_break_even_places_links_on_both_sides(records: dict, kb: KnowledgeBase)
 
 
 def test_missing_latency_is_a_gap_not_a_zero(records: dict) -> None:
-    from ledger_fixtures import make_kb
+    from tests.ledger.ledger_fixtures import make_kb
 
     del records["interconnects/fixture-link"]["latency"]
     kb = make_kb(records)
@@ -122,7 +122,7 @@ def test_missing_latency_is_a_gap_not_a_zero(records: dict) -> None:
 
 
 def test_capacity_binds_to_the_accelerator_record(records: dict) -> None:
-    from ledger_fixtures import common, make_kb
+    from tests.ledger.ledger_fixtures import common, make_kb
 
     records["hardware/fixture-gpu"] = common("hardware/fixture-gpu", "accelerator") | {
         "memory": {"capacity": q(80, "GB", "vendor-spec")}
@@ -153,7 +153,7 @@ def test_roofline_takes_the_slower_of_memory_and_compute(records: dict) -> None:
     """flops_per_item 280 GFLOP, compute 1000 TFLOP/s per device, 4 devices.
     batch 8: compute 280e9*8/(4*1e15) = 0.56 ms < memory 140 GB/(4*2000 GB/s) = 17.5 ms.
     batch 512: compute 280e9*512/4e15 = 35.84 ms > 17.5 ms, so Tuseful = 35.84 ms."""
-    from ledger_fixtures import make_kb
+    from tests.ledger.ledger_fixtures import make_kb
 
     from kb.ledger.analysis import analyze_placement
 
@@ -173,7 +173,7 @@ def test_roofline_takes_the_slower_of_memory_and_compute(records: dict) -> None:
 
 
 def test_receipt_must_share_an_accelerator_when_both_name_one(records: dict) -> None:
-    from ledger_fixtures import make_kb
+    from tests.ledger.ledger_fixtures import make_kb
 
     records["receipts/fixture-ar"]["hardware"] = ["hardware/gpu-a"]
     receipts = make_kb(records).of_kind("receipt")

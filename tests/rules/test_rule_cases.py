@@ -16,7 +16,7 @@ from typing import Any
 import pytest
 import yaml
 
-from kb.checker import run_checks
+from kb.api import validate
 from kb.findings import Finding
 from kb.rules import RULE_MODULES, all_rules
 from tests.conftest import git_repo_with, replace_tree, write_tree
@@ -47,9 +47,9 @@ def run_case(tmp: Path, case: dict[str, Any]) -> list[Finding]:
     if "base" in case:
         git_repo_with(root, case["base"])
         replace_tree(root, case["files"])
-        return run_checks(root, base="HEAD")
+        return validate(root, base="HEAD", remember=False).findings
     write_tree(root, case["files"])
-    return run_checks(root)
+    return validate(root, remember=False).findings
 
 
 def observed(findings: list[Finding], with_path: bool) -> Counter[tuple[Any, ...]]:

@@ -50,10 +50,10 @@ def add_probe(records: Path) -> None:
 
 def load(records: Path):  # type: ignore[no-untyped-def]
     """The checked knowledge base of a records tree (references indexed)."""
-    from kb.checker import check
+    from kb.api import open_kb, validate
 
-    result = check(records)
-    return result.kb, result.findings
+    result = validate(records, remember=False)
+    return open_kb(records), result.findings
 
 
 @pytest.fixture(scope="session")

@@ -16,7 +16,8 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from conftest import REPO, SEED_FLOP, XSS_TITLE
+
+from tests.site.conftest import REPO, SEED_FLOP, XSS_TITLE
 
 pytestmark = pytest.mark.browser
 

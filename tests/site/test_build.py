@@ -9,13 +9,13 @@ from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
-from conftest import SEED_FLOP, XSS_TITLE, load
 
 import kb.sitegen.build as site_build
 import kb.sitegen.record_pages as site_pages
 from kb.cli import cli
 from kb.model import KnowledgeBase
 from kb.sitegen.build import build
+from tests.site.conftest import SEED_FLOP, XSS_TITLE, load
 
 
 def digests(folder: Path) -> dict[str, str]:
@@ -45,10 +45,10 @@ def test_two_builds_of_the_same_tree_are_byte_identical(repo_copy: Path, tmp_pat
 BUILD_IN_A_FRESH_PROCESS = """
 import sys
 from pathlib import Path
-from kb.checker import check
+from kb.api import open_kb, validate
 from kb.sitegen.build import build
-result = check(Path(sys.argv[1]))
-build(result.kb, Path(sys.argv[2]), findings=result.findings)
+result = validate(Path(sys.argv[1]), remember=False)
+build(open_kb(Path(sys.argv[1])), Path(sys.argv[2]), findings=result.findings)
 """
 
 

@@ -10,7 +10,6 @@ from pathlib import Path
 
 import pytest
 import sympy as sp
-from conftest import SEED_FLOP, load
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -21,6 +20,7 @@ from kb.equations.planbuild import NotExact, to_tree
 from kb.sitegen.calc_records import picker_records
 from kb.sitegen.calculator import NotSerialisable, calculator, to_calc_tree
 from kb.sitegen.deps import named_ids
+from tests.site.conftest import SEED_FLOP, load
 
 SYMBOLS = [sp.Symbol(n, positive=True) for n in ("B", "d", "N", "W")]
 leaves = st.one_of(

@@ -19,8 +19,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from chromium import chromium, watched
-from conftest import SEED_FLOP, load
+
+from tests.site.chromium import chromium, watched
+from tests.site.conftest import SEED_FLOP, load
 
 pytestmark = pytest.mark.browser
 

@@ -15,13 +15,13 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import load
 
 from kb.equations.bind import Bound, quantity, resolve
 from kb.equations.evaluate import evaluate
 from kb.quantities import parse_unit
 from kb.sitegen.charts import LABEL_GAP, PLOT
 from kb.sitegen.record_page import charts_and_ledger
+from tests.site.conftest import load
 
 RELATIVE = 1e-6  # the x grid is a float; every other value is exact
 

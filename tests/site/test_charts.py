@@ -8,10 +8,10 @@ from fractions import Fraction
 from pathlib import Path
 
 import pytest
-from conftest import SEED_FLOP, load
 
 from kb.sitegen.charts import PLOT, Axis, Bar, Chart, nice_ticks, stacked_bars, tick_label
 from kb.sitegen.flop_chart import sympy_value
+from tests.site.conftest import SEED_FLOP, load
 
 SVG = "{http://www.w3.org/2000/svg}"
 

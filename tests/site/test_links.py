@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from linkcheck import broken_links
+from tests.site.linkcheck import broken_links
 
 
 def test_every_internal_link_and_anchor_resolves(built_site: Path) -> None:

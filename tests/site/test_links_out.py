@@ -41,12 +41,13 @@ def site(tmp_path_factory: pytest.TempPathFactory) -> Path:
     for record_id, url in HOSTILE.items():
         records[record_id] = common(record_id, "source") | {"url": url, "tier": "T4"}
     records[PROSE_ID] = common(PROSE_ID, "source") | {"tier": "T4", **PROSE}
-    from kb.checker import check
+    from kb.api import open_kb, validate
 
     root = tmp_path_factory.mktemp("links")
-    result = check(write_tree(root, records) / "records")  # indexes the references
+    tree = write_tree(root, records) / "records"
+    result = validate(tree, remember=False)
     out = root / "_site"
-    build(result.kb, out, findings=[f for f in result.findings if f.severity.value != "error"])
+    build(open_kb(tree), out, findings=[f for f in result.findings if f.severity.value != "error"])
     return out
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from conftest import SEED_FLOP, load
+from tests.site.conftest import SEED_FLOP, load
 
 
 def page(site: Path, relative: str) -> str:

@@ -14,8 +14,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from chromium import chromium, watched
-from conftest import SEED_FLOP
+
+from tests.site.chromium import chromium, watched
+from tests.site.conftest import SEED_FLOP
 
 pytestmark = pytest.mark.browser
 

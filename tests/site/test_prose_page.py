@@ -11,9 +11,8 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from conftest import copy_repo, load
-
 from kb.sitegen.build import build
+from tests.site.conftest import copy_repo, load
 
 HOT = "records/hardware/nvidia-h100-sxm.yaml"
 PAGE = "records/receipts/azure-nd-h100-v5-hbm-bandwidth.html"

@@ -80,7 +80,7 @@ def _raw(site: Path, relative: str) -> str:
 
 
 def test_a_record_page_opens_with_verdict_summary_and_key_results(built_site: Path) -> None:
-    from conftest import SEED_FLOP
+    from tests.site.conftest import SEED_FLOP
 
     html = _raw(built_site, f"records/{SEED_FLOP}.html")
     order = [
@@ -119,7 +119,7 @@ def test_predicted_vs_measured_comes_before_the_equations(built_site: Path) -> N
 
 
 def test_errata_show_the_erroneous_statement_and_link_to_it(built_site: Path) -> None:
-    from conftest import SEED_FLOP
+    from tests.site.conftest import SEED_FLOP
 
     html = _raw(built_site, f"records/{SEED_FLOP}.html")
     block = html.split('id="errata"', 1)[1].split("</ul>", 1)[0]
@@ -129,7 +129,7 @@ def test_errata_show_the_erroneous_statement_and_link_to_it(built_site: Path) ->
 
 
 def test_infinity_units_and_starred_names_render_for_readers(built_site: Path) -> None:
-    from conftest import SEED_FLOP
+    from tests.site.conftest import SEED_FLOP
 
     html = _raw(built_site, f"records/{SEED_FLOP}.html")
     assert "[4, ∞)" in html and "&#39;oo&#39;" not in html

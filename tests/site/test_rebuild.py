@@ -20,7 +20,6 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import REPO, copy_repo, load
 
 from kb.model import KINDS, KnowledgeBase, is_valid_id
 from kb.sitegen.build import BuildReport, build
@@ -28,6 +27,7 @@ from kb.sitegen.deps import PageInputs
 from kb.sitegen.manifest import MANIFEST
 from kb.sitegen.record_page import record_context
 from kb.sitegen.tables import hardware_table, kind_table
+from tests.site.conftest import REPO, copy_repo, load
 
 HOT = "hardware/nvidia-h100-sxm"
 UNRELATED = "records/sources/arxiv-gpipe.html"
@@ -271,7 +271,11 @@ def tracking(kb: KnowledgeBase) -> TrackingKB:
 
     tracked = TrackingKB(kb.root, kb.records, kb.duplicates, kb.references)
     tracked.start(set())
-    tracked.run.schema = kb.run.schema  # the schema stage's results: the typed views read them
+    if kb.run.schema is None:  # open_kb loads; the typed views read the schema stage's results
+        from kb.checker import schema_stage
+
+        schema_stage(kb)
+    tracked.run.schema = kb.run.schema
     analyse(tracked)  # the whole-base analysis the checker already ran, outside any page
     return tracked
 

@@ -10,9 +10,9 @@ import shutil
 from pathlib import Path
 
 import pytest
-from conftest import load
 
 from kb.sitegen.build import build
+from tests.site.conftest import load
 
 TRUTH = Path(__file__).resolve().parents[1] / "fixtures" / "truth"
 
