@@ -153,9 +153,8 @@ def test_roofline_takes_the_slower_of_memory_and_compute(records: dict) -> None:
     """flops_per_item 280 GFLOP, compute 1000 TFLOP/s per device, 4 devices.
     batch 8: compute 280e9*8/(4*1e15) = 0.56 ms < memory 140 GB/(4*2000 GB/s) = 17.5 ms.
     batch 512: compute 280e9*512/4e15 = 35.84 ms > 17.5 ms, so Tuseful = 35.84 ms."""
-    from tests.ledger.ledger_fixtures import make_kb
-
     from kb.ledger.analysis import analyze_placement
+    from tests.ledger.ledger_fixtures import make_kb
 
     placement = records["placements/fixture-tp"]
     placement["envelope"]["flops_per_item"] = q(280, "GFLOP")
