@@ -157,6 +157,8 @@ def _checked_text(source: object) -> str:
         raise ExpressionError(f"expression is {len(source)} characters long, limit {MAX_LENGTH}")
     if any(ch in source for ch in "\n\r;\\"):
         raise ExpressionError("an expression is one line: no newlines, semicolons, backslashes")
+    if "#" in source:  # Python would read the rest as a comment and check only the start
+        raise ExpressionError("an expression has no comments: '#' is not allowed")
     if not source.isascii():
         raise ExpressionError("an expression is ASCII only (write alpha, not a Greek letter)")
     text = source.strip()

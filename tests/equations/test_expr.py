@@ -113,6 +113,14 @@ def test_symbol_names_that_look_like_code_are_refused(name: str) -> None:
         make_symbol(name)
 
 
+@pytest.mark.parametrize("text", ["a + b # c", "a = b  # + c", "#a"])
+def test_text_after_a_hash_is_refused_not_ignored(text: str) -> None:
+    with pytest.raises(ExpressionError, match="no comments"):
+        parse_equation(text, allow_undeclared=True) if "=" in text else parse_expression(
+            text, allow_undeclared=True
+        )
+
+
 def test_equations_need_one_equals_and_no_comparison() -> None:
     for text in ("a = b = c", "a == b", "a <= b", "a"):
         with pytest.raises(ExpressionError):
