@@ -113,14 +113,37 @@ def ratio_constant(numerator: sp.Expr, denominator: sp.Expr) -> sp.Expr | None:
 def expand_definitions(
     expr: sp.Expr, definitions: dict[sp.Symbol, sp.Expr], keep: Iterable[sp.Symbol] = ()
 ) -> sp.Expr:
-    """Replace defined symbols by their definitions, transitively (at most 20 rounds)."""
-    active = {s: e for s, e in definitions.items() if s not in set(keep)}
-    for _ in range(20):
+    """Replace defined symbols by their definitions, transitively, to a fixed point.
+
+    A symbol on a cycle of definitions (`a = f(b)` and `b = g(a)`: one equation and its
+    inverse) is not expanded: substituting around the cycle never ends, and stopping
+    after some rounds would leave an expression that mixes a symbol with its own
+    definition. It stays a free symbol, an input, as a kept one does.
+    """
+    kept = set(keep)
+    active = {s: e for s, e in definitions.items() if s not in kept}
+    active = {s: e for s, e in active.items() if not _on_cycle(s, active)}
+    for _ in range(len(active) + 1):  # an acyclic chain is at most len(active) deep
         replaced = expr.xreplace(active)
         if replaced == expr:
             return expr
         expr = replaced
     return expr
+
+
+def _on_cycle(start: sp.Symbol, definitions: dict[sp.Symbol, sp.Expr]) -> bool:
+    """Whether `start` is reached again by following the definitions from it."""
+    stack = list(definitions[start].free_symbols)
+    seen: set[sp.Basic] = set()
+    while stack:
+        symbol = stack.pop()
+        if symbol == start:
+            return True
+        if symbol in seen or symbol not in definitions:
+            continue
+        seen.add(symbol)
+        stack.extend(definitions[symbol].free_symbols)
+    return False
 
 
 def rational_value(value: sp.Expr) -> sp.Rational:
