@@ -25,6 +25,7 @@ from kb.model import KIND_BY_FOLDER, KnowledgeBase, Record
 from kb.recordcache import RecordCache, content_digest
 from kb.workers import map_forked
 from kb.yamlsafe import load_yaml, max_nesting
+from kb.yamlwords import yaml_kind
 
 MAX_FILE_BYTES = 2 * 1024 * 1024
 MAX_DEPTH = 64
@@ -342,7 +343,7 @@ def _check_shape(
         message = f"nesting depth {depth} exceeds {MAX_DEPTH}"
         return None, [*findings, _load_finding("LD007", shown, 1, 1, message)]
     if not isinstance(data, dict):
-        actual = "an empty file" if data is None else f"a {type(data).__name__}"
+        actual = "an empty file" if data is None else yaml_kind(data)
         message = f"a record must be a YAML mapping, found {actual}"
         return None, [*findings, _load_finding("LD011", shown, 1, 1, message)]
     return data, findings

@@ -111,7 +111,8 @@ def format_dims(dims: Dims) -> str:
 def parse_unit(text: object) -> Unit:
     """Parse a unit string exactly: `GB/s` -> factor 10**9, dims B·s^-1."""
     if not isinstance(text, str):
-        raise UnitError(f"unit must be a string, got {type(text).__name__}")
+        got = "null" if text is None else repr(text)  # no kb import here: YAML's word by hand
+        raise UnitError(f"unit must be a string, got {got}")
     return _parse_unit(text)
 
 

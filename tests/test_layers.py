@@ -19,6 +19,7 @@ LAYERS: dict[str, int] = {
     "quantities": 0,
     "workers": 0,
     "gcpause": 0,
+    "yamlwords": 0,
     "settings": 0,
     "store": 0,
     "filelock": 0,

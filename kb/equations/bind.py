@@ -20,6 +20,7 @@ from kb.equations.results import DOWNSTREAM, UNREADABLE
 from kb.findings import Location
 from kb.model import KnowledgeBase, is_valid_id, split_binding
 from kb.quantities import DIMENSIONLESS, Dims, UnitError, exact_number, parse_unit
+from kb.yamlwords import yaml_kind
 
 _NUMBER_TEXT = re.compile(r"[-+]?(\d[\d_]*)?\.?\d+([eE][-+]?\d+)?")
 
@@ -132,7 +133,7 @@ def _target_value(target: Any, spec: str) -> Bound | BindError:
         return BindError(DOWNSTREAM, f"binding {spec!r} lands on the text {target!r} (LD009)")
     return BindError(
         codes.BINDING_NOT_A_QUANTITY,
-        f"binding {spec!r} lands on {type(target).__name__}, not a quantity",
+        f"binding {spec!r} lands on {yaml_kind(target)}, not a quantity",
         "bind to a field holding {value, unit} or a plain count",
     )
 

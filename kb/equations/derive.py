@@ -87,7 +87,8 @@ def _check_step(system: System, step_id: str, step: Mapping[str, Any], pointer: 
         system.add(exc.code, pointer_join(pointer, exc.field), str(exc), exc.hint)
         state, detail = INVALID, str(exc)
     except Exception as exc:  # SymPy raises many types on odd input; each is a finding
-        detail = f"step {step_id} ({rule}) cannot be checked: {type(exc).__name__}: {exc}"
+        # the library's own words (an exception class and its text) mean nothing to an author
+        detail = f"step {step_id} ({rule}) cannot be checked: the algebra failed on its fields"
         system.add(codes.EXPRESSION_UNSAFE, pointer, detail, "check the step's fields")
         state = INVALID
     _report(system, step_id, rule, pointer, state, detail, result)
