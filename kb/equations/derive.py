@@ -86,7 +86,7 @@ def _check_step(system: System, step_id: str, step: Mapping[str, Any], pointer: 
     except _StepError as exc:
         system.add(exc.code, pointer_join(pointer, exc.field), str(exc), exc.hint)
         state, detail = INVALID, str(exc)
-    except Exception as exc:  # SymPy raises many types on odd input; each is a finding
+    except Exception:  # SymPy raises many types on odd input; each is a finding
         # the library's own words (an exception class and its text) mean nothing to an author
         detail = f"step {step_id} ({rule}) cannot be checked: the algebra failed on its fields"
         system.add(codes.EXPRESSION_UNSAFE, pointer, detail, "check the step's fields")
