@@ -31,7 +31,7 @@ class RunStats:
     files whose findings were recomputed; `loaded`: the records loaded to do it.
     The equations stage (kb.equations.engine) adds the records it served from its
     cache (`cached`), from plans (`planned`) and checked symbolically (`symbolic`),
-    and what this process built for it (`built_*`, kb.equations.shared).
+    and what the run built for it, workers included (`built_*`, kb.equations.shared).
     """
 
     mode: str = ""

@@ -153,7 +153,7 @@ def test_a_site_built_with_a_timed_out_check_keeps_no_page(
 ) -> None:
     """The manifest is a store too: a page that showed a timeout is rendered again."""
     from kb.api import open_kb, validate
-    from kb.equations import derive, shared
+    from kb.equations import derive
     from kb.equations.timeout import CheckTimeout
     from kb.resources import theme_dir
     from kb.sitegen.build import build
@@ -168,12 +168,10 @@ def test_a_site_built_with_a_timed_out_check_keeps_no_page(
     monkeypatch.setenv("KB_JOBS", "1")
     with monkeypatch.context() as patch:
         patch.setattr(derive, "run_with_budget", spent)
-        shared.clear()
         timed = validate(Path("records"), remember=False)
         assert "EQ014" in {f.code for f in timed.findings}
         build(open_kb(Path("records")), tmp_path / "_site", findings=timed.findings)
     assert load_manifest(tmp_path / "_site", fingerprint(theme_dir())).pages == {}
-    shared.clear()
     again = validate(Path("records"), remember=False)
     assert "EQ014" not in {f.code for f in again.findings}
     report = build(open_kb(Path("records")), tmp_path / "_site", findings=again.findings)

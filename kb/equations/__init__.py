@@ -22,8 +22,9 @@ unit table, below this package). Modules, in import order:
 - figures.py a model's parameter counts recomputed from its geometry; no SymPy
 - timeout.py a wall-clock budget (SIGALRM in the main thread, a forked child elsewhere,
   a stoppable helper thread where neither exists: threadbudget.py)
-- shared.py  symbolic work records with the same maths share, once per process
-- planbuild.py a record's symbolic check, writing its plan on the way
+- shared.py  symbolic work records with the same maths share, once per run (SharedWork)
+- planbuild.py a record's check (the one path: shared work, compiled claims replayed
+             exactly, SymPy where they cannot answer), writing its plan on the way
 - cache.py   the results kept between runs: a view of kb's one store (kb.store)
 - engine.py  one memoised analysis of a whole KnowledgeBase, with the reverse binding index;
              cold runs spread families of records over kb's fork pool (kb.workers)
@@ -45,8 +46,8 @@ API for the site, the rules and the commands:
   kb.reads.DependencyGraph to say). `Analysis.stats` (kb.run.RunStats) counts records really
   checked (`symbolic`), re-checked from their plan (`planned`: bound values changed,
   equation sections not: exact fractions, no SymPy) and cache hits (`cached`);
-  `built_systems`, `built_claims`, `built_derivations` what this process really
-  built for the run, once per distinct text (shared.py).
+  `built_systems`, `built_claims`, `built_derivations` what the run really built
+  (its workers too), once per distinct text (`Analysis.shared`, shared.py).
 - `evaluate.evaluate(kb, record, target, bindings)` -> Evaluation(value, unit, trail);
   `evaluate.binding_spec("63 GB/s")` turns command-line text into a binding.
 - units: `kb.quantities.parse_unit(text)` -> Unit(text, factor, dims);

@@ -14,14 +14,14 @@ what it should be, holding is EQ017).
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 from fractions import Fraction
 from typing import Any
 
 from kb.equations import codes
 from kb.equations.bind import BindError, Bound
-from kb.equations.numtext import n_format, number_text
+from kb.equations.numtext import n_text, number_text
 from kb.equations.results import (
     CONTRADICTED,
     DOWNSTREAM,
@@ -82,13 +82,18 @@ class Context:
     related: tuple[Location, ...] = ()
 
 
-def error_state(exc: ClaimError) -> str:
+def contexts(system: Any, claims: Any, resolve: Resolver) -> Iterator[tuple[Context, str]]:
+    """Each mapping under `claims:` with its Context and its id (its index if it has none)."""
+    for index, claim in enumerate(claims if isinstance(claims, list) else []):
+        if isinstance(claim, Mapping):
+            ctx = Context(system, resolve, claim, pointer_join("/claims", index))
+            ctx.related = related_locations(claim, resolve)
+            yield ctx, str(claim.get("id", index))
+
+
+def error_state(exc: ClaimError | None) -> str:
     """A claim kb could not check: `unverified` if an input cannot be read, else `invalid`."""
-    return UNVERIFIED if exc.code == UNREADABLE else INVALID
-
-
-def error_state_of(cause: ClaimError | None) -> str | None:
-    return None if cause is None else error_state(cause)
+    return UNVERIFIED if exc is not None and exc.code == UNREADABLE else INVALID
 
 
 def report_claim_error(ctx: Context, claim_id: str, exc: ClaimError) -> None:
@@ -127,7 +132,7 @@ def record_outcome(
         ctx.system.add(
             CODES[kind], ctx.pointer, f"claim {claim_id} is {verb}: {detail}", hint, ctx.related
         )
-    elif state == UNVERIFIED and "timeout" not in detail and error_state_of(cause) != UNVERIFIED:
+    elif state == UNVERIFIED and "timeout" not in detail and error_state(cause) != UNVERIFIED:
         ctx.system.add(
             codes.CLAIM_UNVERIFIED,
             ctx.pointer,
@@ -290,7 +295,7 @@ def compare(computed: Fraction, claimed: Fraction, spec: Mapping[str, Any]) -> t
     if "rel_tol" in spec:
         tol = _spec_number(spec, "rel_tol")
         error = abs(computed - claimed) / abs(claimed) if claimed else abs(computed)
-        return error <= tol, f"relative error {n_format(error, 3)} vs rel_tol {tol}"
+        return error <= tol, f"relative error {n_text(error, 3)} vs rel_tol {tol}"
     if "abs_tol" in spec:
         tol = _spec_number(spec, "abs_tol")
         return abs(computed - claimed) <= tol, f"abs_tol {tol}"
@@ -320,8 +325,8 @@ def judge_prediction(ctx: Context, value: Fraction, dims: Dims) -> Outcome:
     unit = parse_unit(bound.unit)
     error = (value - bound.value) / bound.value
     suffix = "" if unit.text == "1" else f" {unit.text}"
-    predicted = f"{n_format(value / unit.factor, 4)}{suffix}"
-    measured = f"{n_format(bound.value / unit.factor, 4)}{suffix}"
+    predicted = f"{n_text(value / unit.factor, 4)}{suffix}"
+    measured = f"{n_text(bound.value / unit.factor, 4)}{suffix}"
     shown_error, shown_band = _percent(error, signed=True), f"\u00b1{_percent(band)}"
     where = bound.record_id or "the measurement"
     detail = (

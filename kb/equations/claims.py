@@ -47,7 +47,6 @@ from kb.equations.claimbase import (
     CODES,
     ClaimError,
     Context,
-    Resolver,
     bound_value,
     bound_values,
     compare,
@@ -59,7 +58,6 @@ from kb.equations.claimbase import (
     judge_numeric,
     judge_prediction,
     record_outcome,
-    related_locations,
     report_claim_error,
 )
 from kb.equations.dims import DimensionError, dims_of
@@ -68,7 +66,6 @@ from kb.equations.numtext import number_text as exact_text
 from kb.equations.results import DOWNSTREAM, INVALID, RECOMPUTED, REFUTED, UNVERIFIED
 from kb.equations.system import System
 from kb.equations.timeout import CheckTimeout, run_with_budget
-from kb.findings import pointer_join
 from kb.quantities import Dims
 
 __all__ = [
@@ -77,9 +74,9 @@ __all__ = [
     "Context",
     "Verdict",
     "check_claim",
-    "check_claims",
     "compare",
     "is_binding",
+    "name_waiting_claims",
     "target",
 ]
 LAWS = {"proportional": 1, "inverse": -1, "constant": 0}
@@ -88,27 +85,6 @@ LAWS = {"proportional": 1, "inverse": -1, "constant": 0}
 Verdict = tuple[str, Any]
 """("ok", (state, detail, claimed, computed)) | ("claim", ClaimError) | ("error", (type, text))
 | ("timeout", text): what a claim's checker came to, free of tracebacks (shared.py keeps it)."""
-
-
-def check_claims(
-    system: System,
-    claims: Any,
-    resolve: Resolver,
-    check: Callable[[Context, str], None] | None = None,
-) -> None:
-    """Check every claim of a record, adding items and issues to `system`.
-
-    `check(context, claim_id)` checks one claim (default `check_claim`; planbuild.py
-    passes one that also writes the claim's part of the plan and shares work).
-    """
-    if not isinstance(claims, list):
-        return
-    for index, claim in enumerate(claims):
-        if isinstance(claim, Mapping):
-            context = Context(system, resolve, claim, pointer_join("/claims", index))
-            context.related = related_locations(claim, resolve)
-            (check or check_claim)(context, str(claim.get("id", index)))
-    name_waiting_claims(system, claims)
 
 
 def name_waiting_claims(system: System, claims: list[Any]) -> None:

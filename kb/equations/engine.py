@@ -7,12 +7,12 @@ cache.py); on a hit nothing symbolic runs and SymPy is not even imported. On a m
 whose equation sections are unchanged (only the values its claims bind changed), the
 record's plan, cached by the content of those sections alone, re-checks it with
 fractions (plan.py), still without SymPy; only records without a usable plan take the
-symbolic path, where records with the same maths share the symbolic work (shared.py:
-systems, derivations and claims built once per distinct text). The run's statistics
-(kb.run.RunStats, returned as `Analysis.stats`) count records served from the cache
-(`cached`), from plans (`planned`) and checked on the symbolic path (`symbolic`), and
-what this process really built for it (`built_systems`, `built_claims`,
-`built_derivations`); the tests assert on them.
+symbolic path, where records with the same maths share the run's symbolic work
+(`Analysis.shared`, shared.py: systems, derivations and claims built once per distinct
+text). The run's statistics (kb.run.RunStats, returned as `Analysis.stats`) count
+records served from the cache (`cached`), from plans (`planned`) and checked on the
+symbolic path (`symbolic`), and what the run built for it, in this process and in its
+workers (`built_systems`, `built_claims`, `built_derivations`); the tests assert on them.
 """
 
 from __future__ import annotations
@@ -29,7 +29,6 @@ from kb.equations.compose import compose
 from kb.equations.figures import check_model
 from kb.equations.plan import PLAN_FORMAT, run_plan
 from kb.equations.results import (
-    BUILT,
     Issue,
     Item,
     issue_from,
@@ -37,6 +36,7 @@ from kb.equations.results import (
     item_from,
     item_json,
 )
+from kb.equations.shared import SharedWork, family_key
 from kb.equations.timeout import default_budget, record_budget, reset_run_budget
 from kb.model import KnowledgeBase, Record
 from kb.run import RunStats
@@ -59,10 +59,14 @@ class RecordResult:
 
 @dataclass
 class Analysis:
-    """The per-run result: per-record results (who binds whom: kb.reads.DependencyGraph)."""
+    """The per-run result: per-record results (who binds whom: kb.reads.DependencyGraph).
+
+    `shared`: the run's symbolic work by text (shared.py), for readers after the run.
+    """
 
     results: dict[str, RecordResult] = field(default_factory=dict)
     stats: RunStats = field(default_factory=RunStats)
+    shared: SharedWork = field(default_factory=SharedWork)
 
     def issues(self, code: str) -> Iterator[tuple[RecordResult, Issue]]:
         for record_id in sorted(self.results):
@@ -84,7 +88,6 @@ def analyse(kb: KnowledgeBase, use_cache: bool = True) -> Analysis:
     reset_run_budget()
     cache = ResultCache(cache_dir(kb.root), fingerprint.salt()) if use_cache else ResultCache(None)
     analysis = Analysis(stats=kb.run.stats)
-    built = dict(BUILT)
     pending: dict[str, Pending] = {}
     for record in kb:
         if not kb.in_focus(record):
@@ -94,8 +97,6 @@ def analyse(kb: KnowledgeBase, use_cache: bool = True) -> Analysis:
             analysis.results[record.id] = result
     _run_pending(kb, pending, cache, analysis)
     cache.flush()
-    for name, count in built.items():
-        setattr(analysis.stats, name, getattr(analysis.stats, name) + BUILT[name] - count)
     kb.run.equations = analysis
     return analysis
 
@@ -110,37 +111,37 @@ def _run_pending(
 ) -> None:
     """Check the records the cache could not answer, on several cores when worth it.
 
-    Records with the same maths share their symbolic work (shared.py), so the cost
-    is about one symbolic check per distinct text plus exact arithmetic per record.
+    Records with the same maths share their symbolic work (analysis.shared), so the
+    cost is about one symbolic check per distinct text plus exact arithmetic per record.
     A family (records of one symbols-and-equations text) stays in one process, and
-    workers are forked (kb.workers) only for FORK_FAMILIES families or more: forking
+    workers are forked (kb.workers) only for FORK_FAMILIES families or more (each
+    works on its copy of analysis.shared and returns what it built): forking
     for many cheap records of a few families cost more than it saved (BENCHMARKS.md:
     at 10,000 records in 2 families it doubled the engine's wall time, 1.0 -> 1.9 s).
     """
     if not pending:
         return
     from kb.equations import planbuild  # noqa: F401  # SymPy imported once, before any fork
-    from kb.equations.shared import family_key
 
     families: dict[str, list[str]] = {}
     for record_id in sorted(pending):
         families.setdefault(family_key(pending[record_id][3].data, record_id), []).append(record_id)
-    members = list(families.values())
+    members, work = list(families.values()), analysis.shared
 
-    def job(family: int) -> list[tuple[str, dict[str, Any], Any]]:
-        checked = []
+    def job(family: int) -> tuple[list[tuple[str, dict[str, Any], Any]], dict[str, int]]:
+        checked, built = [], dict(work.built)
         for record_id in members[family]:
             resolver = _resolver(kb, pending[record_id][2])
             with record_budget():
-                result, plan = run_record_with_plan(pending[record_id][3], resolver, shared=True)
+                result, plan = run_record(pending[record_id][3], resolver, work)
             checked.append((record_id, _to_json(result), plan))
-        return checked
+        return checked, {name: work.built[name] - count for name, count in built.items()}
 
-    found = {
-        record_id: (data, plan)
-        for family in map_or_run(job, range(len(members)), FORK_FAMILIES)
-        for record_id, data, plan in family
-    }
+    found: dict[str, tuple[dict[str, Any], Any]] = {}
+    for checked, built in map_or_run(job, range(len(members)), FORK_FAMILIES):
+        found.update({record_id: (data, plan) for record_id, data, plan in checked})
+        for name, count in built.items():
+            setattr(analysis.stats, name, getattr(analysis.stats, name) + count)
     for record_id in sorted(found):
         data, plan = found[record_id]
         analysis.stats.symbolic += 1
@@ -217,25 +218,18 @@ def _resolver(kb: KnowledgeBase, resolved: Mapping[str, Bound | BindError]) -> A
     return resolver
 
 
-def run_record(record: Record, resolver: Any, shared: bool = False) -> RecordResult:
-    """Run every symbolic check of one record (no cache)."""
-    return run_record_with_plan(record, resolver, shared)[0]
-
-
-def run_record_with_plan(
-    record: Record, resolver: Any, shared: bool = False
+def run_record(
+    record: Record, resolver: Any, work: SharedWork | None = None
 ) -> tuple[RecordResult, Any]:
     """Run every symbolic check of one record; also return its plan (None if it has none).
 
     `record` has its `uses` equations resolved (compose.compose; analyse() does it):
-    an unresolved `uses` entry is skipped here, since compose.py reports it.
-
-    `shared`: reuse what records with the same maths left this process (shared.py);
-    without it every check runs afresh (the tests compare both).
+    an unresolved `uses` entry is skipped here, since compose.py reports it. `work`:
+    the run's shared symbolic work (None: the record is checked as if alone).
     """
     from kb.equations.planbuild import check_record
 
-    system, plan = check_record(record.data, resolver, shared)
+    system, plan = check_record(record.data, resolver, work or SharedWork())
     return RecordResult(record.id, record.path, system.items, system.issues), plan
 
 

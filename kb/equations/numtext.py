@@ -28,13 +28,8 @@ def n_text(value: Fraction, digits: int) -> str:
     return str(rounded.quantize(Decimal(1).scaleb(exponent), context=context))
 
 
-def n_format(value: Fraction, digits: int) -> str:
-    """The same text (the name the callers have used)."""
-    return n_text(value, digits)
-
-
 def number_text(value: Fraction, digits: int = 8) -> str:
     """Show an exact number as `3318.4478 (exact 222336/67)` (an integer as itself)."""
     if value.denominator == 1:
         return str(value.numerator)
-    return f"{n_format(value, digits)} (exact {value})"
+    return f"{n_text(value, digits)} (exact {value})"

@@ -34,6 +34,7 @@ from kb.equations.claimbase import (
     Resolver,
     bound_value,
     bound_values,
+    contexts,
     declared_name,
     error_state,
     is_binding,
@@ -41,12 +42,11 @@ from kb.equations.claimbase import (
     judge_numeric,
     judge_prediction,
     record_outcome,
-    related_locations,
     report_claim_error,
 )
 from kb.equations.exact import Inexact, evaluate_tree
 from kb.equations.results import Issue, Item, issue_from, item_from
-from kb.findings import Location, pointer_join
+from kb.findings import Location
 from kb.quantities import Dims, Unit, make_dims, parse_unit
 
 PLAN_FORMAT = 2  # 2: items carry kind/error/band/receipt/source; states say what was checked
@@ -84,32 +84,16 @@ def run_plan(
             [issue_from(i) for i in plan["issues"]],
         )
         entries = iter(plan["claims"])
-        claims = data.get("claims")
-        for index, claim in enumerate(claims if isinstance(claims, list) else []):
-            if isinstance(claim, Mapping) and not _replay(
-                sink, next(entries), claim, index, resolve
-            ):
-                return None
+        for ctx, claim_id in contexts(sink, data.get("claims"), resolve):
+            entry = next(entries)
+            if "fixed" in entry:  # a claim that binds nothing: as it was
+                sink.items.extend(item_from(i) for i in entry["fixed"]["items"])
+                sink.issues.extend(issue_from(i) for i in entry["fixed"]["issues"])
+            elif not replay_claim(ctx, entry, claim_id):
+                return None  # only the symbolic path can answer
     except (KeyError, TypeError, ValueError, StopIteration):  # a plan of another shape
         return None
     return sink.items, sink.issues
-
-
-def _replay(
-    sink: ClaimSink,
-    entry: Mapping[str, Any],
-    claim: Mapping[str, Any],
-    index: int,
-    resolve: Resolver,
-) -> bool:
-    """Add one claim's items and issues; False if only the symbolic path can."""
-    if "fixed" in entry:
-        sink.items.extend(item_from(i) for i in entry["fixed"]["items"])
-        sink.issues.extend(issue_from(i) for i in entry["fixed"]["issues"])
-        return True
-    ctx = Context(sink, resolve, claim, pointer_join("/claims", index))
-    ctx.related = related_locations(claim, resolve)
-    return replay_claim(ctx, entry, str(claim.get("id", index)))
 
 
 def replay_claim(ctx: Context, entry: Mapping[str, Any], claim_id: str) -> bool:

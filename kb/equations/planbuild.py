@@ -18,22 +18,12 @@ from typing import Any
 
 import sympy as sp
 
-from kb.equations.claimbase import Context, Resolver
-from kb.equations.claims import changed_value, check_claim, check_claims, is_binding, target
-from kb.equations.derive import check_derivations
+from kb.equations.claimbase import Context, Resolver, contexts
+from kb.equations.claims import changed_value, check_claim, is_binding, name_waiting_claims, target
 from kb.equations.plan import PLAN_FORMAT, replay_claim
 from kb.equations.results import issue_json, item_json
-from kb.equations.shared import (
-    derive_once,
-    entry_key,
-    keep_entry,
-    keep_verdict,
-    known_entry,
-    known_verdict,
-    system_of,
-    verdict_key,
-)
-from kb.equations.system import System, build_system
+from kb.equations.shared import SharedWork, entry_key, verdict_key
+from kb.equations.system import System
 from kb.equations.timeout import run_with_budget
 
 
@@ -45,19 +35,15 @@ Plan = dict[str, Any]
 
 
 def check_record(
-    data: Mapping[str, Any], resolve: Resolver, shared: bool = False
+    data: Mapping[str, Any], resolve: Resolver, work: SharedWork
 ) -> tuple[System, Plan | None]:
     """Run every symbolic check of one record; return the system and its plan (or None).
 
-    With `shared`, work another record with the same maths already did this process
-    is reused (shared.py); the items and issues are the same either way.
+    What another record with the same maths left in `work` (this run's) is reused;
+    a fresh `work` checks the record as if alone.
     """
-    if shared:
-        system, key = system_of(data)
-        derive_once(system, data)
-    else:
-        system, key = build_system(data), None
-        check_derivations(system, data.get("derivations"))
+    system, key = work.system_of(data)
+    work.derive(system, data)
     plan: dict[str, Any] = {
         "format": PLAN_FORMAT,
         "symbols": list(system.symbols),
@@ -66,18 +52,11 @@ def check_record(
         "issues": [issue_json(i) for i in system.issues],
         "claims": [],
     }
-
-    def check(ctx: Context, claim_id: str) -> None:
-        before = len(system.items), len(system.issues)
-        entry = _check_shared(ctx, claim_id, key) if shared and key is not None else None
-        if entry is None:
-            if not shared or key is None:
-                check_claim(ctx, claim_id)
-            entry = _entry(ctx, system, *before)
-        plan["claims"].append(entry)
-
-    check_claims(system, data.get("claims"), resolve, check)
-    # check_claims names, in a failed equation's finding, the claims waiting on it
+    claims = data.get("claims")
+    for ctx, claim_id in contexts(system, claims, resolve):
+        plan["claims"].append(_check(ctx, claim_id, key, work))
+    if isinstance(claims, list):
+        name_waiting_claims(system, claims)  # into a failed equation's own finding
     plan["issues"] = [issue_json(i) for i in system.issues[: len(plan["issues"])]]
     usable = all("symbolic" not in entry for entry in plan["claims"]) and not any(
         "timeout" in item["detail"] for item in plan["items"]
@@ -85,47 +64,35 @@ def check_record(
     return system, plan if usable else None
 
 
-def _check_shared(ctx: Context, claim_id: str, key: str) -> dict[str, Any] | None:
-    """Check a claim with what records of the same maths left; return its entry if known.
+def _check(ctx: Context, claim_id: str, key: str | None, work: SharedWork) -> dict[str, Any]:
+    """Check one claim with what records of the same maths left; return its plan entry.
 
-    A claim that binds nothing takes its verdict from the memo (None: the caller
-    slices its items and issues into a fixed entry). A binding claim is judged
-    from its compiled entry like plan.py does, checked symbolically only where
-    that cannot answer.
+    A claim that binds nothing takes its verdict from the memo and is a fixed
+    entry (its items and issues). A binding claim is judged from its compiled
+    entry as plan.py does, and checked symbolically only where that cannot answer.
+    A claim whose symbolic check ran out of time has no entry: it is checked again.
     """
-    if not _binds(ctx.claim):
+    items, issues = len(ctx.system.items), len(ctx.system.issues)
+    if _binds(ctx.claim):
+        known_key = entry_key(key, ctx.claim)
+        entry = work.entries.get(known_key)
+        if entry is None:
+            entry = _compiled(ctx) or {"symbolic": True}
+            work.keep(work.entries, known_key, entry, "built_claims")
+        if "symbolic" not in entry and replay_claim(ctx, entry, claim_id):
+            return entry
+        check_claim(ctx, claim_id)
+    else:
         known_key = verdict_key(key, ctx.claim)
-        known = known_verdict(known_key)
+        known = work.verdicts.get(known_key)
         verdict = check_claim(ctx, claim_id, known)
-        if known is None:
-            keep_verdict(known_key, verdict)
-        return None
-    known_key = entry_key(key, ctx.claim, is_binding)
-    entry = known_entry(known_key)
-    if entry is None:
-        entry = _compiled(ctx) or {"symbolic": True}
-        keep_entry(known_key, entry)
-    if "symbolic" not in entry and replay_claim(ctx, entry, claim_id):
-        return entry
-    items = len(ctx.system.items)
-    check_claim(ctx, claim_id)
+        if known is None and verdict is not None:  # a timeout is not kept: it is wall clock
+            timeout = verdict[0] == "timeout"
+            work.keep(work.verdicts, None if timeout else known_key, verdict, "built_claims")
+        fixed = {"items": [item_json(i) for i in ctx.system.items[items:]]}
+        entry = {"fixed": {**fixed, "issues": [issue_json(i) for i in ctx.system.issues[issues:]]}}
     timed_out = any("timeout" in item.detail for item in ctx.system.items[items:])
     return {"symbolic": True} if timed_out else entry
-
-
-def _entry(ctx: Context, system: System, items: int, issues: int) -> dict[str, Any]:
-    """One claim's part of the plan (after the claim was checked symbolically)."""
-    new_items, new_issues = system.items[items:], system.issues[issues:]
-    if any("timeout" in item.detail for item in new_items):
-        return {"symbolic": True}
-    if not _binds(ctx.claim):
-        return {
-            "fixed": {
-                "items": [item_json(i) for i in new_items],
-                "issues": [issue_json(i) for i in new_issues],
-            }
-        }
-    return _compiled(ctx) or {"symbolic": True}
 
 
 def _compiled(ctx: Context) -> dict[str, Any] | None:

@@ -39,10 +39,6 @@ DOWNSTREAM = "downstream"
 # reason, not `invalid`: nothing is wrong with the claim, kb just cannot see its input.
 UNREADABLE = "unreadable"
 HOLDS = frozenset({CONSISTENT, DERIVED, RECOMPUTED, VALIDATED})  # what kb checked and found true
-# What shared.py's per-process memos built in this process (not what they served): the
-# memos' own tally, here so that reading it imports no SymPy. A run's share of it is
-# returned in its RunStats (engine.analyse).
-BUILT: dict[str, int] = {"built_systems": 0, "built_claims": 0, "built_derivations": 0}
 
 
 @dataclass(frozen=True)

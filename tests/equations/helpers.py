@@ -75,3 +75,25 @@ def generated_corpus(folder: Path, count: int) -> Path:
     command = [sys.executable, str(script), "--n", str(count), "--out", str(folder)]
     subprocess.run(command, check=True, capture_output=True, timeout=300)
     return folder / "records"
+
+
+def symbolic_alone(record: Record, resolve: Any) -> Any:
+    """The record checked by SymPy alone: every claim by claims.check_claim, no plan, no memo.
+
+    The oracle the engine's exact replay (planbuild, plan.py) is held to; nothing in
+    kb takes this route for a claim that binds another record.
+    """
+    from kb.equations.claimbase import contexts
+    from kb.equations.claims import check_claim, name_waiting_claims
+    from kb.equations.derive import check_derivations
+    from kb.equations.engine import RecordResult
+    from kb.equations.system import build_system
+
+    system = build_system(record.data)
+    check_derivations(system, record.data.get("derivations"))
+    claims = record.data.get("claims")
+    for ctx, claim_id in contexts(system, claims, resolve):
+        check_claim(ctx, claim_id)
+    if isinstance(claims, list):
+        name_waiting_claims(system, claims)
+    return RecordResult(record.id, record.path, system.items, system.issues)

@@ -8,7 +8,7 @@ from fractions import Fraction
 from hypothesis import given
 from hypothesis import strategies as st
 
-from kb.equations.numtext import n_format, n_text, number_text
+from kb.equations.numtext import n_text, number_text
 
 FRACTIONS = st.builds(
     Fraction,
@@ -20,7 +20,6 @@ FRACTIONS = st.builds(
 @given(FRACTIONS, st.sampled_from([1, 2, 3, 8, 15]))
 def test_n_text_is_the_value_correctly_rounded_to_its_digits(value: Fraction, digits: int) -> None:
     text = n_text(value, digits)
-    assert n_format(value, digits) == text
     if value == 0:
         assert text == "0"
         return
@@ -43,6 +42,6 @@ def test_known_texts() -> None:
     assert number_text(Fraction(-17, 10**6)) == "-0.000017000000 (exact -17/1000000)"
     assert number_text(Fraction(222336, 67)) == "3318.4478 (exact 222336/67)"
     assert number_text(Fraction(7)) == "7"
-    assert n_format(Fraction(1, 300), 3) == "0.00333"
-    assert n_format(Fraction(1, 10**8), 3) == "1.00E-8"
-    assert n_format(Fraction(0), 3) == "0"
+    assert n_text(Fraction(1, 300), 3) == "0.00333"
+    assert n_text(Fraction(1, 10**8), 3) == "1.00E-8"
+    assert n_text(Fraction(0), 3) == "0"

@@ -1,8 +1,9 @@
 """Plans: re-checking new bound values without SymPy gives exactly the symbolic results.
 
 Every comparison is of the RecordResult JSON (items and issues, byte for byte:
-states, details, messages, pointers, related locations) between the plan path
-and a fresh symbolic run on the same knowledge base.
+states, details, messages, pointers, related locations) between the plan path,
+a cold run of the record alone on the same knowledge base (engine.run_record,
+nothing shared) and SymPy alone judging every claim (helpers.symbolic_alone).
 """
 
 from __future__ import annotations
@@ -28,7 +29,13 @@ from kb.equations.compose import compose
 from kb.loader import load_knowledge_base
 from kb.model import KnowledgeBase, Record
 from tests.conftest import REPO, SHIPPED_RECORDS
-from tests.equations.helpers import SYMBOLS, flop, generated_corpus, knowledge_base
+from tests.equations.helpers import (
+    SYMBOLS,
+    flop,
+    generated_corpus,
+    knowledge_base,
+    symbolic_alone,
+)
 
 
 def _resolver(kb: KnowledgeBase) -> Callable[[Any], Any]:
@@ -68,7 +75,7 @@ def _check_equivalence(kb: KnowledgeBase, factors: tuple[Fraction, ...]) -> dict
     for record in kb:
         if engine.has_equations(record):
             record = compose(kb, record).record  # `uses` resolved, as analyse() does
-            result, plan = engine.run_record_with_plan(record, _resolver(kb))
+            result, plan = engine.run_record(record, _resolver(kb))
             if plan is None:
                 counts["no plan"] += 1
                 continue
@@ -79,7 +86,8 @@ def _check_equivalence(kb: KnowledgeBase, factors: tuple[Fraction, ...]) -> dict
         changed = _perturbed(kb, factor)
         for record_id, plan in plans.items():
             record = compose(changed, changed.records[record_id]).record
-            symbolic = engine.run_record(record, _resolver(changed))
+            symbolic, _ = engine.run_record(record, _resolver(changed))
+            assert _json(symbolic_alone(record, _resolver(changed))) == _json(symbolic)
             planned = engine.run_planned(record, plan, _resolver(changed))
             if planned is None:
                 counts["fallback"] += 1
@@ -211,12 +219,13 @@ _BASELINE = {
 )
 def test_random_bound_values_give_identical_results(quantities, expect) -> None:
     baseline = _kb_with(_BASELINE, expect)
-    _, plan = engine.run_record_with_plan(baseline.records["flops/x"], _resolver(baseline))
+    _, plan = engine.run_record(baseline.records["flops/x"], _resolver(baseline))
     assert plan is not None
     plan = json.loads(json.dumps(plan))
     kb = _kb_with(quantities, expect)
     record = kb.records["flops/x"]
-    symbolic = engine.run_record(record, _resolver(kb))
+    symbolic, _ = engine.run_record(record, _resolver(kb))
+    assert _json(symbolic_alone(record, _resolver(kb))) == _json(symbolic)
     planned = engine.run_planned(record, plan, _resolver(kb))
     if planned is None:  # only at a zero: SymPy words x/0, or cancels an effect's 0/0
         event("fallback")
@@ -239,7 +248,7 @@ claims:
 """
     hardware = {"kind": "accelerator", "id": "hardware/gpu", "count": {"value": 4, "unit": "1"}}
     kb = knowledge_base("/x", ("flops/x", flop(extra)), ("hardware/gpu", hardware))
-    result, plan = engine.run_record_with_plan(kb.records["flops/x"], _resolver(kb))
+    result, plan = engine.run_record(kb.records["flops/x"], _resolver(kb))
     assert plan is None
     assert [i.state for i in result.items if i.section == "claim"] == ["recomputed"]
 
@@ -293,7 +302,7 @@ def test_copy_of_plan_is_independent() -> None:
     """Replaying a plan twice gives equal, separate results (nothing shared is mutated)."""
     kb = _kb_with(_BASELINE, {"value": 1, "unit": "1", "rel_tol": 0.01})
     record = kb.records["flops/x"]
-    _, plan = engine.run_record_with_plan(record, _resolver(kb))
+    _, plan = engine.run_record(record, _resolver(kb))
     assert plan is not None
     first = engine.run_planned(record, copy.deepcopy(plan), _resolver(kb))
     second = engine.run_planned(record, plan, _resolver(kb))

@@ -16,6 +16,7 @@ from hypothesis import strategies as st
 
 from kb.equations import engine
 from kb.model import KnowledgeBase, Record
+from tests.equations.helpers import symbolic_alone
 from tests.equations.test_plan import _check_equivalence
 
 RING = """
@@ -141,8 +142,9 @@ def test_the_state_follows_the_band_on_both_paths(latency: int, band: float, lim
     kb = _kb(latency=latency / 1000, band={"rel": band}, **extra)
     record = kb.records["flops/ring"]
     resolver = lambda spec: engine.resolve(kb, spec)  # noqa: E731
-    symbolic, plan = engine.run_record_with_plan(record, resolver)
+    symbolic, plan = engine.run_record(record, resolver)
     assert plan is not None
+    assert engine._to_json(symbolic_alone(record, resolver)) == engine._to_json(symbolic)
     planned = engine.run_planned(record, plan, resolver)
     assert planned is not None
     assert engine._to_json(planned) == engine._to_json(symbolic)

@@ -1,14 +1,19 @@
 """Records with the same maths share their symbolic work, with byte-identical results.
 
-The cold path (engine.analyse without a cache: shared.py reuses systems,
+The cold path (engine.analyse without a cache: the run's SharedWork reuses systems,
 derivations, verdicts and compiled claims) is compared, record by record, with a
-fresh symbolic run of each record alone (RecordResult JSON: items and issues,
-messages, pointers, related locations), and the plans both leave are compared too.
+run of each record alone (a fresh SharedWork: nothing another record did is
+reused, as in a fresh process; RecordResult JSON: items and issues, messages,
+pointers, related locations), and the plans both leave are compared too; and a
+whole run in a fresh process is compared with one after another run in the same.
 """
 
 from __future__ import annotations
 
 import json
+import os
+import subprocess
+import sys
 from functools import partial
 from pathlib import Path
 from typing import Any
@@ -16,13 +21,12 @@ from typing import Any
 import pytest
 import yaml
 
-from kb.equations import engine, shared
+from kb.equations import engine
 from kb.equations.bind import resolve
 from kb.equations.compose import compose
-from kb.equations.results import BUILT
 from kb.loader import load_knowledge_base
 from kb.model import KnowledgeBase
-from tests.conftest import SHIPPED_RECORDS
+from tests.conftest import REPO, SHIPPED_RECORDS
 from tests.equations.helpers import HARDWARE, SYMBOLS, generated_corpus, knowledge_base
 
 
@@ -31,27 +35,26 @@ def _json(result: engine.RecordResult) -> str:
 
 
 def _assert_shared_equals_fresh(kb: KnowledgeBase, again: KnowledgeBase) -> int:
-    """analyse(kb) then analyse(again) (every text known): each == a fresh run alone."""
+    """analyse(kb) then analyse(again): each record's result == a run of that record alone."""
     compared = 0
     for each in (kb, again):
-        results = engine.analyse(each, use_cache=False).results
+        analysis = engine.analyse(each, use_cache=False)
         for record in each:
             if not engine.has_equations(record):
                 continue
             resolver = partial(resolve, each)
             record = compose(each, record).record  # `uses` resolved, as analyse() does
-            fresh, fresh_plan = engine.run_record_with_plan(record, resolver)
-            assert _json(results[record.id]) == _json(fresh), record.id
-            _, plan = engine.run_record_with_plan(record, resolver, shared=True)
-            assert json.dumps(plan, sort_keys=True) == json.dumps(fresh_plan, sort_keys=True)
+            alone, alone_plan = engine.run_record(record, resolver)
+            assert _json(analysis.results[record.id]) == _json(alone), record.id
+            _, plan = engine.run_record(record, resolver, analysis.shared)  # every text known
+            assert json.dumps(plan, sort_keys=True) == json.dumps(alone_plan, sort_keys=True)
             compared += 1
     return compared
 
 
 @pytest.fixture(autouse=True)
 def _one_process(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setenv("KB_JOBS", "1")  # what is built is counted in this process
-    shared.clear()
+    monkeypatch.setenv("KB_JOBS", "1")  # one process: the family tests below share in it
 
 
 def test_shipped_records_shared_path_equals_fresh_runs() -> None:
@@ -64,11 +67,9 @@ def test_generated_corpus_shared_path_equals_fresh_runs(tmp_path: Path) -> None:
     generated_corpus(tmp_path / "corpus", 300)
     kb, _ = load_knowledge_base(tmp_path / "corpus" / "records")
     again, _ = load_knowledge_base(tmp_path / "corpus" / "records")
-    built = BUILT["built_systems"]  # the shared memos' own tally: analyse and run_record
     assert _assert_shared_equals_fresh(kb, again) == 2 * 60
-    # every flop class of the corpus has one of two equation texts: two systems were built
-    # for the shared runs (the fresh runs above do not count: they build unshared)
-    assert BUILT["built_systems"] - built == 2
+    # every flop class of the corpus has one of two equation texts: a run builds two systems
+    assert engine.analyse(kb).stats.built_systems == 2  # kb's run, analysed above
 
 
 CLAIMS = """
@@ -142,3 +143,35 @@ def test_records_sharing_their_maths_build_it_once() -> None:
 
 def test_a_family_with_errors_equals_fresh_runs() -> None:
     assert _assert_shared_equals_fresh(_family(), _family()) == 2 * len(FAMILY)
+
+
+FRESH_PROCESS = """
+import json, sys
+from pathlib import Path
+from kb.equations import engine
+from kb.loader import load_knowledge_base
+kb, _ = load_knowledge_base(Path(sys.argv[1]))
+results = engine.analyse(kb, use_cache=False).results
+print(json.dumps({i: json.dumps(engine._to_json(r), sort_keys=True) for i, r in results.items()}))
+"""
+
+
+def test_a_run_after_another_equals_a_run_in_a_fresh_process(tmp_path: Path) -> None:
+    """Nothing of one run's symbolic work outlives it: the next run equals a fresh process's."""
+    generated_corpus(tmp_path / "corpus", 300)
+    root = tmp_path / "corpus" / "records"
+    engine.analyse(load_knowledge_base(root)[0], use_cache=False)  # other runs first, here
+    engine.analyse(_family(), use_cache=False)
+    kb, _ = load_knowledge_base(root)
+    here = {i: _json(r) for i, r in engine.analyse(kb, use_cache=False).results.items()}
+    done = subprocess.run(
+        [sys.executable, "-c", FRESH_PROCESS, str(root)],
+        env={**os.environ, "KB_JOBS": "1"},
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout) == here
+    assert sum(record_id.startswith("flops/") for record_id in here) == 60
