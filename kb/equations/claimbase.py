@@ -15,7 +15,7 @@ what it should be, holding is EQ017).
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from fractions import Fraction
 from typing import Any
 
@@ -33,6 +33,7 @@ from kb.equations.results import (
     UNREADABLE,
     UNVERIFIED,
     VALIDATED,
+    Issue,
     Item,
 )
 from kb.findings import Location, pointer_join
@@ -72,10 +73,34 @@ class ClaimError(ValueError):
 
 
 @dataclass
+class ClaimSink:
+    """What claims are checked against and add to: declared names and units, items, issues.
+
+    system.System extends it (the symbolic path); the plan path replays into it, no SymPy.
+    """
+
+    symbols: Mapping[str, Any] = field(default_factory=dict)
+    units: Mapping[str, Unit] = field(default_factory=dict)
+    issues: list[Issue] = field(default_factory=list)
+    items: list[Item] = field(default_factory=list)
+
+    def add(
+        self,
+        code: str,
+        pointer: str,
+        message: str,
+        hint: str | None = "",
+        related: tuple[Location, ...] = (),
+    ) -> None:
+        """Add an issue; `hint` None leaves the hint to the code's rule module (its HINT)."""
+        self.issues.append(Issue(code, pointer, message, hint, related))
+
+
+@dataclass
 class Context:
     """What one claim check needs: the system, the resolver, and where it is."""
 
-    system: Any  # system.System on the symbolic path, plan.ClaimSink on the plan path
+    system: Any  # a ClaimSink: system.System on the symbolic path (claims.py reads more of it)
     resolve: Resolver
     claim: Mapping[str, Any]
     pointer: str
@@ -161,18 +186,34 @@ def _erratum_outcome(
     return state, detail
 
 
+def claim_specs(claim: Mapping[str, Any]) -> Iterator[tuple[str, Any]]:
+    """(field, spec) of every value a claim binds: `measured` first, then `bind:`, `change:`."""
+    if "measured" in claim:
+        yield "measured", claim["measured"]
+    for name in ("bind", "change"):
+        specs = claim.get(name)
+        for spec in specs.values() if isinstance(specs, Mapping) else ():
+            yield name, spec
+
+
+def binds_records(claim: Mapping[str, Any]) -> bool:
+    """Whether the claim's result can depend on another record (an `id#field` binding).
+
+    Literal quantities and expressions are part of the claim's own text, which keys
+    the plan, so a claim with only those is fixed. A prediction's `measured` binds.
+    """
+    return any(isinstance(spec, str) and "#" in spec for _, spec in claim_specs(claim))
+
+
 def related_locations(claim: Mapping[str, Any], resolve: Resolver) -> tuple[Location, ...]:
     """List the measured and bound records' fields, so a finding names both files."""
     found: list[Location] = []
-    for field in ("measured", "bind", "change"):  # a prediction's receipt first
-        specs = claim.get(field)
-        specs = {field: specs} if field == "measured" else specs
-        for spec in specs.values() if isinstance(specs, Mapping) else ():
-            if isinstance(spec, str) and "#" in spec:
-                bound = resolve(spec)
-                location = bound.location if isinstance(bound, Bound) else bound.related
-                if location is not None and location not in found:
-                    found.append(location)
+    for _, spec in claim_specs(claim):
+        if isinstance(spec, str) and "#" in spec:
+            bound = resolve(spec)
+            location = bound.location if isinstance(bound, Bound) else bound.related
+            if location is not None and location not in found:
+                found.append(location)
     return tuple(found)
 
 

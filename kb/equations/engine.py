@@ -25,6 +25,7 @@ from typing import Any
 from kb import fingerprint
 from kb.equations.bind import BindError, Bound, resolve
 from kb.equations.cache import ResultCache, content_key
+from kb.equations.claimbase import claim_specs
 from kb.equations.compose import compose
 from kb.equations.figures import check_model
 from kb.equations.plan import PLAN_FORMAT, run_plan
@@ -243,13 +244,8 @@ def binding_specs(record: Record) -> Iterator[tuple[str, str, Any]]:
     """(claim id, field, spec) for every binding in the record's claims (`measured` too)."""
     claims = record.data.get("claims")
     for index, claim in enumerate(claims if isinstance(claims, list) else []):
-        if not isinstance(claim, Mapping):
-            continue
-        if "measured" in claim:  # a prediction's measurement: its value keys the result too
-            yield str(claim.get("id", index)), "measured", claim["measured"]
-        for field_name in ("bind", "change"):
-            specs = claim.get(field_name)
-            for spec in specs.values() if isinstance(specs, Mapping) else ():
+        if isinstance(claim, Mapping):  # a prediction's measurement keys the result too
+            for field_name, spec in claim_specs(claim):
                 yield str(claim.get("id", index)), field_name, spec
 
 

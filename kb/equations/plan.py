@@ -24,12 +24,12 @@ symbol): the caller then runs the symbolic path, which words those cases.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, field
 from fractions import Fraction
 from typing import Any
 
 from kb.equations.claimbase import (
     ClaimError,
+    ClaimSink,
     Context,
     Resolver,
     bound_value,
@@ -46,30 +46,9 @@ from kb.equations.claimbase import (
 )
 from kb.equations.exact import Inexact, evaluate_tree
 from kb.equations.results import Issue, Item, issue_from, item_from
-from kb.findings import Location
-from kb.quantities import Dims, Unit, make_dims, parse_unit
+from kb.quantities import Dims, make_dims, parse_unit
 
 PLAN_FORMAT = 2  # 2: items carry kind/error/band/receipt/source; states say what was checked
-
-
-@dataclass
-class ClaimSink:
-    """The plan path's stand-in for system.System: declared names, units, items, issues."""
-
-    symbols: Mapping[str, Any]
-    units: Mapping[str, Unit]
-    items: list[Item] = field(default_factory=list)
-    issues: list[Issue] = field(default_factory=list)
-
-    def add(
-        self,
-        code: str,
-        pointer: str,
-        message: str,
-        hint: str | None = "",
-        related: tuple[Location, ...] = (),
-    ) -> None:
-        self.issues.append(Issue(code, pointer, message, hint, related))
 
 
 def run_plan(
@@ -78,10 +57,10 @@ def run_plan(
     """Return the record's items and issues from `plan`, or None if it cannot answer."""
     try:
         sink = ClaimSink(
-            dict.fromkeys(plan["symbols"]),
-            {name: parse_unit(text) for name, text in plan["units"].items()},
-            [item_from(i) for i in plan["items"]],
-            [issue_from(i) for i in plan["issues"]],
+            symbols=dict.fromkeys(plan["symbols"]),
+            units={name: parse_unit(text) for name, text in plan["units"].items()},
+            items=[item_from(i) for i in plan["items"]],
+            issues=[issue_from(i) for i in plan["issues"]],
         )
         entries = iter(plan["claims"])
         for ctx, claim_id in contexts(sink, data.get("claims"), resolve):

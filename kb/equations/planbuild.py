@@ -18,7 +18,7 @@ from typing import Any
 
 import sympy as sp
 
-from kb.equations.claimbase import Context, Resolver, contexts
+from kb.equations.claimbase import Context, Resolver, binds_records, contexts
 from kb.equations.claims import changed_value, check_claim, is_binding, name_waiting_claims, target
 from kb.equations.plan import PLAN_FORMAT, replay_claim
 from kb.equations.results import issue_json, item_json
@@ -73,7 +73,7 @@ def _check(ctx: Context, claim_id: str, key: str | None, work: SharedWork) -> di
     A claim whose symbolic check ran out of time has no entry: it is checked again.
     """
     items, issues = len(ctx.system.items), len(ctx.system.issues)
-    if _binds(ctx.claim):
+    if binds_records(ctx.claim):
         known_key = entry_key(key, ctx.claim)
         entry = work.entries.get(known_key)
         if entry is None:
@@ -101,23 +101,6 @@ def _compiled(ctx: Context) -> dict[str, Any] | None:
         str(ctx.claim.get("kind"))
     )
     return compile_kind(ctx) if compile_kind is not None else None
-
-
-def _binds(claim: Mapping[str, Any]) -> bool:
-    """Whether the claim's result can depend on another record (an `id#field` binding).
-
-    Literal quantities and expressions are part of the claim's own text, which
-    keys the plan, so a claim with only those is fixed. A prediction's `measured`
-    is such a binding.
-    """
-    if isinstance(claim.get("measured"), str) and "#" in claim["measured"]:
-        return True
-    for field in ("bind", "change"):
-        specs = claim.get(field)
-        for spec in specs.values() if isinstance(specs, Mapping) else ():
-            if isinstance(spec, str) and "#" in spec:
-                return True
-    return False
 
 
 def _compile(ctx: Context) -> dict[str, Any] | None:

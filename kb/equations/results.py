@@ -38,7 +38,6 @@ DOWNSTREAM = "downstream"
 # finding, LD004 say): no second finding either, and the item is `unverified` with the
 # reason, not `invalid`: nothing is wrong with the claim, kb just cannot see its input.
 UNREADABLE = "unreadable"
-HOLDS = frozenset({CONSISTENT, DERIVED, RECOMPUTED, VALIDATED})  # what kb checked and found true
 
 
 @dataclass(frozen=True)

@@ -79,14 +79,8 @@ class SharedWork:
         if known is None:
             known = build_system(data)
             self.keep(self.systems, key, known, "built_systems")
-        return System(
-            dict(known.symbols),
-            dict(known.units),
-            dict(known.equations),
-            list(known.issues),
-            list(known.items),
-            set(known.failed),
-        ), key
+        fields = (dict(known.symbols), dict(known.units), list(known.issues), list(known.items))
+        return System(*fields, dict(known.equations), set(known.failed)), key
 
     def derive(self, system: System, data: Mapping[str, Any]) -> None:
         """Check the derivations, or add the items and issues the same text gave before."""

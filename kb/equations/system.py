@@ -10,6 +10,7 @@ from typing import Any
 import sympy as sp
 
 from kb.equations import codes
+from kb.equations.claimbase import ClaimSink
 from kb.equations.dims import DimensionError, equation_dims
 from kb.equations.expr import (
     ExpressionError,
@@ -18,36 +19,23 @@ from kb.equations.expr import (
     parse_equation,
     parse_expression,
 )
-from kb.equations.results import CONSISTENT, INVALID, Issue, Item
-from kb.findings import Location, pointer_join
+from kb.equations.results import CONSISTENT, INVALID, Item
+from kb.findings import pointer_join
 from kb.quantities import Dims, Unit, UnitError, format_dims, parse_unit
 
 
 @dataclass
-class System:
+class System(ClaimSink):
     """The symbols and equations of one record, plus what went wrong building them."""
 
     symbols: dict[str, sp.Symbol] = field(default_factory=dict)
     units: dict[str, Unit] = field(default_factory=dict)
     equations: dict[str, ParsedEquation] = field(default_factory=dict)
-    issues: list[Issue] = field(default_factory=list)
-    items: list[Item] = field(default_factory=list)
     failed: set[str] = field(default_factory=set)
 
     @property
     def dims(self) -> dict[str, Dims]:
         return {name: unit.dims for name, unit in self.units.items()}
-
-    def add(
-        self,
-        code: str,
-        pointer: str,
-        message: str,
-        hint: str | None = "",
-        related: tuple[Location, ...] = (),
-    ) -> None:
-        """Add an issue; `hint` None leaves the hint to the code's rule module (its HINT)."""
-        self.issues.append(Issue(code, pointer, message, hint, related))
 
     def expression(self, text: Any, pointer: str) -> sp.Expr | None:
         """Parse an expression against the declared symbols, reporting failures."""
