@@ -14,9 +14,10 @@ binding that lands on nothing, a link that is not an interconnect.
 
 - A placement that fails its schema (SC001, LD009 or LD010 on its file) is not
   resolved: the result is `Unresolved`, one gap per schema finding, each naming it
-  (`kb ledger` prints the schema findings themselves and exits 1; the site's page
-  shows the gaps as its note). Rule LG004 reports nothing on it: its schema findings
-  already fail the run, as a record kb cannot read causes no cascade.
+  (`kb ledger` prints the schema findings themselves and exits 1; other readers,
+  such as the site's ledger section, get the gaps). Rule LG004 reports nothing on
+  it: its schema findings already fail the run, as a record kb cannot read causes
+  no cascade.
 - A record such a placement reads (a bound record, a transfer's interconnect, the
   receipt it pins, or a receipt that names its link and pattern and so might price
   it) that kb could not read or that fails its schema stops that input: one gap
