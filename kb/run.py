@@ -72,7 +72,7 @@ class RunContext:
     broken_templates: list[Any] | None = None
     prose_claims: Any = None
     ledger_resolved: dict[str, Any] = field(default_factory=dict)
-    receipts_index: dict[tuple[str, str], list[Any]] | None = None
+    receipts_index: Any = None  # kb.ledger.transfers.ReceiptIndex, built on first use
     dependency_graph: Any = None  # kb.reads.DependencyGraph of the frozen knowledge base
     views: Views | None = None  # the typed views of schema-valid records (kb.kinds.views)
 

@@ -2,6 +2,9 @@
 
 Exit status: 0 when the ledger was computed, 1 when the placement has findings (schema
 errors or incomplete inputs, LG004), 2 for a usage error (unknown id, bad `--set`).
+A placement that fails its schema is not computed: its schema-stage findings (SC001,
+LD009, LD010) are printed, located, and stderr says the ledger was not computed
+(kb.ledger.inputs).
 """
 
 from __future__ import annotations
@@ -61,11 +64,11 @@ def ledger(placement_id: str, root: Path | None, fmt: str, pairs: tuple[str, ...
     settings = _settings(pairs)
     root = records_root(root)
     require_dir(root)
-    kb = open_kb(root, with_references=False)
+    kb = open_kb(root)
     record = kb.get(placement_id)
     if record is None or record.kind != "placement":
         raise click.UsageError(_not_a_placement(kb, placement_id, root))
-    findings = _schema_errors(root, record)
+    findings = _schema_errors(kb, record)
     try:
         result = None if findings else analyze_placement(record, kb, settings, True)
     except ValueError as exc:
@@ -74,16 +77,22 @@ def ledger(placement_id: str, root: Path | None, fmt: str, pairs: tuple[str, ...
         findings = _gaps(result)
     if findings or result is None or isinstance(result, Unresolved):
         click.echo(render("json" if fmt == "json" else "text", findings, 1), nl=False)
+        if result is None:
+            click.echo(
+                f"kb ledger: {placement_id} fails its schema; the ledger is not computed from it",
+                err=True,
+            )
         sys.exit(1)
     click.echo(to_json(result) if fmt == "json" else text(result), nl=False)
 
 
-def _schema_errors(root: Path, record: Record) -> list[Finding]:
-    """The placement's schema findings, as `kb validate` reports them."""
-    from kb.api import validate
+def _schema_errors(kb: KnowledgeBase, record: Record) -> list[Finding]:
+    """The placement's schema-stage findings, located (the ledger reads views made after it)."""
+    from kb.checker import resolve_locations, schema_stage
+    from kb.kinds import views
 
-    found = validate(root, [Path(record.path)], select=("SC",)).findings
-    return [f for f in found if f.location.path == record.path]
+    schema_stage(kb)  # from the record cache for every file kb validate has seen
+    return sorted(resolve_locations(views(kb).findings(record)), key=Finding.sort_key)
 
 
 def _gaps(result: Unresolved) -> list[Finding]:

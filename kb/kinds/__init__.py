@@ -1,7 +1,9 @@
 """Typed views of schema-valid records: one module per kind, built in one place.
 
 A view is a small frozen dataclass of the fields its consumers read (a flop
-class's symbols, equations, derivations and claims; a receipt's rows), built
+class's symbols, equations, derivations and claims; an accelerator's memory,
+compute and links; a placement's envelope and options; an interconnect's
+figures; a receipt's rows; a proposal's candidate and ratios), built
 from a record's data only after the schema stage (kb.checker.schema_stage) has
 passed that record: a consumer of a view reads typed fields and re-checks no
 type. `views(kb)` is the one accessor; it lives in the run context
@@ -9,11 +11,12 @@ type. `views(kb)` is the one accessor; it lives in the run context
 
 A record with a schema finding (SC001, LD009, LD010 on its file) has no view:
 the accessor returns None and the caller decides, in its own code, what it does
-instead (the site says so on the page; see each consumer). Asking before the
-schema stage has run raises StageNotRun: nothing is built from unchecked data.
-Code that must report on schema-invalid records (the loader, the schema stage,
-the ledger's input resolution that turns junk into LG004 gaps) reads
-`Record.data` and stays defensive.
+instead (the site says so on the page; the ledger is not computed from such a
+record and says which one: kb.ledger.inputs). Asking before the schema stage
+has run raises StageNotRun: nothing is built from unchecked data. Code that
+must report on schema-invalid records (the loader, the schema stage, the
+record-local rules of the per-file stage) reads `Record.data` and stays
+defensive.
 """
 
 from __future__ import annotations
@@ -25,6 +28,10 @@ from typing import TypeVar
 from kb.findings import Finding
 from kb.kinds.accelerator import Accelerator, accelerator
 from kb.kinds.flop_class import EquationSections, equation_sections
+from kb.kinds.interconnect import Interconnect, interconnect
+from kb.kinds.placement import Placement, placement
+from kb.kinds.proposal import Proposal, proposal
+from kb.kinds.receipt import Receipt, receipt
 from kb.model import KnowledgeBase, Record
 from kb.run import StageNotRun
 
@@ -51,6 +58,12 @@ class Views:
         """True when the schema stage found nothing on this record's file."""
         return record.path not in self.failed
 
+    def findings(self, record: Record) -> list[Finding]:
+        """The schema stage's findings on this record's file (empty when it passed)."""
+        if self.passed(record):
+            return []
+        return [f for f in self.schema if f.location.path == record.path]
+
     def equations(self, record: Record) -> EquationSections | None:
         """The equation sections of a flop class or strategy; None when schema-invalid."""
         if record.kind not in EQUATION_KINDS:
@@ -59,9 +72,23 @@ class Views:
 
     def accelerator(self, record: Record) -> Accelerator | None:
         """The memory, compute and links of an accelerator; None when schema-invalid."""
-        if record.kind != "accelerator":
-            raise ValueError(f"{record.id} is a {record.kind}, not an accelerator")
-        return self._view("accelerator", record, accelerator)
+        return self._view("accelerator", _of("accelerator", record), accelerator)
+
+    def placement(self, record: Record) -> Placement | None:
+        """The envelope, reference and candidates of a placement; None when schema-invalid."""
+        return self._view("placement", _of("placement", record), placement)
+
+    def interconnect(self, record: Record) -> Interconnect | None:
+        """The bandwidth and latency figures of an interconnect; None when schema-invalid."""
+        return self._view("interconnect", _of("interconnect", record), interconnect)
+
+    def receipt(self, record: Record) -> Receipt | None:
+        """What a receipt measured and its result rows; None when schema-invalid."""
+        return self._view("receipt", _of("receipt", record), receipt)
+
+    def proposal(self, record: Record) -> Proposal | None:
+        """The placement, candidate and stated ratios of a proposal; None when schema-invalid."""
+        return self._view("proposal", _of("proposal", record), proposal)
 
     def _view(self, name: str, record: Record, build: Callable[[Record], V]) -> V | None:
         if not self.passed(record):
@@ -70,6 +97,14 @@ class Views:
         if key not in self._built:
             self._built[key] = build(record)
         return self._built[key]  # type: ignore[return-value]
+
+
+def _of(kind: str, record: Record) -> Record:
+    """`record`, when it is of `kind` (asking for another kind's view is a programming error)."""
+    if record.kind != kind:
+        article = "an" if kind[0] in "aeiou" else "a"
+        raise ValueError(f"{record.id} is a {record.kind}, not {article} {kind}")
+    return record
 
 
 def views(kb: KnowledgeBase) -> Views:

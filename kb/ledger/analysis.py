@@ -1,7 +1,11 @@
 """One placement, end to end: feasibility of every option, ledgers, comparisons, break-evens.
 
 This is what `kb ledger` prints and what rule LG001 consults. `--set NAME=VALUE`
-settings replace envelope inputs on a copy of the record, never the record itself.
+settings replace envelope inputs on a copy of the record, never the record itself;
+the copy's view is built from it only when the record itself passed the schema
+(a placement that fails its schema is not computed: kb.ledger.inputs). Break-even
+places every interconnect that has a view (one that fails its schema has its own
+finding, and no figure kb would trust).
 """
 
 from __future__ import annotations
@@ -12,9 +16,18 @@ from dataclasses import dataclass
 from fractions import Fraction
 from typing import Any
 
+from kb.kinds import views
+from kb.kinds.interconnect import Interconnect
+from kb.kinds.placement import placement
 from kb.ledger.compare import Comparison, Side, compare
 from kb.ledger.feasibility import feasibility
-from kb.ledger.inputs import PlacementSpec, Unresolved, resolve_placement
+from kb.ledger.inputs import (
+    PlacementSpec,
+    Unresolved,
+    resolve_placement,
+    resolve_view,
+    schema_invalid,
+)
 from kb.ledger.ledger import compute_ledger
 from kb.ledger.quantities import QuantityError, parse_setting
 from kb.model import KnowledgeBase, Record
@@ -61,7 +74,7 @@ def _setting_value(name: str, value: Fraction, dim: str) -> Any:
 
 
 def analyze_spec(
-    spec: PlacementSpec, with_break_even: bool = False, interconnects: Sequence[Record] = ()
+    spec: PlacementSpec, with_break_even: bool = False, interconnects: Sequence[Interconnect] = ()
 ) -> PlacementAnalysis:
     """Feasibility first; ledgers only for feasible options; ratios only between them."""
     sides = []
@@ -75,7 +88,7 @@ def analyze_spec(
 
 
 def _break_evens(
-    spec: PlacementSpec, sides: list[Side], interconnects: Sequence[Record]
+    spec: PlacementSpec, sides: list[Side], interconnects: Sequence[Interconnect]
 ) -> tuple[Any, ...]:
     from kb.ledger.breakeven import break_even, parameters_of
 
@@ -99,8 +112,19 @@ def analyze_placement(
 ) -> PlacementAnalysis | Unresolved:
     """Resolve (after `--set` settings) and analyze one placement record."""
     if settings:
-        record = apply_settings(record, settings)
-    spec = resolve_placement(record, kb)
+        edited = apply_settings(record, settings)
+        if views(kb).placement(record) is None:
+            return schema_invalid(record, kb)
+        spec = resolve_view(placement(edited), edited, kb)  # the copy's own view, not the memo
+    else:
+        spec = resolve_placement(record, kb)
     if isinstance(spec, Unresolved) or spec.gaps:
         return spec if isinstance(spec, Unresolved) else Unresolved(spec.id, spec.path, spec.gaps)
-    return analyze_spec(spec, with_break_even, kb.of_kind("interconnect"))
+    return analyze_spec(spec, with_break_even, interconnect_views(kb) if with_break_even else ())
+
+
+def interconnect_views(kb: KnowledgeBase) -> list[Interconnect]:
+    """The view of every interconnect that has one (break-even places each)."""
+    checked = views(kb)
+    links = [checked.interconnect(record) for record in kb.of_kind("interconnect")]
+    return [link for link in links if link is not None]

@@ -16,11 +16,11 @@ from dataclasses import dataclass, field
 from fractions import Fraction
 from typing import Any
 
+from kb.kinds.interconnect import Interconnect
 from kb.ledger.inputs import Envelope, OptionSpec
 from kb.ledger.ledger import Overrides, compute_ledger
 from kb.ledger.quantities import QuantityError, figure
 from kb.ledger.transfers import line_rate
-from kb.model import Record
 
 SOLVE_BUDGET_S = 5.0
 
@@ -108,22 +108,22 @@ def _current(envelope: Envelope, cand: OptionSpec, parameter: str, link: str) ->
     return on_link[0].bandwidth.value if parameter == "bandwidth" else on_link[0].latency.value
 
 
-def _figures(parameter: str, interconnects: Iterable[Record]) -> list[tuple[str, Fraction]]:
-    """Each interconnect record's line rate (bandwidth) or stated latency (latency)."""
+def _figures(parameter: str, interconnects: Iterable[Interconnect]) -> list[tuple[str, Fraction]]:
+    """Each interconnect's line rate (bandwidth) or stated latency (latency)."""
     out = []
-    for record in interconnects:
+    for link in interconnects:
         if parameter == "bandwidth":
-            found = line_rate(record)
-        elif parameter == "latency" and record.get("latency") is not None:
+            found = line_rate(link)
+        elif parameter == "latency" and link.latency is not None:
             try:
-                found = figure(record.get("latency"), record.id)
+                found = figure(link.latency, link.id)
             except QuantityError:
                 found = None
         else:
             found = None
         wanted = "B/s" if parameter == "bandwidth" else "s"
         if found is not None and found.dim == wanted and found.value > 0:
-            out.append((record.id, found.value))
+            out.append((link.id, found.value))
     return out
 
 
@@ -133,7 +133,7 @@ def break_even(
     cand: OptionSpec,
     parameter: str,
     link: str,
-    interconnects: Iterable[Record] = (),
+    interconnects: Iterable[Interconnect] = (),
 ) -> BreakEven:
     """Solve for the tie in `parameter`; for bandwidth, place every interconnect record."""
     import sympy

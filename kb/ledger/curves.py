@@ -20,18 +20,18 @@ A transfer of size S is priced from a curve in one of two ways, and no other:
 Outside the measured range nothing is extrapolated: the transfer is not priced by the
 receipt, and the ledger says why. Arithmetic is exact (Fractions). Among several curves
 an exact row wins over an interpolation, then the narrowest bracket (smallest S2/S1),
-then the receipt id.
+then the receipt id. Rows are read from the receipt's typed view (kb.kinds.receipt):
+only a receipt the schema stage passed has curves.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from fractions import Fraction
-from typing import Any
 
+from kb.kinds.receipt import Receipt, Row
 from kb.ledger.quantities import QuantityError, figure
-from kb.model import Record
 
 CurveKey = tuple[str, "int | None", "str | None", "bool | None"]
 
@@ -71,46 +71,45 @@ class Pricing:
         )
 
 
-def row_time(row: Mapping[str, Any], factor: Fraction, receipt: str, index: int) -> Point | None:
+def row_time(row: Row, factor: Fraction, receipt: str) -> Point | None:
     """The (size, time) point of a row, or None when it states no usable size or time."""
+    if row.message_size is None:
+        return None
     try:
-        size = figure(row.get("message_size") or {}, receipt).value
+        size = figure(row.message_size, receipt).value
         if size <= 0:
             return None
-        if isinstance(row.get("latency"), Mapping):
-            time = figure(row["latency"], receipt).value
-        elif isinstance(row.get("bus_bandwidth"), Mapping):
-            time = size * factor / figure(row["bus_bandwidth"], receipt).value
-        elif isinstance(row.get("algorithm_bandwidth"), Mapping):
-            time = size / figure(row["algorithm_bandwidth"], receipt).value
+        if row.latency is not None:
+            time = figure(row.latency, receipt).value
+        elif row.bus_bandwidth is not None:
+            time = size * factor / figure(row.bus_bandwidth, receipt).value
+        elif row.algorithm_bandwidth is not None:
+            time = size / figure(row.algorithm_bandwidth, receipt).value
         else:
             return None
     except (QuantityError, ZeroDivisionError):
         return None
-    return Point(size, time, index) if time > 0 else None
+    return Point(size, time, row.index) if time > 0 else None
 
 
-def curves(receipt: Record, factor_of: Any) -> dict[CurveKey, list[Point]]:
+def curve_key(receipt: Receipt, row: Row) -> CurveKey:
+    """The curve a row belongs to: its receipt, rank count, algorithm and CUDA-graphs state."""
+    return (receipt.id, row.gpus, row.algorithm, row.cuda_graphs)
+
+
+def curves(
+    receipt: Receipt, factor_of: Callable[[int | None], Fraction]
+) -> dict[CurveKey, list[Point]]:
     """The receipt's rows grouped into curves, each sorted by size.
 
     A curve holding two rows of one size with different times is ambiguous and dropped
     (rule LG009 reports it on the receipt).
     """
     grouped: dict[CurveKey, list[Point]] = {}
-    results = receipt.get("results")
-    for index, row in enumerate(results if isinstance(results, list) else []):
-        if not isinstance(row, Mapping):
-            continue
-        gpus = row.get("gpus") if isinstance(row.get("gpus"), int) else None
-        key: CurveKey = (
-            receipt.id,
-            gpus,
-            _text(row.get("algorithm")),
-            row.get("cuda_graphs") if isinstance(row.get("cuda_graphs"), bool) else None,
-        )
-        point = row_time(row, factor_of(gpus), receipt.id, index)
+    for row in receipt.rows:
+        point = row_time(row, factor_of(row.gpus), receipt.id)
         if point is not None:
-            grouped.setdefault(key, []).append(point)
+            grouped.setdefault(curve_key(receipt, row), []).append(point)
     result = {}
     for key, points in grouped.items():
         points.sort(key=lambda p: (p.size, p.index))
@@ -120,32 +119,22 @@ def curves(receipt: Record, factor_of: Any) -> dict[CurveKey, list[Point]]:
     return result
 
 
-def duplicate_sizes(receipt: Record) -> list[tuple[int, int]]:
+def duplicate_sizes(receipt: Receipt) -> list[tuple[int, int]]:
     """Pairs of row indices that share a curve and a message size (an ambiguous curve)."""
     seen: dict[tuple[CurveKey, Fraction], int] = {}
     pairs = []
-    results = receipt.get("results")
-    for index, row in enumerate(results if isinstance(results, list) else []):
-        if not isinstance(row, Mapping):
+    for row in receipt.rows:
+        if row.message_size is None:
             continue
         try:
-            size = figure(row.get("message_size") or {}, receipt.id).value
+            size = figure(row.message_size, receipt.id).value
         except QuantityError:
             continue
-        gpus = row.get("gpus") if isinstance(row.get("gpus"), int) else None
-        key = (
-            (
-                receipt.id,
-                gpus,
-                _text(row.get("algorithm")),
-                row.get("cuda_graphs") if isinstance(row.get("cuda_graphs"), bool) else None,
-            ),
-            size,
-        )
+        key = (curve_key(receipt, row), size)
         if key in seen:
-            pairs.append((seen[key], index))
+            pairs.append((seen[key], row.index))
         else:
-            seen[key] = index
+            seen[key] = row.index
     return pairs
 
 
@@ -170,7 +159,3 @@ def best(candidates: Iterable[Pricing]) -> Pricing | None:
 
 def measured_range(points: list[Point]) -> str:
     return f"{points[0].size} B to {points[-1].size} B" if points else "no sized rows"
-
-
-def _text(value: Any) -> str | None:
-    return value if isinstance(value, str) else None

@@ -4,6 +4,27 @@ Resolution is where records meet: the envelope's figures, each option's devices
 (capacity from an accelerator record or an explicit figure), useful-work rate, transfers
 (line rate and latency from interconnect records, effective bandwidth from receipts) and
 overheads. Nothing here computes a time; gaps become `Gap`s that rule LG004 reports.
+
+Resolution reads typed views (kb.kinds), never `Record.data`: only a record the schema
+stage passed has one, so nothing here re-checks a type. What it still checks is what
+a schema cannot: a unit kb does not know, a figure of the wrong dimension or sign, a
+binding that lands on nothing, a link that is not an interconnect.
+
+**A record that fails its schema is not computed from, and the ledger says so.**
+
+- A placement that fails its schema (SC001, LD009 or LD010 on its file) is not
+  resolved: the result is `Unresolved`, one gap per schema finding, each naming it
+  (`kb ledger` prints the schema findings themselves and exits 1; other readers,
+  such as the site's ledger section, get the gaps). Rule LG004 reports nothing on
+  it: its schema findings already fail the run, as a record kb cannot read causes
+  no cascade.
+- A record such a placement reads (a bound record, a transfer's interconnect, the
+  receipt it pins, or a receipt that names its link and pattern and so might price
+  it) that kb could not read or that fails its schema stops that input: one gap
+  naming the record (`Gap.blocked_by`), which LG004 reports as one finding on the
+  placement, "cannot be priced while X fails its schema (its own finding says why)".
+  Guessing around it (pricing by line rate what a broken receipt might have
+  measured) would check less in silence.
 """
 
 from __future__ import annotations
@@ -14,6 +35,11 @@ from fractions import Fraction
 from typing import Any
 
 from kb.findings import pointer_join
+from kb.kinds import Views, views
+from kb.kinds.placement import DeviceGroup as DeviceView
+from kb.kinds.placement import Envelope as EnvelopeView
+from kb.kinds.placement import Figure as FigureNode
+from kb.kinds.placement import Option, Placement
 from kb.ledger.quantities import Figure, QuantityError, figure
 from kb.ledger.transfers import TransferSpec, resolve_transfer
 from kb.model import KnowledgeBase, Record, split_binding
@@ -33,7 +59,12 @@ class Gap:
 
     pointer: str
     message: str
-    unreadable: str = ""  # the id of a record the tree has but kb could not read
+    blocked_by: str = ""  # the id of a record the input needs that kb cannot compute from
+    cause: str = ""  # why: CANNOT_READ or FAILS_SCHEMA
+
+
+CANNOT_READ = "cannot be read"  # the tree has the record, but kb could not load it
+FAILS_SCHEMA = "fails its schema"  # loaded, with a schema finding: it has no view
 
 
 @dataclass(frozen=True)
@@ -99,43 +130,51 @@ class PlacementSpec:
         return (self.reference, *self.candidates)
 
 
-def as_mapping(node: Any) -> Mapping[str, Any]:
-    """`node` if it is a mapping, else an empty one (the schema reports the wrong type)."""
-    return node if isinstance(node, Mapping) else {}
-
-
-def as_list(node: Any) -> list[Any]:
-    """`node` if it is a list, else an empty one (the schema reports the wrong type)."""
-    return node if isinstance(node, list) else []
-
-
 class InputReader:
-    """Turns a placement's fragments into figures, collecting a gap for each it cannot."""
+    """Turns a placement's figures into exact ones, collecting a gap for each it cannot."""
 
     def __init__(self, kb: KnowledgeBase) -> None:
         self.kb = kb
+        self.views: Views = views(kb)
         self.gaps: list[Gap] = []
 
-    def gap(self, pointer: str, message: str, unreadable: str = "") -> None:
-        self.gaps.append(Gap(pointer, message, unreadable))
+    def gap(self, pointer: str, message: str) -> None:
+        self.gaps.append(Gap(pointer, message))
 
-    def quantity(self, node: Any, pointer: str, dim: str, what: str) -> Figure | None:
+    def blocked(self, pointer: str, record_id: str, what: str) -> None:
+        """`what` needs `record_id`, which kb could not read or which fails its schema."""
+        cause = CANNOT_READ if self.kb.get(record_id) is None else FAILS_SCHEMA
+        self.gaps.append(Gap(pointer, f"{what} needs {record_id}, which {cause}", record_id, cause))
+
+    def readable(self, record_id: str) -> Record | None:
+        """The record, when kb can compute from it (loaded and schema-valid), else None."""
+        record = self.kb.get(record_id)
+        return record if record is not None and self.views.passed(record) else None
+
+    def unusable(self, record_id: str) -> bool:
+        """True when the tree has the record but kb cannot compute from it."""
+        return self.kb.exists(record_id) and self.readable(record_id) is None
+
+    def quantity(self, node: FigureNode | None, pointer: str, dim: str, what: str) -> Figure | None:
         """Resolve a quantity or a `record#path` binding to one, checked for dimension `dim`."""
         origin = "inline"
-        if isinstance(node, str) and "#" in node:
+        target: Any = node
+        if isinstance(node, str):  # a binding: the schema's `record#field` pattern
             origin = node
             record_id, path = split_binding(node)
-            record = self.kb.get(record_id)
-            node = record.get(path) if record else None
-            if node is None:
-                unreadable = record_id if record is None and self.kb.exists(record_id) else ""
-                self.gap(pointer, f"{what} binds to {origin}, which does not resolve", unreadable)
+            if self.unusable(record_id):
+                self.blocked(pointer, record_id, f"{what} ({origin})")
                 return None
-        if node is None:
+            record = self.kb.get(record_id)
+            target = record.get(path) if record else None  # any field: figure() checks it
+            if target is None:
+                self.gap(pointer, f"{what} binds to {origin}, which does not resolve")
+                return None
+        if target is None:
             self.gap(pointer, f"{what} is missing")
             return None
         try:
-            result = figure(node, origin, pointer)
+            result = figure(target, origin, pointer)
         except QuantityError as exc:
             self.gap(pointer, f"{what}: {exc}")
             return None
@@ -151,79 +190,55 @@ class InputReader:
             return None
         return result
 
-    def optional(self, node: Any, pointer: str, dim: str, what: str) -> Figure | None:
+    def optional(self, node: FigureNode | None, pointer: str, dim: str, what: str) -> Figure | None:
         return None if node is None else self.quantity(node, pointer, dim, what)
 
-    def count(self, node: Any, pointer: str, what: str, default: int | None = None) -> int:
-        if node is None and default is not None:
-            return default
-        if isinstance(node, bool) or not isinstance(node, int) or node < 1:
-            self.gap(pointer, f"{what} is {node!r}, expected an integer >= 1")
-            return 1
-        return node
-
-    def device(self, node: Mapping[str, Any], pointer: str) -> DeviceGroup | None:
-        hardware = node.get("hardware")
-        capacity_node = node.get("capacity")
-        if capacity_node is None and isinstance(hardware, str):
-            capacity_node = f"{hardware}#memory.capacity"
+    def device(self, group: DeviceView, pointer: str) -> DeviceGroup | None:
+        capacity_node = group.capacity
+        if capacity_node is None and group.hardware is not None:
+            capacity_node = f"{group.hardware}#memory.capacity"
         capacity = self.quantity(
             capacity_node, pointer_join(pointer, "capacity"), "B", "device capacity"
         )
         reserve = self.optional(
-            node.get("reserve"), pointer_join(pointer, "reserve"), "B", "device reserve"
+            group.reserve, pointer_join(pointer, "reserve"), "B", "device reserve"
         )
-        count = self.count(node.get("count"), pointer_join(pointer, "count"), "count", 1)
         if capacity is None:
             return None
-        return DeviceGroup(
-            str(node.get("name", hardware or "device")), count, capacity, reserve, pointer
-        )
+        return DeviceGroup(group.name, _one(group.count), capacity, reserve, pointer)
 
-    def overheads(self, node: Any, pointer: str) -> dict[str, Overhead]:
+    def overheads(self, option: Option, pointer: str) -> dict[str, Overhead]:
         result: dict[str, Overhead] = {}
-        for name, entry in as_mapping(node).items():
-            if name not in OVERHEADS or not isinstance(entry, Mapping):
-                self.gap(
-                    pointer_join(pointer, name),
-                    f"overhead {name!r} is not one of {', '.join(OVERHEADS)} with a time",
-                )
-                continue
+        for name, entry in option.overheads:  # the schema allows only OVERHEADS' names
             time = self.quantity(
-                entry.get("time"), pointer_join(pointer, name, "time"), "s", f"overhead {name}"
+                entry.time, pointer_join(pointer, name, "time"), "s", f"overhead {name}"
             )
             if time is not None:
-                result[name] = Overhead(time, str(entry.get("receipt", "")))
+                result[name] = Overhead(time, entry.receipt)
         return result
+
+
+def _one(count: int | None) -> int:
+    """A count the schema made optional (and >= 1 when stated): 1 when not stated."""
+    return 1 if count is None else count
 
 
 def _option(
     res: InputReader,
-    node: Any,
+    node: Option,
     pointer: str,
     envelope: Envelope | None,
 ) -> OptionSpec | None:
-    if not isinstance(node, Mapping):
-        res.gap(pointer, "placement option is missing")
-        return None
     devices = [
-        res.device(d, pointer_join(pointer, "devices", i))
-        for i, d in enumerate(as_list(node.get("devices")))
-        if isinstance(d, Mapping)
+        res.device(d, pointer_join(pointer, "devices", i)) for i, d in enumerate(node.devices)
     ]
-    if not devices:
-        res.gap(pointer_join(pointer, "devices"), "option names no devices")
-    useful = as_mapping(node.get("useful"))
     work_dim = envelope.useful_work.dim if envelope else "B"
     batch = envelope.batch if envelope else Fraction(1)
     rate = res.quantity(
-        useful.get("rate"),
-        pointer_join(pointer, "useful", "rate"),
-        f"{work_dim}/s",
-        "useful-work rate",
+        node.rate, pointer_join(pointer, "useful", "rate"), f"{work_dim}/s", "useful-work rate"
     )
     compute = res.optional(
-        useful.get("compute_rate"),
+        node.compute_rate,
         pointer_join(pointer, "useful", "compute_rate"),
         "FLOP/s",
         "compute rate",
@@ -234,67 +249,49 @@ def _option(
             "the envelope states flops_per_item but "
             "this option has no useful.compute_rate for the roofline's compute term",
         )
-    hardware = frozenset(
-        str(d["hardware"])
-        for d in as_list(node.get("devices"))
-        if isinstance(d, Mapping) and isinstance(d.get("hardware"), str)
-    )
+    hardware = frozenset(d.hardware for d in node.devices if d.hardware is not None)
     transfers = [
-        resolve_transfer(res, res.kb, t, pointer_join(pointer, "transfers", i), batch, hardware)
-        for i, t in enumerate(as_list(node.get("transfers")))
+        resolve_transfer(res, t, pointer_join(pointer, "transfers", i), batch, hardware)
+        for i, t in enumerate(node.transfers)
     ]
     # Every input is resolved (so every gap is recorded) before an incomplete option is dropped.
-    state_shards = res.count(
-        node.get("state_shards"), pointer_join(pointer, "state_shards"), "state_shards", 1
-    )
     replicated = res.optional(
-        node.get("replicated"), pointer_join(pointer, "replicated"), "B", "replicated state"
+        node.replicated, pointer_join(pointer, "replicated"), "B", "replicated state"
     )
-    parallel = res.count(
-        useful.get("parallel"), pointer_join(pointer, "useful", "parallel"), "parallel", 1
-    )
-    overheads = res.overheads(node.get("overheads"), pointer_join(pointer, "overheads"))
+    overheads = res.overheads(node, pointer_join(pointer, "overheads"))
     cost_rate = res.optional(
-        node.get("cost_rate"), pointer_join(pointer, "cost_rate"), "USD/s", "cost rate"
+        node.cost_rate, pointer_join(pointer, "cost_rate"), "USD/s", "cost rate"
     )
-    power = res.optional(node.get("power"), pointer_join(pointer, "power"), "W", "power")
+    power = res.optional(node.power, pointer_join(pointer, "power"), "W", "power")
     if rate is None or None in devices or None in transfers:
         return None
     resolved = tuple(t for t in transfers if t is not None)
     return OptionSpec(
-        name=str(node.get("name", "option")),
+        name=node.name,
         pointer=pointer,
         devices=tuple(d for d in devices if d is not None),
-        state_shards=state_shards,
+        state_shards=_one(node.state_shards),
         replicated=replicated,
         useful_rate=rate,
-        useful_parallel=parallel,
+        useful_parallel=_one(node.parallel),
         transfers=resolved,
         overheads=overheads,
         cost_rate=cost_rate,
         power=power,
-        strategies=tuple(str(s) for s in as_list(node.get("strategies"))),
+        strategies=node.strategies,
         compute_rate=compute,
-        links=tuple(
-            sorted({str(x) for x in as_list(node.get("links"))} | {t.link for t in resolved})
-        ),
+        links=tuple(sorted(set(node.links) | {t.link for t in resolved})),
     )
 
 
-def _envelope(res: InputReader, node: Any) -> Envelope | None:
-    node = node if isinstance(node, Mapping) else {}
-    batch = node.get("batch", 1)
-    if isinstance(batch, bool) or not isinstance(batch, (int, Fraction)) or batch < 1:
-        res.gap("/envelope/batch", f"batch is {batch!r}, expected a number >= 1")
-        batch = 1
-    work_node = node.get("useful_work")
-    work_unit = work_node.get("unit") if isinstance(work_node, Mapping) else None
-    useful_dim = "FLOP" if isinstance(work_unit, str) and work_unit.endswith("FLOP") else "B"
-    state = res.quantity(node.get("state_bytes"), "/envelope/state_bytes", "B", "state bytes")
-    work = res.quantity(node.get("useful_work"), "/envelope/useful_work", useful_dim, "useful work")
-    slo = res.optional(node.get("slo"), "/envelope/slo", "s", "SLO latency")
+def _envelope(res: InputReader, node: EnvelopeView) -> Envelope | None:
+    unit = str(node.useful_work.get("unit", ""))
+    useful_dim = "FLOP" if unit.endswith("FLOP") else "B"
+    state = res.quantity(node.state_bytes, "/envelope/state_bytes", "B", "state bytes")
+    work = res.quantity(node.useful_work, "/envelope/useful_work", useful_dim, "useful work")
+    slo = res.optional(node.slo, "/envelope/slo", "s", "SLO latency")
     flops = res.optional(
-        node.get("flops_per_item"), "/envelope/flops_per_item", "FLOP", "FLOP per batch item"
+        node.flops_per_item, "/envelope/flops_per_item", "FLOP", "FLOP per batch item"
     )
     if work is not None and work.value == 0:
         res.gap("/envelope/useful_work", "useful work is 0, expected a positive figure")
@@ -302,10 +299,10 @@ def _envelope(res: InputReader, node: Any) -> Envelope | None:
     if state is None or work is None:
         return None
     return Envelope(
-        str(node.get("model", "")),
-        str(node.get("precision", "")),
-        str(node.get("quality", "")),
-        Fraction(batch),
+        node.model,
+        node.precision,
+        node.quality,
+        Fraction(node.batch),
         state,
         work,
         slo,
@@ -316,8 +313,10 @@ def _envelope(res: InputReader, node: Any) -> Envelope | None:
 def resolve_placement(record: Record, kb: KnowledgeBase) -> PlacementSpec | Unresolved:
     """Resolve a placement record into specs, or list every gap that prevents it.
 
-    Several LG rules resolve the same placement in one run, so a frozen knowledge
-    base keeps the result in its run context (kb.run.ledger_resolved).
+    A placement that fails its schema is not resolved (the module docstring says
+    why): one gap per schema finding. Several LG rules resolve the same placement
+    in one run, so a frozen knowledge base keeps the result in its run context
+    (kb.run.ledger_resolved).
     """
     if not kb.frozen:
         return _resolve(record, kb)
@@ -329,15 +328,36 @@ def resolve_placement(record: Record, kb: KnowledgeBase) -> PlacementSpec | Unre
 
 
 def _resolve(record: Record, kb: KnowledgeBase) -> PlacementSpec | Unresolved:
+    view = views(kb).placement(record)
+    if view is None:
+        return schema_invalid(record, kb)
+    return resolve_view(view, record, kb)
+
+
+def schema_invalid(record: Record, kb: KnowledgeBase) -> Unresolved:
+    """What a placement that fails its schema resolves to: a gap per schema finding, no ledger."""
+    gaps = tuple(
+        Gap(
+            f.location.pointer,
+            f"{f.code} {f.message}: the ledger is not computed from a placement that "
+            "fails its schema",
+            record.id,
+            FAILS_SCHEMA,
+        )
+        for f in views(kb).findings(record)
+    )
+    return Unresolved(record.id, record.path, gaps)
+
+
+def resolve_view(view: Placement, record: Record, kb: KnowledgeBase) -> PlacementSpec | Unresolved:
+    """Resolve the view of a schema-valid placement (`record` names where it is)."""
     res = InputReader(kb)
-    envelope = _envelope(res, record.data.get("envelope"))
-    reference = _option(res, record.data.get("reference"), "/reference", envelope)
+    envelope = _envelope(res, view.envelope)
+    reference = _option(res, view.reference, "/reference", envelope)
     candidates = [
         _option(res, c, pointer_join("/candidates", i), envelope)
-        for i, c in enumerate(as_list(record.data.get("candidates")))
+        for i, c in enumerate(view.candidates)
     ]
-    if not candidates:
-        res.gap("/candidates", "placement names no candidates")
     if envelope is None or reference is None or None in candidates:
         return Unresolved(record.id, record.path, tuple(res.gaps))
     return PlacementSpec(

@@ -16,19 +16,28 @@ end, so it already contains the per-message latency: the latency term is then ze
 never counted a second time. With no row of size S and no bracketing pair the link
 record's line rate and a stated latency are used, labelled an estimate, and the transfer
 says why (`pricing`).
+
+Links and receipts are read through their typed views (kb.kinds): a receipt that
+fails its schema prices nothing, and a transfer it might have priced (it names the
+transfer's link and pattern, or the transfer pins it) is a gap naming it
+(kb.ledger.inputs says why).
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from fractions import Fraction
 from typing import TYPE_CHECKING, Any
 
 from kb.findings import pointer_join
+from kb.kinds import views
+from kb.kinds.interconnect import Interconnect
+from kb.kinds.placement import Transfer
+from kb.kinds.receipt import Receipt
 from kb.ledger.curves import Pricing, best, curves, measured_range, price
 from kb.ledger.quantities import Figure, QuantityError, figure
-from kb.model import KnowledgeBase, Record
+from kb.model import KnowledgeBase
 
 if TYPE_CHECKING:  # inputs.py imports this module; the reader is only a type here
     from kb.ledger.inputs import InputReader
@@ -73,16 +82,16 @@ class TransferSpec:
     pricing: str = ""  # which rows priced it, or why the line rate did
 
 
-def line_rate(link: Record) -> Figure | None:
+def line_rate(link: Interconnect) -> Figure | None:
     """Return the link's per-direction line rate: per device if stated, else per link."""
-    for key in ("per_device", "per_link"):
-        node = link.get(f"bandwidth.{key}")
-        if node is not None:
-            try:
-                return figure(node, f"{link.id}#bandwidth.{key}")
-            except QuantityError:
-                return None
-    return None
+    found = link.line_rate()
+    if found is None:
+        return None
+    key, node = found
+    try:
+        return figure(node, f"{link.id}#bandwidth.{key}")
+    except QuantityError:
+        return None
 
 
 @dataclass(frozen=True)
@@ -96,12 +105,11 @@ class Conditions:
     cuda_graphs: bool | None = None
 
 
-def hardware_matches(receipt: Record, hardware: frozenset[str]) -> bool:
+def hardware_matches(receipt: Receipt, hardware: frozenset[str]) -> bool:
     """True unless both the option and the receipt name accelerators and share none."""
-    named = receipt.get("hardware")
-    if not hardware or not isinstance(named, list) or not named:
+    if not hardware or not receipt.hardware:
         return True
-    return bool(hardware & {str(h) for h in named})
+    return bool(hardware & set(receipt.hardware))
 
 
 @dataclass(frozen=True)
@@ -123,13 +131,13 @@ def _curve_matches(key: tuple[Any, ...], when: Conditions) -> bool:
 
 
 def priced_by_receipts(
-    receipts: Iterable[Record], link: str, size: Fraction, when: Conditions
+    receipts: Iterable[Receipt], link: str, size: Fraction, when: Conditions
 ) -> tuple[Measured | None, str]:
     """Price size S from the matching receipts' curves; else None and the reason."""
     found: list[Pricing] = []
     ranges: list[str] = []
     for receipt in receipts:
-        if receipt.get("interconnect") != link or receipt.get("pattern") != when.pattern:
+        if receipt.interconnect != link or receipt.pattern != when.pattern:
             continue
         if not hardware_matches(receipt, when.hardware):
             continue
@@ -159,7 +167,7 @@ def priced_by_receipts(
 
 
 def receipt_bandwidth(
-    receipts: Iterable[Record],
+    receipts: Iterable[Receipt],
     link: str,
     pattern: str,
     ranks: int,
@@ -171,31 +179,61 @@ def receipt_bandwidth(
     return (measured.bandwidth, measured.receipt) if measured else None
 
 
-def receipts_on(kb: KnowledgeBase, link: str, pattern: object) -> list[Record]:
-    """The receipts of one (interconnect, pattern), in id order, indexed once per knowledge base.
+@dataclass(frozen=True)
+class ReceiptIndex:
+    """The receipts of each (interconnect, pattern), valid ones as views.
+
+    `failing` holds the ids of the receipts that fail their schema but name that
+    link and pattern.
+    """
+
+    valid: dict[tuple[str, str], list[Receipt]] = field(default_factory=dict)
+    failing: dict[tuple[str, str], list[str]] = field(default_factory=dict)
+
+
+def receipt_index(kb: KnowledgeBase) -> ReceiptIndex:
+    """The receipts by (interconnect, pattern), indexed once per knowledge base.
 
     Scanning every receipt for every transfer made the ledger rules quadratic
     (10,000 records: ~30 s); a frozen knowledge base keeps the index in its run
-    context (kb.run.receipts_index), an unfrozen one builds it per call.
+    context (kb.run.receipts_index), an unfrozen one builds it per call. A receipt
+    that fails its schema is filed under the link and pattern it names when both
+    are text (compared, never trusted: it prices nothing).
     """
-    receipts = kb.of_kind("receipt")
-    if not isinstance(pattern, str):
-        return receipts  # receipt_bandwidth filters; only string keys are indexed
-    index = kb.run.receipts_index if kb.frozen else None
-    if index is None:
-        index = {}
-        for receipt in receipts:
-            key = (receipt.get("interconnect"), receipt.get("pattern"))
-            if isinstance(key[0], str) and isinstance(key[1], str):
-                index.setdefault(key, []).append(receipt)
-        if kb.frozen:
-            kb.run.receipts_index = index
-    return list(index.get((link, pattern), []))
+    found = kb.run.receipts_index if kb.frozen else None
+    if isinstance(found, ReceiptIndex):
+        return found
+    index = ReceiptIndex()
+    checked = views(kb)
+    for record in kb.of_kind("receipt"):
+        view = checked.receipt(record)
+        if view is not None:
+            if view.interconnect is not None:
+                index.valid.setdefault((view.interconnect, view.pattern), []).append(view)
+            continue
+        key = (record.get("interconnect"), record.get("pattern"))
+        if isinstance(key[0], str) and isinstance(key[1], str):
+            index.failing.setdefault(key, []).append(record.id)
+    if kb.frozen:
+        kb.run.receipts_index = index
+    return index
 
 
-def _latency(res: InputReader, node: Any, link: Record, pointer: str) -> Figure | None:
+def receipts_on(kb: KnowledgeBase, link: str, pattern: str) -> list[Receipt]:
+    """The views of the schema-valid receipts of one (interconnect, pattern), in id order."""
+    return list(receipt_index(kb).valid.get((link, pattern), ()))
+
+
+def failing_on(kb: KnowledgeBase, link: str, pattern: str) -> list[str]:
+    """The ids of the receipts that name (interconnect, pattern) but fail their schema."""
+    return list(receipt_index(kb).failing.get((link, pattern), ()))
+
+
+def _latency(
+    res: InputReader, transfer: Transfer, link: Interconnect, pointer: str
+) -> Figure | None:
     """Return the per-message latency: the transfer's, else the link record's; never assumed."""
-    latency_node = node.get("link_latency", link.get("latency"))
+    latency_node = transfer.link_latency if transfer.link_latency is not None else link.latency
     if latency_node is None:
         res.gap(
             pointer_join(pointer, "link_latency"),
@@ -205,78 +243,88 @@ def _latency(res: InputReader, node: Any, link: Record, pointer: str) -> Figure 
     return res.quantity(latency_node, pointer_join(pointer, "link_latency"), "s", "link latency")
 
 
+def _link(res: InputReader, transfer: Transfer, pointer: str) -> Interconnect | None:
+    """The view of the transfer's link; a gap when it is no interconnect kb can compute from."""
+    where = pointer_join(pointer, "link")
+    record = res.kb.get(transfer.link)
+    if record is None or record.kind != "interconnect":
+        if record is None and res.kb.exists(transfer.link):  # in the tree, unreadable
+            res.blocked(where, transfer.link, "the transfer's link")
+        else:
+            res.gap(where, f"link {transfer.link!r} is not an interconnect record")
+        return None
+    view = res.views.interconnect(record)
+    if view is None:
+        res.blocked(where, transfer.link, "the transfer's link")
+    return view
+
+
+def _receipts(res: InputReader, transfer: Transfer, pointer: str) -> list[Receipt] | None:
+    """The receipts that may price the transfer; None (and a gap) when one of them is broken."""
+    receipts = receipts_on(res.kb, transfer.link, transfer.pattern)
+    failing = failing_on(res.kb, transfer.link, transfer.pattern)
+    if transfer.receipt is not None:
+        receipts = [r for r in receipts if r.id == transfer.receipt]
+        failing = [transfer.receipt] if res.unusable(transfer.receipt) else []
+    if failing:
+        where = pointer_join(pointer, "receipt") if transfer.receipt else pointer
+        res.blocked(where, failing[0], "pricing this transfer")
+        return None
+    return receipts
+
+
 def resolve_transfer(
     res: InputReader,
-    kb: KnowledgeBase,
-    node: Any,
+    transfer: Transfer,
     pointer: str,
     batch: Fraction,
     hardware: frozenset[str] = frozenset(),
 ) -> TransferSpec | None:
-    """Resolve one transfer entry; gaps go to the resolver, None when incomplete."""
-    if not isinstance(node, dict):
-        res.gap(pointer, "transfer is not a mapping")  # the schema names the wrong type
+    """Resolve one transfer of a schema-valid placement; gaps go to the reader."""
+    link = _link(res, transfer, pointer)
+    if link is None:
         return None
-    pattern = node.get("pattern")
-    if pattern not in PATTERNS:
-        res.gap(
-            pointer_join(pointer, "pattern"),
-            f"pattern {pattern!r} is not one of {', '.join(PATTERNS)}",
-        )
-        return None
-    link_id = str(node.get("link", ""))
-    link = kb.get(link_id)
-    if link is None or link.kind != "interconnect":
-        res.gap(pointer_join(pointer, "link"), f"link {link_id!r} is not an interconnect record")
-        return None
-    ranks = res.count(node.get("ranks"), pointer_join(pointer, "ranks"), "ranks", 2)
     size = res.quantity(
-        node.get("message_size"), pointer_join(pointer, "message_size"), "B", "message size"
+        transfer.message_size, pointer_join(pointer, "message_size"), "B", "message size"
     )
     if size is None:
         return None
-    scales = bool(node.get("scales_with_batch", False))
-    nominal = size.value * (batch if scales else 1)
+    nominal = size.value * (batch if transfer.scales_with_batch else 1)
     when = Conditions(
-        pattern,
-        ranks,
-        hardware,
-        node.get("algorithm") if isinstance(node.get("algorithm"), str) else None,
-        node.get("cuda_graphs") if isinstance(node.get("cuda_graphs"), bool) else None,
+        transfer.pattern, transfer.ranks, hardware, transfer.algorithm, transfer.cuda_graphs
     )
-    pinned = node.get("receipt")
-    receipts = receipts_on(kb, link_id, pattern)
-    if isinstance(pinned, str):
-        receipts = [r for r in receipts if r.id == pinned]
-    measured, pricing = priced_by_receipts(receipts, link_id, nominal, when)
+    receipts = _receipts(res, transfer, pointer)
+    if receipts is None:
+        return None
+    measured, pricing = priced_by_receipts(receipts, link.id, nominal, when)
     if measured:
         bandwidth: Figure | None = measured.bandwidth
         latency: Figure | None = Figure(Fraction(0), "s", "measured", measured.receipt)
         pricing = f"measured: {pricing}"
     else:
         bandwidth = line_rate(link)
-        latency = _latency(res, node, link, pointer)
-        pricing = f"line rate of {link_id}: {pricing}"
+        latency = _latency(res, transfer, link, pointer)
+        pricing = f"line rate of {link.id}: {pricing}"
         if latency is not None and latency.basis == "unverified":
             pricing += "; its latency figure is unverified"
     if bandwidth is None or bandwidth.dim != "B/s" or bandwidth.value <= 0:
-        res.gap(pointer_join(pointer, "link"), f"{link_id} states no per-direction bandwidth")
+        res.gap(pointer_join(pointer, "link"), f"{link.id} states no per-direction bandwidth")
         return None
     if latency is None:
         return None
     return TransferSpec(
-        name=str(node.get("name", pattern)),
-        pattern=pattern,
-        link=link_id,
-        ranks=ranks,
-        count=res.count(node.get("count"), pointer_join(pointer, "count"), "count", 1),
+        name=transfer.name,
+        pattern=transfer.pattern,
+        link=link.id,
+        ranks=transfer.ranks,
+        count=transfer.count,
         message_size=size,
-        scales_with_batch=scales,
+        scales_with_batch=transfer.scales_with_batch,
         latency=latency,
         bandwidth=bandwidth,
         receipts=(measured.receipt,) if measured else (),
-        overlap=res.optional(node.get("overlap"), pointer_join(pointer, "overlap"), "s", "overlap"),
+        overlap=res.optional(transfer.overlap, pointer_join(pointer, "overlap"), "s", "overlap"),
         pointer=pointer,
-        strategy=str(node.get("strategy", "")),
+        strategy=transfer.strategy,
         pricing=pricing,
     )

@@ -1,44 +1,29 @@
-"""Stated ratios of placements and proposals, walked safely (junk types are skipped).
+"""Stated ratios of placements and proposals, from their typed views.
 
-Shared by LG001 and LG006: each yields `(pointer, candidate name, ratio mapping)`;
-wrong types are the schema's to report, so they are skipped here, never raised on.
+Shared by LG001 and LG006: each yields `(pointer, candidate name, ratio)`. Only a
+record the schema stage passed has a view (kb.kinds); one that fails its schema
+states nothing these rules check (its schema findings fail the run).
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping
-from typing import Any
+from collections.abc import Iterator
 
 from kb.findings import pointer_join
-from kb.model import Record
+from kb.kinds.placement import Placement, StatedRatio
+from kb.kinds.proposal import Proposal
 
-Stated = tuple[str, str, Mapping[str, Any]]
-
-
-def _mapping(node: Any) -> Mapping[str, Any]:
-    return node if isinstance(node, Mapping) else {}
+Stated = tuple[str, str, StatedRatio]
 
 
-def _items(node: Any) -> list[Any]:
-    return node if isinstance(node, list) else []
-
-
-def reference_name(placement: Record) -> str:
-    return str(_mapping(placement.data.get("reference")).get("name", ""))
-
-
-def placement_ratios(placement: Record) -> Iterator[Stated]:
+def placement_ratios(placement: Placement) -> Iterator[Stated]:
     """Every stated ratio of a placement's candidates."""
-    for i, cand in enumerate(_items(placement.data.get("candidates"))):
-        name = str(_mapping(cand).get("name", ""))
-        for j, ratio in enumerate(_items(_mapping(cand).get("stated_ratios"))):
-            if isinstance(ratio, Mapping):
-                yield pointer_join("/candidates", i, "stated_ratios", j), name, ratio
+    for i, cand in enumerate(placement.candidates):
+        for j, ratio in enumerate(cand.stated_ratios):
+            yield pointer_join("/candidates", i, "stated_ratios", j), cand.name, ratio
 
 
-def proposal_ratios(proposal: Record) -> Iterator[Stated]:
+def proposal_ratios(proposal: Proposal) -> Iterator[Stated]:
     """Every stated ratio of a proposal, with the candidate it names (or the proposal's)."""
-    default = str(proposal.data.get("candidate", ""))
-    for j, ratio in enumerate(_items(proposal.data.get("stated_ratios"))):
-        if isinstance(ratio, Mapping):
-            yield pointer_join("/stated_ratios", j), str(ratio.get("candidate") or default), ratio
+    for j, ratio in enumerate(proposal.stated_ratios):
+        yield pointer_join("/stated_ratios", j), proposal.ratio_candidate(ratio), ratio

@@ -60,11 +60,12 @@ Good:
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator
 from fractions import Fraction
-from typing import Any
 
 from kb.findings import Finding, Severity, pointer_join
+from kb.kinds import views
+from kb.kinds.placement import Placement, Transfer
 from kb.model import KnowledgeBase, Record
 from kb.rules._base import found
 
@@ -76,115 +77,90 @@ HINT = "price the collective with a receipt row of the size the claim prices"
 
 
 def check(kb: KnowledgeBase) -> Iterator[Finding]:
+    """Each receipt, placement and flop class; one that fails its schema is not checked.
+
+    Receipts and placements are read through their views: one that fails its schema
+    has its SC001 finding and prices nothing.
+    """
     from kb.ledger.curves import duplicate_sizes
     from kb.rules._collective_claims import check_claims
 
-    for receipt in kb.of_kind("receipt"):
-        for first, second in duplicate_sizes(receipt):
+    checked = views(kb)
+    for record in kb.of_kind("receipt"):
+        receipt = checked.receipt(record)
+        for first, second in duplicate_sizes(receipt) if receipt else ():
             yield found(
                 CODE,
                 SEVERITY,
-                receipt.path,
+                record.path,
                 f"/results/{second}/message_size",
                 f"rows {first} and {second} share gpus, algorithm, cuda_graphs and "
                 "message size: the curve's time at that size is ambiguous",
                 "state the condition that differs (algorithm, cuda_graphs, gpus), "
                 "or keep one implementation per receipt",
             )
-    for placement in kb.of_kind("placement"):
-        yield from _placement(kb, placement)
+    for record in kb.of_kind("placement"):
+        placement = checked.placement(record)
+        if placement is not None:
+            yield from _placement(kb, record, placement)
     for flop in kb.of_kind("flop_class"):
         yield from check_claims(kb, flop, CODE, SEVERITY)
 
 
-def _options(placement: Record) -> Iterator[tuple[str, Mapping[str, Any]]]:
-    reference = placement.data.get("reference")
-    if isinstance(reference, Mapping):
-        yield "/reference", reference
-    candidates = placement.data.get("candidates")
-    for index, option in enumerate(candidates if isinstance(candidates, list) else []):
-        if isinstance(option, Mapping):
-            yield f"/candidates/{index}", option
-
-
-def _batch(placement: Record) -> Fraction | None:
-    envelope = placement.data.get("envelope")
-    batch = envelope.get("batch", 1) if isinstance(envelope, Mapping) else 1
-    if isinstance(batch, bool) or not isinstance(batch, int) or batch < 1:
-        return None  # LG004 reports it
-    return Fraction(batch)
-
-
-def _placement(kb: KnowledgeBase, placement: Record) -> Iterator[Finding]:
-    batch = _batch(placement)
-    if batch is None:
-        return
-    for pointer, option in _options(placement):
-        devices = option.get("devices")
-        hardware = frozenset(
-            str(d["hardware"])
-            for d in (devices if isinstance(devices, list) else [])
-            if isinstance(d, Mapping) and isinstance(d.get("hardware"), str)
-        )
-        transfers = option.get("transfers")
-        for index, node in enumerate(transfers if isinstance(transfers, list) else []):
-            if isinstance(node, Mapping) and isinstance(node.get("receipt"), str):
-                message = _unpriced(kb, node, batch, hardware)
-                if message:
-                    yield found(
-                        CODE,
-                        SEVERITY,
-                        placement.path,
-                        pointer_join(pointer, "transfers", index, "receipt"),
-                        message,
-                        "name a receipt with a row of this size (or rows on both "
-                        "sides of it) for this rank count and algorithm, or drop "
-                        "`receipt` and let the ledger price it by line rate",
-                    )
+def _placement(kb: KnowledgeBase, record: Record, placement: Placement) -> Iterator[Finding]:
+    batch = Fraction(placement.envelope.batch)
+    pointers = ["/reference", *(f"/candidates/{i}" for i in range(len(placement.candidates)))]
+    for pointer, option in zip(pointers, placement.options, strict=True):
+        hardware = frozenset(d.hardware for d in option.devices if d.hardware is not None)
+        for index, transfer in enumerate(option.transfers):
+            message = _unpriced(kb, transfer, batch, hardware) if transfer.receipt else ""
+            if message:
+                yield found(
+                    CODE,
+                    SEVERITY,
+                    record.path,
+                    pointer_join(pointer, "transfers", index, "receipt"),
+                    message,
+                    "name a receipt with a row of this size (or rows on both "
+                    "sides of it) for this rank count and algorithm, or drop "
+                    "`receipt` and let the ledger price it by line rate",
+                )
 
 
 def _unpriced(
-    kb: KnowledgeBase, node: Mapping[str, Any], batch: Fraction, hardware: frozenset[str]
+    kb: KnowledgeBase, transfer: Transfer, batch: Fraction, hardware: frozenset[str]
 ) -> str:
     """Why the named receipt cannot price this transfer, or '' when it can."""
     from kb.ledger.quantities import QuantityError, figure
     from kb.ledger.transfers import Conditions, hardware_matches, priced_by_receipts
 
-    receipt = kb.get(str(node["receipt"]))
-    if receipt is None or receipt.kind != "receipt":
+    record = kb.get(str(transfer.receipt))
+    if record is None or record.kind != "receipt":
         return ""  # RF001/RF002 report it
-    ranks = node.get("ranks")
+    receipt = views(kb).receipt(record)
+    if receipt is None:
+        return ""  # it fails its schema: SC001 reports it, LG004 names it on the placement
     try:
-        size = figure(node.get("message_size") or {}, receipt.id).value
+        size = figure(transfer.message_size, receipt.id).value
     except QuantityError:
         return ""  # LG004 reports it
-    if (
-        not isinstance(ranks, int)
-        or isinstance(ranks, bool)
-        or not isinstance(node.get("pattern"), str)
-    ):
-        return ""
-    size *= batch if node.get("scales_with_batch") else 1
+    size *= batch if transfer.scales_with_batch else 1
     when = Conditions(
-        str(node["pattern"]),
-        ranks,
-        hardware,
-        node.get("algorithm") if isinstance(node.get("algorithm"), str) else None,
-        node.get("cuda_graphs") if isinstance(node.get("cuda_graphs"), bool) else None,
+        transfer.pattern, transfer.ranks, hardware, transfer.algorithm, transfer.cuda_graphs
     )
-    measured, why = priced_by_receipts([receipt], str(node.get("link", "")), size, when)
+    measured, why = priced_by_receipts([receipt], transfer.link, size, when)
     if measured:
         return ""
-    if receipt.get("interconnect") != node.get("link") or receipt.get("pattern") != when.pattern:
+    if receipt.interconnect != transfer.link or receipt.pattern != when.pattern:
         why = (
-            f"it measures {receipt.get('pattern')} on {receipt.get('interconnect')}, "
-            f"not {when.pattern} on {node.get('link')}"
+            f"it measures {receipt.pattern} on {receipt.interconnect}, "
+            f"not {when.pattern} on {transfer.link}"
         )
     elif not hardware_matches(receipt, hardware):
         why = "it was measured on other accelerators than this option's"
     elif why == "no matching receipt curve":
         why = (
-            f"it has no sized row for {ranks} ranks with algorithm "
+            f"it has no sized row for {transfer.ranks} ranks with algorithm "
             f"{when.algorithm or '(none stated)'}"
         )
     return f"{receipt.id} cannot price this transfer (S = {size} B): {why}"

@@ -8,6 +8,12 @@ useful-work rate; bindings must land on quantities with the expected dimension.
 Why: a ledger computed from a silently missing input is a made-up number. kb never
 assumes a zero latency or a default bandwidth; it says what is missing, and where.
 
+A placement that fails its schema is not computed, and this rule says nothing on it:
+its schema findings (SC001, LD009, LD010) already fail the run. When an input sits in
+a record kb could not read or that fails its schema (a bound accelerator, the link,
+a receipt that might price a transfer), the placement gets one finding naming that
+record, not one per input it would have fed (docs/ledger.md).
+
 Bad:
 
     transfers:
@@ -48,17 +54,17 @@ HINT = (
 def gap_findings(unresolved: PlacementSpec | Unresolved) -> list[Finding]:
     """One finding per gap of a placement (none when resolved; also used by `kb ledger`).
 
-    When an input is in a record the tree has but kb could not read, that record's
-    own finding is the root cause: the placement gets one finding naming it, not one
-    per input the missing record would have fed.
+    When an input is in a record kb cannot compute from (the tree has it but kb could
+    not read it, or it fails its schema), that record's own finding is the root cause:
+    the placement gets one finding naming it, not one per input it would have fed.
     """
-    unreadable = [gap for gap in unresolved.gaps if gap.unreadable]
-    if unreadable:
-        first = unreadable[0]
+    blocked = [gap for gap in unresolved.gaps if gap.blocked_by]
+    if blocked:
+        first = blocked[0]
         message = (
-            f"cannot be priced while {first.unreadable} cannot be read (its own finding says why)"
+            f"cannot be priced while {first.blocked_by} {first.cause} (its own finding says why)"
         )
-        hint = f"fix {first.unreadable} first"
+        hint = f"fix {first.blocked_by} first"
         return [found(CODE, SEVERITY, unresolved.path, first.pointer, message, hint)]
     return [
         found(
@@ -74,32 +80,10 @@ def gap_findings(unresolved: PlacementSpec | Unresolved) -> list[Finding]:
 
 
 def check(kb: KnowledgeBase) -> Iterator[Finding]:
+    from kb.kinds import views
     from kb.ledger.inputs import resolve_placement
 
+    checked = views(kb)
     for record in kb.of_kind("placement"):
-        result = resolve_placement(record, kb)
-        for finding in gap_findings(result):
-            if not _placeholder(record.data, finding.location.pointer):
-                yield finding
-
-
-def _placeholder(data: object, pointer: str) -> bool:
-    """Whether the input at `pointer` (or a block on the way) holds a `~` placeholder.
-
-    The schema reports a placeholder left unfilled at its line; the gap is the same cause.
-    """
-    from kb.findings import pointer_parts
-
-    node = data
-    for part in pointer_parts(pointer):
-        if isinstance(node, dict) and part in node:  # a missing input is a gap, not a `~`
-            node = node[part]
-        elif isinstance(node, list) and part.isdigit() and int(part) < len(node):
-            node = node[int(part)]
-        else:
-            return False
-        if node is None:
-            return True
-        if isinstance(node, dict) and any(v is None for v in node.values()):
-            return True
-    return False
+        if checked.passed(record):  # else not computed: its schema findings say why
+            yield from gap_findings(resolve_placement(record, kb))

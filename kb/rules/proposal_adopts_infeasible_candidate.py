@@ -34,19 +34,20 @@ HINT = "adopt a feasible candidate, or change the placement so it fits"
 
 
 def check(kb: KnowledgeBase) -> Iterator[Finding]:
+    """A proposal that fails its schema has no view and is not checked (SC001 reports it)."""
+    from kb.kinds import views
     from kb.ledger.feasibility import feasibility
     from kb.ledger.inputs import PlacementSpec, resolve_placement
 
     for record in kb.of_kind("proposal"):
-        placement = kb.get(str(record.data.get("placement", "")))
-        if placement is None or placement.kind != "placement":
+        proposal = views(kb).proposal(record)
+        placement = kb.get(proposal.placement or "") if proposal else None
+        if proposal is None or placement is None or placement.kind != "placement":
             continue
         spec = resolve_placement(placement, kb)
         if not isinstance(spec, PlacementSpec) or spec.gaps:
-            continue  # LG004 reports what is missing
-        option = next(
-            (c for c in spec.candidates if c.name == str(record.data.get("candidate"))), None
-        )
+            continue  # LG004 (or the placement's schema findings) report what is missing
+        option = next((c for c in spec.candidates if c.name == proposal.candidate), None)
         if option is None:
             continue
         fit = feasibility(spec.envelope, option)

@@ -20,9 +20,10 @@ Good:
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator
 
 from kb.findings import Finding, Severity
+from kb.kinds import views
 from kb.model import KnowledgeBase
 from kb.rules._base import found
 
@@ -34,18 +35,18 @@ HINT = "name the placement candidate this proposal adopts"
 
 
 def check(kb: KnowledgeBase) -> Iterator[Finding]:
+    """Records that fail their schema have no view and are not checked (SC001 reports them)."""
+    checked = views(kb)
     for record in kb.of_kind("proposal"):
-        placement = kb.get(str(record.data.get("placement", "")))
-        candidate = record.data.get("candidate")
-        if placement is None or placement.kind != "placement" or candidate is None:
+        proposal = checked.proposal(record)
+        placement = kb.get(proposal.placement or "") if proposal else None
+        if proposal is None or placement is None or placement.kind != "placement":
             continue
-        cands = placement.data.get("candidates")
-        names = (
-            [str(c.get("name")) for c in cands if isinstance(c, Mapping)]
-            if isinstance(cands, list)
-            else []
-        )
-        if str(candidate) not in names:
+        candidate, view = proposal.candidate, checked.placement(placement)
+        if candidate is None or view is None:
+            continue
+        names = [c.name for c in view.candidates]
+        if candidate not in names:
             yield found(
                 CODE,
                 SEVERITY,

@@ -23,12 +23,13 @@ Good:
 from __future__ import annotations
 
 from collections.abc import Iterator
-from typing import Any
 
 from kb.findings import Finding, Severity
+from kb.kinds import views
+from kb.kinds.placement import Placement
 from kb.model import KnowledgeBase, Record
 from kb.rules._base import found
-from kb.rules._stated import placement_ratios, proposal_ratios, reference_name
+from kb.rules._stated import Stated, placement_ratios, proposal_ratios
 
 READS = "ledger"
 CODE = "LG001"
@@ -54,38 +55,47 @@ def _blocking(bad: dict[str, str], reference: str, candidate: str) -> str:
     return ", ".join(f"{n} ({bad[n]})" for n in names)
 
 
-def _placement_findings(record: Record, kb: KnowledgeBase) -> Iterator[Finding]:
-    stated = list(placement_ratios(record))
+def _placement_findings(record: Record, view: Placement, kb: KnowledgeBase) -> Iterator[Finding]:
+    stated = list(placement_ratios(view))
     bad = _infeasible(record, kb) if stated else None
     if not bad:
         return
-    yield from _ratio_findings(record, record, stated, bad, "")
+    yield from _ratio_findings(record, view, stated, bad, "")
 
 
 def _proposal_findings(record: Record, kb: KnowledgeBase) -> Iterator[Finding]:
-    placement = kb.get(str(record.data.get("placement", "")))
-    stated = list(proposal_ratios(record))
-    if placement is None or placement.kind != "placement" or not stated:
+    checked = views(kb)
+    proposal = checked.proposal(record)
+    placement = kb.get(proposal.placement or "") if proposal else None
+    if proposal is None or placement is None or placement.kind != "placement":
+        return
+    view = checked.placement(placement)
+    stated = list(proposal_ratios(proposal))
+    if view is None or not stated:
         return
     bad = _infeasible(placement, kb)
     if not bad:
         return
-    yield from _ratio_findings(record, placement, stated, bad, f" in {placement.id}")
+    yield from _ratio_findings(record, view, stated, bad, f" in {placement.id}")
 
 
 def _ratio_findings(
-    record: Record, placement: Record, stated: list[Any], bad: dict[str, str], where: str
+    record: Record, placement: Placement, stated: list[Stated], bad: dict[str, str], where: str
 ) -> Iterator[Finding]:
     """One finding per stated ratio whose reference or candidate cannot hold the state."""
     for pointer, candidate, _ in stated:
-        blocking = _blocking(bad, reference_name(placement), candidate)
+        blocking = _blocking(bad, placement.reference.name, candidate)
         if blocking:
             message = f"ratio stated against an infeasible placement{where}: {blocking}"
             yield found(CODE, SEVERITY, record.path, pointer, message, HINT)
 
 
 def check(kb: KnowledgeBase) -> Iterator[Finding]:
+    """Records that fail their schema have no view and are not checked (SC001 reports them)."""
+    checked = views(kb)
     for record in kb.of_kind("placement"):
-        yield from _placement_findings(record, kb)
+        view = checked.placement(record)
+        if view is not None:
+            yield from _placement_findings(record, view, kb)
     for record in kb.of_kind("proposal"):
         yield from _proposal_findings(record, kb)

@@ -24,11 +24,13 @@ Good:
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator
 from fractions import Fraction
 from typing import Any
 
 from kb.findings import Finding, Severity
+from kb.kinds import views
+from kb.kinds.placement import StatedRatio
 from kb.model import KnowledgeBase, Record
 from kb.rules._base import found
 from kb.rules._stated import Stated, placement_ratios, proposal_ratios
@@ -57,36 +59,41 @@ def computed_ratios(record: Record, kb: KnowledgeBase) -> dict[str, dict[str, An
     return out
 
 
-def _mismatch(stated: Mapping[str, Any], ratios: dict[str, Any]) -> str:
+def _mismatch(stated: StatedRatio, ratios: dict[str, Any]) -> str:
     """Describe the disagreement, or '' when the stated ratio holds."""
     from kb.ledger.quantities import QuantityError, exact
 
-    dimension = str(stated.get("dimension"))
-    computed = ratios.get(dimension)
+    computed = ratios.get(stated.dimension)
     if computed is None:
-        return f"{dimension} ratio cannot be computed: an input of that dimension is missing"
+        return f"{stated.dimension} ratio cannot be computed: an input of that dimension is missing"
     try:
-        value = exact(stated.get("value"))
-        tol = exact(stated.get("rel_tol", DEFAULT_REL_TOL))
+        value = exact(stated.value)
+        tol = DEFAULT_REL_TOL if stated.rel_tol is None else exact(stated.rel_tol)
     except QuantityError:
-        return ""  # the schema reports a non-number
+        return ""  # a non-finite number, which the schema's `number` lets through (LD rules)
     if abs(value - computed) <= tol * abs(computed):
         return ""
     return (
-        f"{dimension} ratio stated as {float(value):g} but the ledger gives "
+        f"{stated.dimension} ratio stated as {float(value):g} but the ledger gives "
         f"{float(computed):.6g} (rel_tol {float(tol):g})"
     )
 
 
 def check(kb: KnowledgeBase) -> Iterator[Finding]:
+    """Records that fail their schema have no view and are not checked (SC001 reports them)."""
+    checked = views(kb)
     for record in kb.of_kind("placement"):
-        stated = list(placement_ratios(record))
+        view = checked.placement(record)
+        stated = list(placement_ratios(view)) if view else []
         computed = computed_ratios(record, kb) if stated else None
         yield from _findings(record, stated, computed or {}, "")
     for record in kb.of_kind("proposal"):
-        placement = kb.get(str(record.data.get("placement", "")))
-        stated = list(proposal_ratios(record))
-        if placement is None or placement.kind != "placement" or not stated:
+        proposal = checked.proposal(record)
+        placement = kb.get(proposal.placement or "") if proposal else None
+        if proposal is None or placement is None or placement.kind != "placement":
+            continue
+        stated = list(proposal_ratios(proposal))
+        if not stated or not checked.passed(placement):
             continue
         computed = computed_ratios(placement, kb) or {}
         yield from _findings(record, stated, computed, f" (placement {placement.id})")

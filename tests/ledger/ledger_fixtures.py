@@ -198,10 +198,14 @@ def fixture_records() -> dict[str, dict[str, Any]]:
 
 
 def make_kb(records: dict[str, dict[str, Any]]) -> KnowledgeBase:
+    """A knowledge base of `records` after the schema stage (the ledger reads typed views)."""
+    from kb.checker import schema_stage
+
     kb = KnowledgeBase(root="records")
     for record_id, data in records.items():
         kind = KIND_BY_FOLDER[record_id.split("/")[0]]
         kb.add(Record(record_id, kind, f"records/{record_id}.yaml", copy.deepcopy(data)))
+    schema_stage(kb)
     return kb
 
 

@@ -9,6 +9,10 @@ from pathlib import Path
 from hypothesis import given
 from hypothesis import strategies as st
 
+from kb.checker import schema_stage
+from kb.kinds import views
+from kb.kinds.receipt import Receipt
+from kb.kinds.receipt import receipt as receipt_view
 from kb.ledger.curves import Point, best, curves, price
 from kb.ledger.inputs import PlacementSpec, resolve_placement
 from kb.ledger.transfers import Conditions, bus_factor, priced_by_receipts
@@ -20,13 +24,10 @@ LINK = "interconnects/fixture-fast"
 ROOT = Path(__file__).resolve().parents[2] / "records"
 
 
-def receipt(rows: list[dict], rid: str = "receipts/r") -> Record:
-    return Record(
-        rid,
-        "receipt",
-        f"records/{rid}.yaml",
-        {"interconnect": LINK, "pattern": "all-reduce", "results": rows},
-    )
+def receipt(rows: list[dict], rid: str = "receipts/r") -> Receipt:
+    """The view of a receipt of these rows (the fields the curves read; built directly)."""
+    data = {"interconnect": LINK, "pattern": "all-reduce", "results": rows}
+    return receipt_view(Record(rid, "receipt", f"records/{rid}.yaml", data))
 
 
 def row(size_kib: int, us: float, gpus: int = 8, **extra: object) -> dict:
@@ -164,6 +165,7 @@ def test_every_shipped_collective_is_priced_from_its_own_size() -> None:
     row of its message size or the two rows that bracket it, of its own rank count and
     algorithm; never from a row of another size."""
     kb, _ = load_knowledge_base(ROOT)
+    schema_stage(kb)
     checked = 0
     for record in kb.of_kind("placement"):
         spec = resolve_placement(record, kb)
@@ -178,8 +180,10 @@ def test_every_shipped_collective_is_priced_from_its_own_size() -> None:
                 size = transfer.message_size.value * (
                     spec.envelope.batch if transfer.scales_with_batch else 1
                 )
+                pricer = views(kb).receipt(kb.get(transfer.receipts[0]))
+                assert pricer is not None
                 measured, _ = priced_by_receipts(
-                    [kb.get(transfer.receipts[0])],
+                    [pricer],
                     transfer.link,
                     size,
                     Conditions(

@@ -6,6 +6,8 @@ from fractions import Fraction
 
 import pytest
 
+from kb.kinds import views
+from kb.kinds.receipt import Receipt
 from kb.ledger.analysis import analyze_placement
 from kb.ledger.breakeven import difference
 from kb.ledger.inputs import PlacementSpec, Unresolved, resolve_placement
@@ -60,8 +62,14 @@ def test_units_are_exact_and_unknown_ones_refused() -> None:
         exact(True)
 
 
+def receipt_views(kb: KnowledgeBase) -> list[Receipt]:
+    found = [views(kb).receipt(r) for r in kb.of_kind("receipt")]
+    return [r for r in found if r is not None]
+
+
 def test_receipt_matches_link_pattern_ranks_and_size(kb: KnowledgeBase) -> None:
-    receipts = kb.of_kind("receipt")
+    receipts = receipt_views(kb)
+    assert len(receipts) == len(kb.of_kind("receipt"))
     link, size = "interconnects/fixture-fast", Fraction(128_000)
     hit = receipt_bandwidth(receipts, link, "all-reduce", 4, size)
     assert hit is not None and hit[1] == "receipts/fixture-ar" and hit[0].value == 80 * 10**9
@@ -125,16 +133,29 @@ def test_capacity_binds_to_the_accelerator_record(records: dict) -> None:
     from tests.ledger.ledger_fixtures import common, make_kb
 
     records["hardware/fixture-gpu"] = common("hardware/fixture-gpu", "accelerator") | {
-        "memory": {"capacity": q(80, "GB", "vendor-spec")}
+        "vendor": "Fixture",
+        "memory": {
+            "capacity": q(80, "GB", "vendor-spec"),
+            "bandwidth": q(2, "TB/s", "vendor-spec"),
+        },
     }
     device = records["placements/fixture-tp"]["reference"]["devices"][0]
     del device["capacity"]
     device["hardware"] = "hardware/fixture-gpu"
     kb = make_kb(records)
+    assert kb.run.schema == []
     spec = resolve_placement(kb.get("placements/fixture-tp"), kb)
     assert isinstance(spec, PlacementSpec)
     assert spec.reference.devices[0].capacity.value == 80 * 10**9
     assert spec.reference.devices[0].capacity.origin == "sources/fixture-source"
+    # An accelerator that fails its schema feeds no figure: one gap names it.
+    del records["hardware/fixture-gpu"]["vendor"]
+    kb = make_kb(records)
+    result = resolve_placement(kb.get("placements/fixture-tp"), kb)
+    assert isinstance(result, Unresolved)
+    assert [(g.pointer, g.blocked_by, g.cause) for g in result.gaps] == [
+        ("/reference/devices/0/capacity", "hardware/fixture-gpu", "fails its schema")
+    ]
 
 
 def test_a_break_even_sympy_cannot_solve_is_unverified(kb: KnowledgeBase, monkeypatch) -> None:
@@ -175,7 +196,7 @@ def test_receipt_must_share_an_accelerator_when_both_name_one(records: dict) -> 
     from tests.ledger.ledger_fixtures import make_kb
 
     records["receipts/fixture-ar"]["hardware"] = ["hardware/gpu-a"]
-    receipts = make_kb(records).of_kind("receipt")
+    receipts = receipt_views(make_kb(records))
     args = (receipts, "interconnects/fixture-fast", "all-reduce", 4, Fraction(128_000))
     assert receipt_bandwidth(*args) is not None  # the option names no accelerator
     assert receipt_bandwidth(*args, frozenset({"hardware/gpu-a"})) is not None

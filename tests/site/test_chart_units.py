@@ -28,7 +28,10 @@ RELATIVE = 1e-6  # the x grid is a float; every other value is exact
 
 @pytest.fixture(scope="module")
 def charted(repo_copy: Path) -> list[tuple[Any, Any, list[dict[str, Any]]]]:
+    from kb.checker import schema_stage
+
     kb, _ = load(repo_copy / "records")
+    schema_stage(kb)  # as kb.sitegen.build does: pages and the ledger read typed views
     found = []
     for record in kb:
         charts = charts_and_ledger(record, kb)["charts"]

@@ -128,14 +128,18 @@ def test_the_ledger_section_matches_its_golden_file(ledger_site: Path, name: str
 
 def test_option_and_transfer_names_are_escaped(tmp_path: Path) -> None:
     """Names a placement author writes reach the feasibility list, the rows, the transfer
-    arithmetic, the comparison title, the break-even and the key results: all escaped."""
+    arithmetic, the comparison title, the break-even and the key results: all escaped.
+
+    An option's name is held to `^[a-z0-9][a-z0-9._-]*$` by the schema, and a
+    placement that fails its schema is not computed (kb.ledger.inputs); device and
+    transfer names are free text and reach the computed ledger."""
     records = fixture_records()
     placement = records["placements/fixture-both-fit"]
-    placement["candidates"][0]["name"] = "<script>alert(7)</script>"
+    placement["candidates"][0]["devices"][0]["name"] = "<script>alert(7)</script>"
     placement["candidates"][0]["transfers"][0]["name"] = '"><img src=x onerror=alert(8)>'
     out = tmp_path / "_site"
     build(make_kb(records), out)
     html = (out / "records/placements/fixture-both-fit.html").read_text(encoding="utf-8")
     assert "<script>alert(7)" not in html and "<img src=x" not in html
-    assert "&lt;script&gt;alert(7)&lt;/script&gt; (candidate)" in html
+    assert "&lt;script&gt;alert(7)&lt;/script&gt;" in html
     assert "&lt;img src=x onerror=alert(8)&gt;" in html

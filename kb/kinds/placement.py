@@ -1,0 +1,198 @@
+"""A schema-valid placement, typed: the envelope, the reference and the candidates.
+
+placement.schema.json shapes every field read here, so nothing is re-checked: an
+optional field is None (or empty), never of another type. Figures stay the
+`{value, unit, basis, source, ...}` mappings the schema checked, or the
+`record#field` binding text a figure may be (kb.ledger.inputs resolves both, and
+reports a unit it does not know or a dimension it did not expect). Built only
+for a record the schema stage passed (kb.kinds.views); `kb ledger --set` builds
+one from its edited copy of such a record (kb.ledger.analysis).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from kb.model import Record
+
+Quantity = Mapping[str, Any]  # a schema-valid quantity: value, unit and provenance
+Figure = Quantity | str  # a quantity, or a binding `record#field` to one
+
+
+@dataclass(frozen=True)
+class DeviceGroup:
+    """Identical devices of one option (`devices[i]`)."""
+
+    name: str
+    hardware: str | None  # an accelerator id; its memory.capacity unless `capacity`
+    count: int | None
+    capacity: Figure | None
+    reserve: Quantity | None
+
+
+@dataclass(frozen=True)
+class Transfer:
+    """One recurring transfer on the critical path (`transfers[i]`)."""
+
+    name: str
+    pattern: str
+    link: str
+    ranks: int
+    count: int
+    message_size: Quantity
+    scales_with_batch: bool
+    algorithm: str | None
+    cuda_graphs: bool | None
+    receipt: str | None
+    link_latency: Figure | None
+    overlap: Quantity | None
+    strategy: str
+
+
+@dataclass(frozen=True)
+class Overhead:
+    time: Quantity
+    receipt: str
+
+
+@dataclass(frozen=True)
+class StatedRatio:
+    """A ratio a record states (`stated_ratios[j]`); `rel_tol` None is the default."""
+
+    dimension: str
+    value: int | float
+    candidate: str | None
+    rel_tol: int | float | None
+
+
+@dataclass(frozen=True)
+class Option:
+    """The reference or one candidate: devices, state split, useful rate, transfers, overheads."""
+
+    name: str
+    devices: tuple[DeviceGroup, ...]
+    state_shards: int | None
+    replicated: Quantity | None
+    rate: Figure
+    parallel: int | None
+    compute_rate: Figure | None
+    strategies: tuple[str, ...]
+    links: tuple[str, ...]
+    transfers: tuple[Transfer, ...]
+    overheads: tuple[tuple[str, Overhead], ...]  # in authored order
+    cost_rate: Quantity | None
+    power: Quantity | None
+    stated_ratios: tuple[StatedRatio, ...]
+
+
+@dataclass(frozen=True)
+class Envelope:
+    """The workload held fixed across every option."""
+
+    model: str
+    precision: str
+    quality: str
+    batch: int
+    state_bytes: Quantity
+    useful_work: Quantity
+    slo: Quantity | None
+    flops_per_item: Quantity | None
+
+
+@dataclass(frozen=True)
+class Placement:
+    id: str
+    envelope: Envelope
+    reference: Option
+    candidates: tuple[Option, ...]
+
+    @property
+    def options(self) -> tuple[Option, ...]:
+        """The reference, then the candidates in record order."""
+        return (self.reference, *self.candidates)
+
+
+def placement(record: Record) -> Placement:
+    """The view of a schema-valid placement record (kb.kinds.views builds it)."""
+    data = record.data
+    return Placement(
+        id=record.id,
+        envelope=_envelope(data["envelope"]),
+        reference=option(data["reference"]),
+        candidates=tuple(option(node) for node in data["candidates"]),
+    )
+
+
+def _envelope(node: Mapping[str, Any]) -> Envelope:
+    return Envelope(
+        model=str(node["model"]),
+        precision=str(node["precision"]),
+        quality=str(node["quality"]),
+        batch=node["batch"],
+        state_bytes=node["state_bytes"],
+        useful_work=node["useful_work"],
+        slo=node.get("slo"),
+        flops_per_item=node.get("flops_per_item"),
+    )
+
+
+def option(node: Mapping[str, Any]) -> Option:
+    """One schema-valid option (placement.schema.json `$defs/option`)."""
+    useful = node["useful"]
+    return Option(
+        name=str(node["name"]),
+        devices=tuple(_device(d) for d in node["devices"]),
+        state_shards=node.get("state_shards"),
+        replicated=node.get("replicated"),
+        rate=useful["rate"],
+        parallel=useful.get("parallel"),
+        compute_rate=useful.get("compute_rate"),
+        strategies=tuple(str(s) for s in node.get("strategies", ())),
+        links=tuple(str(s) for s in node.get("links", ())),
+        transfers=tuple(_transfer(t) for t in node.get("transfers", ())),
+        overheads=tuple(
+            (str(name), Overhead(entry["time"], str(entry.get("receipt", ""))))
+            for name, entry in node.get("overheads", {}).items()
+        ),
+        cost_rate=node.get("cost_rate"),
+        power=node.get("power"),
+        stated_ratios=stated_ratios(node.get("stated_ratios", ())),
+    )
+
+
+def stated_ratios(nodes: Any) -> tuple[StatedRatio, ...]:
+    """Schema-valid `stated_ratios` entries (of a placement option or a proposal)."""
+    return tuple(
+        StatedRatio(str(r["dimension"]), r["value"], r.get("candidate"), r.get("rel_tol"))
+        for r in nodes
+    )
+
+
+def _device(node: Mapping[str, Any]) -> DeviceGroup:
+    return DeviceGroup(
+        name=str(node["name"]),
+        hardware=node.get("hardware"),
+        count=node.get("count"),
+        capacity=node.get("capacity"),
+        reserve=node.get("reserve"),
+    )
+
+
+def _transfer(node: Mapping[str, Any]) -> Transfer:
+    return Transfer(
+        name=str(node["name"]),
+        pattern=str(node["pattern"]),
+        link=str(node["link"]),
+        ranks=node["ranks"],
+        count=node["count"],
+        message_size=node["message_size"],
+        scales_with_batch=bool(node.get("scales_with_batch", False)),
+        algorithm=node.get("algorithm"),
+        cuda_graphs=node.get("cuda_graphs"),
+        receipt=node.get("receipt"),
+        link_latency=node.get("link_latency"),
+        overlap=node.get("overlap"),
+        strategy=str(node.get("strategy", "")),
+    )

@@ -1,0 +1,65 @@
+"""A schema-valid receipt, typed: what it measured, on what, and its result rows.
+
+The ledger prices collectives from a receipt's rows (kb.ledger.curves); what is
+typed here is which figures each row states. Figures stay the `{value, unit,
+basis, source, ...}` mappings the schema checked. Built only for a record the
+schema stage passed (kb.kinds.views).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from kb.model import Record
+
+Quantity = Mapping[str, Any]  # a schema-valid quantity: value, unit and provenance
+
+
+@dataclass(frozen=True)
+class Row:
+    """One result row (`results[index]`): the figures a collective's curve is made of."""
+
+    index: int
+    gpus: int | None
+    algorithm: str | None
+    cuda_graphs: bool | None
+    message_size: Quantity | None
+    latency: Quantity | None
+    bus_bandwidth: Quantity | None
+    algorithm_bandwidth: Quantity | None
+
+
+@dataclass(frozen=True)
+class Receipt:
+    id: str
+    pattern: str
+    interconnect: str | None
+    hardware: tuple[str, ...]  # the accelerators it was measured on, as written
+    rows: tuple[Row, ...]
+
+
+def receipt(record: Record) -> Receipt:
+    """The view of a schema-valid receipt record (kb.kinds.views builds it)."""
+    data = record.data
+    return Receipt(
+        id=record.id,
+        pattern=str(data["pattern"]),
+        interconnect=data.get("interconnect"),
+        hardware=tuple(str(h) for h in data.get("hardware", ())),
+        rows=tuple(_row(index, row) for index, row in enumerate(data["results"])),
+    )
+
+
+def _row(index: int, row: Mapping[str, Any]) -> Row:
+    return Row(
+        index=index,
+        gpus=row.get("gpus"),
+        algorithm=row.get("algorithm"),
+        cuda_graphs=row.get("cuda_graphs"),
+        message_size=row.get("message_size"),
+        latency=row.get("latency"),
+        bus_bandwidth=row.get("bus_bandwidth"),
+        algorithm_bandwidth=row.get("algorithm_bandwidth"),
+    )
