@@ -203,6 +203,34 @@ def test_a_string_that_names_a_record_it_does_not_reference_is_text(
     assert f"records/{other}.html" in report.rendered
 
 
+def test_a_template_outside_prose_stays_text(
+    site: tuple[Path, Path, BuildReport],
+    tmp_path: Path,
+) -> None:
+    """Templates in prose are references; one in another field names nothing and shows as written.
+
+    So the page does not read the record it names: changing that figure keeps the page.
+    """
+    root, out, _ = site
+    template = "{hardware/google-tpu-v5e#memory.bandwidth}"
+    edit(
+        root / "records",
+        HOT,
+        lambda t: t.replace("\nvendor: NVIDIA\n", f'\nvendor: "{template}"\n', 1),
+    )
+    kb, findings = load(root / "records")
+    assert not [f for f in findings if f.severity.value == "error"]
+    build(kb, out)
+    assert template in (out / f"records/{HOT}.html").read_text(encoding="utf-8")
+    edit(
+        root / "records",
+        "hardware/google-tpu-v5e",
+        lambda t: re.sub(r"(\n  bandwidth: \{value: )(\d+)", r"\g<1>777", t, count=1),
+    )
+    report = rebuild_and_compare(root, out, tmp_path / "cold")
+    assert f"records/{HOT}.html" not in report.rendered
+
+
 def test_a_changed_template_re_renders_everything(
     site: tuple[Path, Path, BuildReport],
     tmp_path: Path,
