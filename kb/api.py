@@ -5,7 +5,10 @@ Every command and test goes through these two, so `kb build`, `kb ledger`, `kb c
 `kb validate` does:
 
 - `open_kb(root)`: every record of the tree (with the reference index unless
-  asked not to), through the same loader and record cache as a check;
+  asked not to), through the same loader and record cache as a check; given
+  `checked=` the `Result` of validating it, with that run's schema verdict, so
+  the typed views (kb.kinds) see the records its schema stage passed (kb build:
+  no second schema run);
 - `validate(root, paths)`: the findings of the whole tree, reported on `paths`
   (and the records that reference them). It picks the route itself: the run
   snapshot (kb.incremental: only what changed is re-checked) unless `full`,
@@ -28,7 +31,7 @@ from kb.findings import Finding
 from kb.gcpause import paused_during
 from kb.model import KnowledgeBase
 from kb.reads import FileNode, checked_paths, file_nodes, scope
-from kb.run import RunStats
+from kb.run import RunContext, RunStats
 
 
 @dataclass(frozen=True)
@@ -42,19 +45,47 @@ class Result:
     findings: list[Finding]
     checked_paths: list[str]
     stats: RunStats = field(default_factory=RunStats)
+    schema: tuple[Finding, ...] = ()  # the schema stage's reported findings, on every file
+
+
+# The codes the schema stage makes (kb.schema.validate_record): a record with one has no view.
+SCHEMA_CODES = frozenset({"SC001", "LD009", "LD010"})
 
 
 @paused_during
-def open_kb(root: Path, *, with_references: bool = True) -> KnowledgeBase:
-    """Every record under `root`, loaded as a check loads them (the record cache included)."""
+def open_kb(
+    root: Path, *, with_references: bool = True, checked: Result | None = None
+) -> KnowledgeBase:
+    """Every record under `root`, loaded as a check loads them (the record cache included).
+
+    `checked`, the Result of validating `root`: its schema verdict becomes this
+    knowledge base's schema stage (kb.run.schema), so typed views can be read.
+    """
     if not with_references:
         from kb.loader import load_knowledge_base
         from kb.rules._base import finding_of
 
         kb, problems = load_knowledge_base(root, cache=open_cache(root))
         kb.load_findings = [finding_of(problem) for problem in problems]
-        return kb
-    return build_knowledge_base(root, None, open_cache(root))
+    else:
+        kb = build_knowledge_base(root, None, open_cache(root))
+    if checked is not None:
+        kb.run.schema = [*checked.schema, *_waived_schema_findings(kb)]
+    return kb
+
+
+def _waived_schema_findings(kb: KnowledgeBase) -> list[Finding]:
+    """The schema findings of the records that waive a schema code (a waived one is unreported).
+
+    Found again by the schema stage, from the record cache, for those few records only.
+    """
+    from kb.checker import schema_stage
+
+    waiving = KnowledgeBase(kb.root, run=RunContext(cache=kb.run.cache))
+    for record in kb:
+        if any(waiver.get("code") in SCHEMA_CODES for waiver in record.waivers):
+            waiving.add(record)
+    return schema_stage(waiving) if len(waiving) else []
 
 
 @paused_during
@@ -83,12 +114,13 @@ def validate(
 
         snapshot, stats = refresh(root, full=full)
         files, findings = snapshot.files, snapshot.findings_of(sorted(snapshot.findings))
+    schema = tuple(sorted((f for f in findings if f.code in SCHEMA_CODES), key=Finding.sort_key))
     findings = [f for f in findings if selected(f.code, select, ignore)]
     shown = scope(files, paths) if paths else None
     if shown is not None:
         findings = [f for f in findings if f.location.path in shown]
     checked = sorted(shown) if shown is not None else checked_paths(files)
-    return Result(sorted(findings, key=Finding.sort_key), checked, stats)
+    return Result(sorted(findings, key=Finding.sort_key), checked, stats, schema)
 
 
 def selected(code: str, select: Sequence[str], ignore: Sequence[str]) -> bool:

@@ -22,9 +22,10 @@ Each rule module declares `READS`, what its findings on a record depend on:
 from the schemas' `x-kb-ref`, plus the equations engine's bindings and `uses:`
 in any record) and answers who reaches whom. kb.incremental uses it to know
 what a change can affect and what a partial run must load; kb.sitegen.deps uses
-it for a page's inputs; the site's "used by" lists and `kb show` use its
-referrers. tests/test_reads.py holds every rule's declaration against what the
-rule really reads.
+it for a page's inputs, as PAGE_READS and PAGE_SCANS declare them per kind; the
+site's "used by" lists and `kb show` use its referrers. tests/test_reads.py
+holds every rule's declaration against what the rule really reads, and
+tests/site/test_rebuild.py every page's against what rendering it reads.
 """
 
 from __future__ import annotations
@@ -70,13 +71,23 @@ class Node:
     targets: tuple[str, ...]
 
 
-# What a page reads whole beyond what its record reaches: a placement's page computes its
-# ledger with the break-even, which places every interconnect's figures (kb.ledger.analysis).
+# What a record's page reads, by its record's kind (kb.sitegen.deps keys the page on it).
+# Every page reads in full the record, the records that reference it ("used by": the
+# fields that do) and those whose values it shows (`DependencyGraph.bound`); of the other
+# records it references, the title. PAGE_READS adds the records reached one kind per step
+# (a flop class's chart: the accelerators it names, then their interconnects; "*": every
+# record reached, a placement's ledger); PAGE_SCANS, every record of a kind (the ledger
+# looks receipts up by interconnect and pattern, and the break-even places every
+# interconnect's figures: kb.ledger.analysis).
+PAGE_READS: Mapping[str, tuple[str, ...]] = {
+    "flop_class": ("accelerator", "interconnect"),
+    "placement": ("*",),
+}
 PAGE_SCANS: Mapping[str, tuple[str, ...]] = {"placement": ("interconnect", "receipt")}
 
 
 def scanned_kinds(kind: str, *, page: bool = False) -> tuple[str, ...]:
-    """The kinds a check (or, with `page`, a site page) of a `kind` record scans (often none)."""
+    """The kinds a check (or, with `page`, the page) of a `kind` record scans (often none)."""
     return (PAGE_SCANS if page else LEDGER_SCANS).get(kind, ())
 
 
@@ -146,8 +157,10 @@ class DependencyGraph:
     def __init__(self, files: Mapping[str, FileNode], references: Iterable[Reference] = ()) -> None:
         self.files = files
         self._references_to: dict[str, list[Reference]] = {}  # id -> the references to it
+        self._references_from: dict[str, list[Reference]] = {}  # id -> the references it makes
         for ref in references:
             self._references_to.setdefault(ref.target.partition("#")[0], []).append(ref)
+            self._references_from.setdefault(ref.source_id, []).append(ref)
         self._holders: dict[str, list[str]] = {}  # id -> files with that path id or `id:`
         self._named: dict[str, list[str]] = {}  # id -> files whose path gives that id
         self._referrers: dict[str, list[str]] = {}  # id -> files that reference it
@@ -172,6 +185,48 @@ class DependencyGraph:
     def reaches(self, record_id: str) -> set[str]:
         """Every id `record_id`'s references reach, directly or through others (named or not)."""
         return self._forward_ids([record_id]) - {record_id}
+
+    def targets(self, record_id: str) -> set[str]:
+        """The ids `record_id` references directly (existing or not)."""
+        return {t for name in self._named.get(record_id, ()) for t in self.files[name].targets}
+
+    def bound(self, record_id: str, *, claims: bool = True) -> set[str]:
+        """The ids whose values `record_id` shows: those it binds, templates or `uses:`.
+
+        That is a reference written `id#...`, or one the equations engine reads that
+        no schema marks (kb.reads.targets_of); a template of another record's claim
+        (`{id#claim:c}`) shows a value computed from that record's bindings, so with
+        `claims` what that record binds counts too.
+        """
+        refs = self._references_from.get(record_id, ())
+        found = self.targets(record_id) - {ref.target.partition("#")[0] for ref in refs}
+        for ref in refs:
+            target, bound, field = ref.target.partition("#")
+            if bound:
+                found.add(target)
+            if claims and field.startswith("claim:") and target != record_id:
+                found |= self.bound(target, claims=False)
+        return found
+
+    def along(self, record_id: str, kinds: Sequence[str]) -> set[str]:
+        """The ids reached from `record_id` one kind per step ("*": every id it reaches).
+
+        Its references to records of `kinds[0]`, their references to records of
+        `kinds[1]`, and so on (kb.reads.PAGE_READS).
+        """
+        if "*" in kinds:
+            return self.reaches(record_id)
+        found: set[str] = set()
+        step = {record_id}
+        for kind in kinds:
+            step = {t for i in step for t in self.targets(i) if self.kind_of(t) == kind}
+            found |= step
+        return found
+
+    def kind_of(self, record_id: str) -> str:
+        """The kind of the record `record_id` names ("" when no file gives that id)."""
+        names = self._named.get(record_id)
+        return self.files[names[0]].kind if names else ""
 
     # ------------------------------------------------------------- by file
 

@@ -170,13 +170,15 @@ def test_a_site_built_with_a_timed_out_check_keeps_no_page(
         patch.setattr(derive, "run_with_budget", spent)
         timed = validate(Path("records"), remember=False)
         assert "EQ014" in {f.code for f in timed.findings}
-        build(open_kb(Path("records")), tmp_path / "_site", findings=timed.findings)
+        build(open_kb(Path("records"), checked=timed), tmp_path / "_site", findings=timed.findings)
     assert load_manifest(tmp_path / "_site", fingerprint(theme_dir())).pages == {}
     again = validate(Path("records"), remember=False)
     assert "EQ014" not in {f.code for f in again.findings}
-    report = build(open_kb(Path("records")), tmp_path / "_site", findings=again.findings)
+    report = build(
+        open_kb(Path("records"), checked=again), tmp_path / "_site", findings=again.findings
+    )
     assert "records/flops/y.html" in report.rendered
-    build(open_kb(Path("records")), tmp_path / "cold", findings=again.findings)
+    build(open_kb(Path("records"), checked=again), tmp_path / "cold", findings=again.findings)
     page = "records/flops/y.html"
     assert (tmp_path / "_site" / page).read_bytes() == (tmp_path / "cold" / page).read_bytes()
     assert load_manifest(tmp_path / "_site", fingerprint(theme_dir())).pages  # kept this time

@@ -25,6 +25,7 @@ import pytest
 from kb import reads
 from kb.api import open_kb, validate
 from kb.findings import Finding
+from kb.model import KINDS, Reference
 from kb.reads import DependencyGraph, file_nodes, rule_reads
 from kb.rules import all_rules
 from tests.conftest import SHIPPED_RECORDS, write_tree
@@ -181,3 +182,61 @@ def test_a_too_small_declaration_is_caught(tmp_path: Path, monkeypatch: pytest.M
             {"records/interconnects/link.yaml": {"record"}},
             monkeypatch,
         )
+
+
+def page_graph() -> DependencyGraph:
+    """A flop class that names, binds and templates records, and what those reference."""
+    nodes = {
+        "flops/f": ("flop_class", ("flops/g", "hardware/a", "hardware/b", "sources/s", "x/engine")),
+        "flops/g": ("flop_class", ("hardware/c",)),
+        "hardware/a": ("accelerator", ("interconnects/l", "sources/s")),
+        "hardware/b": ("accelerator", ()),
+        "interconnects/l": ("interconnect", ("hardware/z",)),
+        "placements/p": ("placement", ("flops/f",)),
+    }
+    files = {f"records/{i}.yaml": reads.Node(i, i, kind, t) for i, (kind, t) in nodes.items()}
+    refs = [
+        Reference("flops/f", "/affected_by_hardware/0", "hardware/a", "accelerator"),
+        Reference("flops/f", "/claims/0/bind/BW", "hardware/b#memory.bandwidth", "*"),
+        Reference("flops/f", "/summary", "flops/g#claim:c", "*"),
+        Reference("flops/f", "/claims/0/source", "sources/s", "source"),
+        Reference("flops/g", "/claims/0/bind/X", "hardware/c#x", "*"),
+        Reference("hardware/a", "/links/0/interconnect", "interconnects/l", "interconnect"),
+        Reference("hardware/a", "/source", "sources/s", "source"),
+        Reference("interconnects/l", "/used_by/0", "hardware/z", "accelerator"),
+        Reference("placements/p", "/flop_class", "flops/f", "flop_class"),
+    ]
+    return DependencyGraph(files, refs)
+
+
+def test_a_page_shows_the_values_of_what_it_binds_templates_and_the_engine_reads() -> None:
+    graph = page_graph()
+    # a binding, a claim template (and what that claim binds), a target no schema marks
+    assert graph.bound("flops/f") == {"hardware/b", "flops/g", "hardware/c", "x/engine"}
+    assert graph.bound("hardware/a") == set()  # links and sources: titles only
+    assert graph.targets("flops/f") == {
+        "flops/g",
+        "hardware/a",
+        "hardware/b",
+        "sources/s",
+        "x/engine",
+    }
+
+
+def test_a_page_reaches_one_declared_kind_per_step() -> None:
+    graph = page_graph()
+    chart = graph.along("flops/f", reads.PAGE_READS["flop_class"])
+    assert chart == {"hardware/a", "hardware/b", "interconnects/l"}  # not the link's users
+    assert graph.along("placements/p", reads.PAGE_READS["placement"]) == graph.reaches(
+        "placements/p"
+    )
+    assert "hardware/z" in graph.reaches("placements/p")
+    assert graph.along("hardware/a", ()) == set()
+    assert graph.kind_of("interconnects/l") == "interconnect" and graph.kind_of("no/such") == ""
+
+
+def test_page_declarations_name_kinds() -> None:
+    for declared in (reads.PAGE_READS, reads.PAGE_SCANS):
+        for kind, kinds in declared.items():
+            assert kind in KINDS
+            assert set(kinds) <= {*KINDS, "*"}, kind

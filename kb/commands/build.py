@@ -58,7 +58,7 @@ def build(out_dir: Path, site_url: str | None, root: Path | None) -> None:
         click.echo(f"kb build: {len(errors)} errors; the site was not written.", err=True)
         sys.exit(1)
     checked = time.perf_counter()
-    report = _build_site(open_kb(root), out_dir, result.findings, site_url)
+    report = _build_site(open_kb(root, checked=result), out_dir, result.findings, site_url)
     done = time.perf_counter()
     click.echo(
         f"kb build: wrote {out_dir} ({len(report.rendered)} pages rendered, "

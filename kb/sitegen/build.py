@@ -3,18 +3,16 @@
 The body of `build` is the site's table of contents. Each `write_*` step renders
 one page type from its context builder; nothing here validates (the `kb build`
 command refuses a knowledge base with errors before it calls this). Record
-pages, record JSON and kind indexes are rendered only when their inputs changed
-since the last build (kb.sitegen.deps, kb.sitegen.manifest); the few site-wide
-pages (home, charts, search, ...) are rendered every time.
+pages, record JSON, kind indexes and the charts page are rendered only when
+their inputs changed since the last build (kb.sitegen.deps, kb.sitegen.manifest);
+the few other site-wide pages (home, search, ...) are rendered every time.
 """
 
 from __future__ import annotations
 
-import json
 from collections import Counter
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass, field
-from functools import cached_property
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -29,7 +27,7 @@ from kb.sitegen.manifest import MANIFEST, Manifest, budget_bound, fingerprint, l
 from kb.sitegen.methodology import methodology_blocks
 from kb.sitegen.output import SiteWriter, staged_output
 from kb.sitegen.record_page import charts_and_ledger, latest_changes
-from kb.sitegen.record_pages import write_record_pages
+from kb.sitegen.record_pages import Rendered, write_record_pages
 from kb.sitegen.render import make_environment, render_page
 from kb.sitegen.search import search_index_script
 from kb.sitegen.tables import hardware_table, kind_table
@@ -49,13 +47,16 @@ class Site:
     env: Any
     inputs: PageInputs
     previous: Manifest
+    common: dict[str, Any]  # context every page shares (the navigation)
     manifest: Manifest = field(default_factory=Manifest)
-    charts: dict[str, list[dict[str, Any]]] = field(default_factory=dict)
+    charts: dict[str, list[dict[str, Any]]] = field(default_factory=dict)  # this build's
     rendered: list[str] = field(default_factory=list)
 
     def page(self, template: str, page: str, **context: Any) -> None:
-        html = render_page(self.env, template, page, {**self.common, **context})
-        self.writer.write_text(page, html)
+        self.text(page, render_page(self.env, template, page, {**self.common, **context}))
+
+    def text(self, page: str, text: str) -> None:
+        self.writer.write_text(page, text)
         self.rendered.append(page)
 
     def reuse(self, page: str, key: str) -> bool:
@@ -63,10 +64,28 @@ class Site:
         self.manifest.pages[page] = key
         return self.previous.pages.get(page) == key and self.writer.reuse(page)
 
-    @cached_property
-    def common(self) -> dict[str, Any]:
-        """Context every page shares (the navigation), computed once per build."""
-        return {"kinds": kind_links(self.kb)}
+    def reuse_record(self, record_id: str, key: str) -> bool:
+        """`reuse` for a record's page, whose charts' anchors the manifest carries over."""
+        page, anchors = urls.record_page(record_id), self.previous.charts.get(record_id)
+        self.manifest.pages[page] = key
+        if anchors is None or not self.reuse(page, key):
+            return False
+        self.manifest.charts[record_id] = anchors
+        return True
+
+    def scratch(self) -> Site:
+        """A view of the site writing into the same folder, with lists of its own (one job's)."""
+        return replace(self, writer=replace(self.writer, written=[], kept=[]), rendered=[])
+
+    def absorb(self, result: Rendered) -> None:
+        """Take in what a job rendered (kb.sitegen.record_pages), here or in a worker."""
+        self.writer.written += result.written
+        self.writer.kept += result.kept
+        self.rendered += result.rendered
+        if result.charts is not None:
+            record_id, charts = result.charts
+            self.charts[record_id] = charts
+            self.manifest.charts[record_id] = [str(chart["anchor"]) for chart in charts]
 
 
 @dataclass
@@ -90,14 +109,13 @@ def build(
 ) -> BuildReport:
     """Write the whole site for `kb` into `out_dir` (swapped in only when complete).
 
+    `kb` is a checked knowledge base: its pages read typed views (kb.kinds), so it
+    carries its validation's schema verdict (kb.api.open_kb(root, checked=...)).
     `theme` defaults to the package's own (kb.resources); the schemas and the
     methodology text are always the ones kb validates with.
     """
     theme = theme if theme is not None else theme_dir()
-    if kb.run.schema is None:  # pages read typed views (kb.kinds), made after the schema stage
-        from kb.checker import schema_stage
-
-        schema_stage(kb)
+    kb.freeze()  # the records a site shows are fixed (and its dependency graph built once)
     with staged_output(Path(out_dir)) as writer:
         salt = fingerprint(theme)
         site = Site(
@@ -107,6 +125,7 @@ def build(
             make_environment(theme),
             PageInputs(kb, salt),
             load_manifest(writer.previous, salt),
+            {"kinds": kind_links(kb)},
         )
         write_static(site, theme)
         write_home(site)
@@ -155,33 +174,23 @@ def write_hardware_table(site: Site) -> None:
 
 
 def write_charts(site: Site) -> None:
-    entries = chart_entries(site)
-    shown, listed = entries[:CHARTS_INLINE], entries[CHARTS_INLINE:]
-    site.page("charts.html", urls.CHARTS, entries=shown, more=listed)
+    """Every chart, in record order: the first few drawn, the rest linked.
 
-
-def chart_entries(site: Site) -> list[dict[str, Any]]:
-    """Every chart in record order; the list past the first few needs only anchors.
-
-    A kept record page left its charts' anchors in the manifest, and the charts
-    drawn inline last time (a kept page's charts are unchanged); any other chart
-    drawn inline is recomputed (a handful, not every flop class).
+    Kept from the last build while every record with charts keeps its page's key.
     """
+    charted = [r for r in site.kb if site.manifest.charts.get(r.id)]
+    pages = [site.manifest.pages[urls.record_page(r.id)] for r in charted]
+    if site.reuse(urls.CHARTS, site.inputs.key("charts", urls.CHARTS, pages=pages)):
+        return
     entries: list[dict[str, Any]] = []
-    for record in site.kb:
-        anchors = site.manifest.charts.get(record.id, [])
-        charts = site.charts.get(record.id)
-        if charts is None and anchors and len(entries) < CHARTS_INLINE:
-            charts = site.previous.inline.get(record.id)
-            if charts is None:
-                charts = charts_and_ledger(record, site.kb)["charts"]
-        if anchors and len(entries) < CHARTS_INLINE and _storable(charts):
-            site.manifest.inline[record.id] = charts
-        if charts is None:
-            charts = [{"anchor": anchor} for anchor in anchors]
+    for record in charted:
+        charts = [{"anchor": anchor} for anchor in site.manifest.charts[record.id]]
+        if len(entries) < CHARTS_INLINE:  # drawn: from this build's page, else computed
+            charts = site.charts.get(record.id) or charts_and_ledger(record, site.kb)["charts"]
         url = urls.record_page(record.id)
         entries.extend({"record": record, "url": url, "chart": chart} for chart in charts)
-    return entries
+    shown, listed = entries[:CHARTS_INLINE], entries[CHARTS_INLINE:]
+    site.page("charts.html", urls.CHARTS, entries=shown, more=listed)
 
 
 def write_rules_catalogue(site: Site) -> None:
@@ -224,15 +233,6 @@ def write_calc_records(site: Site) -> None:
 def kind_links(kb: KnowledgeBase) -> list[dict[str, Any]]:
     counts = Counter(record.kind for record in kb)
     return [{"kind": k, "url": urls.kind_index(k), "count": counts.get(k, 0)} for k in KINDS]
-
-
-def _storable(charts: Any) -> bool:
-    """Only plain JSON data goes into the manifest (anything else is recomputed next time)."""
-    try:
-        json.dumps(charts, allow_nan=False)
-    except (TypeError, ValueError):
-        return False
-    return True
 
 
 def validation_status(findings: list[Finding]) -> dict[str, Any]:

@@ -5,22 +5,15 @@ library versions) and of a stamp per input record: its kind, path and the exact
 content of its data, or only its title where the page shows no more of it than
 a link (`-` for an id that names no record, so a record appearing there changes
 the key too). The inputs are computed fresh on every build, from the records as
-they are now:
+they are now, by the one dependency graph (kb.reads.DependencyGraph, built from
+the schemas' `x-kb-ref`, bindings, prose templates and `uses:`):
 
-* a record's page: the record, every record that references it ("used by",
-  kb.reads.DependencyGraph.referrers),
-  every record it binds (`id#field`: its claims' values) or templates in its
-  prose (`{id#field}`: the value shown; `{id#claim:c}`: that record's claim,
-  so also every record *it* binds), and the titles of the other records it
-  names (links, sources). A flop class's page draws a chart
-  from the accelerators it names and their interconnects, and a placement's
-  page computes a ledger from every record it reaches and from the records of
-  the kinds its ledger scans (kb.reads.PAGE_SCANS: receipts, looked up by
-  interconnect and pattern, and interconnects for the break-even): those pages
-  take every record they reach in full;
+* a record's page: what kb.reads declares for its kind (PAGE_READS, PAGE_SCANS):
+  in full the record, its referrers, the records whose values it shows and
+  those its kind's page reaches; the titles of the other records it references;
 * a record's JSON: the record;
 * a kind's index, the hardware table: its records, and the titles of the
-  records they name;
+  records they reference;
 * the calculators' pickers (calc-records.js, kb.sitegen.calc_records): every
   record of the picker kinds and every flop class (which fields they bind). A
   flop-class page offers every accelerator, interconnect and model through that
@@ -38,9 +31,7 @@ from collections.abc import Iterable
 from typing import Any
 
 from kb.model import KnowledgeBase, Record
-from kb.prose.fields import record_templates
-from kb.prose.scan import templates
-from kb.reads import graph_of, scanned_kinds
+from kb.reads import PAGE_READS, graph_of, scanned_kinds
 
 MISSING = "-"
 
@@ -67,35 +58,6 @@ def _typed(value: Any) -> str:
     return f"{type(value).__name__}:{value}"
 
 
-def named_ids(data: Any) -> tuple[set[str], set[str]]:
-    """Return the ids a record's values could name (existing or not), and the bound ones.
-
-    `id` and `id#field` both name `id`; the second kind (a binding, whose value the
-    page shows) is returned apart as well, and so is a template's record
-    (`{id#field}` in prose).
-    """
-    found: set[str] = set()
-    bound: set[str] = set()
-    stack = [data]
-    while stack:
-        node = stack.pop()
-        if isinstance(node, str):
-            if "/" in node and " " not in node:
-                record_id, _, field = node.partition("#")
-                found.add(record_id)
-                if field:
-                    bound.add(record_id)
-            elif "{" in node:
-                ids = {t.record_id for t in templates(node) if t.target}
-                found |= ids
-                bound |= ids
-        elif isinstance(node, dict):
-            stack.extend(node.values())
-        elif isinstance(node, list):
-            stack.extend(node)
-    return found, bound
-
-
 class PageInputs:
     """The dependency graph of one build: page -> input record ids -> stamps -> key."""
 
@@ -104,44 +66,19 @@ class PageInputs:
         self.fingerprint = fingerprint
         self.stamps = {record.id: data_stamp(record) for record in kb}
         self.titles = {record.id: f"title:{record.title}" for record in kb}
-        self.names: dict[str, set[str]] = {}
-        self.bound: dict[str, set[str]] = {}
-        for record in kb:
-            self.names[record.id], self.bound[record.id] = named_ids(record.data)
-        for record in kb:  # a claim of another record shows a value computed from its bindings
-            for _, template in record_templates(record.data):
-                if template.claim and template.record_id:
-                    self.bound[record.id] |= self.bound.get(template.record_id, set())
         self.graph = graph_of(kb)
         self._kind_stamps: dict[str, str] = {}
 
     def record_inputs(self, record: Record) -> tuple[set[str], set[str]]:
         """Ids a record's page renders from in full, and those it shows only the title of."""
-        names = self.names.get(record.id, set())
-        full = {record.id} | self.bound.get(record.id, set()) | set(self.graph.referrers(record.id))
-        if record.kind == "flop_class":
-            full |= names
-            for named in names:
-                target = self.kb.get(named)
-                if target is not None and target.kind == "accelerator":
-                    full |= self.names.get(named, set())
-        if record.kind == "placement":
-            full |= self.reachable(record.id)
-        return full, names - full
+        graph = self.graph
+        full = {record.id} | graph.bound(record.id) | set(graph.referrers(record.id))
+        full |= graph.along(record.id, PAGE_READS.get(record.kind, ()))
+        return full, graph.targets(record.id) - full
 
     def record_kinds(self, record: Record) -> tuple[str, ...]:
-        """Kinds whose every record a page reads: the ledger's scans (kb.reads)."""
+        """Kinds whose every record a page reads (kb.reads.PAGE_SCANS)."""
         return scanned_kinds(record.kind, page=True)
-
-    def reachable(self, start: str) -> set[str]:
-        """Every id reached by following named ids from `start` (its references' references)."""
-        seen, todo = {start}, [start]
-        while todo:
-            for named in self.names.get(todo.pop(), ()):
-                if named not in seen:
-                    seen.add(named)
-                    todo.append(named)
-        return seen
 
     def record_key(self, record: Record) -> str:
         full, titles = self.record_inputs(record)
@@ -152,10 +89,7 @@ class PageInputs:
 
     def table_inputs(self, kind: str) -> set[str]:
         """Ids whose titles a table of all records of `kind` links (its cells' references)."""
-        named: set[str] = set()
-        for record in self.kb.of_kind(kind):
-            named |= self.names.get(record.id, set())
-        return named
+        return {t for record in self.kb.of_kind(kind) for t in self.graph.targets(record.id)}
 
     def table_key(self, page_type: str, kind: str) -> str:
         """The key of a page that tabulates every record of `kind` (an index, a comparison)."""
@@ -165,14 +99,21 @@ class PageInputs:
         self,
         page_type: str,
         name: str,
-        full: Iterable[str],
+        full: Iterable[str] = (),
         titles: Iterable[str] = (),
         kinds: Iterable[str] = (),
+        pages: Iterable[str] = (),
     ) -> str:
+        """The key of a page made of what it reads.
+
+        The records in `full`, the `titles` of others, every record of `kinds`, and
+        what other pages (by their keys, in order) show.
+        """
         parts = [self.fingerprint, page_type, name]
         parts += [f"{i}={self.stamps.get(i, MISSING)}" for i in sorted(full)]
         parts += [f"{i}~{self.titles.get(i, MISSING)}" for i in sorted(titles)]
         parts += [f"kind:{k}={self.kind_stamp(k)}" for k in sorted(kinds)]
+        parts += [f"page:{key}" for key in pages]
         return hashlib.blake2b("\n".join(parts).encode("utf-8"), digest_size=16).hexdigest()
 
     def kind_stamp(self, kind: str) -> str:

@@ -2,8 +2,9 @@
 
 Quantities (`{value, unit, basis, source}`) become one node with a provenance
 badge and a link to their source; provenance blocks (a map with `basis` but no
-`value`, such as a model's geometry) carry the badge once; strings that name a
-record (or `id#field` bindings) become links, and so do http(s) URLs (links out,
+`value`, such as a model's geometry) carry the badge once; a string that is one
+of its record's references (kb.reads: the schemas' `x-kb-ref`, bindings
+`id#field`) to an existing record becomes a link, and so do http(s) URLs (links out,
 urls.external: a `url` field whole or not at all); prose of a record (`owner`)
 is cut into text, templates, quotations and the URLs written in it
 (prose_view). Nothing here produces markup.
@@ -15,6 +16,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from kb.model import KnowledgeBase, Record, split_binding
+from kb.reads import graph_of
 from kb.sitegen import urls
 from kb.sitegen.prose_view import has_markup, prose_parts
 
@@ -23,20 +25,29 @@ URL_FIELDS = ("url",)  # a field that is one URL: never prose, so never linked i
 
 
 def value_tree(
-    value: Any, kb: KnowledgeBase, path: str = "", owner: Record | None = None
+    value: Any,
+    kb: KnowledgeBase,
+    path: str = "",
+    owner: Record | None = None,
+    of: Record | None = None,
 ) -> dict[str, Any]:
-    """Return the display node of `value` found at dotted `path` of a record (`owner`)."""
+    """Return the display node of `value` found at dotted `path` of a record.
+
+    `owner`: the record whose prose this is (its templates are shown); `of`
+    (default `owner`): the record the value belongs to, whose references are links.
+    """
+    of = of or owner
     if isinstance(value, Mapping):
         if "value" in value and "unit" in value:
             return quantity_node(value, kb, path, owner)
-        return _map_node(value, kb, path, owner)
+        return _map_node(value, kb, path, owner, of)
     if isinstance(value, list):
-        items = [value_tree(item, kb, _join(path, str(i)), owner) for i, item in enumerate(value)]
+        items = [value_tree(v, kb, _join(path, str(i)), owner, of) for i, v in enumerate(value)]
         return {"type": "list", "items": items}
     if isinstance(value, str):
         if path.rpartition(".")[2] in URL_FIELDS:  # a URL is linked whole or not at all
-            return text_node(value, kb)
-        return text_node(value, kb, owner)
+            return text_node(value, kb, of=of)
+        return text_node(value, kb, owner, of)
     return {"type": "scalar", "text": format_scalar(value)}
 
 
@@ -45,7 +56,7 @@ def _join(path: str, key: str) -> str:
 
 
 def _map_node(
-    value: Mapping[str, Any], kb: KnowledgeBase, path: str, owner: Record | None
+    value: Mapping[str, Any], kb: KnowledgeBase, path: str, owner: Record | None, of: Record | None
 ) -> dict[str, Any]:
     provenance = None
     if "basis" in value and "value" not in value:
@@ -53,7 +64,7 @@ def _map_node(
     items = [
         {
             "key": str(key),
-            "node": value_tree(item, kb, _join(path, str(key)), owner),
+            "node": value_tree(item, kb, _join(path, str(key)), owner, of),
             "anchor": urls.field_anchor(_join(path, str(key))),
         }
         for key, item in value.items()
@@ -104,13 +115,18 @@ def link_for(target: str, kb: KnowledgeBase) -> dict[str, Any]:
     return {"text": target, "url": urls.record_page(record_id) + anchor, "title": record.title}
 
 
-def text_node(text: str, kb: KnowledgeBase, owner: Record | None = None) -> dict[str, Any]:
-    """Show a string: a link when it names a record, else text (`long` if it is prose).
+def text_node(
+    text: str, kb: KnowledgeBase, owner: Record | None = None, of: Record | None = None
+) -> dict[str, Any]:
+    """Show a string: a link when it names a record its record references, else text.
+
+    Its record is `of` (default `owner`); the references are kb.reads' graph's, so
+    a page links no record its inputs do not hold. Long or multi-line text is `long`.
 
     Text of a record (`owner`) that holds templates or quotations also carries
     `parts` (prose_view): the page shows each template's value, linked.
     """
-    if "/" in text and " " not in text and kb.get(split_binding(text)[0]) is not None:
+    if _is_reference(text, kb, of or owner):
         return {"type": "ref", "link": link_for(text, kb)}
     href = urls.external(text) if "://" in text else None
     if href is not None:
@@ -119,6 +135,14 @@ def text_node(text: str, kb: KnowledgeBase, owner: Record | None = None) -> dict
     if owner is not None and has_markup(text):
         node["parts"] = prose_parts(text, kb, owner)
     return node
+
+
+def _is_reference(text: str, kb: KnowledgeBase, record: Record | None) -> bool:
+    """True when `text` (`id` or `id#field`) is a reference `record` makes to a record."""
+    if record is None or "/" not in text or " " in text:
+        return False
+    target = split_binding(text)[0]
+    return target in graph_of(kb).targets(record.id) and kb.get(target) is not None
 
 
 def format_scalar(value: Any) -> str:

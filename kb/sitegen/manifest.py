@@ -4,11 +4,9 @@ A view of kb's one store (kb.store) kept in the output folder
 (`.kb-build-manifest.kbstore`), so it is swapped in with the pages it describes
 and can never disagree with them. It maps each page to its key
 (kb.sitegen.deps) and each record to the anchors of its charts (the charts page
-lists them without re-rendering the record), and keeps the few charts the
-charts page draws in full (plain JSON data, rendered by the autoescaping
-template like any other). A page whose key is unchanged is hard-linked from the
-previous build instead of being rendered. The store's salt, `fingerprint(theme)`,
-is the one salt of kb.fingerprint (kb's code, the libraries that shape the
+lists them without re-rendering the record). A page whose key is unchanged is
+hard-linked from the previous build instead of being rendered. The store's salt,
+`fingerprint(theme)`, is the one salt of kb.fingerprint (kb's code, the libraries that shape the
 output, the schemas) with the theme's files, and it is the fingerprint part of
 every page key too: changing any of them re-renders everything. A missing,
 damaged or foreign manifest means a full build; its entry is JSON text, parsed,
@@ -22,7 +20,6 @@ import hashlib
 import json
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
 
 from kb import fingerprint as kb_fingerprint
 from kb.model import KnowledgeBase
@@ -30,24 +27,18 @@ from kb.store import ShardedStore, shard_file
 
 STORE, KEY = ".kb-build-manifest", "manifest"
 MANIFEST = shard_file(STORE, 0, 1)  # the file's name in the output folder
-FORMAT = 3  # 3: kept in kb's store
+FORMAT = 4  # 3: kept in kb's store; 4: no charts drawn in full
 
 
 @dataclass
 class Manifest:
-    """Page -> key, record id -> its chart anchors, and the charts drawn on the charts page."""
+    """Page -> key, and record id -> the anchors of its charts."""
 
     pages: dict[str, str] = field(default_factory=dict)
     charts: dict[str, list[str]] = field(default_factory=dict)
-    inline: dict[str, Any] = field(default_factory=dict)
 
     def to_text(self) -> str:
-        payload = {
-            "format": FORMAT,
-            "pages": self.pages,
-            "charts": self.charts,
-            "inline": self.inline,
-        }
+        payload = {"format": FORMAT, "pages": self.pages, "charts": self.charts}
         return json.dumps(payload, sort_keys=True, separators=(",", ":")) + "\n"
 
     def encoded(self, salt: str) -> bytes:
@@ -68,8 +59,8 @@ def load_manifest(site: Path | None, salt: str) -> Manifest:
         return Manifest()
     if not isinstance(payload, dict) or payload.get("format") != FORMAT:
         return Manifest()
-    pages, charts, inline = payload.get("pages"), payload.get("charts"), payload.get("inline")
-    if not (isinstance(pages, dict) and isinstance(charts, dict) and isinstance(inline, dict)):
+    pages, charts = payload.get("pages"), payload.get("charts")
+    if not (isinstance(pages, dict) and isinstance(charts, dict)):
         return Manifest()
     return Manifest(
         {k: v for k, v in pages.items() if isinstance(k, str) and isinstance(v, str)},
@@ -77,11 +68,6 @@ def load_manifest(site: Path | None, salt: str) -> Manifest:
             k: [str(a) for a in v]
             for k, v in charts.items()
             if isinstance(k, str) and isinstance(v, list)
-        },
-        {
-            k: v
-            for k, v in inline.items()
-            if isinstance(v, list) and all(isinstance(c, dict) for c in v)
         },
     )
 

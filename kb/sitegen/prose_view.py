@@ -18,6 +18,7 @@ from typing import Any
 from kb.model import QUANTITY_BASES, KnowledgeBase, Record
 from kb.prose.render import Broken, ClaimValues, engine_claims, show
 from kb.prose.scan import protected, templates
+from kb.reads import graph_of
 from kb.sitegen import urls
 
 
@@ -76,8 +77,14 @@ def _with_links(parts: list[dict[str, Any]]) -> list[dict[str, Any]]:
 
 
 def prose_parts(text: str, kb: KnowledgeBase, owner: Record) -> list[dict[str, Any]]:
-    """The parts of `text`, a prose field of `owner`, in order."""
-    by_start = {t.start: t for t in templates(text)}
+    """The parts of `text`, a prose field of `owner`, in order.
+
+    A template of a record `owner` does not reference (kb.reads' graph: templates
+    in prose are references) stays text as written: a page reads no record beyond
+    its inputs.
+    """
+    named = graph_of(kb).targets(owner.id) | {"", owner.id}
+    by_start = {t.start: t for t in templates(text) if t.record_id in named}
     computed = _claim_values(kb)
     parts: list[dict[str, Any]] = []
     at = 0

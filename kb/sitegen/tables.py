@@ -150,7 +150,7 @@ def cell(record: Record, path: str, kb: KnowledgeBase, unit: str = "") -> dict[s
     if value is None:
         return {"node": None, "sort": ""}
     shown = in_unit(value, unit) if isinstance(value, Mapping) and "unit" in value else value
-    return {"node": value_tree(shown, kb, path), "sort": sort_key(value)}
+    return {"node": value_tree(shown, kb, path, of=record), "sort": sort_key(value)}
 
 
 def sort_key(value: Any) -> str:

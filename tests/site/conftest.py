@@ -53,7 +53,7 @@ def load(records: Path):  # type: ignore[no-untyped-def]
     from kb.api import open_kb, validate
 
     result = validate(records, remember=False)
-    return open_kb(records), result.findings
+    return open_kb(records, checked=result), result.findings
 
 
 @pytest.fixture(scope="session")

@@ -48,7 +48,7 @@ from pathlib import Path
 from kb.api import open_kb, validate
 from kb.sitegen.build import build
 result = validate(Path(sys.argv[1]), remember=False)
-build(open_kb(Path(sys.argv[1])), Path(sys.argv[2]), findings=result.findings)
+build(open_kb(Path(sys.argv[1]), checked=result), Path(sys.argv[2]), findings=result.findings)
 """
 
 
@@ -114,6 +114,7 @@ def _retitled(kb: KnowledgeBase, record_id: str, title: str) -> KnowledgeBase:
     copy = KnowledgeBase(kb.root, dict(kb.records), list(kb.duplicates), list(kb.references))
     record = copy.records[record_id]
     copy.records[record_id] = dataclasses.replace(record, data={**record.data, "title": title})
+    copy.run.schema = kb.run.schema  # a new title: the validation's schema verdict stands
     return copy
 
 

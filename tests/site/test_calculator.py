@@ -17,9 +17,9 @@ from kb.equations.evaluate import evaluate
 from kb.equations.exact import Inexact
 from kb.equations.exact import evaluate_tree as exact_evaluate
 from kb.equations.planbuild import NotExact, to_tree
+from kb.reads import graph_of
 from kb.sitegen.calc_records import picker_records
 from kb.sitegen.calculator import NotSerialisable, calculator, to_calc_tree
-from kb.sitegen.deps import named_ids
 from tests.site.conftest import SEED_FLOP, load
 
 SYMBOLS = [sp.Symbol(n, positive=True) for n in ("B", "d", "N", "W")]
@@ -137,7 +137,7 @@ def test_the_seed_offers_every_product_of_the_knowledge_base(kb) -> None:  # typ
     assert "models/llama-2-7b" in offered["model"]
     # every accelerator with a memory bandwidth, named by the seed or not, is offered
     with_bandwidth = {r.id for r in kb.of_kind("accelerator") if r.get("memory.bandwidth")}
-    named = set(named_ids(kb.get(SEED_FLOP).data)[0])
+    named = graph_of(kb).targets(SEED_FLOP)
     assert with_bandwidth - named, "the shipped records have accelerators the seed does not name"
     offered_bw = {row[0] for row in shared["accelerator"] if "memory.bandwidth" in row[2]}
     assert offered_bw == with_bandwidth

@@ -47,7 +47,11 @@ def site(tmp_path_factory: pytest.TempPathFactory) -> Path:
     tree = write_tree(root, records) / "records"
     result = validate(tree, remember=False)
     out = root / "_site"
-    build(open_kb(tree), out, findings=[f for f in result.findings if f.severity.value != "error"])
+    build(
+        open_kb(tree, checked=result),
+        out,
+        findings=[f for f in result.findings if f.severity.value != "error"],
+    )
     return out
 
 

@@ -163,6 +163,74 @@ def test_a_figure_only_the_pickers_show_rewrites_the_shared_file_not_the_pages(
     assert flop_pages == named  # only pages that name it were rendered again
 
 
+def test_a_page_shows_only_the_title_of_a_source_it_cites(
+    site: tuple[Path, Path, BuildReport],
+    tmp_path: Path,
+) -> None:
+    """A flop class names its sources (provenance links): a change past the title keeps it."""
+    root, out, _ = site
+    flop, source = "flops/decode-weight-read", "sources/jax-scaling-book-inference"
+    assert source in (out / f"records/{flop}.html").read_text(encoding="utf-8")
+    edit(root / "records", source, lambda t: re.sub(r"(?m)^publisher: .*$", "publisher: X", t))
+    report = rebuild_and_compare(root, out, tmp_path / "cold")
+    assert f"records/{source}.html" in report.rendered
+    assert f"records/{flop}.html" not in report.rendered
+
+
+def test_a_string_that_names_a_record_it_does_not_reference_is_text(
+    site: tuple[Path, Path, BuildReport],
+    tmp_path: Path,
+) -> None:
+    """Only references (kb.reads: the schemas' `x-kb-ref`, bindings) link a record.
+
+    An accelerator's vendor that happens to be a record's id is text, so the
+    page does not read that record: retitling it renders the page again nowhere.
+    """
+    root, out, _ = site
+    other = "sources/arxiv-gpipe"
+    edit(
+        root / "records", HOT, lambda t: t.replace("\nvendor: NVIDIA\n", f"\nvendor: {other}\n", 1)
+    )
+    kb, findings = load(root / "records")
+    assert not [f for f in findings if f.severity.value == "error"]  # a valid vendor
+    build(kb, out)
+    page = (out / f"records/{HOT}.html").read_text(encoding="utf-8")
+    assert other in page and f'{other}.html"' not in page
+    assert other not in set().union(*PageInputs(kb, "test").record_inputs(kb.get(HOT)))
+    edit(root / "records", other, lambda t: re.sub(r"(?m)^title: .*$", "title: Renamed", t))
+    report = rebuild_and_compare(root, out, tmp_path / "cold")
+    assert f"records/{HOT}.html" not in report.rendered
+    assert f"records/{other}.html" in report.rendered
+
+
+def test_a_template_outside_prose_stays_text(
+    site: tuple[Path, Path, BuildReport],
+    tmp_path: Path,
+) -> None:
+    """Templates in prose are references; one in another field names nothing and shows as written.
+
+    So the page does not read the record it names: changing that figure keeps the page.
+    """
+    root, out, _ = site
+    template = "{hardware/google-tpu-v5e#memory.bandwidth}"
+    edit(
+        root / "records",
+        HOT,
+        lambda t: t.replace("\nvendor: NVIDIA\n", f'\nvendor: "{template}"\n', 1),
+    )
+    kb, findings = load(root / "records")
+    assert not [f for f in findings if f.severity.value == "error"]
+    build(kb, out)
+    assert template in (out / f"records/{HOT}.html").read_text(encoding="utf-8")
+    edit(
+        root / "records",
+        "hardware/google-tpu-v5e",
+        lambda t: re.sub(r"(\n  bandwidth: \{value: )(\d+)", r"\g<1>777", t, count=1),
+    )
+    report = rebuild_and_compare(root, out, tmp_path / "cold")
+    assert f"records/{HOT}.html" not in report.rendered
+
+
 def test_a_changed_template_re_renders_everything(
     site: tuple[Path, Path, BuildReport],
     tmp_path: Path,
@@ -270,12 +338,9 @@ def tracking(kb: KnowledgeBase) -> TrackingKB:
     from kb.equations.engine import analyse
 
     tracked = TrackingKB(kb.root, kb.records, kb.duplicates, kb.references)
+    tracked.freeze()  # its dependency graph built once, as a build's is
     tracked.start(set())
-    if kb.run.schema is None:  # open_kb loads; the typed views read the schema stage's results
-        from kb.checker import schema_stage
-
-        schema_stage(kb)
-    tracked.run.schema = kb.run.schema
+    tracked.run.schema = kb.run.schema  # load() opens it with its validation's schema verdict
     analyse(tracked)  # the whole-base analysis the checker already ran, outside any page
     return tracked
 
