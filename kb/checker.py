@@ -183,6 +183,7 @@ def checked_alone(record: Record) -> Alone:
         references = [(r.pointer, r.target, r.expected_kind) for r in record_references(record)]
         alone = KnowledgeBase(root="")
         alone.add(record)
+        alone.freeze()  # its views once, not once per rule
         return references, [f for rule in _local_rules() for f in rule.check(alone)]
 
 

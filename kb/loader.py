@@ -286,9 +286,21 @@ class _Identities:
         self.root = root
         self.resolved_root = root.resolve()
         self.resolve = PathResolver()
+        text = str(self.resolved_root)
+        self.prefix = text if text.endswith("/") else text + "/"
 
     def __call__(self, path: Path) -> tuple[str, str]:
-        return _identity(self.resolved_root, self.resolve(path), path)
+        resolved = self.resolve(path)
+        text = str(resolved)
+        # The usual file, `<root>/<folder>/<name>.yaml`, told apart with string operations
+        # (both paths are resolved: absolute, normalised); _identity's pathlib steps give
+        # the same for it and decide everything else.
+        if text.startswith(self.prefix) and text.endswith(".yaml"):
+            relative = text[len(self.prefix) :]
+            if len(relative) - relative.rfind("/") > 6:  # a name longer than ".yaml"
+                folder = relative.partition("/")[0] if "/" in relative else ""
+                return relative[:-5], KIND_BY_FOLDER.get(folder, "")
+        return _identity(self.resolved_root, resolved, path)
 
 
 def identity_from_path(root: Path, path: Path) -> tuple[str, str]:
