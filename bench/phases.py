@@ -32,6 +32,7 @@ def main(argv: list[str] | None = None) -> int:
         gc.disable()
     os.chdir(args.corpus)
     import kb.checker as c
+    from kb import fingerprint
     from kb.incremental import file_states
     from kb.run import RunContext
     from kb.snapshot import Snapshot, write_snapshot
@@ -60,7 +61,7 @@ def main(argv: list[str] | None = None) -> int:
         cache.save()
         snapshot = Snapshot(file_states(kb))
         snapshot.put_findings(findings)
-        write_snapshot(cache_dir(root), c.cache_salt(), root, snapshot)
+        write_snapshot(cache_dir(root), fingerprint.salt(), root, snapshot)
 
     timed("writes", write)
     spent["total"] = time.process_time() - begin

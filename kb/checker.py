@@ -92,8 +92,12 @@ def build_knowledge_base(
 def load_stage(
     root: Path, run: RunContext, paths: Sequence[Path] | None = None, listed: bool = False
 ) -> list[Loaded]:
-    """Read and parse the files; store what the cache did not know (parse and load findings)."""
-    loaded = load_files(root, paths, run.cache, listed)
+    """Read and parse the files; store what the cache did not know (parse and load findings).
+
+    Each file parsed in this run is also checked on its own right after its parse, in
+    the same worker (`checked_alone`: the per-file stage's work, done in one pass).
+    """
+    loaded = load_files(root, paths, run.cache, listed, alongside=checked_alone)
     if run.cache is not None:
         for item in loaded:
             if item.fresh:
@@ -105,8 +109,9 @@ def load_stage(
 def per_file_stage(loaded: list[Loaded], run: RunContext) -> KnowledgeBase:
     """Each record's references and record-local findings: from the cache, else computed.
 
-    The computing is mapped over the records the cache does not answer for, on all
-    cores when they are many (kb.workers). Returns the knowledge base, frozen.
+    Records parsed in this run come with them (load_stage); the others the cache does
+    not answer for are computed here, on all cores when they are many (kb.workers).
+    Returns the knowledge base, frozen.
     """
     kb = KnowledgeBase(root="", run=run)
     load_findings: list[Finding] = []
@@ -115,10 +120,19 @@ def per_file_stage(loaded: list[Loaded], run: RunContext) -> KnowledgeBase:
         if item.record is not None:
             kb.add(item.record)
     keys = {item.record.path: item.key for item in loaded if item.record is not None}
+    ready: dict[str, Alone] = {
+        item.record.path: item.alongside
+        for item in loaded
+        if item.record is not None and item.alongside is not None
+    }
     known, todo = _known_alone(kb, keys, run.cache)
-    found = map_forked(checked_alone, todo, _loader.PARALLEL_MIN_FILES)
-    found = found or [checked_alone(record) for record in todo]
-    for record, alone in zip(todo, found, strict=True):
+    rest = [record for record in todo if record.path not in ready]
+    computed = map_forked(checked_alone, rest, _loader.PARALLEL_MIN_FILES)
+    ready.update(
+        zip((r.path for r in rest), computed or [checked_alone(r) for r in rest], strict=True)
+    )
+    for record in todo:
+        alone = ready[record.path]
         known[record.path] = alone
         if run.cache is not None:
             run.cache.put_references(keys[record.path], alone[0])
@@ -169,6 +183,7 @@ def checked_alone(record: Record) -> Alone:
         references = [(r.pointer, r.target, r.expected_kind) for r in record_references(record)]
         alone = KnowledgeBase(root="")
         alone.add(record)
+        alone.freeze()  # its views once, not once per rule
         return references, [f for rule in _local_rules() for f in rule.check(alone)]
 
 

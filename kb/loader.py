@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import os
 import re
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -24,7 +24,7 @@ from kb.findings import Location, Problem
 from kb.model import KIND_BY_FOLDER, KnowledgeBase, Record
 from kb.recordcache import RecordCache, content_digest
 from kb.workers import map_forked
-from kb.yamlsafe import load_yaml, max_nesting
+from kb.yamlsafe import load_record_yaml, max_nesting
 from kb.yamlwords import yaml_kind
 
 MAX_FILE_BYTES = 2 * 1024 * 1024
@@ -53,6 +53,7 @@ class Loaded:
     problems: tuple[Problem, ...]
     fresh: bool
     unread_id: str = ""  # the id its place names, when it did not become a record
+    alongside: Any = None  # what load_files' `alongside` gave for the record, if it ran
 
 
 def load_knowledge_base(
@@ -77,13 +78,16 @@ def load_files(
     paths: Sequence[Path] | None = None,
     cache: RecordCache | None = None,
     listed: bool = False,
+    alongside: Callable[[Record], Any] | None = None,
 ) -> list[Loaded]:
     """Read and parse every record file under `root` (or only `paths`), in walk order.
 
     With a `cache`, files whose bytes are unchanged since the last run are not parsed
     again (the cache only answers here; the checker writes it). Many changed files are
     parsed on all cores (kb.workers). `listed` says `paths` are files as record_files
-    lists them (sorted): they are not listed again.
+    lists them (sorted): they are not listed again. `alongside(record)`, a pure function,
+    runs on every record parsed in this run right after its parse, in the same worker
+    (the checker's per-file stage: one pass over the files, one pickling of results).
     """
     identities = _Identities(root)
     chosen = list(paths or ()) if listed else record_files(root, paths)
@@ -91,14 +95,18 @@ def load_files(
     for item in files:
         if item.result is None or item.result[0] is not None:  # a file that was read
             item.identity = identities(item.path)
-    _parse_all([item for item in files if item.result is None])
+    _parse_all([item for item in files if item.result is None], alongside)
     loaded = []
     for item in files:
         data, problems = item.result  # type: ignore[misc]
         record = None if data is None else Record(*item.identity, item.shown, data, item.digest)
         # A file kb could not read still names a record of the tree (kb.checker).
         unread = "" if record is not None else _plain_id(root, item.path)
-        loaded.append(Loaded(item.shown, item.key, record, tuple(problems), item.fresh, unread))
+        loaded.append(
+            Loaded(
+                item.shown, item.key, record, tuple(problems), item.fresh, unread, item.alongside
+            )
+        )
     return loaded
 
 
@@ -202,6 +210,7 @@ class _File:
     result: tuple[dict[str, Any] | None, list[Problem]] | None = None
     identity: tuple[str, str] = ("", "")
     fresh: bool = False  # parsed in this run
+    alongside: Any = None
 
 
 def _read_cached(path: Path, cache: RecordCache | None) -> _File:
@@ -230,15 +239,18 @@ def _read_cached(path: Path, cache: RecordCache | None) -> _File:
     return item
 
 
-def _parse_all(items: list[_File]) -> None:
+def _parse_all(items: list[_File], alongside: Callable[[Record], Any] | None) -> None:
     """Parse the files the cache did not know, in worker processes when there are many."""
 
-    def job(item: _File) -> tuple[dict[str, Any] | None, list[Problem]]:
-        return _parse_bytes(item.raw, item.shown)
+    def job(item: _File) -> tuple[dict[str, Any] | None, list[Problem], Any]:
+        data, problems = _parse_bytes(item.raw, item.shown)
+        if alongside is None or data is None:
+            return data, problems, None
+        return data, problems, alongside(Record(*item.identity, item.shown, data, item.digest))
 
     results = map_forked(job, items, PARALLEL_MIN_FILES) or [job(item) for item in items]
-    for item, result in zip(items, results, strict=True):
-        item.result, item.raw, item.fresh = result, b"", True
+    for item, (data, problems, extra) in zip(items, results, strict=True):
+        item.result, item.alongside, item.raw, item.fresh = (data, problems), extra, b"", True
 
 
 def _parse_bytes(raw: bytes, shown: str) -> tuple[dict[str, Any] | None, list[Problem]]:
@@ -274,9 +286,21 @@ class _Identities:
         self.root = root
         self.resolved_root = root.resolve()
         self.resolve = PathResolver()
+        text = str(self.resolved_root)
+        self.prefix = text if text.endswith("/") else text + "/"
 
     def __call__(self, path: Path) -> tuple[str, str]:
-        return _identity(self.resolved_root, self.resolve(path), path)
+        resolved = self.resolve(path)
+        text = str(resolved)
+        # The usual file, `<root>/<folder>/<name>.yaml`, told apart with string operations
+        # (both paths are resolved: absolute, normalised); _identity's pathlib steps give
+        # the same for it and decide everything else.
+        if text.startswith(self.prefix) and text.endswith(".yaml"):
+            relative = text[len(self.prefix) :]
+            if len(relative) - relative.rfind("/") > 6:  # a name longer than ".yaml"
+                folder = relative.partition("/")[0] if "/" in relative else ""
+                return relative[:-5], KIND_BY_FOLDER.get(folder, "")
+        return _identity(self.resolved_root, resolved, path)
 
 
 def identity_from_path(root: Path, path: Path) -> tuple[str, str]:
@@ -302,7 +326,7 @@ def parse_document(text: str, shown: str) -> tuple[dict[str, Any] | None, list[P
             message = f"nesting depth exceeds {MAX_DEPTH}"
             return None, [_load_finding("LD007", shown, 1, 1, message)]
     try:
-        data, problems = load_yaml(text)
+        data, problems, shallow = load_record_yaml(text, MAX_DEPTH)
     except yaml.MarkedYAMLError as exc:
         if _is_depth_error(exc):
             return None, [_load_finding("LD007", shown, 1, 1, f"nesting depth exceeds {MAX_DEPTH}")]
@@ -322,13 +346,17 @@ def parse_document(text: str, shown: str) -> tuple[dict[str, Any] | None, list[P
     findings = [_problem_finding(p.kind, shown, p.line, p.col, p.detail) for p in problems]
     if any(p.kind in _UNREADABLE_PROBLEMS for p in problems):
         return None, findings  # not a JSON document: no later stage can read it
-    return _check_shape(data, shown, text, findings)
+    return _check_shape(data, shown, text, findings, shallow)
 
 
 def _check_shape(
-    data: Any, shown: str, text: str, findings: list[Problem]
+    data: Any, shown: str, text: str, findings: list[Problem], shallow: bool = False
 ) -> tuple[dict[str, Any] | None, list[Problem]]:
-    if "*" in text and _MAY_ALIAS.search(text):  # only aliases share (and blow up) nodes
+    """The document as a record, or the LD007/LD008/LD011 problem that stops it.
+
+    `shallow`: the loader's fast pass built it, so it nests at most MAX_DEPTH levels.
+    """
+    if _may_alias(text):  # only aliases share (and blow up) nodes
         expanded = expanded_size(data, MAX_EXPANDED_NODES)
         if expanded > MAX_EXPANDED_NODES:
             message = f"aliases expand to more than {MAX_EXPANDED_NODES:,} nodes"
@@ -338,7 +366,7 @@ def _check_shape(
         message = f"the record holds more than {MAX_EXPANDED_NODES:,} values"
         problem = Problem("LD008", Location(shown, 1, 1, ""), message, "split it into records")
         return None, [*findings, problem]
-    depth = nesting_depth(data)
+    depth = 0 if shallow else nesting_depth(data)
     if depth > MAX_DEPTH:
         message = f"nesting depth {depth} exceeds {MAX_DEPTH}"
         return None, [*findings, _load_finding("LD007", shown, 1, 1, message)]
@@ -477,6 +505,22 @@ _CONTAINERS = frozenset({dict, list})
 # An alias is a token starting with '*': at the start of a line, after white space, or after
 # a flow indicator. `2*B*d` in an equation is no alias, so such files skip expanded_size.
 _MAY_ALIAS = re.compile(r"(?:^|[\s\[{,:])\*", re.MULTILINE)
+_BEFORE_ALIAS = frozenset("[{,:")
+
+
+def _may_alias(text: str) -> bool:
+    """True when `_MAY_ALIAS` matches `text` (a '*' first, after white space or `[{,:`).
+
+    A loop over the few '*' of a text instead of the regex, which has no literal prefix
+    and so is tried at every position (0.2 ms for a flop class full of `a*b`).
+    str.isspace is the regex's white-space class.
+    """
+    at = text.find("*")
+    while at >= 0:
+        if at == 0 or text[at - 1].isspace() or text[at - 1] in _BEFORE_ALIAS:
+            return True
+        at = text.find("*", at + 1)
+    return False
 
 
 def _yaml_message(exc: yaml.MarkedYAMLError) -> str:

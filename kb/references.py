@@ -67,33 +67,64 @@ def _resolve(ref: str, doc: dict[str, Any]) -> tuple[Any, dict[str, Any]]:
 
 
 def record_references(record: Record) -> Iterator[Reference]:
-    """Every reference of one record, with its JSON pointer."""
-    for template, kind in reference_templates(record.kind):
-        for pointer, value in _follow(record.data, template, ""):
-            if isinstance(value, str):
-                yield Reference(record.id, pointer, value, kind)
+    """Every reference of one record, with its JSON pointer.
+
+    In template order, each template's matches in document order (as following each
+    template on its own finds them); the templates are walked together (`_tree`), so a
+    prefix they share (`claims/*/bind/*`) is walked once.
+    """
+    templates = reference_templates(record.kind)
+    if templates:
+        found: list[list[tuple[str, Any]]] = [[] for _ in templates]
+        _follow_all(record.data, _tree(record.kind), "", found)
+        for (_, kind), matches in zip(templates, found, strict=True):
+            for pointer, value in matches:
+                if isinstance(value, str):
+                    yield Reference(record.id, pointer, value, kind)
     for pointer, written in record_templates(record.data):
         if written.target:
             yield Reference(record.id, pointer, written.target, "*")
 
 
-def _follow(node: Any, template: tuple[str, ...], pointer: str) -> Iterator[tuple[str, Any]]:
-    if not template:
-        yield pointer, node
-        return
-    head, rest = template[0], template[1:]
-    if head == "*":
-        items = (
-            node.items()
-            if isinstance(node, dict)
-            else enumerate(node)
-            if isinstance(node, list)
-            else ()
-        )
-        for key, child in items:
-            yield from _follow(child, rest, pointer_join(pointer, key))
-    elif isinstance(node, dict) and head in node:
-        yield from _follow(node[head], rest, pointer_join(pointer, head))
+# A trie of a kind's templates: (indexes of the templates that end here, children by step).
+_Trie = tuple[list[int], dict[str, "_Trie"]]
+
+
+@cache
+def _tree(kind: str) -> _Trie:
+    """reference_templates(kind) as a trie of their steps (`*`: every item or key)."""
+    root: _Trie = ([], {})
+    for index, (template, _) in enumerate(reference_templates(kind)):
+        node = root
+        for step in template:
+            node = node[1].setdefault(step, ([], {}))
+        node[0].append(index)
+    return root
+
+
+def _follow_all(node: Any, trie: _Trie, pointer: str, found: list[list[tuple[str, Any]]]) -> None:
+    """Add (pointer, value) under every template of `trie` that `node` matches, in order."""
+    ends, steps = trie
+    for index in ends:
+        found[index].append((pointer, node))
+    for head, rest in steps.items():
+        if head == "*":
+            if isinstance(node, dict):
+                for key, child in node.items():
+                    _follow_all(child, rest, _joined(pointer, key), found)
+            elif isinstance(node, list):
+                for index, child in enumerate(node):
+                    _follow_all(child, rest, f"{pointer}/{index}", found)
+        elif isinstance(node, dict) and head in node:
+            _follow_all(node[head], rest, _joined(pointer, head), found)
+
+
+def _joined(pointer: str, key: Any) -> str:
+    """pointer_join(pointer, key), escaping only a key that needs it."""
+    token = str(key)
+    if "~" in token or "/" in token:
+        return pointer_join(pointer, token)
+    return f"{pointer}/{token}"
 
 
 def index_references(kb: KnowledgeBase) -> None:

@@ -6,7 +6,7 @@ pages with it, and the equations engine checks families of records with it.
 Items reach the workers by fork (no pickling on the way in); only results are
 pickled back. Workers are used only where that is safe and worth it: `fork`
 exists, this is the main thread of a single-threaded process, there are at
-least `min_items` items and `worker_count()` is 2 or more (a CPU is free, or
+least `min_items` items and `worker_count()` is 2 or more (a CPU is free now, or
 $KB_JOBS asks for workers; $KB_JOBS=1 keeps everything in this process).
 Otherwise, or on any failure of the pool, the caller's own loop does the work,
 so a result never depends on whether workers ran. There is no spawn fallback
@@ -20,6 +20,7 @@ from __future__ import annotations
 import multiprocessing
 import os
 import threading
+import time
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -31,18 +32,69 @@ _FUNCTION: Callable[[Any], Any] | None = None
 
 
 def worker_count() -> int:
-    """$KB_JOBS if set, else the CPUs this process may use that are free (at most MAX_WORKERS).
+    """$KB_JOBS if set, else the CPUs this process may use that are free now (at most MAX_WORKERS).
 
-    "Free" reads the one-minute load average: on a machine whose every CPU is
-    already busy a forked worker only competes with the others and adds the cost
-    of pickling its results (BENCHMARKS.md: 0.8 s of CPU at 10,000 records), so
-    kb then stays in one process. At least 1.
+    On a machine whose every CPU is already busy a forked worker only competes with
+    the others and adds the cost of pickling its results (BENCHMARKS.md: 0.8 s of
+    CPU at 10,000 records), so kb then stays in one process. At least 1.
     """
     wanted = settings.jobs()
     if wanted is not None:
         return wanted
-    available = min(usable_cpus(), MAX_WORKERS)
-    return max(1, min(available, round(available - _load())))
+    return free_workers(min(usable_cpus(), MAX_WORKERS), os.cpu_count() or 1, _busy())
+
+
+def free_workers(usable: int, online: int, busy: float) -> int:
+    """How many workers to start: the `usable` CPUs, but no more than are free (at least 1).
+
+    `online` is the machine's CPU count, `busy` how many of them other tasks want
+    (runnable tasks but this one). A pure function of its readings (tests inject them).
+    """
+    return max(1, min(usable, round(online - busy)))
+
+
+SAMPLES = 3  # readings of the runnable count, SAMPLE_GAP seconds apart
+SAMPLE_GAP = 0.001
+
+
+def _busy() -> float:
+    """How many CPUs other tasks want now: the runnable tasks of /proc/loadavg but this one.
+
+    An instantaneous count, not the one-minute load average: that lags by minutes and
+    still holds kb's own previous run (bench/run.py, pre-commit and editors run kb back
+    to back), so right after one run a quiet 2-CPU machine read 1.1 and kb kept to one
+    process with a CPU free. The fewest of a few readings a millisecond apart: a task
+    that wants a CPU for the next seconds is runnable in all of them, a short-lived one
+    (a shell command) is not. Where /proc is absent: the one-minute load average.
+    """
+    readings = []
+    for sample in range(SAMPLES):
+        if sample:
+            time.sleep(SAMPLE_GAP)
+        running = runnable_now(_read_loadavg())
+        if running is None:
+            break
+        readings.append(running)
+    if len(readings) == SAMPLES:
+        return float(max(0, min(readings) - 1))  # the reading counts this process itself
+    return _load()
+
+
+def runnable_now(loadavg: str | None) -> int | None:
+    """The runnable-task count in a /proc/loadavg text (`0.52 0.58 0.59 2/467 12345`), or None."""
+    fields = (loadavg or "").split()
+    if len(fields) < 4:
+        return None
+    running = fields[3].partition("/")[0]
+    return int(running) if running.isascii() and running.isdigit() else None
+
+
+def _read_loadavg() -> str | None:
+    try:
+        with open("/proc/loadavg", encoding="ascii") as handle:
+            return handle.read(200)
+    except (OSError, UnicodeDecodeError):
+        return None
 
 
 def usable_cpus() -> int:
@@ -57,7 +109,7 @@ def _load() -> float:
     """The one-minute load average (0 where the system does not tell)."""
     try:
         return os.getloadavg()[0]
-    except OSError:
+    except (OSError, AttributeError):
         return 0.0
 
 
@@ -75,8 +127,10 @@ def map_forked(
     `chunk`: items per task (0: about four tasks per worker, for items of similar cost;
     1 balances items of very different cost, such as the engine's families).
     """
+    if len(items) < min_items or not can_fork():
+        return None
     jobs = min(worker_count(), len(items))
-    if jobs < 2 or len(items) < min_items or not can_fork():
+    if jobs < 2:
         return None
     global _ITEMS, _FUNCTION
     _ITEMS, _FUNCTION = items, function

@@ -5,6 +5,14 @@ anything else (`!!python/...`, `!!binary`, `!!set`, custom `!tags`) is recorded
 as a problem and replaced by None. Duplicate keys are recorded, not silently
 overwritten. Dates stay strings (the timestamp resolver is removed) so that
 JSON Schema sees what the author wrote.
+
+Most records are plain: string keys that do not repeat, JSON-like scalars, no
+anchors, no tags beyond the core ones. Such a document is built from libyaml's
+node tree by `_plain` in one tight pass, bypassing PyYAML's general constructor
+(its per-node bookkeeping for recursive objects, generators and merge keys);
+anything else, and any scalar the fast pass is not sure of, goes through
+KbLoader's full constructor from the start, so both give the same data and the
+same problems (tests/test_yamlsafe_fast.py holds them equal on generated YAML).
 """
 
 from __future__ import annotations
@@ -52,6 +60,49 @@ class KbLoader(_BaseLoader):
     def __init__(self, stream: str) -> None:
         super().__init__(stream)
         self.problems: list[YamlProblem] = []
+
+    # kb adds no path resolvers, so which tag a node gets depends on neither its parent
+    # nor its place: the two calls the composer makes around every node go to C no-ops
+    # (their results are ignored), not to Python methods that return at once.
+    descend_resolver: Any = {}.get
+    ascend_resolver: Any = tuple
+
+    def resolve(self, kind: type[yaml.Node], value: Any, implicit: Any) -> str:
+        """The tag of an untagged node: what BaseResolver.resolve answers, faster.
+
+        Without path resolvers (kb adds none; asserted below) a quoted scalar is a
+        string, a collection gets its kind's default tag, and a plain scalar's tag is a
+        function of its text alone: remembered for short texts, which records repeat
+        (keys, units, `true`, small numbers).
+        """
+        if kind is _SCALAR_NODE:
+            if not implicit[0]:
+                return _STR_TAG
+            tag = _RESOLVED.get(value)
+            if tag is None:
+                tag = super().resolve(kind, value, implicit)  # type: ignore[no-untyped-call]
+                if len(value) <= _INTERN_MAX and len(_RESOLVED) < _RESOLVED_MAX:
+                    _RESOLVED[value] = tag
+            return tag
+        return _MAP_TAG if kind is _MAPPING_NODE else _SEQ_TAG
+
+    def get_single_data(self) -> Any:
+        """The one document of the stream: built by `_plain` when it is plain, else in full."""
+        node = self.get_single_node()
+        if node is None:
+            return None
+        if self.plain_depth:
+            try:
+                data = _plain(node, self.plain_depth)
+            except _NotPlain:
+                pass
+            else:
+                self.built_plain = True
+                return data
+        return self.construct_document(node)
+
+    plain_depth = 0  # > 0: try `_plain` with at most this many levels of nesting
+    built_plain = False  # `_plain` built the document (so it nests no deeper than plain_depth)
 
     def construct_mapping(self, node: yaml.Node, deep: bool = False) -> dict[Any, Any]:
         if not isinstance(node, yaml.MappingNode):  # `!!map [1]` or `!!map text`
@@ -151,6 +202,92 @@ def _construct_str(loader: KbLoader, node: yaml.Node) -> str:
     return sys.intern(value) if len(value) <= _INTERN_MAX else value
 
 
+_SCALAR_NODE, _MAPPING_NODE = yaml.ScalarNode, yaml.MappingNode
+_RESOLVED: dict[str, str] = {}  # plain scalar text -> its tag (KbLoader.resolve)
+_RESOLVED_MAX = 100_000
+_MAP_TAG = "tag:yaml.org,2002:map"
+_SEQ_TAG = "tag:yaml.org,2002:seq"
+_INT_TAG = "tag:yaml.org,2002:int"
+_FLOAT_TAG = "tag:yaml.org,2002:float"
+_BOOL_TAG = "tag:yaml.org,2002:bool"
+_NULL_TAG = "tag:yaml.org,2002:null"
+_BOOLEANS = dict(yaml.constructor.SafeConstructor.bool_values)
+_intern = sys.intern
+
+
+class _NotPlain(Exception):
+    """The document holds something only KbLoader's full constructor handles."""
+
+
+def _plain(node: yaml.Node, room: int) -> Any:
+    """The data under `node` as KbLoader's constructors build it, for a plain document.
+
+    Plain: mappings of string keys that do not repeat, sequences, and scalars whose
+    value is certain (`_plain_scalar`), nesting at most `room` levels; the stream has
+    no anchors (the caller checks), so no node is shared. Raises _NotPlain at anything
+    else, having recorded nothing: the caller then constructs the document in full.
+    """
+    kind = node.__class__
+    if kind is yaml.ScalarNode:
+        value: str = node.value
+        if node.tag == _STR_TAG:
+            return _intern(value) if len(value) <= _INTERN_MAX else value
+        return _plain_scalar(node.tag, value)
+    if room <= 0:
+        raise _NotPlain
+    if kind is yaml.MappingNode and node.tag == _MAP_TAG:
+        built: dict[str, Any] = {}
+        for key_node, value_node in node.value:
+            if key_node.tag != _STR_TAG or key_node.__class__ is not yaml.ScalarNode:
+                raise _NotPlain
+            key = key_node.value
+            if len(key) <= _INTERN_MAX:
+                key = _intern(key)
+            if value_node.tag == _STR_TAG and value_node.__class__ is yaml.ScalarNode:
+                text = value_node.value
+                built[key] = _intern(text) if len(text) <= _INTERN_MAX else text
+            else:
+                built[key] = _plain(value_node, room - 1)
+        if len(built) != len(node.value):  # a repeated key
+            raise _NotPlain
+        return built
+    if kind is yaml.SequenceNode and node.tag == _SEQ_TAG:
+        return [_plain(child, room - 1) for child in node.value]
+    raise _NotPlain
+
+
+def _plain_scalar(tag: str, value: str) -> Any:
+    """A non-string scalar as KbLoader constructs it, when that is certain; else _NotPlain.
+
+    Ints: ASCII digits without a leading zero (int() reads them as PyYAML does; signs,
+    `0x`, `0o`, octal and sexagesimal forms take the full constructor). Floats:
+    whatever Python's float() reads is what PyYAML's constructor computes (it strips
+    underscores and a sign, lowercases, then calls float()), and the value must be
+    finite and within MAX_MAGNITUDE (else it is a problem the full constructor records).
+    """
+    if tag == _INT_TAG:
+        if value.isdigit() and value.isascii() and len(value) <= 300:
+            if value[0] != "0" or len(value) == 1:
+                return int(value)
+        raise _NotPlain
+    if tag == _FLOAT_TAG:
+        try:
+            number = float(value)
+        except ValueError:
+            raise _NotPlain from None
+        if math.isfinite(number) and abs(number) <= MAX_MAGNITUDE:
+            return number
+        raise _NotPlain
+    if tag == _BOOL_TAG:
+        truth = _BOOLEANS.get(value.lower())
+        if truth is None:
+            raise _NotPlain
+        return truth
+    if tag == _NULL_TAG:
+        return None
+    raise _NotPlain
+
+
 KbLoader.yaml_constructors = {
     tag: _guarded(ctor) if tag in _FALLIBLE_TAGS else ctor
     for tag, ctor in _BaseLoader.yaml_constructors.items()
@@ -177,6 +314,8 @@ def _bounded(constructor: Any) -> Any:
 
 for _tag in ("tag:yaml.org,2002:int", "tag:yaml.org,2002:float"):
     KbLoader.yaml_constructors[_tag] = _bounded(KbLoader.yaml_constructors[_tag])
+if KbLoader.yaml_path_resolvers:  # KbLoader.resolve and its no-op descend/ascend_resolver
+    raise ImportError("kb.yamlsafe: KbLoader's fast resolving assumes no path resolvers")
 KbLoader.add_constructor(None, KbLoader.construct_refused)
 KbLoader.add_multi_constructor("", lambda loader, suffix, node: loader.construct_refused(node))
 KbLoader.add_multi_constructor("!", lambda loader, suffix, node: loader.construct_refused(node))
@@ -184,12 +323,26 @@ KbLoader.add_multi_constructor("!", lambda loader, suffix, node: loader.construc
 
 def load_yaml(text: str) -> tuple[Any, list[YamlProblem]]:
     """Parse one YAML document safely; raises yaml.YAMLError on a syntax error."""
+    data, problems, _ = load_record_yaml(text, PLAIN_DEPTH)
+    return data, problems
+
+
+PLAIN_DEPTH = 64  # the nesting `load_yaml` lets the fast pass build
+
+
+def load_record_yaml(text: str, max_depth: int) -> tuple[Any, list[YamlProblem], bool]:
+    """load_yaml, and whether the document is known to nest at most `max_depth` levels.
+
+    True when the fast pass built it (it gives up past `max_depth`), so the caller
+    need not walk the document again to measure it.
+    """
     loader = KbLoader(text)
+    loader.plain_depth = max_depth if "&" not in text else 0  # anchors: nodes may be shared
     try:
         data = loader.get_single_data()
     finally:
         loader.dispose()
-    return data, loader.problems
+    return data, loader.problems, loader.built_plain
 
 
 def max_nesting(text: str, limit: int | None = None) -> int:

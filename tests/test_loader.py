@@ -370,3 +370,46 @@ def test_nesting_depth_counts_levels_of_mappings_and_lists() -> None:
 def test_a_self_referencing_alias_is_refused_not_followed_forever() -> None:
     data, findings = parse_document("kind: source\nloop: &x [1, {again: *x}]\n", "x.yaml")
     assert data is None and [f.code for f in findings] == ["LD008"]
+
+
+@settings(max_examples=400, deadline=None)
+@given(st.text(alphabet=st.sampled_from(list("*ab :[{,}-\n\t\u00a0\u2028\x85x")), max_size=30))
+def test_the_alias_scan_answers_what_its_regex_answers(text: str) -> None:
+    """`_may_alias` (a loop over the '*') decides which documents count aliases as the regex did."""
+    from kb.loader import _MAY_ALIAS, _may_alias
+
+    assert _may_alias(text) == bool(_MAY_ALIAS.search(text))
+
+
+@pytest.mark.parametrize(
+    "name",
+    [
+        "sources/a.yaml",
+        "sources/deep/er/b.yaml",
+        "a.yaml",
+        "sources/.yaml",
+        "sources/..yaml",
+        "sources/a.b.yaml",
+        "sources/x.yml",
+        "flops/x.yaml.yaml",
+        "nowhere/y.yaml",
+        "sources/noext",
+    ],
+)
+def test_identities_of_many_files_are_identity_from_path(tmp_path: Path, name: str) -> None:
+    from kb.loader import _Identities
+
+    root = tmp_path / "records"
+    path = root / name
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text("a: 1\n", encoding="utf-8")
+    outside = tmp_path / "elsewhere" / "z.yaml"
+    outside.parent.mkdir(exist_ok=True)
+    outside.write_text("a: 1\n", encoding="utf-8")
+    linked = root / "sources" / "link.yaml"
+    linked.parent.mkdir(parents=True, exist_ok=True)
+    if not linked.exists():
+        linked.symlink_to(outside)
+    identities = _Identities(root)
+    for each in (path, outside, linked):
+        assert identities(each) == identity_from_path(root, each), each

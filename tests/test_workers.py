@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 import kb.loader as loader
-from kb.workers import map_forked, worker_count
+from kb.workers import free_workers, map_forked, runnable_now, worker_count
 
 
 def write_tree(root: Path) -> None:
@@ -73,17 +73,64 @@ def test_a_check_with_parsing_in_workers_finds_what_one_process_finds(
 
 
 @pytest.mark.parametrize(
-    ("cpus", "load", "expected"),
-    [(2, 0.0, 2), (2, 0.4, 2), (2, 0.9, 1), (2, 12.0, 1), (8, 3.2, 5), (16, 0.0, 8), (1, 0.0, 1)],
+    ("usable", "online", "busy", "expected"),
+    [
+        (2, 2, 0, 2),  # a quiet 2-CPU machine, right after another kb run: both CPUs
+        (2, 2, 0.4, 2),
+        (2, 2, 1, 1),  # one other task wants a CPU: one process
+        (2, 2, 12, 1),
+        (8, 8, 3, 5),
+        (8, 16, 0, 8),  # `usable`: the affinity mask, at most MAX_WORKERS
+        (2, 64, 30, 2),  # a container's 2 CPUs on a big, half-busy host
+        (1, 1, 0, 1),
+        (4, 4, 9, 1),  # never fewer than one
+    ],
 )
-def test_without_kb_jobs_only_free_cpus_get_workers(
-    cpus: int, load: float, expected: int, monkeypatch: pytest.MonkeyPatch
+def test_workers_only_for_free_cpus(usable: int, online: int, busy: float, expected: int) -> None:
+    assert free_workers(usable, online, busy) == expected
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("0.52 0.58 0.59 2/467 12345\n", 2),
+        ("1.10 1.18 1.30 1/100 18712", 1),
+        ("12.0 11.0 10.0 17/900 1", 17),
+        ("", None),
+        (None, None),
+        ("0.5 0.5 0.5", None),
+        ("0.5 0.5 0.5 x/100 1", None),
+        ("0.5 0.5 0.5 \u0663/100 1", None),  # a non-ASCII digit is no count
+    ],
+)
+def test_the_runnable_count_of_proc_loadavg(text: str | None, expected: int | None) -> None:
+    assert runnable_now(text) == expected
+
+
+def test_the_decision_reads_runnable_tasks_not_the_load_average(
+    monkeypatch: pytest.MonkeyPatch,
 ) -> None:
+    """Right after a kb run the one-minute average still says 1.1; the runnable count says
+    only this process runs, so both CPUs of a 2-CPU machine get a worker."""
     import kb.workers as workers
 
     monkeypatch.delenv("KB_JOBS", raising=False)
-    monkeypatch.setattr(workers, "usable_cpus", lambda: cpus)
-    monkeypatch.setattr(workers, "_load", lambda: load)
-    assert worker_count() == expected
+    monkeypatch.setattr(workers, "usable_cpus", lambda: 2)
+    monkeypatch.setattr(workers.os, "cpu_count", lambda: 2)
+    monkeypatch.setattr(workers, "_load", lambda: 1.1)
+    readings = iter(["1.10 1.1 1.0 1/100 5"] * 3)
+    monkeypatch.setattr(workers, "_read_loadavg", lambda: next(readings))
+    assert worker_count() == 2
+    # Another task runnable in every reading: one process. A blip in one reading: two.
+    monkeypatch.setattr(workers, "_read_loadavg", lambda: "1.1 1.1 1.0 2/100 5")
+    assert worker_count() == 1
+    blip = iter(["0 0 0 3/100 5", "0 0 0 1/100 5", "0 0 0 2/100 5"])
+    monkeypatch.setattr(workers, "_read_loadavg", lambda: next(blip))
+    assert worker_count() == 2
+    # No /proc: the one-minute load average decides.
+    monkeypatch.setattr(workers, "_read_loadavg", lambda: None)
+    assert worker_count() == 1
+    monkeypatch.setattr(workers, "_load", lambda: 0.2)
+    assert worker_count() == 2
     monkeypatch.setenv("KB_JOBS", "3")
-    assert worker_count() == 3  # asked for: the load is not consulted
+    assert worker_count() == 3  # asked for: nothing is read

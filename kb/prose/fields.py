@@ -39,9 +39,9 @@ def prose_fields(data: Any) -> Iterator[tuple[str, str]]:
     """(pointer, text) of every prose string in a record's data, in document order."""
     if _ONCE is not None and _ONCE[0] is data:
         if _ONCE[1] is None:
-            _ONCE[1] = _walk(data)
+            _ONCE[1] = _walked(data)
         return iter(_ONCE[1])
-    return iter(_walk(data))
+    return iter(_walked(data))
 
 
 _ONCE: list[Any] | None = None  # [data, its prose fields or None] inside `walked_once`
@@ -77,6 +77,110 @@ def _below(state: int, key: str) -> int:
     if state == _CLAIM and key == "text":
         return _CLAIM_TEXT
     return _ELSEWHERE
+
+
+def _walked(data: Any) -> list[tuple[str, str]]:
+    """The prose strings under `data`, depth first in document order (as `_walk` finds them).
+
+    On the path of every cold run (three stages read prose): a recursive walk that
+    tests each value's type once and tracks the claim state only where it can change
+    (the root, `claims`, one claim); documents nested deeper than _RECURSION_ROOM
+    (records are at most 64 levels) take the iterative `_walk`.
+    """
+    found: list[tuple[str, str]] = []
+    try:
+        if type(data) is dict or (type(data) is not list and isinstance(data, Mapping)):
+            _in_root(data, found)
+        elif isinstance(data, list):
+            _in_list(data, "", False, found, _RECURSION_ROOM)  # a list at the root
+    except _TooDeep:
+        return _walk(data)
+    return found
+
+
+_RECURSION_ROOM = 200
+
+
+class _TooDeep(Exception):
+    """The document nests deeper than the recursive walk goes."""
+
+
+def _in_root(node: Mapping[Any, Any], found: list[tuple[str, str]]) -> None:
+    for key, value in node.items():
+        name = str(key)
+        prose = name in PROSE_KEYS
+        kind = type(value)
+        if kind is str or (kind not in _SCALARS and isinstance(value, str)):
+            if prose:
+                found.append((_child("", name, key), value))
+        elif kind is dict or kind is list or _is_container(value):
+            at = _child("", name, key)
+            if name == "claims":
+                _in_claims(value, at, prose, found)
+            else:
+                _elsewhere(value, at, prose, found, _RECURSION_ROOM)
+
+
+def _in_claims(node: Any, at: str, prose: bool, found: list[tuple[str, str]]) -> None:
+    """`claims` (a list or a mapping): each item is a claim, whose own `text` is not prose."""
+    if type(node) is dict or (type(node) is not list and isinstance(node, Mapping)):
+        items: Any = ((str(k), k, v, str(k) in PROSE_KEYS) for k, v in node.items())
+    else:
+        items = (("*", i, v, prose) for i, v in enumerate(node))
+    for name, token, value, inner in items:
+        kind = type(value)
+        if kind is str or (kind not in _SCALARS and isinstance(value, str)):
+            if inner:
+                found.append((_child(at, name, token), value))
+        elif kind is dict or kind is list or _is_container(value):
+            _in_claim(value, _child(at, name, token), inner, found)
+
+
+def _in_claim(node: Any, at: str, prose: bool, found: list[tuple[str, str]]) -> None:
+    """One claim: its `text` strings are not prose; everything else is walked as usual."""
+    if type(node) is dict or (type(node) is not list and isinstance(node, Mapping)):
+        for key, value in node.items():
+            name = str(key)
+            inner = name in PROSE_KEYS
+            kind = type(value)
+            if kind is str or (kind not in _SCALARS and isinstance(value, str)):
+                if inner and name != "text":
+                    found.append((_child(at, name, key), value))
+            elif kind is dict or kind is list or _is_container(value):
+                # a container under `text` holds prose as any other does: only the claim's
+                # own `text` string is not prose
+                _elsewhere(value, _child(at, name, key), inner, found, _RECURSION_ROOM)
+    else:
+        _in_list(node, at, prose, found, _RECURSION_ROOM)
+
+
+def _elsewhere(node: Any, at: str, prose: bool, found: list[tuple[str, str]], room: int) -> None:
+    """A container away from any claim's text: prose is a prose key's strings and its lists'."""
+    if room <= 0:
+        raise _TooDeep
+    if type(node) is dict or (type(node) is not list and isinstance(node, Mapping)):
+        for key, value in node.items():
+            kind = type(value)
+            if kind is str or (kind not in _SCALARS and isinstance(value, str)):
+                name = str(key)
+                if name in PROSE_KEYS:
+                    found.append((_child(at, name, key), value))
+            elif kind is dict or kind is list or (kind not in _SCALARS and _is_container(value)):
+                name = str(key)
+                _elsewhere(value, _child(at, name, key), name in PROSE_KEYS, found, room - 1)
+    else:
+        _in_list(node, at, prose, found, room)
+
+
+def _in_list(node: Any, at: str, prose: bool, found: list[tuple[str, str]], room: int) -> None:
+    """A list's items: strings are prose when the list is; containers are walked elsewhere."""
+    for index, value in enumerate(node):
+        kind = type(value)
+        if kind is str or (kind not in _SCALARS and isinstance(value, str)):
+            if prose:
+                found.append((f"{at}/{index}", value))
+        elif kind is dict or kind is list or (kind not in _SCALARS and _is_container(value)):
+            _elsewhere(value, f"{at}/{index}", prose, found, room - 1)
 
 
 def _walk(data: Any) -> list[tuple[str, str]]:

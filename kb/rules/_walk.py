@@ -107,17 +107,30 @@ def _record_nodes(kb: KnowledgeBase, record: Record) -> list[Mapping[str, Any]]:
 
 
 def _mapping_nodes(data: Any) -> list[Mapping[str, Any]]:
-    """Every mapping of a document, in no particular order."""
+    """Every mapping of a document, in no particular order.
+
+    Plain dicts and lists are told by their type; only other objects take the (slow)
+    abstract checks.
+    """
     found: list[Mapping[str, Any]] = []
     stack = [data]
     while stack:
         node = stack.pop()
-        if _is_mapping(node):
+        kind = type(node)
+        if kind is dict:
             found.append(node)
             values: Any = node.values()
+        elif kind is list:
+            values = node
+        elif _is_mapping(node):
+            found.append(node)
+            values = node.values()
         elif isinstance(node, list):
             values = node
         else:
             continue
-        stack.extend(value for value in values if _is_container(value))
+        for value in values:
+            kind = type(value)
+            if kind is dict or kind is list or (kind not in _SCALARS and _is_container(value)):
+                stack.append(value)
     return found

@@ -51,7 +51,7 @@ _DIGIT = re.compile(r"\d")  # every figure bare_numbers finds has one (kb.prose.
 def check(kb: KnowledgeBase) -> Iterator[Finding]:
     for record in kb:
         for pointer, text in prose_fields(record.data):
-            if not numbers_checked(pointer) or not _DIGIT.search(text):
+            if not _DIGIT.search(text) or not numbers_checked(pointer):
                 continue
             for number in bare_numbers(text):
                 message = f"number {number.text} in prose is neither a template nor quoted"

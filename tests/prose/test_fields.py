@@ -70,3 +70,23 @@ def test_walked_once_walks_the_document_once_and_only_inside_the_block() -> None
         assert list(prose_fields(data)) == first
         assert list(prose_fields({"note": "other"})) == [("/note", "other")]  # another document
     assert list(prose_fields(data)) == [("/summary", "changed inside"), ("/notes/0", "two")]
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.one_of(st.dictionaries(_KEYS, _TREES, max_size=5), _TREES))
+def test_the_recursive_walk_finds_what_the_iterative_walk_finds(data: Any) -> None:
+    from kb.prose.fields import _walk, _walked
+
+    assert _walked(data) == _walk(data) == list(_plain(data))
+
+
+def test_a_document_deeper_than_the_recursion_takes_the_iterative_walk() -> None:
+    from kb.prose import fields
+
+    deep: Any = {"note": "bottom"}
+    for _ in range(fields._RECURSION_ROOM + 5):
+        deep = {"notes": [deep, "beside"]}
+    data = {"summary": "top", "more": deep}
+    assert fields._walked(data) == fields._walk(data)
+    assert fields._walked(data)[0] == ("/summary", "top")
+    assert fields._walked(data)[-1][1] == "beside"
