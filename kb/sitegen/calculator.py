@@ -23,6 +23,7 @@ they bind): build.write_calc_records keys it through kb.sitegen.deps.
 
 from __future__ import annotations
 
+import functools
 import json
 from collections.abc import Mapping
 from fractions import Fraction
@@ -229,14 +230,22 @@ def _symbol(kb: KnowledgeBase, record: Record, system: Any, name: str) -> dict[s
 def _units_like(unit: Unit) -> list[list[str]]:
     """[unit text, exact factor] for every choice of the same dimension, declared first."""
     found = {unit.text: str(unit.factor)}
-    for text in UNIT_CHOICES:
-        try:
-            other = parse_unit(text)
-        except UnitError:
-            continue
+    for other in _unit_choices():
         if other.dims == unit.dims:
             found.setdefault(other.text, str(other.factor))
     return [[text, factor] for text, factor in found.items()]
+
+
+@functools.lru_cache(maxsize=1)
+def _unit_choices() -> tuple[Unit, ...]:
+    """UNIT_CHOICES parsed once per process (every symbol of every page offers some)."""
+    parsed = []
+    for text in UNIT_CHOICES:
+        try:
+            parsed.append(parse_unit(text))
+        except UnitError:
+            continue
+    return tuple(parsed)
 
 
 def _scales() -> dict[str, list[list[str]]]:

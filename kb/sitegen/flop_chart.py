@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import functools
 import json
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from fractions import Fraction
 from typing import Any
@@ -221,6 +221,7 @@ class _Function:
     def __init__(self, expr: Any, lhs_name: str, unit: tuple[str, Fraction]) -> None:
         self.expr, self.lhs_name, self.unit = expr, lhs_name, unit
         self.names = sorted(str(s) for s in expr.free_symbols)
+        self.evaluate = compiled(expr)  # sampled at every grid point of every line
 
 
 def _composed(record: Record, kb: KnowledgeBase) -> Record:
@@ -273,7 +274,7 @@ def _build_function(data: Mapping[str, Any], of: str, keep: frozenset[str]) -> _
 def _value(
     function: _Function, x_name: str, x: Fraction, exact: Mapping[str, Fraction]
 ) -> Fraction | float:
-    return sympy_value(function.expr, {**exact, x_name: x})
+    return function.evaluate({**exact, x_name: x})
 
 
 def sympy_value(expr: Any, values: Mapping[str, Fraction]) -> Fraction | float:
@@ -304,6 +305,58 @@ def sympy_value(expr: Any, values: Mapping[str, Fraction]) -> Fraction | float:
         return min(args)
     substituted = {s: sp.Rational(str(values[s.name])) for s in expr.free_symbols}
     return float(expr.xreplace(substituted))
+
+
+Evaluator = Callable[[Mapping[str, Fraction]], "Fraction | float"]
+
+
+def compiled(expr: Any) -> Evaluator:
+    """`sympy_value` of `expr` as a function of the values: the tree is walked once.
+
+    The same exact operations in the same order (arguments first, left to right), so
+    the values, and any error a value raises, are sympy_value's.
+    """
+    import sympy as sp
+
+    if expr.is_Rational:
+        constant = Fraction(int(expr.p), int(expr.q))
+        return lambda values: constant
+    if expr.is_Symbol:
+        name = expr.name
+        return lambda values: values[name]
+    parts = [compiled(arg) for arg in expr.args]
+    if expr.is_Add:
+        return lambda values: sum([part(values) for part in parts], Fraction(0))
+    if expr.is_Mul:
+        return lambda values: _product([part(values) for part in parts])
+    if expr.is_Pow:
+        return lambda values: _power(*[part(values) for part in parts])
+    if isinstance(expr, sp.Max):
+        return lambda values: max([part(values) for part in parts])
+    if isinstance(expr, sp.Min):
+        return lambda values: min([part(values) for part in parts])
+
+    def other(values: Mapping[str, Fraction]) -> float:
+        for part in parts:
+            part(values)
+        substituted = {s: sp.Rational(str(values[s.name])) for s in expr.free_symbols}
+        return float(expr.xreplace(substituted))
+
+    return other
+
+
+def _product(args: list[Any]) -> Fraction | float:
+    product: Fraction | float = Fraction(1)
+    for arg in args:
+        product *= arg
+    return product
+
+
+def _power(base: Any, exponent: Any) -> Fraction | float:
+    if isinstance(exponent, Fraction) and exponent.denominator == 1:
+        return base ** int(exponent)  # type: ignore[no-any-return]
+    real: float = float(base) ** float(exponent)  # typeshed: float ** float is Any
+    return real
 
 
 def _line_bindings(

@@ -11,6 +11,7 @@ Elements are built with ElementTree, so every name and number is escaped on outp
 from __future__ import annotations
 
 import ast
+import functools
 import re
 import xml.etree.ElementTree as ET
 from collections.abc import Callable, Mapping
@@ -150,8 +151,12 @@ def equation_to_mathml(
     return ET.tostring(math, encoding="unicode")
 
 
+@functools.lru_cache(maxsize=4096)
 def name_to_mathml(name: str, shown: str = "") -> str:
-    """Print one symbol (in its display form when it has one) as inline MathML."""
+    """Print one symbol (in its display form when it has one) as inline MathML.
+
+    Once per distinct (name, display): a family of records declares the same symbols.
+    """
     math = ET.Element("math", {"alttext": name})
     math.append(display_name(shown) if shown else print_name(name))
     return ET.tostring(math, encoding="unicode")

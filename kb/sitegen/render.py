@@ -3,6 +3,12 @@
 Filters `unit` and `inf` show units and infinities as a reader reads them
 (kb/numfmt.py). Every page is rendered with `root` (the relative way back to the site root), so
 links work from file:// as well as from any web server path.
+
+The templates read the page data (plain dicts) by key, `n["type"]`, not `n.type`:
+Jinja tries an attribute first, and a failed attribute lookup on a dict raises and
+catches an exception for every field printed (a third of a record page's
+rendering at 10,000 records, BENCHMARKS.md). Objects (a Record, `loop`, `urls`)
+keep the dot.
 """
 
 from __future__ import annotations

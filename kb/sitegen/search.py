@@ -15,8 +15,9 @@ either number. Short string leaves (`HBM3e`, `all-reduce`) are terms. Matching
 
 from __future__ import annotations
 
+import functools
 import json
-from collections.abc import Iterator, Mapping
+from collections.abc import Mapping
 from fractions import Fraction
 from typing import Any
 
@@ -76,49 +77,80 @@ def rendered(text: str, record: Record, kb: KnowledgeBase | None) -> str:
     return "".join(pieces)
 
 
-def figure_texts(node: Any, key: str = "") -> Iterator[str]:
+def figure_texts(node: Any, key: str = "") -> list[str]:
     """Every quantity as authored (`3350 GB/s`) and in its readable unit (`3.35 TB/s`)."""
+    found: list[str] = []
+    _figures_into(found, node, key)
+    return found
+
+
+def _figures_into(found: list[str], node: Any, key: str) -> None:
     if key in SKIPPED:
         return
     if isinstance(node, Mapping):
         if "value" in node and "unit" in node:
-            yield from _quantity_texts(node.get("value"), str(node.get("unit")))
+            found.extend(_quantity_texts(node.get("value"), str(node.get("unit"))))
             return
         for child_key, child in node.items():
-            yield from figure_texts(child, str(child_key))
+            _figures_into(found, child, str(child_key))
     elif isinstance(node, list):
         for child in node:
-            yield from figure_texts(child)
+            _figures_into(found, child, "")
 
 
-def _quantity_texts(value: Any, unit: str) -> Iterator[str]:
+def _quantity_texts(value: Any, unit: str) -> tuple[str, ...]:
     if isinstance(value, bool) or not isinstance(value, (int, float, str)):
-        return
+        return ()
+    return _figure_forms(str(value), unit)
+
+
+@functools.lru_cache(maxsize=8192)
+def _figure_forms(value: str, unit: str) -> tuple[str, ...]:
+    """A figure (its text) as authored and in its readable unit, once per distinct figure."""
     shown = numfmt.unit_text(unit) if unit != "1" else ""
-    yield f"{value} {shown}".strip()
+    authored = f"{value} {shown}".strip()
+    scale = _unit_scale(unit)
+    if scale is None or scale[1] not in numfmt.SCALES:
+        return (authored,)
     try:
-        from kb.ledger.quantities import QuantityError, unit_scale
+        exact = Fraction(value) * scale[0]
+    except (ValueError, ZeroDivisionError):
+        return (authored,)
+    return (authored, numfmt.human(exact, scale[1]))
 
-        factor, dim = unit_scale(unit)
-        exact = Fraction(str(value)) * factor
+
+@functools.lru_cache(maxsize=1024)
+def _unit_scale(unit: str) -> tuple[Fraction, str] | None:
+    """(base units per `unit`, its dimension), or None for a unit kb does not know."""
+    from kb.ledger.quantities import QuantityError, unit_scale
+
+    try:
+        return unit_scale(unit)
     except (QuantityError, ValueError, ZeroDivisionError):
-        return
-    if dim in numfmt.SCALES:
-        yield numfmt.human(exact, dim)
+        return None
 
 
-def term_texts(node: Any, key: str = "") -> Iterator[str]:
+def term_texts(node: Any, key: str = "") -> list[str]:
     """Short string leaves outside prose and provenance: `HBM3e`, `nvidia`, `all-reduce`."""
-    if key in SKIPPED or key in ("source", "basis", "note", "locator", "unit", "tier"):
+    found: list[str] = []
+    _terms_into(found, node, key)
+    return found
+
+
+_NOT_TERMS = frozenset((*SKIPPED, "source", "basis", "note", "locator", "unit", "tier"))
+
+
+def _terms_into(found: list[str], node: Any, key: str) -> None:
+    if key in _NOT_TERMS:
         return
     if isinstance(node, Mapping):
         for child_key, child in node.items():
-            yield from term_texts(child, str(child_key))
+            _terms_into(found, child, str(child_key))
     elif isinstance(node, list):
         for child in node:
-            yield from term_texts(child)
+            _terms_into(found, child, "")
     elif isinstance(node, str) and len(node) <= TERM_LIMIT and "/" not in node:
-        yield node
+        found.append(node)
 
 
 def search_index_script(kb: KnowledgeBase) -> str:

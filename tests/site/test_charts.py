@@ -8,9 +8,11 @@ from fractions import Fraction
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from kb.sitegen.charts import PLOT, Axis, Bar, Chart, nice_ticks, stacked_bars, tick_label
-from kb.sitegen.flop_chart import sympy_value
+from kb.sitegen.flop_chart import compiled, sympy_value
 from tests.site.conftest import SEED_FLOP, load
 
 SVG = "{http://www.w3.org/2000/svg}"
@@ -42,6 +44,51 @@ def test_evaluate_walks_sympy_exactly() -> None:
         p * bw / (2 * d), {"P_layer": Fraction(10), "BW_link": Fraction(3), "d": Fraction(4)}
     )
     assert value == Fraction(30, 8)
+
+
+NAMES = ("a", "b", "c")
+
+
+def _expressions() -> st.SearchStrategy[object]:
+    import sympy as sp
+
+    leaves = st.one_of(
+        st.sampled_from([sp.Symbol(n, positive=True) for n in NAMES]),
+        st.fractions(Fraction(1, 50), 50, max_denominator=50).map(sp.Rational),
+    )
+    return st.recursive(
+        leaves,
+        lambda inner: st.one_of(
+            st.lists(inner, min_size=2, max_size=3).map(lambda a: sp.Add(*a)),
+            st.lists(inner, min_size=2, max_size=3).map(lambda a: sp.Mul(*a)),
+            st.tuples(inner, st.integers(-3, 3)).map(lambda a: sp.Pow(a[0], a[1])),
+            st.tuples(inner, st.sampled_from(["1/2", "3/2"])).map(
+                lambda a: sp.Pow(a[0], sp.Rational(a[1]))
+            ),
+            st.lists(inner, min_size=2, max_size=3).map(lambda a: sp.Max(*a)),
+            st.lists(inner, min_size=2, max_size=3).map(lambda a: sp.Min(*a)),
+            inner.map(sp.ceiling),  # positive leaves: every value stays a positive real
+        ),
+        max_leaves=8,
+    )
+
+
+def _outcome(evaluate: object, *args: object) -> object:
+    try:
+        return ("value", evaluate(*args))  # type: ignore[operator]
+    except Exception as exc:  # noqa: BLE001 - the error is part of what must agree
+        return ("error", type(exc).__name__, str(exc))
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    _expressions(),
+    st.lists(st.fractions(min_value=Fraction(1, 100), max_value=100), min_size=3, max_size=3),
+)
+def test_a_compiled_chart_function_is_sympy_value_exactly(expr: object, xs: list[Fraction]) -> None:
+    """The chart samples a compiled function: same values (and same errors) as the walk."""
+    values = dict(zip(NAMES, xs, strict=True))
+    assert _outcome(compiled(expr), values) == _outcome(sympy_value, expr, values)
 
 
 @pytest.fixture(scope="module")
