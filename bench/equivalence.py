@@ -36,6 +36,10 @@ EVERY = 37  # one file in EVERY is damaged
 # A check that runs out of its time budget (EQ014) depends on how busy the machine is,
 # not on the code: both sides get a budget a busy machine does not exhaust.
 UNHURRIED = {"KB_EQ_BUDGET": "60"}
+# `python -m kb` puts its working folder first on sys.path: run from a checkout (the
+# shipped records' root), it would import that checkout's kb/ on both sides and compare
+# a tree with itself. PYTHONSAFEPATH (Python 3.11) keeps PYTHONPATH's kb first.
+CODE_ONLY = {"PYTHONSAFEPATH": "1"}
 # The build's own cache of what it rendered: salted with kb's code, so it differs by design.
 MANIFEST = ".kb-build-manifest.kbstore"
 
@@ -104,7 +108,7 @@ def break_corpus(records: Path) -> int:
 def findings(code: Path, root: Path, cache: Path) -> tuple[bytes, int]:
     """`kb validate --full --format json` of `root` with kb from `code`: output and exit code."""
     shutil.rmtree(cache, ignore_errors=True)
-    env = dict(os.environ, PYTHONPATH=str(code), KB_CACHE_DIR=str(cache), **UNHURRIED)
+    env = dict(os.environ, PYTHONPATH=str(code), KB_CACHE_DIR=str(cache), **UNHURRIED, **CODE_ONLY)
     done = subprocess.run(
         [sys.executable, "-m", "kb", "validate", "--full", "--format", "json"],
         cwd=root,
@@ -132,7 +136,7 @@ def site(code: Path, root: Path, work: Path, name: str) -> dict[str, bytes]:
     out, cache = work / f"site-{name}", work / f"cache-{name}"
     for folder in (out, cache):
         shutil.rmtree(folder, ignore_errors=True)
-    env = dict(os.environ, PYTHONPATH=str(code), KB_CACHE_DIR=str(cache), **UNHURRIED)
+    env = dict(os.environ, PYTHONPATH=str(code), KB_CACHE_DIR=str(cache), **UNHURRIED, **CODE_ONLY)
     command = [sys.executable, "-m", "kb", "build", "--out", str(out)]
     subprocess.run(command, cwd=root, env=env, capture_output=True, check=True)
     files = {

@@ -7,11 +7,21 @@ ledger's max/min stay exact Max/Min). Each interconnect record's line rate is th
 in for the bandwidth (and each stated link latency for the latency) to say on which
 side of the tie it falls. SymPy is imported here
 only, so rules and `kb explain` never pay for it.
+
+Placing a figure does not recompute both ledgers for every interconnect. The
+difference is continuous in the parameter for positive values (the ledger is sums,
+products, quotients by the parameter, max and min: the very code that builds the
+symbolic difference, which could not branch on a symbol), so between two ties its
+sign cannot change. When the ties are known (`tie`, with every solution rational, or
+`no tie`), the first figure in each interval between them is computed exactly and
+decides the rest of that interval; a figure equal to a tie is a tie. Otherwise every
+figure is computed. tests/ledger/test_breakeven_sides.py holds both to computing each.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+import bisect
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from fractions import Fraction
 from typing import Any
@@ -145,11 +155,38 @@ def break_even(
     if status == "no tie":
         side = _side(difference(envelope, ref, cand, parameter, link, current))
         detail = f"{side} for every positive value"
-    sides = [
-        Placed(record_id, value, _side(difference(envelope, ref, cand, parameter, link, value)))
-        for record_id, value in _figures(parameter, interconnects)
-    ]
-    return BreakEven(cand.name, parameter, link, current, status, values, detail, tuple(sides))
+
+    def side_at(value: Fraction) -> str:
+        return _side(difference(envelope, ref, cand, parameter, link, value))
+
+    ties = values if status in ("tie", "no tie") else None
+    sides = placed(_figures(parameter, interconnects), side_at, ties)
+    return BreakEven(cand.name, parameter, link, current, status, values, detail, sides)
+
+
+def placed(
+    figures: Iterable[tuple[str, Fraction]],
+    side_at: Callable[[Fraction], str],
+    ties: tuple[Fraction, ...] | None,
+) -> tuple[Placed, ...]:
+    """Each figure's side of the tie: `side_at` once per interval between `ties` (sorted).
+
+    `ties` None: the tie points are not known, and `side_at` decides every figure.
+    """
+    by_interval: dict[int, str] = {}
+    out = []
+    for record_id, value in figures:
+        if ties is None:
+            side = side_at(value)
+        elif value in ties:
+            side = "tie"
+        else:
+            interval = bisect.bisect(ties, value)
+            if interval not in by_interval:
+                by_interval[interval] = side_at(value)
+            side = by_interval[interval]
+        out.append(Placed(record_id, value, side))
+    return tuple(out)
 
 
 def parameters_of(cand: OptionSpec) -> list[tuple[str, str]]:

@@ -1,0 +1,80 @@
+"""Placing interconnects beside a break-even: one difference per interval = one per figure."""
+
+from __future__ import annotations
+
+from fractions import Fraction
+from pathlib import Path
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from kb.api import open_kb, validate
+from kb.ledger import breakeven
+from kb.ledger.analysis import analyze_placement
+from kb.ledger.breakeven import placed
+
+ROOT = Path(__file__).resolve().parents[2] / "records"
+positive = st.fractions(min_value=Fraction(1, 10**6), max_value=10**6)
+
+
+def _sign_of_product(roots: list[Fraction], flip: bool):  # type: ignore[no-untyped-def]
+    def side_at(value: Fraction) -> str:
+        product = Fraction(-1 if flip else 1)
+        for root in roots:
+            product *= value - root
+        if product == 0:
+            return "tie"
+        return "candidate faster" if product < 0 else "reference faster"
+
+    return side_at
+
+
+@given(
+    roots=st.lists(positive, max_size=4, unique=True),
+    extra=st.lists(positive, max_size=12),
+    flip=st.booleans(),
+)
+def test_one_difference_per_interval_places_every_figure_as_computing_each(
+    roots: list[Fraction], extra: list[Fraction], flip: bool
+) -> None:
+    """A continuous difference whose zeros are `ties` (a product of x - root)."""
+    ties = tuple(sorted(roots))
+    values = [*extra, *roots]
+    figures = [(f"interconnects/link-{i}", v) for i, v in enumerate(values)]
+    side_at = _sign_of_product(list(ties), flip)
+    calls: list[Fraction] = []
+
+    def counted(value: Fraction) -> str:
+        calls.append(value)
+        return side_at(value)
+
+    fast = placed(figures, counted, ties)
+    assert fast == placed(figures, side_at, None)
+    assert len(calls) <= len(ties) + 1
+
+
+@pytest.fixture(scope="module")
+def shipped():  # type: ignore[no-untyped-def]
+    result = validate(ROOT, remember=False)
+    return open_kb(ROOT, checked=result)
+
+
+def test_shipped_placements_place_their_interconnects_as_computing_each(
+    shipped, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Every shipped break-even: the sides equal those of computing both ledgers per figure."""
+    placements = [r for r in shipped if r.kind == "placement"]
+    fast = [analyze_placement(r, shipped, with_break_even=True) for r in placements]
+    slow_placed = placed
+
+    def every_figure(figures, side_at, ties):  # type: ignore[no-untyped-def]
+        return slow_placed(figures, side_at, None)
+
+    monkeypatch.setattr(breakeven, "placed", every_figure)
+    slow = [analyze_placement(r, shipped, with_break_even=True) for r in placements]
+    evens = [b for a in fast for b in getattr(a, "break_evens", ())]
+    assert sum(len(b.sides) for b in evens) > 50  # the shipped records place many figures
+    assert [getattr(a, "break_evens", None) for a in fast] == [
+        getattr(a, "break_evens", None) for a in slow
+    ]
