@@ -55,7 +55,7 @@ def ledger(placement_id: str, root: Path | None, fmt: str, pairs: tuple[str, ...
     Feasibility first, then each option's ledger, the comparison and the break-even;
     for example `kb ledger placements/coherent-host-vs-two-hosts-8b`.
     """
-    from kb.api import open_kb
+    from kb.api import open_kb, validate
     from kb.ledger.analysis import analyze_placement
     from kb.ledger.inputs import Unresolved
     from kb.ledger.render import text, to_json
@@ -64,7 +64,7 @@ def ledger(placement_id: str, root: Path | None, fmt: str, pairs: tuple[str, ...
     settings = _settings(pairs)
     root = records_root(root)
     require_dir(root)
-    kb = open_kb(root)
+    kb = open_kb(root, checked=validate(root))
     record = kb.get(placement_id)
     if record is None or record.kind != "placement":
         raise click.UsageError(_not_a_placement(kb, placement_id, root))
@@ -87,11 +87,10 @@ def ledger(placement_id: str, root: Path | None, fmt: str, pairs: tuple[str, ...
 
 
 def _schema_errors(kb: KnowledgeBase, record: Record) -> list[Finding]:
-    """The placement's schema-stage findings, located (the ledger reads views made after it)."""
-    from kb.checker import resolve_locations, schema_stage
+    """The placement's schema-stage findings: the verdict of the `kb validate` run it opened."""
+    from kb.checker import resolve_locations
     from kb.kinds import views
 
-    schema_stage(kb)  # from the record cache for every file kb validate has seen
     return sorted(resolve_locations(views(kb).findings(record)), key=Finding.sort_key)
 
 
