@@ -21,14 +21,16 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from kb import overlay
-from kb.checker import build_knowledge_base, check_everything, open_cache
 from kb.findings import Finding
 from kb.gcpause import paused_during
-from kb.model import KnowledgeBase
 from kb.reads import FileNode, checked_paths, file_nodes, scope
 from kb.run import RunStats
+
+if TYPE_CHECKING:
+    from kb.model import KnowledgeBase
 
 
 @dataclass(frozen=True)
@@ -47,6 +49,8 @@ class Result:
 @paused_during
 def open_kb(root: Path, *, with_references: bool = True) -> KnowledgeBase:
     """Every record under `root`, loaded as a check loads them (the record cache included)."""
+    from kb.checker import build_knowledge_base, open_cache  # not imported by an unchanged run
+
     if not with_references:
         from kb.loader import load_knowledge_base
         from kb.rules._base import finding_of
@@ -75,6 +79,8 @@ def validate(
     """
     files: Mapping[str, FileNode]
     if base is not None or overlay.paths() or not remember:
+        from kb.checker import check_everything, open_cache
+
         kb, findings = check_everything(root, base, open_cache(root))
         files = file_nodes(kb)
         stats = replace(kb.run.stats, mode="full", rechecked=len(files), loaded=len(files))

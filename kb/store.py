@@ -32,7 +32,6 @@ from __future__ import annotations
 import hashlib
 import marshal
 import os
-import stat
 import struct
 import tempfile
 import zlib
@@ -40,7 +39,7 @@ from collections.abc import Collection, Iterator
 from pathlib import Path
 from typing import Any
 
-from kb import settings
+from kb import fileread, settings
 
 FORMAT = "kb-store-1"
 MAGIC = b"KBSTORE1"
@@ -95,14 +94,7 @@ def atomic_write(path: Path, data: bytes) -> None:
 def read_regular(path: Path) -> bytes | None:
     """The bytes of a regular file; None for anything else (a FIFO, a device) or on error."""
     try:
-        handle = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
-    except OSError:
-        return None
-    try:
-        with os.fdopen(handle, "rb") as stream:
-            if not stat.S_ISREG(os.fstat(stream.fileno()).st_mode):
-                return None
-            return stream.read()
+        return fileread.read_limited(path, 1 << 62)
     except OSError:
         return None
 
