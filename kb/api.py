@@ -84,16 +84,18 @@ def validate(
         kb, findings = check_everything(root, base, open_cache(root))
         files = file_nodes(kb)
         stats = replace(kb.run.stats, mode="full", rechecked=len(files), loaded=len(files))
+        every = checked_paths(files)
     else:
         from kb.incremental import refresh
 
         snapshot, stats = refresh(root, full=full)
         files, findings = snapshot.files, snapshot.findings_of(sorted(snapshot.findings))
+        every = snapshot.checked
     findings = [f for f in findings if selected(f.code, select, ignore)]
     shown = scope(files, paths) if paths else None
     if shown is not None:
         findings = [f for f in findings if f.location.path in shown]
-    checked = sorted(shown) if shown is not None else checked_paths(files)
+    checked = sorted(shown) if shown is not None else every
     return Result(sorted(findings, key=Finding.sort_key), checked, stats)
 
 

@@ -35,7 +35,7 @@ from typing import TYPE_CHECKING
 
 from kb import fileread, fingerprint
 from kb.loader import MAX_FILE_BYTES, display_path, record_files
-from kb.reads import DependencyGraph, codes_reading, file_nodes
+from kb.reads import DependencyGraph, checked_paths, codes_reading, file_nodes
 from kb.recordcache import RecordCache, content_digest
 from kb.run import RunStats
 from kb.snapshot import (
@@ -44,6 +44,7 @@ from kb.snapshot import (
     Seen,
     Snapshot,
     probe,
+    probe_folders,
     read_snapshot,
     settled,
     write_snapshot,
@@ -57,31 +58,40 @@ if TYPE_CHECKING:
 def refresh(root: Path, *, full: bool = False) -> tuple[Snapshot, RunStats]:
     """The snapshot of `root` as it is now, and how the run went.
 
-    The last run's snapshot is brought up to date and saved (mode "incremental"),
-    served as it is ("snapshot"), or made anew ("full").
+    The last run's snapshot is served as it is when no folder's and no file's stat
+    changed ("snapshot", nothing read), else brought up to date and saved
+    ("incremental"; "snapshot" if the files read were unchanged), or made anew ("full").
     """
     salt = fingerprint.salt()
-    taken = time.time_ns()  # before any file is probed, and every probe before its read
+    snapshot = None if full else read_snapshot(cache_dir(root), salt, root)
+    if snapshot is not None and snapshot.unchanged():
+        return snapshot, RunStats("snapshot", 0, 0)
+    taken = time.time_ns()  # before any folder or file is probed, and every probe before a read
+    folders = probe_folders(root)
     shown = {display_path(p): p for p in record_files(root)}
     seen = {name: probe(path) for name, path in shown.items()}
-    snapshot = None if full else read_snapshot(cache_dir(root), salt, root)
     if snapshot is None:
         snapshot, stats = _check_everything(root, salt)
     else:
         stats = _recheck_changes(root, salt, snapshot, shown, seen)
-        if stats.mode == "snapshot" and not _restamps(snapshot, seen, taken):
+        if stats.mode == "snapshot" and not _restamps(snapshot, seen, taken, folders):
             return snapshot, stats
-    snapshot.seen = {name: now for name, now in seen.items() if now is not None}
-    snapshot.taken = taken
+    snapshot.seen = {name: now or () for name, now in seen.items()}
+    snapshot.taken, snapshot.folders = taken, folders
+    snapshot.checked = checked_paths(snapshot.files)
     write_snapshot(cache_dir(root), salt, root, snapshot)
     return snapshot, stats
 
 
-def _restamps(snapshot: Snapshot, seen: dict[str, Seen | None], taken: int) -> bool:
-    """True when a file read this run (unchanged) would be trusted next run if saved now."""
-    return any(
-        settled(now, taken) and not snapshot.trusted(name, now) for name, now in seen.items()
-    )
+def _restamps(
+    snapshot: Snapshot, seen: dict[str, Seen | None], taken: int, folders: dict[str, Seen]
+) -> bool:
+    """True when saving now would let the next run trust a stat this one could not."""
+    if any(settled(now, taken) and not snapshot.trusted(name, now) for name, now in seen.items()):
+        return True
+    was = all(settled(s, snapshot.taken) for s in snapshot.folders.values())
+    now = all(settled(s, taken) for s in folders.values())
+    return bool(folders) and now and (folders != snapshot.folders or not was)
 
 
 def _digests(
@@ -100,8 +110,8 @@ def _digests(
     return digests
 
 
-def _link(seen: Seen | None) -> str | None:
-    return None if seen is None else seen[5]
+def _link(seen: Seen | tuple[()] | None) -> str | None:
+    return seen[5] if seen else None
 
 
 def _digest(path: Path) -> str:
@@ -142,8 +152,6 @@ def _recheck_changes(
     root: Path, salt: str, snapshot: Snapshot, shown: dict[str, Path], seen: dict[str, Seen | None]
 ) -> RunStats:
     """Bring `snapshot` up to date with the files as they are now."""
-    from kb.checker import build_knowledge_base, open_cache, resolve_locations, run_rules
-
     old = snapshot.files
     digests = _digests(snapshot, shown, seen)
     changed = {
@@ -154,6 +162,8 @@ def _recheck_changes(
     changed |= old.keys() - digests.keys()
     if not changed:
         return RunStats("snapshot", 0, 0)
+    from kb.checker import build_knowledge_base, open_cache, resolve_locations, run_rules
+
     cache = open_cache(root, salt)  # only now: it is the biggest file kb reads
     files = {n: s for n, s in old.items() if n not in changed}
     files |= _states_of(root, cache, [p for n, p in shown.items() if n in changed])

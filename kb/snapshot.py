@@ -35,8 +35,9 @@ from __future__ import annotations
 import os
 import stat
 from collections.abc import Iterable
-from dataclasses import astuple, dataclass, field, replace
+from dataclasses import dataclass, field
 from pathlib import Path
+from typing import NamedTuple
 
 from kb.equations.cache import timed_out
 from kb.findings import Finding
@@ -49,8 +50,7 @@ MARGIN_NS = 3_000_000_000  # timestamps this close to the probe are not trusted 
 Seen = tuple[int, int, int, int, int, str]  # dev, inode, size, mtime_ns, ctime_ns, real path
 
 
-@dataclass(frozen=True)
-class FileState:
+class FileState(NamedTuple):
     """One file as the last run saw it."""
 
     digest: str
@@ -66,8 +66,10 @@ class Snapshot:
 
     files: dict[str, FileState] = field(default_factory=dict)
     findings: dict[str, list[tuple[object, ...]]] = field(default_factory=dict)
-    seen: dict[str, Seen] = field(default_factory=dict)  # `probe` just before each read
-    taken: int = 0  # time.time_ns() just before the files were probed
+    seen: dict[str, Seen | tuple[()]] = field(default_factory=dict)  # `probe` before each read
+    taken: int = 0  # time.time_ns() just before the folders and files were probed
+    folders: dict[str, Seen] = field(default_factory=dict)  # every folder a listing enters
+    checked: list[str] = field(default_factory=list)  # kb.reads.checked_paths(files)
 
     def trusted(self, name: str, now: Seen | None) -> bool:
         """True when the file's stat says it holds the bytes the snapshot hashed."""
@@ -79,6 +81,18 @@ class Snapshot:
             and settled(now, self.taken)
         )
 
+    def unchanged(self) -> bool:
+        """True when no folder and no file changed, by their stats alone (nothing is read).
+
+        A folder's stat changes when a name in it comes, goes or is renamed, so the same
+        folders give the same listing.
+        """
+        return (
+            bool(self.folders)
+            and all(probe(f) == s and settled(s, self.taken) for f, s in self.folders.items())
+            and all(self.trusted(name, probe(name)) for name in self.seen)
+        )
+
     def put_findings(self, findings: Iterable[Finding]) -> None:
         for finding in findings:
             self.findings.setdefault(finding.location.path, []).append(finding_to_tuple(finding))
@@ -87,7 +101,7 @@ class Snapshot:
         return [finding_from_tuple(t) for path in paths for t in self.findings.get(path, ())]
 
 
-def probe(path: Path) -> Seen | None:
+def probe(path: Path | str) -> Seen | None:
     """What `stat` says of a file (of its target, for a symlink, with its real path)."""
     try:
         found, real = os.lstat(path), ""
@@ -103,6 +117,28 @@ def settled(seen: Seen | None, taken: int) -> bool:
     return seen is not None and max(seen[3], seen[4]) < taken - MARGIN_NS
 
 
+def probe_folders(root: Path) -> dict[str, Seen]:
+    """The stat of `root` and of every folder under it (not through symlinks), as listed."""
+    found: dict[str, Seen] = {}
+    pending = [str(root)]
+    while pending:
+        folder = pending.pop()
+        seen = probe(folder)
+        if seen is None:
+            return {}  # gone or unreadable meanwhile: no shortcut next run
+        found[folder] = seen
+        try:
+            with os.scandir(folder) as scan:
+                entries = list(scan)
+        except OSError:
+            continue  # unreadable: the loader skips it; making it readable moves its ctime
+        try:
+            pending.extend(e.path for e in entries if e.is_dir(follow_symlinks=False))
+        except OSError:
+            return {}  # an entry the loader lists as a file (kb.loader._entry_kind)
+    return found
+
+
 def snapshot_path(directory: Path) -> Path:
     return directory / shard_file(STORE, 0, 1)
 
@@ -114,26 +150,25 @@ def _place(root: Path) -> tuple[str, str]:
 def read_snapshot(directory: Path, salt: str, root: Path) -> Snapshot | None:
     """The last run's snapshot for this records folder, or None if there is no valid one."""
     stored = ShardedStore(directory, STORE, salt, shards=1).get(KEY)
-    if not isinstance(stored, tuple) or len(stored) != 5 or stored[0] != _place(root):
+    if not isinstance(stored, tuple) or len(stored) != 7 or stored[0] != _place(root):
         return None
-    _, files, findings, seen, taken = stored
+    _, files, *rest = stored
     try:
-        states = {path: FileState(*state) for path, state in files.items()}
+        return Snapshot(dict(zip(files, map(FileState._make, files.values()), strict=True)), *rest)
     except (TypeError, AttributeError):
         return None
-    valid = isinstance(seen, dict) and isinstance(taken, int)
-    return Snapshot(states, findings, seen, taken) if valid else None
 
 
 def write_snapshot(directory: Path, salt: str, root: Path, snapshot: Snapshot) -> None:
     """Save atomically; a read-only tree still validates, it just is not remembered."""
     again = {path for path, rows in snapshot.findings.items() if any(map(_budgeted, rows))}
     files = {
-        path: astuple(replace(s, digest=UNREAD) if path in again else s)
+        path: tuple(s._replace(digest=UNREAD) if path in again else s)
         for path, s in snapshot.files.items()
     }
     store = ShardedStore(directory, STORE, salt, shards=1)
-    store.put(KEY, (_place(root), files, snapshot.findings, snapshot.seen, snapshot.taken))
+    fields = (snapshot.findings, snapshot.seen, snapshot.taken, snapshot.folders, snapshot.checked)
+    store.put(KEY, (_place(root), files, *fields))
     store.save(())
 
 
