@@ -161,7 +161,7 @@ class ShardedStore:
 
     def encode(self, shard: int, live: set[str] | None = None) -> bytes:
         """The bytes of one shard file as `save(live)` would write it now."""
-        entries: dict[str, tuple[bytes, bytes]] = {}
+        entries: dict[str, tuple[bytes, bytes | memoryview]] = {}
         if live is None or not (self._used | live) <= self._new.keys():  # old entries stay
             old = self._shard(shard)
             for key in old.index:
@@ -172,7 +172,7 @@ class ShardedStore:
             (key, entry) for key, entry in self._new.items() if shard_of(key, self.shards) == shard
         )
         index: dict[str, tuple[int, int, bytes]] = {}
-        parts: list[bytes] = []
+        parts: list[bytes | memoryview] = []
         offset = 0
         for key in sorted(entries):
             checksum, payload = entries[key]
@@ -238,16 +238,16 @@ class _Shard:
             return cls()
         return cls(data, start, found[3])
 
-    def raw(self, key: str) -> tuple[bytes, bytes] | None:
+    def raw(self, key: str) -> tuple[bytes, memoryview] | None:
         """(checksum, bytes) of an entry as stored (the index was checked, the bytes not)."""
         slot = self.index.get(key)
         if slot is None:
             return None
         offset, length, checksum = slot
         begin = self.start + offset
-        return checksum, bytes(self.data[begin : begin + length])
+        return checksum, self.data[begin : begin + length]
 
-    def get(self, key: str) -> bytes | None:
+    def get(self, key: str) -> memoryview | None:
         """An entry's bytes if its checksum holds, else None."""
         raw = self.raw(key)
         return raw[1] if raw is not None and _checksum(key, raw[1]) == raw[0] else None
@@ -261,5 +261,7 @@ def _digest(data: bytes | memoryview) -> bytes:
     return hashlib.blake2b(data, digest_size=16).digest()
 
 
-def _checksum(key: str, payload: bytes) -> bytes:
-    return hashlib.blake2b(_key_bytes(key) + b"\0" + payload, digest_size=16).digest()
+def _checksum(key: str, payload: bytes | memoryview) -> bytes:
+    digest = hashlib.blake2b(_key_bytes(key) + b"\0", digest_size=16)
+    digest.update(payload)
+    return digest.digest()
