@@ -24,14 +24,16 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from kb import overlay
-from kb.checker import build_knowledge_base, check_everything, open_cache
 from kb.findings import Finding
 from kb.gcpause import paused_during
-from kb.model import KnowledgeBase
 from kb.reads import FileNode, checked_paths, file_nodes, scope
 from kb.run import RunContext, RunStats
+
+if TYPE_CHECKING:
+    from kb.model import KnowledgeBase
 
 
 @dataclass(frozen=True)
@@ -61,6 +63,8 @@ def open_kb(
     `checked`, the Result of validating `root`: its schema verdict becomes this
     knowledge base's schema stage (kb.run.schema), so typed views can be read.
     """
+    from kb.checker import build_knowledge_base, open_cache  # not imported by an unchanged run
+
     if not with_references:
         from kb.loader import load_knowledge_base
         from kb.rules._base import finding_of
@@ -80,6 +84,7 @@ def _waived_schema_findings(kb: KnowledgeBase) -> list[Finding]:
     Found again by the schema stage, from the record cache, for those few records only.
     """
     from kb.checker import schema_stage
+    from kb.model import KnowledgeBase
 
     waiving = KnowledgeBase(kb.root, run=RunContext(cache=kb.run.cache))
     for record in kb:
@@ -106,20 +111,24 @@ def validate(
     """
     files: Mapping[str, FileNode]
     if base is not None or overlay.paths() or not remember:
+        from kb.checker import check_everything, open_cache
+
         kb, findings = check_everything(root, base, open_cache(root))
         files = file_nodes(kb)
         stats = replace(kb.run.stats, mode="full", rechecked=len(files), loaded=len(files))
+        every = checked_paths(files)
     else:
         from kb.incremental import refresh
 
         snapshot, stats = refresh(root, full=full)
         files, findings = snapshot.files, snapshot.findings_of(sorted(snapshot.findings))
+        every = snapshot.checked
     schema = tuple(sorted((f for f in findings if f.code in SCHEMA_CODES), key=Finding.sort_key))
     findings = [f for f in findings if selected(f.code, select, ignore)]
     shown = scope(files, paths) if paths else None
     if shown is not None:
         findings = [f for f in findings if f.location.path in shown]
-    checked = sorted(shown) if shown is not None else checked_paths(files)
+    checked = sorted(shown) if shown is not None else every
     return Result(sorted(findings, key=Finding.sort_key), checked, stats, schema)
 
 

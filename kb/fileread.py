@@ -43,10 +43,10 @@ def read_limited(path: Path | str, limit: int) -> bytes:
     flags = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_BINARY", 0)
     descriptor = os.open(path, flags)
     try:
-        mode = os.fstat(descriptor).st_mode
-        if not stat.S_ISREG(mode):
-            raise NotARegularFile(f"not a regular file: it is {describe_mode(mode)}")
-        return _read_at_most(descriptor, limit)
+        found = os.fstat(descriptor)
+        if not stat.S_ISREG(found.st_mode):
+            raise NotARegularFile(f"not a regular file: it is {describe_mode(found.st_mode)}")
+        return _read_at_most(descriptor, limit, found.st_size)
     finally:
         os.close(descriptor)
 
@@ -59,13 +59,15 @@ def describe_mode(mode: int) -> str:
     return "not a regular file"
 
 
-def _read_at_most(descriptor: int, limit: int) -> bytes:
+def _read_at_most(descriptor: int, limit: int, size: int) -> bytes:
+    """Read to the end, or to one byte over `limit`; the first read asks for `size` + 1."""
     chunks: list[bytes] = []
-    total = 0
+    total, want = 0, size + 1
     while total <= limit:
-        chunk = os.read(descriptor, min(1 << 20, limit + 1 - total))
+        chunk = os.read(descriptor, min(want, limit + 1 - total))
         if not chunk:
             return b"".join(chunks)
         chunks.append(chunk)
         total += len(chunk)
+        want = 1 << 20  # the file grew, or fstat's size was not its length (/proc)
     raise TooLarge(total)

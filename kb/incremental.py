@@ -1,14 +1,20 @@
 """The snapshot strategy of `kb validate` (kb.api): re-check only what a change can reach.
 
-Every run reads and hashes every file (the only honest way to know what
-changed) and compares them with the last run's snapshot (kb.snapshot):
+Every run lists every file and compares it with the last run's snapshot
+(kb.snapshot): a file whose `stat` is what the snapshot recorded, safely older
+than that run, is taken as unchanged (`Snapshot.trusted`: the assumption is
+spelled out there); every other file is read and its SHA-256 compared, and
+the digest decides. Then:
 
 - nothing changed: the snapshot's findings are the answer;
 - some files changed: the files whose findings the change may change are
   re-checked, on a knowledge base of just them and every file their checks
   read; every other file keeps the findings it had;
 - no valid snapshot (first run, kb or the schemas changed, another working
-  directory) or `--full`: every record is checked.
+  directory) or `--full`: every record is checked (and every file read).
+
+A symlink whose target moved to a file with the same bytes is a changed file:
+its record id comes from the path it resolves to (kb.loader).
 
 Why this is exact: what a check reads is declared once, by every rule's `READS`,
 and kb.reads turns the declarations into one dependency graph: `affected` is the
@@ -22,44 +28,90 @@ and kind swaps too) and checks that the findings always equal a full run's.
 
 from __future__ import annotations
 
+import time
 from dataclasses import replace
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from kb import fileread, fingerprint
-from kb.checker import (
-    build_knowledge_base,
-    check_everything,
-    open_cache,
-    resolve_locations,
-    run_rules,
-)
 from kb.loader import MAX_FILE_BYTES, display_path, record_files
-from kb.model import KnowledgeBase
-from kb.reads import DependencyGraph, codes_reading, file_nodes
+from kb.reads import DependencyGraph, checked_paths, codes_reading, file_nodes
 from kb.recordcache import RecordCache, content_digest
 from kb.run import RunStats
-from kb.snapshot import UNREAD, FileState, Snapshot, read_snapshot, write_snapshot
+from kb.snapshot import (
+    UNREAD,
+    FileState,
+    Seen,
+    Snapshot,
+    probe,
+    probe_folders,
+    read_snapshot,
+    settled,
+    write_snapshot,
+)
 from kb.store import cache_dir
+
+if TYPE_CHECKING:
+    from kb.model import KnowledgeBase
 
 
 def refresh(root: Path, *, full: bool = False) -> tuple[Snapshot, RunStats]:
     """The snapshot of `root` as it is now, and how the run went.
 
-    The last run's snapshot is brought up to date and saved (mode "incremental"),
-    served as it is ("snapshot"), or made anew ("full").
+    The last run's snapshot is served as it is when no folder's and no file's stat
+    changed ("snapshot", nothing read), else brought up to date and saved
+    ("incremental"; "snapshot" if the files read were unchanged), or made anew ("full").
     """
     salt = fingerprint.salt()
     snapshot = None if full else read_snapshot(cache_dir(root), salt, root)
+    if snapshot is not None and snapshot.unchanged():
+        return snapshot, RunStats("snapshot", 0, 0)
+    taken = time.time_ns()  # before any folder or file is probed, and every probe before a read
+    folders = probe_folders(root)
+    shown = {display_path(p): p for p in record_files(root)}
+    seen = {name: probe(path) for name, path in shown.items()}
     if snapshot is None:
-        snapshot, stats = _check_everything(root, open_cache(root, salt))
-        write_snapshot(cache_dir(root), salt, root, snapshot)
+        snapshot, stats = _check_everything(root, salt)
     else:
-        shown = {display_path(p): p for p in record_files(root)}
-        digests = {name: _digest(path) for name, path in shown.items()}
-        stats = _recheck_changes(root, salt, snapshot, shown, digests)
-        if stats.mode != "snapshot":
-            write_snapshot(cache_dir(root), salt, root, snapshot)
+        stats = _recheck_changes(root, salt, snapshot, shown, seen)
+        if stats.mode == "snapshot" and not _restamps(snapshot, seen, taken, folders):
+            return snapshot, stats
+    snapshot.seen = {name: now or () for name, now in seen.items()}
+    snapshot.taken, snapshot.folders = taken, folders
+    snapshot.checked = checked_paths(snapshot.files)
+    write_snapshot(cache_dir(root), salt, root, snapshot)
     return snapshot, stats
+
+
+def _restamps(
+    snapshot: Snapshot, seen: dict[str, Seen | None], taken: int, folders: dict[str, Seen]
+) -> bool:
+    """True when saving now would let the next run trust a stat this one could not."""
+    if any(settled(now, taken) and not snapshot.trusted(name, now) for name, now in seen.items()):
+        return True
+    was = all(settled(s, snapshot.taken) for s in snapshot.folders.values())
+    now = all(settled(s, taken) for s in folders.values())
+    return bool(folders) and now and (folders != snapshot.folders or not was)
+
+
+def _digests(
+    snapshot: Snapshot, shown: dict[str, Path], seen: dict[str, Seen | None]
+) -> dict[str, str]:
+    """Every file's digest: the snapshot's for a trusted stat, else from its bytes read now."""
+    digests = {}
+    for name, path in shown.items():
+        now = seen[name]
+        if snapshot.trusted(name, now):
+            digests[name] = snapshot.files[name].digest
+        elif _link(now) == _link(snapshot.seen.get(name)):
+            digests[name] = _digest(path)
+        else:  # a symlink that resolves elsewhere now (or is new, or no longer one)
+            digests[name] = UNREAD
+    return digests
+
+
+def _link(seen: Seen | tuple[()] | None) -> str | None:
+    return seen[5] if seen else None
 
 
 def _digest(path: Path) -> str:
@@ -70,8 +122,10 @@ def _digest(path: Path) -> str:
         return UNREAD
 
 
-def _check_everything(root: Path, cache: RecordCache) -> tuple[Snapshot, RunStats]:
-    kb, findings = check_everything(root, None, cache)
+def _check_everything(root: Path, salt: str) -> tuple[Snapshot, RunStats]:
+    from kb.checker import check_everything, open_cache
+
+    kb, findings = check_everything(root, None, open_cache(root, salt))
     snapshot = Snapshot(file_states(kb))
     snapshot.put_findings(findings)
     return snapshot, replace(
@@ -95,10 +149,11 @@ def file_states(kb: KnowledgeBase) -> dict[str, FileState]:
 
 
 def _recheck_changes(
-    root: Path, salt: str, snapshot: Snapshot, shown: dict[str, Path], digests: dict[str, str]
+    root: Path, salt: str, snapshot: Snapshot, shown: dict[str, Path], seen: dict[str, Seen | None]
 ) -> RunStats:
     """Bring `snapshot` up to date with the files as they are now."""
     old = snapshot.files
+    digests = _digests(snapshot, shown, seen)
     changed = {
         name
         for name, digest in digests.items()
@@ -107,6 +162,8 @@ def _recheck_changes(
     changed |= old.keys() - digests.keys()
     if not changed:
         return RunStats("snapshot", 0, 0)
+    from kb.checker import build_knowledge_base, open_cache, resolve_locations, run_rules
+
     cache = open_cache(root, salt)  # only now: it is the biggest file kb reads
     files = {n: s for n, s in old.items() if n not in changed}
     files |= _states_of(root, cache, [p for n, p in shown.items() if n in changed])
@@ -149,4 +206,6 @@ def _ids_of(files: dict[str, FileState]) -> set[str]:
 
 def _states_of(root: Path, cache: RecordCache, paths: list[Path]) -> dict[str, FileState]:
     """Load just these files and describe them (their references included)."""
+    from kb.checker import build_knowledge_base
+
     return file_states(build_knowledge_base(root, None, cache, paths, listed=True))

@@ -13,6 +13,7 @@ change a result.
 from __future__ import annotations
 
 import hashlib
+import os
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -64,6 +65,13 @@ class RecordCache:
 
     @staticmethod
     def key(shown: str, digest: str) -> str:
+        """The entry of these bytes at this path; a symlink's names where it resolves.
+
+        A record's id and kind come from its resolved path (kb.loader), and its schema
+        and record-local findings from those.
+        """
+        if os.path.islink(shown):
+            return f"{shown}\0{digest}\0{os.path.realpath(shown)}"
         return f"{shown}\0{digest}"
 
     def get(self, key: str) -> RecordEntry | None:
