@@ -85,11 +85,13 @@ def calculator(record: Record, kb: KnowledgeBase) -> dict[str, Any] | None:
 
 def _calculator(record: Record, kb: KnowledgeBase) -> dict[str, Any] | None:
     from kb.equations.compose import compose
+    from kb.equations.engine import analysed
     from kb.equations.evaluate import bindings_in_force
     from kb.equations.shared import system_of
 
     composed = compose(kb, record).record
-    system = system_of(composed.data)[0]  # the engine's memo: the check built it already
+    analysis = analysed(kb)  # the run's shared work: the check built the system already
+    system = system_of(composed.data, analysis.shared if analysis else None)[0]
     targets = []
     for shape in _shapes(composed, system):
         specs = bindings_in_force(composed, shape["id"], {})
