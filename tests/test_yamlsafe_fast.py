@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 import yaml
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from kb.loader import nesting_depth
@@ -24,12 +24,19 @@ from tests.fuzz.test_yaml_text import mutated
 EXAMPLES = int(os.environ.get("KB_FUZZ_EXAMPLES", "150")) * 2
 
 
-def typed(value: Any) -> Any:
-    """`value` with every scalar's type beside it, for an exact comparison."""
-    if isinstance(value, dict):
-        return ("map", [(typed(k), typed(v)) for k, v in value.items()])
-    if isinstance(value, list):
-        return ("seq", [typed(v) for v in value])
+def typed(value: Any, path: tuple[int, ...] = ()) -> Any:
+    """`value` with every scalar's type beside it, for an exact comparison.
+
+    An alias can make a node its own descendant (`&a [*a]`): such a back reference is
+    `("cycle", k)`, k the depth of the container it returns to.
+    """
+    if isinstance(value, (dict, list)):
+        if id(value) in path:
+            return ("cycle", path.index(id(value)))
+        inner = (*path, id(value))
+        if isinstance(value, dict):
+            return ("map", [(typed(k, inner), typed(v, inner)) for k, v in value.items()])
+        return ("seq", [typed(v, inner) for v in value])
     if isinstance(value, float) and value != value:
         return ("float", "nan")
     return (type(value).__name__, value)
@@ -114,6 +121,8 @@ def flow_node(draw: st.DrawFn, depth: int = 0) -> str:
 
 @settings(max_examples=EXAMPLES, deadline=None)
 @given(body=flow_node())
+@example(body="&a [*a]")  # a node its own descendant: found by this test in CI
+@example(body="&a {? yes : *a}")
 def test_generated_flow_documents_load_the_same_both_ways(body: str) -> None:
     assert_same(body)
     assert_same(f"top: {body}\nother: [1, 2.5, yes]\n")
