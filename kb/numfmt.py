@@ -1,7 +1,8 @@
 """Numbers as people read them: one formatter for `kb calc`, `kb ledger` and the site.
 
 A value in base units (s, B, B/s) is scaled to a readable unit (`2.33 µs`, `4.8 TB/s`)
-and rounded to `DIGITS` significant digits (half to even), trailing zeros dropped;
+and rounded to `DIGITS` significant digits (half to even), trailing zeros dropped
+(powers of ten outside 10⁻⁴ to 10¹⁵);
 any other unit keeps its own. Unit text is shown with `µ`, `·` and superscript
 exponents (`B⁻¹·s`), and SymPy's `oo` as `∞`. Pure text: the site escapes it.
 """
@@ -14,6 +15,7 @@ from fractions import Fraction
 
 DIGITS = 4  # significant digits of every number shown to a reader
 _EMAX = 999_999_999
+PLAIN_EXPONENTS = (-4, 15)  # a decimal exponent in [-4, 15) is shown as a plain decimal
 
 SCALES: dict[str, list[tuple[Fraction, str]]] = {
     "s": [
@@ -41,13 +43,29 @@ _POWER = re.compile(r"\^\(?(-?[0-9]+)\)?")
 _MICRO = re.compile(r"(?<![A-Za-z])u(?=(s|B|FLOP|W|J)\b)")
 
 
+def rounded(value: Fraction, digits: int = DIGITS) -> Decimal:
+    """`value` rounded to `digits` significant digits (half to even), exactly."""
+    context = Context(prec=digits, rounding=ROUND_HALF_EVEN, Emax=_EMAX, Emin=-_EMAX)
+    return context.divide(Decimal(value.numerator), Decimal(value.denominator))
+
+
 def significant(value: Fraction, digits: int = DIGITS) -> str:
-    """`value` rounded to `digits` significant digits, plain decimal, trailing zeros dropped."""
+    """`value` to `digits` significant digits, trailing zeros dropped: `0.0125`, `4.8`.
+
+    Below 10⁻⁴ or from 10¹⁵ on, a plain decimal is a row of zeros a reader has to count,
+    so the number is shown in powers of ten (`1.659×10⁻²⁰`), as tables in papers print it.
+    """
     if value == 0:
         return "0"
-    context = Context(prec=digits, rounding=ROUND_HALF_EVEN, Emax=_EMAX, Emin=-_EMAX)
-    rounded = context.divide(Decimal(value.numerator), Decimal(value.denominator))
-    text = format(rounded, "f")
+    number = rounded(value, digits)
+    exponent = number.adjusted()
+    if PLAIN_EXPONENTS[0] <= exponent < PLAIN_EXPONENTS[1]:
+        return _trimmed(format(number, "f"))
+    mantissa = _trimmed(format(number.scaleb(-exponent), "f"))
+    return f"{mantissa}×10{str(exponent).translate(_SUPERSCRIPT)}"
+
+
+def _trimmed(text: str) -> str:
     return text.rstrip("0").rstrip(".") if "." in text else text
 
 

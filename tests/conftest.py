@@ -7,6 +7,7 @@ import shutil
 import subprocess
 import sys
 from collections.abc import Mapping, Sequence
+from fractions import Fraction
 from pathlib import Path
 from typing import Any
 
@@ -17,6 +18,15 @@ SHIPPED_RECORDS = REPO / "records"
 FIXTURES = Path(__file__).resolve().parent / "fixtures"
 
 HISTORY = '  - {version: 1, date: "2026-11-30", change: First encoding.}\n'
+
+
+_SUPERSCRIPT_DIGITS = str.maketrans("⁰¹²³⁴⁵⁶⁷⁸⁹⁻", "0123456789-")
+
+
+def read_shown_number(number: str) -> Fraction:
+    """A number as kb.numfmt shows it, back as a value: `4.8`, or `1.659×10⁻²⁰`."""
+    mantissa, _, exponent = number.partition("×10")
+    return Fraction(mantissa) * Fraction(10) ** int(exponent.translate(_SUPERSCRIPT_DIGITS) or 0)
 
 
 def source_yaml(record_id: str = "sources/doc", **extra: str) -> str:

@@ -13,7 +13,7 @@ from hypothesis import strategies as st
 from kb.commands.calc import result_text
 from kb.ledger.quantities import amount
 from kb.quantities import parse_unit
-from tests.conftest import SHIPPED_RECORDS, run_kb
+from tests.conftest import SHIPPED_RECORDS, read_shown_number, run_kb
 
 
 @pytest.mark.parametrize(
@@ -29,6 +29,8 @@ from tests.conftest import SHIPPED_RECORDS, run_kb
         (Fraction(222336, 67), "1", "3318 (exact 222336/67)"),
         (Fraction(21), "1", "21"),
         (Fraction(0), "ms", "0 s"),
+        (Fraction(1659, 10**23), "J", "1.659×10⁻²⁰ J"),
+        (Fraction(1, 3 * 10**20), "J", "3.333×10⁻²¹ J (exact 1/300000000000000000000 J)"),
     ],
 )
 def test_result_text(value: Fraction, unit: str, text: str) -> None:
@@ -46,15 +48,16 @@ def test_the_exact_part_is_the_value_and_the_readable_part_is_within_rounding(
     readable, _, rest = text.partition(" (exact ")
     number, _, shown_unit = readable.partition(" ")
     base = value * parse_unit(unit).factor
-    approx = Fraction(number) * parse_unit(shown_unit.replace("µ", "u") or "1").factor
+    approx = read_shown_number(number) * parse_unit(shown_unit.replace("µ", "u") or "1").factor
     assert abs(approx - base) <= abs(base) * Fraction(5, 10**4)  # four significant digits
     if rest:
         exact_text = rest.removesuffix(")").removesuffix(f" {unit}")
         assert Fraction(exact_text) == value
     else:
         assert approx == base
-    digits = number.lstrip("-").replace(".", "").lstrip("0")
-    assert len(digits) <= 4 or "." not in number  # integers are printed whole
+    mantissa = number.partition("×")[0]
+    digits = mantissa.lstrip("-").replace(".", "").lstrip("0")
+    assert len(digits) <= 4 or "." not in mantissa  # integers are printed whole
 
 
 def test_ledger_amount_keeps_a_dimensionless_number_whole() -> None:

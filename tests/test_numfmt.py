@@ -9,6 +9,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from kb import numfmt
+from tests.conftest import read_shown_number
 
 
 @pytest.mark.parametrize(
@@ -67,6 +68,31 @@ def test_human_is_the_value_to_four_significant_digits(value: Fraction) -> None:
     for dim in ("s", "B", "B/s"):
         number, _, unit = numfmt.human(value, dim).partition(" ")
         factor = dict((u, f) for f, u in numfmt.SCALES[dim])[unit]
-        shown = Fraction(number) * factor
+        shown = read_shown_number(number) * factor
         assert abs(shown - value) <= value * Fraction(5, 10**4)
-        assert len(number.replace(".", "").lstrip("0")) <= 4 or "." not in number
+        digits = number.partition("×")[0]
+        assert len(digits.replace(".", "").lstrip("0")) <= 4 or "." not in digits
+
+
+@pytest.mark.parametrize(
+    ("value", "text"),
+    [
+        (Fraction(1659, 10**23), "1.659×10⁻²⁰"),
+        (Fraction(-3, 10**7), "-3×10⁻⁷"),
+        (Fraction(1, 10**4), "0.0001"),
+        (Fraction(99999, 10**9), "0.0001"),  # rounds up into the plain range
+        (Fraction(99994, 10**9), "9.999×10⁻⁵"),
+        (Fraction(10**15 - 1), "1×10¹⁵"),  # rounds up out of it
+        (Fraction(123456789012345), "123500000000000"),
+        (Fraction(6022, 1000) * 10**23, "6.022×10²³"),
+    ],
+)
+def test_significant_uses_powers_of_ten_outside_the_plain_range(value: Fraction, text: str) -> None:
+    assert numfmt.significant(value) == text
+
+
+@given(st.fractions(min_value=Fraction(1, 10**40), max_value=10**40))
+def test_significant_shows_the_rounded_value(value: Fraction) -> None:
+    shown = read_shown_number(numfmt.significant(value))
+    assert shown == Fraction(numfmt.rounded(value))
+    assert "0000" not in numfmt.significant(value).partition(".")[2]

@@ -104,7 +104,7 @@ def result_text(value: Fraction, unit: str) -> str:
         if scale
         else f"{numfmt.significant(value)} {numfmt.unit_text(unit)}".removesuffix(" 1")
     )
-    if Fraction(numfmt.significant(number)) == number:
+    if Fraction(numfmt.rounded(number)) == number:
         return readable
     return f"{readable} (exact {value}{'' if unit == '1' else ' ' + unit})"
 
