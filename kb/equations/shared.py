@@ -31,7 +31,7 @@ from kb.equations.claimbase import is_binding
 from kb.equations.results import Issue, Item
 
 if TYPE_CHECKING:  # SymPy is imported by the first record checked, not by the engine
-    from kb.equations.claims import Verdict
+    from kb.equations.claims import ClaimVerdict
     from kb.equations.system import System
 
 MAX = 4096
@@ -58,7 +58,7 @@ class SharedWork:
     def __init__(self) -> None:
         self.systems: dict[str | None, System] = {}
         self.derived: dict[str | None, tuple[list[Item], list[Issue]]] = {}
-        self.verdicts: dict[str | None, Verdict] = {}
+        self.verdicts: dict[str | None, ClaimVerdict] = {}
         self.entries: dict[str | None, dict[str, Any]] = {}
         self.built = {"built_systems": 0, "built_claims": 0, "built_derivations": 0}
 

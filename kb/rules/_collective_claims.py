@@ -31,7 +31,7 @@ from typing import Any
 from kb.findings import Finding, Severity
 from kb.kinds import Views, views
 from kb.kinds.flop_class import Claim
-from kb.kinds.receipt import Receipt, Row
+from kb.kinds.receipt import Receipt, ResultRow
 from kb.model import KnowledgeBase, Record, split_binding
 from kb.rules._base import found
 
@@ -47,7 +47,7 @@ class RowBinding:
     symbol: str
     binding: str
     receipt: Receipt
-    row: Row | None
+    row: ResultRow | None
     field: str
 
 
@@ -108,7 +108,7 @@ def _bytes(kb: KnowledgeBase, checked: Views, value: Any) -> Fraction | None:
     return result.value if result is not None and result.dim == "B" else None
 
 
-def row_size(receipt: Receipt, row: Row | None) -> Fraction | None:
+def row_size(receipt: Receipt, row: ResultRow | None) -> Fraction | None:
     """The row's message size in bytes, or None when there is no such row or it states none."""
     from kb.ledger.quantities import QuantityError, figure
 
@@ -121,7 +121,7 @@ def row_size(receipt: Receipt, row: Row | None) -> Fraction | None:
 
 
 def _brackets(bound: RowBinding, others: list[RowBinding], sizes: set[Fraction]) -> bool:
-    """Row and another bound row of its curve are the nearest pair around a named size."""
+    """ResultRow and another bound row of its curve are the nearest pair around a named size."""
     from kb.ledger.curves import curve_key
 
     receipt, row = bound.receipt, bound.row
