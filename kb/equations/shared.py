@@ -121,11 +121,6 @@ def entry_key(system_key: str | None, claim: Mapping[str, Any]) -> str | None:
         if isinstance(change, Mapping)
         else change
     )
-    numeric = (
-        isinstance(factor, (int, float))
-        and not isinstance(factor, bool)
-        and (factor == factor and factor not in (float("inf"), float("-inf")))
-    )
     fields = [(f, claim[f]) for f in ENTRY_FIELDS if f in claim]
     return _key(
         "entry",
@@ -135,8 +130,14 @@ def entry_key(system_key: str | None, claim: Mapping[str, Any]) -> str | None:
         "change" in claim,
         changes,
         "factor" in claim,
-        "<number>" if numeric else factor,
+        "<number>" if finite_number(factor) else factor,
     )
+
+
+def finite_number(value: Any) -> bool:
+    """A YAML number that is not a bool, NaN or infinite (an effect claim's plannable factor)."""
+    numeric = isinstance(value, (int, float)) and not isinstance(value, bool)
+    return numeric and value == value and value not in (float("inf"), float("-inf"))
 
 
 def system_of(data: Mapping[str, Any], work: SharedWork | None = None) -> tuple[System, str | None]:
