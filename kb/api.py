@@ -30,7 +30,7 @@ from kb import overlay
 from kb.findings import Finding
 from kb.gcpause import paused_during
 from kb.reads import FileNode, checked_paths, file_nodes, scope
-from kb.run import RunContext, RunStats
+from kb.run import RunStats
 
 if TYPE_CHECKING:
     from kb.model import KnowledgeBase
@@ -47,7 +47,9 @@ class Result:
     findings: list[Finding]
     checked_paths: list[str]
     stats: RunStats = field(default_factory=RunStats)
-    schema: tuple[Finding, ...] = ()  # the schema stage's reported findings, on every file
+    # The schema stage's findings on every file, those records waive included: the one
+    # schema verdict, which open_kb(checked=) gives the typed views.
+    schema: tuple[Finding, ...] = ()
 
 
 # The codes the schema stage makes (kb.schema.validate_record): a record with one has no view.
@@ -74,23 +76,8 @@ def open_kb(
     else:
         kb = build_knowledge_base(root, None, open_cache(root))
     if checked is not None:
-        kb.run.schema = [*checked.schema, *_waived_schema_findings(kb)]
+        kb.run.schema = list(checked.schema)
     return kb
-
-
-def _waived_schema_findings(kb: KnowledgeBase) -> list[Finding]:
-    """The schema findings of the records that waive a schema code (a waived one is unreported).
-
-    Found again by the schema stage, from the record cache, for those few records only.
-    """
-    from kb.checker import schema_stage
-    from kb.model import KnowledgeBase
-
-    waiving = KnowledgeBase(kb.root, run=RunContext(cache=kb.run.cache))
-    for record in kb:
-        if any(waiver.get("code") in SCHEMA_CODES for waiver in record.waivers):
-            waiving.add(record)
-    return schema_stage(waiving) if len(waiving) else []
 
 
 @paused_during
@@ -111,9 +98,10 @@ def validate(
     """
     files: Mapping[str, FileNode]
     if base is not None or overlay.paths() or not remember:
-        from kb.checker import check_everything, open_cache
+        from kb.checker import check_everything, open_cache, resolve_locations, waived
 
         kb, findings = check_everything(root, base, open_cache(root))
+        waived_schema = resolve_locations(waived(kb, kb.run.schema or []))
         files = file_nodes(kb)
         stats = replace(kb.run.stats, mode="full", rechecked=len(files), loaded=len(files))
         every = checked_paths(files)
@@ -122,8 +110,9 @@ def validate(
 
         snapshot, stats = refresh(root, full=full)
         files, findings = snapshot.files, snapshot.findings_of(sorted(snapshot.findings))
-        every = snapshot.checked
-    schema = tuple(sorted((f for f in findings if f.code in SCHEMA_CODES), key=Finding.sort_key))
+        waived_schema, every = snapshot.waived_schema(), snapshot.checked
+    reported = (f for f in findings if f.code in SCHEMA_CODES)
+    schema = tuple(sorted((*reported, *waived_schema), key=Finding.sort_key))
     findings = [f for f in findings if selected(f.code, select, ignore)]
     shown = scope(files, paths) if paths else None
     if shown is not None:

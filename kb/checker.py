@@ -290,6 +290,17 @@ def apply_waivers(
     return kept, used
 
 
+def waived(kb: KnowledgeBase, findings: Iterable[Finding]) -> list[Finding]:
+    """The findings among `findings` that their record waives (what apply_waivers drops)."""
+    waiving = {record.path: record.waivers for record in kb if record.waivers}
+    return [
+        finding
+        for finding in findings
+        if finding.location.path in waiving
+        and _waiver_for(waiving[finding.location.path], finding) is not None
+    ]
+
+
 def _waiver_for(waivers: list, finding: Finding) -> int | None:  # type: ignore[type-arg]
     for index, waiver in enumerate(waivers):
         pointer = str(waiver.get("pointer", ""))

@@ -123,11 +123,11 @@ def _digest(path: Path) -> str:
 
 
 def _check_everything(root: Path, salt: str) -> tuple[Snapshot, RunStats]:
-    from kb.checker import check_everything, open_cache
+    from kb.checker import check_everything, open_cache, resolve_locations, waived
 
     kb, findings = check_everything(root, None, open_cache(root, salt))
     snapshot = Snapshot(file_states(kb))
-    snapshot.put_findings(findings)
+    snapshot.put_findings(findings, resolve_locations(waived(kb, kb.run.schema or [])))
     return snapshot, replace(
         kb.run.stats, mode="full", rechecked=len(snapshot.files), loaded=len(kb)
     )
@@ -162,7 +162,7 @@ def _recheck_changes(
     changed |= old.keys() - digests.keys()
     if not changed:
         return RunStats("snapshot", 0, 0)
-    from kb.checker import build_knowledge_base, open_cache, resolve_locations, run_rules
+    from kb.checker import build_knowledge_base, open_cache, resolve_locations, run_rules, waived
 
     cache = open_cache(root, salt)  # only now: it is the biggest file kb reads
     files = {n: s for n, s in old.items() if n not in changed}
@@ -176,13 +176,15 @@ def _recheck_changes(
     kb.run.outside_ids = kb.run.outside_ids | frozenset(_ids_of(files) - kb.records.keys())
     kb.run.focus = frozenset(affected)
     fresh = resolve_locations(f for f in run_rules(kb) if f.location.path in affected)
+    schema = (f for f in waived(kb, kb.run.schema or []) if f.location.path in affected)
     cache.save({RecordCache.key(name, digest) for name, digest in digests.items()})
     files.update((name, state) for name, state in file_states(kb).items() if name in affected)
     snapshot.files = files
     snapshot.findings = {
         n: f for n, f in snapshot.findings.items() if n in files and n not in affected
     }
-    snapshot.put_findings(fresh)
+    snapshot.waived = {n: f for n, f in snapshot.waived.items() if n in files and n not in affected}
+    snapshot.put_findings(fresh, resolve_locations(schema))
     return replace(kb.run.stats, mode="incremental", rechecked=len(affected), loaded=len(load))
 
 

@@ -70,6 +70,8 @@ class Snapshot:
     taken: int = 0  # time.time_ns() just before the folders and files were probed
     folders: dict[str, Seen] = field(default_factory=dict)  # every folder a listing enters
     checked: list[str] = field(default_factory=list)  # kb.reads.checked_paths(files)
+    # The schema findings records waive, located (kb.api: such a record has no typed view).
+    waived: dict[str, list[tuple[object, ...]]] = field(default_factory=dict)
 
     def trusted(self, name: str, now: Seen | None) -> bool:
         """True when the file's stat says it holds the bytes the snapshot hashed."""
@@ -93,12 +95,17 @@ class Snapshot:
             and all(self.trusted(name, probe(name)) for name in self.seen)
         )
 
-    def put_findings(self, findings: Iterable[Finding]) -> None:
-        for finding in findings:
-            self.findings.setdefault(finding.location.path, []).append(finding_to_tuple(finding))
+    def put_findings(self, findings: Iterable[Finding], waived: Iterable[Finding] = ()) -> None:
+        """Keep a run's reported findings and the schema findings records waived."""
+        for kept, into in ((findings, self.findings), (waived, self.waived)):
+            for finding in kept:
+                into.setdefault(finding.location.path, []).append(finding_to_tuple(finding))
 
     def findings_of(self, paths: Iterable[str]) -> list[Finding]:
         return [finding_from_tuple(t) for path in paths for t in self.findings.get(path, ())]
+
+    def waived_schema(self) -> list[Finding]:
+        return [finding_from_tuple(t) for rows in self.waived.values() for t in rows]
 
 
 def probe(path: Path | str) -> Seen | None:
@@ -150,7 +157,7 @@ def _place(root: Path) -> tuple[str, str]:
 def read_snapshot(directory: Path, salt: str, root: Path) -> Snapshot | None:
     """The last run's snapshot for this records folder, or None if there is no valid one."""
     stored = ShardedStore(directory, STORE, salt, shards=1).get(KEY)
-    if not isinstance(stored, tuple) or len(stored) != 7 or stored[0] != _place(root):
+    if not isinstance(stored, tuple) or len(stored) != 8 or stored[0] != _place(root):
         return None
     _, files, *rest = stored
     try:
@@ -167,7 +174,14 @@ def write_snapshot(directory: Path, salt: str, root: Path, snapshot: Snapshot) -
         for path, s in snapshot.files.items()
     }
     store = ShardedStore(directory, STORE, salt, shards=1)
-    fields = (snapshot.findings, snapshot.seen, snapshot.taken, snapshot.folders, snapshot.checked)
+    fields = (
+        snapshot.findings,
+        snapshot.seen,
+        snapshot.taken,
+        snapshot.folders,
+        snapshot.checked,
+        snapshot.waived,
+    )
     store.put(KEY, (_place(root), files, *fields))
     store.save(())
 

@@ -98,3 +98,37 @@ def test_prose_numbers_counts_what_pr003_flags(
         found[(folder, "summary")] == 0 for folder in ("hardware", "interconnects", "receipts")
     )
     assert "| **flagged (PR003)** |" in prose_numbers.table(found)
+
+
+def test_lines_counts_code_not_docstrings_comments_or_blanks() -> None:
+    import lines
+
+    text = '''"""A module docstring
+on two lines."""
+
+# a comment
+import os  # a trailing comment keeps its line
+
+
+def f(x: int) -> int:
+    """One docstring line."""
+    text = """a string that is
+    not a docstring"""
+    return x + len(text)
+'''
+    assert lines.code_lines(text) == 5  # import, def, two lines of the string, return
+
+
+def test_lines_classifies_every_module_and_reports_absent_ones(tmp_path: Path) -> None:
+    import lines
+
+    assert all(
+        kind in (lines.SPEED_ONLY, lines.MOSTLY, lines.NOT_SPEED)
+        for kind, _ in lines.MODULES.values()
+    )
+    assert all(why for _, why in lines.MODULES.values())
+    (tmp_path / "kb").mkdir()
+    (tmp_path / "kb" / "store.py").write_text("x = 1\n\n")
+    table = lines.report(tmp_path)
+    assert "kb/store.py                         2      1  speed-only" in table
+    assert "kb/incremental.py              absent" in table

@@ -2,9 +2,9 @@
 
 `kb build` validates, then opens the tree for its pages, whose typed views
 (kb.kinds) exist only for records the schema stage passed. The verdict comes
-from the validation's result: the schema findings it reported, and, for a
-record that waives a schema code (a waived finding is not reported), the schema
-stage again on that record alone.
+from the validation's result: the schema findings of every file, those a record
+waives (and so are not reported) included, kept in the run snapshot on that route.
+The schema stage does not run again.
 """
 
 from __future__ import annotations
@@ -52,9 +52,37 @@ def test_the_views_see_the_records_the_validation_passed(
 
     monkeypatch.setattr(kb.checker, "schema_stage", counted)
     opened = open_kb(root, checked=result)
-    assert staged == [["sources/unused", "sources/waived"]]  # only the records that waive
+    assert staged == []  # the validation's verdict, waived findings included
     passed = {record.id for record in opened if views(opened).passed(record)}
     assert passed == {"sources/ok", "sources/unused"}
+
+
+def test_the_snapshot_keeps_the_waived_schema_findings(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Served from the snapshot, after an edit elsewhere, and after an edit of the waiver."""
+    monkeypatch.setenv("KB_CACHE_DIR", str(tmp_path / "cache"))
+    root = tree(tmp_path)
+
+    def failing(result: Any) -> set[str]:
+        return {f.location.path.rsplit("/", 1)[-1] for f in result.schema}
+
+    first = validate(root)
+    assert failing(first) == {"bad.yaml", "waived.yaml"}
+    (waived,) = [f for f in first.schema if f.location.path.endswith("waived.yaml")]
+    assert waived.code == "SC001" and waived.location.line > 0  # located, as reported ones
+    assert validate(root).stats.mode == "snapshot"
+    assert validate(root).schema == first.schema
+    ok = root / "sources/ok.yaml"
+    ok.write_text(ok.read_text() + "\n")
+    again = validate(root)
+    assert again.stats.mode in ("incremental", "snapshot")
+    assert again.schema == first.schema
+    path = root / "sources/waived.yaml"
+    path.write_text(path.read_text().replace("bogus", "title_2"))  # still invalid, waived
+    assert failing(validate(root)) == {"bad.yaml", "waived.yaml"}
+    path.write_text(source_yaml("sources/waived", waivers=WAIVER))  # now valid
+    assert failing(validate(root)) == {"bad.yaml"}
 
 
 def test_without_a_result_there_is_no_verdict(tmp_path: Path) -> None:

@@ -21,7 +21,7 @@ ZERO, NONZERO, UNKNOWN = "zero", "nonzero", "unknown"
 
 
 @dataclass(frozen=True)
-class Verdict:
+class ZeroVerdict:
     """Whether an expression is identically zero, with the evidence."""
 
     outcome: str
@@ -61,13 +61,13 @@ def is_rational_function(expr: sp.Expr) -> bool:
     )
 
 
-def decide_zero(expr: sp.Expr) -> Verdict:
+def decide_zero(expr: sp.Expr) -> ZeroVerdict:
     """Decide whether `expr` is identically zero for positive values of its symbols."""
     residual = sp.cancel(sp.together(expr))
     if residual == 0:
-        return Verdict(ZERO, residual)
+        return ZeroVerdict(ZERO, residual)
     if is_rational_function(residual):
-        return Verdict(NONZERO, residual, sample_nonzero(residual))
+        return ZeroVerdict(NONZERO, residual, sample_nonzero(residual))
     try:
         simpler = run_with_budget(lambda: sp.simplify(residual))
     except CheckTimeout:
@@ -76,11 +76,11 @@ def decide_zero(expr: sp.Expr) -> Verdict:
     else:
         timed_out = False
     if simpler == 0:
-        return Verdict(ZERO, simpler)
+        return ZeroVerdict(ZERO, simpler)
     witness = sample_nonzero(simpler)
     if witness:
-        return Verdict(NONZERO, simpler, witness, timed_out)
-    return Verdict(UNKNOWN, simpler, None, timed_out)
+        return ZeroVerdict(NONZERO, simpler, witness, timed_out)
+    return ZeroVerdict(UNKNOWN, simpler, None, timed_out)
 
 
 def sample_points(

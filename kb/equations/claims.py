@@ -34,14 +34,12 @@ from kb.equations import codes
 from kb.equations.algebra import (
     NONZERO,
     ZERO,
+    ZeroVerdict,
     decide_zero,
     expand_definitions,
     number_text,
     rational_value,
     short,
-)
-from kb.equations.algebra import (
-    Verdict as ZeroVerdict,
 )
 from kb.equations.claimbase import (
     CODES,
@@ -72,7 +70,7 @@ __all__ = [
     "CODES",
     "ClaimError",
     "Context",
-    "Verdict",
+    "ClaimVerdict",
     "check_claim",
     "compare",
     "is_binding",
@@ -82,7 +80,7 @@ __all__ = [
 LAWS = {"proportional": 1, "inverse": -1, "constant": 0}
 
 
-Verdict = tuple[str, Any]
+ClaimVerdict = tuple[str, Any]
 """("ok", (state, detail, claimed, computed)) | ("claim", ClaimError) | ("error", (type, text))
 | ("timeout", text): what a claim's checker came to, free of tracebacks (shared.py keeps it)."""
 
@@ -104,7 +102,9 @@ def name_waiting_claims(system: System, claims: list[Any]) -> None:
             waiting.pop(parts[2])
 
 
-def check_claim(ctx: Context, claim_id: str, known: Verdict | None = None) -> Verdict | None:
+def check_claim(
+    ctx: Context, claim_id: str, known: ClaimVerdict | None = None
+) -> ClaimVerdict | None:
     """Check one claim (or take its `known` verdict); return the verdict, None if no kind."""
     kind = ctx.claim.get("kind")
     checker = {
@@ -149,7 +149,7 @@ def check_claim(ctx: Context, claim_id: str, known: Verdict | None = None) -> Ve
     return verdict
 
 
-def _verdict(check: Callable[[], tuple[str, str, str, str]]) -> Verdict:
+def _verdict(check: Callable[[], tuple[str, str, str, str]]) -> ClaimVerdict:
     try:
         return "ok", run_with_budget(check)
     except CheckTimeout as exc:

@@ -22,7 +22,7 @@ from kb.equations.claimbase import Context, Resolver, binds_records, contexts
 from kb.equations.claims import changed_value, check_claim, is_binding, name_waiting_claims, target
 from kb.equations.plan import PLAN_FORMAT, replay_claim
 from kb.equations.results import issue_json, item_json
-from kb.equations.shared import SharedWork, entry_key, verdict_key
+from kb.equations.shared import SharedWork, entry_key, finite_number, verdict_key
 from kb.equations.system import System
 from kb.equations.timeout import run_with_budget
 
@@ -105,18 +105,20 @@ def _compiled(ctx: Context) -> dict[str, Any] | None:
 
 def _compile(ctx: Context) -> dict[str, Any] | None:
     """The numeric claim's target as an exact tree and its dims, or None."""
-    symbols, bind = ctx.system.symbols, ctx.claim.get("bind")
-    keep = {
-        symbols[name]
-        for name in (bind if isinstance(bind, Mapping) else ())
-        if isinstance(name, str) and name in symbols
-    }
+    keep = _bound_symbols(ctx)
     try:
         expr, dims = run_with_budget(lambda: target(ctx, keep))
         tree = to_tree(expr)
     except Exception:  # malformed target, timeout, inexact: the symbolic path words it
         return None
     return {"numeric": tree, "dims": [[base, str(exponent)] for base, exponent in dims]}
+
+
+def _bound_symbols(ctx: Context) -> set[sp.Symbol]:
+    """The declared symbols the claim's `bind:` names (kept as symbols in its tree)."""
+    symbols, bind = ctx.system.symbols, ctx.claim.get("bind")
+    names = bind if isinstance(bind, Mapping) else ()
+    return {symbols[n] for n in names if isinstance(n, str) and n in symbols}
 
 
 def _compile_effect(ctx: Context) -> dict[str, Any] | None:
@@ -127,22 +129,12 @@ def _compile_effect(ctx: Context) -> dict[str, Any] | None:
     here. Only the plain-arithmetic case of claims._ratio (every symbol bound,
     a numeric factor claimed) is planned; the rest needs cancel/decide_zero.
     """
-    claim, symbols = ctx.claim, ctx.system.symbols
-    changes, bind, factor = claim.get("change"), claim.get("bind"), claim.get("factor")
+    claim, symbols, changes = ctx.claim, ctx.system.symbols, ctx.claim.get("change")
     if "replace" in claim or not isinstance(changes, Mapping) or not changes:
         return None
-    if (
-        isinstance(factor, bool)
-        or not isinstance(factor, (int, float))
-        or factor != factor
-        or factor in (float("inf"), float("-inf"))
-    ):
+    if not finite_number(claim.get("factor")):
         return None
-    bound = {
-        symbols[n]
-        for n in (bind if isinstance(bind, Mapping) else ())
-        if isinstance(n, str) and n in symbols
-    }
+    bound = _bound_symbols(ctx)
     try:
 
         def build() -> dict[str, Any] | None:

@@ -31,7 +31,7 @@ from kb.equations.claimbase import is_binding
 from kb.equations.results import Issue, Item
 
 if TYPE_CHECKING:  # SymPy is imported by the first record checked, not by the engine
-    from kb.equations.claims import Verdict
+    from kb.equations.claims import ClaimVerdict
     from kb.equations.system import System
 
 MAX = 4096
@@ -58,7 +58,7 @@ class SharedWork:
     def __init__(self) -> None:
         self.systems: dict[str | None, System] = {}
         self.derived: dict[str | None, tuple[list[Item], list[Issue]]] = {}
-        self.verdicts: dict[str | None, Verdict] = {}
+        self.verdicts: dict[str | None, ClaimVerdict] = {}
         self.entries: dict[str | None, dict[str, Any]] = {}
         self.built = {"built_systems": 0, "built_claims": 0, "built_derivations": 0}
 
@@ -121,11 +121,6 @@ def entry_key(system_key: str | None, claim: Mapping[str, Any]) -> str | None:
         if isinstance(change, Mapping)
         else change
     )
-    numeric = (
-        isinstance(factor, (int, float))
-        and not isinstance(factor, bool)
-        and (factor == factor and factor not in (float("inf"), float("-inf")))
-    )
     fields = [(f, claim[f]) for f in ENTRY_FIELDS if f in claim]
     return _key(
         "entry",
@@ -135,8 +130,14 @@ def entry_key(system_key: str | None, claim: Mapping[str, Any]) -> str | None:
         "change" in claim,
         changes,
         "factor" in claim,
-        "<number>" if numeric else factor,
+        "<number>" if finite_number(factor) else factor,
     )
+
+
+def finite_number(value: Any) -> bool:
+    """A YAML number that is not a bool, NaN or infinite (an effect claim's plannable factor)."""
+    numeric = isinstance(value, (int, float)) and not isinstance(value, bool)
+    return numeric and value == value and value not in (float("inf"), float("-inf"))
 
 
 def system_of(data: Mapping[str, Any], work: SharedWork | None = None) -> tuple[System, str | None]:

@@ -18,17 +18,17 @@ from typing import Any
 from kb.model import Record
 
 Quantity = Mapping[str, Any]  # a schema-valid quantity: value, unit and provenance
-Figure = Quantity | str  # a quantity, or a binding `record#field` to one
+FigureNode = Quantity | str  # a quantity, or a binding `record#field` to one
 
 
 @dataclass(frozen=True)
-class DeviceGroup:
+class DeviceView:
     """Identical devices of one option (`devices[i]`)."""
 
     name: str
     hardware: str | None  # an accelerator id; its memory.capacity unless `capacity`
     count: int | None
-    capacity: Figure | None
+    capacity: FigureNode | None
     reserve: Quantity | None
 
 
@@ -46,13 +46,13 @@ class Transfer:
     algorithm: str | None
     cuda_graphs: bool | None
     receipt: str | None
-    link_latency: Figure | None
+    link_latency: FigureNode | None
     overlap: Quantity | None
     strategy: str
 
 
 @dataclass(frozen=True)
-class Overhead:
+class OverheadView:
     time: Quantity
     receipt: str
 
@@ -72,23 +72,23 @@ class Option:
     """The reference or one candidate: devices, state split, useful rate, transfers, overheads."""
 
     name: str
-    devices: tuple[DeviceGroup, ...]
+    devices: tuple[DeviceView, ...]
     state_shards: int | None
     replicated: Quantity | None
-    rate: Figure
+    rate: FigureNode
     parallel: int | None
-    compute_rate: Figure | None
+    compute_rate: FigureNode | None
     strategies: tuple[str, ...]
     links: tuple[str, ...]
     transfers: tuple[Transfer, ...]
-    overheads: tuple[tuple[str, Overhead], ...]  # in authored order
+    overheads: tuple[tuple[str, OverheadView], ...]  # in authored order
     cost_rate: Quantity | None
     power: Quantity | None
     stated_ratios: tuple[StatedRatio, ...]
 
 
 @dataclass(frozen=True)
-class Envelope:
+class EnvelopeView:
     """The workload held fixed across every option."""
 
     model: str
@@ -104,7 +104,7 @@ class Envelope:
 @dataclass(frozen=True)
 class Placement:
     id: str
-    envelope: Envelope
+    envelope: EnvelopeView
     reference: Option
     candidates: tuple[Option, ...]
 
@@ -125,8 +125,8 @@ def placement(record: Record) -> Placement:
     )
 
 
-def _envelope(node: Mapping[str, Any]) -> Envelope:
-    return Envelope(
+def _envelope(node: Mapping[str, Any]) -> EnvelopeView:
+    return EnvelopeView(
         model=str(node["model"]),
         precision=str(node["precision"]),
         quality=str(node["quality"]),
@@ -153,7 +153,7 @@ def option(node: Mapping[str, Any]) -> Option:
         links=tuple(str(s) for s in node.get("links", ())),
         transfers=tuple(_transfer(t) for t in node.get("transfers", ())),
         overheads=tuple(
-            (str(name), Overhead(entry["time"], str(entry.get("receipt", ""))))
+            (str(name), OverheadView(entry["time"], str(entry.get("receipt", ""))))
             for name, entry in node.get("overheads", {}).items()
         ),
         cost_rate=node.get("cost_rate"),
@@ -170,8 +170,8 @@ def stated_ratios(nodes: Any) -> tuple[StatedRatio, ...]:
     )
 
 
-def _device(node: Mapping[str, Any]) -> DeviceGroup:
-    return DeviceGroup(
+def _device(node: Mapping[str, Any]) -> DeviceView:
+    return DeviceView(
         name=str(node["name"]),
         hardware=node.get("hardware"),
         count=node.get("count"),

@@ -18,7 +18,7 @@ Quantity = Mapping[str, Any]  # a schema-valid quantity: value, unit and provena
 
 
 @dataclass(frozen=True)
-class Row:
+class ResultRow:
     """One result row (`results[index]`): the figures a collective's curve is made of."""
 
     index: int
@@ -37,7 +37,7 @@ class Receipt:
     pattern: str
     interconnect: str | None
     hardware: tuple[str, ...]  # the accelerators it was measured on, as written
-    rows: tuple[Row, ...]
+    rows: tuple[ResultRow, ...]
 
 
 def receipt(record: Record) -> Receipt:
@@ -52,8 +52,8 @@ def receipt(record: Record) -> Receipt:
     )
 
 
-def _row(index: int, row: Mapping[str, Any]) -> Row:
-    return Row(
+def _row(index: int, row: Mapping[str, Any]) -> ResultRow:
+    return ResultRow(
         index=index,
         gpus=row.get("gpus"),
         algorithm=row.get("algorithm"),

@@ -30,7 +30,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from fractions import Fraction
 
-from kb.kinds.receipt import Receipt, Row
+from kb.kinds.receipt import Receipt, ResultRow
 from kb.ledger.quantities import QuantityError, figure
 
 CurveKey = tuple[str, "int | None", "str | None", "bool | None"]
@@ -71,7 +71,7 @@ class Pricing:
         )
 
 
-def row_time(row: Row, factor: Fraction, receipt: str) -> Point | None:
+def row_time(row: ResultRow, factor: Fraction, receipt: str) -> Point | None:
     """The (size, time) point of a row, or None when it states no usable size or time."""
     if row.message_size is None:
         return None
@@ -92,7 +92,7 @@ def row_time(row: Row, factor: Fraction, receipt: str) -> Point | None:
     return Point(size, time, row.index) if time > 0 else None
 
 
-def curve_key(receipt: Receipt, row: Row) -> CurveKey:
+def curve_key(receipt: Receipt, row: ResultRow) -> CurveKey:
     """The curve a row belongs to: its receipt, rank count, algorithm and CUDA-graphs state."""
     return (receipt.id, row.gpus, row.algorithm, row.cuda_graphs)
 

@@ -36,10 +36,7 @@ from typing import Any
 
 from kb.findings import pointer_join
 from kb.kinds import Views, views
-from kb.kinds.placement import DeviceGroup as DeviceView
-from kb.kinds.placement import Envelope as EnvelopeView
-from kb.kinds.placement import Figure as FigureNode
-from kb.kinds.placement import Option, Placement
+from kb.kinds.placement import DeviceView, EnvelopeView, FigureNode, Option, Placement
 from kb.ledger.quantities import Figure, QuantityError, figure
 from kb.ledger.transfers import TransferSpec, resolve_transfer
 from kb.model import KnowledgeBase, Record, split_binding

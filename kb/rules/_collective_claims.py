@@ -15,6 +15,10 @@ that size, in one of two ways:
 
 Anything else is reported: the row states no message size (a peak or "large message"
 figure cannot price any particular message), or no bound size matches it.
+
+Claims and receipt rows are read through their typed views (kb.kinds): a flop class
+that fails its schema is not checked, and a receipt or a bound record that fails its
+schema names no row and no size (SC001 reports each of them).
 """
 
 from __future__ import annotations
@@ -25,68 +29,77 @@ from fractions import Fraction
 from typing import Any
 
 from kb.findings import Finding, Severity
-from kb.model import KnowledgeBase, Record
+from kb.kinds import Views, views
+from kb.kinds.flop_class import Claim
+from kb.kinds.receipt import Receipt, ResultRow
+from kb.model import KnowledgeBase, Record, split_binding
 from kb.rules._base import found
 
 COLLECTIVES = ("all-reduce", "all-gather", "reduce-scatter", "all-to-all", "broadcast")
 MEASURED = ("latency", "bus_bandwidth", "algorithm_bandwidth")
-SECTIONS = ("bind", "change", "measured")
 
 
 @dataclass(frozen=True)
 class RowBinding:
-    """One bound figure of a collective receipt's row."""
+    """One bound figure of a collective receipt's row (`row` None: no such row)."""
 
     section: str
     symbol: str
     binding: str
-    receipt: Record
-    index: int
+    receipt: Receipt
+    row: ResultRow | None
     field: str
 
 
-def _entries(claim: Mapping[str, Any]) -> Iterator[tuple[str, str, Any]]:
+def _entries(claim: Claim) -> Iterator[tuple[str, str, Any]]:
     """(section, symbol, value) of a claim's bind, change and measured entries."""
-    for section in SECTIONS:
-        entries = claim.get(section)
-        if section == "measured":
-            if entries is not None:
-                yield section, "measured", entries
-            continue
-        for symbol, value in entries.items() if isinstance(entries, Mapping) else ():
-            yield section, str(symbol), value
+    for symbol, value in claim.bind.items():
+        yield "bind", str(symbol), value
+    for symbol, value in claim.change.items():
+        yield "change", str(symbol), value
+    if claim.measured is not None:
+        yield "measured", "measured", claim.measured
 
 
-def _row(kb: KnowledgeBase, binding: str) -> tuple[Record, int, str] | None:
-    """(receipt, row index, field) when `binding` names a field of a collective row."""
-    from kb.model import split_binding
-
+def _row(
+    kb: KnowledgeBase, checked: Views, section: str, symbol: str, binding: str
+) -> RowBinding | None:
+    """The bound row when `binding` names a measured field of a collective receipt's row."""
     record_id, path = split_binding(binding)
     parts = path.split(".")
-    receipt = kb.get(record_id)
+    record = kb.get(record_id)
+    if record is None or record.kind != "receipt" or len(parts) != 3:
+        return None
+    receipt = checked.receipt(record)
     if (
         receipt is None
-        or receipt.kind != "receipt"
-        or len(parts) != 3
+        or receipt.pattern not in COLLECTIVES
         or parts[0] != "results"
         or not parts[1].isdigit()
-        or receipt.get("pattern") not in COLLECTIVES
+        or parts[2] not in MEASURED
     ):
         return None
-    return receipt, int(parts[1]), parts[2]
+    index = int(parts[1])
+    row = receipt.rows[index] if index < len(receipt.rows) else None
+    return RowBinding(section, symbol, binding, receipt, row, parts[2])
 
 
-def _bytes(kb: KnowledgeBase, value: Any) -> Fraction | None:
-    """The exact byte count a bound value stands for, or None when it is not in bytes."""
+def _bytes(kb: KnowledgeBase, checked: Views, value: Any) -> Fraction | None:
+    """The exact byte count a bound value stands for, or None when it is not in bytes.
+
+    A binding reads a field of a schema-valid record only (as kb.ledger.inputs does).
+    """
     from kb.ledger.quantities import QuantityError, figure
-    from kb.model import split_binding
 
     quantity: Any = value
     origin = "claim"
-    if isinstance(value, str) and "#" in value:
+    if isinstance(value, str):  # an expression, or a binding `record#field`
+        if "#" not in value:
+            return None
         record_id, path = split_binding(value)
         record = kb.get(record_id)
-        quantity = record.get(path) if record is not None else None
+        readable = record is not None and checked.passed(record)
+        quantity = record.get(path) if record is not None and readable else None
         origin = record_id
     try:
         result = figure(quantity, origin) if isinstance(quantity, Mapping) else None
@@ -95,55 +108,44 @@ def _bytes(kb: KnowledgeBase, value: Any) -> Fraction | None:
     return result.value if result is not None and result.dim == "B" else None
 
 
-def row_size(receipt: Record, index: int) -> Fraction | None:
-    """Row `index`'s message size in bytes, or None when it states none."""
+def row_size(receipt: Receipt, row: ResultRow | None) -> Fraction | None:
+    """The row's message size in bytes, or None when there is no such row or it states none."""
     from kb.ledger.quantities import QuantityError, figure
 
-    row = receipt.get(f"results.{index}")
-    size = row.get("message_size") if isinstance(row, Mapping) else None
+    if row is None or row.message_size is None:
+        return None
     try:
-        return figure(size, receipt.id).value if isinstance(size, Mapping) else None
+        return figure(row.message_size, receipt.id).value
     except QuantityError:
         return None
 
 
-def _curve_key(receipt: Record, index: int) -> tuple[Any, ...]:
-    """The curve a row belongs to: its gpus, algorithm and cuda_graphs (as curves.py)."""
-    row = receipt.get(f"results.{index}")
-    row = row if isinstance(row, Mapping) else {}
-    gpus = row.get("gpus")
-    algorithm = row.get("algorithm")
-    graphs = row.get("cuda_graphs")
-    return (
-        gpus if isinstance(gpus, int) and not isinstance(gpus, bool) else None,
-        algorithm if isinstance(algorithm, str) else None,
-        graphs if isinstance(graphs, bool) else None,
-    )
+def _brackets(bound: RowBinding, others: list[RowBinding], sizes: set[Fraction]) -> bool:
+    """ResultRow and another bound row of its curve are the nearest pair around a named size."""
+    from kb.ledger.curves import curve_key
 
-
-def _brackets(row: RowBinding, others: list[RowBinding], sizes: set[Fraction]) -> bool:
-    """Row and another bound row of its curve are the nearest pair around a named size."""
-    mine = row_size(row.receipt, row.index)
-    if mine is None:
+    receipt, row = bound.receipt, bound.row
+    mine = row_size(receipt, row)
+    if mine is None or row is None:
         return False
-    key = _curve_key(row.receipt, row.index)
-    results = row.receipt.get("results")
+    key = curve_key(receipt, row)
     curve = sorted(
         {
             s
-            for i in range(len(results) if isinstance(results, list) else 0)
-            if _curve_key(row.receipt, i) == key
-            for s in [row_size(row.receipt, i)]
+            for other in receipt.rows
+            if curve_key(receipt, other) == key
+            for s in [row_size(receipt, other)]
             if s is not None
         }
     )
     for other in others:
-        theirs = row_size(other.receipt, other.index)
+        theirs = row_size(other.receipt, other.row)
         if (
-            other.receipt.id != row.receipt.id
+            other.receipt.id != receipt.id
+            or other.row is None
             or theirs is None
             or theirs == mine
-            or _curve_key(other.receipt, other.index) != key
+            or curve_key(receipt, other.row) != key
         ):
             continue
         low, high = min(mine, theirs), max(mine, theirs)
@@ -156,32 +158,32 @@ def _brackets(row: RowBinding, others: list[RowBinding], sizes: set[Fraction]) -
 def check_claims(
     kb: KnowledgeBase, flop: Record, code: str, severity: Severity
 ) -> Iterator[Finding]:
-    """LG009 findings for one flop class's claims."""
-    claims = flop.data.get("claims")
-    for index, claim in enumerate(claims if isinstance(claims, list) else []):
-        if isinstance(claim, Mapping):
-            yield from _claim(kb, flop, index, claim, code, severity)
+    """LG009 findings for one flop class's claims (none when it fails its schema)."""
+    checked = views(kb)
+    sections = checked.equations(flop)
+    for claim in sections.claims if sections is not None else ():
+        yield from _claim(kb, checked, flop, claim, code, severity)
 
 
 def _claim(
     kb: KnowledgeBase,
+    checked: Views,
     flop: Record,
-    index: int,
-    claim: Mapping[str, Any],
+    claim: Claim,
     code: str,
     severity: Severity,
 ) -> Iterator[Finding]:
     rows: list[RowBinding] = []
     sizes: set[Fraction] = set()
     for section, symbol, value in _entries(claim):
-        size = _bytes(kb, value)
+        size = _bytes(kb, checked, value)
         if size is not None:
             sizes.add(size)
-        named = _row(kb, value) if isinstance(value, str) else None
-        if named is not None and named[2] in MEASURED:
-            rows.append(RowBinding(section, symbol, value, *named))
+        named = _row(kb, checked, section, symbol, value) if isinstance(value, str) else None
+        if named is not None:
+            rows.append(named)
     for row in rows:
-        size = row_size(row.receipt, row.index)
+        size = row_size(row.receipt, row.row)
         if size is not None and (size in sizes or _brackets(row, rows, sizes)):
             continue
         what = (
@@ -190,14 +192,14 @@ def _claim(
             else f"no message size of {size} B (or a size its curve brackets with "
             "another bound row) is bound beside it"
         )
-        pointer = f"/claims/{index}/{row.section}"
+        pointer = f"/claims/{claim.index}/{row.section}"
         pointer += "" if row.section == "measured" else f"/{row.symbol}"
         yield found(
             code,
             severity,
             flop.path,
             pointer,
-            f"claim {claim.get('id', index)!r} binds {row.binding}, a measured "
+            f"claim {claim.id!r} binds {row.binding}, a measured "
             f"collective {row.field.replace('_', ' ')}, but {what}",
             "bind the row's message_size to a symbol of the claim (e.g. "
             f"n: {row.binding.rsplit('.', 1)[0]}.message_size), or use a row of "

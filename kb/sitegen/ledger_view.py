@@ -21,17 +21,27 @@ def ledger_context(
     from kb.ledger.analysis import analyze_placement
     from kb.ledger.inputs import Unresolved
 
-    empty: dict[str, Any] = {"shown": True, "candidates": [], "comparisons": [], "break_even": []}
     try:
         analysis = analyze_placement(record, kb, with_break_even=True)
     except Exception as exc:  # the page must still build; the note says what failed
-        note = f"The ledger could not be computed ({type(exc).__name__}: {exc})."
-        return {**empty, "note": note}, []
+        return not_computed(f"The ledger could not be computed ({type(exc).__name__}: {exc})."), []
     if isinstance(analysis, Unresolved):
         gaps = "; ".join(f"{g.pointer}: {g.message}" for g in analysis.gaps)
-        note = f"The ledger is incomplete, so nothing is computed: {gaps}"
-        return {**empty, "note": note}, []
+        return not_computed(f"The ledger is incomplete, so nothing is computed: {gaps}"), []
     return ledger_sections(analysis), [_chart(record, analysis)]
+
+
+def not_computed(note: str) -> dict[str, Any]:
+    """The section of a ledger that was not computed: every key ledger_sections gives, empty."""
+    return {
+        "shown": True,
+        "note": note,
+        "envelope": "",
+        "candidates": [],
+        "comparisons": [],
+        "break_even": [],
+        "break_even_note": "",
+    }
 
 
 def ledger_sections(analysis: Any) -> dict[str, Any]:

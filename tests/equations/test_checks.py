@@ -223,9 +223,9 @@ def test_a_claim_kb_cannot_decide_is_unverified_never_refuted(monkeypatch) -> No
     # decide_zero gives up (a timeout in simplify, or no proof and no counterexample):
     # these claims used to come out refuted, with no word of a timeout, and were cached.
     import kb.equations.claims as claims
-    from kb.equations.algebra import UNKNOWN, Verdict
+    from kb.equations.algebra import UNKNOWN, ZeroVerdict
 
-    monkeypatch.setattr(claims, "decide_zero", lambda e: Verdict(UNKNOWN, e, None, True))
+    monkeypatch.setattr(claims, "decide_zero", lambda e: ZeroVerdict(UNKNOWN, e, None, True))
     monkeypatch.setenv("KB_JOBS", "1")
     kb = knowledge_base("/x", ("flops/x", flop(base=UNDECIDABLE)))
     items = analyse(kb, use_cache=False).results["flops/x"].items

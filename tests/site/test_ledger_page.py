@@ -143,3 +143,27 @@ def test_option_and_transfer_names_are_escaped(tmp_path: Path) -> None:
     assert "<script>alert(7)" not in html and "<img src=x" not in html
     assert "&lt;script&gt;alert(7)&lt;/script&gt;" in html
     assert "&lt;img src=x onerror=alert(8)&gt;" in html
+
+
+def test_an_unresolved_placement_builds_a_page_that_says_why(tmp_path: Path) -> None:
+    """build() called directly (kb build stops on the LG004 finding first) renders the note."""
+    records = fixture_records()
+    option = records["placements/fixture-both-fit"]["candidates"][0]
+    option["transfers"][0]["link"] = "interconnects/missing"
+    out = tmp_path / "_site"
+    build(make_kb(records), out)
+    html = (out / "records/placements/fixture-both-fit.html").read_text()
+    assert "The ledger is incomplete, so nothing is computed" in html
+    assert "interconnects/missing" in html
+    assert "Held fixed on every side" not in html
+
+
+def test_a_ledger_not_computed_has_every_key_of_a_computed_one() -> None:
+    from kb.ledger.analysis import analyze_placement
+    from kb.sitegen.ledger_view import ledger_sections, not_computed
+
+    kb = make_kb(fixture_records())
+    record = kb.get("placements/fixture-both-fit")
+    assert record is not None
+    analysis = analyze_placement(record, kb, with_break_even=True)
+    assert not_computed("why").keys() == ledger_sections(analysis).keys()
