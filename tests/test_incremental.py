@@ -458,6 +458,57 @@ def test_the_command_line_uses_it_and_full_is_an_option(tree: Path, tmp_path: Pa
     assert snapshot_path(tmp_path / ".kb-cache").is_file()
 
 
+# ------------------------------------------------------------------ a file that does not load
+
+# A record file kb cannot read (here: broken YAML) still names a record of the tree: a
+# reference to it is not dangling (kb.checker), and its id comes and goes with the file.
+RESULTS = "sources/azure-nd-gb200-v6-results"
+CITING = "records/receipts/azure-nd-gb200-v6-host-device-copy.yaml"  # cites RESULTS
+
+
+def dangling_at(found: list[Finding], path: str) -> list[str]:
+    return [f.message for f in found if f.code == "RF001" and f.location.path == path]
+
+
+def test_deleting_a_record_that_does_not_load_rechecks_its_referrers(
+    tree: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Shrunk from seed 1's edit 118 of KB_DIFFERENTIAL_EDITS=510 (break, later delete)."""
+    source = tree / "sources" / "azure-nd-gb200-v6-results.yaml"
+    source.write_text(source.read_text() + "\nbroken: [unclosed\n")
+    assert dangling_at(incremental_run(tree), CITING) == []  # unreadable, but there
+    source.unlink()
+    found = assert_incremental_is_full(tmp_path, monkeypatch)
+    assert f"{RESULTS!r} names no record" in dangling_at(found, CITING)
+
+
+def test_a_record_that_does_not_load_at_a_dangling_id_rechecks_its_referrers(
+    tree: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    source = tree / "sources" / "azure-nd-gb200-v6-results.yaml"
+    source.rename(source.with_name("moved.yaml"))
+    assert dangling_at(incremental_run(tree), CITING)
+    source.write_text("broken: [unclosed\n")  # the id is back, in a file kb cannot read
+    found = assert_incremental_is_full(tmp_path, monkeypatch)
+    assert dangling_at(found, CITING) == []
+
+
+def test_a_suggested_id_that_goes_with_a_file_that_does_not_load_is_not_suggested(
+    tree: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """RF001's "did you mean" names any id of the tree, unreadable records' too."""
+    typo = tree / "hardware" / "nvidia-h100-sxm.yaml"
+    text = typo.read_text()
+    typo.write_text(re.sub(r"source: sources/[a-z0-9.-]+", f"source: {RESULTS}z", text, count=1))
+    source = tree / "sources" / "azure-nd-gb200-v6-results.yaml"
+    source.write_text(source.read_text() + "\nbroken: [unclosed\n")
+    hints = [f.hint for f in incremental_run(tree) if f.code == "RF001"]
+    assert hints == [f"did you mean {RESULTS!r}?"]
+    source.unlink()
+    found = assert_incremental_is_full(tmp_path, monkeypatch)
+    assert f"did you mean {RESULTS!r}?" not in [f.hint for f in found if f.code == "RF001"]
+
+
 # ------------------------------------------------------------------ issue 18: the stat check
 
 
