@@ -141,8 +141,10 @@ def per_file_stage(loaded: list[Loaded], run: RunContext) -> KnowledgeBase:
     kb.load_findings = load_findings
     # A record the tree has but kb could not read exists all the same: its own finding is
     # the root cause, and references to it are not also "dangling" (as in a partial run).
-    unread = {item.unread_id for item in loaded if item.record is None and item.unread_id}
-    run.outside_ids = run.outside_ids | frozenset(unread - kb.records.keys())
+    run.unread_ids = {
+        item.shown: item.unread_id for item in loaded if item.record is None and item.unread_id
+    }
+    run.outside_ids = run.outside_ids | frozenset(set(run.unread_ids.values()) - kb.records.keys())
     run.local = {path: alone[1] for path, alone in known.items()}
     return kb
 

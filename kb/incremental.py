@@ -139,9 +139,15 @@ def file_states(kb: KnowledgeBase) -> dict[str, FileState]:
     Duplicates included: a file whose path gives the id of another is still a file.
     """
     digests = {record.path: record.digest for record in (*kb, *kb.duplicates)}
+    unread = kb.run.unread_ids
     return {
         name: FileState(
-            digests.get(name, UNREAD), node.record_id, node.claimed_id, node.kind, node.targets
+            digests.get(name, UNREAD),
+            node.record_id,
+            node.claimed_id,
+            node.kind,
+            node.targets,
+            unread.get(name, ""),
         )
         for name, node in file_nodes(kb).items()
         if kb.run.focus is None or name in kb.run.focus or not node.record_id
@@ -168,7 +174,7 @@ def _recheck_changes(
     files = {n: s for n, s in old.items() if n not in changed}
     files |= _states_of(root, cache, [p for n, p in shown.items() if n in changed])
     graph = DependencyGraph(files)
-    affected = _affected(snapshot, graph, changed)
+    affected = _affected(snapshot, graph, changed, files)
     load = graph.load_set(affected)
     kb = build_knowledge_base(
         root, None, cache, [p for n, p in shown.items() if n in load], listed=True
@@ -188,11 +194,17 @@ def _recheck_changes(
     return replace(kb.run.stats, mode="incremental", rechecked=len(affected), loaded=len(load))
 
 
-def _affected(snapshot: Snapshot, graph: DependencyGraph, changed: set[str]) -> set[str]:
-    """The files whose findings `changed` may change (`graph`: the tree as it is now)."""
+def _affected(
+    snapshot: Snapshot, graph: DependencyGraph, changed: set[str], files: dict[str, FileState]
+) -> set[str]:
+    """The files whose findings `changed` may change (`graph`, `files`: the tree as it is now)."""
     affected = graph.affected(changed, DependencyGraph(snapshot.files))
-    if _ids_of(snapshot.files) != graph.ids():
-        # an id came or went: what an all-ids rule says may change wherever it said something
+    before, after = _ids_of(snapshot.files), _ids_of(files)
+    if before != after:
+        # A record came or went; the graph knows the loaded ones, not an id named by a file
+        # that did not load (it is read every run, its id moves only when the file does).
+        affected |= graph.reaching(before ^ after)
+        # what an all-ids rule says may change wherever it said something
         codes = codes_reading("all-ids")
         affected |= {
             name
@@ -203,7 +215,8 @@ def _affected(snapshot: Snapshot, graph: DependencyGraph, changed: set[str]) -> 
 
 
 def _ids_of(files: dict[str, FileState]) -> set[str]:
-    return {state.record_id for state in files.values() if state.record_id}
+    """The ids of the tree: of its records, and those that files kb cannot read name."""
+    return {state.record_id or state.unread_id for state in files.values()} - {""}
 
 
 def _states_of(root: Path, cache: RecordCache, paths: list[Path]) -> dict[str, FileState]:

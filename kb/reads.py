@@ -287,6 +287,10 @@ class DependencyGraph:
             found |= {n for n in candidates if kind in scanned_kinds(self.files[n].kind)}
         return found
 
+    def reaching(self, ids: Iterable[str]) -> set[str]:
+        """The files whose references reach any of `ids`, directly or through others."""
+        return self._files_reaching(ids)
+
     def ids(self) -> set[str]:
         """Every id a file's path gives."""
         return set(self._named)

@@ -59,6 +59,8 @@ class RunContext:
     cache: RecordCache | None = None
     focus: frozenset[str] | None = None
     outside_ids: frozenset[str] = frozenset()
+    # The files that did not become records, by display path: the id each one's place names.
+    unread_ids: dict[str, str] = field(default_factory=dict)
     # The per-file stage: each record's record-local rule findings, by display path.
     local: dict[str, list[Finding]] | None = None
     schema: list[Finding] | None = None

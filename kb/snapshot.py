@@ -3,9 +3,10 @@
 A view of kb's one store (kb.store: `run.kbstore` in the cache folder, under
 the one salt of kb.fingerprint), holding one entry. For every file of the
 records tree it keeps the SHA-256 of the bytes that were checked, the record id
-its path gives (empty if the file did not load), the `id:` it claims, its kind,
-the record ids its references point at; what its `stat` said just before it
-was read (`probe`, in `seen`); the located findings of the whole run, by file;
+its path gives (empty if the file did not load; such a file keeps the id its
+place names instead: the tree has that record, unreadable), the `id:` it
+claims, its kind, the record ids its references point at; what its `stat` said just before it was
+read (`probe`, in `seen`); the located findings of the whole run, by file;
 and when the files were probed (`taken`). kb.incremental reads it.
 
 A file whose stat is what the snapshot recorded is not read again (`trusted`),
@@ -58,6 +59,9 @@ class FileState(NamedTuple):
     claimed_id: str  # its `id:` field ("" if none)
     kind: str
     targets: tuple[str, ...]  # record ids its references point at, sorted, unique
+    # When it did not load: the id its place names (kb.loader's unread_id), else "". The
+    # tree has that record all the same: a reference to it does not dangle (kb.checker).
+    unread_id: str
 
 
 @dataclass

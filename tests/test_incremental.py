@@ -220,7 +220,11 @@ EDITS_PER_SEED = max(1, int(os.environ.get("KB_DIFFERENTIAL_EDITS", "24")) // 4)
 def test_random_edits_give_the_findings_of_a_full_run(
     tree: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, seed: int
 ) -> None:
-    """Seed 4 waits out a short margin before each run: every edit meets trusted stats."""
+    """Seed 4 waits out a short margin before each run: every edit meets trusted stats.
+
+    A failure names the seed, the edits up to the one that diverged and the first
+    differing findings (made only then: a passing run pays nothing for it).
+    """
     pause = 0.15 if seed == 4 else 0.0
     if pause:
         monkeypatch.setattr(snapshot, "MARGIN_NS", 100_000_000)  # > this kernel's clock tick
@@ -228,20 +232,41 @@ def test_random_edits_give_the_findings_of_a_full_run(
     rng = random.Random(seed)
     reference = full_run(tmp_path, monkeypatch)
     assert as_rows(incremental_run(tree)) == as_rows(reference())
-    counts = {"edits": 0, "incremental": 0, "snapshot": 0, "differences": 0}
+    counts = {"edits": 0, "incremental": 0, "snapshot": 0}
+    history: list[str] = []
     for _ in range(EDITS_PER_SEED):
-        done = rng.choice(EDITS)(tree, rng)
+        edit = rng.choice(EDITS)
+        history.append(f"{edit.__name__}: {edit(tree, rng)}")
         time.sleep(pause)
         result = _validate(tree)
         findings, checked = full_result(tmp_path, monkeypatch)
         counts["edits"] += 1
         counts[stats().mode] = counts.get(stats().mode, 0) + 1
-        same = as_rows(result.findings) == as_rows(findings) and result.checked_paths == checked
-        counts["differences"] += not same
-        assert as_rows(result.findings) == as_rows(findings), done
-        assert result.checked_paths == checked, done  # "checked N records" too
-        assert stats().mode in ("incremental", "snapshot"), done
+        if as_rows(result.findings) != as_rows(findings) or result.checked_paths != checked:
+            pytest.fail(divergence(seed, history, result, findings, checked), pytrace=False)
+        assert stats().mode in ("incremental", "snapshot"), history[-1]
     print(f"seed {seed}: {counts}")  # pytest -s shows the campaign's counts
+
+
+def divergence(
+    seed: int, history: list[str], result: api.Result, findings: list[Finding], checked: list[str]
+) -> str:
+    """Where an incremental run first differed from a full one, and the edits that led there."""
+    mine, theirs = as_rows(result.findings), as_rows(findings)
+    lines = [
+        f"seed {seed}, edit {len(history)} of {EDITS_PER_SEED} (KB_DIFFERENTIAL_EDITS="
+        f"{EDITS_PER_SEED * 4}): the {stats().mode} run differs from a full run",
+        "edits:",
+        *(f"  {index}. {done}" for index, done in enumerate(history, 1)),
+    ]
+    for label, rows, other in (("only incremental", mine, theirs), ("only full", theirs, mine)):
+        extra = [row for row in rows if row not in other]
+        lines += [f"{label} ({len(extra)}):", *(f"  {row}" for row in extra[:5])]
+    if result.checked_paths != checked:
+        gone = sorted(set(checked) - set(result.checked_paths))[:5]
+        added = sorted(set(result.checked_paths) - set(checked))[:5]
+        lines.append(f"checked paths: only full {gone}, only incremental {added}")
+    return "\n".join(lines)
 
 
 # ------------------------------------------------------------------ issue 15 regressions
@@ -431,6 +456,57 @@ def test_the_command_line_uses_it_and_full_is_an_option(tree: Path, tmp_path: Pa
     assert first.returncode == second.returncode == forced.returncode == 0, first.stdout
     assert first.stdout == second.stdout == forced.stdout
     assert snapshot_path(tmp_path / ".kb-cache").is_file()
+
+
+# ------------------------------------------------------------------ a file that does not load
+
+# A record file kb cannot read (here: broken YAML) still names a record of the tree: a
+# reference to it is not dangling (kb.checker), and its id comes and goes with the file.
+RESULTS = "sources/azure-nd-gb200-v6-results"
+CITING = "records/receipts/azure-nd-gb200-v6-host-device-copy.yaml"  # cites RESULTS
+
+
+def dangling_at(found: list[Finding], path: str) -> list[str]:
+    return [f.message for f in found if f.code == "RF001" and f.location.path == path]
+
+
+def test_deleting_a_record_that_does_not_load_rechecks_its_referrers(
+    tree: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Shrunk from seed 1's edit 118 of KB_DIFFERENTIAL_EDITS=510 (break, later delete)."""
+    source = tree / "sources" / "azure-nd-gb200-v6-results.yaml"
+    source.write_text(source.read_text() + "\nbroken: [unclosed\n")
+    assert dangling_at(incremental_run(tree), CITING) == []  # unreadable, but there
+    source.unlink()
+    found = assert_incremental_is_full(tmp_path, monkeypatch)
+    assert f"{RESULTS!r} names no record" in dangling_at(found, CITING)
+
+
+def test_a_record_that_does_not_load_at_a_dangling_id_rechecks_its_referrers(
+    tree: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    source = tree / "sources" / "azure-nd-gb200-v6-results.yaml"
+    source.rename(source.with_name("moved.yaml"))
+    assert dangling_at(incremental_run(tree), CITING)
+    source.write_text("broken: [unclosed\n")  # the id is back, in a file kb cannot read
+    found = assert_incremental_is_full(tmp_path, monkeypatch)
+    assert dangling_at(found, CITING) == []
+
+
+def test_a_suggested_id_that_goes_with_a_file_that_does_not_load_is_not_suggested(
+    tree: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """RF001's "did you mean" names any id of the tree, unreadable records' too."""
+    typo = tree / "hardware" / "nvidia-h100-sxm.yaml"
+    text = typo.read_text()
+    typo.write_text(re.sub(r"source: sources/[a-z0-9.-]+", f"source: {RESULTS}z", text, count=1))
+    source = tree / "sources" / "azure-nd-gb200-v6-results.yaml"
+    source.write_text(source.read_text() + "\nbroken: [unclosed\n")
+    hints = [f.hint for f in incremental_run(tree) if f.code == "RF001"]
+    assert hints == [f"did you mean {RESULTS!r}?"]
+    source.unlink()
+    found = assert_incremental_is_full(tmp_path, monkeypatch)
+    assert f"did you mean {RESULTS!r}?" not in [f.hint for f in found if f.code == "RF001"]
 
 
 # ------------------------------------------------------------------ issue 18: the stat check
