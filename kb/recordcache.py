@@ -121,10 +121,12 @@ class RecordCache:
         out); with them, also every older entry whose key is live (a run that loaded
         only some files keeps the rest).
         """
-        for key in sorted(self.dirty):
-            self.store.put(key, self.entries[key].encoded())
+        self.store.put_later(sorted(self.dirty), self._encoded)  # marshalled shard by shard
         self.dirty.clear()
         self.store.save(live_keys or ())
+
+    def _encoded(self, key: str) -> tuple[Any, ...]:
+        return self.entries[key].encoded()
 
 
 def _tuples(findings: list[Finding] | None) -> list[tuple[Any, ...]] | None:
