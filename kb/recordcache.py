@@ -25,9 +25,9 @@ STORE = "records"
 Reference = tuple[str, str, str]  # (pointer, target, expected kind)
 
 
-@dataclass
+@dataclass(slots=True)
 class RecordEntry:
-    """What one file gave on its own; a part not computed yet is None."""
+    """What one file gave on its own; a part not computed yet is None (one per file: slotted)."""
 
     data: Any  # the parsed document, None when it did not parse
     load: list[Finding]  # the load findings

@@ -110,14 +110,14 @@ class ShardedStore:
         self.directory, self.name, self.salt, self.shards = directory, name, salt, shards
         self._old: dict[int, _Shard] = {}
         self._new: dict[str, tuple[bytes, bytes]] = {}  # key -> (checksum, marshalled value)
-        self._later: dict[str, Callable[[str], Any]] = {}  # key -> its value's maker (put_later)
+        self._later: dict[str, tuple[int, Callable[[str], Any]]] = {}  # key -> (shard, maker)
         self._used: set[str] = set()  # keys this run read or wrote
 
     def get(self, key: str) -> Any | None:
         """The entry under `key`, or None if there is none or it does not check out."""
         later = self._later.get(key)
         if later is not None:
-            payload = _marshalled(later(key))
+            payload = _marshalled(later[1](key))
             return None if payload is None else marshal.loads(payload)
         new = self._new.get(key)
         if new is not None:
@@ -149,7 +149,7 @@ class ShardedStore:
         """
         for key in keys:
             self._new.pop(key, None)
-            self._later[key] = value_of
+            self._later[key] = (shard_of(key, self.shards), value_of)
             self._used.add(key)
 
     def keys(self) -> set[str]:
@@ -188,8 +188,8 @@ class ShardedStore:
         entries.update(
             (key, entry) for key, entry in self._new.items() if shard_of(key, self.shards) == shard
         )
-        for key, value_of in self._later.items():
-            if shard_of(key, self.shards) == shard:
+        for key, (its_shard, value_of) in self._later.items():
+            if its_shard == shard:
                 made = _marshalled(value_of(key))
                 if made is not None:
                     entries[key] = (_checksum(key, made), made)
@@ -210,7 +210,8 @@ class ShardedStore:
 
     def _changed(self, live: set[str] | None) -> Iterator[int]:
         """The shards to write: those with new entries, and those that drop old ones."""
-        written = {shard_of(key, self.shards) for key in (*self._new, *self._later)}
+        written = {shard_of(key, self.shards) for key in self._new}
+        written.update(shard for shard, _ in self._later.values())
         for shard in range(self.shards):
             if shard in written:
                 yield shard
