@@ -146,7 +146,7 @@ def _run_pending(
     for record_id in sorted(found):
         data, plan = found.pop(record_id)  # each record's JSON freed once stored: never all held
         analysis.stats.symbolic += 1
-        result_key, plan_key, _, _, issues = pending[record_id]
+        result_key, plan_key, _, _, issues = pending.pop(record_id)
         cache.put(result_key, data)
         if plan is not None:
             cache.put(plan_key, plan)
