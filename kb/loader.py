@@ -204,7 +204,6 @@ class _File:
 
     path: Path
     shown: str
-    raw: bytes = b""
     digest: str = ""
     key: str = ""
     result: tuple[dict[str, Any] | None, list[Problem]] | None = None
@@ -214,7 +213,12 @@ class _File:
 
 
 def _read_cached(path: Path, cache: RecordCache | None) -> _File:
-    """Read a file; when the cache knows its bytes, its parse result too."""
+    """Read a file; when the cache knows its bytes, its parse result too.
+
+    The bytes of a file the cache does not know are not kept: its parse reads it
+    again (`_parse_all`), so the bytes of every file are never held all at once
+    (at 100,000 files ~240 MB, beside the documents parsed from them).
+    """
     item = _File(path, display_path(path))
     name = path.name
     if not _is_utf8(str(path)):  # the name, or a folder's: it cannot become a record id
@@ -230,27 +234,40 @@ def _read_cached(path: Path, cache: RecordCache | None) -> _File:
         item.result = (None, [problem])
         return item
     assert raw is not None
-    item.raw, item.digest = raw, content_digest(raw)
+    item.digest = content_digest(raw)
     item.key = RecordCache.key(item.shown, item.digest)
     entry = cache.get(item.key) if cache is not None else None
     if entry is not None:
         item.result = (entry.data, [Problem.of(found) for found in entry.load])
-        item.raw = b""  # not needed again: at 100,000 files the bytes alone are ~240 MB
     return item
 
 
 def _parse_all(items: list[_File], alongside: Callable[[Record], Any] | None) -> None:
-    """Parse the files the cache did not know, in worker processes when there are many."""
+    """Parse the files the cache did not know, in worker processes when there are many.
 
-    def job(item: _File) -> tuple[dict[str, Any] | None, list[Problem], Any]:
-        data, problems = _parse_bytes(item.raw, item.shown)
+    Each is read again where it is parsed, and its digest and cache key are those of
+    the bytes read then: what is parsed and what the cache keeps it under always agree,
+    even when the file changed since the cache was asked.
+    """
+
+    def job(item: _File) -> tuple[str, dict[str, Any] | None, list[Problem], Any]:
+        raw, problem = _read_bytes(item.path, item.shown)
+        if problem is not None:
+            return "", None, [problem], None
+        assert raw is not None
+        digest = content_digest(raw)
+        data, problems = _parse_bytes(raw, item.shown)
         if alongside is None or data is None:
-            return data, problems, None
-        return data, problems, alongside(Record(*item.identity, item.shown, data, item.digest))
+            return digest, data, problems, None
+        return digest, data, problems, alongside(Record(*item.identity, item.shown, data, digest))
 
     results = map_forked(job, items, PARALLEL_MIN_FILES) or [job(item) for item in items]
-    for item, (data, problems, extra) in zip(items, results, strict=True):
-        item.result, item.alongside, item.raw, item.fresh = (data, problems), extra, b"", True
+    for item, (digest, data, problems, extra) in zip(items, results, strict=True):
+        item.result, item.alongside = (data, problems), extra
+        if digest != item.digest:  # changed since it was first read, or unreadable now
+            item.digest = digest
+            item.key = RecordCache.key(item.shown, digest) if digest else ""
+        item.fresh = bool(digest)
 
 
 def _parse_bytes(raw: bytes, shown: str) -> tuple[dict[str, Any] | None, list[Problem]]:

@@ -25,9 +25,9 @@ STORE = "records"
 Reference = tuple[str, str, str]  # (pointer, target, expected kind)
 
 
-@dataclass
+@dataclass(slots=True)
 class RecordEntry:
-    """What one file gave on its own; a part not computed yet is None."""
+    """What one file gave on its own; a part not computed yet is None (one per file: slotted)."""
 
     data: Any  # the parsed document, None when it did not parse
     load: list[Finding]  # the load findings
@@ -121,10 +121,12 @@ class RecordCache:
         out); with them, also every older entry whose key is live (a run that loaded
         only some files keeps the rest).
         """
-        for key in sorted(self.dirty):
-            self.store.put(key, self.entries[key].encoded())
+        self.store.put_later(sorted(self.dirty), self._encoded)  # marshalled shard by shard
         self.dirty.clear()
         self.store.save(live_keys or ())
+
+    def _encoded(self, key: str) -> tuple[Any, ...]:
+        return self.entries[key].encoded()
 
 
 def _tuples(findings: list[Finding] | None) -> list[tuple[Any, ...]] | None:

@@ -413,3 +413,58 @@ def test_identities_of_many_files_are_identity_from_path(tmp_path: Path, name: s
     identities = _Identities(root)
     for each in (path, outside, linked):
         assert identities(each) == identity_from_path(root, each), each
+
+
+# ---------------------------------------------------------------- reading once per parse
+
+
+def test_a_file_changed_after_the_cache_was_asked_is_keyed_by_the_bytes_parsed(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The parse reads the file again: its digest and cache key are those of what it parsed."""
+    from kb import loader
+    from kb.recordcache import RecordCache, content_digest
+
+    root = write_tree(tmp_path / "records", {"sources/doc.yaml": source_yaml()})
+    path = root / "sources" / "doc.yaml"
+    first = path.read_bytes()
+    later = first.replace(b"title: A document", b"title: Another document")
+    real_read = loader._read_bytes
+    reads: list[bytes] = []
+
+    def read_then_change(file: Path, shown: str) -> tuple[bytes | None, object]:
+        found = real_read(file, shown)
+        reads.append(found[0] or b"")
+        if len(reads) == 1:  # the cache lookup's read: the file is written right after it
+            path.write_bytes(later)
+        return found
+
+    monkeypatch.setattr(loader, "_read_bytes", read_then_change)
+    (item,) = load_files(root, cache=RecordCache(None, "salt"))
+    assert reads == [first, later]
+    assert item.record is not None and item.record.title == "Another document"
+    assert item.record.digest == content_digest(later)
+    assert item.key == RecordCache.key(item.shown, content_digest(later))
+    assert item.fresh
+
+
+def test_a_file_gone_before_its_parse_is_unreadable_and_not_cached(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from kb import loader
+    from kb.recordcache import RecordCache
+
+    root = write_tree(tmp_path / "records", {"sources/doc.yaml": source_yaml()})
+    real_read = loader._read_bytes
+    calls: list[Path] = []
+
+    def read_then_delete(file: Path, shown: str) -> tuple[bytes | None, object]:
+        calls.append(file)
+        if len(calls) == 2:
+            file.unlink()
+        return real_read(file, shown)
+
+    monkeypatch.setattr(loader, "_read_bytes", read_then_delete)
+    (item,) = load_files(root, cache=RecordCache(None, "salt"))
+    assert item.record is None and not item.fresh and item.key == ""
+    assert [p.code for p in item.problems] == ["LD001"]

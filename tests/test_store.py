@@ -201,3 +201,39 @@ def test_equal_entries_give_equal_bytes_in_every_process() -> None:
     for key in ("b", "a", "c"):
         local.put(key, {"key": key, "list": [key, 1.5, None, (key, True)], "text": key * 300})
     assert runs[0] == runs[1] == local.encode(0).hex()
+
+
+def test_entries_put_later_are_made_when_their_shard_is_written(tmp_path: Path) -> None:
+    """put_later: each value is made (and marshalled) as its own shard is encoded."""
+    store = ShardedStore(tmp_path, "t", "salt", shards=4)
+    made: list[str] = []
+
+    def value_of(key: str) -> Any:
+        made.append(key)
+        return expected(key)
+
+    keys = [f"k{n}" for n in range(40)]
+    store.put_later(keys, value_of)
+    assert store.get("k7") == expected("k7")  # asked before the save: made then, a copy
+    made.clear()
+    shards_seen: list[set[int]] = []
+    real_encode = store.encode
+
+    def encode(shard: int, live: set[str] | None = None) -> bytes:
+        before = len(made)
+        data = real_encode(shard, live)
+        shards_seen.append({shard_of(key, 4) for key in made[before:]})
+        return data
+
+    store.encode = encode  # type: ignore[method-assign]
+    store.save()
+    assert sorted(made) == sorted(keys)
+    assert all(len(seen) <= 1 for seen in shards_seen)  # only the shard being written
+    again = ShardedStore(tmp_path, "t", "salt", shards=4)
+    assert {key: again.get(key) for key in keys} == {key: expected(key) for key in keys}
+    store.put("k3", "plain")  # a later put wins over put_later
+    assert store.get("k3") == "plain"
+    store.put_later(["bad"], lambda key: object())  # marshal cannot keep it: not stored
+    store.save()
+    assert ShardedStore(tmp_path, "t", "salt", shards=4).get("bad") is None
+    assert ShardedStore(tmp_path, "t", "salt", shards=4).get("k3") == "plain"

@@ -144,9 +144,9 @@ def _run_pending(
         for name, count in built.items():
             setattr(analysis.stats, name, getattr(analysis.stats, name) + count)
     for record_id in sorted(found):
-        data, plan = found[record_id]
+        data, plan = found.pop(record_id)  # each record's JSON freed once stored: never all held
         analysis.stats.symbolic += 1
-        result_key, plan_key, _, _, issues = pending[record_id]
+        result_key, plan_key, _, _, issues = pending.pop(record_id)
         cache.put(result_key, data)
         if plan is not None:
             cache.put(plan_key, plan)
