@@ -64,15 +64,16 @@ class RecordCache:
         self.dirty: set[str] = set()  # keys whose entry this run created or completed
 
     @staticmethod
-    def key(shown: str, digest: str) -> str:
+    def key(shown: str, digest: str, real: str | None = None) -> str:
         """The entry of these bytes at this path; a symlink's names where it resolves.
 
         A record's id and kind come from its resolved path (kb.loader), and its schema
-        and record-local findings from those.
+        and record-local findings from those. `real`: where the path resolves if it
+        is a symlink, "" if it is not, when the caller knows (kb.snapshot.probe).
         """
-        if os.path.islink(shown):
-            return f"{shown}\0{digest}\0{os.path.realpath(shown)}"
-        return f"{shown}\0{digest}"
+        if real is None:
+            real = os.path.realpath(shown) if os.path.islink(shown) else ""
+        return f"{shown}\0{digest}\0{real}" if real else f"{shown}\0{digest}"
 
     def get(self, key: str) -> RecordEntry | None:
         entry = self.entries.get(key)

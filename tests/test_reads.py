@@ -21,6 +21,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from kb import reads
 from kb.api import open_kb, validate
@@ -240,3 +242,9 @@ def test_page_declarations_name_kinds() -> None:
         for kind, kinds in declared.items():
             assert kind in KINDS
             assert set(kinds) <= {*KINDS, "*"}, kind
+
+
+@settings(max_examples=300)
+@given(st.text(alphabet="/.ab\\-", max_size=12))
+def test_path_parts_is_pathlibs(name: str) -> None:
+    assert reads.path_parts(name) == Path(name).parts
