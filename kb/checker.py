@@ -215,7 +215,11 @@ def schema_stage(kb: KnowledgeBase) -> list[Finding]:
     cache = kb.run.cache
     findings: list[Finding] = []
     for record in kb:
-        key = RecordCache.key(record.path, record.digest)
+        key = (
+            RecordCache.key(record.path, record.digest)
+            if cache is None
+            else cache.key_of(record.path, record.digest)
+        )
         known = cache.schema(key) if cache is not None else None
         if known is None:
             known = [finding_of(problem) for problem in validate_record(record)]

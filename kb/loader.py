@@ -99,7 +99,7 @@ def load_files(
     files = [_read_cached(path, cache, known) for path in chosen]
     for item in files:
         if item.result is None or item.result[0] is not None:  # a file that was read
-            item.identity = identities(item.path)
+            item.identity = identities(item.path, item.real)
     _parse_all([item for item in files if item.result is None], alongside)
     loaded = []
     for item in files:
@@ -216,6 +216,7 @@ class _File:
     identity: tuple[str, str] = ("", "")
     fresh: bool = False  # parsed in this run
     alongside: Any = None
+    real: str | None = None  # where the file resolves if it is a symlink, "" if not
 
 
 def _read_cached(path: Path, cache: RecordCache | None, known: Mapping[str, str]) -> _File:
@@ -234,8 +235,8 @@ def _read_cached(path: Path, cache: RecordCache | None, known: Mapping[str, str]
         item.result = (None, [_misnamed(item.shown, name)])
         return item
     if cache is not None and known.get(item.shown):
-        item.digest = known[item.shown]
-        item.key = RecordCache.key(item.shown, item.digest)
+        item.digest, item.real = known[item.shown], _real_path(path)
+        item.key = cache.key_of(item.shown, item.digest, item.real)
         entry = cache.get(item.key)
         if entry is not None:
             item.result = (entry.data, [Problem.of(found) for found in entry.load])
@@ -246,12 +247,19 @@ def _read_cached(path: Path, cache: RecordCache | None, known: Mapping[str, str]
         return item
     assert raw is not None
     item.raw, item.digest = raw, content_digest(raw)
-    item.key = RecordCache.key(item.shown, item.digest)
+    item.real = _real_path(path)
+    key = RecordCache.key if cache is None else cache.key_of
+    item.key = key(item.shown, item.digest, item.real)
     entry = cache.get(item.key) if cache is not None else None
     if entry is not None:
         item.result = (entry.data, [Problem.of(found) for found in entry.load])
         item.raw = b""  # not needed again: at 100,000 files the bytes alone are ~240 MB
     return item
+
+
+def _real_path(path: Path) -> str:
+    """Where `path` resolves if it is a symlink, else "" (RecordCache.key's `real`)."""
+    return os.path.realpath(path) if os.path.islink(path) else ""
 
 
 def _parse_all(items: list[_File], alongside: Callable[[Record], Any] | None) -> None:
@@ -309,8 +317,9 @@ class _Identities:
         self.prefix = text if text.endswith("/") else text + "/"
         self.folder_texts: dict[str, str] = {}  # a file's folder as written -> resolved
 
-    def __call__(self, path: Path) -> tuple[str, str]:
-        text = self._resolved_text(path)
+    def __call__(self, path: Path, real: str | None = None) -> tuple[str, str]:
+        """The file's id and kind; `real` as _File.real says, when known."""
+        text = self._resolved_text(path, real)
         if text is None:
             text = str(self.resolve(path))
         # The usual file, `<root>/<folder>/<name>.yaml`, told apart with string operations
@@ -323,14 +332,14 @@ class _Identities:
                 return relative[:-5], KIND_BY_FOLDER.get(folder, "")
         return _identity(self.resolved_root, Path(text), path)
 
-    def _resolved_text(self, path: Path) -> str | None:
+    def _resolved_text(self, path: Path, real: str | None) -> str | None:
         """str(PathResolver()(path)) with string operations for a plain file in a folder.
 
         None for anything else (a symlink, a file at the top of the file system):
         PathResolver decides those.
         """
         parent, _, name = str(path).rpartition("/")
-        if not parent or os.path.islink(path):
+        if not parent or (os.path.islink(path) if real is None else real):
             return None
         folder = self.folder_texts.get(parent)
         if folder is None:

@@ -282,10 +282,18 @@ class DependencyGraph:
         return found
 
     def load_set(self, names: Iterable[str]) -> set[str]:
-        """`names` and every file their checks read."""
-        found: set[str] = set()
-        for name in names:
-            found |= self.inputs(name)
+        """`names` and every file their checks read: the union of their `inputs`.
+
+        Walked once for all of them (what the union of starts reaches is the union of
+        what each reaches); a file with a ledger adds its own scan (`inputs`).
+        """
+        nodes = {name: self.files[name] for name in names}
+        ids = {i for node in nodes.values() for i in (node.record_id, node.claimed_id)}
+        found = set(nodes) | self._holding(ids - {""})
+        found |= self._naming(self._forward_ids({n.record_id for n in nodes.values()} - {""}))
+        for name, node in nodes.items():
+            if scanned_kinds(node.kind):
+                found |= self.inputs(name)
         return found
 
     def affected(self, changed: Iterable[str], before: DependencyGraph) -> set[str]:
