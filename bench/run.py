@@ -17,6 +17,7 @@ never judged: there is no pass/fail here.
 from __future__ import annotations
 
 import argparse
+import compileall
 import os
 import platform
 import re
@@ -335,7 +336,10 @@ def snapshot_code(work: Path) -> dict[str, str]:
     """Copy kb/ (with its schemas and theme) aside and run kb from the copy.
 
     Edits made to the tree during a long run must not change the code under test
-    (they would also empty kb's cache, whose salt includes kb's source files).
+    (they would also empty kb's cache, whose salt includes kb's source files). The
+    copy is byte-compiled, as `pip install` leaves an installed kb: with
+    PYTHONDONTWRITEBYTECODE set, every step would otherwise compile kb's modules anew
+    (~0.08 s of CPU a process at 10,000 records, a tenth of "1 changed").
     """
     code = work / "code"
     shutil.rmtree(code, ignore_errors=True)
@@ -346,6 +350,7 @@ def snapshot_code(work: Path) -> dict[str, str]:
                 code / folder,
                 ignore=shutil.ignore_patterns("__pycache__", ".kb-cache"),
             )
+    compileall.compile_dir(code / "kb", quiet=1)
     path = os.pathsep.join(p for p in (str(code), os.environ.get("PYTHONPATH", "")) if p)
     return dict(os.environ, PYTHONPATH=path)
 

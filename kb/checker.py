@@ -26,7 +26,7 @@ runs the same stages on part of the tree).
 from __future__ import annotations
 
 import functools
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 
 from kb import fingerprint, overlay
@@ -77,27 +77,33 @@ def build_knowledge_base(
     cache: RecordCache | None = None,
     paths: Sequence[Path] | None = None,
     listed: bool = False,
+    digests: Mapping[str, str] | None = None,
 ) -> KnowledgeBase:
     """Load every record (or those in `paths`), run the per-file stage, add the base revision.
 
     The knowledge base comes back frozen, its run context (kb.run) started.
 
-    `listed`: `paths` are record files in record_files' order (kb.loader).
+    `listed`: `paths` are record files in record_files' order (kb.loader); `digests`,
+    the content hashes this run already knows (kb.loader.load_files).
     """
     run = RunContext(cache=cache)
-    kb = per_file_stage(load_stage(root, run, paths, listed), run)
+    kb = per_file_stage(load_stage(root, run, paths, listed, digests), run)
     return attach(kb, root, base)
 
 
 def load_stage(
-    root: Path, run: RunContext, paths: Sequence[Path] | None = None, listed: bool = False
+    root: Path,
+    run: RunContext,
+    paths: Sequence[Path] | None = None,
+    listed: bool = False,
+    digests: Mapping[str, str] | None = None,
 ) -> list[Loaded]:
     """Read and parse the files; store what the cache did not know (parse and load findings).
 
     Each file parsed in this run is also checked on its own right after its parse, in
     the same worker (`checked_alone`: the per-file stage's work, done in one pass).
     """
-    loaded = load_files(root, paths, run.cache, listed, alongside=checked_alone)
+    loaded = load_files(root, paths, run.cache, listed, checked_alone, digests)
     if run.cache is not None:
         for item in loaded:
             if item.fresh:
@@ -211,7 +217,11 @@ def schema_stage(kb: KnowledgeBase) -> list[Finding]:
     cache = kb.run.cache
     findings: list[Finding] = []
     for record in kb:
-        key = RecordCache.key(record.path, record.digest)
+        key = (
+            RecordCache.key(record.path, record.digest)
+            if cache is None
+            else cache.key_of(record.path, record.digest)
+        )
         known = cache.schema(key) if cache is not None else None
         if known is None:
             known = [finding_of(problem) for problem in validate_record(record)]

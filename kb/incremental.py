@@ -150,7 +150,7 @@ def file_states(kb: KnowledgeBase) -> dict[str, FileState]:
             node.targets,
             unread.get(name, ""),
         )
-        for name, node in file_nodes(kb).items()
+        for name, node in file_nodes(kb, kb.run.focus).items()
         if kb.run.focus is None or name in kb.run.focus or not node.record_id
     }
 
@@ -178,13 +178,13 @@ def _recheck_changes(
     affected = _affected(snapshot, graph, changed, files)
     load = graph.load_set(affected)
     kb = build_knowledge_base(
-        root, None, cache, [p for n, p in shown.items() if n in load], listed=True
+        root, None, cache, [p for n, p in shown.items() if n in load], True, digests
     )
     kb.run.outside_ids = kb.run.outside_ids | frozenset(_ids_of(files) - kb.records.keys())
     kb.run.focus = frozenset(affected)
     fresh = resolve_locations(f for f in run_rules(kb) if f.location.path in affected)
     schema = (f for f in waived(kb, kb.run.schema or []) if f.location.path in affected)
-    cache.save({RecordCache.key(name, digest) for name, digest in digests.items()})
+    cache.save({RecordCache.key(n, digest, _link(seen[n])) for n, digest in digests.items()})
     files.update((name, state) for name, state in file_states(kb).items() if name in affected)
     snapshot.files = files
     snapshot.findings = {

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import os
 import re
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -79,6 +79,7 @@ def load_files(
     cache: RecordCache | None = None,
     listed: bool = False,
     alongside: Callable[[Record], Any] | None = None,
+    digests: Mapping[str, str] | None = None,
 ) -> list[Loaded]:
     """Read and parse every record file under `root` (or only `paths`), in walk order.
 
@@ -88,13 +89,17 @@ def load_files(
     lists them (sorted): they are not listed again. `alongside(record)`, a pure function,
     runs on every record parsed in this run right after its parse, in the same worker
     (the checker's per-file stage: one pass over the files, one pickling of results).
+    `digests`: the content hashes of files already known this run, by display path
+    (kb.incremental's, from the snapshot for a trusted stat): a file the cache knows
+    under its hash is not read again.
     """
     identities = _Identities(root)
     chosen = list(paths or ()) if listed else record_files(root, paths)
-    files = [_read_cached(path, cache) for path in chosen]
+    known = digests or {}
+    files = [_read_cached(path, cache, known) for path in chosen]
     for item in files:
         if item.result is None or item.result[0] is not None:  # a file that was read
-            item.identity = identities(item.path)
+            item.identity = identities(item.path, item.real)
     _parse_all([item for item in files if item.result is None], alongside)
     loaded = []
     for item in files:
@@ -210,11 +215,13 @@ class _File:
     identity: tuple[str, str] = ("", "")
     fresh: bool = False  # parsed in this run
     alongside: Any = None
+    real: str | None = None  # where the file resolves if it is a symlink, "" if not
 
 
-def _read_cached(path: Path, cache: RecordCache | None) -> _File:
+def _read_cached(path: Path, cache: RecordCache | None, known: Mapping[str, str]) -> _File:
     """Read a file; when the cache knows its bytes, its parse result too.
 
+    A file whose hash is `known` and in the cache is not read: the cache answers.
     The bytes of a file the cache does not know are not kept: its parse reads it
     again (`_parse_all`), so the bytes of every file are never held all at once
     (at 100,000 files ~240 MB, beside the documents parsed from them).
@@ -229,17 +236,31 @@ def _read_cached(path: Path, cache: RecordCache | None) -> _File:
     if name.endswith(".yml"):
         item.result = (None, [_misnamed(item.shown, name)])
         return item
+    if cache is not None and known.get(item.shown):
+        item.digest, item.real = known[item.shown], _real_path(path)
+        item.key = cache.key_of(item.shown, item.digest, item.real)
+        entry = cache.get(item.key)
+        if entry is not None:
+            item.result = (entry.data, [Problem.of(found) for found in entry.load])
+            return item
     raw, problem = _read_bytes(path, item.shown)
     if problem is not None:
         item.result = (None, [problem])
         return item
     assert raw is not None
     item.digest = content_digest(raw)
-    item.key = RecordCache.key(item.shown, item.digest)
+    item.real = _real_path(path)
+    key = RecordCache.key if cache is None else cache.key_of
+    item.key = key(item.shown, item.digest, item.real)
     entry = cache.get(item.key) if cache is not None else None
     if entry is not None:
         item.result = (entry.data, [Problem.of(found) for found in entry.load])
     return item
+
+
+def _real_path(path: Path) -> str:
+    """Where `path` resolves if it is a symlink, else "" (RecordCache.key's `real`)."""
+    return os.path.realpath(path) if os.path.islink(path) else ""
 
 
 def _parse_all(items: list[_File], alongside: Callable[[Record], Any] | None) -> None:
@@ -266,7 +287,7 @@ def _parse_all(items: list[_File], alongside: Callable[[Record], Any] | None) ->
         item.result, item.alongside = (data, problems), extra
         if digest != item.digest:  # changed since it was first read, or unreadable now
             item.digest = digest
-            item.key = RecordCache.key(item.shown, digest) if digest else ""
+            item.key = RecordCache.key(item.shown, digest, item.real) if digest else ""
         item.fresh = bool(digest)
 
 
@@ -289,11 +310,15 @@ class PathResolver:
         self.folders: dict[Path, Path] = {}
 
     def __call__(self, path: Path) -> Path:
+        # A file that is not a symlink resolves to its resolved folder plus its name.
+        return path.resolve() if path.is_symlink() else self.folder_of(path) / path.name
+
+    def folder_of(self, path: Path) -> Path:
+        """The resolved folder of `path` (resolved once per folder)."""
         folder = self.folders.get(path.parent)
         if folder is None:
             folder = self.folders[path.parent] = path.parent.resolve()
-        # A file that is not a symlink resolves to its resolved folder plus its name.
-        return path.resolve() if path.is_symlink() else folder / path.name
+        return folder
 
 
 class _Identities:
@@ -305,10 +330,13 @@ class _Identities:
         self.resolve = PathResolver()
         text = str(self.resolved_root)
         self.prefix = text if text.endswith("/") else text + "/"
+        self.folder_texts: dict[str, str] = {}  # a file's folder as written -> resolved
 
-    def __call__(self, path: Path) -> tuple[str, str]:
-        resolved = self.resolve(path)
-        text = str(resolved)
+    def __call__(self, path: Path, real: str | None = None) -> tuple[str, str]:
+        """The file's id and kind; `real` as _File.real says, when known."""
+        text = self._resolved_text(path, real)
+        if text is None:
+            text = str(self.resolve(path))
         # The usual file, `<root>/<folder>/<name>.yaml`, told apart with string operations
         # (both paths are resolved: absolute, normalised); _identity's pathlib steps give
         # the same for it and decide everything else.
@@ -317,7 +345,21 @@ class _Identities:
             if len(relative) - relative.rfind("/") > 6:  # a name longer than ".yaml"
                 folder = relative.partition("/")[0] if "/" in relative else ""
                 return relative[:-5], KIND_BY_FOLDER.get(folder, "")
-        return _identity(self.resolved_root, resolved, path)
+        return _identity(self.resolved_root, Path(text), path)
+
+    def _resolved_text(self, path: Path, real: str | None) -> str | None:
+        """str(PathResolver()(path)) with string operations for a plain file in a folder.
+
+        None for anything else (a symlink, a file at the top of the file system):
+        PathResolver decides those.
+        """
+        parent, _, name = str(path).rpartition("/")
+        if not parent or (os.path.islink(path) if real is None else real):
+            return None
+        folder = self.folder_texts.get(parent)
+        if folder is None:
+            folder = self.folder_texts[parent] = str(self.resolve.folder_of(path))
+        return None if folder.endswith("/") else f"{folder}/{name}"
 
 
 def identity_from_path(root: Path, path: Path) -> tuple[str, str]:

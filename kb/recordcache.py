@@ -62,17 +62,26 @@ class RecordCache:
         self.store = ShardedStore(directory, STORE, salt_value)
         self.entries: dict[str, RecordEntry] = {}
         self.dirty: set[str] = set()  # keys whose entry this run created or completed
+        self.keys: dict[tuple[str, str], str] = {}  # (display path, digest) -> key, this run
 
     @staticmethod
-    def key(shown: str, digest: str) -> str:
+    def key(shown: str, digest: str, real: str | None = None) -> str:
         """The entry of these bytes at this path; a symlink's names where it resolves.
 
         A record's id and kind come from its resolved path (kb.loader), and its schema
-        and record-local findings from those.
+        and record-local findings from those. `real`: where the path resolves if it
+        is a symlink, "" if it is not, when the caller knows (kb.snapshot.probe).
         """
-        if os.path.islink(shown):
-            return f"{shown}\0{digest}\0{os.path.realpath(shown)}"
-        return f"{shown}\0{digest}"
+        if real is None:
+            real = os.path.realpath(shown) if os.path.islink(shown) else ""
+        return f"{shown}\0{digest}\0{real}" if real else f"{shown}\0{digest}"
+
+    def key_of(self, shown: str, digest: str, real: str | None = None) -> str:
+        """`key`, found once a run for each file and hash (the loader's, then the stages')."""
+        found = self.keys.get((shown, digest))
+        if found is None:
+            found = self.keys[(shown, digest)] = self.key(shown, digest, real)
+        return found
 
     def get(self, key: str) -> RecordEntry | None:
         entry = self.entries.get(key)

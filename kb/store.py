@@ -152,6 +152,10 @@ class ShardedStore:
             self._later[key] = (shard_of(key, self.shards), value_of)
             self._used.add(key)
 
+    def keep(self, key: str) -> None:
+        """Count `key` as used by this run without reading it (`save` keeps what was used)."""
+        self._used.add(key)
+
     def keys(self) -> set[str]:
         """Every key the store holds now (its saved shards and this run's entries)."""
         found = set(self._new) | self._later.keys()

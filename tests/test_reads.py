@@ -21,6 +21,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from kb import reads
 from kb.api import open_kb, validate
@@ -240,3 +242,23 @@ def test_page_declarations_name_kinds() -> None:
         for kind, kinds in declared.items():
             assert kind in KINDS
             assert set(kinds) <= {*KINDS, "*"}, kind
+
+
+@settings(max_examples=300)
+@given(st.text(alphabet="/.ab\\-", max_size=12))
+def test_path_parts_is_pathlibs(name: str) -> None:
+    assert reads.path_parts(name) == Path(name).parts
+
+
+@pytest.fixture(scope="module")
+def shipped_graph() -> DependencyGraph:
+    return DependencyGraph(file_nodes(open_kb(SHIPPED_RECORDS)))
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.data())
+def test_load_set_is_the_union_of_the_inputs(shipped_graph: DependencyGraph, data: Any) -> None:
+    names = sorted(shipped_graph.files)
+    picked = data.draw(st.lists(st.sampled_from(names), max_size=40))
+    expected = set().union(*(shipped_graph.inputs(name) for name in picked))
+    assert shipped_graph.load_set(picked) == expected

@@ -2,12 +2,18 @@
 
 `equations-<x>.kbstore` in the cache folder, under the one salt of
 kb.fingerprint (kb's code, SymPy's and the other libraries' versions, the
-schemas). The key is a SHA-256 over everything a record's checks read (its
-equation sections, the values its bindings resolve to: `content_key`); the
-value is the result's JSON text, so what comes back is exactly what a JSON
-round trip gives. A damaged entry is a miss (the store checks every entry), so
-a corrupt or stale cache can never change a result; entries are never evicted:
-`.kb-cache/` is safe to delete when it has grown.
+schemas). A record's result is kept in its file's slot (`slot`: the record's
+path), with the SHA-256 of everything its checks read (its equation sections,
+the values its bindings resolve to: `content_key`): a result is served only when
+that key matches, and a new result replaces the slot's old one, so the store
+holds one result per record, not one per version ever checked. A plan (the
+compiled checks of one maths text, kb.equations.plan) is kept under its own
+content key, shared by every record with that text. The value is the JSON
+text, so what comes back is exactly what a JSON round trip gives. A damaged
+entry is a miss (the store checks every entry), so a corrupt or stale cache can
+never change a result. A run that checks every record (`flush(prune=True)`)
+keeps only the entries it used: the slots of deleted records and the plans of
+maths no record has any more go.
 
 A result a time budget decided (`timed_out`: a check that ran out of time, EQ014,
 or an identity whose simplification did) is never kept: it depends on how busy
@@ -29,10 +35,17 @@ STORE = "equations"
 _TIMEOUT_WORDS = ("(timeout)", "timed out")
 
 
-def content_key(payload: Any) -> str:
-    """Hash JSON-able input (the store's salt covers the engine's code and SymPy)."""
-    text = json.dumps(payload, sort_keys=True, default=str, separators=(",", ":"))
-    return hashlib.sha256(text.encode()).hexdigest()
+def canonical(payload: Any) -> str:
+    """JSON-able input as one text: sorted keys, no spaces (what a key hashes)."""
+    return json.dumps(payload, sort_keys=True, default=str, separators=(",", ":"))
+
+
+def content_key(*parts: str) -> str:
+    """Hash texts (`canonical` ones; the store's salt covers the engine's code and SymPy).
+
+    The parts are joined with NUL, which neither a path nor JSON text holds.
+    """
+    return hashlib.sha256("\0".join(parts).encode()).hexdigest()
 
 
 def timed_out(code: str, text: str) -> bool:
@@ -54,7 +67,7 @@ def is_final(value: Any) -> bool:
 
 
 class ResultCache:
-    """Get and put JSON results by key; `flush()` writes what this run put.
+    """Get and put JSON results by key (a record's in its slot); `flush()` writes what was put.
 
     `directory=None` (analyse without a cache) answers nothing and keeps nothing.
     """
@@ -62,21 +75,49 @@ class ResultCache:
     def __init__(self, directory: Path | None, salt: str = "") -> None:
         self.store = None if directory is None else ShardedStore(directory, STORE, salt)
 
-    def get(self, key: str) -> Any | None:
-        text = self.store.get(key) if self.store is not None else None
-        if not isinstance(text, str):
+    def get(self, key: str, slot: str | None = None) -> Any | None:
+        """The value under `key`; with `slot`, the slot's value if it was kept under `key`."""
+        if self.store is None:
             return None
-        try:
-            return json.loads(text)
-        except ValueError:
+        if slot is None:
+            return _loads(self.store.get(key))
+        stored = self.store.get(_slot_key(slot))
+        if not isinstance(stored, tuple) or len(stored) != 3 or stored[0] != key:
             return None
+        self.store.keep(stored[2])  # its plan stays while a result made with it is served
+        return _loads(stored[1])
 
-    def put(self, key: str, value: Any) -> None:
-        """Keep `value` unless a time budget decided part of it (see `is_final`)."""
-        if self.store is not None and is_final(value):
-            self.store.put(key, json.dumps(value, sort_keys=True))
+    def put(self, key: str, value: Any, slot: str | None = None, plan: str = "") -> None:
+        """Keep `value` unless a time budget decided part of it (see `is_final`).
 
-    def flush(self) -> None:
-        """Write the shards this run put something in (each atomically); errors are ignored."""
+        With `slot`, it replaces whatever the slot held; `plan` is the key of the plan
+        the record's maths compiles to.
+        """
+        if self.store is None or not is_final(value):
+            return
+        text = json.dumps(value, sort_keys=True)
+        if slot is None:
+            self.store.put(key, text)
+        else:
+            self.store.put(_slot_key(slot), (key, text, plan))
+
+    def flush(self, prune: bool = False) -> None:
+        """Write the shards that changed (each atomically); errors are ignored.
+
+        `prune` (a run that analysed every record): keep only the entries this run used.
+        """
         if self.store is not None:
-            self.store.save()
+            self.store.save(() if prune else None)
+
+
+def _slot_key(slot: str) -> str:
+    return f"{slot}\0result"  # never a content key (those are hex digests)
+
+
+def _loads(text: Any) -> Any | None:
+    if not isinstance(text, str):
+        return None
+    try:
+        return json.loads(text)
+    except ValueError:
+        return None

@@ -24,7 +24,7 @@ from typing import Any
 
 from kb import fingerprint
 from kb.equations.bind import BindError, Bound, resolve
-from kb.equations.cache import ResultCache, content_key
+from kb.equations.cache import ResultCache, canonical, content_key
 from kb.equations.claimbase import claim_specs
 from kb.equations.compose import compose
 from kb.equations.figures import check_model
@@ -97,7 +97,7 @@ def analyse(kb: KnowledgeBase, use_cache: bool = True) -> Analysis:
         if result is not None:
             analysis.results[record.id] = result
     _run_pending(kb, pending, cache, analysis)
-    cache.flush()
+    cache.flush(prune=kb.run.focus is None)  # every record analysed: what was not used goes
     kb.run.equations = analysis
     return analysis
 
@@ -146,8 +146,8 @@ def _run_pending(
     for record_id in sorted(found):
         data, plan = found.pop(record_id)  # each record's JSON freed once stored: never all held
         analysis.stats.symbolic += 1
-        result_key, plan_key, _, _, issues = pending.pop(record_id)
-        cache.put(result_key, data)
+        result_key, plan_key, _, record, issues = pending.pop(record_id)
+        cache.put(result_key, data, slot=record.path, plan=plan_key)
         if plan is not None:
             cache.put(plan_key, plan)
         analysis.results[record_id] = _with_issues(_from_json(data), issues)
@@ -169,25 +169,20 @@ def _analyse_record(
     composed = compose(kb, record)  # `uses` resolved: the used text enters every key below
     record = composed.record
     resolved = _resolve_all(kb, record)
-    sections = {s: record.data.get(s) for s in SECTIONS}
-    key = content_key(
-        {
-            "path": record.path,
-            "sections": sections,
-            "bindings": {spec: _bound_key(b) for spec, b in resolved.items()},
-        }
-    )
-    cached = cache.get(key)
+    sections = canonical({s: record.data.get(s) for s in SECTIONS})  # once, for both keys
+    bindings = canonical({spec: _bound_key(b) for spec, b in resolved.items()})
+    key = content_key("result", record.path, sections, bindings)
+    cached = cache.get(key, slot=record.path)
     if cached is not None:
         kb.run.stats.cached += 1
         return _with_issues(_from_json(cached), composed.issues)
-    plan_key = content_key({"plan": PLAN_FORMAT, "sections": sections})
+    plan_key = content_key("plan", str(PLAN_FORMAT), sections)
     plan = cache.get(plan_key)
     if isinstance(plan, Mapping):
         result = run_planned(record, plan, _resolver(kb, resolved))
         if result is not None:
             kb.run.stats.planned += 1
-            cache.put(key, _to_json(result))
+            cache.put(key, _to_json(result), slot=record.path, plan=plan_key)
             return _with_issues(result, composed.issues)
     pending[record.id] = (key, plan_key, resolved, record, composed.issues)
     return None

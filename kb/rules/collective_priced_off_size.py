@@ -80,13 +80,14 @@ def check(kb: KnowledgeBase) -> Iterator[Finding]:
     """Each receipt, placement and flop class; one that fails its schema is not checked.
 
     Receipts and placements are read through their views: one that fails its schema
-    has its SC001 finding and prices nothing.
+    has its SC001 finding and prices nothing. Every finding is on the record checked,
+    so a partial run (kb.incremental) checks only the records in its focus.
     """
     from kb.ledger.curves import duplicate_sizes
     from kb.rules._collective_claims import check_claims
 
     checked = views(kb)
-    for record in kb.of_kind("receipt"):
+    for record in filter(kb.in_focus, kb.of_kind("receipt")):
         receipt = checked.receipt(record)
         for first, second in duplicate_sizes(receipt) if receipt else ():
             yield found(
@@ -99,11 +100,11 @@ def check(kb: KnowledgeBase) -> Iterator[Finding]:
                 "state the condition that differs (algorithm, cuda_graphs, gpus), "
                 "or keep one implementation per receipt",
             )
-    for record in kb.of_kind("placement"):
+    for record in filter(kb.in_focus, kb.of_kind("placement")):
         placement = checked.placement(record)
         if placement is not None:
             yield from _placement(kb, record, placement)
-    for flop in kb.of_kind("flop_class"):
+    for flop in filter(kb.in_focus, kb.of_kind("flop_class")):
         yield from check_claims(kb, flop, CODE, SEVERITY)
 
 

@@ -46,6 +46,37 @@ def test_second_run_with_nothing_changed_does_no_symbolic_work(
     )
 
 
+def _stored_keys(cache: Path) -> set[str]:
+    from kb import fingerprint
+    from kb.equations.cache import STORE
+    from kb.store import ShardedStore
+
+    return ShardedStore(cache, STORE, fingerprint.salt()).keys()
+
+
+def test_a_record_keeps_one_result_and_a_full_run_drops_what_it_did_not_use(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from tests.equations.helpers import knowledge_base
+
+    cache = tmp_path / "cache"
+    monkeypatch.setenv("KB_CACHE_DIR", str(cache))
+    engine.analyse(_kb(tmp_path))
+    first = _stored_keys(cache)
+    assert len(first) == 2  # the record's result (in its slot) and its maths' plan
+    for bandwidth in (3.0, 3.1, 3.2):  # each change replaces the result, never adds one
+        partial = _kb(tmp_path, bandwidth)
+        partial.run.focus = frozenset({"records/flops/x.yaml"})
+        assert engine.analyse(partial).stats.planned == 1
+        assert _stored_keys(cache) == first
+    served = engine.analyse(_kb(tmp_path, 3.2))  # a full run served from the cache keeps the plan
+    assert (served.stats.cached, _stored_keys(cache)) == (1, first)
+    changed = engine.analyse(_kb(tmp_path, 3.3))
+    assert changed.stats.planned == 1  # the plan was kept by the run that only served results
+    engine.analyse(knowledge_base(str(tmp_path), ("hardware/gpu", {})))  # flops/x is gone
+    assert _stored_keys(cache) == set()
+
+
 def test_a_corrupt_cache_is_a_miss(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     cache = tmp_path / "cache"
     monkeypatch.setenv("KB_CACHE_DIR", str(cache))
