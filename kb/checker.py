@@ -10,8 +10,9 @@
 - schema stage (kb.schema): JSON Schema problems of every record (SC001, LD009/LD010).
 - equations stage (kb.equations.engine): one analysis of every equation and claim.
 - rules: the catalogue in code order; rules that own a stage's codes forward them.
-  The whole-tree rules that do not read the equations stage run beside it, in a
-  forked child when a CPU is free (kb.workers.beside), with the record cache's save.
+  The schema stage and the whole-tree rules that do not read the equations stage run
+  beside it, in a forked child when a CPU is free (kb.workers.beside), then the
+  record cache's save.
 - waivers: findings a record waives are dropped; then the WV rules, which read which
   waivers were used and which codes exist, run last.
 - locate: JSON pointers become line:col, reading only files that have findings.
@@ -242,18 +243,23 @@ def equations_stage(kb: KnowledgeBase) -> None:
 def run_rules(kb: KnowledgeBase, then: Callable[[], object] | None = None) -> list[Finding]:
     """The stages after the per-file one: schema, equations, rules, waivers, waiver rules.
 
-    The whole-tree rules that do not read the equations stage run beside it (in a
-    forked child when a CPU is free and the tree is big: kb.workers.beside), and
-    after them `then`, work that needs only the stages before the equations
-    (check_everything: the record cache's save). `then` has run when this returns.
+    The schema stage and the whole-tree rules that do not read the equations stage
+    run beside it (in a forked child when a CPU is free and the tree is big:
+    kb.workers.beside), and after them `then`, work that needs only those (the
+    record cache's save: check_everything). `then` has run when this returns.
     """
-    schema_stage(kb)
-    apart = _beside_equations()
     worth_it = len(kb) >= BESIDE_MIN_RECORDS
-    with beside(lambda: _findings_by_code(kb, apart), then, worth_it) as others:
+    with beside(lambda: _before_equations(kb), then, worth_it) as others:
         equations_stage(kb)
-        findings = rules_stage(kb, others.result())
+        kb.run.schema, found = others.result()  # the child's schema stage, if it ran there
+        findings = rules_stage(kb, found)
     return waivers_stage(kb, findings) + waiver_rules_stage(kb)
+
+
+def _before_equations(kb: KnowledgeBase) -> tuple[list[Finding], dict[str, list[Finding]]]:
+    """The schema stage's findings, and those of the rules that run beside the equations."""
+    schema = schema_stage(kb)
+    return schema, {rule.CODE: list(rule.check(kb)) for rule in _beside_equations()}
 
 
 def rules_stage(kb: KnowledgeBase, found: dict[str, list[Finding]] | None = None) -> list[Finding]:
@@ -281,10 +287,6 @@ def _whole_tree(rules: Sequence[Rule]) -> list[Rule]:
 def _beside_equations() -> list[Rule]:
     """The whole-tree rules that do not read the equations stage (it may not have run)."""
     return [r for r in _whole_tree(all_rules()) if not r.CODE.startswith(_EQUATIONS_FAMILIES)]
-
-
-def _findings_by_code(kb: KnowledgeBase, rules: Sequence[Rule]) -> dict[str, list[Finding]]:
-    return {rule.CODE: list(rule.check(kb)) for rule in rules}
 
 
 def waiver_rules_stage(kb: KnowledgeBase) -> list[Finding]:
