@@ -243,11 +243,15 @@ def equations_stage(kb: KnowledgeBase) -> None:
 def run_rules(kb: KnowledgeBase, then: Callable[[], object] | None = None) -> list[Finding]:
     """The stages after the per-file one: schema, equations, rules, waivers, waiver rules.
 
-    The schema stage and the whole-tree rules that do not read the equations stage
-    run beside it (in a forked child when a CPU is free and the tree is big:
-    kb.workers.beside), and after them `then`, work that needs only those (the
-    record cache's save: check_everything). `then` has run when this returns.
+    The whole-tree rules that do not read the equations stage run beside it (in a
+    forked child when a CPU is free and the tree is big: kb.workers.beside), and
+    after them `then`, work that needs only the stages before the equations (the
+    record cache's save: check_everything). `then` has run when this returns. The
+    schema stage runs beside the equations too when `then` saves the cache (its
+    verdicts reach the record cache in the child); else here, first.
     """
+    if then is None:
+        schema_stage(kb)  # the caller saves the record cache: it must hold the verdicts
     worth_it = len(kb) >= BESIDE_MIN_RECORDS
     with beside(lambda: _before_equations(kb), then, worth_it) as others:
         equations_stage(kb)
@@ -258,7 +262,7 @@ def run_rules(kb: KnowledgeBase, then: Callable[[], object] | None = None) -> li
 
 def _before_equations(kb: KnowledgeBase) -> tuple[list[Finding], dict[str, list[Finding]]]:
     """The schema stage's findings, and those of the rules that run beside the equations."""
-    schema = schema_stage(kb)
+    schema = kb.run.schema if kb.run.schema is not None else schema_stage(kb)
     return schema, {rule.CODE: list(rule.check(kb)) for rule in _beside_equations()}
 
 

@@ -233,6 +233,17 @@ def test_rules_beside_the_equations_in_a_child_find_what_one_process_finds(
         assert len(saved.store.keys()) == len(list((tmp_path / "records").rglob("*.yaml")))
     assert runs["2"] == runs["1"]
     assert {"RF001", "SC001", "LG004"} <= {f.code for f in runs["1"]}  # whole-tree ones
+    changed = {}  # the snapshot route: a full run, then one re-checked change
+    for jobs in ("2", "1"):
+        monkeypatch.setenv("KB_JOBS", jobs)
+        monkeypatch.setenv("KB_CACHE_DIR", str(tmp_path / f"snapshot-{jobs}"))
+        broken.write_text(broken.read_text().replace("basis: nope", "basis: vendor-spec"))
+        first = validate(tmp_path / "records").findings
+        broken.write_text(broken.read_text().replace("basis: vendor-spec", "basis: nope", 1))
+        changed[jobs] = (first, validate(tmp_path / "records"))
+    assert changed["2"][0] == changed["1"][0]
+    assert changed["2"][1].findings == changed["1"][1].findings == runs["1"]
+    assert changed["2"][1].stats.mode == "incremental"
 
 
 def test_the_rules_beside_the_equations_never_read_them(
