@@ -267,7 +267,7 @@ class Beside(Generic[T]):
                 os.close(self.reader)
                 self.reader = -1
             _, status = os.waitpid(self.pid, 0)
-            clean = os.waitstatus_to_exitcode(status) == 0 and self.value is not None
+            clean = os.waitstatus_to_exitcode(status) == 0  # it exits 0 only after `then`
         if not clean and self.then is not None:
             self.then()
 
