@@ -31,6 +31,7 @@ from kb.findings import Finding
 from kb.gcpause import paused_during
 from kb.reads import FileNode, checked_paths, file_nodes, scope
 from kb.run import RunStats
+from kb.workers import joined
 
 if TYPE_CHECKING:
     from kb.model import KnowledgeBase
@@ -81,6 +82,7 @@ def open_kb(
 
 
 @paused_during
+@joined()
 def validate(
     root: Path,
     paths: Sequence[Path] = (),

@@ -10,6 +10,9 @@
 - schema stage (kb.schema): JSON Schema problems of every record (SC001, LD009/LD010).
 - equations stage (kb.equations.engine): one analysis of every equation and claim.
 - rules: the catalogue in code order; rules that own a stage's codes forward them.
+  The schema stage and the whole-tree rules that do not read the equations stage run
+  beside it, in a forked child when a CPU is free (kb.workers.beside), then the
+  record cache's save.
 - waivers: findings a record waives are dropped; then the WV rules, which read which
   waivers were used and which codes exist, run last.
 - locate: JSON pointers become line:col, reading only files that have findings.
@@ -26,7 +29,7 @@ runs the same stages on part of the tree).
 from __future__ import annotations
 
 import functools
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
 
 from kb import fingerprint, overlay
@@ -43,10 +46,14 @@ from kb.rules import all_rules
 from kb.rules._base import Rule, finding_of
 from kb.run import RunContext
 from kb.store import cache_dir
-from kb.workers import map_forked
+from kb.workers import beside, map_forked, meanwhile
 
 _LATE_FAMILIES = ("WV",)  # rules that need every other finding first
 _STAGE_FAMILIES = ("LD", "SC")  # findings the loader and the schema stage make
+_EQUATIONS_FAMILIES = ("EQ",)  # rules that read the equations stage (kb.rules._equations)
+# Fewer records in focus than this: the rules run after the equations stage, in this
+# process (one hot change at 10,000 records re-checks ~1,100: forking cost it 7% of CPU).
+BESIDE_MIN_RECORDS = _loader.PARALLEL_MIN_FILES
 # What one file gives on its own: its references as (pointer, target, expected kind),
 # and the findings of the record-local rules on it.
 Alone = tuple[list[tuple[str, str, str]], list[Finding]]
@@ -58,11 +65,11 @@ def check_everything(
     """Every record checked, stage by stage; the located findings (unsorted, unfiltered).
 
     load -> per-file stage (build_knowledge_base) -> schema -> equations -> rules ->
-    waivers -> waiver rules (run_rules) -> locate; the record cache is saved.
+    waivers -> waiver rules (run_rules) -> locate; the record cache is saved (beside
+    the equations stage: it holds nothing that stage or a later one computes).
     """
     kb = build_knowledge_base(root, base, cache)
-    findings = locate_stage(run_rules(kb))
-    cache.save()
+    findings = locate_stage(run_rules(kb, then=cache.save))
     return kb, findings
 
 
@@ -103,13 +110,20 @@ def load_stage(
     Each file parsed in this run is also checked on its own right after its parse, in
     the same worker (`checked_alone`: the per-file stage's work, done in one pass).
     """
-    loaded = load_files(root, paths, run.cache, listed, checked_alone, digests)
+    with meanwhile(_warm_up):  # while the workers parse, if any do
+        loaded = load_files(root, paths, run.cache, listed, checked_alone, digests)
     if run.cache is not None:
         for item in loaded:
             if item.fresh:
                 data = item.record.data if item.record is not None else None
                 run.cache.put_load(item.key, data, [finding_of(p) for p in item.problems])
     return loaded
+
+
+def _warm_up() -> None:
+    """Import what the stages after the load will need (SymPy: ~0.25 s of CPU)."""
+    import kb.equations.planbuild  # noqa: F401
+    import kb.ledger.inputs  # noqa: F401
 
 
 def per_file_stage(loaded: list[Loaded], run: RunContext) -> KnowledgeBase:
@@ -239,25 +253,57 @@ def equations_stage(kb: KnowledgeBase) -> None:
     analyse(kb)
 
 
-def run_rules(kb: KnowledgeBase) -> list[Finding]:
-    """The stages after the per-file one: schema, equations, rules, waivers, waiver rules."""
-    schema_stage(kb)
-    equations_stage(kb)
-    return waivers_stage(kb, rules_stage(kb)) + waiver_rules_stage(kb)
+def run_rules(kb: KnowledgeBase, then: Callable[[], object] | None = None) -> list[Finding]:
+    """The stages after the per-file one: schema, equations, rules, waivers, waiver rules.
+
+    The whole-tree rules that do not read the equations stage run beside it (in a
+    forked child when a CPU is free and the tree is big: kb.workers.beside), and
+    after them `then`, work that needs only the stages before the equations (the
+    record cache's save: check_everything). `then` has run when this returns. The
+    schema stage runs beside the equations too when `then` saves the cache (its
+    verdicts reach the record cache in the child); else here, first.
+    """
+    if then is None:
+        schema_stage(kb)  # the caller saves the record cache: it must hold the verdicts
+    worth_it = sum(kb.in_focus(record) for record in kb) >= BESIDE_MIN_RECORDS
+    with beside(lambda: _before_equations(kb), then, worth_it) as others:
+        equations_stage(kb)
+        kb.run.schema, found = others.result()  # the child's schema stage, if it ran there
+        findings = rules_stage(kb, found)
+    return waivers_stage(kb, findings) + waiver_rules_stage(kb)
 
 
-def rules_stage(kb: KnowledgeBase) -> list[Finding]:
+def _before_equations(kb: KnowledgeBase) -> tuple[list[Finding], dict[str, list[Finding]]]:
+    """The schema stage's findings, and those of the rules that run beside the equations."""
+    schema = kb.run.schema if kb.run.schema is not None else schema_stage(kb)
+    return schema, {rule.CODE: list(rule.check(kb)) for rule in _beside_equations()}
+
+
+def rules_stage(kb: KnowledgeBase, found: dict[str, list[Finding]] | None = None) -> list[Finding]:
     """Run the catalogue but the waiver rules (they need every other finding first).
 
+    `found`: the findings of some rules, by code, already computed on `kb` (run_rules).
     With a focus set (kb.run.focus), record-local rules look only at the focus (the
     caller keeps only its findings: kb.incremental).
     """
     rules = all_rules()
     kb.run.known_codes = frozenset(rule.CODE for rule in rules)
-    local = _local_rules()
+    done = found or {}
     findings = local_findings(kb)
-    findings += [f for rule in _early(rules) if rule not in local for f in rule.check(kb)]
+    for rule in _whole_tree(rules):
+        findings += done[rule.CODE] if rule.CODE in done else list(rule.check(kb))
     return findings
+
+
+def _whole_tree(rules: Sequence[Rule]) -> list[Rule]:
+    """The rules the rules stage runs, in code order: not the local ones, not the late ones."""
+    local = _local_rules()
+    return [rule for rule in _early(rules) if rule not in local]
+
+
+def _beside_equations() -> list[Rule]:
+    """The whole-tree rules that do not read the equations stage (it may not have run)."""
+    return [r for r in _whole_tree(all_rules()) if not r.CODE.startswith(_EQUATIONS_FAMILIES)]
 
 
 def waiver_rules_stage(kb: KnowledgeBase) -> list[Finding]:

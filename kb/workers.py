@@ -13,22 +13,35 @@ so a result never depends on whether workers ran. There is no spawn fallback
 on purpose: spawned workers would pickle every item and the function (often a
 closure) and import kb again, costing more than the work they would share
 (tests/test_portable.py runs kb without fork).
+
+Two more uses of the same rules: `beside(function, then)` runs one function in a
+forked child while this process goes on with other work (the checker's whole-tree
+rules beside the equations stage), its result pickled back on demand, then `then`
+(the record cache's save) in the child; and `meanwhile(function)` gives this
+process work of its own while a pool's workers run (imports the stages after the
+load need). A child that cannot be forked, fails or dies is no loss: its work is
+done here, so results never depend on it.
 """
 
 from __future__ import annotations
 
+import contextlib
 import multiprocessing
 import os
+import pickle
 import threading
 import time
-from collections.abc import Callable, Sequence
-from typing import Any
+from collections.abc import Callable, Iterator, Sequence
+from typing import Any, Generic, TypeVar
 
 from kb import settings
 
 MAX_WORKERS = 8
 _ITEMS: Sequence[Any] = ()
 _FUNCTION: Callable[[Any], Any] | None = None
+_MEANWHILE: list[Callable[[], object]] = []  # this process's work while a pool runs
+T = TypeVar("T")
+PIPE_BYTES = 1 << 20  # what a Beside child may send before it waits for the parent to read
 
 
 def worker_count() -> int:
@@ -136,7 +149,10 @@ def map_forked(
     _ITEMS, _FUNCTION = items, function
     try:
         with multiprocessing.get_context("fork").Pool(jobs) as pool:
-            chunks = pool.map(_run_span, _spans(len(items), chunk or -(-len(items) // (jobs * 4))))
+            spans = _spans(len(items), chunk or -(-len(items) // (jobs * 4)))
+            started = pool.map_async(_run_span, spans)
+            _work_meanwhile()
+            chunks = started.get()
     except Exception:  # noqa: BLE001 - any trouble with workers: the caller does it in-process
         return None
     finally:
@@ -157,3 +173,153 @@ def _spans(total: int, size: int) -> list[tuple[int, int]]:
 def _run_span(span: tuple[int, int]) -> list[Any]:
     assert _FUNCTION is not None
     return [_FUNCTION(item) for item in _ITEMS[span[0] : span[1]]]
+
+
+@contextlib.contextmanager
+def meanwhile(function: Callable[[], object]) -> Iterator[None]:
+    """Inside the block, this process runs `function` while the next pool's workers work.
+
+    Once, and not at all if no pool starts: a pure warm-up only (imports).
+    """
+    _MEANWHILE.append(function)
+    try:
+        yield
+    finally:
+        with contextlib.suppress(ValueError):
+            _MEANWHILE.remove(function)
+
+
+def _work_meanwhile() -> None:
+    while _MEANWHILE:
+        # A warm-up that fails is work left for later: whoever needs it meets the error.
+        with contextlib.suppress(Exception):
+            _MEANWHILE.pop()()
+
+
+_JOINED: list[list[Beside[Any]]] = []  # the joined() blocks open now, innermost last
+
+
+@contextlib.contextmanager
+def joined() -> Iterator[None]:
+    """Every Beside left inside the block (without an error) is finished when it ends.
+
+    kb.api wraps each call in one: a child's `then` (the record cache's save) may run
+    on while this process writes the run snapshot, and has ended when the call returns.
+    """
+    scope: list[Beside[Any]] = []
+    _JOINED.append(scope)
+    try:
+        yield
+    finally:
+        _JOINED.remove(scope)
+        for work in scope:
+            work.finish()
+
+
+class Beside(Generic[T]):
+    """`function()` computed in a forked child, then `then()` there; or both here, on demand.
+
+    `result()` is function's value; `finish()` returns once `then` has run (the child
+    exited cleanly, else it is run here). Use it as a context manager: leaving the
+    block on an error finishes it; leaving it normally finishes it at the end of the
+    innermost joined() block, or at once outside one. No child outlives the work.
+    """
+
+    def __init__(self, function: Callable[[], T], then: Callable[[], object] | None) -> None:
+        self.function, self.then = function, then
+        self.pid, self.reader = 0, -1
+        self.value: tuple[T] | None = None
+        self.finished = False
+
+    def start(self) -> None:
+        """Fork the child (the caller checked it may); on failure the work stays here."""
+        reader, writer = os.pipe()
+        with contextlib.suppress(ImportError, AttributeError, OSError):
+            import fcntl  # Linux: room for a value of up to 1 MiB, so the child never waits
+
+            fcntl.fcntl(writer, fcntl.F_SETPIPE_SZ, PIPE_BYTES)
+        try:
+            pid = os.fork()
+        except OSError:
+            os.close(reader)
+            os.close(writer)
+            return
+        if pid == 0:  # the child: never returns
+            os.close(reader)
+            _child(self.function, self.then, writer)
+        os.close(writer)
+        self.pid, self.reader = pid, reader
+
+    def result(self) -> T:
+        if self.value is None:
+            got = _received(self.reader) if self.pid else None
+            self.value = got if got is not None else (self.function(),)
+        return self.value[0]
+
+    def finish(self) -> None:
+        """Wait for the child; run `then` here unless the child ran it to the end."""
+        if self.finished:
+            return
+        self.finished = True
+        clean = False
+        if self.pid:
+            if self.reader >= 0:
+                os.close(self.reader)
+                self.reader = -1
+            _, status = os.waitpid(self.pid, 0)
+            clean = os.waitstatus_to_exitcode(status) == 0  # it exits 0 only after `then`
+        if not clean and self.then is not None:
+            self.then()
+
+    def __enter__(self) -> Beside[T]:
+        return self
+
+    def __exit__(self, error: type[BaseException] | None, *rest: object) -> None:
+        if error is None and _JOINED:
+            _JOINED[-1].append(self)
+        else:
+            self.finish()
+
+
+def beside(
+    function: Callable[[], T], then: Callable[[], object] | None = None, worth_it: bool = True
+) -> Beside[T]:
+    """Start `function()` (and after it `then()`) in a forked child when that may pay.
+
+    As map_forked decides: the caller found the work big enough (`worth_it`), `fork`
+    exists, this process is alone in it and a CPU is free (worker_count() >= 2).
+    Otherwise nothing starts and result()/finish() do the work here.
+    """
+    work = Beside(function, then)
+    if worth_it and can_fork() and worker_count() >= 2:
+        work.start()
+    return work
+
+
+def _child(function: Callable[[], Any], then: Callable[[], object] | None, writer: int) -> None:
+    """The child's life: compute, send the pickled value, run `then`, exit without cleanup."""
+    code = 1
+    try:
+        data = pickle.dumps((function(),), protocol=pickle.HIGHEST_PROTOCOL)
+        with os.fdopen(writer, "wb") as pipe:  # the parent may read only after its own work
+            pipe.write(data)
+        if then is not None:
+            then()
+        code = 0
+    except BaseException:  # noqa: BLE001, S110 - the parent redoes the work itself
+        pass
+    finally:
+        os._exit(code)  # no atexit handlers, no flushing of the parent's buffers
+
+
+def _received(reader: int) -> tuple[Any] | None:
+    """The child's value, or None when it sent none (it failed or died)."""
+    parts = []
+    with contextlib.suppress(OSError):
+        while chunk := os.read(reader, 1 << 20):
+            parts.append(chunk)
+    try:
+        value = pickle.loads(b"".join(parts)) if parts else None
+    except Exception:  # noqa: BLE001 - a cut message is no message
+        return None
+    return value if isinstance(value, tuple) and len(value) == 1 else None

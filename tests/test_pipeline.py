@@ -203,3 +203,70 @@ def test_a_frozen_knowledge_base_answers_as_an_unfrozen_one_and_refuses_records(
     assert views[0] == ["hardware/a", "sources/b"]
     with pytest.raises(TypeError):
         kb.add(_record("sources/c"))
+
+
+def test_rules_beside_the_equations_in_a_child_find_what_one_process_finds(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The whole-tree rules and the record cache's save run in a forked child (kb.workers
+    .beside) when a CPU is free: same findings, and the child's save serves the next run."""
+    import shutil
+
+    from kb.recordcache import RecordCache
+    from kb.store import cache_dir
+    from tests.conftest import SHIPPED_RECORDS
+
+    shutil.copytree(SHIPPED_RECORDS, tmp_path / "records")
+    broken = tmp_path / "records" / "hardware" / "nvidia-h100-sxm.yaml"
+    broken.write_text(
+        broken.read_text()
+        .replace("basis: vendor-spec", "basis: nope", 1)
+        .replace("source: sources/", "source: sources/gone-", 1)
+    )
+    monkeypatch.setattr(checker, "BESIDE_MIN_RECORDS", 1)
+    runs = {}
+    for jobs in ("2", "1"):
+        monkeypatch.setenv("KB_JOBS", jobs)
+        monkeypatch.setenv("KB_CACHE_DIR", str(tmp_path / f"cache-{jobs}"))
+        runs[jobs] = validate(tmp_path / "records", remember=False).findings
+        saved = RecordCache(cache_dir(tmp_path / "records"), checker.fingerprint.salt())
+        assert len(saved.store.keys()) == len(list((tmp_path / "records").rglob("*.yaml")))
+    assert runs["2"] == runs["1"]
+    assert {"RF001", "SC001", "LG004"} <= {f.code for f in runs["1"]}  # whole-tree ones
+    changed = {}  # the snapshot route: a full run, then one re-checked change
+    for jobs in ("2", "1"):
+        monkeypatch.setenv("KB_JOBS", jobs)
+        monkeypatch.setenv("KB_CACHE_DIR", str(tmp_path / f"snapshot-{jobs}"))
+        broken.write_text(broken.read_text().replace("basis: nope", "basis: vendor-spec"))
+        first = validate(tmp_path / "records").findings
+        broken.write_text(broken.read_text().replace("basis: vendor-spec", "basis: nope", 1))
+        changed[jobs] = (first, validate(tmp_path / "records"))
+    assert changed["2"][0] == changed["1"][0]
+    assert changed["2"][1].findings == changed["1"][1].findings == runs["1"]
+    assert changed["2"][1].stats.mode == "incremental"
+
+
+def test_the_rules_beside_the_equations_never_read_them(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """They may run before the equations stage (in a child): none may start the engine."""
+    import shutil
+
+    import kb.equations.engine as engine
+    from tests.conftest import SHIPPED_RECORDS
+
+    shutil.copytree(SHIPPED_RECORDS, tmp_path / "records")
+    monkeypatch.setenv("KB_CACHE_DIR", str(tmp_path / "cache"))
+    kb = build_knowledge_base(tmp_path / "records")
+    checker.schema_stage(kb)
+
+    def refused(*args: object, **kwargs: object) -> None:
+        raise AssertionError("a rule beside the equations stage ran the engine")
+
+    monkeypatch.setattr(engine, "analyse", refused)
+    apart = checker._beside_equations()
+    assert {"LG003", "LG009", "PR001", "RF001"} <= {rule.CODE for rule in apart}
+    assert not any(rule.CODE.startswith("EQ") for rule in apart)
+    for rule in apart:
+        list(rule.check(kb))
+    assert kb.run.equations is None

@@ -134,3 +134,115 @@ def test_the_decision_reads_runnable_tasks_not_the_load_average(
     assert worker_count() == 2
     monkeypatch.setenv("KB_JOBS", "3")
     assert worker_count() == 3  # asked for: nothing is read
+
+
+def _in_parent(parent: int) -> int:
+    """A value that says which process computed it: 1 here, 2 in a child."""
+    import os
+
+    return 1 if os.getpid() == parent else 2
+
+
+def test_beside_computes_in_a_child_and_runs_then_there(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import os
+
+    from kb.workers import beside
+
+    monkeypatch.setenv("KB_JOBS", "2")
+    parent, mark = os.getpid(), tmp_path / "then"
+
+    def then() -> None:
+        mark.write_text(str(_in_parent(parent)))
+
+    with beside(lambda: [_in_parent(parent), "x" * 3_000_000], then) as work:  # over the pipe
+        value = work.result()
+    assert value[0] == 2 and value[1] == "x" * 3_000_000  # the child's, whole
+    assert mark.read_text() == "2"  # `then` ran there, and had ended when the block did
+
+
+def test_beside_does_the_work_here_without_a_free_cpu_or_when_not_worth_it(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import os
+
+    from kb.workers import beside
+
+    parent, ran = os.getpid(), []
+    for jobs, worth_it in (("1", True), ("2", False)):
+        monkeypatch.setenv("KB_JOBS", jobs)
+        with beside(lambda: _in_parent(parent), lambda: ran.append(1), worth_it) as work:
+            assert not work.pid  # nothing forked
+            assert work.result() == 1
+    assert ran == [1, 1]
+
+
+def test_a_child_that_fails_or_dies_leaves_its_work_to_the_parent(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    import os
+
+    from kb.workers import beside
+
+    monkeypatch.setenv("KB_JOBS", "2")
+    parent, ran = os.getpid(), []
+
+    def fails_in_a_child() -> int:
+        if os.getpid() != parent:
+            raise RuntimeError("only in the child")
+        return 1
+
+    def dies_in_a_child() -> None:
+        if os.getpid() != parent:
+            os._exit(9)  # killed between its value and the end of `then`
+        ran.append("then")
+
+    with beside(fails_in_a_child, lambda: ran.append("then")) as work:
+        assert work.pid and work.result() == 1  # the parent computed it
+    with beside(lambda: _in_parent(parent), dies_in_a_child) as work:
+        assert work.result() == 2
+    assert ran == ["then", "then"]  # each `then` redone here, once
+
+
+def test_joined_defers_the_end_of_a_child_to_the_end_of_its_block(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import time
+
+    from kb.workers import beside, joined
+
+    monkeypatch.setenv("KB_JOBS", "2")
+    mark = tmp_path / "then"
+
+    def slow_then() -> None:
+        time.sleep(0.5)
+        mark.write_text("done")
+
+    with joined():
+        with beside(lambda: 1, slow_then) as work:
+            assert work.result() == 1
+        assert not work.finished  # left to the end of joined()
+    assert work.finished and mark.read_text() == "done"
+    with pytest.raises(ValueError), joined():  # an error: the child is finished at once
+        with beside(lambda: 1, slow_then) as failing:
+            raise ValueError
+    assert failing.finished
+
+
+def test_meanwhile_runs_its_warm_up_once_while_a_pool_works(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from kb.workers import meanwhile
+
+    monkeypatch.setenv("KB_JOBS", "2")
+    ran: list[int] = []
+    with meanwhile(lambda: ran.append(1)):
+        assert map_forked(abs, list(range(-30, 0)), min_items=10) == list(range(30, 0, -1))
+        assert map_forked(abs, list(range(-30, 0)), min_items=10) is not None
+    assert ran == [1]
+    with meanwhile(lambda: ran.append(2)):
+        assert map_forked(abs, [-1], min_items=10) is None  # no pool: no warm-up
+    with meanwhile(lambda: 1 / 0):  # a failing warm-up costs the pool nothing
+        assert map_forked(abs, list(range(-30, 0)), min_items=10) == list(range(30, 0, -1))
+    assert ran == [1]

@@ -9,7 +9,7 @@ schema stage passed (kb.kinds.views).
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from kb.model import Record
@@ -38,6 +38,9 @@ class Receipt:
     interconnect: str | None
     hardware: tuple[str, ...]  # the accelerators it was measured on, as written
     rows: tuple[ResultRow, ...]
+    # kb.ledger.transfers' memo of this view's curves by (pattern, ranks): a view lives
+    # one run (kb.kinds.views), and a receipt prices hundreds of transfers in it.
+    curves_memo: dict[Any, Any] = field(default_factory=dict, compare=False, repr=False)
 
 
 def receipt(record: Record) -> Receipt:

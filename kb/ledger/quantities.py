@@ -8,6 +8,7 @@ prints it (`B/s`, `FLOP/s`, `W` for J/s, `1` for a count).
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Mapping
 from dataclasses import dataclass
 from fractions import Fraction
@@ -51,6 +52,7 @@ def dim_text(dims: Dims) -> str:
     return text
 
 
+@functools.lru_cache(maxsize=4096)  # a few dozen units, asked for ~15,000 times a run
 def unit_scale(unit: str) -> tuple[Fraction, str]:
     """`GB/s` -> (10**9, 'B/s'): the factor to base units and the ledger's dimension."""
     try:

@@ -35,7 +35,7 @@ from kb.kinds import views
 from kb.kinds.interconnect import Interconnect
 from kb.kinds.placement import Transfer
 from kb.kinds.receipt import Receipt
-from kb.ledger.curves import Pricing, best, curves, measured_range, price
+from kb.ledger.curves import Point, Pricing, best, curves, measured_range, price
 from kb.ledger.quantities import Figure, QuantityError, figure
 from kb.model import KnowledgeBase
 
@@ -130,6 +130,16 @@ def _curve_matches(key: tuple[Any, ...], when: Conditions) -> bool:
     )
 
 
+def _curves(receipt: Receipt, when: Conditions) -> dict[Any, list[Point]]:
+    """The receipt's curves for a transfer of `when`'s pattern and rank count, built once."""
+    key = (when.pattern, when.ranks)  # all a row's time depends on besides the row
+    found = receipt.curves_memo.get(key)
+    if found is None:
+        factor_of = lambda gpus: bus_factor(when.pattern, gpus or when.ranks)  # noqa: E731
+        found = receipt.curves_memo[key] = curves(receipt, factor_of)
+    return found
+
+
 def priced_by_receipts(
     receipts: Iterable[Receipt], link: str, size: Fraction, when: Conditions
 ) -> tuple[Measured | None, str]:
@@ -141,8 +151,7 @@ def priced_by_receipts(
             continue
         if not hardware_matches(receipt, when.hardware):
             continue
-        factor_of = lambda gpus: bus_factor(when.pattern, gpus or when.ranks)  # noqa: E731
-        for key, points in curves(receipt, factor_of).items():
+        for key, points in _curves(receipt, when).items():
             if not _curve_matches(key, when):
                 continue
             hit = price(points, size, receipt.id)
