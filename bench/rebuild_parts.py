@@ -74,7 +74,11 @@ class Tally:
         if phase == "start":
             self._gc_started = time.perf_counter()
         else:
-            self.gc_seconds += time.perf_counter() - self._gc_started
+            spent = time.perf_counter() - self._gc_started
+            self.gc_seconds += spent
+            generation = f"gen{info['generation']}"
+            self.cpu[generation] = self.cpu.get(generation, 0.0) + spent
+            self.calls[generation] = self.calls.get(generation, 0) + 1
 
     def wrap(self, label: str, function: Callable[..., Any]) -> Callable[..., Any]:
         @functools.wraps(function)

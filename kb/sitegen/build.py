@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from kb.findings import Finding, Severity
+from kb.gcpause import frozen
 from kb.model import KINDS, KnowledgeBase
 from kb.resources import seed_000_text, theme_dir
 from kb.sitegen import urls
@@ -116,7 +117,7 @@ def build(
     """
     theme = theme if theme is not None else theme_dir()
     kb.freeze()  # the records a site shows are fixed (and its dependency graph built once)
-    with staged_output(Path(out_dir)) as writer:
+    with frozen(), staged_output(Path(out_dir)) as writer:  # the collector skips the records
         salt = fingerprint(theme)
         site = Site(
             kb,
