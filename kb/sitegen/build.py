@@ -30,7 +30,7 @@ from kb.sitegen.output import SiteWriter, staged_output
 from kb.sitegen.record_page import charts_and_ledger, latest_changes
 from kb.sitegen.record_pages import Rendered, write_record_pages
 from kb.sitegen.render import make_environment, render_page
-from kb.sitegen.search import search_index_script
+from kb.sitegen.search import entry_text, index_script
 from kb.sitegen.tables import hardware_table, kind_table
 
 STATIC_FILES = ("style.css", "search.js", "sort.js", "calc.js", "scrollers.js")
@@ -216,7 +216,20 @@ def write_schemas(site: Site, site_url: str | None) -> None:
 
 
 def write_search(site: Site) -> None:
-    site.writer.write_text(urls.SEARCH_INDEX, search_index_script(site.kb))
+    """The search index, joined from each record's entry, the last build's where its key holds.
+
+    The file itself is kept while every entry's key and the order of records are.
+    """
+    entries, previous = [], site.previous.search
+    for record in site.kb:
+        key = site.inputs.search_key(record)
+        old = previous.get(record.id)
+        text = old[1] if old is not None and old[0] == key else entry_text(record, site.kb)
+        site.manifest.search[record.id] = (key, text)
+        entries.append(text)
+    keys = [key for key, _ in site.manifest.search.values()]
+    if not site.reuse(urls.SEARCH_INDEX, site.inputs.key("search", urls.SEARCH_INDEX, pages=keys)):
+        site.writer.write_text(urls.SEARCH_INDEX, index_script(entries))
     site.page("search.html", urls.SEARCH)
 
 

@@ -12,6 +12,8 @@ the schemas' `x-kb-ref`, bindings, prose templates and `uses:`):
   in full the record, its referrers, the records whose values it shows and
   those its kind's page reaches; the titles of the other records it references;
 * a record's JSON: the record;
+* a record's search-index entry (kb.sitegen.search): the record and the records
+  whose values its prose templates show (`DependencyGraph.bound`);
 * a kind's index, the hardware table: its records, and the titles of the
   records they reference;
 * the calculators' pickers (calc-records.js, kb.sitegen.calc_records): every
@@ -86,6 +88,13 @@ class PageInputs:
 
     def json_key(self, record: Record) -> str:
         return self.key("json", record.id, {record.id})
+
+    def search_inputs(self, record: Record) -> set[str]:
+        """Ids a record's search entry reads: it, and those its templates show values of."""
+        return {record.id} | self.graph.bound(record.id)
+
+    def search_key(self, record: Record) -> str:
+        return self.key("search", record.id, self.search_inputs(record))
 
     def table_inputs(self, kind: str) -> set[str]:
         """Ids whose titles a table of all records of `kind` links (its cells' references)."""

@@ -408,3 +408,15 @@ def test_pages_rendered_by_workers_equal_pages_rendered_in_process(
     assert tree(tmp_path / "parallel") == tree(tmp_path / "serial")
     assert sorted(parallel.rendered) == sorted(serial.rendered)
     assert sorted(parallel.written) == sorted(serial.written)
+
+
+def test_a_search_entry_reads_only_its_declared_inputs(tmp_path: Path) -> None:
+    from kb.sitegen.search import search_entry
+
+    for kb in corpora(tmp_path):
+        tracked, inputs = tracking(kb), PageInputs(kb, "test")
+        for record in kb:
+            tracked.start(set())
+            search_entry(record, tracked)
+            assert tracked.read <= inputs.search_inputs(record), record.id
+            assert tracked.kinds == set(), record.id
