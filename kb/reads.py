@@ -131,12 +131,12 @@ def checked_nodes(kb: KnowledgeBase) -> Mapping[str, FileNode] | None:
     """The files `kb`'s validation saw (kb.run.checked_files), if they are those it holds.
 
     That is: the same display paths (its records, duplicates and the files that did
-    not load), each record with the id and, where the validation kept one
-    (kb.snapshot.FileState: the incremental route), the content digest it was
-    loaded with. None otherwise (no validation handed over, a full run's nodes
-    without digests, or the tree changed between it and the load). A
-    record replaced in memory keeps its digest: code that edits the records of a
-    checked knowledge base must give them a new one (or none).
+    not load), each record with its id and the content digest it was loaded with
+    (kb.snapshot.FileState: the snapshot route of kb.api.validate keeps one). None
+    otherwise: no validation handed over, a full run's nodes (no digests), or the
+    tree changed between the validation and the load. A record replaced in memory
+    keeps its digest: code that edits the records of a checked knowledge base must
+    give them a new one (or none).
     """
     files = kb.run.checked_files
     if not files:

@@ -5,7 +5,9 @@ one page type from its context builder; nothing here validates (the `kb build`
 command refuses a knowledge base with errors before it calls this). Record
 pages, record JSON, kind indexes and the charts page are rendered only when
 their inputs changed since the last build (kb.sitegen.deps, kb.sitegen.manifest);
-the few other site-wide pages (home, search, ...) are rendered every time.
+the search index is joined from per-record entries, each made again only when
+its inputs changed; the few other site-wide pages (home, search, ...) are
+rendered every time.
 """
 
 from __future__ import annotations
