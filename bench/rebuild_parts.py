@@ -67,7 +67,8 @@ class Tally:
     wall: dict[str, float] = field(default_factory=dict)
     calls: dict[str, int] = field(default_factory=dict)
     active: set[str] = field(default_factory=set)
-    gc_seconds: float = 0.0  # the cyclic collector's share, from gc.callbacks
+    gc_seconds: float = 0.0  # the cyclic collector's share (wall), from gc.callbacks
+    collections: dict[str, tuple[int, float]] = field(default_factory=dict)  # gen -> n, wall s
     _gc_started: float = 0.0
 
     def on_gc(self, phase: str, info: dict[str, Any]) -> None:
@@ -77,8 +78,8 @@ class Tally:
             spent = time.perf_counter() - self._gc_started
             self.gc_seconds += spent
             generation = f"gen{info['generation']}"
-            self.cpu[generation] = self.cpu.get(generation, 0.0) + spent
-            self.calls[generation] = self.calls.get(generation, 0) + 1
+            count, seconds = self.collections.get(generation, (0, 0.0))
+            self.collections[generation] = (count + 1, seconds + spent)
 
     def wrap(self, label: str, function: Callable[..., Any]) -> Callable[..., Any]:
         @functools.wraps(function)
@@ -154,6 +155,8 @@ def print_parts(tally: Tally, total_cpu: float, total_wall: float, report: Any) 
         f"{len(report.kept)} kept; cyclic GC {tally.gc_seconds:.2f} s wall; "
         f"load average {os.getloadavg()[0]:.1f}"
     )
+    shown = ", ".join(f"{g}: {n} in {s:.2f} s" for g, (n, s) in sorted(tally.collections.items()))
+    print(f"  collections (wall): {shown or 'none'}")
     print(f"  {'part':<44} {'cpu s':>7} {'wall s':>7} {'calls':>6}")
     for label, _, _, depth in PARTS:
         if label in tally.cpu:
