@@ -3,6 +3,7 @@
     python bench/site_bench.py                 # the shipped records, then 10,000 synthetic
     python bench/site_bench.py --sizes 1000    # other synthetic sizes
     python bench/site_bench.py --quick         # shipped records and 500 synthetic (CI smoke)
+    python bench/site_bench.py --rebuild-parts /tmp/kb-10k   # one change: CPU per part
 
 For each corpus it prints: records, the validation time (checker, reported
 apart), the cold build time (empty output folder), the size of the site (files
@@ -78,7 +79,17 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--sizes", default="10000", help="synthetic corpus sizes, comma separated")
     parser.add_argument("--quick", action="store_true", help="shipped + 500 synthetic records")
+    parser.add_argument(
+        "--rebuild-parts",
+        type=Path,
+        metavar="CORPUS",
+        help="time each part of `kb build` after one change (bench/rebuild_parts.py)",
+    )
     args = parser.parse_args(argv)
+    if args.rebuild_parts is not None:
+        from rebuild_parts import main as rebuild_parts_main
+
+        return rebuild_parts_main([str(args.rebuild_parts)])
     sizes = [500] if args.quick else [int(s) for s in args.sizes.split(",") if s]
     with tempfile.TemporaryDirectory(prefix="kb-site-bench-") as tmp:
         work = Path(tmp)

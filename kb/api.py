@@ -42,7 +42,8 @@ class Result:
     """What `kb validate` reports: located, sorted findings and the files they cover.
 
     `stats` says how the run went: full, incremental or served from the snapshot,
-    and what the equations stage did (kb.run.RunStats).
+    and what the equations stage did (kb.run.RunStats). `files`: every file of the
+    tree as the run saw it (kb.reads.FileNode; from the snapshot, its digest too).
     """
 
     findings: list[Finding]
@@ -51,6 +52,7 @@ class Result:
     # The schema stage's findings on every file, those records waive included: the one
     # schema verdict, which open_kb(checked=) gives the typed views.
     schema: tuple[Finding, ...] = ()
+    files: Mapping[str, FileNode] = field(default_factory=dict)
 
 
 # The codes the schema stage makes (kb.schema.validate_record): a record with one has no view.
@@ -64,7 +66,9 @@ def open_kb(
     """Every record under `root`, loaded as a check loads them (the record cache included).
 
     `checked`, the Result of validating `root`: its schema verdict becomes this
-    knowledge base's schema stage (kb.run.schema), so typed views can be read.
+    knowledge base's schema stage (kb.run.schema), so typed views can be read, and
+    the files it saw its `checked_files` (kb.reads.checked_nodes: the site's page
+    keys and dependency graph from them, not from every record again).
     """
     from kb.checker import build_knowledge_base, open_cache  # not imported by an unchanged run
 
@@ -78,6 +82,7 @@ def open_kb(
         kb = build_knowledge_base(root, None, open_cache(root))
     if checked is not None:
         kb.run.schema = list(checked.schema)
+        kb.run.checked_files = checked.files
     return kb
 
 
@@ -120,7 +125,7 @@ def validate(
     if shown is not None:
         findings = [f for f in findings if f.location.path in shown]
     checked = sorted(shown) if shown is not None else every
-    return Result(sorted(findings, key=Finding.sort_key), checked, stats, schema)
+    return Result(sorted(findings, key=Finding.sort_key), checked, stats, schema, files)
 
 
 def selected(code: str, select: Sequence[str], ignore: Sequence[str]) -> bool:

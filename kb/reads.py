@@ -132,6 +132,33 @@ def file_nodes(kb: KnowledgeBase, only: Collection[str] | None = None) -> dict[s
     return nodes
 
 
+def checked_nodes(kb: KnowledgeBase) -> Mapping[str, FileNode] | None:
+    """The files `kb`'s validation saw (kb.run.checked_files), if they are those it holds.
+
+    That is: the same display paths (its records, duplicates and the files that did
+    not load), each record with its id and the content digest it was loaded with
+    (kb.snapshot.FileState: the snapshot route of kb.api.validate keeps one). None
+    otherwise: no validation handed over, a full run's nodes (no digests), or the
+    tree changed between the validation and the load. A record replaced in memory
+    keeps its digest: code that edits the records of a checked knowledge base must
+    give them a new one (or none).
+    """
+    files = kb.run.checked_files
+    if not files:
+        return None
+    paths = {f.location.path for f in kb.load_findings}
+    records: dict[str, Record] = {}
+    for record in (*kb, *kb.duplicates):
+        records.setdefault(record.path, record)  # as file_nodes: the first record of a path
+    for path, record in records.items():
+        node = files.get(path)
+        if node is None or node.record_id != record.id or not record.digest:
+            return None
+        if getattr(node, "digest", None) != record.digest:
+            return None
+    return files if paths | records.keys() == files.keys() else None
+
+
 def nodes_of(kb: KnowledgeBase, only: Collection[str] | None = None) -> dict[str, Node]:
     """Every loaded record of `kb` (duplicates too; `only` those files) as a graph node."""
     by_source: dict[str, list[Reference]] = {}
@@ -360,11 +387,15 @@ class DependencyGraph:
 
 
 def graph_of(kb: KnowledgeBase) -> DependencyGraph:
-    """The dependency graph of a knowledge base: built once for a frozen one (kept in kb.run)."""
+    """The dependency graph of a knowledge base: built once for a frozen one (kept in kb.run).
+
+    Its nodes are those its validation saw when they still describe its files
+    (`checked_nodes`), else made from the records (`file_nodes`): the same nodes.
+    """
     if kb.frozen and kb.run.dependency_graph is not None:
         graph: DependencyGraph = kb.run.dependency_graph
         return graph
-    graph = DependencyGraph(file_nodes(kb), kb.references)
+    graph = DependencyGraph(checked_nodes(kb) or file_nodes(kb), kb.references)
     if kb.frozen:
         kb.run.dependency_graph = graph
     return graph

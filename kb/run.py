@@ -76,6 +76,9 @@ class RunContext:
     ledger_resolved: dict[str, Any] = field(default_factory=dict)
     receipts_index: Any = None  # kb.ledger.transfers.ReceiptIndex, built on first use
     dependency_graph: Any = None  # kb.reads.DependencyGraph of the frozen knowledge base
+    # The files the validation of this tree saw, by display path (kb.api.open_kb(checked=)):
+    # kb.reads.checked_nodes hands them out while they are the files it was loaded from.
+    checked_files: Mapping[str, Any] | None = None
     views: Views | None = None  # the typed views of schema-valid records (kb.kinds.views)
 
 

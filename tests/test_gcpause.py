@@ -68,3 +68,47 @@ def test_the_api_runs_paused_and_gives_the_collector_back(
     assert api.validate(tmp_path / "records", full=True).checked_paths
     assert gc.isenabled() is enabled
     assert seen == [False, False]  # both loads ran with the collector paused
+
+
+def test_frozen_hides_what_exists_and_gives_it_back_after_an_error() -> None:
+    from kb.gcpause import frozen
+
+    assert gc.get_freeze_count() == 0
+    kept = [{"a": [1]} for _ in range(100)]
+    with pytest.raises(ValueError, match="boom"), frozen():
+        assert gc.get_freeze_count() >= len(kept)
+        raise ValueError("boom")
+    assert gc.get_freeze_count() == 0
+
+
+def test_frozen_leaves_a_callers_own_freeze_in_place() -> None:
+    from kb.gcpause import frozen
+
+    gc.freeze()
+    try:
+        before = gc.get_freeze_count()
+        with frozen():
+            pass
+        assert gc.get_freeze_count() >= before > 0
+    finally:
+        gc.unfreeze()
+
+
+def test_a_site_build_runs_frozen_and_unfreezes(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from kb.sitegen import build as site_build
+    from tests.site.conftest import load
+
+    kb, _ = load(SHIPPED_RECORDS)
+    seen: list[int] = []
+    real = site_build.write_home
+
+    def spy(site: Any) -> None:
+        seen.append(gc.get_freeze_count())
+        real(site)
+
+    monkeypatch.setattr(site_build, "write_home", spy)
+    site_build.build(kb, tmp_path / "_site")
+    assert seen and seen[0] > 0
+    assert gc.get_freeze_count() == 0

@@ -262,3 +262,42 @@ def test_load_set_is_the_union_of_the_inputs(shipped_graph: DependencyGraph, dat
     picked = data.draw(st.lists(st.sampled_from(names), max_size=40))
     expected = set().union(*(shipped_graph.inputs(name) for name in picked))
     assert shipped_graph.load_set(picked) == expected
+
+
+def test_the_nodes_a_validation_hands_over_are_the_nodes_of_the_records(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """kb build's graph and page keys come from the snapshot: it must equal the records'."""
+    shutil.copytree(SHIPPED_RECORDS, tmp_path / "records")
+    monkeypatch.setenv("KB_CACHE_DIR", str(tmp_path / "cache"))
+    monkeypatch.chdir(tmp_path)
+    records = Path("records")
+    validate(records)  # a full run: the snapshot the next runs bring up to date
+    hot = records / "hardware/nvidia-h100-sxm.yaml"
+    hot.write_text(hot.read_text().replace("{value: 3350,", "{value: 3351,", 1))
+    receipt = records / "receipts/azure-nd-h100-v5-hbm-bandwidth.yaml"
+    copy = receipt.with_name("azure-nd-h100-v5-hbm-bandwidth-copy.yaml")
+    own = "id: receipts/azure-nd-h100-v5-hbm-bandwidth\n"
+    copy.write_text(receipt.read_text().replace(own, own[:-1] + "-copy\n", 1))
+    (records / "sources/arxiv-gpipe.yaml").unlink()
+    result = validate(records)
+    assert result.stats.mode == "incremental"
+    kb = open_kb(records, checked=result)
+    handed = reads.checked_nodes(kb)
+    assert handed is not None
+    assert handed["records/receipts/azure-nd-h100-v5-hbm-bandwidth-copy.yaml"].record_id
+    assert "records/sources/arxiv-gpipe.yaml" not in handed
+    made = file_nodes(kb)
+    assert handed.keys() == made.keys()
+    for name, node in made.items():
+        got = handed[name]
+        want = (node.record_id, node.claimed_id, node.kind, node.targets)
+        assert (got.record_id, got.claimed_id, got.kind, got.targets) == want, name
+    hot.write_text(hot.read_text().replace("{value: 3351,", "{value: 3352,", 1))
+    assert reads.checked_nodes(open_kb(records, checked=result)) is None  # changed since
+
+
+def test_a_full_run_hands_over_no_digests_and_so_no_nodes(tmp_path: Path) -> None:
+    records = SHIPPED_RECORDS
+    kb = open_kb(records, checked=validate(records, remember=False))
+    assert kb.run.checked_files and reads.checked_nodes(kb) is None

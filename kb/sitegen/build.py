@@ -5,7 +5,9 @@ one page type from its context builder; nothing here validates (the `kb build`
 command refuses a knowledge base with errors before it calls this). Record
 pages, record JSON, kind indexes and the charts page are rendered only when
 their inputs changed since the last build (kb.sitegen.deps, kb.sitegen.manifest);
-the few other site-wide pages (home, search, ...) are rendered every time.
+the search index is joined from per-record entries, each made again only when
+its inputs changed; the few other site-wide pages (home, search, ...) are
+rendered every time.
 """
 
 from __future__ import annotations
@@ -17,6 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from kb.findings import Finding, Severity
+from kb.gcpause import frozen
 from kb.model import KINDS, KnowledgeBase
 from kb.resources import seed_000_text, theme_dir
 from kb.sitegen import urls
@@ -29,7 +32,7 @@ from kb.sitegen.output import SiteWriter, staged_output
 from kb.sitegen.record_page import charts_and_ledger, latest_changes
 from kb.sitegen.record_pages import Rendered, write_record_pages
 from kb.sitegen.render import make_environment, render_page
-from kb.sitegen.search import search_index_script
+from kb.sitegen.search import entry_text, index_script
 from kb.sitegen.tables import hardware_table, kind_table
 
 STATIC_FILES = ("style.css", "search.js", "sort.js", "calc.js", "scrollers.js")
@@ -116,7 +119,7 @@ def build(
     """
     theme = theme if theme is not None else theme_dir()
     kb.freeze()  # the records a site shows are fixed (and its dependency graph built once)
-    with staged_output(Path(out_dir)) as writer:
+    with frozen(), staged_output(Path(out_dir)) as writer:  # the collector skips the records
         salt = fingerprint(theme)
         site = Site(
             kb,
@@ -215,7 +218,20 @@ def write_schemas(site: Site, site_url: str | None) -> None:
 
 
 def write_search(site: Site) -> None:
-    site.writer.write_text(urls.SEARCH_INDEX, search_index_script(site.kb))
+    """The search index, joined from each record's entry, the last build's where its key holds.
+
+    The file itself is kept while every entry's key and the order of records are.
+    """
+    entries, previous = [], site.previous.search
+    for record in site.kb:
+        key = site.inputs.search_key(record)
+        old = previous.get(record.id)
+        text = old[1] if old is not None and old[0] == key else entry_text(record, site.kb)
+        site.manifest.search[record.id] = (key, text)
+        entries.append(text)
+    keys = [key for key, _ in site.manifest.search.values()]
+    if not site.reuse(urls.SEARCH_INDEX, site.inputs.key("search", urls.SEARCH_INDEX, pages=keys)):
+        site.writer.write_text(urls.SEARCH_INDEX, index_script(entries))
     site.page("search.html", urls.SEARCH)
 
 

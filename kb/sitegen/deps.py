@@ -4,14 +4,20 @@ A page's key is a hash of the build fingerprint (kb's code, the templates, the
 library versions) and of a stamp per input record: its kind, path and the exact
 content of its data, or only its title where the page shows no more of it than
 a link (`-` for an id that names no record, so a record appearing there changes
-the key too). The inputs are computed fresh on every build, from the records as
-they are now, by the one dependency graph (kb.reads.DependencyGraph, built from
-the schemas' `x-kb-ref`, bindings, prose templates and `uses:`):
+the key too). The content is the file's digest when the knowledge base comes
+with the files its validation saw (kb.reads.checked_nodes: `kb build`; the bytes
+determine the data, and the loader's code is in the fingerprint), else a hash of
+the data itself (a knowledge base built or edited in memory). The inputs are
+computed fresh on every build, from the records as they are now, by the one
+dependency graph (kb.reads.DependencyGraph, built from the schemas' `x-kb-ref`,
+bindings, prose templates and `uses:`):
 
 * a record's page: what kb.reads declares for its kind (PAGE_READS, PAGE_SCANS):
   in full the record, its referrers, the records whose values it shows and
   those its kind's page reaches; the titles of the other records it references;
 * a record's JSON: the record;
+* a record's search-index entry (kb.sitegen.search): the record and the records
+  whose values its prose templates show (`DependencyGraph.bound`);
 * a kind's index, the hardware table: its records, and the titles of the
   records they reference;
 * the calculators' pickers (calc-records.js, kb.sitegen.calc_records): every
@@ -31,7 +37,7 @@ from collections.abc import Iterable
 from typing import Any
 
 from kb.model import KnowledgeBase, Record
-from kb.reads import PAGE_READS, graph_of, scanned_kinds
+from kb.reads import PAGE_READS, checked_nodes, graph_of, scanned_kinds
 
 MISSING = "-"
 
@@ -54,6 +60,11 @@ def data_stamp(record: Record) -> str:
     return hashlib.blake2b(text.encode("utf-8"), digest_size=16).hexdigest()
 
 
+def file_stamp(record: Record) -> str:
+    """What a page can show of a record loaded from a file: kind, path and the file's digest."""
+    return f"file:{record.kind}:{record.path}:{record.digest}"
+
+
 def _typed(value: Any) -> str:
     return f"{type(value).__name__}:{value}"
 
@@ -64,7 +75,8 @@ class PageInputs:
     def __init__(self, kb: KnowledgeBase, fingerprint: str) -> None:
         self.kb = kb
         self.fingerprint = fingerprint
-        self.stamps = {record.id: data_stamp(record) for record in kb}
+        stamp = file_stamp if checked_nodes(kb) is not None else data_stamp
+        self.stamps = {record.id: stamp(record) for record in kb}
         self.titles = {record.id: f"title:{record.title}" for record in kb}
         self.graph = graph_of(kb)
         self._kind_stamps: dict[str, str] = {}
@@ -86,6 +98,13 @@ class PageInputs:
 
     def json_key(self, record: Record) -> str:
         return self.key("json", record.id, {record.id})
+
+    def search_inputs(self, record: Record) -> set[str]:
+        """Ids a record's search entry reads: it, and those its templates show values of."""
+        return {record.id} | self.graph.bound(record.id)
+
+    def search_key(self, record: Record) -> str:
+        return self.key("search", record.id, self.search_inputs(record))
 
     def table_inputs(self, kind: str) -> set[str]:
         """Ids whose titles a table of all records of `kind` links (its cells' references)."""

@@ -3,15 +3,19 @@
 A view of kb's one store (kb.store) kept in the output folder
 (`.kb-build-manifest.kbstore`), so it is swapped in with the pages it describes
 and can never disagree with them. It maps each page to its key
-(kb.sitegen.deps) and each record to the anchors of its charts (the charts page
-lists them without re-rendering the record). A page whose key is unchanged is
+(kb.sitegen.deps), each record to the anchors of its charts (the charts page
+lists them without re-rendering the record) and to its search-index entry with
+that entry's key (the index is joined from the entries, and only an entry whose
+inputs changed is made again: kb.sitegen.search). A page whose key is unchanged is
 hard-linked from the previous build instead of being rendered. The store's salt,
 `fingerprint(theme)`, is the one salt of kb.fingerprint (kb's code, the libraries that shape the
 output, the schemas) with the theme's files, and it is the fingerprint part of
 every page key too: changing any of them re-renders everything. A missing,
-damaged or foreign manifest means a full build; its entry is JSON text, parsed,
-never executed. A build that showed a timed-out check keeps no keys
-(`budget_bound`): its pages depended on how busy the machine was.
+damaged or foreign manifest (either of its two entries) means a full build; its
+entries are JSON text, parsed, never executed, and a marshal-ed dict of strings
+that the store decodes only once its checksum holds. A build that showed a
+timed-out check keeps no keys (`budget_bound`): its pages depended on how busy
+the machine was.
 """
 
 from __future__ import annotations
@@ -25,17 +29,18 @@ from kb import fingerprint as kb_fingerprint
 from kb.model import KnowledgeBase
 from kb.store import ShardedStore, shard_file
 
-STORE, KEY = ".kb-build-manifest", "manifest"
+STORE, KEY, SEARCH = ".kb-build-manifest", "manifest", "search"
 MANIFEST = shard_file(STORE, 0, 1)  # the file's name in the output folder
-FORMAT = 4  # 3: kept in kb's store; 4: no charts drawn in full
+FORMAT = 5  # 3: kept in kb's store; 4: no charts drawn in full; 5: search entries
 
 
 @dataclass
 class Manifest:
-    """Page -> key, and record id -> the anchors of its charts."""
+    """Page -> key; record id -> the anchors of its charts, and -> (key, its search entry)."""
 
     pages: dict[str, str] = field(default_factory=dict)
     charts: dict[str, list[str]] = field(default_factory=dict)
+    search: dict[str, tuple[str, str]] = field(default_factory=dict)
 
     def to_text(self) -> str:
         payload = {"format": FORMAT, "pages": self.pages, "charts": self.charts}
@@ -45,6 +50,7 @@ class Manifest:
         """The manifest file's bytes (the site writer writes them with the pages)."""
         store = ShardedStore(None, STORE, salt, shards=1)
         store.put(KEY, self.to_text())
+        store.put(SEARCH, self.search)
         return store.encode(0)
 
 
@@ -52,7 +58,10 @@ def load_manifest(site: Path | None, salt: str) -> Manifest:
     """Read the previous build's manifest; anything unexpected reads as none."""
     if site is None:
         return Manifest()
-    text = ShardedStore(site, STORE, salt, shards=1).get(KEY)
+    store = ShardedStore(site, STORE, salt, shards=1)
+    text, search = store.get(KEY), store.get(SEARCH)
+    if not isinstance(search, dict):  # damaged or missing: the whole manifest is
+        return Manifest()
     try:
         payload = json.loads(text) if isinstance(text, str) else None
     except ValueError:
@@ -69,7 +78,20 @@ def load_manifest(site: Path | None, salt: str) -> Manifest:
             for k, v in charts.items()
             if isinstance(k, str) and isinstance(v, list)
         },
+        _search_entries(search),
     )
+
+
+def _search_entries(found: dict[object, object]) -> dict[str, tuple[str, str]]:
+    """The kept search entries, id -> (key, text); anything else is dropped."""
+    return {
+        k: v
+        for k, v in found.items()
+        if isinstance(k, str)
+        and isinstance(v, tuple)
+        and len(v) == 2
+        and all(isinstance(part, str) for part in v)
+    }
 
 
 def budget_bound(kb: KnowledgeBase) -> bool:

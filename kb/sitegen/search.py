@@ -35,18 +35,20 @@ SKIPPED = ("history", "waivers", "id", "kind", "title", "version", "status", *TE
 
 def search_entries(kb: KnowledgeBase) -> list[dict[str, Any]]:
     """One entry per record, in id order."""
-    return [
-        {
-            "id": record.id,
-            "title": record.title,
-            "kind": record.kind,
-            "url": urls.record_page(record.id),
-            "text": record_text(record, kb),
-            "figures": _cut(" ".join(dict.fromkeys(figure_texts(record.data)))),
-            "terms": _cut(" ".join(dict.fromkeys(term_texts(record.data)))),
-        }
-        for record in kb
-    ]
+    return [search_entry(record, kb) for record in kb]
+
+
+def search_entry(record: Record, kb: KnowledgeBase) -> dict[str, Any]:
+    """A record's entry: what it reads is the record and those its templates show."""
+    return {
+        "id": record.id,
+        "title": record.title,
+        "kind": record.kind,
+        "url": urls.record_page(record.id),
+        "text": record_text(record, kb),
+        "figures": _cut(" ".join(dict.fromkeys(figure_texts(record.data)))),
+        "terms": _cut(" ".join(dict.fromkeys(term_texts(record.data)))),
+    }
 
 
 def _cut(text: str) -> str:
@@ -155,9 +157,24 @@ def _terms_into(found: list[str], node: Any, key: str) -> None:
 
 def search_index_script(kb: KnowledgeBase) -> str:
     """Write the index as a script; `<` is escaped so no record text can close a tag."""
-    payload = json.dumps(
-        search_entries(kb), sort_keys=True, ensure_ascii=False, separators=(",", ":")
+    return index_script([entry_text(record, kb) for record in kb])
+
+
+def entry_text(record: Record, kb: KnowledgeBase) -> str:
+    """One entry as the index writes it (sorted keys, escaped): kept between builds as is."""
+    return _escaped(
+        json.dumps(search_entry(record, kb), sort_keys=True, ensure_ascii=False, separators=SEP)
     )
+
+
+def index_script(entries: list[str]) -> str:
+    """The index from its entries' texts: the bytes of one `json.dumps` of the whole list."""
+    return f"window.SEARCH_INDEX = [{','.join(entries)}];\n"
+
+
+SEP = (",", ":")
+
+
+def _escaped(payload: str) -> str:
     payload = payload.replace("<", "\\u003c").replace("\u2028", "\\u2028")
-    payload = payload.replace("\u2029", "\\u2029")
-    return f"window.SEARCH_INDEX = {payload};\n"
+    return payload.replace("\u2029", "\\u2029")
