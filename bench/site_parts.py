@@ -45,7 +45,12 @@ PARTS: list[tuple[str, str, str, int]] = [
     ("summary (_summary)", "kb.sitegen.record_page", "_summary", 2),
     ("record pages, Jinja (record.html)", "kb.sitegen.build", "render_page:record.html", 1),
     ("record JSON (record_json)", "kb.sitegen.record_pages", "record_json", 1),
-    ("writing files, all steps (SiteWriter.write_bytes)", "kb.sitegen.output", "SiteWriter.write_bytes", 1),
+    (
+        "writing files, all steps (SiteWriter.write_bytes)",
+        "kb.sitegen.output",
+        "SiteWriter.write_bytes",
+        1,
+    ),
     ("page inputs (PageInputs.__init__: stamps)", "kb.sitegen.deps", "PageInputs.__init__", 0),
     ("kind indexes (write_kind_indexes)", "kb.sitegen.build", "write_kind_indexes", 0),
     ("hardware table (write_hardware_table)", "kb.sitegen.build", "write_hardware_table", 0),

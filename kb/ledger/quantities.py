@@ -11,6 +11,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass
 from fractions import Fraction
+from functools import lru_cache
 from typing import Any
 
 from kb import numfmt
@@ -51,6 +52,7 @@ def dim_text(dims: Dims) -> str:
     return text
 
 
+@lru_cache(maxsize=4096)  # a placement page reads every interconnect's rate per break-even
 def unit_scale(unit: str) -> tuple[Fraction, str]:
     """`GB/s` -> (10**9, 'B/s'): the factor to base units and the ledger's dimension."""
     try:
