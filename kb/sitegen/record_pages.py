@@ -3,12 +3,13 @@
 First every page whose key (kb.sitegen.deps) matches the last build is kept
 (a hard link, no rendering: Site.reuse). The rest are rendered, on every core
 when there are many (a cold build of thousands of records): pages are
-independent, so forked workers render batches straight into the staging folder.
-Each job renders into a scratch view of the site (the same folder, lists of its
-own: Site.scratch) and returns what it wrote and its charts, which the site
-takes in (Site.absorb) the same way whichever process rendered it. With one
-core, KB_JOBS=1, no fork, or any failure in a worker, the batch is rendered
-in-process; the bytes written never depend on which way ran.
+independent, so one pool of forked workers (kb.workers) renders them, a task of
+TASK pages at a time, straight into the staging folder. Each job renders into a
+scratch view of the site (the same folder, lists of its own: Site.scratch) and
+returns what it wrote and its charts, which the site takes in (Site.absorb) the
+same way whichever process rendered it. With one core, KB_JOBS=1, no fork, or
+any failure in a worker, the pages are rendered in-process; the bytes written
+never depend on which way ran.
 """
 
 from __future__ import annotations
