@@ -17,6 +17,7 @@ workers', from wait4) are printed beside the machine's load average.
 from __future__ import annotations
 
 import importlib
+import json
 import os
 import subprocess
 import sys
@@ -177,6 +178,5 @@ def _in_child(records: Path) -> list[tuple[str, float, int, int]]:
         capture_output=True,
         text=True,
     )
-    import json
-
-    return [tuple(row) for row in json.loads(out.stdout.strip().splitlines()[-1])]  # type: ignore[misc]
+    rows = json.loads(out.stdout.strip().splitlines()[-1])
+    return [(str(label), float(cpu), int(calls), int(depth)) for label, cpu, calls, depth in rows]
