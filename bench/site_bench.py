@@ -4,6 +4,7 @@
     python bench/site_bench.py --sizes 1000    # other synthetic sizes
     python bench/site_bench.py --quick         # shipped records and 500 synthetic (CI smoke)
     python bench/site_bench.py --rebuild-parts /tmp/kb-10k   # one change: CPU per part
+    python bench/site_bench.py --parts /tmp/kb-10k   # CPU s of a cold build by part (site_parts.py)
 
 For each corpus it prints: records, the validation time (checker, reported
 apart), the cold build time (empty output folder), the size of the site (files
@@ -85,11 +86,19 @@ def main(argv: list[str] | None = None) -> int:
         metavar="CORPUS",
         help="time each part of `kb build` after one change (bench/rebuild_parts.py)",
     )
+    parser.add_argument(
+        "--parts",
+        metavar="CORPUS|N",
+        help="CPU seconds of a cold build by part: a folder holding records/, or a size",
+    )
+    parser.add_argument("--no-whole", action="store_true", help="with --parts: no whole build")
     args = parser.parse_args(argv)
     if args.rebuild_parts is not None:
         from rebuild_parts import main as rebuild_parts_main
 
         return rebuild_parts_main([str(args.rebuild_parts)])
+    if args.parts:
+        return _parts(args.parts, not args.no_whole)
     sizes = [500] if args.quick else [int(s) for s in args.sizes.split(",") if s]
     with tempfile.TemporaryDirectory(prefix="kb-site-bench-") as tmp:
         work = Path(tmp)
@@ -100,6 +109,20 @@ def main(argv: list[str] | None = None) -> int:
             corpus = work / f"corpus-{n}"
             write_corpus(n, corpus)
             bench(f"synthetic-{n}", corpus / "records", REPO, work)
+    return 0
+
+
+def _parts(corpus: str, whole: bool) -> int:
+    from site_parts import report
+
+    if corpus.isdigit():
+        with tempfile.TemporaryDirectory(prefix="kb-site-parts-") as tmp:
+            from make_corpus import write_corpus
+
+            write_corpus(int(corpus), Path(tmp))
+            report(Path(tmp) / "records", whole)
+        return 0
+    report(Path(corpus) / "records", whole)
     return 0
 
 

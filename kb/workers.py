@@ -133,12 +133,18 @@ def can_fork() -> bool:
 
 
 def map_forked(
-    function: Callable[[Any], Any], items: Sequence[Any], min_items: int, chunk: int = 0
+    function: Callable[[Any], Any],
+    items: Sequence[Any],
+    min_items: int,
+    chunk: int = 0,
+    progress: Callable[[int], None] | None = None,
 ) -> list[Any] | None:
     """[function(item) for item in items] computed by workers, or None (do it yourself).
 
     `chunk`: items per task (0: about four tasks per worker, for items of similar cost;
     1 balances items of very different cost, such as the engine's families).
+    `progress`, if given, is called here with the number of items of each task done,
+    in order, as the results arrive (a progress bar over one pool, not one pool per step).
     """
     if len(items) < min_items or not can_fork():
         return None
@@ -148,11 +154,15 @@ def map_forked(
     global _ITEMS, _FUNCTION
     _ITEMS, _FUNCTION = items, function
     try:
+        spans = _spans(len(items), chunk or -(-len(items) // (jobs * 4)))
         with multiprocessing.get_context("fork").Pool(jobs) as pool:
-            spans = _spans(len(items), chunk or -(-len(items) // (jobs * 4)))
-            started = pool.map_async(_run_span, spans)
+            started = pool.imap(_run_span, spans)
             _work_meanwhile()
-            chunks = started.get()
+            chunks = []
+            for part in started:
+                chunks.append(part)
+                if progress is not None:
+                    progress(len(part))
     except Exception:  # noqa: BLE001 - any trouble with workers: the caller does it in-process
         return None
     finally:

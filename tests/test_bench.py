@@ -132,3 +132,18 @@ def test_lines_classifies_every_module_and_reports_absent_ones(tmp_path: Path) -
     table = lines.report(tmp_path)
     assert "kb/store.py                         2      1  speed-only" in table
     assert "kb/incremental.py              absent" in table
+
+
+def test_the_site_parts_table_names_every_part_and_times_the_pages(tmp_path: Path) -> None:
+    """`bench/site_bench.py --parts` (issue 18: the build's CPU by part, reproducible)."""
+    import site_parts
+
+    make_corpus.write_corpus(60, tmp_path / "corpus")
+    rows = site_parts._in_child(tmp_path / "corpus" / "records")
+    labels = [label for label, _, _, _ in rows]
+    assert labels[:2] == ["validation (kb build's check)", "site (build)"]
+    assert len(labels) == 2 + sum(1 for label, *_ in site_parts.PARTS if label)
+    calls = {label: count for label, _, count, _ in rows}
+    assert calls["record contexts (record_context)"] == 60  # every record's page, timed
+    assert calls["record pages, Jinja (record.html)"] == 60
+    assert all(cpu >= 0 for _, cpu, _, _ in rows)

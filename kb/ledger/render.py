@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 from fractions import Fraction
+from functools import lru_cache
 from typing import Any
 
 from kb.ledger.analysis import PlacementAnalysis
@@ -199,10 +200,15 @@ def break_even_parts(be: Any) -> tuple[str, list[tuple[str, list[str]]]]:
     )
     sides = []
     for side in BREAK_EVEN_SIDES:
-        names = [f"{p.interconnect} ({amount(p.value, unit)})" for p in be.sides if p.side == side]
+        names = [_placed_name(p.interconnect, p.value, unit) for p in be.sides if p.side == side]
         if names:
             sides.append((side, names))
     return headline, sides
+
+
+@lru_cache(maxsize=8192)  # every placement's break-even names the same interconnects
+def _placed_name(interconnect: str, value: Fraction, unit: str) -> str:
+    return f"{interconnect} ({amount(value, unit)})"
 
 
 # ---- json -------------------------------------------------------------------------------

@@ -3,12 +3,13 @@
 First every page whose key (kb.sitegen.deps) matches the last build is kept
 (a hard link, no rendering: Site.reuse). The rest are rendered, on every core
 when there are many (a cold build of thousands of records): pages are
-independent, so forked workers render batches straight into the staging folder.
-Each job renders into a scratch view of the site (the same folder, lists of its
-own: Site.scratch) and returns what it wrote and its charts, which the site
-takes in (Site.absorb) the same way whichever process rendered it. With one
-core, KB_JOBS=1, no fork, or any failure in a worker, the batch is rendered
-in-process; the bytes written never depend on which way ran.
+independent, so one pool of forked workers (kb.workers) renders them, a task of
+TASK pages at a time, straight into the staging folder. Each job renders into a
+scratch view of the site (the same folder, lists of its own: Site.scratch) and
+returns what it wrote and its charts, which the site takes in (Site.absorb) the
+same way whichever process rendered it. With one core, KB_JOBS=1, no fork, or
+any failure in a worker, the pages are rendered in-process; the bytes written
+never depend on which way ran.
 """
 
 from __future__ import annotations
@@ -27,7 +28,8 @@ if TYPE_CHECKING:
     from kb.sitegen.build import Site
 
 PARALLEL_FROM = 1000  # fewer pages than this render faster than workers fork
-BATCH = 500  # pages per batch of workers; the progress bar moves once per batch
+TASK = 100  # pages per worker task; the progress bar moves once per task
+BATCH = 500  # pages per step in one process; the progress bar moves once per step
 Progress = Callable[[int], None]
 
 
@@ -62,14 +64,18 @@ def write_record_pages(site: Site, progress: Progress | None) -> None:
             jobs.append(job)
         elif progress is not None:
             progress(1)
-    parallel = len(jobs) >= PARALLEL_FROM
-    if parallel:
+    if len(jobs) >= PARALLEL_FROM:
         _analyse_once(site)
+        # One pool for every page: each worker builds the memos pages share once.
+        results = map_forked(lambda job: _render(site, job), jobs, 1, TASK, progress)
+        if results is not None:
+            for result in results:
+                site.absorb(result)
+            return
     for start in range(0, len(jobs), BATCH):
         batch = jobs[start : start + BATCH]
-        results = map_forked(lambda job: _render(site, job), batch, 1) if parallel else None
-        for result in results or [_render(site, job) for job in batch]:
-            site.absorb(result)
+        for job in batch:
+            site.absorb(_render(site, job))
         if progress is not None:
             progress(len(batch))
 

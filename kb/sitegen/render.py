@@ -8,7 +8,8 @@ The templates read the page data (plain dicts) by key, `n["type"]`, not `n.type`
 Jinja tries an attribute first, and a failed attribute lookup on a dict raises and
 catches an exception for every field printed (a third of a record page's
 rendering at 10,000 records, BENCHMARKS.md). Objects (a Record, `loop`, `urls`)
-keep the dot.
+keep the dot. The partials every page shares (links, badges, prose, the field
+tree) are Python (kb.sitegen.html_nodes), not macros: they were a third of it.
 """
 
 from __future__ import annotations
@@ -20,7 +21,7 @@ from typing import Any
 import jinja2
 
 from kb import numfmt
-from kb.sitegen import urls
+from kb.sitegen import html_nodes, urls
 
 
 def make_environment(theme: Path) -> jinja2.Environment:
@@ -35,7 +36,8 @@ def make_environment(theme: Path) -> jinja2.Environment:
         auto_reload=False,  # a build reads each template once
     )
     env.globals["urls"] = urls
-    env.filters["unit"] = lambda unit: numfmt.unit_text(str(unit))  # us -> µs, B^-1 -> B⁻¹
+    env.globals.update(html_nodes.GLOBALS)  # link, badge, parts, prose, node: kb.sitegen.html_nodes
+    env.filters["unit"] = lambda unit: html_nodes.unit_text(str(unit))  # us -> µs, B^-1 -> B⁻¹
     env.filters["inf"] = lambda text: numfmt.infinity_text(str(text))  # oo -> ∞
     return env
 

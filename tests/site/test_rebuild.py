@@ -394,17 +394,19 @@ def test_pages_rendered_by_workers_equal_pages_rendered_in_process(
     ran: list[bool] = []
     real = record_pages.map_forked
 
-    def recorded(function, items, min_items):  # type: ignore[no-untyped-def]
-        results = real(function, items, min_items)
+    def recorded(function, items, *args):  # type: ignore[no-untyped-def]
+        results = real(function, items, *args)
         ran.append(results is not None)
         return results
 
     monkeypatch.setattr(record_pages, "map_forked", recorded)
     monkeypatch.setattr(record_pages, "PARALLEL_FROM", 1)
-    monkeypatch.setattr(record_pages, "BATCH", 40)
+    monkeypatch.setattr(record_pages, "TASK", 40)
     monkeypatch.setenv("KB_JOBS", "2")
-    parallel = build(kb, tmp_path / "parallel")
-    assert ran and all(ran)  # every batch went to the workers
+    steps: list[int] = []
+    parallel = build(kb, tmp_path / "parallel", progress=steps.append)
+    assert ran == [True]  # one pool rendered every page
+    assert sum(steps) == len(kb) and len(steps) > 2  # the bar moved per task, to the end
     assert tree(tmp_path / "parallel") == tree(tmp_path / "serial")
     assert sorted(parallel.rendered) == sorted(serial.rendered)
     assert sorted(parallel.written) == sorted(serial.written)

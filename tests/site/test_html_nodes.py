@@ -1,0 +1,197 @@
+"""kb.sitegen.html_nodes writes exactly what the Jinja macros it replaced wrote.
+
+The macros as they were (fixtures/macros_before.html, the theme's _macros.html
+before they moved to Python) are rendered by Jinja beside the Python functions:
+on every node, link and prose text of the shipped records' pages (the probe
+record's hostile title and summary included), and on generated trees whose
+texts hold markup, quotes and ampersands.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import jinja2
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from kb.sitegen import html_nodes
+from kb.sitegen.render import make_environment
+
+from .conftest import FIXTURES, load
+
+ROOTS = ("", "../", "../../")
+
+
+def _macro_env() -> jinja2.Environment:
+    env = make_environment(Path(__file__).resolve().parents[2] / "kb" / "theme")
+    env.loader = jinja2.FileSystemLoader(str(FIXTURES))
+    for name in html_nodes.GLOBALS:  # the macros must not call the Python versions
+        env.globals.pop(name)
+    return env
+
+
+MACROS = _macro_env()
+
+
+def _macro(call: str, root: str, **values: Any) -> str:
+    source = '{% from "macros_before.html" import link, badge, parts, prose, node with context %}'
+    template = MACROS.from_string(source + "{{ " + call + " }}")
+    return template.render(root=root, **values)
+
+
+def _check_node(tree: Any, compact: bool, root: str) -> None:
+    expected = _macro("node(n, c)", root, n=tree, c=compact)
+    assert html_nodes.node(root, tree, compact) == expected
+
+
+def _nodes(tree: Any) -> list[Any]:
+    """`tree` and every node below it."""
+    found = [tree]
+    if isinstance(tree, dict) and tree.get("type") == "list":
+        for item in tree["items"]:
+            found += _nodes(item)
+    if isinstance(tree, dict) and tree.get("type") == "map":
+        for item in tree["items"]:
+            found += _nodes(item["node"])
+    return found
+
+
+@pytest.fixture(scope="module")
+def contexts(repo_copy: Path) -> list[dict[str, Any]]:
+    from kb.sitegen.record_page import record_context
+
+    kb, _ = load(repo_copy / "records")
+    return [record_context(record, kb) for record in kb]
+
+
+def test_every_node_of_the_shipped_pages_matches_its_macro(contexts: list[dict[str, Any]]) -> None:
+    checked = 0
+    for context in contexts:
+        trees = _nodes(context["fields"]) + [k["node"] for k in context["key_results"]]
+        trees += [e["note"] for e in context["evidence"]]
+        for tree in trees:
+            for compact in (False, True):
+                _check_node(tree, compact, "../../")
+                checked += 1
+    assert checked > 5000  # the shipped records' field trees, not a handful
+
+
+def test_links_and_prose_of_the_shipped_pages_match_their_macros(
+    contexts: list[dict[str, Any]],
+) -> None:
+    for context in contexts:
+        for used in context["used_by"]:
+            assert html_nodes.link("../", used["link"]) == _macro("link(l)", "../", l=used["link"])
+        if context["summary"]:
+            summary = context["summary"]
+            assert html_nodes.prose("../", summary) == _macro("prose(n)", "../", n=summary)
+    probe = next(c for c in contexts if c["record"].id == "flops/xss-probe")
+    assert "&lt;img" in html_nodes.prose("", probe["summary"])
+
+
+HOSTILE = st.text(alphabet=st.sampled_from(list("ab<>&\"' /é—")), max_size=8)
+LINK = st.fixed_dictionaries(
+    {"url": st.sampled_from(["", "records/x.html", 'a"b.html']), "text": HOSTILE},
+    optional={"title": HOSTILE},
+)
+PROVENANCE = st.fixed_dictionaries(
+    {"basis": HOSTILE, "source": st.one_of(st.none(), LINK, st.just(""))}
+)
+PART = st.one_of(
+    st.fixed_dictionaries({"kind": st.just("text"), "text": HOSTILE}),
+    st.fixed_dictionaries({"kind": st.just("url"), "href": HOSTILE, "text": HOSTILE}),
+    st.fixed_dictionaries({"kind": st.just("broken"), "title": HOSTILE, "text": HOSTILE}),
+    st.fixed_dictionaries(
+        {
+            "kind": st.just("figure"),
+            "basis_class": HOSTILE,
+            "url": HOSTILE,
+            "title": HOSTILE,
+            "basis": HOSTILE,
+            "source": st.one_of(st.none(), LINK),
+            "value": HOSTILE,
+            "unit": st.sampled_from(["", "us", "B^-1*s", "GB/s", "<b>"]),
+        }
+    ),
+    st.fixed_dictionaries(
+        {"kind": st.just("quote"), "text": HOSTILE},
+        optional={
+            "parts": st.lists(
+                st.one_of(
+                    st.fixed_dictionaries({"kind": st.just("text"), "text": HOSTILE}),
+                    st.fixed_dictionaries(
+                        {"kind": st.just("url"), "href": HOSTILE, "text": HOSTILE}
+                    ),
+                ),
+                max_size=3,
+            )
+        },
+    ),
+)
+TEXT = st.fixed_dictionaries(
+    {"type": st.just("text"), "text": HOSTILE, "long": st.booleans()},
+    optional={"parts": st.lists(PART, max_size=3)},
+)
+LEAF = st.one_of(
+    st.none(),
+    TEXT,
+    st.fixed_dictionaries({"type": st.just("scalar"), "text": HOSTILE}),
+    st.fixed_dictionaries({"type": st.just("ref"), "link": LINK}),
+    st.fixed_dictionaries({"type": st.just("url"), "href": HOSTILE, "text": HOSTILE}),
+    st.fixed_dictionaries(
+        {
+            "type": st.just("erratum"),
+            "state": HOSTILE,
+            "anchor": HOSTILE,
+            "claim": HOSTILE,
+            "text": HOSTILE,
+        }
+    ),
+    st.fixed_dictionaries(
+        {
+            "type": st.just("quantity"),
+            "value": HOSTILE,
+            "unit": st.sampled_from(["", "us", "B^-1*s", "<i>"]),
+            "provenance": PROVENANCE,
+            "extras": st.lists(st.tuples(HOSTILE, st.one_of(HOSTILE, TEXT)), max_size=2),
+        }
+    ),
+    st.fixed_dictionaries({"type": st.just("unknown")}),
+)
+TREE = st.recursive(
+    LEAF,
+    lambda children: st.one_of(
+        st.fixed_dictionaries({"type": st.just("list"), "items": st.lists(children, max_size=3)}),
+        st.fixed_dictionaries(
+            {
+                "type": st.just("map"),
+                "provenance": st.one_of(st.none(), PROVENANCE),
+                "items": st.lists(
+                    st.fixed_dictionaries({"key": HOSTILE, "anchor": HOSTILE, "node": children}),
+                    max_size=3,
+                ),
+            }
+        ),
+    ),
+    max_leaves=8,
+)
+
+
+@settings(max_examples=150, deadline=None)
+@given(TREE, st.booleans(), st.sampled_from(ROOTS))
+def test_generated_trees_match_the_macros(tree: Any, compact: bool, root: str) -> None:
+    _check_node(tree, compact, root)
+
+
+@settings(max_examples=100, deadline=None)
+@given(st.lists(PART, max_size=4), PROVENANCE, st.booleans(), st.sampled_from(ROOTS))
+def test_generated_parts_and_badges_match_the_macros(
+    items: list[Any], provenance: Any, compact: bool, root: str
+) -> None:
+    assert html_nodes.parts(root, items) == _macro("parts(ps)", root, ps=items)
+    assert html_nodes.badge(root, provenance, compact) == _macro(
+        "badge(p, c)", root, p=provenance, c=compact
+    )
