@@ -98,10 +98,10 @@ HOSTILE = [
 def test_hostile_expressions_fail_fast_and_run_nothing(template: str, tmp_path: Path) -> None:
     sentinel = tmp_path / "PWNED"
     text = template.replace("{sentinel}", str(sentinel))
-    started = time.perf_counter()
+    started = time.process_time()  # CPU, not wall: other processes cannot make it fail
     with pytest.raises(ExpressionError):
         parse_expression(text, allow_undeclared=True)
-    assert time.perf_counter() - started < 1.0
+    assert time.process_time() - started < 1.0  # refused, not computed (9**9**9 takes minutes)
     assert not sentinel.exists()
 
 
