@@ -351,10 +351,6 @@ class DependencyGraph:
         """The files whose references reach any of `ids`, directly or through others."""
         return self._files_reaching(ids)
 
-    def ids(self) -> set[str]:
-        """Every id a file's path gives."""
-        return set(self._named)
-
     # ------------------------------------------------------------- helpers
 
     def _holding(self, ids: Iterable[str]) -> set[str]:
