@@ -141,3 +141,16 @@ def shipped_copy(tmp_path: Path) -> Path:
     target = tmp_path / "records"
     shutil.copytree(SHIPPED_RECORDS, target)
     return target
+
+
+def shipped_copy_with_broken_h100(tmp_path: Path) -> Path:
+    """The shipped records copied, the H100 off schema (SC001) and one source gone (RF001)."""
+    records = tmp_path / "records"
+    shutil.copytree(SHIPPED_RECORDS, records)
+    broken = records / "hardware" / "nvidia-h100-sxm.yaml"
+    broken.write_text(
+        broken.read_text()
+        .replace("basis: vendor-spec", "basis: nope", 1)
+        .replace("source: sources/", "source: sources/gone-", 1)
+    )
+    return records

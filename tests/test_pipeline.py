@@ -210,19 +210,11 @@ def test_rules_beside_the_equations_in_a_child_find_what_one_process_finds(
 ) -> None:
     """The whole-tree rules and the record cache's save run in a forked child (kb.workers
     .beside) when a CPU is free: same findings, and the child's save serves the next run."""
-    import shutil
-
     from kb.recordcache import RecordCache
     from kb.store import cache_dir
-    from tests.conftest import SHIPPED_RECORDS
+    from tests.conftest import shipped_copy_with_broken_h100
 
-    shutil.copytree(SHIPPED_RECORDS, tmp_path / "records")
-    broken = tmp_path / "records" / "hardware" / "nvidia-h100-sxm.yaml"
-    broken.write_text(
-        broken.read_text()
-        .replace("basis: vendor-spec", "basis: nope", 1)
-        .replace("source: sources/", "source: sources/gone-", 1)
-    )
+    broken = shipped_copy_with_broken_h100(tmp_path) / "hardware" / "nvidia-h100-sxm.yaml"
     monkeypatch.setattr(checker, "BESIDE_MIN_RECORDS", 1)
     runs = {}
     for jobs in ("2", "1"):

@@ -50,18 +50,10 @@ def test_a_check_with_parsing_in_workers_finds_what_one_process_finds(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """References and record-local findings computed in the workers reach the cache intact."""
-    import shutil
-
     from kb.api import validate
-    from tests.conftest import SHIPPED_RECORDS
+    from tests.conftest import shipped_copy_with_broken_h100
 
-    shutil.copytree(SHIPPED_RECORDS, tmp_path / "records")
-    broken = tmp_path / "records" / "hardware" / "nvidia-h100-sxm.yaml"
-    broken.write_text(
-        broken.read_text()
-        .replace("basis: vendor-spec", "basis: nope", 1)
-        .replace("source: sources/", "source: sources/gone-", 1)
-    )
+    shipped_copy_with_broken_h100(tmp_path)
     monkeypatch.setattr(loader, "PARALLEL_MIN_FILES", 5)
     runs = {}
     for jobs in ("2", "1"):
