@@ -436,14 +436,6 @@ def _check_shape(
     return data, findings
 
 
-def _read_text(path: Path, shown: str) -> tuple[str | None, Problem | None]:
-    raw, problem = _read_bytes(path, shown)
-    if problem is not None:
-        return None, problem
-    assert raw is not None
-    return _decode(raw, shown)
-
-
 def _read_bytes(path: Path, shown: str) -> tuple[bytes | None, Problem | None]:
     standing_in = overlay.read(path)
     if standing_in is not None:

@@ -16,7 +16,7 @@ from functools import cache
 from typing import Any
 
 from kb.findings import pointer_join
-from kb.model import KnowledgeBase, Record, Reference
+from kb.model import Record, Reference
 from kb.prose.fields import record_templates
 from kb.schema import load_schemas, schema_name
 
@@ -129,8 +129,3 @@ def _joined(pointer: str, key: Any) -> str:
     if "~" in token or "/" in token:
         return pointer_join(pointer, token)
     return f"{pointer}/{token}"
-
-
-def index_references(kb: KnowledgeBase) -> None:
-    """Fill kb.references (the "used by" relation) from every record."""
-    kb.references = [ref for record in kb for ref in record_references(record)]
