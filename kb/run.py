@@ -75,6 +75,7 @@ class RunContext:
     prose_claims: Any = None
     ledger_resolved: dict[str, Any] = field(default_factory=dict)
     receipts_index: Any = None  # kb.ledger.transfers.ReceiptIndex, built on first use
+    break_even_figures: Any = None  # kb.ledger.breakeven.Figures, read on first use
     dependency_graph: Any = None  # kb.reads.DependencyGraph of the frozen knowledge base
     # The files the validation of this tree saw, by display path (kb.api.open_kb(checked=)):
     # kb.reads.checked_nodes hands them out while they are the files it was loaded from.

@@ -5,16 +5,17 @@ settings replace envelope inputs on a copy of the record, never the record itsel
 the copy's view is built from it only when the record itself passed the schema
 (a placement that fails its schema is not computed: kb.ledger.inputs). Break-even
 places every interconnect that has a view (one that fails its schema has its own
-finding, and no figure kb would trust).
+finding, and no figure kb would trust); their figures are read once per run
+(`break_even_figures`).
 """
 
 from __future__ import annotations
 
 import copy
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from dataclasses import dataclass
 from fractions import Fraction
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from kb.kinds import views
 from kb.kinds.interconnect import Interconnect
@@ -31,6 +32,9 @@ from kb.ledger.inputs import (
 from kb.ledger.ledger import compute_ledger
 from kb.ledger.quantities import QuantityError, parse_setting
 from kb.model import KnowledgeBase, Record
+
+if TYPE_CHECKING:  # SymPy is imported by kb.ledger.breakeven: only when a break-even is asked
+    from kb.ledger.breakeven import Figures
 
 SETTABLE = {"batch": "1", "state_bytes": "B", "useful_work": "", "slo": "s"}
 
@@ -74,7 +78,7 @@ def _setting_value(name: str, value: Fraction, dim: str) -> Any:
 
 
 def analyze_spec(
-    spec: PlacementSpec, with_break_even: bool = False, interconnects: Sequence[Interconnect] = ()
+    spec: PlacementSpec, with_break_even: bool = False, figures: Figures | None = None
 ) -> PlacementAnalysis:
     """Feasibility first; ledgers only for feasible options; ratios only between them."""
     sides = []
@@ -83,12 +87,12 @@ def analyze_spec(
         ledger = compute_ledger(spec.envelope, option) if fit.feasible else None
         sides.append(Side(option, fit, ledger))
     comparisons = tuple(compare(spec.envelope, sides[0], s) for s in sides[1:])
-    evens = _break_evens(spec, sides, interconnects) if with_break_even else ()
+    evens = _break_evens(spec, sides, figures) if with_break_even else ()
     return PlacementAnalysis(spec, tuple(sides), comparisons, evens)
 
 
 def _break_evens(
-    spec: PlacementSpec, sides: list[Side], interconnects: Sequence[Interconnect]
+    spec: PlacementSpec, sides: list[Side], figures: Figures | None
 ) -> tuple[Any, ...]:
     from kb.ledger.breakeven import break_even, parameters_of
 
@@ -99,7 +103,7 @@ def _break_evens(
             continue
         for parameter, link in parameters_of(cand.option):
             results.append(
-                break_even(spec.envelope, ref.option, cand.option, parameter, link, interconnects)
+                break_even(spec.envelope, ref.option, cand.option, parameter, link, figures)
             )
     return tuple(results)
 
@@ -120,7 +124,24 @@ def analyze_placement(
         spec = resolve_placement(record, kb)
     if isinstance(spec, Unresolved) or spec.gaps:
         return spec if isinstance(spec, Unresolved) else Unresolved(spec.id, spec.path, spec.gaps)
-    return analyze_spec(spec, with_break_even, interconnect_views(kb) if with_break_even else ())
+    return analyze_spec(spec, with_break_even, break_even_figures(kb) if with_break_even else None)
+
+
+def break_even_figures(kb: KnowledgeBase) -> Figures:
+    """The figures every break-even places, read from the interconnects once per run.
+
+    Every placement's break-even places the same interconnects: a frozen knowledge
+    base keeps them in its run context (kb.run.break_even_figures), an unfrozen one
+    reads them per call.
+    """
+    from kb.ledger.breakeven import figures_of
+
+    found = kb.run.break_even_figures if kb.frozen else None
+    if found is None:
+        found = figures_of(interconnect_views(kb))
+        if kb.frozen:
+            kb.run.break_even_figures = found
+    return found
 
 
 def interconnect_views(kb: KnowledgeBase) -> list[Interconnect]:

@@ -16,6 +16,13 @@ sign cannot change. When the ties are known (`tie`, with every solution rational
 `no tie`), the first figure in each interval between them is computed exactly and
 decides the rest of that interval; a figure equal to a tie is a tie. Otherwise every
 figure is computed. tests/ledger/test_breakeven_sides.py holds both to computing each.
+The figures are read from the interconnect records, and sorted, once (`Figures`: a
+run keeps them, kb.ledger.analysis), not once per break-even.
+
+Most differences are `c + k*x` or `c + k/x` with rational c and k (one transfer on the
+varied link, no max or min left): their one positive root, if any, is `-c/k` (or its
+reciprocal), solved exactly without `solveset` (`_solve_simple`); any other shape goes
+to SymPy. tests/ledger/test_breakeven_solve.py holds the two to the same answer.
 """
 
 from __future__ import annotations
@@ -42,6 +49,47 @@ class Placed:
     interconnect: str
     value: Fraction  # B/s for the bandwidth parameter, s for latency
     side: str  # candidate faster | reference faster | tie
+
+
+@dataclass(frozen=True)
+class Placeable:
+    """One parameter's figures in record order, and their order by value (sorted once).
+
+    `ordered` holds the distinct values ascending; `rank[i]` is the index of
+    `figures[i]`'s value in it, so a tie is placed among the figures by one bisection.
+    """
+
+    figures: tuple[tuple[str, Fraction], ...] = ()
+    ordered: tuple[Fraction, ...] = ()
+    rank: tuple[int, ...] = ()
+
+
+def placeable(figures: Iterable[tuple[str, Fraction]]) -> Placeable:
+    """Sort `figures` (interconnect id, value) by value once, for `placed`."""
+    listed = tuple(figures)
+    ordered = tuple(sorted({value for _, value in listed}))
+    where = {value: index for index, value in enumerate(ordered)}
+    return Placeable(listed, ordered, tuple(where[value] for _, value in listed))
+
+
+@dataclass(frozen=True)
+class Figures:
+    """What a break-even places: every interconnect's line rate, and its stated latency."""
+
+    bandwidth: Placeable = field(default_factory=Placeable)
+    latency: Placeable = field(default_factory=Placeable)
+
+    def of(self, parameter: str) -> Placeable:
+        """The figures of `parameter` (none for the batch)."""
+        if parameter == "bandwidth":
+            return self.bandwidth
+        return self.latency if parameter == "latency" else Placeable()
+
+
+def figures_of(interconnects: Iterable[Interconnect]) -> Figures:
+    """Read each interconnect's line rate and latency once (`_figures`), sorted for `placed`."""
+    links = list(interconnects)
+    return Figures(placeable(_figures("bandwidth", links)), placeable(_figures("latency", links)))
 
 
 @dataclass(frozen=True)
@@ -85,7 +133,38 @@ def _to_fraction(value: Any) -> Fraction:
     return Fraction(int(rational.p), int(rational.q))
 
 
-def _solve(expr: Any, symbol: Any) -> tuple[str, tuple[Fraction, ...], str]:
+Solved = tuple[str, tuple[Fraction, ...], str]  # status, tie values, detail
+
+
+def _solve(expr: Any, symbol: Any) -> Solved:
+    """Solve `expr = 0` for positive `symbol`: exactly when it is simple, else by SymPy."""
+    simple = _solve_simple(expr, symbol)
+    return simple if simple is not None else _solve_sympy(expr, symbol)
+
+
+def _solve_simple(expr: Any, symbol: Any) -> Solved | None:
+    """`c + k*x = 0` or `c + k/x = 0` (rational c, k != 0) over x > 0; None for any other shape.
+
+    x = -c/k (or k/-c for `k/x`) when that is positive; no positive root otherwise
+    (c = 0 included: k*x and k/x are never zero for x > 0).
+    """
+    const, term = expr.as_coeff_Add()
+    coeff, power = term.as_coeff_Mul()
+    if not (const.is_Rational and coeff.is_Rational) or coeff == 0:
+        return None
+    if power == symbol:
+        inverse = False
+    elif power == 1 / symbol:
+        inverse = True
+    else:
+        return None
+    if const == 0 or (const > 0) == (coeff > 0):
+        return "no tie", (), ""
+    root = Fraction(int(const.p), int(const.q)) / Fraction(int(coeff.p), int(coeff.q))
+    return "tie", (1 / -root if inverse else -root,), ""
+
+
+def _solve_sympy(expr: Any, symbol: Any) -> Solved:
     """Solve `expr = 0` for positive `symbol` within a time budget; never hangs or raises."""
     import sympy
 
@@ -143,9 +222,9 @@ def break_even(
     cand: OptionSpec,
     parameter: str,
     link: str,
-    interconnects: Iterable[Interconnect] = (),
+    figures: Figures | None = None,
 ) -> BreakEven:
-    """Solve for the tie in `parameter`; for bandwidth, place every interconnect record."""
+    """Solve for the tie in `parameter`; place every interconnect's figure (`figures_of`)."""
     import sympy
 
     symbol = sympy.Symbol("x", positive=True)
@@ -160,28 +239,37 @@ def break_even(
         return _side(difference(envelope, ref, cand, parameter, link, value))
 
     ties = values if status in ("tie", "no tie") else None
-    sides = placed(_figures(parameter, interconnects), side_at, ties)
+    sides = placed((figures or Figures()).of(parameter), side_at, ties)
     return BreakEven(cand.name, parameter, link, current, status, values, detail, sides)
 
 
 def placed(
-    figures: Iterable[tuple[str, Fraction]],
+    figures: Placeable,
     side_at: Callable[[Fraction], str],
     ties: tuple[Fraction, ...] | None,
 ) -> tuple[Placed, ...]:
     """Each figure's side of the tie: `side_at` once per interval between `ties` (sorted).
 
     `ties` None: the tie points are not known, and `side_at` decides every figure.
+    Otherwise the figures are walked in record order, and the first one in each
+    interval calls `side_at`; interval and equality come from the figure's rank
+    among the sorted values (`Placeable`), compared with each tie's rank once.
     """
+    if ties is None:
+        return tuple(
+            Placed(record_id, value, side_at(value)) for record_id, value in figures.figures
+        )
+    ordered = figures.ordered
+    # a value of rank r lies above tie t iff bisect_right(ordered, t) <= r
+    above = [bisect.bisect_right(ordered, tie) for tie in ties]
+    equal = {at - 1 for at, tie in zip(above, ties, strict=True) if at and ordered[at - 1] == tie}
     by_interval: dict[int, str] = {}
     out = []
-    for record_id, value in figures:
-        if ties is None:
-            side = side_at(value)
-        elif value in ties:
+    for (record_id, value), rank in zip(figures.figures, figures.rank, strict=True):
+        if rank in equal:
             side = "tie"
         else:
-            interval = bisect.bisect(ties, value)
+            interval = bisect.bisect_right(above, rank)
             if interval not in by_interval:
                 by_interval[interval] = side_at(value)
             side = by_interval[interval]

@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 from kb.api import open_kb, validate
 from kb.ledger import breakeven
 from kb.ledger.analysis import analyze_placement
-from kb.ledger.breakeven import placed
+from kb.ledger.breakeven import placeable, placed
 
 ROOT = Path(__file__).resolve().parents[2] / "records"
 positive = st.fractions(min_value=Fraction(1, 10**6), max_value=10**6)
@@ -41,7 +41,7 @@ def test_one_difference_per_interval_places_every_figure_as_computing_each(
     """A continuous difference whose zeros are `ties` (a product of x - root)."""
     ties = tuple(sorted(roots))
     values = [*extra, *roots]
-    figures = [(f"interconnects/link-{i}", v) for i, v in enumerate(values)]
+    figures = placeable((f"interconnects/link-{i}", v) for i, v in enumerate(values))
     side_at = _sign_of_product(list(ties), flip)
     calls: list[Fraction] = []
 
