@@ -28,7 +28,7 @@ to SymPy. tests/ledger/test_breakeven_solve.py holds the two to the same answer.
 from __future__ import annotations
 
 import bisect
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from fractions import Fraction
 from typing import Any
@@ -57,11 +57,17 @@ class Placeable:
 
     `ordered` holds the distinct values ascending; `rank[i]` is the index of
     `figures[i]`'s value in it, so a tie is placed among the figures by one bisection.
+    `each[side]` holds every figure placed on that side, made once and shared by
+    every break-even that places these figures.
     """
 
     figures: tuple[tuple[str, Fraction], ...] = ()
     ordered: tuple[Fraction, ...] = ()
     rank: tuple[int, ...] = ()
+    each: Mapping[str, tuple[Placed, ...]] = field(default_factory=dict)
+
+
+SIDES = ("candidate faster", "tie", "reference faster")
 
 
 def placeable(figures: Iterable[tuple[str, Fraction]]) -> Placeable:
@@ -69,7 +75,8 @@ def placeable(figures: Iterable[tuple[str, Fraction]]) -> Placeable:
     listed = tuple(figures)
     ordered = tuple(sorted({value for _, value in listed}))
     where = {value: index for index, value in enumerate(ordered)}
-    return Placeable(listed, ordered, tuple(where[value] for _, value in listed))
+    each = {side: tuple(Placed(name, value, side) for name, value in listed) for side in SIDES}
+    return Placeable(listed, ordered, tuple(where[value] for _, value in listed), each)
 
 
 @dataclass(frozen=True)
@@ -251,30 +258,30 @@ def placed(
     """Each figure's side of the tie: `side_at` once per interval between `ties` (sorted).
 
     `ties` None: the tie points are not known, and `side_at` decides every figure.
-    Otherwise the figures are walked in record order, and the first one in each
-    interval calls `side_at`; interval and equality come from the figure's rank
-    among the sorted values (`Placeable`), compared with each tie's rank once.
+    Otherwise each figure's interval (or its equality with a tie) comes from its rank
+    among the sorted values (`Placeable`), compared with each tie's rank, and the
+    first figure of each interval, in record order, calls `side_at`.
     """
     if ties is None:
-        return tuple(
-            Placed(record_id, value, side_at(value)) for record_id, value in figures.figures
-        )
+        return tuple(Placed(name, value, side_at(value)) for name, value in figures.figures)
     ordered = figures.ordered
     # a value of rank r lies above tie t iff bisect_right(ordered, t) <= r
     above = [bisect.bisect_right(ordered, tie) for tie in ties]
     equal = {at - 1 for at, tie in zip(above, ties, strict=True) if at and ordered[at - 1] == tie}
-    by_interval: dict[int, str] = {}
-    out = []
-    for (record_id, value), rank in zip(figures.figures, figures.rank, strict=True):
-        if rank in equal:
-            side = "tie"
-        else:
-            interval = bisect.bisect_right(above, rank)
-            if interval not in by_interval:
-                by_interval[interval] = side_at(value)
-            side = by_interval[interval]
-        out.append(Placed(record_id, value, side))
-    return tuple(out)
+    intervals = [_TIE if r in equal else bisect.bisect_right(above, r) for r in figures.rank]
+    side_of = {_TIE: "tie"}
+    for interval in sorted(set(intervals) - {_TIE}, key=intervals.index):
+        side_of[interval] = side_at(figures.figures[intervals.index(interval)][1])
+    each = figures.each
+    if not each.keys() >= set(side_of.values()):  # a side the shared objects lack
+        return tuple(
+            Placed(name, value, side_of[interval])
+            for (name, value), interval in zip(figures.figures, intervals, strict=True)
+        )
+    return tuple(each[side_of[interval]][i] for i, interval in enumerate(intervals))
+
+
+_TIE = -1  # the interval of a figure equal to a tie
 
 
 def parameters_of(cand: OptionSpec) -> list[tuple[str, str]]:

@@ -198,17 +198,18 @@ def break_even_parts(be: Any) -> tuple[str, list[tuple[str, list[str]]]]:
         f"{' at ' + result if be.values else ' (' + result + ')'}"
         f" (the placement uses {_cell(be.current, unit)})"
     )
-    sides = []
-    for side in BREAK_EVEN_SIDES:
-        names = [_placed_name(p.interconnect, p.value, unit) for p in be.sides if p.side == side]
-        if names:
-            sides.append((side, names))
-    return headline, sides
+    names: dict[str, list[str]] = {side: [] for side in BREAK_EVEN_SIDES}
+    for p in be.sides:  # one pass; a side outside BREAK_EVEN_SIDES is not printed
+        on = names.get(p.side)
+        if on is not None:
+            on.append(_placed_name(p.interconnect, p.value.numerator, p.value.denominator, unit))
+    return headline, [(side, names[side]) for side in BREAK_EVEN_SIDES if names[side]]
 
 
 @lru_cache(maxsize=8192)  # every placement's break-even names the same interconnects
-def _placed_name(interconnect: str, value: Fraction, unit: str) -> str:
-    return f"{interconnect} ({amount(value, unit)})"
+def _placed_name(interconnect: str, numerator: int, denominator: int, unit: str) -> str:
+    """`id (1.6 TB/s)`; the value as two integers, which hash faster than a Fraction."""
+    return f"{interconnect} ({amount(Fraction(numerator, denominator), unit)})"
 
 
 # ---- json -------------------------------------------------------------------------------

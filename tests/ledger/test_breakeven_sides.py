@@ -78,3 +78,14 @@ def test_shipped_placements_place_their_interconnects_as_computing_each(
     assert [getattr(a, "break_evens", None) for a in fast] == [
         getattr(a, "break_evens", None) for a in slow
     ]
+
+
+def test_a_side_outside_the_three_is_placed_as_given() -> None:
+    """`placed` shares the three sides' objects; any other word still places every figure."""
+    figures = placeable([("interconnects/a", Fraction(2)), ("interconnects/b", Fraction(5))])
+    sides = placed(figures, lambda value: "unknown", (Fraction(3),))
+    assert [(p.interconnect, p.value, p.side) for p in sides] == [
+        ("interconnects/a", Fraction(2), "unknown"),
+        ("interconnects/b", Fraction(5), "unknown"),
+    ]
+    assert [p.side for p in placed(figures, lambda value: "tie", (Fraction(5),))] == ["tie"] * 2
