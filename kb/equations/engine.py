@@ -166,12 +166,14 @@ def _run_pending(
     # In this process each record's JSON is stored as it is made (at 100,000 records all of
     # them held at once were ~100 MB); from workers, as each family's list arrives.
     forked = map_forked(job, range(len(members)), FORK_FAMILIES, chunk=1)
-    for family in range(len(members)) if forked is None else ():
-        add(counted(family, keep))
-    for checked, built in forked or ():
-        for row in checked:
-            keep(*row)
-        add(built)
+    if forked is None:
+        for family in range(len(members)):
+            add(counted(family, keep))
+    else:
+        for checked, built in forked:
+            for row in checked:
+                keep(*row)
+            add(built)
     for record_id in sorted(made):  # in id order, as the results were always added
         analysis.results[record_id] = made.pop(record_id)
 
