@@ -14,15 +14,22 @@ from __future__ import annotations
 
 import hashlib
 import os
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from kb.findings import Finding, Location, Severity
 from kb.store import ShardedStore
 
+if TYPE_CHECKING:
+    from kb import model
+
 STORE = "records"
-Reference = tuple[str, str, str]  # (pointer, target, expected kind)
+Reference = tuple[str, str, str]  # (pointer, target, expected kind), as the store keeps it
+# An entry's references: rows as stored, or the knowledge base's own Reference objects
+# (kb.checker hands them over: each reference held once, ~60 MB at 100,000 records).
+References = Sequence[Reference] | Sequence["model.Reference"]
 
 
 @dataclass(slots=True)
@@ -32,11 +39,11 @@ class RecordEntry:
     data: Any  # the parsed document, None when it did not parse
     load: list[Finding]  # the load findings
     schema: list[Finding] | None = None
-    references: list[Reference] | None = None
+    references: References | None = None
     local: list[Finding] | None = None  # the record-local rules' findings (kb.checker)
 
     def encoded(self) -> tuple[Any, ...]:
-        return (self.data, _tuples(self.load), _tuples(self.schema), self.references,
+        return (self.data, _tuples(self.load), _tuples(self.schema), _rows(self.references),
                 _tuples(self.local))  # fmt: skip
 
     @classmethod
@@ -91,8 +98,9 @@ class RecordCache:
                 self.entries[key] = entry
         return entry
 
+    # The put_* methods keep the lists they are given (not copies: one list per file each).
     def put_load(self, key: str, data: Any, findings: list[Finding]) -> None:
-        self.entries[key] = RecordEntry(data, list(findings))
+        self.entries[key] = RecordEntry(data, findings)
         self.dirty.add(key)
 
     def schema(self, key: str) -> list[Finding] | None:
@@ -100,14 +108,25 @@ class RecordCache:
         return None if entry is None else entry.schema
 
     def put_schema(self, key: str, findings: list[Finding]) -> None:
-        self._complete(key, "schema", list(findings))
+        self._complete(key, "schema", findings)
 
-    def references(self, key: str) -> list[Reference] | None:
+    def references(self, key: str) -> References | None:
+        """The file's references: (pointer, target, expected kind) rows, or Reference objects."""
         entry = self.get(key)
         return None if entry is None else entry.references
 
-    def put_references(self, key: str, references: list[Reference]) -> None:
-        self._complete(key, "references", [tuple(r) for r in references])
+    def put_references(self, key: str, references: References, new: bool = True) -> None:
+        """Keep the file's references (kept as given, not copied: the caller's to hold).
+
+        `new=False`: the same references as the entry holds, in another form (the
+        knowledge base's Reference objects for the rows read): nothing to save.
+        """
+        if new:
+            self._complete(key, "references", references)
+        else:
+            entry = self.entries.get(key)
+            if entry is not None:
+                entry.references = references
 
     def local(self, key: str) -> list[Finding] | None:
         """The findings of the record-local rules (kb.checker) on this file, if known."""
@@ -115,7 +134,7 @@ class RecordCache:
         return None if entry is None else entry.local
 
     def put_local(self, key: str, findings: list[Finding]) -> None:
-        self._complete(key, "local", list(findings))
+        self._complete(key, "local", findings)
 
     def _complete(self, key: str, part: str, value: Any) -> None:
         entry = self.get(key)
@@ -136,6 +155,15 @@ class RecordCache:
 
     def _encoded(self, key: str) -> tuple[Any, ...]:
         return self.entries[key].encoded()
+
+
+def _rows(references: References | None) -> list[Reference] | None:
+    """The references as the store keeps them: (pointer, target, expected kind) rows."""
+    if references is None:
+        return None
+    return [
+        r if isinstance(r, tuple) else (r.pointer, r.target, r.expected_kind) for r in references
+    ]
 
 
 def _tuples(findings: list[Finding] | None) -> list[tuple[Any, ...]] | None:

@@ -130,3 +130,27 @@ def test_a_damaged_shard_loses_its_entries_only(tmp_path: Path) -> None:
     survivors = RecordCache(tmp_path, "salt").store.keys()
     assert keys[0] not in survivors
     assert {k for k in keys if shard_name(k) != shard_name(keys[0])} == survivors
+
+
+def test_each_reference_is_held_once_and_saved_as_rows(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, shipped_copy: Path
+) -> None:
+    """The cache entries hold the knowledge base's own Reference objects, rows only on disk."""
+    from kb.checker import build_knowledge_base, open_cache
+
+    monkeypatch.setenv("KB_CACHE_DIR", str(tmp_path / "cache"))
+    tree = shipped_copy
+    for run in ("cold", "warm"):  # found by the per-file stage, then read from the cache
+        cache = open_cache(tree)
+        kb = build_knowledge_base(tree, cache=cache)
+        held = {id(ref) for entry in cache.entries.values() for ref in entry.references or ()}
+        assert kb.references and {id(ref) for ref in kb.references} == held, run
+        rows = [(r.source_id, r.pointer, r.target, r.expected_kind) for r in kb.references]
+        cache.save()
+        again = open_cache(tree)
+        saved = [
+            (record.id, *row)
+            for record in kb
+            for row in again.references(again.key_of(record.path, record.digest)) or ()
+        ]
+        assert saved == rows and all(type(row) is tuple for row in saved), run

@@ -217,16 +217,17 @@ def test_entries_put_later_are_made_when_their_shard_is_written(tmp_path: Path) 
     assert store.get("k7") == expected("k7")  # asked before the save: made then, a copy
     made.clear()
     shards_seen: list[set[int]] = []
-    real_encode = store.encode
+    real_encode = store.encode_parts
 
-    def encode(shard: int, live: set[str] | None = None) -> bytes:
+    def encode_parts(shard: int, live: set[str] | None = None) -> list[bytes | memoryview]:
         before = len(made)
         data = real_encode(shard, live)
         shards_seen.append({shard_of(key, 4) for key in made[before:]})
         return data
 
-    store.encode = encode  # type: ignore[method-assign]
+    store.encode_parts = encode_parts  # type: ignore[method-assign]
     store.save()
+    assert len(shards_seen) == 4  # the save encoded every shard, one by one
     assert sorted(made) == sorted(keys)
     assert all(len(seen) <= 1 for seen in shards_seen)  # only the shard being written
     again = ShardedStore(tmp_path, "t", "salt", shards=4)

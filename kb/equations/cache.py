@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import hashlib
 import json
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any
 
@@ -87,19 +87,29 @@ class ResultCache:
         self.store.keep(stored[2])  # its plan stays while a result made with it is served
         return _loads(stored[1])
 
-    def put(self, key: str, value: Any, slot: str | None = None, plan: str = "") -> None:
+    def put(
+        self,
+        key: str,
+        value: Any,
+        slot: str | None = None,
+        plan: str = "",
+        later: Callable[[], Any] | None = None,
+    ) -> None:
         """Keep `value` unless a time budget decided part of it (see `is_final`).
 
         With `slot`, it replaces whatever the slot held; `plan` is the key of the plan
-        the record's maths compiles to.
+        the record's maths compiles to. `later` (with `slot`): a function that gives
+        `value` again, called only when the store is written, so that the text of
+        every result is not held until the flush (~40 MB at 100,000 records).
         """
         if self.store is None or not is_final(value):
             return
-        text = json.dumps(value, sort_keys=True)
-        if slot is None:
-            self.store.put(key, text)
+        if slot is not None and later is not None:
+            self.store.put_later([_slot_key(slot)], lambda _: (key, _text(later()), plan))
+        elif slot is None:
+            self.store.put(key, _text(value))
         else:
-            self.store.put(_slot_key(slot), (key, text, plan))
+            self.store.put(_slot_key(slot), (key, _text(value), plan))
 
     def flush(self, prune: bool = False) -> None:
         """Write the shards that changed (each atomically); errors are ignored.
@@ -108,6 +118,10 @@ class ResultCache:
         """
         if self.store is not None:
             self.store.save(() if prune else None)
+
+
+def _text(value: Any) -> str:
+    return json.dumps(value, sort_keys=True)
 
 
 def _slot_key(slot: str) -> str:

@@ -17,8 +17,9 @@ workers (`built_systems`, `built_claims`, `built_derivations`); the tests assert
 
 from __future__ import annotations
 
+import functools
 import json
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -42,7 +43,7 @@ from kb.equations.timeout import default_budget, record_budget, reset_run_budget
 from kb.model import KnowledgeBase, Record
 from kb.run import RunStats
 from kb.store import cache_dir
-from kb.workers import map_or_run
+from kb.workers import map_forked
 
 SECTIONS = ("symbols", "equations", "derivations", "claims")
 FORK_FAMILIES = 6  # fewer families are checked in this process
@@ -129,28 +130,52 @@ def _run_pending(
         families.setdefault(family_key(pending[record_id][3].data, record_id), []).append(record_id)
     members, work = list(families.values()), analysis.shared
 
-    def job(family: int) -> tuple[list[tuple[str, dict[str, Any], Any]], dict[str, int]]:
-        checked, built = [], dict(work.built)
+    def checks(family: int) -> Iterator[tuple[str, dict[str, Any], Any]]:
         for record_id in members[family]:
             resolver = _resolver(kb, pending[record_id][2])
             with record_budget():
                 result, plan = run_record(pending[record_id][3], resolver, work)
-            checked.append((record_id, _to_json(result), plan))
-        return checked, {name: work.built[name] - count for name, count in built.items()}
+            yield record_id, _to_json(result), plan
 
-    found: dict[str, tuple[dict[str, Any], Any]] = {}
-    for checked, built in map_or_run(job, range(len(members)), FORK_FAMILIES):
-        found.update({record_id: (data, plan) for record_id, data, plan in checked})
-        for name, count in built.items():
-            setattr(analysis.stats, name, getattr(analysis.stats, name) + count)
-    for record_id in sorted(found):
-        data, plan = found.pop(record_id)  # each record's JSON freed once stored: never all held
+    def counted(family: int, each: Callable[[str, dict[str, Any], Any], None]) -> dict[str, int]:
+        """Check one family, `each` record's JSON handed on as it is made; what was built."""
+        built = dict(work.built)
+        for record_id, data, plan in checks(family):
+            each(record_id, data, plan)
+        return {name: work.built[name] - count for name, count in built.items()}
+
+    def job(family: int) -> tuple[list[tuple[str, dict[str, Any], Any]], dict[str, int]]:
+        checked: list[tuple[str, dict[str, Any], Any]] = []
+        return checked, counted(family, lambda *row: checked.append(row))
+
+    made: dict[str, RecordResult] = {}
+
+    def keep(record_id: str, data: dict[str, Any], plan: Any) -> None:
         analysis.stats.symbolic += 1
         result_key, plan_key, _, record, issues = pending.pop(record_id)
-        cache.put(result_key, data, slot=record.path, plan=plan_key)
+        result = made[record_id] = _with_issues(_from_json(data), issues)
+        later = functools.partial(_stored, result, len(issues))  # `data` again, when saved
+        cache.put(result_key, data, slot=record.path, plan=plan_key, later=later)
         if plan is not None:
             cache.put(plan_key, plan)
-        analysis.results[record_id] = _with_issues(_from_json(data), issues)
+
+    def add(built: dict[str, int]) -> None:
+        for name, count in built.items():
+            setattr(analysis.stats, name, getattr(analysis.stats, name) + count)
+
+    # In this process each record's JSON is stored as it is made (at 100,000 records all of
+    # them held at once were ~100 MB); from workers, as each family's list arrives.
+    forked = map_forked(job, range(len(members)), FORK_FAMILIES, chunk=1)
+    if forked is None:
+        for family in range(len(members)):
+            add(counted(family, keep))
+    else:
+        for checked, built in forked:
+            for row in checked:
+                keep(*row)
+            add(built)
+    for record_id in sorted(made):  # in id order, as the results were always added
+        analysis.results[record_id] = made.pop(record_id)
 
 
 def has_equations(record: Record) -> bool:
@@ -267,6 +292,17 @@ def _to_json(result: RecordResult) -> dict[str, Any]:
         "items": [item_json(i) for i in result.items],
         "issues": [issue_json(i) for i in result.issues],
     }
+
+
+def _stored(result: RecordResult, composed: int) -> dict[str, Any]:
+    """The JSON a result was made from (`_from_json`), without compose.py's `composed` issues.
+
+    The JSON round trip is exact (`_to_json(_from_json(data)) == data`), so this is what
+    the cache kept when it held the JSON itself.
+    """
+    data = _to_json(result)
+    data["issues"] = data["issues"][composed:]
+    return data
 
 
 def _from_json(data: Mapping[str, Any]) -> RecordResult:

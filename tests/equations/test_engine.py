@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import json
 import threading
 import time
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -383,3 +385,39 @@ def test_the_states_and_new_fields_come_out_of_a_cached_run_too(
         ("equation", "", "consistent"),
         ("claim", "numeric", "recomputed"),
     ]
+
+
+def test_a_result_is_kept_as_the_json_it_was_made_from(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The cache makes a result's text from its RecordResult only when it is written.
+
+    That gives the JSON the result was made from exactly, compose.py's issues (never
+    cached) left out, and a warm run serves the same result.
+    """
+    from kb.equations.cache import ResultCache
+    from tests.equations.test_compose import USED, USER
+    from tests.equations.test_compose import _kb as composed_kb
+
+    monkeypatch.setenv("KB_CACHE_DIR", str(tmp_path / "cache"))
+    kept: list[tuple[Any, Any]] = []
+    real = ResultCache.put
+
+    def put(
+        self: ResultCache, key: str, value: Any, slot: Any = None, plan: str = "", later: Any = None
+    ) -> None:
+        if later is not None:
+            kept.append((value, later))
+        real(self, key, value, slot, plan, later)
+
+    monkeypatch.setattr(ResultCache, "put", put)
+    user = USER.replace("P: P_model}", "P: P_modl}")  # compose.py's EQ023
+    cold = engine.analyse(composed_kb(USED, user)).results["flops/tp"]
+    assert "EQ023" in [issue.code for issue in cold.issues]
+    [(value, later)] = [(v, f) for v, f in kept if v["record_id"] == "flops/tp"]
+    assert later() == value and json.dumps(later(), sort_keys=True) == json.dumps(
+        value, sort_keys=True
+    )
+    assert "EQ023" not in [issue["code"] for issue in value["issues"]]
+    warm = engine.analyse(composed_kb(USED, user))
+    assert warm.stats.cached == 2 and warm.results["flops/tp"] == cold
