@@ -215,13 +215,23 @@ def _local_rules() -> tuple[Rule, ...]:
 
     Not the stage rules (their findings come with the stage) nor the late ones (they
     read the run's other findings and codes).
+    A record-local rule that reads the typed views (`AFTER_SCHEMA = True`, kb.kinds)
+    runs in the rules stage instead: views exist only once the schema stage has its
+    verdict, and a record with schema findings has none (that rule skips it).
     """
     apart = _STAGE_FAMILIES + _LATE_FAMILIES
     return tuple(
         rule
         for rule in all_rules()
-        if rule_reads(rule) == "record" and not rule.CODE.startswith(apart)
+        if rule_reads(rule) == "record"
+        and not rule.CODE.startswith(apart)
+        and not after_schema(rule)
     )
+
+
+def after_schema(rule: Rule) -> bool:
+    """True for a rule that reads the typed views: it runs after the schema stage."""
+    return bool(getattr(rule, "AFTER_SCHEMA", False))
 
 
 def schema_stage(kb: KnowledgeBase) -> list[Finding]:
