@@ -34,6 +34,7 @@ from pathlib import Path
 
 from kb import fingerprint, overlay
 from kb import loader as _loader
+from kb.equations.timeout import use_run_budget
 from kb.findings import Finding, Location
 from kb.loader import Loaded, load_files
 from kb.model import KnowledgeBase, Record, Reference
@@ -273,6 +274,7 @@ def run_rules(kb: KnowledgeBase, then: Callable[[], object] | None = None) -> li
     schema stage runs beside the equations too when `then` saves the cache (its
     verdicts reach the record cache in the child); else here, first.
     """
+    use_run_budget(kb.run.budget)  # the ledger's checks (beside) and the engine's spend it
     if then is None:
         schema_stage(kb)  # the caller saves the record cache: it must hold the verdicts
     worth_it = sum(kb.in_focus(record) for record in kb) >= BESIDE_MIN_RECORDS
