@@ -47,11 +47,6 @@ NO_CLAIM = (
 NO_VIEW = "the record does not pass its schema (kb validate lists the findings)"
 
 
-def flop_charts(record: Record, kb: KnowledgeBase) -> list[dict[str, Any]]:
-    """Zero or one chart for a flop class (chart_or_reason says why there is none)."""
-    return chart_or_reason(record, kb)[0]
-
-
 def chart_or_reason(record: Record, kb: KnowledgeBase) -> tuple[list[dict[str, Any]], str]:
     """The flop class's chart, or no chart and the reason the page states ("" with a chart).
 
