@@ -314,8 +314,16 @@ def _whole_tree(rules: Sequence[Rule]) -> list[Rule]:
 
 
 def _beside_equations() -> list[Rule]:
-    """The whole-tree rules that do not read the equations stage (it may not have run)."""
-    return [r for r in _whole_tree(all_rules()) if not r.CODE.startswith(_EQUATIONS_FAMILIES)]
+    """The whole-tree rules that do not read the equations stage (it may not have run).
+
+    Not the EQ rules, but for the record rules among them that read only the typed
+    views (AFTER_SCHEMA: EQ019 and EQ020 read a flop class's claims as written).
+    """
+    return [
+        r
+        for r in _whole_tree(all_rules())
+        if after_schema(r) or not r.CODE.startswith(_EQUATIONS_FAMILIES)
+    ]
 
 
 def waiver_rules_stage(kb: KnowledgeBase) -> list[Finding]:
