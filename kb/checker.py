@@ -34,6 +34,7 @@ from pathlib import Path
 
 from kb import fingerprint, overlay
 from kb import loader as _loader
+from kb.equations.timeout import use_run_budget
 from kb.findings import Finding, Location
 from kb.loader import Loaded, load_files
 from kb.model import KnowledgeBase, Record, Reference
@@ -240,13 +241,23 @@ def _local_rules() -> tuple[Rule, ...]:
 
     Not the stage rules (their findings come with the stage) nor the late ones (they
     read the run's other findings and codes).
+    A record-local rule that reads the typed views (`AFTER_SCHEMA = True`, kb.kinds)
+    runs in the rules stage instead: views exist only once the schema stage has its
+    verdict, and a record with schema findings has none (that rule skips it).
     """
     apart = _STAGE_FAMILIES + _LATE_FAMILIES
     return tuple(
         rule
         for rule in all_rules()
-        if rule_reads(rule) == "record" and not rule.CODE.startswith(apart)
+        if rule_reads(rule) == "record"
+        and not rule.CODE.startswith(apart)
+        and not after_schema(rule)
     )
+
+
+def after_schema(rule: Rule) -> bool:
+    """True for a rule that reads the typed views: it runs after the schema stage."""
+    return bool(getattr(rule, "AFTER_SCHEMA", False))
 
 
 def schema_stage(kb: KnowledgeBase) -> list[Finding]:
@@ -288,6 +299,7 @@ def run_rules(kb: KnowledgeBase, then: Callable[[], object] | None = None) -> li
     schema stage runs beside the equations too when `then` saves the cache (its
     verdicts reach the record cache in the child); else here, first.
     """
+    use_run_budget(kb.run.budget)  # the ledger's checks (beside) and the engine's spend it
     if then is None:
         schema_stage(kb)  # the caller saves the record cache: it must hold the verdicts
     worth_it = sum(kb.in_focus(record) for record in kb) >= BESIDE_MIN_RECORDS
@@ -327,8 +339,16 @@ def _whole_tree(rules: Sequence[Rule]) -> list[Rule]:
 
 
 def _beside_equations() -> list[Rule]:
-    """The whole-tree rules that do not read the equations stage (it may not have run)."""
-    return [r for r in _whole_tree(all_rules()) if not r.CODE.startswith(_EQUATIONS_FAMILIES)]
+    """The whole-tree rules that do not read the equations stage (it may not have run).
+
+    Not the EQ rules, but for the record rules among them that read only the typed
+    views (AFTER_SCHEMA: EQ019 and EQ020 read a flop class's claims as written).
+    """
+    return [
+        r
+        for r in _whole_tree(all_rules())
+        if after_schema(r) or not r.CODE.startswith(_EQUATIONS_FAMILIES)
+    ]
 
 
 def waiver_rules_stage(kb: KnowledgeBase) -> list[Finding]:

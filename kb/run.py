@@ -46,6 +46,24 @@ class RunStats:
 
 
 @dataclass
+class Spending:
+    """What one run's symbolic checks have spent: the budgets above a single check.
+
+    A record's checks together get RECORD_BUDGETS check budgets (wall clock from the
+    record's first check), and the checks of a run that hit their budget together
+    lose at most RUN_BUDGETS of them (kb.equations.timeout); after that every further
+    check is unverified at once. Ordinary records spend milliseconds and never meet
+    either limit; a hostile record (eight slow checks) or a hostile tree (thousands
+    of them) stays bounded. Only the outermost budget counts: budgets nest.
+    """
+
+    record_end: float | None = None  # time.monotonic() when the record's budget ends
+    record_label: str = ""
+    lost: float = 0.0  # seconds lost to timeouts
+    depth: int = 0  # budgets open now
+
+
+@dataclass
 class RunContext:
     """The per-run state of one knowledge base, filled by the checker's stages in order.
 
@@ -68,6 +86,7 @@ class RunContext:
     known_codes: frozenset[str] | None = None
     waivers_used: frozenset[tuple[str, int]] | None = None
     stats: RunStats = field(default_factory=RunStats)
+    budget: Spending = field(default_factory=Spending)  # kb.equations.timeout spends it
     # Shared by several rules within the run (each documented where it is filled).
     mappings: dict[str, list[tuple[str, Mapping[str, Any]]]] = field(default_factory=dict)
     mapping_nodes: dict[str, list[Mapping[str, Any]]] = field(default_factory=dict)

@@ -35,11 +35,6 @@ def schema_name(kind: str) -> str:
     return f"{kind}.schema.json"
 
 
-def schema_url(kind: str) -> str:
-    """The stable `$id` of a kind's schema."""
-    return SCHEMA_BASE + schema_name(kind)
-
-
 @lru_cache(maxsize=1)
 def load_schemas() -> dict[str, dict[str, Any]]:
     """Every schema file by file name; ResourceMissing when one kb needs is absent or unreadable."""

@@ -43,7 +43,7 @@ from typing import NamedTuple
 from kb.equations.cache import timed_out
 from kb.findings import Finding
 from kb.recordcache import finding_from_tuple, finding_to_tuple
-from kb.store import ShardedStore, shard_file
+from kb.store import ShardedStore
 
 STORE, KEY = "run", "snapshot"
 UNREAD = ""  # the digest of a file that did not load: such a file is re-checked every run
@@ -148,10 +148,6 @@ def probe_folders(root: Path) -> dict[str, Seen]:
         except OSError:
             return {}  # an entry the loader lists as a file (kb.loader._entry_kind)
     return found
-
-
-def snapshot_path(directory: Path) -> Path:
-    return directory / shard_file(STORE, 0, 1)
 
 
 def _place(root: Path) -> tuple[str, str]:

@@ -17,8 +17,14 @@ from kb.api import validate
 from kb.findings import Finding
 from kb.model import FOLDER_BY_KIND
 from kb.run import RunStats
-from kb.snapshot import snapshot_path
+from kb.store import shard_file
 from tests.conftest import SHIPPED_RECORDS, run_kb
+
+
+def snapshot_path(directory: Path) -> Path:
+    """The snapshot's file: its store's one shard (kb.snapshot keeps it in kb.store)."""
+    return directory / shard_file(snapshot.STORE, 0, 1)
+
 
 NUMBER = re.compile(r"(value: )(\d+(?:\.\d+)?)")
 RECORD_ID = re.compile(

@@ -39,7 +39,7 @@ from kb.equations.results import (
     item_json,
 )
 from kb.equations.shared import SharedWork, family_key
-from kb.equations.timeout import default_budget, record_budget, reset_run_budget
+from kb.equations.timeout import default_budget, record_budget, use_run_budget
 from kb.model import KnowledgeBase, Record
 from kb.run import RunStats
 from kb.store import cache_dir
@@ -87,7 +87,7 @@ def analyse(kb: KnowledgeBase, use_cache: bool = True) -> Analysis:
     default_budget()  # a bad $KB_EQ_BUDGET stops kb here (UsageProblem, exit 2), not per check
     if kb.run.equations is not None:
         return kb.run.equations
-    reset_run_budget()
+    use_run_budget(kb.run.budget)  # this run's checks spend from its own budget
     cache = ResultCache(cache_dir(kb.root), fingerprint.salt()) if use_cache else ResultCache(None)
     analysis = Analysis(stats=kb.run.stats)
     pending: dict[str, Pending] = {}

@@ -25,9 +25,11 @@ import threading
 import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
+from contextvars import ContextVar
 from typing import Any, TypeVar, cast
 
 from kb import settings
+from kb.run import Spending
 
 T = TypeVar("T")
 
@@ -74,58 +76,52 @@ def default_budget() -> float:
     return settings.eq_budget()
 
 
-class _Spending:
-    """What this process's checks have spent: the budgets above a single check.
-
-    A record's checks together get RECORD_BUDGETS check budgets (wall clock from the
-    record's first check), and the checks of a run that hit their budget together
-    lose at most RUN_BUDGETS of them; after that every further check is unverified
-    at once. Ordinary records spend milliseconds and never meet either limit; a
-    hostile record (eight slow checks) or a hostile tree (thousands of them) stays
-    bounded. Only the outermost budget counts: budgets nest.
-    """
-
-    def __init__(self) -> None:
-        self.record_end: float | None = None
-        self.record_label = ""
-        self.lost = 0.0
-        self.depth = 0
-
-
 RECORD_BUDGETS = 3
 RUN_BUDGETS = 30
-_SPENT = _Spending()
+# What the run this thread's checks belong to has spent (use_run_budget): a pointer to
+# that run's context (kb.run.RunContext.budget), so nothing one run spent reaches the next.
+_RUN: ContextVar[Spending | None] = ContextVar("kb_run_spending", default=None)
+
+
+def use_run_budget(spending: Spending) -> None:
+    """From now on this thread's checks spend from `spending` (a run's: kb.run.Spending).
+
+    A forked worker spends from its copy. Outside any run only each check's own
+    budget applies.
+    """
+    _RUN.set(spending)
 
 
 @contextmanager
 def record_budget(seconds: float | None = None) -> Iterator[None]:
     """Bound the checks of one record together (default RECORD_BUDGETS check budgets)."""
     total = seconds if seconds is not None else RECORD_BUDGETS * default_budget()
-    saved = (_SPENT.record_end, _SPENT.record_label)
-    _SPENT.record_end = time.monotonic() + total
-    _SPENT.record_label = f"the record's checks exceeded their {total:g} s budget"
+    spent, started = _RUN.get(), None
+    if spent is None:  # outside a run: the record's own spending
+        spent = Spending()
+        started = _RUN.set(spent)
+    saved = (spent.record_end, spent.record_label)
+    spent.record_end = time.monotonic() + total
+    spent.record_label = f"the record's checks exceeded their {total:g} s budget"
     try:
         yield
     finally:
-        _SPENT.record_end, _SPENT.record_label = saved
+        spent.record_end, spent.record_label = saved
+        if started is not None:
+            _RUN.reset(started)
 
 
-def reset_run_budget() -> None:
-    """Start a run: nothing lost to timeouts yet."""
-    _SPENT.lost = 0.0
-
-
-def _capped(seconds: float) -> float:
+def _capped(spent: Spending | None, seconds: float) -> float:
     """`seconds`, cut to what the record and the run have left (CheckTimeout if nothing)."""
-    if _SPENT.depth:
-        return seconds  # an inner budget: the enclosing one was capped already
-    run_left = RUN_BUDGETS * default_budget() - _SPENT.lost
+    if spent is None or spent.depth:
+        return seconds  # outside a run, or an inner budget (the enclosing one was capped)
+    run_left = RUN_BUDGETS * default_budget() - spent.lost
     if run_left <= 0:
         raise CheckTimeout(f"this run's checks spent their {RUN_BUDGETS} budgets on timeouts")
-    if _SPENT.record_end is not None:
-        record_left = _SPENT.record_end - time.monotonic()
+    if spent.record_end is not None:
+        record_left = spent.record_end - time.monotonic()
         if record_left <= 0:
-            raise CheckTimeout(_SPENT.record_label)
+            raise CheckTimeout(spent.record_label)
         seconds = min(seconds, record_left)
     return min(seconds, run_left)
 
@@ -135,17 +131,20 @@ def run_with_budget(work: Callable[[], T], seconds: float | None = None) -> T:
 
     The record's and the run's budgets (record_budget, RUN_BUDGETS) cap `seconds`.
     """
-    seconds = _capped(default_budget() if seconds is None else seconds)
+    spent = _RUN.get()
+    seconds = _capped(spent, default_budget() if seconds is None else seconds)
+    if spent is None:
+        return _run_within(work, seconds)
     started = time.monotonic()
-    _SPENT.depth += 1
+    spent.depth += 1
     try:
         return _run_within(work, seconds)
     except CheckTimeout:
-        if _SPENT.depth == 1:
-            _SPENT.lost += time.monotonic() - started
+        if spent.depth == 1:
+            spent.lost += time.monotonic() - started
         raise
     finally:
-        _SPENT.depth -= 1
+        spent.depth -= 1
 
 
 def _run_within(work: Callable[[], T], seconds: float) -> T:

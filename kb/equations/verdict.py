@@ -27,9 +27,10 @@ from kb.equations.results import (
     VALIDATED,
     Item,
 )
+from kb.kinds.flop_class import ERRATUM_SECTIONS
 
 MODEL_KINDS = ("flop_class", "strategy")  # records whose maths a measurement can validate
-LINKED = ("scales_with", "workarounds")  # prose items that may point at an erratum claim
+LINKED = ERRATUM_SECTIONS  # prose items that may point at an erratum claim
 
 
 @dataclass(frozen=True)

@@ -12,11 +12,13 @@ type. `views(kb)` is the one accessor; it lives in the run context
 A record with a schema finding (SC001, LD009, LD010 on its file) has no view:
 the accessor returns None and the caller decides, in its own code, what it does
 instead (the site says so on the page; the ledger is not computed from such a
-record and says which one: kb.ledger.inputs). Asking before the schema stage
-has run raises StageNotRun: nothing is built from unchecked data. Code that
-must report on schema-invalid records (the loader, the schema stage, the
-record-local rules of the per-file stage) reads `Record.data` and stays
-defensive.
+record and says which one: kb.ledger.inputs; a rule does not check it, its
+schema findings already failing the run). Asking before the schema stage has
+run raises StageNotRun: nothing is built from unchecked data, so a record-local
+rule that reads views declares AFTER_SCHEMA and runs in the rules stage
+(kb.checker). Code that must report on schema-invalid records (the loader, the
+schema stage, the record-local rules of the per-file stage) reads `Record.data`
+and stays defensive.
 """
 
 from __future__ import annotations

@@ -14,6 +14,8 @@ from typing import Any
 
 from kb.model import Record
 
+# The prose items that may name an erratum claim (`erratum: <claim id>`, EQ020).
+ERRATUM_SECTIONS = ("scales_with", "workarounds")
 # A claim's bound value: a binding `record#field` or a literal quantity mapping.
 Bound = str | Mapping[str, Any]
 
@@ -96,6 +98,9 @@ class EquationSections:
     claims: tuple[Claim, ...]
     hardware: tuple[str, ...] = ()  # affected_by_hardware, then every values_for, as written
     evidence: tuple[Evidence, ...] = ()
+    calibration: tuple[str, ...] = ()  # the receipts a parameter was fitted to
+    # (JSON pointer of an `erratum:` field, the claim id it names), in ERRATUM_SECTIONS order
+    erratum_links: tuple[tuple[str, str], ...] = ()
 
     def numeric_claims(self) -> tuple[Claim, ...]:
         """The numeric claims that name their target (`of`)."""
@@ -117,6 +122,13 @@ def equation_sections(record: Record) -> EquationSections:
         evidence=tuple(
             Evidence(str(e["receipt"]), str(e["verdict"]), str(e.get("note", "")))
             for e in data.get("evidence", ())
+        ),
+        calibration=tuple(str(r) for r in data.get("calibration", ())),
+        erratum_links=tuple(
+            (f"/{section}/{index}/erratum", str(entry["erratum"]))
+            for section in ERRATUM_SECTIONS
+            for index, entry in enumerate(data.get(section, ()))
+            if "erratum" in entry
         ),
     )
 

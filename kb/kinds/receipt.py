@@ -23,6 +23,9 @@ class ResultRow:
 
     index: int
     gpus: int | None
+    tp: int | None  # the tensor-, pipeline- and expert-parallel degrees it states
+    pp: int | None
+    ep: int | None
     algorithm: str | None
     cuda_graphs: bool | None
     message_size: Quantity | None
@@ -34,6 +37,9 @@ class ResultRow:
 @dataclass(frozen=True)
 class Receipt:
     id: str
+    evidence_class: str  # native, reference, benchmark or vendor-claim
+    engine: str  # the engine's name
+    provenance: Mapping[str, str]  # seed 000's provenance fields, as written
     pattern: str
     interconnect: str | None
     hardware: tuple[str, ...]  # the accelerators it was measured on, as written
@@ -48,6 +54,9 @@ def receipt(record: Record) -> Receipt:
     data = record.data
     return Receipt(
         id=record.id,
+        evidence_class=str(data["evidence_class"]),
+        engine=str(data["engine"]["name"]),
+        provenance=data["provenance"],
         pattern=str(data["pattern"]),
         interconnect=data.get("interconnect"),
         hardware=tuple(str(h) for h in data.get("hardware", ())),
@@ -59,6 +68,9 @@ def _row(index: int, row: Mapping[str, Any]) -> ResultRow:
     return ResultRow(
         index=index,
         gpus=row.get("gpus"),
+        tp=row.get("tp"),
+        pp=row.get("pp"),
+        ep=row.get("ep"),
         algorithm=row.get("algorithm"),
         cuda_graphs=row.get("cuda_graphs"),
         message_size=row.get("message_size"),

@@ -42,8 +42,6 @@ from kb.model import KnowledgeBase
 if TYPE_CHECKING:  # inputs.py imports this module; the reader is only a type here
     from kb.ledger.inputs import InputReader
 
-PATTERNS = ("all-reduce", "reduce-scatter", "all-gather", "all-to-all", "point-to-point")
-
 
 def collective_steps(pattern: str, ranks: int) -> int:
     """Latency steps (messages) of one collective over `ranks` ranks."""
@@ -173,19 +171,6 @@ def priced_by_receipts(
     return Measured(
         Figure(bandwidth, "B/s", "measured", chosen.receipt), chosen.receipt, chosen
     ), chosen.describe()
-
-
-def receipt_bandwidth(
-    receipts: Iterable[Receipt],
-    link: str,
-    pattern: str,
-    ranks: int,
-    size: Fraction,
-    hardware: frozenset[str] = frozenset(),
-) -> tuple[Figure, str] | None:
-    """The effective bandwidth and receipt id for size S (no algorithm stated), or None."""
-    measured, _ = priced_by_receipts(receipts, link, size, Conditions(pattern, ranks, hardware))
-    return (measured.bandwidth, measured.receipt) if measured else None
 
 
 @dataclass(frozen=True)

@@ -25,6 +25,11 @@ class Rule(Protocol):
     tests/test_reads.py holds every rule to its declaration. The checker keeps the
     findings of a "record" rule per file, and kb.incremental re-checks what a change
     can reach through the declarations.
+
+    AFTER_SCHEMA (optional, default False): a "record" rule that reads the typed
+    views (kb.kinds) runs in the rules stage, after the schema stage, not in the
+    per-file stage; a record with schema findings has no view and that rule does
+    not check it (its schema findings already fail the run).
     """
 
     READS: str

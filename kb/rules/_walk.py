@@ -9,20 +9,8 @@ from kb.findings import pointer_join
 from kb.model import KnowledgeBase, Record
 
 
-def nodes(data: Any, pointer: str = "") -> Iterator[tuple[str, Any]]:
-    """Every (pointer, value) of a JSON-like document, depth first, iteratively."""
-    stack: list[tuple[str, Any]] = [(pointer, data)]
-    while stack:
-        here, node = stack.pop()
-        yield here, node
-        if isinstance(node, Mapping):
-            stack.extend((pointer_join(here, k), v) for k, v in reversed(list(node.items())))
-        elif isinstance(node, list):
-            stack.extend((pointer_join(here, i), v) for i, v in reversed(list(enumerate(node))))
-
-
 def containers(data: Any) -> Iterator[tuple[str, Any]]:
-    """The (pointer, mapping or list) pairs of `nodes`, in the same order, without the scalars.
+    """Every (pointer, mapping or list) of a JSON-like document, depth first, iteratively.
 
     The figure walks need only mappings; skipping scalars, testing plain dicts and
     lists by type before the (slow) abstract Mapping check, and escaping a key only
@@ -62,18 +50,13 @@ def _child(pointer: str, key: Any) -> str:
 
 
 def mappings(data: Any) -> list[tuple[str, Mapping[str, Any]]]:
-    """Every mapping of a document with its pointer, in `nodes` order."""
+    """Every mapping of a document with its pointer, in `containers` order."""
     return [(pointer, node) for pointer, node in containers(data) if _is_mapping(node)]
 
 
 def quantities(data: Any) -> Iterator[tuple[str, Mapping[str, Any]]]:
     """Every quantity ({value, unit, ...}) of a document with its pointer."""
     return ((p, node) for p, node in mappings(data) if "value" in node and "unit" in node)
-
-
-def provenance_blocks(data: Any) -> Iterator[tuple[str, Mapping[str, Any]]]:
-    """Every mapping that states a `basis` (quantities, geometry blocks, parameter rows)."""
-    return ((p, node) for p, node in mappings(data) if "basis" in node)
 
 
 def record_mappings(kb: KnowledgeBase, record: Record) -> list[tuple[str, Mapping[str, Any]]]:

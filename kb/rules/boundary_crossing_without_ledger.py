@@ -28,6 +28,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from kb.findings import Finding, Severity
+from kb.kinds import views
 from kb.model import KnowledgeBase
 from kb.rules._base import found
 
@@ -39,19 +40,22 @@ HINT = (
     "write the placement (envelope, reference, candidates) and reference "
     "it with `placement:`; check it with `kb ledger`"
 )
+AFTER_SCHEMA = True  # reads the proposal's typed view (kb.checker: the rules stage)
 
 
 def check(kb: KnowledgeBase) -> Iterator[Finding]:
+    """A proposal that fails its schema has no view and is not checked (SC001 reports it)."""
+    checked = views(kb)
     for record in kb.of_kind("proposal"):
-        crosses = record.data.get("crosses")
-        if not isinstance(crosses, list) or not crosses or record.data.get("placement"):
+        proposal = checked.proposal(record) if kb.in_focus(record) else None
+        if proposal is None or not proposal.crosses or proposal.placement:
             continue
         yield found(
             CODE,
             SEVERITY,
             record.path,
             "/crosses",
-            f"proposal crosses {', '.join(map(str, crosses))} boundaries but names "
+            f"proposal crosses {', '.join(proposal.crosses)} boundaries but names "
             "no placement (expected placement: placements/<id>)",
             HINT,
         )

@@ -23,11 +23,11 @@ Good:
 from __future__ import annotations
 
 from collections.abc import Iterator, Mapping
-from typing import Any
 
 from kb.equations import codes
-from kb.equations.verdict import erratum_links
 from kb.findings import Finding, Severity, pointer_join
+from kb.kinds import EQUATION_KINDS, views
+from kb.kinds.flop_class import Claim, EquationSections
 from kb.model import KnowledgeBase
 from kb.rules._base import found
 
@@ -36,51 +36,42 @@ CODE = codes.ERRATUM_LINK_UNKNOWN
 NAME = "erratum-link-unknown"
 SEVERITY = Severity.ERROR
 HINT = "name the record's erratum claim by its id"
+AFTER_SCHEMA = True  # reads the equation sections' typed view (kb.checker: the rules stage)
 
 
 def check(kb: KnowledgeBase) -> Iterator[Finding]:
-    for record in kb:
-        claims = _claims(record.data)
-        for pointer, claim_id in erratum_links(record.data):
-            claim = claims.get(claim_id)
-            if claim is None or not isinstance(claim.get("erratum"), Mapping):
-                what = "no claim" if claim is None else "a claim without erratum:"
-                yield found(
-                    CODE,
-                    SEVERITY,
-                    record.path,
-                    pointer,
-                    f"erratum link {claim_id!r} names {what} of this record",
-                    _hint(claims),
-                )
-        listed = record.data.get("claims")
-        for index, claim in enumerate(listed if isinstance(listed, list) else []):
-            erratum = claim.get("erratum") if isinstance(claim, Mapping) else None
-            corrected = erratum.get("corrected_by") if isinstance(erratum, Mapping) else None
-            if isinstance(corrected, str) and corrected not in claims:
-                pointer = pointer_join("/claims", index, "erratum", "corrected_by")
-                yield found(
-                    CODE,
-                    SEVERITY,
-                    record.path,
-                    pointer,
-                    f"claim {claim.get('id', index)}: corrected_by {corrected!r} names "
-                    "no claim of this record",
-                    "name the claim that holds, by its id",
-                )
+    """A record that fails its schema has no view and is not checked (SC001 reports it)."""
+    checked = views(kb)
+    for kind in EQUATION_KINDS:
+        for record in kb.of_kind(kind):
+            sections = checked.equations(record) if kb.in_focus(record) else None
+            if sections is not None:
+                yield from _findings(record.path, sections)
 
 
-def _claims(data: Mapping[str, Any]) -> dict[str, Mapping[str, Any]]:
-    claims = data.get("claims")
-    return {
-        str(c["id"]): c
-        for c in (claims if isinstance(claims, list) else [])
-        if isinstance(c, Mapping) and "id" in c
-    }
+def _findings(path: str, sections: EquationSections) -> Iterator[Finding]:
+    claims = {claim.id: claim for claim in sections.claims}
+    for pointer, claim_id in sections.erratum_links:
+        claim = claims.get(claim_id)
+        if claim is None or claim.erratum is None:
+            what = "no claim" if claim is None else "a claim without erratum:"
+            message = f"erratum link {claim_id!r} names {what} of this record"
+            yield found(CODE, SEVERITY, path, pointer, message, _hint(claims))
+    for claim in sections.claims:
+        corrected = claim.erratum.corrected_by if claim.erratum is not None else ""
+        if corrected and corrected not in claims:
+            yield found(
+                CODE,
+                SEVERITY,
+                path,
+                pointer_join("/claims", claim.index, "erratum", "corrected_by"),
+                f"claim {claim.id}: corrected_by {corrected!r} names no claim of this record",
+                "name the claim that holds, by its id",
+            )
 
 
-def _hint(claims: Mapping[str, Mapping[str, Any]]) -> str:
-    errata = sorted(i for i, c in claims.items() if isinstance(c.get("erratum"), Mapping))
+def _hint(claims: Mapping[str, Claim]) -> str:
+    errata = sorted(i for i, c in claims.items() if c.erratum is not None)
     return (
         ("the record's erratum claims: " + ", ".join(errata))
         if errata

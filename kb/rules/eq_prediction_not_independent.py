@@ -29,12 +29,13 @@ Good:
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping
-from typing import Any
+from collections.abc import Iterator
 
 from kb.equations import codes
 from kb.findings import Finding, Severity, pointer_join
-from kb.model import KnowledgeBase, Record, split_binding
+from kb.kinds import EQUATION_KINDS, views
+from kb.kinds.flop_class import Claim
+from kb.model import KnowledgeBase, split_binding
 from kb.rules._base import found
 
 READS = "record"
@@ -42,6 +43,7 @@ CODE = codes.PREDICTION_NOT_INDEPENDENT
 NAME = "prediction-not-independent"
 SEVERITY = Severity.ERROR
 HINT = "compare with an independent receipt"
+AFTER_SCHEMA = True  # reads the equation sections' typed view (kb.checker: the rules stage)
 # Fields of a receipt's result row that are conditions of the measurement, not its results.
 CONDITIONS = frozenset(
     {
@@ -59,43 +61,45 @@ CONDITIONS = frozenset(
 
 
 def check(kb: KnowledgeBase) -> Iterator[Finding]:
-    for record in kb:
-        claims = record.data.get("claims")
-        for index, claim in enumerate(claims if isinstance(claims, list) else []):
-            if isinstance(claim, Mapping) and claim.get("kind") == "prediction":
-                yield from _check_prediction(record, claim, pointer_join("/claims", index))
+    """A record that fails its schema has no view and is not checked (SC001 reports it)."""
+    checked = views(kb)
+    for kind in EQUATION_KINDS:
+        for record in kb.of_kind(kind):
+            sections = checked.equations(record) if kb.in_focus(record) else None
+            if sections is None:
+                continue
+            for claim in sections.claims:
+                if claim.kind == "prediction":
+                    yield from _check_prediction(record.path, sections.calibration, claim)
 
 
-def _check_prediction(record: Record, claim: Mapping[str, Any], pointer: str) -> Iterator[Finding]:
-    measured = claim.get("measured")
-    if not isinstance(measured, str) or "#" not in measured:
-        return  # the engine reports a measured figure that is not id#field
+def _check_prediction(path: str, calibration: tuple[str, ...], claim: Claim) -> Iterator[Finding]:
+    measured, pointer = claim.measured, pointer_join("/claims", claim.index)
+    if measured is None:
+        return  # the engine reports a prediction without a measured figure
     receipt = split_binding(measured)[0]
-    name = claim.get("id", pointer)
-    calibration = record.data.get("calibration")
-    if isinstance(calibration, list) and receipt in calibration:
+    if receipt in calibration:
         yield found(
             CODE,
             SEVERITY,
-            record.path,
+            path,
             pointer_join(pointer, "measured"),
-            f"prediction {name} is measured against {receipt}, which this record "
+            f"prediction {claim.id} is measured against {receipt}, which this record "
             "lists under calibration: a receipt a parameter was fitted to cannot "
             "validate it",
             "compare with an independent receipt",
         )
-    bind = claim.get("bind")
-    for symbol, spec in bind.items() if isinstance(bind, Mapping) else ():
-        if not isinstance(spec, str) or "#" not in spec:
-            continue
-        bound, path = split_binding(spec)
-        if bound == receipt and path.rsplit(".", 1)[-1] not in CONDITIONS:
+    for symbol, spec in claim.bind.items():
+        if not isinstance(spec, str):
+            continue  # a literal quantity
+        bound, field = split_binding(spec)
+        if bound == receipt and field.rsplit(".", 1)[-1] not in CONDITIONS:
             yield found(
                 CODE,
                 SEVERITY,
-                record.path,
+                path,
                 pointer_join(pointer, "bind", symbol),
-                f"prediction {name} binds {symbol} to {spec}, a result of the receipt "
+                f"prediction {claim.id} binds {symbol} to {spec}, a result of the receipt "
                 "it is measured against: it would only restate the measurement",
                 "bind only the measurement's conditions (gpus, message_size, batch, "
                 "tp, ...) from that receipt; take the input from another record",

@@ -24,6 +24,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from kb.findings import Finding, Severity
+from kb.kinds import views
 from kb.model import KnowledgeBase
 from kb.rules._base import found
 
@@ -33,14 +34,19 @@ NAME = "native-evidence-without-fak-native"
 SEVERITY = Severity.ERROR
 HINT = "use evidence_class: reference or benchmark for other runtimes"
 NATIVE_ENGINE = "fak-native"
+AFTER_SCHEMA = True  # reads the receipt's typed view (kb.checker: the rules stage)
 
 
 def check(kb: KnowledgeBase) -> Iterator[Finding]:
+    """A receipt that fails its schema has no view and is not checked (SC001 reports it)."""
+    checked = views(kb)
     for record in kb.of_kind("receipt"):
-        engine = record.data.get("engine")
-        name = engine.get("name") if isinstance(engine, dict) else None
-        if record.data.get("evidence_class") == "native" and name != NATIVE_ENGINE:
+        receipt = checked.receipt(record) if kb.in_focus(record) else None
+        if receipt is None or receipt.evidence_class != "native":
+            continue
+        if receipt.engine != NATIVE_ENGINE:
             message = (
-                f"evidence_class is 'native' but the engine is {name!r}, not {NATIVE_ENGINE!r}"
+                f"evidence_class is 'native' but the engine is {receipt.engine!r}, "
+                f"not {NATIVE_ENGINE!r}"
             )
             yield found(CODE, SEVERITY, record.path, "/evidence_class", message, HINT)

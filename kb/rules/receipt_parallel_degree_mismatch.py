@@ -23,10 +23,11 @@ Good:
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping
-from typing import Any
+from collections.abc import Iterator
 
 from kb.findings import Finding, Severity
+from kb.kinds import views
+from kb.kinds.receipt import ResultRow
 from kb.model import KnowledgeBase
 from kb.rules._base import found
 
@@ -35,51 +36,28 @@ CODE = "EV003"
 NAME = "receipt-parallel-degree-mismatch"
 SEVERITY = Severity.ERROR
 HINT = "state the degrees and the GPU count the source gives"
+AFTER_SCHEMA = True  # reads the receipt's typed view (kb.checker: the rules stage)
 
 
 def check(kb: KnowledgeBase) -> Iterator[Finding]:
+    """A receipt that fails its schema has no view and is not checked (SC001 reports it)."""
+    checked = views(kb)
     for record in kb.of_kind("receipt"):
-        rows = record.data.get("results")
-        if not isinstance(rows, list):
-            continue
-        for index, row in enumerate(rows):
-            if isinstance(row, Mapping):
-                yield from _row_findings(record.path, index, row)
+        receipt = checked.receipt(record) if kb.in_focus(record) else None
+        for row in receipt.rows if receipt is not None else ():
+            yield from _row_findings(record.path, row)
 
 
-def _count(row: Mapping[str, Any], key: str) -> int | None:
-    """A positive integer condition of the row; None if absent or ill-typed (SC001 says so)."""
-    value = row.get(key)
-    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-        return None
-    return value
-
-
-def _row_findings(path: str, index: int, row: Mapping[str, Any]) -> Iterator[Finding]:
-    gpus = _count(row, "gpus")
+def _row_findings(path: str, row: ResultRow) -> Iterator[Finding]:
+    gpus, tp, pp, ep, index = row.gpus, row.tp, row.pp, row.ep, row.index
     if gpus is None:
         return
-    tp, pp, ep = _count(row, "tp"), _count(row, "pp"), _count(row, "ep")
     engine = (tp or 1) * (pp or 1)
     if (tp or pp) and gpus % engine:
         key = "tp" if tp else "pp"
         shape = " x ".join(f"{name}={value}" for name, value in (("tp", tp), ("pp", pp)) if value)
         message = f"results/{index}: {shape} needs a multiple of {engine} GPUs, the row says {gpus}"
-        yield found(
-            CODE,
-            SEVERITY,
-            path,
-            f"/results/{index}/{key}",
-            message,
-            HINT,
-        )
+        yield found(CODE, SEVERITY, path, f"/results/{index}/{key}", message, HINT)
     if ep and gpus % ep:
         message = f"results/{index}: ep={ep} does not divide the row's {gpus} GPUs"
-        yield found(
-            CODE,
-            SEVERITY,
-            path,
-            f"/results/{index}/ep",
-            message,
-            HINT,
-        )
+        yield found(CODE, SEVERITY, path, f"/results/{index}/ep", message, HINT)

@@ -33,6 +33,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from kb.findings import Finding, Severity
+from kb.kinds import views
 from kb.model import KnowledgeBase
 from kb.rules._base import found
 
@@ -41,6 +42,7 @@ CODE = "EV002"
 NAME = "receipt-provenance-incomplete"
 SEVERITY = Severity.WARNING
 HINT = 'fill each field, or write "not reported" where the source is silent'
+AFTER_SCHEMA = True  # reads the receipt's typed view (kb.checker: the rules stage)
 FIELDS = (
     "hardware_firmware",
     "topology_direction",
@@ -56,12 +58,16 @@ FIELDS = (
 
 
 def check(kb: KnowledgeBase) -> Iterator[Finding]:
+    """A receipt that fails its schema has no view and is not checked (SC001 reports it).
+
+    An unfilled `field: ~` is such a schema finding, at its line.
+    """
+    checked = views(kb)
     for record in kb.of_kind("receipt"):
-        block = record.data.get("provenance")
-        block = block if isinstance(block, dict) else {}
-        # `field: ~` is a placeholder left unfilled: the schema reports it at its line
-        missing = [f for f in FIELDS if f not in block or block[f] == "" or block[f] == " "]
-        missing = [f for f in missing if block.get(f) is not None or f not in block]
+        receipt = checked.receipt(record) if kb.in_focus(record) else None
+        if receipt is None:
+            continue
+        missing = [f for f in FIELDS if receipt.provenance.get(f, "") in ("", " ")]
         if missing:
             message = f"provenance lacks {', '.join(missing)}"
             yield found(CODE, SEVERITY, record.path, "/provenance", message, HINT)

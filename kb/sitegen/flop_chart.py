@@ -28,6 +28,8 @@ from fractions import Fraction
 from typing import Any
 
 from kb import numfmt
+from kb.kinds import views
+from kb.kinds.flop_class import Claim, EquationSections
 from kb.model import KnowledgeBase, Record, split_binding
 from kb.sitegen.charts import Chart, Mark, Series, line_chart
 
@@ -42,50 +44,40 @@ NO_CLAIM = (
     "no numeric claim of this record evaluates one of its equations (`of:` with `bind:`), "
     "so there is no curve to draw"
 )
-
-
-def flop_charts(record: Record, kb: KnowledgeBase) -> list[dict[str, Any]]:
-    """Zero or one chart for a flop class (chart_or_reason says why there is none)."""
-    return chart_or_reason(record, kb)[0]
+NO_VIEW = "the record does not pass its schema (kb validate lists the findings)"
 
 
 def chart_or_reason(record: Record, kb: KnowledgeBase) -> tuple[list[dict[str, Any]], str]:
     """The flop class's chart, or no chart and the reason the page states ("" with a chart).
 
     A chart that cannot be computed never stops the build, and never goes missing in
-    silence: its page says what was missing.
+    silence: its page says what was missing. It is drawn from the flop class's typed
+    view (kb.kinds): a flop class that fails its schema has none, and no chart.
     """
-    claims = _numeric_claims(record, kb)
+    sections = views(kb).equations(record)
+    if sections is None:
+        return [], NO_VIEW
+    claims = _numeric_claims(sections, kb)
     if not claims:
         return [], NO_CLAIM
     try:
-        return [_plan(record, kb, claims)], ""
+        return [_plan(record, kb, sections, claims)], ""
     except NoChart as reason:
         return [], str(reason)
     except Exception as error:  # noqa: BLE001 - stated on the page, never a stopped build
         return [], f"the chart could not be computed ({type(error).__name__}: {error})"
 
 
-def _numeric_claims(record: Record, kb: KnowledgeBase) -> list[Mapping[str, Any]]:
+def _numeric_claims(sections: EquationSections, kb: KnowledgeBase) -> list[Claim]:
     """The numeric claims of one equation: the first one whose claims bind an interconnect.
 
     Without such an equation, the first equation's claims (the chart then says why
-    it has no fabric axis).
+    it has no fabric axis). A claim that states no `bind:` draws nothing.
     """
-    claims = record.data.get("claims")
-    if not isinstance(claims, list):
-        return []
-    found = [
-        c
-        for c in claims
-        if isinstance(c, Mapping)
-        and c.get("kind") == "numeric"
-        and isinstance(c.get("bind"), Mapping)
-        and isinstance(c.get("of"), str)
-    ]
-    groups: dict[str, list[Mapping[str, Any]]] = {}
-    for claim in found:
-        groups.setdefault(str(claim["of"]), []).append(claim)
+    groups: dict[str, list[Claim]] = {}
+    for claim in sections.numeric_claims():
+        if "bind" in claim.data:
+            groups.setdefault(str(claim.of), []).append(claim)
     for group in groups.values():
         if _pick(group, kb, "interconnect"):
             return group
@@ -99,19 +91,21 @@ def _kind_of(spec: Any, kb: KnowledgeBase) -> str:
     return record.kind if record is not None else ""
 
 
-def _pick(claims: list[Mapping[str, Any]], kb: KnowledgeBase, kind: str) -> str:
+def _pick(claims: list[Claim], kb: KnowledgeBase, kind: str) -> str:
     """Return the first bound symbol whose binding names a record of `kind`."""
     for claim in claims:
-        for name, spec in claim["bind"].items():
+        for name, spec in claim.bind.items():
             if _kind_of(spec, kb) == kind:
                 return str(name)
     return ""
 
 
-def _plan(record: Record, kb: KnowledgeBase, claims: list[Mapping[str, Any]]) -> dict[str, Any]:
+def _plan(
+    record: Record, kb: KnowledgeBase, sections: EquationSections, claims: list[Claim]
+) -> dict[str, Any]:
     from kb.equations.bind import Bound, resolve
 
-    of = str(claims[0]["of"])
+    of = str(claims[0].of)
     x_name = _pick(claims, kb, "interconnect")
     if not x_name:
         raise NoChart(
@@ -119,26 +113,25 @@ def _plan(record: Record, kb: KnowledgeBase, claims: list[Mapping[str, Any]]) ->
             "so there is no fabric to draw its equations over"
         )
     line_name = _pick(claims, kb, "accelerator")
-    own = [c for c in claims if "erratum" not in c]
+    own = [c for c in claims if c.erratum is None]
     reference = own[0] if own else claims[0]  # the lines sit at one of kb's own claims
-    bound = frozenset(str(k) for k in reference["bind"])  # kept, as kb calc keeps them
+    bound = frozenset(str(k) for k in reference.bind)  # kept, as kb calc keeps them
     function = _target_function(_composed(record, kb), of, bound)
     if function is None:
         raise NoChart(f"equation {of} is not of the form `symbol = expression`")
     missing = sorted(set(function.names) - bound)
     if missing:
         raise NoChart(
-            f"equation {of} needs {', '.join(missing)}, which claim "
-            f"{reference.get('id', '')} does not bind"
+            f"equation {of} needs {', '.join(missing)}, which claim {reference.id} does not bind"
         )
-    held = {str(k): v for k, v in reference["bind"].items() if str(k) != x_name}
-    lines = _line_bindings(record, kb, held.get(line_name), line_name)
+    held = {str(k): v for k, v in reference.bind.items() if str(k) != x_name}
+    lines = _line_bindings(sections, kb, held.get(line_name), line_name)
     x_marks = _x_marks(claims, kb, x_name, lines)
     if not x_marks:
         raise NoChart(f"no interconnect field bound to {x_name} holds a positive figure")
     xs = [m[0] for m in x_marks]
     grid = _grid(min(xs) / 2, max(xs) * 2)
-    x_unit = _display_unit(claims[0]["bind"][x_name], kb)
+    x_unit = _display_unit(claims[0].bind[x_name], kb)
     y_unit = function.unit  # the declared unit of the target: series and claims both in it
     series, bindings = [], []
     for label, binding in lines:
@@ -155,13 +148,14 @@ def _plan(record: Record, kb: KnowledgeBase, claims: list[Mapping[str, Any]]) ->
         bindings.append(values)
     if not series:
         raise NoChart(
-            f"the bindings of claim {reference.get('id', '')} do not all resolve to figures "
+            f"the bindings of claim {reference.id} do not all resolve to figures "
             f"for any accelerator drawn"
         )
     on_lines = [
-        c for c in claims if all(c["bind"].get(k) == v for k, v in held.items() if k != line_name)
+        c for c in claims if all(c.bind.get(k) == v for k, v in held.items() if k != line_name)
     ]
-    axes = _Axes(x_name, x_unit, function.lhs_name, y_unit, _meanings(record))
+    meanings = {symbol.name: symbol.meaning for symbol in sections.symbols}
+    axes = _Axes(x_name, x_unit, function.lhs_name, y_unit, meanings)
     drawn = _Drawn(series, bindings, x_marks, reference, function)
     return _chart(record, kb, on_lines, drawn, axes)
 
@@ -173,7 +167,7 @@ class _Drawn:
     series: list[Series]
     bindings: list[dict[str, Any]]
     x_marks: list[tuple[Fraction, str, str, str]]
-    reference: Mapping[str, Any]  # the claim whose bindings the lines hold
+    reference: Claim  # the claim whose bindings the lines hold
     function: _Function
 
 
@@ -191,15 +185,6 @@ class _Axes:
         """`crossover batch under TP degree N (B_tp)`, `bandwidth per rank (GB/s)`."""
         meaning = _short(self.meanings.get(name, ""), limit) or name
         return f"{meaning} ({unit})" if unit not in ("", "1") else f"{meaning} ({name})"
-
-
-def _meanings(record: Record) -> dict[str, str]:
-    symbols = record.data.get("symbols")
-    return {
-        str(name): str(spec.get("meaning", ""))
-        for name, spec in (symbols.items() if isinstance(symbols, Mapping) else ())
-        if isinstance(spec, Mapping)
-    }
 
 
 def _short(meaning: str, limit: int = 46) -> str:
@@ -360,27 +345,19 @@ def _power(base: Any, exponent: Any) -> Fraction | float:
 
 
 def _line_bindings(
-    record: Record, kb: KnowledgeBase, spec: Any, name: str
+    sections: EquationSections, kb: KnowledgeBase, spec: Any, name: str
 ) -> list[tuple[str, str | None]]:
     """(label, binding) per accelerator the class names, at the claim's field path."""
     if not name or not isinstance(spec, str):
         return [("as claimed", None)] if not name else []
     field = split_binding(spec)[1]
-    ids = set(_strings(record.data.get("affected_by_hardware")))
-    for row in record.data.get("hardware_parameters") or []:
-        if isinstance(row, Mapping):
-            ids.update(_strings(row.get("values_for")))
-    ids.add(split_binding(spec)[0])
+    ids = {*sections.hardware, split_binding(spec)[0]}
     found = [(kb.get(i), i) for i in sorted(ids)]
     return [(r.title or i, f"{i}#{field}") for r, i in found if r is not None and r.get(field)]
 
 
-def _strings(value: Any) -> list[str]:
-    return [str(v) for v in value] if isinstance(value, list) else []
-
-
 def _x_marks(
-    claims: list[Mapping[str, Any]],
+    claims: list[Claim],
     kb: KnowledgeBase,
     x_name: str,
     lines: list[tuple[str, str | None]],
@@ -393,12 +370,12 @@ def _x_marks(
     """
     from kb.equations.bind import Bound, resolve
 
-    specs = [str(c["bind"][x_name]) for c in claims if x_name in c["bind"]]
+    specs = [str(c.bind[x_name]) for c in claims if x_name in c.bind]
     fields = sorted({split_binding(spec)[1] for spec in specs})
     ids = {split_binding(spec)[0] for spec in specs}
     for _label, binding in lines:
         accelerator = kb.get(split_binding(str(binding))[0]) if binding else None
-        ids.update(_links_of(accelerator) if accelerator is not None else ())
+        ids.update(_links_of(accelerator, kb) if accelerator is not None else ())
     marks = []
     for link_id in sorted(ids):
         link = kb.get(link_id)
@@ -412,21 +389,10 @@ def _x_marks(
     return sorted(marks)
 
 
-def _links_of(accelerator: Record) -> list[str]:
-    links = accelerator.data.get("links")
-    found = (
-        [
-            str(link.get("interconnect"))
-            for link in links
-            if isinstance(link, Mapping) and link.get("interconnect")
-        ]
-        if isinstance(links, list)
-        else []
-    )
-    host = accelerator.data.get("host_link")
-    if isinstance(host, Mapping) and host.get("interconnect"):
-        found.append(str(host["interconnect"]))
-    return found
+def _links_of(accelerator: Record, kb: KnowledgeBase) -> tuple[str, ...]:
+    """The interconnects an accelerator names (none when it fails its schema: no view)."""
+    view = views(kb).accelerator(accelerator) if accelerator.kind == "accelerator" else None
+    return view.interconnects() if view is not None else ()
 
 
 @functools.lru_cache(maxsize=256)
@@ -451,7 +417,7 @@ def _display_unit(spec: Any, kb: KnowledgeBase) -> tuple[str, Fraction]:
 def _chart(
     record: Record,
     kb: KnowledgeBase,
-    claims: list[Any],
+    claims: list[Claim],
     drawn: _Drawn,
     axes: _Axes,
 ) -> dict[str, Any]:
@@ -463,8 +429,10 @@ def _chart(
         for i, (x, label, title, _spec) in enumerate(x_marks)
     ]
     scales = (x_name, x_scale, y_scale, y_unit)
-    points = _claim_points([c for c in claims if "erratum" not in c], kb, scales)
-    errata = _erratum_points([c for c in claims if "erratum" in c], kb, scales, drawn.function)
+    points = _claim_points([c for c in claims if c.erratum is None], kb, scales)
+    errata = _erratum_points(
+        [c for c in claims if c.erratum is not None], kb, scales, drawn.function
+    )
     x_label, y_label = axes.label(x_name, x_unit, 80), axes.label(y_name, y_unit)
     y_shown = "" if y_unit == "1" else f" ({y_unit})"
     crosses = (
@@ -485,8 +453,8 @@ def _chart(
         x_label=x_label,
         y_label=y_label,
         caption=(
-            f"{y_name} from equation {claims[0]['of']} with the bindings of claim "
-            f"{drawn.reference.get('id', 1)}; each line re-binds the accelerator field. "
+            f"{y_name} from equation {claims[0].of} with the bindings of claim "
+            f"{drawn.reference.id}; each line re-binds the accelerator field. "
             f"Vertical rules: interconnect records. Circles: the record's claims, as kb "
             f"checks them."
             + (" Crosses: errata (the source's figure, refuted by kb's)." if errata else "")
@@ -513,7 +481,7 @@ def _chart(
     data["units"] = {
         "x": {"name": x_name, "unit": x_unit},
         "y": {"name": y_name, "unit": y_unit},
-        "of": str(claims[0]["of"]),
+        "of": str(claims[0].of),
         "series": [
             {"name": s.name, "bind": b, "points": s.points}
             for s, b in zip(series, drawn.bindings, strict=True)
@@ -561,7 +529,7 @@ def _errata_table(errata: list[_Erratum], x_name: str, x_unit: str) -> dict[str,
 Scales = tuple[str, Fraction, Fraction, str]  # x symbol, x unit size, y unit size, y unit
 
 
-def _claim_points(claims: list[Any], kb: KnowledgeBase, scales: Scales) -> list[tuple[Mark, str]]:
+def _claim_points(claims: list[Claim], kb: KnowledgeBase, scales: Scales) -> list[tuple[Mark, str]]:
     """A circle per claim at its bound x and its claimed value, converted to the y unit."""
     points = []
     for claim in claims:
@@ -569,19 +537,19 @@ def _claim_points(claims: list[Any], kb: KnowledgeBase, scales: Scales) -> list[
         if found is None:
             continue
         x, y, shown = found
-        title = f"claim {claim.get('id', '')}: claimed {shown}"
-        points.append((Mark(x, "", title, y=y, line=False), str(claim.get("id", ""))))
+        title = f"claim {claim.id}: claimed {shown}"
+        points.append((Mark(x, "", title, y=y, line=False), claim.id))
     return points
 
 
-def _claimed(claim: Any, kb: KnowledgeBase, scales: Scales) -> tuple[float, float, str] | None:
+def _claimed(claim: Claim, kb: KnowledgeBase, scales: Scales) -> tuple[float, float, str] | None:
     """(x, claimed y) in the axes' units and the figure as written, or None if not drawable."""
     from kb.equations.bind import Bound, quantity, resolve
 
     x_name, x_scale, y_scale, _ = scales
-    expect = claim.get("expect")
-    x = resolve(kb, claim["bind"].get(x_name))
-    if not isinstance(expect, Mapping) or not isinstance(x, Bound):
+    expect = claim.expect
+    x = resolve(kb, claim.bind.get(x_name))
+    if expect is None or not isinstance(x, Bound):
         return None
     claimed = quantity({"value": expect.get("value"), "unit": expect.get("unit", "1")}, "expect")
     if not isinstance(claimed, Bound) or claimed.value <= 0:
@@ -600,7 +568,7 @@ class _Erratum:
 
 
 def _erratum_points(
-    claims: list[Any], kb: KnowledgeBase, scales: Scales, function: _Function
+    claims: list[Claim], kb: KnowledgeBase, scales: Scales, function: _Function
 ) -> list[_Erratum]:
     """A cross per erratum at its bound x and the source's figure; kb's value at its bindings."""
     from kb.equations.bind import Bound, resolve
@@ -609,7 +577,7 @@ def _erratum_points(
     found = []
     for claim in claims:
         drawn = _claimed(claim, kb, scales)
-        resolved = {str(k): resolve(kb, v) for k, v in claim["bind"].items()}
+        resolved = {str(k): resolve(kb, v) for k, v in claim.bind.items()}
         exact = {k: b.value for k, b in resolved.items() if isinstance(b, Bound)}
         if drawn is None or len(exact) < len(resolved):
             continue
@@ -620,7 +588,7 @@ def _erratum_points(
             numfmt.significant(computed) if isinstance(computed, Fraction) else f"{computed:.6g}"
         )
         label = f"erratum: the source says {drawn[2]}; kb computes {kb_text}{unit}"
-        claim_id = str(claim.get("id", ""))
+        claim_id = claim.id
         mark = Mark(drawn[0], label, f"claim {claim_id}: {label}", y=drawn[1], line=False,
                     erratum=True)  # fmt: skip
         found.append(_Erratum(claim_id, mark, float(computed), label))

@@ -33,11 +33,6 @@ FIELD_LIMIT = 600  # characters of figures, and of terms, per entry
 SKIPPED = ("history", "waivers", "id", "kind", "title", "version", "status", *TEXT_FIELDS)
 
 
-def search_entries(kb: KnowledgeBase) -> list[dict[str, Any]]:
-    """One entry per record, in id order."""
-    return [search_entry(record, kb) for record in kb]
-
-
 def search_entry(record: Record, kb: KnowledgeBase) -> dict[str, Any]:
     """A record's entry: what it reads is the record and those its templates show."""
     return {
@@ -153,11 +148,6 @@ def _terms_into(found: list[str], node: Any, key: str) -> None:
             _terms_into(found, child, "")
     elif isinstance(node, str) and len(node) <= TERM_LIMIT and "/" not in node:
         found.append(node)
-
-
-def search_index_script(kb: KnowledgeBase) -> str:
-    """Write the index as a script; `<` is escaped so no record text can close a tag."""
-    return index_script([entry_text(record, kb) for record in kb])
 
 
 def entry_text(record: Record, kb: KnowledgeBase) -> str:

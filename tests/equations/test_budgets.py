@@ -13,7 +13,8 @@ from hypothesis import strategies as st
 
 from kb.equations import timeout
 from kb.equations.expr import MAX_LITERAL_EXPONENT, ExpressionError, parse_expression
-from kb.equations.timeout import CheckTimeout, record_budget, reset_run_budget, run_with_budget
+from kb.equations.timeout import CheckTimeout, record_budget, run_with_budget, use_run_budget
+from kb.run import RunContext, Spending
 
 
 def test_floor_of_a_huge_constant_is_built_at_once_in_a_fresh_process() -> None:
@@ -75,7 +76,7 @@ def _sleeper(seconds: float) -> object:
 
 
 def test_a_record_s_checks_share_one_budget() -> None:
-    reset_run_budget()
+    use_run_budget(Spending())
     outcomes = []
     started = time.monotonic()
     with record_budget(0.5):
@@ -95,7 +96,8 @@ def test_a_run_stops_checking_after_losing_its_budgets_to_timeouts(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     monkeypatch.setenv("KB_EQ_BUDGET", "0.05")
-    reset_run_budget()
+    run = RunContext()
+    use_run_budget(run.budget)
     started = time.monotonic()
     messages = []
     for _ in range(3 * timeout.RUN_BUDGETS):
@@ -106,8 +108,24 @@ def test_a_run_stops_checking_after_losing_its_budgets_to_timeouts(
     elapsed = time.monotonic() - started
     assert elapsed < (timeout.RUN_BUDGETS + 5) * 0.05 + 1.0, elapsed
     assert any("this run's checks spent" in m for m in messages)
-    reset_run_budget()
+    assert run.budget.lost >= timeout.RUN_BUDGETS * 0.05  # what it lost is the run's own
+    use_run_budget(RunContext().budget)
     assert run_with_budget(lambda: 7) == 7  # a new run starts afresh
+
+
+def test_outside_a_run_only_each_check_s_own_budget_applies(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    import contextvars
+
+    monkeypatch.setenv("KB_EQ_BUDGET", "0.05")
+    spent = Spending(lost=10 * timeout.RUN_BUDGETS)  # a run that lost everything
+    use_run_budget(spent)
+    with pytest.raises(CheckTimeout, match="this run's checks spent"):
+        run_with_budget(lambda: 7)
+    # A fresh context (a thread outside any run) does not see that run's spending.
+    assert contextvars.Context().run(run_with_budget, lambda: 7) == 7
+    use_run_budget(Spending())
 
 
 def test_a_power_folded_past_the_exponent_bound_is_refused() -> None:

@@ -7,7 +7,7 @@ from kb.kinds import views
 from kb.model import KnowledgeBase
 from kb.sitegen.calculator import calculator
 from kb.sitegen.equations_view import UNCHECKED_SCHEMA, equations_context
-from kb.sitegen.flop_chart import flop_charts
+from kb.sitegen.flop_chart import NO_VIEW, chart_or_reason
 from tests.kinds.helpers import checked_kb, shipped
 
 FLOP = "flops/tp-prefill-comm-bound"
@@ -33,7 +33,7 @@ def test_a_valid_flop_class_shows_its_sections_chart_and_calculator() -> None:
     context = equations_context(record, kb)
     assert context["note"] == ""
     assert [c["id"] for c in context["claims"]] == [c["id"] for c in shipped(FLOP)["claims"]]
-    assert flop_charts(record, kb)
+    assert chart_or_reason(record, kb)[0]
     assert calculator(record, kb) is not None
 
 
@@ -48,5 +48,5 @@ def test_a_schema_invalid_flop_class_says_so_and_draws_nothing() -> None:
     assert context["note"] == UNCHECKED_SCHEMA
     assert context["shown"]  # the section is there, to say why it is empty
     assert context["symbols"] == context["equations"] == context["claims"] == []
-    assert flop_charts(record, kb) == []
+    assert chart_or_reason(record, kb) == ([], NO_VIEW)  # no chart, and the page says why
     assert calculator(record, kb) is None

@@ -10,8 +10,12 @@ from hypothesis import strategies as st
 from kb.ledger.inputs import OVERHEADS, DeviceGroup, Envelope, OptionSpec, Overhead
 from kb.ledger.ledger import compute_ledger, exposed_time
 from kb.ledger.quantities import Figure
-from kb.ledger.transfers import PATTERNS, TransferSpec
+from kb.ledger.transfers import TransferSpec
+from kb.schema import load_schemas
 
+# The collective patterns a placement's transfer may name: its schema's enum.
+TRANSFER = load_schemas()["placement.schema.json"]["$defs"]["transfer"]
+PATTERNS = TRANSFER["properties"]["pattern"]["enum"]
 positive = st.fractions(min_value=Fraction(1, 10**9), max_value=Fraction(10**6))
 non_negative = st.fractions(min_value=Fraction(0), max_value=Fraction(10**3))
 

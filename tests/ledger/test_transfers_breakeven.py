@@ -13,7 +13,7 @@ from kb.ledger.analysis import analyze_placement
 from kb.ledger.breakeven import difference
 from kb.ledger.inputs import PlacementSpec, Unresolved, resolve_placement
 from kb.ledger.quantities import QuantityError, exact, unit_scale
-from kb.ledger.transfers import bus_factor, collective_steps, receipt_bandwidth
+from kb.ledger.transfers import Conditions, bus_factor, collective_steps, priced_by_receipts
 from kb.model import KnowledgeBase
 from tests.ledger.ledger_fixtures import q
 
@@ -68,12 +68,25 @@ def receipt_views(kb: KnowledgeBase) -> list[Receipt]:
     return [r for r in found if r is not None]
 
 
+def receipt_bandwidth(
+    receipts: list[Receipt],
+    link: str,
+    pattern: str,
+    ranks: int,
+    size: Fraction,
+    hardware: frozenset[str] = frozenset(),
+) -> tuple[Fraction, str] | None:
+    """What the ledger prices size S at (kb.ledger.transfers.priced_by_receipts), no algorithm."""
+    measured, _ = priced_by_receipts(receipts, link, size, Conditions(pattern, ranks, hardware))
+    return (measured.bandwidth.value, measured.receipt) if measured else None
+
+
 def test_receipt_matches_link_pattern_ranks_and_size(kb: KnowledgeBase) -> None:
     receipts = receipt_views(kb)
     assert len(receipts) == len(kb.of_kind("receipt"))
     link, size = "interconnects/fixture-fast", Fraction(128_000)
     hit = receipt_bandwidth(receipts, link, "all-reduce", 4, size)
-    assert hit is not None and hit[1] == "receipts/fixture-ar" and hit[0].value == 80 * 10**9
+    assert hit is not None and hit[1] == "receipts/fixture-ar" and hit[0] == 80 * 10**9
     # one row: any other size is outside the measured range, never extrapolated
     assert receipt_bandwidth(receipts, link, "all-reduce", 4, size * 2) is None
     assert receipt_bandwidth(receipts, link, "all-reduce", 4, size / 2) is None
