@@ -126,9 +126,11 @@ def _run_pending(
     from kb.equations import planbuild  # noqa: F401  # SymPy imported once, before any fork
 
     families: dict[str, list[str]] = {}
+    work = analysis.shared
     for record_id in sorted(pending):
-        families.setdefault(family_key(pending[record_id][3].data, record_id), []).append(record_id)
-    members, work = list(families.values()), analysis.shared
+        family = family_key(pending[record_id][3].data, record_id, work)
+        families.setdefault(family, []).append(record_id)
+    members = list(families.values())
 
     def job(family: int) -> tuple[list[tuple[str, dict[str, Any], Any]], dict[str, int]]:
         checked, built = [], dict(work.built)
@@ -144,6 +146,7 @@ def _run_pending(
         found.update({record_id: (data, plan) for record_id, data, plan in checked})
         for name, count in built.items():
             setattr(analysis.stats, name, getattr(analysis.stats, name) + count)
+    work.records.clear()  # the checked records' data is not held by the analysis after the run
     for record_id in sorted(found):
         data, plan = found.pop(record_id)  # each record's JSON freed once stored: never all held
         analysis.stats.symbolic += 1
