@@ -39,7 +39,8 @@ from kb.findings import Finding, Location
 from kb.loader import Loaded, load_files
 from kb.model import KnowledgeBase, Record, Reference
 from kb.positions import locate, locate_in_string
-from kb.prose.fields import walked_once
+from kb.prose.fields import record_templates, walked_once
+from kb.prose.scan import Template
 from kb.reads import rule_reads
 from kb.recordcache import RecordCache, References
 from kb.references import record_references
@@ -59,6 +60,8 @@ BESIDE_MIN_RECORDS = _loader.PARALLEL_MIN_FILES
 # and the findings of the record-local rules on it.
 Alone = tuple[list[tuple[str, str, str]], list[Finding]]
 Known = tuple[References, list[Finding]]  # the same, as the record cache holds it
+# ... and, as the per-file stage computes it, the templates in its prose (kb.run.templates).
+Checked = tuple[list[tuple[str, str, str]], list[Finding], Sequence[tuple[str, Template]]]
 
 
 def check_everything(
@@ -142,7 +145,7 @@ def per_file_stage(loaded: list[Loaded], run: RunContext) -> KnowledgeBase:
         if item.record is not None:
             kb.add(item.record)
     keys = {item.record.path: item.key for item in loaded if item.record is not None}
-    ready: dict[str, Alone] = {
+    ready: dict[str, Checked] = {
         item.record.path: item.alongside
         for item in loaded
         if item.record is not None and item.alongside is not None
@@ -153,9 +156,11 @@ def per_file_stage(loaded: list[Loaded], run: RunContext) -> KnowledgeBase:
     ready.update(
         zip((r.path for r in rest), computed or [checked_alone(r) for r in rest], strict=True)
     )
+    run.templates = {}
     for record in todo:
-        alone = ready[record.path]
-        known[record.path] = alone
+        references, local, templates = ready[record.path]
+        alone = known[record.path] = (references, local)
+        run.templates[record.path] = templates
         if run.cache is not None:
             run.cache.put_local(keys[record.path], alone[1])
     kb.references = _references(kb, known, keys, {record.path for record in todo}, run.cache)
@@ -222,17 +227,19 @@ def attach(kb: KnowledgeBase, root: Path, base: str | None) -> KnowledgeBase:
     return kb.freeze()
 
 
-def checked_alone(record: Record) -> Alone:
-    """What one file gives on its own: its references and the record-local rules' findings.
+def checked_alone(record: Record) -> Checked:
+    """What one file gives on its own: references, record-local findings, prose templates.
 
-    Both read the record's prose: it is walked once for them (kb.prose.fields).
+    The templates are what the prose rules resolve (kb.rules._prose, kb.run.templates).
+    All three read the record's prose: it is walked once for them (kb.prose.fields).
     """
     with walked_once(record.data):
         references = [(r.pointer, r.target, r.expected_kind) for r in record_references(record)]
         alone = KnowledgeBase(root="")
         alone.add(record)
         alone.freeze()  # its views once, not once per rule
-        return references, [f for rule in _local_rules() for f in rule.check(alone)]
+        findings = [f for rule in _local_rules() for f in rule.check(alone)]
+        return references, findings, tuple(record_templates(record.data))
 
 
 @functools.cache

@@ -90,6 +90,10 @@ class RecordCache:
             found = self.keys[(shown, digest)] = self.key(shown, digest, real)
         return found
 
+    def empty(self) -> bool:
+        """True when no entry can be found (nothing kept yet: a cold run's loader reads once)."""
+        return not self.entries and self.store.empty()
+
     def get(self, key: str) -> RecordEntry | None:
         entry = self.entries.get(key)
         if entry is None:

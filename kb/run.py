@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from collections.abc import Mapping
+    from collections.abc import Mapping, Sequence
 
     from kb.equations.engine import Analysis
     from kb.findings import Finding
@@ -91,6 +91,9 @@ class RunContext:
     mappings: dict[str, list[tuple[str, Mapping[str, Any]]]] = field(default_factory=dict)
     mapping_nodes: dict[str, list[Mapping[str, Any]]] = field(default_factory=dict)
     broken_templates: list[Any] | None = None
+    # The per-file stage: the templates in each record's prose (kb.prose.fields.record_templates),
+    # by display path, for the records it checked in this run (not those the cache knew).
+    templates: dict[str, Sequence[Any]] | None = None
     prose_claims: Any = None
     ledger_resolved: dict[str, Any] = field(default_factory=dict)
     receipts_index: Any = None  # kb.ledger.transfers.ReceiptIndex, built on first use

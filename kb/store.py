@@ -137,6 +137,22 @@ class ShardedStore:
         self._used.add(key)
         return value
 
+    def empty(self) -> bool:
+        """True when `get` finds nothing: no entry put, no shard read with one, no shard file.
+
+        A stat of each shard file not read yet, never a read.
+        """
+        if self._new or self._later:
+            return False
+        for shard in range(self.shards):
+            found = self._old.get(shard)
+            if found is not None and found.index:
+                return False
+            if found is None and self.directory is not None:
+                if os.path.exists(self.directory / shard_file(self.name, shard, self.shards)):
+                    return False
+        return True
+
     def put(self, key: str, value: Any) -> None:
         self._later.pop(key, None)
         payload = _marshalled(value)

@@ -26,6 +26,7 @@ from kb.loader import (
     record_files,
 )
 from kb.model import KIND_BY_FOLDER
+from kb.recordcache import RecordCache
 from tests.conftest import source_yaml, write_tree
 
 # ---------------------------------------------------------------- identity
@@ -418,6 +419,58 @@ def test_identities_of_many_files_are_identity_from_path(tmp_path: Path, name: s
 # ---------------------------------------------------------------- reading once per parse
 
 
+def _holding_something() -> RecordCache:
+    """An in-memory record cache with one entry (another file's): it may answer, so it is asked."""
+    cache = RecordCache(None, "salt")
+    cache.put_load(RecordCache.key("records/sources/other.yaml", "0" * 64, ""), None, [])
+    return cache
+
+
+@pytest.mark.parametrize("cache", [None, RecordCache(None, "salt")], ids=["none", "empty"])
+def test_a_file_no_cache_could_answer_for_is_read_once_where_it_is_parsed(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, cache: RecordCache | None
+) -> None:
+    """No cache, or one that holds nothing (a cold run): the loader reads each file once."""
+    from kb import loader
+    from kb.recordcache import content_digest
+
+    root = write_tree(tmp_path / "records", {"sources/doc.yaml": source_yaml()})
+    path = root / "sources" / "doc.yaml"
+    real_read = loader._read_bytes
+    reads: list[Path] = []
+
+    def counted(file: Path, shown: str) -> tuple[bytes | None, object]:
+        reads.append(file)
+        return real_read(file, shown)
+
+    monkeypatch.setattr(loader, "_read_bytes", counted)
+    (item,) = load_files(root, cache=cache)
+    assert reads == [path]
+    assert item.record is not None and item.record.id == "sources/doc"
+    assert item.record.kind == "source" and item.fresh
+    assert item.record.digest == content_digest(path.read_bytes())
+    assert item.key == RecordCache.key(item.shown, item.record.digest)
+    (asked,) = load_files(root, cache=_holding_something())
+    assert len(reads) == 3  # a cache that may answer is asked first: read, then parsed
+    assert (asked.key, asked.record and asked.record.digest) == (item.key, item.record.digest)
+
+
+def test_an_empty_store_is_one_without_entries_or_shard_files(tmp_path: Path) -> None:
+    from kb.store import ShardedStore
+
+    store = ShardedStore(tmp_path / "cache", "records", "salt")
+    assert store.empty() and ShardedStore(None, "records", "salt").empty()
+    store.put("a", 1)
+    assert not store.empty()
+    store.save()
+    again = ShardedStore(tmp_path / "cache", "records", "salt")
+    assert not again.empty()  # a shard file on disk: it may hold the entry asked for
+    assert again.get("a") == 1 and not again.empty()
+    other = ShardedStore(tmp_path / "cache", "records", "other salt")
+    assert not other.empty()  # not read yet
+    assert other.get("a") is None and other.empty()  # read: another salt's shard holds nothing
+
+
 def test_a_file_changed_after_the_cache_was_asked_is_keyed_by_the_bytes_parsed(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -440,7 +493,7 @@ def test_a_file_changed_after_the_cache_was_asked_is_keyed_by_the_bytes_parsed(
         return found
 
     monkeypatch.setattr(loader, "_read_bytes", read_then_change)
-    (item,) = load_files(root, cache=RecordCache(None, "salt"))
+    (item,) = load_files(root, cache=_holding_something())
     assert reads == [first, later]
     assert item.record is not None and item.record.title == "Another document"
     assert item.record.digest == content_digest(later)
@@ -452,7 +505,6 @@ def test_a_file_gone_before_its_parse_is_unreadable_and_not_cached(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     from kb import loader
-    from kb.recordcache import RecordCache
 
     root = write_tree(tmp_path / "records", {"sources/doc.yaml": source_yaml()})
     real_read = loader._read_bytes
@@ -465,6 +517,6 @@ def test_a_file_gone_before_its_parse_is_unreadable_and_not_cached(
         return real_read(file, shown)
 
     monkeypatch.setattr(loader, "_read_bytes", read_then_delete)
-    (item,) = load_files(root, cache=RecordCache(None, "salt"))
+    (item,) = load_files(root, cache=_holding_something())
     assert item.record is None and not item.fresh and item.key == ""
     assert [p.code for p in item.problems] == ["LD001"]

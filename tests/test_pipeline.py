@@ -183,9 +183,40 @@ def test_the_per_file_stage_in_workers_gives_what_one_process_gives(
     for jobs in ("2", "1"):
         monkeypatch.setenv("KB_JOBS", jobs)
         kb = build_knowledge_base(root)
-        runs.append((kb.references, kb.run.local))
+        runs.append((kb.references, kb.run.local, kb.run.templates))
     assert runs[0] == runs[1]
     assert runs[1][0], "no reference found: the comparison proves little"
+
+
+def test_the_prose_rules_resolve_the_templates_the_per_file_stage_found(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Records checked alone this run carry their templates: the prose rules walk no prose."""
+    import shutil
+
+    import kb.rules._prose as prose
+    from kb.prose.fields import record_templates
+    from tests.conftest import SHIPPED_RECORDS
+
+    shutil.copytree(SHIPPED_RECORDS, tmp_path / "records")
+    gpu = tmp_path / "records" / "hardware" / "nvidia-h100-sxm.yaml"
+    text = gpu.read_text(encoding="utf-8")
+    gpu.write_text(text.replace("summary: ", "summary: See {#memory.nope}. ", 1), encoding="utf-8")
+    monkeypatch.setenv("KB_CACHE_DIR", str(tmp_path / "cache"))
+    monkeypatch.chdir(tmp_path)
+    kb = build_knowledge_base(Path("records"))
+    assert kb.run.templates == {r.path: tuple(record_templates(r.data)) for r in kb}
+    assert sum(map(len, kb.run.templates.values())) > 1  # the shipped records use templates
+
+    def walked(data: object) -> list[object]:
+        raise AssertionError("the prose was walked again")
+
+    monkeypatch.setattr(prose, "record_templates", walked)
+    carried = prose.broken_templates(kb)
+    assert [(r.path, p) for r, p, _ in carried] == [(str(gpu.relative_to(tmp_path)), "/summary")]
+    monkeypatch.setattr(prose, "record_templates", record_templates)
+    kb.run.broken_templates, kb.run.templates = None, None  # as a record the cache knew
+    assert prose.broken_templates(kb) == carried
 
 
 def _record(record_id: str, kind: str = "source") -> Record:

@@ -46,6 +46,30 @@ def test_map_forked_declines_small_inputs_and_one_job(monkeypatch: pytest.Monkey
     assert worker_count() == 1 and map_forked(abs, list(range(-30, 0)), min_items=10) is None
 
 
+@pytest.mark.parametrize("total", [1, 2, 7, 100, 1_500, 10_000, 100_001])
+@pytest.mark.parametrize("jobs", [2, 3, 8])
+def test_guided_spans_cover_every_item_once_in_order_and_shrink(total: int, jobs: int) -> None:
+    from kb.workers import GUIDED_FLOOR, _guided
+
+    spans = _guided(total, jobs)
+    assert [i for start, end in spans for i in range(start, end)] == list(range(total))
+    sizes = [end - start for start, end in spans]
+    assert sizes == sorted(sizes, reverse=True) and min(sizes) >= 1
+    floor = -(-total // (jobs * GUIDED_FLOOR))
+    assert sizes[-2:][0] <= max(floor, 1) or len(sizes) < 3  # the last tasks are small
+    assert sizes[0] >= sizes[-1] and len(spans) <= jobs * GUIDED_FLOOR + 8 * jobs
+
+
+def test_map_forked_gives_every_result_in_order_over_guided_spans(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setenv("KB_JOBS", "2")
+    done: list[int] = []
+    items = list(range(-1_000, 0))
+    assert map_forked(abs, items, min_items=10, progress=done.append) == [-i for i in items]
+    assert sum(done) == 1_000 and len(done) > 4 and done[0] > done[-1]
+
+
 def test_a_check_with_parsing_in_workers_finds_what_one_process_finds(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -91,10 +91,11 @@ def analyse(kb: KnowledgeBase, use_cache: bool = True) -> Analysis:
     cache = ResultCache(cache_dir(kb.root), fingerprint.salt()) if use_cache else ResultCache(None)
     analysis = Analysis(stats=kb.run.stats)
     pending: dict[str, Pending] = {}
+    specs: dict[str, Bound | BindError] = {}  # `id#field` bindings resolved, for every record
     for record in kb:
         if not kb.in_focus(record):
             continue  # context of a partial run (kb.incremental): nobody reads its findings
-        result = _analyse_record(kb, record, cache, pending)
+        result = _analyse_record(kb, record, cache, pending, specs)
         if result is not None:
             analysis.results[record.id] = result
     _run_pending(kb, pending, cache, analysis)
@@ -126,9 +127,11 @@ def _run_pending(
     from kb.equations import planbuild  # noqa: F401  # SymPy imported once, before any fork
 
     families: dict[str, list[str]] = {}
+    work = analysis.shared
     for record_id in sorted(pending):
-        families.setdefault(family_key(pending[record_id][3].data, record_id), []).append(record_id)
-    members, work = list(families.values()), analysis.shared
+        family = family_key(pending[record_id][3].data, record_id, work)
+        families.setdefault(family, []).append(record_id)
+    members = list(families.values())
 
     def checks(family: int) -> Iterator[tuple[str, dict[str, Any], Any]]:
         for record_id in members[family]:
@@ -174,6 +177,7 @@ def _run_pending(
             for row in checked:
                 keep(*row)
             add(built)
+    work.records.clear()  # the checked records' data is not held by the analysis after the run
     for record_id in sorted(made):  # in id order, as the results were always added
         analysis.results[record_id] = made.pop(record_id)
 
@@ -183,9 +187,17 @@ def has_equations(record: Record) -> bool:
 
 
 def _analyse_record(
-    kb: KnowledgeBase, record: Record, cache: ResultCache, pending: dict[str, Pending]
+    kb: KnowledgeBase,
+    record: Record,
+    cache: ResultCache,
+    pending: dict[str, Pending],
+    specs: dict[str, Bound | BindError] | None = None,
 ) -> RecordResult | None:
-    """Return a cheap or cached result now; queue the record in `pending` otherwise."""
+    """Return a cheap or cached result now; queue the record in `pending` otherwise.
+
+    `specs`: the run's `id#field` bindings already resolved (a family binds the same
+    few records' fields again and again), filled as they are met.
+    """
     if record.kind == "model":
         items, issues = check_model(record.data)
         return RecordResult(record.id, record.path, items, issues) if items or issues else None
@@ -193,7 +205,7 @@ def _analyse_record(
         return None
     composed = compose(kb, record)  # `uses` resolved: the used text enters every key below
     record = composed.record
-    resolved = _resolve_all(kb, record)
+    resolved = _resolve_all(kb, record, {} if specs is None else specs)
     sections = canonical({s: record.data.get(s) for s in SECTIONS})  # once, for both keys
     bindings = canonical({spec: _bound_key(b) for spec, b in resolved.items()})
     key = content_key("result", record.path, sections, bindings)
@@ -273,10 +285,21 @@ def _spec_key(spec: Any) -> str:
     return spec if isinstance(spec, str) else json.dumps(spec, sort_keys=True, default=str)
 
 
-def _resolve_all(kb: KnowledgeBase, record: Record) -> dict[str, Bound | BindError]:
+def _resolve_all(
+    kb: KnowledgeBase, record: Record, specs: dict[str, Bound | BindError]
+) -> dict[str, Bound | BindError]:
+    """The record's bindings resolved, an `id#field` text once a run (through `specs`).
+
+    resolve() is pure (the knowledge base is frozen; a Bound or BindError is immutable).
+    """
     found: dict[str, Bound | BindError] = {}
     for _, _, spec in binding_specs(record):
-        if isinstance(spec, (str, Mapping)):
+        if isinstance(spec, str):
+            known = specs.get(spec)
+            if known is None:
+                known = specs[spec] = resolve(kb, spec)
+            found.setdefault(spec, known)
+        elif isinstance(spec, Mapping):
             found.setdefault(_spec_key(spec), resolve(kb, spec))
     return found
 

@@ -16,8 +16,11 @@ the work that does not depend on bound values once per distinct text:
   is then judged from the tree exactly as plan.py does.
 
 Keys are the `repr` of the sections as authored, so order and types count and
-two texts share only when they are the same. No SymPy is imported until a
-record is checked. `built` counts what was really
+two texts share only when they are the same. A record's (symbols, equations) text
+is repr'd once a run (`system_label`): the memos name it by a short label, one per
+distinct text (repr of a family's sections three times a record and again inside
+every claim's key was ~0.15-0.4 s of CPU at 10,000 records). No SymPy is imported
+until a record is checked. `built` counts what was really
 built ("built_systems", "built_claims", "built_derivations": the engine returns
 them in RunStats). Each memo is dropped whole when it reaches MAX entries.
 """
@@ -35,6 +38,7 @@ if TYPE_CHECKING:  # SymPy is imported by the first record checked, not by the e
     from kb.equations.system import System
 
 MAX = 4096
+MAX_RECORDS = 65536  # data objects whose label is remembered (dropped whole past it)
 # The fields a binding claim's plan entry is built from (planbuild._compile*); the
 # rest (id, text, expect, tolerances, the bound specs' targets) enters at evaluation.
 ENTRY_FIELDS = ("kind", "of", "expr", "replace")
@@ -47,8 +51,13 @@ def _key(*parts: Any) -> str | None:
         return None
 
 
-def family_key(data: Mapping[str, Any], fallback: str) -> str:
-    """Records of one family share a System (and mostly their claims): one key per text."""
+def family_key(data: Mapping[str, Any], fallback: str, work: SharedWork | None = None) -> str:
+    """Records of one family share a System (and mostly their claims): one key per text.
+
+    Through `work` (the run's), the label it names the text by.
+    """
+    if work is not None:
+        return work.system_label(data) or fallback
     return _key(data.get("symbols"), data.get("equations")) or fallback
 
 
@@ -61,6 +70,31 @@ class SharedWork:
         self.verdicts: dict[str | None, ClaimVerdict] = {}
         self.entries: dict[str | None, dict[str, Any]] = {}
         self.built = {"built_systems": 0, "built_claims": 0, "built_derivations": 0}
+        self.labels: dict[str, str] = {}  # a (symbols, equations) text -> its label
+        self.labelled = 0  # labels handed out (never reused, even once `labels` is dropped)
+        self.records: dict[int, tuple[Mapping[str, Any], str | None]] = {}  # id -> (data, label)
+
+    def system_label(self, data: Mapping[str, Any]) -> str | None:
+        """A short name for `data`'s (symbols, equations) text, the same for the same text.
+
+        None when the text cannot be repr'd (nothing is shared then). The text is
+        repr'd once per data object (the object is kept beside its label, so an id
+        never names another object).
+        """
+        known = self.records.get(id(data))
+        if known is not None and known[0] is data:
+            return known[1]
+        text = _key(data.get("symbols"), data.get("equations"))
+        label = None if text is None else self.labels.get(text)
+        if text is not None and label is None:
+            if len(self.labels) >= MAX:
+                self.labels.clear()
+            label = self.labels[text] = f"system {self.labelled}"
+            self.labelled += 1
+        if len(self.records) >= MAX_RECORDS:
+            self.records.clear()
+        self.records[id(data)] = (data, label)
+        return label
 
     def keep(self, memo: dict[str | None, Any], key: str | None, value: Any, built: str) -> None:
         """Count what was built as `built` and keep it under `key` (unless that is None)."""
@@ -74,7 +108,7 @@ class SharedWork:
         """Return a fresh copy of the record's System and its key (None: nothing shared)."""
         from kb.equations.system import System, build_system
 
-        key = _key(data.get("symbols"), data.get("equations"))
+        key = self.system_label(data)
         known = self.systems.get(key)
         if known is None:
             known = build_system(data)
@@ -84,7 +118,8 @@ class SharedWork:
 
     def derive(self, system: System, data: Mapping[str, Any]) -> None:
         """Check the derivations, or add the items and issues the same text gave before."""
-        key = _key(data.get("symbols"), data.get("equations"), data.get("derivations"))
+        label = self.system_label(data)
+        key = None if label is None else _key(label, data.get("derivations"))
         known = self.derived.get(key)
         if known is None:
             from kb.equations.derive import check_derivations

@@ -421,3 +421,37 @@ def test_a_result_is_kept_as_the_json_it_was_made_from(
     assert "EQ023" not in [issue["code"] for issue in value["issues"]]
     warm = engine.analyse(composed_kb(USED, user))
     assert warm.stats.cached == 2 and warm.results["flops/tp"] == cold
+def test_a_binding_text_is_resolved_once_a_run_for_every_record(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Seven records bind the same `id#field`s: each text is resolved once, the results equal."""
+    records = [
+        (
+            f"flops/x{i}",
+            {**flop(NUMERIC.replace("EXPECTED", str(3318 + i % 2))), "id": f"flops/x{i}"},
+        )
+        for i in range(7)
+    ]
+    kb = knowledge_base(str(tmp_path), *records, ("hardware/gpu", HARDWARE))
+    alone = {
+        record_id: engine._resolve_all(kb, kb.records[record_id], {}) for record_id, _ in records
+    }
+    calls: list[object] = []
+    real = engine.resolve
+
+    def counted(kb_: object, spec: object) -> object:
+        calls.append(spec)
+        return real(kb_, spec)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(engine, "resolve", counted)
+    specs: dict[str, object] = {}
+    shared = {
+        record_id: engine._resolve_all(kb, kb.records[record_id], specs)  # type: ignore[arg-type]
+        for record_id, _ in records
+    }
+    assert shared == alone and alone["flops/x0"]  # the same bindings, and there are some
+    texts = sorted(key for key in alone["flops/x0"] if not key.startswith("{"))  # not literals
+    assert texts and sorted(c for c in calls if isinstance(c, str)) == texts  # once, not 7 times
+    analysis = engine.analyse(kb, use_cache=False)
+    assert [i.code for i in analysis.results["flops/x1"].issues] == ["EQ007"]
+    assert analysis.results["flops/x0"].issues == []

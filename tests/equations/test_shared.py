@@ -175,3 +175,24 @@ def test_a_run_after_another_equals_a_run_in_a_fresh_process(tmp_path: Path) -> 
     assert done.returncode == 0, done.stderr
     assert json.loads(done.stdout) == here
     assert sum(record_id.startswith("flops/") for record_id in here) == 60
+
+
+def test_a_text_gets_one_label_per_run_and_a_data_object_is_repr_d_once(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Equal (symbols, equations) texts share a label, other texts do not, labels never recur."""
+    from kb.equations import shared
+
+    one = {"symbols": {"a": {"unit": "s"}}, "equations": {"e": {"expr": "a = 1"}}}
+    same = {"symbols": {"a": {"unit": "s"}}, "equations": {"e": {"expr": "a = 1"}}}
+    other = {"symbols": {"a": {"unit": "B"}}, "equations": {"e": {"expr": "a = 1"}}}
+    work = shared.SharedWork()
+    labels = [work.system_label(d) for d in (one, same, other)]
+    assert labels[0] == labels[1] != labels[2] and None not in labels
+    reprs: list[object] = []
+    real = shared._key
+    monkeypatch.setattr(shared, "_key", lambda *parts: reprs.append(parts) or real(*parts))
+    assert work.system_label(one) == labels[0] and not reprs  # the same object: no repr
+    assert shared.family_key(same, "flops/x", work) == labels[0]
+    work.labels.clear()  # as past MAX texts: a new label, never an old one again
+    assert work.system_label({**other}) not in labels
