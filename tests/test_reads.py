@@ -50,8 +50,9 @@ def test_reads_sits_just_before_code_in_every_rule_module() -> None:
         assert lines[at - 1] == f'READS = "{rule_reads(rule)}"', rule.CODE
 
 
-def test_only_the_dangling_reference_rule_reads_every_id() -> None:
-    assert reads.codes_reading("all-ids") == {"RF001"}
+def test_only_the_reference_rules_read_every_id() -> None:
+    """RF001 (does the id exist, "did you mean") and RF002 (its kind: the id's folder)."""
+    assert reads.codes_reading("all-ids") == {"RF001", "RF002"}
 
 
 def rows(findings: list[Finding], path: str, codes: set[str]) -> list[tuple[Any, ...]]:
@@ -131,7 +132,7 @@ def test_shipped_records_hold_their_declarations(
     ledger = sorted(
         r.path for r in open_kb(Path("records")).of_kind("placement")
     )  # the ledger rules' kind
-    focus.setdefault(ledger[0], set()).update({"ledger", "references", "claimants"})
+    focus.setdefault(ledger[0], set()).update({"ledger", "bound", "claimants"})
     tried = holds(work / "records", work, focus, monkeypatch)
     print(f"shipped records: {tried} declarations held")
     assert tried >= 4
