@@ -187,6 +187,105 @@ def test_a_too_small_declaration_is_caught(tmp_path: Path, monkeypatch: pytest.M
         )
 
 
+def case_tree(work: Path, module: str, name: str) -> None:
+    write_tree(work / "records", case_files()[module]["cases"][name]["files"])
+
+
+def test_a_binding_read_declared_as_the_record_alone_is_caught(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """EQ010 reads the field a binding names: declared "record", the bound file goes."""
+    work = tmp_path / "case"
+    case_tree(work, "eq_binding_unresolved", "no_such_field")
+    focus = {"records/flops/x.yaml": {"bound"}}
+    assert holds(work / "records", work, focus, monkeypatch) == 2  # as declared: held
+    monkeypatch.setitem(READS_OF, "EQ010", "record")
+    with pytest.raises(AssertionError):
+        holds(work / "records", work, {"records/flops/x.yaml": {"record"}}, monkeypatch)
+
+
+def test_a_plain_reference_read_declared_as_bound_is_caught(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """LG007 reads the placement a proposal names (no `#`): "bound" does not reach it."""
+    work = tmp_path / "case"
+    case_tree(work, "proposal_candidate_unknown", "candidate_not_in_placement")
+    proposal = "records/proposals/q.yaml"
+    assert holds(work / "records", work, {proposal: {"ledger"}}, monkeypatch) == 2
+    monkeypatch.setitem(READS_OF, "LG007", "bound")
+    with pytest.raises(AssertionError):
+        holds(work / "records", work, {proposal: {"bound"}}, monkeypatch)
+
+
+def test_a_kind_read_through_the_id_alone_is_held_and_a_content_read_is_not(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """RF002 needs only the ids (a kind is the id's folder); EQ010 declared so is caught."""
+    work = tmp_path / "case"
+    write_tree(
+        work / "records",
+        {
+            "sources/doc.yaml": "kind: source\nid: sources/doc\ntitle: A\n",
+            "hardware/gpu.yaml": (
+                "kind: accelerator\nid: hardware/gpu\nlinks:\n  - interconnect: sources/doc\n"
+            ),
+        },
+    )
+    focus = {"records/hardware/gpu.yaml": {"all-ids"}}
+    assert holds(work / "records", work, focus, monkeypatch) == 1  # stubbed: ids kept
+    case = tmp_path / "binding"
+    case_tree(case, "eq_binding_unresolved", "no_such_field")
+    monkeypatch.setitem(READS_OF, "EQ010", "all-ids")
+    with pytest.raises(AssertionError):
+        holds(case / "records", case, {"records/flops/x.yaml": {"all-ids"}}, monkeypatch)
+
+
+def read_graph() -> DependencyGraph:
+    """A flop class binding an accelerator and citing a source; a placement's chain."""
+    nodes = {
+        "flops/f": ("flop_class", ("hardware/a", "sources/s"), ("hardware/a",)),
+        "hardware/a": ("accelerator", ("interconnects/l", "sources/s"), ()),
+        "interconnects/l": ("interconnect", ("sources/t",), ()),
+        "sources/s": ("source", (), ()),
+        "sources/t": ("source", (), ()),
+        "placements/p": ("placement", ("hardware/a",), ()),
+        "receipts/r": ("receipt", ("interconnects/l",), ()),
+    }
+    return DependencyGraph(
+        {f"records/{i}.yaml": reads.Node(i, i, k, t, b) for i, (k, t, b) in nodes.items()}
+    )
+
+
+def test_bound_reads_one_step_and_a_ledger_reads_it_all_only_where_there_is_one() -> None:
+    graph = read_graph()
+    path = "records/{}.yaml".format
+    flop, placement = path("flops/f"), path("placements/p")
+    assert graph.inputs(flop, {"bound"}) == {flop, path("hardware/a")}  # not the source
+    assert graph.inputs(flop, {"ledger"}) == graph.inputs(flop, {"bound"})
+    assert graph.inputs(flop, {"all-ids"}) == {flop}
+    chain = {"hardware/a", "interconnects/l", "sources/s", "sources/t", "receipts/r"}
+    assert graph.inputs(placement, {"ledger"}) == {placement, *map(path, chain)}
+    assert graph.load_set([flop], {"record", "all-ids"}) == {flop}
+    assert graph.load_set([flop, placement], reads.declared_reads()) == (
+        graph.inputs(flop) | graph.inputs(placement)
+    )
+
+
+def test_a_change_affects_who_binds_it_and_the_ledgers_that_reach_it() -> None:
+    graph = read_graph()
+    path = "records/{}.yaml".format
+    # the accelerator: the flop class binds it, the placement's ledger reaches it
+    assert graph.affected([path("hardware/a")], graph) == {
+        path("hardware/a"),
+        path("flops/f"),
+        path("placements/p"),
+    }
+    # a source only named: no content read of it but the ledger's (through the link)
+    assert graph.affected([path("sources/t")], graph) == {path("sources/t"), path("placements/p")}
+    # an id that comes or goes: whoever names it (kb.incremental adds these)
+    assert graph.naming(["sources/s"]) == {path("flops/f"), path("hardware/a")}
+
+
 def page_graph() -> DependencyGraph:
     """A flop class that names, binds and templates records, and what those reference."""
     nodes = {
