@@ -10,6 +10,10 @@ Each rule module declares `READS`, what its findings on a record depend on:
   no schema marks: `bound_of`), one step, never what those records name in turn:
   the equations engine reads a bound field and a used equation's text and
   symbols, a prose template the figure or the claim it names;
+- `equations`: the record's equations analysis (kb.run.equations), which reads
+  what `bound` reads (a record's bindings and `uses:`; a model's figures are its
+  own); kb.checker runs these rules after the equations stage, the others beside
+  it;
 - `ledger`: for a kind with a ledger (LEDGER_SCANS), the record, the contents of
   every record its references reach, directly or through others, and every
   record of the kinds it scans that references something the record reaches (the
@@ -43,8 +47,11 @@ from typing import Literal, Protocol, get_args
 
 from kb.model import KnowledgeBase, Record, Reference
 
-Reads = Literal["record", "claimants", "bound", "ledger", "all-ids", "base", "findings"]
+Reads = Literal[
+    "record", "claimants", "bound", "equations", "ledger", "all-ids", "base", "findings"
+]
 READS_VALUES: tuple[str, ...] = get_args(Reads)
+BOUND = frozenset({"bound", "equations", "ledger"})  # the values that read `bound_of`, at least
 
 # The kinds a ledger is computed for, and the kinds it scans for records that reference
 # what the ledger's record reaches (kb.ledger.transfers.receipts_on).
@@ -334,9 +341,10 @@ class DependencyGraph:
 
         "record", "base" and "all-ids" add nothing beyond the file (the ids of the tree
         are known to a partial run without loading them: RunContext.outside_ids);
-        "findings" reads what every other declaration reads; "bound" adds the records
-        the file binds, templates or `uses:`, "ledger" those too or, for a kind with a
-        ledger, every record its references reach and the records its ledger scans.
+        "findings" reads what every other declaration reads; "bound" and "equations"
+        add the records the file binds, templates or `uses:`, "ledger" those too or,
+        for a kind with a ledger, every record its references reach and the records
+        its ledger scans.
         """
         reads = set(READS_VALUES) if "findings" in reads else set(reads)
         node = self.files[name]
@@ -345,7 +353,7 @@ class DependencyGraph:
             found |= self._holding({node.record_id, node.claimed_id} - {""})
         if "ledger" in reads and scanned_kinds(node.kind):
             found |= self._ledger_inputs(node)
-        elif reads & {"bound", "ledger"}:
+        elif reads & BOUND:
             found |= self._naming(node.bound)
         return found
 
@@ -360,7 +368,7 @@ class DependencyGraph:
         if "claimants" in reads:
             ids = {i for node in nodes.values() for i in (node.record_id, node.claimed_id)}
             found |= self._holding(ids - {""})
-        if reads & {"bound", "ledger"}:
+        if reads & BOUND:
             found |= self._naming({t for node in nodes.values() for t in node.bound})
         if "ledger" in reads:
             for node in nodes.values():
@@ -393,7 +401,7 @@ class DependencyGraph:
         return found
 
     def dependents(self, ids: Iterable[str]) -> set[str]:
-        """The files whose `bound` or `ledger` inputs hold a record with one of `ids`.
+        """The files whose `bound`, `equations` or `ledger` inputs hold a record of `ids`.
 
         The files binding one of `ids`, and the files of a kind with a ledger whose
         references reach one, directly or through others.

@@ -30,6 +30,7 @@ from kb.findings import Finding
 from kb.model import KINDS, Reference
 from kb.reads import DependencyGraph, file_nodes, rule_reads
 from kb.rules import all_rules
+from kb.run import StageNotRun
 from tests.conftest import SHIPPED_RECORDS, write_tree
 from tests.rules.test_rule_cases import case_files
 
@@ -53,6 +54,28 @@ def test_reads_sits_just_before_code_in_every_rule_module() -> None:
 def test_only_the_reference_rules_read_every_id() -> None:
     """RF001 (does the id exist, "did you mean") and RF002 (its kind: the id's folder)."""
     assert reads.codes_reading("all-ids") == {"RF001", "RF002"}
+
+
+def test_a_rule_reads_the_equations_analysis_exactly_when_it_declares_it() -> None:
+    """kb.checker runs the rules not declaring "equations" beside the equations stage.
+
+    So a rule that reads the analysis (kb.run.equations) must declare it, and one
+    that declares it must read it: run without the analysis, the first kind stops
+    (StageNotRun), the second does not.
+    """
+    kb = open_kb(SHIPPED_RECORDS, checked=validate(SHIPPED_RECORDS, remember=False))
+    kb.run.known_codes = frozenset(READS_OF)
+    assert kb.run.equations is None
+    read_it = set()
+    for rule in all_rules():
+        if READS_OF[rule.CODE] == "findings":
+            continue  # the waiver rules run after every stage (they read which waivers were used)
+        try:
+            list(rule.check(kb))
+        except StageNotRun:
+            read_it.add(rule.CODE)
+    assert read_it == reads.codes_reading("equations")
+    assert len(read_it) >= 20
 
 
 def rows(findings: list[Finding], path: str, codes: set[str]) -> list[tuple[Any, ...]]:
