@@ -52,7 +52,6 @@ from kb.workers import beside, map_forked, meanwhile
 
 _LATE_FAMILIES = ("WV",)  # rules that need every other finding first
 _STAGE_FAMILIES = ("LD", "SC")  # findings the loader and the schema stage make
-_EQUATIONS_FAMILIES = ("EQ",)  # rules that read the equations stage (kb.rules._equations)
 # Fewer records in focus than this: the rules run after the equations stage, in this
 # process (one hot change at 10,000 records re-checks ~1,100: forking cost it 7% of CPU).
 BESIDE_MIN_RECORDS = _loader.PARALLEL_MIN_FILES
@@ -346,16 +345,8 @@ def _whole_tree(rules: Sequence[Rule]) -> list[Rule]:
 
 
 def _beside_equations() -> list[Rule]:
-    """The whole-tree rules that do not read the equations stage (it may not have run).
-
-    Not the EQ rules, but for the record rules among them that read only the typed
-    views (AFTER_SCHEMA: EQ019 and EQ020 read a flop class's claims as written).
-    """
-    return [
-        r
-        for r in _whole_tree(all_rules())
-        if after_schema(r) or not r.CODE.startswith(_EQUATIONS_FAMILIES)
-    ]
+    """The whole-tree rules that do not read the equations stage (READS = "equations")."""
+    return [r for r in _whole_tree(all_rules()) if rule_reads(r) != "equations"]
 
 
 def waiver_rules_stage(kb: KnowledgeBase) -> list[Finding]:

@@ -19,9 +19,13 @@ its record id comes from the path it resolves to (kb.loader).
 Why this is exact: what a check reads is declared once, by every rule's `READS`,
 and kb.reads turns the declarations into one dependency graph: `affected` is the
 set of files whose declared inputs hold a changed file (before or after the
-change), `load_set` the files those inputs name. A rule whose messages may name
-any id (READS = "all-ids") is re-run wherever it reported, when an id comes or
-goes. tests/test_reads.py holds every rule to its declaration, and
+change), `load_set` the files those inputs name for the values the registered
+rules declare: the records a re-checked file binds, templates or `uses:` (READS =
+"bound", one step), and only for a placement or a proposal everything it reaches
+("ledger"); what it merely names must exist ("all-ids"), which the ids of the
+tree answer without loading it. A rule
+whose messages may name any id (READS = "all-ids") is re-run wherever it
+reported, when an id comes or goes. tests/test_reads.py holds every rule to its declaration, and
 tests/test_incremental.py edits trees at random (symlinks, duplicates, renames
 and kind swaps too) and checks that the findings always equal a full run's.
 """
@@ -35,7 +39,7 @@ from typing import TYPE_CHECKING
 
 from kb import fileread, fingerprint
 from kb.loader import MAX_FILE_BYTES, display_path, record_files
-from kb.reads import DependencyGraph, checked_paths, codes_reading, file_nodes
+from kb.reads import DependencyGraph, checked_paths, codes_reading, declared_reads, file_nodes
 from kb.recordcache import RecordCache, content_digest
 from kb.run import RunStats
 from kb.snapshot import (
@@ -149,6 +153,7 @@ def file_states(kb: KnowledgeBase) -> dict[str, FileState]:
             node.kind,
             node.targets,
             unread.get(name, ""),
+            node.bound,
         )
         for name, node in file_nodes(kb, kb.run.focus).items()
         if kb.run.focus is None or name in kb.run.focus or not node.record_id
@@ -176,7 +181,7 @@ def _recheck_changes(
     files |= _states_of(root, cache, [p for n, p in shown.items() if n in changed])
     graph = DependencyGraph(files)
     affected = _affected(snapshot, graph, changed, files)
-    load = graph.load_set(affected)
+    load = graph.load_set(affected, declared_reads())
     kb = build_knowledge_base(
         root, None, cache, [p for n, p in shown.items() if n in load], True, digests
     )
@@ -204,7 +209,7 @@ def _affected(
     if before != after:
         # A record came or went; the graph knows the loaded ones, not an id named by a file
         # that did not load (it is read every run, its id moves only when the file does).
-        affected |= graph.reaching(before ^ after)
+        affected |= graph.naming(before ^ after) | graph.dependents(before ^ after)
         # what an all-ids rule says may change wherever it said something
         codes = codes_reading("all-ids")
         affected |= {

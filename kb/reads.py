@@ -5,15 +5,24 @@ Each rule module declares `READS`, what its findings on a record depend on:
 - `record`: that record's file alone (its bytes, its path);
 - `claimants`: the record and every file that holds or claims the same id
   (the id its path gives, or its `id:` field);
-- `references`: the record and the contents of every record its references
-  reach, directly or through others (schema `x-kb-ref` fields, bindings
-  `id#field`, prose templates `{id#...}`, equations' `uses:`, whatever the
-  record's kind), and whether the ids they name exist;
-- `ledger`: as `references`, and for a kind with a ledger (LEDGER_SCANS) every
-  record of the kinds it scans that references something the record reaches
-  (the ledger finds a placement's receipts by interconnect);
-- `all-ids`: as `references`, and its messages may name any id of the tree
-  (a dangling reference's "did you mean ...?");
+- `bound`: the record and the contents of the records it binds, templates or
+  `uses:` (a reference written `id#...`, or one the equations engine reads that
+  no schema marks: `bound_of`), one step, never what those records name in turn:
+  the equations engine reads a bound field and a used equation's text and
+  symbols, a prose template the figure or the claim it names;
+- `equations`: the record's equations analysis (kb.run.equations), which reads
+  what `bound` reads (a record's bindings and `uses:`; a model's figures are its
+  own); kb.checker runs these rules after the equations stage, the others beside
+  it;
+- `ledger`: for a kind with a ledger (LEDGER_SCANS), the record, the contents of
+  every record its references reach, directly or through others, and every
+  record of the kinds it scans that references something the record reaches (the
+  ledger finds a placement's receipts by interconnect); for any other kind, as
+  `bound` (a flop class's collective claims read the receipt rows they bind);
+- `all-ids`: the record and the ids of the tree, no other record's contents:
+  whether an id it names exists, and so its kind (a record's kind is its id's
+  first folder); its messages may name any id (a dangling reference's "did you
+  mean ...?");
 - `base`: the record and its own version at `--base` (always a full run);
 - `findings`: the record and the findings the other rules made on it (the
   waiver rules run last).
@@ -38,8 +47,11 @@ from typing import Literal, Protocol, get_args
 
 from kb.model import KnowledgeBase, Record, Reference
 
-Reads = Literal["record", "claimants", "references", "ledger", "all-ids", "base", "findings"]
+Reads = Literal[
+    "record", "claimants", "bound", "equations", "ledger", "all-ids", "base", "findings"
+]
 READS_VALUES: tuple[str, ...] = get_args(Reads)
+BOUND = frozenset({"bound", "equations", "ledger"})  # the values that read `bound_of`, at least
 
 # The kinds a ledger is computed for, and the kinds it scans for records that reference
 # what the ledger's record reaches (kb.ledger.transfers.receipts_on).
@@ -60,16 +72,22 @@ class FileNode(Protocol):
     def kind(self) -> str: ...
     @property
     def targets(self) -> tuple[str, ...]: ...
+    @property
+    def bound(self) -> tuple[str, ...]: ...  # of `targets`, those `bound_of` gives
 
 
 @dataclass(frozen=True)
 class Node:
-    """A file: the id its path gives, the `id:` it claims, its kind and the ids it references."""
+    """A file: the id its path gives, the `id:` it claims, its kind, the ids it references.
+
+    `bound`: of those, the ids whose contents it binds, templates or `uses:` (`bound_of`).
+    """
 
     record_id: str
     claimed_id: str
     kind: str
     targets: tuple[str, ...]
+    bound: tuple[str, ...] = ()
 
 
 # What a record's page reads, by its record's kind (kb.sitegen.deps keys the page on it).
@@ -92,6 +110,13 @@ def scanned_kinds(kind: str, *, page: bool = False) -> tuple[str, ...]:
     return (PAGE_SCANS if page else LEDGER_SCANS).get(kind, ())
 
 
+def declared_reads() -> frozenset[str]:
+    """The READS values the registered rules declare (what a partial run must load for)."""
+    from kb.rules import all_rules
+
+    return frozenset(rule_reads(rule) for rule in all_rules())
+
+
 def rule_reads(rule: object) -> str:
     """A rule module's READS (tests/test_reads.py requires every rule to declare one)."""
     reads = getattr(rule, "READS", None)
@@ -112,6 +137,25 @@ def targets_of(record: Record, references: Iterable[Reference]) -> tuple[str, ..
     from kb.equations.engine import binding_specs
 
     found = {ref.target.partition("#")[0] for ref in references}
+    specs = [spec for _, _, spec in binding_specs(record)]
+    specs += [spec for _, spec in uses_specs(record)]
+    found.update(i for i in map(referenced_records, specs) if i)
+    return tuple(sorted(found))
+
+
+def bound_of(record: Record, references: Iterable[Reference]) -> tuple[str, ...]:
+    """The ids whose contents `record`'s checks read, one step (READS = "bound").
+
+    A reference written `id#...` (a binding, a prose template) and the bindings and
+    `uses:` the equations engine reads in a record of any kind; not a plain
+    reference (a quantity's `source`, a link's `interconnect`), whose target only
+    has to exist.
+    """
+    from kb.equations.bind import referenced_records
+    from kb.equations.compose import uses_specs
+    from kb.equations.engine import binding_specs
+
+    found = {ref.target.partition("#")[0] for ref in references if "#" in ref.target}
     specs = [spec for _, _, spec in binding_specs(record)]
     specs += [spec for _, spec in uses_specs(record)]
     found.update(i for i in map(referenced_records, specs) if i)
@@ -168,7 +212,7 @@ def nodes_of(kb: KnowledgeBase, only: Collection[str] | None = None) -> dict[str
     for record in (*kb, *kb.duplicates):
         if record.path in nodes or (only is not None and record.path not in only):
             continue
-        refs: Iterable[Reference] = by_source.get(record.id, ())
+        refs: Sequence[Reference] = by_source.get(record.id, ())
         if kb.records.get(record.id) is not record:  # a duplicate: kb.references lacks it
             from kb.references import record_references
 
@@ -179,6 +223,7 @@ def nodes_of(kb: KnowledgeBase, only: Collection[str] | None = None) -> dict[str
             claimed if isinstance(claimed, str) else "",
             record.kind,
             targets_of(record, refs),
+            bound_of(record, refs),
         )
     return nodes
 
@@ -221,6 +266,15 @@ class DependencyGraph:
         found: dict[str, list[str]] = {}
         for name, node in self.files.items():
             for target in node.targets:
+                found.setdefault(target, []).append(name)
+        return found
+
+    @functools.cached_property
+    def _binders(self) -> dict[str, list[str]]:
+        """Each id: the files that bind, template or `uses:` it (FileNode.bound)."""
+        found: dict[str, list[str]] = {}
+        for name, node in self.files.items():
+            for target in node.bound:
                 found.setdefault(target, []).append(name)
         return found
 
@@ -285,42 +339,41 @@ class DependencyGraph:
     def inputs(self, name: str, reads: Iterable[str] = READS_VALUES) -> set[str]:
         """The files whose contents checks declaring `reads` read for file `name` (default: all).
 
-        "record" and "base" add nothing beyond the file; "findings" reads what every
-        other declaration reads; "all-ids" reads what "references" reads (the ids of the
-        tree are known to a partial run without loading them: RunContext.outside_ids).
+        "record", "base" and "all-ids" add nothing beyond the file (the ids of the tree
+        are known to a partial run without loading them: RunContext.outside_ids);
+        "findings" reads what every other declaration reads; "bound" and "equations"
+        add the records the file binds, templates or `uses:`, "ledger" those too or,
+        for a kind with a ledger, every record its references reach and the records
+        its ledger scans.
         """
         reads = set(READS_VALUES) if "findings" in reads else set(reads)
         node = self.files[name]
         found = {name}
         if "claimants" in reads:
             found |= self._holding({node.record_id, node.claimed_id} - {""})
-        if not reads & {"references", "ledger", "all-ids"}:
-            return found
-        reached = self._forward_ids([node.record_id] if node.record_id else [])
-        found |= self._naming(reached)
-        scanned = scanned_kinds(node.kind) if "ledger" in reads else ()
-        if scanned:
-            found |= {
-                n
-                for target in reached
-                for n in self._referrers.get(target, ())
-                if self.files[n].kind in scanned
-            }
+        if "ledger" in reads and scanned_kinds(node.kind):
+            found |= self._ledger_inputs(node)
+        elif reads & BOUND:
+            found |= self._naming(node.bound)
         return found
 
-    def load_set(self, names: Iterable[str]) -> set[str]:
-        """`names` and every file their checks read: the union of their `inputs`.
+    def load_set(self, names: Iterable[str], reads: Iterable[str] = READS_VALUES) -> set[str]:
+        """`names` and every file their checks read: the union of their `inputs(name, reads)`.
 
-        Walked once for all of them (what the union of starts reaches is the union of
-        what each reaches); a file with a ledger adds its own scan (`inputs`).
+        kb.incremental passes the values the registered rules declare (declared_reads).
         """
+        reads = set(READS_VALUES) if "findings" in set(reads) else set(reads)
         nodes = {name: self.files[name] for name in names}
-        ids = {i for node in nodes.values() for i in (node.record_id, node.claimed_id)}
-        found = set(nodes) | self._holding(ids - {""})
-        found |= self._naming(self._forward_ids({n.record_id for n in nodes.values()} - {""}))
-        for name, node in nodes.items():
-            if scanned_kinds(node.kind):
-                found |= self.inputs(name)
+        found = set(nodes)
+        if "claimants" in reads:
+            ids = {i for node in nodes.values() for i in (node.record_id, node.claimed_id)}
+            found |= self._holding(ids - {""})
+        if reads & BOUND:
+            found |= self._naming({t for node in nodes.values() for t in node.bound})
+        if "ledger" in reads:
+            for node in nodes.values():
+                if scanned_kinds(node.kind):
+                    found |= self._ledger_inputs(node)
         return found
 
     def affected(self, changed: Iterable[str], before: DependencyGraph) -> set[str]:
@@ -328,9 +381,10 @@ class DependencyGraph:
 
         `before` is the graph of the tree before the change. Exactly the files whose
         `inputs` held a changed file, before or after: a changed file; a file holding or
-        claiming an id a changed file held or claimed; a file whose references reach
-        such an id; a file with a ledger that scans a changed file's kind, when that
-        file referenced (before or after) something the ledger's record reaches.
+        claiming an id a changed file held or claimed; a file binding such an id, or of
+        a kind with a ledger and reaching it (`dependents`); a file with a ledger that
+        scans a changed file's kind, when that file referenced (before or after)
+        something the ledger's record reaches.
         """
         changed = set(changed)
         touched: set[str] = set()
@@ -340,18 +394,39 @@ class DependencyGraph:
                 if node is not None:
                     touched |= {node.record_id, node.claimed_id} - {""}
                     scanned.setdefault(node.kind, set()).update(node.targets)
-        found = (changed & self.files.keys()) | self._holding(touched)
-        found |= self._files_reaching(touched)
+        found = (changed & self.files.keys()) | self._holding(touched) | self.dependents(touched)
         for kind, targets in scanned.items():
             candidates = self._files_reaching(targets) | self._naming(targets)
             found |= {n for n in candidates if kind in scanned_kinds(self.files[n].kind)}
         return found
 
-    def reaching(self, ids: Iterable[str]) -> set[str]:
-        """The files whose references reach any of `ids`, directly or through others."""
-        return self._files_reaching(ids)
+    def dependents(self, ids: Iterable[str]) -> set[str]:
+        """The files whose `bound`, `equations` or `ledger` inputs hold a record of `ids`.
+
+        The files binding one of `ids`, and the files of a kind with a ledger whose
+        references reach one, directly or through others.
+        """
+        ids = set(ids)
+        found = {n for i in ids for n in self._binders.get(i, ())}
+        found |= {n for n in self._files_reaching(ids) if scanned_kinds(self.files[n].kind)}
+        return found
+
+    def naming(self, ids: Iterable[str]) -> set[str]:
+        """The files that reference any of `ids` directly (whether it exists: "all-ids")."""
+        return {n for i in ids for n in self._referrers.get(i, ())}
 
     # ------------------------------------------------------------- helpers
+
+    def _ledger_inputs(self, node: FileNode) -> set[str]:
+        """What a ledger reads for a file of a kind with one: all it reaches, and its scan."""
+        reached = self._forward_ids([node.record_id] if node.record_id else [])
+        scanned = scanned_kinds(node.kind)
+        return self._naming(reached) | {
+            n
+            for target in reached
+            for n in self._referrers.get(target, ())
+            if self.files[n].kind in scanned
+        }
 
     def _holding(self, ids: Iterable[str]) -> set[str]:
         return {n for i in ids for n in self._holders.get(i, ())}

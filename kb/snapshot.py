@@ -62,6 +62,7 @@ class FileState(NamedTuple):
     # When it did not load: the id its place names (kb.loader's unread_id), else "". The
     # tree has that record all the same: a reference to it does not dangle (kb.checker).
     unread_id: str
+    bound: tuple[str, ...] = ()  # of `targets`, those whose contents it reads (kb.reads.bound_of)
 
 
 @dataclass

@@ -30,6 +30,7 @@ from kb.findings import Finding
 from kb.model import KINDS, Reference
 from kb.reads import DependencyGraph, file_nodes, rule_reads
 from kb.rules import all_rules
+from kb.run import StageNotRun
 from tests.conftest import SHIPPED_RECORDS, write_tree
 from tests.rules.test_rule_cases import case_files
 
@@ -50,8 +51,31 @@ def test_reads_sits_just_before_code_in_every_rule_module() -> None:
         assert lines[at - 1] == f'READS = "{rule_reads(rule)}"', rule.CODE
 
 
-def test_only_the_dangling_reference_rule_reads_every_id() -> None:
-    assert reads.codes_reading("all-ids") == {"RF001"}
+def test_only_the_reference_rules_read_every_id() -> None:
+    """RF001 (does the id exist, "did you mean") and RF002 (its kind: the id's folder)."""
+    assert reads.codes_reading("all-ids") == {"RF001", "RF002"}
+
+
+def test_a_rule_reads_the_equations_analysis_exactly_when_it_declares_it() -> None:
+    """kb.checker runs the rules not declaring "equations" beside the equations stage.
+
+    So a rule that reads the analysis (kb.run.equations) must declare it, and one
+    that declares it must read it: run without the analysis, the first kind stops
+    (StageNotRun), the second does not.
+    """
+    kb = open_kb(SHIPPED_RECORDS, checked=validate(SHIPPED_RECORDS, remember=False))
+    kb.run.known_codes = frozenset(READS_OF)
+    assert kb.run.equations is None
+    read_it = set()
+    for rule in all_rules():
+        if READS_OF[rule.CODE] == "findings":
+            continue  # the waiver rules run after every stage (they read which waivers were used)
+        try:
+            list(rule.check(kb))
+        except StageNotRun:
+            read_it.add(rule.CODE)
+    assert read_it == reads.codes_reading("equations")
+    assert len(read_it) >= 20
 
 
 def rows(findings: list[Finding], path: str, codes: set[str]) -> list[tuple[Any, ...]]:
@@ -131,7 +155,7 @@ def test_shipped_records_hold_their_declarations(
     ledger = sorted(
         r.path for r in open_kb(Path("records")).of_kind("placement")
     )  # the ledger rules' kind
-    focus.setdefault(ledger[0], set()).update({"ledger", "references", "claimants"})
+    focus.setdefault(ledger[0], set()).update({"ledger", "bound", "claimants"})
     tried = holds(work / "records", work, focus, monkeypatch)
     print(f"shipped records: {tried} declarations held")
     assert tried >= 4
@@ -184,6 +208,105 @@ def test_a_too_small_declaration_is_caught(tmp_path: Path, monkeypatch: pytest.M
             {"records/interconnects/link.yaml": {"record"}},
             monkeypatch,
         )
+
+
+def case_tree(work: Path, module: str, name: str) -> None:
+    write_tree(work / "records", case_files()[module]["cases"][name]["files"])
+
+
+def test_a_binding_read_declared_as_the_record_alone_is_caught(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """EQ010 reads the field a binding names: declared "record", the bound file goes."""
+    work = tmp_path / "case"
+    case_tree(work, "eq_binding_unresolved", "no_such_field")
+    focus = {"records/flops/x.yaml": {"bound"}}
+    assert holds(work / "records", work, focus, monkeypatch) == 2  # as declared: held
+    monkeypatch.setitem(READS_OF, "EQ010", "record")
+    with pytest.raises(AssertionError):
+        holds(work / "records", work, {"records/flops/x.yaml": {"record"}}, monkeypatch)
+
+
+def test_a_plain_reference_read_declared_as_bound_is_caught(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """LG007 reads the placement a proposal names (no `#`): "bound" does not reach it."""
+    work = tmp_path / "case"
+    case_tree(work, "proposal_candidate_unknown", "candidate_not_in_placement")
+    proposal = "records/proposals/q.yaml"
+    assert holds(work / "records", work, {proposal: {"ledger"}}, monkeypatch) == 2
+    monkeypatch.setitem(READS_OF, "LG007", "bound")
+    with pytest.raises(AssertionError):
+        holds(work / "records", work, {proposal: {"bound"}}, monkeypatch)
+
+
+def test_a_kind_read_through_the_id_alone_is_held_and_a_content_read_is_not(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """RF002 needs only the ids (a kind is the id's folder); EQ010 declared so is caught."""
+    work = tmp_path / "case"
+    write_tree(
+        work / "records",
+        {
+            "sources/doc.yaml": "kind: source\nid: sources/doc\ntitle: A\n",
+            "hardware/gpu.yaml": (
+                "kind: accelerator\nid: hardware/gpu\nlinks:\n  - interconnect: sources/doc\n"
+            ),
+        },
+    )
+    focus = {"records/hardware/gpu.yaml": {"all-ids"}}
+    assert holds(work / "records", work, focus, monkeypatch) == 1  # stubbed: ids kept
+    case = tmp_path / "binding"
+    case_tree(case, "eq_binding_unresolved", "no_such_field")
+    monkeypatch.setitem(READS_OF, "EQ010", "all-ids")
+    with pytest.raises(AssertionError):
+        holds(case / "records", case, {"records/flops/x.yaml": {"all-ids"}}, monkeypatch)
+
+
+def read_graph() -> DependencyGraph:
+    """A flop class binding an accelerator and citing a source; a placement's chain."""
+    nodes = {
+        "flops/f": ("flop_class", ("hardware/a", "sources/s"), ("hardware/a",)),
+        "hardware/a": ("accelerator", ("interconnects/l", "sources/s"), ()),
+        "interconnects/l": ("interconnect", ("sources/t",), ()),
+        "sources/s": ("source", (), ()),
+        "sources/t": ("source", (), ()),
+        "placements/p": ("placement", ("hardware/a",), ()),
+        "receipts/r": ("receipt", ("interconnects/l",), ()),
+    }
+    return DependencyGraph(
+        {f"records/{i}.yaml": reads.Node(i, i, k, t, b) for i, (k, t, b) in nodes.items()}
+    )
+
+
+def test_bound_reads_one_step_and_a_ledger_reads_it_all_only_where_there_is_one() -> None:
+    graph = read_graph()
+    path = "records/{}.yaml".format
+    flop, placement = path("flops/f"), path("placements/p")
+    assert graph.inputs(flop, {"bound"}) == {flop, path("hardware/a")}  # not the source
+    assert graph.inputs(flop, {"ledger"}) == graph.inputs(flop, {"bound"})
+    assert graph.inputs(flop, {"all-ids"}) == {flop}
+    chain = {"hardware/a", "interconnects/l", "sources/s", "sources/t", "receipts/r"}
+    assert graph.inputs(placement, {"ledger"}) == {placement, *map(path, chain)}
+    assert graph.load_set([flop], {"record", "all-ids"}) == {flop}
+    assert graph.load_set([flop, placement], reads.declared_reads()) == (
+        graph.inputs(flop) | graph.inputs(placement)
+    )
+
+
+def test_a_change_affects_who_binds_it_and_the_ledgers_that_reach_it() -> None:
+    graph = read_graph()
+    path = "records/{}.yaml".format
+    # the accelerator: the flop class binds it, the placement's ledger reaches it
+    assert graph.affected([path("hardware/a")], graph) == {
+        path("hardware/a"),
+        path("flops/f"),
+        path("placements/p"),
+    }
+    # a source only named: no content read of it but the ledger's (through the link)
+    assert graph.affected([path("sources/t")], graph) == {path("sources/t"), path("placements/p")}
+    # an id that comes or goes: whoever names it (kb.incremental adds these)
+    assert graph.naming(["sources/s"]) == {path("flops/f"), path("hardware/a")}
 
 
 def page_graph() -> DependencyGraph:

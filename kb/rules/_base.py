@@ -21,7 +21,7 @@ class Rule(Protocol):
     (`finding_of`).
 
     READS declares what its findings on a record depend on (kb.reads: "record",
-    "claimants", "references", "ledger", "all-ids", "base" or "findings");
+    "claimants", "bound", "equations", "ledger", "all-ids", "base" or "findings");
     tests/test_reads.py holds every rule to its declaration. The checker keeps the
     findings of a "record" rule per file, and kb.incremental re-checks what a change
     can reach through the declarations.

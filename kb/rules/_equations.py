@@ -2,7 +2,9 @@
 
 The checker runs the equations stage (kb.equations.engine.analyse) once per run
 and keeps its analysis in `kb.run.equations`; each EQ rule module only selects
-its own code, so no rule runs the engine or touches its cache. The engine's
+its own code, so no rule runs the engine or touches its cache. Each declares
+READS = "equations" (kb.reads): the checker runs the rules that do not beside
+the equations stage. The engine's
 issues become findings with the rule module's severity and hint (finding_of).
 """
 

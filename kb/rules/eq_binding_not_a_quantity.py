@@ -21,7 +21,7 @@ from kb.findings import Finding, Severity
 from kb.model import KnowledgeBase
 from kb.rules._equations import engine_findings
 
-READS = "references"
+READS = "equations"
 CODE = codes.BINDING_NOT_A_QUANTITY
 NAME = "binding-not-a-quantity"
 SEVERITY = Severity.ERROR

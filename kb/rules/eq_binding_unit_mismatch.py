@@ -25,7 +25,7 @@ from kb.findings import Finding, Severity
 from kb.model import KnowledgeBase
 from kb.rules._equations import engine_findings
 
-READS = "references"
+READS = "equations"
 CODE = codes.BINDING_UNIT_MISMATCH
 NAME = "binding-unit-mismatch"
 SEVERITY = Severity.ERROR

@@ -31,7 +31,7 @@ from kb.findings import Finding, Severity
 from kb.model import KnowledgeBase
 from kb.rules._equations import engine_findings
 
-READS = "references"
+READS = "equations"
 CODE = codes.DERIVATION_REFUTED
 NAME = "derivation-refuted"
 SEVERITY = Severity.ERROR

@@ -24,7 +24,7 @@ from kb.findings import Finding, Severity
 from kb.model import KnowledgeBase
 from kb.rules._equations import engine_findings
 
-READS = "references"
+READS = "equations"
 CODE = codes.DIMENSION_MISMATCH
 NAME = "dimension-mismatch"
 SEVERITY = Severity.ERROR

@@ -27,7 +27,7 @@ from kb.findings import Finding, Severity
 from kb.model import KnowledgeBase
 from kb.rules._equations import engine_findings
 
-READS = "references"
+READS = "equations"
 CODE = codes.EXPRESSION_UNSAFE
 NAME = "expression-unsafe"
 SEVERITY = Severity.ERROR

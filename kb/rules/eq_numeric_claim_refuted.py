@@ -34,7 +34,7 @@ from kb.findings import Finding, Severity
 from kb.model import KnowledgeBase
 from kb.rules._equations import engine_findings
 
-READS = "references"
+READS = "equations"
 CODE = codes.NUMERIC_CLAIM_REFUTED
 NAME = "numeric-claim-refuted"
 SEVERITY = Severity.ERROR

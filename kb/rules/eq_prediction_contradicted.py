@@ -36,7 +36,7 @@ from kb.findings import Finding, Severity
 from kb.model import KnowledgeBase
 from kb.rules._equations import engine_findings
 
-READS = "references"
+READS = "equations"
 CODE = codes.PREDICTION_CONTRADICTED
 NAME = "prediction-contradicted"
 SEVERITY = Severity.ERROR

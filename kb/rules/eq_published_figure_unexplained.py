@@ -32,7 +32,7 @@ from kb.findings import Finding, Severity
 from kb.model import KnowledgeBase
 from kb.rules._equations import engine_findings
 
-READS = "references"
+READS = "equations"
 CODE = codes.PUBLISHED_FIGURE_UNEXPLAINED
 NAME = "model-published-figure-unexplained"
 SEVERITY = Severity.ERROR

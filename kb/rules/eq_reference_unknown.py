@@ -22,7 +22,7 @@ from kb.findings import Finding, Severity
 from kb.model import KnowledgeBase
 from kb.rules._equations import engine_findings
 
-READS = "references"
+READS = "equations"
 CODE = codes.REFERENCE_UNKNOWN
 NAME = "equation-reference-unknown"
 SEVERITY = Severity.ERROR

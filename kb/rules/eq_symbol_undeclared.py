@@ -30,7 +30,7 @@ from kb.findings import Finding, Severity
 from kb.model import KnowledgeBase
 from kb.rules._equations import engine_findings
 
-READS = "references"
+READS = "equations"
 CODE = codes.SYMBOL_UNDECLARED
 NAME = "symbol-undeclared"
 SEVERITY = Severity.ERROR

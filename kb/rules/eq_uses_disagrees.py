@@ -37,7 +37,7 @@ from kb.findings import Finding, Severity
 from kb.model import KnowledgeBase
 from kb.rules._equations import engine_findings
 
-READS = "references"
+READS = "equations"
 CODE = codes.USES_DISAGREES
 NAME = "uses-disagrees"
 SEVERITY = Severity.ERROR

@@ -28,7 +28,7 @@ from kb.findings import Finding, Severity
 from kb.model import KnowledgeBase
 from kb.rules._equations import engine_findings
 
-READS = "references"
+READS = "equations"
 CODE = codes.USES_TARGET_NOT_EQUATION
 NAME = "uses-target-not-an-equation"
 SEVERITY = Severity.ERROR

@@ -29,7 +29,7 @@ from kb.findings import Finding, Severity
 from kb.model import KnowledgeBase
 from kb.rules._equations import engine_findings
 
-READS = "references"
+READS = "equations"
 CODE = codes.USES_TARGET_UNKNOWN
 NAME = "uses-target-unknown"
 SEVERITY = Severity.ERROR

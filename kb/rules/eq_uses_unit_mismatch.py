@@ -27,7 +27,7 @@ from kb.findings import Finding, Severity
 from kb.model import KnowledgeBase
 from kb.rules._equations import engine_findings
 
-READS = "references"
+READS = "equations"
 CODE = codes.USES_UNIT_MISMATCH
 NAME = "uses-unit-mismatch"
 SEVERITY = Severity.ERROR

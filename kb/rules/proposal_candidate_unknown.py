@@ -27,7 +27,7 @@ from kb.kinds import views
 from kb.model import KnowledgeBase
 from kb.rules._base import found
 
-READS = "references"
+READS = "ledger"
 CODE = "LG007"
 NAME = "proposal-candidate-unknown"
 SEVERITY = Severity.ERROR

@@ -23,7 +23,7 @@ from kb.findings import Finding, Severity
 from kb.model import KnowledgeBase
 from kb.rules._prose import template_findings
 
-READS = "references"
+READS = "bound"
 CODE = "PR002"
 NAME = "prose-template-unit"
 SEVERITY = Severity.ERROR

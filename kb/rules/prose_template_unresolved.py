@@ -28,7 +28,7 @@ from kb.findings import Finding, Severity
 from kb.model import KnowledgeBase
 from kb.rules._prose import template_findings
 
-READS = "references"
+READS = "bound"
 CODE = "PR001"
 NAME = "prose-template-unresolved"
 SEVERITY = Severity.ERROR

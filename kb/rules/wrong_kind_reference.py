@@ -24,7 +24,7 @@ from kb.findings import Finding, Severity
 from kb.model import FOLDER_BY_KIND, KnowledgeBase, split_binding
 from kb.rules._base import found
 
-READS = "references"
+READS = "all-ids"
 CODE = "RF002"
 NAME = "wrong-kind-reference"
 SEVERITY = Severity.ERROR
