@@ -19,8 +19,9 @@ forked child while this process goes on with other work (the checker's whole-tre
 rules beside the equations stage), its result pickled back on demand, then `then`
 (the record cache's save) in the child; and `meanwhile(function)` gives this
 process work of its own while a pool's workers run (imports the stages after the
-load need; the site's search entries and tables while the record pages render). A child that cannot be forked, fails or dies is no loss: its work is
-done here, so results never depend on it.
+load need; the site's search entries and tables while the record pages render).
+A child that cannot be forked, fails or dies is no loss: its work is done here,
+so results never depend on it.
 """
 
 from __future__ import annotations
