@@ -7,8 +7,9 @@ class page's rendering). It writes exactly the bytes the template wrote —
 tests/site/test_html_chart.py holds it to the template (fixtures/chart_before.html)
 on every chart of the shipped records and on charts whose every text is hostile
 markup — and escapes every value it prints (markupsafe, as Jinja's autoescape
-does). The chart is plain data (kb.sitegen.charts, flop_chart, ledger_view);
-the templates call it as the global `chart_figure` (kb.sitegen.render).
+does, through html_nodes.escaped). The chart is plain data (kb.sitegen.charts,
+flop_chart, ledger_view); the templates call it as the global `chart_figure`
+(kb.sitegen.render).
 """
 
 from __future__ import annotations
@@ -16,14 +17,12 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from markupsafe import Markup, escape
+from markupsafe import Markup
+
+from kb.sitegen.html_nodes import escaped as _e
 
 ERRATUM_CROSS = '<path class="erratum-cross" d="M2,2L10,10M2,10L10,2"/>'
 LEGEND_POINT = '<circle cx="6" cy="6" r="4"/>'
-
-
-def _e(value: Any) -> str:
-    return str(escape(value))
 
 
 def chart_figure(chart: Mapping[str, Any]) -> Markup:

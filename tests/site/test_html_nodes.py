@@ -16,6 +16,7 @@ import jinja2
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from markupsafe import Markup, escape
 
 from kb.sitegen import html_nodes
 from kb.sitegen.render import make_environment
@@ -195,3 +196,17 @@ def test_generated_parts_and_badges_match_the_macros(
     assert html_nodes.badge(root, provenance, compact) == _macro(
         "badge(p, c)", root, p=provenance, c=compact
     )
+
+
+@settings(max_examples=100, deadline=None)
+@given(st.lists(st.one_of(HOSTILE, st.integers(), st.floats(), HOSTILE.map(Markup)), max_size=12))
+def test_escaped_is_markupsafe_escape_kept_or_not(values: list[Any]) -> None:
+    """The memo gives markupsafe's text for every value, repeated or not, full or started again."""
+    old = html_nodes.ESCAPED_MAX
+    html_nodes.ESCAPED_MAX = 3
+    try:
+        for value in values + values:
+            assert html_nodes.escaped(value) == str(escape(value))
+            assert len(html_nodes._ESCAPED) <= 3
+    finally:
+        html_nodes.ESCAPED_MAX = old
