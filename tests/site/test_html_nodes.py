@@ -202,11 +202,11 @@ def test_generated_parts_and_badges_match_the_macros(
 @given(st.lists(st.one_of(HOSTILE, st.integers(), st.floats(), HOSTILE.map(Markup)), max_size=12))
 def test_escaped_is_markupsafe_escape_kept_or_not(values: list[Any]) -> None:
     """The memo gives markupsafe's text for every value, repeated or not, full or started again."""
-    old = html_nodes.ESCAPED_MAX
-    html_nodes.ESCAPED_MAX = 3
+    old = html_nodes.ESCAPED_MAX, html_nodes._ESCAPED
+    html_nodes.ESCAPED_MAX, html_nodes._ESCAPED = 3, {}
     try:
         for value in values + values:
             assert html_nodes.escaped(value) == str(escape(value))
             assert len(html_nodes._ESCAPED) <= 3
     finally:
-        html_nodes.ESCAPED_MAX = old
+        html_nodes.ESCAPED_MAX, html_nodes._ESCAPED = old
