@@ -1,7 +1,7 @@
-"""The site's shared partials in Python: links, provenance badges, prose parts, the field tree.
+"""The site's shared partials in Python: links, badges, prose parts, the field tree, states.
 
-These were Jinja macros (`link`, `badge`, `parts`, `prose`, `node` in the theme's
-_macros.html); the recursive field tree made them a third of a record page's
+These were Jinja macros (`link`, `badge`, `parts`, `prose`, `node`, `state` in the
+theme's _macros.html); the recursive field tree made them a third of a record page's
 rendering at 10,000 records (a macro call costs ~10 us of argument handling, and
 a record page makes ~40 of them), so kb renders them here and the templates call
 them as globals (kb.sitegen.render). They write exactly the bytes the macros
@@ -190,6 +190,13 @@ def _map(root: str, tree: Mapping[str, Any], compact: bool) -> str:
     return "".join(out)
 
 
+def state(text: Any) -> str:
+    """A check's state as a badge: class `state-` and the state, spaces dashed, brackets dropped."""
+    word = text if isinstance(text, str) else str(text)  # Jinja's `replace` filter: soft_str
+    shown = word.replace(" ", "-").replace("(", "").replace(")", "")
+    return f'<span class="state state-{_e(shown)}">{_e(text)}</span>'
+
+
 # ---- the templates' globals: the page's `root` from the context, Markup out ----------------
 
 
@@ -218,10 +225,15 @@ def node_global(context: Any, tree: Any, compact: bool = False) -> Markup:
     return Markup(node(context["root"], tree, compact))
 
 
+def state_global(text: Any) -> Markup:
+    return Markup(state(text))
+
+
 GLOBALS = {
     "link": link_global,
     "badge": badge_global,
     "parts": parts_global,
     "prose": prose_global,
     "node": node_global,
+    "state": state_global,
 }

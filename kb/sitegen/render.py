@@ -37,7 +37,7 @@ def make_environment(theme: Path) -> jinja2.Environment:
         auto_reload=False,  # a build reads each template once
     )
     env.globals["urls"] = urls
-    env.globals.update(html_nodes.GLOBALS)  # link, badge, parts, prose, node: kb.sitegen.html_nodes
+    env.globals.update(html_nodes.GLOBALS)  # link, badge, parts, prose, node, state
     env.globals["chart_figure"] = html_chart.chart_figure  # was _chart.html
     env.filters["unit"] = lambda unit: html_nodes.unit_text(str(unit))  # us -> µs, B^-1 -> B⁻¹
     env.filters["inf"] = lambda text: numfmt.infinity_text(str(text))  # oo -> ∞

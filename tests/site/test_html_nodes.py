@@ -38,7 +38,9 @@ MACROS = _macro_env()
 
 
 def _macro(call: str, root: str, **values: Any) -> str:
-    source = '{% from "macros_before.html" import link, badge, parts, prose, node with context %}'
+    source = (
+        '{% from "macros_before.html" import link, badge, parts, prose, node, state with context %}'
+    )
     template = MACROS.from_string(source + "{{ " + call + " }}")
     return template.render(root=root, **values)
 
@@ -210,3 +212,31 @@ def test_escaped_is_markupsafe_escape_kept_or_not(values: list[Any]) -> None:
             assert len(html_nodes._ESCAPED) <= 3
     finally:
         html_nodes.ESCAPED_MAX, html_nodes._ESCAPED = old
+
+
+def _states(value: Any) -> list[Any]:
+    """Every `state` string anywhere in a page context's data."""
+    found = []
+    if isinstance(value, dict):
+        for key, item in value.items():
+            found += [item] if key == "state" and isinstance(item, str) else _states(item)
+    elif isinstance(value, list):
+        for item in value:
+            found += _states(item)
+    return found
+
+
+def test_every_state_of_the_shipped_pages_matches_its_macro(
+    contexts: list[dict[str, Any]],
+) -> None:
+    states = {s for context in contexts for s in _states(context["equations"])}
+    assert len(states) >= 3
+    for text in states:
+        assert html_nodes.state(text) == _macro("state(s)", "", s=text)
+
+
+@settings(max_examples=100, deadline=None)
+@given(st.one_of(HOSTILE, st.text(alphabet=st.sampled_from(list("a ()<&")), max_size=6)))
+def test_generated_states_match_the_macro(text: str) -> None:
+    assert html_nodes.state(text) == _macro("state(s)", "", s=text)
+    assert html_nodes.state(Markup(text)) == _macro("state(s)", "", s=Markup(text))
