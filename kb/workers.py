@@ -19,8 +19,9 @@ forked child while this process goes on with other work (the checker's whole-tre
 rules beside the equations stage), its result pickled back on demand, then `then`
 (the record cache's save) in the child; and `meanwhile(function)` gives this
 process work of its own while a pool's workers run (imports the stages after the
-load need). A child that cannot be forked, fails or dies is no loss: its work is
-done here, so results never depend on it.
+load need; the site's search entries and tables while the record pages render).
+A child that cannot be forked, fails or dies is no loss: its work is done here,
+so results never depend on it.
 """
 
 from __future__ import annotations
@@ -212,7 +213,8 @@ def _run_span(span: tuple[int, int]) -> list[Any]:
 def meanwhile(function: Callable[[], object]) -> Iterator[None]:
     """Inside the block, this process runs `function` while the next pool's workers work.
 
-    Once, and not at all if no pool starts: a pure warm-up only (imports).
+    Once, and not at all if no pool starts: work whose absence changes no result
+    (imports, or memos the later code makes itself when they are missing).
     """
     _MEANWHILE.append(function)
     try:

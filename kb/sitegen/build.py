@@ -7,7 +7,8 @@ pages, record JSON, kind indexes and the charts page are rendered only when
 their inputs changed since the last build (kb.sitegen.deps, kb.sitegen.manifest);
 the search index is joined from per-record entries, each made again only when
 its inputs changed; the few other site-wide pages (home, search, ...) are
-rendered every time.
+rendered every time. While workers render the record pages, this process makes
+what the later steps need (`prepare`: search entries, kind indexes, the hardware table).
 """
 
 from __future__ import annotations
@@ -54,9 +55,13 @@ class Site:
     manifest: Manifest = field(default_factory=Manifest)
     charts: dict[str, list[dict[str, Any]]] = field(default_factory=dict)  # this build's
     rendered: list[str] = field(default_factory=list)
+    early: dict[str, Any] = field(default_factory=dict)  # made beside the record pages (prepare)
 
     def page(self, template: str, page: str, **context: Any) -> None:
-        self.text(page, render_page(self.env, template, page, {**self.common, **context}))
+        self.text(page, self.rendered_page(template, page, **context))
+
+    def rendered_page(self, template: str, page: str, **context: Any) -> str:
+        return render_page(self.env, template, page, {**self.common, **context})
 
     def text(self, page: str, text: str) -> None:
         self.writer.write_text(page, text)
@@ -132,8 +137,8 @@ def build(
         )
         write_static(site, theme)
         write_home(site)
+        write_record_pages(site, progress, lambda: prepare(site))
         write_kind_indexes(site)
-        write_record_pages(site, progress)
         write_hardware_table(site)
         write_charts(site)
         write_rules_catalogue(site)
@@ -161,19 +166,54 @@ def write_home(site: Site) -> None:
     )
 
 
+def prepare(site: Site) -> None:
+    """The later steps' own work, done while workers render the record pages.
+
+    The search entries and the kind indexes and hardware table the last build's
+    cannot stand for, kept in `site.early` for the steps, which make anything
+    missing from it themselves: whether this ran never changes a byte.
+    """
+    for record in site.kb:
+        key, old = site.inputs.search_key(record), site.previous.search.get(record.id)
+        if old is None or old[0] != key:
+            site.early[f"search:{record.id}"] = (key, entry_text(record, site.kb))
+    for kind in KINDS:
+        page = urls.kind_index(kind)
+        if site.previous.pages.get(page) != site.inputs.table_key("kind", kind):
+            site.early[page] = _kind_index(site, kind)
+    if site.previous.pages.get(urls.HARDWARE_TABLE) != _hardware_key(site):
+        site.early[urls.HARDWARE_TABLE] = _hardware(site)
+
+
+def _made(site: Site, page: str, make: Callable[[], str]) -> None:
+    """Write `page` from what prepare made early, else make it now."""
+    text = site.early.pop(page, None)
+    site.text(page, text if text is not None else make())
+
+
 def write_kind_indexes(site: Site) -> None:
     for kind in KINDS:
-        if site.reuse(urls.kind_index(kind), site.inputs.table_key("kind", kind)):
-            continue
-        site.page(
-            "kind_index.html", urls.kind_index(kind), kind=kind, table=kind_table(site.kb, kind)
-        )
+        if not site.reuse(urls.kind_index(kind), site.inputs.table_key("kind", kind)):
+            _made(site, urls.kind_index(kind), lambda: _kind_index(site, kind))  # noqa: B023
+
+
+def _kind_index(site: Site, kind: str) -> str:
+    table = kind_table(site.kb, kind)
+    return site.rendered_page("kind_index.html", urls.kind_index(kind), kind=kind, table=table)
 
 
 def write_hardware_table(site: Site) -> None:
-    if site.reuse(urls.HARDWARE_TABLE, site.inputs.table_key("compare", "accelerator")):
-        return
-    site.page("hardware.html", urls.HARDWARE_TABLE, table=hardware_table(site.kb))
+    if not site.reuse(urls.HARDWARE_TABLE, _hardware_key(site)):
+        _made(site, urls.HARDWARE_TABLE, lambda: _hardware(site))
+
+
+def _hardware_key(site: Site) -> str:
+    return site.inputs.table_key("compare", "accelerator")
+
+
+def _hardware(site: Site) -> str:
+    table = hardware_table(site.kb)
+    return site.rendered_page("hardware.html", urls.HARDWARE_TABLE, table=table)
 
 
 def write_charts(site: Site) -> None:
@@ -226,6 +266,8 @@ def write_search(site: Site) -> None:
     for record in site.kb:
         key = site.inputs.search_key(record)
         old = previous.get(record.id)
+        if old is None or old[0] != key:
+            old = site.early.pop(f"search:{record.id}", None)  # made by prepare
         text = old[1] if old is not None and old[0] == key else entry_text(record, site.kb)
         site.manifest.search[record.id] = (key, text)
         entries.append(text)

@@ -1,4 +1,4 @@
-"""Chart geometry for hand-written, deterministic SVG (the markup is `_chart.html`).
+"""Chart geometry for hand-written, deterministic SVG (the markup: kb.sitegen.html_chart).
 
 Two chart types: lines over a log-log plane (a derived quantity over its main
 input, with records marked), and stacked bars (ledger components per placement

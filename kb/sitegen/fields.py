@@ -37,7 +37,7 @@ def value_tree(
     (default `owner`): the record the value belongs to, whose references are links.
     """
     of = of or owner
-    if isinstance(value, Mapping):
+    if type(value) is dict or isinstance(value, Mapping):  # dict first: Mapping's check is slow
         if "value" in value and "unit" in value:
             return quantity_node(value, kb, path, owner)
         return _map_node(value, kb, path, owner, of)

@@ -1,7 +1,7 @@
-"""The site's shared partials in Python: links, provenance badges, prose parts, the field tree.
+"""The site's shared partials in Python: links, badges, prose parts, the field tree, states.
 
-These were Jinja macros (`link`, `badge`, `parts`, `prose`, `node` in the theme's
-_macros.html); the recursive field tree made them a third of a record page's
+These were Jinja macros (`link`, `badge`, `parts`, `prose`, `node`, `state` in the
+theme's _macros.html); the recursive field tree made them a third of a record page's
 rendering at 10,000 records (a macro call costs ~10 us of argument handling, and
 a record page makes ~40 of them), so kb renders them here and the templates call
 them as globals (kb.sitegen.render). They write exactly the bytes the macros
@@ -31,8 +31,29 @@ def unit_text(unit: str) -> str:
     return numfmt.unit_text(unit)
 
 
-def _e(value: Any) -> str:
+ESCAPED_MAX = 1 << 16  # strings whose escaped text is kept; past it the memo starts again
+_ESCAPED: dict[str, str] = {}
+
+
+def escaped(value: Any) -> str:
+    """The text of markupsafe's `escape(value)`; a string's result is kept.
+
+    Pages repeat most of the strings they print (the root, units, bases, field
+    names: 86% of the calls at 1,000 records), and escape builds a Markup each
+    time (half of a record page's rendering). A string's escape depends on the
+    string alone, so a kept result is the same text.
+    """
+    if type(value) is str:
+        done = _ESCAPED.get(value)
+        if done is None:
+            if len(_ESCAPED) >= ESCAPED_MAX:
+                _ESCAPED.clear()
+            done = _ESCAPED[value] = str(escape(value))
+        return done
     return str(escape(value))
+
+
+_e = escaped
 
 
 def link(root: str, ref: Mapping[str, Any]) -> str:
@@ -169,6 +190,13 @@ def _map(root: str, tree: Mapping[str, Any], compact: bool) -> str:
     return "".join(out)
 
 
+def state(text: Any) -> str:
+    """A check's state as a badge: class `state-` and the state, spaces dashed, brackets dropped."""
+    word = text if isinstance(text, str) else str(text)  # Jinja's `replace` filter: soft_str
+    shown = word.replace(" ", "-").replace("(", "").replace(")", "")
+    return f'<span class="state state-{_e(shown)}">{_e(text)}</span>'
+
+
 # ---- the templates' globals: the page's `root` from the context, Markup out ----------------
 
 
@@ -197,10 +225,15 @@ def node_global(context: Any, tree: Any, compact: bool = False) -> Markup:
     return Markup(node(context["root"], tree, compact))
 
 
+def state_global(text: Any) -> Markup:
+    return Markup(state(text))
+
+
 GLOBALS = {
     "link": link_global,
     "badge": badge_global,
     "parts": parts_global,
     "prose": prose_global,
     "node": node_global,
+    "state": state_global,
 }

@@ -6,7 +6,7 @@ source); `broken` (a template that does not resolve: shown as written, flagged);
 `quote` (a verbatim quotation, kept character for character); `url` (an
 http(s) URL written in the text or a quotation: a link out, urls.external
 deciding what may be one; anything else, `javascript:` or `data:` included,
-stays text). Nothing here produces markup: the `prose` macro of _macros.html
+stays text). Nothing here produces markup: kb.sitegen.html_nodes.prose
 escapes and renders it, links with rel="noopener noreferrer".
 """
 

@@ -14,15 +14,15 @@ never depend on which way ran.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from kb.model import Record
 from kb.sitegen import urls
+from kb.sitegen.json_text import indented
 from kb.sitegen.record_page import record_context
-from kb.workers import map_forked
+from kb.workers import map_forked, meanwhile
 
 if TYPE_CHECKING:
     from kb.sitegen.build import Site
@@ -52,8 +52,14 @@ class Rendered:
     charts: tuple[str, list[dict[str, Any]]] | None  # (record id, its charts) for a page
 
 
-def write_record_pages(site: Site, progress: Progress | None) -> None:
-    """Keep or render every record's page and JSON, then report progress per record."""
+def write_record_pages(
+    site: Site, progress: Progress | None, beside: Callable[[], object] = lambda: None
+) -> None:
+    """Keep or render every record's page and JSON, then report progress per record.
+
+    `beside`: work of the later steps this process does while workers render
+    (kb.workers.meanwhile), if they do; it must change no byte of the site.
+    """
     jobs = []
     for record in site.kb:
         page = not site.reuse_record(record.id, site.inputs.record_key(record))
@@ -67,7 +73,8 @@ def write_record_pages(site: Site, progress: Progress | None) -> None:
     if len(jobs) >= PARALLEL_FROM:
         _analyse_once(site)
         # One pool for every page: each worker builds the memos pages share once.
-        results = map_forked(lambda job: _render(site, job), jobs, 1, TASK, progress)
+        with meanwhile(beside):
+            results = map_forked(lambda job: _render(site, job), jobs, 1, TASK, progress)
         if results is not None:
             for result in results:
                 site.absorb(result)
@@ -108,4 +115,4 @@ def _render(site: Site, job: Job) -> Rendered:
 
 def record_json(data: Mapping[str, Any]) -> str:
     """Write a record as JSON, in its authored key order (exact numbers as text)."""
-    return json.dumps(data, indent=2, ensure_ascii=False, default=str) + "\n"
+    return indented(data) + "\n"  # json.dumps(data, indent=2, ensure_ascii=False, default=str)

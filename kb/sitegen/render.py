@@ -9,7 +9,8 @@ Jinja tries an attribute first, and a failed attribute lookup on a dict raises a
 catches an exception for every field printed (a third of a record page's
 rendering at 10,000 records, BENCHMARKS.md). Objects (a Record, `loop`, `urls`)
 keep the dot. The partials every page shares (links, badges, prose, the field
-tree) are Python (kb.sitegen.html_nodes), not macros: they were a third of it.
+tree) are Python (kb.sitegen.html_nodes), not macros: they were a third of it; so
+is a chart's figure (kb.sitegen.html_chart), which was the partial `_chart.html`.
 """
 
 from __future__ import annotations
@@ -21,7 +22,7 @@ from typing import Any
 import jinja2
 
 from kb import numfmt
-from kb.sitegen import html_nodes, urls
+from kb.sitegen import html_chart, html_nodes, urls
 
 
 def make_environment(theme: Path) -> jinja2.Environment:
@@ -36,7 +37,8 @@ def make_environment(theme: Path) -> jinja2.Environment:
         auto_reload=False,  # a build reads each template once
     )
     env.globals["urls"] = urls
-    env.globals.update(html_nodes.GLOBALS)  # link, badge, parts, prose, node: kb.sitegen.html_nodes
+    env.globals.update(html_nodes.GLOBALS)  # link, badge, parts, prose, node, state
+    env.globals["chart_figure"] = html_chart.chart_figure  # was _chart.html
     env.filters["unit"] = lambda unit: html_nodes.unit_text(str(unit))  # us -> µs, B^-1 -> B⁻¹
     env.filters["inf"] = lambda text: numfmt.infinity_text(str(text))  # oo -> ∞
     return env

@@ -16,6 +16,7 @@ import jinja2
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from markupsafe import Markup, escape
 
 from kb.sitegen import html_nodes
 from kb.sitegen.render import make_environment
@@ -37,7 +38,9 @@ MACROS = _macro_env()
 
 
 def _macro(call: str, root: str, **values: Any) -> str:
-    source = '{% from "macros_before.html" import link, badge, parts, prose, node with context %}'
+    source = (
+        '{% from "macros_before.html" import link, badge, parts, prose, node, state with context %}'
+    )
     template = MACROS.from_string(source + "{{ " + call + " }}")
     return template.render(root=root, **values)
 
@@ -195,3 +198,45 @@ def test_generated_parts_and_badges_match_the_macros(
     assert html_nodes.badge(root, provenance, compact) == _macro(
         "badge(p, c)", root, p=provenance, c=compact
     )
+
+
+@settings(max_examples=100, deadline=None)
+@given(st.lists(st.one_of(HOSTILE, st.integers(), st.floats(), HOSTILE.map(Markup)), max_size=12))
+def test_escaped_is_markupsafe_escape_kept_or_not(values: list[Any]) -> None:
+    """The memo gives markupsafe's text for every value, repeated or not, full or started again."""
+    old = html_nodes.ESCAPED_MAX, html_nodes._ESCAPED
+    html_nodes.ESCAPED_MAX, html_nodes._ESCAPED = 3, {}
+    try:
+        for value in values + values:
+            assert html_nodes.escaped(value) == str(escape(value))
+            assert len(html_nodes._ESCAPED) <= 3
+    finally:
+        html_nodes.ESCAPED_MAX, html_nodes._ESCAPED = old
+
+
+def _states(value: Any) -> list[Any]:
+    """Every `state` string anywhere in a page context's data."""
+    found = []
+    if isinstance(value, dict):
+        for key, item in value.items():
+            found += [item] if key == "state" and isinstance(item, str) else _states(item)
+    elif isinstance(value, list):
+        for item in value:
+            found += _states(item)
+    return found
+
+
+def test_every_state_of_the_shipped_pages_matches_its_macro(
+    contexts: list[dict[str, Any]],
+) -> None:
+    states = {s for context in contexts for s in _states(context["equations"])}
+    assert len(states) >= 3
+    for text in states:
+        assert html_nodes.state(text) == _macro("state(s)", "", s=text)
+
+
+@settings(max_examples=100, deadline=None)
+@given(st.one_of(HOSTILE, st.text(alphabet=st.sampled_from(list("a ()<&")), max_size=6)))
+def test_generated_states_match_the_macro(text: str) -> None:
+    assert html_nodes.state(text) == _macro("state(s)", "", s=text)
+    assert html_nodes.state(Markup(text)) == _macro("state(s)", "", s=Markup(text))

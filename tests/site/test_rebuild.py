@@ -399,13 +399,27 @@ def test_pages_rendered_by_workers_equal_pages_rendered_in_process(
         ran.append(results is not None)
         return results
 
+    import kb.sitegen.build as site_build
+
+    early: list[Any] = []
+    real_prepare = site_build.prepare
+
+    def prepared(site):  # type: ignore[no-untyped-def]
+        real_prepare(site)
+        early.append((len(site.early), site))
+
     monkeypatch.setattr(record_pages, "map_forked", recorded)
     monkeypatch.setattr(record_pages, "PARALLEL_FROM", 1)
     monkeypatch.setattr(record_pages, "TASK", 40)
+    monkeypatch.setattr(site_build, "prepare", prepared)
     monkeypatch.setenv("KB_JOBS", "2")
     steps: list[int] = []
     parallel = build(kb, tmp_path / "parallel", progress=steps.append)
     assert ran == [True]  # one pool rendered every page
+    # Beside it, this process made every search entry, kind index and the hardware
+    # table, and the later steps took each of them.
+    assert [made for made, _ in early] == [len(kb) + len(KINDS) + 1]
+    assert early[0][1].early == {}
     assert sum(steps) == len(kb) and len(steps) > 2  # the bar moved per task, to the end
     assert tree(tmp_path / "parallel") == tree(tmp_path / "serial")
     assert sorted(parallel.rendered) == sorted(serial.rendered)
