@@ -55,7 +55,8 @@ PARTS: tuple[tuple[str, str, str, int], ...] = (
     ("search index + page", "kb.sitegen.build", "write_search", 1),
     ("calculator records", "kb.sitegen.build", "write_calc_records", 1),
     ("timeout check (budget_bound)", "kb.sitegen.build", "budget_bound", 1),
-    ("old site removed, new swapped in", "kb.sitegen.output", "_swap", 1),
+    ("published site listed", "kb.sitegen.output", "_listing", 1),
+    ("published (renames, or a whole swap)", "kb.sitegen.output", "publish", 1),
 )
 
 

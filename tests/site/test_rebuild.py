@@ -474,3 +474,6 @@ def test_rebuilds_through_the_snapshot_equal_cold_builds_edit_after_edit(
         assert pages.pop(MANIFEST) != cold_pages.pop(MANIFEST)  # keys of digests, not data
         assert pages == cold_pages, f"after step {number}"
         assert 0 < len(report.rendered) < 400
+        if number == 2:  # the added receipt is listed on its kind's index
+            assert "records/receipts/index.html" in report.rendered
+        assert [p.name for p in tmp_path.iterdir() if ".building-" in p.name] == []
