@@ -39,6 +39,7 @@ PARTS: tuple[tuple[str, str, str, int], ...] = (
     ("templates (make_environment)", "kb.sitegen.build", "make_environment", 1),
     ("page inputs (stamps, graph)", "kb.sitegen.build", "PageInputs", 1),
     ("previous manifest", "kb.sitegen.build", "load_manifest", 1),
+    ("what is shown again (engine's focus)", "kb.sitegen.build", "shown_again", 1),
     ("static files", "kb.sitegen.build", "write_static", 1),
     ("home", "kb.sitegen.build", "write_home", 1),
     ("kind indexes", "kb.sitegen.build", "write_kind_indexes", 1),
@@ -55,7 +56,8 @@ PARTS: tuple[tuple[str, str, str, int], ...] = (
     ("search index + page", "kb.sitegen.build", "write_search", 1),
     ("calculator records", "kb.sitegen.build", "write_calc_records", 1),
     ("timeout check (budget_bound)", "kb.sitegen.build", "budget_bound", 1),
-    ("old site removed, new swapped in", "kb.sitegen.output", "_swap", 1),
+    ("published site listed", "kb.sitegen.output", "_listing", 1),
+    ("published (renames, or a whole swap)", "kb.sitegen.output", "publish", 1),
 )
 
 

@@ -14,7 +14,8 @@ what the later steps need (`prepare`: search entries, kind indexes, the hardware
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
@@ -135,20 +136,65 @@ def build(
             load_manifest(writer.previous, salt),
             {"kinds": kind_links(kb)},
         )
-        write_static(site, theme)
-        write_home(site)
-        write_record_pages(site, progress, lambda: prepare(site))
-        write_kind_indexes(site)
-        write_hardware_table(site)
-        write_charts(site)
-        write_rules_catalogue(site)
-        write_methodology(site)
-        write_schemas(site, site_url)
-        write_search(site)
-        write_calc_records(site)
-        kept = Manifest() if budget_bound(kb) else site.manifest
+        with analysing_only(kb, shown_again(site)):
+            write_static(site, theme)
+            write_home(site)
+            write_record_pages(site, progress, lambda: prepare(site))
+            write_kind_indexes(site)
+            write_hardware_table(site)
+            write_charts(site)
+            write_rules_catalogue(site)
+            write_methodology(site)
+            write_schemas(site, site_url)
+            write_search(site)
+            write_calc_records(site)
+            kept = Manifest() if budget_bound(kb) else site.manifest
         writer.write_bytes(MANIFEST, kept.encoded(salt))
     return BuildReport(Path(out_dir), writer.written, writer.kept, site.rendered)
+
+
+def shown_again(site: Site) -> set[str] | None:
+    """The ids whose equations results this build can show, or None for every record.
+
+    The pages and search entries made again read the engine's results of records
+    among their inputs (kb.sitegen.deps: a page's full inputs, an entry's); the
+    kept ones read none. None for a build that keeps nothing (the first, a new
+    fingerprint): it renders every page.
+    """
+    if not site.previous.pages:
+        return None
+    inputs, published, shown = site.inputs, site.writer.published, set()
+    for record in site.kb:
+        page = urls.record_page(record.id)
+        if (
+            site.previous.pages.get(page) != inputs.record_key(record)
+            or record.id not in site.previous.charts
+            or page not in published
+        ):
+            shown |= inputs.record_inputs(record)[0]
+        entry = site.previous.search.get(record.id)
+        if entry is None or entry[0] != inputs.search_key(record):
+            shown |= inputs.search_inputs(record)
+    return shown
+
+
+@contextmanager
+def analysing_only(kb: KnowledgeBase, ids: set[str] | None) -> Iterator[None]:
+    """The equations engine run, when first asked, on the records of `ids` alone (all: None).
+
+    Through the run's focus (kb.run.focus: the engine analyses the records in it);
+    afterwards the focus and the partial analysis are dropped, so a later reader of
+    `kb` runs a whole one. A knowledge base already analysed keeps its analysis.
+    """
+    run = kb.run
+    if ids is None or run.equations is not None or run.focus is not None:
+        yield
+        return
+    run.focus = frozenset(r.path for r in map(kb.get, ids) if r is not None)
+    try:
+        yield
+    finally:
+        run.focus, run.equations, run.prose_claims = None, None, None
 
 
 def write_static(site: Site, theme: Path) -> None:

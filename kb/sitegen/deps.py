@@ -80,11 +80,21 @@ class PageInputs:
         self.titles = {record.id: f"title:{record.title}" for record in kb}
         self.graph = graph_of(kb)
         self._kind_stamps: dict[str, str] = {}
+        self._bound: dict[str, frozenset[str]] = {}  # the page and the search entry share it
+        self._record_keys: dict[str, str] = {}  # found once a build: the focus, then the pages
+        self._search_keys: dict[str, str] = {}
+
+    def bound(self, record_id: str) -> frozenset[str]:
+        """The ids whose values the record shows (DependencyGraph.bound), found once a build."""
+        found = self._bound.get(record_id)
+        if found is None:
+            found = self._bound[record_id] = frozenset(self.graph.bound(record_id))
+        return found
 
     def record_inputs(self, record: Record) -> tuple[set[str], set[str]]:
         """Ids a record's page renders from in full, and those it shows only the title of."""
         graph = self.graph
-        full = {record.id} | graph.bound(record.id) | set(graph.referrers(record.id))
+        full = {record.id, *self.bound(record.id), *graph.referrers(record.id)}
         full |= graph.along(record.id, PAGE_READS.get(record.kind, ()))
         return full, graph.targets(record.id) - full
 
@@ -93,18 +103,27 @@ class PageInputs:
         return scanned_kinds(record.kind, page=True)
 
     def record_key(self, record: Record) -> str:
-        full, titles = self.record_inputs(record)
-        return self.key("record", record.id, full, titles, self.record_kinds(record))
+        found = self._record_keys.get(record.id)
+        if found is None:
+            full, titles = self.record_inputs(record)
+            found = self.key("record", record.id, full, titles, self.record_kinds(record))
+            self._record_keys[record.id] = found
+        return found
 
     def json_key(self, record: Record) -> str:
         return self.key("json", record.id, {record.id})
 
     def search_inputs(self, record: Record) -> set[str]:
         """Ids a record's search entry reads: it, and those its templates show values of."""
-        return {record.id} | self.graph.bound(record.id)
+        return {record.id, *self.bound(record.id)}
 
     def search_key(self, record: Record) -> str:
-        return self.key("search", record.id, self.search_inputs(record))
+        found = self._search_keys.get(record.id)
+        if found is None:
+            found = self._search_keys[record.id] = self.key(
+                "search", record.id, self.search_inputs(record)
+            )
+        return found
 
     def table_inputs(self, kind: str) -> set[str]:
         """Ids whose titles a table of all records of `kind` links (its cells' references)."""

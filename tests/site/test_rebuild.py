@@ -488,3 +488,42 @@ def test_rebuilds_through_the_snapshot_equal_cold_builds_edit_after_edit(
         assert pages.pop(MANIFEST) != cold_pages.pop(MANIFEST)  # keys of digests, not data
         assert pages == cold_pages, f"after step {number}"
         assert 0 < len(report.rendered) < 400
+        if number == 2:  # the added receipt is listed on its kind's index
+            assert "records/receipts/index.html" in report.rendered
+        assert [p.name for p in tmp_path.iterdir() if ".building-" in p.name] == []
+
+
+def test_a_rebuild_analyses_only_the_records_whose_results_it_shows(
+    site: tuple[Path, Path, BuildReport], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The engine runs on the inputs of the pages made again (kb.sitegen.build.shown_again).
+
+    A figure change re-renders the flop classes that bind it from a partial analysis;
+    the site still equals a cold build, and the knowledge base is left without a focus.
+    """
+    import kb.equations.engine as engine
+
+    root, out, _ = site
+    edit(
+        root / "records",
+        HOT,
+        lambda t: t.replace("bandwidth: {value: 3350,", "bandwidth: {value: 3351,", 1),
+    )
+    kb, _ = load(root / "records")
+    analysed: list[int] = []
+    real = engine.analyse
+
+    def counted(knowledge: KnowledgeBase, use_cache: bool = True):  # type: ignore[no-untyped-def]
+        fresh = knowledge.run.equations is None
+        result = real(knowledge, use_cache)
+        if fresh:
+            analysed.append(sum(knowledge.in_focus(r) for r in knowledge))
+        return result
+
+    monkeypatch.setattr(engine, "analyse", counted)
+    report = build(kb, out)
+    assert len(analysed) == 1 and 0 < analysed[0] < len(kb)  # 133 of 265 records
+    assert "records/flops/decode-weight-read.html" in report.rendered
+    assert kb.run.focus is None and kb.run.equations is None
+    build(load(root / "records")[0], tmp_path / "cold")
+    assert tree(out) == tree(tmp_path / "cold")
