@@ -129,8 +129,8 @@ def _run_pending(
     families: dict[str, list[str]] = {}
     work = analysis.shared
     for record_id in sorted(pending):
-        family = family_key(pending[record_id][3].data, record_id, work)
-        families.setdefault(family, []).append(record_id)
+        key = family_key(pending[record_id][3].data, record_id, work)
+        families.setdefault(key, []).append(record_id)
     members = list(families.values())
 
     def checks(family: int) -> Iterator[tuple[str, dict[str, Any], Any]]:
