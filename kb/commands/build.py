@@ -2,8 +2,10 @@
 
 A knowledge base with errors is never published: the findings are printed and
 the command exits 1, leaving any previous site untouched. The site is written to
-a staging folder and swapped in only when complete; pages whose input records
-did not change since the last build are kept, not rendered again. On a terminal
+a staging folder and published only when complete (the changed files renamed
+over the published ones, or a first build swapped in whole: kb.sitegen.output);
+pages whose input records did not change since the last build are kept, not
+rendered again. On a terminal
 a progress bar follows the record pages.
 """
 

@@ -1,4 +1,4 @@
-"""`build(kb, out_dir)`: the whole static site, written atomically and deterministically.
+"""`build(kb, out_dir)`: the whole static site, published only complete, deterministically.
 
 The body of `build` is the site's table of contents. Each `write_*` step renders
 one page type from its context builder; nothing here validates (the `kb build`
@@ -116,7 +116,7 @@ def build(
     progress: Progress | None = None,
     site_url: str | None = None,
 ) -> BuildReport:
-    """Write the whole site for `kb` into `out_dir` (swapped in only when complete).
+    """Write the whole site for `kb` into `out_dir` (published only when complete).
 
     `kb` is a checked knowledge base: its pages read typed views (kb.kinds), so it
     carries its validation's schema verdict (kb.api.open_kb(root, checked=...)).

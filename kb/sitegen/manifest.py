@@ -1,13 +1,14 @@
 """The build manifest: which inputs each page of the last build was rendered from.
 
 A view of kb's one store (kb.store) kept in the output folder
-(`.kb-build-manifest.kbstore`), so it is swapped in with the pages it describes
-and can never disagree with them. It maps each page to its key
+(`.kb-build-manifest.kbstore`), published with the pages it describes (renamed
+in after them; a publish cut short is finished by the next build before it reads
+the manifest: kb.sitegen.output), so the two never disagree. It maps each page to its key
 (kb.sitegen.deps), each record to the anchors of its charts (the charts page
 lists them without re-rendering the record) and to its search-index entry with
 that entry's key (the index is joined from the entries, and only an entry whose
 inputs changed is made again: kb.sitegen.search). A page whose key is unchanged is
-hard-linked from the previous build instead of being rendered. The store's salt,
+left as the previous build wrote it instead of being rendered. The store's salt,
 `fingerprint(theme)`, is the one salt of kb.fingerprint (kb's code, the libraries that shape the
 output, the schemas) with the theme's files, and it is the fingerprint part of
 every page key too: changing any of them re-renders everything. A missing,

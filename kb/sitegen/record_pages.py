@@ -1,7 +1,7 @@
 """The record pages and record JSON: kept when their inputs are unchanged, else rendered.
 
 First every page whose key (kb.sitegen.deps) matches the last build is kept
-(a hard link, no rendering: Site.reuse). The rest are rendered, on every core
+(left in the published site, unread: Site.reuse). The rest are rendered, on every core
 when there are many (a cold build of thousands of records): pages are
 independent, so one pool of forked workers (kb.workers) renders them, a task of
 TASK pages at a time, straight into the staging folder. Each job renders into a
