@@ -421,6 +421,8 @@ def test_a_result_is_kept_as_the_json_it_was_made_from(
     assert "EQ023" not in [issue["code"] for issue in value["issues"]]
     warm = engine.analyse(composed_kb(USED, user))
     assert warm.stats.cached == 2 and warm.results["flops/tp"] == cold
+
+
 def test_a_binding_text_is_resolved_once_a_run_for_every_record(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
