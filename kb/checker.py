@@ -13,8 +13,8 @@
   The schema stage and the whole-tree rules that do not read the equations stage run
   beside it, in a forked child when a CPU is free (kb.workers.beside), then the
   record cache's save.
-- waivers: findings a record waives are dropped; then the WV rules, which read which
-  waivers were used and which codes exist, run last.
+- waivers: findings a record waives are dropped; then the late rules (STAGE = "late"),
+  which read which waivers were used and which codes exist, run last.
 - locate: JSON pointers become line:col, reading only files that have findings.
 
 Stages emit problems (kb.findings.Problem); the checker turns each into a finding with
@@ -45,13 +45,11 @@ from kb.reads import rule_reads
 from kb.recordcache import RecordCache, References
 from kb.references import record_references
 from kb.rules import all_rules
-from kb.rules._base import Rule, finding_of
+from kb.rules._base import Rule, finding_of, rule_stage
 from kb.run import RunContext
 from kb.store import cache_dir
 from kb.workers import beside, map_forked, meanwhile
 
-_LATE_FAMILIES = ("WV",)  # rules that need every other finding first
-_STAGE_FAMILIES = ("LD", "SC")  # findings the loader and the schema stage make
 # Fewer records in focus than this: the rules run after the equations stage, in this
 # process (one hot change at 10,000 records re-checks ~1,100: forking cost it 7% of CPU).
 BESIDE_MIN_RECORDS = _loader.PARALLEL_MIN_FILES
@@ -245,19 +243,16 @@ def checked_alone(record: Record) -> Checked:
 def _local_rules() -> tuple[Rule, ...]:
     """The rules whose findings on a file the record cache keeps (kb.reads: READS = "record").
 
-    Not the stage rules (their findings come with the stage) nor the late ones (they
-    read the run's other findings and codes).
+    Not the stage rules (STAGE = "stage": their findings come with the stage) nor the
+    late ones (STAGE = "late": they read the run's other findings and codes).
     A record-local rule that reads the typed views (`AFTER_SCHEMA = True`, kb.kinds)
     runs in the rules stage instead: views exist only once the schema stage has its
     verdict, and a record with schema findings has none (that rule skips it).
     """
-    apart = _STAGE_FAMILIES + _LATE_FAMILIES
     return tuple(
         rule
         for rule in all_rules()
-        if rule_reads(rule) == "record"
-        and not rule.CODE.startswith(apart)
-        and not after_schema(rule)
+        if rule_reads(rule) == "record" and rule_stage(rule) == "rules" and not after_schema(rule)
     )
 
 
@@ -350,13 +345,13 @@ def _beside_equations() -> list[Rule]:
 
 
 def waiver_rules_stage(kb: KnowledgeBase) -> list[Finding]:
-    """The WV rules, after the waivers stage: they read which waivers were used."""
-    late = [rule for rule in all_rules() if rule.CODE.startswith(_LATE_FAMILIES)]
+    """The late rules (STAGE = "late"), after the waivers stage: they read the waivers used."""
+    late = [rule for rule in all_rules() if rule_stage(rule) == "late"]
     return [f for rule in late for f in rule.check(kb)]
 
 
 def _early(rules: Sequence[Rule]) -> list[Rule]:
-    return [rule for rule in rules if not rule.CODE.startswith(_LATE_FAMILIES)]
+    return [rule for rule in rules if rule_stage(rule) != "late"]
 
 
 def local_findings(kb: KnowledgeBase) -> list[Finding]:

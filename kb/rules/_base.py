@@ -9,7 +9,19 @@ from kb.findings import Finding, Location, Problem, Severity
 from kb.model import KnowledgeBase
 from kb.run import StageNotRun
 
-__all__ = ["Rule", "StageNotRun", "finding_of", "found", "reported_by_stage"]
+__all__ = [
+    "STAGES",
+    "Rule",
+    "StageNotRun",
+    "finding_of",
+    "found",
+    "reported_by_stage",
+    "rule_stage",
+]
+
+# Where kb.checker runs a rule: "stage", it forwards what the load or schema stage found;
+# "rules", the rules stage (the default); "late", after the waivers stage.
+STAGES = ("stage", "rules", "late")
 
 
 class Rule(Protocol):
@@ -30,6 +42,8 @@ class Rule(Protocol):
     views (kb.kinds) runs in the rules stage, after the schema stage, not in the
     per-file stage; a record with schema findings has no view and that rule does
     not check it (its schema findings already fail the run).
+
+    STAGE (optional, default "rules"): where the checker runs it (STAGES, rule_stage).
     """
 
     READS: str
@@ -41,6 +55,14 @@ class Rule(Protocol):
     __doc__: str | None
 
     def check(self, kb: KnowledgeBase) -> Iterable[Finding]: ...
+
+
+def rule_stage(rule: object) -> str:
+    """A rule module's STAGE ("rules" when it declares none)."""
+    stage = getattr(rule, "STAGE", "rules")
+    if stage not in STAGES:
+        raise ValueError(f"{getattr(rule, 'CODE', rule)}: STAGE must be one of {STAGES}")
+    return str(stage)
 
 
 def found(
