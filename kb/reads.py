@@ -40,7 +40,7 @@ tests/site/test_rebuild.py every page's against what rendering it reads.
 from __future__ import annotations
 
 import functools
-from collections.abc import Collection, Iterable, Mapping, Sequence
+from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal, Protocol, get_args
@@ -78,10 +78,7 @@ class FileNode(Protocol):
 
 @dataclass(frozen=True)
 class Node:
-    """A file: the id its path gives, the `id:` it claims, its kind, the ids it references.
-
-    `bound`: of those, the ids whose contents it binds, templates or `uses:` (`bound_of`).
-    """
+    """A file: its path's id, the `id:` it claims, its kind, its targets and `bound_of`."""
 
     record_id: str
     claimed_id: str
@@ -132,30 +129,25 @@ def targets_of(record: Record, references: Iterable[Reference]) -> tuple[str, ..
     file in the wrong folder too), so its bindings count even where the kind's
     schema has no `claims` to mark them.
     """
-    from kb.equations.bind import referenced_records
-    from kb.equations.compose import uses_specs
-    from kb.equations.engine import binding_specs
-
-    found = {ref.target.partition("#")[0] for ref in references}
-    specs = [spec for _, _, spec in binding_specs(record)]
-    specs += [spec for _, spec in uses_specs(record)]
-    found.update(i for i in map(referenced_records, specs) if i)
-    return tuple(sorted(found))
+    return _with_engine_ids(record, {ref.target.partition("#")[0] for ref in references})
 
 
 def bound_of(record: Record, references: Iterable[Reference]) -> tuple[str, ...]:
     """The ids whose contents `record`'s checks read, one step (READS = "bound").
 
-    A reference written `id#...` (a binding, a prose template) and the bindings and
-    `uses:` the equations engine reads in a record of any kind; not a plain
-    reference (a quantity's `source`, a link's `interconnect`), whose target only
-    has to exist.
+    A reference written `id#...` (a binding, a prose template) and the engine's
+    bindings and `uses:`; not a plain reference (a quantity's `source`), whose
+    target only has to exist.
     """
+    found = {ref.target.partition("#")[0] for ref in references if "#" in ref.target}
+    return _with_engine_ids(record, found)
+
+
+def _with_engine_ids(record: Record, found: set[str]) -> tuple[str, ...]:
     from kb.equations.bind import referenced_records
     from kb.equations.compose import uses_specs
     from kb.equations.engine import binding_specs
 
-    found = {ref.target.partition("#")[0] for ref in references if "#" in ref.target}
     specs = [spec for _, _, spec in binding_specs(record)]
     specs += [spec for _, spec in uses_specs(record)]
     found.update(i for i in map(referenced_records, specs) if i)
@@ -163,9 +155,8 @@ def bound_of(record: Record, references: Iterable[Reference]) -> tuple[str, ...]
 
 
 def file_nodes(kb: KnowledgeBase, only: Collection[str] | None = None) -> dict[str, Node]:
-    """Every file `kb` was loaded from, by display path, as a graph node.
+    """Every file `kb` was loaded from (records, duplicates, files that did not load), by path.
 
-    Its records (duplicates too), and the files that did not load (no id, no references).
     `only`: of the files that loaded as records, just these (a partial run's focus).
     """
     nodes = {f.location.path: Node("", "", "", ()) for f in kb.load_findings}
@@ -179,18 +170,14 @@ def file_nodes(kb: KnowledgeBase, only: Collection[str] | None = None) -> dict[s
 def checked_nodes(kb: KnowledgeBase) -> Mapping[str, FileNode] | None:
     """The files `kb`'s validation saw (kb.run.checked_files), if they are those it holds.
 
-    That is: the same display paths (its records, duplicates and the files that did
-    not load), each record with its id and the content digest it was loaded with
-    (kb.snapshot.FileState: the snapshot route of kb.api.validate keeps one). None
-    otherwise: no validation handed over, a full run's nodes (no digests), or the
-    tree changed between the validation and the load. A record replaced in memory
-    keeps its digest: code that edits the records of a checked knowledge base must
-    give them a new one (or none).
+    The same display paths, each record with its id and the digest it was loaded with
+    (kb.snapshot.FileState); else None (no validation handed over, a full run's nodes,
+    or the tree changed since). A record replaced in memory keeps its digest: code that
+    edits a checked knowledge base's records must give them a new one (or none).
     """
     files = kb.run.checked_files
     if not files:
         return None
-    paths = {f.location.path for f in kb.load_findings}
     records: dict[str, Record] = {}
     for record in (*kb, *kb.duplicates):
         records.setdefault(record.path, record)  # as file_nodes: the first record of a path
@@ -200,6 +187,7 @@ def checked_nodes(kb: KnowledgeBase) -> Mapping[str, FileNode] | None:
             return None
         if getattr(node, "digest", None) != record.digest:
             return None
+    paths = {f.location.path for f in kb.load_findings}
     return files if paths | records.keys() == files.keys() else None
 
 
@@ -233,55 +221,41 @@ class DependencyGraph:
 
     def __init__(self, files: Mapping[str, FileNode], references: Iterable[Reference] = ()) -> None:
         self.files = files
-        self._references_to: dict[str, list[Reference]] = {}  # id -> the references to it
-        self._references_from: dict[str, list[Reference]] = {}  # id -> the references it makes
+        self._references_to: dict[str, list[Reference]] = {}
+        self._references_from: dict[str, list[Reference]] = {}
         for ref in references:
             self._references_to.setdefault(ref.target.partition("#")[0], []).append(ref)
             self._references_from.setdefault(ref.source_id, []).append(ref)
 
-    # The files' indexes, built when first asked for (`affected` reads only the files of
-    # the graph before a change).
+    # Each id -> the files that hold it (path id or `id:`), whose path gives it, that
+    # reference it, that bind it: built when first asked for (`affected` reads only the
+    # files of the graph before a change).
 
-    @functools.cached_property
-    def _holders(self) -> dict[str, list[str]]:
-        """Each id: the files with that path id or `id:`."""
+    def _index(self, keys: Callable[[FileNode], Iterable[str]]) -> dict[str, list[str]]:
         found: dict[str, list[str]] = {}
         for name, node in self.files.items():
-            for key in {node.record_id, node.claimed_id} - {""}:
+            for key in keys(node):
                 found.setdefault(key, []).append(name)
         return found
 
     @functools.cached_property
+    def _holders(self) -> dict[str, list[str]]:
+        return self._index(lambda node: {node.record_id, node.claimed_id} - {""})
+
+    @functools.cached_property
     def _named(self) -> dict[str, list[str]]:
-        """Each id: the files whose path gives that id."""
-        found: dict[str, list[str]] = {}
-        for name, node in self.files.items():
-            if node.record_id:
-                found.setdefault(node.record_id, []).append(name)
-        return found
+        return self._index(lambda node: (node.record_id,) if node.record_id else ())
 
     @functools.cached_property
     def _referrers(self) -> dict[str, list[str]]:
-        """Each id: the files that reference it."""
-        found: dict[str, list[str]] = {}
-        for name, node in self.files.items():
-            for target in node.targets:
-                found.setdefault(target, []).append(name)
-        return found
+        return self._index(lambda node: node.targets)
 
     @functools.cached_property
     def _binders(self) -> dict[str, list[str]]:
-        """Each id: the files that bind, template or `uses:` it (FileNode.bound)."""
-        found: dict[str, list[str]] = {}
-        for name, node in self.files.items():
-            for target in node.bound:
-                found.setdefault(target, []).append(name)
-        return found
-
-    # ---------------------------------------------------------------- by id
+        return self._index(lambda node: node.bound)
 
     def references_to(self, record_id: str) -> list[Reference]:
-        """The references (with their pointers) that name `record_id` ("used by")."""
+        """The references that name `record_id` ("used by")."""
         return list(self._references_to.get(record_id, ()))
 
     def referrers(self, record_id: str) -> list[str]:
@@ -297,29 +271,20 @@ class DependencyGraph:
         return {t for name in self._named.get(record_id, ()) for t in self.files[name].targets}
 
     def bound(self, record_id: str, *, claims: bool = True) -> set[str]:
-        """The ids whose values `record_id` shows: those it binds, templates or `uses:`.
+        """The ids whose values `record_id` shows: its files' declared `bound` (`bound_of`).
 
-        That is a reference written `id#...`, or one the equations engine reads that
-        no schema marks (kb.reads.targets_of); a template of another record's claim
-        (`{id#claim:c}`) shows a value computed from that record's bindings, so with
-        `claims` what that record binds counts too.
+        A template of another record's claim (`{id#claim:c}`) shows a value computed
+        from that record's bindings, so with `claims` what that record binds counts too.
         """
-        refs = self._references_from.get(record_id, ())
-        found = self.targets(record_id) - {ref.target.partition("#")[0] for ref in refs}
-        for ref in refs:
-            target, bound, field = ref.target.partition("#")
-            if bound:
-                found.add(target)
-            if claims and field.startswith("claim:") and target != record_id:
+        found = {t for name in self._named.get(record_id, ()) for t in self.files[name].bound}
+        for ref in self._references_from.get(record_id, ()) if claims else ():
+            target, _, field = ref.target.partition("#")
+            if field.startswith("claim:") and target != record_id:
                 found |= self.bound(target, claims=False)
         return found
 
     def along(self, record_id: str, kinds: Sequence[str]) -> set[str]:
-        """The ids reached from `record_id` one kind per step ("*": every id it reaches).
-
-        Its references to records of `kinds[0]`, their references to records of
-        `kinds[1]`, and so on (kb.reads.PAGE_READS).
-        """
+        """Its references to `kinds[0]` records, theirs to `kinds[1]`, ... ("*": all it reaches)."""
         if "*" in kinds:
             return self.reaches(record_id)
         found: set[str] = set()
@@ -334,34 +299,19 @@ class DependencyGraph:
         names = self._named.get(record_id)
         return self.files[names[0]].kind if names else ""
 
-    # ------------------------------------------------------------- by file
-
     def inputs(self, name: str, reads: Iterable[str] = READS_VALUES) -> set[str]:
         """The files whose contents checks declaring `reads` read for file `name` (default: all).
 
-        "record", "base" and "all-ids" add nothing beyond the file (the ids of the tree
-        are known to a partial run without loading them: RunContext.outside_ids);
-        "findings" reads what every other declaration reads; "bound" and "equations"
-        add the records the file binds, templates or `uses:`, "ledger" those too or,
-        for a kind with a ledger, every record its references reach and the records
-        its ledger scans.
+        "record", "base" and "all-ids" add nothing (a partial run knows the tree's ids
+        without loading them: RunContext.outside_ids); "findings" reads all the others
+        read; "claimants" the files holding its ids; "bound" and "equations" the records
+        it binds; "ledger" those and, for a kind with a ledger, all its references reach
+        and the records its ledger scans.
         """
-        reads = set(READS_VALUES) if "findings" in reads else set(reads)
-        node = self.files[name]
-        found = {name}
-        if "claimants" in reads:
-            found |= self._holding({node.record_id, node.claimed_id} - {""})
-        if "ledger" in reads and scanned_kinds(node.kind):
-            found |= self._ledger_inputs(node)
-        elif reads & BOUND:
-            found |= self._naming(node.bound)
-        return found
+        return self.load_set([name], reads)
 
     def load_set(self, names: Iterable[str], reads: Iterable[str] = READS_VALUES) -> set[str]:
-        """`names` and every file their checks read: the union of their `inputs(name, reads)`.
-
-        kb.incremental passes the values the registered rules declare (declared_reads).
-        """
+        """`names` and every file their checks declaring `reads` read (see `inputs`)."""
         reads = set(READS_VALUES) if "findings" in set(reads) else set(reads)
         nodes = {name: self.files[name] for name in names}
         found = set(nodes)
@@ -379,12 +329,10 @@ class DependencyGraph:
     def affected(self, changed: Iterable[str], before: DependencyGraph) -> set[str]:
         """The files of this graph whose findings a change of the `changed` files may change.
 
-        `before` is the graph of the tree before the change. Exactly the files whose
-        `inputs` held a changed file, before or after: a changed file; a file holding or
-        claiming an id a changed file held or claimed; a file binding such an id, or of
-        a kind with a ledger and reaching it (`dependents`); a file with a ledger that
-        scans a changed file's kind, when that file referenced (before or after)
-        something the ledger's record reaches.
+        `before`: the graph before the change. Exactly the files whose `inputs` held a
+        changed file, before or after: a changed file; one holding an id a changed file
+        held; one binding such an id or with a ledger reaching it (`dependents`); one
+        with a ledger scanning a changed file's kind that named what the ledger reaches.
         """
         changed = set(changed)
         touched: set[str] = set()
@@ -401,11 +349,7 @@ class DependencyGraph:
         return found
 
     def dependents(self, ids: Iterable[str]) -> set[str]:
-        """The files whose `bound`, `equations` or `ledger` inputs hold a record of `ids`.
-
-        The files binding one of `ids`, and the files of a kind with a ledger whose
-        references reach one, directly or through others.
-        """
+        """The files binding one of `ids`, or with a ledger whose references reach one."""
         ids = set(ids)
         found = {n for i in ids for n in self._binders.get(i, ())}
         found |= {n for n in self._files_reaching(ids) if scanned_kinds(self.files[n].kind)}
@@ -415,10 +359,7 @@ class DependencyGraph:
         """The files that reference any of `ids` directly (whether it exists: "all-ids")."""
         return {n for i in ids for n in self._referrers.get(i, ())}
 
-    # ------------------------------------------------------------- helpers
-
     def _ledger_inputs(self, node: FileNode) -> set[str]:
-        """What a ledger reads for a file of a kind with one: all it reaches, and its scan."""
         reached = self._forward_ids([node.record_id] if node.record_id else [])
         scanned = scanned_kinds(node.kind)
         return self._naming(reached) | {
@@ -458,11 +399,7 @@ class DependencyGraph:
 
 
 def graph_of(kb: KnowledgeBase) -> DependencyGraph:
-    """The dependency graph of a knowledge base: built once for a frozen one (kept in kb.run).
-
-    Its nodes are those its validation saw when they still describe its files
-    (`checked_nodes`), else made from the records (`file_nodes`): the same nodes.
-    """
+    """The dependency graph of `kb` (kept in kb.run if frozen): `checked_nodes` or `file_nodes`."""
     if kb.frozen and kb.run.dependency_graph is not None:
         graph: DependencyGraph = kb.run.dependency_graph
         return graph
@@ -473,11 +410,7 @@ def graph_of(kb: KnowledgeBase) -> DependencyGraph:
 
 
 def checked_paths(files: Mapping[str, FileNode]) -> list[str]:
-    """The records a run checked ("checked N records"): one file per id, sorted.
-
-    A second file with the same id (a symlink to a record) is reported (ID003) but not
-    counted again: the first in the loader's order is the record.
-    """
+    """The records a run checked ("checked N records"): the first file per id (ID003), sorted."""
     first: dict[str, str] = {}
     for name in sorted(files, key=path_parts):
         if files[name].record_id:

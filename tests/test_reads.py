@@ -311,15 +311,16 @@ def test_a_change_affects_who_binds_it_and_the_ledgers_that_reach_it() -> None:
 
 def page_graph() -> DependencyGraph:
     """A flop class that names, binds and templates records, and what those reference."""
-    nodes = {
-        "flops/f": ("flop_class", ("flops/g", "hardware/a", "hardware/b", "sources/s", "x/engine")),
-        "flops/g": ("flop_class", ("hardware/c",)),
-        "hardware/a": ("accelerator", ("interconnects/l", "sources/s")),
-        "hardware/b": ("accelerator", ()),
-        "interconnects/l": ("interconnect", ("hardware/z",)),
-        "placements/p": ("placement", ("flops/f",)),
+    f_targets = ("flops/g", "hardware/a", "hardware/b", "sources/s", "x/engine")
+    nodes = {  # kind, targets, bound (as bound_of gives them: "x/engine" no schema marks)
+        "flops/f": ("flop_class", f_targets, ("flops/g", "hardware/b", "x/engine")),
+        "flops/g": ("flop_class", ("hardware/c",), ("hardware/c",)),
+        "hardware/a": ("accelerator", ("interconnects/l", "sources/s"), ()),
+        "hardware/b": ("accelerator", (), ()),
+        "interconnects/l": ("interconnect", ("hardware/z",), ()),
+        "placements/p": ("placement", ("flops/f",), ()),
     }
-    files = {f"records/{i}.yaml": reads.Node(i, i, kind, t) for i, (kind, t) in nodes.items()}
+    files = {f"records/{i}.yaml": reads.Node(i, i, *node) for i, node in nodes.items()}
     refs = [
         Reference("flops/f", "/affected_by_hardware/0", "hardware/a", "accelerator"),
         Reference("flops/f", "/claims/0/bind/BW", "hardware/b#memory.bandwidth", "*"),
@@ -346,6 +347,28 @@ def test_a_page_shows_the_values_of_what_it_binds_templates_and_the_engine_reads
         "sources/s",
         "x/engine",
     }
+
+
+def test_a_page_shows_the_values_its_nodes_declare_bound_not_what_references_suggest() -> None:
+    """DependencyGraph.bound reads each node's `bound` (FileNode.bound, as the snapshot keeps it).
+
+    With no references at all, a node's declared `bound` is what its page shows,
+    not every target; a claim template adds what the claim's record declares bound.
+    """
+    files = {
+        "a.yaml": reads.Node(
+            "flops/a", "", "flop_class", ("hardware/x", "sources/s"), ("hardware/x",)
+        ),
+        "b.yaml": reads.Node("flops/b", "", "flop_class", ("flops/a",), ("flops/a",)),
+        "c.yaml": reads.Node("flops/c", "", "flop_class", ("flops/a",), ()),
+    }
+    graph = DependencyGraph(files)
+    assert graph.bound("flops/a") == {"hardware/x"}
+    assert graph.bound("flops/c") == set()  # a plain reference: the title only
+    claim = Reference("flops/b", "/summary", "flops/a#claim:c", "*")
+    with_claim = DependencyGraph(files, [claim])
+    assert with_claim.bound("flops/b") == {"flops/a", "hardware/x"}
+    assert with_claim.bound("flops/b", claims=False) == {"flops/a"}
 
 
 def test_a_page_reaches_one_declared_kind_per_step() -> None:
