@@ -185,7 +185,7 @@ def checked_nodes(kb: KnowledgeBase) -> Mapping[str, FileNode] | None:
         node = files.get(path)
         if node is None or node.record_id != record.id or not record.digest:
             return None
-        if getattr(node, "digest", None) != record.digest:
+        if getattr(node, "digest", None) != record.digest:  # a full run's nodes have none
             return None
     paths = {f.location.path for f in kb.load_findings}
     return files if paths | records.keys() == files.keys() else None

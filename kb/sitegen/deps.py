@@ -1,16 +1,13 @@
 """Which records each page renders from, and a key that changes when any of them does.
 
 A page's key is a hash of the build fingerprint (kb's code, the templates, the
-library versions) and of a stamp per input record: its kind, path and the exact
-content of its data, or only its title where the page shows no more of it than
-a link (`-` for an id that names no record, so a record appearing there changes
-the key too). The content is the file's digest when the knowledge base comes
-with the files its validation saw (kb.reads.checked_nodes: `kb build`; the bytes
-determine the data, and the loader's code is in the fingerprint), else a hash of
-the data itself (a knowledge base built or edited in memory). The inputs are
-computed fresh on every build, from the records as they are now, by the one
-dependency graph (kb.reads.DependencyGraph, built from the schemas' `x-kb-ref`,
-bindings, prose templates and `uses:`):
+library versions) and of a stamp per input record: its kind, path and exact data,
+or only its title where the page shows no more than a link (`-` for an id that
+names no record, so a record appearing there changes the key too). The data is
+the file's digest when the knowledge base comes with the files its validation saw
+(kb.reads.checked_nodes: `kb build`; the loader's code is in the fingerprint),
+else a hash of the data itself (built or edited in memory). The inputs are
+computed fresh on every build by the one dependency graph (kb.reads):
 
 * a record's page: what kb.reads declares for its kind (PAGE_READS, PAGE_SCANS):
   in full the record, its referrers, the records whose values it shows and
@@ -33,44 +30,44 @@ from __future__ import annotations
 
 import hashlib
 import json
-from collections.abc import Iterable
-from typing import Any
+from collections.abc import Callable, Iterable
+from typing import Any, TypeVar
 
 from kb.model import KnowledgeBase, Record
 from kb.reads import PAGE_READS, checked_nodes, graph_of, scanned_kinds
 
 MISSING = "-"
+T = TypeVar("T")
 
 
 def data_stamp(record: Record) -> str:
-    """Hash what a page can show of a record: kind, path and data in authored order.
-
-    The data is hashed rather than the file's digest, so an in-memory change (a
-    test, a tool) is seen; types stay apart (`1`, `1.0`, `true` and `"1"` differ).
-    """
+    """A hash of kind, path and data in authored order (`1`, `1.0`, `true`, `"1"` differ)."""
     try:
         text = json.dumps(
             [record.kind, record.path, record.data],
             ensure_ascii=False,
             separators=(",", ":"),
-            default=_typed,
+            default=lambda value: f"{type(value).__name__}:{value}",
         )
     except (TypeError, ValueError):  # keys JSON cannot hold: repr is as exact, only slower
         text = repr((record.kind, record.path, record.data))
-    return hashlib.blake2b(text.encode("utf-8"), digest_size=16).hexdigest()
+    return _hash(text)
 
 
 def file_stamp(record: Record) -> str:
-    """What a page can show of a record loaded from a file: kind, path and the file's digest."""
     return f"file:{record.kind}:{record.path}:{record.digest}"
 
 
-def _typed(value: Any) -> str:
-    return f"{type(value).__name__}:{value}"
+def _hash(text: str) -> str:
+    return hashlib.blake2b(text.encode("utf-8"), digest_size=16).hexdigest()
 
 
 class PageInputs:
-    """The dependency graph of one build: page -> input record ids -> stamps -> key."""
+    """The dependency graph of one build: page -> input record ids -> stamps -> key.
+
+    Keys and the bound sets (the page and the search entry share them) are found once
+    a build, for the focus and then for the pages.
+    """
 
     def __init__(self, kb: KnowledgeBase, fingerprint: str) -> None:
         self.kb = kb
@@ -79,17 +76,17 @@ class PageInputs:
         self.stamps = {record.id: stamp(record) for record in kb}
         self.titles = {record.id: f"title:{record.title}" for record in kb}
         self.graph = graph_of(kb)
-        self._kind_stamps: dict[str, str] = {}
-        self._bound: dict[str, frozenset[str]] = {}  # the page and the search entry share it
-        self._record_keys: dict[str, str] = {}  # found once a build: the focus, then the pages
-        self._search_keys: dict[str, str] = {}
+        self._memo: dict[tuple[str, str], Any] = {}
+
+    def _once(self, what: str, name: str, make: Callable[[], T]) -> T:
+        found: T | None = self._memo.get((what, name))
+        if found is None:
+            found = self._memo[what, name] = make()
+        return found
 
     def bound(self, record_id: str) -> frozenset[str]:
-        """The ids whose values the record shows (DependencyGraph.bound), found once a build."""
-        found = self._bound.get(record_id)
-        if found is None:
-            found = self._bound[record_id] = frozenset(self.graph.bound(record_id))
-        return found
+        """The ids whose values the record shows (DependencyGraph.bound)."""
+        return self._once("bound", record_id, lambda: frozenset(self.graph.bound(record_id)))
 
     def record_inputs(self, record: Record) -> tuple[set[str], set[str]]:
         """Ids a record's page renders from in full, and those it shows only the title of."""
@@ -103,12 +100,11 @@ class PageInputs:
         return scanned_kinds(record.kind, page=True)
 
     def record_key(self, record: Record) -> str:
-        found = self._record_keys.get(record.id)
-        if found is None:
+        def make() -> str:
             full, titles = self.record_inputs(record)
-            found = self.key("record", record.id, full, titles, self.record_kinds(record))
-            self._record_keys[record.id] = found
-        return found
+            return self.key("record", record.id, full, titles, self.record_kinds(record))
+
+        return self._once("record", record.id, make)
 
     def json_key(self, record: Record) -> str:
         return self.key("json", record.id, {record.id})
@@ -118,12 +114,10 @@ class PageInputs:
         return {record.id, *self.bound(record.id)}
 
     def search_key(self, record: Record) -> str:
-        found = self._search_keys.get(record.id)
-        if found is None:
-            found = self._search_keys[record.id] = self.key(
-                "search", record.id, self.search_inputs(record)
-            )
-        return found
+        inputs = self.search_inputs
+        return self._once(
+            "search", record.id, lambda: self.key("search", record.id, inputs(record))
+        )
 
     def table_inputs(self, kind: str) -> set[str]:
         """Ids whose titles a table of all records of `kind` links (its cells' references)."""
@@ -142,22 +136,17 @@ class PageInputs:
         kinds: Iterable[str] = (),
         pages: Iterable[str] = (),
     ) -> str:
-        """The key of a page made of what it reads.
-
-        The records in `full`, the `titles` of others, every record of `kinds`, and
-        what other pages (by their keys, in order) show.
-        """
+        """The key of a page from `full` records, others' `titles`, `kinds`, other `pages`' keys."""
         parts = [self.fingerprint, page_type, name]
         parts += [f"{i}={self.stamps.get(i, MISSING)}" for i in sorted(full)]
         parts += [f"{i}~{self.titles.get(i, MISSING)}" for i in sorted(titles)]
         parts += [f"kind:{k}={self.kind_stamp(k)}" for k in sorted(kinds)]
         parts += [f"page:{key}" for key in pages]
-        return hashlib.blake2b("\n".join(parts).encode("utf-8"), digest_size=16).hexdigest()
+        return _hash("\n".join(parts))
 
     def kind_stamp(self, kind: str) -> str:
         """One stamp for the whole set of records of a kind (ids and contents)."""
-        if kind not in self._kind_stamps:
-            text = "\n".join(f"{r.id}={self.stamps[r.id]}" for r in self.kb.of_kind(kind))
-            digest = hashlib.blake2b(text.encode("utf-8"), digest_size=16).hexdigest()
-            self._kind_stamps[kind] = digest
-        return self._kind_stamps[kind]
+        stamps, records = self.stamps, self.kb.of_kind
+        return self._once(
+            "kind", kind, lambda: _hash("\n".join(f"{r.id}={stamps[r.id]}" for r in records(kind)))
+        )

@@ -57,42 +57,26 @@ class Manifest:
 
 def load_manifest(site: Path | None, salt: str) -> Manifest:
     """Read the previous build's manifest; anything unexpected reads as none."""
-    if site is None:
-        return Manifest()
-    store = ShardedStore(site, STORE, salt, shards=1)
-    text, search = store.get(KEY), store.get(SEARCH)
-    if not isinstance(search, dict):  # damaged or missing: the whole manifest is
-        return Manifest()
+    store = ShardedStore(site, STORE, salt, shards=1) if site is not None else None
+    text, search = (store.get(KEY), store.get(SEARCH)) if store is not None else (None, None)
     try:
         payload = json.loads(text) if isinstance(text, str) else None
     except ValueError:
-        return Manifest()
-    if not isinstance(payload, dict) or payload.get("format") != FORMAT:
+        payload = None
+    if not (isinstance(payload, dict) and payload.get("format") == FORMAT):
         return Manifest()
     pages, charts = payload.get("pages"), payload.get("charts")
-    if not (isinstance(pages, dict) and isinstance(charts, dict)):
-        return Manifest()
+    if not (isinstance(pages, dict) and isinstance(charts, dict) and isinstance(search, dict)):
+        return Manifest()  # damaged or missing: the whole manifest is
     return Manifest(
         {k: v for k, v in pages.items() if isinstance(k, str) and isinstance(v, str)},
+        {k: [str(a) for a in v] for k, v in charts.items() if isinstance(v, list)},
         {
-            k: [str(a) for a in v]
-            for k, v in charts.items()
-            if isinstance(k, str) and isinstance(v, list)
+            k: v
+            for k, v in search.items()
+            if isinstance(v, tuple) and len(v) == 2 and all(isinstance(i, str) for i in (k, *v))
         },
-        _search_entries(search),
     )
-
-
-def _search_entries(found: dict[object, object]) -> dict[str, tuple[str, str]]:
-    """The kept search entries, id -> (key, text); anything else is dropped."""
-    return {
-        k: v
-        for k, v in found.items()
-        if isinstance(k, str)
-        and isinstance(v, tuple)
-        and len(v) == 2
-        and all(isinstance(part, str) for part in v)
-    }
 
 
 def budget_bound(kb: KnowledgeBase) -> bool:
