@@ -117,16 +117,13 @@ class ShardedStore:
 
     def empty(self) -> bool:
         """True when `get` finds nothing (a stat of each shard file not read yet, never a read)."""
-        if self._new or self._later:
+        if self._new or self._later or any(found.index for found in self._old.values()):
             return False
-        for shard in range(self.shards):
-            found = self._old.get(shard)
-            if found is not None and found.index:
-                return False
-            if found is None and self.directory is not None:
-                if os.path.exists(self.directory / shard_file(self.name, shard, self.shards)):
-                    return False
-        return True
+        return self.directory is None or not any(
+            os.path.exists(self.directory / shard_file(self.name, shard, self.shards))
+            for shard in range(self.shards)
+            if shard not in self._old
+        )
 
     def put(self, key: str, value: Any) -> None:
         self._later.pop(key, None)
