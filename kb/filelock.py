@@ -18,7 +18,7 @@ from pathlib import Path
 
 @contextmanager
 def exclusive_lock(path: Path) -> Iterator[None]:
-    """Hold an exclusive lock on `path` (created if missing) for the block; waits for it."""
+    """Hold an exclusive lock on `path` (created if missing) for the block."""
     descriptor = _acquire(path)
     try:
         yield

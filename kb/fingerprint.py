@@ -49,7 +49,6 @@ LIBRARIES = (
 
 
 def salt() -> str:
-    """The salt of every store: kb's code, the library versions and the schemas in use."""
     schemas = require_schemas(sorted(KIND_BY_FOLDER.values()))
     digest = hashlib.blake2b(code_fingerprint().encode(), digest_size=16)
     hash_files(digest, "schemas", schemas[0].parent if schemas else PACKAGE, schemas)
@@ -58,7 +57,6 @@ def salt() -> str:
 
 @functools.cache
 def code_fingerprint() -> str:
-    """The package's files and the versions of Python and the libraries, hashed once."""
     digest = hashlib.blake2b(digest_size=16)
     digest.update(f"{FORMAT}\n{sys.version}\n".encode())
     for name in LIBRARIES:
@@ -75,7 +73,7 @@ def folder_fingerprint(folder: Path) -> str:
 
 
 def package_files(folder: Path) -> list[Path]:
-    """The regular files under `folder`, sorted, without Python's byte-code caches."""
+    """The regular files under `folder`, sorted, without byte-code caches."""
     found: list[Path] = []
     for parent, folders, names in os.walk(folder):
         folders[:] = [name for name in folders if name != "__pycache__"]
@@ -92,7 +90,6 @@ def hash_files(digest: Any, label: str, folder: Path, paths: Iterable[Path]) -> 
 
 
 def library_version(name: str) -> str:
-    """The installed version of a distribution ("-" if it is not installed)."""
     found = _installed().get(_normal(name))
     if found is not None:
         return found
@@ -104,10 +101,9 @@ def library_version(name: str) -> str:
 
 @functools.cache
 def _installed() -> dict[str, str]:
-    """Distribution name -> version from the `<name>-<version>.dist-info` folders on sys.path.
+    """Name -> version from the `.dist-info` folders on sys.path (the first wins, as for imports).
 
-    The first on the path wins, as for imports; one listing per path entry instead
-    of importlib.metadata's search per name.
+    One listing per path entry instead of importlib.metadata's search per name.
     """
     versions: dict[str, str] = {}
     for entry in sys.path:

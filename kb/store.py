@@ -26,11 +26,12 @@ other run's new entries are recomputed when next needed). A shard is not flushed
 to disk (no fsync: ~6 ms a file, most of a one-change run's writes): a crash may
 leave it empty or cut, which its checksums turn into a miss, as for any damage.
 A store that cannot be written (a read-only tree) still answers; it just keeps
-nothing. The folder ignores itself in git (`make_cache_dir`).
+nothing. The folder ignores itself in git.
 """
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import marshal
 import os
@@ -54,7 +55,6 @@ GITIGNORE = "# Created by kb: its cache, safe to delete.\n*\n"
 
 
 def shard_of(key: str, shards: int) -> int:
-    """The shard an entry lives in: a CRC-32 of its key."""
     return zlib.crc32(_key_bytes(key)) % shards
 
 
@@ -71,20 +71,8 @@ def cache_dir(root: str | os.PathLike[str]) -> Path:
     return (base.parent if base.name == "records" else base) / ".kb-cache"
 
 
-def make_cache_dir(directory: Path) -> None:
-    """Create the cache folder so that it ignores itself: git never sees it (as ruff's does)."""
-    directory.mkdir(parents=True, exist_ok=True)
-    ignore = directory / ".gitignore"
-    if not ignore.exists():
-        atomic_write(ignore, GITIGNORE.encode())
-
-
 def atomic_write(path: Path, data: bytes | Iterable[bytes | memoryview]) -> None:
-    """Write `data` (or its parts, in order) to `path` whole or not at all (for readers).
-
-    A unique temp file, then a rename. Parts are written one after the other, never
-    joined: a shard's bytes are not held twice (the run snapshot at 100,000 files: 42 MB).
-    """
+    """Write `data` (or its parts, never joined: the snapshot at 100,000 files is 42 MB) whole."""
     handle, temp = tempfile.mkstemp(dir=path.parent, prefix=".tmp-", suffix=path.suffix)
     try:
         with os.fdopen(handle, "wb") as stream:
@@ -96,19 +84,10 @@ def atomic_write(path: Path, data: bytes | Iterable[bytes | memoryview]) -> None
         raise
 
 
-def read_regular(path: Path) -> bytes | None:
-    """The bytes of a regular file; None for anything else (a FIFO, a device) or on error."""
-    try:
-        return fileread.read_limited(path, 1 << 62)
-    except OSError:
-        return None
-
-
 class ShardedStore:
-    """Get, put and save keyed entries (marshal-able values, never None) of one store.
+    """Keyed entries (marshal-able, never None), a shard read when first asked for.
 
-    A shard is read when one of its keys is first asked for. `directory=None` keeps
-    entries in memory only (nothing is read or saved).
+    `directory=None` keeps entries in memory only.
     """
 
     def __init__(self, directory: Path | None, name: str, salt: str, shards: int = 16) -> None:
@@ -119,7 +98,6 @@ class ShardedStore:
         self._used: set[str] = set()  # keys this run read or wrote
 
     def get(self, key: str) -> Any | None:
-        """The entry under `key`, or None if there is none or it does not check out."""
         later = self._later.get(key)
         if later is not None:
             payload = _marshalled(later[1](key))
@@ -138,20 +116,14 @@ class ShardedStore:
         return value
 
     def empty(self) -> bool:
-        """True when `get` finds nothing: no entry put, no shard read with one, no shard file.
-
-        A stat of each shard file not read yet, never a read.
-        """
-        if self._new or self._later:
+        """True when `get` finds nothing (a stat of each shard file not read yet, never a read)."""
+        if self._new or self._later or any(found.index for found in self._old.values()):
             return False
-        for shard in range(self.shards):
-            found = self._old.get(shard)
-            if found is not None and found.index:
-                return False
-            if found is None and self.directory is not None:
-                if os.path.exists(self.directory / shard_file(self.name, shard, self.shards)):
-                    return False
-        return True
+        return self.directory is None or not any(
+            os.path.exists(self.directory / shard_file(self.name, shard, self.shards))
+            for shard in range(self.shards)
+            if shard not in self._old
+        )
 
     def put(self, key: str, value: Any) -> None:
         self._later.pop(key, None)
@@ -162,11 +134,10 @@ class ShardedStore:
         self._used.add(key)
 
     def put_later(self, keys: Iterable[str], value_of: Callable[[str], Any]) -> None:
-        """put(key, value_of(key)) for every key, each marshalled only as its shard is written.
+        """put(key, value_of(key)) each, marshalled only as its shard is written.
 
-        So saving many entries never holds all their bytes at once (the record cache of a
-        cold run at 100,000 files: ~330 MB of them). `value_of` must give the same value
-        until the save.
+        So a save never holds all the bytes at once (a cold record cache at 100,000 files:
+        ~330 MB). `value_of` must give the same value until the save.
         """
         for key in keys:
             self._new.pop(key, None)
@@ -178,23 +149,21 @@ class ShardedStore:
         self._used.add(key)
 
     def keys(self) -> set[str]:
-        """Every key the store holds now (its saved shards and this run's entries)."""
         found = set(self._new) | self._later.keys()
         for shard in range(self.shards):
             found.update(self._shard(shard).index)
         return found
 
     def save(self, live_keys: Collection[str] | None = None) -> None:
-        """Write the shards that changed; errors leave the store as it was.
-
-        `live_keys=None` keeps every saved entry; otherwise only the entries this run
-        read or wrote and those whose key is in `live_keys` are kept.
-        """
+        """Write the changed shards, keeping what this run used and `live_keys` (None: all)."""
         if self.directory is None:
             return
         live = None if live_keys is None else set(live_keys)
         try:
-            make_cache_dir(self.directory)
+            self.directory.mkdir(parents=True, exist_ok=True)
+            ignore = self.directory / ".gitignore"  # the folder ignores itself in git
+            if not ignore.exists():
+                atomic_write(ignore, GITIGNORE.encode())
             for shard in self._changed(live):
                 path = self.directory / shard_file(self.name, shard, self.shards)
                 atomic_write(path, self.encode_parts(shard, live))
@@ -206,7 +175,6 @@ class ShardedStore:
         return b"".join(self.encode_parts(shard, live))
 
     def encode_parts(self, shard: int, live: set[str] | None = None) -> list[bytes | memoryview]:
-        """`encode`'s bytes in parts (prefix, index, each entry's bytes), for writing."""
         entries: dict[str, tuple[bytes, bytes | memoryview]] = {}
         if live is None or not (self._used | live) <= self._new.keys() | self._later.keys():
             old = self._shard(shard)
@@ -238,7 +206,6 @@ class ShardedStore:
         return live is None or key in self._used or key in live
 
     def _changed(self, live: set[str] | None) -> Iterator[int]:
-        """The shards to write: those with new entries, and those that drop old ones."""
         written = {shard_of(key, self.shards) for key in self._new}
         written.update(shard for shard, _ in self._later.values())
         for shard in range(self.shards):
@@ -252,18 +219,18 @@ class ShardedStore:
     def _shard(self, shard: int) -> _Shard:
         found = self._old.get(shard)
         if found is None:
-            found = self._old[shard] = self._read(shard)
+            data = None
+            if self.directory is not None:  # a regular file only (not a FIFO, a device)
+                with contextlib.suppress(OSError):
+                    path = self.directory / shard_file(self.name, shard, self.shards)
+                    data = fileread.read_limited(path, 1 << 62)
+            expected = (FORMAT, self.name, self.salt)
+            found = self._old[shard] = _Shard() if data is None else _Shard.parse(data, expected)
         return found
-
-    def _read(self, shard: int) -> _Shard:
-        if self.directory is None:
-            return _Shard()
-        data = read_regular(self.directory / shard_file(self.name, shard, self.shards))
-        return _Shard() if data is None else _Shard.parse(data, (FORMAT, self.name, self.salt))
 
 
 class _Shard:
-    """One shard file as read: its verified index; entries are verified when read."""
+    """One shard file as read: its verified index (entries are verified when read)."""
 
     def __init__(self, data: bytes = b"", start: int = 0, index: Any = None) -> None:
         self.data = memoryview(data)
@@ -272,7 +239,6 @@ class _Shard:
 
     @classmethod
     def parse(cls, data: bytes, expected: tuple[str, str, str]) -> _Shard:
-        """The shard in `data`, or an empty one if its prefix or index does not check out."""
         if len(data) < _PREFIX.size:
             return cls()
         magic, length, checksum = _PREFIX.unpack_from(data)
@@ -291,7 +257,6 @@ class _Shard:
         return cls(data, start, found[3])
 
     def raw(self, key: str) -> tuple[bytes, memoryview] | None:
-        """(checksum, bytes) of an entry as stored (the index was checked, the bytes not)."""
         slot = self.index.get(key)
         if slot is None:
             return None
@@ -300,13 +265,11 @@ class _Shard:
         return checksum, self.data[begin : begin + length]
 
     def get(self, key: str) -> memoryview | None:
-        """An entry's bytes if its checksum holds, else None."""
         raw = self.raw(key)
         return raw[1] if raw is not None and _checksum(key, raw[1]) == raw[0] else None
 
 
 def _marshalled(value: Any) -> bytes | None:
-    """The value's bytes, or None for a type marshal cannot keep."""
     try:
         return marshal.dumps(value, MARSHAL_VERSION)
     except ValueError:

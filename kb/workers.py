@@ -1,27 +1,20 @@
 """kb's one fork pool: run a pure function over many items in forked workers, when that pays.
 
-The loader parses thousands of YAML files with it (libyaml's construction step
-runs in Python, so one process is bound to one core), the site renders record
-pages with it, and the equations engine checks families of records with it.
-Items reach the workers by fork (no pickling on the way in); only results are
-pickled back. Workers are used only where that is safe and worth it: `fork`
-exists, this is the main thread of a single-threaded process, there are at
-least `min_items` items and `worker_count()` is 2 or more (a CPU is free now, or
-$KB_JOBS asks for workers; $KB_JOBS=1 keeps everything in this process).
-Otherwise, or on any failure of the pool, the caller's own loop does the work,
-so a result never depends on whether workers ran. There is no spawn fallback
-on purpose: spawned workers would pickle every item and the function (often a
-closure) and import kb again, costing more than the work they would share
-(tests/test_portable.py runs kb without fork).
+Used to parse YAML files (libyaml's construction runs in Python, one core), render
+record pages and check the equations' families. Items reach the workers by fork;
+only results are pickled back. Workers run only where safe and worth it: `fork`
+exists, this is the main thread of a single-threaded process, there are at least
+`min_items` items and `worker_count()` is 2 or more ($KB_JOBS=1 keeps everything
+here). Otherwise, or on any failure of the pool, the caller's own loop does the
+work, so a result never depends on whether workers ran. No spawn fallback on
+purpose: it would pickle every item and the function and import kb again, costing
+more than it shares (tests/test_portable.py runs kb without fork).
 
-Two more uses of the same rules: `beside(function, then)` runs one function in a
-forked child while this process goes on with other work (the checker's whole-tree
-rules beside the equations stage), its result pickled back on demand, then `then`
-(the record cache's save) in the child; and `meanwhile(function)` gives this
-process work of its own while a pool's workers run (imports the stages after the
-load need; the site's search entries and tables while the record pages render).
-A child that cannot be forked, fails or dies is no loss: its work is done here,
-so results never depend on it.
+`beside(function, then)` runs one function in a forked child while this process
+goes on (the whole-tree rules beside the equations stage), its result pickled back
+on demand, then `then` (the record cache's save) in the child; `meanwhile(function)`
+gives this process work while a pool's workers run. A child that cannot be forked,
+fails or dies is no loss: its work is done here.
 """
 
 from __future__ import annotations
@@ -46,11 +39,10 @@ PIPE_BYTES = 1 << 20  # what a Beside child may send before it waits for the par
 
 
 def worker_count() -> int:
-    """$KB_JOBS if set, else the CPUs this process may use that are free now (at most MAX_WORKERS).
+    """$KB_JOBS if set, else the usable CPUs free now (at most MAX_WORKERS, at least 1).
 
-    On a machine whose every CPU is already busy a forked worker only competes with
-    the others and adds the cost of pickling its results (BENCHMARKS.md: 0.8 s of
-    CPU at 10,000 records), so kb then stays in one process. At least 1.
+    On a busy machine a worker only competes and adds the pickling of its results
+    (BENCHMARKS.md: 0.8 s of CPU at 10,000 records).
     """
     wanted = settings.jobs()
     if wanted is not None:
@@ -59,11 +51,7 @@ def worker_count() -> int:
 
 
 def free_workers(usable: int, online: int, busy: float) -> int:
-    """How many workers to start: the `usable` CPUs, but no more than are free (at least 1).
-
-    `online` is the machine's CPU count, `busy` how many of them other tasks want
-    (runnable tasks but this one). A pure function of its readings (tests inject them).
-    """
+    """The `usable` CPUs, but no more than `online - busy` are free (at least 1)."""
     return max(1, min(usable, round(online - busy)))
 
 
@@ -74,12 +62,9 @@ SAMPLE_GAP = 0.001
 def _busy() -> float:
     """How many CPUs other tasks want now: the runnable tasks of /proc/loadavg but this one.
 
-    An instantaneous count, not the one-minute load average: that lags by minutes and
-    still holds kb's own previous run (bench/run.py, pre-commit and editors run kb back
-    to back), so right after one run a quiet 2-CPU machine read 1.1 and kb kept to one
-    process with a CPU free. The fewest of a few readings a millisecond apart: a task
-    that wants a CPU for the next seconds is runnable in all of them, a short-lived one
-    (a shell command) is not. Where /proc is absent: the one-minute load average.
+    Not the one-minute load average (used only where /proc is absent): it still holds
+    kb's own previous run, so a quiet 2-CPU machine read 1.1 and kb kept a CPU idle. The
+    fewest of a few readings a millisecond apart, so a short-lived task does not count.
     """
     readings = []
     for sample in range(SAMPLES):
@@ -112,7 +97,6 @@ def _read_loadavg() -> str | None:
 
 
 def usable_cpus() -> int:
-    """The CPUs this process may run on."""
     try:
         return len(os.sched_getaffinity(0))
     except AttributeError:  # not on Linux
@@ -120,7 +104,6 @@ def usable_cpus() -> int:
 
 
 def _load() -> float:
-    """The one-minute load average (0 where the system does not tell)."""
     try:
         return os.getloadavg()[0]
     except (OSError, AttributeError):
@@ -142,11 +125,8 @@ def map_forked(
 ) -> list[Any] | None:
     """[function(item) for item in items] computed by workers, or None (do it yourself).
 
-    `chunk`: items per task (0: tasks that shrink as the work runs out, for items of
-    similar cost: `_guided`; 1 balances items of very different cost, such as the
-    engine's families).
-    `progress`, if given, is called here with the number of items of each task done,
-    in order, as the results arrive (a progress bar over one pool, not one pool per step).
+    `chunk`: items per task (0: `_guided`, for items of similar cost). `progress` is
+    called here with each task's item count as its results arrive.
     """
     if len(items) < min_items or not can_fork():
         return None
@@ -172,12 +152,6 @@ def map_forked(
     return [result for part in chunks for result in part]
 
 
-def map_or_run(function: Callable[[Any], Any], items: Sequence[Any], min_items: int) -> list[Any]:
-    """map_forked one item per task, else the same loop in this process."""
-    found = map_forked(function, items, min_items, chunk=1)
-    return found if found is not None else [function(item) for item in items]
-
-
 def _spans(total: int, size: int) -> list[tuple[int, int]]:
     return [(start, min(start + size, total)) for start in range(0, total, max(1, size))]
 
@@ -189,11 +163,8 @@ GUIDED_FLOOR = 16  # ... and never fewer than 1/(GUIDED_FLOOR * jobs) of them al
 def _guided(total: int, jobs: int) -> list[tuple[int, int]]:
     """Spans of `total` items for `jobs` workers, each a share of what is left (guided).
 
-    The first tasks are big (few results to send, few tasks to hand out), the last
-    small, so the workers run out of work at about the same moment: with equal tasks
-    of a quarter of each worker's share, one worker could still be parsing a whole
-    task (~0.45 s of CPU at 10,000 files) while the other was done, and this process
-    unpickles the last task's results alone after the pool.
+    Big first tasks, small last ones, so the workers run out of work together (equal
+    tasks left one parsing ~0.45 s of CPU at 10,000 files while the other was done).
     """
     floor = max(1, -(-total // (jobs * GUIDED_FLOOR)))
     spans, start = [], 0
@@ -211,10 +182,9 @@ def _run_span(span: tuple[int, int]) -> list[Any]:
 
 @contextlib.contextmanager
 def meanwhile(function: Callable[[], object]) -> Iterator[None]:
-    """Inside the block, this process runs `function` while the next pool's workers work.
+    """In the block, run `function` here while the next pool's workers work (once, if one starts).
 
-    Once, and not at all if no pool starts: work whose absence changes no result
-    (imports, or memos the later code makes itself when they are missing).
+    Only for work whose absence changes no result (imports, memos made later if missing).
     """
     _MEANWHILE.append(function)
     try:
@@ -238,8 +208,8 @@ _JOINED: list[list[Beside[Any]]] = []  # the joined() blocks open now, innermost
 def joined() -> Iterator[None]:
     """Every Beside left inside the block (without an error) is finished when it ends.
 
-    kb.api wraps each call in one: a child's `then` (the record cache's save) may run
-    on while this process writes the run snapshot, and has ended when the call returns.
+    kb.api wraps each call in one: a child's `then` (the record cache's save) runs on
+    while this process writes the snapshot, and has ended when the call returns.
     """
     scope: list[Beside[Any]] = []
     _JOINED.append(scope)
@@ -254,10 +224,9 @@ def joined() -> Iterator[None]:
 class Beside(Generic[T]):
     """`function()` computed in a forked child, then `then()` there; or both here, on demand.
 
-    `result()` is function's value; `finish()` returns once `then` has run (the child
-    exited cleanly, else it is run here). Use it as a context manager: leaving the
-    block on an error finishes it; leaving it normally finishes it at the end of the
-    innermost joined() block, or at once outside one. No child outlives the work.
+    `finish()` returns once `then` has run (in the child if it exited cleanly, else
+    here). As a context manager it finishes on an error, else at the end of the
+    innermost joined() block (or at once outside one). No child outlives the work.
     """
 
     def __init__(self, function: Callable[[], T], then: Callable[[], object] | None) -> None:
@@ -267,7 +236,6 @@ class Beside(Generic[T]):
         self.finished = False
 
     def start(self) -> None:
-        """Fork the child (the caller checked it may); on failure the work stays here."""
         reader, writer = os.pipe()
         with contextlib.suppress(ImportError, AttributeError, OSError):
             import fcntl  # Linux: room for a value of up to 1 MiB, so the child never waits
@@ -292,7 +260,6 @@ class Beside(Generic[T]):
         return self.value[0]
 
     def finish(self) -> None:
-        """Wait for the child; run `then` here unless the child ran it to the end."""
         if self.finished:
             return
         self.finished = True
@@ -319,10 +286,8 @@ class Beside(Generic[T]):
 def beside(
     function: Callable[[], T], then: Callable[[], object] | None = None, worth_it: bool = True
 ) -> Beside[T]:
-    """Start `function()` (and after it `then()`) in a forked child when that may pay.
+    """Start `function()` then `then()` in a forked child if `worth_it`, forkable and a CPU is free.
 
-    As map_forked decides: the caller found the work big enough (`worth_it`), `fork`
-    exists, this process is alone in it and a CPU is free (worker_count() >= 2).
     Otherwise nothing starts and result()/finish() do the work here.
     """
     work = Beside(function, then)
@@ -332,7 +297,6 @@ def beside(
 
 
 def _child(function: Callable[[], Any], then: Callable[[], object] | None, writer: int) -> None:
-    """The child's life: compute, send the pickled value, run `then`, exit without cleanup."""
     code = 1
     try:
         data = pickle.dumps((function(),), protocol=pickle.HIGHEST_PROTOCOL)

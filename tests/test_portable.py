@@ -116,12 +116,11 @@ def test_nested_budgets_keep_the_outer_deadline(no_fork_no_alarm: dict[str, int]
 def test_forked_workers_decline_and_the_caller_does_the_work(
     no_fork_no_alarm: dict[str, int], monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from kb.workers import can_fork, map_forked, map_or_run
+    from kb.workers import can_fork, map_forked
 
     monkeypatch.setenv("KB_JOBS", "4")
     assert not can_fork()
     assert map_forked(abs, list(range(-50, 0)), min_items=1) is None
-    assert map_or_run(abs, list(range(-50, 0)), min_items=1) == list(range(50, 0, -1))
 
 
 # The same simulation in a fresh process (kb's in-process memos start empty), around `kb`.

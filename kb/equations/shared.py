@@ -17,12 +17,10 @@ the work that does not depend on bound values once per distinct text:
 
 Keys are the `repr` of the sections as authored, so order and types count and
 two texts share only when they are the same. A record's (symbols, equations) text
-is repr'd once a run (`system_label`): the memos name it by a short label, one per
-distinct text (repr of a family's sections three times a record and again inside
-every claim's key was ~0.15-0.4 s of CPU at 10,000 records). No SymPy is imported
-until a record is checked. `built` counts what was really
-built ("built_systems", "built_claims", "built_derivations": the engine returns
-them in RunStats). Each memo is dropped whole when it reaches MAX entries.
+is repr'd once a run and named by a short label (`system_label`; repr'ing it in
+every key was ~0.15-0.4 s of CPU at 10,000 records). No SymPy is imported
+until a record is checked. `built` counts what was really built
+(the engine returns it in RunStats). Each memo is dropped whole at MAX entries.
 """
 
 from __future__ import annotations
@@ -51,14 +49,9 @@ def _key(*parts: Any) -> str | None:
         return None
 
 
-def family_key(data: Mapping[str, Any], fallback: str, work: SharedWork | None = None) -> str:
-    """Records of one family share a System (and mostly their claims): one key per text.
-
-    Through `work` (the run's), the label it names the text by.
-    """
-    if work is not None:
-        return work.system_label(data) or fallback
-    return _key(data.get("symbols"), data.get("equations")) or fallback
+def family_key(data: Mapping[str, Any], fallback: str, work: SharedWork) -> str:
+    """Records of one family share a System (and mostly their claims): the text's label."""
+    return work.system_label(data) or fallback
 
 
 class SharedWork:
@@ -75,11 +68,9 @@ class SharedWork:
         self.records: dict[int, tuple[Mapping[str, Any], str | None]] = {}  # id -> (data, label)
 
     def system_label(self, data: Mapping[str, Any]) -> str | None:
-        """A short name for `data`'s (symbols, equations) text, the same for the same text.
+        """A short name for `data`'s (symbols, equations) text (None: it cannot be repr'd).
 
-        None when the text cannot be repr'd (nothing is shared then). The text is
-        repr'd once per data object (the object is kept beside its label, so an id
-        never names another object).
+        Repr'd once per data object (kept beside its label, so an id never names another).
         """
         known = self.records.get(id(data))
         if known is not None and known[0] is data:
@@ -97,7 +88,6 @@ class SharedWork:
         return label
 
     def keep(self, memo: dict[str | None, Any], key: str | None, value: Any, built: str) -> None:
-        """Count what was built as `built` and keep it under `key` (unless that is None)."""
         self.built[built] += 1
         if key is not None:
             if len(memo) >= MAX:
@@ -143,9 +133,8 @@ def verdict_key(system_key: str | None, claim: Mapping[str, Any]) -> str | None:
 def entry_key(system_key: str | None, claim: Mapping[str, Any]) -> str | None:
     """A binding claim's entry key: ENTRY_FIELDS, the bound names, the changes, the factor.
 
-    A change bound to a quantity is a placeholder in the entry (its value comes
-    at evaluation), a literal or expression change is compiled in; the entry needs
-    a finite numeric factor, whose value is compared at evaluation.
+    A bound change and a finite factor are placeholders (their values come at
+    evaluation); a literal or expression change is compiled in.
     """
     if system_key is None:
         return None
