@@ -7,6 +7,7 @@ Exit codes: 0 clean, 1 findings, 2 usage error or a fault in kb itself.
 
 from __future__ import annotations
 
+import gc
 import importlib
 import sys
 
@@ -65,6 +66,7 @@ def main() -> None:
     try:
         cli.main(standalone_mode=True)
     except SystemExit:
+        _skip_final_collection()
         raise
     except UsageProblem as exc:  # bad input below the command line, e.g. an environment setting
         click.echo(f"kb: {exc}", err=True)
@@ -75,3 +77,13 @@ def main() -> None:
     except Exception as exc:  # a fault in kb itself, never a traceback for users
         click.echo(f"kb: internal error: {type(exc).__name__}: {exc}", err=True)
         sys.exit(2)
+
+
+def _skip_final_collection() -> None:
+    """Spare the exiting process a collection of every record it loaded (~0.2 s at 10,000).
+
+    Only the console script: the interpreter frees the process's memory anyway, and a
+    library caller of kb.api gets the collector as it was (kb.gcpause).
+    """
+    gc.disable()
+    gc.freeze()

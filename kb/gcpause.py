@@ -1,22 +1,12 @@
 """Python's cyclic garbage collector kept still while kb loads and checks a tree.
 
-A run keeps every parsed document alive until it ends, and the documents hold no
-reference cycles the run must free: the collector would only walk the same tens of
-thousands of dicts again and again (14% of a cold run's CPU at 10,000 records,
-BENCHMARKS.md). `paused` turns it off for the length of a call and puts it back as
-it was, on the way out of an error too, so a library caller of kb.api finds the
-collector as it left it; reference counting frees everything else as usual. Worker
-processes forked inside (kb.workers) inherit the paused collector.
-
-Not paused for the site build: its rendering makes cyclic garbage of its own (pausing
-the collector there raised the peak memory of a 3,000-record build from 185 to
-321 MB, and of 10,000 records to 862 MB, for 6% of CPU). The build runs `frozen`
-instead: what existed before it (the loaded records, their views) is moved out of
-the collector's sight (gc.freeze), so its full collections walk only what the build
-made. After one change at 10,000 records that took the four full collections of a
-rebuild from ~2.7 s to ~0.9 s (wall, busy machine) and the rebuild from 7.5 to 6.6 s
-of CPU (bench/rebuild_parts.py); a cold build gains little (its pages dwarf the
-records).
+A run keeps every parsed document alive and they hold no cycles it must free, so the
+collector would only re-walk them (14% of a cold run's CPU at 10,000 records).
+`paused` turns it off for a call and restores it as it was, errors included, so a
+library caller of kb.api finds it as it left it; forked workers inherit it paused.
+The site build makes cyclic garbage of its own (paused, its peak memory more than
+doubled), so it runs `frozen` instead: what existed before (gc.freeze) is out of the
+collector's sight, and its full collections walk only what the build made.
 """
 
 from __future__ import annotations
