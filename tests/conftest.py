@@ -128,6 +128,20 @@ def run_kb(
     )
 
 
+# Under pytest-xdist (`--dist loadgroup`, pyproject.toml) every test of a group runs on one
+# worker: tests/install shares one built wheel, one fresh venv and one pre-commit home per
+# session, which each worker would otherwise build again.
+_XDIST_GROUPS = {"install": REPO / "tests" / "install"}
+
+
+@pytest.hookimpl(tryfirst=True)  # before xdist reads the marks
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    for item in items:
+        for group, folder in _XDIST_GROUPS.items():
+            if folder in item.path.parents:
+                item.add_marker(pytest.mark.xdist_group(group))
+
+
 @pytest.fixture
 def in_tmp(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     """A temporary working directory (findings print paths relative to it)."""
