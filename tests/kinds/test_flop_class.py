@@ -91,7 +91,7 @@ TARGET = "flops/sched-tensor-parallel-crossover"
 TARGETS = [p for s in SECTIONS for p in _paths(shipped(TARGET).get(s), (s,))]
 
 
-@settings(max_examples=150, deadline=None)
+@settings(max_examples=50, deadline=None)
 @given(st.sampled_from(TARGETS), JUNK)
 def test_a_view_exists_exactly_when_the_schema_passes(path: tuple[Any, ...], junk: Any) -> None:
     """Junk anywhere in the sections: either a schema finding and no view, or a true view."""
