@@ -49,6 +49,7 @@ LIBRARIES = (
 
 
 def salt() -> str:
+    """The salt of every store: kb's code, the library versions and the schemas in use."""
     schemas = require_schemas(sorted(KIND_BY_FOLDER.values()))
     digest = hashlib.blake2b(code_fingerprint().encode(), digest_size=16)
     hash_files(digest, "schemas", schemas[0].parent if schemas else PACKAGE, schemas)
@@ -57,6 +58,7 @@ def salt() -> str:
 
 @functools.cache
 def code_fingerprint() -> str:
+    """The package's files and the versions of Python and the libraries, hashed once."""
     digest = hashlib.blake2b(digest_size=16)
     digest.update(f"{FORMAT}\n{sys.version}\n".encode())
     for name in LIBRARIES:
@@ -90,6 +92,7 @@ def hash_files(digest: Any, label: str, folder: Path, paths: Iterable[Path]) -> 
 
 
 def library_version(name: str) -> str:
+    """The installed version of a distribution ("-" if it is not installed)."""
     found = _installed().get(_normal(name))
     if found is not None:
         return found

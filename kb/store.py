@@ -55,6 +55,7 @@ GITIGNORE = "# Created by kb: its cache, safe to delete.\n*\n"
 
 
 def shard_of(key: str, shards: int) -> int:
+    """The shard an entry lives in: a CRC-32 of its key."""
     return zlib.crc32(_key_bytes(key)) % shards
 
 
@@ -98,6 +99,7 @@ class ShardedStore:
         self._used: set[str] = set()  # keys this run read or wrote
 
     def get(self, key: str) -> Any | None:
+        """The entry under `key`, or None if there is none or it does not check out."""
         later = self._later.get(key)
         if later is not None:
             payload = _marshalled(later[1](key))
@@ -149,6 +151,7 @@ class ShardedStore:
         self._used.add(key)
 
     def keys(self) -> set[str]:
+        """Every key the store holds now (its saved shards and this run's entries)."""
         found = set(self._new) | self._later.keys()
         for shard in range(self.shards):
             found.update(self._shard(shard).index)

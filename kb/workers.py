@@ -97,6 +97,7 @@ def _read_loadavg() -> str | None:
 
 
 def usable_cpus() -> int:
+    """The CPUs this process may run on."""
     try:
         return len(os.sched_getaffinity(0))
     except AttributeError:  # not on Linux
@@ -236,6 +237,7 @@ class Beside(Generic[T]):
         self.finished = False
 
     def start(self) -> None:
+        """Fork the child (the caller checked it may); on failure the work stays here."""
         reader, writer = os.pipe()
         with contextlib.suppress(ImportError, AttributeError, OSError):
             import fcntl  # Linux: room for a value of up to 1 MiB, so the child never waits
@@ -260,6 +262,7 @@ class Beside(Generic[T]):
         return self.value[0]
 
     def finish(self) -> None:
+        """Wait for the child; run `then` here unless the child ran it to the end."""
         if self.finished:
             return
         self.finished = True

@@ -88,6 +88,7 @@ class SharedWork:
         return label
 
     def keep(self, memo: dict[str | None, Any], key: str | None, value: Any, built: str) -> None:
+        """Count what was built as `built` and keep it under `key` (unless that is None)."""
         self.built[built] += 1
         if key is not None:
             if len(memo) >= MAX:
