@@ -29,8 +29,9 @@ from typing import TYPE_CHECKING
 from kb import overlay
 from kb.findings import Finding
 from kb.gcpause import paused_during
-from kb.reads import FileNode, checked_paths, file_nodes, scope
+from kb.reads import checked_paths, file_nodes, scope
 from kb.run import RunStats
+from kb.snapshot import FileState
 from kb.workers import joined
 
 if TYPE_CHECKING:
@@ -43,7 +44,7 @@ class Result:
 
     `stats` says how the run went: full, incremental or served from the snapshot,
     and what the equations stage did (kb.run.RunStats). `files`: every file of the
-    tree as the run saw it (kb.reads.FileNode; from the snapshot, its digest too).
+    tree as the run saw it (kb.snapshot.FileState; from the snapshot, its digest too).
     """
 
     findings: list[Finding]
@@ -52,7 +53,7 @@ class Result:
     # The schema stage's findings on every file, those records waive included: the one
     # schema verdict, which open_kb(checked=) gives the typed views.
     schema: tuple[Finding, ...] = ()
-    files: Mapping[str, FileNode] = field(default_factory=dict)
+    files: Mapping[str, FileState] = field(default_factory=dict)
 
 
 # The codes the schema stage makes (kb.schema.validate_record): a record with one has no view.
@@ -103,7 +104,7 @@ def validate(
     `remember=False`: check everything and leave the run snapshot alone (the route
     `--base` and a record standing in for a file take).
     """
-    files: Mapping[str, FileNode]
+    files: Mapping[str, FileState]
     if base is not None or overlay.paths() or not remember:
         from kb.checker import check_everything, open_cache, resolve_locations, waived
 

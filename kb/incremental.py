@@ -146,15 +146,7 @@ def file_states(kb: KnowledgeBase) -> dict[str, FileState]:
     digests = {record.path: record.digest for record in (*kb, *kb.duplicates)}
     unread = kb.run.unread_ids
     return {
-        name: FileState(
-            digests.get(name, UNREAD),
-            node.record_id,
-            node.claimed_id,
-            node.kind,
-            node.targets,
-            unread.get(name, ""),
-            node.bound,
-        )
+        name: node._replace(digest=digests.get(name, UNREAD), unread_id=unread.get(name, ""))
         for name, node in file_nodes(kb, kb.run.focus).items()
         if kb.run.focus is None or name in kb.run.focus or not node.record_id
     }

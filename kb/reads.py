@@ -41,11 +41,11 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
-from dataclasses import dataclass
 from pathlib import Path
-from typing import Literal, Protocol, get_args
+from typing import Literal, get_args
 
 from kb.model import KnowledgeBase, Record, Reference
+from kb.snapshot import FileState
 
 Reads = Literal[
     "record", "claimants", "bound", "equations", "ledger", "all-ids", "base", "findings"
@@ -59,32 +59,6 @@ LEDGER_SCANS: Mapping[str, tuple[str, ...]] = {
     "placement": ("receipt",),
     "proposal": ("receipt",),
 }
-
-
-class FileNode(Protocol):
-    """One file of the tree as the graph sees it (kb.snapshot.FileState is one)."""
-
-    @property
-    def record_id(self) -> str: ...  # "" when the file did not load as a record
-    @property
-    def claimed_id(self) -> str: ...
-    @property
-    def kind(self) -> str: ...
-    @property
-    def targets(self) -> tuple[str, ...]: ...
-    @property
-    def bound(self) -> tuple[str, ...]: ...  # of `targets`, those `bound_of` gives
-
-
-@dataclass(frozen=True)
-class Node:
-    """A file: its path's id, the `id:` it claims, its kind, its targets and `bound_of`."""
-
-    record_id: str
-    claimed_id: str
-    kind: str
-    targets: tuple[str, ...]
-    bound: tuple[str, ...] = ()
 
 
 # What a record's page reads, by its record's kind (kb.sitegen.deps keys the page on it).
@@ -154,12 +128,12 @@ def _with_engine_ids(record: Record, found: set[str]) -> tuple[str, ...]:
     return tuple(sorted(found))
 
 
-def file_nodes(kb: KnowledgeBase, only: Collection[str] | None = None) -> dict[str, Node]:
+def file_nodes(kb: KnowledgeBase, only: Collection[str] | None = None) -> dict[str, FileState]:
     """Every file `kb` was loaded from (records, duplicates, files that did not load), by path.
 
     `only`: of the files that loaded as records, just these (a partial run's focus).
     """
-    nodes = {f.location.path: Node("", "", "", ()) for f in kb.load_findings}
+    nodes = {f.location.path: FileState("", "", "", ()) for f in kb.load_findings}
     if only is not None:
         loaded = {record.path for record in (*kb, *kb.duplicates)}
         nodes = {name: node for name, node in nodes.items() if name in only or name not in loaded}
@@ -167,7 +141,7 @@ def file_nodes(kb: KnowledgeBase, only: Collection[str] | None = None) -> dict[s
     return nodes
 
 
-def checked_nodes(kb: KnowledgeBase) -> Mapping[str, FileNode] | None:
+def checked_nodes(kb: KnowledgeBase) -> Mapping[str, FileState] | None:
     """The files `kb`'s validation saw (kb.run.checked_files), if they are those it holds.
 
     The same display paths, each record with its id and the digest it was loaded with
@@ -185,18 +159,18 @@ def checked_nodes(kb: KnowledgeBase) -> Mapping[str, FileNode] | None:
         node = files.get(path)
         if node is None or node.record_id != record.id or not record.digest:
             return None
-        if getattr(node, "digest", None) != record.digest:  # a full run's nodes have none
+        if node.digest != record.digest:  # a full run's nodes have none
             return None
     paths = {f.location.path for f in kb.load_findings}
     return files if paths | records.keys() == files.keys() else None
 
 
-def nodes_of(kb: KnowledgeBase, only: Collection[str] | None = None) -> dict[str, Node]:
+def nodes_of(kb: KnowledgeBase, only: Collection[str] | None = None) -> dict[str, FileState]:
     """Every loaded record of `kb` (duplicates too; `only` those files) as a graph node."""
     by_source: dict[str, list[Reference]] = {}
     for ref in kb.references:
         by_source.setdefault(ref.source_id, []).append(ref)
-    nodes: dict[str, Node] = {}
+    nodes: dict[str, FileState] = {}
     for record in (*kb, *kb.duplicates):
         if record.path in nodes or (only is not None and record.path not in only):
             continue
@@ -206,7 +180,7 @@ def nodes_of(kb: KnowledgeBase, only: Collection[str] | None = None) -> dict[str
 
             refs = list(record_references(record))
         claimed = record.data.get("id")
-        nodes[record.path] = Node(
+        nodes[record.path] = FileState(
             record.id,
             claimed if isinstance(claimed, str) else "",
             record.kind,
@@ -217,9 +191,11 @@ def nodes_of(kb: KnowledgeBase, only: Collection[str] | None = None) -> dict[str
 
 
 class DependencyGraph:
-    """Who reaches whom among the files of a tree (display path -> FileNode)."""
+    """Who reaches whom among the files of a tree (display path -> FileState)."""
 
-    def __init__(self, files: Mapping[str, FileNode], references: Iterable[Reference] = ()) -> None:
+    def __init__(
+        self, files: Mapping[str, FileState], references: Iterable[Reference] = ()
+    ) -> None:
         self.files = files
         self._references_to: dict[str, list[Reference]] = {}
         self._references_from: dict[str, list[Reference]] = {}
@@ -231,7 +207,7 @@ class DependencyGraph:
     # reference it, that bind it: built when first asked for (`affected` reads only the
     # files of the graph before a change).
 
-    def _index(self, keys: Callable[[FileNode], Iterable[str]]) -> dict[str, list[str]]:
+    def _index(self, keys: Callable[[FileState], Iterable[str]]) -> dict[str, list[str]]:
         found: dict[str, list[str]] = {}
         for name, node in self.files.items():
             for key in keys(node):
@@ -359,7 +335,7 @@ class DependencyGraph:
         """The files that reference any of `ids` directly (whether it exists: "all-ids")."""
         return {n for i in ids for n in self._referrers.get(i, ())}
 
-    def _ledger_inputs(self, node: FileNode) -> set[str]:
+    def _ledger_inputs(self, node: FileState) -> set[str]:
         reached = self._forward_ids([node.record_id] if node.record_id else [])
         scanned = scanned_kinds(node.kind)
         return self._naming(reached) | {
@@ -409,7 +385,7 @@ def graph_of(kb: KnowledgeBase) -> DependencyGraph:
     return graph
 
 
-def checked_paths(files: Mapping[str, FileNode]) -> list[str]:
+def checked_paths(files: Mapping[str, FileState]) -> list[str]:
     """The records a run checked ("checked N records"): the first file per id (ID003), sorted."""
     first: dict[str, str] = {}
     for name in sorted(files, key=path_parts):
@@ -426,7 +402,7 @@ def path_parts(name: str) -> tuple[str, ...]:
     return ("/", *parts[1:]) if parts[0] == "" else tuple(parts)
 
 
-def scope(files: Mapping[str, FileNode], paths: Sequence[Path]) -> set[str]:
+def scope(files: Mapping[str, FileState], paths: Sequence[Path]) -> set[str]:
     """Display paths to report on: the files under `paths`, and the files that reference them."""
     from kb.loader import PathResolver
 

@@ -52,17 +52,17 @@ Seen = tuple[int, int, int, int, int, str]  # dev, inode, size, mtime_ns, ctime_
 
 
 class FileState(NamedTuple):
-    """One file as the last run saw it."""
+    """One file as a run saw it: a node of kb.reads' dependency graph, as the snapshot keeps it."""
 
-    digest: str
     record_id: str  # "" when the file did not load as a record
     claimed_id: str  # its `id:` field ("" if none)
     kind: str
     targets: tuple[str, ...]  # record ids its references point at, sorted, unique
+    bound: tuple[str, ...] = ()  # of `targets`, those whose contents it reads (kb.reads.bound_of)
+    digest: str = UNREAD  # the SHA-256 of the bytes checked (the snapshot's; a full run's: none)
     # When it did not load: the id its place names (kb.loader's unread_id), else "". The
     # tree has that record all the same: a reference to it does not dangle (kb.checker).
-    unread_id: str
-    bound: tuple[str, ...] = ()  # of `targets`, those whose contents it reads (kb.reads.bound_of)
+    unread_id: str = ""
 
 
 @dataclass

@@ -31,6 +31,7 @@ from kb.model import KINDS, Reference
 from kb.reads import DependencyGraph, file_nodes, rule_reads
 from kb.rules import all_rules
 from kb.run import StageNotRun
+from kb.snapshot import FileState
 from tests.conftest import SHIPPED_RECORDS, write_tree
 from tests.rules.test_rule_cases import case_files
 
@@ -275,7 +276,7 @@ def read_graph() -> DependencyGraph:
         "receipts/r": ("receipt", ("interconnects/l",), ()),
     }
     return DependencyGraph(
-        {f"records/{i}.yaml": reads.Node(i, i, k, t, b) for i, (k, t, b) in nodes.items()}
+        {f"records/{i}.yaml": FileState(i, i, k, t, b) for i, (k, t, b) in nodes.items()}
     )
 
 
@@ -320,7 +321,7 @@ def page_graph() -> DependencyGraph:
         "interconnects/l": ("interconnect", ("hardware/z",), ()),
         "placements/p": ("placement", ("flops/f",), ()),
     }
-    files = {f"records/{i}.yaml": reads.Node(i, i, *node) for i, node in nodes.items()}
+    files = {f"records/{i}.yaml": FileState(i, i, *node) for i, node in nodes.items()}
     refs = [
         Reference("flops/f", "/affected_by_hardware/0", "hardware/a", "accelerator"),
         Reference("flops/f", "/claims/0/bind/BW", "hardware/b#memory.bandwidth", "*"),
@@ -350,17 +351,17 @@ def test_a_page_shows_the_values_of_what_it_binds_templates_and_the_engine_reads
 
 
 def test_a_page_shows_the_values_its_nodes_declare_bound_not_what_references_suggest() -> None:
-    """DependencyGraph.bound reads each node's `bound` (FileNode.bound, as the snapshot keeps it).
+    """DependencyGraph.bound reads each node's `bound` (FileState.bound, as the snapshot keeps it).
 
     With no references at all, a node's declared `bound` is what its page shows,
     not every target; a claim template adds what the claim's record declares bound.
     """
     files = {
-        "a.yaml": reads.Node(
+        "a.yaml": FileState(
             "flops/a", "", "flop_class", ("hardware/x", "sources/s"), ("hardware/x",)
         ),
-        "b.yaml": reads.Node("flops/b", "", "flop_class", ("flops/a",), ("flops/a",)),
-        "c.yaml": reads.Node("flops/c", "", "flop_class", ("flops/a",), ()),
+        "b.yaml": FileState("flops/b", "", "flop_class", ("flops/a",), ("flops/a",)),
+        "c.yaml": FileState("flops/c", "", "flop_class", ("flops/a",), ()),
     }
     graph = DependencyGraph(files)
     assert graph.bound("flops/a") == {"hardware/x"}
