@@ -243,3 +243,24 @@ def test_exported_schemas_carry_the_declarations() -> None:
     doc = json.loads(exported_text("accelerator.schema.json", None))
     assert doc["properties"]["memory"]["properties"]["capacity"][KEY] == "B"
     assert doc["properties"]["power"][KEY] == "W"
+
+
+def test_the_walk_reports_a_field_that_loses_its_declaration(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The completeness test can fail: drop one declaration and the walk names that field."""
+    import copy
+
+    import kb.dimensions as dimensions
+
+    schemas = copy.deepcopy(load_schemas())
+    capacity = schemas["accelerator.schema.json"]["properties"]["memory"]["properties"]["capacity"]
+    del capacity[KEY]
+    monkeypatch.setattr(dimensions, "load_schemas", lambda: schemas)
+    dimensions.dimension_templates.cache_clear()
+    dimensions.quantity_fields.cache_clear()
+    try:
+        assert undeclared("accelerator") == [("memory", "capacity")]
+    finally:
+        dimensions.dimension_templates.cache_clear()
+        dimensions.quantity_fields.cache_clear()
