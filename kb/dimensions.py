@@ -26,6 +26,7 @@ from functools import cache
 from typing import Any
 
 from kb.quantities import Dims, UnitError, format_dims, parse_unit
+from kb.resources import ResourceMissing
 from kb.schema import load_schemas, schema_name
 
 KEY = "x-kb-dimension"
@@ -103,7 +104,13 @@ def dimension_templates(kind: str) -> tuple[tuple[Path, Declared], ...]:
     found: dict[Path, Declared] = {}
     for path, node in _walk(kind):
         if KEY in node:
-            found[path] = declared(node[KEY])
+            try:
+                found[path] = declared(node[KEY])
+            except (
+                ValueError
+            ) as exc:  # a schema brought with KB_SCHEMAS: name it, never a traceback
+                where = "/".join(path) or "(root)"
+                raise ResourceMissing(f"schema {schema_name(kind)}, field {where}: {exc}") from None
     return tuple(sorted(found.items(), key=lambda item: item[0]))
 
 

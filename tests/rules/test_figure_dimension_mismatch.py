@@ -264,3 +264,23 @@ def test_the_walk_reports_a_field_that_loses_its_declaration(
     finally:
         dimensions.dimension_templates.cache_clear()
         dimensions.quantity_fields.cache_clear()
+
+
+def test_a_malformed_declaration_in_a_schema_is_named_not_a_traceback(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A schema brought with KB_SCHEMAS may declare nonsense: kb names the schema and field."""
+    import copy
+
+    import kb.dimensions as dimensions
+    from kb.resources import ResourceMissing
+
+    schemas = copy.deepcopy(load_schemas())
+    schemas["accelerator.schema.json"]["properties"]["power"][KEY] = "TBps"
+    monkeypatch.setattr(dimensions, "load_schemas", lambda: schemas)
+    dimensions.dimension_templates.cache_clear()
+    try:
+        with pytest.raises(ResourceMissing, match="accelerator.schema.json, field power"):
+            dimension_templates("accelerator")
+    finally:
+        dimensions.dimension_templates.cache_clear()
