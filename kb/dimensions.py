@@ -106,9 +106,8 @@ def dimension_templates(kind: str) -> tuple[tuple[Path, Declared], ...]:
         if KEY in node:
             try:
                 found[path] = declared(node[KEY])
-            except (
-                ValueError
-            ) as exc:  # a schema brought with KB_SCHEMAS: name it, never a traceback
+            except ValueError as exc:
+                # a schema brought with KB_SCHEMAS may declare nonsense: name it, no traceback
                 where = "/".join(path) or "(root)"
                 raise ResourceMissing(f"schema {schema_name(kind)}, field {where}: {exc}") from None
     return tuple(sorted(found.items(), key=lambda item: item[0]))
