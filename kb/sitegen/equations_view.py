@@ -262,6 +262,7 @@ def claim_rows(
                 "anchor": f"claim-{_slug(claim.id)}",
                 "kind": claim.kind,
                 "text": claim.text,
+                "text_parts": _parts(claim.text, kb, owner),
                 "claimed": fields["claimed"] or _claimed(claim),
                 "provenance": _claimed_provenance(claim, kb),
                 "computed": fields["computed"] or "\u2014",
