@@ -5,7 +5,7 @@ numbers are checked like the claim itself. kb/prose/scan.py finds the numbers
 (the words PR003 would flag: outside templates, quotations, code spans and URLs;
 names such as H100, TP8 or Llama 3.1 are not numbers). Each must agree, at the
 precision it is written to, with one of the claim's own values (a factor written
-`x0.926` counts as the number 0.926):
+`x0.926` counts as the number 0.926; `x16`, a lane count, stays a name):
 
 - its result: the value kb computed (a numeric claim's value, an effect's
   factor, a prediction's or bound's predicted figure, a scaling claim's
@@ -94,7 +94,7 @@ _COUNT_WORDS = {
 }
 _SCALAR = re.compile(r"^(?:elasticity|slope) (?P<n>-?\d+(?:\.\d+)?(?:/\d+)?)(?:,|$)")
 _FRACTION_SLACK = Fraction(1, 200)
-_TIMES = re.compile(r"(?<![A-Za-z0-9_.])x(\d+(?:\.\d+)?)(?![A-Za-z0-9_])")
+_TIMES = re.compile(r"(?<![A-Za-z0-9_.])x(\d+\.\d+)(?![A-Za-z0-9_])")
 
 
 @dataclass(frozen=True)
