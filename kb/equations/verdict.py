@@ -76,11 +76,8 @@ def record_verdict(items: Iterable[Item], data: Mapping[str, Any]) -> Verdict:
     if validated:
         parts.append(f"validated against {_plural(validated, 'measurement')}")
     if holds:
-        verb = "holds" if holds == 1 else "hold"
-        parts.append(
-            f"{_plural(holds, 'bound')} {verb} against {'its' if holds == 1 else 'their'}"
-            f" {_plural(holds, 'measurement')}"
-        )
+        held = "holds against its" if holds == 1 else "hold against their"
+        parts.append(f"{_plural(holds, 'bound')} {held} {'measurement' + 's' * (holds > 1)}")
     if not validated and not contradicted:
         reason = data.get("unvalidated")
         parts.insert(

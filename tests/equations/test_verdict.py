@@ -40,7 +40,7 @@ def _claim(state: str, kind: str = "numeric", **extra: str) -> Item:
         (
             ["holds", "holds"],
             {},
-            "not validated; 2 bounds hold against their 2 measurements",
+            "not validated; 2 bounds hold against their measurements",
             "none",
         ),
         (
