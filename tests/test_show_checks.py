@@ -42,7 +42,7 @@ def test_show_puts_the_verdict_first_and_each_state_beside_its_line(tree: Path) 
         "# verdict: validated against 1 measurement; carries 1 erratum"
     )
     assert _line(output, "t_ring:").endswith("# consistent")
-    assert _line(output, "- {rule: define").endswith("# derived")
+    assert _line(output, "- {rule: define").endswith("# derived (algebra, not measured)")
     assert _line(output, "- id: t-1mib").endswith(
         "# recomputed (computed by kb, not measured): 38.350080 (exact 119844/3125) us"
     )

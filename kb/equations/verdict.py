@@ -166,6 +166,8 @@ def summary_text(item: Item) -> str:
         return f"{item.state}{words}: {item.computed}" + (
             f" (claimed {item.claimed})" if item.state == REFUTED and item.claimed else ""
         )
+    if item.state == DERIVED:
+        return f"{item.state} ({state_words(item.state)})"
     return item.state
 
 
