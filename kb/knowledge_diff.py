@@ -125,10 +125,10 @@ def _what_moved(before: Mapping[str, str] | None, after: Mapping[str, str] | Non
     was, now = before.get("state"), after.get("state")
     if was == "erratum" and now == "recomputed":
         return "erratum stopped holding"
-    if was == "validated" and now in ("contradicted", "limitation"):
-        return "prediction left its band"
-    if was in ("contradicted", "limitation") and now == "validated":
-        return "prediction entered its band"
+    if was in ("validated", "holds") and now == "contradicted":
+        return "prediction left its band" if was == "validated" else "bound stopped holding"
+    if was == "contradicted" and now in ("validated", "holds"):
+        return "prediction entered its band" if now == "validated" else "bound holds again"
     if was != now:
         return f"{was} -> {now}"
     return "value moved"

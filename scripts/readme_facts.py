@@ -16,8 +16,11 @@ REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
 from kb.api import open_kb  # noqa: E402
-from kb.commands.listing import unvalidated_classes, unverified_figures  # noqa: E402
-from kb.equations.engine import analyse  # noqa: E402
+from kb.commands.listing import (  # noqa: E402
+    prediction_rows,
+    unvalidated_classes,
+    unverified_figures,
+)
 from kb.model import FOLDER_BY_KIND, KINDS, KnowledgeBase  # noqa: E402
 
 
@@ -32,27 +35,23 @@ def counts_block(kb: KnowledgeBase) -> str:
 
 
 def predictions_block(kb: KnowledgeBase) -> str:
-    analysis = analyse(kb, use_cache=False)
-    rows = []
-    for record in kb.of_kind("flop_class"):
-        result = analysis.results.get(record.id)
-        for item in result.items if result is not None else []:
-            if item.kind == "prediction":
-                rows.append(
-                    f"| `{record.id}` | `{item.id}` | {item.computed} | {item.claimed} "
-                    f"| {item.error} | {item.band} | {item.state} |"
-                )
+    """The table `kb list --predictions --kind flop_class` prints (one source for both)."""
+    rows = [
+        f"| `{row['id']}` | `{row['prediction']}` | {row['predicted']} | {row['measured']} "
+        f"| {row['error']} | {row['band']} | {row['state']} |"
+        for row in prediction_rows(kb, "flop_class")
+    ]
     unvalidated = unvalidated_classes(kb)
     total = len(kb.of_kind("flop_class"))
     lines = [
-        f"{total - len(unvalidated)} of {total} flop classes carry predictions against "
+        f"{total - len(unvalidated)} of {total} flop classes carry predictions or bounds against "
         f"measured receipts; {len(unvalidated)} are listed by `kb list --unvalidated` "
         "with the reason each gives.",
         "",
     ]
     if rows:
         lines += [
-            "| flop class | prediction | predicted | measured | error | band | state |",
+            "| flop class | prediction | predicted | measured | error | band or bound | state |",
             "|---|---|---|---|---|---|---|",
             *rows,
         ]

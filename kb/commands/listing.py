@@ -1,11 +1,15 @@
-"""`kb list [--kind K] [--unverified | --unvalidated]`: records, figures, unvalidated models.
+"""`kb list [--kind K] [--unverified | --unvalidated | --predictions]`: records, figures, models.
 
 `--unverified` lists each figure (a quantity: a mapping with `value` and
 `unit`) whose basis is `unverified`, with its record id and JSON pointer, and
 ends with the count, so the README can say how many figures still lack a
 source. `--unvalidated` lists each flop class without a prediction (no claim of
-kind `prediction` holds it to a measured receipt), with the reason its
-`unvalidated:` field gives, and ends with both counts.
+kind `prediction` or `bound` holds it to a measured receipt), with the reason its
+`unvalidated:` field gives, and ends with both counts. `--predictions` lists every
+prediction and bound held to a measured receipt, with predicted, measured, error,
+band (a bound's side and tightness) and its state: `validated`, `bound holds`,
+`contradicted (accepted: reason)` or `contradicted` (kb/equations/verdict.py
+prediction_state), and ends with the count of each.
 """
 
 from __future__ import annotations
@@ -37,18 +41,30 @@ COLUMNS = ("id", "kind", "version", "status", "title")
     help="List every flop class without a prediction against a measurement.",
 )
 @click.option(
+    "--predictions",
+    is_flag=True,
+    help="List every prediction and bound against a measurement, with its state.",
+)
+@click.option(
     "--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True
 )
 def list_records(
-    root: Path | None, kind: str | None, unverified: bool, unvalidated: bool, fmt: str
+    root: Path | None,
+    kind: str | None,
+    unverified: bool,
+    unvalidated: bool,
+    predictions: bool,
+    fmt: str,
 ) -> None:
-    """List records (id, kind, version, status, title), --unverified figures or --unvalidated."""
+    """List records, --unverified figures, --unvalidated classes or --predictions' states."""
     from kb.api import open_kb  # local: loads only when run
 
     root = records_root(root)
     require_dir(root)
     kb = open_kb(root, with_references=False)
-    if unvalidated:
+    if predictions:
+        click.echo(_render_predictions(prediction_rows(kb, kind), fmt), nl=False)
+    elif unvalidated:
         click.echo(_render_unvalidated(unvalidated_classes(kb), kb, fmt), nl=False)
     elif unverified:
         rows = list(unverified_figures(kb, kind))
@@ -86,12 +102,14 @@ def unverified_figures(kb: KnowledgeBase, kind: str | None = None) -> Iterator[d
 
 
 def unvalidated_classes(kb: KnowledgeBase) -> list[dict[str, Any]]:
-    """Every flop class with no claim of kind prediction: id and the reason it gives."""
+    """Every flop class with no prediction or bound (held to a measurement): id and reason."""
+    from kb.equations.codes import MEASURED_KINDS
+
     rows = []
     for record in kb.of_kind("flop_class"):
         claims = record.data.get("claims")
         if not any(
-            isinstance(c, dict) and c.get("kind") == "prediction"
+            isinstance(c, dict) and c.get("kind") in MEASURED_KINDS
             for c in (claims if isinstance(claims, list) else [])
         ):
             reason = record.data.get("unvalidated")
@@ -114,6 +132,49 @@ def _render_unvalidated(rows: list[dict[str, Any]], kb: KnowledgeBase, fmt: str)
         f"prediction; {total - len(rows)} with one\n"
     )
     return _table(rows, ("id", "reason")) + summary
+
+
+def prediction_rows(kb: KnowledgeBase, kind: str | None = None) -> list[dict[str, str]]:
+    """Every prediction and bound of the tree with its state, by record (kb's own analysis)."""
+    from kb.equations.codes import MEASURED_KINDS
+    from kb.equations.engine import analyse
+    from kb.equations.verdict import prediction_state
+
+    analysis = analyse(kb)
+    rows = []
+    for record in sorted(kb, key=lambda r: r.id):
+        result = analysis.results.get(record.id)
+        if (kind is not None and record.kind != kind) or result is None:
+            continue
+        for item in result.items:
+            if item.section == "claim" and item.kind in MEASURED_KINDS:
+                band = item.band + (f" (tightness {item.tightness})" if item.tightness else "")
+                rows.append(
+                    {
+                        "id": record.id,
+                        "prediction": item.id,
+                        "kind": item.kind,
+                        "predicted": item.computed,
+                        "measured": item.claimed,
+                        "error": item.error,
+                        "band": band,
+                        "state": prediction_state(item) if item.state else "",
+                    }
+                )
+    return rows
+
+
+def _render_predictions(rows: list[dict[str, str]], fmt: str) -> str:
+    if fmt == "json":
+        return json.dumps({"predictions": rows, "count": len(rows)}, indent=2) + "\n"
+    counts: dict[str, int] = {}
+    for row in rows:
+        state = row["state"].split(" (")[0]
+        state = "contradicted (accepted)" if "(accepted" in row["state"] else state
+        counts[state] = counts.get(state, 0) + 1
+    summary = ", ".join(f"{n} {state}" for state, n in sorted(counts.items()))
+    columns = ("id", "prediction", "predicted", "measured", "error", "band", "state")
+    return _table(rows, columns) + f"{len(rows)} predictions: {summary or 'none'}\n"
 
 
 def _render_records(rows: list[dict[str, Any]], fmt: str) -> str:

@@ -41,7 +41,7 @@ API for the site, the rules and the commands:
 - `engine.analyse(kb)` -> Analysis; `.results[record_id]` is a RecordResult whose
   `items` are `Item(section, id, pointer, state, detail, claimed, computed, kind, ...)`
   with a state that says what was checked (results.py: consistent, derived,
-  recomputed, validated, contradicted, limitation, erratum, refuted, unverified,
+  recomputed, validated, holds, contradicted, explained, erratum, refuted, unverified,
   invalid), and whose `issues` become EQ findings (who binds whom is for
   kb.reads.DependencyGraph to say). `Analysis.stats` (kb.run.RunStats) counts records really
   checked (`symbolic`), re-checked from their plan (`planned`: bound values changed,

@@ -26,8 +26,8 @@ from kb.equations.results import (
     CONTRADICTED,
     DOWNSTREAM,
     ERRATUM,
+    HOLDS,
     INVALID,
-    LIMITATION,
     RECOMPUTED,
     REFUTED,
     UNREADABLE,
@@ -147,15 +147,26 @@ def record_outcome(
     ctx.system.items.append(
         Item("claim", claim_id, ctx.pointer, state, detail, claimed, computed, kind, **extra)
     )
-    if state in (REFUTED, CONTRADICTED):
+    accepted = extra.get("accepted", "")
+    if state in (REFUTED, CONTRADICTED) and not accepted:
         verb = "refuted" if state == REFUTED else "contradicted by its measurement"
         hint = (
             "correct the claim (or the record it binds) and bump the version"
             if state == REFUTED
-            else "correct the model, state `limitation: {reason}` or check the receipt's figure"
+            else "correct the model or check the receipt's figure; a miss the record "
+            "knows and keeps is `accepted: {reason}` (shown red, with its reason)"
         )
         ctx.system.add(
             CODES[kind], ctx.pointer, f"claim {claim_id} is {verb}: {detail}", hint, ctx.related
+        )
+    elif accepted and state in (VALIDATED, HOLDS):
+        ctx.system.add(
+            codes.ACCEPTED_NOT_CONTRADICTED,
+            ctx.pointer,
+            f"claim {claim_id} is accepted as contradicted but its measurement "
+            f"{'validates' if state == VALIDATED else 'holds'} it now: {detail}",
+            None,
+            ctx.related,
         )
     elif state == UNVERIFIED and "timeout" not in detail and error_state(cause) != UNVERIFIED:
         ctx.system.add(
@@ -367,30 +378,63 @@ def _spec_number(spec: Mapping[str, Any], key: str) -> Fraction:
 
 
 def judge_prediction(ctx: Context, value: Fraction, dims: Dims) -> Outcome:
-    """Judge a prediction that came to `value` (exact, base units) against its measurement."""
+    """Judge a prediction or a bound that came to `value` (exact, base units).
+
+    A prediction (`kind: prediction`) is validated within `band: {rel}` of its
+    measurement, else contradicted. A bound (`kind: bound`, `bound: upper | lower`)
+    holds when the measurement is on its side (measured <= an upper bound, >= a
+    lower one), else it is contradicted; its tightness is measured/bound. A
+    contradiction the record accepts (`accepted: {reason}`) keeps its state and
+    carries the reason (record_outcome makes no EQ018 of it, and an EQ028 when
+    the measurement no longer contradicts it).
+    """
     bound = measured_bound(ctx, dims)
-    band = _band(ctx.claim.get("band"))
     unit = parse_unit(bound.unit)
     error = (value - bound.value) / bound.value
     suffix = "" if unit.text == "1" else f" {unit.text}"
     predicted = f"{n_text(value / unit.factor, 4)}{suffix}"
     measured = f"{n_text(bound.value / unit.factor, 4)}{suffix}"
-    shown_error, shown_band = _percent(error, signed=True), f"\u00b1{_percent(band)}"
+    shown_error = _percent(error, signed=True)
     where = bound.record_id or "the measurement"
-    detail = (
-        f"predicted {predicted}, measured {measured} ({where}), error {shown_error} "
-        f"{'within' if abs(error) <= band else 'outside'} the band {shown_band}"
-    )
-    limitation = ctx.claim.get("limitation")
-    if abs(error) <= band:
-        state = VALIDATED
-    elif isinstance(limitation, Mapping):
-        state = LIMITATION
-        detail += f"; a stated limitation: {limitation.get('reason', '')}"
+    extra = {"error": shown_error, "receipt": bound.record_id}
+    if ctx.claim.get("kind") == "bound":
+        side = _side(ctx.claim.get("bound"))
+        holds = bound.value <= value if side == "upper" else bound.value >= value
+        tightness = n_text(bound.value / value, 3) if value else "\u221e"
+        state = HOLDS if holds else CONTRADICTED
+        extra |= {"band": f"{side} bound", "tightness": tightness}
+        detail = (
+            f"{side} bound {predicted}, measured {measured} ({where}): "
+            f"{'holds' if holds else 'contradicted'}, tightness (measured/bound) {tightness}"
+        )
     else:
-        state = CONTRADICTED
-    extra = {"error": shown_error, "band": shown_band, "receipt": bound.record_id}
+        band = _band(ctx.claim.get("band"))
+        shown_band = f"\u00b1{_percent(band)}"
+        state = VALIDATED if abs(error) <= band else CONTRADICTED
+        extra["band"] = shown_band
+        detail = (
+            f"predicted {predicted}, measured {measured} ({where}), error {shown_error} "
+            f"{'within' if state == VALIDATED else 'outside'} the band {shown_band}"
+        )
+    accepted = ctx.claim.get("accepted")
+    if isinstance(accepted, Mapping):
+        reason = str(accepted.get("reason", "")).strip() or "(no reason given)"
+        extra["accepted"] = reason
+        if state == CONTRADICTED:
+            detail += f"; accepted: {reason}"
     return state, detail, measured, predicted, extra
+
+
+def _side(side: Any) -> str:
+    if side not in ("upper", "lower"):
+        raise ClaimError(
+            codes.EXPRESSION_UNSAFE,
+            "bound",
+            f"bound must be upper or lower, not {side!r}",
+            "upper: the measurement may not exceed the predicted figure; lower: it may "
+            "not fall below it",
+        )
+    return str(side)
 
 
 def measured_bound(ctx: Context, dims: Dims) -> Bound:

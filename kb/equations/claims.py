@@ -16,6 +16,8 @@ changed symbols.
 - prediction: evaluated like a numeric claim, then compared with the figure
   `measured` names (a receipt's `id#field`) under `band: {rel}`
   (claimbase.judge_prediction).
+- bound: a prediction that is an `upper` or `lower` bound (`bound:`) on the
+  measured figure: it holds or is contradicted, with its tightness.
 
 A numeric, scaling or effect claim with `erratum:` keeps a source's statement that
 kb refutes: its outcome is turned around in claimbase.record_outcome.
@@ -112,6 +114,7 @@ def check_claim(
         "scaling": _scaling,
         "effect": _effect,
         "prediction": _prediction,
+        "bound": _prediction,
     }.get(str(kind))
     if checker is None:  # the schema's enum reports it (SC001, with the closest kind)
         return None

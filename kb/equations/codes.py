@@ -34,6 +34,8 @@ USES_SYMBOL_UNDECLARED = "EQ023"
 USES_UNIT_MISMATCH = "EQ024"
 USES_DISAGREES = "EQ025"
 PUBLISHED_FIGURE_UNEXPLAINED = "EQ026"
+CLAIM_TEXT_NUMBER_MISMATCH = "EQ027"  # read from the analysis by its rule, not emitted
+ACCEPTED_NOT_CONTRADICTED = "EQ028"
 
 # A claim's kind -> the code its refutation is reported with.
 CLAIM_REFUTED = {
@@ -41,4 +43,8 @@ CLAIM_REFUTED = {
     "scaling": SCALING_CLAIM_REFUTED,
     "effect": EFFECT_CLAIM_REFUTED,
     "prediction": PREDICTION_CONTRADICTED,
+    "bound": PREDICTION_CONTRADICTED,
 }
+
+# The kinds held to a measurement (`measured:`): a point prediction in a band, or a bound.
+MEASURED_KINDS = ("prediction", "bound")

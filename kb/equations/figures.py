@@ -28,7 +28,7 @@ A figure kb cannot recompute (unknown name, or the geometry lacks a field) is an
 `unverified` item with the reason. A `published` figure is compared with the sum of
 the derived figures its `compare` names (`a + b - c`), recomputed from the geometry: within 0.1%
 it is `recomputed`; beyond, the record must say why in `explanation` (then the item
-is a `limitation`), or EQ026 reports it. Pure integer arithmetic; no SymPy.
+is `explained`, neutral), or EQ026 reports it. Pure integer arithmetic; no SymPy.
 """
 
 from __future__ import annotations
@@ -40,7 +40,7 @@ from typing import Any
 
 from kb.equations import codes, params
 from kb.equations.params import CONVENTIONS, Convention, GeometryError
-from kb.equations.results import LIMITATION, RECOMPUTED, REFUTED, UNVERIFIED, Issue, Item
+from kb.equations.results import EXPLAINED, RECOMPUTED, REFUTED, UNVERIFIED, Issue, Item
 
 PUBLISHED_TOLERANCE = Fraction(1, 1000)
 Geometry = Mapping[str, Any]
@@ -197,7 +197,7 @@ def _check_published(
     explanation = str(entry.get("explanation") or "").strip()
     if explanation:
         detail = f"{detail}; explained: {explanation}"
-        items.append(Item("figure", name, pointer, LIMITATION, detail, str(value), str(computed)))
+        items.append(Item("figure", name, pointer, EXPLAINED, detail, str(value), str(computed)))
         return
     items.append(Item("figure", name, pointer, REFUTED, detail, str(value), str(computed)))
     hint = "explain the difference in `explanation` (rounding, vision encoder, MTP ...)"

@@ -27,6 +27,7 @@ from collections.abc import Mapping
 from fractions import Fraction
 from typing import Any
 
+from kb.equations import codes
 from kb.equations.claimbase import (
     ClaimError,
     ClaimSink,
@@ -82,8 +83,8 @@ def replay_claim(ctx: Context, entry: Mapping[str, Any], claim_id: str) -> bool:
     nothing and returns False when only the symbolic path can answer.
     """
     kind = "numeric" if "numeric" in entry else None
-    if kind == "numeric" and ctx.claim.get("kind") == "prediction":
-        kind = "prediction"
+    if kind == "numeric" and ctx.claim.get("kind") in codes.MEASURED_KINDS:
+        kind = str(ctx.claim.get("kind"))
     kind = "effect" if "effect" in entry or "effect_ratio" in entry else kind
     if kind is None:
         return False
@@ -104,7 +105,7 @@ def _numeric(ctx: Context, entry: Mapping[str, Any], kind: str) -> tuple[Any, ..
     dims: Dims = make_dims((base, Fraction(exponent)) for base, exponent in entry["dims"])
     values = bound_values(ctx, ctx.claim.get("bind"), "bind")
     value = evaluate_tree(entry["numeric"], values)
-    if kind == "prediction":
+    if kind in codes.MEASURED_KINDS:
         return judge_prediction(ctx, value, dims)
     return judge_numeric(value, ctx.claim.get("expect"), dims)
 

@@ -97,9 +97,12 @@ def _check(ctx: Context, claim_id: str, key: str | None, work: SharedWork) -> di
 
 def _compiled(ctx: Context) -> dict[str, Any] | None:
     """A binding claim's compiled entry (numeric, prediction or effect), or None."""
-    compile_kind = {"numeric": _compile, "prediction": _compile, "effect": _compile_effect}.get(
-        str(ctx.claim.get("kind"))
-    )
+    compile_kind = {
+        "numeric": _compile,
+        "prediction": _compile,
+        "bound": _compile,
+        "effect": _compile_effect,
+    }.get(str(ctx.claim.get("kind")))
     return compile_kind(ctx) if compile_kind is not None else None
 
 

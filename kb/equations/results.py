@@ -9,10 +9,15 @@ vocabulary for kb show, JSON and the site; docs/equations.md):
 - equation: consistent (its dimensions check) | invalid;
 - derivation step: derived | refuted | unverified | invalid;
 - numeric, effect, scaling claim and a model's derived figure: recomputed (kb
-  recomputed it from the bound figures and it holds) | refuted | unverified | invalid;
+  recomputed it from the bound figures and it holds: arithmetic, not a
+  measurement) | refuted | unverified | invalid; a model's published total that
+  differs for a reason the record states: explained;
 - prediction: validated (within its band of the measurement) | contradicted
-  (outside it) | limitation (outside it, a limitation the record states) |
+  (outside it; `accepted` carries the record's reason when it accepts the miss) |
   unverified | invalid;
+- bound (a predicted upper or lower bound on a measured figure): holds (the
+  measurement is on the bound's side; `tightness` is measured/bound) |
+  contradicted (as a prediction's) | unverified | invalid;
 - erratum claim: erratum (refuted, as the source's statement should be) |
   recomputed (it holds: an EQ017 finding) | unverified | invalid.
 
@@ -29,7 +34,8 @@ from typing import Any
 from kb.findings import Location
 
 CONSISTENT, DERIVED, RECOMPUTED = "consistent", "derived", "recomputed"
-VALIDATED, CONTRADICTED, LIMITATION, ERRATUM = "validated", "contradicted", "limitation", "erratum"
+VALIDATED, CONTRADICTED, HOLDS, ERRATUM = "validated", "contradicted", "holds", "erratum"
+EXPLAINED = "explained"
 REFUTED, UNVERIFIED, INVALID = "refuted", "unverified", "invalid"
 # The code of an error whose cause has its own finding elsewhere (claimbase.ClaimError,
 # bind.BindError): the item is invalid with the reason, and no second finding is made.
@@ -65,15 +71,19 @@ class Item:
     detail: str
     claimed: str = ""
     computed: str = ""
-    kind: str = ""  # a claim's kind (numeric, effect, scaling, prediction); "" otherwise
-    # A prediction: `computed` is the predicted figure, `claimed` the measured one, in
-    # the measurement's unit; `error` the signed relative error, `band` the accepted
-    # one, `receipt` the measuring record. An erratum: `claimed` is what the source
-    # says, `computed` what kb computes, `source` who said it.
+    kind: str = ""  # a claim's kind (numeric, effect, scaling, prediction, bound); "" otherwise
+    # A prediction or bound: `computed` is the predicted figure, `claimed` the measured
+    # one, in the measurement's unit; `error` the signed relative error, `band` the
+    # accepted one (a bound's: `upper bound` or `lower bound`), `receipt` the measuring
+    # record, `tightness` a bound's measured/bound, `accepted` the record's reason for
+    # accepting a contradiction. An erratum: `claimed` is what the source says,
+    # `computed` what kb computes, `source` who said it.
     error: str = ""
     band: str = ""
     receipt: str = ""
     source: str = ""
+    tightness: str = ""
+    accepted: str = ""
 
 
 def item_json(item: Item) -> dict[str, str]:

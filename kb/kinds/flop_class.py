@@ -74,7 +74,8 @@ class Claim:
     change: Mapping[str, Any]  # symbol -> expression text, number, binding or quantity
     expect: Mapping[str, Any] | None
     measured: str | None
-    limitation: str
+    accepted: str  # the reason a contradiction is accepted ("" if none is)
+    bound: str  # a bound's side: upper | lower ("" for another kind)
     erratum: Erratum | None
     data: Mapping[str, Any]
 
@@ -174,7 +175,7 @@ def _step(node: Mapping[str, Any]) -> Step:
 
 def _claim(index: int, node: Mapping[str, Any]) -> Claim:
     erratum = node.get("erratum")
-    limitation = node.get("limitation")
+    accepted = node.get("accepted")
     return Claim(
         index=index,
         id=str(node["id"]),
@@ -185,7 +186,8 @@ def _claim(index: int, node: Mapping[str, Any]) -> Claim:
         change=node.get("change", {}),
         expect=node.get("expect"),
         measured=node.get("measured"),
-        limitation=str(limitation["reason"]) if limitation is not None else "",
+        accepted=str(accepted["reason"]) if accepted is not None else "",
+        bound=str(node.get("bound") or ""),
         erratum=None
         if erratum is None
         else Erratum(

@@ -3,7 +3,10 @@
 Prose fields are the keys in PROSE_KEYS wherever they appear (a quantity's
 `note`, a workaround's `text`, a history entry's `change`), and strings in a
 list under such a key. Not prose: titles and labels (names), expressions, ids,
-and a claim's own `text` (its number is the claim, checked through `expect`).
+and a claim's own `text`, whose numbers EQ027 checks against the claim's computed
+value and inputs (kb/rules/eq_claim_text_number_mismatch.py), not PR003; its
+templates (`{claim:id}`, `{record-id#field|unit}`) resolve as prose's do
+(record_templates).
 A history entry's `change` may hold templates, but the prose-number rule skips
 it: it records what a figure was at that version, and binding it would rewrite
 history whenever the figure changes.
@@ -230,9 +233,18 @@ def _child(pointer: str, key: str, token: Any) -> str:
 
 
 def record_templates(data: Any) -> list[tuple[str, Template]]:
-    """(pointer, template) of every template in a record's prose, in document order."""
+    """(pointer, template) of every template in a record's prose, then its claims' texts."""
+    texts = [*prose_fields(data), *claim_texts(data)]
+    return [(pointer, t) for pointer, text in texts if "{" in text for t in templates(text)]
+
+
+def claim_texts(data: Any) -> list[tuple[str, str]]:
+    """(pointer, text) of each claim's own `text` string (`claims` a list, as the schema has it)."""
+    claims = data.get("claims") if isinstance(data, Mapping) else None
     return [
-        (pointer, t) for pointer, text in prose_fields(data) if "{" in text for t in templates(text)
+        (f"/claims/{index}/text", claim["text"])
+        for index, claim in enumerate(claims if isinstance(claims, list) else ())
+        if isinstance(claim, Mapping) and isinstance(claim.get("text"), str)
     ]
 
 

@@ -78,6 +78,8 @@ RULE_MODULES: tuple[str, ...] = (
     "eq_uses_unit_mismatch",  # EQ024
     "eq_uses_disagrees",  # EQ025
     "eq_published_figure_unexplained",  # EQ026
+    "eq_claim_text_number_mismatch",  # EQ027
+    "eq_accepted_not_contradicted",  # EQ028
     # LG: ledger (kb/ledger)
     "ratio_against_infeasible_placement",  # LG001
     "boundary_crossing_without_ledger",  # LG002

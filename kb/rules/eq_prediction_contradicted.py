@@ -1,12 +1,15 @@
-"""Every prediction lies within its band of the measurement it names.
+"""Every prediction lies within its band of the measurement it names; every bound holds.
 
 Why: consistency is not truth. A prediction (`kind: prediction`) evaluates a
 record's equation at the conditions of a measured receipt and compares it with
 the receipt's figure (`measured: receipts/<id>#results.0.latency`): outside
-`band: {rel}` the model is contradicted by that measurement. The finding names
-both files (the receipt's figure is the related location). A known, stated
-shortcoming is `limitation: {reason}`: the prediction is then shown as a
-limitation, not an error.
+`band: {rel}` the model is contradicted by that measurement. A bound
+(`kind: bound`, `bound: upper | lower`) is contradicted when the measurement
+lies beyond it. The finding names both files (the receipt's figure is the
+related location). A miss the record knows and keeps is `accepted: {reason}`:
+the claim stays contradicted, red on the site with predicted, measured and
+error, and sets the record's verdict, but is no error; if the measurement stops
+contradicting it, EQ028 says so. There is no other way to publish a miss.
 
 Bad (predicts 38 us, the receipt measured 60 us: error -36%):
 
@@ -18,13 +21,13 @@ Bad (predicts 38 us, the receipt measured 60 us: error -36%):
         measured: receipts/ar#results.0.latency
         band: {rel: 0.25}
 
-Good (within the band, or the shortcoming stated):
+Good (within the band; or a bound, if the model is one; or the miss accepted):
 
     claims:
       - id: t-1mib
         ...
         band: {rel: 0.25}
-        limitation: {reason: "no per-layer overhead term yet"}
+        accepted: {reason: "no per-layer overhead term yet"}
 """
 
 from __future__ import annotations
@@ -40,7 +43,7 @@ READS = "equations"
 CODE = codes.PREDICTION_CONTRADICTED
 NAME = "prediction-contradicted"
 SEVERITY = Severity.ERROR
-HINT = "correct the model, or state the limitation the measurement shows"
+HINT = "correct the model or the receipt's figure, or accept the known miss with its reason"
 
 
 def check(kb: KnowledgeBase) -> Iterator[Finding]:

@@ -69,7 +69,7 @@ def check(kb: KnowledgeBase) -> Iterator[Finding]:
             if sections is None:
                 continue
             for claim in sections.claims:
-                if claim.kind == "prediction":
+                if claim.kind in codes.MEASURED_KINDS:
                     yield from _check_prediction(record.path, sections.calibration, claim)
 
 

@@ -2,13 +2,15 @@
 
 Equations are printed as MathML from their authored expression trees; the state
 of each equation, derivation step and claim (what kb checked: consistent,
-derived, recomputed, validated, contradicted, limitation, erratum, refuted,
+derived, recomputed, validated, holds, contradicted, erratum, refuted,
 unverified with its reason; kb/equations/results.py), with claimed and computed
 values, comes from the equations engine (`kb.equations`), and so does the
 record's verdict (kb/equations/verdict.py) shown at the top of its page. An
 erratum claim is shown red, "the source says X; kb computes Y"; predictions get
-a predicted-versus-measured table. If the engine cannot be imported the section
-still shows the maths and says that nothing was checked.
+a predicted-versus-measured table (bounds too: side and tightness), where a
+contradiction is red with its error (and its reason when the record accepts it).
+If the engine cannot be imported the section still shows the maths and says
+that nothing was checked.
 """
 
 from __future__ import annotations
@@ -17,8 +19,14 @@ import functools
 from collections.abc import Mapping
 from typing import Any
 
-from kb.equations.results import ERRATUM
-from kb.equations.verdict import erratum_text, has_verdict, record_verdict, state_text
+from kb.equations.codes import MEASURED_KINDS
+from kb.equations.results import CONTRADICTED, ERRATUM
+from kb.equations.verdict import (
+    erratum_text,
+    has_verdict,
+    record_verdict,
+    state_text,
+)
 from kb.findings import pointer_join
 from kb.kinds import EQUATION_KINDS, views
 from kb.kinds.flop_class import (
@@ -56,7 +64,7 @@ def equations_context(record: Record, kb: KnowledgeBase) -> dict[str, Any]:
         "equations": equation_rows(equations, items, names),
         "derivations": derivation_rows(sections.derivations, equations, items, names),
         "claims": claims,
-        "predictions": [c for c in claims if c["kind"] == "prediction"],
+        "predictions": [c for c in claims if c["kind"] in MEASURED_KINDS],
         "note": note,
         "verdict": _verdict(record, items, note),
     }
@@ -254,6 +262,7 @@ def claim_rows(
                 "anchor": f"claim-{_slug(claim.id)}",
                 "kind": claim.kind,
                 "text": claim.text,
+                "text_parts": _parts(claim.text, kb, owner),
                 "claimed": fields["claimed"] or _claimed(claim),
                 "provenance": _claimed_provenance(claim, kb),
                 "computed": fields["computed"] or "\u2014",
@@ -266,7 +275,7 @@ def claim_rows(
                     f"claims.{claim.index}",
                     owner,
                 ),
-                "limitation": "",
+                "accepted": "",
                 **_erratum_fields(claim, item, kb, owner),
                 **_prediction_fields(claim, item, kb),
             }
@@ -301,8 +310,11 @@ def _parts(text: str, kb: KnowledgeBase, owner: Record | None) -> list[dict[str,
 
 
 def _prediction_fields(claim: Claim, item: Any, kb: KnowledgeBase) -> dict[str, Any]:
-    """A prediction: predicted, measured (and its receipt), error, band, limitation."""
-    if claim.kind != "prediction":
+    """A prediction or bound: predicted, measured (its receipt), error, band or side.
+
+    Also a bound's tightness, and the reason a contradiction is accepted.
+    """
+    if claim.kind not in MEASURED_KINDS:
         return {}
     return {
         "predicted": str(getattr(item, "computed", "") or "\u2014"),
@@ -310,7 +322,8 @@ def _prediction_fields(claim: Claim, item: Any, kb: KnowledgeBase) -> dict[str, 
         "measured_link": link_for(claim.measured, kb) if claim.measured is not None else None,
         "error": str(getattr(item, "error", "") or "\u2014"),
         "band": str(getattr(item, "band", "") or "\u2014"),
-        "limitation": claim.limitation,
+        "tightness": str(getattr(item, "tightness", "") or ""),
+        "accepted": claim.accepted if getattr(item, "state", "") == CONTRADICTED else "",
     }
 
 

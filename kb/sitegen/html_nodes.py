@@ -21,6 +21,7 @@ import jinja2
 from markupsafe import Markup, escape
 
 from kb import numfmt
+from kb.equations.verdict import state_words
 
 NONE = '<span class="muted">\u2014</span>\n'
 
@@ -191,10 +192,16 @@ def _map(root: str, tree: Mapping[str, Any], compact: bool) -> str:
 
 
 def state(text: Any) -> str:
-    """A check's state as a badge: class `state-` and the state, spaces dashed, brackets dropped."""
+    """A check's state as a badge: class `state-` and the state, spaces dashed, brackets dropped.
+
+    A state that is not a measurement's verdict (recomputed, derived, a bound that
+    holds) says so in words beside its badge (kb.equations.verdict.STATE_WORDS).
+    """
     word = text if isinstance(text, str) else str(text)  # Jinja's `replace` filter: soft_str
     shown = word.replace(" ", "-").replace("(", "").replace(")", "")
-    return f'<span class="state state-{_e(shown)}">{_e(text)}</span>'
+    words = state_words(word)
+    note = f' <span class="state-words">({_e(words)})</span>' if words else ""
+    return f'<span class="state state-{_e(shown)}">{_e(text)}</span>{note}'
 
 
 # ---- the templates' globals: the page's `root` from the context, Markup out ----------------

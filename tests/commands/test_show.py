@@ -42,10 +42,16 @@ def test_show_puts_the_verdict_first_and_each_state_beside_its_line(tree: Path) 
         "# verdict: validated against 1 measurement; carries 1 erratum"
     )
     assert _line(output, "t_ring:").endswith("# consistent")
-    assert _line(output, "- {rule: define").endswith("# derived")
-    assert _line(output, "- id: t-1mib").endswith("# recomputed: 38.350080 (exact 119844/3125) us")
-    assert "# recomputed: slope" in _line(output, "- {id: affine-in-s")
-    assert _line(output, "- {id: twice-the-work").endswith("# recomputed: factor 2")
+    assert _line(output, "- {rule: define").endswith("# derived (algebra, not measured)")
+    assert _line(output, "- id: t-1mib").endswith(
+        "# recomputed (computed by kb, not measured): 38.350080 (exact 119844/3125) us"
+    )
+    assert "# recomputed (computed by kb, not measured): slope" in _line(
+        output, "- {id: affine-in-s"
+    )
+    assert _line(output, "- {id: twice-the-work").endswith(
+        "# recomputed (computed by kb, not measured): factor 2"
+    )
     assert yaml.safe_load(output)["id"] == "flops/ring"  # still valid YAML
 
 
@@ -131,23 +137,21 @@ def test_a_measurement_moved_outside_the_band_fails_validate_naming_both_files(
     assert "# contradicted: predicted 38.35 us" in _line(output, "- id: t-1mib-measured")
 
 
-def test_a_stated_limitation_passes_and_is_shown_as_such(tree: Path) -> None:
+def test_an_accepted_contradiction_passes_and_is_shown_red_with_its_reason(tree: Path) -> None:
     _edit(tree, "receipts/ar.yaml", MEASURED, "latency: {value: 60, unit: us")
     _edit(
         tree,
         "flops/ring.yaml",
         "    band: {rel: 0.25}\n",
-        "    band: {rel: 0.25}\n    limitation: {reason: no launch overhead term}\n",
+        "    band: {rel: 0.25}\n    accepted: {reason: no launch overhead term}\n",
     )
     done = run_kb(["validate"], cwd=tree, env={"KB_CACHE_DIR": str(tree / "cache")})
     assert done.returncode == 0, done.stdout + done.stderr
     code, output = invoke(tree, "show", "flops/ring")
     assert output.splitlines()[0] == (
-        "# verdict: contradicted by 1 measurement (1 a stated limitation); carries 1 erratum"
+        "# verdict: contradicted by 1 measurement (1 accepted); carries 1 erratum"
     )
-    assert _line(output, "- id: t-1mib-measured").endswith(
-        "; a stated limitation: no launch overhead term"
-    )
+    assert _line(output, "- id: t-1mib-measured").endswith("; accepted: no launch overhead term")
 
 
 def test_list_unvalidated_gives_each_flop_class_without_a_prediction(tree: Path) -> None:

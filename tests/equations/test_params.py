@@ -224,8 +224,8 @@ def test_every_shipped_model_figure_is_recomputed_and_every_gap_explained(path: 
     derived = [i for i in items if i.pointer.startswith("/derived/")]
     assert derived and all(i.state == "recomputed" for i in derived), derived
     for item in (i for i in items if i.pointer.startswith("/published/")):
-        assert item.state in ("recomputed", "limitation"), item
-        assert (item.state == "limitation") == ("explained:" in item.detail)
+        assert item.state in ("recomputed", "explained"), item
+        assert (item.state == "explained") == ("explained:" in item.detail)
 
 
 def test_a_published_total_may_subtract_a_figure() -> None:

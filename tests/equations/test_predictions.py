@@ -94,11 +94,12 @@ def test_outside_the_band_is_an_error_naming_both_records() -> None:
     assert issue.related[0].pointer == "/results/0/latency"
 
 
-def test_a_stated_limitation_is_shown_as_such_and_is_no_error() -> None:
-    result = _result(_kb(latency=60, limitation={"reason": "no per-layer overhead term"}))
+def test_an_accepted_contradiction_stays_contradicted_and_is_no_error() -> None:
+    result = _result(_kb(latency=60, accepted={"reason": "no per-layer overhead term"}))
     (item,) = [i for i in result.items if i.section == "claim"]
-    assert item.state == "limitation"
-    assert item.detail.endswith("; a stated limitation: no per-layer overhead term")
+    assert (item.state, item.accepted) == ("contradicted", "no per-layer overhead term")
+    assert item.error == "-36.1%"
+    assert item.detail.endswith("; accepted: no per-layer overhead term")
     assert result.issues == []
 
 
@@ -138,7 +139,7 @@ def test_the_plan_path_gives_exactly_the_symbolic_result() -> None:
     limited=st.booleans(),
 )
 def test_the_state_follows_the_band_on_both_paths(latency: int, band: float, limited: bool) -> None:
-    extra = {"limitation": {"reason": "stated"}} if limited else {}
+    extra = {"accepted": {"reason": "stated"}} if limited else {}
     kb = _kb(latency=latency / 1000, band={"rel": band}, **extra)
     record = kb.records["flops/ring"]
     resolver = lambda spec: engine.resolve(kb, spec)  # noqa: E731
@@ -152,8 +153,9 @@ def test_the_state_follows_the_band_on_both_paths(latency: int, band: float, lim
     predicted = Fraction(20) + Fraction(2 * 7, 8) * Fraction(2**20) / Fraction(10**11) * 10**6
     error = abs(predicted - Fraction(latency, 1000)) / Fraction(latency, 1000)
     inside = error <= Fraction(str(band))
-    assert item.state == ("validated" if inside else "limitation" if limited else "contradicted")
-    assert [i.code for i in symbolic.issues] == ([] if inside or limited else ["EQ018"])
+    assert item.state == ("validated" if inside else "contradicted")
+    expected = (["EQ028"] if limited else []) if inside else ([] if limited else ["EQ018"])
+    assert [i.code for i in symbolic.issues] == expected
 
 
 def test_a_changed_measurement_changes_the_cache_key(
@@ -199,14 +201,16 @@ PREDICTION = {
     ("claim", "top", "ok"),
     [
         (PREDICTION, {}, True),
-        ({**PREDICTION, "limitation": {"reason": "stated"}}, {}, True),
+        ({**PREDICTION, "accepted": {"reason": "stated"}}, {}, True),
+        ({**PREDICTION, "limitation": {"reason": "stated"}}, {}, False),
+        ({**PREDICTION, "bound": "upper"}, {}, False),
         (PREDICTION, {"calibration": ["receipts/x"], "unvalidated": "why"}, True),
         ({k: v for k, v in PREDICTION.items() if k != "band"}, {}, False),
         ({k: v for k, v in PREDICTION.items() if k != "measured"}, {}, False),
         ({**PREDICTION, "band": {"abs": 1}}, {}, False),
         ({**PREDICTION, "expect": {"value": 1}}, {}, False),
         ({**PREDICTION, "erratum": {"source": "sources/doc", "reason": "r"}}, {}, False),
-        ({**PREDICTION, "limitation": {}}, {}, False),
+        ({**PREDICTION, "accepted": {}}, {}, False),
         (
             {
                 "id": "n",

@@ -32,11 +32,16 @@ def _claim(state: str, kind: str = "numeric", **extra: str) -> Item:
         ),
         (["contradicted"], {}, "contradicted by 1 measurement", "contradicted"),
         (
-            ["limitation", "validated"],
+            ["accepted", "validated"],
             {},
-            "contradicted by 1 measurement (1 a stated limitation); "
-            "validated against 1 measurement",
-            "validated",
+            "contradicted by 1 measurement (1 accepted); validated against 1 measurement",
+            "contradicted",
+        ),
+        (
+            ["holds", "holds"],
+            {},
+            "not validated; 2 bounds hold against their measurements",
+            "none",
         ),
         (
             ["erratum", "erratum", "recomputed"],
@@ -56,8 +61,13 @@ def _claim(state: str, kind: str = "numeric", **extra: str) -> Item:
 def test_the_verdict_counts_predictions_and_errata(
     states: list[str], data: dict[str, str], text: str, tone: str
 ) -> None:
-    kinds = {"validated": "prediction", "contradicted": "prediction", "limitation": "prediction"}
-    items = [_claim(s, kinds.get(s, "numeric")) for s in states]
+    kinds = {"validated": "prediction", "contradicted": "prediction", "holds": "bound"}
+    items = [
+        _claim("contradicted", "prediction", accepted="known")
+        if s == "accepted"
+        else _claim(s, kinds.get(s, "numeric"))
+        for s in states
+    ]
     items.append(Item("equation", "e", "/equations/e", "consistent", "ok"))  # not counted
     verdict = record_verdict(items, data)
     assert (verdict.text, verdict.tone) == (text, tone)

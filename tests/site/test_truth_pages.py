@@ -75,9 +75,10 @@ def test_every_item_shows_what_was_checked(ring_page: str) -> None:
 def _prediction_rows(html: str) -> list[list[str]]:
     table = html[html.index('<table class="predictions">') :]
     table = table[: table.index("</table>")]
-    rows = re.findall(r"<tr><td>(.*?)</td></tr>", table, re.S)
+    rows = re.findall(r"<tr(?: class=\"miss\")?><td>(.*?)</td></tr>", table, re.S)
     return [
-        [re.sub(r"<[^>]+>", "", cell).strip() for cell in row.split("</td><td>")] for row in rows
+        [re.sub(r"<[^>]+>", "", cell).strip() for cell in re.split(r"</td><td[^>]*>", row)]
+        for row in rows
     ]
 
 
@@ -95,7 +96,7 @@ def test_a_flop_class_shows_predicted_against_measured(ring_page: str) -> None:
     ]
 
 
-def test_a_contradicted_or_limited_prediction_says_so(
+def test_an_accepted_contradicted_prediction_says_so(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setenv("KB_CACHE_DIR", str(tmp_path / "cache"))
@@ -105,7 +106,7 @@ def test_a_contradicted_or_limited_prediction_says_so(
             "receipts/ar.yaml": ("latency: {value: 42, unit: us", "latency: {value: 60, unit: us"),
             "flops/ring.yaml": (
                 "    band: {rel: 0.25}\n",
-                "    band: {rel: 0.25}\n    limitation: {reason: no launch term}\n",
+                "    band: {rel: 0.25}\n    accepted: {reason: no launch term}\n",
             ),
         },
     )
@@ -117,10 +118,11 @@ def test_a_contradicted_or_limited_prediction_says_so(
             "60.00 us (receipts/ar#results.0.latency)",
             "-36.1%",
             "\u00b125%",
-            "limitation no launch term",
+            "contradicted accepted: no launch term",
         ]
     ]
-    assert "contradicted by 1 measurement (1 a stated limitation); carries 1 erratum" in html
+    assert "contradicted by 1 measurement (1 accepted); carries 1 erratum" in html
+    assert '<p class="record-verdict tone-contradicted"' in html
 
 
 ERRATUM = "the source says 18.35 us; kb computes 38.350080 (exact 119844/3125) us"
