@@ -1,4 +1,12 @@
-"""Render findings: text, json, github (workflow commands) and sarif (2.1.0), one function each."""
+"""Render findings: for people (full, concise, statistics) and for programs (json, github, sarif).
+
+A person's report (`full`, the default, and `concise`) puts errors first and shows
+every finding that fails the run (`fail_levels`, from --fail-on); of the others it
+shows at most `per_code` per rule code and counts the rest, so one error is never
+lost among thousands of warnings. The program formats (json, github, sarif) keep
+every finding; github puts errors first, since GitHub shows only the first few
+annotations of each level.
+"""
 
 from __future__ import annotations
 
@@ -13,6 +21,9 @@ from kb.findings import Finding, Location, Severity
 from kb.rules import all_rules, by_code, summary
 
 INFORMATION_URI = "https://kb.invalid/"
+PER_CODE = 3  # findings of one code shown in a person's report when they do not fail the run
+ERRORS_ONLY = ("error",)
+_RANK = {severity: rank for rank, severity in enumerate(Severity)}
 
 
 def render(fmt: str, findings: Sequence[Finding], checked: int) -> str:
@@ -20,16 +31,90 @@ def render(fmt: str, findings: Sequence[Finding], checked: int) -> str:
     return FORMATS[fmt](findings, checked)
 
 
-def text(findings: Sequence[Finding], checked: int) -> str:
-    """`path:line:col: CODE message (name)` per finding, a hint under it, then a summary."""
-    lines = []
-    for f in findings:
+def errors_first(findings: Sequence[Finding]) -> list[Finding]:
+    """`findings` by severity (errors, warnings, infos), each severity in path order."""
+    return sorted(findings, key=lambda f: (_RANK[f.severity], f.sort_key()))
+
+
+def text(
+    findings: Sequence[Finding],
+    checked: int,
+    *,
+    concise: bool = False,
+    per_code: int = PER_CODE,
+    fail_levels: Sequence[str] = ERRORS_ONLY,
+    footer: bool = True,
+) -> str:
+    """A person's report: errors first, the others capped per code, then a summary line.
+
+    Full: `path:line:col: CODE message (name)` with the hint and related locations
+    under it; concise: that line alone. A finding whose severity is in `fail_levels`
+    is always shown; of the others at most `per_code` per code (0: all), the rest
+    counted at the end. `footer=False` (--quiet) prints the findings and nothing else.
+    """
+    lines: list[str] = []
+    shown: Counter[str] = Counter()
+    hidden: Counter[tuple[Severity, str]] = Counter()
+    for f in errors_first(findings):
+        if f.severity.value not in fail_levels and per_code > 0:
+            if shown[f.code] >= per_code:
+                hidden[f.severity, f.code] += 1
+                continue
+            shown[f.code] += 1
         lines.append(f"{f.location}: {f.code} {f.message} ({_name(f.code)}){_severity_tag(f)}")
+        if concise:
+            continue
         if f.hint:
             lines.append(f"    hint: {f.hint}")
         lines.extend(f"    see: {loc}" for loc in f.related)
-    lines.append(_summary_line(findings, checked))
-    return "\n".join(lines) + "\n"
+    if footer:
+        lines.extend(_hidden_lines(hidden, per_code))
+        lines.append(_summary_line(findings, checked))
+    return "\n".join(lines) + ("\n" if lines else "")
+
+
+def _hidden_lines(hidden: Counter[tuple[Severity, str]], per_code: int) -> list[str]:
+    """One line per code with findings not shown, and how to see them."""
+    if not hidden:
+        return []
+    lines = []
+    for (severity, code), count in sorted(hidden.items(), key=lambda i: (_RANK[i[0][0]], i[0][1])):
+        noun = severity.value + ("s" if count != 1 else "")
+        lines.append(f"... {count} more {code} ({_name(code)}) {noun} not shown")
+    lines.append(
+        f"(at most {per_code} per code of the findings below --fail-on: "
+        "--max-per-code 0 shows all, --statistics counts them by code)"
+    )
+    return lines
+
+
+def statistics(findings: Sequence[Finding]) -> str:
+    """Counts per code, most frequent first, as `ruff --statistics`: `count<TAB>CODE<TAB>name`.
+
+    A code whose findings are not errors says its severity after the name, as text does.
+    """
+    rows = _statistics(findings)
+    width = max((len(str(row["count"])) for row in rows), default=1)
+    return "".join(
+        f"{row['count']:>{width}}\t{row['code']}\t{row['name']}"
+        + ("" if row["severity"] == "error" else f" [{row['severity']}]")
+        + "\n"
+        for row in rows
+    )
+
+
+def statistics_json(findings: Sequence[Finding]) -> str:
+    """The counts per code as a JSON list of {code, name, severity, count}."""
+    return json.dumps(_statistics(findings), indent=2, sort_keys=True) + "\n"
+
+
+def _statistics(findings: Sequence[Finding]) -> list[dict[str, str | int]]:
+    counts = Counter((f.code, f.severity) for f in findings)
+    ordered = sorted(counts.items(), key=lambda item: (-item[1], item[0][0]))
+    return [
+        {"code": code, "name": _name(code), "severity": severity.value, "count": count}
+        for (code, severity), count in ordered
+    ]
 
 
 def _severity_tag(finding: Finding) -> str:
@@ -80,9 +165,12 @@ def _finding_dict(f: Finding) -> dict[str, object]:
 
 
 def github(findings: Sequence[Finding], checked: int) -> str:
-    """GitHub Actions workflow commands: `::error file=...,line=...,col=...,title=...::message`."""
+    """GitHub Actions workflow commands, errors first: `::error file=...,line=...,title=...::msg`.
+
+    GitHub shows only the first annotations of each level, so errors come first.
+    """
     lines = []
-    for f in findings:
+    for f in errors_first(findings):
         command = {"error": "error", "warning": "warning", "info": "notice"}[f.severity.value]
         props = {
             "file": f.location.path,
@@ -176,8 +264,15 @@ def _name(code: str) -> str:
     return rule.NAME if rule else "unknown"
 
 
+def concise(findings: Sequence[Finding], checked: int) -> str:
+    """A person's report, one line per finding (no hints)."""
+    return text(findings, checked, concise=True)
+
+
 FORMATS: dict[str, Callable[[Sequence[Finding], int], str]] = {
     "text": text,
+    "full": text,
+    "concise": concise,
     "json": as_json,
     "github": github,
     "sarif": sarif,
