@@ -55,11 +55,16 @@ def home(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return tmp_path_factory.mktemp("pre-commit-home")
 
 
-ENV_KEYS = ("GIT_AUTHOR_NAME", "GIT_AUTHOR_EMAIL", "GIT_COMMITTER_NAME", "GIT_COMMITTER_EMAIL")
+IDENTITY = {
+    "GIT_AUTHOR_NAME": "t",
+    "GIT_AUTHOR_EMAIL": "t@x.invalid",
+    "GIT_COMMITTER_NAME": "t",
+    "GIT_COMMITTER_EMAIL": "t@x.invalid",
+}
 
 
 def env(home: Path) -> dict[str, str]:
-    return {"PRE_COMMIT_HOME": str(home), **dict(zip(ENV_KEYS, ("t", "t@x.invalid") * 2))}
+    return {"PRE_COMMIT_HOME": str(home), **IDENTITY}
 
 
 def new_repo(path: Path, config: str) -> Path:
