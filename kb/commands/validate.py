@@ -9,6 +9,7 @@ only the findings that fail the run (at or above `--fail-on`) and nothing else;
 `--exit-zero` exits 0 whatever was found. `[tool.kb]` in the nearest pyproject.toml
 above the records folder gives defaults for select, ignore, fail-on and
 output-format (kb.toolconfig); an option on the command line replaces its key.
+On a terminal, stderr shows the stages' progress while they run (kb.progress).
 """
 
 from __future__ import annotations
@@ -125,18 +126,11 @@ def validate(
 
     Exit status: 0 clean, 1 findings at or above --fail-on, 2 usage error or a fault in kb.
     """
+    from kb import progress
+
     cli_format = _one_format(output_format, fmt)
-    if STDIN in paths or stdin_filename is not None:
-        config = _config(records_root(root, [stdin_filename] if stdin_filename else []), isolated)
-        select, ignore = select or config.select, ignore or config.ignore
-        result = _check_stdin(paths, stdin_filename, root, base, select, ignore)
-    else:
-        root = records_root(root, paths)
-        require_dir(root)
-        config = _config(root, isolated)
-        select, ignore = select or config.select, ignore or config.ignore
-        refuse_non_records(root, paths)
-        result = _check(root, list(paths), base, select, ignore, full)
+    with progress.reporting(progress.wanted(quiet)):
+        result, config = _run(paths, root, stdin_filename, base, select, ignore, full, isolated)
     fail_levels = FAIL_LEVELS[fail_on or config.fail_on or "error"]
     chosen = cli_format or config.output_format or "full"
     report = _report(result, chosen, fail_levels, statistics, quiet, max_per_code)
@@ -146,6 +140,29 @@ def validate(
         click.echo(report, nl=False)
     failing = [f for f in result.findings if f.severity.value in fail_levels]
     sys.exit(1 if failing and not exit_zero else 0)
+
+
+def _run(
+    paths: tuple[Path, ...],
+    root: Path | None,
+    stdin_filename: Path | None,
+    base: str | None,
+    select: tuple[str, ...],
+    ignore: tuple[str, ...],
+    full: bool,
+    isolated: bool,
+) -> tuple[Result, ToolConfig]:
+    """Check what the command line names, with [tool.kb]'s select/ignore unless given."""
+    if STDIN in paths or stdin_filename is not None:
+        config = _config(records_root(root, [stdin_filename] if stdin_filename else []), isolated)
+        select, ignore = select or config.select, ignore or config.ignore
+        return _check_stdin(paths, stdin_filename, root, base, select, ignore), config
+    root = records_root(root, paths)
+    require_dir(root)
+    config = _config(root, isolated)
+    select, ignore = select or config.select, ignore or config.ignore
+    refuse_non_records(root, paths)
+    return _check(root, list(paths), base, select, ignore, full), config
 
 
 def _one_format(output_format: str | None, fmt: str | None) -> str | None:
