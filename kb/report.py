@@ -11,8 +11,11 @@ annotations of each level.
 from __future__ import annotations
 
 import json
+import os
 from collections import Counter
 from collections.abc import Callable, Sequence
+from dataclasses import replace
+from pathlib import Path
 from types import ModuleType
 from urllib.parse import quote
 
@@ -20,7 +23,7 @@ from kb import __version__
 from kb.findings import Finding, Location, Severity
 from kb.rules import all_rules, by_code, summary
 
-INFORMATION_URI = "https://kb.invalid/"
+ROOT_ID = "PROJECTROOT"  # SARIF uriBaseId of the folder holding records/
 PER_CODE = 3  # findings of one code shown in a person's report when they do not fail the run
 ERRORS_ONLY = ("error",)
 _RANK = {severity: rank for rank, severity in enumerate(Severity)}
@@ -192,20 +195,26 @@ def _escape_property(value: str) -> str:
     return _escape_data(value).replace(":", "%3A").replace(",", "%2C")
 
 
-def sarif(findings: Sequence[Finding], checked: int) -> str:
-    """SARIF 2.1.0 with the full rule catalogue in tool.driver.rules."""
+def sarif(findings: Sequence[Finding], checked: int, *, root_uri: str | None = None) -> str:
+    """SARIF 2.1.0 with the full rule catalogue (each rule's help) in tool.driver.rules.
+
+    `root_uri`: the project folder as a file URI ending in `/`; the paths (relative to
+    it, see `rebased`) then name it as their `uriBaseId`, PROJECTROOT.
+    """
     rules = all_rules()
     index = {rule.CODE: i for i, rule in enumerate(rules)}
+    base = ROOT_ID if root_uri else None
+    run: dict[str, object] = {
+        "tool": {"driver": _driver(rules)},
+        "columnKind": "unicodeCodePoints",
+        "results": [_sarif_result(f, index, base) for f in findings],
+    }
+    if root_uri:
+        run["originalUriBaseIds"] = {ROOT_ID: {"uri": root_uri}}
     document = {
         "$schema": "https://json.schemastore.org/sarif-2.1.0.json",
         "version": "2.1.0",
-        "runs": [
-            {
-                "tool": {"driver": _driver(rules)},
-                "columnKind": "unicodeCodePoints",
-                "results": [_sarif_result(f, index) for f in findings],
-            }
-        ],
+        "runs": [run],
     }
     return json.dumps(document, indent=2, sort_keys=True) + "\n"
 
@@ -214,13 +223,13 @@ def _driver(rules: list[ModuleType]) -> dict[str, object]:
     return {
         "name": "kb",
         "version": __version__,
-        "informationUri": INFORMATION_URI,
         "rules": [
             {
                 "id": rule.CODE,
                 "name": rule.NAME,
                 "shortDescription": {"text": summary(rule)},
                 "fullDescription": {"text": (rule.__doc__ or "").strip()},
+                "help": _help(rule),
                 "defaultConfiguration": {"level": _level(rule.SEVERITY)},
             }
             for rule in rules
@@ -228,31 +237,64 @@ def _driver(rules: list[ModuleType]) -> dict[str, object]:
     }
 
 
-def _sarif_result(f: Finding, index: dict[str, int]) -> dict[str, object]:
+def _help(rule: ModuleType) -> dict[str, str]:
+    """What GitHub code scanning shows for a rule: what to do, then its documentation."""
+    doc = (rule.__doc__ or "").strip()
+    hint = str(getattr(rule, "HINT", "")).strip()
+    text = f"{hint}\n\n{doc}" if hint else doc
+    markdown = f"**{rule.CODE} {rule.NAME}**: {hint}\n\n{doc}" if hint else doc
+    return {"text": f"{text}\n\n`kb explain {rule.CODE}` prints this.", "markdown": markdown}
+
+
+def _sarif_result(f: Finding, index: dict[str, int], base: str | None) -> dict[str, object]:
     result: dict[str, object] = {
         "ruleId": f.code,
         "level": _level(f.severity),
         "message": {"text": f.message + (f" (hint: {f.hint})" if f.hint else "")},
-        "locations": [_sarif_location(f.location)],
+        "locations": [_sarif_location(f.location, base)],
     }
     if f.code in index:
         result["ruleIndex"] = index[f.code]
     if f.related:
         result["relatedLocations"] = [
-            {"id": i, **_sarif_location(loc)} for i, loc in enumerate(f.related)
+            {"id": i, **_sarif_location(loc, base)} for i, loc in enumerate(f.related)
         ]
     return result
 
 
-def _sarif_location(location: Location) -> dict[str, object]:
+def _sarif_location(location: Location, base: str | None = None) -> dict[str, object]:
     path, line, col = location.path, location.line, location.col
+    # a URI reference: a file name with a space or '%' must be percent-encoded
+    artifact = {"uri": quote(path.replace("\\", "/"), safe="/")}
+    if base:
+        artifact["uriBaseId"] = base
     return {
         "physicalLocation": {
-            # a URI reference: a file name with a space or '%' must be percent-encoded
-            "artifactLocation": {"uri": quote(path.replace("\\", "/"), safe="/")},
+            "artifactLocation": artifact,
             "region": {"startLine": max(line, 1), "startColumn": max(col, 1)},
         }
     }
+
+
+def rebased(findings: Sequence[Finding], project: Path) -> list[Finding]:
+    """The findings with every path relative to `project` (the folder holding records/).
+
+    The program formats name files this way, whatever the working directory: a CI
+    log, GitHub's annotations and code scanning read paths from the repository root.
+    A path outside `project` stays as it was.
+    """
+    base = os.path.abspath(project)
+
+    def moved(location: Location) -> Location:
+        absolute = os.path.abspath(location.path)
+        if os.path.commonpath([absolute, base]) != base:
+            return location
+        return replace(location, path=Path(os.path.relpath(absolute, base)).as_posix())
+
+    return [
+        replace(f, location=moved(f.location), related=tuple(moved(r) for r in f.related))
+        for f in findings
+    ]
 
 
 def _level(severity: Severity) -> str:

@@ -14,6 +14,7 @@ On a terminal, stderr shows the stages' progress while they run (kb.progress).
 
 from __future__ import annotations
 
+import os
 import sys
 from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any
@@ -130,10 +131,12 @@ def validate(
 
     cli_format = _one_format(output_format, fmt)
     with progress.reporting(progress.wanted(quiet)):
-        result, config = _run(paths, root, stdin_filename, base, select, ignore, full, isolated)
+        result, config, root = _run(
+            paths, root, stdin_filename, base, select, ignore, full, isolated
+        )
     fail_levels = FAIL_LEVELS[fail_on or config.fail_on or "error"]
     chosen = cli_format or config.output_format or "full"
-    report = _report(result, chosen, fail_levels, statistics, quiet, max_per_code)
+    report = _report(result, chosen, fail_levels, statistics, quiet, max_per_code, root.parent)
     if output is not None:
         _write_atomically(output, report)
     else:
@@ -151,18 +154,22 @@ def _run(
     ignore: tuple[str, ...],
     full: bool,
     isolated: bool,
-) -> tuple[Result, ToolConfig]:
-    """Check what the command line names, with [tool.kb]'s select/ignore unless given."""
+) -> tuple[Result, ToolConfig, Path]:
+    """Check what the command line names, with [tool.kb]'s select/ignore unless given.
+
+    Also the records folder the run checked.
+    """
     if STDIN in paths or stdin_filename is not None:
-        config = _config(records_root(root, [stdin_filename] if stdin_filename else []), isolated)
+        folder = records_root(root, [stdin_filename] if stdin_filename else [])
+        config = _config(folder, isolated)
         select, ignore = select or config.select, ignore or config.ignore
-        return _check_stdin(paths, stdin_filename, root, base, select, ignore), config
-    root = records_root(root, paths)
-    require_dir(root)
-    config = _config(root, isolated)
+        return _check_stdin(paths, stdin_filename, root, base, select, ignore), config, folder
+    folder = records_root(root, paths)
+    require_dir(folder)
+    config = _config(folder, isolated)
     select, ignore = select or config.select, ignore or config.ignore
-    refuse_non_records(root, paths)
-    return _check(root, list(paths), base, select, ignore, full), config
+    refuse_non_records(folder, paths)
+    return _check(folder, list(paths), base, select, ignore, full), config, folder
 
 
 def _one_format(output_format: str | None, fmt: str | None) -> str | None:
@@ -205,8 +212,14 @@ def _report(
     statistics: bool,
     quiet: bool,
     per_code: int,
+    project: Path,
 ) -> str:
-    """The text printed: statistics, a person's report (full/concise) or a program's format."""
+    """The text printed: statistics, a person's report (full/concise) or a program's format.
+
+    A person's report names files from the working directory (clickable in a
+    terminal); the program formats from `project`, the folder holding the records
+    folder, whatever the working directory (kb.report.rebased).
+    """
     from kb import report
 
     findings, checked = result.findings, len(result.checked_paths)
@@ -228,6 +241,10 @@ def _report(
             fail_levels=fail_levels,
             footer=not quiet,
         )
+    findings = report.rebased(findings, project)
+    if chosen == "sarif":
+        root_uri = Path(os.path.abspath(project)).as_uri().rstrip("/") + "/"
+        return report.sarif(findings, checked, root_uri=root_uri)
     return report.render(chosen, findings, checked)
 
 
