@@ -169,7 +169,34 @@ def _run(
     config = _config(folder, isolated)
     select, ignore = select or config.select, ignore or config.ignore
     refuse_non_records(folder, paths)
-    return _check(folder, list(paths), base, select, ignore, full), config, folder
+    result = _check(folder, list(paths), base, select, ignore, full)
+    return _caused_by(result, paths), config, folder
+
+
+def _caused_by(result: Result, paths: tuple[Path, ...]) -> Result:
+    """With PATHs: every finding on their files; on their referrers, the cross-record ones.
+
+    A file that references PATH's records is reported on for what a change to PATH can
+    cause (a rule whose READS is not `record` or `base`); its own record-local findings
+    are not about PATH and are left out.
+    """
+    if not paths:
+        return result
+    from dataclasses import replace
+
+    from kb.loader import PathResolver
+    from kb.reads import codes_reading
+
+    resolve = PathResolver()
+    wanted = [str(p.resolve()) for p in paths]
+
+    def own(name: str) -> bool:
+        path = str(resolve(Path(name)))
+        return any(path == w or path.startswith(w.rstrip("/") + "/") for w in wanted)
+
+    local = codes_reading("record", "base")
+    kept = [f for f in result.findings if f.code not in local or own(f.location.path)]
+    return replace(result, findings=kept)
 
 
 def _one_format(output_format: str | None, fmt: str | None) -> str | None:
