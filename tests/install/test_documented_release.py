@@ -88,3 +88,25 @@ def test_the_release_tag_exists_annotated_with_this_version_and_the_hook() -> No
     assert {hook["id"] for hook in hooks} >= {"kb-validate"}
     action = yaml.safe_load(git("show", f"{DOCUMENTED_REV}:action.yml").stdout)
     assert set(action["inputs"]) >= {"root", "args"}
+
+
+def test_the_pages_workflow_can_read_the_repository() -> None:
+    (pages,) = [
+        doc
+        for doc in fenced_yaml(REPO / "docs/integrations.md")
+        if isinstance(doc, dict) and "permissions" in doc
+    ]
+    # an explicit permissions block drops every other scope: checkout needs contents: read
+    assert pages["permissions"] == {"contents": "read", "pages": "write", "id-token": "write"}
+
+
+def test_the_documented_tool_kb_table_is_valid(tmp_path: Path) -> None:
+    from kb.toolconfig import load
+
+    text = (REPO / "docs/integrations.md").read_text(encoding="utf-8")
+    (table,) = re.findall(r"```toml\n(\[tool\.kb\]\n.*?)```", text, flags=re.S)
+    (tmp_path / "pyproject.toml").write_text(table, encoding="utf-8")
+    (tmp_path / "records").mkdir()
+    config = load(tmp_path / "records")
+    assert config.select == ("SC", "RF", "EQ") and config.ignore == ("PR003",)
+    assert (config.fail_on, config.output_format) == ("warning", "concise")
