@@ -82,7 +82,8 @@ FAIL_LEVELS = {
     "-q",
     "--quiet",
     is_flag=True,
-    help="Print only the findings that fail the run (at or above --fail-on), no summary.",
+    help="full/concise: print only the findings that fail the run (at or above --fail-on), "
+    "no summary, no progress.",
 )
 @click.option("--exit-zero", is_flag=True, help="Exit 0 even when findings fail the run.")
 @click.option(
