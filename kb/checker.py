@@ -32,7 +32,7 @@ import functools
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
 
-from kb import fingerprint, overlay
+from kb import fingerprint, overlay, progress
 from kb import loader as _loader
 from kb.equations.timeout import use_run_budget
 from kb.findings import Finding, Location
@@ -100,6 +100,7 @@ def build_knowledge_base(
     return attach(kb, root, base)
 
 
+@progress.stage("load", counts="result")
 def load_stage(
     root: Path,
     run: RunContext,
@@ -261,6 +262,7 @@ def after_schema(rule: Rule) -> bool:
     return bool(getattr(rule, "AFTER_SCHEMA", False))
 
 
+@progress.stage("schema", counts="first")
 def schema_stage(kb: KnowledgeBase) -> list[Finding]:
     """The schema findings of every record, from the cache for files it knows."""
     from kb.schema import validate_record  # local: jsonschema loads only when checking
@@ -283,6 +285,7 @@ def schema_stage(kb: KnowledgeBase) -> list[Finding]:
     return findings
 
 
+@progress.stage("equations", counts="first")
 def equations_stage(kb: KnowledgeBase) -> None:
     """One analysis of every equation, derivation and claim (kept in kb.run.equations)."""
     from kb.equations.engine import analyse  # local: the engine loads only when checking
@@ -317,6 +320,7 @@ def _before_equations(kb: KnowledgeBase) -> tuple[list[Finding], dict[str, list[
     return schema, {rule.CODE: list(rule.check(kb)) for rule in _beside_equations()}
 
 
+@progress.stage("rules", counts="first")
 def rules_stage(kb: KnowledgeBase, found: dict[str, list[Finding]] | None = None) -> list[Finding]:
     """Run the catalogue but the waiver rules (they need every other finding first).
 
@@ -405,6 +409,7 @@ def _waiver_for(waivers: list, finding: Finding) -> int | None:  # type: ignore[
     return None
 
 
+@progress.stage("locate", counts="")
 def locate_stage(findings: Iterable[Finding]) -> list[Finding]:
     """Give every finding a line:col, reading only the files that have findings."""
     texts: dict[str, str | None] = {}

@@ -46,8 +46,14 @@ def load_schemas() -> dict[str, dict[str, Any]]:
             schema = json.loads(path.read_text(encoding="utf-8"))
         except (OSError, ValueError) as exc:
             raise ResourceMissing(f"schema {path} is unreadable: {exc}") from None
-        if not isinstance(schema, dict) or not isinstance(schema.get("$id"), str):
-            raise ResourceMissing(f"schema {path} has no $id")
+        if not isinstance(schema, dict):
+            raise ResourceMissing(f"schema {path} is not a JSON object")
+        if "$id" not in schema:
+            # `kb schemas export DIR` drops the $id so that $refs resolve file-relative, as
+            # they do for an editor; under kb's base they resolve among DIR's files alike
+            schema = {**schema, "$id": SCHEMA_BASE + path.name}
+        if not isinstance(schema["$id"], str):
+            raise ResourceMissing(f"schema {path}: $id is not a string")
         schemas[path.name] = schema
     return schemas
 

@@ -5,8 +5,8 @@ the command exits 1, leaving any previous site untouched. The site is written to
 a staging folder and published only when complete (the changed files renamed
 over the published ones, or a first build swapped in whole: kb.sitegen.output);
 pages whose input records did not change since the last build are kept, not
-rendered again. On a terminal
-a progress bar follows the record pages.
+rendered again. On a terminal, stderr shows the validation's stages
+(kb.progress), then a progress bar follows the record pages.
 """
 
 from __future__ import annotations
@@ -53,7 +53,10 @@ def build(out_dir: Path, site_url: str | None, root: Path | None) -> None:
     root = records_root(root)
     require_dir(root)
     started = time.perf_counter()
-    result = validate(root)  # what `kb validate` reports, from its snapshot when nothing changed
+    from kb import progress
+
+    with progress.reporting(progress.wanted()):
+        result = validate(root)  # what `kb validate` reports, from its snapshot when unchanged
     errors = [f for f in result.findings if f.severity is Severity.ERROR]
     if errors:
         _print_findings(errors)

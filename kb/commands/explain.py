@@ -30,13 +30,23 @@ def explain(code: str) -> None:
     "--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True
 )
 def rules(fmt: str) -> None:
-    """List every rule: code, name, severity and the requirement it checks."""
+    """List every rule: code, name, severity and the requirement it checks.
+
+    `--format json`: a list of {code, name, severity, summary, hint}, described by
+    the schema shipped as kb/data/output/rules.v1.schema.json.
+    """
     catalogue = all_rules()
     if fmt == "json":
         import json
 
         rows = [
-            {"code": r.CODE, "name": r.NAME, "severity": r.SEVERITY.value, "summary": summary(r)}
+            {
+                "code": r.CODE,
+                "name": r.NAME,
+                "severity": r.SEVERITY.value,
+                "summary": summary(r),
+                "hint": r.HINT,
+            }
             for r in catalogue
         ]
         click.echo(json.dumps(rows, indent=2))

@@ -13,7 +13,8 @@ Bad:
 
 Good:
 
-    bandwidth: {value: 3350, unit: GB/s, basis: vendor-spec, source: sources/nvidia-h100-datasheet}
+    bandwidth: {value: 3350, unit: GB/s, basis: vendor-spec,
+                source: sources/stas00-ml-engineering-accelerators}
 """
 
 from __future__ import annotations

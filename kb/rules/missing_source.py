@@ -14,7 +14,8 @@ Bad:
 
 Good:
 
-    bandwidth: {value: 3350, unit: GB/s, basis: vendor-spec, source: sources/nvidia-h100-datasheet}
+    bandwidth: {value: 3350, unit: GB/s, basis: vendor-spec,
+                source: sources/stas00-ml-engineering-accelerators}
     # or, when nothing backs it yet:
     bandwidth: {value: 3350, unit: GB/s, basis: unverified}
     # a scenario input the author chose is `assumed`, with a note (PV003):

@@ -30,6 +30,7 @@ LAYERS: dict[str, int] = {
     "overlay": 0,
     "suggest": 0,
     "numfmt": 0,
+    "progress": 0,
     "yamlsafe": 1,
     "yamladvice": 1,
     "positions": 1,
@@ -55,6 +56,7 @@ LAYERS: dict[str, int] = {
     "knowledge_diff": 5,
     "lsp": 6,
     "commands": 6,
+    "toolconfig": 6,  # [tool.kb]: the command line's defaults, checked as its options are
     "cli": 7,
     "__main__": 8,
 }

@@ -1,0 +1,153 @@
+"""The pre-commit hook sees the whole change: deletions and renames of cited records are blocked.
+
+A hook given the staged file names never sees a deleted file (git names none) and sees a
+renamed one only under its new name; `.pre-commit-hooks.yaml` therefore passes no names
+and runs on every commit, and `kb validate` checks the tree as the commit leaves it (its
+run store re-checks only what the change reaches). Everything runs in separate git
+repositories: the hook repository is tagged with the `rev:` README.md names (annotated,
+as released), and the README's snippet, copied verbatim, installs.
+"""
+
+from __future__ import annotations
+
+import re
+import shutil
+import time
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import REPO, SHIPPED_RECORDS, git
+from tests.install.conftest import edit, package_tree, run
+
+CITED = "records/sources/glennklockwood-h100.yaml"  # cited by 5 figures in 2 other records
+CITED_ID = "sources/glennklockwood-h100"
+CLEAN_COMMIT_SECONDS = 2.0  # the issue's target on the shipped tree (reported, see below)
+
+
+def readme_snippet() -> str:
+    """The pre-commit configuration README.md shows (the fenced yaml block with `repos:`)."""
+    text = (REPO / "README.md").read_text(encoding="utf-8")
+    blocks = re.findall(r"```yaml\n(.*?)```", text, flags=re.S)
+    (snippet,) = [block for block in blocks if block.startswith("repos:")]
+    return snippet
+
+
+def readme_rev() -> str:
+    match = re.search(r"^\s+rev: (\S+)$", readme_snippet(), flags=re.M)
+    assert match, readme_snippet()
+    return match.group(1)
+
+
+@pytest.fixture(scope="module")
+def hook_repo(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """This working tree as a released hook repository: one commit, tagged as README says."""
+    repo = package_tree(tmp_path_factory.mktemp("hook") / "kb")
+    git(repo, "init", "-q", "-b", "main")
+    git(repo, "add", "-A")
+    git(repo, "commit", "-q", "-m", "kb release")
+    git(repo, "tag", "-a", readme_rev(), "-m", f"kb {readme_rev()}")
+    return repo
+
+
+@pytest.fixture(scope="module")
+def home(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return tmp_path_factory.mktemp("pre-commit-home")
+
+
+IDENTITY = {
+    "GIT_AUTHOR_NAME": "t",
+    "GIT_AUTHOR_EMAIL": "t@x.invalid",
+    "GIT_COMMITTER_NAME": "t",
+    "GIT_COMMITTER_EMAIL": "t@x.invalid",
+}
+
+
+def env(home: Path) -> dict[str, str]:
+    return {"PRE_COMMIT_HOME": str(home), **IDENTITY}
+
+
+def new_repo(path: Path, config: str) -> Path:
+    path.mkdir(parents=True, exist_ok=True)
+    (path / ".pre-commit-config.yaml").write_text(config, encoding="utf-8")
+    git(path, "init", "-q", "-b", "main")
+    return path
+
+
+def test_the_readme_snippet_copied_verbatim_installs(
+    tmp_path: Path, hook_repo: Path, home: Path
+) -> None:
+    snippet = readme_snippet().replace("<this repository>", hook_repo.as_uri())
+    repo = new_repo(tmp_path / "fresh", snippet)
+    done = run(["pre-commit", "install-hooks"], cwd=repo, env=env(home), timeout=900)
+    assert done.returncode == 0, done.stdout + done.stderr
+
+
+@pytest.fixture
+def records_repo(tmp_path: Path, hook_repo: Path, home: Path) -> Path:
+    """The shipped records under git with the hook installed (no args: the plain form)."""
+    config = (
+        f"repos:\n  - repo: {hook_repo.as_uri()}\n    rev: {readme_rev()}\n"
+        "    hooks:\n      - id: kb-validate\n"
+    )
+    repo = new_repo(tmp_path / "records-repo", config)
+    shutil.copytree(SHIPPED_RECORDS, repo / "records")
+    git(repo, "add", "-A")
+    git(repo, "commit", "-q", "--no-verify", "-m", "records")
+    installed = run(["pre-commit", "install"], cwd=repo, env=env(home))
+    assert installed.returncode == 0, installed.stderr
+    return repo
+
+
+def commit(repo: Path, home: Path, message: str) -> tuple[int, str]:
+    done = run(["git", "commit", "-m", message], cwd=repo, env=env(home), timeout=900)
+    return done.returncode, done.stdout + done.stderr
+
+
+def commits(repo: Path) -> int:
+    return int(git(repo, "rev-list", "--count", "HEAD"))
+
+
+def test_deleting_a_cited_record_is_blocked(records_repo: Path, home: Path) -> None:
+    git(records_repo, "rm", "-q", CITED)
+    code, output = commit(records_repo, home, "drop a source")
+    assert code == 1 and commits(records_repo) == 1, output
+    assert output.count(" RF001 ") == 5, output  # each figure that cited it, located
+    assert "records/hardware/nvidia-h100-sxm.yaml:47:" in output
+
+
+def test_renaming_a_cited_record_with_its_id_is_blocked(records_repo: Path, home: Path) -> None:
+    renamed = CITED.replace("h100", "hopper")
+    git(records_repo, "mv", CITED, renamed)
+    edit(records_repo / renamed, rf"^id: {CITED_ID}$", f"id: {CITED_ID.replace('h100', 'hopper')}")
+    git(records_repo, "add", renamed)
+    code, output = commit(records_repo, home, "rename a source")
+    assert code == 1 and commits(records_repo) == 1, output
+    assert f"'{CITED_ID}' names no record" in output or CITED_ID in output, output
+    assert " RF001 " in output
+
+
+def test_a_clean_commit_passes_at_the_cost_of_an_incremental_run(
+    records_repo: Path, home: Path
+) -> None:
+    notes = records_repo / "records/sources/team-notes.yaml"
+    notes.write_text(
+        "kind: source\nid: sources/team-notes\ntitle: Team notes\nversion: 1\nstatus: draft\n"
+        'history:\n  - {version: 1, date: "2026-12-01", change: First encoding.}\n'
+        "publisher: The team\nsource_type: documentation\n",
+        encoding="utf-8",
+    )
+    git(records_repo, "add", "-A")
+    code, output = commit(records_repo, home, "notes")  # the first run fills the run store
+    assert code == 0 and "Passed" in output, output
+    edit(notes, r"^title: Team notes$", "title: Team notes, revised")
+    git(records_repo, "add", "-A")
+    started = time.perf_counter()
+    code, output = commit(records_repo, home, "retitle")
+    seconds = time.perf_counter() - started
+    assert code == 0 and commits(records_repo) == 3, output
+    assert git(records_repo, "status", "--porcelain", "--untracked-files=all") == ""
+    print(f"clean commit on the shipped tree: {seconds:.2f} s")  # -s shows it
+    # Timing on a shared machine is noisy: the target is CLEAN_COMMIT_SECONDS, measured and
+    # reported outside the suite; here only an order of magnitude (a full re-check is ~4x).
+    assert seconds < 5 * CLEAN_COMMIT_SECONDS, seconds
