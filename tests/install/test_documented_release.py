@@ -79,6 +79,10 @@ def git(*args: str) -> subprocess.CompletedProcess[str]:
 
 @pytest.mark.skipif(not (REPO / ".git").exists(), reason="not a git checkout (e.g. an sdist)")
 def test_the_release_tag_exists_annotated_with_this_version_and_the_hook() -> None:
+    if not git("tag", "--list").stdout.strip():
+        # a clone made without tags (CI clones the submitted main only): nothing to read;
+        # said as a skip, and every checkout that has the project's tags checks them
+        pytest.skip("this clone carries no tags; the release tag is checked where tags exist")
     kind = git("cat-file", "-t", f"refs/tags/{DOCUMENTED_REV}")
     assert kind.returncode == 0, f"no tag {DOCUMENTED_REV}: `pre-commit install-hooks` fails"
     assert kind.stdout.strip() == "tag", "a lightweight tag: release with `git tag -a`"
