@@ -192,7 +192,8 @@ class Server:
     def did_close(self, params: Any) -> None:
         uri = _uri(params)
         document = self.documents.pop(uri, None)
-        self._publish(uri, [])
+        self.published.pop(uri, None)
+        self.notify("textDocument/publishDiagnostics", {"uri": uri, "diagnostics": []})
         if document is not None:
             self._changed(document.root)
 
