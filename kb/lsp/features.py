@@ -18,9 +18,9 @@ from typing import Any
 from kb.findings import Finding, Severity
 
 _TOKEN = re.compile(r"[A-Za-z0-9._/#-]+$")
-_WORD_AFTER = re.compile(r"^[A-Za-z0-9._/#-]+")
 _REFERENCE = re.compile(r"[a-z0-9][a-z0-9._-]*(?:/[a-z0-9][a-z0-9._-]*)+(?:#[A-Za-z0-9_.]+)?")
 _SUGGESTION = re.compile(r"did you mean '([^']+)'\?")
+_QUOTED = re.compile(r"'([^'\s]+)'")
 MAX_ITEMS = 200
 
 Loader = Callable[[str], "Mapping[str, Any] | None"]  # record id -> its data, or None
@@ -133,18 +133,17 @@ def severity(finding: Finding) -> int:
 def suggested_fix(finding: Finding, line: str, col: int) -> tuple[int, int, str] | None:
     """The edit a finding's hint describes, when it names a replacement: start, end, text.
 
-    A hint `did you mean 'x'?` on a finding located at a word replaces that word
-    (the id part of `id#field`, if the suggestion is an id).
+    A hint `did you mean 'x'?` on a finding whose message quotes the wrong name first
+    (`unknown field 'sumary'`, `'sources/dco' names no record`) replaces that name
+    where it stands on the finding's line, at or after its column (the id part of
+    `id#field`); no fix when the name is not found there as a whole word.
     """
-    match = _SUGGESTION.search(finding.hint or "")
-    if match is None:
+    suggestion = _SUGGESTION.search(finding.hint or "")
+    wrong = _QUOTED.search(finding.message)
+    if suggestion is None or wrong is None or wrong.group(1) == suggestion.group(1):
         return None
-    found = _WORD_AFTER.match(line[col:])
+    pattern = r"(?<![A-Za-z0-9._/-])" + re.escape(wrong.group(1)) + r"(?![A-Za-z0-9_/-])"
+    found = re.compile(pattern).search(line, col)
     if found is None:
         return None
-    word, new = found.group(0), match.group(1)
-    if "#" in word and "#" not in new and "/" in new:
-        word = word.partition("#")[0]
-    if word == new:
-        return None
-    return col, col + len(word), new
+    return found.start(), found.end(), suggestion.group(1)
