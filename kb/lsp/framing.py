@@ -8,9 +8,10 @@ of JSON. What an editor or a broken client may send instead, and what happens:
   then the stream is searched for the next `Content-Length:` header;
 - a length shorter than the body: the N bytes fail to parse (an error frame), and
   the rest of the body is skipped up to the next header;
-- a length longer than the body: the reader does not wait for bytes that will
-  never come when the next header has already arrived right after a complete
-  JSON value: that value is the body (its frame says the length was wrong);
+- a length longer than the body: when the next header follows a complete JSON
+  value within the length (or already arrived, so that the reader does not wait
+  for bytes that will never come), that value is the body (its frame says the
+  length was wrong, and carries the id to answer);
 - junk between messages: skipped up to the next header.
 
 Nothing here reads more than `MAX_BODY` + one buffer at once, so no length can
@@ -119,8 +120,34 @@ class Reader:
             if not self._fill():
                 body, self.buffer = self.buffer, b""
                 return _decoded(body, f"the stream ended {length - len(body)} bytes early")
-        body, self.buffer = self.buffer[:length], self.buffer[length:]
-        return _decoded(body, "")
+        frame = _decoded(self.buffer[:length], "")
+        if frame.error:  # the next message may start inside this one's length
+            early = self._value_then_header()
+            if early is not None:
+                return early
+        self.buffer = self.buffer[length:]
+        return frame
+
+    def _value_then_header(self) -> Frame | None:
+        """The body, when a JSON value at the start is followed by blanks and a header."""
+        try:
+            text = self.buffer.decode("utf-8", "surrogatepass")
+        except UnicodeDecodeError as exc:
+            text = self.buffer[: exc.start].decode("utf-8", "surrogatepass")
+        try:
+            value, end = json.JSONDecoder().raw_decode(text)
+        except (ValueError, RecursionError):
+            return None
+        at = len(text[:end].encode("utf-8", "surrogatepass"))
+        while True:
+            rest = self.buffer[at:].lstrip()
+            if rest.startswith(_HEADER):
+                self.buffer = rest
+                return Frame(
+                    error="Content-Length is longer than the message", request_id=_id_of(value)
+                )
+            if not _HEADER.startswith(rest) or not self._fill():  # not a header, or no more
+                return None
 
     def _early_end(self) -> Frame | None:
         """The body, when a complete JSON value is followed by the next message's header."""
