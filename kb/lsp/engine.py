@@ -24,7 +24,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from kb.findings import Finding
+from kb.recordcache import RecordCache
 from kb.snapshot import Snapshot
+
+CACHE_CHECKS = 100
 
 
 @dataclass
@@ -53,10 +56,16 @@ class Engine:
     root: Path
     disk: Snapshot | None = None
     listed: dict[str, Path] = field(default_factory=dict)  # display path -> the loader's Path
+    # The record cache, kept between checks: what a check parsed (a buffer's text too,
+    # by its hash) answers the next one from memory. Never saved; dropped with the disk
+    # snapshot and every CACHE_CHECKS checks, so memory stays bounded.
+    cache: RecordCache | None = None
+    checks: int = 0
 
     def stale(self) -> None:
         """The disk may have changed: read it again (incrementally) before the next check."""
         self.disk = None
+        self.cache = None
 
     def snapshot(self) -> Snapshot:
         """The tree on disk as `kb validate` sees it (its run snapshot, brought up to date)."""
@@ -68,6 +77,16 @@ class Engine:
             self.listed = {display_path(p): p for p in record_files(self.root)}
         return self.disk
 
+    def record_cache(self) -> RecordCache:
+        """The record cache this engine's checks share (see `cache`)."""
+        from kb import fingerprint
+        from kb.checker import open_cache
+
+        self.checks += 1
+        if self.cache is None or self.checks % CACHE_CHECKS == 0:
+            self.cache = open_cache(self.root, fingerprint.salt())
+        return self.cache
+
     def ids(self) -> list[str]:
         """The record ids of the tree on disk, sorted."""
         files = self.snapshot().files.values()
@@ -75,8 +94,8 @@ class Engine:
 
     def check(self, buffers: Mapping[Path, bytes]) -> Checked:
         """The findings with `buffers` (canonical paths under root -> bytes) standing in."""
-        from kb import fingerprint, overlay
-        from kb.checker import build_knowledge_base, open_cache, resolve_locations, run_rules
+        from kb import overlay
+        from kb.checker import build_knowledge_base, resolve_locations, run_rules
         from kb.incremental import _affected, _ids_of, file_states
         from kb.loader import display_path
         from kb.reads import DependencyGraph, declared_reads
@@ -95,7 +114,7 @@ class Engine:
         with ExitStack() as stack:
             for path in dirty.values():
                 stack.enter_context(overlay.standing_in(path, buffers[path]))
-            cache = open_cache(self.root, fingerprint.salt())
+            cache = self.record_cache()
             files = {n: s for n, s in disk.files.items() if n not in dirty}
             built = build_knowledge_base(self.root, None, cache, _ordered(dirty.values()), True)
             files |= file_states(built)
@@ -104,6 +123,7 @@ class Engine:
             load = graph.load_set(affected, declared_reads())
             paths = {**self.listed, **dirty}
             known = {n: s.digest for n, s in disk.files.items() if n in load and n not in dirty}
+            known |= {name: digests[name] for name in dirty}  # parsed just above: in the cache
             chosen = _ordered(paths.get(n) or Path(n) for n in load)
             kb = build_knowledge_base(self.root, None, cache, chosen, True, known)
             kb.run.outside_ids = kb.run.outside_ids | frozenset(_ids_of(files) - kb.records.keys())
