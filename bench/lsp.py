@@ -2,6 +2,7 @@
 
     python bench/lsp.py                       # the shipped tree (records/)
     python bench/lsp.py --corpus 10000        # a synthetic tree (bench/make_corpus.py)
+    python bench/lsp.py --root /tmp/kb-10k/records   # a tree already made
 
 The server runs as its own process over stdio (tests/lsp/client.py). One record is
 opened; each edit alternates a broken and the original text, and the time from
@@ -94,10 +95,13 @@ def measure(root: Path, edits: int, completions: int) -> dict[str, float]:
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--corpus", type=int, default=0, help="synthetic tree of N records")
+    parser.add_argument("--root", type=Path, help="a records folder to use as it is")
     parser.add_argument("--edits", type=int, default=40)
     parser.add_argument("--completions", type=int, default=40)
     args = parser.parse_args()
-    if args.corpus:
+    if args.root:
+        root = args.root.resolve()
+    elif args.corpus:
         out = Path(tempfile.mkdtemp(prefix="kb-lsp-corpus-"))
         subprocess.run(
             [
