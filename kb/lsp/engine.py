@@ -18,14 +18,15 @@ editor are seen at the next save.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
-from contextlib import ExitStack
+from collections.abc import Collection, Iterable, Iterator, Mapping
+from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from kb.findings import Finding
+from kb.reads import DependencyGraph
 from kb.recordcache import RecordCache
-from kb.snapshot import Snapshot
+from kb.snapshot import FileState, Snapshot
 
 CACHE_CHECKS = 100
 
@@ -92,13 +93,12 @@ class Engine:
         files = self.snapshot().files.values()
         return sorted({state.record_id for state in files if state.record_id})
 
-    def check(self, buffers: Mapping[Path, bytes]) -> Checked:
-        """The findings with `buffers` (canonical paths under root -> bytes) standing in."""
-        from kb import overlay
-        from kb.checker import build_knowledge_base, resolve_locations, run_rules
-        from kb.incremental import _affected, _ids_of, file_states
+    def plan(self, buffers: Mapping[Path, bytes]) -> Plan:
+        """What `buffers` (canonical paths under root -> bytes) change: the files to re-check."""
+        from kb.checker import build_knowledge_base
+        from kb.incremental import _affected, file_states
         from kb.loader import display_path
-        from kb.reads import DependencyGraph, declared_reads
+        from kb.reads import DependencyGraph
         from kb.recordcache import content_digest
 
         disk = self.snapshot()
@@ -109,30 +109,77 @@ class Engine:
             for name, path in names.items()
             if name not in disk.files or disk.files[name].digest != digests[name]
         }
+        plan = Plan(disk, {name: buffers[path] for name, path in dirty.items()}, dirty, digests)
         if not dirty:
-            return Checked({}, disk)
-        with ExitStack() as stack:
-            for path in dirty.values():
-                stack.enter_context(overlay.standing_in(path, buffers[path]))
-            cache = self.record_cache()
-            files = {n: s for n, s in disk.files.items() if n not in dirty}
-            built = build_knowledge_base(self.root, None, cache, _ordered(dirty.values()), True)
-            files |= file_states(built)
-            graph = DependencyGraph(files)
-            affected = _affected(disk, graph, set(dirty), files)
-            load = graph.load_set(affected, declared_reads())
-            paths = {**self.listed, **dirty}
-            known = {n: s.digest for n, s in disk.files.items() if n in load and n not in dirty}
-            known |= {name: digests[name] for name in dirty}  # parsed just above: in the cache
+            return plan
+        with plan.standing_in():
+            built = build_knowledge_base(
+                self.root, None, self.record_cache(), _ordered(dirty.values()), True
+            )
+        plan.files = {n: s for n, s in disk.files.items() if n not in dirty} | file_states(built)
+        plan.graph = DependencyGraph(plan.files)
+        plan.affected = _affected(disk, plan.graph, set(dirty), plan.files)
+        return plan
+
+    def run(self, plan: Plan, names: Collection[str]) -> dict[str, list[Finding]]:
+        """The findings on `names` (of `plan.affected`), checked with the buffers standing in.
+
+        Exact for each file checked whatever else is: what its checks read is loaded
+        (kb.reads: `load_set`), as kb.incremental loads it for every affected file.
+        """
+        from kb.checker import build_knowledge_base, resolve_locations, run_rules
+        from kb.incremental import _ids_of
+        from kb.reads import declared_reads
+
+        focus = set(names) & plan.affected
+        if not focus or plan.graph is None:
+            return {}
+        load = plan.graph.load_set(focus, declared_reads())
+        paths = {**self.listed, **plan.dirty}
+        known = {n: s.digest for n, s in plan.disk.files.items() if n in load}
+        known |= {name: plan.digests[name] for name in plan.dirty}  # parsed by `plan`: cached
+        with plan.standing_in():
             chosen = _ordered(paths.get(n) or Path(n) for n in load)
-            kb = build_knowledge_base(self.root, None, cache, chosen, True, known)
-            kb.run.outside_ids = kb.run.outside_ids | frozenset(_ids_of(files) - kb.records.keys())
-            kb.run.focus = frozenset(affected)
-            found = resolve_locations(f for f in run_rules(kb) if f.location.path in affected)
-        fresh: dict[str, list[Finding]] = {name: [] for name in affected}
+            kb = build_knowledge_base(self.root, None, self.record_cache(), chosen, True, known)
+            outside = frozenset(_ids_of(plan.files) - kb.records.keys())
+            kb.run.outside_ids = kb.run.outside_ids | outside
+            kb.run.focus = frozenset(focus)
+            found = resolve_locations(f for f in run_rules(kb) if f.location.path in focus)
+        plan.loaded += len(load)
+        fresh: dict[str, list[Finding]] = {name: [] for name in focus}
         for finding in sorted(found, key=Finding.sort_key):
             fresh[finding.location.path].append(finding)
-        return Checked(fresh, disk, len(affected), len(load))
+        return fresh
+
+    def check(self, buffers: Mapping[Path, bytes]) -> Checked:
+        """The findings with `buffers` standing in: every affected file re-checked at once."""
+        plan = self.plan(buffers)
+        fresh = self.run(plan, plan.affected)
+        return Checked(fresh, plan.disk, len(plan.affected), plan.loaded)
+
+
+@dataclass
+class Plan:
+    """A check to make: the buffers that differ from the disk and the files they affect."""
+
+    disk: Snapshot
+    buffers: dict[str, bytes]  # display path -> bytes, the dirty buffers only
+    dirty: dict[str, Path]
+    digests: dict[str, str]
+    files: dict[str, FileState] = field(default_factory=dict)
+    graph: DependencyGraph | None = None
+    affected: set[str] = field(default_factory=set)
+    loaded: int = 0
+
+    @contextmanager
+    def standing_in(self) -> Iterator[None]:
+        """The dirty buffers standing in for their files (kb.overlay)."""
+        from kb import overlay
+
+        with ExitStack() as stack:
+            for name, path in self.dirty.items():
+                stack.enter_context(overlay.standing_in(path, self.buffers[name]))
+            yield
 
 
 def _ordered(paths: Iterable[Path]) -> list[Path]:

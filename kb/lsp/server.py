@@ -74,7 +74,6 @@ class Server:
     initialized: bool = False
     shut_down: bool = False
     exit_code: int | None = None
-    timings: list[float] = field(default_factory=list)
 
     # --- the wire -----------------------------------------------------------------------
 
@@ -234,7 +233,12 @@ class Server:
         return None
 
     def check(self, root: Path, settle: Callable[[], None]) -> None:
-        """Check `root` with its open buffers; publish unless a newer change superseded it."""
+        """Check `root` with its open buffers; publish unless a newer change superseded it.
+
+        The edited buffers first (their diagnostics are what the author waits for),
+        then the other files they affect; a change that arrives in between supersedes
+        the rest.
+        """
         del self.pending[root]
         generation = self.generation.get(root, 0)
         engine = self.engines.setdefault(root, Engine(root))
@@ -243,21 +247,31 @@ class Server:
             for doc in self.documents.values()
             if doc.root == root and doc.path is not None
         }
-        started = time.perf_counter()
         try:
-            checked = engine.check(buffers)
+            plan = engine.plan(buffers)
+            edited = plan.affected & plan.dirty.keys()
+            fresh = engine.run(plan, edited)
+            if self._superseded(root, generation, settle):
+                return
+            self._publish_checked(root, Checked(fresh, plan.disk), only=edited)
+            fresh |= engine.run(plan, plan.affected - edited)
         except Exception:  # noqa: BLE001 - a check that fails publishes nothing, logs why
             _log(f"check of {root}: {traceback.format_exc()}")
             return
-        settle()  # answer what came meanwhile; a change there supersedes this check
+        if self._superseded(root, generation, settle):
+            return
+        self._publish_checked(root, Checked(fresh, plan.disk))
+
+    def _superseded(self, root: Path, generation: int, settle: Callable[[], None]) -> bool:
+        """Answer what came meanwhile; True when a change there makes this check stale."""
+        settle()
         if self.generation.get(root, 0) != generation and self.dropped.get(root, 0) < 2:
             self.dropped[root] = self.dropped.get(root, 0) + 1  # typing goes on: check again
-            return
+            return True
         self.dropped[root] = 0
-        self._publish_checked(root, checked)
-        self.timings.append(time.perf_counter() - started)
+        return False
 
-    def _publish_checked(self, root: Path, checked: Checked) -> None:
+    def _publish_checked(self, root: Path, checked: Checked, only: set[str] | None = None) -> None:
         from kb.loader import display_path
 
         open_by_name: dict[str, list[Document]] = {}
@@ -265,8 +279,11 @@ class Server:
             if doc.root == root and doc.path is not None:
                 open_by_name.setdefault(display_path(doc.path), []).append(doc)
         for name, docs in open_by_name.items():
-            for doc in docs:
-                self._publish(doc.uri, _diagnostics(checked.findings(name), doc.text))
+            if only is None or name in only:
+                for doc in docs:
+                    self._publish(doc.uri, _diagnostics(checked.findings(name), doc.text))
+        if only is not None:
+            return
         shown: set[str] = set()
         for name in checked.affected() - open_by_name.keys():  # files a buffer changes
             findings = checked.findings(name)
