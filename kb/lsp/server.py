@@ -517,7 +517,13 @@ def serve(stdin: BinaryIO | None = None, stdout: BinaryIO | None = None) -> int:
         out.write(data)
         out.flush()
 
-    server = Server(write)
+    def write_or_stop(data: bytes) -> None:
+        try:
+            write(data)
+        except OSError:  # the editor closed our stdout: nobody is listening any more
+            server.exit_code = 1
+
+    server = Server(write_or_stop)
     frames: queue.Queue[Frame | None] = queue.Queue()
 
     def read() -> None:

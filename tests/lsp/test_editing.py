@@ -55,3 +55,13 @@ def test_forty_quick_changes_are_checked_as_the_last_and_a_hover_is_not_delayed(
         if message.get("method") == "textDocument/publishDiagnostics":
             published.append([d["code"] for d in message["params"]["diagnostics"]])
     assert len(published) <= 3, published  # coalesced: not one check per change
+
+
+def test_a_change_on_disk_the_editor_reports_is_seen(server: Client, tree: Path) -> None:
+    user = server.open((tree / "flops" / "user.yaml").as_uri(), USER)
+    assert server.diagnostics_for(user) == []
+    figure = tree / "flops" / "source-figure.yaml"
+    figure.write_text(_figure(8, 2))  # saved by another program
+    changes = [{"uri": figure.as_uri(), "type": 2}]
+    server.send("workspace/didChangeWatchedFiles", {"changes": changes})
+    assert sorted(d["code"] for d in server.diagnostics_for(user)) == ["EQ007", "EQ017"]

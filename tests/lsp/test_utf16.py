@@ -55,3 +55,20 @@ def test_conversions_round_trip() -> None:
         },
     )
     assert changed == f"a{ASTRAL}B\u00e9c"
+
+
+def test_an_incremental_change_after_astral_characters(server: Client, tree: Path) -> None:
+    line = f"text: {ASTRAL} moves GB per step."
+    text = USER.replace("text: A phenomenon.", line)
+    uri = server.open((tree / "flops" / "user.yaml").as_uri(), text)
+    assert server.diagnostics_for(uri) == []
+    row = text.splitlines().index(line)
+    at = {"line": row, "character": line.index("GB") + 3}  # UTF-16: after the astral three
+    change = {"range": {"start": at, "end": at}, "text": "42 "}
+    server.send(
+        "textDocument/didChange",
+        {"textDocument": {"uri": uri, "version": 2}, "contentChanges": [change]},
+    )
+    (diagnostic,) = server.diagnostics_for(uri)
+    assert diagnostic["code"] == "PR003" and "number 42" in diagnostic["message"]
+    assert diagnostic["range"]["start"]["character"] == line.index("GB") + 3
