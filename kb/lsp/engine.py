@@ -62,11 +62,15 @@ class Engine:
     # snapshot and every CACHE_CHECKS checks, so memory stays bounded.
     cache: RecordCache | None = None
     checks: int = 0
+    graph: DependencyGraph | None = None  # of the disk snapshot; each plan patches a copy
+    sorted_ids: list[str] | None = None
 
     def stale(self) -> None:
         """The disk may have changed: read it again (incrementally) before the next check."""
         self.disk = None
         self.cache = None
+        self.graph = None
+        self.sorted_ids = None
 
     def snapshot(self) -> Snapshot:
         """The tree on disk as `kb validate` sees it (its run snapshot, brought up to date)."""
@@ -76,6 +80,8 @@ class Engine:
 
             self.disk, _ = refresh(self.root)
             self.listed = {display_path(p): p for p in record_files(self.root)}
+            self.graph = DependencyGraph(self.disk.files)
+            self.graph.patched(self.disk.files, ())  # index the disk once, now, not on an edit
         return self.disk
 
     def record_cache(self) -> RecordCache:
@@ -90,15 +96,16 @@ class Engine:
 
     def ids(self) -> list[str]:
         """The record ids of the tree on disk, sorted."""
-        files = self.snapshot().files.values()
-        return sorted({state.record_id for state in files if state.record_id})
+        if self.sorted_ids is None:
+            files = self.snapshot().files.values()
+            self.sorted_ids = sorted({state.record_id for state in files if state.record_id})
+        return self.sorted_ids
 
     def plan(self, buffers: Mapping[Path, bytes]) -> Plan:
         """What `buffers` (canonical paths under root -> bytes) change: the files to re-check."""
         from kb.checker import build_knowledge_base
         from kb.incremental import _affected, file_states
         from kb.loader import display_path
-        from kb.reads import DependencyGraph
         from kb.recordcache import content_digest
 
         disk = self.snapshot()
@@ -117,7 +124,8 @@ class Engine:
                 self.root, None, self.record_cache(), _ordered(dirty.values()), True
             )
         plan.files = {n: s for n, s in disk.files.items() if n not in dirty} | file_states(built)
-        plan.graph = DependencyGraph(plan.files)
+        assert self.graph is not None
+        plan.graph = self.graph.patched(plan.files, dirty)
         plan.affected = _affected(disk, plan.graph, set(dirty), plan.files)
         return plan
 
@@ -136,12 +144,15 @@ class Engine:
             return {}
         load = plan.graph.load_set(focus, declared_reads())
         paths = {**self.listed, **plan.dirty}
-        known = {n: s.digest for n, s in plan.disk.files.items() if n in load}
+        disk = plan.disk.files
+        known = {n: disk[n].digest for n in load if n in disk}
         known |= {name: plan.digests[name] for name in plan.dirty}  # parsed by `plan`: cached
         with plan.standing_in():
             chosen = _ordered(paths.get(n) or Path(n) for n in load)
             kb = build_knowledge_base(self.root, None, self.record_cache(), chosen, True, known)
-            outside = frozenset(_ids_of(plan.files) - kb.records.keys())
+            if plan.ids is None:
+                plan.ids = frozenset(_ids_of(plan.files))
+            outside = plan.ids - kb.records.keys()
             kb.run.outside_ids = kb.run.outside_ids | outside
             kb.run.focus = frozenset(focus)
             found = resolve_locations(f for f in run_rules(kb) if f.location.path in focus)
@@ -170,6 +181,7 @@ class Plan:
     graph: DependencyGraph | None = None
     affected: set[str] = field(default_factory=set)
     loaded: int = 0
+    ids: frozenset[str] | None = None  # the tree's ids with the buffers (kb.incremental._ids_of)
 
     @contextmanager
     def standing_in(self) -> Iterator[None]:
