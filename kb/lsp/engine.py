@@ -103,8 +103,7 @@ class Engine:
 
     def plan(self, buffers: Mapping[Path, bytes]) -> Plan:
         """What `buffers` (canonical paths under root -> bytes) change: the files to re-check."""
-        from kb.checker import build_knowledge_base
-        from kb.incremental import _affected, file_states
+        from kb.incremental import affected_by, states_of
         from kb.loader import display_path
         from kb.recordcache import content_digest
 
@@ -120,13 +119,11 @@ class Engine:
         if not dirty:
             return plan
         with plan.standing_in():
-            built = build_knowledge_base(
-                self.root, None, self.record_cache(), _ordered(dirty.values()), True
-            )
-        plan.files = {n: s for n, s in disk.files.items() if n not in dirty} | file_states(built)
+            built = states_of(self.root, self.record_cache(), _ordered(dirty.values()))
+        plan.files = {n: s for n, s in disk.files.items() if n not in dirty} | built
         assert self.graph is not None
         plan.graph = self.graph.patched(plan.files, dirty)
-        plan.affected = _affected(disk, plan.graph, set(dirty), plan.files)
+        plan.affected = affected_by(disk, plan.graph, set(dirty), plan.files)
         return plan
 
     def run(self, plan: Plan, names: Collection[str]) -> dict[str, list[Finding]]:
@@ -135,8 +132,7 @@ class Engine:
         Exact for each file checked whatever else is: what its checks read is loaded
         (kb.reads: `load_set`), as kb.incremental loads it for every affected file.
         """
-        from kb.checker import build_knowledge_base, resolve_locations, run_rules
-        from kb.incremental import _ids_of
+        from kb.incremental import check_focus, ids_of
         from kb.reads import declared_reads
 
         focus = set(names) & plan.affected
@@ -147,15 +143,11 @@ class Engine:
         disk = plan.disk.files
         known = {n: disk[n].digest for n in load if n in disk}
         known |= {name: plan.digests[name] for name in plan.dirty}  # parsed by `plan`: cached
+        if plan.ids is None:
+            plan.ids = frozenset(ids_of(plan.files))
+        chosen = _ordered(paths.get(n) or Path(n) for n in load)
         with plan.standing_in():
-            chosen = _ordered(paths.get(n) or Path(n) for n in load)
-            kb = build_knowledge_base(self.root, None, self.record_cache(), chosen, True, known)
-            if plan.ids is None:
-                plan.ids = frozenset(_ids_of(plan.files))
-            outside = plan.ids - kb.records.keys()
-            kb.run.outside_ids = kb.run.outside_ids | outside
-            kb.run.focus = frozenset(focus)
-            found = resolve_locations(f for f in run_rules(kb) if f.location.path in focus)
+            found = check_focus(self.root, self.record_cache(), chosen, focus, plan.ids, known)
         plan.loaded += len(load)
         fresh: dict[str, list[Finding]] = {name: [] for name in focus}
         for finding in sorted(found, key=Finding.sort_key):
@@ -181,7 +173,7 @@ class Plan:
     graph: DependencyGraph | None = None
     affected: set[str] = field(default_factory=set)
     loaded: int = 0
-    ids: frozenset[str] | None = None  # the tree's ids with the buffers (kb.incremental._ids_of)
+    ids: frozenset[str] | None = None  # the tree's ids with the buffers (kb.incremental.ids_of)
 
     @contextmanager
     def standing_in(self) -> Iterator[None]:
