@@ -123,8 +123,9 @@ class Server:
         if method == "exit":
             self.exit_code = 0 if self.shut_down else 1
             return
-        if is_request and method != "initialize" and not self.initialized:
-            self.fail(request_id, NOT_INITIALIZED, "the server is not initialized")
+        if method != "initialize" and not self.initialized:
+            if is_request:  # a notification before `initialize` is dropped, as LSP says
+                self.fail(request_id, NOT_INITIALIZED, "the server is not initialized")
             return
         if is_request and self.shut_down:
             self.fail(request_id, INVALID_REQUEST, "the server is shut down")

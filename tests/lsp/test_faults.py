@@ -155,3 +155,13 @@ def test_exit_after_shutdown_is_code_zero(tree: Path) -> None:
     lsp = Client(tree.parent)
     lsp.initialize()
     assert lsp.close() == 0
+
+
+def test_before_initialize_requests_are_refused_and_notifications_dropped(tree: Path) -> None:
+    lsp = Client(tree.parent)
+    uri = lsp.open((tree / "flops" / "user.yaml").as_uri(), BROKEN)  # dropped: not initialized
+    sent = lsp.send("textDocument/hover", _position(uri), request=True)
+    assert lsp.response(sent)["error"]["code"] == -32002
+    lsp.initialize()
+    assert lsp.request("textDocument/hover", _position(uri)) is None  # it was never opened
+    assert lsp.close() == 0
