@@ -6,7 +6,7 @@ diagnostic at kb's line:col (in UTF-16 columns, as announced) with its rule code
 hint. The tree is loaded once; a change re-checks only the changed buffer and what
 reads it (kb.lsp.engine, on kb.reads' dependency graph, as kb.incremental does), so
 editing a hardware record re-publishes the diagnostics of an open flop class that
-binds it, in milliseconds. Completion offers record ids in reference fields and
+binds it, in tens of milliseconds. Completion offers record ids in reference fields and
 `record#field` paths in bindings (triggered by `/` and `#`, as `textEdit`s); hover on
 a reference shows the target's figure (value, unit, basis, source); go-to-definition
 opens the referenced record at its field; a hint that says "did you mean 'x'?" is a
