@@ -62,3 +62,14 @@ def test_a_buffer_equal_to_the_disk_checks_nothing(root: Path) -> None:
     engine = Engine(root)
     checked = engine.check({root / "flops" / "user.yaml": USER.encode()})
     assert checked.rechecked == 0 and checked.affected() == set()
+
+
+@pytest.mark.parametrize("edit", sorted(EDITS))
+def test_the_edited_file_first_then_the_rest_equals_one_run(root: Path, edit: str) -> None:
+    name, text = EDITS[edit]
+    engine = Engine(root)
+    plan = engine.plan({root / name: text.encode()})
+    edited = plan.affected & plan.dirty.keys()
+    assert edited == {f"records/{name}"}
+    split = engine.run(plan, edited) | engine.run(plan, plan.affected - edited)
+    assert split == Engine(root).check({root / name: text.encode()}).fresh
