@@ -33,6 +33,7 @@ and kind swaps too) and checks that the findings always equal a full run's.
 from __future__ import annotations
 
 import time
+from collections.abc import Collection, Mapping
 from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -56,6 +57,7 @@ from kb.snapshot import (
 from kb.store import cache_dir
 
 if TYPE_CHECKING:
+    from kb.findings import Finding
     from kb.model import KnowledgeBase
 
 
@@ -222,3 +224,46 @@ def _states_of(root: Path, cache: RecordCache, paths: list[Path]) -> dict[str, F
     from kb.checker import build_knowledge_base
 
     return file_states(build_knowledge_base(root, None, cache, paths, listed=True))
+
+
+# The language server's route (kb.lsp.engine): open buffers stand in for their files
+# (kb.overlay) and are checked against the run snapshot by the steps above.
+
+
+def states_of(root: Path, cache: RecordCache, paths: list[Path]) -> dict[str, FileState]:
+    """The snapshot's view of just these files, loaded now (their references included)."""
+    return _states_of(root, cache, paths)
+
+
+def affected_by(
+    snapshot: Snapshot, graph: DependencyGraph, changed: set[str], files: dict[str, FileState]
+) -> set[str]:
+    """The files whose findings `changed` may change (`graph`, `files`: the tree after it)."""
+    return _affected(snapshot, graph, changed, files)
+
+
+def ids_of(files: Mapping[str, FileState]) -> set[str]:
+    """The ids of the tree `files` describes (those of files kb cannot read included)."""
+    return {state.record_id or state.unread_id for state in files.values()} - {""}
+
+
+def check_focus(
+    root: Path,
+    cache: RecordCache,
+    paths: list[Path],
+    focus: Collection[str],
+    ids: Collection[str],
+    known: Mapping[str, str],
+) -> list[Finding]:
+    """The located findings on `focus`, checked on a knowledge base of `paths` alone.
+
+    `paths` (in record_files' order) must hold what the checks of `focus` read
+    (DependencyGraph.load_set); `ids`, every id of the tree; `known`, the digests
+    already known by display path. As `_recheck_changes` checks the files it re-checks.
+    """
+    from kb.checker import build_knowledge_base, resolve_locations, run_rules
+
+    kb = build_knowledge_base(root, None, cache, paths, True, known)
+    kb.run.outside_ids = kb.run.outside_ids | frozenset(set(ids) - kb.records.keys())
+    kb.run.focus = frozenset(focus)
+    return resolve_locations(f for f in run_rules(kb) if f.location.path in focus)

@@ -230,6 +230,43 @@ class DependencyGraph:
     def _binders(self) -> dict[str, list[str]]:
         return self._index(lambda node: node.bound)
 
+    def patched(self, files: Mapping[str, FileState], names: Iterable[str]) -> DependencyGraph:
+        """The graph of `files`, which differ from this graph's in the files `names` only.
+
+        Its indexes are this graph's with just those files moved (a copy; this graph is
+        unchanged), so a small edit of a big tree does not index every file again
+        (kb.lsp.engine, on each keystroke). `files` must hold the unchanged files in
+        this graph's order, then the changed ones: the indexes then equal a fresh
+        build's, list order included (tests/lsp/test_patched_graph.py).
+        """
+        graph = DependencyGraph(files)
+        wanted = set(names)
+        names = [name for name in files if name in wanted] + [n for n in wanted if n not in files]
+        keys_of: dict[str, Callable[[FileState], Iterable[str]]] = {
+            "_holders": lambda node: {node.record_id, node.claimed_id} - {""},
+            "_named": lambda node: (node.record_id,) if node.record_id else (),
+            "_referrers": lambda node: node.targets,
+            "_binders": lambda node: node.bound,
+        }
+        moved = set(names)
+        for attribute, keys in keys_of.items():
+            index: dict[str, list[str]] = dict(getattr(self, attribute))
+            touched: set[str] = set()
+            for name in names:
+                for graph_files in (self.files, files):
+                    node = graph_files.get(name)
+                    if node is not None:
+                        touched.update(keys(node))
+            for key in touched:
+                kept = [n for n in index.get(key, ()) if n not in moved]
+                kept += [n for n in names if n in files and key in keys(files[n])]
+                if kept:
+                    index[key] = kept
+                else:
+                    index.pop(key, None)
+            graph.__dict__[attribute] = index  # the cached_property's value
+        return graph
+
     def references_to(self, record_id: str) -> list[Reference]:
         """The references that name `record_id` ("used by")."""
         return list(self._references_to.get(record_id, ()))

@@ -1,8 +1,8 @@
-"""`kb lsp`: run kb's language server on stdin/stdout (kb.lsp; needs the `lsp` extra)."""
+"""`kb lsp`: run kb's language server on stdin/stdout (kb.lsp)."""
 
 from __future__ import annotations
 
-import importlib.util
+import sys
 
 import click
 
@@ -11,11 +11,8 @@ import click
 def lsp() -> None:
     """Run the language server (stdio): kb's findings as diagnostics, completion, hover.
 
-    Needs pygls: pip install 'kb-placement-tax[lsp]'. See docs/integrations.md for
-    VS Code and Neovim.
+    An editor starts it; see docs/integrations.md for VS Code and Neovim.
     """
-    if importlib.util.find_spec("pygls") is None:
-        raise click.UsageError("kb lsp needs pygls: pip install 'kb-placement-tax[lsp]'")
     from kb.lsp import serve
 
-    serve()
+    sys.exit(serve())
