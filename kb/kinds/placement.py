@@ -68,6 +68,30 @@ class StatedRatio:
 
 
 @dataclass(frozen=True)
+class Degrees:
+    """How one option maps the model (`degrees`): tensor, pipeline and data parallel."""
+
+    tp: int
+    pp: int
+    dp: int
+
+    @property
+    def devices(self) -> int:
+        return self.tp * self.pp * self.dp
+
+
+@dataclass(frozen=True)
+class Collective:
+    """How an option's derived tensor-parallel all-reduces run (`tp_collective`)."""
+
+    link: str
+    algorithm: str | None
+    cuda_graphs: bool | None
+    receipt: str | None
+    link_latency: FigureNode | None
+
+
+@dataclass(frozen=True)
 class Option:
     """The reference or one candidate: devices, state split, useful rate, transfers, overheads."""
 
@@ -85,6 +109,20 @@ class Option:
     cost_rate: Quantity | None
     power: Quantity | None
     stated_ratios: tuple[StatedRatio, ...]
+    degrees: Degrees | None = None  # with an envelope `workload`: kb derives state and rows
+    tp_collective: Collective | None = None
+
+
+@dataclass(frozen=True)
+class WorkloadView:
+    """What kb derives a decode step from (`envelope.workload`), instead of typed bytes."""
+
+    context: int  # tokens cached per sequence at the step priced
+    weight_bytes: FigureNode  # bytes per weight
+    kv_bytes: FigureNode  # bytes per cached KV element
+    activation_bytes: FigureNode | None  # bytes per activation element (all-reduce buffer)
+    all_reduces_per_layer: FigureNode | None
+    per_layer_overhead: FigureNode | None
 
 
 @dataclass(frozen=True)
@@ -95,10 +133,11 @@ class EnvelopeView:
     precision: str
     quality: str
     batch: int
-    state_bytes: Quantity
-    useful_work: Quantity
+    state_bytes: Quantity | None  # None only with a workload (kb derives it)
+    useful_work: Quantity | None
     slo: Quantity | None
     flops_per_item: Quantity | None
+    workload: WorkloadView | None = None
 
 
 @dataclass(frozen=True)
@@ -131,10 +170,42 @@ def _envelope(node: Mapping[str, Any]) -> EnvelopeView:
         precision=str(node["precision"]),
         quality=str(node["quality"]),
         batch=node["batch"],
-        state_bytes=node["state_bytes"],
-        useful_work=node["useful_work"],
+        state_bytes=node.get("state_bytes"),
+        useful_work=node.get("useful_work"),
         slo=node.get("slo"),
         flops_per_item=node.get("flops_per_item"),
+        workload=_workload(node.get("workload")),
+    )
+
+
+def _workload(node: Mapping[str, Any] | None) -> WorkloadView | None:
+    if node is None:
+        return None
+    return WorkloadView(
+        context=node["context"],
+        weight_bytes=node["weight_bytes"],
+        kv_bytes=node["kv_bytes"],
+        activation_bytes=node.get("activation_bytes"),
+        all_reduces_per_layer=node.get("all_reduces_per_layer"),
+        per_layer_overhead=node.get("per_layer_overhead"),
+    )
+
+
+def _degrees(node: Mapping[str, Any] | None) -> Degrees | None:
+    if node is None:
+        return None
+    return Degrees(node.get("tp", 1), node.get("pp", 1), node.get("dp", 1))
+
+
+def _collective(node: Mapping[str, Any] | None) -> Collective | None:
+    if node is None:
+        return None
+    return Collective(
+        link=str(node["link"]),
+        algorithm=node.get("algorithm"),
+        cuda_graphs=node.get("cuda_graphs"),
+        receipt=node.get("receipt"),
+        link_latency=node.get("link_latency"),
     )
 
 
@@ -159,6 +230,8 @@ def option(node: Mapping[str, Any]) -> Option:
         cost_rate=node.get("cost_rate"),
         power=node.get("power"),
         stated_ratios=stated_ratios(node.get("stated_ratios", ())),
+        degrees=_degrees(node.get("degrees")),
+        tp_collective=_collective(node.get("tp_collective")),
     )
 
 

@@ -39,6 +39,7 @@ from kb.kinds import Views, views
 from kb.kinds.placement import DeviceView, EnvelopeView, FigureNode, Option, Placement
 from kb.ledger.quantities import Figure, QuantityError, figure
 from kb.ledger.transfers import TransferSpec, resolve_transfer
+from kb.ledger.workload import Derived, Workload, derive_option, resolve_workload
 from kb.model import KnowledgeBase, Record, split_binding
 
 OVERHEADS = (
@@ -97,6 +98,7 @@ class OptionSpec:
     strategies: tuple[str, ...] = ()
     compute_rate: Figure | None = None  # FLOP/s per device, for the roofline's compute term
     links: tuple[str, ...] = ()  # declared links plus every link a transfer uses
+    derived: Derived | None = None  # a composed placement: state and step parts (workload.py)
 
 
 @dataclass(frozen=True)
@@ -111,6 +113,7 @@ class Envelope:
     useful_work: Figure
     slo: Figure | None
     flops_per_item: Figure | None = None  # FLOP per batch item per step (roofline)
+    workload: Workload | None = None  # a composed placement (kb.ledger.workload)
 
 
 @dataclass(frozen=True)
@@ -251,6 +254,19 @@ def _option(
         resolve_transfer(res, t, pointer_join(pointer, "transfers", i), batch, hardware)
         for i, t in enumerate(node.transfers)
     ]
+    derived = None
+    if envelope is not None and envelope.workload is not None:
+        count = sum(_one(d.count) for d in node.devices)
+        composed = derive_option(res, envelope.workload, node, pointer, count, int(batch))
+        if composed is None:
+            return None
+        derived, tp_transfer = composed
+        if tp_transfer is not None:
+            transfers.append(
+                resolve_transfer(
+                    res, tp_transfer, pointer_join(pointer, "tp_collective"), batch, hardware
+                )
+            )
     # Every input is resolved (so every gap is recorded) before an incomplete option is dropped.
     replicated = res.optional(
         node.replicated, pointer_join(pointer, "replicated"), "B", "replicated state"
@@ -263,14 +279,18 @@ def _option(
     if rate is None or None in devices or None in transfers:
         return None
     resolved = tuple(t for t in transfers if t is not None)
+    shards, parallel = _one(node.state_shards), _one(node.parallel)
+    if derived is not None:
+        shards = derived.degrees.tp * derived.degrees.pp
+        parallel = derived.degrees.tp
     return OptionSpec(
         name=node.name,
         pointer=pointer,
         devices=tuple(d for d in devices if d is not None),
-        state_shards=_one(node.state_shards),
+        state_shards=shards,
         replicated=replicated,
         useful_rate=rate,
-        useful_parallel=_one(node.parallel),
+        useful_parallel=parallel,
         transfers=resolved,
         overheads=overheads,
         cost_rate=cost_rate,
@@ -278,11 +298,14 @@ def _option(
         strategies=node.strategies,
         compute_rate=compute,
         links=tuple(sorted(set(node.links) | {t.link for t in resolved})),
+        derived=derived,
     )
 
 
 def _envelope(res: InputReader, node: EnvelopeView) -> Envelope | None:
-    unit = str(node.useful_work.get("unit", ""))
+    if node.workload is not None:
+        return _composed_envelope(res, node)
+    unit = str((node.useful_work or {}).get("unit", ""))
     useful_dim = "FLOP" if unit.endswith("FLOP") else "B"
     state = res.quantity(node.state_bytes, "/envelope/state_bytes", "B", "state bytes")
     work = res.quantity(node.useful_work, "/envelope/useful_work", useful_dim, "useful work")
@@ -304,6 +327,27 @@ def _envelope(res: InputReader, node: EnvelopeView) -> Envelope | None:
         work,
         slo,
         flops,
+    )
+
+
+def _composed_envelope(res: InputReader, node: EnvelopeView) -> Envelope | None:
+    """The envelope of a composed placement: state and useful work are the model's weights."""
+    assert node.workload is not None
+    work = resolve_workload(res, node.workload, node.model, "/envelope/workload")
+    slo = res.optional(node.slo, "/envelope/slo", "s", "SLO latency")
+    if work is None:
+        return None
+    weights = Figure(work.weights_total, "B", "derived", f"{node.model} (workload)")
+    return Envelope(
+        node.model,
+        node.precision,
+        node.quality,
+        Fraction(node.batch),
+        weights,
+        weights,
+        slo,
+        None,
+        work,
     )
 
 

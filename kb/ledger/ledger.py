@@ -111,8 +111,60 @@ class Overrides:
     latency: Mapping[str, Num] = field(default_factory=dict)  # link id -> s
 
 
+def composed_useful_row(envelope: Envelope, option: OptionSpec, batch: Num = None) -> Row:
+    """Tuseful of a composed placement: the per-rank weight read plus the replica's KV read."""
+    derived = option.derived
+    assert derived is not None
+    batch = envelope.batch if batch is None else batch
+    sequences = derived.sequences(batch)
+    kv = derived.kv_read_per_sequence.value * sequences
+    moe = (
+        "; MoE: every expert counted, an upper bound (flops/moe-decode-expert-read's "
+        "routed fraction is not composed yet)"
+        if derived.moe
+        else ""
+    )
+    return Row(
+        "useful",
+        derived.weight_read.value + kv,
+        "t_w + (batch/dp)*t_kv: per-rank weight read (flops/tp-decode-allreduce-time "
+        "weight_read) plus the KV-cache read of the replica's sequences "
+        f"(flops/decode-kv-cache-read cache_time){moe}",
+        {
+            "t_w": derived.weight_read.value,
+            "t_w_trail": "; ".join(derived.weight_read.trail),
+            "t_kv_per_sequence": derived.kv_read_per_sequence.value,
+            "t_kv_trail": "; ".join(derived.kv_read_per_sequence.trail),
+            "sequences": sequences,
+            "context": derived.context,
+            "rate_from": option.useful_rate.origin,
+        },
+        basis_label(False, option.useful_rate),
+    )
+
+
+def composed_overhead_row(option: OptionSpec) -> Row:
+    """L*t_o of a composed placement: 0 and `none` when no per-layer overhead is entered."""
+    derived = option.derived
+    assert derived is not None
+    if derived.overhead is None:
+        return Row("overhead", Fraction(0), "no per_layer_overhead entered", {}, "none")
+    return Row(
+        "overhead",
+        derived.overhead.value,
+        derived.overhead.formula,
+        {
+            "t_o": derived.overhead_figure.value if derived.overhead_figure else None,
+            "t_o_from": "; ".join(derived.overhead.trail),
+        },
+        basis_label(False, derived.overhead_figure),
+    )
+
+
 def useful_row(envelope: Envelope, option: OptionSpec, batch: Num = None) -> Row:
     """Tuseful: the work over the rate, or the roofline max of memory and compute terms."""
+    if option.derived is not None:
+        return composed_useful_row(envelope, option, batch)
     rate, parallel = option.useful_rate, option.useful_parallel
     memory = envelope.useful_work.value / (parallel * rate.value)
     inputs: dict[str, Any] = {
@@ -231,5 +283,7 @@ def compute_ledger(envelope: Envelope, option: OptionSpec, over: Overrides | Non
     over = over or Overrides()
     useful = useful_row(envelope, option, over.batch)
     costs = _transfer_costs(envelope, option, useful.value, over)
-    rows = (useful, exposed_row(costs), *overhead_rows(option))
+    rows: tuple[Row, ...] = (useful, exposed_row(costs), *overhead_rows(option))
+    if option.derived is not None:
+        rows = (useful, composed_overhead_row(option), *rows[1:])
     return Ledger(option.name, rows, tuple(costs))

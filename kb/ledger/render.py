@@ -20,6 +20,7 @@ from kb.ledger.quantities import SCALES, amount, number
 
 ROW_LABELS = {
     "useful": "T_useful",
+    "overhead": "T_per_layer_overhead",
     "exposed": "T_exposed",
     "sync": "T_sync",
     "input_imbalance": "T_input_imbalance",
@@ -88,12 +89,35 @@ def _feasibility_lines(side: Side, role: str) -> list[str]:
 
 def device_line(d: Any) -> str:
     """`h200 x2: state 70.55 GB + reserve 0 B of 151.4 GB, headroom 80.85 GB`."""
+    if d.parts:
+        return composed_device_line(d)
     tail = (
         f"headroom {amount(d.headroom, 'B')}" if d.fits else f"short by {amount(-d.headroom, 'B')}"
     )
     return (
         f"{d.name} x{d.count}: state {amount(d.state, 'B')} + reserve "
         f"{amount(d.reserve, 'B')} of {amount(d.capacity, 'B')}, {tail}"
+    )
+
+
+PART_LABELS = {"weights": "weights", "kv_cache": "KV cache", "replicated": "replicated"}
+
+
+def composed_device_line(d: Any) -> str:
+    """A composed placement's device: its parts, then the verdict in GiB and the headroom."""
+    from kb.ledger.feasibility import gib
+
+    parts = " + ".join(f"{PART_LABELS[name]} {gib(value)}" for name, value in d.parts)
+    state = f"{d.name} x{d.count}: {parts} + reserve {gib(d.reserve)} (activations: no flop class"
+    state += " covers them, not counted)"
+    if not d.fits:
+        return (
+            f"{state}; does not fit: needs {gib(d.state + d.reserve)} per device, "
+            f"has {gib(d.capacity)}"
+        )
+    return (
+        f"{state} of {gib(d.capacity)}, headroom {gib(d.headroom)}: largest batch at this "
+        f"context {d.max_batch}, longest context at this batch {d.max_context} tokens"
     )
 
 
@@ -241,6 +265,15 @@ def _fit_json(side: Side) -> dict[str, Any]:
                 "capacity": exact(d.capacity, "B"),
                 "headroom": exact(d.headroom, "B"),
                 "fits": d.fits,
+                **(
+                    {
+                        "parts": {name: exact(value, "B") for name, value in d.parts},
+                        "max_batch": d.max_batch,
+                        "max_context": d.max_context,
+                    }
+                    if d.parts
+                    else {}
+                ),
             }
             for d in side.feasibility.devices
         ],
