@@ -118,6 +118,7 @@ class WorkloadView:
     """What kb derives a decode step from (`envelope.workload`), instead of typed bytes."""
 
     context: int  # tokens cached per sequence at the step priced
+    composed_from: tuple[str, ...]  # the flop classes the step is evaluated from
     weight_bytes: FigureNode  # bytes per weight
     kv_bytes: FigureNode  # bytes per cached KV element
     activation_bytes: FigureNode | None  # bytes per activation element (all-reduce buffer)
@@ -183,6 +184,7 @@ def _workload(node: Mapping[str, Any] | None) -> WorkloadView | None:
         return None
     return WorkloadView(
         context=node["context"],
+        composed_from=tuple(str(c) for c in node["composed_from"]),
         weight_bytes=node["weight_bytes"],
         kv_bytes=node["kv_bytes"],
         activation_bytes=node.get("activation_bytes"),

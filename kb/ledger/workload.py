@@ -69,6 +69,7 @@ class Workload:
     model: Model
     weights_total: Fraction  # bytes of all weights, P*b_w
     trail: tuple[str, ...]
+    composed_from: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -109,11 +110,26 @@ def _base(value: Fraction, unit: str) -> Fraction:
 
 
 def evaluate_part(
-    res: InputReader, class_id: str, target: str, bindings: Mapping[str, Any], pointer: str
+    res: InputReader,
+    class_id: str,
+    target: str,
+    bindings: Mapping[str, Any],
+    pointer: str,
+    listed: tuple[str, ...],
 ) -> Part | None:
-    """Evaluate `target` of a flop class through kb/equations/evaluate.py, in base units."""
+    """Evaluate `target` of a flop class through kb/equations/evaluate.py, in base units.
+
+    The class must be named in the workload's `composed_from` (`listed`): that is the
+    reference through which a change to it re-checks the placement.
+    """
     from kb.equations.evaluate import EvaluationError, evaluate
 
+    if class_id not in listed:
+        res.gap(
+            "/envelope/workload/composed_from",
+            f"the composed step evaluates {class_id} ({target}); name it in composed_from",
+        )
+        return None
     record = res.readable(class_id)
     if record is None:
         res.blocked(pointer, class_id, f"the composed {target}") if res.unusable(
@@ -122,7 +138,7 @@ def evaluate_part(
         return None
     try:
         result = evaluate(res.kb, record, target, bindings)
-    except EvaluationError as exc:
+    except (EvaluationError, ArithmeticError) as exc:
         res.gap(pointer, f"{class_id} {target}: {exc}")
         return None
     return Part(
@@ -186,6 +202,7 @@ def resolve_workload(
         "W",
         {"P": f"{model_id}#derived.params_total", "b_w": _spec(w_b)},
         pointer_join(pointer, "weight_bytes"),
+        node.composed_from,
     )
     if weights is None:
         return None
@@ -197,7 +214,16 @@ def resolve_workload(
         str(record.get("architecture") or ""),
     )
     return Workload(
-        node.context, w_b, kv_b, act_b, per_layer, t_o, model, weights.value, weights.trail
+        node.context,
+        w_b,
+        kv_b,
+        act_b,
+        per_layer,
+        t_o,
+        model,
+        weights.value,
+        weights.trail,
+        node.composed_from,
     )
 
 
@@ -289,6 +315,7 @@ def derive_option(
             "BW_hbm": _rate_spec(rate),
         },
         pointer_join(pointer, "useful", "rate"),
+        work.composed_from,
     )
     if kv is None or t_w is None:
         return None
@@ -304,6 +331,7 @@ def derive_option(
             "BW_hbm": _rate_spec(rate),
         },
         pointer_join(pointer, "useful", "rate"),
+        work.composed_from,
     )
     if t_kv is None:
         return None
@@ -373,6 +401,7 @@ def _kv_per_token(res: InputReader, work: Workload, deg: Degrees, pointer: str) 
             **head,
         },
         pointer,
+        work.composed_from,
     )
 
 
@@ -417,6 +446,7 @@ def _tp_transfer(res: InputReader, work: Workload, option: Option, pointer: str)
             "b": _spec(work.activation_bytes),
         },
         pointer_join(pointer, "tp_collective"),
+        work.composed_from,
     )
     if size is None:
         return None
