@@ -2,7 +2,7 @@
 
 `python scripts/readme_facts.py` prints each generated block; `--write` replaces the
 blocks between `<!-- kb:NAME -->` and `<!-- /kb:NAME -->` in README.md. The suite
-(tests/test_readme_facts.py) fails when README.md differs from what this computes.
+(tests/project/test_readme_facts.py) fails when README.md differs from what this computes.
 """
 
 from __future__ import annotations

@@ -2,7 +2,7 @@
 
 Valid except for its placeholders (`~  # TODO: ...`): fill them (a bandwidth field of
 an accelerator record, a receipt's measured row, the value you computed) and the record
-validates clean (tests/test_new_scaffold.py fills them by script and checks it).
+validates clean (tests/commands/test_new.py fills them by script and checks it).
 """
 
 from __future__ import annotations

@@ -16,7 +16,7 @@ def kb(installed: Path, cwd: Path, *args: str, **env: str):  # type: ignore[no-u
 
 
 def test_a_clean_tree_passes(installed: Path, outside: Path) -> None:
-    # PR003 (numbers in prose, a warning while records are templated) is tests/test_records.py's
+    # PR003 (numbers in prose) is held by tests/project/test_records.py
     done = kb(installed, outside, "validate", "--ignore", "PR003")
     assert done.returncode == 0, done.stdout + done.stderr
     assert "no findings" in done.stdout

@@ -16,7 +16,7 @@ import yaml
 from tests.conftest import run_kb
 from tests.test_cli import invoke
 
-TRUTH = Path(__file__).resolve().parent / "fixtures" / "truth"
+TRUTH = Path(__file__).resolve().parents[1] / "fixtures" / "truth"
 
 
 def truth_tree(target: Path) -> Path:

@@ -15,7 +15,7 @@ import pytest
 
 from kb.api import open_kb, validate
 
-REPO = Path(__file__).resolve().parent.parent
+REPO = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(REPO / "bench"))
 
 import make_corpus  # noqa: E402
