@@ -123,7 +123,8 @@ class WorkloadView:
     kv_bytes: FigureNode  # bytes per cached KV element
     activation_bytes: FigureNode | None  # bytes per activation element (all-reduce buffer)
     all_reduces_per_layer: FigureNode | None
-    per_layer_overhead: FigureNode | None
+    engine: str | None  # its calibrated per-layer overhead prices the overhead row
+    overhead_fallback: str | None  # the engine whose overhead stands in, named, never implied
 
 
 @dataclass(frozen=True)
@@ -189,7 +190,8 @@ def _workload(node: Mapping[str, Any] | None) -> WorkloadView | None:
         kv_bytes=node["kv_bytes"],
         activation_bytes=node.get("activation_bytes"),
         all_reduces_per_layer=node.get("all_reduces_per_layer"),
-        per_layer_overhead=node.get("per_layer_overhead"),
+        engine=node.get("engine"),
+        overhead_fallback=node.get("overhead_fallback"),
     )
 
 

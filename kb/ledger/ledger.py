@@ -148,7 +148,7 @@ def composed_overhead_row(option: OptionSpec) -> Row:
     derived = option.derived
     assert derived is not None
     if derived.overhead is None:
-        return Row("overhead", Fraction(0), "no per_layer_overhead entered", {}, "none")
+        return Row("overhead", Fraction(0), derived.overhead_note, {}, "none")
     return Row(
         "overhead",
         derived.overhead.value,

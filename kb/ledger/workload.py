@@ -70,6 +70,7 @@ class Workload:
     weights_total: Fraction  # bytes of all weights, P*b_w
     trail: tuple[str, ...]
     composed_from: tuple[str, ...] = ()
+    overhead_note: str = ""  # where t_o comes from, or why there is none
 
 
 @dataclass(frozen=True)
@@ -94,7 +95,8 @@ class Derived:
     kv_read_per_sequence: Part  # s per sequence at the context
     overhead: Part | None  # s per step: L*t_o
     overhead_figure: Figure | None
-    moe: bool = False  # the weight read counts every expert (an upper bound)
+    moe: bool = False
+    overhead_note: str = ""  # the weight read counts every expert (an upper bound)
 
     def sequences(self, batch: Any) -> Any:
         """Sequences one replica serves: batch / dp."""
@@ -186,12 +188,7 @@ def resolve_workload(
         "1",
         "all-reduces per layer",
     )
-    t_o = res.optional(
-        node.per_layer_overhead,
-        pointer_join(pointer, "per_layer_overhead"),
-        "s",
-        "per-layer overhead",
-    )
+    t_o, overhead_note = _engine_overhead(res, node, pointer)
     layers = _int_field(res, model_id, "geometry.layers", pointer)
     kv_heads = _int_field(res, model_id, "geometry.kv_heads", pointer)
     if w_b is None or kv_b is None or layers is None or kv_heads is None:
@@ -224,6 +221,7 @@ def resolve_workload(
         weights.value,
         weights.trail,
         node.composed_from,
+        overhead_note,
     )
 
 
@@ -240,6 +238,56 @@ def exact_spec(value: Fraction, unit: str) -> Any:
             (-1, {"value": value.denominator, "unit": "1"}),
         ),
     )
+
+
+def _engine_overhead(
+    res: InputReader, node: WorkloadView, pointer: str
+) -> tuple[Figure | None, str]:
+    """t_o from the workload's engine, else from its named fallback, each said; else none."""
+    if node.engine is None:
+        return None, "no engine named: no per-layer overhead counted"
+    own = _calibrated(res, node.engine, pointer_join(pointer, "engine"))
+    if own is not None:
+        fig, text = own
+        return fig, f"calibrated for {node.engine}: {text}"
+    if node.overhead_fallback is None:
+        return None, (
+            f"{node.engine} has no calibrated per-layer overhead and the workload names no "
+            "overhead_fallback: not counted"
+        )
+    other = _calibrated(res, node.overhead_fallback, pointer_join(pointer, "overhead_fallback"))
+    if other is None:
+        res.gap(
+            pointer_join(pointer, "overhead_fallback"),
+            f"the overhead fallback {node.overhead_fallback} has no calibrated per-layer overhead",
+        )
+        return None, ""
+    fig, text = other
+    return fig, (
+        f"estimated: {node.engine} has no calibrated per-layer overhead; the fallback "
+        f"{node.overhead_fallback}'s is used ({text})"
+    )
+
+
+def _calibrated(res: InputReader, engine_id: str, pointer: str) -> tuple[Figure, str] | None:
+    """An engine's fitted per-layer overhead and what it was fitted to, if it has one."""
+    from kb.kinds import views
+
+    record = res.readable(engine_id)
+    if record is None:
+        if res.unusable(engine_id):
+            res.blocked(pointer, engine_id, "the per-layer overhead")
+        return None
+    view = views(res.kb).engine(record)
+    if view is None or view.per_layer_overhead is None:
+        return None
+    over = view.per_layer_overhead
+    fig = res.quantity(over.figure, pointer, "s", f"{engine_id}'s per-layer overhead")
+    if fig is None:
+        return None
+    where = f" on {over.hardware}" if over.hardware else " (GPU not named)"
+    graphs = {True: ", CUDA graphs", False: ", no CUDA graphs", None: ""}[over.cuda_graphs]
+    return fig, f"fitted to {', '.join(over.calibration)}{where}{graphs}"
 
 
 def _spec(fig: Figure) -> Any:
@@ -339,7 +387,7 @@ def derive_option(
     if work.per_layer_overhead is not None:
         overhead = Part(
             work.model.layers * work.per_layer_overhead.value,
-            f"{TP_CLASS}: L*t_o, L = {work.model.layers} layers",
+            f"{TP_CLASS}: L*t_o, L = {work.model.layers} layers; t_o {work.overhead_note}",
             (f"t_o from {work.per_layer_overhead.origin}",),
             work.per_layer_overhead.basis,
         )
@@ -353,6 +401,7 @@ def derive_option(
         overhead,
         work.per_layer_overhead,
         work.model.architecture == "moe",
+        work.overhead_note,
     )
     transfer = _tp_transfer(res, work, option, pointer) if deg.tp > 1 else None
     if deg.tp > 1 and transfer is None:
