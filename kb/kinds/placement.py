@@ -111,6 +111,7 @@ class Option:
     stated_ratios: tuple[StatedRatio, ...]
     degrees: Degrees | None = None  # with an envelope `workload`: kb derives state and rows
     tp_collective: Collective | None = None
+    stage_link: Collective | None = None  # pp > 1: the link between consecutive stages
 
 
 @dataclass(frozen=True)
@@ -236,6 +237,7 @@ def option(node: Mapping[str, Any]) -> Option:
         stated_ratios=stated_ratios(node.get("stated_ratios", ())),
         degrees=_degrees(node.get("degrees")),
         tp_collective=_collective(node.get("tp_collective")),
+        stage_link=_collective(node.get("stage_link")),
     )
 
 

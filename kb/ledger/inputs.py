@@ -260,12 +260,11 @@ def _option(
         composed = derive_option(res, envelope.workload, node, pointer, count, int(batch))
         if composed is None:
             return None
-        derived, tp_transfer = composed
-        if tp_transfer is not None:
+        derived, made = composed
+        for transfer in made:
+            at = "tp_collective" if transfer.pattern == "all-reduce" else "stage_link"
             transfers.append(
-                resolve_transfer(
-                    res, tp_transfer, pointer_join(pointer, "tp_collective"), batch, hardware
-                )
+                resolve_transfer(res, transfer, pointer_join(pointer, at), batch, hardware)
             )
     # Every input is resolved (so every gap is recorded) before an incomplete option is dropped.
     replicated = res.optional(

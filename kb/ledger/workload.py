@@ -306,8 +306,16 @@ def derive_option(
     pointer: str,
     devices: int,
     batch: int,
-) -> tuple[Derived, Transfer | None] | None:
-    """The derived state and step parts of one option, and its tensor-parallel all-reduce."""
+) -> tuple[Derived, tuple[Transfer, ...]] | None:
+    """The derived state and step parts of one option, and its derived transfers.
+
+    The transfers: the tensor-parallel all-reduces (tp > 1) and the pipeline stage
+    sends (pp > 1). A decode step's batch is one microbatch: a token passes the pp
+    stages in turn, so the weight and KV reads of the stages add up to the latency of
+    the unsharded layers over tp, and each stage idles (pp - 1)/pp of the step
+    (flops/pipeline-bubble's idle share at m = 1), which the throughput `batch /
+    T_total` already shows. Pipelining several microbatches is not composed.
+    """
     deg = option.degrees
     if deg is None:
         res.gap(
@@ -329,11 +337,11 @@ def derive_option(
             f"the batch {batch} does not split evenly over dp = {deg.dp} replicas",
         )
         ok = False
-    if deg.pp > 1:
+    if deg.pp > 1 and option.stage_link is None:
         res.gap(
             pointer_join(pointer, "degrees", "pp"),
-            "pipeline parallelism is not composed yet (stage transfers and the bubble of "
-            "flops/pipeline-bubble): kb prices no pp > 1 rather than leave them out",
+            f"pp = {deg.pp} sends each token's hidden state across {deg.pp - 1} stage "
+            "boundaries, which need stage_link (the link between consecutive stages)",
         )
         ok = False
     if work.model.layers % deg.pp:
@@ -383,6 +391,12 @@ def derive_option(
     )
     if t_kv is None:
         return None
+    if deg.pp > 1:  # one token passes every stage in turn: each reads its layers' cache
+        t_kv = Part(
+            t_kv.value * deg.pp,
+            f"{t_kv.formula}, per stage, times pp = {deg.pp} stages in turn",
+            t_kv.trail,
+        )
     overhead = None
     if work.per_layer_overhead is not None:
         overhead = Part(
@@ -403,10 +417,18 @@ def derive_option(
         work.model.architecture == "moe",
         work.overhead_note,
     )
-    transfer = _tp_transfer(res, work, option, pointer) if deg.tp > 1 else None
-    if deg.tp > 1 and transfer is None:
-        return None
-    return derived, transfer
+    transfers: list[Transfer] = []
+    if deg.tp > 1:
+        tp = _tp_transfer(res, work, option, pointer)
+        if tp is None:
+            return None
+        transfers.append(tp)
+    if deg.pp > 1:
+        send = _stage_send(res, work, option, pointer)
+        if send is None:
+            return None
+        transfers.append(send)
+    return derived, tuple(transfers)
 
 
 def _rate_spec(rate: FigureNode) -> Any:
@@ -458,6 +480,52 @@ def _quantity_value(node: Any) -> Fraction:
     from kb.ledger.quantities import figure
 
     return figure(node, "").value
+
+
+def _stage_send(res: InputReader, work: Workload, option: Option, pointer: str) -> Transfer | None:
+    """The pp - 1 stage boundaries: each sends d_model activations per sequence per token."""
+    deg, link = option.degrees, option.stage_link
+    assert deg is not None and link is not None
+    if work.activation_bytes is None:
+        res.gap(
+            pointer_join(pointer, "stage_link"),
+            "the stage sends need envelope.workload.activation_bytes",
+        )
+        return None
+    size = evaluate_part(
+        res,
+        TP_CLASS,
+        "n",
+        {
+            "B": _count(1),
+            "d": f"{work.model.id}#geometry.d_model",
+            "b": _spec(work.activation_bytes),
+        },
+        pointer_join(pointer, "stage_link"),
+        work.composed_from,
+    )
+    if size is None:
+        return None
+    return Transfer(
+        name="pp-stage-send",
+        pattern="point-to-point",
+        link=link.link,
+        ranks=2,
+        count=deg.pp - 1,
+        message_size={
+            "value": size.value / deg.dp,
+            "unit": "B",
+            "basis": "derived",
+            "source": TP_CLASS,
+        },
+        scales_with_batch=True,
+        algorithm=None,
+        cuda_graphs=None,
+        receipt=link.receipt,
+        link_latency=link.link_latency,
+        overlap=None,
+        strategy="strategies/pipeline-parallel",
+    )
 
 
 def _tp_transfer(res: InputReader, work: Workload, option: Option, pointer: str) -> Transfer | None:

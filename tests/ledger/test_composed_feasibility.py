@@ -135,7 +135,7 @@ def test_gqa_kv_heads_shard_over_tp_and_replicate_past_n_kv(shipped: KnowledgeBa
         (lambda d: d["reference"].update(degrees={"tp": 4}), "tp*pp*dp = 4*1*1 = 4"),
         (lambda d: d["reference"].update(degrees={"tp": 4, "dp": 2}), "does not split evenly"),
         (lambda d: d["reference"].pop("tp_collective"), "need tp_collective"),
-        (lambda d: d["reference"].update(degrees={"tp": 4, "pp": 2}), "not composed yet"),
+        (lambda d: d["reference"].update(degrees={"tp": 4, "pp": 2}), "need stage_link"),
     ],
 )
 def test_an_option_kb_cannot_compose_is_a_gap_not_a_guess(
