@@ -68,6 +68,15 @@ class StatedRatio:
 
 
 @dataclass(frozen=True)
+class MeasuredTermView:
+    """A measured row of a composed option (`measured_terms.<row>`), with its receipt."""
+
+    time: Quantity
+    receipt: str
+    rel_tol: int | float | None
+
+
+@dataclass(frozen=True)
 class Degrees:
     """How one option maps the model (`degrees`): tensor, pipeline and data parallel."""
 
@@ -112,6 +121,7 @@ class Option:
     degrees: Degrees | None = None  # with an envelope `workload`: kb derives state and rows
     tp_collective: Collective | None = None
     stage_link: Collective | None = None  # pp > 1: the link between consecutive stages
+    measured_terms: tuple[tuple[str, MeasuredTermView], ...] = ()  # row -> measured value
 
 
 @dataclass(frozen=True)
@@ -238,6 +248,10 @@ def option(node: Mapping[str, Any]) -> Option:
         degrees=_degrees(node.get("degrees")),
         tp_collective=_collective(node.get("tp_collective")),
         stage_link=_collective(node.get("stage_link")),
+        measured_terms=tuple(
+            (str(name), MeasuredTermView(term["time"], str(term["receipt"]), term.get("rel_tol")))
+            for name, term in node.get("measured_terms", {}).items()
+        ),
     )
 
 

@@ -81,6 +81,19 @@ class Overhead:
 
 
 @dataclass(frozen=True)
+class MeasuredTerm:
+    """A derived row replaced by a measurement (`measured_terms`), with its receipt."""
+
+    time: Figure
+    receipt: str
+    rel_tol: Fraction
+    pointer: str
+
+
+DEFAULT_MEASURED_TOL = Fraction(1, 4)  # the relative band kb's predictions use
+
+
+@dataclass(frozen=True)
 class OptionSpec:
     """One side of a comparison: where state and work go, and what that placement pays."""
 
@@ -99,6 +112,7 @@ class OptionSpec:
     compute_rate: Figure | None = None  # FLOP/s per device, for the roofline's compute term
     links: tuple[str, ...] = ()  # declared links plus every link a transfer uses
     derived: Derived | None = None  # a composed placement: state and step parts (workload.py)
+    measured: Mapping[str, MeasuredTerm] = field(default_factory=dict)  # row -> measurement
 
 
 @dataclass(frozen=True)
@@ -278,6 +292,7 @@ def _option(
     if rate is None or None in devices or None in transfers:
         return None
     resolved = tuple(t for t in transfers if t is not None)
+    measured = _measured_terms(res, node, pointer, derived is not None)
     shards, parallel = _one(node.state_shards), _one(node.parallel)
     if derived is not None:
         shards = derived.degrees.tp * derived.degrees.pp
@@ -298,7 +313,38 @@ def _option(
         compute_rate=compute,
         links=tuple(sorted(set(node.links) | {t.link for t in resolved})),
         derived=derived,
+        measured=measured,
     )
+
+
+def _measured_terms(
+    res: InputReader, node: Option, pointer: str, composed: bool
+) -> dict[str, MeasuredTerm]:
+    """The option's measured rows; only a composed option has derived rows to replace."""
+    from kb.ledger.quantities import QuantityError, exact
+
+    found: dict[str, MeasuredTerm] = {}
+    for name, term in node.measured_terms:
+        at = pointer_join(pointer, "measured_terms", name)
+        if not composed:
+            res.gap(
+                at,
+                "measured_terms replace derived rows: only an option of a placement "
+                "with an envelope workload has them",
+            )
+            continue
+        time = res.quantity(term.time, pointer_join(at, "time"), "s", f"measured {name}")
+        if res.readable(term.receipt) is None:
+            if res.unusable(term.receipt):
+                res.blocked(at, term.receipt, f"the measured {name}")
+            continue  # a missing receipt is RF001's finding
+        try:
+            tol = DEFAULT_MEASURED_TOL if term.rel_tol is None else exact(term.rel_tol)
+        except QuantityError:
+            continue  # a non-finite number: the LD rules report it
+        if time is not None:
+            found[name] = MeasuredTerm(time, term.receipt, tol, at)
+    return found
 
 
 def _envelope(res: InputReader, node: EnvelopeView) -> Envelope | None:

@@ -161,6 +161,21 @@ def composed_overhead_row(option: OptionSpec) -> Row:
     )
 
 
+def _measured(row: Row, option: OptionSpec) -> Row:
+    """A derived row replaced by its measurement: shown as measured, the derived value kept."""
+    term = option.measured.get(row.name)
+    if term is None:
+        return row
+    return Row(
+        row.name,
+        term.time.value,
+        f"as measured by {term.receipt} (derived: {row.formula})",
+        {"derived": row.value, "rel_tol": term.rel_tol, "pointer": term.pointer},
+        "measured",
+        (term.receipt,),
+    )
+
+
 def useful_row(envelope: Envelope, option: OptionSpec, batch: Num = None) -> Row:
     """Tuseful: the work over the rate, or the roofline max of memory and compute terms."""
     if option.derived is not None:
@@ -286,4 +301,5 @@ def compute_ledger(envelope: Envelope, option: OptionSpec, over: Overrides | Non
     rows: tuple[Row, ...] = (useful, exposed_row(costs), *overhead_rows(option))
     if option.derived is not None:
         rows = (useful, composed_overhead_row(option), *rows[1:])
+        rows = tuple(_measured(row, option) for row in rows)
     return Ledger(option.name, rows, tuple(costs))

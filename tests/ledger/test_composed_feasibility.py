@@ -170,3 +170,19 @@ def test_kv_fit_below_zero_is_refused_with_the_reason() -> None:
     assert "weights-fit" in out and "does not fit" in out
     code, out = run("calc", "flops/decode-kv-cache-read", "fit", "--claim", "fit-70b-8xh100")
     assert code == 0 and "validity weights-fit holds" in out, out
+
+
+def test_measured_terms_on_a_typed_option_are_a_gap(shipped: KnowledgeBase) -> None:
+    """Only a composed option has derived rows a measurement can replace."""
+    record = shipped.get("placements/coherent-host-vs-two-hosts-8b")
+    assert record is not None
+    data = copy.deepcopy(dict(record.data))
+    data["reference"]["measured_terms"] = {
+        "useful": {
+            "time": {"value": 1, "unit": "ms", "basis": "measured"},
+            "receipt": "receipts/sglang-llama-3-8b-decode-cuda-graphs",
+        }
+    }
+    spec = _resolve(shipped, data)
+    gaps = spec.gaps
+    assert any("only an option of a placement with an envelope workload" in g.message for g in gaps)
