@@ -127,8 +127,8 @@ def composed_useful_row(envelope: Envelope, option: OptionSpec, batch: Num = Non
     return Row(
         "useful",
         derived.weight_read.value + kv,
-        "t_w + (batch/dp)*t_kv: per-rank weight read (flops/tp-decode-allreduce-time "
-        "weight_read) plus the KV-cache read of the replica's sequences "
+        f"t_w + (batch/dp)*t_kv: per-rank weight read ({derived.weight_read.formula}) plus "
+        "the KV-cache read of the replica's sequences "
         f"(flops/decode-kv-cache-read cache_time){moe}",
         {
             "t_w": derived.weight_read.value,

@@ -43,6 +43,7 @@ if TYPE_CHECKING:
 WEIGHT_CLASS = "flops/decode-weight-read"
 KV_CLASS = "flops/decode-kv-cache-read"
 TP_CLASS = "flops/tp-decode-allreduce-time"
+MOE_CLASS = "flops/moe-decode-expert-read"
 
 
 @dataclass(frozen=True)
@@ -375,6 +376,12 @@ def derive_option(
     )
     if kv is None or t_w is None:
         return None
+    moe_read = None
+    if work.model.architecture == "moe" and MOE_CLASS in work.composed_from:
+        moe_read = _moe_weight_read(res, work, option, batch, pointer)
+        if moe_read is None:
+            return None
+        t_w = moe_read
     t_kv = evaluate_part(
         res,
         KV_CLASS,
@@ -414,7 +421,7 @@ def derive_option(
         t_kv,
         overhead,
         work.per_layer_overhead,
-        work.model.architecture == "moe",
+        work.model.architecture == "moe" and moe_read is None,
         work.overhead_note,
     )
     transfers: list[Transfer] = []
@@ -429,6 +436,58 @@ def derive_option(
             return None
         transfers.append(send)
     return derived, tuple(transfers)
+
+
+def _moe_weight_read(
+    res: InputReader, work: Workload, option: Option, batch: int, pointer: str
+) -> Part | None:
+    """An MoE step reads the shared weights and the routed experts the batch touches.
+
+    flops/moe-decode-expert-read's step_bound at the replica's batch, over tp ranks
+    (each reads 1/tp of every weight it reads): f = 1 - (1 - k/E)^B of the routed
+    experts of the MoE layers (layers - dense_layers).
+    """
+    deg = option.degrees
+    assert deg is not None
+    model = work.model.id
+    record = res.readable(model)
+    if record is None:
+        return None
+    dense = record.get("geometry.dense_layers") or 0
+    moe_layers = work.model.layers - dense if isinstance(dense, int) else None
+    width = "d_ff_expert" if record.get("geometry.d_ff_expert") is not None else "d_ff"
+    if moe_layers is None or moe_layers < 1:
+        res.gap(pointer, f"{model} states no MoE layers (layers - dense_layers)")
+        return None
+    from kb.equations.evaluate import Product
+
+    rate = _rate_spec(option.rate)
+    part = evaluate_part(
+        res,
+        MOE_CLASS,
+        "t_step",
+        {
+            "P_total": f"{model}#derived.params_total",
+            "k": f"{model}#geometry.experts_active",
+            "E": f"{model}#geometry.experts",
+            "L": _count(moe_layers),
+            "d": f"{model}#geometry.d_model",
+            "d_ff": f"{model}#geometry.{width}",
+            "B": _count(Fraction(batch, deg.dp)),
+            "b_w": _spec(work.weight_bytes),
+            "BW_hbm": Product(f"BW_hbm * {deg.tp}", ((1, rate), (1, _count(deg.tp)))),
+        },
+        pointer_join(pointer, "useful", "rate"),
+        work.composed_from,
+    )
+    if part is None:
+        return None
+    return Part(
+        part.value,
+        f"{part.formula}: the shared weights and the routed experts {batch // deg.dp} "
+        f"sequences touch, over tp = {deg.tp} ranks",
+        part.trail,
+    )
 
 
 def _rate_spec(rate: FigureNode) -> Any:

@@ -186,3 +186,19 @@ def test_measured_terms_on_a_typed_option_are_a_gap(shipped: KnowledgeBase) -> N
     spec = _resolve(shipped, data)
     gaps = spec.gaps
     assert any("only an option of a placement with an envelope workload" in g.message for g in gaps)
+
+
+def test_an_moe_step_reads_the_experts_its_batch_touches() -> None:
+    """DeepSeek-V3 FP8 on 8 H200: moe-decode-expert-read's bound at batch 1 and 64, over TP8."""
+    e, k, layers, d, d_ff = 256, 8, 61 - 3, 7168, 2048
+    experts = 3 * layers * e * d * d_ff
+    rest = 671026419200 - experts
+    for batch in (1, 64):
+        code, out = run("ledger", DSV3, "--set", f"batch={batch}", "--format", "json")
+        assert code == 0, out
+        rows = {r["row"]: r for r in json.loads(out)["ledgers"][0]["rows"]}
+        touched = 1 - (1 - Fraction(k, e)) ** batch
+        weight_read = (rest + touched * experts) / Fraction(8 * 4_800 * 10**9)  # FP8: 1 B each
+        kv = Fraction(batch * 4096 * 35136 * 2, 4_800 * 10**9)
+        assert Fraction(rows["useful"]["value"]["exact"]) == weight_read + kv
+        assert "moe-decode-expert-read" in rows["useful"]["formula"]
