@@ -36,7 +36,7 @@ from kb.model import KnowledgeBase, Record
 if TYPE_CHECKING:  # SymPy is imported by kb.ledger.breakeven: only when a break-even is asked
     from kb.ledger.breakeven import Figures
 
-SETTABLE = {"batch": "1", "state_bytes": "B", "useful_work": "", "slo": "s"}
+SETTABLE = {"batch": "1", "state_bytes": "B", "useful_work": "", "slo": "s", "context": "1"}
 
 
 @dataclass(frozen=True)
@@ -60,9 +60,21 @@ def apply_settings(record: Record, settings: Mapping[str, str]) -> Record:
             raise ValueError(f"--set {name}={text}: {exc}") from exc
         if SETTABLE[name] and dim != SETTABLE[name]:
             raise ValueError(f"--set {name}={text}: dimension {dim}, expected {SETTABLE[name]}")
+        if name == "context":
+            envelope["workload"] = _with_context(envelope.get("workload"), value)
+            continue
         envelope[name] = _setting_value(name, value, dim)
     data["envelope"] = envelope
     return Record(record.id, record.kind, record.path, data, record.digest)
+
+
+def _with_context(workload: Any, value: Fraction) -> dict[str, Any]:
+    """The workload with its context replaced (a composed placement only)."""
+    if not isinstance(workload, dict):
+        raise ValueError("--set context: only a placement with an envelope workload has one")
+    if value.denominator != 1 or value < 1:
+        raise ValueError(f"--set context={value}: expected a whole number of tokens, at least 1")
+    return {**workload, "context": int(value)}
 
 
 def _setting_value(name: str, value: Fraction, dim: str) -> Any:

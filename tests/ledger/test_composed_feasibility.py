@@ -202,3 +202,15 @@ def test_an_moe_step_reads_the_experts_its_batch_touches() -> None:
         kv = Fraction(batch * 4096 * 35136 * 2, 4_800 * 10**9)
         assert Fraction(rows["useful"]["value"]["exact"]) == weight_read + kv
         assert "moe-decode-expert-read" in rows["useful"]["formula"]
+
+
+def test_set_context_varies_the_cache_of_a_composed_placement_only() -> None:
+    tp = "placements/tp-llama-3.1-70b-h100-tp4-vs-tp8"
+    code, out = run("ledger", tp, "--set", "context=8192", "--format", "json")
+    assert code == 0, out
+    parts = json.loads(out)["feasibility"][1]["devices"][0]["parts"]
+    assert Fraction(parts["kv_cache"]["exact"]) == 64 * 8192 * 2 * 80 * 1 * 128 * 2
+    code, out = run("ledger", "placements/coherent-host-vs-two-hosts-8b", "--set", "context=8")
+    assert code == 2 and "only a placement with an envelope workload" in out
+    code, out = run("ledger", tp, "--set", "context=0")
+    assert code == 2 and "expected a whole number of tokens" in out
