@@ -292,7 +292,8 @@ def _option(
     if rate is None or None in devices or None in transfers:
         return None
     resolved = tuple(t for t in transfers if t is not None)
-    measured = _measured_terms(res, node, pointer, derived is not None)
+    # an envelope that did not resolve has its own gaps: no second one about measured rows
+    measured = _measured_terms(res, node, pointer, derived is not None) if envelope else {}
     shards, parallel = _one(node.state_shards), _one(node.parallel)
     if derived is not None:
         shards = derived.degrees.tp * derived.degrees.pp

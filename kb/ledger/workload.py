@@ -128,7 +128,8 @@ def evaluate_part(
     from kb.equations.evaluate import EvaluationError, evaluate
 
     if class_id not in listed:
-        res.gap(
+        _gap_once(
+            res,
             "/envelope/workload/composed_from",
             f"the composed step evaluates {class_id} ({target}); name it in composed_from",
         )
@@ -142,13 +143,19 @@ def evaluate_part(
     try:
         result = evaluate(res.kb, record, target, bindings)
     except (EvaluationError, ArithmeticError) as exc:
-        res.gap(pointer, f"{class_id} {target}: {exc}")
+        _gap_once(res, pointer, f"{class_id} {target}: {exc}")
         return None
     return Part(
         _base(result.value, result.unit),
         f"{class_id} {result.trail[0]}",
         tuple(result.trail),
     )
+
+
+def _gap_once(res: InputReader, pointer: str, message: str) -> None:
+    """A gap, unless one option already reported the same cause (one finding per cause)."""
+    if not any(gap.message == message for gap in res.gaps):
+        res.gap(pointer, message)
 
 
 def _int_field(res: InputReader, model_id: str, path: str, pointer: str) -> int | None:
