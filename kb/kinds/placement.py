@@ -136,6 +136,7 @@ class WorkloadView:
     all_reduces_per_layer: FigureNode | None
     engine: str | None  # its calibrated per-layer overhead prices the overhead row
     overhead_fallback: str | None  # the engine whose overhead stands in, named, never implied
+    flop_per_mac: FigureNode | None = None  # f_mac: with a compute rate, the ridge check
 
 
 @dataclass(frozen=True)
@@ -203,6 +204,7 @@ def _workload(node: Mapping[str, Any] | None) -> WorkloadView | None:
         all_reduces_per_layer=node.get("all_reduces_per_layer"),
         engine=node.get("engine"),
         overhead_fallback=node.get("overhead_fallback"),
+        flop_per_mac=node.get("flop_per_mac"),
     )
 
 

@@ -124,12 +124,24 @@ def composed_useful_row(envelope: Envelope, option: OptionSpec, batch: Num = Non
         if derived.moe
         else ""
     )
+    memory = derived.weight_read.value + kv
+    formula = (
+        f"t_w + (batch/dp)*t_kv: per-rank weight read ({derived.weight_read.formula}) plus "
+        f"the KV-cache read of the replica's sequences (flops/decode-kv-cache-read cache_time){moe}"
+    )
+    value: Num = memory
+    if derived.math is not None:
+        math = derived.math.value * batch / envelope.batch  # linear in the batch
+        value = _max(memory, math)
+        formula = (
+            f"max({formula}, T_math: the replica's matmuls at the tp ranks' compute rate "
+            f"({derived.math.formula}); above the ridge the step is compute-bound and "
+            "flops/tp-decode-allreduce-time's memory-bound step no longer applies)"
+        )
     return Row(
         "useful",
-        derived.weight_read.value + kv,
-        f"t_w + (batch/dp)*t_kv: per-rank weight read ({derived.weight_read.formula}) plus "
-        "the KV-cache read of the replica's sequences "
-        f"(flops/decode-kv-cache-read cache_time){moe}",
+        value,
+        formula,
         {
             "t_w": derived.weight_read.value,
             "t_w_trail": "; ".join(derived.weight_read.trail),
@@ -138,6 +150,7 @@ def composed_useful_row(envelope: Envelope, option: OptionSpec, batch: Num = Non
             "sequences": sequences,
             "context": derived.context,
             "rate_from": option.useful_rate.origin,
+            "t_math": derived.math.value if derived.math else None,
         },
         basis_label(False, option.useful_rate),
     )

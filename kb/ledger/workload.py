@@ -44,6 +44,7 @@ WEIGHT_CLASS = "flops/decode-weight-read"
 KV_CLASS = "flops/decode-kv-cache-read"
 TP_CLASS = "flops/tp-decode-allreduce-time"
 MOE_CLASS = "flops/moe-decode-expert-read"
+RIDGE_CLASS = "flops/prefill-gemm-ridge"
 
 
 @dataclass(frozen=True)
@@ -72,6 +73,7 @@ class Workload:
     trail: tuple[str, ...]
     composed_from: tuple[str, ...] = ()
     overhead_note: str = ""  # where t_o comes from, or why there is none
+    flop_per_mac: Figure | None = None
 
 
 @dataclass(frozen=True)
@@ -96,8 +98,9 @@ class Derived:
     kv_read_per_sequence: Part  # s per sequence at the context
     overhead: Part | None  # s per step: L*t_o
     overhead_figure: Figure | None
-    moe: bool = False
-    overhead_note: str = ""  # the weight read counts every expert (an upper bound)
+    moe: bool = False  # the weight read counts every expert (an upper bound)
+    overhead_note: str = ""  # where t_o comes from, or why there is none
+    math: Part | None = None  # the replica's matmul time at the compute rate (the ridge check)
 
     def sequences(self, batch: Any) -> Any:
         """Sequences one replica serves: batch / dp."""
@@ -197,6 +200,9 @@ def resolve_workload(
         "all-reduces per layer",
     )
     t_o, overhead_note = _engine_overhead(res, node, pointer)
+    f_mac = res.optional(
+        node.flop_per_mac, pointer_join(pointer, "flop_per_mac"), "FLOP", "FLOP per multiply-add"
+    )
     layers = _int_field(res, model_id, "geometry.layers", pointer)
     kv_heads = _int_field(res, model_id, "geometry.kv_heads", pointer)
     if w_b is None or kv_b is None or layers is None or kv_heads is None:
@@ -230,6 +236,7 @@ def resolve_workload(
         weights.trail,
         node.composed_from,
         overhead_note,
+        f_mac,
     )
 
 
@@ -419,6 +426,7 @@ def derive_option(
             (f"t_o from {work.per_layer_overhead.origin}",),
             work.per_layer_overhead.basis,
         )
+    math = _math_time(res, work, option, batch, pointer)
     derived = Derived(
         deg,
         work.context,
@@ -430,6 +438,7 @@ def derive_option(
         work.per_layer_overhead,
         work.model.architecture == "moe" and moe_read is None,
         work.overhead_note,
+        math,
     )
     transfers: list[Transfer] = []
     if deg.tp > 1:
@@ -494,6 +503,46 @@ def _moe_weight_read(
         f"{part.formula}: the shared weights and the routed experts {batch // deg.dp} "
         f"sequences touch, over tp = {deg.tp} ranks",
         part.trail,
+    )
+
+
+def _math_time(
+    res: InputReader, work: Workload, option: Option, batch: int, pointer: str
+) -> Part | None:
+    """The matmul time of the replica's tokens at the option's compute rate, over tp.
+
+    flops/prefill-gemm-ridge's math_time `T_math = f_mac*B*P/C` with the active
+    parameters (the whole model for a dense one), B = batch/dp and C the compute of
+    the tp ranks. Only with `useful.compute_rate`, `flop_per_mac` and the class named.
+    """
+    deg = option.degrees
+    if option.compute_rate is None or deg is None:
+        return None
+    if work.flop_per_mac is None or RIDGE_CLASS not in work.composed_from:
+        res.gap(
+            pointer_join(pointer, "useful", "compute_rate"),
+            f"a compute rate checks the step against the ridge, which needs "
+            f"envelope.workload.flop_per_mac and {RIDGE_CLASS} in composed_from",
+        )
+        return None
+    from kb.equations.evaluate import Product
+
+    model = work.model.id
+    record = res.readable(model)
+    active = "params_active" if record and record.get("derived.params_active") else "params_total"
+    rate = _rate_spec(option.compute_rate)
+    return evaluate_part(
+        res,
+        RIDGE_CLASS,
+        "T_math",
+        {
+            "f_mac": _spec(work.flop_per_mac),
+            "B": _count(Fraction(batch, deg.dp)),
+            "P": f"{model}#derived.{active}",
+            "C": Product(f"C * {deg.tp}", ((1, rate), (1, _count(deg.tp)))),
+        },
+        pointer_join(pointer, "useful", "compute_rate"),
+        work.composed_from,
     )
 
 
