@@ -15,7 +15,7 @@ from fractions import Fraction
 from typing import Any
 
 from kb.equations.bind import BindError, resolve
-from kb.equations.results import UNREADABLE
+from kb.equations.results import DOWNSTREAM, UNREADABLE
 from kb.model import KnowledgeBase, Record
 from kb.prose.fields import record_templates
 from kb.prose.scan import Template
@@ -68,7 +68,14 @@ def _figure(kb: KnowledgeBase, owner: Record, template: Template) -> Shown | Bro
     spec = f"{template.record_id or owner.id}#{template.field}"
     bound = resolve(kb, spec)
     if isinstance(bound, BindError):
-        code = "RF001" if bound.code in ("RF001", UNREADABLE) else UNRESOLVED
+        # a figure that failed to load (LD009) is reported at the figure: no second finding
+        code = (
+            "RF001"
+            if bound.code in ("RF001", UNREADABLE)
+            else DOWNSTREAM
+            if bound.code == DOWNSTREAM
+            else UNRESOLVED
+        )
         return Broken(
             template, code, f"template {template.raw}: {_tail(bound.message)}", bound.hint
         )

@@ -29,6 +29,7 @@ RULE_MODULES: tuple[str, ...] = (
     "non_finite_number",  # LD014
     # SC: schema
     "schema_violation",  # SC001
+    "figure_dimension_mismatch",  # SC002
     # ID: identity
     "id_path_mismatch",  # ID001
     "kind_folder_mismatch",  # ID002

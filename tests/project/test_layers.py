@@ -37,6 +37,7 @@ LAYERS: dict[str, int] = {
     "schema": 1,
     "kinds": 1,
     "schema_export": 1,
+    "dimensions": 2,  # reads the schemas (kb.schema) and the unit table
     "references": 1,
     "gitbase": 1,
     "recordcache": 1,
