@@ -150,7 +150,7 @@ def composed_useful_row(envelope: Envelope, option: OptionSpec, batch: Num = Non
             "sequences": sequences,
             "context": derived.context,
             "rate_from": option.useful_rate.origin,
-            "t_math": derived.math.value if derived.math else None,
+            **({"t_math": derived.math.value} if derived.math else {}),
         },
         basis_label(False, option.useful_rate),
     )
