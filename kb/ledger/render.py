@@ -66,6 +66,13 @@ def envelope_line(analysis: PlacementAnalysis) -> str:
     """`envelope: model ..., batch 8, state 141.1 GB, useful work 141.1 GB` (text and site)."""
     env = analysis.spec.envelope
     slo = f", SLO {amount(env.slo.value, 's')}" if env.slo else ""
+    work = env.workload
+    if work is not None:  # a composed placement: what runs, not typed bytes
+        return (
+            f"envelope: model {env.model}, precision {env.precision}, batch {env.batch}, "
+            f"context {work.context} tokens, weights {amount(work.weights_total, 'B')} "
+            f"(composed from {', '.join(work.composed_from)}){slo}"
+        )
     return (
         f"envelope: model {env.model}, precision {env.precision}, batch {env.batch}, "
         f"state {amount(env.state_bytes.value, 'B')}, useful work "
