@@ -137,6 +137,7 @@ class WorkloadView:
     engine: str | None  # its calibrated per-layer overhead prices the overhead row
     overhead_fallback: str | None  # the engine whose overhead stands in, named, never implied
     flop_per_mac: FigureNode | None = None  # f_mac: with a compute rate, the ridge check
+    request: tuple[int, int] | None = None  # (input_tokens, output_tokens): TTFT and latency
 
 
 @dataclass(frozen=True)
@@ -205,6 +206,11 @@ def _workload(node: Mapping[str, Any] | None) -> WorkloadView | None:
         engine=node.get("engine"),
         overhead_fallback=node.get("overhead_fallback"),
         flop_per_mac=node.get("flop_per_mac"),
+        request=(
+            (node["request"]["input_tokens"], node["request"]["output_tokens"])
+            if "request" in node
+            else None
+        ),
     )
 
 

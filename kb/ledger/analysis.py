@@ -45,6 +45,7 @@ class PlacementAnalysis:
     sides: tuple[Side, ...]  # reference first, then candidates in record order
     comparisons: tuple[Comparison, ...]
     break_evens: tuple[Any, ...] = ()
+    requests: tuple[Any, ...] = ()  # kb.ledger.request.Request per feasible composed option
 
 
 def apply_settings(record: Record, settings: Mapping[str, str]) -> Record:
@@ -100,7 +101,15 @@ def analyze_spec(
         sides.append(Side(option, fit, ledger))
     comparisons = tuple(compare(spec.envelope, sides[0], s) for s in sides[1:])
     evens = _break_evens(spec, sides, figures) if with_break_even else ()
-    return PlacementAnalysis(spec, tuple(sides), comparisons, evens)
+    return PlacementAnalysis(spec, tuple(sides), comparisons, evens, _requests(spec, sides))
+
+
+def _requests(spec: PlacementSpec, sides: list[Side]) -> tuple[Any, ...]:
+    """TTFT, TPOT and request latency of each feasible composed option (kb.ledger.request)."""
+    from kb.ledger.request import request
+
+    found = (request(spec.envelope, s.option, s.ledger) for s in sides if s.ledger is not None)
+    return tuple(r for r in found if r is not None)
 
 
 def _break_evens(

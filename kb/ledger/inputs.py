@@ -39,7 +39,14 @@ from kb.kinds import Views, views
 from kb.kinds.placement import DeviceView, EnvelopeView, FigureNode, Option, Placement
 from kb.ledger.quantities import Figure, QuantityError, figure
 from kb.ledger.transfers import TransferSpec, resolve_transfer
-from kb.ledger.workload import Derived, Workload, derive_option, resolve_workload
+from kb.ledger.workload import (
+    PREFILL,
+    PREFILL_SEND,
+    Derived,
+    Workload,
+    derive_option,
+    resolve_workload,
+)
 from kb.model import KnowledgeBase, Record, split_binding
 
 OVERHEADS = (
@@ -113,6 +120,7 @@ class OptionSpec:
     links: tuple[str, ...] = ()  # declared links plus every link a transfer uses
     derived: Derived | None = None  # a composed placement: state and step parts (workload.py)
     measured: Mapping[str, MeasuredTerm] = field(default_factory=dict)  # row -> measurement
+    prefill: tuple[TransferSpec, ...] = ()  # the prefill pass's all-reduces (kb.ledger.request)
 
 
 @dataclass(frozen=True)
@@ -269,6 +277,7 @@ def _option(
         for i, t in enumerate(node.transfers)
     ]
     derived = None
+    prefill: list[TransferSpec | None] = []
     if envelope is not None and envelope.workload is not None:
         count = sum(_one(d.count) for d in node.devices)
         composed = derive_option(res, envelope.workload, node, pointer, count, int(batch))
@@ -277,9 +286,8 @@ def _option(
         derived, made = composed
         for transfer in made:
             at = "tp_collective" if transfer.pattern == "all-reduce" else "stage_link"
-            transfers.append(
-                resolve_transfer(res, transfer, pointer_join(pointer, at), batch, hardware)
-            )
+            spec = resolve_transfer(res, transfer, pointer_join(pointer, at), batch, hardware)
+            (prefill if transfer.name in (PREFILL, PREFILL_SEND) else transfers).append(spec)
     # Every input is resolved (so every gap is recorded) before an incomplete option is dropped.
     replicated = res.optional(
         node.replicated, pointer_join(pointer, "replicated"), "B", "replicated state"
@@ -289,7 +297,7 @@ def _option(
         node.cost_rate, pointer_join(pointer, "cost_rate"), "USD/s", "cost rate"
     )
     power = res.optional(node.power, pointer_join(pointer, "power"), "W", "power")
-    if rate is None or None in devices or None in transfers:
+    if rate is None or None in devices or None in transfers or None in prefill:
         return None
     resolved = tuple(t for t in transfers if t is not None)
     # an envelope that did not resolve has its own gaps: no second one about measured rows
@@ -315,6 +323,7 @@ def _option(
         links=tuple(sorted(set(node.links) | {t.link for t in resolved})),
         derived=derived,
         measured=measured,
+        prefill=tuple(p for p in prefill if p is not None),
     )
 
 

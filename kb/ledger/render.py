@@ -59,7 +59,23 @@ def text(analysis: PlacementAnalysis) -> str:
         lines += _comparison_lines(comparison)
     lines += ["", "4. Break-even envelope"]
     lines += _break_even_lines(analysis)
+    if analysis.requests:
+        lines += ["", "5. Requests (prefill pass, then a decode step per further output token)"]
+        lines += [line for r in analysis.requests for line in request_lines(r)]
     return "\n".join(lines) + "\n"
+
+
+def request_lines(r: Any) -> list[str]:
+    """One option's TTFT, TPOT and request latency, and how the prefill was priced."""
+    lines = [
+        f"  {r.option}: {r.input_tokens} prompt + {r.output_tokens} output tokens: "
+        f"TTFT {amount(r.ttft, 's')} (read or matmuls {amount(r.prefill_read, 's')} + "
+        f"overhead {amount(r.prefill_overhead, 's')} + all-reduces "
+        f"{amount(r.prefill_collectives, 's')}), TPOT {amount(r.tpot, 's')}, request "
+        f"{amount(r.latency, 's')} = TTFT + {r.output_tokens - 1} x TPOT; {r.provenance}"
+    ]
+    lines += [f"    prefill all-reduces priced by {p}" for p in r.pricing]
+    return lines
 
 
 def envelope_line(analysis: PlacementAnalysis) -> str:
@@ -255,6 +271,25 @@ def to_json(analysis: PlacementAnalysis) -> str:
         "comparisons": [_comparison_json(c) for c in analysis.comparisons],
         "break_even": [_break_even_json(b) for b in analysis.break_evens],
     }
+    if analysis.requests:
+        doc["requests"] = [
+            {
+                "option": r.option,
+                "input_tokens": r.input_tokens,
+                "output_tokens": r.output_tokens,
+                "ttft": exact(r.ttft, "s"),
+                "tpot": exact(r.tpot, "s"),
+                "latency": exact(r.latency, "s"),
+                "prefill": {
+                    "read": exact(r.prefill_read, "s"),
+                    "overhead": exact(r.prefill_overhead, "s"),
+                    "all_reduces": exact(r.prefill_collectives, "s"),
+                    "pricing": list(r.pricing),
+                },
+                "provenance": r.provenance,
+            }
+            for r in analysis.requests
+        ]
     return json.dumps(doc, indent=2) + "\n"
 
 

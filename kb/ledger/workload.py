@@ -74,6 +74,7 @@ class Workload:
     composed_from: tuple[str, ...] = ()
     overhead_note: str = ""  # where t_o comes from, or why there is none
     flop_per_mac: Figure | None = None
+    request: tuple[int, int] | None = None  # (input_tokens, output_tokens)
 
 
 @dataclass(frozen=True)
@@ -237,6 +238,7 @@ def resolve_workload(
         node.composed_from,
         overhead_note,
         f_mac,
+        node.request,
     )
 
 
@@ -446,11 +448,15 @@ def derive_option(
         if tp is None:
             return None
         transfers.append(tp)
+        if work.request is not None:  # the prefill pass all-reduces the whole prompt
+            transfers.append(prefill_transfer(tp, work.request[0], PREFILL))
     if deg.pp > 1:
         send = _stage_send(res, work, option, pointer)
         if send is None:
             return None
         transfers.append(send)
+        if work.request is not None:  # ... and sends the whole prompt's hidden states
+            transfers.append(prefill_transfer(send, work.request[0], PREFILL_SEND))
     return derived, tuple(transfers)
 
 
@@ -641,6 +647,19 @@ def _stage_send(res: InputReader, work: Workload, option: Option, pointer: str) 
         overlap=None,
         strategy="strategies/pipeline-parallel",
     )
+
+
+PREFILL = "tp-prefill-all-reduce"
+PREFILL_SEND = "pp-prefill-stage-send"
+
+
+def prefill_transfer(decode: Transfer, input_tokens: int, name: str) -> Transfer:
+    """A prefill pass's transfer: as the decode step's, each carrying the whole prompt."""
+    from dataclasses import replace
+
+    size = dict(decode.message_size)
+    size["value"] = size["value"] * input_tokens
+    return replace(decode, name=name, message_size=size)
 
 
 def _tp_transfer(res: InputReader, work: Workload, option: Option, pointer: str) -> Transfer | None:

@@ -88,3 +88,43 @@ def test_tp16_prices_every_all_reduce_across_infiniband_as_an_estimate(
     assert _row(tp16, "useful") == Fraction(WEIGHTS, 16 * BW) + Fraction(
         64 * 2048 * KV_HEAD_TOKEN, BW
     )
+
+
+def test_a_request_prefills_the_prompt_across_the_stage_link_too() -> None:
+    """With a request, the prefill pass all-reduces and sends the whole prompt (x input tokens).
+
+    Batch 2 with 32-token prompts: the prefill matmuls (2 x 32 tokens) stay below the weight
+    read, so TTFT is the read, the overhead, and the prompt's all-reduces and stage send.
+    """
+    import copy
+
+    from kb.api import open_kb
+    from kb.checker import schema_stage
+    from kb.kinds.placement import placement
+    from kb.ledger.analysis import analyze_spec
+    from kb.ledger.inputs import PlacementSpec, resolve_view
+    from kb.model import Record
+
+    kb = open_kb(ROOT, with_references=False)
+    schema_stage(kb)
+    record = kb.get(PLACEMENT)
+    assert record is not None
+    data = copy.deepcopy(dict(record.data))
+    data["envelope"]["batch"] = 2
+    data["envelope"]["workload"]["request"] = {"input_tokens": 32, "output_tokens": 8}
+    edited = Record(PLACEMENT, "placement", "edited.yaml", data, "")
+    spec = resolve_view(placement(edited), edited, kb)
+    assert isinstance(spec, PlacementSpec) and not spec.gaps, spec
+    analysis = analyze_spec(spec)
+    requests = {r.option: r for r in analysis.requests}
+    assert set(requests) == {"tp8-one-node", "tp8-pp2", "tp16", "dp2-tp8"}
+    pp = requests["tp8-pp2"]
+    assert len(pp.pricing) == 2  # the all-reduces and the stage send of the prompt
+    send = Fraction(5, 10**6) + Fraction(2 * 32 * 8192 * 2, 50 * 10**9)  # 2 x 32 tokens x d
+    ar = 160 * Fraction(338, 10**7)  # 2 x 32 x 16 KiB = 1 MiB: the TP8 1 MiB row
+    weight_read = Fraction(WEIGHTS, 8 * BW)
+    assert pp.prefill_collectives == ar + send
+    assert pp.ttft == weight_read + T_O + ar + send
+    side = next(s for s in analysis.sides if s.option.name == "tp8-pp2")
+    assert side.ledger is not None
+    assert pp.latency == pp.ttft + 7 * side.ledger.total
