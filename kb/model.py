@@ -20,6 +20,7 @@ KIND_BY_FOLDER: Mapping[str, str] = {
     "receipts": "receipt",
     "sources": "source",
     "strategies": "strategy",
+    "engines": "engine",
     "placements": "placement",
     "proposals": "proposal",
 }

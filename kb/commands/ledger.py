@@ -46,8 +46,9 @@ def _settings(pairs: tuple[str, ...]) -> dict[str, str]:
     "pairs",
     multiple=True,
     metavar="NAME=VALUE",
-    help="Vary an envelope input (batch, state_bytes, useful_work, slo) without "
-    "editing the record, e.g. --set batch=8 --set state_bytes=150GB.",
+    help="Vary an envelope input (batch, state_bytes, useful_work, slo; context of a "
+    "composed placement) without editing the record, e.g. --set batch=8 "
+    "--set state_bytes=150GB --set context=8192.",
 )
 def ledger(placement_id: str, root: Path | None, fmt: str, pairs: tuple[str, ...]) -> None:
     """Print the placement-tax ledger of PLACEMENT_ID.

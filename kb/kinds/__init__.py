@@ -2,7 +2,8 @@
 
 A view is a small frozen dataclass of the fields its consumers read (a flop
 class's symbols, equations, derivations and claims; an accelerator's memory,
-compute and links; a placement's envelope and options; an interconnect's
+compute and links; an engine's fitted parameters; a placement's envelope and
+options; an interconnect's
 figures; a receipt's rows; a proposal's candidate and ratios), built
 from a record's data only after the schema stage (kb.checker.schema_stage) has
 passed that record: a consumer of a view reads typed fields and re-checks no
@@ -29,6 +30,7 @@ from typing import TypeVar
 
 from kb.findings import Finding
 from kb.kinds.accelerator import Accelerator, accelerator
+from kb.kinds.engine import Engine, engine
 from kb.kinds.flop_class import EquationSections, equation_sections
 from kb.kinds.interconnect import Interconnect, interconnect
 from kb.kinds.placement import Placement, placement
@@ -75,6 +77,10 @@ class Views:
     def accelerator(self, record: Record) -> Accelerator | None:
         """The memory, compute and links of an accelerator; None when schema-invalid."""
         return self._view("accelerator", _of("accelerator", record), accelerator)
+
+    def engine(self, record: Record) -> Engine | None:
+        """An engine's version, collective and fitted per-layer overhead; None when invalid."""
+        return self._view("engine", _of("engine", record), engine)
 
     def placement(self, record: Record) -> Placement | None:
         """The envelope, reference and candidates of a placement; None when schema-invalid."""

@@ -68,6 +68,39 @@ class StatedRatio:
 
 
 @dataclass(frozen=True)
+class MeasuredTermView:
+    """A measured row of a composed option (`measured_terms.<row>`), with its receipt."""
+
+    time: Quantity
+    receipt: str
+    rel_tol: int | float | None
+
+
+@dataclass(frozen=True)
+class Degrees:
+    """How one option maps the model (`degrees`): tensor, pipeline and data parallel."""
+
+    tp: int
+    pp: int
+    dp: int
+
+    @property
+    def devices(self) -> int:
+        return self.tp * self.pp * self.dp
+
+
+@dataclass(frozen=True)
+class Collective:
+    """How an option's derived tensor-parallel all-reduces run (`tp_collective`)."""
+
+    link: str
+    algorithm: str | None
+    cuda_graphs: bool | None
+    receipt: str | None
+    link_latency: FigureNode | None
+
+
+@dataclass(frozen=True)
 class Option:
     """The reference or one candidate: devices, state split, useful rate, transfers, overheads."""
 
@@ -85,6 +118,26 @@ class Option:
     cost_rate: Quantity | None
     power: Quantity | None
     stated_ratios: tuple[StatedRatio, ...]
+    degrees: Degrees | None = None  # with an envelope `workload`: kb derives state and rows
+    tp_collective: Collective | None = None
+    stage_link: Collective | None = None  # pp > 1: the link between consecutive stages
+    measured_terms: tuple[tuple[str, MeasuredTermView], ...] = ()  # row -> measured value
+
+
+@dataclass(frozen=True)
+class WorkloadView:
+    """What kb derives a decode step from (`envelope.workload`), instead of typed bytes."""
+
+    context: int  # tokens cached per sequence at the step priced
+    composed_from: tuple[str, ...]  # the flop classes the step is evaluated from
+    weight_bytes: FigureNode  # bytes per weight
+    kv_bytes: FigureNode  # bytes per cached KV element
+    activation_bytes: FigureNode | None  # bytes per activation element (all-reduce buffer)
+    all_reduces_per_layer: FigureNode | None
+    engine: str | None  # its calibrated per-layer overhead prices the overhead row
+    overhead_fallback: str | None  # the engine whose overhead stands in, named, never implied
+    flop_per_mac: FigureNode | None = None  # f_mac: with a compute rate, the ridge check
+    request: tuple[int, int] | None = None  # (input_tokens, output_tokens): TTFT and latency
 
 
 @dataclass(frozen=True)
@@ -95,10 +148,11 @@ class EnvelopeView:
     precision: str
     quality: str
     batch: int
-    state_bytes: Quantity
-    useful_work: Quantity
+    state_bytes: Quantity | None  # None only with a workload (kb derives it)
+    useful_work: Quantity | None
     slo: Quantity | None
     flops_per_item: Quantity | None
+    workload: WorkloadView | None = None
 
 
 @dataclass(frozen=True)
@@ -131,10 +185,50 @@ def _envelope(node: Mapping[str, Any]) -> EnvelopeView:
         precision=str(node["precision"]),
         quality=str(node["quality"]),
         batch=node["batch"],
-        state_bytes=node["state_bytes"],
-        useful_work=node["useful_work"],
+        state_bytes=node.get("state_bytes"),
+        useful_work=node.get("useful_work"),
         slo=node.get("slo"),
         flops_per_item=node.get("flops_per_item"),
+        workload=_workload(node.get("workload")),
+    )
+
+
+def _workload(node: Mapping[str, Any] | None) -> WorkloadView | None:
+    if node is None:
+        return None
+    return WorkloadView(
+        context=node["context"],
+        composed_from=tuple(str(c) for c in node["composed_from"]),
+        weight_bytes=node["weight_bytes"],
+        kv_bytes=node["kv_bytes"],
+        activation_bytes=node.get("activation_bytes"),
+        all_reduces_per_layer=node.get("all_reduces_per_layer"),
+        engine=node.get("engine"),
+        overhead_fallback=node.get("overhead_fallback"),
+        flop_per_mac=node.get("flop_per_mac"),
+        request=(
+            (node["request"]["input_tokens"], node["request"]["output_tokens"])
+            if "request" in node
+            else None
+        ),
+    )
+
+
+def _degrees(node: Mapping[str, Any] | None) -> Degrees | None:
+    if node is None:
+        return None
+    return Degrees(node.get("tp", 1), node.get("pp", 1), node.get("dp", 1))
+
+
+def _collective(node: Mapping[str, Any] | None) -> Collective | None:
+    if node is None:
+        return None
+    return Collective(
+        link=str(node["link"]),
+        algorithm=node.get("algorithm"),
+        cuda_graphs=node.get("cuda_graphs"),
+        receipt=node.get("receipt"),
+        link_latency=node.get("link_latency"),
     )
 
 
@@ -159,6 +253,13 @@ def option(node: Mapping[str, Any]) -> Option:
         cost_rate=node.get("cost_rate"),
         power=node.get("power"),
         stated_ratios=stated_ratios(node.get("stated_ratios", ())),
+        degrees=_degrees(node.get("degrees")),
+        tp_collective=_collective(node.get("tp_collective")),
+        stage_link=_collective(node.get("stage_link")),
+        measured_terms=tuple(
+            (str(name), MeasuredTermView(term["time"], str(term["receipt"]), term.get("rel_tol")))
+            for name, term in node.get("measured_terms", {}).items()
+        ),
     )
 
 

@@ -36,7 +36,7 @@ from kb.model import KnowledgeBase, Record
 if TYPE_CHECKING:  # SymPy is imported by kb.ledger.breakeven: only when a break-even is asked
     from kb.ledger.breakeven import Figures
 
-SETTABLE = {"batch": "1", "state_bytes": "B", "useful_work": "", "slo": "s"}
+SETTABLE = {"batch": "1", "state_bytes": "B", "useful_work": "", "slo": "s", "context": "1"}
 
 
 @dataclass(frozen=True)
@@ -45,6 +45,7 @@ class PlacementAnalysis:
     sides: tuple[Side, ...]  # reference first, then candidates in record order
     comparisons: tuple[Comparison, ...]
     break_evens: tuple[Any, ...] = ()
+    requests: tuple[Any, ...] = ()  # kb.ledger.request.Request per feasible composed option
 
 
 def apply_settings(record: Record, settings: Mapping[str, str]) -> Record:
@@ -60,9 +61,21 @@ def apply_settings(record: Record, settings: Mapping[str, str]) -> Record:
             raise ValueError(f"--set {name}={text}: {exc}") from exc
         if SETTABLE[name] and dim != SETTABLE[name]:
             raise ValueError(f"--set {name}={text}: dimension {dim}, expected {SETTABLE[name]}")
+        if name == "context":
+            envelope["workload"] = _with_context(envelope.get("workload"), value)
+            continue
         envelope[name] = _setting_value(name, value, dim)
     data["envelope"] = envelope
     return Record(record.id, record.kind, record.path, data, record.digest)
+
+
+def _with_context(workload: Any, value: Fraction) -> dict[str, Any]:
+    """The workload with its context replaced (a composed placement only)."""
+    if not isinstance(workload, dict):
+        raise ValueError("--set context: only a placement with an envelope workload has one")
+    if value.denominator != 1 or value < 1:
+        raise ValueError(f"--set context={value}: expected a whole number of tokens, at least 1")
+    return {**workload, "context": int(value)}
 
 
 def _setting_value(name: str, value: Fraction, dim: str) -> Any:
@@ -88,7 +101,15 @@ def analyze_spec(
         sides.append(Side(option, fit, ledger))
     comparisons = tuple(compare(spec.envelope, sides[0], s) for s in sides[1:])
     evens = _break_evens(spec, sides, figures) if with_break_even else ()
-    return PlacementAnalysis(spec, tuple(sides), comparisons, evens)
+    return PlacementAnalysis(spec, tuple(sides), comparisons, evens, _requests(spec, sides))
+
+
+def _requests(spec: PlacementSpec, sides: list[Side]) -> tuple[Any, ...]:
+    """TTFT, TPOT and request latency of each feasible composed option (kb.ledger.request)."""
+    from kb.ledger.request import request
+
+    found = (request(spec.envelope, s.option, s.ledger) for s in sides if s.ledger is not None)
+    return tuple(r for r in found if r is not None)
 
 
 def _break_evens(

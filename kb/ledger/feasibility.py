@@ -4,11 +4,19 @@ State per device is `state_bytes / state_shards + replicated` (a shard of the sh
 state plus whatever every device holds in full); it fits when it is at most
 `capacity - reserve`. An option that does not fit is an infeasible counterfactual:
 no ledger, no ratio.
+
+A composed placement (an envelope `workload`, kb.ledger.workload) counts, per device,
+the weights (over tp*pp) and the KV cache of the replica's sequences at the context
+(batch/dp sequences x context tokens x KV bytes per token on that device); no flop
+class covers activations, so they are not counted and the report says so. A device
+that does not fit reports what it needs and what it has in GiB; one that fits reports
+its headroom as the largest batch at this context and the longest context at this batch.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+import math
+from dataclasses import dataclass, field
 from fractions import Fraction
 
 from kb.ledger.inputs import DeviceGroup, Envelope, OptionSpec
@@ -23,6 +31,9 @@ class DeviceFit:
     capacity: Fraction
     reserve: Fraction
     pointer: str
+    parts: tuple[tuple[str, Fraction], ...] = field(default=())  # state, part by part
+    max_batch: int | None = None  # composed: largest batch at this context that fits
+    max_context: int | None = None  # composed: longest context at this batch that fits
 
     @property
     def headroom(self) -> Fraction:
@@ -50,6 +61,13 @@ class Feasibility:
 
     def shortfalls(self) -> list[str]:
         """Describe what does not fit, one line per device group."""
+        if any(d.parts for d in self.devices):
+            return [
+                f"{d.name}: does not fit: needs {gib(d.state + d.reserve)} per device, "
+                f"has {gib(d.capacity)}"
+                for d in self.devices
+                if not d.fits
+            ]
         return [
             f"{d.name}: state {amount(d.state, 'B')} + reserve {amount(d.reserve, 'B')} "
             f"exceeds capacity {amount(d.capacity, 'B')} by {amount(-d.headroom, 'B')}"
@@ -58,8 +76,18 @@ class Feasibility:
         ]
 
 
+GIB = 2**30
+
+
+def gib(value: Fraction) -> str:
+    """Bytes as GiB with two decimals, the unit devices report their memory in."""
+    return f"{float(value / GIB):.2f} GiB"
+
+
 def state_per_device(envelope: Envelope, option: OptionSpec) -> Fraction:
     replicated = option.replicated.value if option.replicated else Fraction(0)
+    if option.derived is not None:
+        return Fraction(option.derived.state(envelope.batch)) + replicated
     return envelope.state_bytes.value / option.state_shards + replicated
 
 
@@ -68,7 +96,41 @@ def _fit(group: DeviceGroup, state: Fraction) -> DeviceFit:
     return DeviceFit(group.name, group.count, state, group.capacity.value, reserve, group.pointer)
 
 
+def _composed_fit(group: DeviceGroup, envelope: Envelope, option: OptionSpec) -> DeviceFit:
+    derived = option.derived
+    assert derived is not None
+    reserve = group.reserve.value if group.reserve else Fraction(0)
+    replicated = option.replicated.value if option.replicated else Fraction(0)
+    sequences = derived.sequences(envelope.batch)
+    kv = derived.kv_per_token.value * derived.context * sequences
+    state = derived.weights.value + kv + replicated
+    parts = [("weights", derived.weights.value), ("kv_cache", kv)]
+    if replicated:
+        parts.append(("replicated", replicated))
+    free = group.capacity.value - reserve - derived.weights.value - replicated
+    per_token = derived.kv_per_token.value
+    max_batch = max_context = None
+    if free >= 0 and per_token > 0:
+        max_batch = math.floor(free / (per_token * derived.context)) * derived.degrees.dp
+        max_context = math.floor(free / (per_token * sequences))
+    return DeviceFit(
+        group.name,
+        group.count,
+        state,
+        group.capacity.value,
+        reserve,
+        group.pointer,
+        tuple(parts),
+        max_batch,
+        max_context,
+    )
+
+
 def feasibility(envelope: Envelope, option: OptionSpec) -> Feasibility:
     """Check every device group of `option` against its share of the envelope's state."""
+    if option.derived is not None:
+        return Feasibility(
+            option.name, tuple(_composed_fit(g, envelope, option) for g in option.devices)
+        )
     state = state_per_device(envelope, option)
     return Feasibility(option.name, tuple(_fit(g, state) for g in option.devices))

@@ -39,6 +39,14 @@ from kb.kinds import Views, views
 from kb.kinds.placement import DeviceView, EnvelopeView, FigureNode, Option, Placement
 from kb.ledger.quantities import Figure, QuantityError, figure
 from kb.ledger.transfers import TransferSpec, resolve_transfer
+from kb.ledger.workload import (
+    PREFILL,
+    PREFILL_SEND,
+    Derived,
+    Workload,
+    derive_option,
+    resolve_workload,
+)
 from kb.model import KnowledgeBase, Record, split_binding
 
 OVERHEADS = (
@@ -80,6 +88,19 @@ class Overhead:
 
 
 @dataclass(frozen=True)
+class MeasuredTerm:
+    """A derived row replaced by a measurement (`measured_terms`), with its receipt."""
+
+    time: Figure
+    receipt: str
+    rel_tol: Fraction
+    pointer: str
+
+
+DEFAULT_MEASURED_TOL = Fraction(1, 4)  # the relative band kb's predictions use
+
+
+@dataclass(frozen=True)
 class OptionSpec:
     """One side of a comparison: where state and work go, and what that placement pays."""
 
@@ -97,6 +118,9 @@ class OptionSpec:
     strategies: tuple[str, ...] = ()
     compute_rate: Figure | None = None  # FLOP/s per device, for the roofline's compute term
     links: tuple[str, ...] = ()  # declared links plus every link a transfer uses
+    derived: Derived | None = None  # a composed placement: state and step parts (workload.py)
+    measured: Mapping[str, MeasuredTerm] = field(default_factory=dict)  # row -> measurement
+    prefill: tuple[TransferSpec, ...] = ()  # the prefill pass's all-reduces (kb.ledger.request)
 
 
 @dataclass(frozen=True)
@@ -111,6 +135,7 @@ class Envelope:
     useful_work: Figure
     slo: Figure | None
     flops_per_item: Figure | None = None  # FLOP per batch item per step (roofline)
+    workload: Workload | None = None  # a composed placement (kb.ledger.workload)
 
 
 @dataclass(frozen=True)
@@ -251,6 +276,18 @@ def _option(
         resolve_transfer(res, t, pointer_join(pointer, "transfers", i), batch, hardware)
         for i, t in enumerate(node.transfers)
     ]
+    derived = None
+    prefill: list[TransferSpec | None] = []
+    if envelope is not None and envelope.workload is not None:
+        count = sum(_one(d.count) for d in node.devices)
+        composed = derive_option(res, envelope.workload, node, pointer, count, int(batch))
+        if composed is None:
+            return None
+        derived, made = composed
+        for transfer in made:
+            at = "tp_collective" if transfer.pattern == "all-reduce" else "stage_link"
+            spec = resolve_transfer(res, transfer, pointer_join(pointer, at), batch, hardware)
+            (prefill if transfer.name in (PREFILL, PREFILL_SEND) else transfers).append(spec)
     # Every input is resolved (so every gap is recorded) before an incomplete option is dropped.
     replicated = res.optional(
         node.replicated, pointer_join(pointer, "replicated"), "B", "replicated state"
@@ -260,17 +297,23 @@ def _option(
         node.cost_rate, pointer_join(pointer, "cost_rate"), "USD/s", "cost rate"
     )
     power = res.optional(node.power, pointer_join(pointer, "power"), "W", "power")
-    if rate is None or None in devices or None in transfers:
+    if rate is None or None in devices or None in transfers or None in prefill:
         return None
     resolved = tuple(t for t in transfers if t is not None)
+    # an envelope that did not resolve has its own gaps: no second one about measured rows
+    measured = _measured_terms(res, node, pointer, derived is not None) if envelope else {}
+    shards, parallel = _one(node.state_shards), _one(node.parallel)
+    if derived is not None:
+        shards = derived.degrees.tp * derived.degrees.pp
+        parallel = derived.degrees.tp
     return OptionSpec(
         name=node.name,
         pointer=pointer,
         devices=tuple(d for d in devices if d is not None),
-        state_shards=_one(node.state_shards),
+        state_shards=shards,
         replicated=replicated,
         useful_rate=rate,
-        useful_parallel=_one(node.parallel),
+        useful_parallel=parallel,
         transfers=resolved,
         overheads=overheads,
         cost_rate=cost_rate,
@@ -278,11 +321,46 @@ def _option(
         strategies=node.strategies,
         compute_rate=compute,
         links=tuple(sorted(set(node.links) | {t.link for t in resolved})),
+        derived=derived,
+        measured=measured,
+        prefill=tuple(p for p in prefill if p is not None),
     )
 
 
+def _measured_terms(
+    res: InputReader, node: Option, pointer: str, composed: bool
+) -> dict[str, MeasuredTerm]:
+    """The option's measured rows; only a composed option has derived rows to replace."""
+    from kb.ledger.quantities import QuantityError, exact
+
+    found: dict[str, MeasuredTerm] = {}
+    for name, term in node.measured_terms:
+        at = pointer_join(pointer, "measured_terms", name)
+        if not composed:
+            res.gap(
+                at,
+                "measured_terms replace derived rows: only an option of a placement "
+                "with an envelope workload has them",
+            )
+            continue
+        time = res.quantity(term.time, pointer_join(at, "time"), "s", f"measured {name}")
+        if res.readable(term.receipt) is None:
+            if res.unusable(term.receipt):
+                res.blocked(at, term.receipt, f"the measured {name}")
+            continue  # a missing receipt is RF001's finding
+        try:
+            tol = DEFAULT_MEASURED_TOL if term.rel_tol is None else exact(term.rel_tol)
+        except QuantityError:
+            continue  # a non-finite number: the LD rules report it
+        if time is not None:
+            found[name] = MeasuredTerm(time, term.receipt, tol, at)
+    return found
+
+
 def _envelope(res: InputReader, node: EnvelopeView) -> Envelope | None:
-    unit = str(node.useful_work.get("unit", ""))
+    if node.workload is not None:
+        return _composed_envelope(res, node)
+    unit = str((node.useful_work or {}).get("unit", ""))
     useful_dim = "FLOP" if unit.endswith("FLOP") else "B"
     state = res.quantity(node.state_bytes, "/envelope/state_bytes", "B", "state bytes")
     work = res.quantity(node.useful_work, "/envelope/useful_work", useful_dim, "useful work")
@@ -304,6 +382,27 @@ def _envelope(res: InputReader, node: EnvelopeView) -> Envelope | None:
         work,
         slo,
         flops,
+    )
+
+
+def _composed_envelope(res: InputReader, node: EnvelopeView) -> Envelope | None:
+    """The envelope of a composed placement: state and useful work are the model's weights."""
+    assert node.workload is not None
+    work = resolve_workload(res, node.workload, node.model, "/envelope/workload")
+    slo = res.optional(node.slo, "/envelope/slo", "s", "SLO latency")
+    if work is None:
+        return None
+    weights = Figure(work.weights_total, "B", "derived", f"{node.model} (workload)")
+    return Envelope(
+        node.model,
+        node.precision,
+        node.quality,
+        Fraction(node.batch),
+        weights,
+        weights,
+        slo,
+        None,
+        work,
     )
 
 

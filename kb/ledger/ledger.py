@@ -111,8 +111,88 @@ class Overrides:
     latency: Mapping[str, Num] = field(default_factory=dict)  # link id -> s
 
 
+def composed_useful_row(envelope: Envelope, option: OptionSpec, batch: Num = None) -> Row:
+    """Tuseful of a composed placement: the per-rank weight read plus the replica's KV read."""
+    derived = option.derived
+    assert derived is not None
+    batch = envelope.batch if batch is None else batch
+    sequences = derived.sequences(batch)
+    kv = derived.kv_read_per_sequence.value * sequences
+    moe = (
+        "; MoE: every expert counted, an upper bound (flops/moe-decode-expert-read's "
+        "routed fraction is not composed yet)"
+        if derived.moe
+        else ""
+    )
+    memory = derived.weight_read.value + kv
+    formula = (
+        f"t_w + (batch/dp)*t_kv: per-rank weight read ({derived.weight_read.formula}) plus "
+        f"the KV-cache read of the replica's sequences (flops/decode-kv-cache-read cache_time){moe}"
+    )
+    value: Num = memory
+    if derived.math is not None:
+        math = derived.math.value * batch / envelope.batch  # linear in the batch
+        value = _max(memory, math)
+        formula = (
+            f"max({formula}, T_math: the replica's matmuls at the tp ranks' compute rate "
+            f"({derived.math.formula}); above the ridge the step is compute-bound and "
+            "flops/tp-decode-allreduce-time's memory-bound step no longer applies)"
+        )
+    return Row(
+        "useful",
+        value,
+        formula,
+        {
+            "t_w": derived.weight_read.value,
+            "t_w_trail": "; ".join(derived.weight_read.trail),
+            "t_kv_per_sequence": derived.kv_read_per_sequence.value,
+            "t_kv_trail": "; ".join(derived.kv_read_per_sequence.trail),
+            "sequences": sequences,
+            "context": derived.context,
+            "rate_from": option.useful_rate.origin,
+            **({"t_math": derived.math.value} if derived.math else {}),
+        },
+        basis_label(False, option.useful_rate),
+    )
+
+
+def composed_overhead_row(option: OptionSpec) -> Row:
+    """L*t_o of a composed placement: 0 and `none` when no per-layer overhead is entered."""
+    derived = option.derived
+    assert derived is not None
+    if derived.overhead is None:
+        return Row("overhead", Fraction(0), derived.overhead_note, {}, "none")
+    return Row(
+        "overhead",
+        derived.overhead.value,
+        derived.overhead.formula,
+        {
+            "t_o": derived.overhead_figure.value if derived.overhead_figure else None,
+            "t_o_from": "; ".join(derived.overhead.trail),
+        },
+        basis_label(False, derived.overhead_figure),
+    )
+
+
+def _measured(row: Row, option: OptionSpec) -> Row:
+    """A derived row replaced by its measurement: shown as measured, the derived value kept."""
+    term = option.measured.get(row.name)
+    if term is None:
+        return row
+    return Row(
+        row.name,
+        term.time.value,
+        f"as measured by {term.receipt} (derived: {row.formula})",
+        {"derived": row.value, "rel_tol": term.rel_tol, "pointer": term.pointer},
+        "measured",
+        (term.receipt,),
+    )
+
+
 def useful_row(envelope: Envelope, option: OptionSpec, batch: Num = None) -> Row:
     """Tuseful: the work over the rate, or the roofline max of memory and compute terms."""
+    if option.derived is not None:
+        return composed_useful_row(envelope, option, batch)
     rate, parallel = option.useful_rate, option.useful_parallel
     memory = envelope.useful_work.value / (parallel * rate.value)
     inputs: dict[str, Any] = {
@@ -231,5 +311,8 @@ def compute_ledger(envelope: Envelope, option: OptionSpec, over: Overrides | Non
     over = over or Overrides()
     useful = useful_row(envelope, option, over.batch)
     costs = _transfer_costs(envelope, option, useful.value, over)
-    rows = (useful, exposed_row(costs), *overhead_rows(option))
+    rows: tuple[Row, ...] = (useful, exposed_row(costs), *overhead_rows(option))
+    if option.derived is not None:
+        rows = (useful, composed_overhead_row(option), *rows[1:])
+        rows = tuple(_measured(row, option) for row in rows)
     return Ledger(option.name, rows, tuple(costs))

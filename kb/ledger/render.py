@@ -20,6 +20,7 @@ from kb.ledger.quantities import SCALES, amount, number
 
 ROW_LABELS = {
     "useful": "T_useful",
+    "overhead": "T_per_layer_overhead",
     "exposed": "T_exposed",
     "sync": "T_sync",
     "input_imbalance": "T_input_imbalance",
@@ -58,13 +59,36 @@ def text(analysis: PlacementAnalysis) -> str:
         lines += _comparison_lines(comparison)
     lines += ["", "4. Break-even envelope"]
     lines += _break_even_lines(analysis)
+    if analysis.requests:
+        lines += ["", "5. Requests (prefill pass, then a decode step per further output token)"]
+        lines += [line for r in analysis.requests for line in request_lines(r)]
     return "\n".join(lines) + "\n"
+
+
+def request_lines(r: Any) -> list[str]:
+    """One option's TTFT, TPOT and request latency, and how the prefill was priced."""
+    lines = [
+        f"  {r.option}: {r.input_tokens} prompt + {r.output_tokens} output tokens: "
+        f"TTFT {amount(r.ttft, 's')} (read or matmuls {amount(r.prefill_read, 's')} + "
+        f"overhead {amount(r.prefill_overhead, 's')} + all-reduces "
+        f"{amount(r.prefill_collectives, 's')}), TPOT {amount(r.tpot, 's')}, request "
+        f"{amount(r.latency, 's')} = TTFT + {r.output_tokens - 1} x TPOT; {r.provenance}"
+    ]
+    lines += [f"    prefill all-reduces priced by {p}" for p in r.pricing]
+    return lines
 
 
 def envelope_line(analysis: PlacementAnalysis) -> str:
     """`envelope: model ..., batch 8, state 141.1 GB, useful work 141.1 GB` (text and site)."""
     env = analysis.spec.envelope
     slo = f", SLO {amount(env.slo.value, 's')}" if env.slo else ""
+    work = env.workload
+    if work is not None:  # a composed placement: what runs, not typed bytes
+        return (
+            f"envelope: model {env.model}, precision {env.precision}, batch {env.batch}, "
+            f"context {work.context} tokens, weights {amount(work.weights_total, 'B')} "
+            f"(composed from {', '.join(work.composed_from)}){slo}"
+        )
     return (
         f"envelope: model {env.model}, precision {env.precision}, batch {env.batch}, "
         f"state {amount(env.state_bytes.value, 'B')}, useful work "
@@ -88,12 +112,35 @@ def _feasibility_lines(side: Side, role: str) -> list[str]:
 
 def device_line(d: Any) -> str:
     """`h200 x2: state 70.55 GB + reserve 0 B of 151.4 GB, headroom 80.85 GB`."""
+    if d.parts:
+        return composed_device_line(d)
     tail = (
         f"headroom {amount(d.headroom, 'B')}" if d.fits else f"short by {amount(-d.headroom, 'B')}"
     )
     return (
         f"{d.name} x{d.count}: state {amount(d.state, 'B')} + reserve "
         f"{amount(d.reserve, 'B')} of {amount(d.capacity, 'B')}, {tail}"
+    )
+
+
+PART_LABELS = {"weights": "weights", "kv_cache": "KV cache", "replicated": "replicated"}
+
+
+def composed_device_line(d: Any) -> str:
+    """A composed placement's device: its parts, then the verdict in GiB and the headroom."""
+    from kb.ledger.feasibility import gib
+
+    parts = " + ".join(f"{PART_LABELS[name]} {gib(value)}" for name, value in d.parts)
+    state = f"{d.name} x{d.count}: {parts} + reserve {gib(d.reserve)} (activations: no flop class"
+    state += " covers them, not counted)"
+    if not d.fits:
+        return (
+            f"{state}; does not fit: needs {gib(d.state + d.reserve)} per device, "
+            f"has {gib(d.capacity)}"
+        )
+    return (
+        f"{state} of {gib(d.capacity)}, headroom {gib(d.headroom)}: largest batch at this "
+        f"context {d.max_batch}, longest context at this batch {d.max_context} tokens"
     )
 
 
@@ -224,6 +271,25 @@ def to_json(analysis: PlacementAnalysis) -> str:
         "comparisons": [_comparison_json(c) for c in analysis.comparisons],
         "break_even": [_break_even_json(b) for b in analysis.break_evens],
     }
+    if analysis.requests:
+        doc["requests"] = [
+            {
+                "option": r.option,
+                "input_tokens": r.input_tokens,
+                "output_tokens": r.output_tokens,
+                "ttft": exact(r.ttft, "s"),
+                "tpot": exact(r.tpot, "s"),
+                "latency": exact(r.latency, "s"),
+                "prefill": {
+                    "read": exact(r.prefill_read, "s"),
+                    "overhead": exact(r.prefill_overhead, "s"),
+                    "all_reduces": exact(r.prefill_collectives, "s"),
+                    "pricing": list(r.pricing),
+                },
+                "provenance": r.provenance,
+            }
+            for r in analysis.requests
+        ]
     return json.dumps(doc, indent=2) + "\n"
 
 
@@ -241,6 +307,15 @@ def _fit_json(side: Side) -> dict[str, Any]:
                 "capacity": exact(d.capacity, "B"),
                 "headroom": exact(d.headroom, "B"),
                 "fits": d.fits,
+                **(
+                    {
+                        "parts": {name: exact(value, "B") for name, value in d.parts},
+                        "max_batch": d.max_batch,
+                        "max_context": d.max_context,
+                    }
+                    if d.parts
+                    else {}
+                ),
             }
             for d in side.feasibility.devices
         ],

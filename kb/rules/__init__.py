@@ -90,6 +90,7 @@ RULE_MODULES: tuple[str, ...] = (
     "proposal_candidate_unknown",  # LG007
     "proposal_adopts_infeasible_candidate",  # LG008
     "collective_priced_off_size",  # LG009
+    "measured_term_disagrees",  # LG010
     # PR: numbers in prose (kb/prose)
     "prose_template_unresolved",  # PR001
     "prose_template_unit",  # PR002

@@ -50,6 +50,12 @@ KEY_COLUMNS: Mapping[str, tuple[tuple[str, str], ...]] = {
     ),
     "receipt": (("Pattern", "pattern"), ("Evidence", "evidence_class"), ("Engine", "engine.name")),
     "flop_class": (("Arithmetic intensity", "arithmetic_intensity"),),
+    "engine": (
+        ("Name", "name"),
+        ("Versions", "versions"),
+        ("CUDA graphs", "cuda_graphs"),
+        ("All-reduce", "collective.implementation"),
+    ),
 }
 HARDWARE_ROWS: tuple[tuple[str, str], ...] = (
     ("Vendor", "vendor"),

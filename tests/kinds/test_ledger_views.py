@@ -41,8 +41,13 @@ def test_every_shipped_placement_has_a_view_that_says_what_its_data_says() -> No
         assert view is not None, record.id
         raw = data[record.id]
         assert view.envelope.batch == raw["envelope"]["batch"]
-        assert view.envelope.state_bytes == raw["envelope"]["state_bytes"]
+        assert view.envelope.state_bytes == raw["envelope"].get("state_bytes")
         assert view.envelope.slo == raw["envelope"].get("slo")
+        workload = raw["envelope"].get("workload")
+        assert (view.envelope.workload is None) == (workload is None)
+        if view.envelope.workload is not None:
+            assert view.envelope.workload.context == workload["context"]
+            assert list(view.envelope.workload.composed_from) == workload["composed_from"]
         options = [raw["reference"], *raw["candidates"]]
         assert [o.name for o in view.options] == [o["name"] for o in options]
         for option, node in zip(view.options, options, strict=True):
@@ -56,6 +61,14 @@ def test_every_shipped_placement_has_a_view_that_says_what_its_data_says() -> No
                 (t["link"], t["ranks"], t.get("receipt")) for t in transfers
             ]
             assert [name for name, _ in option.overheads] == list(node.get("overheads", {}))
+            degrees = node.get("degrees")
+            assert (option.degrees is None) == (degrees is None)
+            if option.degrees is not None:
+                assert (option.degrees.tp, option.degrees.pp, option.degrees.dp) == (
+                    degrees.get("tp", 1),
+                    degrees.get("pp", 1),
+                    degrees.get("dp", 1),
+                )
             assert [r.value for r in option.stated_ratios] == [
                 r["value"] for r in node.get("stated_ratios", [])
             ]

@@ -82,7 +82,9 @@ def test_one_receipt_prices_tp4_and_tp8_on_the_same_basis() -> None:
     """TP=4 and TP=8 at batch 64: S = 16384 B x 64 = 1 MiB, the 1 MiB rows (4 and 8 GPUs) of
     receipts/sglang-custom-all-reduce-h100-latency: 31.1 us and 33.8 us per all-reduce, latency
     inside them. Exposed = 160 x 31.1 us = 4.976 ms (TP4) and 160 x 33.8 us = 5.408 ms (TP8);
-    T_useful = 141,104,775,168 B / (N * 3350 GB/s)."""
+    the composed rows (tests/ledger/test_composed_step.py): T_useful = 141,104,775,168 B /
+    (N * 3350 GB/s) plus the KV read of 64 sequences of 2048 tokens (8/N KV heads per rank),
+    T_per_layer_overhead = 80 x 114.6 us."""
     doc = json.loads(
         run("ledger", "placements/tp-llama-3.1-70b-h100-tp4-vs-tp8", "--format", "json")[1]
     )
@@ -96,7 +98,9 @@ def test_one_receipt_prices_tp4_and_tp8_on_the_same_basis() -> None:
         assert exposed["receipts"] == ["receipts/sglang-custom-all-reduce-h100-latency"]
         assert Fraction(exposed["value"]["exact"]) == 160 * per_call
         useful = Fraction(141_104_775_168, ranks * 3_350 * 10**9)
-        assert Fraction(side["total"]["exact"]) == useful + 160 * per_call
+        kv = Fraction(64 * 2048 * 2 * 80 * (8 // ranks) * 128 * 2, 3_350 * 10**9)
+        overhead = 80 * Fraction(1146, 10**7)
+        assert Fraction(side["total"]["exact"]) == useful + kv + overhead + 160 * per_call
         assert "S = 1048576 B" in side["transfers"][0]["pricing"]
 
 

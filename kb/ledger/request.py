@@ -1,0 +1,75 @@
+"""A request of a composed placement: TTFT (the prefill pass), TPOT (the step) and its latency.
+
+With `envelope.workload.request` (input and output tokens), each feasible composed
+option's request is priced as flops/tp-decode-allreduce-time's request_latency
+composes it: one prefill pass over the prompt, then one decode step per further
+output token.
+
+    TTFT    = max(t_w, T_math(S_in * batch/dp tokens)) + L*t_o + prefill all-reduces
+    TPOT    = the ledger's T_total (the decode step at the workload's context)
+    request = TTFT + (output_tokens - 1) * TPOT
+
+The prefill pass reads the rank's weights once (or, above the ridge, is its
+matmuls: flops/prefill-gemm-ridge's T_math when the option states a compute rate);
+its c*L all-reduces (and, with pp > 1, its pp - 1 stage sends) each carry the whole
+prompt of the replica's sequences, priced
+from the same size-aware curves as the decode step's (a size beyond a curve falls to
+the line rate, labelled an estimate). Attention over the prompt and the KV-cache
+write are left out, as the class leaves them out. Pure arithmetic on the resolved
+specs: no I/O.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from fractions import Fraction
+
+from kb.ledger.inputs import Envelope, OptionSpec
+from kb.ledger.ledger import Ledger, Overrides, _max, transfer_cost
+
+
+@dataclass(frozen=True)
+class Request:
+    """One option's request: TTFT and its parts, TPOT, the latency, and how each was priced."""
+
+    option: str
+    input_tokens: int
+    output_tokens: int
+    prefill_read: Fraction  # max(weight read, prompt matmuls)
+    prefill_overhead: Fraction
+    prefill_collectives: Fraction  # all-reduces and stage sends of the whole prompt
+    ttft: Fraction
+    tpot: Fraction
+    latency: Fraction
+    pricing: tuple[str, ...]  # how the prefill all-reduces were priced
+    provenance: str  # measured only if every part is; else estimated / unverified
+
+
+def request(envelope: Envelope, option: OptionSpec, ledger: Ledger) -> Request | None:
+    """The request of a feasible composed option, or None without a workload request."""
+    work, derived = envelope.workload, option.derived
+    if work is None or derived is None or work.request is None:
+        return None
+    inputs, outputs = work.request
+    read = derived.weight_read.value
+    if derived.math is not None:  # the prompt's tokens are input_tokens x the step's
+        read = Fraction(_max(read, derived.math.value * inputs))
+    overhead = derived.overhead.value if derived.overhead else Fraction(0)
+    costs = [transfer_cost(t, envelope.batch, Fraction(0), Overrides()) for t in option.prefill]
+    collectives = sum((Fraction(c.raw) for c in costs), Fraction(0))
+    ttft = read + overhead + collectives
+    tpot = Fraction(ledger.total)
+    states = {c.provenance for c in costs} | {"estimated"}
+    return Request(
+        option.name,
+        inputs,
+        outputs,
+        read,
+        overhead,
+        collectives,
+        ttft,
+        tpot,
+        ttft + (outputs - 1) * tpot,
+        tuple(c.pricing for c in costs),
+        "unverified" if "unverified" in states else "estimated",
+    )

@@ -1,0 +1,723 @@
+"""A composed placement: state and decode-step rows derived from the model and the flop classes.
+
+A placement whose envelope states a `workload` (context, bytes per weight, per KV
+element and per activation, all-reduces per layer, per-layer overhead) and whose
+options state `degrees` (tp, pp, dp) has nothing hand-typed about the step: kb
+reads the model record's geometry and evaluates the flop classes' own equations
+through the one evaluator (kb/equations/evaluate.py), so `kb calc` on a class and
+`kb ledger` on a placement compute a figure the same way:
+
+- weights per device: `W = P*b_w` (flops/decode-weight-read#weight_bytes) over tp*pp;
+- KV cache per token per device: `kv_tok = 2*L*n_kv*h_d*b`
+  (flops/decode-kv-cache-read#kv_per_token) with L/pp layers and max(n_kv, tp)/tp KV
+  heads per rank (a rank holds at least one head: past n_kv ranks heads are
+  replicated); a multi-head-latent (MLA) model caches its latent,
+  `derived.kv_elements_per_token` of the model record, whole on every TP rank;
+- the per-rank weight read `t_w` (flops/tp-decode-allreduce-time#weight_read, which
+  uses decode-weight-read) and the per-sequence KV read `t_kv`
+  (flops/decode-kv-cache-read#cache_time) at the option's HBM rate;
+- the per-layer all-reduces: `c*L` of `n = B*d*b` bytes
+  (flops/tp-decode-allreduce-time#payload) per replica, priced like any transfer from
+  the size-aware receipt curves (kb/ledger/curves.py), else the line rate;
+- the per-layer overhead `L*t_o` (the last term of tp-decode-allreduce-time's step).
+
+Their sum is that class's `step_time` plus decode-kv-cache-read's `t_kv`, evaluated at
+the same inputs (tests/ledger/test_composed_step.py holds the two equal). Anything
+kb cannot derive is a `Gap` (rule LG004), never a guess.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from fractions import Fraction
+from typing import TYPE_CHECKING, Any
+
+from kb.findings import pointer_join
+from kb.kinds.placement import Degrees, FigureNode, Option, Transfer, WorkloadView
+from kb.ledger.quantities import Figure, QuantityError, unit_scale
+
+if TYPE_CHECKING:
+    from kb.ledger.inputs import InputReader
+
+WEIGHT_CLASS = "flops/decode-weight-read"
+KV_CLASS = "flops/decode-kv-cache-read"
+TP_CLASS = "flops/tp-decode-allreduce-time"
+MOE_CLASS = "flops/moe-decode-expert-read"
+RIDGE_CLASS = "flops/prefill-gemm-ridge"
+
+
+@dataclass(frozen=True)
+class Model:
+    """The geometry a composed placement reads from its model record."""
+
+    id: str
+    layers: int
+    kv_heads: int
+    attention: str
+    architecture: str
+
+
+@dataclass(frozen=True)
+class Workload:
+    """The resolved `envelope.workload`."""
+
+    context: int
+    weight_bytes: Figure
+    kv_bytes: Figure
+    activation_bytes: Figure | None
+    all_reduces_per_layer: Figure | None
+    per_layer_overhead: Figure | None
+    model: Model
+    weights_total: Fraction  # bytes of all weights, P*b_w
+    trail: tuple[str, ...]
+    composed_from: tuple[str, ...] = ()
+    overhead_note: str = ""  # where t_o comes from, or why there is none
+    flop_per_mac: Figure | None = None
+    request: tuple[int, int] | None = None  # (input_tokens, output_tokens)
+
+
+@dataclass(frozen=True)
+class Part:
+    """One derived figure: value in base units, how it was evaluated, provenance."""
+
+    value: Fraction
+    formula: str
+    trail: tuple[str, ...]
+    basis: str = "derived"
+
+
+@dataclass(frozen=True)
+class Derived:
+    """What kb derived for one option of a composed placement."""
+
+    degrees: Degrees
+    context: int
+    weights: Part  # bytes per device
+    kv_per_token: Part  # KV bytes per cached token per device
+    weight_read: Part  # s per step per replica (per-rank read; ranks read in parallel)
+    kv_read_per_sequence: Part  # s per sequence at the context
+    overhead: Part | None  # s per step: L*t_o
+    overhead_figure: Figure | None
+    moe: bool = False  # the weight read counts every expert (an upper bound)
+    overhead_note: str = ""  # where t_o comes from, or why there is none
+    math: Part | None = None  # the replica's matmul time at the compute rate (the ridge check)
+
+    def sequences(self, batch: Any) -> Any:
+        """Sequences one replica serves: batch / dp."""
+        return batch / self.degrees.dp
+
+    def state(self, batch: Any) -> Any:
+        """Bytes per device: weights plus the KV cache of the replica's sequences."""
+        return self.weights.value + self.kv_per_token.value * self.context * self.sequences(batch)
+
+
+def _base(value: Fraction, unit: str) -> Fraction:
+    return value * unit_scale(unit)[0]
+
+
+def evaluate_part(
+    res: InputReader,
+    class_id: str,
+    target: str,
+    bindings: Mapping[str, Any],
+    pointer: str,
+    listed: tuple[str, ...],
+) -> Part | None:
+    """Evaluate `target` of a flop class through kb/equations/evaluate.py, in base units.
+
+    The class must be named in the workload's `composed_from` (`listed`): that is the
+    reference through which a change to it re-checks the placement.
+    """
+    from kb.equations.evaluate import EvaluationError, evaluate
+
+    if class_id not in listed:
+        _gap_once(
+            res,
+            "/envelope/workload/composed_from",
+            f"the composed step evaluates {class_id} ({target}); name it in composed_from",
+        )
+        return None
+    record = res.readable(class_id)
+    if record is None:
+        res.blocked(pointer, class_id, f"the composed {target}") if res.unusable(
+            class_id
+        ) else res.gap(pointer, f"the composed {target} needs {class_id}, which is not in the tree")
+        return None
+    try:
+        result = evaluate(res.kb, record, target, bindings)
+    except (EvaluationError, ArithmeticError) as exc:
+        _gap_once(res, pointer, f"{class_id} {target}: {exc}")
+        return None
+    return Part(
+        _base(result.value, result.unit),
+        f"{class_id} {result.trail[0]}",
+        tuple(result.trail),
+    )
+
+
+def _gap_once(res: InputReader, pointer: str, message: str) -> None:
+    """A gap, unless one option already reported the same cause (one finding per cause)."""
+    if not any(gap.message == message for gap in res.gaps):
+        res.gap(pointer, message)
+
+
+def _int_field(res: InputReader, model_id: str, path: str, pointer: str) -> int | None:
+    record = res.readable(model_id)
+    value = record.get(path) if record is not None else None
+    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+        res.gap(pointer, f"the workload needs {model_id}#{path}, a positive whole number")
+        return None
+    return value
+
+
+def resolve_workload(
+    res: InputReader, node: WorkloadView, model_id: str, pointer: str
+) -> Workload | None:
+    """Resolve the envelope's workload and the geometry of its model."""
+    record = res.readable(model_id)
+    if record is None:
+        if res.unusable(model_id):
+            res.blocked(pointer, model_id, "the workload")
+        else:
+            res.gap(pointer, f"the workload needs the model {model_id}, which is not in the tree")
+        return None
+    w_b = res.quantity(
+        node.weight_bytes, pointer_join(pointer, "weight_bytes"), "B", "bytes per weight"
+    )
+    kv_b = res.quantity(
+        node.kv_bytes, pointer_join(pointer, "kv_bytes"), "B", "bytes per KV element"
+    )
+    act_b = res.optional(
+        node.activation_bytes,
+        pointer_join(pointer, "activation_bytes"),
+        "B",
+        "bytes per activation element",
+    )
+    per_layer = res.optional(
+        node.all_reduces_per_layer,
+        pointer_join(pointer, "all_reduces_per_layer"),
+        "1",
+        "all-reduces per layer",
+    )
+    t_o, overhead_note = _engine_overhead(res, node, pointer)
+    f_mac = res.optional(
+        node.flop_per_mac, pointer_join(pointer, "flop_per_mac"), "FLOP", "FLOP per multiply-add"
+    )
+    layers = _int_field(res, model_id, "geometry.layers", pointer)
+    kv_heads = _int_field(res, model_id, "geometry.kv_heads", pointer)
+    if w_b is None or kv_b is None or layers is None or kv_heads is None:
+        return None
+    weights = evaluate_part(
+        res,
+        WEIGHT_CLASS,
+        "W",
+        {"P": f"{model_id}#derived.params_total", "b_w": _spec(w_b)},
+        pointer_join(pointer, "weight_bytes"),
+        node.composed_from,
+    )
+    if weights is None:
+        return None
+    model = Model(
+        model_id,
+        layers,
+        kv_heads,
+        str(record.get("geometry.attention") or ""),
+        str(record.get("architecture") or ""),
+    )
+    return Workload(
+        node.context,
+        w_b,
+        kv_b,
+        act_b,
+        per_layer,
+        t_o,
+        model,
+        weights.value,
+        weights.trail,
+        node.composed_from,
+        overhead_note,
+        f_mac,
+        node.request,
+    )
+
+
+def exact_spec(value: Fraction, unit: str) -> Any:
+    """An exact value as an evaluator binding: a quantity, or the quotient p / q (a `Product`)."""
+    from kb.equations.evaluate import Product
+
+    if value.denominator == 1:
+        return {"value": value.numerator, "unit": unit}
+    return Product(
+        f"{value.numerator} {unit} / {value.denominator}",
+        (
+            (1, {"value": value.numerator, "unit": unit}),
+            (-1, {"value": value.denominator, "unit": "1"}),
+        ),
+    )
+
+
+def _engine_overhead(
+    res: InputReader, node: WorkloadView, pointer: str
+) -> tuple[Figure | None, str]:
+    """t_o from the workload's engine, else from its named fallback, each said; else none."""
+    if node.engine is None:
+        return None, "no engine named: no per-layer overhead counted"
+    own = _calibrated(res, node.engine, pointer_join(pointer, "engine"))
+    if own is not None:
+        fig, text = own
+        return fig, f"calibrated for {node.engine}: {text}"
+    if node.overhead_fallback is None:
+        return None, (
+            f"{node.engine} has no calibrated per-layer overhead and the workload names no "
+            "overhead_fallback: not counted"
+        )
+    other = _calibrated(res, node.overhead_fallback, pointer_join(pointer, "overhead_fallback"))
+    if other is None:
+        res.gap(
+            pointer_join(pointer, "overhead_fallback"),
+            f"the overhead fallback {node.overhead_fallback} has no calibrated per-layer overhead",
+        )
+        return None, ""
+    fig, text = other
+    return fig, (
+        f"estimated: {node.engine} has no calibrated per-layer overhead; the fallback "
+        f"{node.overhead_fallback}'s is used ({text})"
+    )
+
+
+def _calibrated(res: InputReader, engine_id: str, pointer: str) -> tuple[Figure, str] | None:
+    """An engine's fitted per-layer overhead and what it was fitted to, if it has one."""
+    from kb.kinds import views
+
+    record = res.readable(engine_id)
+    if record is None:
+        if res.unusable(engine_id):
+            res.blocked(pointer, engine_id, "the per-layer overhead")
+        return None
+    view = views(res.kb).engine(record)
+    if view is None or view.per_layer_overhead is None:
+        return None
+    over = view.per_layer_overhead
+    fig = res.quantity(over.figure, pointer, "s", f"{engine_id}'s per-layer overhead")
+    if fig is None:
+        return None
+    where = f" on {over.hardware}" if over.hardware else " (GPU not named)"
+    graphs = {True: ", CUDA graphs", False: ", no CUDA graphs", None: ""}[over.cuda_graphs]
+    return fig, f"fitted to {', '.join(over.calibration)}{where}{graphs}"
+
+
+def _spec(fig: Figure) -> Any:
+    """A resolved figure as an evaluator binding (exact, in base units)."""
+    return exact_spec(fig.value, fig.dim)
+
+
+def _count(value: Fraction | int) -> Any:
+    return exact_spec(Fraction(value), "1")
+
+
+def derive_option(
+    res: InputReader,
+    work: Workload,
+    option: Option,
+    pointer: str,
+    devices: int,
+    batch: int,
+) -> tuple[Derived, tuple[Transfer, ...]] | None:
+    """The derived state and step parts of one option, and its derived transfers.
+
+    The transfers: the tensor-parallel all-reduces (tp > 1) and the pipeline stage
+    sends (pp > 1). A decode step's batch is one microbatch: a token passes the pp
+    stages in turn, so the weight and KV reads of the stages add up to the latency of
+    the unsharded layers over tp, and each stage idles (pp - 1)/pp of the step
+    (flops/pipeline-bubble's idle share at m = 1), which the throughput `batch /
+    T_total` already shows. Pipelining several microbatches is not composed.
+    """
+    deg = option.degrees
+    if deg is None:
+        res.gap(
+            pointer_join(pointer, "degrees"),
+            "an option of a placement with a workload states its degrees (tp, pp, dp)",
+        )
+        return None
+    ok = True
+    if deg.devices != devices:
+        res.gap(
+            pointer_join(pointer, "degrees"),
+            f"tp*pp*dp = {deg.tp}*{deg.pp}*{deg.dp} = {deg.devices}, but the option has "
+            f"{devices} devices",
+        )
+        ok = False
+    if batch % deg.dp:
+        res.gap(
+            pointer_join(pointer, "degrees", "dp"),
+            f"the batch {batch} does not split evenly over dp = {deg.dp} replicas",
+        )
+        ok = False
+    if deg.pp > 1 and option.stage_link is None:
+        res.gap(
+            pointer_join(pointer, "degrees", "pp"),
+            f"pp = {deg.pp} sends each token's hidden state across {deg.pp - 1} stage "
+            "boundaries, which need stage_link (the link between consecutive stages)",
+        )
+        ok = False
+    if work.model.layers % deg.pp:
+        res.gap(
+            pointer_join(pointer, "degrees", "pp"),
+            f"{work.model.layers} layers do not split evenly into pp = {deg.pp} stages",
+        )
+        ok = False
+    if not ok:
+        return None
+    at = pointer_join(pointer, "degrees")
+    weights = Part(
+        work.weights_total / (deg.tp * deg.pp),
+        f"{WEIGHT_CLASS} W = P*b_w, over tp*pp = {deg.tp * deg.pp} devices",
+        work.trail,
+    )
+    kv = _kv_per_token(res, work, deg, at)
+    rate = option.rate
+    t_w = evaluate_part(
+        res,
+        TP_CLASS,
+        "t_w",
+        {
+            "P": f"{work.model.id}#derived.params_total",
+            "b_w": _spec(work.weight_bytes),
+            "N": _count(deg.tp),
+            "BW_hbm": _rate_spec(rate),
+        },
+        pointer_join(pointer, "useful", "rate"),
+        work.composed_from,
+    )
+    if kv is None or t_w is None:
+        return None
+    moe_read = None
+    if work.model.architecture == "moe" and MOE_CLASS in work.composed_from:
+        moe_read = _moe_weight_read(res, work, option, batch, pointer)
+        if moe_read is None:
+            return None
+        t_w = moe_read
+    t_kv = evaluate_part(
+        res,
+        KV_CLASS,
+        "t_kv",
+        {
+            "B": _count(1),
+            "S": _count(work.context),
+            "kv_tok": exact_spec(kv.value, "B"),
+            "N": _count(1),
+            "BW_hbm": _rate_spec(rate),
+        },
+        pointer_join(pointer, "useful", "rate"),
+        work.composed_from,
+    )
+    if t_kv is None:
+        return None
+    if deg.pp > 1:  # one token passes every stage in turn: each reads its layers' cache
+        t_kv = Part(
+            t_kv.value * deg.pp,
+            f"{t_kv.formula}, per stage, times pp = {deg.pp} stages in turn",
+            t_kv.trail,
+        )
+    overhead = None
+    if work.per_layer_overhead is not None:
+        overhead = Part(
+            work.model.layers * work.per_layer_overhead.value,
+            f"{TP_CLASS}: L*t_o, L = {work.model.layers} layers; t_o {work.overhead_note}",
+            (f"t_o from {work.per_layer_overhead.origin}",),
+            work.per_layer_overhead.basis,
+        )
+    math = _math_time(res, work, option, batch, pointer)
+    derived = Derived(
+        deg,
+        work.context,
+        weights,
+        kv,
+        t_w,
+        t_kv,
+        overhead,
+        work.per_layer_overhead,
+        work.model.architecture == "moe" and moe_read is None,
+        work.overhead_note,
+        math,
+    )
+    transfers: list[Transfer] = []
+    if deg.tp > 1:
+        tp = _tp_transfer(res, work, option, pointer)
+        if tp is None:
+            return None
+        transfers.append(tp)
+        if work.request is not None:  # the prefill pass all-reduces the whole prompt
+            transfers.append(prefill_transfer(tp, work.request[0], PREFILL))
+    if deg.pp > 1:
+        send = _stage_send(res, work, option, pointer)
+        if send is None:
+            return None
+        transfers.append(send)
+        if work.request is not None:  # ... and sends the whole prompt's hidden states
+            transfers.append(prefill_transfer(send, work.request[0], PREFILL_SEND))
+    return derived, tuple(transfers)
+
+
+def _moe_weight_read(
+    res: InputReader, work: Workload, option: Option, batch: int, pointer: str
+) -> Part | None:
+    """An MoE step reads the shared weights and the routed experts the batch touches.
+
+    flops/moe-decode-expert-read's step_bound at the replica's batch, over tp ranks
+    (each reads 1/tp of every weight it reads): f = 1 - (1 - k/E)^B of the routed
+    experts of the MoE layers (layers - dense_layers).
+    """
+    deg = option.degrees
+    assert deg is not None
+    model = work.model.id
+    record = res.readable(model)
+    if record is None:
+        return None
+    dense = record.get("geometry.dense_layers") or 0
+    moe_layers = work.model.layers - dense if isinstance(dense, int) else None
+    width = "d_ff_expert" if record.get("geometry.d_ff_expert") is not None else "d_ff"
+    if moe_layers is None or moe_layers < 1:
+        res.gap(pointer, f"{model} states no MoE layers (layers - dense_layers)")
+        return None
+    from kb.equations.evaluate import Product
+
+    rate = _rate_spec(option.rate)
+    part = evaluate_part(
+        res,
+        MOE_CLASS,
+        "t_step",
+        {
+            "P_total": f"{model}#derived.params_total",
+            "k": f"{model}#geometry.experts_active",
+            "E": f"{model}#geometry.experts",
+            "L": _count(moe_layers),
+            "d": f"{model}#geometry.d_model",
+            "d_ff": f"{model}#geometry.{width}",
+            "B": _count(Fraction(batch, deg.dp)),
+            "b_w": _spec(work.weight_bytes),
+            "BW_hbm": Product(f"BW_hbm * {deg.tp}", ((1, rate), (1, _count(deg.tp)))),
+        },
+        pointer_join(pointer, "useful", "rate"),
+        work.composed_from,
+    )
+    if part is None:
+        return None
+    return Part(
+        part.value,
+        f"{part.formula}: the shared weights and the routed experts {batch // deg.dp} "
+        f"sequences touch, over tp = {deg.tp} ranks",
+        part.trail,
+    )
+
+
+def _math_time(
+    res: InputReader, work: Workload, option: Option, batch: int, pointer: str
+) -> Part | None:
+    """The matmul time of the replica's tokens at the option's compute rate, over tp.
+
+    flops/prefill-gemm-ridge's math_time `T_math = f_mac*B*P/C` with the active
+    parameters (the whole model for a dense one), B = batch/dp and C the compute of
+    the tp ranks. Only with `useful.compute_rate`, `flop_per_mac` and the class named.
+    """
+    deg = option.degrees
+    if option.compute_rate is None or deg is None:
+        return None
+    if work.flop_per_mac is None or RIDGE_CLASS not in work.composed_from:
+        res.gap(
+            pointer_join(pointer, "useful", "compute_rate"),
+            f"a compute rate checks the step against the ridge, which needs "
+            f"envelope.workload.flop_per_mac and {RIDGE_CLASS} in composed_from",
+        )
+        return None
+    from kb.equations.evaluate import Product
+
+    model = work.model.id
+    record = res.readable(model)
+    active = "params_active" if record and record.get("derived.params_active") else "params_total"
+    rate = _rate_spec(option.compute_rate)
+    return evaluate_part(
+        res,
+        RIDGE_CLASS,
+        "T_math",
+        {
+            "f_mac": _spec(work.flop_per_mac),
+            "B": _count(Fraction(batch, deg.dp)),
+            "P": f"{model}#derived.{active}",
+            "C": Product(f"C * {deg.tp}", ((1, rate), (1, _count(deg.tp)))),
+        },
+        pointer_join(pointer, "useful", "compute_rate"),
+        work.composed_from,
+    )
+
+
+def _rate_spec(rate: FigureNode) -> Any:
+    """The option's useful rate as an evaluator binding: `id#field` text or a quantity."""
+    if isinstance(rate, str):
+        return rate
+    return {"value": rate["value"], "unit": rate["unit"]}
+
+
+def _kv_per_token(res: InputReader, work: Workload, deg: Degrees, pointer: str) -> Part | None:
+    model = work.model
+    if model.attention == "mla":
+        record = res.readable(model.id)
+        node = record.get("derived.kv_elements_per_token") if record else None
+        try:
+            elements = _quantity_value(node)
+        except QuantityError:
+            res.gap(pointer, f"an MLA model needs {model.id}#derived.kv_elements_per_token")
+            return None
+        return Part(
+            elements * work.kv_bytes.value / deg.pp,
+            f"{model.id}#derived.kv_elements_per_token * b / pp: the MLA latent, held whole "
+            "by every tensor-parallel rank (no flop class shards it by head)",
+            (f"kv_elements_per_token = {elements}", f"b = {work.kv_bytes.value} B"),
+        )
+    heads = Fraction(max(model.kv_heads, deg.tp), deg.tp)
+    record = res.readable(model.id)
+    head = (
+        {"h_d": f"{model.id}#geometry.head_dim"}
+        if record is not None and record.get("geometry.head_dim") is not None
+        else {"d": f"{model.id}#geometry.d_model", "H": f"{model.id}#geometry.heads"}
+    )
+    return evaluate_part(
+        res,
+        KV_CLASS,
+        "kv_tok",
+        {
+            "L": _count(Fraction(model.layers, deg.pp)),
+            "n_kv": _count(heads),
+            "b": _spec(work.kv_bytes),
+            **head,
+        },
+        pointer,
+        work.composed_from,
+    )
+
+
+def _quantity_value(node: Any) -> Fraction:
+    from kb.ledger.quantities import figure
+
+    return figure(node, "").value
+
+
+def _stage_send(res: InputReader, work: Workload, option: Option, pointer: str) -> Transfer | None:
+    """The pp - 1 stage boundaries: each sends d_model activations per sequence per token."""
+    deg, link = option.degrees, option.stage_link
+    assert deg is not None and link is not None
+    if work.activation_bytes is None:
+        res.gap(
+            pointer_join(pointer, "stage_link"),
+            "the stage sends need envelope.workload.activation_bytes",
+        )
+        return None
+    size = evaluate_part(
+        res,
+        TP_CLASS,
+        "n",
+        {
+            "B": _count(1),
+            "d": f"{work.model.id}#geometry.d_model",
+            "b": _spec(work.activation_bytes),
+        },
+        pointer_join(pointer, "stage_link"),
+        work.composed_from,
+    )
+    if size is None:
+        return None
+    return Transfer(
+        name="pp-stage-send",
+        pattern="point-to-point",
+        link=link.link,
+        ranks=2,
+        count=deg.pp - 1,
+        message_size={
+            "value": size.value / deg.dp,
+            "unit": "B",
+            "basis": "derived",
+            "source": TP_CLASS,
+        },
+        scales_with_batch=True,
+        algorithm=None,
+        cuda_graphs=None,
+        receipt=link.receipt,
+        link_latency=link.link_latency,
+        overlap=None,
+        strategy="strategies/pipeline-parallel",
+    )
+
+
+PREFILL = "tp-prefill-all-reduce"
+PREFILL_SEND = "pp-prefill-stage-send"
+
+
+def prefill_transfer(decode: Transfer, input_tokens: int, name: str) -> Transfer:
+    """A prefill pass's transfer: as the decode step's, each carrying the whole prompt."""
+    from dataclasses import replace
+
+    size = dict(decode.message_size)
+    size["value"] = size["value"] * input_tokens
+    return replace(decode, name=name, message_size=size)
+
+
+def _tp_transfer(res: InputReader, work: Workload, option: Option, pointer: str) -> Transfer | None:
+    """The per-layer all-reduces as one transfer: c*L of n = d*b bytes per sequence."""
+    deg = option.degrees
+    assert deg is not None
+    coll = option.tp_collective
+    missing = [
+        name
+        for name, value in (
+            ("tp_collective", coll),
+            ("envelope.workload.activation_bytes", work.activation_bytes),
+            ("envelope.workload.all_reduces_per_layer", work.all_reduces_per_layer),
+        )
+        if value is None
+    ]
+    if missing or coll is None or work.activation_bytes is None:
+        res.gap(
+            pointer_join(pointer, "degrees", "tp"),
+            f"tp = {deg.tp} derives per-layer all-reduces, which need {', '.join(missing)}",
+        )
+        return None
+    per_layer = work.all_reduces_per_layer
+    assert per_layer is not None
+    if per_layer.value.denominator != 1 or per_layer.value < 1:
+        res.gap(pointer, "all-reduces per layer must be a positive whole number")
+        return None
+    size = evaluate_part(
+        res,
+        TP_CLASS,
+        "n",
+        {
+            "B": _count(1),
+            "d": f"{work.model.id}#geometry.d_model",
+            "b": _spec(work.activation_bytes),
+        },
+        pointer_join(pointer, "tp_collective"),
+        work.composed_from,
+    )
+    if size is None:
+        return None
+    return Transfer(
+        name="tp-all-reduce",
+        pattern="all-reduce",
+        link=coll.link,
+        ranks=deg.tp,
+        count=int(per_layer.value) * work.model.layers,
+        message_size={
+            "value": size.value / deg.dp,
+            "unit": "B",
+            "basis": "derived",
+            "source": TP_CLASS,
+        },
+        scales_with_batch=True,
+        algorithm=coll.algorithm,
+        cuda_graphs=coll.cuda_graphs,
+        receipt=coll.receipt,
+        link_latency=coll.link_latency,
+        overlap=None,
+        strategy="strategies/tensor-parallel",
+    )
