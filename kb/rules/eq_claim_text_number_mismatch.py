@@ -14,7 +14,7 @@ precision it is written to, with one of the claim's own values (a factor written
   also inverted, since `1.24x faster` states a factor 0.804;
 - what it states or is held to: a numeric claim's `expect` value, an effect's
   `factor`, a scaling law's `exponent`, the claim's `round`, `rel_tol` or
-  `abs_tol`, a prediction's measured figure, its error and a bound's tightness;
+  `abs_tol`, a prediction's measured figure, its band, its error and a bound's tightness;
 - its inputs: every value it binds (`bind`, `change`, `measured`), literal or
   `id#field`, in the unit written.
 
@@ -197,6 +197,9 @@ def _values(kb: KnowledgeBase, claim: Mapping[str, Any], item: Any) -> list[Valu
         found.append(_printed(item.claimed, f"measured {item.claimed}"))
         for label, text in (("error", item.error), ("tightness", item.tightness)):
             found.append(_ratio(text, f"{label} {text}"))
+    band = claim.get("band")  # a prediction's band, as a fraction (`rel: 0.15` is 15%)
+    if isinstance(band, Mapping):
+        found.extend(_quantity(band.get(key), "1", f"band {key} {band.get(key)}") for key in band)
     expect = claim.get("expect")
     if isinstance(expect, Mapping):
         unit = expect.get("unit", "1")
