@@ -58,6 +58,16 @@ class BindError:
     related: Location | None = None
 
 
+def _bare_hint(spec: Any) -> str:
+    """The fix for a bare binding: a number is a count or a quantity with its unit."""
+    if isinstance(spec, (int, float)) and not isinstance(spec, bool):
+        return (
+            f'write {{value: {spec}, unit: "1", basis: ..., source: ...}} for a count, '
+            f"or give its unit ({{value: {spec}, unit: GB/s, ...}})"
+        )
+    return "write {value: 63, unit: GB/s} or hardware/<id>#memory.bandwidth"
+
+
 def resolve(kb: KnowledgeBase, spec: Any) -> Bound | BindError:
     """Resolve a binding spec (a quantity mapping or an `id#dotted.path` string)."""
     if isinstance(spec, Mapping):
@@ -68,7 +78,7 @@ def resolve(kb: KnowledgeBase, spec: Any) -> Bound | BindError:
         return BindError(
             codes.BINDING_UNRESOLVED,
             f"binding {spec!r} is neither a quantity nor id#field",
-            "write {value: 63, unit: GB/s} or hardware/<id>#memory.bandwidth",
+            _bare_hint(spec),
         )
     record_id, path = split_binding(spec)
     record = kb.get(record_id) if is_valid_id(record_id) else None
