@@ -77,6 +77,7 @@ RULE_MODULES: tuple[str, ...] = (
     "eq_uses_unit_mismatch",  # EQ024
     "eq_uses_disagrees",  # EQ025
     "eq_published_figure_unexplained",  # EQ026
+    "eq_check_internal_limit",  # EQ027
     # LG: ledger (kb/ledger)
     "ratio_against_infeasible_placement",  # LG001
     "boundary_crossing_without_ledger",  # LG002
