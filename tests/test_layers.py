@@ -30,6 +30,7 @@ LAYERS: dict[str, int] = {
     "overlay": 0,
     "suggest": 0,
     "numfmt": 0,
+    "outfile": 0,
     "yamlsafe": 1,
     "yamladvice": 1,
     "positions": 1,
