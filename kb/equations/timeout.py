@@ -38,6 +38,7 @@ from __future__ import annotations
 
 import multiprocessing
 import signal
+import sys
 import threading
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -193,11 +194,15 @@ def run_with_budget(work: Callable[[], T], steps: int | None = None) -> T:
 def _counted(work: Callable[[], T], steps: int, fresh: bool, charged: list[int]) -> T:
     """work() within `steps` counted calls; `charged[0]` gets the calls it made."""
     with counting(steps, fresh=fresh) as budget:
+        limit = budget.limit
         try:
             return work()
         except OutOfWork:
-            raise CheckTimeout(f"check exceeded its budget of {budget.limit:,} steps") from None
+            raise CheckTimeout(f"check exceeded its budget of {limit:,} steps") from None
         finally:
+            # No stop from here on: leaving the block makes calls too (the context manager's
+            # own), which must not raise outside this `try`; an assignment makes no call.
+            budget.limit = sys.maxsize
             charged[0] = budget.count
 
 

@@ -177,6 +177,32 @@ def test_a_check_past_its_steps_times_out_whatever_the_clock_says(
     assert run_with_budget(lambda: decide_zero(expr).outcome, needed * 2) == "nonzero"
 
 
+def _make_calls(count: int) -> int:
+    for _ in range(count):
+        abs(_one())
+    return count
+
+
+def _one() -> int:
+    return 1
+
+
+@pytest.mark.parametrize("nested", [False, True])
+def test_a_budget_spent_exactly_at_the_end_never_lets_its_stop_escape(nested: bool) -> None:
+    """Leaving the counted block makes calls too (the context manager's): a budget that
+    ran out exactly as the work returned raised OutOfWork there, past the `try` (found
+    by tests/equations/test_engine.py)."""
+    for steps in range(0, 40):
+        for calls in range(0, 12):
+            work = (lambda c=calls: _make_calls(c)) if not nested else (
+                lambda c=calls, s=steps: run_with_budget(lambda: _make_calls(c), s + 5)
+            )  # fmt: skip
+            try:
+                assert run_with_budget(work, steps) == calls
+            except CheckTimeout:
+                pass
+
+
 def test_a_bad_steps_setting_is_a_usage_error(tmp_path: Path) -> None:
     write_tree(tmp_path / "records", {})
     for value in ("abc", "0", "-5", "1.5", "²"):
