@@ -33,6 +33,8 @@ from typing import Any
 from kb import settings
 from kb.usage import UsageProblem
 
+Finding = tuple[str, str, str, str]  # (path, code, severity, message)
+
 
 @dataclass(frozen=True)
 class Side:
@@ -170,18 +172,48 @@ def _side_here(root: Path) -> Side:
 
 
 def _side_at(root: Path, rev: str, cache: Path) -> Side:
-    """Check the records tree as it was at `rev` (extracted with git archive)."""
+    """Check the records tree as it was at `rev` (extracted with git archive).
+
+    A revision without the records folder (a root commit, one before the folder
+    existed) is an empty tree. A symbolic link that leads out of the tree, or to an
+    absolute path, is not followed: it is an LD001 finding at its path.
+    """
     top = Path(_git(root, "rev-parse", "--show-toplevel").decode().strip())
     _git(root, "rev-parse", "--verify", "--quiet", f"{rev}^{{commit}}")
     relative = root.resolve().relative_to(top.resolve()).as_posix()
-    archive = _git(top, "archive", "--format=tar", rev, "--", relative)
+    present = relative == "." or _git(top, "ls-tree", "--name-only", rev, "--", relative).strip()
+    archive = _git(top, "archive", "--format=tar", rev, "--", relative) if present else b""
     with tempfile.TemporaryDirectory(prefix="kb-diff-") as folder:
-        with tarfile.open(fileobj=io.BytesIO(archive)) as tar:
-            tar.extractall(folder, filter="data")
+        refused = _extract(archive, Path(folder), relative) if archive else []
         tree = Path(folder) / relative
         tree.mkdir(parents=True, exist_ok=True)  # a revision without records: an empty tree
         with _working_dir(tree.parent), settings.overriding("KB_CACHE_DIR", str(cache)):
-            return _side(Path(tree.name))
+            side = _side(Path(tree.name))
+    side.findings.extend(refused)
+    side.findings.sort()
+    return side
+
+
+def _extract(archive: bytes, folder: Path, relative: str) -> list[Finding]:
+    """Extract the archive's safe members; a finding for each link kb does not follow."""
+    refused: list[Finding] = []
+    prefix = "" if relative == "." else relative + "/"
+    shown_root = Path(relative).name if relative != "." else "."
+    with tarfile.open(fileobj=io.BytesIO(archive)) as tar:
+        for member in tar:
+            try:
+                safe = tarfile.data_filter(member, str(folder))
+            except tarfile.FilterError:
+                safe = None
+            if safe is not None:
+                tar.extract(safe, folder, filter="fully_trusted")
+                continue
+            name = member.name.removeprefix(prefix)
+            path = (Path(shown_root) / name).as_posix()
+            what = f"a symbolic link to {member.linkname!r}" if member.issym() else "a hard link"
+            message = f"{what}, which leads outside the records tree: kb diff does not follow it"
+            refused.append((path, "LD001", "error", message))
+    return refused
 
 
 def _side(root: Path) -> Side:

@@ -429,8 +429,12 @@ def parse_document(text: str, shown: str) -> tuple[dict[str, Any] | None, list[P
         if line > len(text.splitlines()):  # PyYAML's mark past the end: the last line
             line, col = max(len(text.splitlines()), 1), 1
         return None, [_load_finding("LD004", shown, line, col, _yaml_message(exc))]
+    except yaml.reader.ReaderError as exc:  # a character YAML refuses (NUL, other controls)
+        line, col, message = _reader_problem(exc, text)
+        return None, [_load_finding("LD004", shown, line, col, message)]
     except (yaml.YAMLError, RecursionError, ValueError) as exc:
-        return None, [_load_finding("LD004", shown, 1, 1, f"not valid YAML: {exc}")]
+        detail = " ".join(str(exc).split())  # one line, whatever the library wrote
+        return None, [_load_finding("LD004", shown, 1, 1, f"not valid YAML: {detail}")]
     findings = [_problem_finding(p.kind, shown, p.line, p.col, p.detail) for p in problems]
     if any(p.kind in _UNREADABLE_PROBLEMS for p in problems):
         return None, findings  # not a JSON document: no later stage can read it
@@ -601,6 +605,19 @@ def _may_alias(text: str) -> bool:
             return True
         at = text.find("*", at + 1)
     return False
+
+
+def _reader_problem(exc: yaml.reader.ReaderError, text: str) -> tuple[int, int, str]:
+    """Where the refused character is (line, column) and what it is, in kb's words."""
+    position = max(0, min(int(exc.position), len(text)))
+    before = text[:position]
+    line = before.count("\n") + 1
+    col = position - (before.rfind("\n") + 1) + 1
+    character = exc.character
+    code = character if isinstance(character, int) else ord(str(character)[:1] or "\0")
+    name = "a NUL byte" if code == 0 else f"the control character U+{code:04X}"
+    message = f"not valid YAML: {name} is not allowed in a YAML file; remove it"
+    return line, col, message
 
 
 def _yaml_message(exc: yaml.MarkedYAMLError) -> str:

@@ -49,18 +49,18 @@ class RunStats:
 class Spending:
     """What one run's symbolic checks have spent: the budgets above a single check.
 
-    A record's checks together get RECORD_BUDGETS check budgets (wall clock from the
-    record's first check), and the checks of a run that hit their budget together
-    lose at most RUN_BUDGETS of them (kb.equations.timeout); after that every further
-    check is unverified at once. Ordinary records spend milliseconds and never meet
-    either limit; a hostile record (eight slow checks) or a hostile tree (thousands
-    of them) stays bounded. Only the outermost budget counts: budgets nest.
+    Counted in steps (kb.equations.work), as a single check's budget is: a record's
+    checks together get RECORD_BUDGETS check budgets, and the checks of a run that
+    hit their budget together lose at most RUN_BUDGETS of them
+    (kb.equations.timeout); after that every further check is unverified at once.
+    Ordinary records spend a few thousand steps and never meet either limit; a
+    hostile record (eight slow checks) or a hostile tree (thousands of them) stays
+    bounded. Only the outermost budget counts: budgets nest.
     """
 
-    record_end: float | None = None  # time.monotonic() when the record's budget ends
+    record_left: int | None = None  # steps the open record's checks have left
     record_label: str = ""
-    lost: float = 0.0  # seconds lost to timeouts
-    depth: int = 0  # budgets open now
+    lost: int = 0  # steps lost to timeouts
 
 
 @dataclass

@@ -5,7 +5,8 @@ the environment between runs is heard. A value kb cannot use is a UsageProblem
 (exit 2 with a one-line message), never a silent default.
 
 - KB_JOBS: how many worker processes kb may fork (1: everything in this process);
-- KB_EQ_BUDGET: seconds each symbolic check may take (default 2);
+- KB_EQ_WORK: steps (Python calls) each symbolic check may make (default 3,000,000);
+- KB_EQ_BUDGET: seconds of the last-resort wall-clock guard on each check (default 60);
 - KB_CACHE_DIR: where the store of results kept between runs lives (kb.store);
 - KB_SCHEMAS: a folder of schemas that replaces the packaged set (kb.resources);
 - KB_SCHEMA_ENGINE: `python` to validate with python-jsonschema only (kb.schema).
@@ -22,9 +23,10 @@ from pathlib import Path
 from kb.usage import UsageProblem
 
 JOBS, EQ_BUDGET, CACHE_DIR = "KB_JOBS", "KB_EQ_BUDGET", "KB_CACHE_DIR"
-SCHEMAS, SCHEMA_ENGINE = "KB_SCHEMAS", "KB_SCHEMA_ENGINE"
-KNOBS = (JOBS, EQ_BUDGET, CACHE_DIR, SCHEMAS, SCHEMA_ENGINE)
-DEFAULT_BUDGET = 2.0  # seconds per symbolic check
+EQ_WORK, SCHEMAS, SCHEMA_ENGINE = "KB_EQ_WORK", "KB_SCHEMAS", "KB_SCHEMA_ENGINE"
+KNOBS = (JOBS, EQ_WORK, EQ_BUDGET, CACHE_DIR, SCHEMAS, SCHEMA_ENGINE)
+DEFAULT_WORK = 3_000_000  # steps (Python calls) per symbolic check: kb.equations.work
+DEFAULT_GUARD = 60.0  # seconds: the wall-clock guard no check of the suite reaches
 
 
 def _text(name: str) -> str:
@@ -41,11 +43,23 @@ def jobs() -> int | None:
     return max(1, int(text))
 
 
+def eq_work() -> int:
+    """$KB_EQ_WORK (steps, a positive whole number) if set, else DEFAULT_WORK."""
+    text = _text(EQ_WORK).replace("_", "")
+    if not text:
+        return DEFAULT_WORK
+    if not (text.isascii() and text.isdigit()) or int(text) == 0:
+        raise UsageProblem(
+            f"{EQ_WORK}={_text(EQ_WORK)!r}: expected a positive whole number of steps"
+        )
+    return int(text)
+
+
 def eq_budget() -> float:
-    """$KB_EQ_BUDGET (seconds, a positive number) if set, else DEFAULT_BUDGET."""
+    """$KB_EQ_BUDGET (seconds of the wall-clock guard, a positive number) or DEFAULT_GUARD."""
     text = _text(EQ_BUDGET)
     if not text:
-        return DEFAULT_BUDGET
+        return DEFAULT_GUARD
     try:
         value = float(text)
     except ValueError:

@@ -6,7 +6,8 @@ only results are pickled back. Workers run only where safe and worth it: `fork`
 exists, this is the main thread of a single-threaded process, there are at least
 `min_items` items and `worker_count()` is 2 or more ($KB_JOBS=1 keeps everything
 here). Otherwise, or on any failure of the pool, the caller's own loop does the
-work, so a result never depends on whether workers ran. No spawn fallback on
+work, so a result never depends on whether workers ran; but a worker that dies
+(SIGKILL) stops the run with WorkerDied (exit 2), never a partial result. No spawn fallback on
 purpose: it would pickle every item and the function and import kb again, costing
 more than it shares (tests/test_portable.py runs kb without fork).
 
@@ -29,6 +30,7 @@ from collections.abc import Callable, Iterator, Sequence
 from typing import Any, Generic, TypeVar
 
 from kb import settings
+from kb.usage import UsageProblem
 
 MAX_WORKERS = 8
 _ITEMS: Sequence[Any] = ()
@@ -136,21 +138,43 @@ def map_forked(
         return None
     global _ITEMS, _FUNCTION
     _ITEMS, _FUNCTION = items, function
+    from concurrent.futures import ProcessPoolExecutor
+    from concurrent.futures.process import BrokenProcessPool
+
     try:
         spans = _spans(len(items), chunk) if chunk else _guided(len(items), jobs)
-        with multiprocessing.get_context("fork").Pool(jobs) as pool:
-            started = pool.imap(_run_span, spans)
+        context = multiprocessing.get_context("fork")
+        with ProcessPoolExecutor(jobs, mp_context=context) as pool:
+            started = pool.map(_run_span, spans)
             _work_meanwhile()
             chunks = []
             for part in started:
                 chunks.append(part)
                 if progress is not None:
                     progress(len(part))
+    except BrokenProcessPool:  # a worker was killed (SIGKILL, the OOM killer): say so, stop
+        raise WorkerDied() from None
     except Exception:  # noqa: BLE001 - any trouble with workers: the caller does it in-process
         return None
     finally:
         _ITEMS, _FUNCTION = (), None
     return [result for part in chunks for result in part]
+
+
+class WorkerDied(UsageProblem):
+    """A forked worker ended without its results (killed): the run stops with exit 2.
+
+    Not redone here: what kills a worker (the out-of-memory killer, an operator)
+    would likely kill this process too, and a run must never report findings that
+    lack a part of the tree. The next run checks everything the dead one did not
+    record (it saves no snapshot), so its findings are a full run's.
+    """
+
+    def __init__(self) -> None:
+        super().__init__(
+            "a worker process died before it returned its results (killed, e.g. by "
+            "SIGKILL or the out-of-memory killer); this run reports nothing: run kb again"
+        )
 
 
 def _spans(total: int, size: int) -> list[tuple[int, int]]:

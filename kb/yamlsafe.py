@@ -110,6 +110,8 @@ class KbLoader(_BaseLoader):
             raise yaml.constructor.ConstructorError(None, None, problem, node.start_mark)
         if _plain_unique_keys(node):
             return super().construct_mapping(node, deep=deep)
+        if any(key_node.tag == _MERGE_TAG for key_node, _ in node.value):
+            node = self._without_merges(node)
         seen: dict[Any, yaml.Node] = {}
         for key_node, _ in node.value:
             key = self.construct_object(key_node, deep=True)
@@ -127,6 +129,16 @@ class KbLoader(_BaseLoader):
                 seen[key] = key_node
         return super().construct_mapping(node, deep=deep)
 
+    def _without_merges(self, node: yaml.MappingNode) -> yaml.MappingNode:
+        """The mapping without its merge keys, each one reported once (LD006)."""
+        kept = []
+        for key_node, value_node in node.value:
+            if key_node.tag == _MERGE_TAG:
+                self._problem("tag", key_node, _MERGE_WORDS)
+            else:
+                kept.append((key_node, value_node))
+        return yaml.MappingNode(node.tag, kept, node.start_mark, node.end_mark, node.flow_style)
+
     def construct_refused(self, node: yaml.Node) -> None:
         self._problem("tag", node, f"tag {node.tag!r} is not allowed in records")
         return None
@@ -137,6 +149,11 @@ class KbLoader(_BaseLoader):
 
 
 _STR_TAG = "tag:yaml.org,2002:str"
+_MERGE_TAG = "tag:yaml.org,2002:merge"
+_MERGE_WORDS = (
+    "merge key '<<' is not allowed in records: write out the keys it would merge "
+    "(a record says each field where it is read)"
+)
 
 
 def _non_string_key(node: yaml.Node, key: object) -> str:
@@ -169,6 +186,14 @@ def _plain_unique_keys(node: yaml.MappingNode) -> bool:
 _FALLIBLE_TAGS = {"tag:yaml.org,2002:int", "tag:yaml.org,2002:float", "tag:yaml.org,2002:bool"}
 
 
+# What each fallible tag reads, in kb's words (never the library's exception text).
+_EXPECTED = {
+    "int": "a whole number (digits, or 0x, 0o, 0b followed by digits)",
+    "float": "a number (such as 1.5, 3.0e+9, .inf or .nan)",
+    "bool": "true or false",
+}
+
+
 def _guarded(constructor: Any) -> Any:
     """Wrap a constructor so its value errors become located YAML errors, not exceptions.
 
@@ -179,8 +204,10 @@ def _guarded(constructor: Any) -> Any:
     def construct(loader: KbLoader, node: yaml.Node) -> Any:
         try:
             return constructor(loader, node)
-        except (ValueError, IndexError, KeyError, TypeError, OverflowError) as exc:
-            problem = f"cannot read {node.tag.rsplit(':', 1)[-1]} value {node.value!r}: {exc}"
+        except (ValueError, IndexError, KeyError, TypeError, OverflowError):
+            kind = node.tag.rsplit(":", 1)[-1]
+            expected = _EXPECTED.get(kind, "a value of that type")
+            problem = f"!!{kind} {node.value!r} is not {expected}"
             raise yaml.constructor.ConstructorError(None, None, problem, node.start_mark) from None
 
     return construct

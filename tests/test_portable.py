@@ -27,7 +27,7 @@ import pytest
 import yaml
 
 from kb.equations import threadbudget
-from kb.equations.timeout import CheckTimeout, run_with_budget
+from kb.equations.timeout import CheckGuard, CheckTimeout, run_with_budget
 from tests.conftest import REPO, SHIPPED_RECORDS, kb_executable, run_kb, write_tree
 
 TIMEOUT_CASE = REPO / "tests" / "rules" / "cases" / "eq_check_timeout.yaml"
@@ -40,9 +40,11 @@ def no_fork_no_alarm(monkeypatch: pytest.MonkeyPatch) -> dict[str, int]:
     real_run = threadbudget.run_in_thread
     real_context = multiprocessing.get_context
 
-    def counted(work: Callable[[], Any], seconds: float, timeout: type[Exception]) -> Any:
+    def counted(
+        work: Callable[[], Any], seconds: float, timeout: type[Exception], message: str = ""
+    ) -> Any:
         calls["thread"] += 1
-        return real_run(work, seconds, timeout)
+        return real_run(work, seconds, timeout, message)
 
     def context(method: str | None = None) -> Any:
         if method == "fork":
@@ -67,10 +69,23 @@ def _spin(seconds: float) -> str:
     return "spun"
 
 
-def test_the_budget_stops_runaway_python_work(no_fork_no_alarm: dict[str, int]) -> None:
+def _calls(count: int) -> str:
+    for _ in range(count):  # Python calls: the steps a budget counts
+        abs(_identity(1))
+    return "called"
+
+
+def _identity(value: int) -> int:
+    return value
+
+
+def test_the_guard_stops_runaway_work_the_count_cannot_see(
+    no_fork_no_alarm: dict[str, int], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("KB_EQ_BUDGET", "0.3")  # the guard (wall clock here); _spin makes no call
     started = time.perf_counter()
-    with pytest.raises(CheckTimeout, match="exceeded its 0.3 s budget"):
-        run_with_budget(lambda: _spin(30), 0.3)
+    with pytest.raises(CheckGuard, match="guard of 0.3 s"):
+        run_with_budget(lambda: _spin(30))
     assert time.perf_counter() - started < 1.5
     for _ in range(100):  # the abandoned helper is stopped, not left spinning for 30 s
         if not _budget_threads():
@@ -82,34 +97,54 @@ def test_the_budget_stops_runaway_python_work(no_fork_no_alarm: dict[str, int]) 
 
 def test_values_and_errors_come_back_unchanged(no_fork_no_alarm: dict[str, int]) -> None:
     marker = object()
-    assert run_with_budget(lambda: marker, 1.0) is marker  # the object itself: nothing pickled
+    assert run_with_budget(lambda: marker) is marker  # the object itself: nothing pickled
 
     def fails() -> None:
         raise ZeroDivisionError("as SymPy might")
 
     with pytest.raises(ZeroDivisionError, match="as SymPy might"):
-        run_with_budget(fails, 1.0)
+        run_with_budget(fails)
     assert no_fork_no_alarm["thread"] == 2
 
 
-def test_nested_budgets_keep_the_outer_deadline(no_fork_no_alarm: dict[str, int]) -> None:
+def test_steps_are_counted_in_the_helper_thread(no_fork_no_alarm: dict[str, int]) -> None:
+    assert run_with_budget(lambda: _calls(1_000), 10_000) == "called"
+    with pytest.raises(CheckTimeout, match="budget of 10,000 steps"):
+        run_with_budget(lambda: _calls(100_000), 10_000)
+
+
+def test_nested_budgets_keep_the_outer_limit(
+    no_fork_no_alarm: dict[str, int], monkeypatch: pytest.MonkeyPatch
+) -> None:
     def outer_work() -> str:
-        run_with_budget(lambda: None, 2.0)
-        _spin(0.2)
+        run_with_budget(lambda: None, 2_000)
+        _calls(500)
         return "finished"
 
-    assert run_with_budget(outer_work, 1.0) == "finished"
+    assert run_with_budget(outer_work, 10_000) == "finished"
 
     def inner_swallows_timeout() -> None:
         try:
-            run_with_budget(lambda: _spin(30), 5.0)  # capped by the outer 0.3 s
+            run_with_budget(lambda: _calls(100_000), 50_000)  # capped by the outer 10,000
         except CheckTimeout:
             pass
-        _spin(30)  # the outer deadline has passed: this must be stopped too
+        _calls(100_000)  # the outer budget is spent: this must be stopped too
+
+    with pytest.raises(CheckTimeout, match="budget of 10,000 steps"):
+        run_with_budget(inner_swallows_timeout, 10_000)
+
+    monkeypatch.setenv("KB_EQ_BUDGET", "0.3")
+
+    def inner_then_spin() -> None:
+        try:
+            run_with_budget(lambda: _calls(100_000), 50_000)
+        except CheckTimeout:
+            pass
+        _spin(30)  # no Python call: the guard stops it
 
     started = time.perf_counter()
-    with pytest.raises(CheckTimeout):
-        run_with_budget(inner_swallows_timeout, 0.3)
+    with pytest.raises(CheckGuard):
+        run_with_budget(inner_then_spin, 10_000_000)
     assert time.perf_counter() - started < 1.5
 
 
@@ -217,8 +252,10 @@ def _timeout_case_record() -> str:
     return str(case["files"]["flops/x.yaml"])
 
 
-def test_a_swallowed_timeout_comes_again_until_the_work_stops() -> None:
-    """SIGALRM path (the normal one): an `except Exception` in the work cannot unbound it."""
+def test_a_swallowed_timeout_comes_again_until_the_work_stops(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """SIGPROF path (the normal one): an `except Exception` in the work cannot unbound it."""
     swallowed = []
 
     def stubborn() -> str:
@@ -229,12 +266,13 @@ def test_a_swallowed_timeout_comes_again_until_the_work_stops() -> None:
         _spin(30)  # the budget is spent: this must be stopped too
         return "never"
 
-    started = time.perf_counter()
+    monkeypatch.setenv("KB_EQ_BUDGET", "0.3")  # the CPU-time guard: _spin makes no call
+    started = time.process_time()
     with pytest.raises(CheckTimeout):
-        run_with_budget(stubborn, 0.3)
-    assert time.perf_counter() - started < 1.5
-    assert len(swallowed) == 1 and isinstance(swallowed[0], CheckTimeout)
-    assert signal.getitimer(signal.ITIMER_REAL) == (0.0, 0.0)  # nothing left armed
+        run_with_budget(stubborn)
+    assert time.process_time() - started < 1.5
+    assert len(swallowed) == 1 and isinstance(swallowed[0], CheckGuard)
+    assert signal.getitimer(signal.ITIMER_PROF) == (0.0, 0.0)  # nothing left armed
 
 
 def test_work_ending_at_its_deadline_never_leaks_a_stop(
@@ -246,8 +284,9 @@ def test_work_ending_at_its_deadline_never_leaks_a_stop(
     outcomes = {"value": 0, "timeout": 0}
     for index in range(300):
         seconds = 0.002 + (index % 5) * 0.001
+        monkeypatch.setenv("KB_EQ_BUDGET", str(seconds))
         try:
-            assert run_with_budget(lambda s=seconds: _spin(s), seconds) == "spun"
+            assert run_with_budget(lambda s=seconds: _spin(s)) == "spun"
             outcomes["value"] += 1
         except CheckTimeout:
             outcomes["timeout"] += 1

@@ -91,6 +91,7 @@ def calc(
     kb = open_kb(folder, with_references=False)
     record = kb.get(record_id)
     if record is None:
+        _refuse_unloaded(kb, folder, record_id.removesuffix(".yaml"))
         from kb.suggest import did_you_mean
 
         hint = did_you_mean(record_id.removesuffix(".yaml"), kb.records, "`kb list` shows the ids")
@@ -111,6 +112,26 @@ def calc(
     for line in result.trail:
         click.echo(line)
     click.echo(f"{result.target} = {shown}")
+
+
+def _refuse_unloaded(kb: Any, folder: Path, record_id: str) -> None:
+    """A usage error naming why, when `record_id` is a file that failed to load."""
+    from kb.loader import identity_from_path
+
+    problems = [
+        f
+        for f in kb.load_findings
+        if f.location.path and identity_from_path(folder, Path(f.location.path))[0] == record_id
+    ]
+    if not problems:
+        return
+    first = problems[0]
+    where = f"{first.location.path}:{first.location.line}:{first.location.col}"
+    more = f" (and {len(problems) - 1} more: `kb validate`)" if len(problems) > 1 else ""
+    raise click.UsageError(
+        f"record {record_id!r} exists but failed to load: {where}: {first.code} "
+        f"{first.message}{more}"
+    )
 
 
 def result_text(value: Fraction, unit: str) -> str:

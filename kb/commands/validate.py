@@ -332,23 +332,11 @@ def _check_stdin(
 
 
 def _write_atomically(path: Path, text: str) -> None:
-    """Write `text` to `path` through a temporary file beside it; any OS error is a usage error.
+    """Write the report to the regular file `path` names (kb.outfile); else a usage error."""
+    from kb.outfile import write_report
+    from kb.usage import UsageProblem
 
-    The temporary file is removed whatever happens, so a failed write leaves nothing behind.
-    """
-    import os
-    import tempfile
-
-    tmp: str | None = None
     try:
-        handle, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-        with os.fdopen(handle, "w", encoding="utf-8") as stream:
-            stream.write(text)
-        os.replace(tmp, path)
-        tmp = None
-    except OSError as exc:
-        reason = exc.strerror or str(exc)
-        raise click.UsageError(f"-o/--output {path}: cannot write the report: {reason}") from None
-    finally:
-        if tmp is not None:
-            Path(tmp).unlink(missing_ok=True)
+        write_report(path, text)
+    except UsageProblem as exc:
+        raise click.UsageError(str(exc)) from None

@@ -2,7 +2,7 @@
 
 `cancel(together(e)) == 0` decides rational functions in well under a
 millisecond; only expressions with max/min/log/sqrt go on to `simplify` (under
-the time budget) and then to exact evaluation at seeded random points, which can
+the check's budget of steps) and then to exact evaluation at seeded random points, which can
 refute (a counterexample) but never prove.
 """
 
@@ -15,7 +15,7 @@ from typing import Any
 
 import sympy as sp
 
-from kb.equations.timeout import CheckTimeout, run_with_budget
+from kb.equations.timeout import CheckGuard, CheckTimeout, run_with_budget
 
 ZERO, NONZERO, UNKNOWN = "zero", "nonzero", "unknown"
 
@@ -70,6 +70,8 @@ def decide_zero(expr: sp.Expr) -> ZeroVerdict:
         return ZeroVerdict(NONZERO, residual, sample_nonzero(residual))
     try:
         simpler = run_with_budget(lambda: sp.simplify(residual))
+    except CheckGuard:  # the wall-clock guard: the enclosing check reports it (EQ027)
+        raise
     except CheckTimeout:
         simpler = residual
         timed_out = True

@@ -10,7 +10,7 @@ fractions in base units (B, s, FLOP, J, USD). No SymPy here.
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from fractions import Fraction
 from typing import Any
@@ -110,21 +110,36 @@ def resolve(kb: KnowledgeBase, spec: Any) -> Bound | BindError:
     return Bound(found.value, found.dims, found.shown, record.id, record.path, pointer, found.unit)
 
 
-def field_paths(data: Any, prefix: str = "") -> list[str]:
-    """Every dotted path of a record's data (list items by index), for suggestions."""
-    items = (
-        data.items()
-        if isinstance(data, Mapping)
-        else enumerate(data)
-        if isinstance(data, list)
-        else ()
-    )
+def field_paths(data: Any, prefix: str = "", limit: int | None = None) -> list[str]:
+    """Every dotted path of a record's data (list items by index), for suggestions.
+
+    Depth first in the record's order (a path, then the paths below it); the walk
+    stops after `limit` paths (default kb.suggest.MAX_PATHS), so a record of 99,000
+    keys costs a bounded walk.
+    """
+    from kb.suggest import MAX_PATHS
+
+    cap = MAX_PATHS if limit is None else limit
     paths: list[str] = []
-    for key, value in items:
-        path = f"{prefix}{key}"
+    stack = [(prefix, _items(data))]
+    while stack and len(paths) < cap:
+        here, items = stack[-1]
+        step = next(items, None)
+        if step is None:
+            stack.pop()
+            continue
+        path = f"{here}{step[0]}"
         paths.append(path)
-        paths += field_paths(value, f"{path}.")
+        stack.append((f"{path}.", _items(step[1])))
     return paths
+
+
+def _items(node: Any) -> Iterator[tuple[Any, Any]]:
+    if isinstance(node, Mapping):
+        return iter(node.items())
+    if isinstance(node, list):
+        return iter(enumerate(node))
+    return iter(())
 
 
 def _target_value(target: Any, spec: str) -> Bound | BindError:

@@ -15,9 +15,11 @@ never change a result. A run that checks every record (`flush(prune=True)`)
 keeps only the entries it used: the slots of deleted records and the plans of
 maths no record has any more go.
 
-A result a time budget decided (`timed_out`: a check that ran out of time, EQ014,
-or an identity whose simplification did) is never kept: it depends on how busy
-the machine was, so the next run checks it again.
+A result a budget decided (`timed_out`: a check that ran out of steps, EQ014, or
+past the wall-clock guard, EQ029, or an identity whose simplification did) is
+never kept: the guard depends on how busy the machine was, and a count of steps
+may differ by a fraction of a percent between processes (kb.equations.work), so
+the next run checks it again.
 """
 
 from __future__ import annotations
@@ -50,7 +52,9 @@ def content_key(*parts: str) -> str:
 
 def timed_out(code: str, text: str) -> bool:
     """True for a finding or item whose outcome a time budget decided."""
-    return code == codes.CHECK_TIMEOUT or any(word in text for word in _TIMEOUT_WORDS)
+    if code in (codes.CHECK_TIMEOUT, codes.CHECK_INTERNAL_LIMIT):
+        return True
+    return any(word in text for word in _TIMEOUT_WORDS)
 
 
 def budgeted(issues: Iterable[tuple[str, str]], details: Iterable[str]) -> bool:

@@ -65,7 +65,7 @@ from kb.equations.expr import ExpressionError, parse_expression
 from kb.equations.numtext import number_text as exact_text
 from kb.equations.results import DOWNSTREAM, INVALID, RECOMPUTED, REFUTED, UNVERIFIED
 from kb.equations.system import System
-from kb.equations.timeout import CheckTimeout, run_with_budget
+from kb.equations.timeout import CheckGuard, CheckTimeout, run_with_budget
 from kb.quantities import Dims
 
 __all__ = [
@@ -84,7 +84,8 @@ LAWS = {"proportional": 1, "inverse": -1, "constant": 0}
 
 ClaimVerdict = tuple[str, Any]
 """("ok", (state, detail, claimed, computed)) | ("claim", ClaimError) | ("error", (type, text))
-| ("timeout", text): what a claim's checker came to, free of tracebacks (shared.py keeps it)."""
+| ("timeout", text) | ("guard", text): what a claim's checker came to, free of tracebacks
+(shared.py keeps it)."""
 
 
 def name_waiting_claims(system: System, claims: list[Any]) -> None:
@@ -136,6 +137,9 @@ def check_claim(
             f"claim {claim_id}: {outcome[1]}",
             "simplify the claim",
         )
+    elif status == "guard":  # an internal limit, not the input's count of steps
+        outcome = UNVERIFIED, f"unverified (timeout): {found}", "", ""
+        ctx.system.add(codes.CHECK_INTERNAL_LIMIT, ctx.pointer, f"claim {claim_id}: {outcome[1]}")
     elif status == "claim":
         report_claim_error(ctx, claim_id, found)
         outcome = error_state(found), str(found), "", ""
@@ -155,6 +159,8 @@ def check_claim(
 def _verdict(check: Callable[[], tuple[str, str, str, str]]) -> ClaimVerdict:
     try:
         return "ok", run_with_budget(check)
+    except CheckGuard as exc:
+        return "guard", str(exc)
     except CheckTimeout as exc:
         return "timeout", str(exc)
     except ClaimError as exc:  # a fresh copy: no traceback keeping SymPy objects alive

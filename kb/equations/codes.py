@@ -36,6 +36,7 @@ USES_DISAGREES = "EQ025"
 PUBLISHED_FIGURE_UNEXPLAINED = "EQ026"
 CLAIM_TEXT_NUMBER_MISMATCH = "EQ027"  # read from the analysis by its rule, not emitted
 ACCEPTED_NOT_CONTRADICTED = "EQ028"
+CHECK_INTERNAL_LIMIT = "EQ029"
 
 # A claim's kind -> the code its refutation is reported with.
 CLAIM_REFUTED = {

@@ -37,7 +37,7 @@ from kb.equations.algebra import (
 from kb.equations.expr import ExpressionError, Parsed, ParsedEquation, parse_expression
 from kb.equations.results import DERIVED, INVALID, REFUTED, UNVERIFIED, Item
 from kb.equations.system import System
-from kb.equations.timeout import CheckTimeout, run_with_budget
+from kb.equations.timeout import CheckGuard, CheckTimeout, run_with_budget
 from kb.findings import pointer_join
 
 Outcome = tuple[str, str]
@@ -75,6 +75,9 @@ def _check_step(system: System, step_id: str, step: Mapping[str, Any], pointer: 
         return
     try:
         state, detail = run_with_budget(lambda: check(system, step, sources, result))
+    except CheckGuard as exc:  # an internal limit, not the input's count of steps
+        state, detail = UNVERIFIED, f"unverified (timeout): {exc}"
+        system.add(codes.CHECK_INTERNAL_LIMIT, pointer, f"step {step_id} ({rule}): {detail}")
     except CheckTimeout as exc:
         state, detail = UNVERIFIED, f"unverified (timeout): {exc}"
         system.add(

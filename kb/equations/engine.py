@@ -39,7 +39,7 @@ from kb.equations.results import (
     item_json,
 )
 from kb.equations.shared import SharedWork, family_key
-from kb.equations.timeout import default_budget, record_budget, use_run_budget
+from kb.equations.timeout import default_budget, default_work, record_budget, use_run_budget
 from kb.model import KnowledgeBase, Record
 from kb.run import RunStats
 from kb.store import cache_dir
@@ -84,7 +84,7 @@ Pending = tuple[str, str, dict[str, "Bound | BindError"], Record, tuple[Issue, .
 
 def analyse(kb: KnowledgeBase, use_cache: bool = True) -> Analysis:
     """Analyse `kb`, once per run (the analysis is kept in `kb.run.equations`)."""
-    default_budget()  # a bad $KB_EQ_BUDGET stops kb here (UsageProblem, exit 2), not per check
+    default_budget(), default_work()  # a bad $KB_EQ_BUDGET/$KB_EQ_WORK: UsageProblem (exit 2)
     if kb.run.equations is not None:
         return kb.run.equations
     use_run_budget(kb.run.budget)  # this run's checks spend from its own budget

@@ -86,8 +86,8 @@ def _check(ctx: Context, claim_id: str, key: str | None, work: SharedWork) -> di
         known_key = verdict_key(key, ctx.claim)
         known = work.verdicts.get(known_key)
         verdict = check_claim(ctx, claim_id, known)
-        if known is None and verdict is not None:  # a timeout is not kept: it is wall clock
-            timeout = verdict[0] == "timeout"
+        if known is None and verdict is not None:  # a timeout is not kept (cache.py)
+            timeout = verdict[0] in ("timeout", "guard")
             work.keep(work.verdicts, None if timeout else known_key, verdict, "built_claims")
         fixed = {"items": [item_json(i) for i in ctx.system.items[items:]]}
         entry = {"fixed": {**fixed, "issues": [issue_json(i) for i in ctx.system.issues[issues:]]}}

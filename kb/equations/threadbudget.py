@@ -42,7 +42,9 @@ class _Stopped(BaseException):
     """Raised inside an abandoned helper thread to stop its work (never seen by callers)."""
 
 
-def run_in_thread(work: Callable[[], T], seconds: float, timeout: type[Exception]) -> T:
+def run_in_thread(
+    work: Callable[[], T], seconds: float, timeout: type[Exception], message: str = ""
+) -> T:
     """Return work(), or raise timeout(message) once `seconds` (or the enclosing budget) pass."""
     deadline = time.monotonic() + seconds
     enclosing = getattr(_LOCAL, "deadline", None)
@@ -58,7 +60,7 @@ def run_in_thread(work: Callable[[], T], seconds: float, timeout: type[Exception
     if not done:
         if helper.stop():
             helper.thread.join(STOP_GRACE)  # let it unwind before the next check runs SymPy
-        raise timeout(f"check exceeded its {seconds:g} s budget")
+        raise timeout(message or f"check exceeded its {seconds:g} s budget")
     if "error" in helper.outcome:
         raise helper.outcome["error"]
     return cast(T, helper.outcome["value"])  # what work() returned, in the helper thread

@@ -1,78 +1,115 @@
-"""A wall-clock budget for symbolic work that never hangs the caller.
+"""A check's budget: counted work (deterministic), with a wall clock only as a last guard.
 
-Three ways to keep it, the first that the platform offers:
+A symbolic check may make at most `default_work()` steps (Python calls, counted by
+kb.equations.work; $KB_EQ_WORK overrides it). The count is a property of the input,
+so the same records give the same findings on a quiet laptop and on a CI runner at
+load 14. A check past its steps is `unverified (timeout)` (EQ014), never a pass.
 
-1. In the main thread of a Unix process, a SIGALRM timer (cheap, and SymPy is
-   pure Python, so the alarm lands between bytecodes). Budgets nest: an inner
-   budget never outlives the enclosing one, and the enclosing one gets back
-   what is left of it. A spent budget's alarm repeats (ALARM_REPEAT) until the
-   work stops, so a swallowed CheckTimeout cannot leave it unbounded.
-2. Elsewhere (worker threads), where the `fork` start method exists, the work
-   runs in a forked child process that is killed when the budget runs out; the
-   result comes back through a pipe, so it must pickle.
-3. Without SIGALRM and without fork (Windows; any platform where a check runs
-   off the main thread and only spawn exists), in a helper thread stopped at
-   the budget (kb.equations.threadbudget explains why a thread and not a
-   spawned process: spawn would have to pickle the work, a closure over SymPy
-   objects). The findings are the same on every path (tests/test_portable.py).
+Above single checks, in the same unit: a record's checks together get
+RECORD_BUDGETS check budgets, and a run stops checking (every further check is
+unverified at once) after its timed-out checks have spent RUN_BUDGETS of them, so a
+hostile record or tree stays bounded.
+
+Time is kept only as a guard against work the count cannot see (a long C-level
+call) or a stop that the work swallowed: $KB_EQ_BUDGET seconds per check (default
+GUARD_SECONDS, some 15 times what a check at its step limit takes). A check it stops
+raises CheckGuard, reported as EQ029 (an internal limit, distinct from EQ014); the
+suite's inputs never reach it. Three ways to keep the guard, the first that the
+platform offers:
+
+1. In the main thread of a Unix process, a SIGPROF timer: CPU time, so a machine
+   busy with other processes does not bring the guard nearer (measured: a check at
+   its step limit took 4 s of CPU and 60 s of wall clock beside four busy
+   processes on two cores). SymPy is pure Python, so the signal lands between
+   bytecodes. A spent guard's signal repeats (ALARM_REPEAT) until the work stops, so
+   a swallowed CheckGuard cannot leave it unbounded.
+2. Elsewhere (worker threads), where the `fork` start method exists, the work runs in
+   a forked child process, under the same CPU guard, and the child is killed after
+   WALL_FACTOR times the guard in wall clock; the result comes back through a pipe,
+   so it must pickle.
+3. Without SIGALRM and without fork (Windows), in a helper thread stopped at the guard
+   in wall-clock seconds (kb.equations.threadbudget): there, and only there, a very
+   busy machine can bring the guard (EQ029, never EQ014) before the step limit. The
+   findings are otherwise the same on every path (tests/test_portable.py): the steps
+   are counted in whichever thread runs the work.
 """
 
 from __future__ import annotations
 
 import multiprocessing
 import signal
+import sys
 import threading
-import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from contextvars import ContextVar
 from typing import Any, TypeVar, cast
 
 from kb import settings
+from kb.equations.work import OutOfWork, counting, spent_here
 from kb.run import Spending
 
 T = TypeVar("T")
 
-DEFAULT_BUDGET = settings.DEFAULT_BUDGET  # seconds per check; $KB_EQ_BUDGET overrides it
-# Once a budget is spent its alarm comes again every ALARM_REPEAT seconds until the work
-# ends: a CheckTimeout lost on the way (an `except Exception` in the work, a handler that
+DEFAULT_WORK = settings.DEFAULT_WORK  # steps per check; $KB_EQ_WORK overrides it
+GUARD_SECONDS = settings.DEFAULT_GUARD  # the last-resort wall clock; $KB_EQ_BUDGET overrides
+# Once the guard is spent its alarm comes again every ALARM_REPEAT seconds until the work
+# ends: a CheckGuard lost on the way (an `except Exception` in the work, a handler that
 # ran inside a finaliser, where Python ignores exceptions) cannot leave the work unbounded.
-# Seen: under load, the suite once ran the EQ014 rule case's spent check for 20 minutes
-# (in sample_nonzero, SIGALRM handler installed, no alarm pending; where the raise was
-# lost is not known).
 ALARM_REPEAT = 0.05
+WALL_FACTOR = 10  # a forked child's wall clock: its CPU guard, times this, then it is killed
 
 
 class CheckTimeout(Exception):
-    """The symbolic check ran out of its time budget."""
+    """The symbolic check ran out of its budget (its steps, or the record's or run's)."""
+
+
+class CheckGuard(CheckTimeout):
+    """The check passed the last-resort wall-clock guard: an internal limit (EQ029)."""
 
 
 def _alarm_usable() -> bool:
-    return hasattr(signal, "SIGALRM") and threading.current_thread() is threading.main_thread()
+    return (
+        hasattr(signal, "SIGALRM")
+        and hasattr(signal, "SIGPROF")
+        and threading.current_thread() is threading.main_thread()
+    )
 
 
 @contextmanager
 def _alarm(seconds: float) -> Iterator[None]:
-    def on_alarm(signum: int, frame: Any) -> None:
-        raise CheckTimeout(f"check exceeded its {seconds:g} s budget")
+    """CheckGuard once this process has used `seconds` of CPU, repeated until the work stops.
 
-    started = time.monotonic()
-    outer, outer_repeat = signal.getitimer(signal.ITIMER_REAL)  # an enclosing budget, if any
-    budget = min(seconds, outer) if outer else seconds
-    previous = signal.signal(signal.SIGALRM, on_alarm)
-    signal.setitimer(signal.ITIMER_REAL, budget, ALARM_REPEAT)
+    SIGPROF counts CPU time: a busy machine slows the check, it does not make it use more.
+    """
+
+    def on_alarm(signum: int, frame: Any) -> None:
+        raise CheckGuard(guard_message(seconds))
+
+    previous = signal.signal(signal.SIGPROF, on_alarm)
+    signal.setitimer(signal.ITIMER_PROF, seconds, ALARM_REPEAT)
     try:
         yield
     finally:
-        signal.setitimer(signal.ITIMER_REAL, 0)
-        signal.signal(signal.SIGALRM, previous)
-        if outer:  # give the enclosing budget what is left of it
-            left = outer - (time.monotonic() - started)
-            signal.setitimer(signal.ITIMER_REAL, max(left, 0.001), outer_repeat)
+        signal.setitimer(signal.ITIMER_PROF, 0)
+        signal.signal(signal.SIGPROF, previous)
+
+
+def guard_message(seconds: float) -> str:
+    """What a check stopped by the guard says (one wording on every path)."""
+    return (
+        f"kb stopped the check at its guard of {seconds:g} s, an internal limit "
+        "that its count of steps should have reached first"
+    )
+
+
+def default_work() -> int:
+    """$KB_EQ_WORK (steps, a positive whole number) if set, else DEFAULT_WORK (kb.settings)."""
+    return settings.eq_work()
 
 
 def default_budget() -> float:
-    """$KB_EQ_BUDGET (seconds, a positive number) if set, else DEFAULT_BUDGET (kb.settings)."""
+    """$KB_EQ_BUDGET (seconds of the wall-clock guard) if set, else GUARD_SECONDS."""
     return settings.eq_budget()
 
 
@@ -93,88 +130,112 @@ def use_run_budget(spending: Spending) -> None:
 
 
 @contextmanager
-def record_budget(seconds: float | None = None) -> Iterator[None]:
+def record_budget(steps: int | None = None) -> Iterator[None]:
     """Bound the checks of one record together (default RECORD_BUDGETS check budgets)."""
-    total = seconds if seconds is not None else RECORD_BUDGETS * default_budget()
+    total = steps if steps is not None else RECORD_BUDGETS * default_work()
     spent, started = _RUN.get(), None
     if spent is None:  # outside a run: the record's own spending
         spent = Spending()
         started = _RUN.set(spent)
-    saved = (spent.record_end, spent.record_label)
-    spent.record_end = time.monotonic() + total
-    spent.record_label = f"the record's checks exceeded their {total:g} s budget"
+    saved = (spent.record_left, spent.record_label)
+    spent.record_left = total
+    spent.record_label = f"the record's checks exceeded their budget of {total:,} steps"
     try:
         yield
     finally:
-        spent.record_end, spent.record_label = saved
+        spent.record_left, spent.record_label = saved
         if started is not None:
             _RUN.reset(started)
 
 
-def _capped(spent: Spending | None, seconds: float) -> float:
-    """`seconds`, cut to what the record and the run have left (CheckTimeout if nothing)."""
-    if spent is None or spent.depth:
-        return seconds  # outside a run, or an inner budget (the enclosing one was capped)
-    run_left = RUN_BUDGETS * default_budget() - spent.lost
+def _capped(spent: Spending | None, steps: int) -> int:
+    """`steps`, cut to what the record and the run have left (CheckTimeout if nothing)."""
+    if spent is None:
+        return steps
+    run_left = RUN_BUDGETS * default_work() - spent.lost
     if run_left <= 0:
         raise CheckTimeout(f"this run's checks spent their {RUN_BUDGETS} budgets on timeouts")
-    if spent.record_end is not None:
-        record_left = spent.record_end - time.monotonic()
-        if record_left <= 0:
+    if spent.record_left is not None:
+        if spent.record_left <= 0:
             raise CheckTimeout(spent.record_label)
-        seconds = min(seconds, record_left)
-    return min(seconds, run_left)
+        steps = min(steps, spent.record_left)
+    return min(steps, run_left)
 
 
-def run_with_budget(work: Callable[[], T], seconds: float | None = None) -> T:
-    """Return work(), or raise CheckTimeout once `seconds` (default_budget()) have passed.
+def run_with_budget(work: Callable[[], T], steps: int | None = None) -> T:
+    """Return work(), or raise CheckTimeout once it has made `steps` (default_work()) calls.
 
-    The record's and the run's budgets (record_budget, RUN_BUDGETS) cap `seconds`.
+    An outermost budget is also capped by the record's and the run's (record_budget,
+    RUN_BUDGETS), starts from an empty SymPy cache (kb.equations.work) and runs under
+    the wall-clock guard (CheckGuard). A budget inside another only counts: it ends no
+    later than the enclosing one.
     """
+    steps = default_work() if steps is None else steps
+    if spent_here() is not None:  # inside another check's budget, in this thread
+        return _counted(work, steps, fresh=False, charged=[0])
     spent = _RUN.get()
-    seconds = _capped(spent, default_budget() if seconds is None else seconds)
-    if spent is None:
-        return _run_within(work, seconds)
-    started = time.monotonic()
-    spent.depth += 1
+    steps = _capped(spent, steps)
+    charged = [0]
     try:
-        return _run_within(work, seconds)
+        return _run_within(lambda: _counted(work, steps, True, charged), default_budget(), charged)
+    except CheckGuard:  # its count is not the input's: the whole budget is lost
+        if spent is not None:
+            spent.lost += steps
+        raise
     except CheckTimeout:
-        if spent.depth == 1:
-            spent.lost += time.monotonic() - started
+        if spent is not None:
+            spent.lost += charged[0]
         raise
     finally:
-        spent.depth -= 1
+        if spent is not None and spent.record_left is not None:
+            spent.record_left -= charged[0]
 
 
-def _run_within(work: Callable[[], T], seconds: float) -> T:
+def _counted(work: Callable[[], T], steps: int, fresh: bool, charged: list[int]) -> T:
+    """work() within `steps` counted calls; `charged[0]` gets the calls it made."""
+    with counting(steps, fresh=fresh) as budget:
+        limit = budget.limit
+        try:
+            return work()
+        except OutOfWork:
+            raise CheckTimeout(f"check exceeded its budget of {limit:,} steps") from None
+        finally:
+            # No stop from here on: leaving the block makes calls too (the context manager's
+            # own), which must not raise outside this `try`; an assignment makes no call.
+            budget.limit = sys.maxsize
+            charged[0] = budget.count
+
+
+def _run_within(work: Callable[[], T], seconds: float, charged: list[int]) -> T:
     if _alarm_usable():
         with _alarm(seconds):
             return work()
     if "fork" in multiprocessing.get_all_start_methods():
-        return _in_child(work, seconds)
+        return _in_child(work, seconds, charged)
     from kb.equations.threadbudget import run_in_thread
 
-    return run_in_thread(work, seconds, CheckTimeout)
+    return run_in_thread(work, seconds, CheckGuard, guard_message(seconds))
 
 
-def _in_child(work: Callable[[], T], seconds: float) -> T:
+def _in_child(work: Callable[[], T], seconds: float, charged: list[int]) -> T:
     context = multiprocessing.get_context("fork")
     receiver, sender = context.Pipe(duplex=False)
 
-    def target() -> None:
+    def target() -> None:  # the child's one thread is its main thread: the CPU guard works
         try:
-            sender.send(("ok", work()))
+            with _alarm(seconds):
+                value = work()
+            sender.send(("ok", value, charged[0]))
         except BaseException as exc:  # the child reports every failure to the parent
-            sender.send(("error", exc))
+            sender.send(("error", exc, charged[0]))
 
     child = context.Process(target=target, daemon=True)
     child.start()
     sender.close()
     try:
-        if not receiver.poll(seconds):
-            raise CheckTimeout(f"check exceeded its {seconds:g} s budget")
-        status, payload = receiver.recv()
+        if not receiver.poll(WALL_FACTOR * seconds):  # a child that never ends (blocked)
+            raise CheckGuard(guard_message(seconds))
+        status, payload, charged[0] = receiver.recv()
     finally:
         if child.is_alive():
             child.kill()

@@ -39,7 +39,7 @@ from kb.ledger.ledger import Overrides, compute_ledger
 from kb.ledger.quantities import QuantityError, figure
 from kb.ledger.transfers import line_rate
 
-SOLVE_BUDGET_S = 5.0
+SOLVE_STEPS = 6_000_000  # steps (kb.equations.work): two check budgets
 
 
 @dataclass(frozen=True)
@@ -172,18 +172,18 @@ def _solve_simple(expr: Any, symbol: Any) -> Solved | None:
 
 
 def _solve_sympy(expr: Any, symbol: Any) -> Solved:
-    """Solve `expr = 0` for positive `symbol` within a time budget; never hangs or raises."""
+    """Solve `expr = 0` for positive `symbol` within a budget of steps; never hangs or raises."""
     import sympy
 
-    from kb.equations.timeout import CheckTimeout, run_with_budget
+    from kb.equations.timeout import CheckGuard, CheckTimeout, run_with_budget
 
     domain = sympy.Interval.open(0, sympy.oo)
     try:
-        solution = run_with_budget(
-            lambda: sympy.solveset(expr, symbol, domain=domain), SOLVE_BUDGET_S
-        )
+        solution = run_with_budget(lambda: sympy.solveset(expr, symbol, domain=domain), SOLVE_STEPS)
+    except CheckGuard as exc:
+        return "unverified", (), str(exc)
     except CheckTimeout:
-        return "unverified", (), f"no solution within the {SOLVE_BUDGET_S:g} s budget"
+        return "unverified", (), f"no solution within the budget of {SOLVE_STEPS:,} steps"
     except (ValueError, TypeError, NotImplementedError) as exc:
         return "unverified", (), f"SymPy could not solve it ({type(exc).__name__})"
     if solution is sympy.S.EmptySet:

@@ -80,6 +80,7 @@ RULE_MODULES: tuple[str, ...] = (
     "eq_published_figure_unexplained",  # EQ026
     "eq_claim_text_number_mismatch",  # EQ027
     "eq_accepted_not_contradicted",  # EQ028
+    "eq_check_internal_limit",  # EQ029
     # LG: ledger (kb/ledger)
     "ratio_against_infeasible_placement",  # LG001
     "boundary_crossing_without_ledger",  # LG002

@@ -1,8 +1,9 @@
-"""Every symbolic check finishes within its time budget.
+"""Every symbolic check finishes within its budget of steps.
 
-Why: a short expression can make simplification run for minutes; kb stops it at the
-budget (2 s, KB_EQ_BUDGET) and reports the check as unverified (timeout) rather
-than hanging validation.
+Why: a short expression can make simplification run for minutes; kb stops it at
+its budget, counted in steps (3,000,000 Python calls, KB_EQ_WORK) so that the
+verdict is the same on any machine at any load, and reports the check as
+unverified (timeout) rather than hanging validation.
 
 Bad:
 

@@ -37,7 +37,7 @@ from kb.sitegen.render import make_environment, render_page
 from kb.sitegen.search import entry_text, index_script
 from kb.sitegen.tables import hardware_table, kind_table
 
-STATIC_FILES = ("style.css", "search.js", "sort.js", "calc.js", "scrollers.js")
+STATIC_FILES = ("style.css", "search.js", "sort.js", "calc.js", "scrollers.js", "reveal.js")
 CHARTS_INLINE = 24  # the charts page draws this many; the rest are links to their records
 Progress = Callable[[int], None]
 

@@ -11,6 +11,7 @@ rendering at 10,000 records, BENCHMARKS.md). Objects (a Record, `loop`, `urls`)
 keep the dot. The partials every page shares (links, badges, prose, the field
 tree) are Python (kb.sitegen.html_nodes), not macros: they were a third of it; so
 is a chart's figure (kb.sitegen.html_chart), which was the partial `_chart.html`.
+Every page carries CONTENT_SECURITY_POLICY (base.html's <meta>).
 """
 
 from __future__ import annotations
@@ -23,6 +24,17 @@ import jinja2
 
 from kb import numfmt
 from kb.sitegen import html_chart, html_nodes, urls
+
+# Every page's Content-Security-Policy (a <meta> in base.html): only the site's own script
+# and style files run (no inline script, no inline style, nothing from another origin);
+# images are the site's own or data: URLs (the blank favicon); the search form submits
+# to the site itself; no <base>, no plugins, no frames, no network requests from script.
+# `'self'` covers the site served over HTTP; opened from file://, Chromium treats the
+# page's own folder tree as 'self' too (tests/site/test_csp.py runs both).
+CONTENT_SECURITY_POLICY = (
+    "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; "
+    "base-uri 'none'; form-action 'self'; object-src 'none'"
+)
 
 
 def make_environment(theme: Path) -> jinja2.Environment:
@@ -37,6 +49,7 @@ def make_environment(theme: Path) -> jinja2.Environment:
         auto_reload=False,  # a build reads each template once
     )
     env.globals["urls"] = urls
+    env.globals["csp"] = CONTENT_SECURITY_POLICY
     env.globals.update(html_nodes.GLOBALS)  # link, badge, parts, prose, node, state
     env.globals["chart_figure"] = html_chart.chart_figure  # was _chart.html
     env.filters["unit"] = lambda unit: html_nodes.unit_text(str(unit))  # us -> µs, B^-1 -> B⁻¹

@@ -66,49 +66,53 @@ def test_a_huge_exponent_in_a_literal_is_refused_at_once() -> None:
     assert time.process_time() - started < 0.5  # it cost ~6.6 s of CPU
 
 
-def _sleeper(seconds: float) -> object:
-    def work() -> None:
-        end = time.monotonic() + seconds
-        while time.monotonic() < end:  # busy: SIGALRM lands between bytecodes
-            pass
+def _caller(calls: int) -> object:
+    def work() -> str:
+        for _ in range(calls):  # Python calls: the steps a budget counts
+            _step()
+        return "done"
 
     return work
+
+
+def _step() -> None:
+    return None
 
 
 def test_a_record_s_checks_share_one_budget() -> None:
     use_run_budget(Spending())
     outcomes = []
-    started = time.monotonic()
-    with record_budget(0.5):
+    with record_budget(50_000):
         for _ in range(8):
             try:
-                run_with_budget(_sleeper(10), seconds=0.3)  # type: ignore[arg-type]
+                run_with_budget(_caller(10**9), 30_000)  # type: ignore[arg-type]
                 outcomes.append("ok")
             except CheckTimeout as exc:
                 outcomes.append(str(exc))
-    elapsed = time.monotonic() - started
-    assert elapsed < 1.5, elapsed  # eight 0.3 s checks alone would take 2.4 s
-    assert all("budget" in o for o in outcomes)
-    assert sum("record's checks exceeded" in o for o in outcomes) >= 6
+    # the first check gets its 30,000, the second the record's last 20,000, the rest nothing
+    assert outcomes[:2] == [
+        "check exceeded its budget of 30,000 steps",
+        "check exceeded its budget of 20,000 steps",
+    ]
+    assert outcomes[2:] == ["the record's checks exceeded their budget of 50,000 steps"] * 6
 
 
 def test_a_run_stops_checking_after_losing_its_budgets_to_timeouts(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    monkeypatch.setenv("KB_EQ_BUDGET", "0.05")
+    monkeypatch.setenv("KB_EQ_WORK", "20000")
     run = RunContext()
     use_run_budget(run.budget)
-    started = time.monotonic()
     messages = []
     for _ in range(3 * timeout.RUN_BUDGETS):
         try:
-            run_with_budget(_sleeper(10))  # type: ignore[arg-type]
+            run_with_budget(_caller(10**9))  # type: ignore[arg-type]
         except CheckTimeout as exc:
             messages.append(str(exc))
-    elapsed = time.monotonic() - started
-    assert elapsed < (timeout.RUN_BUDGETS + 5) * 0.05 + 1.0, elapsed
-    assert any("this run's checks spent" in m for m in messages)
-    assert run.budget.lost >= timeout.RUN_BUDGETS * 0.05  # what it lost is the run's own
+    stopped = [m for m in messages if "this run's checks spent" in m]
+    assert len(messages) == 3 * timeout.RUN_BUDGETS
+    assert len(stopped) == 2 * timeout.RUN_BUDGETS  # exactly RUN_BUDGETS checks ran, always
+    assert run.budget.lost == timeout.RUN_BUDGETS * 20_000  # what it lost is the run's own
     use_run_budget(RunContext().budget)
     assert run_with_budget(lambda: 7) == 7  # a new run starts afresh
 
@@ -118,8 +122,8 @@ def test_outside_a_run_only_each_check_s_own_budget_applies(
 ) -> None:
     import contextvars
 
-    monkeypatch.setenv("KB_EQ_BUDGET", "0.05")
-    spent = Spending(lost=10 * timeout.RUN_BUDGETS)  # a run that lost everything
+    monkeypatch.setenv("KB_EQ_WORK", "20000")
+    spent = Spending(lost=10 * timeout.RUN_BUDGETS * 20_000)  # a run that lost everything
     use_run_budget(spent)
     with pytest.raises(CheckTimeout, match="this run's checks spent"):
         run_with_budget(lambda: 7)

@@ -31,6 +31,7 @@ LAYERS: dict[str, int] = {
     "suggest": 0,
     "numfmt": 0,
     "progress": 0,
+    "outfile": 0,
     "yamlsafe": 1,
     "yamladvice": 1,
     "positions": 1,

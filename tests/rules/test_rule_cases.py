@@ -4,7 +4,7 @@ Each case file holds named cases; a case is a tiny records tree (`files:
 {path under records/: yaml text}`), optionally a `base:` tree committed to git
 first (the case then runs with `--base HEAD`), and `expect: [{code, line}]`,
 the exact findings (empty: the case must pass clean). An expectation may also
-name its `path` (under records/).
+name its `path` (under records/). `env:` sets KB_* settings for the case.
 """
 
 from __future__ import annotations
@@ -70,7 +70,9 @@ def expected(case: dict[str, Any], with_path: bool) -> Counter[tuple[Any, ...]]:
 
 
 @pytest.mark.parametrize("case", all_cases())
-def test_case(case: dict[str, Any], in_tmp: Path) -> None:
+def test_case(case: dict[str, Any], in_tmp: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    for name, value in (case.get("env") or {}).items():  # KB_* settings the case runs under
+        monkeypatch.setenv(name, str(value))
     findings = run_case(in_tmp, case)
     with_path = all("path" in e for e in case.get("expect") or [{}])
     shown = "\n".join(f"{f.location}: {f.code} {f.message}" for f in findings)

@@ -1,0 +1,131 @@
+"""A budget counted in work, not seconds: the same check gets the same verdict at any load.
+
+A symbolic check's work is the number of Python function calls it makes (SymPy is
+pure Python, so every step of simplify, cancel or solveset is a call). A trace
+function (`sys.settrace`, the 'call' event only: no line events) counts them in
+the thread that runs the check and stops the work at its limit by raising
+`OutOfWork` at the next call. The count of a check is a property of its input,
+not of the machine or its load: a busy runner takes longer to make the same
+calls, it does not make fewer.
+
+What the count depends on besides the input, and what kb does about it:
+
+- SymPy's cache (a call answered from it is one call, not the whole computation):
+  `counting(..., fresh=True)`, used for every outermost budget, clears it first, so
+  a check's count does not depend on what was checked before it in the process
+  (an incremental run checks fewer records than a full one, in another order).
+- Python's string hash seed, random per process: the order in which SymPy walks
+  a set of symbols can change a count slightly (0.3 % measured on a 1.5 M-call
+  simplify across seeds). A check within that margin of its limit may land on
+  either side in two processes; docs/guarantees.md states it.
+- Work outside Python calls (one huge C-level integer product) is not counted:
+  kb refuses the inputs that make one (literals past 1e±300, powers past 64,
+  kb.equations.expr), and a generous wall-clock guard (kb.equations.timeout)
+  stops anything else with its own finding (EQ027), distinct from EQ014.
+
+Budgets nest: an inner budget ends no later than the enclosing one, and the
+enclosing one is charged the inner one's calls. `OutOfWork` is a BaseException,
+so a library's `except Exception` cannot swallow it; CPython removes a trace
+function that raised, so after the stop the work runs uncounted until it unwinds
+to `counting`, which puts the enclosing budget's counter back.
+"""
+
+from __future__ import annotations
+
+import sys
+import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
+from types import FrameType
+from typing import Any
+
+
+class OutOfWork(BaseException):
+    """Raised at a check's next call once its work budget is spent (caught by kb.timeout)."""
+
+
+class _Budget:
+    """One open budget of this thread: its count and the count at which it stops."""
+
+    __slots__ = ("count", "limit")
+
+    def __init__(self, limit: int) -> None:
+        self.count = 0
+        self.limit = limit
+
+
+class _Local(threading.local):
+    def __init__(self) -> None:
+        self.stack: list[_Budget] = []
+
+
+_LOCAL = _Local()
+
+
+def _tracer(budget: _Budget) -> Any:
+    def trace(frame: FrameType, event: str, arg: Any) -> None:
+        budget.count += 1
+        if budget.count > budget.limit:
+            budget.count = budget.limit  # the call it stops at is not made
+            raise OutOfWork
+        return None  # no line events in the new frame: only calls are counted
+
+    return trace
+
+
+@contextmanager
+def counting(units: int, fresh: bool = False) -> Iterator[_Budget]:
+    """Count the calls made in this block; OutOfWork at the call past `units`.
+
+    The budget ends no later than the enclosing one. `fresh` clears SymPy's cache
+    first (outermost budgets: see the module).
+    """
+    stack = _LOCAL.stack
+    outer = stack[-1] if stack else None
+    limit = units if outer is None else min(units, max(outer.limit - outer.count, 0))
+    if fresh:
+        from sympy.core.cache import clear_cache
+
+        clear_cache()
+    budget = _Budget(limit)
+    previous, tracer = sys.gettrace(), _tracer(budget)
+    stack.append(budget)
+    hook = sys.unraisablehook
+    if outer is None:
+        sys.unraisablehook = _rearming(hook)
+    sys.settrace(tracer)
+    try:
+        yield budget
+    finally:
+        sys.settrace(previous)
+        stack.pop()
+        if outer is None:
+            sys.unraisablehook = hook
+        else:
+            outer.count += budget.count
+
+
+def _rearming(hook: Any) -> Any:
+    """An unraisable hook that puts a swallowed stop back.
+
+    The stop can land in a call Python cannot raise from (a weakref callback, a
+    `__del__` run by the collector mid-check): Python reports it as "unraisable"
+    and, since the trace function raised, removes it. This hook says nothing of
+    that stop and traces this thread's innermost budget again, so the next call of
+    the check raises it where it can propagate.
+    """
+
+    def rearm(unraisable: Any) -> None:
+        stack = _LOCAL.stack
+        if isinstance(unraisable.exc_value, OutOfWork) and stack:
+            sys.settrace(_tracer(stack[-1]))
+            return
+        hook(unraisable)
+
+    return rearm
+
+
+def spent_here() -> int | None:
+    """The calls counted so far by this thread's innermost open budget (None outside any)."""
+    stack = _LOCAL.stack
+    return stack[-1].count if stack else None

@@ -1,0 +1,221 @@
+"""A check's budget is counted in steps, not seconds: the same records give the same
+findings on a quiet machine and on one whose every core is busy (issue 37, item 1).
+
+The corpus is the expression fuzzer's grammar (tests/fuzz/test_expressions.py) drawn
+with a fixed seed, each expression checked by a real derivation step whose residual
+goes through simplify, plus a family of expansions from a few milliseconds up to past
+the budget (the EQ014 rule case's). With the old wall-clock budget (2 s) the heaviest
+expansions that pass on a quiet machine came out EQ014 under the CPU hog.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+from hypothesis import Phase, given, settings
+
+from kb.equations.algebra import decide_zero
+from kb.equations.expr import parse_expression
+from kb.equations.timeout import CheckTimeout, run_with_budget
+from kb.equations.work import counting
+from tests.conftest import write_tree
+from tests.fuzz.test_expressions import EXPRESSIONS, NAMES
+
+REPO = Path(__file__).resolve().parents[2]
+CORPUS = int(os.environ.get("KB_FUZZ_EXAMPLES", "12"))  # fuzz expressions a run checks
+POWERS = (3, 5, 6, 7, 60)  # the expansion family: 6 and up are past STEPS (EQ014)
+STEPS = 500_000  # a sixth of the default per check: the same property at a sixth of the cost
+HOGS = max(4, 2 * (os.cpu_count() or 1))
+
+
+def fuzz_corpus(count: int) -> list[str]:
+    """`count` expressions of the fuzzer's grammar, the same ones on every run (fixed seed)."""
+    drawn: list[str] = []
+
+    @settings(
+        max_examples=count, derandomize=True, database=None, phases=[Phase.generate], deadline=None
+    )
+    @given(text=EXPRESSIONS)
+    def collect(text: str) -> None:
+        drawn.append(text)
+
+    collect()
+    return drawn
+
+
+def _record(index: int, equations: dict[str, str], steps: list[tuple[str, str]]) -> str:
+    symbols = [*NAMES, "a", "c", "e", "f", "g", "y"]
+    lines = [
+        "kind: flop_class",
+        f"id: flops/case-{index}",
+        f"title: Case {index}",
+        "version: 1",
+        "status: draft",
+        "history:",
+        '  - {version: 1, date: "2026-12-06", change: First encoding.}',
+        "text: A phenomenon.",
+        "symbols:",
+        *(f'  {name}: {{meaning: {name}, unit: "1"}}' for name in symbols),
+        "equations:",
+        *(f'  {name}: {{expr: "{text}"}}' for name, text in equations.items()),
+        "derivations:",
+        *(
+            f"  - id: d{n}\n    steps:\n      - {{rule: rewrite, from: {a}, result: {b}}}"
+            for n, (a, b) in enumerate(steps)
+        ),
+    ]
+    return "\n".join(lines) + "\n"
+
+
+def corpus_tree(root: Path, count: int) -> Path:
+    """A records tree: each fuzz expression in a rewrite step through simplify; the powers."""
+    files: dict[str, str] = {}
+    for index, text in enumerate(fuzz_corpus(count)):
+        text = text.replace('"', "")
+        equations = {
+            "plain": f"y = {text}",
+            "logged": f"y = {text} + log(B*d) - log(B) - log(d)",
+        }
+        files[f"flops/case-{index}.yaml"] = _record(index, equations, [("plain", "logged")])
+    for power in POWERS:
+        equations = {
+            "big": f"y = (a + c + e + f + B)**{power} - (a + c + e + g + B)**{power}",
+            "small": "y = f - g",
+        }
+        files[f"flops/case-{1000 + power}.yaml"] = _record(
+            1000 + power, equations, [("big", "small")]
+        )
+    return write_tree(root, files)
+
+
+def validate_json(root: Path, cache: Path) -> str:
+    """`kb validate --full --format json` of `root` in a fresh process: its stdout."""
+    env = {**os.environ, "KB_CACHE_DIR": str(cache), "PYTHONPATH": str(REPO)}
+    env["KB_EQ_WORK"] = str(STEPS)
+    env.pop("KB_EQ_BUDGET", None)
+    done = subprocess.run(
+        [sys.executable, "-m", "kb", "validate", "--full", "--format", "json", "--root", str(root)],
+        cwd=root.parent,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=1200,
+        check=False,
+    )
+    assert done.returncode in (0, 1), done.stderr
+    assert "Traceback" not in done.stderr
+    return done.stdout
+
+
+def _hogs(count: int) -> list[subprocess.Popen[bytes]]:
+    spin = "while True: pass"
+    return [subprocess.Popen([sys.executable, "-c", spin]) for _ in range(count)]
+
+
+def test_the_fuzz_corpus_gives_byte_identical_findings_under_a_cpu_hog(tmp_path: Path) -> None:
+    root = corpus_tree(tmp_path / "records", CORPUS)
+    quiet = validate_json(root, tmp_path / "cache-quiet")
+    hogs = _hogs(HOGS)
+    try:
+        time.sleep(0.5)  # let the hogs take the cores
+        started = time.monotonic()
+        busy = validate_json(root, tmp_path / "cache-busy")
+        busy_seconds = time.monotonic() - started
+    finally:
+        for hog in hogs:
+            hog.kill()
+        for hog in hogs:
+            hog.wait()
+    assert busy == quiet, f"findings changed under load ({busy_seconds:.1f} s busy)"
+    # The corpus holds what a budget decides: the powers past the budget are EQ014 on
+    # both runs, the expansions under it are decided (refuted: EQ005) on both.
+    assert quiet.count('"code": "EQ014"') == 3, quiet
+    assert quiet.count('"code": "EQ005"') >= 2, quiet
+    assert "EQ029" not in quiet  # the guard is never reached by these inputs
+    print(f"corpus of {CORPUS} expressions and {len(POWERS)} powers; busy run {busy_seconds:.1f} s")
+
+
+def _steps(text: str) -> tuple[str, int]:
+    expr = parse_expression(text, allow_undeclared=True).value
+    with counting(10**9, fresh=True) as budget:
+        outcome = decide_zero(expr).outcome
+    return outcome, budget.count
+
+
+@pytest.mark.parametrize("power", [3, 5])
+def test_a_check_s_steps_barely_depend_on_what_ran_before_it(power: int) -> None:
+    """A fresh budget starts from an empty SymPy cache: what ran before it in the process
+    changes its count by well under 1 % (objects keep some facts about themselves), where a
+    warm cache saved about a third of the calls. The first check to use a SymPy module
+    also counts its import: docs/guarantees.md states both margins."""
+    text = f"(a + c + e + f + B)**{power} - (a + c + e + g + B)**{power} + sqrt(B)"
+    _steps("max(B, d)*log(N) - (d + sqrt(B))**3")  # SymPy's lazily imported modules load
+    first = _steps(text)
+    _steps("(a + B)**4 - sqrt(a*B)")  # other work in between fills SymPy's cache
+    again = _steps(text)
+    assert first[0] == again[0]
+    assert abs(first[1] - again[1]) <= first[1] // 100, (first, again)
+    assert first[1] > 1000
+
+
+def test_a_check_past_its_steps_times_out_whatever_the_clock_says(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setenv("KB_EQ_BUDGET", "600")  # the wall clock is no part of the verdict
+    text = "(a + c + e + f + B)**5 - (a + c + e + g + B)**5 + sqrt(B)"
+    expr = parse_expression(text, allow_undeclared=True).value
+    _, needed = _steps(text)
+    with pytest.raises(CheckTimeout, match=f"budget of {needed // 2:,} steps"):
+        run_with_budget(lambda: decide_zero(expr), needed // 2)
+    # with enough steps the same check decides, and an inner simplify timed out does not
+    # leave the outer check unbounded
+    assert run_with_budget(lambda: decide_zero(expr).outcome, needed * 2) == "nonzero"
+
+
+def _make_calls(count: int) -> int:
+    for _ in range(count):
+        abs(_one())
+    return count
+
+
+def _one() -> int:
+    return 1
+
+
+@pytest.mark.parametrize("nested", [False, True])
+def test_a_budget_spent_exactly_at_the_end_never_lets_its_stop_escape(nested: bool) -> None:
+    """Leaving the counted block makes calls too (the context manager's): a budget that
+    ran out exactly as the work returned raised OutOfWork there, past the `try` (found
+    by tests/equations/test_engine.py)."""
+    for steps in range(0, 40):
+        for calls in range(0, 12):
+            work = (lambda c=calls: _make_calls(c)) if not nested else (
+                lambda c=calls, s=steps: run_with_budget(lambda: _make_calls(c), s + 5)
+            )  # fmt: skip
+            try:
+                assert run_with_budget(work, steps) == calls
+            except CheckTimeout:
+                pass
+
+
+def test_a_bad_steps_setting_is_a_usage_error(tmp_path: Path) -> None:
+    write_tree(tmp_path / "records", {})
+    for value in ("abc", "0", "-5", "1.5", "²"):
+        done = subprocess.run(
+            [sys.executable, "-m", "kb", "validate", "--full"],
+            cwd=tmp_path,
+            env={**os.environ, "KB_EQ_WORK": value, "PYTHONPATH": str(REPO)},
+            capture_output=True,
+            text=True,
+            timeout=120,
+            check=False,
+        )
+        assert done.returncode == 2, (value, done.stdout, done.stderr)
+        assert done.stderr == (
+            f"kb: KB_EQ_WORK={value!r}: expected a positive whole number of steps\n"
+        )

@@ -1,0 +1,111 @@
+"""Every page carries a Content-Security-Policy that runs only the site's own script and
+style files; the calculators and search still work under it (issue 37, item 5).
+
+The browser test listens for `securitypolicyviolation` (the event a blocked inline
+script, inline style or foreign request raises) on the pages with calculators, the
+search page and a record page whose field links use the reveal script, opened from
+file:// (as a reader opens a downloaded site) and over HTTP.
+"""
+
+from __future__ import annotations
+
+import functools
+import http.server
+import re
+import threading
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from markupsafe import escape
+
+from kb.sitegen.render import CONTENT_SECURITY_POLICY
+from tests.site.chromium import chromium, watched
+from tests.site.conftest import SEED_FLOP
+
+META = f'<meta http-equiv="Content-Security-Policy" content="{escape(CONTENT_SECURITY_POLICY)}">'
+INLINE_SCRIPT = re.compile(r"<script(?![^>]*\bsrc=)(?![^>]*application/json)[^>]*>", re.I)
+INLINE_STYLE = re.compile(r"<style\b|\sstyle=\"|\son[a-z]+=\"", re.I)
+LISTEN = (
+    "window.__csp = [];"
+    "document.addEventListener('securitypolicyviolation',"
+    " e => window.__csp.push(e.violatedDirective + ' ' + e.blockedURI));"
+)
+
+
+def test_the_policy_allows_only_the_site_s_own_files() -> None:
+    directives = dict(d.strip().split(" ", 1) for d in CONTENT_SECURITY_POLICY.split(";"))
+    assert directives["default-src"] == "'none'"
+    assert directives["script-src"] == "'self'" and directives["style-src"] == "'self'"
+    assert "unsafe" not in CONTENT_SECURITY_POLICY and "*" not in CONTENT_SECURITY_POLICY
+
+
+def test_every_page_carries_the_policy_and_nothing_inline(built_site: Path) -> None:
+    pages = sorted(built_site.rglob("*.html"))
+    assert len(pages) > 50
+    for page in pages:
+        text = page.read_text(encoding="utf-8")
+        assert text.count(META) == 1, page
+        assert text.index(META) < text.index("<script") if "<script" in text else True, page
+        assert not INLINE_SCRIPT.search(text), page
+        assert not INLINE_STYLE.search(text), page
+
+
+def _calculator_pages(site: Path) -> list[Path]:
+    return [
+        page
+        for page in sorted((site / "records" / "flops").glob("*.html"))
+        if 'data-calc="calc-data"' in page.read_text(encoding="utf-8")
+    ]
+
+
+class _Quiet(http.server.SimpleHTTPRequestHandler):
+    def log_message(self, format: str, *args: object) -> None:  # noqa: A002 - stdlib name
+        pass
+
+
+@pytest.fixture(scope="module")
+def served(built_site: Path) -> Iterator[str]:
+    server = http.server.ThreadingHTTPServer(
+        ("127.0.0.1", 0), functools.partial(_Quiet, directory=str(built_site))
+    )
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    yield f"http://127.0.0.1:{server.server_address[1]}/"
+    server.shutdown()
+    server.server_close()
+
+
+@pytest.mark.browser
+@pytest.mark.parametrize("route", ["file", "http"])
+def test_calculators_and_search_work_without_a_violation(
+    built_site: Path, served: str, route: str
+) -> None:
+    def url(page: Path) -> str:
+        relative = page.relative_to(built_site).as_posix()
+        return page.as_uri() if route == "file" else served + relative
+
+    calculators = _calculator_pages(built_site)
+    assert calculators
+    with chromium() as browser:
+        tab: Any = browser.new_page()
+        problems = watched(tab)
+        tab.add_init_script(LISTEN)
+        for page in calculators:
+            tab.goto(url(page))
+            assert tab.locator(".calc-result").count() == 1, page
+            assert tab.evaluate("window.__csp") == [], page
+        seed = built_site / "records" / f"{SEED_FLOP}.html"
+        tab.goto(url(seed))
+        tab.select_option("#calc-target", "b_star_tp")
+        tab.select_option("#calc-pick-accelerator", "hardware/nvidia-h200-sxm")
+        assert tab.locator(".calc-result").get_attribute("data-exact")  # the script computed
+        assert tab.evaluate("window.__csp") == []
+        tab.goto(url(built_site / "search.html") + "?q=nvlink")
+        found = tab.evaluate("kbSearch('nvlnk').map(p => p[1].id)")
+        assert any(i.startswith("interconnects/nvlink") for i in found), found
+        assert tab.evaluate("window.__csp") == []
+        tab.goto(url(seed) + "#equations")
+        assert tab.evaluate("window.__csp") == []
+        assert problems == []

@@ -1,0 +1,80 @@
+"""A forked worker killed mid-run (SIGKILL) stops the run with exit 2, never a silent partial
+result or a hang; the next run gives a full run's findings (issue 37, item 6).
+
+multiprocessing.Pool waited forever for a task whose worker was killed; kb.workers now
+runs its pool on concurrent.futures, which notices a dead worker.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from kb.workers import WorkerDied, map_forked
+from tests.conftest import SHIPPED_RECORDS
+
+REPO = Path(__file__).resolve().parents[2]
+
+
+def _dies_at_three(item: int) -> int:
+    if item == 3:
+        os.kill(os.getpid(), signal.SIGKILL)
+    return item * 2
+
+
+def test_a_killed_worker_is_reported_not_waited_for(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("KB_JOBS", "2")
+    started = time.monotonic()
+    with pytest.raises(WorkerDied, match="worker process died"):
+        map_forked(_dies_at_three, list(range(8)), min_items=1, chunk=1)
+    assert time.monotonic() - started < 60
+    assert map_forked(abs, list(range(-8, 0)), min_items=1, chunk=1) == list(range(8, 0, -1))
+
+
+# kb validate in a child whose equations workers SIGKILL themselves at their first family.
+KILLING_KB = """
+import os, signal, sys
+from kb.equations import engine
+parent = os.getpid()
+real = engine.run_record
+
+def dying(*args, **kwargs):
+    if os.getpid() != parent:
+        os.kill(os.getpid(), signal.SIGKILL)
+    return real(*args, **kwargs)
+
+engine.run_record = dying
+engine.FORK_FAMILIES = 1
+from kb.cli import main
+sys.argv = ["kb", *sys.argv[1:]]
+main()
+"""
+
+
+def _validate(code: list[str], cache: Path, jobs: str) -> subprocess.CompletedProcess[str]:
+    env = {**os.environ, "KB_CACHE_DIR": str(cache), "KB_JOBS": jobs, "PYTHONPATH": str(REPO)}
+    args = ["validate", "--full", "--format", "json", "--root", str(SHIPPED_RECORDS)]
+    return subprocess.run(
+        [*code, *args], env=env, capture_output=True, text=True, timeout=600, check=False
+    )
+
+
+def test_validate_with_a_killed_worker_exits_2_and_a_retry_finds_what_one_process_finds(
+    tmp_path: Path,
+) -> None:
+    killed = _validate([sys.executable, "-c", KILLING_KB], tmp_path / "cache", "2")
+    assert killed.returncode == 2, (killed.stdout[:300], killed.stderr)
+    assert killed.stdout == ""  # no partial report
+    assert "kb: a worker process died" in killed.stderr
+    assert "Traceback" not in killed.stderr and "internal error" not in killed.stderr
+    retry = _validate([sys.executable, "-m", "kb"], tmp_path / "cache", "2")
+    alone = _validate([sys.executable, "-m", "kb"], tmp_path / "cache-alone", "1")
+    assert retry.returncode == alone.returncode
+    assert json.loads(retry.stdout)["findings"] == json.loads(alone.stdout)["findings"]
