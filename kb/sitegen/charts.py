@@ -13,6 +13,8 @@ import math
 from dataclasses import dataclass, field
 from typing import Any
 
+from kb.sitegen import inline_code
+
 WIDTH, HEIGHT = 680, 380
 PLOT = {"left": 70.0, "right": 660.0, "top": 20.0, "bottom": 330.0}
 
@@ -159,7 +161,7 @@ def _frame(chart: Chart) -> dict[str, Any]:
     return {
         "anchor": chart.anchor,
         "title": chart.title,
-        "desc": chart.desc,
+        "desc": inline_code.plain(chart.desc),  # an SVG <desc> is text: no markup
         "x_label": chart.x_label,
         "y_label": chart.y_label,
         "caption": chart.caption,

@@ -23,7 +23,7 @@ from typing import Any
 
 from kb import numfmt
 from kb.model import KnowledgeBase, Record
-from kb.sitegen import urls
+from kb.sitegen import inline_code, urls
 from kb.sitegen.prose_view import has_markup, prose_parts
 
 TEXT_FIELDS = ("summary", "text", "notes", "change")
@@ -58,7 +58,7 @@ def record_text(record: Record, kb: KnowledgeBase | None = None) -> str:
     tags = record.data.get("tags")
     if isinstance(tags, list):
         parts.append(" ".join(str(t) for t in tags))
-    return " ".join(" ".join(parts).split())[:TEXT_LIMIT]
+    return inline_code.plain(" ".join(" ".join(parts).split()))[:TEXT_LIMIT]
 
 
 def rendered(text: str, record: Record, kb: KnowledgeBase | None) -> str:
