@@ -200,20 +200,23 @@ _NOT_TYPED = ("B", "kB")  # `70b` and `8b` name models, `kb` the tool: never rea
 
 
 @functools.lru_cache(maxsize=1)
-def search_units() -> dict[str, list[Any]]:
-    """`{"gb/s": [1e9, "B/s"], ...}`: lower-cased unit text -> [factor, dimension]."""
-    table: dict[str, list[Any]] = {}
+def search_units() -> dict[str, str]:
+    """`{"gb/s": "1000000000 B/s", ...}`: lower-cased unit text -> "factor dimension".
+
+    Strings, not lists: the index file's only brackets stay those of SEARCH_INDEX.
+    """
+    table: dict[str, str] = {}
     candidates = [p + b for b in _BASES for p in _PREFIXES] + list(_EXTRA)
     for unit in candidates:
         scale = _unit_scale(unit)
         if unit in _NOT_TYPED:
             continue
         if scale is not None and unit.lower() not in table:
-            table[unit.lower()] = [float(scale[0]), scale[1]]
+            table[unit.lower()] = f"{float(scale[0])!r} {scale[1]}"
     for unit, alias in (("TFLOP/s", "tflops"), ("PFLOP/s", "pflops"), ("GFLOP/s", "gflops")):
         scale = _unit_scale(unit)
         if scale is not None:
-            table[alias] = [float(scale[0]), scale[1]]
+            table[alias] = f"{float(scale[0])!r} {scale[1]}"
     return table
 
 

@@ -106,8 +106,9 @@
   function figures(query) {
     var found = [];
     var rest = query.replace(QUANTITY, function (all, number, unit) {
-      var u = UNITS[unit.toLowerCase()];
+      var u = UNITS[unit.toLowerCase()];  // "factor dimension"
       if (!u) { return all; }
+      u = [parseFloat(u), u.slice(u.indexOf(" ") + 1)];
       var value = parseFloat(number) * u[0], hits = Object.create(null), any = false;
       index.forEach(function (entry, i) {
         (entry.quantities || []).forEach(function (q) {
