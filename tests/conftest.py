@@ -12,6 +12,14 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from hypothesis import settings
+
+# Every property test draws the same examples on every run and machine (issue 34): a failure
+# in CI reproduces locally, and no run passes by luck. `KB_FUZZ_EXAMPLES` raises the fuzzers'
+# example counts (tests/fuzz); `KB_HYPOTHESIS_PROFILE=explore` draws fresh examples.
+settings.register_profile("kb", derandomize=True, database=None, print_blob=True)
+settings.register_profile("explore", derandomize=False, print_blob=True)
+settings.load_profile(os.environ.get("KB_HYPOTHESIS_PROFILE", "kb"))
 
 REPO = Path(__file__).resolve().parent.parent
 SHIPPED_RECORDS = REPO / "records"

@@ -67,6 +67,7 @@ def test_ledger_amount_keeps_a_dimensionless_number_whole() -> None:
 
 def test_calc_text_and_json(tmp_path: Path) -> None:
     args = ["calc", "flops/tp-decode-allreduce-time", "--root", str(SHIPPED_RECORDS)]
+    args += ["--claim", "overhead-calibration"]
     done = run_kb(args, cwd=tmp_path)
     assert done.returncode == 0, done.stderr
     assert done.stdout.splitlines()[-1] == "t_o = 70.81 µs (exact 118609531/1675000 us)"

@@ -1,9 +1,16 @@
 """`kb calc RECORD_ID [EQUATION_OR_SYMBOL] --set NAME=VALUE ...`: evaluate a record's equation.
 
-Each --set binds a symbol to a quantity (`--set BW_link="63 GB/s"`) or to another
-record's field (`--set BW_hbm=hardware/nvidia-h200-sxm#memory.bandwidth`);
-unset symbols take the bindings of the record's numeric claims. Prints the
-substitution trail with units and the result. Exit 0 on success, 2 on bad input.
+Each --set binds a symbol to a quantity (`--set BW_link="63 GB/s"`), to another
+record's field (`--set BW_hbm=hardware/nvidia-h200-sxm#memory.bandwidth`) or to a
+product or quotient of those (`--set P="models/llama-3.1-70b#derived.params_total / 8"`,
+operators between spaces). `--claim ID` starts from one claim's inputs. A symbol
+is never taken from another claim: one left unset is named, with the records the
+class's claims bind it to (exit 1), unless the class declares a default for it
+(printed "assumed: default of this class"). A result where the equation gives no
+value (N = 1 under N - 1) or outside a condition of the class's `validity:` (a
+crossover above the ridge batch) is refused with the reason (exit 1). Prints the
+substitution trail with units and the result. Exit 0 on success, 1 when the
+question has no answer from these inputs, 2 on bad input.
 
 The result is printed for people in a readable unit with four significant digits
 (`2.33 µs`, through kb/numfmt.py, so `kb calc`, `kb ledger` and the site print a
@@ -47,6 +54,12 @@ def _settings(pairs: tuple[str, ...]) -> dict[str, str]:
     help="Bind a symbol: a quantity ('63 GB/s') or record-id#dotted.field.",
 )
 @click.option(
+    "--claim",
+    "claim",
+    metavar="ID",
+    help="Start from the inputs of this claim of RECORD_ID (--set overrides them).",
+)
+@click.option(
     "--format",
     "fmt",
     type=click.Choice(["text", "json"]),
@@ -55,11 +68,22 @@ def _settings(pairs: tuple[str, ...]) -> dict[str, str]:
     help="Output format (json carries the exact fraction).",
 )
 def calc(
-    record_id: str, target: str | None, root: Path | None, pairs: tuple[str, ...], fmt: str
+    record_id: str,
+    target: str | None,
+    root: Path | None,
+    pairs: tuple[str, ...],
+    claim: str | None,
+    fmt: str,
 ) -> None:
     """Evaluate TARGET (an equation id or symbol) of RECORD_ID and show the trail."""
     from kb.api import open_kb
-    from kb.equations.evaluate import EvaluationError, binding_spec, evaluate
+    from kb.equations.evaluate import (
+        EvaluationError,
+        OutsideValidity,
+        Unset,
+        binding_spec,
+        evaluate,
+    )
 
     folder = records_root(root)
     require_dir(folder)
@@ -73,7 +97,10 @@ def calc(
         raise click.UsageError(f"no record {record_id!r} under {folder}; {hint}")
     try:
         bindings = {name: binding_spec(text) for name, text in settings.items()}
-        result = evaluate(kb, record, target, bindings)
+        result = evaluate(kb, record, target, bindings, claim=claim)
+    except (Unset, OutsideValidity) as exc:  # a question without an answer: a finding
+        click.echo(f"kb calc: {exc}", err=True)
+        sys.exit(1)
     except EvaluationError as exc:
         click.echo(f"kb calc: {exc}", err=True)
         sys.exit(2)

@@ -219,6 +219,13 @@ def related_locations(claim: Mapping[str, Any], resolve: Resolver) -> tuple[Loca
 
 def declared_name(ctx: Context, name: Any, field: str) -> str:
     """Return `name` if the record declares it as a symbol, else raise EQ002."""
+    if name is None:
+        raise ClaimError(
+            codes.SYMBOL_UNDECLARED,
+            field,
+            f"{field}: is missing: the claim names no symbol",
+            f"set {field}: to one of the symbols declared under symbols:",
+        )
     if not isinstance(name, str) or name not in ctx.system.symbols:
         from kb.suggest import did_you_mean
 

@@ -268,13 +268,13 @@ def _scaling(ctx: Context) -> tuple[str, str, str, str]:
                 codes.EXPRESSION_UNSAFE, "exponent", "law power needs a numeric exponent"
             )
         expected = sp.Rational(str(exponent))
-    elif law in LAWS:
-        expected = sp.Integer(LAWS[str(law)])
+    elif isinstance(law, str) and law in LAWS:
+        expected = sp.Integer(LAWS[law])
     else:
         raise ClaimError(
             codes.EXPRESSION_UNSAFE,
             "law",
-            f"unknown law {law!r}",
+            f"law must be one of the named laws, not {law!r}",
             "use proportional, inverse, constant, power (with exponent) or affine",
         )
     elasticity = sp.cancel(sp.together(var * sp.diff(expr, var) / expr))

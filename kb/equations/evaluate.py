@@ -1,11 +1,21 @@
 """Evaluate a record's equation for new inputs (`kb calc`, the ledger, the site).
 
-`evaluate(kb, record, target, bindings)` finds the target (an equation id or a
-symbol with one defining equation), expands definitions, binds every remaining
-symbol (given bindings first, then the bindings of the record's numeric claims
-about the same target, then any claim's binding of that symbol), converts units
-exactly and returns the value in the target's declared unit with a trail that
-shows each substitution.
+`evaluate(kb, record, target, bindings, claim=None)` finds the target (an equation
+id or a symbol with one defining equation), expands definitions, binds every
+remaining symbol and returns the value in the target's declared unit with a trail
+that shows each substitution and where each value came from.
+
+A symbol takes its value from, in order: the given bindings (`--set`), the inputs
+of the one claim named by `claim` (`--claim ID`), or the default its class
+declares (`symbols: {N: {..., default: {value, unit, basis, source}}}`, shown as
+"assumed: default of this class"). Nothing else: a value is never borrowed from
+another claim's binding (issue 35), so a symbol left unset is an `Unset` error
+naming it and the records the class's claims bind it to.
+
+A result the equation does not give (a division by zero, N = 1 in a formula with
+N - 1 below) is `OutsideValidity`, and so is a result outside a condition the
+class declares under `validity:` (kb/equations/validity.py), e.g. a crossover
+batch above the ridge batch, where the model stops applying.
 """
 
 from __future__ import annotations
@@ -20,18 +30,38 @@ from typing import Any
 import sympy as sp
 
 from kb.equations.algebra import expand_definitions, number_text, rational_value
-from kb.equations.bind import Bound, resolve
+from kb.equations.bind import BindError, Bound, resolve
 from kb.equations.compose import compose
 from kb.equations.expr import to_text
 from kb.equations.system import System, build_system
 from kb.model import KnowledgeBase, Record
-from kb.quantities import Unit, format_dims
+from kb.quantities import DIMENSIONLESS, Unit, format_dims, multiply_dims
 
 QUANTITY_RE = re.compile(r"\s*([-+]?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?)\s*(.*?)\s*\Z")
 
 
 class EvaluationError(ValueError):
-    """Bad input to evaluate(): an unknown target, a missing or mismatched binding."""
+    """Bad input to evaluate(): an unknown target, a mismatched binding (a usage error)."""
+
+
+class Unset(EvaluationError):
+    """Symbols the inputs leave without a value: a finding about the question (exit 1)."""
+
+
+class OutsideValidity(EvaluationError):
+    """The inputs lie where the equation gives no value or the class says it stops applying."""
+
+
+@dataclass(frozen=True)
+class Product:
+    """A --set value that multiplies or divides quantities and bindings: `id#f / 8`.
+
+    `factors` holds (exponent, spec) pairs, exponent +1 or -1, each spec a quantity
+    mapping or an `id#field` text as `binding_spec` makes them.
+    """
+
+    text: str
+    factors: tuple[tuple[int, Any], ...]
 
 
 @dataclass(frozen=True)
@@ -66,30 +96,133 @@ def parse_quantity(text: str) -> dict[str, Any]:
     return {"value": value, "unit": match.group(2) or "1"}
 
 
+_OPERATOR = re.compile(r"\s+([*/])\s+")
+
+
 def binding_spec(text: str) -> Any:
-    """Turn a --set value into a binding: `id#field` stays, anything else is a quantity."""
+    """Turn a --set value into a binding: `id#field` stays, anything else is a quantity.
+
+    Factors joined by ` * ` or ` / ` (spaces on both sides, so `GB/s` stays a unit)
+    make a `Product`: `--set P="models/llama-3.1-70b#derived.params_total / 8"`.
+    """
+    parts = _OPERATOR.split(text.strip())
+    if len(parts) == 1:
+        return _single_spec(text)
+    factors = [(1, _single_spec(parts[0]))]
+    for operator, operand in zip(parts[1::2], parts[2::2], strict=True):
+        factors.append((1 if operator == "*" else -1, _single_spec(operand)))
+    return Product(text.strip(), tuple(factors))
+
+
+def _single_spec(text: str) -> Any:
+    if not text.strip():
+        raise EvaluationError("an operator ` * ` or ` / ` needs a factor on each side")
     return text.strip() if "#" in text else parse_quantity(text)
 
 
 def evaluate(
-    kb: KnowledgeBase, record: Record, target: str | None, bindings: Mapping[str, Any]
+    kb: KnowledgeBase,
+    record: Record,
+    target: str | None,
+    bindings: Mapping[str, Any],
+    claim: str | None = None,
 ) -> Evaluation:
     """Evaluate `target` of `record` with `bindings` (name -> spec); see module doc."""
+    from kb.equations.validity import judge
+
     record = compose(kb, record).record  # `uses` equations resolved, as the engine checks them
     system = build_system(record.data)
-    name = target or _default_target(record)
-    plan = prepare(record, system, name, bindings)
+    name = target or _default_target(record, claim)
+    plan = prepare(record, system, name, bindings, claim=claim, strict=True)
     symbol, expression, expanded, specs = plan.symbol, plan.expression, plan.expanded, plan.specs
     trail = [f"{symbol} = {plan.equation}"]
     if expanded != expression:
         trail.append(f"  = {to_text(expanded)}")
     values = {}
     for free in sorted(expanded.free_symbols, key=lambda s: s.name):
-        values[free] = _bind(kb, system, free.name, specs, bindings, trail)
+        if free.name in specs:  # a wrong input is a usage error before a missing one
+            values[free] = _bind(kb, system, free.name, specs, bindings, trail)
+    unset = sorted(s.name for s in expanded.free_symbols if s.name not in specs)
+    if unset:
+        raise Unset(_unset_message(record, unset, claim, system.units))
     result = expanded.xreplace(values)
+    finite = bool(result.is_finite)
+    known = {**values, symbol: result} if finite else dict(values)
+    verdicts = judge(record.data, system, known, lambda n: _value_of(kb, system, n, specs))
+    outside = [v.text for v in verdicts if v.state == "violated"]
+    if not finite:
+        raise OutsideValidity(
+            "; ".join([*outside, _no_value_message(symbol.name, expanded, values, system)])
+        )
+    if outside:
+        raise OutsideValidity(f"{symbol.name} = {number_text(result)}: " + "; ".join(outside))
     unit = system.units[symbol.name]
     value = _in_unit(result, unit)
+    trail.extend(f"  {v.text}" for v in verdicts)
     return Evaluation(record.id, symbol.name, plan.equation, value, unit.text, trail)
+
+
+def _declared_text(value: sp.Rational, unit: Unit | None) -> str:
+    """A base-unit value shown in the symbol's declared unit (`3350 GB/s`, `8`)."""
+    if unit is None:
+        return number_text(value)
+    shown = unit.from_base(Fraction(int(value.p), int(value.q)))
+    number = number_text(sp.Rational(shown.numerator, shown.denominator))
+    return number if unit.text == "1" else f"{number} {unit.text}"
+
+
+def _unit_hint(unit: Unit | None) -> str:
+    if unit is None:
+        return ""
+    return " (a count)" if unit.text == "1" else f" (a quantity in {unit.text} or a unit alike)"
+
+
+def _unset_message(
+    record: Record, unset: list[str], claim: str | None, units: Mapping[str, Unit]
+) -> str:
+    """Name each unset symbol and the fields the class's claims bind it to."""
+    carriers = _carriers(record)
+    lines = [f"not set: {', '.join(unset)} (kb calc never takes a value from another claim)"]
+    for name in unset:
+        where = carriers.get(name)
+        if where:
+            lines.append(f"  {name}: --set {name}=VALUE; records that carry it: {', '.join(where)}")
+        else:
+            lines.append(f"  {name}: --set {name}=VALUE{_unit_hint(units.get(name))}")
+    if claim is None:
+        ids = [str(c.get("id")) for c in _claims(record) if c.get("kind") == "numeric"]
+        if ids:
+            lines.append(f"  or --claim ID to take one claim's inputs ({', '.join(ids[:6])})")
+    return "\n".join(lines)
+
+
+def _carriers(record: Record) -> dict[str, list[str]]:
+    """Map each symbol to the distinct record fields (`id#field`) the class's claims bind it to."""
+    found: dict[str, list[str]] = {}
+    for claim in _claims(record):
+        bind = claim.get("bind")
+        for name, spec in bind.items() if isinstance(bind, Mapping) else ():
+            if isinstance(spec, str) and "#" in spec and spec not in found.get(str(name), []):
+                found.setdefault(str(name), []).append(spec)
+    return {name: specs[:4] for name, specs in found.items()}
+
+
+def _no_value_message(
+    name: str, expanded: sp.Expr, values: Mapping[sp.Symbol, sp.Rational], system: System
+) -> str:
+    """Why the expression has no finite value: the factor that divides by zero, if one does."""
+    _, denominator = sp.fraction(sp.together(expanded))
+    zeros = [
+        f"{to_text(factor)} = 0"
+        for factor in sp.Mul.make_args(denominator)
+        if factor.free_symbols and factor.xreplace(dict(values)) == 0
+    ]
+    shown = ", ".join(
+        f"{s} = {_declared_text(v, system.units.get(s.name))}"
+        for s, v in sorted(values.items(), key=str)
+    )
+    reason = f"division by zero ({'; '.join(zeros)})" if zeros else "no finite value"
+    return f"{name} has no value at {shown}: {reason}; the equation does not cover these inputs"
 
 
 @dataclass(frozen=True)
@@ -109,17 +242,66 @@ class Prepared:
     specs: dict[str, Any]
 
 
-def prepare(record: Record, system: System, name: str, bindings: Mapping[str, Any]) -> Prepared:
-    """Find target `name` of a composed `record` and expand it as `evaluate` does."""
+def prepare(
+    record: Record,
+    system: System,
+    name: str,
+    bindings: Mapping[str, Any],
+    claim: str | None = None,
+    strict: bool = False,
+) -> Prepared:
+    """Find target `name` of a composed `record` and expand it as `evaluate` does.
+
+    `strict` (kb calc) takes values only from `bindings`, the named `claim` and the
+    class's declared defaults; otherwise (the site's calculator, which pre-fills its
+    inputs and says from which claim) the claims about `name` supply the rest.
+    """
     symbol, expression, equation = _target(system, name)
-    specs = _with_defaults(record, name, bindings)
+    specs = (
+        _strict_specs(record, system, bindings, claim)
+        if strict
+        else _with_defaults(record, name, bindings)
+    )
     unknown = sorted(set(bindings) - set(system.symbols))
     if unknown:
         named = ", ".join(_with_suggestion(n, system.symbols) for n in unknown)
         raise EvaluationError(f"not symbols of {record.id}: {named}")
     keep = {system.symbols[n] for n in specs if n in system.symbols}
-    expanded = expand_definitions(expression, system.definitions(), keep)
+    definitions = system.definitions()
+    if strict:  # an unset symbol is named itself, not through its definition's inputs
+        keep |= _unsettled(expression, definitions, keep)
+    expanded = expand_definitions(expression, definitions, keep)
     return Prepared(symbol, expression, expanded, equation, specs)
+
+
+def _unsettled(
+    expression: sp.Expr, definitions: Mapping[sp.Symbol, sp.Expr], given: set[sp.Symbol]
+) -> set[sp.Symbol]:
+    """The defined symbols whose definitions the inputs cannot settle: kept, so named as unset.
+
+    A symbol with a definition is expanded only when every symbol its definition
+    reaches has a value or is itself settled; otherwise the question lacks that
+    symbol, and saying so beats naming the inputs of its calibration.
+    """
+    settled: dict[sp.Symbol, bool] = {}
+
+    def settles(symbol: sp.Symbol, path: frozenset[sp.Symbol]) -> bool:
+        if symbol in given:
+            return True
+        if symbol in settled:
+            return settled[symbol]
+        definition = definitions.get(symbol)
+        ok = (
+            definition is not None
+            and symbol not in path
+            and all(settles(s, path | {symbol}) for s in definition.free_symbols)
+        )
+        settled[symbol] = ok
+        return ok
+
+    for symbol in expression.free_symbols:
+        settles(symbol, frozenset())
+    return {s for s, ok in settled.items() if not ok and s in definitions}
 
 
 def _with_suggestion(name: str, known: Iterable[str]) -> str:
@@ -130,11 +312,40 @@ def _with_suggestion(name: str, known: Iterable[str]) -> str:
     return f"{name!r} ({hint})" if hint else repr(name)
 
 
-def _default_target(record: Record) -> str:
-    for claim in _claims(record):
-        if claim.get("kind") == "numeric" and isinstance(claim.get("of"), str):
-            return str(claim["of"])
+def _default_target(record: Record, claim: str | None = None) -> str:
+    if claim is not None and all(item.get("id") != claim for item in _claims(record)):
+        ids = [str(c.get("id")) for c in _claims(record) if c.get("kind") == "numeric"]
+        named = _with_suggestion(claim, ids)
+        raise EvaluationError(f"{named} is no claim of {record.id} (claims: {', '.join(ids)})")
+    for item in _claims(record):
+        if claim is not None and item.get("id") != claim:
+            continue
+        if item.get("kind") == "numeric" and isinstance(item.get("of"), str):
+            return str(item["of"])
     raise EvaluationError(f"{record.id}: name an equation or symbol to evaluate")
+
+
+def _strict_specs(
+    record: Record, system: System, given: Mapping[str, Any], claim: str | None
+) -> dict[str, Any]:
+    """Map name to (spec, origin): declared defaults, then one named claim's inputs, then --set."""
+    specs: dict[str, Any] = {}
+    symbols = record.data.get("symbols")
+    for name, declared in symbols.items() if isinstance(symbols, Mapping) else ():
+        default = declared.get("default") if isinstance(declared, Mapping) else None
+        if isinstance(default, Mapping) and name in system.symbols:
+            specs[str(name)] = (default, "assumed: default of this class")
+    if claim is not None:
+        chosen = next((c for c in _claims(record) if c.get("id") == claim), None)
+        if chosen is None:
+            ids = [str(c.get("id")) for c in _claims(record) if c.get("kind") == "numeric"]
+            named = _with_suggestion(claim, ids)
+            raise EvaluationError(f"{named} is no claim of {record.id} (claims: {', '.join(ids)})")
+        bind = chosen.get("bind")
+        for name, spec in bind.items() if isinstance(bind, Mapping) else ():
+            specs[str(name)] = (spec, f"input of claim {claim}")
+    specs.update({name: (spec, "--set") for name, spec in given.items()})
+    return specs
 
 
 def _claims(record: Record) -> list[Mapping[str, Any]]:
@@ -198,7 +409,7 @@ def _bind(
             f"(a quantity such as '63 GB/s' or record-id#field)"
         )
     spec, origin = specs[name]
-    bound = resolve(kb, spec)
+    bound = resolve_spec(kb, spec)
     if not isinstance(bound, Bound):
         hint = f" ({bound.hint})" if bound.hint else ""
         raise EvaluationError(f"{name}: {bound.message}{hint}")
@@ -217,6 +428,37 @@ def _bind(
     origins = f"{origin}: {where}" if where else origin
     trail.append(f"  {name} = {bound.shown}{converted}   ({origins})")
     return sp.Rational(bound.value.numerator, bound.value.denominator)
+
+
+def _value_of(
+    kb: KnowledgeBase, system: System, name: str, specs: Mapping[str, Any]
+) -> sp.Rational | None:
+    """A symbol a validity condition needs, bound from the specs in force, or None."""
+    if name not in specs:
+        return None
+    bound = resolve_spec(kb, specs[name][0])
+    declared = system.units.get(name)
+    if not isinstance(bound, Bound) or declared is None or declared.dims != bound.dims:
+        return None
+    return sp.Rational(bound.value.numerator, bound.value.denominator)
+
+
+def resolve_spec(kb: KnowledgeBase, spec: Any) -> Bound | BindError:
+    """`resolve`, and a `Product` of resolved factors (values multiply, dimensions add)."""
+    if not isinstance(spec, Product):
+        return resolve(kb, spec)
+    value, dims = Fraction(1), DIMENSIONLESS
+    shown: list[str] = []
+    for exponent, factor in spec.factors:
+        bound = resolve(kb, factor)
+        if not isinstance(bound, Bound):
+            return bound
+        if exponent < 0 and bound.value == 0:
+            return BindError("EQ010", f"{spec.text}: divides by {bound.shown}, which is zero")
+        value = value * bound.value if exponent > 0 else value / bound.value
+        dims = multiply_dims(dims, bound.dims, exponent)
+        shown.append(("" if not shown else " * " if exponent > 0 else " / ") + bound.shown)
+    return Bound(value, dims, f"({''.join(shown)})")
 
 
 def _in_unit(result: sp.Expr, unit: Unit) -> Fraction:

@@ -127,12 +127,39 @@ def _claim(
     found = computed(record.id, template.claim) if computed is not None else None
     number = _number(found[1]) if found is not None else None
     if found is not None and number is not None:
-        value, basis = number, f"computed by kb: {found[0]}"
+        # what kb computed, at the claim's own stated rounding (else four significant
+        # digits): a reader sees 274.7 tokens, not the engine's 274.72222
+        value, basis = (
+            _at_claim_precision(number, expect.get("round")),
+            f"computed by kb: {found[0]}",
+        )
+        authored = value_text(value, expect.get("round"))
     else:
         authored = _authored(expect.get("value"))
     return _converted(
         template, value, unit, authored, (record.id, f"claim:{template.claim}", basis, "")
     )
+
+
+def _step(round_to: Any) -> Fraction | None:
+    if isinstance(round_to, bool) or not isinstance(round_to, (int, float)) or round_to <= 0:
+        return None
+    return Fraction(str(round_to))
+
+
+def _at_claim_precision(value: Fraction, round_to: Any) -> Fraction:
+    """`value` rounded to a multiple of the claim's `round` (half to even), if it states one."""
+    step = _step(round_to)
+    return value if step is None else round(value / step) * step
+
+
+def value_text(value: Fraction, round_to: Any) -> str:
+    """A claim's value as prose shows it: exact at its `round` step, else 4 significant digits."""
+    if _step(round_to) is not None:
+        return decimal_text(value)
+    from kb.numfmt import significant
+
+    return significant(value)
 
 
 def _converted(
@@ -166,15 +193,22 @@ def _converted(
             f"write a unit of {format_dims(unit.dims)}",
         )
     converted = value * unit.factor / target.factor
+    computed = basis.startswith("computed by kb")
     return Shown(
         template,
-        decimal_text(converted),
+        _significant(converted) if computed else decimal_text(converted),
         _unit_label(target.text),
         record_id,
         anchor,
         basis,
         source,
     )
+
+
+def _significant(value: Fraction) -> str:
+    from kb.numfmt import significant
+
+    return significant(value)
 
 
 def decimal_text(value: Fraction) -> str:

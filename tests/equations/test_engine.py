@@ -247,6 +247,10 @@ def test_calc_prints_the_trail_and_the_result(tmp_path: Path) -> None:
             "BW_hbm=hardware/nvidia-h200-sxm#memory.bandwidth",
             "--set",
             "BW_link=63 GB/s",
+            "--set",
+            "P_layer=models/llama-2-7b#derived.params_per_layer",
+            "--set",
+            "d=models/llama-2-7b#geometry.d_model",
         ],
         cwd=tmp_path,
     )

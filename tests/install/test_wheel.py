@@ -75,7 +75,7 @@ def test_the_commands_work_from_the_wheel(installed: Path, outside: Path) -> Non
     ):
         assert (outside / "site" / page).is_file(), page
     assert "Compute-placement tax" in (outside / "site/methodology.html").read_text()
-    calc = kb(installed, outside, "calc", "flops/prefill-gemm-ridge")
+    calc = kb(installed, outside, "calc", "flops/prefill-gemm-ridge", "--claim", "ridge-h100")
     assert calc.returncode == 0 and calc.stdout.strip(), calc.stderr
     ledger = kb(
         installed, outside, "ledger", "placements/llama-3.1-405b-one-h200-node-vs-two-h100-nodes"
