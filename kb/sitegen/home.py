@@ -21,7 +21,7 @@ WORKED_EXAMPLES = (
     "placements/tp-llama-3.1-70b-h100-tp4-vs-tp8",
     "placements/llama-3.1-405b-one-h200-node-vs-two-h100-nodes",
 )
-ANSWER = "key-results"  # the anchor of a flop class page's headline results (record.html)
+ANSWER = "answer"  # the anchor of a flop class page's headline results (record.html)
 
 # (question, what the answer page holds, the record it needs or "" for a site page, url)
 QUESTIONS: tuple[tuple[str, str, str, str], ...] = (

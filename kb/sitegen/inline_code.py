@@ -24,6 +24,7 @@ from kb.sitegen import mathml
 
 SPAN = re.compile(r"`([^`]{1,300})`")  # a span may wrap a line (YAML folds prose)
 RELATION = re.compile(r"(<=|>=|!=|==|≤|≥|≈|<|>|=)")
+STARRED = re.compile(r"\b([A-Za-z]\w*)\*(?=\s*(?:<=|>=|==|!=|=|<|>|\)|,|\Z))")  # B* = ... -> B_star
 RELATION_TEXT = {"<=": "≤", ">=": "≥", "!=": "≠", "==": "="}
 
 
@@ -70,7 +71,7 @@ def _code(source: str) -> str:
 
 def formula(source: str) -> str | None:
     """`source` as inline MathML when it is a formula, else None."""
-    pieces = RELATION.split(" ".join(source.split()))
+    pieces = RELATION.split(STARRED.sub(r"\1_star", " ".join(source.split())))
     sides, operators = pieces[::2], pieces[1::2]
     try:
         trees = [mathml.parse_expression(side.replace("^", "**")) for side in sides]

@@ -58,6 +58,13 @@ def test_a_relation_prints_its_operator() -> None:
     assert "<mo>\u2264</mo>" in html and "<mfrac>" not in html
 
 
+def test_a_starred_name_is_a_starred_symbol() -> None:
+    html = inline_code.render("`B* = P_layer*W/(4*(N-1)*d*BW_hbm)` and `B*(1 - a)`")
+    assert html.count("<math") == 2 and "B_star" not in html
+    assert "<msup><mi>B</mi><mo>*</mo></msup>" in html  # the first: B* as a symbol
+    assert 'alttext="B* = P_layer*W/(4*(N-1)*d*BW_hbm)"' in html
+
+
 def test_a_power_written_with_a_caret_is_a_superscript() -> None:
     assert "<msup>" in inline_code.render("`f = 1 - (1 - k/E)^B`")
 
