@@ -112,6 +112,7 @@ def test_a_placement_page_opens_with_each_options_total(built_site: Path) -> Non
     head = text.split("Key results", 1)[1].split("Placement-tax ledger", 1)[0]
     assert "T_total, one-large-host (reference) 20.07 ms" in head
     assert "T_total, two-hosts (candidate) 11.33 ms" in head and "T_r/T_c" in head
+    assert "Speed per step, two-hosts against one-large-host" in head and "\u00d7 faster" in head
 
 
 def test_predicted_vs_measured_comes_before_the_equations(built_site: Path) -> None:
