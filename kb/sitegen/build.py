@@ -24,7 +24,7 @@ from kb.findings import Finding, Severity
 from kb.gcpause import frozen
 from kb.model import KINDS, KnowledgeBase
 from kb.resources import seed_000_text, theme_dir
-from kb.sitegen import urls
+from kb.sitegen import home, urls
 from kb.sitegen.calc_records import INPUT_KINDS, picker_script
 from kb.sitegen.catalogue import registered_rules, rule_entries
 from kb.sitegen.deps import PageInputs
@@ -38,6 +38,7 @@ from kb.sitegen.search import entry_text, index_script
 from kb.sitegen.tables import hardware_table, kind_table
 
 STATIC_FILES = ("style.css", "search.js", "sort.js", "calc.js", "scrollers.js", "reveal.js")
+STATUS_LIMIT = 200  # findings listed on the status page; `kb validate` lists them all
 CHARTS_INLINE = 24  # the charts page draws this many; the rest are links to their records
 Progress = Callable[[int], None]
 
@@ -203,13 +204,19 @@ def write_static(site: Site, theme: Path) -> None:
 
 
 def write_home(site: Site) -> None:
+    """The home page (questions, the narrative, a worked placement) and the status page."""
+    status = validation_status(site.findings)
     site.page(
         "home.html",
         urls.HOME,
-        status=validation_status(site.findings),
+        status=status,
+        status_url=urls.STATUS,
+        questions=home.questions(site.kb),
+        example=home.worked_example(site.kb),
         changes=latest_changes(site.kb),
         total=len(site.kb),
     )
+    site.page("status.html", urls.STATUS, status=status, limit=STATUS_LIMIT)
 
 
 def prepare(site: Site) -> None:
@@ -343,4 +350,13 @@ def validation_status(findings: list[Finding]) -> dict[str, Any]:
     """Count findings per severity; keep the non-error ones a published site shows."""
     counts = Counter(f.severity.value for f in findings)
     shown = sorted((f for f in findings if f.severity is not Severity.ERROR), key=Finding.sort_key)
-    return {"counts": {s.value: counts.get(s.value, 0) for s in Severity}, "findings": shown}
+    per_code = Counter((f.code, f.severity.value) for f in shown)
+    by_code = [
+        {"code": code, "severity": severity, "count": count}
+        for (code, severity), count in sorted(per_code.items())
+    ]
+    return {
+        "counts": {s.value: counts.get(s.value, 0) for s in Severity},
+        "findings": shown,
+        "by_code": by_code,
+    }

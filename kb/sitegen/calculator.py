@@ -32,6 +32,7 @@ from typing import Any
 import sympy as sp
 
 from kb.model import KnowledgeBase, Record, split_binding
+from kb.numfmt import DIGITS
 from kb.quantities import Unit, UnitError, format_dims, parse_unit
 from kb.sitegen.calc_records import PICKER_KINDS, bound_specs
 
@@ -96,10 +97,13 @@ def _calculator(record: Record, kb: KnowledgeBase) -> dict[str, Any] | None:
     for shape in _shapes(composed, system):
         specs = bindings_in_force(composed, shape["id"], {})
         defaults = {n: _default(kb, specs.get(n)) for n in shape["inputs"]}
-        targets.append({**shape, "defaults": defaults})
+        validity = validity_checks(composed, system, shape)
+        optional = sorted({n for c in validity for n in c["missing"] if n in system.units})
+        defaults.update({n: _default(kb, specs.get(n)) for n in optional})
+        targets.append({**shape, "defaults": defaults, "validity": validity, "optional": optional})
     if not targets:
         return None
-    inputs = sorted({n for t in targets for n in t["inputs"]})
+    inputs = sorted({n for t in targets for n in (*t["inputs"], *t["optional"])})
     symbols = {name: _symbol(kb, composed, system, name) for name in inputs}
     ids = [t["id"] for t in targets]
     kinds = {kind for symbol in symbols.values() for kind, _ in symbol["fields"]}
@@ -110,7 +114,61 @@ def _calculator(record: Record, kb: KnowledgeBase) -> dict[str, Any] | None:
         "symbols": symbols,
         "pickers": [{"kind": k, "label": v} for k, v in PICKER_KINDS.items() if k in kinds],
         "scales": _scales(),
+        "digits": DIGITS,
     }
+
+
+# A condition's bounds as kb.equations.validity reads them: field, operator shown, and
+# the test the page applies (calc.js: "min" holds when value >= bound, ...).
+BOUNDS = (("min", ">="), ("max", "<="), ("above", ">"))
+
+
+def validity_checks(record: Record, system: Any, shape: Mapping[str, Any]) -> list[dict[str, Any]]:
+    """The record's `validity:` conditions as trees calc.js checks, as `kb calc` does.
+
+    Each side is expanded as kb.equations.validity expands it for `kb calc`: the
+    target's inputs and its own symbol kept, every other defined symbol replaced by
+    its definition. A condition that needs a symbol the target does not take is
+    carried with that name as `missing` (the page says "not checked", as `kb calc`
+    does); one the tree-walker cannot express is carried with its `error`.
+    """
+    from kb.equations.algebra import expand_definitions
+    from kb.equations.expr import ExpressionError, parse_expression
+    from kb.equations.validity import conditions
+
+    keep = {system.symbols[n] for n in (*shape["inputs"], shape["symbol"]) if n in system.symbols}
+    known = {s.name for s in keep}
+    checks = []
+    for condition in conditions(record.data):
+        check: dict[str, Any] = {
+            "id": str(condition.get("id")),
+            "expr": str(condition.get("expr")),
+            "reason": str(condition.get("reason", "")),
+            "bounds": [],
+            "missing": [],
+            "error": "",
+        }
+        try:
+            sides = [("", str(condition.get("expr")))] + [
+                (op, str(condition[field]))
+                for field, op in BOUNDS
+                if isinstance(condition.get(field), str)
+            ]
+            trees = []
+            for op, text in sides:
+                parsed = parse_expression(text, system.symbols).value
+                expanded = expand_definitions(parsed, system.definitions(), keep)
+                check["missing"] += [f.name for f in expanded.free_symbols if f.name not in known]
+                trees.append((op, text, to_calc_tree(expanded)))
+        except (ExpressionError, NotSerialisable) as exc:
+            check["error"] = str(exc)
+            checks.append(check)
+            continue
+        check["missing"] = sorted(set(check["missing"]))
+        check["left"] = trees[0][2]
+        check["bounds"] = [{"op": op, "text": text, "tree": tree} for op, text, tree in trees[1:]]
+        checks.append(check)
+    return checks
 
 
 SHAPE_CACHE = 512
@@ -152,7 +210,7 @@ def _build_shapes(record: Record, system: Any) -> list[dict[str, Any]]:
         if not isinstance(lhs, sp.Symbol) or lhs in equation.rhs.value.free_symbols:
             continue
         try:
-            plan = prepare(record, system, eq_id, {})
+            plan = _as_kb_calc_takes_it(record, system, eq_id, prepare(record, system, eq_id, {}))
             tree = to_calc_tree(plan.expanded)
         except (EvaluationError, NotSerialisable):
             continue
@@ -174,6 +232,25 @@ def _build_shapes(record: Record, system: Any) -> list[dict[str, Any]]:
             }
         )
     return shapes
+
+
+def _as_kb_calc_takes_it(record: Record, system: Any, eq_id: str, plan: Any) -> Any:
+    """The plan `kb calc` follows when given exactly the plan's inputs with --set.
+
+    The page pre-fills its inputs from the claims (prepare without `strict`); kb
+    calc, given those same names, keeps a defined symbol whose definition they
+    cannot settle and asks for it. Re-prepared strictly until the inputs stop
+    changing, the page asks for what kb calc asks for, so the two give one answer.
+    """
+    from kb.equations.evaluate import prepare
+
+    for _ in range(4):
+        names = {s.name: None for s in plan.expanded.free_symbols}
+        strict = prepare(record, system, eq_id, names, strict=True)
+        if strict.expanded == plan.expanded:
+            return plan
+        plan = strict
+    return plan
 
 
 def _claimed_targets(record: Record) -> list[str]:

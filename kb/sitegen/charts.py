@@ -13,6 +13,8 @@ import math
 from dataclasses import dataclass, field
 from typing import Any
 
+from kb.sitegen import inline_code
+
 WIDTH, HEIGHT = 680, 380
 PLOT = {"left": 70.0, "right": 660.0, "top": 20.0, "bottom": 330.0}
 
@@ -102,10 +104,26 @@ class Axis:
 
 
 def _padded(values: list[float], log: bool) -> tuple[float, float]:
+    """The axis range: fitted to the data at the nearest 1-2-5 steps (a log axis), not decades."""
     low, high = min(values), max(values)
     if log:
-        return 10 ** math.floor(math.log10(low)), 10 ** math.ceil(math.log10(high))
+        return _step_below(low), _step_above(high)
     return min(0.0, low), high * 1.1 if high > 0 else 1.0
+
+
+STEPS = (1.0, 2.0, 5.0)
+
+
+def _step_below(value: float) -> float:
+    """The largest 1, 2 or 5 times a power of ten at or below `value` (> 0)."""
+    exponent = math.floor(math.log10(value))
+    return max(m * 10.0**e for e in (exponent - 1, exponent) for m in STEPS if m * 10.0**e <= value)
+
+
+def _step_above(value: float) -> float:
+    """The smallest 1, 2 or 5 times a power of ten at or above `value` (> 0)."""
+    exponent = math.floor(math.log10(value))
+    return min(m * 10.0**e for e in (exponent, exponent + 1) for m in STEPS if m * 10.0**e >= value)
 
 
 def line_chart(chart: Chart, series: list[Series], marks: list[Mark]) -> dict[str, Any]:
@@ -116,19 +134,23 @@ def line_chart(chart: Chart, series: list[Series], marks: list[Mark]) -> dict[st
     x_axis = Axis(*_padded(xs, log), PLOT["left"], PLOT["right"], log)
     y_axis = Axis(*_padded(ys, log), PLOT["bottom"], PLOT["top"], log)
     x_range, y_range = _padded(xs, log), _padded(ys, log)
+    # The y tick at the axis' foot would sit on the x axis' first label (the corner): no label.
+    y_ticks = [t for t in nice_ticks(*y_range, log) if t > y_range[0]]
     return {
         **_frame(chart),
         "x_ticks": [{"pos": x_axis(t), "label": tick_label(t)} for t in nice_ticks(*x_range, log)],
-        "y_ticks": [{"pos": y_axis(t), "label": tick_label(t)} for t in nice_ticks(*y_range, log)],
+        "y_ticks": [{"pos": y_axis(t), "label": tick_label(t)} for t in y_ticks],
         "series": [{"name": s.name, "path": _path(s, x_axis, y_axis), "bars": []} for s in series],
         "legend": [s.name for s in series],
-        "marks": _join_labels(
-            [_mark(m, i, x_axis, y_axis) for i, m in enumerate(sorted(marks, key=_mark_key))]
+        "marks": _clear_errata(
+            _join_labels(
+                [_mark(m, i, x_axis, y_axis) for i, m in enumerate(sorted(marks, key=_mark_key))]
+            )
         ),
     }
 
 
-LABEL_GAP = 11.0  # px: rules closer than a rotated label's height share one label
+LABEL_GAP = 16.0  # px: rules closer than a rotated label's height (and a gap) share one label
 LABEL_CHARS = 52  # what fits up a rule in the plot's height
 
 
@@ -151,6 +173,28 @@ def _join_labels(marks: list[dict[str, Any]]) -> list[dict[str, Any]]:
     return marks
 
 
+CHAR_WIDTH = 7.0  # px per character of a chart label (its font), for the overlap test below
+LABEL_HEIGHT = 14.0
+
+
+def _clear_errata(marks: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Drop an erratum's label where it would overprint a rule's label (the legend names it)."""
+    rules = [m for m in marks if m["line"] and m["label"]]
+    for mark in marks:
+        if not (mark["erratum"] and mark["label"] and "anchor" in mark):
+            continue
+        width = len(mark["label"]) * CHAR_WIDTH
+        left = mark["label_x"] - width if mark["anchor"] == "end" else mark["label_x"]
+        top, bottom = mark["label_y"] - LABEL_HEIGHT, mark["label_y"] + 4
+        for rule in rules:
+            x, y0 = rule["label_x"], rule["label_y"]
+            y1 = y0 + len(rule["label"]) * CHAR_WIDTH
+            if left - 2 <= x <= left + width + LABEL_HEIGHT and top <= y1 and bottom >= y0:
+                mark["label"] = ""
+                break
+    return marks
+
+
 def _mark_key(mark: Mark) -> tuple[float, str]:
     return (mark.x, mark.label)
 
@@ -159,7 +203,7 @@ def _frame(chart: Chart) -> dict[str, Any]:
     return {
         "anchor": chart.anchor,
         "title": chart.title,
-        "desc": chart.desc,
+        "desc": inline_code.plain(chart.desc),  # an SVG <desc> is text: no markup
         "x_label": chart.x_label,
         "y_label": chart.y_label,
         "caption": chart.caption,

@@ -90,9 +90,16 @@ def _verdict(record: Record, items: Mapping[str, Any], note: str) -> dict[str, s
     if not has_verdict(record.kind, record.data):
         return None
     if note:
-        return {"text": f"not validated: {note}", "tone": "none"}
+        return {"text": f"not validated: {note}", "tone": "none", "why": ""}
     verdict = record_verdict(items.values(), record.data)
-    return {"text": verdict.text, "tone": verdict.tone}
+    text, why = verdict.text, ""
+    reason = record.data.get("unvalidated")
+    if isinstance(reason, str) and reason and f": {reason}" in text:  # one line; the why below
+        text, why = text.replace(f": {reason}", "", 1), reason
+    checked = sum(1 for item in items.values() if item.section == "claim")
+    if checked:
+        text += f" \u00b7 kb checks its {checked} claim{'' if checked == 1 else 's'}"
+    return {"text": text, "tone": verdict.tone, "why": why}
 
 
 def errata_by_claim(record: Record, kb: KnowledgeBase) -> dict[str, dict[str, str]]:

@@ -22,6 +22,7 @@ from markupsafe import Markup, escape
 
 from kb import numfmt
 from kb.equations.verdict import state_words
+from kb.sitegen import inline_code
 
 NONE = '<span class="muted">\u2014</span>\n'
 
@@ -55,6 +56,13 @@ def escaped(value: Any) -> str:
 
 
 _e = escaped
+
+
+def _t(value: Any) -> str:
+    """Prose text: escaped, its `code spans` printed as MathML or <code> (inline_code)."""
+    if type(value) is str and "`" in value:
+        return inline_code.render(value)
+    return escaped(value)
 
 
 def link(root: str, ref: Mapping[str, Any]) -> str:
@@ -106,11 +114,13 @@ def parts(root: str, items: Any) -> str:
         elif kind == "quote":
             if "parts" in part:
                 inner = "".join(
-                    _external(q["href"], q["text"]) if q["kind"] == "url" else _e(q["text"])
+                    _external(q["href"], q["text"])
+                    if q["kind"] == "url"
+                    else inline_code.render(q["text"], maths=False)
                     for q in part["parts"]
                 )
             else:
-                inner = _e(part["text"])
+                inner = inline_code.render(part["text"], maths=False)
             out.append(f'<q class="verbatim">{inner}</q>')
         elif kind == "url":
             out.append(_external(part["href"], part["text"]))
@@ -119,13 +129,13 @@ def parts(root: str, items: Any) -> str:
                 f'<span class="broken-ref" title="{_e(part["title"])}">{_e(part["text"])}</span>'
             )
         else:
-            out.append(_e(part["text"]))
+            out.append(_t(part["text"]))
     return "".join(out)
 
 
 def prose(root: str, text: Mapping[str, Any]) -> str:
     """A text node: its parts when it has any, else its text."""
-    return parts(root, text["parts"]) if "parts" in text else _e(text["text"])
+    return parts(root, text["parts"]) if "parts" in text else _t(text["text"])
 
 
 def node(root: str, tree: Any, compact: bool = False) -> str:
@@ -146,7 +156,7 @@ def node(root: str, tree: Any, compact: bool = False) -> str:
         state = _e(tree["state"])
         return (
             f'<span class="erratum"><span class="state state-{state}">{state}</span> '
-            f'<a href="#{_e(tree["anchor"])}">{_e(tree["claim"])}</a>: {_e(tree["text"])}</span>\n'
+            f'<a href="#{_e(tree["anchor"])}">{_e(tree["claim"])}</a>: {_t(tree["text"])}</span>\n'
         )
     if kind == "scalar":
         return f'<span class="scalar">{_e(tree["text"])}</span>\n'
@@ -168,7 +178,7 @@ def _quantity(root: str, tree: Mapping[str, Any], compact: bool) -> str:
     out += badge(root, tree["provenance"], compact)
     if not compact:
         for key, text in tree["extras"]:
-            said = parts(root, text["parts"]) if _has_parts(text) else _e(text)
+            said = parts(root, text["parts"]) if _has_parts(text) else _t(text)
             out += f' <span class="extra"><span class="extra-key">{_e(key)}:</span> {said}</span>'
     return out + "</span>\n"
 

@@ -183,6 +183,16 @@ def display_name(shown: str) -> ET.Element:
     return _tagged("msup", element, script) if sup else element
 
 
+def print_tree(node: ast.expr) -> ET.Element:
+    """Print a tree from `parse_expression` (inline prose formulas, kb.sitegen.inline_code)."""
+    return _print(node)
+
+
+def operator(text: str) -> ET.Element:
+    """An operator element (`=`, `<`, `≤`) between printed sides."""
+    return _leaf("mo", text)
+
+
 def _leaf(tag: str, text: str) -> ET.Element:
     element = ET.Element(tag)
     element.text = text

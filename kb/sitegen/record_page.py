@@ -15,6 +15,7 @@ from kb.sitegen.calculator import calculator
 from kb.sitegen.equations_view import equations_context, errata_by_claim
 from kb.sitegen.fields import link_for, text_node, value_tree
 from kb.sitegen.flop_chart import chart_or_reason
+from kb.sitegen.headline import headline
 from kb.sitegen.ledger_view import ledger_context
 
 FIELDS_OPEN = 8  # more top-level fields than this: the field-by-field data starts collapsed
@@ -41,6 +42,7 @@ def record_context(record: Record, kb: KnowledgeBase) -> dict[str, Any]:
         "calculator": calculator(record, kb),  # i16-site-b
         **charts_and_ledger(record, kb),
     }
+    context["headline"] = headline(record, kb, context["equations"]["claims"])
     context["key_results"] = key_results(record, kb, context["ledger"])
     context["errata"] = errata_statements(context["fields"])
     context["fields_long"] = len(context["fields"].get("items", [])) > FIELDS_OPEN
@@ -71,11 +73,24 @@ def key_results(
         if comparison["efficiency"]:
             rows.append(
                 {
-                    "label": f"T_r/T_c, {comparison['title']}",
-                    "node": {"type": "scalar", "text": comparison["efficiency"]},
+                    "label": f"Speed per step, {comparison['title']}",
+                    "node": {"type": "scalar", "text": speed_words(comparison["efficiency"])},
                 }
             )
     return rows
+
+
+def speed_words(efficiency: str) -> str:
+    """`1.453` -> `1.453x faster (T_r/T_c = 1.453)`: the placement efficiency in words."""
+    try:
+        value = float(efficiency)
+    except ValueError:
+        return efficiency
+    if value > 1:
+        return f"{efficiency}\u00d7 faster (T_r/T_c = {efficiency})"
+    if value < 1:
+        return f"{efficiency}\u00d7 the speed: slower (T_r/T_c = {efficiency})"
+    return f"as fast (T_r/T_c = {efficiency})"
 
 
 def errata_statements(fields: Mapping[str, Any]) -> list[dict[str, Any]]:

@@ -21,9 +21,10 @@ from pathlib import Path
 from typing import Any
 
 import jinja2
+from markupsafe import Markup
 
 from kb import numfmt
-from kb.sitegen import html_chart, html_nodes, urls
+from kb.sitegen import html_chart, html_nodes, inline_code, urls
 
 # Every page's Content-Security-Policy (a <meta> in base.html): only the site's own script
 # and style files run (no inline script, no inline style, nothing from another origin);
@@ -53,6 +54,9 @@ def make_environment(theme: Path) -> jinja2.Environment:
     env.globals.update(html_nodes.GLOBALS)  # link, badge, parts, prose, node, state
     env.globals["chart_figure"] = html_chart.chart_figure  # was _chart.html
     env.filters["unit"] = lambda unit: html_nodes.unit_text(str(unit))  # us -> µs, B^-1 -> B⁻¹
+    env.filters["inline"] = lambda text: Markup(inline_code.render(str(text)))  # `x` -> math
+    env.filters["verbatim"] = lambda text: Markup(inline_code.render(str(text), maths=False))
+    env.filters["plain"] = lambda text: inline_code.plain(str(text))  # `x` -> x in code blocks
     env.filters["inf"] = lambda text: numfmt.infinity_text(str(text))  # oo -> ∞
     return env
 

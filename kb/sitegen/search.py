@@ -23,13 +23,14 @@ from typing import Any
 
 from kb import numfmt
 from kb.model import KnowledgeBase, Record
-from kb.sitegen import urls
+from kb.sitegen import inline_code, urls
 from kb.sitegen.prose_view import has_markup, prose_parts
 
 TEXT_FIELDS = ("summary", "text", "notes", "change")
 TEXT_LIMIT = 400
 TERM_LIMIT = 40  # a string leaf longer than this is prose, not a term
 FIELD_LIMIT = 600  # characters of figures, and of terms, per entry
+QUANTITY_LIMIT = 60  # figures per entry a query in a unit (`4800 GB/s`) can find
 SKIPPED = ("history", "waivers", "id", "kind", "title", "version", "status", *TEXT_FIELDS)
 
 
@@ -43,6 +44,8 @@ def search_entry(record: Record, kb: KnowledgeBase) -> dict[str, Any]:
         "text": record_text(record, kb),
         "figures": _cut(" ".join(dict.fromkeys(figure_texts(record.data)))),
         "terms": _cut(" ".join(dict.fromkeys(term_texts(record.data)))),
+        "symbols": " ".join(symbol_forms(record.data)),
+        "quantities": quantities(record.data)[:QUANTITY_LIMIT],
     }
 
 
@@ -58,7 +61,7 @@ def record_text(record: Record, kb: KnowledgeBase | None = None) -> str:
     tags = record.data.get("tags")
     if isinstance(tags, list):
         parts.append(" ".join(str(t) for t in tags))
-    return " ".join(" ".join(parts).split())[:TEXT_LIMIT]
+    return inline_code.plain(" ".join(" ".join(parts).split()))[:TEXT_LIMIT]
 
 
 def rendered(text: str, record: Record, kb: KnowledgeBase | None) -> str:
@@ -127,6 +130,96 @@ def _unit_scale(unit: str) -> tuple[Fraction, str] | None:
         return None
 
 
+def symbol_forms(data: Mapping[str, Any]) -> list[str]:
+    """A flop class's symbols as a reader types them: `b_star`, `b*` (from `B^*_seed`), `bw_hbm`.
+
+    The name, lower-cased, and the display form without TeX braces and carets, whole
+    and cut at its first subscript (`B^*_N` is also `b*`).
+    """
+    symbols = data.get("symbols")
+    if not isinstance(symbols, Mapping):
+        return []
+    forms: dict[str, None] = {}
+    for name, spec in symbols.items():
+        forms[str(name).lower()] = None
+        if str(name).endswith("_star"):
+            forms[str(name)[: -len("_star")].lower() + "*"] = None
+        display = spec.get("display") if isinstance(spec, Mapping) else None
+        if isinstance(display, str) and display:
+            compact = "".join(c for c in display if c not in "^{} ").lower()
+            forms[compact] = None
+            forms[compact.split("_", 1)[0]] = None
+    return [form for form in forms if form]
+
+
+def quantities(node: Any, path: str = "") -> list[list[Any]]:
+    """Every figure as `[field path, value in base units, dimension, shown]`.
+
+    search.js reads a typed figure (`4800 GB/s`, `4.8TB/s`) into base units with
+    `window.SEARCH_UNITS` and finds it here in whichever unit it was authored.
+    """
+    found: list[list[Any]] = []
+    _quantities_into(found, node, path)
+    return found
+
+
+def _quantities_into(found: list[list[Any]], node: Any, path: str) -> None:
+    if path.rpartition(".")[2] in SKIPPED:
+        return
+    if isinstance(node, Mapping):
+        if "value" in node and "unit" in node:
+            item = _quantity_item(path, node.get("value"), str(node.get("unit")))
+            if item is not None:
+                found.append(item)
+            return
+        for key, child in node.items():
+            _quantities_into(found, child, f"{path}.{key}" if path else str(key))
+    elif isinstance(node, list):
+        for index, child in enumerate(node):
+            _quantities_into(found, child, f"{path}.{index}" if path else str(index))
+
+
+def _quantity_item(path: str, value: Any, unit: str) -> list[Any] | None:
+    if isinstance(value, bool) or not isinstance(value, (int, float, str)):
+        return None
+    scale = _unit_scale(unit)
+    try:
+        exact = Fraction(str(value)) * (scale[0] if scale is not None else 1)
+    except (ValueError, ZeroDivisionError):
+        return None
+    dim = scale[1] if scale is not None else unit
+    return [path, float(exact), dim, _figure_forms(str(value), unit)[-1]]
+
+
+# The units a reader may type after a number, each as (factor to base units, dimension);
+# checked by kb's own unit parser, so a unit it does not know is never offered.
+_PREFIXES = ("", "k", "M", "G", "T", "P", "Ki", "Mi", "Gi", "Ti")
+_BASES = ("B", "B/s", "FLOP", "FLOP/s", "W", "J")
+_EXTRA = ("s", "ms", "us", "ns", "µs")
+_NOT_TYPED = ("B", "kB")  # `70b` and `8b` name models, `kb` the tool: never read as bytes
+
+
+@functools.lru_cache(maxsize=1)
+def search_units() -> dict[str, str]:
+    """`{"gb/s": "1000000000 B/s", ...}`: lower-cased unit text -> "factor dimension".
+
+    Strings, not lists: the index file's only brackets stay those of SEARCH_INDEX.
+    """
+    table: dict[str, str] = {}
+    candidates = [p + b for b in _BASES for p in _PREFIXES] + list(_EXTRA)
+    for unit in candidates:
+        scale = _unit_scale(unit)
+        if unit in _NOT_TYPED:
+            continue
+        if scale is not None and unit.lower() not in table:
+            table[unit.lower()] = f"{float(scale[0])!r} {scale[1]}"
+    for unit, alias in (("TFLOP/s", "tflops"), ("PFLOP/s", "pflops"), ("GFLOP/s", "gflops")):
+        scale = _unit_scale(unit)
+        if scale is not None:
+            table[alias] = f"{float(scale[0])!r} {scale[1]}"
+    return table
+
+
 def term_texts(node: Any, key: str = "") -> list[str]:
     """Short string leaves outside prose and provenance: `HBM3e`, `nvidia`, `all-reduce`."""
     found: list[str] = []
@@ -159,7 +252,9 @@ def entry_text(record: Record, kb: KnowledgeBase) -> str:
 
 def index_script(entries: list[str]) -> str:
     """The index from its entries' texts: the bytes of one `json.dumps` of the whole list."""
-    return f"window.SEARCH_INDEX = [{','.join(entries)}];\n"
+    units = json.dumps(search_units(), sort_keys=True, ensure_ascii=False, separators=SEP)
+    head = f"window.SEARCH_UNITS = {_escaped(units)};\n"
+    return head + f"window.SEARCH_INDEX = [{','.join(entries)}];\n"
 
 
 SEP = (",", ":")

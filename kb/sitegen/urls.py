@@ -14,6 +14,7 @@ HARDWARE_TABLE = "compare/hardware.html"
 CHARTS = "charts/index.html"
 RULES = "rules/index.html"
 METHODOLOGY = "methodology.html"
+STATUS = "status.html"  # validation status (kb.sitegen.build.write_home)
 SCHEMAS = "schemas/index.html"
 
 

@@ -128,16 +128,25 @@ def test_the_form_works_by_keyboard_and_agrees_with_the_cli(
     assert labelled == []
     exact = page.locator(".calc-result").get_attribute("data-exact")
     trail = page.locator(".calc-trail").inner_text()
+    # kb calc takes values only from --set and --claim: the page's own, as its trail names them
+    h200 = "hardware/nvidia-h200-sxm"
     run = subprocess.run(
         [sys.executable, "-m", "kb", "calc", SEED_FLOP, "b_star_tp", "--root",
-         str(repo_copy / "records"), "--set", "N=4",
-         "--set", "BW_hbm=hardware/nvidia-h200-sxm#memory.bandwidth", "--format", "json"],
-        capture_output=True, text=True, timeout=120, check=True,
+         str(repo_copy / "records"), "--claim", "b-star-tp8-alpha0", "--set", "N=4",
+         "--set", f"BW_hbm={h200}#memory.bandwidth", "--set", f"C={h200}#compute.bf16",
+         "--set", "f_mac=2 FLOP", "--set", "s_elem=2 B", "--format", "json"],
+        capture_output=True, text=True, timeout=120,
     )  # fmt: skip
-    cli = json.loads(run.stdout)
-    assert Fraction(exact) == Fraction(cli["value"]["exact"])
-    assert "N = 4   (typed)" in trail and "hardware/nvidia-h200-sxm#memory.bandwidth" in trail
-    assert trail.splitlines()[0] == cli["trail"][0]
+    assert "N = 4   (typed)" in trail and f"{h200}#memory.bandwidth" in trail
+    assert "default from claim b-star-tp8-alpha0" in trail
+    assert "f_mac = 2 FLOP" in trail and "s_elem = 2 B" in trail
+    if exact:  # computed: the same exact value
+        cli = json.loads(run.stdout)
+        assert Fraction(exact) == Fraction(cli["value"]["exact"])
+        assert trail.splitlines()[0] == cli["trail"][0]
+    else:  # refused (B_tp above the H200's ridge batch): the same words
+        refusal = page.locator(".calc-result").inner_text().removeprefix("Not computed: ")
+        assert run.returncode == 1 and (run.stdout + run.stderr).strip() == "kb calc: " + refusal
     assert problems == []
 
 
@@ -149,5 +158,11 @@ def test_a_record_the_page_does_not_name_fills_the_form(browser, built_site: Pat
     page.select_option("#calc-pick-accelerator", "hardware/google-tpu-v5p")
     trail = page.locator(".calc-trail").inner_text()
     assert "picked: hardware/google-tpu-v5p#memory.bandwidth" in trail, trail
-    assert page.locator(".calc-result").get_attribute("data-exact")
+    assert "picked: hardware/google-tpu-v5p#compute.bf16" in trail, trail  # C too
+    # The TPU v5p's own ridge (459 TFLOP/s over 2765 GB/s) is below this crossover with the
+    # claim's NVLink 4 and Llama 2 7B: the page refuses, as kb calc does (validity below-ridge).
+    result = page.locator(".calc-result")
+    assert result.get_attribute("data-exact") or "outside validity below-ridge" in (
+        result.inner_text()
+    )
     assert problems == []

@@ -36,7 +36,7 @@ WIDEST = """() => {
   const width = document.documentElement.clientWidth, wide = [];
   for (const e of document.querySelectorAll("body *")) {
     const box = e.getBoundingClientRect();
-    if (box.right > width + 1 && !e.closest(".table-scroll, pre, .math-display"))
+    if (box.right > width + 1 && !e.closest(".table-scroll, pre, .math-display, .inline-math"))
       wide.push(e.tagName.toLowerCase() + "." + e.className + " " + Math.round(box.right));
   }
   return [document.documentElement.scrollWidth, width, wide.slice(0, 3)];

@@ -15,7 +15,8 @@ def page_text(site: Path, relative: str) -> str:
 def test_a_row_fed_by_an_unverified_figure_says_unverified_on_the_site(built_site: Path) -> None:
     """The 8B pair's all-reduce uses the 400GbE record's unverified 10 us latency."""
     raw = (built_site / "records/placements/coherent-host-vs-two-hosts-8b.html").read_text()
-    row = re.search(r"<tr><td>T_exposed</td>.*?</tr>", raw.split('id="option-two-hosts"')[1])
+    after = raw.split('id="option-two-hosts"')[1]
+    row = re.search(r"<tr><td[^>]*>T_exposed</td>.*?</tr>", after)
     assert row and "basis-unverified" in row.group(0) and ">unverified<" in row.group(0)
     text = page_text(built_site, "records/placements/coherent-host-vs-two-hosts-8b.html")
     assert "128 messages x 10 µs + 524.3 kB / 50 GB/s (line rate, unverified)" in text
@@ -83,12 +84,14 @@ def test_a_record_page_opens_with_verdict_summary_and_key_results(built_site: Pa
     from tests.site.conftest import SEED_FLOP
 
     html = _raw(built_site, f"records/{SEED_FLOP}.html")
-    order = [
+    order = [  # issue 38: the answer first; calculator, then derivations and claims; errata apart
         html.index('id="verdict"'),
+        html.index('id="answer"'),
         html.index('class="lede"'),
         html.index('id="key-results"'),
-        html.index('id="errata"'),
+        html.index('id="calculator"'),
         html.index('id="equations"'),
+        html.index('<section id="errata"'),
         html.index('id="fields"'),
         html.index('id="history"'),
     ]
@@ -109,6 +112,7 @@ def test_a_placement_page_opens_with_each_options_total(built_site: Path) -> Non
     head = text.split("Key results", 1)[1].split("Placement-tax ledger", 1)[0]
     assert "T_total, one-large-host (reference) 20.07 ms" in head
     assert "T_total, two-hosts (candidate) 11.33 ms" in head and "T_r/T_c" in head
+    assert "Speed per step, two-hosts against one-large-host" in head and "\u00d7 faster" in head
 
 
 def test_predicted_vs_measured_comes_before_the_equations(built_site: Path) -> None:

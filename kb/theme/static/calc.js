@@ -16,7 +16,7 @@
   var MAX_BITS = 65536;
   var MAX_EXPONENT = 400; // 1e400 is a 400-digit integer; larger typed exponents are refused
 
-  function CalcError(message) { this.message = message; }
+  function CalcError(message, trail) { this.message = message; this.trail = trail || []; }
 
   // ---- exact rationals ------------------------------------------------------------
   function abs(n) { return n < 0n ? -n : n; }
@@ -136,25 +136,73 @@
   function inUnit(base, factor) { return isExact(base) ? mul(base, invert(parseFraction(factor))) : base / toFloat(parseFraction(factor)); }
   function invert(x) { return frac(x.q, x.p); }
   function withUnit(text, unit) { return unit === "1" ? text : text + " " + unit; }
-  function readable(base, target, scales) {
+  function readable(base, target, scales, digits) {
     var steps = scales[target.dims];
     if (steps) {
       for (var i = 0; i < steps.length; i++) {
         var f = parseFraction(steps[i][0]);
         if (compare(isExact(base) ? frac(abs(base.p), base.q) : Math.abs(base), f) >= 0 || i === steps.length - 1) {
-          return significant(inUnit(base, steps[i][0]), 6) + " " + steps[i][1];
+          return significant(inUnit(base, steps[i][0]), digits) + " " + steps[i][1];
         }
       }
     }
-    return withUnit(significant(inUnit(base, target.factor), 6), target.unit);
+    return withUnit(significant(inUnit(base, target.factor), digits), target.unit);
+  }
+
+  // kb's number_text: an integer as itself, a fraction as `3318.4478 (exact 222336/67)`.
+  function numberText(x) {
+    if (!isExact(x)) return significant(x, 8);
+    return x.q === 1n ? x.p.toString() : significant(x, 8) + " (exact " + x.p + "/" + x.q + ")";
+  }
+
+  function symbolsOf(node, found) {
+    if (node[0] === "s") found[node[1]] = true;
+    else if (node[0] !== "n") node.slice(1).forEach(function (a) { symbolsOf(a, found); });
+    return found;
+  }
+
+  // The class's validity conditions at these values, as kb calc judges them
+  // (kb/equations/validity.py): violated ones refuse the result with their reason.
+  function judge(target, values) {
+    var violated = [], trail = [];
+    (target.validity || []).forEach(function (c) {
+      if (c.error) { trail.push("  validity " + c.id + " not checked: " + c.error); return; }
+      var needed = symbolsOf(c.left, {});
+      c.bounds.forEach(function (b) { symbolsOf(b.tree, needed); });
+      var lacking = Object.keys(needed).filter(function (n) {
+        return !Object.prototype.hasOwnProperty.call(values, n);
+      }).sort();
+      if (lacking.length) { trail.push("  validity " + c.id + " not checked: " + lacking.join(", ") + " not set"); return; }
+      var lhs, out = null;
+      try {
+        lhs = evaluate(c.left, values);
+        c.bounds.forEach(function (b) {
+          if (out) return;
+          var rhs = evaluate(b.tree, values), order = compare(lhs, rhs);
+          var holds = b.op === ">=" ? order >= 0 : b.op === "<=" ? order <= 0 : order > 0;
+          if (holds) return;
+          var value = numberText(rhs), bound = b.text.trim() === value ? value : b.text + " = " + value;
+          out = "outside validity " + c.id + ": " + c.expr + " = " + numberText(lhs) + ", needs " +
+            b.op + " " + bound + "; " + c.reason;
+        });
+      } catch (e) {
+        if (!(e instanceof CalcError)) throw e;
+        trail.push("  validity " + c.id + " not checked: no value here"); return;
+      }
+      if (out) violated.push(out); else trail.push("  validity " + c.id + " holds");
+    });
+    return { violated: violated, trail: trail };
   }
 
   // ---- one evaluation, as kb calc prints it ----------------------------------------
   function run(data, target, inputs) {
     var trail = [target.symbol + " = " + target.equation], values = {};
     if (target.expanded) trail.push("  = " + target.expanded);
-    target.inputs.forEach(function (name) {
+    var negative = [];
+    target.inputs.concat(target.optional || []).forEach(function (name) {
       var given = inputs[name], symbol = data.symbols[name], base, shown, origin;
+      var optional = target.inputs.indexOf(name) < 0;
+      if (!given && optional) return;  // only a validity condition reads it: left unchecked
       if (!given) throw new CalcError(name + " is not set: type a value or pick one from the knowledge base");
       if (given.key) {
         var v = data.values[given.key];
@@ -167,20 +215,46 @@
         shown = withUnit(given.text.trim(), given.unit); origin = "typed";
       }
       values[name] = base;
+      if (compare(base, frac(0n)) < 0) negative.push(name + " = " + shown);
       // As kb calc: no conversion when the value is written in the declared unit already.
       var inDeclared = inUnit(base, symbol.factor);
       var number = isExact(inDeclared) && inDeclared.q === 1n ? inDeclared.p.toString() : significant(inDeclared, 8);
       var same = shown.split(" ").pop() === symbol.unit || shown === number;
       var converted = same ? "" : " = " + withUnit(number, symbol.unit);
-      trail.push("  " + name + " = " + shown + converted + "   (" + origin + ")");
+      trail.push("  " + name + " = " + shown + converted + "   (" + origin + ")" +
+        (optional ? "   (read only by a validity condition)" : ""));
     });
-    var result = evaluate(target.tree, values);
+    var result = null, reason = "";
+    try {
+      result = evaluate(target.tree, values);
+    } catch (e) {
+      if (!(e instanceof CalcError)) throw e;
+      reason = target.symbol + " has no value at these inputs: " + e.message +
+        "; the equation does not cover these inputs";
+    }
+    var judged = judge(target, result === null ? values : withResult(values, target.symbol, result));
+    if (result === null) throw new CalcError(judged.violated.concat([reason]).join("; "), trail);
+    if (judged.violated.length) {
+      throw new CalcError(target.symbol + " = " + numberText(result) + ": " + judged.violated.join("; "), trail);
+    }
+    if (negative.length) {
+      throw new CalcError(negative.join(", ") + ": negative; kb declares every symbol a positive " +
+        "quantity (a size, a rate, a time, a count), so this class's equations do not cover it", trail);
+    }
+    trail = trail.concat(judged.trail);
+    var digits = data.digits || 4;
     var value = inUnit(result, target.factor);
     var exactText = isExact(value) ? (value.q === 1n ? value.p.toString() : value.p + "/" + value.q) : "";
-    var shownResult = readable(result, { dims: dimsOf(data, target), factor: target.factor, unit: target.unit }, data.scales);
-    var exactNote = exactText && exactText !== significant(value, 6) ? " (exact " + withUnit(exactText, target.unit) + ")" : "";
+    var shownResult = readable(result, { dims: dimsOf(data, target), factor: target.factor, unit: target.unit }, data.scales, digits);
+    var exactNote = exactText && exactText !== significant(value, digits) ? " (exact " + withUnit(exactText, target.unit) + ")" : "";
     trail.push(target.symbol + " = " + shownResult + exactNote);
     return { trail: trail, exact: exactText, value: toFloat(value), unit: target.unit, shown: shownResult };
+  }
+  function withResult(values, name, result) {
+    var out = {};
+    Object.keys(values).forEach(function (k) { out[k] = values[k]; });
+    out[name] = result;
+    return out;
   }
   function dimsOf(data, target) { return target.dims || (data.symbols[target.symbol] || {}).dims || ""; }
   function unitFactor(symbol, unit) {
@@ -219,7 +293,7 @@
   Form.prototype.build = function () {
     var self = this, target = this.target();
     while (this.fields.firstChild) this.fields.removeChild(this.fields.firstChild);
-    target.inputs.forEach(function (name) {
+    target.inputs.concat(target.optional || []).forEach(function (name) {
       if (!self.state[name] && target.defaults[name]) {
         var d = target.defaults[name];
         self.state[name] = { base: d.base, shown: d.shown, origin: d.origin };
@@ -235,6 +309,9 @@
     var label = el("label", { for: id + "-v" });
     label.appendChild(el("code", {}, name));
     label.appendChild(document.createTextNode(" " + symbol.meaning));
+    if ((this.target().optional || []).indexOf(name) >= 0) {
+      label.appendChild(el("span", { class: "muted" }, " (optional: only a validity condition reads it)"));
+    }
     row.appendChild(label);
     var box = el("span", { class: "calc-value" });
     var input = el("input", { id: id + "-v", type: "text", inputmode: "decimal", autocomplete: "off",
@@ -291,15 +368,17 @@
     try {
       var result = run(this.data, target, this.state);
       this.output.textContent = target.symbol + " = " + result.shown;
+      this.output.classList.remove("calc-refused");
       this.output.setAttribute("data-exact", result.exact);
       this.output.setAttribute("data-value", String(result.value));
       this.trail.textContent = result.trail.join("\n");
     } catch (e) {
       if (!(e instanceof CalcError)) throw e;
-      this.output.textContent = target.symbol + ": " + e.message;
+      this.output.textContent = "Not computed: " + e.message;
+      this.output.classList.add("calc-refused");
       this.output.setAttribute("data-exact", "");
       this.output.setAttribute("data-value", "");
-      this.trail.textContent = "";
+      this.trail.textContent = e.trail.concat(["refused: " + e.message]).join("\n");
     }
   };
 

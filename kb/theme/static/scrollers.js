@@ -5,7 +5,7 @@
  * landmark's name must tell it apart). Marks run again when the window is resized. */
 (function () {
   "use strict";
-  var SELECTOR = "main pre, main .math-display, main .table-scroll";
+  var SELECTOR = "main pre, main .math-display, main .table-scroll, main .inline-math";
   function name(box) {
     var caption = box.querySelector("caption");
     if (caption) return caption.textContent.trim();

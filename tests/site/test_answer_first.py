@@ -1,0 +1,122 @@
+"""Every flop-class page opens with its answer.
+
+In chromium at 1280 x 900 (file://), on every flop-class page: the first screen
+holds the verdict line (at most two lines) and at least one headline result with
+a value; the seed's first screen holds a B* value from its grid (kb calc's
+b_star_tp, refused above the ridge as kb calc refuses it); errata have a section
+of their own, not inside the key results; the calculator comes before the
+derivations and claims.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.site.chromium import chromium, watched
+from tests.site.conftest import SEED_FLOP
+
+pytestmark = pytest.mark.browser
+
+FIRST_SCREEN = """() => {
+  const v = document.querySelector("#verdict"), a = document.querySelector("#answer");
+  const box = v ? v.getBoundingClientRect() : null;
+  const lines = v ? Math.round(box.height / parseFloat(getComputedStyle(v).lineHeight)) : 0;
+  const values = [];
+  if (a) for (const c of a.querySelectorAll("td.num")) {
+    const b = c.getBoundingClientRect();
+    if (/[0-9]/.test(c.textContent) && b.bottom <= innerHeight && b.height > 0)
+      values.push(c.textContent.trim());
+  }
+  return {verdict: v && box.bottom <= innerHeight ? v.textContent.trim() : "", lines, values};
+}"""
+SEED_GRID = """() => [...document.querySelectorAll("#answer table.headline-grid tbody tr")]
+  .flatMap(r => [...r.cells].slice(2))
+  .filter(c => c.getBoundingClientRect().bottom <= innerHeight)
+  .filter(c => /^[0-9.]+$/.test(c.textContent.trim()))
+  .map(c => c.textContent.trim())"""
+
+
+def _flop_pages(site: Path) -> list[Path]:
+    return [
+        p
+        for p in sorted((site / "records" / "flops").glob("*.html"))
+        if p.stem not in ("index", "xss-probe")
+    ]
+
+
+@pytest.fixture(scope="module")
+def browser() -> Iterator[Any]:
+    with chromium() as instance:
+        yield instance
+
+
+def test_every_flop_class_opens_with_its_verdict_and_a_headline_value(
+    browser: Any, built_site: Path
+) -> None:
+    pages = _flop_pages(built_site)
+    assert len(pages) >= 20
+    page = browser.new_page(viewport={"width": 1280, "height": 900})
+    problems = watched(page)
+    missing = []
+    for path in pages:
+        page.goto(path.as_uri())
+        shown = page.evaluate(FIRST_SCREEN)
+        if not shown["verdict"] or shown["lines"] > 2 or not shown["values"]:
+            missing.append((path.stem, shown))
+    page.close()
+    assert problems == []
+    assert missing == []
+
+
+def test_the_seed_opens_with_b_star_values(browser: Any, built_site: Path) -> None:
+    page = browser.new_page(viewport={"width": 1280, "height": 900})
+    page.goto((built_site / "records" / f"{SEED_FLOP}.html").as_uri())
+    values = page.evaluate(SEED_GRID)
+    caption = page.locator("#answer caption").inner_text()
+    verdict = page.locator("#verdict").inner_text()
+    page.close()
+    assert "B*" in caption and values, values
+    assert "237" in values  # Llama 2 7B on H100 SXM at TP8: the class's own claim b-star-tp8
+    assert ".;" not in verdict and "\n" not in verdict.strip()
+
+
+def test_the_seed_grid_is_what_kb_calc_gives(built_site: Path, repo_copy: Path) -> None:
+    from kb.equations.evaluate import OutsideValidity, binding_spec, evaluate
+    from kb.numfmt import significant
+    from kb.sitegen.headline import CROSSOVER, _bindings
+
+    from .conftest import load
+
+    kb, _ = load(repo_copy / "records")
+    record = kb.get(SEED_FLOP)
+    html = (built_site / "records" / f"{SEED_FLOP}.html").read_text(encoding="utf-8")
+    refused = 0
+    for model in CROSSOVER.models:
+        for accelerator in CROSSOVER.accelerators:
+            for degree in CROSSOVER.degrees:
+                given = {
+                    k: binding_spec(v) for k, v in _bindings(model, accelerator, degree).items()
+                }
+                try:
+                    value = evaluate(kb, record, CROSSOVER.target, given).value
+                except OutsideValidity:
+                    refused += 1
+                    continue
+                assert f'<td class="num">{significant(value)}</td>' in html
+    assert 0 < refused < 30
+    assert html.count('<span class="refused">above ridge</span>') == refused
+
+
+def test_errata_have_their_own_section_after_the_calculator(built_site: Path) -> None:
+    html = (built_site / "records" / f"{SEED_FLOP}.html").read_text(encoding="utf-8")
+    key = html.index('id="key-results"') if 'id="key-results"' in html else -1
+    answer, calc = html.index('id="answer"'), html.index('id="calculator"')
+    equations, errata = html.index('id="equations"'), html.index('<section id="errata"')
+    assert answer < calc < equations < errata
+    if key >= 0:
+        key_section = html[key : html.index("</section>", key)]
+        assert 'class="errata"' not in key_section

@@ -1,0 +1,147 @@
+"""Tables a reader can use on a phone and on a desk.
+
+At 390 px (chromium, file://): claims, checks, ledgers and comparisons are stacked
+cards inside the screen; no table cell's content overflows its cell; no number
+(a `.num` cell, a figure's value) wraps onto a second line. On the accelerator
+comparison: `h100 h200 b200` keeps those three columns (any of the words), and a
+row heading orders the columns by that row.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.site.chromium import chromium, watched
+from tests.site.conftest import SEED_FLOP
+
+pytestmark = pytest.mark.browser
+
+PAGES = (
+    f"records/{SEED_FLOP}.html",
+    "records/flops/allreduce-latency-floor.html",
+    "records/placements/tp-llama-3.1-70b-h100-tp4-vs-tp8.html",
+    "records/placements/coherent-host-vs-two-hosts-70b.html",
+    "records/hardware/nvidia-h200-sxm.html",
+    "records/hardware/index.html",
+    "compare/hardware.html",
+    "index.html",
+)
+CARDS = "table.claims, table.checks, table.predictions, table.ledger, table.comparison"
+
+CLIPPED = """() => {
+  const out = [];
+  for (const cell of document.querySelectorAll("main td, main th")) {
+    if (cell.closest("thead") || !cell.getClientRects().length) continue;
+    if (cell.scrollWidth > cell.clientWidth + 1)
+      out.push("overflows: " + cell.textContent.trim().slice(0, 60));
+  }
+  return out;
+}"""
+WRAPPED = """() => {
+  const out = [];
+  for (const e of document.querySelectorAll("main td.num, main td .value, main td .unit")) {
+    const range = document.createRange();
+    range.selectNodeContents(e);
+    const rects = [...range.getClientRects()].filter(r => r.width > 0)
+      .sort((a, b) => a.top - b.top);
+    let lines = 0, bottom = -Infinity;  // a rect starting below the line so far opens a new line
+    for (const r of rects) {
+      if (r.top >= bottom - 1) lines++;
+      bottom = Math.max(bottom, r.bottom);
+    }
+    if (lines > 1) out.push("wraps: " + e.textContent.trim().slice(0, 60));
+  }
+  return out;
+}"""
+CARD_BOXES = """(selector) => {
+  const width = document.documentElement.clientWidth, out = [];
+  for (const t of document.querySelectorAll(selector)) {
+    const row = t.tBodies[0] && t.tBodies[0].rows[0];
+    if (!row) continue;
+    const inside = Math.round(t.getBoundingClientRect().right) <= width;
+    out.push([t.className, getComputedStyle(row).display, inside]);
+  }
+  return out;
+}"""
+
+
+@pytest.fixture(scope="module")
+def browser() -> Iterator[Any]:
+    with chromium() as instance:
+        yield instance
+
+
+@pytest.mark.parametrize("path", PAGES)
+def test_no_cell_clips_and_no_number_wraps_at_390(
+    browser: Any, built_site: Path, path: str
+) -> None:
+    page = browser.new_page(viewport={"width": 390, "height": 844})
+    problems = watched(page)
+    page.goto((built_site / path).as_uri())
+    clipped, wrapped = page.evaluate(CLIPPED), page.evaluate(WRAPPED)
+    cards = page.evaluate(CARD_BOXES, CARDS)
+    page.close()
+    assert problems == []
+    assert clipped == [], clipped[:5]
+    assert wrapped == [], wrapped[:5]
+    for name, display, inside in cards:
+        assert display == "block" and inside, (path, name, display, inside)
+
+
+def test_the_seed_claims_are_cards_on_a_phone_and_a_table_on_a_desk(
+    browser: Any, built_site: Path
+) -> None:
+    url = (built_site / f"records/{SEED_FLOP}.html").as_uri()
+    for width, display in ((390, "block"), (1280, "table-row")):
+        page = browser.new_page(viewport={"width": width, "height": 900})
+        page.goto(url)
+        shown = page.evaluate(CARD_BOXES, "table.claims")
+        page.close()
+        assert shown and all(d == display for _, d, _ in shown), (width, shown)
+
+
+def _columns(page: Any) -> list[str]:
+    return page.eval_on_selector_all(  # type: ignore[no-any-return]
+        "#compare-table thead th",
+        "hs => hs.slice(1).filter(h => !h.hidden).map(h => h.textContent.trim())",
+    )
+
+
+def test_the_comparison_filters_any_of_the_names(browser: Any, built_site: Path) -> None:
+    page = browser.new_page(viewport={"width": 1280, "height": 900})
+    page.goto((built_site / "compare/hardware.html").as_uri())
+    everything = _columns(page)
+    page.fill("#filter-columns", "h100 h200 b200")
+    kept = _columns(page)
+    assert 3 <= len(kept) < len(everything), kept
+    for name in ("H100", "H200", "B200"):
+        assert any(name in k for k in kept), (name, kept)
+    assert all(any(w in k.lower() for w in ("h100", "h200", "b200")) for k in kept), kept
+    page.close()
+
+
+def test_a_row_heading_orders_the_columns_by_that_row(browser: Any, built_site: Path) -> None:
+    page = browser.new_page(viewport={"width": 1280, "height": 900})
+    page.goto((built_site / "compare/hardware.html").as_uri())
+    row = page.locator("#compare-table tbody th", has_text="Memory bandwidth (spec)")
+    row.locator("button").click()
+    keys = page.evaluate(
+        """() => {
+          const th = [...document.querySelectorAll('#compare-table tbody th')]
+            .find(h => h.textContent.startsWith('Memory bandwidth (spec)'));
+          return [...th.parentElement.cells].slice(1).map(c => c.getAttribute('data-sort'));
+        }"""
+    )
+    numbers = [float(k) for k in keys if k]
+    assert numbers == sorted(numbers, reverse=True) and len(numbers) >= 10
+    assert all(k for k in keys[: len(numbers)])  # the empty cells come last
+    first_head = _columns(page)[0]
+    first_cell = page.evaluate(
+        "() => document.querySelector('#compare-table tbody tr').cells[1].textContent.trim()"
+    )
+    page.close()
+    assert first_head and first_cell  # heads and cells moved together (first row: vendor)
