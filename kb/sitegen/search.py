@@ -23,6 +23,7 @@ from typing import Any
 
 from kb import numfmt
 from kb.model import KnowledgeBase, Record
+from kb.quantities import BINARY, DECIMAL
 from kb.sitegen import inline_code, urls
 from kb.sitegen.prose_view import has_markup, prose_parts
 
@@ -193,7 +194,8 @@ def _quantity_item(path: str, value: Any, unit: str) -> list[Any] | None:
 
 # The units a reader may type after a number, each as (factor to base units, dimension);
 # checked by kb's own unit parser, so a unit it does not know is never offered.
-_PREFIXES = ("", "k", "M", "G", "T", "P", "Ki", "Mi", "Gi", "Ti")
+# kb.quantities' own prefixes, the largest of each (exa, pebi) left out: no figure is that big
+_PREFIXES = ("", *list(DECIMAL)[:-1], *list(BINARY)[:-1])
 _BASES = ("B", "B/s", "FLOP", "FLOP/s", "W", "J")
 _EXTRA = ("s", "ms", "us", "ns", "µs")
 _NOT_TYPED = ("B", "kB")  # `70b` and `8b` name models, `kb` the tool: never read as bytes
