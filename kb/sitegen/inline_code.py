@@ -22,7 +22,7 @@ from markupsafe import escape
 
 from kb.sitegen import mathml
 
-SPAN = re.compile(r"`([^`]{1,300})`")  # a span may wrap a line (YAML folds prose)
+SPAN = re.compile(r"`([^`]{1,2000})`")  # may wrap lines (YAML folds); config excerpts are long
 RELATION = re.compile(r"(<=|>=|!=|==|≤|≥|≈|<|>|=)")
 STARRED = re.compile(r"\b([A-Za-z]\w*)\*(?=\s*(?:<=|>=|==|!=|=|<|>|\)|,|\Z))")  # B* = ... -> B_star
 RELATION_TEXT = {"<=": "≤", ">=": "≥", "!=": "≠", "==": "="}
