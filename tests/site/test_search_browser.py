@@ -40,7 +40,7 @@ def ids(tab: object, query: str) -> list[str]:
 def test_a_typo_finds_the_nvlink_records(tab: object) -> None:
     found = ids(tab, "nvlnk")
     assert {"interconnects/nvlink-4", "interconnects/nvlink-5"} <= set(found), found[:10]
-    assert found[0].startswith("interconnects/nvlink"), found[:5]
+    assert "nvlink" in found[0], found[:5]  # an NVLink interconnect or a class named for it
 
 
 def test_a_figure_finds_the_h100(tab: object) -> None:

@@ -45,7 +45,16 @@ SUITE: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("pcie 4", ("interconnects/pcie-4-x16",)),
     ("infiniband ndr", ("interconnects/infiniband-ndr",)),
     ("infiniband xdr", ("interconnects/infiniband-xdr",)),
-    ("llama 70b", ("models/llama-3.1-70b",)),
+    # four Llama 70B records: any of them answers "llama 70b"
+    (
+        "llama 70b",
+        (
+            "models/llama-3.1-70b",
+            "models/llama-2-70b",
+            "models/llama-3-70b",
+            "models/llama-3.3-70b",
+        ),
+    ),
     ("llama 405b", ("models/llama-3.1-405b",)),
     ("llama 3.1 8b", ("models/llama-3.1-8b",)),
     ("deepseek v3", ("models/deepseek-v3",)),
@@ -113,7 +122,8 @@ def test_a_figure_no_record_holds_finds_nothing_by_typo(tab: Any) -> None:
 
 
 def test_a_model_name_is_not_read_as_bytes(tab: Any) -> None:
-    assert tab.evaluate(FIRST, "70b")[0].startswith("models/llama-3.1-70b")
+    first = tab.evaluate(FIRST, "70b")[0]
+    assert first.startswith("models/llama-") and first.endswith("-70b"), first
 
 
 def test_the_page_shows_the_answer_as_a_link_to_the_field(tab: Any, built_site: Path) -> None:
