@@ -117,7 +117,7 @@ def test_output_into_a_missing_folder_is_a_usage_error(tree: Path) -> None:
 def test_output_below_a_file_is_a_usage_error(tree: Path) -> None:
     done = run_kb(["validate", "-o", "records/sources/doc.yaml/report.txt"], cwd=tree)
     assert done.returncode == 2
-    assert "cannot write the report: Not a directory" in done.stderr
+    assert "-o/--output records/sources/doc.yaml/report.txt: Not a directory" in done.stderr
 
 
 def test_a_failed_rename_leaves_no_temporary_file(

@@ -304,8 +304,34 @@ def _is_safe(relpath: str) -> bool:
     return True
 
 
+def _exchange(first: Path, second: Path) -> bool:
+    """Swap two folders in one step (Linux renameat2 RENAME_EXCHANGE); False where unsupported.
+
+    With two renames (the site aside, the new one in) a reader between them finds no
+    file at all; exchanged, every path names the old build's file or the new one's.
+    """
+    import ctypes
+    import errno
+
+    try:
+        renameat2 = ctypes.CDLL(None, use_errno=True).renameat2
+    except (OSError, AttributeError):  # not Linux, or a C library without it
+        return False
+    at_fdcwd, rename_exchange = -100, 2
+    done = renameat2(at_fdcwd, os.fsencode(first), at_fdcwd, os.fsencode(second), rename_exchange)
+    if done == 0:
+        return True
+    code = ctypes.get_errno()
+    if code in (errno.ENOSYS, errno.EINVAL, errno.ENOTSUP):  # kernel or file system lacks it
+        return False
+    raise OSError(code, os.strerror(code), str(second))
+
+
 def _swap(staging: Path, out_dir: Path) -> None:
     staging.chmod(0o755)
+    if out_dir.is_dir() and not out_dir.is_symlink() and _exchange(staging, out_dir):
+        shutil.rmtree(staging, ignore_errors=True)  # the old build, now at staging's path
+        return
     old = out_dir.with_name(out_dir.name + ".old")
     if old.exists():
         shutil.rmtree(old)
