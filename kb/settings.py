@@ -9,7 +9,8 @@ the environment between runs is heard. A value kb cannot use is a UsageProblem
 - KB_EQ_BUDGET: seconds of the last-resort wall-clock guard on each check (default 60);
 - KB_CACHE_DIR: where the store of results kept between runs lives (kb.store);
 - KB_SCHEMAS: a folder of schemas that replaces the packaged set (kb.resources);
-- KB_SCHEMA_ENGINE: `python` to validate with python-jsonschema only (kb.schema).
+- KB_SCHEMA_ENGINE: `python` to validate with python-jsonschema only (kb.schema);
+- KB_LSP_DEBOUNCE_MS: how long `kb lsp` waits after an edit before checking (default 30).
 """
 
 from __future__ import annotations
@@ -24,7 +25,9 @@ from kb.usage import UsageProblem
 
 JOBS, EQ_BUDGET, CACHE_DIR = "KB_JOBS", "KB_EQ_BUDGET", "KB_CACHE_DIR"
 EQ_WORK, SCHEMAS, SCHEMA_ENGINE = "KB_EQ_WORK", "KB_SCHEMAS", "KB_SCHEMA_ENGINE"
-KNOBS = (JOBS, EQ_WORK, EQ_BUDGET, CACHE_DIR, SCHEMAS, SCHEMA_ENGINE)
+LSP_DEBOUNCE = "KB_LSP_DEBOUNCE_MS"
+KNOBS = (JOBS, EQ_WORK, EQ_BUDGET, CACHE_DIR, SCHEMAS, SCHEMA_ENGINE, LSP_DEBOUNCE)
+DEFAULT_DEBOUNCE_MS = 30.0
 DEFAULT_WORK = 3_000_000  # steps (Python calls) per symbolic check: kb.equations.work
 DEFAULT_GUARD = 60.0  # seconds: the wall-clock guard no check of the suite reaches
 
@@ -67,6 +70,20 @@ def eq_budget() -> float:
     if not math.isfinite(value) or value <= 0:
         raise UsageProblem(f"{EQ_BUDGET}={text!r}: expected a positive number of seconds")
     return value
+
+
+def lsp_debounce() -> float:
+    """$KB_LSP_DEBOUNCE_MS in seconds (a number of milliseconds, zero or more), or 0.03."""
+    text = _text(LSP_DEBOUNCE)
+    if not text:
+        return DEFAULT_DEBOUNCE_MS / 1000
+    try:
+        value = float(text)
+    except ValueError:
+        value = math.nan
+    if not math.isfinite(value) or value < 0:
+        raise UsageProblem(f"{LSP_DEBOUNCE}={text!r}: expected milliseconds, zero or more")
+    return value / 1000
 
 
 def cache_dir() -> Path | None:

@@ -29,6 +29,7 @@ from typing import Any
 
 import sympy as sp
 
+from kb.equations import codes
 from kb.equations.algebra import expand_definitions, number_text, rational_value
 from kb.equations.bind import BindError, Bound, resolve
 from kb.equations.compose import compose
@@ -454,7 +455,9 @@ def resolve_spec(kb: KnowledgeBase, spec: Any) -> Bound | BindError:
         if not isinstance(bound, Bound):
             return bound
         if exponent < 0 and bound.value == 0:
-            return BindError("EQ010", f"{spec.text}: divides by {bound.shown}, which is zero")
+            return BindError(
+                codes.BINDING_UNRESOLVED, f"{spec.text}: divides by {bound.shown}, which is zero"
+            )
         value = value * bound.value if exponent > 0 else value / bound.value
         dims = multiply_dims(dims, bound.dims, exponent)
         shown.append(("" if not shown else " * " if exponent > 0 else " / ") + bound.shown)

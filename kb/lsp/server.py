@@ -3,8 +3,8 @@
 A reader thread turns stdin into frames (kb.lsp.framing: a bad frame becomes an
 error answer, and reading goes on); the main thread handles them in order and runs
 the checks. A change does not check at once: its records tree is checked when no
-message has come for `DEBOUNCE` seconds (at most `MAX_DELAY` after the first
-change), so forty quick changes are one check; a check that a newer change made
+message has come for `debounce` seconds (`KB_LSP_DEBOUNCE_MS`; at most `MAX_DELAY`
+after the first change), so forty quick changes are one check; a check that a newer change made
 stale before it was published is dropped and the newer text checked instead.
 Requests (completion, hover, definition, code actions) are answered between
 checks from the open buffers and the ids of the tree, without a check.
@@ -28,13 +28,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, BinaryIO
 
+from kb import settings
 from kb.findings import Finding
 from kb.lsp import features
 from kb.lsp.engine import Checked, Engine
 from kb.lsp.framing import Frame, Reader, encode
 from kb.lsp.text import apply_change, canonical, from_utf16, lines_of, records_root, to_utf16
 
-DEBOUNCE = float(os.environ.get("KB_LSP_DEBOUNCE_MS", "30")) / 1000
 MAX_DELAY = 0.5
 PARSE_ERROR, INVALID_REQUEST, METHOD_NOT_FOUND, INVALID_PARAMS, INTERNAL = (
     -32700,
@@ -74,6 +74,7 @@ class Server:
     initialized: bool = False
     shut_down: bool = False
     exit_code: int | None = None
+    debounce: float = field(default_factory=settings.lsp_debounce)  # $KB_LSP_DEBOUNCE_MS
 
     # --- the wire -----------------------------------------------------------------------
 
@@ -223,13 +224,15 @@ class Server:
         if not self.pending:
             return None
         now = time.monotonic()
-        waits = (min(first + MAX_DELAY, last + DEBOUNCE) for first, last in self.pending.values())
+        waits = (
+            min(first + MAX_DELAY, last + self.debounce) for first, last in self.pending.values()
+        )
         return max(0.0, min(waits) - now)
 
     def next_root(self) -> Path | None:
         now = time.monotonic()
         for root, (first, last) in self.pending.items():
-            if now >= min(first + MAX_DELAY, last + DEBOUNCE):
+            if now >= min(first + MAX_DELAY, last + self.debounce):
                 return root
         return None
 
