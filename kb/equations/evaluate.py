@@ -157,6 +157,16 @@ def evaluate(
         )
     if outside:
         raise OutsideValidity(f"{symbol.name} = {number_text(result)}: " + "; ".join(outside))
+    negative = [
+        f"{s} = {_declared_text(v, system.units.get(s.name))}"
+        for s, v in sorted(values.items(), key=str)
+        if v < 0
+    ]
+    if negative:  # the site's calculator refuses the same inputs in the same words
+        raise OutsideValidity(
+            ", ".join(negative) + ": negative; kb declares every symbol a positive quantity "
+            "(a size, a rate, a time, a count), so this class's equations do not cover it"
+        )
     unit = system.units[symbol.name]
     value = _in_unit(result, unit)
     trail.extend(f"  {v.text}" for v in verdicts)

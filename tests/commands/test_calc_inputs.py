@@ -177,3 +177,10 @@ def test_any_set_value_is_an_answer_or_an_evaluation_error(text: str) -> None:
         evaluate(kb, kb.get("flops/x"), "b_star", {**base, "BW_hbm": binding_spec(text)})
     except EvaluationError:
         pass  # a usage error or a finding, each in kb's words
+
+
+def test_a_negative_input_is_refused_as_the_page_refuses_it(tmp_path: Path) -> None:
+    args = ["calc", SEED, "--claim", "b-star-tp8-alpha0", "--set", "W=-450 GB/s", *ROOT]
+    done = run_kb(args, cwd=tmp_path)
+    assert done.returncode == 1, done.stdout + done.stderr
+    assert "W = -450 GB/s: negative; kb declares every symbol a positive quantity" in done.stderr
