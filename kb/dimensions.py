@@ -26,6 +26,7 @@ from functools import cache
 from typing import Any
 
 from kb.quantities import Dims, UnitError, format_dims, parse_unit
+from kb.references import resolve_schema_ref
 from kb.resources import ResourceMissing
 from kb.schema import load_schemas, schema_name
 
@@ -185,7 +186,7 @@ def _walk_node(
     if "$ref" in node:
         if _is_quantity(node):
             return  # the figure itself: its value and unit hold no figures
-        target, target_doc = _resolve(node["$ref"], doc)
+        target, target_doc = resolve_schema_ref(node["$ref"], doc)
         _walk_node(target, target_doc, path, out, depth + 1)
     for key, child in node.get("properties", {}).items():
         _walk_node(child, doc, (*path, key), out, depth + 1)
@@ -196,14 +197,3 @@ def _walk_node(
     for key in ("allOf", "anyOf", "oneOf"):
         for child in node.get(key, []):
             _walk_node(child, doc, path, out, depth + 1)
-
-
-def _resolve(ref: str, doc: dict[str, Any]) -> tuple[Any, dict[str, Any]]:
-    file_part, _, fragment = ref.partition("#")
-    target_doc = doc
-    if file_part:
-        target_doc = load_schemas().get(file_part.rsplit("/", 1)[-1], {})
-    node: Any = target_doc
-    for part in [p for p in fragment.split("/") if p]:
-        node = node.get(part) if isinstance(node, dict) else None
-    return node, target_doc

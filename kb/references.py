@@ -46,7 +46,7 @@ def _walk_schema(
     if "x-kb-ref" in node:
         out.add((path, str(node["x-kb-ref"])))
     if "$ref" in node:
-        target, target_doc = _resolve(node["$ref"], doc)
+        target, target_doc = resolve_schema_ref(node["$ref"], doc)
         _walk_schema(target, target_doc, path, out, depth + 1)
     for key, child in node.get("properties", {}).items():
         _walk_schema(child, doc, (*path, key), out, depth + 1)
@@ -59,7 +59,8 @@ def _walk_schema(
             _walk_schema(child, doc, path, out, depth + 1)
 
 
-def _resolve(ref: str, doc: dict[str, Any]) -> tuple[Any, dict[str, Any]]:
+def resolve_schema_ref(ref: str, doc: dict[str, Any]) -> tuple[Any, dict[str, Any]]:
+    """The node a JSON Schema `$ref` names, and the schema document holding it."""
     file_part, _, fragment = ref.partition("#")
     target_doc = doc
     if file_part:
