@@ -12,9 +12,10 @@ workload's engine states its memory (`memory` of an engines/ record: the share
 `utilization` of each device it uses and the tokens per KV block `block_tokens`),
 the cache is counted as that engine pages it (flops/kv-cache-capacity-paged): the
 engine's reserve `(1 - utilization) x capacity` (or the device's stated reserve, if
-larger) is kept free, and each sequence holds whole blocks, its context rounded up to
-a multiple of the block. Activations and workspace have no figure (the class names
-them, no engine states one), so they are not counted and the report says so. A device
+larger) is kept free, its activation `workspace` (when it states one) is part of the
+state, and each sequence holds whole blocks, its context rounded up to a multiple of
+the block. Without an engine workspace, activations are not counted and the report
+says so. A device
 that does not fit reports what it needs and what it has in GiB; one that fits reports
 its headroom as the largest batch at this context and the longest context at this batch,
 both in whole blocks.
@@ -41,6 +42,7 @@ class Paging:
     engine: str
     utilization: Fraction | None  # the share of a device the engine uses; the rest is reserved
     block_tokens: int  # tokens per KV-cache block (1: no paging stated)
+    workspace: Fraction = Fraction(0)  # bytes of activations and workspace per device
 
     def describe(self) -> str:
         """`engines/vllm (0.9 of each device, 16-token blocks)`."""
@@ -49,7 +51,8 @@ class Paging:
             if self.utilization is not None
             else "no reserve stated"
         )
-        return f"{self.engine} ({share}, {self.block_tokens}-token blocks)"
+        room = f", workspace {gib(self.workspace)}" if self.workspace else ""
+        return f"{self.engine} ({share}, {self.block_tokens}-token blocks{room})"
 
     def reserve(self, capacity: Fraction) -> Fraction:
         """The bytes of a device the engine leaves unused: (1 - utilization) x capacity."""
@@ -61,7 +64,7 @@ class Paging:
 
 
 def engine_paging(res: InputReader, engine: str | None, pointer: str) -> Paging | None:
-    """The engine's `memory` (utilization, block_tokens) as a Paging; None when it states none.
+    """The engine's `memory` (utilization, block_tokens, workspace) as a Paging; None without one.
 
     A figure that does not resolve, or a utilization outside (0, 1] or a block that is not a
     whole number of tokens, is a gap at the engine's pointer (rule LG004), never a guess.
@@ -73,20 +76,27 @@ def engine_paging(res: InputReader, engine: str | None, pointer: str) -> Paging 
         return None
     u_node = record.get("memory.utilization")
     b_node = record.get("memory.block_tokens")
-    if u_node is None and b_node is None:
+    w_node = record.get("memory.workspace")
+    if u_node is None and b_node is None and w_node is None:
         return None
     where = pointer_join(pointer, "engine")
     u = res.optional(
-        None if u_node is None else f"{engine}#memory.utilization",
+        u_node,
         where,
         "1",
         f"{engine}'s memory utilization",
     )
     blk = res.optional(
-        None if b_node is None else f"{engine}#memory.block_tokens",
+        b_node,
         where,
         "1",
         f"{engine}'s KV block",
+    )
+    room = res.optional(
+        w_node,
+        where,
+        "B",
+        f"{engine}'s workspace",
     )
     if u is not None and not 0 < u.value <= 1:
         res.gap(where, f"{engine}'s memory utilization is {u.value}, expected a share in (0, 1]")
@@ -98,6 +108,7 @@ def engine_paging(res: InputReader, engine: str | None, pointer: str) -> Paging 
         engine,
         None if u is None else u.value,
         1 if blk is None else int(blk.value),
+        Fraction(0) if room is None else room.value,
     )
 
 
@@ -188,11 +199,14 @@ def _composed_fit(group: DeviceGroup, envelope: Envelope, option: OptionSpec) ->
     sequences = derived.sequences(envelope.batch)
     tokens = paging.tokens(derived.context) if paging is not None else derived.context
     kv = derived.kv_per_token.value * tokens * sequences
-    state = derived.weights.value + kv + replicated
+    workspace = paging.workspace if paging is not None else Fraction(0)
+    state = derived.weights.value + kv + replicated + workspace
     parts = [("weights", derived.weights.value), ("kv_cache", kv)]
     if replicated:
         parts.append(("replicated", replicated))
-    free = group.capacity.value - reserve - derived.weights.value - replicated
+    if workspace:
+        parts.append(("workspace", workspace))
+    free = group.capacity.value - reserve - derived.weights.value - replicated - workspace
     per_token = derived.kv_per_token.value
     max_batch = max_context = None
     if free >= 0 and per_token > 0:

@@ -123,7 +123,12 @@ def device_line(d: Any) -> str:
     )
 
 
-PART_LABELS = {"weights": "weights", "kv_cache": "KV cache", "replicated": "replicated"}
+PART_LABELS = {
+    "weights": "weights",
+    "kv_cache": "KV cache",
+    "replicated": "replicated",
+    "workspace": "workspace",
+}
 
 
 def composed_device_line(d: Any) -> str:
@@ -131,8 +136,9 @@ def composed_device_line(d: Any) -> str:
     from kb.ledger.feasibility import gib
 
     parts = " + ".join(f"{PART_LABELS[name]} {gib(value)}" for name, value in d.parts)
-    state = f"{d.name} x{d.count}: {parts} + reserve {gib(d.reserve)} (activations and workspace:"
-    state += " no figure states them, not counted)"
+    state = f"{d.name} x{d.count}: {parts} + reserve {gib(d.reserve)}"
+    if not any(name == "workspace" for name, _ in d.parts):
+        state += " (activations and workspace: no figure states them, not counted)"
     paged = f"; KV cache and reserve as {d.paging}" if d.paging else ""
     if not d.fits:
         largest = (
