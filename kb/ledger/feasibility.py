@@ -212,7 +212,8 @@ def _composed_fit(group: DeviceGroup, envelope: Envelope, option: OptionSpec) ->
     if free >= 0 and per_token > 0:
         blocks = math.floor(free / (per_token * block))
         max_batch = (blocks // (tokens // block)) * derived.degrees.dp
-        max_context = math.floor(blocks / sequences) * block
+        if sequences > 0:  # no sequence (`--set batch=0`): no longest context to report
+            max_context = math.floor(blocks / sequences) * block
     return DeviceFit(
         group.name,
         group.count,
