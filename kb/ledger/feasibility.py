@@ -15,10 +15,10 @@ engine's reserve `(1 - utilization) x capacity` (or the device's stated reserve,
 larger) is kept free, its activation `workspace` (when it states one) is part of the
 state, and each sequence holds whole blocks, its context rounded up to a multiple of
 the block. Without an engine workspace, activations are not counted and the report
-says so. A device
-that does not fit reports what it needs and what it has in GiB; one that fits reports
-its headroom as the largest batch at this context and the longest context at this batch,
-both in whole blocks.
+says so. A device that does not fit reports what it needs and what it has in GiB (and
+the largest batch that would fit at this context); one that fits reports its headroom
+as the largest batch at this context and the longest context at this batch, both in
+whole blocks.
 """
 
 from __future__ import annotations
@@ -45,7 +45,7 @@ class Paging:
     workspace: Fraction = Fraction(0)  # bytes of activations and workspace per device
 
     def describe(self) -> str:
-        """`engines/vllm (0.9 of each device, 16-token blocks)`."""
+        """`engines/vllm (0.9 of each device, 16-token blocks, workspace 5.12 GiB)`."""
         share = (
             f"{float(self.utilization):g} of each device"
             if self.utilization is not None
@@ -60,7 +60,7 @@ class Paging:
 
     def tokens(self, context: int) -> int:
         """Tokens a sequence of `context` tokens holds: whole blocks."""
-        return math.ceil(context / self.block_tokens) * self.block_tokens
+        return -(-context // self.block_tokens) * self.block_tokens
 
 
 def engine_paging(res: InputReader, engine: str | None, pointer: str) -> Paging | None:
