@@ -469,3 +469,90 @@ def counts(results: list[RowResult]) -> dict[str, int]:
     for r in results:
         found[r.state] = found.get(r.state, 0) + 1
     return found
+
+
+# ---- the report: one dictionary per row (`kb list --end-to-end`, the README) ----------
+
+
+def percent(value: Fraction | None) -> str:
+    """A relative error as a signed percentage with one decimal ('+8.0%'), '' when none."""
+    if value is None:
+        return ""
+    tenths = round(value * 1000)  # exact: a Fraction rounds to the nearest tenth of a percent
+    return f"{'-' if tenths < 0 else '+'}{abs(tenths) // 10}.{abs(tenths) % 10}%"
+
+
+def conditions_text(conditions: Mapping[str, Any]) -> str:
+    """The conditions of a row on one line: model, devices, degrees, batch, lengths, engine."""
+    if not conditions:
+        return ""
+
+    def tail(value: Any) -> str:
+        return str(value).rsplit("/", 1)[-1]
+
+    degrees = "".join(
+        f" {name}{conditions[name]}" for name in ("tp", "pp", "ep", "dp") if conditions[name] > 1
+    )
+    nodes = f" on {conditions['nodes']} nodes" if conditions["nodes"] > 1 else ""
+    lengths = f"{conditions['input_tokens']}/{conditions['output_tokens'] or '-'}"
+    graphs = {True: ", CUDA graphs", False: ", no CUDA graphs", None: ""}[conditions["cuda_graphs"]]
+    return (
+        f"{tail(conditions['model'])} on {conditions['devices']} x {tail(conditions['hardware'])}"
+        f"{nodes}{degrees or ' tp1'}, batch {conditions['batch']}, {lengths} tokens, "
+        f"{conditions['precision']}, {tail(conditions['engine'])}{graphs}"
+    )
+
+
+def report_row(result: RowResult) -> dict[str, Any]:
+    """One row of the report: text for people, exact fractions for programs."""
+    from kb import numfmt
+
+    def shown(value: Fraction | None) -> str:
+        return "" if value is None else numfmt.human(value, result.unit)
+
+    def exact(value: Fraction | None) -> str | None:
+        return None if value is None else str(value)
+
+    return {
+        "receipt": result.receipt,
+        "row": result.index,
+        "label": result.label,
+        "measures": result.measures or "",
+        "conditions": conditions_text(result.conditions),
+        "predicted": shown(result.predicted),
+        "measured": shown(result.measured),
+        "error": percent(result.error),
+        "state": result.state,
+        "reason": result.reason,
+        "assumed": list(result.assumed),
+        "provenance": result.provenance,
+        "exact": {
+            "predicted": exact(result.predicted),
+            "measured": exact(result.measured),
+            "error": exact(result.error),
+            "unit": result.unit,
+            "conditions": dict(result.conditions),
+        },
+    }
+
+
+def summary(results: list[RowResult]) -> dict[str, Any]:
+    """Counts by state and the validation rows' distribution."""
+    found = distribution(results)
+    share = found.share_within
+    return {
+        "rows": len(results),
+        "states": counts(results),
+        "validation_rows": found.rows,
+        "median_abs_error": percent(found.median_abs_error).lstrip("+"),
+        "within_band": found.within_band,
+        "share_within_band": percent(share).lstrip("+") if share is not None else "",
+        "band": percent(found.band).lstrip("+"),
+        "exact": {
+            "median_abs_error": None
+            if found.median_abs_error is None
+            else str(found.median_abs_error),
+            "share_within_band": None if share is None else str(share),
+            "band": str(found.band),
+        },
+    }
