@@ -145,7 +145,10 @@ def outcome(scenario: Scenario, kb: KnowledgeBase) -> Outcome:
     problems = list(_ep_problem(scenario))
     priced = True
     if isinstance(spec, Unresolved) or spec.gaps:
-        problems.extend(f"{g.pointer}: {g.message}" for g in spec.gaps)
+        for gap in spec.gaps:  # one line per cause (a decode and a prefill transfer share one)
+            line = f"{gap.pointer}: {gap.message}"
+            if line not in problems:
+                problems.append(line)
         # Feasibility reads no link: ask it of a copy whose links state a latency that no
         # time is ever read from, so a question kb cannot price still learns whether it fits.
         probe = _feasibility_probe(record)
