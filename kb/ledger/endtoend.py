@@ -255,7 +255,12 @@ def conditions(
     weights = weight_format(row.get("precision"), assumed)
     if weights is None:
         raise _NotEvaluable(f"precision '{row.get('precision')}' is not a format kb prices")
-    assumed.append(f"KV cache {decl.kv_precision}")
+    kv = weight_format(row.get("kv_precision"), []) if row.get("kv_precision") else None
+    if row.get("kv_precision") and kv is None:
+        raise _NotEvaluable(f"KV precision '{row.get('kv_precision')}' is not a format kb prices")
+    if kv is None:
+        kv = decl.kv_precision
+        assumed.append(f"KV cache {kv} (not stated)")
     if ep > 1:
         raise _NotEvaluable(
             f"ep = {ep}: expert parallelism and its dispatch/combine are not composed yet"
@@ -281,7 +286,7 @@ def conditions(
         context=context,
         engine=str(engine),
         weight_precision=weights,
-        kv_precision=decl.kv_precision,
+        kv_precision=kv,
         cuda_graphs=graphs if isinstance(graphs, bool) else None,
         stock_collective=stock,
         overhead_fallback=fallback,
@@ -344,6 +349,7 @@ def _conditions_view(s: Scenario) -> dict[str, Any]:
         "output_tokens": s.output_tokens,
         "context": s.context,
         "precision": s.weight_precision,
+        "kv_precision": s.kv_precision,
         "engine": s.engine,
         "cuda_graphs": s.cuda_graphs,
     }
@@ -496,10 +502,11 @@ def conditions_text(conditions: Mapping[str, Any]) -> str:
     nodes = f" on {conditions['nodes']} nodes" if conditions["nodes"] > 1 else ""
     lengths = f"{conditions['input_tokens']}/{conditions['output_tokens'] or '-'}"
     graphs = {True: ", CUDA graphs", False: ", no CUDA graphs", None: ""}[conditions["cuda_graphs"]]
+    kv = "" if conditions["kv_precision"] == "bf16" else f" (KV {conditions['kv_precision']})"
     return (
         f"{tail(conditions['model'])} on {conditions['devices']} x {tail(conditions['hardware'])}"
         f"{nodes}{degrees or ' tp1'}, batch {conditions['batch']}, {lengths} tokens, "
-        f"{conditions['precision']}, {tail(conditions['engine'])}{graphs}"
+        f"{conditions['precision']}{kv}, {tail(conditions['engine'])}{graphs}"
     )
 
 
