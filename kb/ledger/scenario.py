@@ -294,7 +294,8 @@ def _record_of(kb: KnowledgeBase, record_id: Any, kind: str, what: str) -> Recor
         why = "cannot be read" if kb.exists(record_id) else "is not in the tree"
         raise ScenarioError(f"{what} {record_id}: the record {why}")
     if record.kind != kind:
-        raise ScenarioError(f"{what} {record_id} is a {record.kind} record, not a {kind}")
+        article = "an" if kind[0] in "aeiou" else "a"
+        raise ScenarioError(f"{what} {record_id} is a {record.kind} record, not {article} {kind}")
     if not views(kb).passed(record):
         raise ScenarioError(f"{what} {record_id} fails its schema (its own finding says why)")
     return record

@@ -178,3 +178,33 @@ def test_kb_list_end_to_end_prints_every_row(results: list[RowResult]) -> None:
     assert text.exit_code == 0
     median = percent(found.median_abs_error).lstrip("+")
     assert f"{found.rows} validation rows: median |error| {median}" in text.output
+
+
+def test_odd_rows_are_states_with_reasons_never_a_traceback(shipped_copy: Path) -> None:
+    """A row whose engine record is a model, a value in the wrong dimension, a broken receipt."""
+    nemo = shipped_copy / "receipts" / "nemo-llama-2-7b-h100-tp-latency.yaml"
+    text = nemo.read_text()
+    text = text.replace("record: engines/nemo", "record: models/llama-2-7b", 1)
+    nemo.write_text(text)
+    lmdeploy = shipped_copy / "receipts" / "lmdeploy-llama-2-7b-a100-tp1-static.yaml"
+    lines = lmdeploy.read_text().split("\n")
+    first = next(i for i, line in enumerate(lines) if line.startswith("  - {label:"))
+    lines[first] = lines[first].replace("unit: s,", "unit: GB,", 1)
+    lmdeploy.write_text("\n".join(lines))
+    broken = shipped_copy / "receipts" / "vllm-ci-llama-3-70b-h200-tp4-latency-batch8.yaml"
+    broken.write_text(broken.read_text().replace("measures: request_latency", "measures: 7", 1))
+    out = CliRunner().invoke(
+        cli, ["list", "--end-to-end", "--format", "json", "--root", str(shipped_copy)]
+    )
+    assert out.exit_code == 0, out.output
+    rows = json.loads(out.output)["rows"]
+    by_receipt: dict[str, list[dict[str, Any]]] = {}
+    for row in rows:
+        by_receipt.setdefault(row["receipt"], []).append(row)
+    for row in by_receipt["receipts/nemo-llama-2-7b-h100-tp-latency"]:
+        assert row["state"] == NOT_EVALUABLE
+        assert "engine models/llama-2-7b is a model record, not an engine" in row["reason"]
+    odd = by_receipt["receipts/lmdeploy-llama-2-7b-a100-tp1-static"][0]
+    assert odd["state"] == NOT_EVALUABLE and "not a positive figure in s" in odd["reason"]
+    # a receipt that fails its schema has its own finding (SC001) and no rows here
+    assert "receipts/vllm-ci-llama-3-70b-h200-tp4-latency-batch8" not in by_receipt
