@@ -77,22 +77,28 @@ class Declaration:
 @lru_cache(maxsize=1)
 def declaration() -> Declaration:
     """kb/data/end-to-end.json, read once."""
-    from kb.resources import _package_dir
+    from kb.resources import ResourceMissing, _package_dir
 
-    data = json.loads((_package_dir("data") / "end-to-end.json").read_text(encoding="utf-8"))
-    assumed = data["assumed"]
-    return Declaration(
-        band=Fraction(data["band"]),
-        band_reason=data["band_reason"],
-        context_reason=data["context_reason"],
-        precision=assumed["precision"]["value"],
-        kv_precision=assumed["kv_precision"]["value"],
-        single_node_up_to=int(assumed["nodes"]["up_to_devices"]),
-        overhead_graphs=data["overhead_fallback"]["cuda_graphs"],
-        overhead_otherwise=data["overhead_fallback"]["otherwise"],
-        overhead_reason=data["overhead_fallback"]["reason"],
-        assumed_reasons={name: entry["reason"] for name, entry in assumed.items()},
-    )
+    path = _package_dir("data") / "end-to-end.json"
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+        assumed = data["assumed"]
+        return Declaration(
+            band=Fraction(data["band"]),
+            band_reason=data["band_reason"],
+            context_reason=data["context_reason"],
+            precision=assumed["precision"]["value"],
+            kv_precision=assumed["kv_precision"]["value"],
+            single_node_up_to=int(assumed["nodes"]["up_to_devices"]),
+            overhead_graphs=data["overhead_fallback"]["cuda_graphs"],
+            overhead_otherwise=data["overhead_fallback"]["otherwise"],
+            overhead_reason=data["overhead_fallback"]["reason"],
+            assumed_reasons={name: entry["reason"] for name, entry in assumed.items()},
+        )
+    except (OSError, ValueError, KeyError, TypeError) as exc:
+        raise ResourceMissing(
+            f"kb's packaged {path} is missing or malformed ({exc}); reinstall kb"
+        ) from None
 
 
 @dataclass(frozen=True)
