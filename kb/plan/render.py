@@ -183,7 +183,8 @@ def _ledger(o: Option) -> list[str]:
     if v.get("latency") is not None:
         head += f", request {amount(v['latency'] or Fraction(0), 's')}"
     parts = [
-        f"{ROW_LABELS.get(row.name, row.name)} {amount(Fraction(row.value), 's')} ({row.provenance})"
+        f"{ROW_LABELS.get(row.name, row.name)} {amount(Fraction(row.value), 's')} "
+        f"({row.provenance})"
         for row in out.rows
         if row.value or row.provenance != "none"
     ]
