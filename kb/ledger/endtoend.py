@@ -38,7 +38,7 @@ from functools import lru_cache
 from typing import Any
 
 from kb.ledger.quantities import QuantityError, figure
-from kb.ledger.scenario import Outcome, Scenario, ScenarioError, outcome
+from kb.ledger.scenario import Outcome, Scenario, ScenarioError, compute_rate_peak, outcome
 from kb.model import KnowledgeBase, Record
 
 VALIDATED = "validated"
@@ -297,6 +297,8 @@ def conditions(
         stock_collective=stock,
         overhead_fallback=fallback,
     )
+    if compute_rate_peak(scenario, kb):
+        assumed.append("matmuls at the datasheet peak (no measured matmul rate here)")
     return scenario, str(measures), assumed
 
 

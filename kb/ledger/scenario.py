@@ -17,9 +17,13 @@ What the scenario fixes, and where each value comes from:
   (`PRECISION_BYTES`: bf16 2, fp8 and int8 1, int4 and fp4 a half; block scales of
   the 4-bit formats are not counted); activations bf16 (2 B); two all-reduces per
   layer (Megatron-style tensor parallelism, seed 003); 2 FLOP per multiply-add;
-- the HBM rate `hardware#memory.bandwidth` and the compute rate
-  `hardware#compute.<precision>` (fp8, int8 or fp4 when the accelerator states it
-  and the weights are in it; bf16 otherwise);
+- the HBM rate `hardware#memory.bandwidth` and the compute rate of the matmul
+  format (fp8, int8 or fp4 when the accelerator states it and the weights are in
+  it; bf16 otherwise): the measured one where a receipt of pattern `matmul` has a
+  row naming this accelerator (`hardware`), the format (`precision`) and the metric
+  "maximum achievable matmul throughput" (`measured_matmul_rate`; the first such
+  receipt by id), else the datasheet peak `hardware#compute.<format>`, which the
+  Outcome says (`compute_rate_peak`); `peak_compute` asks for the peak always;
 - the devices: `count` of `hardware` in `nodes` equal nodes; tensor parallel is the
   innermost group, then pipeline stages, then data-parallel replicas, and no group
   straddles a node unevenly. A TP group or a pipeline boundary that spans nodes runs
@@ -107,6 +111,7 @@ class Scenario:
     overhead_fallback: str | None = None  # an engine whose per-layer overhead stands in
     intra_latency: str | None = None  # "3 us": per-message latency inside a node (stated)
     inter_latency: str | None = None  # between nodes
+    peak_compute: bool = False  # the datasheet peak even where a matmul rate was measured
 
 
 @dataclass(frozen=True)
@@ -451,6 +456,44 @@ def _compute_field(s: Scenario, kb: KnowledgeBase) -> str:
     return "bf16"
 
 
+MATMUL_METRIC = "maximum achievable matmul throughput"
+
+
+def measured_matmul_rate(kb: KnowledgeBase, hardware: str, precision: str) -> str | None:
+    """The pointer to a measured dense-matmul rate of this accelerator and format, or None.
+
+    A row of a `matmul` receipt that names the accelerator (`hardware`), the format
+    (`precision`) and the metric MATMUL_METRIC; the first such receipt by id, its
+    first such row.
+    """
+    for record in sorted(kb.of_kind("receipt"), key=lambda r: r.id):
+        if record.get("pattern") != "matmul":
+            continue
+        rows = record.get("results")
+        for index, row in enumerate(rows if isinstance(rows, list) else []):
+            if (
+                isinstance(row, dict)
+                and row.get("hardware") == hardware
+                and row.get("precision") == precision
+                and row.get("metric") == MATMUL_METRIC
+                and isinstance(row.get("value"), dict)
+            ):
+                return f"{record.id}#results.{index}.value"
+    return None
+
+
+def compute_rate(s: Scenario, kb: KnowledgeBase) -> str:
+    """The scenario's matmul rate: measured where a receipt states it, else the peak."""
+    field = _compute_field(s, kb)
+    measured = None if s.peak_compute else measured_matmul_rate(kb, s.hardware, field)
+    return measured if measured is not None else f"{s.hardware}#compute.{field}"
+
+
+def compute_rate_peak(s: Scenario, kb: KnowledgeBase) -> bool:
+    """True when the scenario's matmuls are priced at the datasheet peak."""
+    return compute_rate(s, kb).startswith(f"{s.hardware}#compute.")
+
+
 def _intra_link(s: Scenario, kb: KnowledgeBase) -> str:
     if s.intra_link is not None:
         return s.intra_link
@@ -537,7 +580,7 @@ def placement_data(s: Scenario, kb: KnowledgeBase) -> dict[str, Any]:
         "degrees": {"tp": s.tp, "pp": s.pp, "dp": s.dp},
         "useful": {
             "rate": f"{s.hardware}#memory.bandwidth",
-            "compute_rate": f"{s.hardware}#compute.{_compute_field(s, kb)}",
+            "compute_rate": compute_rate(s, kb),
         },
     }
     if s.tp > 1:
