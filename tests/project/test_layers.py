@@ -48,6 +48,7 @@ LAYERS: dict[str, int] = {
     "prose": 1,
     "ledger": 2,
     "rules": 3,
+    "plan": 3,  # the planner: scenarios priced by the ledger; LG011 reads it
     "reads": 3,
     "checker": 4,
     "incremental": 4,
