@@ -17,6 +17,10 @@ Every command and test goes through these two, so `kb build`, `kb ledger`, `kb c
   asks for a run of everything, which is never remembered
   (kb.checker.check_everything). Both routes give the same `Result`
   (tests/test_incremental.py holds them equal).
+
+For programs outside kb these two, with kb.equations.evaluate.evaluate and
+kb.ledger.analysis.analyze_placement, are the documented contract, with a
+stability statement: docs/api.md.
 """
 
 from __future__ import annotations

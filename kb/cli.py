@@ -9,7 +9,9 @@ from __future__ import annotations
 
 import gc
 import importlib
+import os
 import sys
+from collections.abc import Mapping
 
 import click
 
@@ -57,6 +59,19 @@ class LazyGroup(click.Group):
 @click.version_option(package_name="kb-placement-tax")
 def cli() -> None:
     """kb: the compute-placement-tax knowledge base and the tool that keeps it honest."""
+    click.get_current_context().color = colour(os.environ)
+
+
+def colour(environ: Mapping[str, str]) -> bool | None:
+    """False under NO_COLOR, True under FORCE_COLOR, None (a terminal colours) otherwise.
+
+    As no-color.org and ruff read them: set and not empty; NO_COLOR wins.
+    """
+    if environ.get("NO_COLOR"):
+        return False
+    if environ.get("FORCE_COLOR"):
+        return True
+    return None
 
 
 def main() -> None:

@@ -78,12 +78,12 @@ def test_the_schemas_ship_in_the_package() -> None:
     config = tomllib.loads((REPO / "pyproject.toml").read_text(encoding="utf-8"))
     patterns = config["tool"]["setuptools"]["package-data"]["kb"]
     names = sorted(OUTPUT.glob("*.schema.json"))
-    assert [p.name for p in names] == [
+    assert {
         "plan.v1.schema.json",
         "rules.v1.schema.json",
         "statistics.v1.schema.json",
         "validate.v1.schema.json",
-    ]
+    } <= {p.name for p in names}  # the rest: tests/commands/test_json_contracts.py
     for path in names:
         relative = path.relative_to(REPO / "kb").as_posix()
         assert any(fnmatch.fnmatch(relative, pattern) for pattern in patterns), relative
