@@ -155,12 +155,21 @@ def _ledger_lines(side: Side) -> list[str]:
             f"    {ROW_LABELS[row.name]:<29} {amount(row.value, 's'):>12}  "
             f"{row.provenance}{receipts}; {row.formula}"
         )
-    lines.append(f"    {'T_total':<29} {amount(side.ledger.total, 's'):>12}  sum of the rows")
+    lines.append(
+        f"    {'T_total':<29} {amount(side.ledger.total, 's'):>12}  {total_text(side.ledger)}"
+    )
     for cost in side.ledger.transfers:
         lines.append(f"      {transfer_line(cost)}")
         if cost.pricing:
             lines.append(f"        priced by {cost.pricing}")
     return lines
+
+
+def total_text(ledger: Any) -> str:
+    """How T_total was computed: the sum of the rows, or the step class's equation."""
+    if ledger.composed is None:
+        return "sum of the rows"
+    return f"{ledger.composed_formula} (the rows above split it)"
 
 
 def transfer_line(cost: Any) -> str:
@@ -333,6 +342,7 @@ def _ledger_json(side: Side) -> dict[str, Any]:
         "option": side.option.name,
         "computed": True,
         "total": exact(side.ledger.total, "s"),
+        "total_formula": total_text(side.ledger),
         "rows": [
             {
                 "row": r.name,

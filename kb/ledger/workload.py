@@ -21,8 +21,13 @@ through the one evaluator (kb/equations/evaluate.py), so `kb calc` on a class an
   the size-aware receipt curves (kb/ledger/curves.py), else the line rate;
 - the per-layer overhead `L*t_o` (the last term of tp-decode-allreduce-time's step).
 
-Their sum is that class's `step_time` plus decode-kv-cache-read's `t_kv`, evaluated at
-the same inputs (tests/ledger/test_composed_step.py holds the two equal). Anything
+The step itself is stated once, as tp-decode-allreduce-time's equation
+`step_time_parts` (t_step = t_w + t_kv + c*L*t_ar + L*t_o) or, when the option states a
+compute rate, `roofline_step` (the reads or, above the ridge, the matmuls). `StepModel`
+holds that equation as kb's evaluator prepares it (kb/equations/evaluate.py `prepare`),
+and the ledger's T_total of a composed option is its value at the option's terms
+(kb/ledger/ledger.py): the same expression `kb calc flops/tp-decode-allreduce-time
+step_time` evaluates (tests/ledger/test_one_answer.py holds the two equal). Anything
 kb cannot derive is a `Gap` (rule LG004), never a guess.
 """
 
@@ -58,6 +63,91 @@ class Model:
     architecture: str
 
 
+STEP_EQUATION = "step_time_parts"  # t_step = t_w + t_kv + c*L*t_ar + L*t_o
+ROOF_EQUATION = "roofline_step"  # t_roof = max(t_w + t_kv, T_math) + c*L*t_ar + L*t_o
+STEP_TERMS = ("t_w", "t_kv", "c", "L", "t_ar", "t_o")  # what the ledger binds
+ROOF_TERMS = (*STEP_TERMS, "T_math")
+
+
+@dataclass(frozen=True)
+class StepModel:
+    """One equation of the step class, as kb's evaluator prepares it, ready for many inputs.
+
+    `expression` is the equation's right-hand side with every symbol in `terms` kept
+    (kb/equations/evaluate.py `prepare`, strict: the class's own definitions are not
+    expanded past them), in base units. `value` substitutes the terms, as `evaluate`
+    does; a term may be a SymPy expression (the break-even solver's symbol), and the
+    result is then one too.
+    """
+
+    class_id: str
+    equation: str  # its id in the class
+    text: str  # as authored: "t_step = t_w + t_kv + c*L*t_ar + L*t_o"
+    expression: Any  # sympy.Expr over `terms`
+    terms: tuple[str, ...]
+
+    def value(self, values: Mapping[str, Any]) -> Any:
+        """The step at `values` (name -> Fraction or SymPy expression), exact where they are."""
+        import sympy as sp
+
+        swap = {
+            s: (sp.Rational(v.numerator, v.denominator) if isinstance(v, (int, Fraction)) else v)
+            for s in self.expression.free_symbols
+            for name, v in values.items()
+            if s.name == name
+        }
+        result = self.expression.xreplace(swap)
+        if isinstance(result, sp.Rational):
+            return Fraction(int(result.p), int(result.q))
+        if isinstance(result, sp.Integer):  # pragma: no cover - Integer is a Rational
+            return Fraction(int(result))
+        return result
+
+
+def step_models(
+    res: InputReader, listed: tuple[str, ...], pointer: str
+) -> tuple[StepModel, StepModel] | None:
+    """tp-decode-allreduce-time's step (memory-bound and on the roofline), prepared once."""
+    from kb.equations.compose import compose
+    from kb.equations.evaluate import EvaluationError, prepare
+    from kb.equations.system import build_system
+
+    if TP_CLASS not in listed:
+        _gap_once(
+            res,
+            "/envelope/workload/composed_from",
+            f"the composed step is {TP_CLASS}'s {STEP_EQUATION}; name it in composed_from",
+        )
+        return None
+    record = res.readable(TP_CLASS)
+    if record is None:
+        res.blocked(pointer, TP_CLASS, "the composed step") if res.unusable(TP_CLASS) else res.gap(
+            pointer, f"the composed step needs {TP_CLASS}, which is not in the tree"
+        )
+        return None
+    composed = compose(res.kb, record).record
+    system = build_system(composed.data)
+    models = []
+    for equation, terms in ((STEP_EQUATION, STEP_TERMS), (ROOF_EQUATION, ROOF_TERMS)):
+        try:
+            plan = prepare(composed, system, equation, dict.fromkeys(terms), strict=True)
+        except (EvaluationError, ArithmeticError) as exc:
+            _gap_once(res, pointer, f"{TP_CLASS} {equation}: {exc}")
+            return None
+        extra = sorted(s.name for s in plan.expanded.free_symbols if s.name not in terms)
+        if extra:
+            _gap_once(
+                res,
+                pointer,
+                f"{TP_CLASS} {equation} ({plan.equation}) needs {', '.join(extra)}, which a "
+                f"composed placement does not derive (it binds {', '.join(terms)})",
+            )
+            return None
+        text = f"{plan.symbol} = {plan.equation}"
+        models.append(StepModel(TP_CLASS, equation, text, plan.expanded, terms))
+    return models[0], models[1]
+
+
 @dataclass(frozen=True)
 class Workload:
     """The resolved `envelope.workload`."""
@@ -75,6 +165,7 @@ class Workload:
     overhead_note: str = ""  # where t_o comes from, or why there is none
     flop_per_mac: Figure | None = None
     request: tuple[int, int] | None = None  # (input_tokens, output_tokens)
+    steps: tuple[StepModel, StepModel] | None = None  # (memory-bound, roofline): the one step
 
 
 @dataclass(frozen=True)
@@ -102,6 +193,9 @@ class Derived:
     moe: bool = False  # the weight read counts every expert (an upper bound)
     overhead_note: str = ""  # where t_o comes from, or why there is none
     math: Part | None = None  # the replica's matmul time at the compute rate (the ridge check)
+    layers: int = 0  # L
+    all_reduces_per_layer: Fraction = Fraction(0)  # c (0 when no all-reduce is derived)
+    step: StepModel | None = None  # the class's step this option is priced by
 
     def sequences(self, batch: Any) -> Any:
         """Sequences one replica serves: batch / dp."""
@@ -216,7 +310,8 @@ def resolve_workload(
         pointer_join(pointer, "weight_bytes"),
         node.composed_from,
     )
-    if weights is None:
+    steps = step_models(res, node.composed_from, pointer)
+    if weights is None or steps is None:
         return None
     model = Model(
         model_id,
@@ -239,6 +334,7 @@ def resolve_workload(
         overhead_note,
         f_mac,
         node.request,
+        steps,
     )
 
 
@@ -429,6 +525,8 @@ def derive_option(
             work.per_layer_overhead.basis,
         )
     math = _math_time(res, work, option, batch, pointer)
+    assert work.steps is not None  # resolve_workload returns no workload without them
+    per_layer = work.all_reduces_per_layer
     derived = Derived(
         deg,
         work.context,
@@ -441,6 +539,9 @@ def derive_option(
         work.model.architecture == "moe" and moe_read is None,
         work.overhead_note,
         math,
+        work.model.layers,
+        per_layer.value if per_layer is not None and deg.tp > 1 else Fraction(0),
+        work.steps[1] if math is not None else work.steps[0],
     )
     transfers: list[Transfer] = []
     if deg.tp > 1:
