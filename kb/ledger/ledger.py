@@ -88,12 +88,28 @@ class TransferCost:
 
 
 @dataclass(frozen=True)
+class Energy:
+    """Energy per output token of the decode step (J): value, formula, inputs, provenance.
+
+    `value` is None when nothing is entered to price it (`provenance` "none", and
+    `formula` says what is missing); otherwise an estimate: at TDP when the power is
+    the accelerators' board power, an upper bound on what they draw.
+    """
+
+    value: Fraction | None
+    formula: str
+    inputs: Mapping[str, Any]
+    provenance: str
+
+
+@dataclass(frozen=True)
 class Ledger:
     option: str
     rows: tuple[Row, ...]
     transfers: tuple[TransferCost, ...] = field(default=())
     composed: Num = None  # a composed option: the step class's equation at its terms, + the rest
     composed_formula: str = ""  # how `composed` was evaluated
+    energy: Energy | None = None  # a composed option: energy per output token of the step
 
     @property
     def rows_sum(self) -> Num:
@@ -378,4 +394,37 @@ def compute_ledger(envelope: Envelope, option: OptionSpec, over: Overrides | Non
     rows = tuple(_measured(row, option) for row in rows)
     batch = envelope.batch if over.batch is None else over.batch
     total, formula = composed_step(envelope, option, costs, rows, batch)
-    return Ledger(option.name, rows, tuple(costs), total, formula)
+    energy = energy_per_token(option, total, batch) if _exact(total, batch) else None
+    return Ledger(option.name, rows, tuple(costs), total, formula, energy)
+
+
+TDP_NOTE = "board power, an upper bound on what a device draws"
+
+
+def energy_per_token(option: OptionSpec, step: Fraction, batch: Fraction) -> Energy:
+    """flops/serving-energy-cost-per-token's e_tok = N*P_dev*t_step/B for one decode step.
+
+    N devices draw P_dev each for the step T_total, which emits B = batch tokens (one
+    per sequence, over every replica). With the accelerators' board power this is an
+    estimate at TDP, never a measurement.
+    """
+    derived = option.derived
+    assert derived is not None
+    power, model = derived.power, derived.energy
+    if power is None or model is None:
+        return Energy(None, derived.power_note, {}, "none")
+    value = model.value(
+        {"N": Fraction(power.devices), "P_dev": power.per_device, "t_step": step, "B": batch}
+    )
+    where = f"at TDP ({TDP_NOTE})" if power.at_tdp else "from the option's stated power"
+    formula = (
+        f"{model.class_id} {model.equation}: {model.text}; N = {power.devices} devices, "
+        f"P_dev = {power.per_device} W {where}, t_step = T_total, B = {batch} tokens per step"
+    )
+    inputs = {"N": power.devices, "P_dev": power.per_device, "P_dev_from": power.origin}
+    return Energy(
+        Fraction(value),
+        formula,
+        {**inputs, "t_step": step, "B": batch},
+        "estimated at TDP" if power.at_tdp else "estimated",
+    )

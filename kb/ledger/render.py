@@ -74,6 +74,13 @@ def request_lines(r: Any) -> list[str]:
         f"{amount(r.prefill_collectives, 's')}), TPOT {amount(r.tpot, 's')}, request "
         f"{amount(r.latency, 's')} = TTFT + {r.output_tokens - 1} x TPOT; {r.provenance}"
     ]
+    if r.energy_per_token is not None:
+        lines.append(
+            f"    energy per output token over the request {amount(r.energy_per_token, 'J')} "
+            f"({r.energy_provenance}: N*P_dev*request/(batch*output tokens))"
+        )
+    else:
+        lines.append("    energy per output token over the request: none entered")
     lines += [f"    prefill all-reduces priced by {p}" for p in r.pricing]
     return lines
 
@@ -158,11 +165,21 @@ def _ledger_lines(side: Side) -> list[str]:
     lines.append(
         f"    {'T_total':<29} {amount(side.ledger.total, 's'):>12}  {total_text(side.ledger)}"
     )
+    if side.ledger.energy is not None:
+        lines.append(f"    {energy_line(side.ledger.energy)}")
     for cost in side.ledger.transfers:
         lines.append(f"      {transfer_line(cost)}")
         if cost.pricing:
             lines.append(f"        priced by {cost.pricing}")
     return lines
+
+
+def energy_line(energy: Any) -> str:
+    """`E_per_output_token  0.1208 J  estimated at TDP; ...`, or `none entered: why`."""
+    label = f"{'E_per_output_token':<29}"
+    if energy.value is None:
+        return f"{label} {'none entered':>12}  {energy.formula.removeprefix('none entered: ')}"
+    return f"{label} {amount(energy.value, 'J'):>12}  {energy.provenance}; {energy.formula}"
 
 
 def total_text(ledger: Any) -> str:
@@ -296,6 +313,8 @@ def to_json(analysis: PlacementAnalysis) -> str:
                     "pricing": list(r.pricing),
                 },
                 "provenance": r.provenance,
+                "energy_per_token": exact(r.energy_per_token, "J"),
+                "energy_provenance": r.energy_provenance,
             }
             for r in analysis.requests
         ]
@@ -343,6 +362,7 @@ def _ledger_json(side: Side) -> dict[str, Any]:
         "computed": True,
         "total": exact(side.ledger.total, "s"),
         "total_formula": total_text(side.ledger),
+        **_energy_json(side.ledger.energy),
         "rows": [
             {
                 "row": r.name,
@@ -371,6 +391,20 @@ def _ledger_json(side: Side) -> dict[str, Any]:
             }
             for t in side.ledger.transfers
         ],
+    }
+
+
+def _energy_json(energy: Any) -> dict[str, Any]:
+    """A composed ledger's energy per output token (absent for a typed placement)."""
+    if energy is None:
+        return {}
+    return {
+        "energy_per_token": {
+            "value": exact(energy.value, "J"),
+            "formula": energy.formula,
+            "provenance": energy.provenance,
+            "inputs": {k: str(v) for k, v in energy.inputs.items()},
+        }
     }
 
 

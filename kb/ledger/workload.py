@@ -104,14 +104,51 @@ class StepModel:
         return result
 
 
-def step_models(
-    res: InputReader, listed: tuple[str, ...], pointer: str
-) -> tuple[StepModel, StepModel] | None:
-    """tp-decode-allreduce-time's step (memory-bound and on the roofline), prepared once."""
+def prepared_models(
+    res: InputReader,
+    class_id: str,
+    wanted: tuple[tuple[str, tuple[str, ...]], ...],
+    pointer: str,
+    what: str,
+) -> tuple[StepModel, ...] | None:
+    """Equations of one class as kb's evaluator prepares them, each over the terms it binds."""
     from kb.equations.compose import compose
     from kb.equations.evaluate import EvaluationError, prepare
     from kb.equations.system import build_system
 
+    record = res.readable(class_id)
+    if record is None:
+        res.blocked(pointer, class_id, what) if res.unusable(class_id) else res.gap(
+            pointer, f"{what} needs {class_id}, which is not in the tree"
+        )
+        return None
+    composed = compose(res.kb, record).record
+    system = build_system(composed.data)
+    models = []
+    for equation, terms in wanted:
+        try:
+            plan = prepare(composed, system, equation, dict.fromkeys(terms), strict=True)
+        except (EvaluationError, ArithmeticError) as exc:
+            _gap_once(res, pointer, f"{class_id} {equation}: {exc}")
+            return None
+        extra = sorted(s.name for s in plan.expanded.free_symbols if s.name not in terms)
+        if extra:
+            _gap_once(
+                res,
+                pointer,
+                f"{class_id} {equation} ({plan.equation}) needs {', '.join(extra)}, which a "
+                f"composed placement does not derive (it binds {', '.join(terms)})",
+            )
+            return None
+        text = f"{plan.symbol} = {plan.equation}"
+        models.append(StepModel(class_id, equation, text, plan.expanded, terms))
+    return tuple(models)
+
+
+def step_models(
+    res: InputReader, listed: tuple[str, ...], pointer: str
+) -> tuple[StepModel, StepModel] | None:
+    """tp-decode-allreduce-time's step (memory-bound and on the roofline), prepared once."""
     if TP_CLASS not in listed:
         _gap_once(
             res,
@@ -119,33 +156,55 @@ def step_models(
             f"the composed step is {TP_CLASS}'s {STEP_EQUATION}; name it in composed_from",
         )
         return None
-    record = res.readable(TP_CLASS)
-    if record is None:
-        res.blocked(pointer, TP_CLASS, "the composed step") if res.unusable(TP_CLASS) else res.gap(
-            pointer, f"the composed step needs {TP_CLASS}, which is not in the tree"
-        )
+    wanted = ((STEP_EQUATION, STEP_TERMS), (ROOF_EQUATION, ROOF_TERMS))
+    models = prepared_models(res, TP_CLASS, wanted, pointer, "the composed step")
+    return None if models is None else (models[0], models[1])
+
+
+ENERGY_CLASS = "flops/serving-energy-cost-per-token"
+ENERGY_EQUATION = "energy_step"  # e_tok = N*P_dev*t_step/B
+ENERGY_TERMS = ("N", "P_dev", "t_step", "B")
+
+
+def energy_model(res: InputReader, listed: tuple[str, ...], pointer: str) -> StepModel | None:
+    """The energy class's energy per token, when the workload names the class; else None."""
+    if ENERGY_CLASS not in listed:
         return None
-    composed = compose(res.kb, record).record
-    system = build_system(composed.data)
-    models = []
-    for equation, terms in ((STEP_EQUATION, STEP_TERMS), (ROOF_EQUATION, ROOF_TERMS)):
-        try:
-            plan = prepare(composed, system, equation, dict.fromkeys(terms), strict=True)
-        except (EvaluationError, ArithmeticError) as exc:
-            _gap_once(res, pointer, f"{TP_CLASS} {equation}: {exc}")
-            return None
-        extra = sorted(s.name for s in plan.expanded.free_symbols if s.name not in terms)
-        if extra:
-            _gap_once(
-                res,
-                pointer,
-                f"{TP_CLASS} {equation} ({plan.equation}) needs {', '.join(extra)}, which a "
-                f"composed placement does not derive (it binds {', '.join(terms)})",
-            )
-            return None
-        text = f"{plan.symbol} = {plan.equation}"
-        models.append(StepModel(TP_CLASS, equation, text, plan.expanded, terms))
-    return models[0], models[1]
+    wanted = ((ENERGY_EQUATION, ENERGY_TERMS),)
+    models = prepared_models(res, ENERGY_CLASS, wanted, pointer, "the energy per token")
+    return None if models is None else models[0]
+
+
+@dataclass(frozen=True)
+class Power:
+    """What the option's devices draw, for the energy per token: N devices of P_dev each."""
+
+    devices: int
+    per_device: Fraction  # W
+    origin: str  # the figure(s) it was read from, with their basis
+    at_tdp: bool  # board power (TDP, an upper bound on draw), not a measured draw
+
+
+def option_power(res: InputReader, option: Option, pointer: str) -> tuple[Power | None, str]:
+    """The option's power: its own `power` (all devices), else each accelerator's `power`."""
+    if option.power is not None:
+        fig = res.quantity(option.power, pointer_join(pointer, "power"), "W", "power")
+        if fig is None:
+            return None, "the option's power did not resolve"
+        count = sum(d.count or 1 for d in option.devices)
+        return Power(count, fig.value / count, f"the option's power ({fig.basis})", False), ""
+    total, count, origins = Fraction(0), 0, []
+    for index, group in enumerate(option.devices):
+        if group.hardware is None:
+            return None, f"device {group.name} names no accelerator record with a power figure"
+        at = pointer_join(pointer, "devices", index, "hardware")
+        fig = res.quantity(f"{group.hardware}#power", at, "W", "device power")
+        if fig is None:
+            return None, f"{group.hardware}#power did not resolve"
+        total += fig.value * (group.count or 1)
+        count += group.count or 1
+        origins.append(f"{group.hardware}#power = {fig.value} W ({fig.basis})")
+    return Power(count, total / count, "; ".join(origins), True), ""
 
 
 @dataclass(frozen=True)
@@ -166,6 +225,7 @@ class Workload:
     flop_per_mac: Figure | None = None
     request: tuple[int, int] | None = None  # (input_tokens, output_tokens)
     steps: tuple[StepModel, StepModel] | None = None  # (memory-bound, roofline): the one step
+    energy: StepModel | None = None  # the energy class's e_tok = N*P_dev*t_step/B, if named
 
 
 @dataclass(frozen=True)
@@ -196,6 +256,9 @@ class Derived:
     layers: int = 0  # L
     all_reduces_per_layer: Fraction = Fraction(0)  # c (0 when no all-reduce is derived)
     step: StepModel | None = None  # the class's step this option is priced by
+    energy: StepModel | None = None  # the energy class's energy per token
+    power: Power | None = None  # what the devices draw, for the energy per token
+    power_note: str = ""  # why there is no energy per token, when there is none
 
     def sequences(self, batch: Any) -> Any:
         """Sequences one replica serves: batch / dp."""
@@ -311,6 +374,7 @@ def resolve_workload(
         node.composed_from,
     )
     steps = step_models(res, node.composed_from, pointer)
+    energy = energy_model(res, node.composed_from, pointer)
     if weights is None or steps is None:
         return None
     model = Model(
@@ -335,6 +399,7 @@ def resolve_workload(
         f_mac,
         node.request,
         steps,
+        energy,
     )
 
 
@@ -542,6 +607,7 @@ def derive_option(
         work.model.layers,
         per_layer.value if per_layer is not None and deg.tp > 1 else Fraction(0),
         work.steps[1] if math is not None else work.steps[0],
+        *_energy_inputs(res, work, option, pointer),
     )
     transfers: list[Transfer] = []
     if deg.tp > 1:
@@ -559,6 +625,16 @@ def derive_option(
         if work.request is not None:  # ... and sends the whole prompt's hidden states
             transfers.append(prefill_transfer(send, work.request[0], PREFILL_SEND))
     return derived, tuple(transfers)
+
+
+def _energy_inputs(
+    res: InputReader, work: Workload, option: Option, pointer: str
+) -> tuple[StepModel | None, Power | None, str]:
+    """The energy model and the option's power, or why the ledger has no energy per token."""
+    if work.energy is None:
+        return None, None, f"none entered: name {ENERGY_CLASS} in composed_from to price it"
+    power, why = option_power(res, option, pointer)
+    return work.energy, power, (f"none entered: {why}" if power is None else "")
 
 
 def _moe_weight_read(
