@@ -69,7 +69,13 @@ def _dimensions(envelope: Envelope, ref: Side, cand: Side) -> tuple[Dimension, .
     r_opt, c_opt = ref.option, cand.option
     return (
         Dimension("latency", "s", "lower", tr, tc),
-        Dimension("throughput", "items/s", "higher", envelope.batch / tr, envelope.batch / tc),
+        Dimension(
+            "throughput",
+            "tokens/s" if envelope.workload is not None else "items/s",
+            "higher",
+            envelope.batch / tr,
+            envelope.batch / tc,
+        ),
         Dimension(
             "cost",
             "USD/step",

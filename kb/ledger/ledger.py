@@ -313,7 +313,7 @@ def overhead_rows(option: OptionSpec) -> list[Row]:
     for name in OVERHEADS:
         entry = option.overheads.get(name)
         if entry is None:
-            rows.append(Row(name, Fraction(0), "none entered", {}, "none"))
+            rows.append(Row(name, Fraction(0), "not entered in the placement", {}, "none"))
             continue
         measured = bool(entry.receipt)
         rows.append(
