@@ -193,3 +193,35 @@ def test_every_composed_ledger_is_the_class_step_and_its_rows_split_it(
         assert ledger.composed is not None
         assert ledger.composed_formula.startswith(TP)
         assert ledger.rows_sum == ledger.total
+
+
+def test_a_measured_row_stands_in_for_its_term_of_the_step(tmp_path: Path) -> None:
+    """measured_terms: the measured useful row replaces t_w + t_kv in the class's step."""
+    import yaml
+
+    cases = Path(__file__).resolve().parents[1] / "rules" / "cases" / "measured_term_disagrees.yaml"
+    files = yaml.safe_load(cases.read_text(encoding="utf-8"))["cases"][
+        "measured_useful_within_the_band"
+    ]["files"]
+    root = tmp_path / "records"
+    for name, text in files.items():
+        (root / name).parent.mkdir(parents=True, exist_ok=True)
+        (root / name).write_text(text, encoding="utf-8")
+    result = CliRunner().invoke(
+        cli, ["ledger", "placements/p", "--format", "json", "--root", str(root)]
+    )
+    assert result.exit_code == 0, result.output
+    side = next(s for s in json.loads(result.output)["ledgers"] if s["option"] == "other")
+    rows = {r["row"]: r for r in side["rows"]}
+    assert rows["useful"]["provenance"] == "measured"
+    assert Fraction(side["total"]["exact"]) == sum(
+        (Fraction(r["value"]["exact"]) for r in side["rows"]), Fraction(0)
+    )
+    measured = Fraction(rows["useful"]["value"]["exact"])
+    derived = Fraction(rows["useful"]["inputs"]["derived"])
+    assert measured != derived  # the class's t_w + t_kv is replaced, not added to
+    others = sum(
+        (Fraction(r["value"]["exact"]) for n, r in rows.items() if n != "useful"), Fraction(0)
+    )
+    assert Fraction(side["total"]["exact"]) == measured + others
+    assert "with the measured useful in place of its derived term" in side["total_formula"]
