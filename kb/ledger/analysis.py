@@ -80,8 +80,8 @@ def _with_context(workload: Any, value: Fraction) -> dict[str, Any]:
 
 def _setting_value(name: str, value: Fraction, dim: str) -> Any:
     if name == "batch":
-        if value.denominator != 1:
-            raise ValueError(f"--set batch={value}: expected a whole number")
+        if value.denominator != 1 or value < 1:
+            raise ValueError(f"--set batch={value}: expected a whole number, at least 1")
         return int(value)
     unit = {"B": "B", "s": "s", "FLOP": "FLOP"}.get(dim)
     if unit is None:

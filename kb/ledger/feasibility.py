@@ -7,10 +7,18 @@ no ledger, no ratio.
 
 A composed placement (an envelope `workload`, kb.ledger.workload) counts, per device,
 the weights (over tp*pp) and the KV cache of the replica's sequences at the context
-(batch/dp sequences x context tokens x KV bytes per token on that device); no flop
-class covers activations, so they are not counted and the report says so. A device
-that does not fit reports what it needs and what it has in GiB; one that fits reports
-its headroom as the largest batch at this context and the longest context at this batch.
+(batch/dp sequences x context tokens x KV bytes per token on that device). When the
+workload's engine states its memory (`memory` of an engines/ record: the share
+`utilization` of each device it uses and the tokens per KV block `block_tokens`),
+the cache is counted as that engine pages it (flops/kv-cache-capacity-paged): the
+engine's reserve `(1 - utilization) x capacity` (or the device's stated reserve, if
+larger) is kept free, its activation `workspace` (when it states one) is part of the
+state, and each sequence holds whole blocks, its context rounded up to a multiple of
+the block. Without an engine workspace, activations are not counted and the report
+says so. A device that does not fit reports what it needs and what it has in GiB (and
+the largest batch that would fit at this context); one that fits reports its headroom
+as the largest batch at this context and the longest context at this batch, both in
+whole blocks.
 """
 
 from __future__ import annotations
@@ -18,9 +26,90 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, field
 from fractions import Fraction
+from typing import TYPE_CHECKING
 
-from kb.ledger.inputs import DeviceGroup, Envelope, OptionSpec
+from kb.findings import pointer_join
 from kb.ledger.quantities import amount
+
+if TYPE_CHECKING:
+    from kb.ledger.inputs import DeviceGroup, Envelope, InputReader, OptionSpec
+
+
+@dataclass(frozen=True)
+class Paging:
+    """How the workload's engine sizes its KV cache: its share of each device and its block."""
+
+    engine: str
+    utilization: Fraction | None  # the share of a device the engine uses; the rest is reserved
+    block_tokens: int  # tokens per KV-cache block (1: no paging stated)
+    workspace: Fraction = Fraction(0)  # bytes of activations and workspace per device
+
+    def describe(self) -> str:
+        """`engines/vllm (0.9 of each device, 16-token blocks, workspace 5.12 GiB)`."""
+        share = (
+            f"{float(self.utilization):g} of each device"
+            if self.utilization is not None
+            else "no reserve stated"
+        )
+        room = f", workspace {gib(self.workspace)}" if self.workspace else ""
+        return f"{self.engine} ({share}, {self.block_tokens}-token blocks{room})"
+
+    def reserve(self, capacity: Fraction) -> Fraction:
+        """The bytes of a device the engine leaves unused: (1 - utilization) x capacity."""
+        return (1 - self.utilization) * capacity if self.utilization is not None else Fraction(0)
+
+    def tokens(self, context: int) -> int:
+        """Tokens a sequence of `context` tokens holds: whole blocks."""
+        return -(-context // self.block_tokens) * self.block_tokens
+
+
+def engine_paging(res: InputReader, engine: str | None, pointer: str) -> Paging | None:
+    """The engine's `memory` (utilization, block_tokens, workspace) as a Paging; None without one.
+
+    A figure that does not resolve, or a utilization outside (0, 1] or a block that is not a
+    whole number of tokens, is a gap at the engine's pointer (rule LG004), never a guess.
+    """
+    if engine is None:
+        return None
+    record = res.readable(engine)
+    if record is None or record.get("memory") is None:
+        return None
+    u_node = record.get("memory.utilization")
+    b_node = record.get("memory.block_tokens")
+    w_node = record.get("memory.workspace")
+    if u_node is None and b_node is None and w_node is None:
+        return None
+    where = pointer_join(pointer, "engine")
+    u = res.optional(
+        u_node,
+        where,
+        "1",
+        f"{engine}'s memory utilization",
+    )
+    blk = res.optional(
+        b_node,
+        where,
+        "1",
+        f"{engine}'s KV block",
+    )
+    room = res.optional(
+        w_node,
+        where,
+        "B",
+        f"{engine}'s workspace",
+    )
+    if u is not None and not 0 < u.value <= 1:
+        res.gap(where, f"{engine}'s memory utilization is {u.value}, expected a share in (0, 1]")
+        return None
+    if blk is not None and (blk.value.denominator != 1 or blk.value < 1):
+        res.gap(where, f"{engine}'s KV block is {blk.value} tokens, expected a whole number >= 1")
+        return None
+    return Paging(
+        engine,
+        None if u is None else u.value,
+        1 if blk is None else int(blk.value),
+        Fraction(0) if room is None else room.value,
+    )
 
 
 @dataclass(frozen=True)
@@ -34,6 +123,7 @@ class DeviceFit:
     parts: tuple[tuple[str, Fraction], ...] = field(default=())  # state, part by part
     max_batch: int | None = None  # composed: largest batch at this context that fits
     max_context: int | None = None  # composed: longest context at this batch that fits
+    paging: str = ""  # composed: the engine's paging the KV cache was counted by, if any
 
     @property
     def headroom(self) -> Fraction:
@@ -99,20 +189,31 @@ def _fit(group: DeviceGroup, state: Fraction) -> DeviceFit:
 def _composed_fit(group: DeviceGroup, envelope: Envelope, option: OptionSpec) -> DeviceFit:
     derived = option.derived
     assert derived is not None
+    work = envelope.workload
+    paging = work.paging if work is not None else None
     reserve = group.reserve.value if group.reserve else Fraction(0)
+    if paging is not None:
+        reserve = max(reserve, paging.reserve(group.capacity.value))
+    block = paging.block_tokens if paging is not None else 1
     replicated = option.replicated.value if option.replicated else Fraction(0)
     sequences = derived.sequences(envelope.batch)
-    kv = derived.kv_per_token.value * derived.context * sequences
-    state = derived.weights.value + kv + replicated
+    tokens = paging.tokens(derived.context) if paging is not None else derived.context
+    kv = derived.kv_per_token.value * tokens * sequences
+    workspace = paging.workspace if paging is not None else Fraction(0)
+    state = derived.weights.value + kv + replicated + workspace
     parts = [("weights", derived.weights.value), ("kv_cache", kv)]
     if replicated:
         parts.append(("replicated", replicated))
-    free = group.capacity.value - reserve - derived.weights.value - replicated
+    if workspace:
+        parts.append(("workspace", workspace))
+    free = group.capacity.value - reserve - derived.weights.value - replicated - workspace
     per_token = derived.kv_per_token.value
     max_batch = max_context = None
     if free >= 0 and per_token > 0:
-        max_batch = math.floor(free / (per_token * derived.context)) * derived.degrees.dp
-        max_context = math.floor(free / (per_token * sequences))
+        blocks = math.floor(free / (per_token * block))
+        max_batch = (blocks // (tokens // block)) * derived.degrees.dp
+        if sequences > 0:  # no sequence (`--set batch=0`): no longest context to report
+            max_context = math.floor(blocks / sequences) * block
     return DeviceFit(
         group.name,
         group.count,
@@ -123,6 +224,7 @@ def _composed_fit(group: DeviceGroup, envelope: Envelope, option: OptionSpec) ->
         tuple(parts),
         max_batch,
         max_context,
+        paging.describe() if paging is not None else "",
     )
 
 

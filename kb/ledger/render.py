@@ -130,7 +130,12 @@ def device_line(d: Any) -> str:
     )
 
 
-PART_LABELS = {"weights": "weights", "kv_cache": "KV cache", "replicated": "replicated"}
+PART_LABELS = {
+    "weights": "weights",
+    "kv_cache": "KV cache",
+    "replicated": "replicated",
+    "workspace": "workspace",
+}
 
 
 def composed_device_line(d: Any) -> str:
@@ -138,16 +143,21 @@ def composed_device_line(d: Any) -> str:
     from kb.ledger.feasibility import gib
 
     parts = " + ".join(f"{PART_LABELS[name]} {gib(value)}" for name, value in d.parts)
-    state = f"{d.name} x{d.count}: {parts} + reserve {gib(d.reserve)} (activations: no flop class"
-    state += " covers them, not counted)"
+    state = f"{d.name} x{d.count}: {parts} + reserve {gib(d.reserve)}"
+    if not any(name == "workspace" for name, _ in d.parts):
+        state += " (activations and workspace: no figure states them, not counted)"
+    paged = f"; KV cache and reserve as {d.paging}" if d.paging else ""
     if not d.fits:
+        largest = (
+            f"; largest batch at this context {d.max_batch}" if d.max_batch is not None else ""
+        )
         return (
             f"{state}; does not fit: needs {gib(d.state + d.reserve)} per device, "
-            f"has {gib(d.capacity)}"
+            f"has {gib(d.capacity)}{largest}{paged}"
         )
     return (
         f"{state} of {gib(d.capacity)}, headroom {gib(d.headroom)}: largest batch at this "
-        f"context {d.max_batch}, longest context at this batch {d.max_context} tokens"
+        f"context {d.max_batch}, longest context at this batch {d.max_context} tokens{paged}"
     )
 
 
@@ -368,6 +378,7 @@ def _fit_json(side: Side) -> dict[str, Any]:
                     {
                         "parts": {name: exact(value, "B") for name, value in d.parts},
                         "max_batch": d.max_batch,
+                        "paging": d.paging or None,
                         "max_context": d.max_context,
                     }
                     if d.parts

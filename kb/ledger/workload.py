@@ -43,6 +43,7 @@ from kb.kinds.placement import Degrees, FigureNode, Option, Transfer, WorkloadVi
 from kb.ledger.quantities import Figure, QuantityError, unit_scale
 
 if TYPE_CHECKING:
+    from kb.ledger.feasibility import Paging
     from kb.ledger.inputs import InputReader
 
 WEIGHT_CLASS = "flops/decode-weight-read"
@@ -224,6 +225,7 @@ class Workload:
     overhead_note: str = ""  # where t_o comes from, or why there is none
     flop_per_mac: Figure | None = None
     request: tuple[int, int] | None = None  # (input_tokens, output_tokens)
+    paging: Paging | None = None  # the engine's KV paging and reserve (kb.ledger.feasibility)
     steps: tuple[StepModel, StepModel] | None = None  # (memory-bound, roofline): the one step
     energy: StepModel | None = None  # the energy class's e_tok = N*P_dev*t_step/B, if named
 
@@ -384,6 +386,8 @@ def resolve_workload(
         str(record.get("geometry.attention") or ""),
         str(record.get("architecture") or ""),
     )
+    from kb.ledger.feasibility import engine_paging
+
     return Workload(
         node.context,
         w_b,
@@ -398,6 +402,7 @@ def resolve_workload(
         overhead_note,
         f_mac,
         node.request,
+        engine_paging(res, node.engine, pointer),
         steps,
         energy,
     )
