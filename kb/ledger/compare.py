@@ -69,7 +69,13 @@ def _dimensions(envelope: Envelope, ref: Side, cand: Side) -> tuple[Dimension, .
     r_opt, c_opt = ref.option, cand.option
     return (
         Dimension("latency", "s", "lower", tr, tc),
-        Dimension("throughput", "items/s", "higher", envelope.batch / tr, envelope.batch / tc),
+        Dimension(
+            "throughput",
+            "tokens/s" if envelope.workload is not None else "items/s",
+            "higher",
+            envelope.batch / tr,
+            envelope.batch / tc,
+        ),
         Dimension(
             "cost",
             "USD/step",
@@ -77,13 +83,7 @@ def _dimensions(envelope: Envelope, ref: Side, cand: Side) -> tuple[Dimension, .
             _per_step(r_opt.cost_rate.value if r_opt.cost_rate else None, tr),
             _per_step(c_opt.cost_rate.value if c_opt.cost_rate else None, tc),
         ),
-        Dimension(
-            "energy",
-            "J/step",
-            "lower",
-            _per_step(r_opt.power.value if r_opt.power else None, tr),
-            _per_step(c_opt.power.value if c_opt.power else None, tc),
-        ),
+        _energy(ref, cand, tr, tc),
         Dimension("headroom", "B", "higher", ref.feasibility.headroom, cand.feasibility.headroom),
         Dimension(
             "slo_slack",
@@ -92,6 +92,22 @@ def _dimensions(envelope: Envelope, ref: Side, cand: Side) -> tuple[Dimension, .
             None if slo is None else slo - tr,
             None if slo is None else slo - tc,
         ),
+    )
+
+
+def _energy(ref: Side, cand: Side, tr: Fraction, tc: Fraction) -> Dimension:
+    """Energy per output token where both ledgers price it (composed), else per step from power."""
+    assert ref.ledger is not None and cand.ledger is not None
+    mine = [s.ledger.energy.value if s.ledger and s.ledger.energy else None for s in (ref, cand)]
+    if mine[0] is not None and mine[1] is not None:
+        return Dimension("energy", "J/token", "lower", mine[0], mine[1])
+    r_opt, c_opt = ref.option, cand.option
+    return Dimension(
+        "energy",
+        "J/step",
+        "lower",
+        _per_step(r_opt.power.value if r_opt.power else None, tr),
+        _per_step(c_opt.power.value if c_opt.power else None, tc),
     )
 
 

@@ -88,15 +88,38 @@ class TransferCost:
 
 
 @dataclass(frozen=True)
+class Energy:
+    """Energy per output token of the decode step (J): value, formula, inputs, provenance.
+
+    `value` is None when nothing is entered to price it (`provenance` "none", and
+    `formula` says what is missing); otherwise an estimate: at TDP when the power is
+    the accelerators' board power, an upper bound on what they draw.
+    """
+
+    value: Fraction | None
+    formula: str
+    inputs: Mapping[str, Any]
+    provenance: str
+
+
+@dataclass(frozen=True)
 class Ledger:
     option: str
     rows: tuple[Row, ...]
     transfers: tuple[TransferCost, ...] = field(default=())
+    composed: Num = None  # a composed option: the step class's equation at its terms, + the rest
+    composed_formula: str = ""  # how `composed` was evaluated
+    energy: Energy | None = None  # a composed option: energy per output token of the step
+
+    @property
+    def rows_sum(self) -> Num:
+        """The sum of the rows."""
+        return sum((row.value for row in self.rows), Fraction(0))
 
     @property
     def total(self) -> Num:
-        """Ttotal: the sum of the rows, and nothing else."""
-        return sum((row.value for row in self.rows), Fraction(0))
+        """Ttotal: the sum of the rows; composed, the class's step (which the rows split)."""
+        return self.rows_sum if self.composed is None else self.composed
 
     def row(self, name: str) -> Row:
         return next(r for r in self.rows if r.name == name)
@@ -135,8 +158,8 @@ def composed_useful_row(envelope: Envelope, option: OptionSpec, batch: Num = Non
         value = _max(memory, math)
         formula = (
             f"max({formula}, T_math: the replica's matmuls at the tp ranks' compute rate "
-            f"({derived.math.formula}); above the ridge the step is compute-bound and "
-            "flops/tp-decode-allreduce-time's memory-bound step no longer applies)"
+            f"({derived.math.formula}); above the ridge the step is compute-bound: "
+            "flops/tp-decode-allreduce-time's roofline_step)"
         )
     return Row(
         "useful",
@@ -290,7 +313,7 @@ def overhead_rows(option: OptionSpec) -> list[Row]:
     for name in OVERHEADS:
         entry = option.overheads.get(name)
         if entry is None:
-            rows.append(Row(name, Fraction(0), "none entered", {}, "none"))
+            rows.append(Row(name, Fraction(0), "not entered in the placement", {}, "none"))
             continue
         measured = bool(entry.receipt)
         rows.append(
@@ -306,13 +329,102 @@ def overhead_rows(option: OptionSpec) -> list[Row]:
     return rows
 
 
+TP_ALL_REDUCE = "tp-all-reduce"  # the derived per-layer all-reduces (kb/ledger/workload.py)
+
+
+def composed_step(
+    envelope: Envelope,
+    option: OptionSpec,
+    costs: list[TransferCost],
+    rows: tuple[Row, ...],
+    batch: Num,
+) -> tuple[Num, str]:
+    """T_total of a composed option: the step class's equation at its terms, plus the rest.
+
+    The decode step (reads or matmuls, c*L all-reduces, L*t_o) is the value of
+    flops/tp-decode-allreduce-time's step_time_parts (roofline_step with a compute rate),
+    evaluated by substitution in the expression kb's evaluator prepared (StepModel): t_w,
+    t_kv (the replica's sequences), T_math at this batch, c and L, t_ar the time of one
+    all-reduce as the curves priced it (the tp-all-reduce transfer over its c*L count), t_o
+    of the engine. What the class does not cover is added as the rows show it: the pipeline
+    stage sends, the entered overheads, and a measured row in place of its derived term.
+    """
+    derived = option.derived
+    assert derived is not None and derived.step is not None
+    model = derived.step
+    count = derived.all_reduces_per_layer * derived.layers
+    tp = [c for c in costs if c.name == TP_ALL_REDUCE]
+    t_ar: Num = tp[0].exposed / count if tp and count else Fraction(0)
+    values: dict[str, Num] = {
+        "t_w": derived.weight_read.value,
+        "t_kv": derived.kv_read_per_sequence.value * derived.sequences(batch),
+        "c": derived.all_reduces_per_layer if tp else Fraction(0),
+        "L": Fraction(derived.layers),
+        "t_ar": t_ar,
+        "t_o": derived.overhead_figure.value
+        if derived.overhead is not None and derived.overhead_figure is not None
+        else Fraction(0),
+    }
+    if derived.math is not None:
+        values["T_math"] = derived.math.value * batch / envelope.batch  # linear in the batch
+    step = model.value(values)
+    rest = [c.exposed for c in costs if c.name != TP_ALL_REDUCE]
+    rest += [r.value for r in rows if r.name in OVERHEADS]
+    formula = f"{model.class_id} {model.equation}: {model.text}"
+    if any(c.name != TP_ALL_REDUCE for c in costs):
+        formula += ", + the stage sends"
+    if any(r.name in OVERHEADS and r.provenance != "none" for r in rows):
+        formula += ", + the entered rows"
+    for row in rows:  # a measured row stands in place of the term it measures
+        if row.provenance == "measured" and "derived" in row.inputs:
+            rest.append(row.value - row.inputs["derived"])
+            formula += f", with the measured {row.name} in place of its derived term"
+    return step + sum(rest, Fraction(0)), formula
+
+
 def compute_ledger(envelope: Envelope, option: OptionSpec, over: Overrides | None = None) -> Ledger:
     """Compute the ledger of one option; call it only for a feasible option."""
     over = over or Overrides()
     useful = useful_row(envelope, option, over.batch)
     costs = _transfer_costs(envelope, option, useful.value, over)
     rows: tuple[Row, ...] = (useful, exposed_row(costs), *overhead_rows(option))
-    if option.derived is not None:
-        rows = (useful, composed_overhead_row(option), *rows[1:])
-        rows = tuple(_measured(row, option) for row in rows)
-    return Ledger(option.name, rows, tuple(costs))
+    if option.derived is None or option.derived.step is None:
+        return Ledger(option.name, rows, tuple(costs))
+    rows = (useful, composed_overhead_row(option), *rows[1:])
+    rows = tuple(_measured(row, option) for row in rows)
+    batch = envelope.batch if over.batch is None else over.batch
+    total, formula = composed_step(envelope, option, costs, rows, batch)
+    energy = energy_per_token(option, total, batch) if _exact(total, batch) else None
+    return Ledger(option.name, rows, tuple(costs), total, formula, energy)
+
+
+TDP_NOTE = "board power, an upper bound on what a device draws"
+
+
+def energy_per_token(option: OptionSpec, step: Fraction, batch: Fraction) -> Energy:
+    """flops/serving-energy-cost-per-token's e_tok = N*P_dev*t_step/B for one decode step.
+
+    N devices draw P_dev each for the step T_total, which emits B = batch tokens (one
+    per sequence, over every replica). With the accelerators' board power this is an
+    estimate at TDP, never a measurement.
+    """
+    derived = option.derived
+    assert derived is not None
+    power, model = derived.power, derived.energy
+    if power is None or model is None:
+        return Energy(None, derived.power_note, {}, "none")
+    value = model.value(
+        {"N": Fraction(power.devices), "P_dev": power.per_device, "t_step": step, "B": batch}
+    )
+    where = f"at TDP ({TDP_NOTE})" if power.at_tdp else "from the option's stated power"
+    formula = (
+        f"{model.class_id} {model.equation}: {model.text}; N = {power.devices} devices, "
+        f"P_dev = {power.per_device} W {where}, t_step = T_total, B = {batch} tokens per step"
+    )
+    inputs = {"N": power.devices, "P_dev": power.per_device, "P_dev_from": power.origin}
+    return Energy(
+        Fraction(value),
+        formula,
+        {**inputs, "t_step": step, "B": batch},
+        "estimated at TDP" if power.at_tdp else "estimated",
+    )

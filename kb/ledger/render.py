@@ -53,7 +53,7 @@ def text(analysis: PlacementAnalysis) -> str:
         lines += _feasibility_lines(side, "reference" if index == 0 else "candidate")
     lines += ["", "2. Ledgers (critical path; T_total is the sum of the rows)"]
     for side in analysis.sides:
-        lines += _ledger_lines(side)
+        lines += _ledger_lines(side, spec.envelope.batch)
     lines += ["", "3. Comparisons (candidate against the reference; no combined score)"]
     for comparison in analysis.comparisons:
         lines += _comparison_lines(comparison)
@@ -74,6 +74,13 @@ def request_lines(r: Any) -> list[str]:
         f"{amount(r.prefill_collectives, 's')}), TPOT {amount(r.tpot, 's')}, request "
         f"{amount(r.latency, 's')} = TTFT + {r.output_tokens - 1} x TPOT; {r.provenance}"
     ]
+    if r.energy_per_token is not None:
+        lines.append(
+            f"    energy per output token over the request {amount(r.energy_per_token, 'J')} "
+            f"({r.energy_provenance}: N*P_dev*request/(batch*output tokens))"
+        )
+    else:
+        lines.append("    energy per output token over the request: none entered")
     lines += [f"    prefill all-reduces priced by {p}" for p in r.pricing]
     return lines
 
@@ -154,7 +161,7 @@ def composed_device_line(d: Any) -> str:
     )
 
 
-def _ledger_lines(side: Side) -> list[str]:
+def _ledger_lines(side: Side, batch: Fraction) -> list[str]:
     name = side.option.name
     if side.ledger is None:
         return [f"  {name}: not computed: infeasible counterfactual (the state does not fit)"]
@@ -162,15 +169,62 @@ def _ledger_lines(side: Side) -> list[str]:
     for row in side.ledger.rows:
         receipts = f" ({', '.join(row.receipts)})" if row.receipts else ""
         lines.append(
-            f"    {ROW_LABELS[row.name]:<29} {amount(row.value, 's'):>12}  "
+            f"    {ROW_LABELS[row.name]:<29} {row_value_text(row):>12}  "
             f"{row.provenance}{receipts}; {row.formula}"
         )
-    lines.append(f"    {'T_total':<29} {amount(side.ledger.total, 's'):>12}  sum of the rows")
+    lines.append(
+        f"    {'T_total':<29} {amount(side.ledger.total, 's'):>12}  {total_text(side.ledger)}"
+    )
+    if side.ledger.energy is not None:
+        lines.append(f"    {energy_line(side.ledger.energy)}")
+    if side.option.derived is not None:
+        lines.append(f"    {throughput_line(side, batch)}")
     for cost in side.ledger.transfers:
         lines.append(f"      {transfer_line(cost)}")
         if cost.pricing:
             lines.append(f"        priced by {cost.pricing}")
     return lines
+
+
+NONE_ENTERED = "none entered"
+
+
+def row_value_text(row: Any) -> str:
+    """A row's value as printed: `none entered` for a row the placement does not enter, not 0."""
+    return NONE_ENTERED if row.provenance == "none" else amount(row.value, "s")
+
+
+def throughput(side: Side, batch: Fraction) -> tuple[Fraction, Fraction]:
+    """Decode throughput: batch / T_total tokens per second, for the system and per device."""
+    assert side.ledger is not None
+    rate = Fraction(batch) / Fraction(side.ledger.total)
+    devices = sum(d.count for d in side.feasibility.devices) or 1
+    return rate, rate / devices
+
+
+def throughput_line(side: Side, batch: Fraction) -> str:
+    """`Throughput  2985 tokens/s  estimated; batch / T_total, 373.1 tokens/s per device`."""
+    system, per_device = throughput(side, batch)
+    label = f"{'Throughput':<29}"
+    return (
+        f"{label} {number(system) + ' tokens/s':>12}  batch / T_total: {batch} sequences emit a "
+        f"token each per step; {number(per_device)} tokens/s per device"
+    )
+
+
+def energy_line(energy: Any) -> str:
+    """`E_per_output_token  0.1208 J  estimated at TDP; ...`, or `none entered: why`."""
+    label = f"{'E_per_output_token':<29}"
+    if energy.value is None:
+        return f"{label} {'none entered':>12}  {energy.formula.removeprefix('none entered: ')}"
+    return f"{label} {amount(energy.value, 'J'):>12}  {energy.provenance}; {energy.formula}"
+
+
+def total_text(ledger: Any) -> str:
+    """How T_total was computed: the sum of the rows, or the step class's equation."""
+    if ledger.composed is None:
+        return "sum of the rows"
+    return f"{ledger.composed_formula} (the rows above split it)"
 
 
 def transfer_line(cost: Any) -> str:
@@ -185,8 +239,8 @@ def transfer_line(cost: Any) -> str:
 
 
 def _cell(value: Fraction | None, unit: str) -> str:
-    if value is None:
-        return "n/a"
+    if value is None:  # an input the placement does not enter (cost rate, power, SLO)
+        return NONE_ENTERED
     return amount(value, unit) if unit in SCALES else f"{number(value)} {unit}".strip()
 
 
@@ -197,7 +251,8 @@ def comparison_table(c: Comparison) -> list[list[str]]:
     """The comparison per dimension as text cells, the head row first (text and site)."""
     table = [list(COMPARISON_HEAD)]
     for d in c.dimensions:
-        ratio = number(d.ratio) if d.ratio is not None else "n/a"
+        missing = d.reference is None or d.candidate is None
+        ratio = number(d.ratio) if d.ratio is not None else NONE_ENTERED if missing else "n/a"
         cells = [_cell(v, d.unit) for v in (d.reference, d.candidate, d.delta)]
         table.append([d.name, *cells, ratio])
     return table
@@ -277,7 +332,7 @@ def to_json(analysis: PlacementAnalysis) -> str:
     doc = {
         "placement": spec.id,
         "feasibility": [_fit_json(s) for s in analysis.sides],
-        "ledgers": [_ledger_json(s) for s in analysis.sides],
+        "ledgers": [_ledger_json(s, spec.envelope.batch) for s in analysis.sides],
         "comparisons": [_comparison_json(c) for c in analysis.comparisons],
         "break_even": [_break_even_json(b) for b in analysis.break_evens],
     }
@@ -297,6 +352,8 @@ def to_json(analysis: PlacementAnalysis) -> str:
                     "pricing": list(r.pricing),
                 },
                 "provenance": r.provenance,
+                "energy_per_token": exact(r.energy_per_token, "J"),
+                "energy_provenance": r.energy_provenance,
             }
             for r in analysis.requests
         ]
@@ -333,7 +390,7 @@ def _fit_json(side: Side) -> dict[str, Any]:
     }
 
 
-def _ledger_json(side: Side) -> dict[str, Any]:
+def _ledger_json(side: Side, batch: Fraction) -> dict[str, Any]:
     if side.ledger is None:
         return {
             "option": side.option.name,
@@ -344,6 +401,9 @@ def _ledger_json(side: Side) -> dict[str, Any]:
         "option": side.option.name,
         "computed": True,
         "total": exact(side.ledger.total, "s"),
+        "total_formula": total_text(side.ledger),
+        **_energy_json(side.ledger.energy),
+        **_throughput_json(side, batch),
         "rows": [
             {
                 "row": r.name,
@@ -372,6 +432,31 @@ def _ledger_json(side: Side) -> dict[str, Any]:
             }
             for t in side.ledger.transfers
         ],
+    }
+
+
+def _throughput_json(side: Side, batch: Fraction) -> dict[str, Any]:
+    """A composed ledger's decode throughput, tokens per second (system and per device)."""
+    if side.option.derived is None:
+        return {}
+    system, per_device = throughput(side, batch)
+    return {
+        "throughput": exact(system, "tokens/s"),
+        "throughput_per_device": exact(per_device, "tokens/s"),
+    }
+
+
+def _energy_json(energy: Any) -> dict[str, Any]:
+    """A composed ledger's energy per output token (absent for a typed placement)."""
+    if energy is None:
+        return {}
+    return {
+        "energy_per_token": {
+            "value": exact(energy.value, "J"),
+            "formula": energy.formula,
+            "provenance": energy.provenance,
+            "inputs": {k: str(v) for k, v in energy.inputs.items()},
+        }
     }
 
 

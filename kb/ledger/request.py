@@ -8,6 +8,8 @@ output token.
     TTFT    = max(t_w, T_math(S_in * batch/dp tokens)) + L*t_o + prefill all-reduces
     TPOT    = the ledger's T_total (the decode step at the workload's context)
     request = TTFT + (output_tokens - 1) * TPOT
+    energy  = N*P_dev*request/(batch*output_tokens)   per output token, at TDP
+              (flops/serving-energy-cost-per-token energy_step, when the workload names it)
 
 The prefill pass reads the rank's weights once (or, above the ridge, is its
 matmuls: flops/prefill-gemm-ridge's T_math when the option states a compute rate);
@@ -25,7 +27,7 @@ from dataclasses import dataclass
 from fractions import Fraction
 
 from kb.ledger.inputs import Envelope, OptionSpec
-from kb.ledger.ledger import Ledger, Overrides, _max, transfer_cost
+from kb.ledger.ledger import Ledger, Overrides, _max, energy_per_token, transfer_cost
 
 
 @dataclass(frozen=True)
@@ -43,6 +45,9 @@ class Request:
     latency: Fraction
     pricing: tuple[str, ...]  # how the prefill all-reduces were priced
     provenance: str  # measured only if every part is; else estimated / unverified
+    energy_per_token: Fraction | None = None  # J per output token over the whole request
+    energy_provenance: str = "none"  # "estimated at TDP", or "none" (and energy_note says why)
+    energy_note: str = ""
 
 
 def request(envelope: Envelope, option: OptionSpec, ledger: Ledger) -> Request | None:
@@ -60,6 +65,13 @@ def request(envelope: Envelope, option: OptionSpec, ledger: Ledger) -> Request |
     ttft = read + overhead + collectives
     tpot = Fraction(ledger.total)
     states = {c.provenance for c in costs} | {"estimated"}
+    latency = ttft + (outputs - 1) * tpot
+    energy = None
+    if ledger.energy is not None and ledger.energy.value is not None:
+        # the same e_tok = N*P_dev*t_step/B over the request: every sequence's outputs in its time
+        energy = energy_per_token(option, latency, envelope.batch * outputs).value
+    kind = ledger.energy.provenance if ledger.energy is not None else "none"
+    note = ledger.energy.formula if ledger.energy is not None and energy is None else ""
     return Request(
         option.name,
         inputs,
@@ -69,7 +81,10 @@ def request(envelope: Envelope, option: OptionSpec, ledger: Ledger) -> Request |
         collectives,
         ttft,
         tpot,
-        ttft + (outputs - 1) * tpot,
+        latency,
         tuple(c.pricing for c in costs),
         "unverified" if "unverified" in states else "estimated",
+        energy,
+        kind if energy is not None else "none",
+        note,
     )

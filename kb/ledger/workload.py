@@ -21,8 +21,13 @@ through the one evaluator (kb/equations/evaluate.py), so `kb calc` on a class an
   the size-aware receipt curves (kb/ledger/curves.py), else the line rate;
 - the per-layer overhead `L*t_o` (the last term of tp-decode-allreduce-time's step).
 
-Their sum is that class's `step_time` plus decode-kv-cache-read's `t_kv`, evaluated at
-the same inputs (tests/ledger/test_composed_step.py holds the two equal). Anything
+The step itself is stated once, as tp-decode-allreduce-time's equation
+`step_time_parts` (t_step = t_w + t_kv + c*L*t_ar + L*t_o) or, when the option states a
+compute rate, `roofline_step` (the reads or, above the ridge, the matmuls). `StepModel`
+holds that equation as kb's evaluator prepares it (kb/equations/evaluate.py `prepare`),
+and the ledger's T_total of a composed option is its value at the option's terms
+(kb/ledger/ledger.py): the same expression `kb calc flops/tp-decode-allreduce-time
+step_time` evaluates (tests/ledger/test_one_answer.py holds the two equal). Anything
 kb cannot derive is a `Gap` (rule LG004), never a guess.
 """
 
@@ -59,6 +64,150 @@ class Model:
     architecture: str
 
 
+STEP_EQUATION = "step_time_parts"  # t_step = t_w + t_kv + c*L*t_ar + L*t_o
+ROOF_EQUATION = "roofline_step"  # t_roof = max(t_w + t_kv, T_math) + c*L*t_ar + L*t_o
+STEP_TERMS = ("t_w", "t_kv", "c", "L", "t_ar", "t_o")  # what the ledger binds
+ROOF_TERMS = (*STEP_TERMS, "T_math")
+
+
+@dataclass(frozen=True)
+class StepModel:
+    """One equation of the step class, as kb's evaluator prepares it, ready for many inputs.
+
+    `expression` is the equation's right-hand side with every symbol in `terms` kept
+    (kb/equations/evaluate.py `prepare`, strict: the class's own definitions are not
+    expanded past them), in base units. `value` substitutes the terms, as `evaluate`
+    does; a term may be a SymPy expression (the break-even solver's symbol), and the
+    result is then one too.
+    """
+
+    class_id: str
+    equation: str  # its id in the class
+    text: str  # as authored: "t_step = t_w + t_kv + c*L*t_ar + L*t_o"
+    expression: Any  # sympy.Expr over `terms`
+    terms: tuple[str, ...]
+
+    def value(self, values: Mapping[str, Any]) -> Any:
+        """The step at `values` (name -> Fraction or SymPy expression), exact where they are."""
+        import sympy as sp
+
+        swap = {
+            s: (sp.Rational(v.numerator, v.denominator) if isinstance(v, (int, Fraction)) else v)
+            for s in self.expression.free_symbols
+            for name, v in values.items()
+            if s.name == name
+        }
+        result = self.expression.xreplace(swap)
+        if isinstance(result, sp.Rational):
+            return Fraction(int(result.p), int(result.q))
+        if isinstance(result, sp.Integer):  # pragma: no cover - Integer is a Rational
+            return Fraction(int(result))
+        return result
+
+
+def prepared_models(
+    res: InputReader,
+    class_id: str,
+    wanted: tuple[tuple[str, tuple[str, ...]], ...],
+    pointer: str,
+    what: str,
+) -> tuple[StepModel, ...] | None:
+    """Equations of one class as kb's evaluator prepares them, each over the terms it binds."""
+    from kb.equations.compose import compose
+    from kb.equations.evaluate import EvaluationError, prepare
+    from kb.equations.system import build_system
+
+    record = res.readable(class_id)
+    if record is None:
+        res.blocked(pointer, class_id, what) if res.unusable(class_id) else res.gap(
+            pointer, f"{what} needs {class_id}, which is not in the tree"
+        )
+        return None
+    composed = compose(res.kb, record).record
+    system = build_system(composed.data)
+    models = []
+    for equation, terms in wanted:
+        try:
+            plan = prepare(composed, system, equation, dict.fromkeys(terms), strict=True)
+        except (EvaluationError, ArithmeticError) as exc:
+            _gap_once(res, pointer, f"{class_id} {equation}: {exc}")
+            return None
+        extra = sorted(s.name for s in plan.expanded.free_symbols if s.name not in terms)
+        if extra:
+            _gap_once(
+                res,
+                pointer,
+                f"{class_id} {equation} ({plan.equation}) needs {', '.join(extra)}, which a "
+                f"composed placement does not derive (it binds {', '.join(terms)})",
+            )
+            return None
+        text = f"{plan.symbol} = {plan.equation}"
+        models.append(StepModel(class_id, equation, text, plan.expanded, terms))
+    return tuple(models)
+
+
+def step_models(
+    res: InputReader, listed: tuple[str, ...], pointer: str
+) -> tuple[StepModel, StepModel] | None:
+    """tp-decode-allreduce-time's step (memory-bound and on the roofline), prepared once."""
+    if TP_CLASS not in listed:
+        _gap_once(
+            res,
+            "/envelope/workload/composed_from",
+            f"the composed step is {TP_CLASS}'s {STEP_EQUATION}; name it in composed_from",
+        )
+        return None
+    wanted = ((STEP_EQUATION, STEP_TERMS), (ROOF_EQUATION, ROOF_TERMS))
+    models = prepared_models(res, TP_CLASS, wanted, pointer, "the composed step")
+    return None if models is None else (models[0], models[1])
+
+
+ENERGY_CLASS = "flops/serving-energy-cost-per-token"
+ENERGY_EQUATION = "energy_step"  # e_tok = N*P_dev*t_step/B
+ENERGY_TERMS = ("N", "P_dev", "t_step", "B")
+
+
+def energy_model(res: InputReader, listed: tuple[str, ...], pointer: str) -> StepModel | None:
+    """The energy class's energy per token, when the workload names the class; else None."""
+    if ENERGY_CLASS not in listed:
+        return None
+    wanted = ((ENERGY_EQUATION, ENERGY_TERMS),)
+    models = prepared_models(res, ENERGY_CLASS, wanted, pointer, "the energy per token")
+    return None if models is None else models[0]
+
+
+@dataclass(frozen=True)
+class Power:
+    """What the option's devices draw, for the energy per token: N devices of P_dev each."""
+
+    devices: int
+    per_device: Fraction  # W
+    origin: str  # the figure(s) it was read from, with their basis
+    at_tdp: bool  # board power (TDP, an upper bound on draw), not a measured draw
+
+
+def option_power(res: InputReader, option: Option, pointer: str) -> tuple[Power | None, str]:
+    """The option's power: its own `power` (all devices), else each accelerator's `power`."""
+    if option.power is not None:
+        fig = res.quantity(option.power, pointer_join(pointer, "power"), "W", "power")
+        if fig is None:
+            return None, "the option's power did not resolve"
+        count = sum(d.count or 1 for d in option.devices)
+        return Power(count, fig.value / count, f"the option's power ({fig.basis})", False), ""
+    total, count, origins = Fraction(0), 0, []
+    for index, group in enumerate(option.devices):
+        if group.hardware is None:
+            return None, f"device {group.name} names no accelerator record with a power figure"
+        at = pointer_join(pointer, "devices", index, "hardware")
+        fig = res.quantity(f"{group.hardware}#power", at, "W", "device power")
+        if fig is None:
+            return None, f"{group.hardware}#power did not resolve"
+        total += fig.value * (group.count or 1)
+        count += group.count or 1
+        origins.append(f"{group.hardware}#power = {fig.value} W ({fig.basis})")
+    return Power(count, total / count, "; ".join(origins), True), ""
+
+
 @dataclass(frozen=True)
 class Workload:
     """The resolved `envelope.workload`."""
@@ -77,6 +226,8 @@ class Workload:
     flop_per_mac: Figure | None = None
     request: tuple[int, int] | None = None  # (input_tokens, output_tokens)
     paging: Paging | None = None  # the engine's KV paging and reserve (kb.ledger.feasibility)
+    steps: tuple[StepModel, StepModel] | None = None  # (memory-bound, roofline): the one step
+    energy: StepModel | None = None  # the energy class's e_tok = N*P_dev*t_step/B, if named
 
 
 @dataclass(frozen=True)
@@ -104,6 +255,12 @@ class Derived:
     moe: bool = False  # the weight read counts every expert (an upper bound)
     overhead_note: str = ""  # where t_o comes from, or why there is none
     math: Part | None = None  # the replica's matmul time at the compute rate (the ridge check)
+    layers: int = 0  # L
+    all_reduces_per_layer: Fraction = Fraction(0)  # c (0 when no all-reduce is derived)
+    step: StepModel | None = None  # the class's step this option is priced by
+    energy: StepModel | None = None  # the energy class's energy per token
+    power: Power | None = None  # what the devices draw, for the energy per token
+    power_note: str = ""  # why there is no energy per token, when there is none
 
     def sequences(self, batch: Any) -> Any:
         """Sequences one replica serves: batch / dp."""
@@ -218,7 +375,9 @@ def resolve_workload(
         pointer_join(pointer, "weight_bytes"),
         node.composed_from,
     )
-    if weights is None:
+    steps = step_models(res, node.composed_from, pointer)
+    energy = energy_model(res, node.composed_from, pointer)
+    if weights is None or steps is None:
         return None
     model = Model(
         model_id,
@@ -244,6 +403,8 @@ def resolve_workload(
         f_mac,
         node.request,
         engine_paging(res, node.engine, pointer),
+        steps,
+        energy,
     )
 
 
@@ -434,6 +595,8 @@ def derive_option(
             work.per_layer_overhead.basis,
         )
     math = _math_time(res, work, option, batch, pointer)
+    assert work.steps is not None  # resolve_workload returns no workload without them
+    per_layer = work.all_reduces_per_layer
     derived = Derived(
         deg,
         work.context,
@@ -446,6 +609,10 @@ def derive_option(
         work.model.architecture == "moe" and moe_read is None,
         work.overhead_note,
         math,
+        work.model.layers,
+        per_layer.value if per_layer is not None and deg.tp > 1 else Fraction(0),
+        work.steps[1] if math is not None else work.steps[0],
+        *_energy_inputs(res, work, option, pointer),
     )
     transfers: list[Transfer] = []
     if deg.tp > 1:
@@ -463,6 +630,16 @@ def derive_option(
         if work.request is not None:  # ... and sends the whole prompt's hidden states
             transfers.append(prefill_transfer(send, work.request[0], PREFILL_SEND))
     return derived, tuple(transfers)
+
+
+def _energy_inputs(
+    res: InputReader, work: Workload, option: Option, pointer: str
+) -> tuple[StepModel | None, Power | None, str]:
+    """The energy model and the option's power, or why the ledger has no energy per token."""
+    if work.energy is None:
+        return None, None, f"none entered: name {ENERGY_CLASS} in composed_from to price it"
+    power, why = option_power(res, option, pointer)
+    return work.energy, power, (f"none entered: {why}" if power is None else "")
 
 
 def _moe_weight_read(

@@ -65,7 +65,7 @@ def ledger_sections(analysis: Any) -> dict[str, Any]:
 
 def _side(side: Any, is_reference: bool) -> dict[str, Any]:
     from kb.ledger.quantities import amount
-    from kb.ledger.render import ROW_LABELS, device_line, transfer_line
+    from kb.ledger.render import ROW_LABELS, device_line, row_value_text, transfer_line
 
     fit, option = side.feasibility, side.option
     rows = []
@@ -73,7 +73,7 @@ def _side(side: Any, is_reference: bool) -> dict[str, Any]:
         rows = [
             {
                 "component": ROW_LABELS.get(row.name, row.name),
-                "value": amount(row.value, "s"),
+                "value": row_value_text(row),
                 "sort": _sort_key(row.value),
                 "formula": row.formula,
                 "basis": row.provenance,

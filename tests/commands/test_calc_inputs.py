@@ -37,13 +37,18 @@ SEVEN_B = [
     "--set", "c=2",
     "--set", "t_ar=receipts/sglang-custom-all-reduce-h100-latency#results.0.latency",
     "--set", "t_o=70.8 us",
+    "--set", "B=1",
+    "--set", "S=128",
+    "--set", "n_kv=models/llama-2-7b#geometry.kv_heads",
+    "--set", "h_d=128",
+    "--set", "b_kv=2 B",
 ]  # fmt: skip
 
 
 def test_an_unset_symbol_is_named_with_the_records_that_carry_it(tmp_path: Path) -> None:
     done = run_kb(["calc", TP, "step_time", *SEVEN_B, *ROOT], cwd=tmp_path)
     assert done.returncode == 1, done.stdout + done.stderr
-    assert "not set: L " in done.stderr
+    assert "not set: L, kv_tok " in done.stderr  # kv_tok = 2*L*n_kv*h_d*b_kv needs L too
     assert "models/llama-2-7b#geometry.layers" in done.stderr  # where L can be read
     assert done.stdout == ""  # no number: L = 80 was once taken from a 70B claim
     assert "internal error" not in done.stderr
@@ -54,14 +59,14 @@ def test_setting_the_missing_symbol_answers_and_names_every_origin(tmp_path: Pat
     done = run_kb([*args, *ROOT], cwd=tmp_path)
     assert done.returncode == 0, done.stderr
     assert "default from claim" not in done.stdout and "input of claim" not in done.stdout
-    assert done.stdout.count("(--set") == 8
+    assert done.stdout.count("(--set") == 13
 
 
 def test_a_claim_named_supplies_its_own_inputs_only(tmp_path: Path) -> None:
     done = run_kb(["calc", TP, "--claim", "tp8-custom-70b-b64", *ROOT], cwd=tmp_path)
     assert done.returncode == 0, done.stderr
     assert "(input of claim tp8-custom-70b-b64" in done.stdout
-    assert done.stdout.splitlines()[-1].startswith("t_step = 19.84 ms")
+    assert done.stdout.splitlines()[-1].startswith("t_step = 21.44 ms")  # with the KV read (v6)
     unknown = run_kb(["calc", TP, "--claim", "tp8-custom-70b-b46", *ROOT], cwd=tmp_path)
     assert unknown.returncode == 2 and "did you mean 'tp8-custom-70b-b64'" in unknown.stderr
 

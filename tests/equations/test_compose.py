@@ -254,4 +254,4 @@ def test_the_shipped_tp_step_follows_decode_weight_reads_equation(tmp_path: Path
     kb, _ = load_knowledge_base(tmp_path / "records")
     result = analyse(kb, use_cache=False).results["flops/tp-decode-allreduce-time"]
     refuted = [i for i in result.issues if i.code == "EQ005"]
-    assert [i.pointer for i in refuted] == ["/derivations/2/steps/2"]  # weight-read-composed
+    assert [i.pointer for i in refuted] == ["/derivations/2/steps/5"]  # weight-read-composed

@@ -1,12 +1,9 @@
-"""One model, one answer: `kb ledger` on a composed placement and `kb calc` on its classes agree.
+"""The rows of a composed placement: each is a term of the classes' step.
 
 placements/tp-llama-3.1-70b-h100-tp4-vs-tp8 types nothing about its step: kb derives
-its rows from flops/tp-decode-allreduce-time and flops/decode-kv-cache-read. Here the
-same step is asked of the classes through `kb calc` (the claim tp8-custom-70b-b64 /
-tp4-custom-70b-b64 inputs for the step, the envelope's batch and context for the KV
-read) and the two totals must be equal to the last digit. If the ledger changes
-alone (a row dropped, a term doubled) or a class changes alone (its step_time gains
-or loses a term, its claim's inputs move), this fails.
+its rows from flops/tp-decode-allreduce-time and flops/decode-kv-cache-read. That the
+total is the class's step_time, which `kb calc` prints, is tests/ledger/test_one_answer.py;
+here each row is held to its hand-worked term.
 """
 
 from __future__ import annotations
@@ -44,41 +41,6 @@ def ledger() -> dict[str, dict[str, object]]:
     code, out = run("ledger", PLACEMENT, "--format", "json")
     assert code == 0, out
     return {side["option"]: side for side in json.loads(out)["ledgers"]}
-
-
-def _kv_read(n: int) -> Fraction:
-    model = "models/llama-3.1-70b"
-    return calc(
-        "flops/decode-kv-cache-read",
-        "t_kv",
-        "--set",
-        "B=64",
-        "--set",
-        "S=2048",
-        "--set",
-        f"L={model}#geometry.layers",
-        "--set",
-        f"n_kv={model}#geometry.kv_heads",
-        "--set",
-        f"h_d={model}#geometry.head_dim",
-        "--set",
-        "b=2 B",
-        "--set",
-        f"N={n}",
-        "--set",
-        "BW_hbm=hardware/nvidia-h100-sxm#memory.bandwidth",
-    )
-
-
-@pytest.mark.parametrize(
-    ("option", "claim", "n"), [("tp8", "tp8-custom-70b-b64", 8), ("tp4", "tp4-custom-70b-b64", 4)]
-)
-def test_ledger_tpot_is_the_classes_composed_step(
-    ledger: dict[str, dict[str, object]], option: str, claim: str, n: int
-) -> None:
-    step = calc("flops/tp-decode-allreduce-time", "step_time", "--claim", claim)
-    total = Fraction(ledger[option]["total"]["exact"])  # type: ignore[index]
-    assert total == step + _kv_read(n)
 
 
 def test_tp8_rows_are_the_class_terms(ledger: dict[str, dict[str, object]]) -> None:
