@@ -1,7 +1,7 @@
 """Analyse a whole KnowledgeBase once per run: equations, derivations, claims, figures.
 
 `analyse(kb)` runs once per run: the checker's equations stage calls it and the analysis
-is kept in the knowledge base's run context (`kb.run.equations`), where the EQ rules,
+is kept in the knowledge base's run context (`analysed(kb)`), where the EQ rules,
 the site and `kb show` find it. Per record the result is cached by content hash (see
 cache.py); on a hit nothing symbolic runs and SymPy is not even imported. On a miss
 whose equation sections are unchanged (only the values its claims bind changed), the
@@ -41,7 +41,7 @@ from kb.equations.results import (
 from kb.equations.shared import SharedWork, family_key
 from kb.equations.timeout import default_budget, default_work, record_budget, use_run_budget
 from kb.model import KnowledgeBase, Record
-from kb.run import RunStats
+from kb.run import Kept, RunStats
 from kb.store import cache_dir
 from kb.workers import map_forked
 
@@ -82,11 +82,15 @@ class Analysis:
 Pending = tuple[str, str, dict[str, "Bound | BindError"], Record, tuple[Issue, ...]]
 
 
+EQUATIONS: Kept[Analysis] = Kept("equations analysis")  # analyse(kb), once per run
+
+
 def analyse(kb: KnowledgeBase, use_cache: bool = True) -> Analysis:
-    """Analyse `kb`, once per run (the analysis is kept in `kb.run.equations`)."""
+    """Analyse `kb`, once per run (the analysis is kept in its run context, EQUATIONS)."""
     default_budget(), default_work()  # a bad $KB_EQ_BUDGET/$KB_EQ_WORK: UsageProblem (exit 2)
-    if kb.run.equations is not None:
-        return kb.run.equations
+    done = kb.run.kept(EQUATIONS)
+    if done is not None:
+        return done
     use_run_budget(kb.run.budget)  # this run's checks spend from its own budget
     cache = ResultCache(cache_dir(kb.root), fingerprint.salt()) if use_cache else ResultCache(None)
     analysis = Analysis(stats=kb.run.stats)
@@ -100,13 +104,12 @@ def analyse(kb: KnowledgeBase, use_cache: bool = True) -> Analysis:
             analysis.results[record.id] = result
     _run_pending(kb, pending, cache, analysis)
     cache.flush(prune=kb.run.focus is None)  # every record analysed: what was not used goes
-    kb.run.equations = analysis
-    return analysis
+    return kb.run.keep(EQUATIONS, analysis)
 
 
 def analysed(kb: KnowledgeBase) -> Analysis | None:
     """The analysis of `kb` if this process has made it (never starts one)."""
-    return kb.run.equations
+    return kb.run.kept(EQUATIONS)
 
 
 def _run_pending(
