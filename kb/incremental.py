@@ -133,7 +133,7 @@ def _check_everything(root: Path, salt: str) -> tuple[Snapshot, RunStats]:
     from kb.checker import check_everything, open_cache, resolve_locations, waived
 
     kb, findings = check_everything(root, None, open_cache(root, salt))
-    snapshot = Snapshot(file_states(kb))
+    snapshot = Snapshot(file_states(kb), unsettled=_unsettled(kb))
     snapshot.put_findings(findings, resolve_locations(waived(kb, kb.run.schema or [])))
     return snapshot, replace(
         kb.run.stats, mode="full", rechecked=len(snapshot.files), loaded=len(kb)
@@ -191,7 +191,17 @@ def _recheck_changes(
     }
     snapshot.waived = {n: f for n, f in snapshot.waived.items() if n in files and n not in affected}
     snapshot.put_findings(fresh, resolve_locations(schema))
+    snapshot.unsettled = _unsettled(kb) & affected
     return replace(kb.run.stats, mode="incremental", rechecked=len(affected), loaded=len(load))
+
+
+def _unsettled(kb: KnowledgeBase) -> set[str]:
+    """The files whose equations results a budget decided in this run (RecordResult.budgeted)."""
+    from kb.equations.engine import analysed
+
+    analysis = analysed(kb)
+    results = analysis.results.values() if analysis is not None else ()
+    return {result.path for result in results if result.budgeted}
 
 
 def _affected(

@@ -82,6 +82,9 @@ class Spending:
     record_left: int | None = None  # steps the open record's checks have left
     record_label: str = ""
     lost: int = 0  # steps lost to timeouts
+    # Checks a budget stopped, nested ones included (kb.equations.timeout.budgets_stopped):
+    # a result whose checks moved this count was decided by a budget, and no store keeps it.
+    stopped: int = 0
 
 
 @dataclass

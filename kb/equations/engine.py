@@ -57,6 +57,8 @@ class RecordResult:
     path: str
     items: list[Item] = field(default_factory=list)
     issues: list[Issue] = field(default_factory=list)
+    # A budget decided part of it (kb.equations.timeout.budgets_stopped): no store keeps it.
+    budgeted: bool = False
 
 
 @dataclass
@@ -265,8 +267,8 @@ def run_record(
     """
     from kb.equations.planbuild import check_record
 
-    system, plan = check_record(record.data, resolver, work or SharedWork())
-    return RecordResult(record.id, record.path, system.items, system.issues), plan
+    system, plan, budgeted = check_record(record.data, resolver, work or SharedWork())
+    return RecordResult(record.id, record.path, system.items, system.issues, budgeted), plan
 
 
 def run_planned(record: Record, plan: Mapping[str, Any], resolver: Any) -> RecordResult | None:
@@ -312,12 +314,15 @@ def _bound_key(bound: Bound | BindError) -> str:
 
 
 def _to_json(result: RecordResult) -> dict[str, Any]:
-    return {
+    data: dict[str, Any] = {
         "record_id": result.record_id,
         "path": result.path,
         "items": [item_json(i) for i in result.items],
         "issues": [issue_json(i) for i in result.issues],
     }
+    if result.budgeted:  # only then: a kept result's text is what it always was
+        data["budgeted"] = True
+    return data
 
 
 def _stored(result: RecordResult, composed: int) -> dict[str, Any]:
@@ -334,4 +339,6 @@ def _stored(result: RecordResult, composed: int) -> dict[str, Any]:
 def _from_json(data: Mapping[str, Any]) -> RecordResult:
     issues = [issue_from(i) for i in data["issues"]]
     items = [item_from(i) for i in data["items"]]
-    return RecordResult(data["record_id"], data["path"], items, issues)
+    return RecordResult(
+        data["record_id"], data["path"], items, issues, data.get("budgeted") is True
+    )
