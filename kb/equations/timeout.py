@@ -42,7 +42,7 @@ import sys
 import threading
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from contextvars import ContextVar
+from contextvars import ContextVar, copy_context
 from typing import Any, TypeVar, cast
 
 from kb import settings
@@ -240,7 +240,9 @@ def _run_within(work: Callable[[], T], seconds: float, charged: list[int]) -> T:
         return _in_child(work, seconds, charged)
     from kb.equations.threadbudget import run_in_thread
 
-    return run_in_thread(work, seconds, CheckGuard, guard_message(seconds))
+    # In the caller's context: the helper thread's stops count in this run (budgets_stopped).
+    context = copy_context()
+    return run_in_thread(lambda: context.run(work), seconds, CheckGuard, guard_message(seconds))
 
 
 def _in_child(work: Callable[[], T], seconds: float, charged: list[int]) -> T:

@@ -99,3 +99,31 @@ def test_a_finding_that_quotes_the_words_is_remembered(
     second = api.validate(Path("records"))
     assert second.stats.mode == "snapshot" and second.findings == first.findings
     assert root.exists()
+
+
+def _one() -> int:
+    return 1
+
+
+def _swallowing() -> str:
+    """A check whose inner check runs out of its ten steps, and carries on (as decide_zero)."""
+    try:
+        timeout.run_with_budget(lambda: sum(_one() for _ in range(10_000)), 10)
+    except timeout.CheckTimeout:
+        return "carried on"
+    return "finished"
+
+
+@pytest.mark.parametrize("path", ["alarm", "forked child", "helper thread"])
+def test_a_stop_counts_on_every_path_of_the_guard(
+    path: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Where the work runs (this thread, a forked child, a helper thread), its stops count here."""
+    if path != "alarm":
+        monkeypatch.setattr(timeout, "_alarm_usable", lambda: False)
+    if path == "helper thread":
+        monkeypatch.setattr(timeout.multiprocessing, "get_all_start_methods", lambda: ["spawn"])
+    with timeout.record_budget():
+        before = timeout.budgets_stopped()
+        assert timeout.run_with_budget(_swallowing, 1_000_000) == "carried on"
+        assert timeout.budgets_stopped() == before + 1
