@@ -33,7 +33,7 @@ from typing import TYPE_CHECKING
 from kb import overlay
 from kb.findings import Finding
 from kb.gcpause import paused_during
-from kb.reads import checked_paths, file_nodes, scope
+from kb.reads import CHECKED_FILES, checked_paths, file_nodes, scope
 from kb.run import RunStats
 from kb.snapshot import FileState
 from kb.workers import joined
@@ -72,7 +72,7 @@ def open_kb(
 
     `checked`, the Result of validating `root`: its schema verdict becomes this
     knowledge base's schema stage (kb.run.schema), so typed views can be read, and
-    the files it saw its `checked_files` (kb.reads.checked_nodes: the site's page
+    the files it saw its `CHECKED_FILES` (kb.reads.checked_nodes: the site's page
     keys and dependency graph from them, not from every record again).
     """
     from kb.checker import build_knowledge_base, open_cache  # not imported by an unchanged run
@@ -87,7 +87,7 @@ def open_kb(
         kb = build_knowledge_base(root, None, open_cache(root))
     if checked is not None:
         kb.run.schema = list(checked.schema)
-        kb.run.checked_files = checked.files
+        kb.run.keep(CHECKED_FILES, checked.files)
     return kb
 
 

@@ -46,6 +46,7 @@ from kb.recordcache import RecordCache, References
 from kb.references import record_references
 from kb.rules import all_rules
 from kb.rules._base import Rule, finding_of, rule_stage
+from kb.rules._prose import TEMPLATES
 from kb.run import RunContext
 from kb.store import cache_dir
 from kb.workers import beside, map_forked, meanwhile
@@ -57,7 +58,7 @@ BESIDE_MIN_RECORDS = _loader.PARALLEL_MIN_FILES
 # and the findings of the record-local rules on it.
 Alone = tuple[list[tuple[str, str, str]], list[Finding]]
 Known = tuple[References, list[Finding]]  # the same, as the record cache holds it
-# ... and, as the per-file stage computes it, the templates in its prose (kb.run.templates).
+# ... and, as the per-file stage computes it, the templates in its prose (kb.rules._prose).
 Checked = tuple[list[tuple[str, str, str]], list[Finding], Sequence[tuple[str, Template]]]
 
 
@@ -71,7 +72,7 @@ def check_everything(
     the equations stage: it holds nothing that stage or a later one computes).
     """
     kb = build_knowledge_base(root, base, cache)
-    findings = locate_stage(run_rules(kb, then=cache.save))
+    findings = locate_stage(run_rules(kb, cache, then=cache.save))
     return kb, findings
 
 
@@ -95,15 +96,15 @@ def build_knowledge_base(
     `listed`: `paths` are record files in record_files' order (kb.loader); `digests`,
     the content hashes this run already knows (kb.loader.load_files).
     """
-    run = RunContext(cache=cache)
-    kb = per_file_stage(load_stage(root, run, paths, listed, digests), run)
+    run = RunContext()
+    kb = per_file_stage(load_stage(root, cache, paths, listed, digests), run, cache)
     return attach(kb, root, base)
 
 
 @progress.stage("load", counts="result")
 def load_stage(
     root: Path,
-    run: RunContext,
+    cache: RecordCache | None,
     paths: Sequence[Path] | None = None,
     listed: bool = False,
     digests: Mapping[str, str] | None = None,
@@ -114,12 +115,12 @@ def load_stage(
     the same worker (`checked_alone`: the per-file stage's work, done in one pass).
     """
     with meanwhile(_warm_up):  # while the workers parse, if any do
-        loaded = load_files(root, paths, run.cache, listed, checked_alone, digests)
-    if run.cache is not None:
+        loaded = load_files(root, paths, cache, listed, checked_alone, digests)
+    if cache is not None:
         for item in loaded:
             if item.fresh:
                 data = item.record.data if item.record is not None else None
-                run.cache.put_load(item.key, data, [finding_of(p) for p in item.problems])
+                cache.put_load(item.key, data, [finding_of(p) for p in item.problems])
     return loaded
 
 
@@ -129,7 +130,9 @@ def _warm_up() -> None:
     import kb.ledger.inputs  # noqa: F401
 
 
-def per_file_stage(loaded: list[Loaded], run: RunContext) -> KnowledgeBase:
+def per_file_stage(
+    loaded: list[Loaded], run: RunContext, cache: RecordCache | None
+) -> KnowledgeBase:
     """Each record's references and record-local findings: from the cache, else computed.
 
     Records parsed in this run come with them (load_stage); the others the cache does
@@ -148,20 +151,20 @@ def per_file_stage(loaded: list[Loaded], run: RunContext) -> KnowledgeBase:
         for item in loaded
         if item.record is not None and item.alongside is not None
     }
-    known, todo = _known_alone(kb, keys, run.cache)
+    known, todo = _known_alone(kb, keys, cache)
     rest = [record for record in todo if record.path not in ready]
     computed = map_forked(checked_alone, rest, _loader.PARALLEL_MIN_FILES)
     ready.update(
         zip((r.path for r in rest), computed or [checked_alone(r) for r in rest], strict=True)
     )
-    run.templates = {}
+    found = run.keep(TEMPLATES, {})
     for record in todo:
         references, local, templates = ready[record.path]
         alone = known[record.path] = (references, local)
-        run.templates[record.path] = templates
-        if run.cache is not None:
-            run.cache.put_local(keys[record.path], alone[1])
-    kb.references = _references(kb, known, keys, {record.path for record in todo}, run.cache)
+        found[record.path] = templates
+        if cache is not None:
+            cache.put_local(keys[record.path], alone[1])
+    kb.references = _references(kb, known, keys, {record.path for record in todo}, cache)
     kb.load_findings = load_findings
     # A record the tree has but kb could not read exists all the same: its own finding is
     # the root cause, and references to it are not also "dangling" (as in a partial run).
@@ -228,7 +231,7 @@ def attach(kb: KnowledgeBase, root: Path, base: str | None) -> KnowledgeBase:
 def checked_alone(record: Record) -> Checked:
     """What one file gives on its own: references, record-local findings, prose templates.
 
-    The templates are what the prose rules resolve (kb.rules._prose, kb.run.templates).
+    The templates are what the prose rules resolve (kb.rules._prose.TEMPLATES).
     All three read the record's prose: it is walked once for them (kb.prose.fields).
     """
     with walked_once(record.data):
@@ -263,11 +266,10 @@ def after_schema(rule: Rule) -> bool:
 
 
 @progress.stage("schema", counts="first")
-def schema_stage(kb: KnowledgeBase) -> list[Finding]:
-    """The schema findings of every record, from the cache for files it knows."""
+def schema_stage(kb: KnowledgeBase, cache: RecordCache | None = None) -> list[Finding]:
+    """The schema findings of every record, from `cache` for files it knows."""
     from kb.schema import validate_record  # local: jsonschema loads only when checking
 
-    cache = kb.run.cache
     findings: list[Finding] = []
     for record in kb:
         key = (
@@ -287,36 +289,41 @@ def schema_stage(kb: KnowledgeBase) -> list[Finding]:
 
 @progress.stage("equations", counts="first")
 def equations_stage(kb: KnowledgeBase) -> None:
-    """One analysis of every equation, derivation and claim (kept in kb.run.equations)."""
+    """One analysis of every equation, derivation and claim (kept in the run: engine.analysed)."""
     from kb.equations.engine import analyse  # local: the engine loads only when checking
 
     analyse(kb)
 
 
-def run_rules(kb: KnowledgeBase, then: Callable[[], object] | None = None) -> list[Finding]:
+def run_rules(
+    kb: KnowledgeBase, cache: RecordCache | None, then: Callable[[], object] | None = None
+) -> list[Finding]:
     """The stages after the per-file one: schema, equations, rules, waivers, waiver rules.
 
     The whole-tree rules that do not read the equations stage run beside it (in a
     forked child when a CPU is free and the tree is big: kb.workers.beside), and
     after them `then`, work that needs only the stages before the equations (the
     record cache's save: check_everything). `then` has run when this returns. The
-    schema stage runs beside the equations too when `then` saves the cache (its
-    verdicts reach the record cache in the child); else here, first.
+    schema stage (its verdicts from and into `cache`) runs beside the equations too
+    when `then` saves the cache (its verdicts reach the record cache in the child);
+    else here, first.
     """
     use_run_budget(kb.run.budget)  # the ledger's checks (beside) and the engine's spend it
     if then is None:
-        schema_stage(kb)  # the caller saves the record cache: it must hold the verdicts
+        schema_stage(kb, cache)  # the caller saves the record cache: it must hold the verdicts
     worth_it = sum(kb.in_focus(record) for record in kb) >= BESIDE_MIN_RECORDS
-    with beside(lambda: _before_equations(kb), then, worth_it) as others:
+    with beside(lambda: _before_equations(kb, cache), then, worth_it) as others:
         equations_stage(kb)
         kb.run.schema, found = others.result()  # the child's schema stage, if it ran there
         findings = rules_stage(kb, found)
     return waivers_stage(kb, findings) + waiver_rules_stage(kb)
 
 
-def _before_equations(kb: KnowledgeBase) -> tuple[list[Finding], dict[str, list[Finding]]]:
+def _before_equations(
+    kb: KnowledgeBase, cache: RecordCache | None
+) -> tuple[list[Finding], dict[str, list[Finding]]]:
     """The schema stage's findings, and those of the rules that run beside the equations."""
-    schema = kb.run.schema if kb.run.schema is not None else schema_stage(kb)
+    schema = kb.run.schema if kb.run.schema is not None else schema_stage(kb, cache)
     return schema, {rule.CODE: list(rule.check(kb)) for rule in _beside_equations()}
 
 

@@ -133,7 +133,7 @@ def _check_everything(root: Path, salt: str) -> tuple[Snapshot, RunStats]:
     from kb.checker import check_everything, open_cache, resolve_locations, waived
 
     kb, findings = check_everything(root, None, open_cache(root, salt))
-    snapshot = Snapshot(file_states(kb))
+    snapshot = Snapshot(file_states(kb), unsettled=_unsettled(kb))
     snapshot.put_findings(findings, resolve_locations(waived(kb, kb.run.schema or [])))
     return snapshot, replace(
         kb.run.stats, mode="full", rechecked=len(snapshot.files), loaded=len(kb)
@@ -181,7 +181,7 @@ def _recheck_changes(
     )
     kb.run.outside_ids = kb.run.outside_ids | frozenset(_ids_of(files) - kb.records.keys())
     kb.run.focus = frozenset(affected)
-    fresh = resolve_locations(f for f in run_rules(kb) if f.location.path in affected)
+    fresh = resolve_locations(f for f in run_rules(kb, cache) if f.location.path in affected)
     schema = (f for f in waived(kb, kb.run.schema or []) if f.location.path in affected)
     cache.save({RecordCache.key(n, digest, _link(seen[n])) for n, digest in digests.items()})
     files.update((name, state) for name, state in file_states(kb).items() if name in affected)
@@ -191,7 +191,17 @@ def _recheck_changes(
     }
     snapshot.waived = {n: f for n, f in snapshot.waived.items() if n in files and n not in affected}
     snapshot.put_findings(fresh, resolve_locations(schema))
+    snapshot.unsettled = _unsettled(kb) & affected
     return replace(kb.run.stats, mode="incremental", rechecked=len(affected), loaded=len(load))
+
+
+def _unsettled(kb: KnowledgeBase) -> set[str]:
+    """The files whose equations results a budget decided in this run (RecordResult.budgeted)."""
+    from kb.equations.engine import analysed
+
+    analysis = analysed(kb)
+    results = analysis.results.values() if analysis is not None else ()
+    return {result.path for result in results if result.budgeted}
 
 
 def _affected(
@@ -266,4 +276,4 @@ def check_focus(
     kb = build_knowledge_base(root, None, cache, paths, True, known)
     kb.run.outside_ids = kb.run.outside_ids | frozenset(set(ids) - kb.records.keys())
     kb.run.focus = frozenset(focus)
-    return resolve_locations(f for f in run_rules(kb) if f.location.path in focus)
+    return resolve_locations(f for f in run_rules(kb, cache) if f.location.path in focus)

@@ -5,12 +5,9 @@ from __future__ import annotations
 import re
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
-if TYPE_CHECKING:
-    pass
-
-from kb.run import RunContext
+from kb.run import RunContext  # below this module: it names no type above kb.findings
 
 KIND_BY_FOLDER: Mapping[str, str] = {
     "flops": "flop_class",

@@ -10,7 +10,7 @@ Each rule module declares `READS`, what its findings on a record depend on:
   no schema marks: `bound_of`), one step, never what those records name in turn:
   the equations engine reads a bound field and a used equation's text and
   symbols, a prose template the figure or the claim it names;
-- `equations`: the record's equations analysis (kb.run.equations), which reads
+- `equations`: the record's equations analysis (kb.equations.engine.analysed), which reads
   what `bound` reads (a record's bindings and `uses:`; a model's figures are its
   own); kb.checker runs these rules after the equations stage, the others beside
   it;
@@ -45,6 +45,7 @@ from pathlib import Path
 from typing import Literal, get_args
 
 from kb.model import KnowledgeBase, Record, Reference
+from kb.run import Kept
 from kb.snapshot import FileState
 
 Reads = Literal[
@@ -141,15 +142,21 @@ def file_nodes(kb: KnowledgeBase, only: Collection[str] | None = None) -> dict[s
     return nodes
 
 
+# The files the validation of this tree saw, by display path (kb.api.open_kb(checked=)):
+# checked_nodes hands them out while they are the files the tree was loaded from.
+CHECKED_FILES: Kept[Mapping[str, FileState]] = Kept("checked files")
+GRAPH: Kept[DependencyGraph] = Kept("dependency graph")  # graph_of a frozen tree, once
+
+
 def checked_nodes(kb: KnowledgeBase) -> Mapping[str, FileState] | None:
-    """The files `kb`'s validation saw (kb.run.checked_files), if they are those it holds.
+    """The files `kb`'s validation saw (CHECKED_FILES), if they are those it holds.
 
     The same display paths, each record with its id and the digest it was loaded with
     (kb.snapshot.FileState); else None (no validation handed over, a full run's nodes,
     or the tree changed since). A record replaced in memory keeps its digest: code that
     edits a checked knowledge base's records must give them a new one (or none).
     """
-    files = kb.run.checked_files
+    files = kb.run.kept(CHECKED_FILES)
     if not files:
         return None
     records: dict[str, Record] = {}
@@ -412,14 +419,12 @@ class DependencyGraph:
 
 
 def graph_of(kb: KnowledgeBase) -> DependencyGraph:
-    """The dependency graph of `kb` (kept in kb.run if frozen): `checked_nodes` or `file_nodes`."""
-    if kb.frozen and kb.run.dependency_graph is not None:
-        graph: DependencyGraph = kb.run.dependency_graph
-        return graph
-    graph = DependencyGraph(checked_nodes(kb) or file_nodes(kb), kb.references)
-    if kb.frozen:
-        kb.run.dependency_graph = graph
-    return graph
+    """The dependency graph of `kb` (kept in its run if frozen): `checked_nodes` or `file_nodes`."""
+    if not kb.frozen:
+        return DependencyGraph(checked_nodes(kb) or file_nodes(kb), kb.references)
+    return kb.run.once(
+        GRAPH, lambda: DependencyGraph(checked_nodes(kb) or file_nodes(kb), kb.references)
+    )
 
 
 def checked_paths(files: Mapping[str, FileState]) -> list[str]:

@@ -1,26 +1,47 @@
 """What one validation run knows besides the records: the typed run context.
 
 The checker (kb.checker) creates a `RunContext` for the knowledge base it checks
-and fills it stage by stage: the per-file stage's results, the schema stage's
-findings, the equations analysis, the codes the catalogue knows and the waivers
-that suppressed a finding. Rules read it through `kb.run` (one typed
-attribute); the caches some rules share within a run (walked mappings, resolved
-placements, the receipts index) are fields here too, so nothing is keyed by a
-string or by `id()` of a knowledge base. Nothing here outlives the run.
+and fills it stage by stage: the per-file stage's record-local findings, the schema
+stage's findings, the codes the catalogue knows and the waivers that suppressed a
+finding; the run's statistics and what its checks spent. Rules read it through
+`kb.run` (one typed attribute). Nothing here outlives the run.
+
+What a module computes once per run from the knowledge base (the equations
+analysis, the typed views, the dependency graph, the receipts index, ...) is kept
+under a `Kept` place that the computing module declares beside the computation,
+typed with its own result: `kb.run.kept(VIEWS)` is a `Views`. So this module names
+no type above kb.findings, kb.model can hold a run context, and no import circles
+back through the run machinery (tests/project/test_import_graph.py).
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Generic, TypeVar, cast
 
 if TYPE_CHECKING:
-    from collections.abc import Mapping, Sequence
+    from collections.abc import Callable
 
-    from kb.equations.engine import Analysis
     from kb.findings import Finding
-    from kb.kinds import Views
-    from kb.recordcache import RecordCache
+
+T = TypeVar("T")
+T_co = TypeVar("T_co", covariant=True)
+
+
+class Kept(Generic[T_co]):
+    """The place of one thing a run computes once, declared by the module that computes it.
+
+    A module-level constant (`VIEWS: Kept[Views] = Kept("views")`): the place is
+    the same in every run, what is kept there belongs to one RunContext.
+    """
+
+    __slots__ = ("name",)
+
+    def __init__(self, name: str) -> None:
+        self.name = name
+
+    def __repr__(self) -> str:
+        return f"Kept({self.name!r})"
 
 
 @dataclass
@@ -61,6 +82,9 @@ class Spending:
     record_left: int | None = None  # steps the open record's checks have left
     record_label: str = ""
     lost: int = 0  # steps lost to timeouts
+    # Checks a budget stopped, nested ones included (kb.equations.timeout.budgets_stopped):
+    # a result whose checks moved this count was decided by a budget, and no store keeps it.
+    stopped: int = 0
 
 
 @dataclass
@@ -74,7 +98,6 @@ class RunContext:
     result that is None has not been computed in this run.
     """
 
-    cache: RecordCache | None = None
     focus: frozenset[str] | None = None
     outside_ids: frozenset[str] = frozenset()
     # The files that did not become records, by display path: the id each one's place names.
@@ -82,27 +105,32 @@ class RunContext:
     # The per-file stage: each record's record-local rule findings, by display path.
     local: dict[str, list[Finding]] | None = None
     schema: list[Finding] | None = None
-    equations: Analysis | None = None
     known_codes: frozenset[str] | None = None
     waivers_used: frozenset[tuple[str, int]] | None = None
     stats: RunStats = field(default_factory=RunStats)
     budget: Spending = field(default_factory=Spending)  # kb.equations.timeout spends it
-    # Shared by several rules within the run (each documented where it is filled).
-    mappings: dict[str, list[tuple[str, Mapping[str, Any]]]] = field(default_factory=dict)
-    mapping_nodes: dict[str, list[Mapping[str, Any]]] = field(default_factory=dict)
-    broken_templates: list[Any] | None = None
-    # The per-file stage: the templates in each record's prose (kb.prose.fields.record_templates),
-    # by display path, for the records it checked in this run (not those the cache knew).
-    templates: dict[str, Sequence[Any]] | None = None
-    prose_claims: Any = None
-    ledger_resolved: dict[str, Any] = field(default_factory=dict)
-    receipts_index: Any = None  # kb.ledger.transfers.ReceiptIndex, built on first use
-    break_even_figures: Any = None  # kb.ledger.breakeven.Figures, read on first use
-    dependency_graph: Any = None  # kb.reads.DependencyGraph of the frozen knowledge base
-    # The files the validation of this tree saw, by display path (kb.api.open_kb(checked=)):
-    # kb.reads.checked_nodes hands them out while they are the files it was loaded from.
-    checked_files: Mapping[str, Any] | None = None
-    views: Views | None = None  # the typed views of schema-valid records (kb.kinds.views)
+    # What modules compute once per run, each under the Kept place it declares.
+    _kept: dict[object, object] = field(default_factory=dict, repr=False)
+
+    def kept(self, place: Kept[T]) -> T | None:
+        """What this run keeps at `place`, or None when nothing was kept there yet."""
+        return cast("T | None", self._kept.get(place))
+
+    def keep(self, place: Kept[T], value: T) -> T:
+        """Keep `value` at `place` for the rest of the run; returns it."""
+        self._kept[place] = value
+        return value
+
+    def once(self, place: Kept[T], build: Callable[[], T]) -> T:
+        """What is kept at `place`, built (and kept) on the first call."""
+        if place not in self._kept:
+            self._kept[place] = build()
+        return cast("T", self._kept[place])
+
+    def drop(self, *places: Kept[object]) -> None:
+        """Forget what is kept at `places` (a later reader builds it again)."""
+        for place in places:
+            self._kept.pop(place, None)
 
 
 class StageNotRun(RuntimeError):

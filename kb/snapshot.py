@@ -26,9 +26,10 @@ whatever its stat says.
 The entry names the records folder and the working directory (findings print
 paths relative to it); another folder, another directory, another salt, a
 damaged file or a read error gives no snapshot, and the run is a full one.
-A file with a finding that a time budget decided (kb.equations.cache.
-timed_out: a check that ran out of time) is kept as unread, so the next run
-checks it again instead of replaying the timeout.
+A file whose equations result a budget decided (`unsettled`, from the
+engine's `RecordResult.budgeted`: a check that ran out of its steps or past its
+guard) is kept as unread, so the next run checks it again instead of replaying
+the timeout; what its findings say plays no part.
 """
 
 from __future__ import annotations
@@ -40,7 +41,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import NamedTuple
 
-from kb.equations.cache import timed_out
 from kb.findings import Finding
 from kb.recordcache import finding_from_tuple, finding_to_tuple
 from kb.store import ShardedStore
@@ -77,6 +77,8 @@ class Snapshot:
     checked: list[str] = field(default_factory=list)  # kb.reads.checked_paths(files)
     # The schema findings records waive, located (kb.api: such a record has no typed view).
     waived: dict[str, list[tuple[object, ...]]] = field(default_factory=dict)
+    # Not kept: the files whose results a budget decided in this run (written as unread).
+    unsettled: set[str] = field(default_factory=set)
 
     def trusted(self, name: str, now: Seen | None) -> bool:
         """True when the file's stat says it holds the bytes the snapshot hashed."""
@@ -169,9 +171,8 @@ def read_snapshot(directory: Path, salt: str, root: Path) -> Snapshot | None:
 
 def write_snapshot(directory: Path, salt: str, root: Path, snapshot: Snapshot) -> None:
     """Save atomically; a read-only tree still validates, it just is not remembered."""
-    again = {path for path, rows in snapshot.findings.items() if any(map(_budgeted, rows))}
     files = {
-        path: tuple(s._replace(digest=UNREAD) if path in again else s)
+        path: tuple(s._replace(digest=UNREAD) if path in snapshot.unsettled else s)
         for path, s in snapshot.files.items()
     }
     store = ShardedStore(directory, STORE, salt, shards=1)
@@ -186,7 +187,3 @@ def write_snapshot(directory: Path, salt: str, root: Path, snapshot: Snapshot) -
     store.put(KEY, (_place(root), files, *fields))
     del files  # its marshalled bytes are what is kept (~15 MB of tuples at 100,000 files)
     store.save(())
-
-
-def _budgeted(row: tuple[object, ...]) -> bool:
-    return timed_out(str(row[0]), str(row[3]))

@@ -18,11 +18,13 @@ import pytest
 from kb import checker, loader
 from kb.api import validate
 from kb.checker import build_knowledge_base
+from kb.equations.engine import analysed
 from kb.findings import Location, Problem, Severity
 from kb.model import KnowledgeBase, Record, Reference
 from kb.recordcache import RecordCache
 from kb.rules import all_rules, by_code
 from kb.rules._base import StageNotRun, finding_of
+from kb.rules._prose import TEMPLATES
 from tests.conftest import REPO, source_yaml, write_tree
 
 CODE_LITERAL = re.compile(r"[A-Z]{2}\d{3}")
@@ -147,7 +149,7 @@ def test_a_problem_keeps_its_own_hint_and_takes_the_modules_otherwise() -> None:
 def test_the_schema_stage_is_a_stage_not_a_side_effect_of_a_rule(tmp_path: Path) -> None:
     root = write_tree(tmp_path / "records", {"sources/doc.yaml": source_yaml() + "colour: x\n"})
     kb = build_knowledge_base(root)
-    assert kb.run.schema is None and kb.run.equations is None
+    assert kb.run.schema is None and analysed(kb) is None
     for code in ("LD001", "SC001", "EQ001", "WV001"):
         rule = by_code(code)
         assert rule is not None
@@ -183,7 +185,7 @@ def test_the_per_file_stage_in_workers_gives_what_one_process_gives(
     for jobs in ("2", "1"):
         monkeypatch.setenv("KB_JOBS", jobs)
         kb = build_knowledge_base(root)
-        runs.append((kb.references, kb.run.local, kb.run.templates))
+        runs.append((kb.references, kb.run.local, kb.run.kept(TEMPLATES)))
     assert runs[0] == runs[1]
     assert runs[1][0], "no reference found: the comparison proves little"
 
@@ -205,8 +207,9 @@ def test_the_prose_rules_resolve_the_templates_the_per_file_stage_found(
     monkeypatch.setenv("KB_CACHE_DIR", str(tmp_path / "cache"))
     monkeypatch.chdir(tmp_path)
     kb = build_knowledge_base(Path("records"))
-    assert kb.run.templates == {r.path: tuple(record_templates(r.data)) for r in kb}
-    assert sum(map(len, kb.run.templates.values())) > 1  # the shipped records use templates
+    found = kb.run.kept(prose.TEMPLATES)
+    assert found == {r.path: tuple(record_templates(r.data)) for r in kb}
+    assert sum(map(len, found.values())) > 1  # the shipped records use templates
 
     def walked(data: object) -> list[object]:
         raise AssertionError("the prose was walked again")
@@ -215,7 +218,7 @@ def test_the_prose_rules_resolve_the_templates_the_per_file_stage_found(
     carried = prose.broken_templates(kb)
     assert [(r.path, p) for r, p, _ in carried] == [(str(gpu.relative_to(tmp_path)), "/summary")]
     monkeypatch.setattr(prose, "record_templates", record_templates)
-    kb.run.broken_templates, kb.run.templates = None, None  # as a record the cache knew
+    kb.run.drop(prose.BROKEN, prose.TEMPLATES)  # as a record the cache knew
     assert prose.broken_templates(kb) == carried
 
 
@@ -293,4 +296,4 @@ def test_the_rules_beside_the_equations_never_read_them(
     assert {rule.CODE for rule in apart if rule.CODE.startswith("EQ")} == {"EQ019", "EQ020"}
     for rule in apart:
         list(rule.check(kb))
-    assert kb.run.equations is None
+    assert analysed(kb) is None

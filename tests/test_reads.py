@@ -26,6 +26,7 @@ from hypothesis import strategies as st
 
 from kb import reads
 from kb.api import open_kb, validate
+from kb.equations.engine import analysed
 from kb.findings import Finding
 from kb.model import KINDS, Reference
 from kb.reads import DependencyGraph, file_nodes, rule_reads
@@ -60,13 +61,13 @@ def test_only_the_reference_rules_read_every_id() -> None:
 def test_a_rule_reads_the_equations_analysis_exactly_when_it_declares_it() -> None:
     """kb.checker runs the rules not declaring "equations" beside the equations stage.
 
-    So a rule that reads the analysis (kb.run.equations) must declare it, and one
+    So a rule that reads the analysis (kb.equations.engine.analysed) must declare it, and one
     that declares it must read it: run without the analysis, the first kind stops
     (StageNotRun), the second does not.
     """
     kb = open_kb(SHIPPED_RECORDS, checked=validate(SHIPPED_RECORDS, remember=False))
     kb.run.known_codes = frozenset(READS_OF)
-    assert kb.run.equations is None
+    assert analysed(kb) is None
     read_it = set()
     for rule in all_rules():
         if READS_OF[rule.CODE] == "findings":
@@ -447,4 +448,4 @@ def test_the_nodes_a_validation_hands_over_are_the_nodes_of_the_records(
 def test_a_full_run_hands_over_no_digests_and_so_no_nodes(tmp_path: Path) -> None:
     records = SHIPPED_RECORDS
     kb = open_kb(records, checked=validate(records, remember=False))
-    assert kb.run.checked_files and reads.checked_nodes(kb) is None
+    assert kb.run.kept(reads.CHECKED_FILES) and reads.checked_nodes(kb) is None

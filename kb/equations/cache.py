@@ -15,26 +15,26 @@ never change a result. A run that checks every record (`flush(prune=True)`)
 keeps only the entries it used: the slots of deleted records and the plans of
 maths no record has any more go.
 
-A result a budget decided (`timed_out`: a check that ran out of steps, EQ014, or
-past the wall-clock guard, EQ029, or an identity whose simplification did) is
-never kept: the guard depends on how busy the machine was, and a count of steps
-may differ by a fraction of a percent between processes (kb.equations.work), so
-the next run checks it again.
+A result a budget decided (its `budgeted` field, which the engine sets from the
+budget's own count of the checks it stopped, kb.equations.timeout.budgets_stopped:
+a check that ran out of steps, EQ014, or past the wall-clock guard, EQ029, or an
+identity whose simplification did) is never kept: the guard depends on how busy
+the machine was, and a count of steps may differ by a fraction of a percent
+between processes (kb.equations.work), so the next run checks it again. What a
+result's messages say plays no part.
 """
 
 from __future__ import annotations
 
 import hashlib
 import json
-from collections.abc import Callable, Iterable
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from kb.equations import codes
 from kb.store import ShardedStore
 
 STORE = "equations"
-_TIMEOUT_WORDS = ("(timeout)", "timed out")
 
 
 def canonical(payload: Any) -> str:
@@ -50,24 +50,9 @@ def content_key(*parts: str) -> str:
     return hashlib.sha256("\0".join(parts).encode()).hexdigest()
 
 
-def timed_out(code: str, text: str) -> bool:
-    """True for a finding or item whose outcome a time budget decided."""
-    if code in (codes.CHECK_TIMEOUT, codes.CHECK_INTERNAL_LIMIT):
-        return True
-    return any(word in text for word in _TIMEOUT_WORDS)
-
-
-def budgeted(issues: Iterable[tuple[str, str]], details: Iterable[str]) -> bool:
-    """True when a time budget decided an issue (code, message) or an item (detail) of a result."""
-    return any(timed_out(c, m) for c, m in issues) or any(timed_out("", d) for d in details)
-
-
 def is_final(value: Any) -> bool:
-    """False for a result (RecordResult JSON) with anything a time budget decided."""
-    if not isinstance(value, dict):
-        return True
-    issues = [(str(i.get("code")), str(i.get("message"))) for i in value.get("issues", ())]
-    return not budgeted(issues, [str(i.get("detail")) for i in value.get("items", ())])
+    """False for a result (RecordResult JSON) that a budget decided: its `budgeted` field."""
+    return not (isinstance(value, dict) and value.get("budgeted") is True)
 
 
 class ResultCache:

@@ -1,7 +1,7 @@
 """Analyse a whole KnowledgeBase once per run: equations, derivations, claims, figures.
 
 `analyse(kb)` runs once per run: the checker's equations stage calls it and the analysis
-is kept in the knowledge base's run context (`kb.run.equations`), where the EQ rules,
+is kept in the knowledge base's run context (`analysed(kb)`), where the EQ rules,
 the site and `kb show` find it. Per record the result is cached by content hash (see
 cache.py); on a hit nothing symbolic runs and SymPy is not even imported. On a miss
 whose equation sections are unchanged (only the values its claims bind changed), the
@@ -41,7 +41,7 @@ from kb.equations.results import (
 from kb.equations.shared import SharedWork, family_key
 from kb.equations.timeout import default_budget, default_work, record_budget, use_run_budget
 from kb.model import KnowledgeBase, Record
-from kb.run import RunStats
+from kb.run import Kept, RunStats
 from kb.store import cache_dir
 from kb.workers import map_forked
 
@@ -57,6 +57,8 @@ class RecordResult:
     path: str
     items: list[Item] = field(default_factory=list)
     issues: list[Issue] = field(default_factory=list)
+    # A budget decided part of it (kb.equations.timeout.budgets_stopped): no store keeps it.
+    budgeted: bool = False
 
 
 @dataclass
@@ -82,11 +84,15 @@ class Analysis:
 Pending = tuple[str, str, dict[str, "Bound | BindError"], Record, tuple[Issue, ...]]
 
 
+EQUATIONS: Kept[Analysis] = Kept("equations analysis")  # analyse(kb), once per run
+
+
 def analyse(kb: KnowledgeBase, use_cache: bool = True) -> Analysis:
-    """Analyse `kb`, once per run (the analysis is kept in `kb.run.equations`)."""
+    """Analyse `kb`, once per run (the analysis is kept in its run context, EQUATIONS)."""
     default_budget(), default_work()  # a bad $KB_EQ_BUDGET/$KB_EQ_WORK: UsageProblem (exit 2)
-    if kb.run.equations is not None:
-        return kb.run.equations
+    done = kb.run.kept(EQUATIONS)
+    if done is not None:
+        return done
     use_run_budget(kb.run.budget)  # this run's checks spend from its own budget
     cache = ResultCache(cache_dir(kb.root), fingerprint.salt()) if use_cache else ResultCache(None)
     analysis = Analysis(stats=kb.run.stats)
@@ -100,13 +106,12 @@ def analyse(kb: KnowledgeBase, use_cache: bool = True) -> Analysis:
             analysis.results[record.id] = result
     _run_pending(kb, pending, cache, analysis)
     cache.flush(prune=kb.run.focus is None)  # every record analysed: what was not used goes
-    kb.run.equations = analysis
-    return analysis
+    return kb.run.keep(EQUATIONS, analysis)
 
 
 def analysed(kb: KnowledgeBase) -> Analysis | None:
     """The analysis of `kb` if this process has made it (never starts one)."""
-    return kb.run.equations
+    return kb.run.kept(EQUATIONS)
 
 
 def _run_pending(
@@ -262,8 +267,8 @@ def run_record(
     """
     from kb.equations.planbuild import check_record
 
-    system, plan = check_record(record.data, resolver, work or SharedWork())
-    return RecordResult(record.id, record.path, system.items, system.issues), plan
+    system, plan, budgeted = check_record(record.data, resolver, work or SharedWork())
+    return RecordResult(record.id, record.path, system.items, system.issues, budgeted), plan
 
 
 def run_planned(record: Record, plan: Mapping[str, Any], resolver: Any) -> RecordResult | None:
@@ -309,12 +314,15 @@ def _bound_key(bound: Bound | BindError) -> str:
 
 
 def _to_json(result: RecordResult) -> dict[str, Any]:
-    return {
+    data: dict[str, Any] = {
         "record_id": result.record_id,
         "path": result.path,
         "items": [item_json(i) for i in result.items],
         "issues": [issue_json(i) for i in result.issues],
     }
+    if result.budgeted:  # only then: a kept result's text is what it always was
+        data["budgeted"] = True
+    return data
 
 
 def _stored(result: RecordResult, composed: int) -> dict[str, Any]:
@@ -331,4 +339,6 @@ def _stored(result: RecordResult, composed: int) -> dict[str, Any]:
 def _from_json(data: Mapping[str, Any]) -> RecordResult:
     issues = [issue_from(i) for i in data["issues"]]
     items = [item_from(i) for i in data["items"]]
-    return RecordResult(data["record_id"], data["path"], items, issues)
+    return RecordResult(
+        data["record_id"], data["path"], items, issues, data.get("budgeted") is True
+    )

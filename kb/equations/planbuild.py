@@ -7,8 +7,15 @@ each numeric claim that binds, its expression with definitions expanded and the
 bound symbols kept, compiled to an exact tree (exact.py); so is an effect
 claim at an operating point. Anything that is not exact arithmetic on
 rationals (sqrt, log, a fractional power, an effect that needs cancelling, a
-claim that timed out or whose target is malformed) is marked symbolic, and a
+claim that a budget stopped or whose target is malformed) is marked symbolic, and a
 plan with a symbolic claim is not kept: that record always takes this path.
+
+Whether a budget decided anything is counted, not read from the wording of the
+result (kb.equations.timeout.budgets_stopped): a check that ran out of its steps or
+past its guard, or a simplification inside a check that gave up. Such a record
+comes back `budgeted` and neither its plan nor its result is kept. A budget that
+stopped the compiling of a claim's plan entry decides nothing (the claim is then
+checked symbolically): it does not count.
 """
 
 from __future__ import annotations
@@ -24,7 +31,7 @@ from kb.equations.plan import PLAN_FORMAT, replay_claim
 from kb.equations.results import issue_json, item_json
 from kb.equations.shared import SharedWork, entry_key, finite_number, verdict_key
 from kb.equations.system import System
-from kb.equations.timeout import run_with_budget
+from kb.equations.timeout import budgets_stopped, run_with_budget
 
 
 class NotExact(ValueError):
@@ -36,12 +43,14 @@ Plan = dict[str, Any]
 
 def check_record(
     data: Mapping[str, Any], resolve: Resolver, work: SharedWork
-) -> tuple[System, Plan | None]:
-    """Run every symbolic check of one record; return the system and its plan (or None).
+) -> tuple[System, Plan | None, bool]:
+    """Run every symbolic check of one record; return the system, its plan (or None), budgeted.
 
     What another record with the same maths left in `work` (this run's) is reused;
-    a fresh `work` checks the record as if alone.
+    a fresh `work` checks the record as if alone. `budgeted`: a budget decided part
+    of the result (see the module), so no store may keep it; its plan is None then.
     """
+    before, compiling = budgets_stopped(), work.compile_stops
     system, key = work.system_of(data)
     work.derive(system, data)
     plan: dict[str, Any] = {
@@ -58,10 +67,9 @@ def check_record(
     if isinstance(claims, list):
         name_waiting_claims(system, claims)  # into a failed equation's own finding
     plan["issues"] = [issue_json(i) for i in system.issues[: len(plan["issues"])]]
-    usable = all("symbolic" not in entry for entry in plan["claims"]) and not any(
-        "timeout" in item["detail"] for item in plan["items"]
-    )
-    return system, plan if usable else None
+    budgeted = budgets_stopped() - before != work.compile_stops - compiling
+    usable = not budgeted and all("symbolic" not in entry for entry in plan["claims"])
+    return system, plan if usable else None, budgeted
 
 
 def _check(ctx: Context, claim_id: str, key: str | None, work: SharedWork) -> dict[str, Any]:
@@ -77,22 +85,28 @@ def _check(ctx: Context, claim_id: str, key: str | None, work: SharedWork) -> di
         known_key = entry_key(key, ctx.claim)
         entry = work.entries.get(known_key)
         if entry is None:
+            compiling = budgets_stopped()
             entry = _compiled(ctx) or {"symbolic": True}
+            work.compile_stops += budgets_stopped() - compiling  # decides nothing: not counted
             work.keep(work.entries, known_key, entry, "built_claims")
         if "symbolic" not in entry and replay_claim(ctx, entry, claim_id):
             return entry
+        before = budgets_stopped()
         check_claim(ctx, claim_id)
     else:
         known_key = verdict_key(key, ctx.claim)
         known = work.verdicts.get(known_key)
+        before = budgets_stopped()
         verdict = check_claim(ctx, claim_id, known)
-        if known is None and verdict is not None:  # a timeout is not kept (cache.py)
+        if known is None and verdict is not None:  # a verdict a budget stopped is not shared
             timeout = verdict[0] in ("timeout", "guard")
             work.keep(work.verdicts, None if timeout else known_key, verdict, "built_claims")
+            work.note("verdicts", None if timeout else known_key, before)
+        elif known is not None:
+            work.reused("verdicts", known_key)
         fixed = {"items": [item_json(i) for i in ctx.system.items[items:]]}
         entry = {"fixed": {**fixed, "issues": [issue_json(i) for i in ctx.system.issues[issues:]]}}
-    timed_out = any("timeout" in item.detail for item in ctx.system.items[items:])
-    return {"symbolic": True} if timed_out else entry
+    return {"symbolic": True} if budgets_stopped() != before else entry
 
 
 def _compiled(ctx: Context) -> dict[str, Any] | None:

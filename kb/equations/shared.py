@@ -21,6 +21,9 @@ is repr'd once a run and named by a short label (`system_label`; repr'ing it in
 every key was ~0.15-0.4 s of CPU at 10,000 records). No SymPy is imported
 until a record is checked. `built` counts what was really built
 (the engine returns it in RunStats). Each memo is dropped whole at MAX entries.
+Work a budget stopped (kb.equations.timeout.budgets_stopped) is shared too, and
+its stop counted again for each record that reuses it (`stopped`): a record's result
+says it was decided by a budget whether it did the work or reused it.
 """
 
 from __future__ import annotations
@@ -30,6 +33,7 @@ from typing import TYPE_CHECKING, Any
 
 from kb.equations.claimbase import is_binding
 from kb.equations.results import Issue, Item
+from kb.equations.timeout import budgets_stopped, note_stopped
 
 if TYPE_CHECKING:  # SymPy is imported by the first record checked, not by the engine
     from kb.equations.claims import ClaimVerdict
@@ -66,6 +70,23 @@ class SharedWork:
         self.labels: dict[str, str] = {}  # a (symbols, equations) text -> its label
         self.labelled = 0  # labels handed out (never reused, even once `labels` is dropped)
         self.records: dict[int, tuple[Mapping[str, Any], str | None]] = {}  # id -> (data, label)
+        self.stopped: set[tuple[str, str]] = set()  # (memo, key): work a budget stopped
+        self.compile_stops = (
+            0  # stops while compiling plan entries (planbuild: they decide nothing)
+        )
+
+    def note(self, memo: str, key: str | None, before: int) -> None:
+        """Remember that the work just kept under `key` was stopped by a budget, if it was.
+
+        `before`: budgets_stopped() when the work began.
+        """
+        if key is not None and budgets_stopped() != before:
+            self.stopped.add((memo, key))
+
+    def reused(self, memo: str, key: str | None) -> None:
+        """Count again the stop of work reused from `memo` (see `note`)."""
+        if key is not None and (memo, key) in self.stopped:
+            note_stopped()
 
     def system_label(self, data: Mapping[str, Any]) -> str | None:
         """A short name for `data`'s (symbols, equations) text (None: it cannot be repr'd).
@@ -102,8 +123,12 @@ class SharedWork:
         key = self.system_label(data)
         known = self.systems.get(key)
         if known is None:
+            before = budgets_stopped()
             known = build_system(data)
             self.keep(self.systems, key, known, "built_systems")
+            self.note("systems", key, before)
+        else:
+            self.reused("systems", key)
         fields = (dict(known.symbols), dict(known.units), list(known.issues), list(known.items))
         return System(*fields, dict(known.equations), set(known.failed)), key
 
@@ -115,11 +140,13 @@ class SharedWork:
         if known is None:
             from kb.equations.derive import check_derivations
 
-            items, issues = len(system.items), len(system.issues)
+            items, issues, before = len(system.items), len(system.issues), budgets_stopped()
             check_derivations(system, data.get("derivations"))
             known = system.items[items:], system.issues[issues:]
             self.keep(self.derived, key, known, "built_derivations")
+            self.note("derived", key, before)
             return
+        self.reused("derived", key)
         system.items.extend(known[0])
         system.issues.extend(known[1])
 

@@ -42,7 +42,7 @@ import sys
 import threading
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from contextvars import ContextVar
+from contextvars import ContextVar, copy_context
 from typing import Any, TypeVar, cast
 
 from kb import settings
@@ -148,6 +148,26 @@ def record_budget(steps: int | None = None) -> Iterator[None]:
             _RUN.reset(started)
 
 
+def budgets_stopped() -> int:
+    """How many checks a budget has stopped in this thread's run, nested ones included.
+
+    Whether a result may be kept is this count, not its wording: a record's result
+    whose checks moved it was decided by a budget (EQ014, EQ029, or a simplification
+    that gave up inside a check), and no store keeps it (kb.equations.planbuild). The
+    engine checks every record inside record_budget, so a Spending is always counting;
+    outside both a run and a record, nothing is counted (0).
+    """
+    spent = _RUN.get()
+    return spent.stopped if spent is not None else 0
+
+
+def note_stopped() -> None:
+    """Count one stop: a check a budget stopped, or reused work one had (kb.equations.shared)."""
+    spent = _RUN.get()
+    if spent is not None:
+        spent.stopped += 1
+
+
 def _capped(spent: Spending | None, steps: int) -> int:
     """`steps`, cut to what the record and the run have left (CheckTimeout if nothing)."""
     if spent is None:
@@ -171,18 +191,24 @@ def run_with_budget(work: Callable[[], T], steps: int | None = None) -> T:
     later than the enclosing one.
     """
     steps = default_work() if steps is None else steps
-    if spent_here() is not None:  # inside another check's budget, in this thread
-        return _counted(work, steps, fresh=False, charged=[0])
     spent = _RUN.get()
-    steps = _capped(spent, steps)
+    if spent_here() is not None:  # inside another check's budget, in this thread
+        try:
+            return _counted(work, steps, fresh=False, charged=[0])
+        except CheckTimeout:
+            note_stopped()
+            raise
     charged = [0]
     try:
+        steps = _capped(spent, steps)
         return _run_within(lambda: _counted(work, steps, True, charged), default_budget(), charged)
     except CheckGuard:  # its count is not the input's: the whole budget is lost
+        note_stopped()
         if spent is not None:
             spent.lost += steps
         raise
     except CheckTimeout:
+        note_stopped()
         if spent is not None:
             spent.lost += charged[0]
         raise
@@ -214,7 +240,9 @@ def _run_within(work: Callable[[], T], seconds: float, charged: list[int]) -> T:
         return _in_child(work, seconds, charged)
     from kb.equations.threadbudget import run_in_thread
 
-    return run_in_thread(work, seconds, CheckGuard, guard_message(seconds))
+    # In the caller's context: the helper thread's stops count in this run (budgets_stopped).
+    context = copy_context()
+    return run_in_thread(lambda: context.run(work), seconds, CheckGuard, guard_message(seconds))
 
 
 def _in_child(work: Callable[[], T], seconds: float, charged: list[int]) -> T:
@@ -222,12 +250,13 @@ def _in_child(work: Callable[[], T], seconds: float, charged: list[int]) -> T:
     receiver, sender = context.Pipe(duplex=False)
 
     def target() -> None:  # the child's one thread is its main thread: the CPU guard works
+        before = budgets_stopped()  # and the stops inside the work go back with its result
         try:
             with _alarm(seconds):
                 value = work()
-            sender.send(("ok", value, charged[0]))
+            sender.send(("ok", value, charged[0], budgets_stopped() - before))
         except BaseException as exc:  # the child reports every failure to the parent
-            sender.send(("error", exc, charged[0]))
+            sender.send(("error", exc, charged[0], budgets_stopped() - before))
 
     child = context.Process(target=target, daemon=True)
     child.start()
@@ -235,7 +264,9 @@ def _in_child(work: Callable[[], T], seconds: float, charged: list[int]) -> T:
     try:
         if not receiver.poll(WALL_FACTOR * seconds):  # a child that never ends (blocked)
             raise CheckGuard(guard_message(seconds))
-        status, payload, charged[0] = receiver.recv()
+        status, payload, charged[0], stopped = receiver.recv()
+        for _ in range(stopped):
+            note_stopped()
     finally:
         if child.is_alive():
             child.kill()

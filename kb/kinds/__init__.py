@@ -8,7 +8,7 @@ figures; a receipt's rows; a proposal's candidate and ratios), built
 from a record's data only after the schema stage (kb.checker.schema_stage) has
 passed that record: a consumer of a view reads typed fields and re-checks no
 type. `views(kb)` is the one accessor; it lives in the run context
-(`kb.run.views`) and builds each record's view once per run.
+(under `VIEWS`) and builds each record's view once per run.
 
 A record with a schema finding (SC001, LD009, LD010 on its file) has no view:
 the accessor returns None and the caller decides, in its own code, what it does
@@ -37,7 +37,7 @@ from kb.kinds.placement import Placement, placement
 from kb.kinds.proposal import Proposal, proposal
 from kb.kinds.receipt import Receipt, receipt
 from kb.model import KnowledgeBase, Record
-from kb.run import StageNotRun
+from kb.run import Kept, StageNotRun
 
 __all__ = ["EQUATION_KINDS", "Views", "views"]
 
@@ -115,12 +115,15 @@ def _of(kind: str, record: Record) -> Record:
     return record
 
 
+VIEWS: Kept[Views] = Kept("typed views")  # views(kb), once per schema stage
+
+
 def views(kb: KnowledgeBase) -> Views:
-    """The typed views of `kb`'s records (kept in kb.run.views once the schema stage ran)."""
+    """The typed views of `kb`'s records (kept in the run under VIEWS once the schema stage ran)."""
     schema = kb.run.schema
     if schema is None:
         raise StageNotRun("typed views read the schema stage, which has not run (kb.checker)")
-    found = kb.run.views
+    found = kb.run.kept(VIEWS)
     if found is None or found.schema is not schema:  # a new schema stage: new views
-        found = kb.run.views = Views(schema, frozenset(f.location.path for f in schema))
+        found = kb.run.keep(VIEWS, Views(schema, frozenset(f.location.path for f in schema)))
     return found

@@ -32,6 +32,7 @@ from kb.ledger.inputs import (
 from kb.ledger.ledger import compute_ledger
 from kb.ledger.quantities import QuantityError, parse_setting
 from kb.model import KnowledgeBase, Record
+from kb.run import Kept
 
 if TYPE_CHECKING:  # SymPy is imported by kb.ledger.breakeven: only when a break-even is asked
     from kb.ledger.breakeven import Figures
@@ -148,20 +149,23 @@ def analyze_placement(
     return analyze_spec(spec, with_break_even, break_even_figures(kb) if with_break_even else None)
 
 
+FIGURES: Kept[Figures] = Kept("break-even figures")  # break_even_figures, once per run
+
+
 def break_even_figures(kb: KnowledgeBase) -> Figures:
     """The figures every break-even places, read from the interconnects once per run.
 
     Every placement's break-even places the same interconnects: a frozen knowledge
-    base keeps them in its run context (kb.run.break_even_figures), an unfrozen one
+    base keeps them in its run context (FIGURES), an unfrozen one
     reads them per call.
     """
     from kb.ledger.breakeven import figures_of
 
-    found = kb.run.break_even_figures if kb.frozen else None
+    found = kb.run.kept(FIGURES) if kb.frozen else None
     if found is None:
         found = figures_of(interconnect_views(kb))
         if kb.frozen:
-            kb.run.break_even_figures = found
+            kb.run.keep(FIGURES, found)
     return found
 
 

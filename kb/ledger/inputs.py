@@ -48,6 +48,7 @@ from kb.ledger.workload import (
     resolve_workload,
 )
 from kb.model import KnowledgeBase, Record, split_binding
+from kb.run import Kept
 
 OVERHEADS = (
     "sync",
@@ -406,17 +407,21 @@ def _composed_envelope(res: InputReader, node: EnvelopeView) -> Envelope | None:
     )
 
 
+# The placements resolved in this run, by id (resolve_placement).
+RESOLVED: Kept[dict[str, PlacementSpec | Unresolved]] = Kept("resolved placements")
+
+
 def resolve_placement(record: Record, kb: KnowledgeBase) -> PlacementSpec | Unresolved:
     """Resolve a placement record into specs, or list every gap that prevents it.
 
     A placement that fails its schema is not resolved (the module docstring says
     why): one gap per schema finding. Several LG rules resolve the same placement
     in one run, so a frozen knowledge base keeps the result in its run context
-    (kb.run.ledger_resolved).
+    (RESOLVED).
     """
     if not kb.frozen:
         return _resolve(record, kb)
-    memo = kb.run.ledger_resolved
+    memo = kb.run.once(RESOLVED, dict)
     hit = memo.get(record.id)
     if hit is None:
         hit = memo[record.id] = _resolve(record, kb)

@@ -38,6 +38,7 @@ from kb.kinds.receipt import Receipt
 from kb.ledger.curves import Point, Pricing, best, curves, measured_range, price
 from kb.ledger.quantities import Figure, QuantityError, figure
 from kb.model import KnowledgeBase
+from kb.run import Kept
 
 if TYPE_CHECKING:  # inputs.py imports this module; the reader is only a type here
     from kb.ledger.inputs import InputReader
@@ -185,17 +186,20 @@ class ReceiptIndex:
     failing: dict[tuple[str, str], list[str]] = field(default_factory=dict)
 
 
+RECEIPTS: Kept[ReceiptIndex] = Kept("receipts index")  # receipt_index, once per run
+
+
 def receipt_index(kb: KnowledgeBase) -> ReceiptIndex:
     """The receipts by (interconnect, pattern), indexed once per knowledge base.
 
     Scanning every receipt for every transfer made the ledger rules quadratic
     (10,000 records: ~30 s); a frozen knowledge base keeps the index in its run
-    context (kb.run.receipts_index), an unfrozen one builds it per call. A receipt
+    context (RECEIPTS), an unfrozen one builds it per call. A receipt
     that fails its schema is filed under the link and pattern it names when both
     are text (compared, never trusted: it prices nothing).
     """
-    found = kb.run.receipts_index if kb.frozen else None
-    if isinstance(found, ReceiptIndex):
+    found = kb.run.kept(RECEIPTS) if kb.frozen else None
+    if found is not None:
         return found
     index = ReceiptIndex()
     checked = views(kb)
@@ -209,7 +213,7 @@ def receipt_index(kb: KnowledgeBase) -> ReceiptIndex:
         if isinstance(key[0], str) and isinstance(key[1], str):
             index.failing.setdefault(key, []).append(record.id)
     if kb.frozen:
-        kb.run.receipts_index = index
+        kb.run.keep(RECEIPTS, index)
     return index
 
 

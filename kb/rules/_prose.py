@@ -9,28 +9,35 @@ from kb.model import KnowledgeBase, Record
 from kb.prose.fields import record_templates
 from kb.prose.render import Broken, show
 from kb.prose.scan import Template
+from kb.run import Kept
+
+# The templates in each record's prose, by display path, as the per-file stage found them
+# in this run (kb.checker.per_file_stage), for the records it checked (not those the
+# record cache knew).
+TEMPLATES: Kept[dict[str, Sequence[tuple[str, Template]]]] = Kept("prose templates")
+BROKEN: Kept[list[tuple[Record, str, Broken]]] = Kept("broken templates")  # once per run
 
 
 def broken_templates(kb: KnowledgeBase) -> list[tuple[Record, str, Broken]]:
     """(record, pointer, why) for every template in focus that does not resolve.
 
-    A record's templates as the per-file stage found them this run (kb.run.templates),
+    A record's templates as the per-file stage found them this run (TEMPLATES),
     else from a walk of its prose.
     """
-    memo = kb.run.broken_templates
-    if memo is None:
-        memo = kb.run.broken_templates = [
+    return kb.run.once(
+        BROKEN,
+        lambda: [
             (record, pointer, shown)
             for record in kb
             if kb.in_focus(record)
             for pointer, template in _templates(kb, record)
             if isinstance(shown := show(kb, record, template), Broken)
-        ]
-    return memo
+        ],
+    )
 
 
 def _templates(kb: KnowledgeBase, record: Record) -> Sequence[tuple[str, Template]]:
-    found = kb.run.templates.get(record.path) if kb.run.templates is not None else None
+    found = (kb.run.kept(TEMPLATES) or {}).get(record.path)
     return record_templates(record.data) if found is None else found
 
 

@@ -7,6 +7,7 @@ from typing import Any
 
 from kb.findings import pointer_join
 from kb.model import KnowledgeBase, Record
+from kb.run import Kept
 
 
 def containers(data: Any) -> Iterator[tuple[str, Any]]:
@@ -29,6 +30,9 @@ def containers(data: Any) -> Iterator[tuple[str, Any]]:
         stack.extend((_child(here, key), value) for key, value in reversed(items))
 
 
+# Each record's mappings, by display path, walked once per run for the rules that read them.
+MAPPINGS: Kept[dict[str, list[tuple[str, Mapping[str, Any]]]]] = Kept("mappings")
+NODES: Kept[dict[str, list[Mapping[str, Any]]]] = Kept("mapping nodes")
 _SCALARS = frozenset({str, int, float, bool, type(None)})
 _PLAIN = frozenset({dict, list})
 
@@ -61,7 +65,7 @@ def quantities(data: Any) -> Iterator[tuple[str, Mapping[str, Any]]]:
 
 def record_mappings(kb: KnowledgeBase, record: Record) -> list[tuple[str, Mapping[str, Any]]]:
     """`mappings(record.data)`, walked once per run for the several rules that need it."""
-    memo = kb.run.mappings
+    memo = kb.run.once(MAPPINGS, dict)
     found = memo.get(record.path)
     if found is None:
         found = memo[record.path] = mappings(record.data)
@@ -82,7 +86,7 @@ def located(
 
 
 def _record_nodes(kb: KnowledgeBase, record: Record) -> list[Mapping[str, Any]]:
-    memo = kb.run.mapping_nodes
+    memo = kb.run.once(NODES, dict)
     found = memo.get(record.path)
     if found is None:
         found = memo[record.path] = _mapping_nodes(record.data)

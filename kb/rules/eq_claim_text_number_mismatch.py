@@ -110,10 +110,11 @@ class Value:
 
 def check(kb: KnowledgeBase) -> Iterator[Finding]:
     """Records with no equations analysis (no claims, or out of focus) are not checked."""
+    from kb.equations.engine import analysed
     from kb.prose.scan import bare_numbers
     from kb.rules._prose import in_text
 
-    analysis = kb.run.equations
+    analysis = analysed(kb)
     if analysis is None:
         raise StageNotRun(f"{CODE} reads the equations stage, which has not run")
     for record in kb:

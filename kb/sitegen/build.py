@@ -187,15 +187,19 @@ def analysing_only(kb: KnowledgeBase, ids: set[str] | None) -> Iterator[None]:
     afterwards the focus and the partial analysis are dropped, so a later reader of
     `kb` runs a whole one. A knowledge base already analysed keeps its analysis.
     """
+    from kb.equations.engine import EQUATIONS
+    from kb.sitegen.prose_view import CLAIM_VALUES
+
     run = kb.run
-    if ids is None or run.equations is not None or run.focus is not None:
+    if ids is None or run.kept(EQUATIONS) is not None or run.focus is not None:
         yield
         return
     run.focus = frozenset(r.path for r in map(kb.get, ids) if r is not None)
     try:
         yield
     finally:
-        run.focus, run.equations, run.prose_claims = None, None, None
+        run.focus = None
+        run.drop(EQUATIONS, CLAIM_VALUES)
 
 
 def write_static(site: Site, theme: Path) -> None:

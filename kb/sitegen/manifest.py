@@ -86,14 +86,10 @@ def budget_bound(kb: KnowledgeBase) -> bool:
     every page again instead of keeping one that shows a timeout. Pages kept from the
     last build came from a build without one, so only this run's analysis counts.
     """
-    from kb.equations.cache import budgeted
     from kb.equations.engine import analysed
 
     analysis = analysed(kb)
-    return any(
-        budgeted([(i.code, i.message) for i in r.issues], [i.detail for i in r.items])
-        for r in (analysis.results.values() if analysis is not None else ())
-    )
+    return any(r.budgeted for r in (analysis.results.values() if analysis is not None else ()))
 
 
 def fingerprint(theme: Path) -> str:

@@ -19,6 +19,7 @@ from kb.model import QUANTITY_BASES, KnowledgeBase, Record
 from kb.prose.render import Broken, ClaimValues, engine_claims, show
 from kb.prose.scan import protected, templates
 from kb.reads import graph_of
+from kb.run import Kept
 from kb.sitegen import urls
 
 
@@ -133,8 +134,8 @@ def _figure(shown: Any) -> dict[str, Any]:
     }
 
 
+CLAIM_VALUES: Kept[ClaimValues] = Kept("prose claim values")  # _claim_values, once per run
+
+
 def _claim_values(kb: KnowledgeBase) -> ClaimValues:
-    found = kb.run.prose_claims
-    if found is None:
-        found = kb.run.prose_claims = engine_claims(kb)
-    return found  # type: ignore[no-any-return]
+    return kb.run.once(CLAIM_VALUES, lambda: engine_claims(kb))

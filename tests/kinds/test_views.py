@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from kb.checker import schema_stage
-from kb.kinds import views
+from kb.kinds import VIEWS, views
 from kb.model import KnowledgeBase, Record
 from kb.run import StageNotRun
 from tests.kinds.helpers import checked_kb, shipped
@@ -27,8 +27,8 @@ def test_a_valid_record_has_one_view_built_once() -> None:
     assert flop is not None and gpu is not None
     first = views(kb).equations(flop)
     assert first is not None
-    assert views(kb).equations(flop) is first  # kept in kb.run.views, not rebuilt
-    assert views(kb) is kb.run.views
+    assert views(kb).equations(flop) is first  # kept in the run, not rebuilt
+    assert views(kb) is kb.run.kept(VIEWS)
     assert views(kb).accelerator(gpu) is not None
 
 
