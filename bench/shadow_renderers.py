@@ -1,14 +1,15 @@
-"""Whether the site's three shadow renderers are worth their lines (issue 34, item 4).
+"""Whether the site's shadow renderers are worth their lines (issue 34, item 4).
 
     python bench/shadow_renderers.py                  # shipped records and 1,000 synthetic
     python bench/shadow_renderers.py --sizes 0        # shipped records only
     python bench/shadow_renderers.py --repeat 5
 
-kb renders three things in Python that a template or the standard library would
-render: the shared partials (kb/sitegen/html_nodes.py, in place of the Jinja
-macros tests/site/fixtures/macros_before.html), a chart's figure
-(kb/sitegen/html_chart.py, in place of tests/site/fixtures/chart_before.html)
-and a record's JSON (kb/sitegen/json_text.py, in place of `json.dumps(indent=2)`).
+kb renders two things in Python that a template would render: the shared
+partials (kb/sitegen/html_nodes.py, in place of the Jinja macros
+tests/site/fixtures/macros_before.html) and a chart's figure
+(kb/sitegen/html_chart.py, in place of tests/site/fixtures/chart_before.html).
+A third, kb/sitegen/json_text.py (json.dumps(indent=2)'s bytes, sooner), was
+measured here at +1.3% of a cold build's CPU at 1,000 records and removed.
 
 This builds the whole site cold, in one process ($KB_JOBS=1, so CPU time is the
 build's), once with every shadow in place and once with each one replaced by its
@@ -22,12 +23,11 @@ a little fast. Timing is reported, never judged.
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import sys
 import tempfile
 import time
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
@@ -44,9 +44,9 @@ from markupsafe import Markup  # noqa: E402
 from kb.api import open_kb, validate  # noqa: E402
 from kb.model import KnowledgeBase  # noqa: E402
 from kb.sitegen import build as build_module  # noqa: E402
-from kb.sitegen import html_nodes, record_pages  # noqa: E402
+from kb.sitegen import html_nodes  # noqa: E402
 
-SHADOWS = ("html_nodes", "html_chart", "json_text")
+SHADOWS = ("html_nodes", "html_chart")
 MACROS = ("link", "badge", "parts", "prose", "node", "state")
 
 
@@ -87,15 +87,10 @@ def _plain_chart(env: jinja2.Environment) -> None:
     env.globals["chart_figure"] = lambda chart: Markup(partial.render(chart=chart))
 
 
-def _plain_json(data: Mapping[str, Any]) -> str:
-    return json.dumps(data, indent=2, ensure_ascii=False, default=str)
-
-
 @contextmanager
 def plain(routes: frozenset[str]) -> Iterator[None]:
     """Build with the plain route in place of each shadow named in `routes`."""
     original_env = build_module.make_environment
-    original_json = record_pages.indented
 
     def environment(theme: Path) -> jinja2.Environment:
         env = original_env(theme)
@@ -106,13 +101,10 @@ def plain(routes: frozenset[str]) -> Iterator[None]:
         return env
 
     build_module.make_environment = environment  # type: ignore[assignment]
-    if "json_text" in routes:
-        record_pages.indented = _plain_json  # type: ignore[assignment]
     try:
         yield
     finally:
         build_module.make_environment = original_env  # type: ignore[assignment]
-        record_pages.indented = original_json
 
 
 def cpu_build(kb: KnowledgeBase, out: Path, routes: frozenset[str]) -> float:
