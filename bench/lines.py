@@ -67,6 +67,20 @@ MODULES: dict[str, tuple[str, str]] = {
         "kb's own number printer, which every judged claim value goes through",
     ),
     "kb/sitegen/deps.py": (SPEED_ONLY, "a page's inputs, for the incremental site build"),
+    "kb/sitegen/html_nodes.py": (
+        SPEED_ONLY,
+        "the shared partials as Python, not Jinja macros: a cold build +40% CPU without it "
+        "at 1,000 records, +16% shipped (bench/shadow_renderers.py)",
+    ),
+    "kb/sitegen/html_chart.py": (
+        SPEED_ONLY,
+        "a chart's figure as Python, not _chart.html: a cold build +8% CPU without it "
+        "at 1,000 records and shipped (bench/shadow_renderers.py)",
+    ),
+    "kb/sitegen/json_text.py": (
+        NOT_SPEED,
+        "removed (session 11): json.dumps writes the same bytes, +1.3% of a cold build",
+    ),
     "kb/sitegen/manifest.py": (SPEED_ONLY, "which pages the last build wrote, and from what"),
     "kb/sitegen/record_pages.py": (
         MOSTLY,

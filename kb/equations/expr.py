@@ -375,3 +375,44 @@ class _SafePrinter(StrPrinter):  # type: ignore[misc]  # SymPy ships no types: S
 
     def _print_Exp1(self, expr: sp.Expr) -> str:
         return "exp(1)"
+
+
+class NotCompiled(ValueError):
+    """An expression with an operation outside the tree language asked for (see `to_tree`)."""
+
+
+_TREE_FUNCTIONS = ((sp.Max, "max"), (sp.Min, "min"), (sp.floor, "floor"), (sp.ceiling, "ceil"))
+_REAL_FUNCTIONS = ((sp.exp, "exp"), (sp.log, "log"))
+
+
+def to_tree(expr: sp.Expr, real: bool = False) -> list[Any]:
+    """Compile a SymPy expression to kb's one evaluable tree, or raise NotCompiled.
+
+    The tree is JSON (kb/equations/exact.py documents its shape): `["n", "p/q"]`,
+    `["s", name]`, `["+", ...]`, `["*", ...]`, `["^", base, exponent]`, `["max"|"min",
+    ...]`, `["floor"|"ceil", a]`. This is the only compiler: the checker's plans
+    (exact.evaluate_tree replays them) take the exact language; the site's
+    calculators (`real=True`, serialised for the page's script) take it with
+    fractional powers (sqrt), `["exp", a]`, `["log", a]` and e as `["exp", ["n", "1"]]`.
+    """
+    if expr.is_Rational:
+        return ["n", str(expr)]
+    if expr.is_Symbol:
+        return ["s", expr.name]
+    if real and expr == sp.E:
+        return ["exp", ["n", "1"]]
+    if isinstance(expr, sp.Add):
+        return ["+", *(to_tree(a, real) for a in expr.args)]
+    if isinstance(expr, sp.Mul):
+        return ["*", *(to_tree(a, real) for a in expr.args)]
+    if isinstance(expr, sp.Pow) and (real or not (expr.exp.is_Number and not expr.exp.is_Integer)):
+        return [
+            "^",
+            to_tree(expr.base, real),
+            to_tree(expr.exp, real),
+        ]  # x**B: exact once B is an integer
+    for kind, name in (*_TREE_FUNCTIONS, *(_REAL_FUNCTIONS if real else ())):
+        if isinstance(expr, kind):
+            return [name, *(to_tree(a, real) for a in expr.args)]
+    language = "in the calculator's language" if real else "exact arithmetic"
+    raise NotCompiled(f"{type(expr).__name__} is not {language}")

@@ -3,10 +3,10 @@
 Every equation `symbol = expression` of the record becomes a target. Its
 expression is expanded exactly as `kb calc` expands it (kb.equations.evaluate.
 prepare: definitions replaced, the symbols the record's claims bind kept) and
-serialised as the exact tree of kb/equations/exact.py (`["n", "p/q"]`,
-`["s", name]`, `+ * ^ max min floor ceil`, plus `sqrt log exp` evaluated in
-floating point). `static/calc.js` walks that tree with exact rationals in the
-browser; nothing is evaluated from text, there or here.
+serialised as kb's one compiled tree (kb.equations.expr.to_tree with `real`:
+exact.py's `["n", "p/q"]`, `["s", name]`, `+ * ^ max min floor ceil`, plus
+`sqrt log exp` evaluated in floating point). `static/calc.js` walks that tree
+with exact rationals in the browser; nothing is evaluated from text, there or here.
 
 Each input symbol carries its declared unit, the units a reader may type it in
 (with exact factors from kb's unit table), its claim default and the fields of
@@ -31,6 +31,7 @@ from typing import Any
 
 import sympy as sp
 
+from kb.equations.expr import NotCompiled, to_tree
 from kb.model import KnowledgeBase, Record, split_binding
 from kb.numfmt import DIGITS
 from kb.quantities import Unit, UnitError, format_dims, parse_unit
@@ -47,31 +48,6 @@ UNIT_CHOICES = (
     "FLOP/B", "W", "kW", "J", "USD",
 )  # fmt: skip
 MAX_TARGETS = 80
-
-
-class NotSerialisable(ValueError):
-    """An expression with an operation the page's tree-walker does not know."""
-
-
-def to_calc_tree(expr: sp.Expr) -> list[Any]:
-    """exact.py's tree of `expr` (planbuild.to_tree's shape), plus sqrt, log and exp."""
-    if expr.is_Rational:
-        return ["n", str(expr)]
-    if expr.is_Symbol:
-        return ["s", expr.name]
-    if expr == sp.E:
-        return ["exp", ["n", "1"]]
-    if isinstance(expr, sp.Add):
-        return ["+", *(to_calc_tree(a) for a in expr.args)]
-    if isinstance(expr, sp.Mul):
-        return ["*", *(to_calc_tree(a) for a in expr.args)]
-    if isinstance(expr, sp.Pow):
-        return ["^", to_calc_tree(expr.base), to_calc_tree(expr.exp)]
-    named = ((sp.Max, "max"), (sp.Min, "min"), (sp.floor, "floor"), (sp.ceiling, "ceil"))
-    for kind, name in (*named, (sp.exp, "exp"), (sp.log, "log")):
-        if isinstance(expr, kind):
-            return [name, *(to_calc_tree(a) for a in expr.args)]
-    raise NotSerialisable(f"{type(expr).__name__} is not in the calculator's language")
 
 
 def calculator(record: Record, kb: KnowledgeBase) -> dict[str, Any] | None:
@@ -159,8 +135,8 @@ def validity_checks(record: Record, system: Any, shape: Mapping[str, Any]) -> li
                 parsed = parse_expression(text, system.symbols).value
                 expanded = expand_definitions(parsed, system.definitions(), keep)
                 check["missing"] += [f.name for f in expanded.free_symbols if f.name not in known]
-                trees.append((op, text, to_calc_tree(expanded)))
-        except (ExpressionError, NotSerialisable) as exc:
+                trees.append((op, text, to_tree(expanded, real=True)))
+        except (ExpressionError, NotCompiled) as exc:
             check["error"] = str(exc)
             checks.append(check)
             continue
@@ -211,8 +187,8 @@ def _build_shapes(record: Record, system: Any) -> list[dict[str, Any]]:
             continue
         try:
             plan = _as_kb_calc_takes_it(record, system, eq_id, prepare(record, system, eq_id, {}))
-            tree = to_calc_tree(plan.expanded)
-        except (EvaluationError, NotSerialisable):
+            tree = to_tree(plan.expanded, real=True)
+        except (EvaluationError, NotCompiled):
             continue
         names = sorted(s.name for s in plan.expanded.free_symbols)
         if not names or len(shapes) >= MAX_TARGETS:

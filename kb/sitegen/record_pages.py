@@ -14,13 +14,13 @@ never depend on which way ran.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from kb.model import Record
 from kb.sitegen import urls
-from kb.sitegen.json_text import indented
 from kb.sitegen.record_page import record_context
 from kb.workers import map_forked, meanwhile
 
@@ -115,4 +115,4 @@ def _render(site: Site, job: Job) -> Rendered:
 
 def record_json(data: Mapping[str, Any]) -> str:
     """Write a record as JSON, in its authored key order (exact numbers as text)."""
-    return indented(data) + "\n"  # json.dumps(data, indent=2, ensure_ascii=False, default=str)
+    return json.dumps(data, indent=2, ensure_ascii=False, default=str) + "\n"
