@@ -140,7 +140,7 @@ PART_LABELS = {
 
 def composed_device_line(d: Any) -> str:
     """A composed placement's device: its parts, then the verdict in GiB and the headroom."""
-    from kb.ledger.feasibility import gib
+    from kb.ledger.paging import gib
 
     parts = " + ".join(f"{PART_LABELS[name]} {gib(value)}" for name, value in d.parts)
     state = f"{d.name} x{d.count}: {parts} + reserve {gib(d.reserve)}"

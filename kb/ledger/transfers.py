@@ -41,7 +41,7 @@ from kb.model import KnowledgeBase
 from kb.run import Kept
 
 if TYPE_CHECKING:  # inputs.py imports this module; the reader is only a type here
-    from kb.ledger.inputs import InputReader
+    from kb.ledger.reader import InputReader
 
 
 def collective_steps(pattern: str, ranks: int) -> int:

@@ -43,8 +43,8 @@ from kb.kinds.placement import Degrees, FigureNode, Option, Transfer, WorkloadVi
 from kb.ledger.quantities import Figure, QuantityError, unit_scale
 
 if TYPE_CHECKING:
-    from kb.ledger.feasibility import Paging
-    from kb.ledger.inputs import InputReader
+    from kb.ledger.paging import Paging
+    from kb.ledger.reader import InputReader
 
 WEIGHT_CLASS = "flops/decode-weight-read"
 KV_CLASS = "flops/decode-kv-cache-read"
@@ -386,7 +386,7 @@ def resolve_workload(
         str(record.get("geometry.attention") or ""),
         str(record.get("architecture") or ""),
     )
-    from kb.ledger.feasibility import engine_paging
+    from kb.ledger.paging import engine_paging
 
     return Workload(
         node.context,

@@ -16,7 +16,7 @@ from collections import defaultdict
 from fractions import Fraction
 from typing import Any
 
-from kb.ledger.feasibility import gib
+from kb.ledger.paging import gib
 from kb.ledger.quantities import amount, number
 from kb.plan.planner import BY_KEY, DIMENSIONS, Option, Plan
 from kb.plan.sweep import Sweep

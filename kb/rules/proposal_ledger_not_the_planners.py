@@ -153,7 +153,7 @@ def scenario_of(view: Any, option: Any, spec: Any) -> tuple[dict[str, Any], bool
 
 
 def _against_the_planner(kb: KnowledgeBase, view: Any, option: Any, side: Any, spec: Any) -> str:
-    from kb.ledger.feasibility import gib
+    from kb.ledger.paging import gib
     from kb.ledger.quantities import amount
     from kb.ledger.scenario import Scenario, ScenarioError, evaluate
 
