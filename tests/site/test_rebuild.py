@@ -406,11 +406,11 @@ def test_a_table_of_a_kind_reads_only_its_declared_inputs(corpora: list[Knowledg
 
 
 def test_pages_rendered_by_workers_equal_pages_rendered_in_process(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    site: tuple[Path, Path, BuildReport], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     import kb.sitegen.record_pages as record_pages
 
-    root = copy_repo(tmp_path / "repo")
+    root, _, _ = site  # the shipped records (its record cache kept: a quick load)
     kb, _ = load(root / "records")
     monkeypatch.setenv("KB_JOBS", "1")
     serial = build(kb, tmp_path / "serial")
