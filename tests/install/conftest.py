@@ -19,7 +19,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import REPO, SHIPPED_RECORDS
+from tests.conftest import REPO, SHIPPED_RECORDS, git
 
 # Only what a user's shell would have: no PYTHONPATH pointing into the checkout.
 CLEAN_ENV = {
@@ -78,6 +78,41 @@ def installed(wheel: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
     done = run([str(home / "bin" / "python"), "-m", "pip", "install", "-q", str(wheel)], cwd=home)
     assert done.returncode == 0, done.stderr
     return home / "bin"
+
+
+def readme_snippet() -> str:
+    """The pre-commit configuration README.md shows (the fenced yaml block with `repos:`)."""
+    text = (REPO / "README.md").read_text(encoding="utf-8")
+    blocks = re.findall(r"```yaml\n(.*?)```", text, flags=re.S)
+    (snippet,) = [block for block in blocks if block.startswith("repos:")]
+    return snippet
+
+
+def readme_rev() -> str:
+    match = re.search(r"^\s+rev: (\S+)$", readme_snippet(), flags=re.M)
+    assert match, readme_snippet()
+    return match.group(1)
+
+
+@pytest.fixture(scope="session")
+def hook_repo(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """This working tree as a released hook repository: one commit, tagged as README says.
+
+    One per session (tests/install runs on one worker: tests/conftest.py), so pre-commit
+    builds the hook's environment once in `pre_commit_home` for every hook test.
+    """
+    repo = package_tree(tmp_path_factory.mktemp("hook") / "kb")
+    git(repo, "init", "-q", "-b", "main")
+    git(repo, "add", "-A")
+    git(repo, "commit", "-q", "-m", "kb release")
+    git(repo, "tag", "-a", readme_rev(), "-m", f"kb {readme_rev()}")
+    return repo
+
+
+@pytest.fixture(scope="session")
+def pre_commit_home(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """pre-commit's cache of hook environments, shared by every hook test of the session."""
+    return tmp_path_factory.mktemp("pre-commit-home")
 
 
 @pytest.fixture

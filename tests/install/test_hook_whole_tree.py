@@ -10,49 +10,18 @@ as released), and the README's snippet, copied verbatim, installs.
 
 from __future__ import annotations
 
-import re
 import shutil
 import time
 from pathlib import Path
 
 import pytest
 
-from tests.conftest import REPO, SHIPPED_RECORDS, git
-from tests.install.conftest import edit, package_tree, run
+from tests.conftest import SHIPPED_RECORDS, git
+from tests.install.conftest import edit, readme_rev, readme_snippet, run
 
 CITED = "records/sources/glennklockwood-h100.yaml"  # cited by 5 figures in 2 other records
 CITED_ID = "sources/glennklockwood-h100"
 CLEAN_COMMIT_SECONDS = 2.0  # the issue's target on the shipped tree (reported, see below)
-
-
-def readme_snippet() -> str:
-    """The pre-commit configuration README.md shows (the fenced yaml block with `repos:`)."""
-    text = (REPO / "README.md").read_text(encoding="utf-8")
-    blocks = re.findall(r"```yaml\n(.*?)```", text, flags=re.S)
-    (snippet,) = [block for block in blocks if block.startswith("repos:")]
-    return snippet
-
-
-def readme_rev() -> str:
-    match = re.search(r"^\s+rev: (\S+)$", readme_snippet(), flags=re.M)
-    assert match, readme_snippet()
-    return match.group(1)
-
-
-@pytest.fixture(scope="module")
-def hook_repo(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """This working tree as a released hook repository: one commit, tagged as README says."""
-    repo = package_tree(tmp_path_factory.mktemp("hook") / "kb")
-    git(repo, "init", "-q", "-b", "main")
-    git(repo, "add", "-A")
-    git(repo, "commit", "-q", "-m", "kb release")
-    git(repo, "tag", "-a", readme_rev(), "-m", f"kb {readme_rev()}")
-    return repo
-
-
-@pytest.fixture(scope="module")
-def home(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    return tmp_path_factory.mktemp("pre-commit-home")
 
 
 IDENTITY = {
@@ -75,16 +44,16 @@ def new_repo(path: Path, config: str) -> Path:
 
 
 def test_the_readme_snippet_copied_verbatim_installs(
-    tmp_path: Path, hook_repo: Path, home: Path
+    tmp_path: Path, hook_repo: Path, pre_commit_home: Path
 ) -> None:
     snippet = readme_snippet().replace("<this repository>", hook_repo.as_uri())
     repo = new_repo(tmp_path / "fresh", snippet)
-    done = run(["pre-commit", "install-hooks"], cwd=repo, env=env(home), timeout=900)
+    done = run(["pre-commit", "install-hooks"], cwd=repo, env=env(pre_commit_home), timeout=900)
     assert done.returncode == 0, done.stdout + done.stderr
 
 
 @pytest.fixture
-def records_repo(tmp_path: Path, hook_repo: Path, home: Path) -> Path:
+def records_repo(tmp_path: Path, hook_repo: Path, pre_commit_home: Path) -> Path:
     """The shipped records under git with the hook installed (no args: the plain form)."""
     config = (
         f"repos:\n  - repo: {hook_repo.as_uri()}\n    rev: {readme_rev()}\n"
@@ -94,7 +63,7 @@ def records_repo(tmp_path: Path, hook_repo: Path, home: Path) -> Path:
     shutil.copytree(SHIPPED_RECORDS, repo / "records")
     git(repo, "add", "-A")
     git(repo, "commit", "-q", "--no-verify", "-m", "records")
-    installed = run(["pre-commit", "install"], cwd=repo, env=env(home))
+    installed = run(["pre-commit", "install"], cwd=repo, env=env(pre_commit_home))
     assert installed.returncode == 0, installed.stderr
     return repo
 
@@ -108,9 +77,9 @@ def commits(repo: Path) -> int:
     return int(git(repo, "rev-list", "--count", "HEAD"))
 
 
-def test_deleting_a_cited_record_is_blocked(records_repo: Path, home: Path) -> None:
+def test_deleting_a_cited_record_is_blocked(records_repo: Path, pre_commit_home: Path) -> None:
     git(records_repo, "rm", "-q", CITED)
-    code, output = commit(records_repo, home, "drop a source")
+    code, output = commit(records_repo, pre_commit_home, "drop a source")
     assert code == 1 and commits(records_repo) == 1, output
     assert output.count(" RF001 ") == 5, output  # each figure that cited it, located
     h100 = (records_repo / "records/hardware/nvidia-h100-sxm.yaml").read_text(encoding="utf-8")
@@ -118,19 +87,21 @@ def test_deleting_a_cited_record_is_blocked(records_repo: Path, home: Path) -> N
     assert f"records/hardware/nvidia-h100-sxm.yaml:{first}:" in output
 
 
-def test_renaming_a_cited_record_with_its_id_is_blocked(records_repo: Path, home: Path) -> None:
+def test_renaming_a_cited_record_with_its_id_is_blocked(
+    records_repo: Path, pre_commit_home: Path
+) -> None:
     renamed = CITED.replace("h100", "hopper")
     git(records_repo, "mv", CITED, renamed)
     edit(records_repo / renamed, rf"^id: {CITED_ID}$", f"id: {CITED_ID.replace('h100', 'hopper')}")
     git(records_repo, "add", renamed)
-    code, output = commit(records_repo, home, "rename a source")
+    code, output = commit(records_repo, pre_commit_home, "rename a source")
     assert code == 1 and commits(records_repo) == 1, output
     assert f"'{CITED_ID}' names no record" in output or CITED_ID in output, output
     assert " RF001 " in output
 
 
 def test_a_clean_commit_passes_at_the_cost_of_an_incremental_run(
-    records_repo: Path, home: Path
+    records_repo: Path, pre_commit_home: Path
 ) -> None:
     notes = records_repo / "records/sources/team-notes.yaml"
     notes.write_text(
@@ -140,12 +111,14 @@ def test_a_clean_commit_passes_at_the_cost_of_an_incremental_run(
         encoding="utf-8",
     )
     git(records_repo, "add", "-A")
-    code, output = commit(records_repo, home, "notes")  # the first run fills the run store
+    code, output = commit(
+        records_repo, pre_commit_home, "notes"
+    )  # the first run fills the run store
     assert code == 0 and "Passed" in output, output
     edit(notes, r"^title: Team notes$", "title: Team notes, revised")
     git(records_repo, "add", "-A")
     started = time.perf_counter()
-    code, output = commit(records_repo, home, "retitle")
+    code, output = commit(records_repo, pre_commit_home, "retitle")
     seconds = time.perf_counter() - started
     assert code == 0 and commits(records_repo) == 3, output
     assert git(records_repo, "status", "--porcelain", "--untracked-files=all") == ""

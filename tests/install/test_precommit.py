@@ -14,24 +14,7 @@ from pathlib import Path
 import pytest
 
 from tests.conftest import SHIPPED_RECORDS, git
-from tests.install.conftest import edit, package_tree, run
-
-TAG = "v0.2.0-test"
-
-
-@pytest.fixture(scope="module")
-def hook_repo(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    repo = package_tree(tmp_path_factory.mktemp("hook") / "kb")
-    git(repo, "init", "-q", "-b", "main")
-    git(repo, "add", "-A")
-    git(repo, "commit", "-q", "-m", "kb release")
-    git(repo, "tag", TAG)
-    return repo
-
-
-@pytest.fixture(scope="module")
-def pre_commit_home(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    return tmp_path_factory.mktemp("pre-commit-home")
+from tests.install.conftest import edit, readme_rev, run
 
 
 @pytest.fixture
@@ -41,7 +24,7 @@ def records_repo(tmp_path: Path, hook_repo: Path, pre_commit_home: Path) -> Path
     (repo / ".pre-commit-config.yaml").write_text(
         "repos:\n"
         f"  - repo: {hook_repo.as_uri()}\n"
-        f"    rev: {TAG}\n"
+        f"    rev: {readme_rev()}\n"
         "    hooks:\n"
         "      - id: kb-validate\n",
         encoding="utf-8",

@@ -9,6 +9,18 @@ from typing import Any
 
 CHROMIUM = "/usr/bin/chromium"
 ARGS = ["--no-sandbox", "--headless", "--disable-gpu", "--disable-background-networking"]
+PHONE = 390  # px: the phone width every page is laid out at (tests/site/test_browser.py)
+# [scrollWidth, clientWidth, the first three elements wider than the screen] of a page;
+# scroll regions (tables, code, display maths) may be wider: they scroll inside themselves.
+WIDEST = """() => {
+  const width = document.documentElement.clientWidth, wide = [];
+  for (const e of document.querySelectorAll("body *")) {
+    const box = e.getBoundingClientRect();
+    if (box.right > width + 1 && !e.closest(".table-scroll, pre, .math-display, .inline-math"))
+      wide.push(e.tagName.toLowerCase() + "." + e.className + " " + Math.round(box.right));
+  }
+  return [document.documentElement.scrollWidth, width, wide.slice(0, 3)];
+}"""
 
 
 @contextmanager

@@ -17,6 +17,7 @@ from pathlib import Path
 
 import pytest
 
+from tests.site.chromium import PHONE, WIDEST
 from tests.site.conftest import REPO, SEED_FLOP, XSS_TITLE
 
 pytestmark = pytest.mark.browser
@@ -81,11 +82,25 @@ def page(browser):  # type: ignore[no-untyped-def]
     context.close()
 
 
-def test_every_page_loads_without_console_errors(page, base_url: str, built_site: Path) -> None:
+def test_every_page_loads_without_errors_and_none_scrolls_sideways_on_a_phone(
+    page, base_url: str, built_site: Path
+) -> None:
+    """One crawl of every page at phone width: no console error, page error, failed request,
+    HTTP error or dialog, and nothing wider than the screen but the scroll regions.
+
+    At desktop width the axe audits' pages (test_phone_and_a11y.py) are watched for the same
+    errors: one page of every template and every flop class and placement.
+    """
+    page.set_viewport_size({"width": PHONE, "height": 800})
     pages = sorted(p.relative_to(built_site).as_posix() for p in built_site.rglob("*.html"))
     assert len(pages) > 50
+    wide = []
     for relative in pages:
         page.goto(base_url + relative, wait_until="load")
+        scroll, width, culprits = page.evaluate(WIDEST)
+        if scroll > width:
+            wide.append(f"{relative}: {scroll} px ({culprits})")
+    assert wide == []
     assert page.problems == []
 
 

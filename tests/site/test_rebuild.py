@@ -10,6 +10,7 @@ a page actually reads from the knowledge base.
 
 from __future__ import annotations
 
+import copy
 import dataclasses
 import hashlib
 import re
@@ -58,12 +59,31 @@ def rebuild_and_compare(root: Path, out: Path, cold: Path) -> BuildReport:
     return report
 
 
-@pytest.fixture()
-def site(tmp_path: Path) -> tuple[Path, Path, BuildReport]:
-    root = copy_repo(tmp_path / "repo")
+@pytest.fixture(scope="module")
+def first_build(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path, BuildReport]:
+    """One cold build of the shipped records per worker, kept aside; `site` restores it.
+
+    The copy is built in the place every test then works in (`place`): a page's key names
+    its record's path (kb.sitegen.deps), so a site moved elsewhere would be rebuilt whole.
+    The record cache (`.kb-cache`) is kept with the records, so a test's load re-checks
+    only the files it edited; each test's cold build still renders every page afresh.
+    """
+    place = tmp_path_factory.mktemp("rebuild")
+    root = copy_repo(place / "repo")
     kb, _ = load(root / "records")
-    out = tmp_path / "_site"
-    return root, out, build(kb, out)
+    report = build(kb, place / "_site")
+    kept = tmp_path_factory.mktemp("rebuild-kept")
+    shutil.copytree(place, kept / "place", symlinks=True)
+    return place, kept / "place", report
+
+
+@pytest.fixture()
+def site(first_build: tuple[Path, Path, BuildReport]) -> tuple[Path, Path, BuildReport]:
+    """The records and a site built from them (a fresh copy of `first_build` for each test)."""
+    place, kept, report = first_build
+    shutil.rmtree(place)
+    shutil.copytree(kept, place, symlinks=True)
+    return place / "repo", place / "_site", copy.deepcopy(report)
 
 
 def test_a_cold_build_renders_every_page_and_an_unchanged_rebuild_none(
@@ -345,17 +365,20 @@ def tracking(kb: KnowledgeBase) -> TrackingKB:
     return tracked
 
 
-def corpora(tmp_path: Path) -> list[KnowledgeBase]:
+@pytest.fixture(scope="module")
+def corpora(tmp_path_factory: pytest.TempPathFactory) -> list[KnowledgeBase]:
+    """The shipped records and a synthetic corpus, loaded once for the tests that only read them."""
     sys.path.insert(0, str(REPO / "bench"))
     import make_corpus
 
-    make_corpus.write_corpus(120, tmp_path / "corpus")
-    shipped = copy_repo(tmp_path / "repo") / "records"
-    return [load(shipped)[0], load(tmp_path / "corpus" / "records")[0]]
+    place = tmp_path_factory.mktemp("corpora")
+    make_corpus.write_corpus(120, place / "corpus")
+    shipped = copy_repo(place / "repo") / "records"
+    return [load(shipped)[0], load(place / "corpus" / "records")[0]]
 
 
-def test_a_record_page_reads_only_its_declared_inputs(tmp_path: Path) -> None:
-    for kb in corpora(tmp_path):
+def test_a_record_page_reads_only_its_declared_inputs(corpora: list[KnowledgeBase]) -> None:
+    for kb in corpora:
         tracked = tracking(kb)
         inputs = PageInputs(kb, "test")
         for record in kb:
@@ -367,8 +390,8 @@ def test_a_record_page_reads_only_its_declared_inputs(tmp_path: Path) -> None:
             assert tracked.kinds <= set(inputs.record_kinds(record)), record.id
 
 
-def test_a_table_of_a_kind_reads_only_its_declared_inputs(tmp_path: Path) -> None:
-    for kb in corpora(tmp_path):
+def test_a_table_of_a_kind_reads_only_its_declared_inputs(corpora: list[KnowledgeBase]) -> None:
+    for kb in corpora:
         tracked, inputs = tracking(kb), PageInputs(kb, "test")
         for kind, render in [*((k, kind_table) for k in KINDS), ("accelerator", None)]:
             own = {r.id for r in kb.of_kind(kind)}
@@ -383,11 +406,11 @@ def test_a_table_of_a_kind_reads_only_its_declared_inputs(tmp_path: Path) -> Non
 
 
 def test_pages_rendered_by_workers_equal_pages_rendered_in_process(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    site: tuple[Path, Path, BuildReport], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     import kb.sitegen.record_pages as record_pages
 
-    root = copy_repo(tmp_path / "repo")
+    root, _, _ = site  # the shipped records (its record cache kept: a quick load)
     kb, _ = load(root / "records")
     monkeypatch.setenv("KB_JOBS", "1")
     serial = build(kb, tmp_path / "serial")
@@ -426,10 +449,10 @@ def test_pages_rendered_by_workers_equal_pages_rendered_in_process(
     assert sorted(parallel.written) == sorted(serial.written)
 
 
-def test_a_search_entry_reads_only_its_declared_inputs(tmp_path: Path) -> None:
+def test_a_search_entry_reads_only_its_declared_inputs(corpora: list[KnowledgeBase]) -> None:
     from kb.sitegen.search import search_entry
 
-    for kb in corpora(tmp_path):
+    for kb in corpora:
         tracked, inputs = tracking(kb), PageInputs(kb, "test")
         for record in kb:
             tracked.start(set())
