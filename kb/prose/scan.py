@@ -181,7 +181,9 @@ def bare_numbers(text: str) -> list[Number]:
     previous = ""
     for match in _WORD.finditer(text):
         word, start = _strip(match.group(), match.start())
-        if word and not _inside(start, spans):
+        # a word without a digit is never a figure (_figures' first test): asked first,
+        # it spares the span search for most words
+        if _has_digit(word) and not _inside(start, spans):
             found += _figures(word, start, previous)
         previous = word.lower().rstrip(".")
     return found
@@ -193,12 +195,16 @@ def _strip(word: str, start: int) -> tuple[str, int]:
     return stripped.rstrip(_TRAIL), start
 
 
+def _has_digit(word: str) -> bool:
+    return any(c.isdigit() for c in word)
+
+
 def _inside(position: int, spans: list[tuple[int, int, str]]) -> bool:
     return any(lo <= position < hi for lo, hi, _ in spans)
 
 
 def _figures(word: str, start: int, previous: str) -> list[Number]:
-    if not any(c.isdigit() for c in word) or word[0] in "#§":
+    if not _has_digit(word) or word[0] in "#§":
         return []
     if _DATE.fullmatch(word) or _VERSION.fullmatch(word):
         return []
