@@ -23,6 +23,7 @@ COMMANDS: dict[str, tuple[str, str, str]] = {
     "list": ("kb.commands.listing", "list_records", "List records (optionally one kind)."),
     "lsp": ("kb.commands.lsp", "lsp", "Run the language server (stdio) for editors."),
     "new": ("kb.commands.new", "new", "Write a skeleton record that names its schema."),
+    "plan": ("kb.commands.plan", "plan", "Every placement of a model on given devices, compared."),
     "rules": ("kb.commands.explain", "rules", "List the rule catalogue."),
     "schemas": ("kb.commands.schemas", "schemas", "Export kb's JSON Schemas for editors."),
     "show": ("kb.commands.show", "show", "Print a record with its references resolved."),

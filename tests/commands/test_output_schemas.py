@@ -79,6 +79,7 @@ def test_the_schemas_ship_in_the_package() -> None:
     patterns = config["tool"]["setuptools"]["package-data"]["kb"]
     names = sorted(OUTPUT.glob("*.schema.json"))
     assert [p.name for p in names] == [
+        "plan.v1.schema.json",
         "rules.v1.schema.json",
         "statistics.v1.schema.json",
         "validate.v1.schema.json",

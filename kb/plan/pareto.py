@@ -1,0 +1,63 @@
+"""The Pareto front of every pair of dimensions: never one collapsed score.
+
+For two dimensions (each `lower` or `higher` is better) an option is on the pair's
+front when no other option is at least as good on both and strictly better on one.
+Ties stay on the front together. An option without a value on either dimension of a
+pair takes no part in that pair. Exact arithmetic (Fractions): no float ties.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from fractions import Fraction
+from itertools import combinations
+
+Values = Mapping[str, Fraction | None]
+
+
+def better_or_equal(a: Fraction, b: Fraction, better: str) -> bool:
+    return a <= b if better == "lower" else a >= b
+
+
+def dominates(a: Sequence[Fraction], b: Sequence[Fraction], better: Sequence[str]) -> bool:
+    """True when `a` is at least as good as `b` on every dimension and strictly better on one."""
+    return all(better_or_equal(x, y, w) for x, y, w in zip(a, b, better, strict=True)) and any(
+        x != y for x, y in zip(a, b, strict=True)
+    )
+
+
+def front(
+    options: Mapping[str, Values], dims: Sequence[str], better: Mapping[str, str]
+) -> list[str]:
+    """The names (in the given order) no other option dominates on `dims`."""
+    points: dict[str, list[Fraction]] = {}
+    for name, v in options.items():
+        got = [v.get(d) for d in dims]
+        if all(x is not None for x in got):
+            points[name] = [x for x in got if x is not None]
+    ways = [better[d] for d in dims]
+    return [
+        name
+        for name, point in points.items()
+        if not any(dominates(other, point, ways) for o, other in points.items() if o != name)
+    ]
+
+
+def pair_fronts(
+    options: Mapping[str, Values], dims: Sequence[str], better: Mapping[str, str]
+) -> list[tuple[tuple[str, str], list[str]]]:
+    """((a, b), front) for each pair of `dims`, in the order the dimensions are given."""
+    return [((a, b), front(options, (a, b), better)) for a, b in combinations(dims, 2)]
+
+
+def best(options: Mapping[str, Values], dim: str, better: str) -> list[str]:
+    """The options with the best value on one dimension (all of them on a tie)."""
+    have: dict[str, Fraction] = {}
+    for n, v in options.items():
+        x = v.get(dim)
+        if x is not None:
+            have[n] = x
+    if not have:
+        return []
+    top = min(have.values()) if better == "lower" else max(have.values())
+    return [n for n, v in have.items() if v == top]
