@@ -31,13 +31,23 @@ from kb.sitegen.deps import PageInputs
 from kb.sitegen.manifest import MANIFEST, Manifest, budget_bound, fingerprint, load_manifest
 from kb.sitegen.methodology import methodology_blocks
 from kb.sitegen.output import SiteWriter, staged_output
+from kb.sitegen.plan_pages import write_plan_pages
 from kb.sitegen.record_page import charts_and_ledger, latest_changes
 from kb.sitegen.record_pages import Rendered, write_record_pages
 from kb.sitegen.render import make_environment, render_page
 from kb.sitegen.search import entry_text, index_script
 from kb.sitegen.tables import hardware_table, kind_table
 
-STATIC_FILES = ("style.css", "search.js", "sort.js", "calc.js", "scrollers.js", "reveal.js")
+STATIC_FILES = (
+    "style.css",
+    "search.js",
+    "sort.js",
+    "calc.js",
+    "scrollers.js",
+    "reveal.js",
+    "explore.js",
+    "explore.css",
+)
 STATUS_LIMIT = 200  # findings listed on the status page; `kb validate` lists them all
 CHARTS_INLINE = 24  # the charts page draws this many; the rest are links to their records
 Progress = Callable[[int], None]
@@ -149,6 +159,7 @@ def build(
             write_schemas(site, site_url)
             write_search(site)
             write_calc_records(site)
+            write_plan_pages(site)
             kept = Manifest() if budget_bound(kb) else site.manifest
         writer.write_bytes(MANIFEST, kept.encoded(salt))
     return BuildReport(Path(out_dir), writer.written, writer.kept, site.rendered)

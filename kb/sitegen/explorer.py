@@ -38,6 +38,9 @@ COMMON_HARDWARE = (
     "hardware/amd-instinct-mi300x",
 )
 SHAPES = ((8, 1), (16, 2))  # (devices, nodes): one 8-device node, two of them
+# Two nodes are joined by this link (a PP stage or a TP group that spans them crosses it;
+# kb plan never assumes one, so the question names it, and the page says so).
+INTER_LINK = "interconnects/infiniband-ndr"
 BATCHES = (1, 8, 16, 32, 64, 128, 256)
 LENGTHS = ((2048, 256),)  # (prompt tokens, output tokens)
 ENGINES = ("engines/vllm",)
@@ -74,20 +77,40 @@ class Query:
     input_tokens: int
     output_tokens: int
     engine: str | None
+    inter_link: str | None = None  # between nodes (two-node shapes)
 
     def argv(self) -> list[str]:
         """The same question as `kb plan` arguments."""
         args = [self.model, "--on", self.hardware, "--count", str(self.count)]
         args += ["--nodes", str(self.nodes), "--batch", str(self.batch)]
         args += ["--context", f"{self.input_tokens}/{self.output_tokens}"]
-        return args + (["--engine", self.engine] if self.engine else [])
+        args += ["--engine", self.engine] if self.engine else []
+        return args + (["--inter-link", self.inter_link] if self.inter_link else [])
 
 
 def plan_report(kb: KnowledgeBase, query: Query) -> Mapping[str, Any]:
-    """The plan.v1 report `kb plan --format json` prints for `query` (kb.plan, one evaluator)."""
-    from kb.plan.report import json_report
+    """The plan.v1 report `kb plan --format json` prints for `query` (kb.plan, one evaluator).
 
-    return json_report(kb, query.argv())
+    The same calls as the command (kb.commands.plan.run, kb.plan.render.document) on
+    the site's knowledge base; kb's error for a query it cannot plan is a ValueError
+    (kb.plan's PlanError, kb.ledger.scenario's ScenarioError).
+    """
+    from kb.plan.planner import Query as PlanQuery
+    from kb.plan.planner import model_facts, plan
+    from kb.plan.render import document
+
+    asked = PlanQuery(
+        model=query.model,
+        hardware=query.hardware,
+        count=query.count,
+        nodes=query.nodes,
+        batch=query.batch,
+        input_tokens=query.input_tokens,
+        output_tokens=query.output_tokens,
+        engine=query.engine,
+        inter_link=query.inter_link,
+    )
+    return document(plan(asked, model_facts(kb, asked, None), kb))
 
 
 def planned_models(kb: KnowledgeBase) -> list[Record]:
@@ -122,10 +145,14 @@ def lengths_key(input_tokens: int, output_tokens: int) -> str:
     return f"{input_tokens}/{output_tokens}"
 
 
+def _inter(nodes: int) -> str | None:
+    return INTER_LINK if nodes > 1 else None
+
+
 def queries(model: str, hardware: Iterable[str]) -> list[Query]:
     """Every query of the menus for one model."""
     return [
-        Query(model, hw, count, nodes, batch, prompt, output, engine)
+        Query(model, hw, count, nodes, batch, prompt, output, engine, _inter(nodes))
         for hw in hardware
         for count, nodes in SHAPES
         for batch in BATCHES
@@ -158,6 +185,11 @@ def shown(value: Mapping[str, Any] | None) -> list[str] | None:
         return None
     exact = str(value["exact"])
     return [exact, quantity_text(Fraction(exact), str(value["unit"]))]
+
+
+def fraction(value: Mapping[str, Any]) -> Fraction:
+    """A plan.v1 `exact` value as a Fraction (its `exact` text, never its float)."""
+    return Fraction(str(value["exact"]))
 
 
 def quantity_text(value: Fraction, unit: str) -> str:
@@ -202,9 +234,7 @@ def compact_option(option: Mapping[str, Any], strings: Strings) -> dict[str, Any
 def option_label(option: Mapping[str, Any]) -> str:
     """A degrees menu entry: the option's name, its devices and nodes."""
     nodes = int(option.get("nodes", 1))
-    return (
-        f"{option['name']} ({option['devices']} devices, {nodes} node{'s' if nodes > 1 else ''})"
-    )
+    return f"{option['name']} ({option['devices']} devices, {nodes} node{'s' if nodes > 1 else ''})"
 
 
 def model_data(
@@ -271,7 +301,10 @@ def data_script(model: str, data: Mapping[str, Any]) -> str:
 # none names (ratios, acceptance rates, per-node rates) has no figure to stand beside.
 METRIC_FIGURES = (
     (re.compile(r"\bttft\b|first[- ]token", re.I), "ttft"),
-    (re.compile(r"\btpot\b|per output token|inter-token|per-token latency|decode step", re.I), "tpot"),
+    (
+        re.compile(r"\btpot\b|per output token|inter-token|per-token latency|decode step", re.I),
+        "tpot",
+    ),
     (re.compile(r"batch latency|request latency|end-to-end", re.I), "latency"),
     (re.compile(r"per gpu", re.I), "tokens_per_s_per_device"),
     (
@@ -360,8 +393,8 @@ def _conditions(row: Mapping[str, Any], hardware: list[str]) -> str:
             parts.append(f"{label} {row[field]}".strip())
     if row.get("input_tokens") is not None and row.get("output_tokens") is not None:
         parts.append(f"{row['input_tokens']}/{row['output_tokens']} tokens")
-    label = row.get("label")
-    return "; ".join(p for p in parts if p) + (f" ({label})" if label else "")
+    named = row.get("label")
+    return "; ".join(p for p in parts if p) + (f" ({named})" if named else "")
 
 
 def _list(value: Any) -> list[Any]:
@@ -370,6 +403,17 @@ def _list(value: Any) -> list[Any]:
 
 def _int(value: Any) -> int | None:
     return value if isinstance(value, int) and not isinstance(value, bool) else None
+
+
+def plan_link(record: Record) -> dict[str, str] | None:
+    """The worked tables a model's or a common accelerator's record page links to."""
+    from kb.sitegen import urls
+
+    if record.kind == "model":
+        return {"url": urls.plan_model(record.id), "text": "this model on every common node"}
+    if record.kind == "accelerator" and record.id in COMMON_HARDWARE:
+        return {"url": urls.plan_hardware(record.id), "text": "every model on nodes of it"}
+    return None
 
 
 # ---- the page ------------------------------------------------------------------------------
