@@ -1,0 +1,568 @@
+"""One question, priced by the composed ledger: a Scenario and its Outcome.
+
+A *Scenario* is one question a reader brings: this model on these devices with
+these degrees, this batch and these lengths, on this engine. kb prices it with the
+same composed ledger `kb ledger` uses for a composed placement (docs/ledger.md, "A
+composed placement"): `placement_data` synthesizes what a YAML placement would hold
+(an envelope with a `workload`, one option with its `degrees`), under a synthetic id
+`placements/scenario/...` that is never written to disk; the data is checked
+against placement.schema.json, its typed view built (kb.kinds.placement), resolved
+(kb.ledger.inputs.resolve_view) and analyzed (kb.ledger.analysis.analyze_spec). There
+is no second pricing path: a Scenario equal to a placement's option gives that
+option's figures exactly.
+
+What the scenario fixes, and where each value comes from:
+
+- bytes per weight and per KV element from the precision's format width
+  (`PRECISION_BYTES`: bf16 2, fp8 and int8 1, int4 and fp4 a half; block scales of
+  the 4-bit formats are not counted); activations bf16 (2 B); two all-reduces per
+  layer (Megatron-style tensor parallelism, seed 003); 2 FLOP per multiply-add;
+- the HBM rate `hardware#memory.bandwidth` and the compute rate
+  `hardware#compute.<precision>` (fp8, int8 or fp4 when the accelerator states it
+  and the weights are in it; bf16 otherwise);
+- the devices: `count` of `hardware` in `nodes` equal nodes; tensor parallel is the
+  innermost group, then pipeline stages, then data-parallel replicas. A TP group or
+  a pipeline boundary that spans nodes runs over `inter_link`, which must be named
+  (TP across nodes is never assumed); inside a node over `intra_link`, by default the
+  accelerator's own scale-up link (else its host link);
+- the all-reduces' implementation: `collective_algorithm`, `cuda_graphs` and
+  `collective_receipt` when given, else the engine's collective algorithm (custom,
+  when the engine record names its receipts) and its CUDA-graphs state when it is
+  `always` or `never`;
+- the per-layer overhead: the engine's calibrated value, else `overhead_fallback`'s,
+  shown as an estimate (kb.ledger.workload), else none, said on the row;
+- a link latency only where a scenario states one (`intra_latency`, `inter_latency`,
+  e.g. "5 us", `basis: unverified`): a transfer no receipt prices and whose link
+  states no latency is a problem, not a guess.
+
+Errors in the question itself (an unknown id, a record of another kind, degrees that
+do not multiply to the count, a TP group across nodes with no `inter_link`, a
+non-positive size) raise `ScenarioError` in kb's words; inputs kb cannot price (a
+gap of the composed ledger, expert parallelism, which is not composed yet) are the
+Outcome's `problems`, and the figures they block are None.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+from fractions import Fraction
+from typing import Any
+
+from kb.ledger.workload import KV_CLASS, MOE_CLASS, RIDGE_CLASS, TP_CLASS, WEIGHT_CLASS
+from kb.model import KnowledgeBase, Record
+
+SCENARIO_PREFIX = "placements/scenario/"
+
+# Bytes per element of each format: its width (bf16 16 bits, fp8/int8 8, int4/fp4 4).
+PRECISION_BYTES: dict[str, Fraction] = {
+    "bf16": Fraction(2),
+    "fp16": Fraction(2),
+    "fp8": Fraction(1),
+    "int8": Fraction(1),
+    "int4": Fraction(1, 2),
+    "fp4": Fraction(1, 2),
+}
+# Formats whose weights run their matmuls at the accelerator's own rate for the format
+# (when it states one); int4 and the rest are weight-only formats computed in bf16.
+COMPUTE_FORMATS = ("fp8", "int8", "fp4")
+FORMAT_SOURCE = "sources/jax-scaling-book-inference"
+TP_SOURCE = "sources/seed-003-tp-crossover"
+
+
+class ScenarioError(ValueError):
+    """A question kb cannot ask: the message says what is wrong, in kb's words."""
+
+
+@dataclass(frozen=True)
+class Scenario:
+    """One question: a model on devices with degrees, a batch and lengths, an engine."""
+
+    model: str  # "models/llama-3.1-70b"
+    hardware: str  # "hardware/nvidia-h100-sxm"
+    count: int  # devices in total
+    nodes: int = 1
+    tp: int = 1
+    pp: int = 1
+    ep: int = 1
+    dp: int = 1
+    batch: int = 1  # sequences in flight (the whole system)
+    input_tokens: int | None = None  # prompt length (TTFT); None: decode step only
+    output_tokens: int | None = None
+    context: int | None = None  # KV context of the decode step (default: input + output)
+    engine: str | None = None  # "engines/vllm"
+    weight_precision: str = "bf16"  # bf16 | fp8 | int8 | int4 | fp4
+    kv_precision: str = "bf16"
+    intra_link: str | None = None  # interconnect id inside a node (default: the device's own)
+    inter_link: str | None = None  # between nodes
+    # beyond the shared contract, each optional:
+    collective_algorithm: str | None = None  # ring | tree | nvls | one-shot | two-shot | custom
+    cuda_graphs: bool | None = None  # the all-reduce curves' CUDA-graphs state
+    collective_receipt: str | None = None  # price the all-reduces from this receipt only
+    overhead_fallback: str | None = None  # an engine whose per-layer overhead stands in
+    intra_latency: str | None = None  # "3 us": per-message latency inside a node (stated)
+    inter_latency: str | None = None  # between nodes
+
+
+@dataclass(frozen=True)
+class Outcome:
+    """What the composed ledger says about one Scenario."""
+
+    scenario: Scenario
+    fits: bool
+    need_per_device: Fraction  # bytes
+    have_per_device: Fraction  # bytes
+    max_batch: int | None  # headroom at this context (None if not fits)
+    max_context: int | None  # headroom at this batch
+    ttft: Fraction | None  # seconds
+    tpot: Fraction | None  # seconds (the decode step)
+    latency: Fraction | None  # request latency, seconds
+    tokens_per_s_system: Fraction | None
+    tokens_per_s_per_device: Fraction | None
+    energy_per_token: Fraction | None  # joules, None until the ledger has energy
+    exposed_share: Fraction | None  # exposed communication / step
+    rows: tuple[Any, ...]  # the ledger rows with their provenance (kb.ledger types)
+    provenance: str  # "measured" | "estimated" | "unverified"
+    problems: tuple[str, ...]  # why something could not be priced, in kb's words
+
+
+def evaluate(scenarios: Sequence[Scenario], kb: KnowledgeBase) -> tuple[Outcome, ...]:
+    """Price each scenario with the composed ledger (ScenarioError on a malformed one)."""
+    return tuple(outcome(s, kb) for s in scenarios)
+
+
+def outcome(scenario: Scenario, kb: KnowledgeBase) -> Outcome:
+    """Price one scenario: feasibility, then (if it fits) the ledger and the request."""
+    from kb.kinds.placement import placement
+    from kb.ledger.analysis import analyze_spec
+    from kb.ledger.inputs import Unresolved, resolve_view
+
+    record = scenario_record(scenario, kb)
+    spec = resolve_view(placement(record), record, kb)
+    problems = list(_ep_problem(scenario))
+    priced = True
+    if isinstance(spec, Unresolved) or spec.gaps:
+        problems.extend(f"{g.pointer}: {g.message}" for g in spec.gaps)
+        # Feasibility reads no link: ask it of a copy whose links state a latency that no
+        # time is ever read from, so a question kb cannot price still learns whether it fits.
+        probe = _feasibility_probe(record)
+        spec = resolve_view(placement(probe), probe, kb)
+        if isinstance(spec, Unresolved) or spec.gaps:
+            return _unpriced(scenario, tuple(problems))
+        priced = False
+    analysis = analyze_spec(spec)
+    side = analysis.sides[0]
+    fit = side.feasibility
+    need = max(d.state + d.reserve for d in fit.devices)
+    have = min(d.capacity for d in fit.devices)
+    if not fit.feasible:
+        problems.extend(fit.shortfalls())
+    base = dict(
+        scenario=scenario,
+        fits=fit.feasible,
+        need_per_device=need,
+        have_per_device=have,
+        max_batch=min_or_none(d.max_batch for d in fit.devices) if fit.feasible else None,
+        max_context=min_or_none(d.max_context for d in fit.devices) if fit.feasible else None,
+        energy_per_token=None,
+    )
+    ledger = side.ledger
+    if ledger is None or scenario.ep > 1 or not priced:
+        return Outcome(
+            **base,  # type: ignore[arg-type]
+            ttft=None,
+            tpot=None,
+            latency=None,
+            tokens_per_s_system=None,
+            tokens_per_s_per_device=None,
+            exposed_share=None,
+            rows=ledger.rows if ledger is not None and priced else (),
+            provenance="estimated",
+            problems=tuple(problems),
+        )
+    tpot = Fraction(ledger.total)
+    request = analysis.requests[0] if analysis.requests else None
+    ttft = request.ttft if request is not None else None
+    latency = request.latency if request is not None and scenario.output_tokens else None
+    if latency is not None and scenario.output_tokens:
+        system = Fraction(scenario.batch * scenario.output_tokens) / latency
+    else:
+        system = Fraction(scenario.batch) / tpot
+    exposed = Fraction(ledger.row("exposed").value)
+    states = {row.provenance for row in ledger.rows if row.provenance != "none"}
+    if request is not None:
+        states.add(request.provenance)
+    return Outcome(
+        **base,  # type: ignore[arg-type]
+        ttft=ttft,
+        tpot=tpot,
+        latency=latency,
+        tokens_per_s_system=system,
+        tokens_per_s_per_device=system / scenario.count,
+        exposed_share=exposed / tpot if tpot else None,
+        rows=ledger.rows,
+        provenance=_provenance(states),
+        problems=tuple(problems),
+    )
+
+
+PROBE_LATENCY = {
+    "value": 0,
+    "unit": "s",
+    "basis": "unverified",
+    "note": "feasibility only: no time is read from this copy",
+}
+
+
+def _feasibility_probe(record: Record) -> Record:
+    """The scenario's placement with a latency on every link: for its feasibility alone."""
+    option = dict(record.data["reference"])
+    for key in ("tp_collective", "stage_link"):
+        if key in option:
+            option[key] = {**option[key], "link_latency": PROBE_LATENCY}
+    data = {**record.data, "reference": option}
+    return Record(record.id, record.kind, record.path, data)
+
+
+def min_or_none(values: Any) -> int | None:
+    """The smallest of the values that are known, else None."""
+    known = [v for v in values if v is not None]
+    return min(known) if known else None
+
+
+def _provenance(states: set[str]) -> str:
+    if "unverified" in states:
+        return "unverified"
+    if states and states <= {"measured"}:
+        return "measured"
+    return "estimated"
+
+
+def _unpriced(scenario: Scenario, problems: tuple[str, ...]) -> Outcome:
+    """An outcome kb could not resolve: nothing is known, and `problems` says why."""
+    return Outcome(
+        scenario,
+        False,
+        Fraction(0),
+        Fraction(0),
+        None,
+        None,
+        None,
+        None,
+        None,
+        None,
+        None,
+        None,
+        None,
+        (),
+        "unverified",
+        problems,
+    )
+
+
+def _ep_problem(scenario: Scenario) -> tuple[str, ...]:
+    if scenario.ep == 1:
+        return ()
+    return (
+        f"ep = {scenario.ep}: expert parallelism and its dispatch/combine are not composed "
+        "yet, so no time is given; feasibility counts the weights over tp*pp",
+    )
+
+
+# ---- the question, checked, then written as a placement --------------------------------
+
+
+def _positive(name: str, value: Any) -> None:
+    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+        raise ScenarioError(f"{name} = {value!r}: expected a whole number, at least 1")
+
+
+def _record_of(kb: KnowledgeBase, record_id: Any, kind: str, what: str) -> Record:
+    """The schema-valid record `record_id` of `kind`, or a ScenarioError naming the trouble."""
+    from kb.kinds import views
+
+    if not isinstance(record_id, str) or not record_id:
+        raise ScenarioError(f"{what}: expected a record id, got {record_id!r}")
+    record = kb.get(record_id)
+    if record is None:
+        why = "cannot be read" if kb.exists(record_id) else "is not in the tree"
+        raise ScenarioError(f"{what} {record_id}: the record {why}")
+    if record.kind != kind:
+        raise ScenarioError(f"{what} {record_id} is a {record.kind} record, not a {kind}")
+    if not views(kb).passed(record):
+        raise ScenarioError(f"{what} {record_id} fails its schema (its own finding says why)")
+    return record
+
+
+def _check(s: Scenario, kb: KnowledgeBase) -> None:
+    """Refuse a malformed question before anything is priced."""
+    for name in ("count", "nodes", "tp", "pp", "ep", "dp", "batch"):
+        _positive(name, getattr(s, name))
+    for name in ("input_tokens", "output_tokens", "context"):
+        if getattr(s, name) is not None:
+            _positive(name, getattr(s, name))
+    for name in ("weight_precision", "kv_precision"):
+        if getattr(s, name) not in PRECISION_BYTES:
+            raise ScenarioError(
+                f"{name} = {getattr(s, name)!r}: expected one of {', '.join(PRECISION_BYTES)}"
+            )
+    if s.tp * s.pp * s.dp != s.count:
+        raise ScenarioError(
+            f"tp*pp*dp = {s.tp}*{s.pp}*{s.dp} = {s.tp * s.pp * s.dp}, but the scenario has "
+            f"{s.count} devices"
+        )
+    if (s.tp * s.dp) % s.ep:
+        raise ScenarioError(
+            f"ep = {s.ep} does not divide the tp*dp = {s.tp * s.dp} ranks its experts spread over"
+        )
+    if s.count % s.nodes:
+        raise ScenarioError(f"{s.count} devices do not split evenly over {s.nodes} nodes")
+    if s.batch % s.dp:
+        raise ScenarioError(f"the batch {s.batch} does not split evenly over dp = {s.dp} replicas")
+    per_node = s.count // s.nodes
+    if s.tp > per_node and s.tp % per_node:
+        raise ScenarioError(
+            f"tp = {s.tp} spans nodes of {per_node} devices unevenly (a multiple of "
+            f"{per_node} or at most {per_node})"
+        )
+    if s.inter_link is None and _crossing(s):
+        raise ScenarioError(
+            f"{_crossing(s)} spans the {s.nodes} nodes ({per_node} devices each): name "
+            "inter_link, the interconnect between them (TP or PP across nodes is never assumed)"
+        )
+    if context_of(s) is None:
+        raise ScenarioError("no context: give context, or input_tokens (and output_tokens)")
+    _record_of(kb, s.model, "model", "model")
+    _record_of(kb, s.hardware, "accelerator", "hardware")
+    for what in ("engine", "overhead_fallback"):
+        if getattr(s, what) is not None:
+            _record_of(kb, getattr(s, what), "engine", what)
+    for what in ("intra_link", "inter_link"):
+        if getattr(s, what) is not None:
+            _record_of(kb, getattr(s, what), "interconnect", what)
+    if s.collective_receipt is not None:
+        _record_of(kb, s.collective_receipt, "receipt", "collective_receipt")
+    for what in ("intra_latency", "inter_latency"):
+        if getattr(s, what) is not None:
+            _latency_node(getattr(s, what), what)
+
+
+def _crossing(s: Scenario) -> str:
+    """Which group crosses a node boundary: '' when only data-parallel replicas do."""
+    per_node = s.count // s.nodes if s.nodes and s.count % s.nodes == 0 else s.count
+    if s.nodes == 1:
+        return ""
+    if s.tp > per_node:
+        return f"tp = {s.tp}"
+    if s.pp > 1 and s.tp * s.pp > per_node:
+        return f"pp = {s.pp}"
+    return ""
+
+
+def context_of(s: Scenario) -> int | None:
+    """The decode step's KV context: as given, else input + output tokens."""
+    if s.context is not None:
+        return s.context
+    if s.input_tokens is None:
+        return None
+    return s.input_tokens + (s.output_tokens or 0)
+
+
+_LATENCY = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*([A-Za-zµ/]+)\s*$")
+
+
+def _latency_node(text: Any, what: str) -> dict[str, Any]:
+    """A stated latency ("5 us") as an unverified quantity a placement would hold."""
+    from kb.ledger.quantities import QuantityError, unit_scale
+
+    found = _LATENCY.match(text) if isinstance(text, str) else None
+    if found is None:
+        raise ScenarioError(f"{what} = {text!r}: expected a time such as '5 us'")
+    number, unit = found.groups()
+    try:
+        _, dim = unit_scale(unit)
+    except QuantityError as exc:
+        raise ScenarioError(f"{what} = {text!r}: {exc}") from None
+    if dim != "s":
+        raise ScenarioError(f"{what} = {text!r}: a time is expected, not {dim}")
+    value: int | float = int(number) if number.isdigit() else float(number)
+    return {
+        "value": value,
+        "unit": unit,
+        "basis": "unverified",
+        "note": "stated by the scenario",
+    }
+
+
+def _figure(value: Fraction, unit: str, note: str, source: str = FORMAT_SOURCE) -> dict[str, Any]:
+    number: int | float = int(value) if value.denominator == 1 else float(value)
+    return {"value": number, "unit": unit, "basis": "derived", "source": source, "note": note}
+
+
+def _slug(s: Scenario) -> str:
+    def tail(record_id: str) -> str:
+        return record_id.rsplit("/", 1)[-1].lower()
+
+    parts = [
+        tail(s.model),
+        f"{s.count}x-{tail(s.hardware)}",
+        f"n{s.nodes}-tp{s.tp}-pp{s.pp}-ep{s.ep}-dp{s.dp}",
+        f"b{s.batch}-c{context_of(s)}",
+        f"{s.weight_precision}-{s.kv_precision}",
+    ]
+    if s.engine:
+        parts.append(tail(s.engine))
+    text = "-".join(parts)
+    return re.sub(r"[^a-z0-9._-]+", "-", text).strip("-.") or "scenario"
+
+
+def scenario_id(s: Scenario) -> str:
+    """The synthetic placement id of a scenario (never a file)."""
+    return SCENARIO_PREFIX + _slug(s)
+
+
+def _compute_field(s: Scenario, kb: KnowledgeBase) -> str:
+    from kb.kinds import views
+
+    record = kb.get(s.hardware)
+    view = views(kb).accelerator(record) if record is not None else None
+    compute = view.compute if view is not None else {}
+    if s.weight_precision in COMPUTE_FORMATS and s.weight_precision in compute:
+        return s.weight_precision
+    return "bf16"
+
+
+def _intra_link(s: Scenario, kb: KnowledgeBase) -> str:
+    if s.intra_link is not None:
+        return s.intra_link
+    from kb.kinds import views
+
+    record = kb.get(s.hardware)
+    view = views(kb).accelerator(record) if record is not None else None
+    links = view.interconnects() if view is not None else ()
+    if not links:
+        raise ScenarioError(f"{s.hardware} names no interconnect: give intra_link")
+    return links[0]
+
+
+def _engine_collective(s: Scenario, kb: KnowledgeBase) -> tuple[str | None, bool | None]:
+    """The engine's all-reduce algorithm and CUDA-graphs state, unless the scenario states them."""
+    from kb.kinds import views
+
+    algorithm, graphs = s.collective_algorithm, s.cuda_graphs
+    if s.engine is None:
+        return algorithm, graphs
+    record = kb.get(s.engine)
+    view = views(kb).engine(record) if record is not None else None
+    if view is None:
+        return algorithm, graphs
+    if algorithm is None and view.collective_receipts:
+        algorithm = record.get("collective.algorithm") if record is not None else None
+    if graphs is None:
+        graphs = {"always": True, "never": False}.get(view.cuda_graphs or "")
+    return algorithm, graphs
+
+
+def _collective(
+    s: Scenario, kb: KnowledgeBase, link: str, latency: str | None, pin: bool
+) -> dict[str, Any]:
+    algorithm, graphs = _engine_collective(s, kb)
+    node: dict[str, Any] = {"link": link}
+    if algorithm is not None:
+        node["algorithm"] = algorithm
+    if graphs is not None:
+        node["cuda_graphs"] = graphs
+    if pin and s.collective_receipt is not None:
+        node["receipt"] = s.collective_receipt
+    if latency is not None:
+        node["link_latency"] = _latency_node(latency, "latency")
+    return node
+
+
+def placement_data(s: Scenario, kb: KnowledgeBase) -> dict[str, Any]:
+    """The placement a YAML file would hold for this scenario (checked first)."""
+    _check(s, kb)
+    model = kb.get(s.model)
+    moe = model is not None and model.get("architecture") == "moe"
+    composed = [WEIGHT_CLASS, KV_CLASS, TP_CLASS, RIDGE_CLASS] + ([MOE_CLASS] if moe else [])
+    w_b, kv_b = PRECISION_BYTES[s.weight_precision], PRECISION_BYTES[s.kv_precision]
+    workload: dict[str, Any] = {
+        "composed_from": composed,
+        "context": context_of(s),
+        "weight_bytes": _figure(w_b, "B", f"{s.weight_precision} weights: the format's width"),
+        "kv_bytes": _figure(kv_b, "B", f"a {s.kv_precision} KV cache: the format's width"),
+        "activation_bytes": _figure(Fraction(2), "B", "bf16 activations"),
+        "all_reduces_per_layer": _figure(
+            Fraction(2), "1", "Megatron-style: after attention and after the MLP", TP_SOURCE
+        ),
+        "flop_per_mac": _figure(Fraction(2), "FLOP", "one multiply and one add"),
+    }
+    if s.engine is not None:
+        workload["engine"] = s.engine
+    if s.overhead_fallback is not None:
+        workload["overhead_fallback"] = s.overhead_fallback
+    if s.input_tokens is not None:
+        workload["request"] = {
+            "input_tokens": s.input_tokens,
+            "output_tokens": s.output_tokens or 1,
+        }
+    per_node = s.count // s.nodes
+    intra = _intra_link(s, kb)
+    tp_across = s.nodes > 1 and s.tp > per_node
+    pp_across = s.nodes > 1 and s.pp > 1 and s.tp * s.pp > per_node
+    option: dict[str, Any] = {
+        "name": "scenario",
+        "devices": [{"name": "device", "hardware": s.hardware, "count": s.count}],
+        "degrees": {"tp": s.tp, "pp": s.pp, "dp": s.dp},
+        "useful": {
+            "rate": f"{s.hardware}#memory.bandwidth",
+            "compute_rate": f"{s.hardware}#compute.{_compute_field(s, kb)}",
+        },
+    }
+    if s.tp > 1:
+        link = s.inter_link if tp_across else intra
+        latency = s.inter_latency if tp_across else s.intra_latency
+        assert link is not None  # _check: a TP group across nodes names inter_link
+        option["tp_collective"] = _collective(s, kb, link, latency, pin=not tp_across)
+    if s.pp > 1:
+        link = s.inter_link if pp_across else intra
+        latency = s.inter_latency if pp_across else s.intra_latency
+        assert link is not None
+        stage: dict[str, Any] = {"link": link}
+        if latency is not None:
+            stage["link_latency"] = _latency_node(latency, "latency")
+        option["stage_link"] = stage
+    return {
+        "kind": "placement",
+        "id": scenario_id(s),
+        "title": "A scenario (synthesized, never written)",
+        "version": 1,
+        "status": "draft",
+        "history": [{"version": 1, "date": "2026-12-06", "change": "Synthesized."}],
+        "envelope": {
+            "model": s.model,
+            "precision": s.weight_precision,
+            "quality": "as the scenario states",
+            "batch": s.batch,
+            "workload": workload,
+        },
+        "reference": option,
+        "candidates": [],
+    }
+
+
+def scenario_record(s: Scenario, kb: KnowledgeBase) -> Record:
+    """The in-memory placement record of a scenario, schema-checked (never written)."""
+    from kb.schema import validate_record
+
+    data = placement_data(s, kb)
+    path = data["id"] + ".yaml"
+    # the schema wants a candidate: check a copy with the option twice, price the one
+    probe = Record(data["id"], "placement", path, {**data, "candidates": [data["reference"]]})
+    problems = [p.message for p in validate_record(probe)]
+    if problems:
+        raise ScenarioError(
+            f"the scenario does not make a valid placement: {'; '.join(problems[:3])}"
+        )
+    return Record(data["id"], "placement", path, data)
