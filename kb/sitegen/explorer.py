@@ -30,24 +30,52 @@ from typing import Any
 from kb import numfmt
 from kb.model import KnowledgeBase, Record
 
-# The common nodes (issue 36 item 4): accelerators of eight per node, one or two nodes.
-COMMON_HARDWARE = (
+COMMON_HARDWARE = (  # the common nodes (issue 36 item 4): eight accelerators per node
     "hardware/nvidia-h100-sxm",
     "hardware/nvidia-h200-sxm",
     "hardware/nvidia-b200",
     "hardware/amd-instinct-mi300x",
 )
-SHAPES = ((8, 1), (16, 2))  # (devices, nodes): one 8-device node, two of them
-# Two nodes are joined by this link (a PP stage or a TP group that spans them crosses it;
-# kb plan never assumes one, so the question names it, and the page says so).
-INTER_LINK = "interconnects/infiniband-ndr"
-BATCHES = (1, 8, 16, 32, 64, 128, 256)
-LENGTHS = ((2048, 256),)  # (prompt tokens, output tokens)
-ENGINES = ("engines/vllm",)
-TABLE_BATCH = 64  # the worked tables' query (kb.sitegen.plan_tables)
-TABLE_LENGTHS = (2048, 256)
-NEAREST = 3  # receipt rows shown beside a prediction
 INPUT_KINDS = ("accelerator", "interconnect", "engine", "flop_class", "receipt", "strategy")
+NEAREST = 3  # receipt rows shown beside a prediction
+
+
+@dataclass(frozen=True)
+class Menus:
+    """What the explorer's controls offer; every combination is one question to kb plan.
+
+    `models` None: every model of the knowledge base. `table_batch` (one of `batches`)
+    and the first lengths and engine are the worked tables' question. Two nodes are
+    joined by `inter_link` (kb plan never assumes one; the page names it).
+    """
+
+    models: tuple[str, ...] | None = None
+    hardware: tuple[str, ...] = COMMON_HARDWARE
+    shapes: tuple[tuple[int, int], ...] = ((8, 1), (16, 2))  # (devices, nodes)
+    batches: tuple[int, ...] = (1, 8, 64, 256)
+    lengths: tuple[tuple[int, int], ...] = ((2048, 256),)  # (prompt, output tokens)
+    engines: tuple[str, ...] = ("engines/vllm",)
+    inter_link: str = "interconnects/infiniband-ndr"
+    table_batch: int = 64
+
+    def identity(self) -> str:
+        """The menus as text: a different menu is a different site (kb.sitegen.build's salt)."""
+        return repr(self)
+
+    def table_query(self, model: str, hardware: str, count: int, nodes: int) -> Query:
+        prompt, output = self.lengths[0]
+        inter = self.inter_link if nodes > 1 else None
+        engine = self.engines[0]
+        return Query(model, hardware, count, nodes, self.table_batch, prompt, output, engine, inter)
+
+    def is_table(self, query: Query) -> bool:
+        return query == self.table_query(query.model, query.hardware, query.count, query.nodes)
+
+
+# `kb build`'s menus. Each question prices every mapping of its devices through the
+# composed ledger (about 0.4 s for 8 devices, 0.8 s for 16 on this machine's CPU), so
+# the batches are four, not the seven of a finer menu: BENCHMARKS.md, bench/explorer.py.
+DEFAULT_MENUS = Menus()
 
 # The figures the page shows, in order: the plan.v1 `values` keys and their labels.
 FIGURES = (
@@ -88,15 +116,20 @@ class Query:
         return args + (["--inter-link", self.inter_link] if self.inter_link else [])
 
 
-def plan_report(kb: KnowledgeBase, query: Query) -> Mapping[str, Any]:
+def plan_report(
+    kb: KnowledgeBase, query: Query, cache: dict[Any, Any] | None = None
+) -> Mapping[str, Any]:
     """The plan.v1 report `kb plan --format json` prints for `query` (kb.plan, one evaluator).
 
     The same calls as the command (kb.commands.plan.run, kb.plan.render.document) on
     the site's knowledge base; kb's error for a query it cannot plan is a ValueError
-    (kb.plan's PlanError, kb.ledger.scenario's ScenarioError).
+    (kb.plan's PlanError, kb.ledger.scenario's ScenarioError). `cache` keeps each
+    scenario's outcome across the questions of one pass: the same mapping asked again
+    (eight devices of a sixteen-device question, one node's) is priced once, by the
+    same evaluator, so its figures are the ones `kb plan` prints either way.
     """
     from kb.plan.planner import Query as PlanQuery
-    from kb.plan.planner import model_facts, plan
+    from kb.plan.planner import default_price, model_facts, plan
     from kb.plan.render import document
 
     asked = PlanQuery(
@@ -110,15 +143,28 @@ def plan_report(kb: KnowledgeBase, query: Query) -> Mapping[str, Any]:
         engine=query.engine,
         inter_link=query.inter_link,
     )
-    return document(plan(asked, model_facts(kb, asked, None), kb))
+    known = cache if cache is not None else {}
+
+    def price(scenarios: Sequence[Mapping[str, Any]], kb: Any) -> list[Any]:
+        keys = [tuple(sorted(s.items())) for s in scenarios]
+        missing = {k: s for k, s in zip(keys, scenarios, strict=True) if k not in known}
+        if missing:
+            found = default_price(list(missing.values()), kb)
+            known.update(zip(missing, found, strict=True))
+        return [known[k] for k in keys]
+
+    return document(plan(asked, model_facts(kb, asked, None), kb, price))
 
 
-def planned_models(kb: KnowledgeBase) -> list[Record]:
-    return sorted(kb.of_kind("model"), key=lambda r: r.id)
+def planned_models(kb: KnowledgeBase, menus: Menus) -> list[Record]:
+    if menus.models is None:
+        return sorted(kb.of_kind("model"), key=lambda r: r.id)
+    found = (kb.get(m) for m in menus.models)
+    return [r for r in found if r is not None and r.kind == "model"]
 
 
-def planned_hardware(kb: KnowledgeBase) -> list[Record]:
-    found = (kb.get(h) for h in COMMON_HARDWARE)
+def planned_hardware(kb: KnowledgeBase, menus: Menus) -> list[Record]:
+    found = (kb.get(h) for h in menus.hardware)
     return [r for r in found if r is not None and r.kind == "accelerator"]
 
 
@@ -130,34 +176,30 @@ def shape_label(count: int, nodes: int) -> str:
     return f"{count} devices, {nodes} node{'s' if nodes > 1 else ''}"
 
 
-def degrees_key(degrees: Mapping[str, Any]) -> str:
-    return ".".join(f"{d}{int(degrees.get(d, 1))}" for d in ("tp", "pp", "ep", "dp"))
-
-
 def result_key(
-    hardware: str, count: int, nodes: int, degrees: str, batch: int, lengths: str, engine: str
+    hardware: str, count: int, nodes: int, option: str, batch: int, lengths: str, engine: str
 ) -> str:
-    """The lookup key explore.js forms from the controls (same order, same separators)."""
-    return "|".join((hardware, str(count), str(nodes), degrees, str(batch), lengths, engine))
+    """The lookup key explore.js forms from the controls (same order, same separators).
+
+    `option` is the mapping's name in kb plan's report (`tp8-pp2`, `dp2-tp4-1node`).
+    """
+    return "|".join((hardware, str(count), str(nodes), option, str(batch), lengths, engine))
 
 
 def lengths_key(input_tokens: int, output_tokens: int) -> str:
     return f"{input_tokens}/{output_tokens}"
 
 
-def _inter(nodes: int) -> str | None:
-    return INTER_LINK if nodes > 1 else None
-
-
-def queries(model: str, hardware: Iterable[str]) -> list[Query]:
+def queries(model: str, hardware: Iterable[str], menus: Menus) -> list[Query]:
     """Every query of the menus for one model."""
     return [
-        Query(model, hw, count, nodes, batch, prompt, output, engine, _inter(nodes))
+        Query(model, hw, count, nodes, batch, prompt, output, engine, inter)
         for hw in hardware
-        for count, nodes in SHAPES
-        for batch in BATCHES
-        for prompt, output in LENGTHS
-        for engine in ENGINES
+        for count, nodes in menus.shapes
+        for inter in [menus.inter_link if nodes > 1 else None]
+        for batch in menus.batches
+        for prompt, output in menus.lengths
+        for engine in menus.engines
     ]
 
 
@@ -202,17 +244,22 @@ def quantity_text(value: Fraction, unit: str) -> str:
 
 
 def compact_option(option: Mapping[str, Any], strings: Strings) -> dict[str, Any]:
-    """One plan.v1 option as the page reads it (exact values kept, strings interned)."""
+    """One plan.v1 option as the page reads it (exact values kept, strings interned).
+
+    `fits`: whether the state fits a device (null when kb could not tell);
+    `figures` lists [exact, text] (or null) in FIGURES order; a ledger row is
+    [name, exact, text, provenance, formula, [receipt ids]], strings by index.
+    """
     memory = option["memory"]
     values = option.get("values") or {}
     need = memory.get("need_per_device")
     have = memory.get("have_per_device")
     return {
         "status": option["status"],
-        "fits": option["status"] == "feasible",
+        "fits": None if need is None or have is None else fraction(need) <= fraction(have),
         "need": [need["exact"] if need else "", memory.get("need_gib") or "n/a"],
         "have": [have["exact"] if have else "", memory.get("have_gib") or "n/a"],
-        "figures": {key: shown(values.get(key)) for key, _ in FIGURES},
+        "figures": [shown(values.get(key)) for key, _ in FIGURES],  # in FIGURES order
         "rows": [
             [
                 strings(str(row["name"])),
@@ -238,14 +285,18 @@ def option_label(option: Mapping[str, Any]) -> str:
 
 
 def model_data(
-    kb: KnowledgeBase, model: Record, hardware: Sequence[str], report: Report = plan_report
+    kb: KnowledgeBase,
+    model: Record,
+    hardware: Sequence[str],
+    menus: Menus,
+    report: Report,
 ) -> dict[str, Any]:
     """Every result of one model's menus, its degrees menus and its end-to-end receipt rows."""
     strings = Strings()
     results: dict[str, Any] = {}
-    options: dict[str, list[list[str]]] = {}
+    options: dict[str, list[list[Any]]] = {}
     failures: dict[str, str] = {}
-    for query in queries(model.id, hardware):
+    for query in queries(model.id, hardware, menus):
         lengths = lengths_key(query.input_tokens, query.output_tokens)
         menu = options.setdefault(f"{query.hardware}|{shape_key(query.count, query.nodes)}", [])
         try:
@@ -254,21 +305,21 @@ def model_data(
             failures[f"{query.hardware}|{shape_key(query.count, query.nodes)}"] = str(exc)
             continue
         for option in found.get("options", ()):
-            degrees = degrees_key(option["degrees"])
-            if all(entry[0] != degrees for entry in menu):
-                menu.append([degrees, option_label(option)])
+            name = str(option["name"])  # unique in a report (`-1node`: fewer nodes)
+            if all(entry[0] != name for entry in menu):
+                menu.append([name, option_label(option), dict(option["degrees"])])
             key = result_key(
                 query.hardware,
                 query.count,
                 query.nodes,
-                degrees,
+                name,
                 query.batch,
                 lengths,
                 query.engine or "",
             )
             results[key] = compact_option(option, strings)
     for menu in options.values():
-        menu.sort(key=lambda entry: _degree_order(entry[0]))
+        menu.sort(key=lambda entry: _degree_order(entry[2]))
     return {
         "model": model.id,
         "strings": strings.items,
@@ -279,10 +330,10 @@ def model_data(
     }
 
 
-def _degree_order(key: str) -> tuple[int, ...]:
-    """tp8.pp1.ep1.dp1 before tp4.pp2...: by descending tp, then pp, ep, dp."""
-    numbers = [int(n) for n in re.findall(r"\d+", key)]
-    return (-numbers[0], *numbers[1:])
+def _degree_order(degrees: Mapping[str, int]) -> tuple[int, ...]:
+    """Devices used first (most), then descending tp, then pp, ep, dp."""
+    tp, pp, ep, dp = (int(degrees.get(d, 1)) for d in ("tp", "pp", "ep", "dp"))
+    return (-(tp * pp * ep * dp), -tp, pp, ep, dp)
 
 
 def data_script(model: str, data: Mapping[str, Any]) -> str:
@@ -406,12 +457,16 @@ def _int(value: Any) -> int | None:
 
 
 def plan_link(record: Record) -> dict[str, str] | None:
-    """The worked tables a model's or a common accelerator's record page links to."""
+    """The worked tables a model's or an accelerator's page links to, when the site has them.
+
+    The page shows the link only when the build planned that record (the common
+    context's `planned` ids, kb.sitegen.build; the menus are part of every page's key).
+    """
     from kb.sitegen import urls
 
     if record.kind == "model":
         return {"url": urls.plan_model(record.id), "text": "this model on every common node"}
-    if record.kind == "accelerator" and record.id in COMMON_HARDWARE:
+    if record.kind == "accelerator":
         return {"url": urls.plan_hardware(record.id), "text": "every model on nodes of it"}
     return None
 
@@ -419,16 +474,16 @@ def plan_link(record: Record) -> dict[str, str] | None:
 # ---- the page ------------------------------------------------------------------------------
 
 
-def menus(kb: KnowledgeBase, files: Mapping[str, str]) -> dict[str, Any]:
+def menus_data(kb: KnowledgeBase, menus: Menus, files: Mapping[str, str]) -> dict[str, Any]:
     """The controls' menus and the data file of each model (the page's JSON block)."""
     return {
-        "models": [[m.id, m.title or m.id] for m in planned_models(kb) if m.id in files],
-        "hardware": [[h.id, h.title or h.id] for h in planned_hardware(kb)],
-        "shapes": [[shape_key(c, n), shape_label(c, n)] for c, n in SHAPES],
-        "batches": list(BATCHES),
-        "batch": TABLE_BATCH,
-        "lengths": [[lengths_key(i, o), f"{i} / {o}"] for i, o in LENGTHS],
-        "engines": [[e, _engine_title(kb, e)] for e in ENGINES],
+        "models": [[m.id, m.title or m.id] for m in planned_models(kb, menus) if m.id in files],
+        "hardware": [[h.id, h.title or h.id] for h in planned_hardware(kb, menus)],
+        "shapes": [[shape_key(c, n), shape_label(c, n)] for c, n in menus.shapes],
+        "batches": list(menus.batches),
+        "batch": menus.table_batch,
+        "lengths": [[lengths_key(i, o), f"{i} / {o}"] for i, o in menus.lengths],
+        "engines": [[e, _engine_title(kb, e)] for e in menus.engines],
         "files": dict(files),
         "figures": [list(f) for f in FIGURES],
         "nearest": NEAREST,
@@ -440,15 +495,16 @@ def _engine_title(kb: KnowledgeBase, engine: str) -> str:
     return (record.title or engine) if record is not None else engine
 
 
-def summary(kb: KnowledgeBase) -> str:
+def summary(kb: KnowledgeBase, menus: Menus) -> str:
     """What the menus cover, in words (the page says it under its heading)."""
-    hw = len(planned_hardware(kb))
-    count = len(planned_models(kb)) * hw * len(SHAPES) * len(BATCHES) * len(LENGTHS)
+    models, hw = len(planned_models(kb, menus)), len(planned_hardware(kb, menus))
+    count = models * hw * len(menus.shapes) * len(menus.batches) * len(menus.lengths)
+    count *= len(menus.engines)
     return (
-        f"The menus cover {len(planned_models(kb))} models on {hw} accelerators as "
-        f"{' or '.join(shape_label(c, n) for c, n in SHAPES)}, batches "
-        f"{', '.join(map(str, BATCHES))}, lengths "
-        f"{', '.join(f'{i}/{o}' for i, o in LENGTHS)} and "
-        f"{len(ENGINES)} engine{'s' if len(ENGINES) > 1 else ''}: {count * len(ENGINES)} "
+        f"The menus cover {models} models on {hw} accelerators as "
+        f"{' or '.join(shape_label(c, n) for c, n in menus.shapes)}, batches "
+        f"{', '.join(map(str, menus.batches))}, prompt/output lengths "
+        f"{', '.join(f'{i}/{o}' for i, o in menus.lengths)} and "
+        f"{len(menus.engines)} engine{'s' if len(menus.engines) > 1 else ''}: {count} "
         "questions to kb plan, each pricing every mapping of its devices."
     )

@@ -12,11 +12,13 @@ index of every table and each accelerator's index show only ids and titles.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from kb.model import Record
+from kb.model import KnowledgeBase, Record
 from kb.sitegen import explorer, urls
 from kb.sitegen.explorer import Query
+from kb.workers import map_forked
 
 if TYPE_CHECKING:
     from kb.sitegen.build import Site
@@ -36,32 +38,51 @@ ANSWER = (("tpot", "lower"), ("tokens_per_s_per_device", "higher"), ("ttft", "lo
 
 
 def write_plan_pages(site: Site) -> None:
-    """Every model's explorer data, worked tables and index; the explorer; the indexes."""
+    """Every model's explorer data, worked tables and index; the explorer; the indexes.
+
+    Nothing when the build was not asked for the planner (`site.plans` None).
+    """
+    menus = site.plans
+    if menus is None:
+        return
     kb = site.kb
-    models, hardware = explorer.planned_models(kb), explorer.planned_hardware(kb)
-    files = {}
-    for model in models:
-        write_model(site, model, [h.id for h in hardware])
-        files[model.id] = urls.explore_data(model.id)
+    models, hardware = explorer.planned_models(kb, menus), explorer.planned_hardware(kb, menus)
+    hw_ids = [h.id for h in hardware]
+    todo = [m for m in models if not _kept(site, m, hw_ids, menus)]
+    passes = map_forked(lambda m: model_pass(kb, m, hw_ids, menus), todo, 2, 1)
+    if passes is None:  # one core, one model, or no fork: here, one model at a time
+        passes = [model_pass(kb, m, hw_ids, menus) for m in todo]
+    for model, done in zip(todo, passes, strict=True):
+        write_model(site, model, hardware, menus, done)
+    files = {m.id: urls.explore_data(m.id) for m in models}
     titles = [r.id for r in (*models, *hardware)]
     key = site.inputs.key("plans", urls.PLANS, (), titles)
     if not site.reuse(urls.PLANS, key):
-        site.page("plans_index.html", urls.PLANS, rows=_index_rows(models, hardware))
+        site.page("plans_index.html", urls.PLANS, rows=_index_rows(models, hardware, menus))
     for hw in hardware:
         page = urls.plan_hardware(hw.id)
         if not site.reuse(page, site.inputs.key("plans", page, (), titles)):
-            site.page("plans_hardware.html", page, hardware=hw, rows=_index_rows(models, [hw]))
+            rows = _index_rows(models, [hw], menus)
+            site.page("plans_hardware.html", page, hardware=hw, rows=rows)
     site.page(
         "explore.html",
         urls.EXPLORE,
-        menus=explorer.menus(kb, files),
-        summary=explorer.summary(kb),
-        inter_link=explorer.INTER_LINK,
+        menus=explorer.menus_data(kb, menus, files),
+        summary=explorer.summary(kb, menus),
+        inter_link=menus.inter_link,
         tables_url=urls.PLANS,
     )
 
 
-def _index_rows(models: Sequence[Record], hardware: Sequence[Record]) -> list[dict[str, Any]]:
+def planned_ids(kb: KnowledgeBase, menus: explorer.Menus) -> frozenset[str]:
+    """The models and accelerators whose record pages link their worked tables."""
+    found = [*explorer.planned_models(kb, menus), *explorer.planned_hardware(kb, menus)]
+    return frozenset(r.id for r in found)
+
+
+def _index_rows(
+    models: Sequence[Record], hardware: Sequence[Record], menus: explorer.Menus
+) -> list[dict[str, Any]]:
     return [
         {
             "model": m,
@@ -73,90 +94,98 @@ def _index_rows(models: Sequence[Record], hardware: Sequence[Record]) -> list[di
                     "url": urls.plan_table(m.id, h.id, c, n),
                 }
                 for h in hardware
-                for c, n in explorer.SHAPES
+                for c, n in menus.shapes
             ],
         }
         for m in models
     ]
 
 
-def model_pages(model: str, hardware: Sequence[str]) -> list[str]:
+def model_pages(model: str, hardware: Sequence[str], menus: explorer.Menus) -> list[str]:
     """The files one model's pass writes."""
-    tables = [urls.plan_table(model, h, c, n) for h in hardware for c, n in explorer.SHAPES]
+    tables = [urls.plan_table(model, h, c, n) for h in hardware for c, n in menus.shapes]
     return [urls.explore_data(model), urls.plan_model(model), *tables]
 
 
-def write_model(site: Site, model: Record, hardware: Sequence[str]) -> None:
-    """Keep the model's files if its key holds, else ask kb.plan every question again."""
-    key = site.inputs.key("plans", model.id, {model.id}, (), explorer.INPUT_KINDS)
-    pages = model_pages(model.id, hardware)
-    published, previous = site.writer.published, site.previous.pages
-    if all(previous.get(p) == key and p in published for p in pages):
-        for page in pages:
-            site.reuse(page, key)
-        return
-    for page in pages:
-        site.manifest.pages[page] = key
-    tables: dict[tuple[str, int, int], Mapping[str, Any] | str] = {}
+def _key(site: Site, model: Record) -> str:
+    return site.inputs.key("plans", model.id, {model.id}, (), explorer.INPUT_KINDS)
 
-    def report(kb: Any, query: Query) -> Mapping[str, Any]:
+
+def _kept(site: Site, model: Record, hardware: Sequence[str], menus: explorer.Menus) -> bool:
+    """Keep the model's files when its key holds (all of them, or none: one pass makes them)."""
+    key, pages = _key(site, model), model_pages(model.id, hardware, menus)
+    published, previous = site.writer.published, site.previous.pages
+    if not all(previous.get(p) == key and p in published for p in pages):
+        return False
+    for page in pages:
+        site.reuse(page, key)
+    return True
+
+
+@dataclass(frozen=True)
+class Pass:
+    """What one model's pass computed (plain data: a worker returns it)."""
+
+    script: str  # the explorer's data file
+    tables: dict[tuple[str, int, int], Mapping[str, Any] | str]  # report, or kb's error
+
+
+def model_pass(
+    kb: KnowledgeBase, model: Record, hardware: Sequence[str], menus: explorer.Menus
+) -> Pass:
+    """Ask kb.plan every question of the menus for one model; keep the worked tables' reports."""
+    tables: dict[tuple[str, int, int], Mapping[str, Any] | str] = {}
+    cache: dict[Any, Any] = {}
+
+    def report(kb: KnowledgeBase, query: Query) -> Mapping[str, Any]:
+        where = (query.hardware, query.count, query.nodes)
         try:
-            found = explorer.plan_report(kb, query)
+            found = explorer.plan_report(kb, query, cache)
         except ValueError as exc:
-            if _is_table(query):
-                tables[(query.hardware, query.count, query.nodes)] = str(exc)
+            if menus.is_table(query):
+                tables[where] = str(exc)
             raise
-        if _is_table(query):
-            tables[(query.hardware, query.count, query.nodes)] = found
+        if menus.is_table(query):
+            tables[where] = found
         return found
 
-    data = explorer.model_data(site.kb, model, hardware, report)
-    site.text(urls.explore_data(model.id), explorer.data_script(model.id, data))
+    data = explorer.model_data(kb, model, hardware, menus, report)
+    return Pass(explorer.data_script(model.id, data), tables)
+
+
+def write_model(
+    site: Site, model: Record, hardware: Sequence[Record], menus: explorer.Menus, done: Pass
+) -> None:
+    """Write one model's data file, worked tables and index from its pass."""
+    key = _key(site, model)
+    for page in model_pages(model.id, [h.id for h in hardware], menus):
+        site.manifest.pages[page] = key
+    site.text(urls.explore_data(model.id), done.script)
     entries = []
     for hw in hardware:
-        record = site.kb.get(hw)
-        for count, nodes in explorer.SHAPES:
-            found = tables.get((hw, count, nodes), "not asked")
-            table = worked_table(found, site.kb.get(hw))
-            page = urls.plan_table(model.id, hw, count, nodes)
-            query = _table_query(model.id, hw, count, nodes)
+        for count, nodes in menus.shapes:
+            table = worked_table(done.tables.get((hw.id, count, nodes), "not asked"))
+            page = urls.plan_table(model.id, hw.id, count, nodes)
+            query = menus.table_query(model.id, hw.id, count, nodes)
             site.page(
                 "plan_table.html",
                 page,
                 model=model,
-                hardware=record,
+                hardware=hw,
                 shape=explorer.shape_label(count, nodes),
                 table=table,
                 command="kb plan " + " ".join(query.argv()),
                 explore=_explore_hash(query),
-                batch=explorer.TABLE_BATCH,
-                lengths=explorer.lengths_key(*explorer.TABLE_LENGTHS),
+                batch=query.batch,
+                lengths=explorer.lengths_key(query.input_tokens, query.output_tokens),
             )
-            entries.append(
-                {
-                    "url": page,
-                    "hardware": record,
-                    "shape": explorer.shape_label(count, nodes),
-                    "answer": table["answer"],
-                }
-            )
+            shape = explorer.shape_label(count, nodes)
+            entries.append({"url": page, "hardware": hw, "shape": shape, "answer": table["answer"]})
     site.page("plans_model.html", urls.plan_model(model.id), model=model, entries=entries)
 
 
-def _is_table(query: Query) -> bool:
-    lengths = (query.input_tokens, query.output_tokens)
-    return query.batch == explorer.TABLE_BATCH and lengths == explorer.TABLE_LENGTHS
-
-
-def _table_query(model: str, hw: str, count: int, nodes: int) -> Query:
-    prompt, output = explorer.TABLE_LENGTHS
-    engine = explorer.ENGINES[0]
-    inter = explorer.INTER_LINK if nodes > 1 else None
-    return Query(model, hw, count, nodes, explorer.TABLE_BATCH, prompt, output, engine, inter)
-
-
 def _explore_hash(query: Query) -> str:
-    """The explorer's link to this query (its controls read the hash)."""
+    """The explorer's link to this question (its controls read the hash)."""
     parts = {
         "model": query.model,
         "hardware": query.hardware,
@@ -168,7 +197,7 @@ def _explore_hash(query: Query) -> str:
     return "#" + "&".join(f"{k}={v}" for k, v in parts.items())
 
 
-def worked_table(found: Mapping[str, Any] | str, hardware: Record | None) -> dict[str, Any]:
+def worked_table(found: Mapping[str, Any] | str) -> dict[str, Any]:
     """The planner's table of one report, the answer first (a reason when kb could not plan)."""
     if isinstance(found, str):
         return {"answer": f"Not planned: {found}", "answers": [], "options": [], "notes": []}

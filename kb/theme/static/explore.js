@@ -14,6 +14,8 @@
   var out = document.getElementById("explore-result");
   var status = document.getElementById("explore-status");
   var loading = Object.create(null);
+  var FIGURE_INDEX = {};
+  menus.figures.forEach(function (f, i) { FIGURE_INDEX[f[0]] = i; });
   window.KB_EXPLORE_DATA = window.KB_EXPLORE_DATA || {};
 
   function field(name) { return form.elements.namedItem(name); }
@@ -85,6 +87,13 @@
     return ((data && data.options[key]) || []).map(function (o) { return [o[0], o[1]]; });
   }
 
+  var current = null;  // the chosen model's data
+  function currentDegrees() {
+    var key = field("hardware").value + "|" + field("shape").value, name = field("degrees").value;
+    var found = ((current && current.options[key]) || []).filter(function (o) { return o[0] === name; });
+    return found.length ? found[0][2] : {};
+  }
+
   function resultKey() {
     return [field("hardware").value, field("shape").value, field("degrees").value,
       field("batch").value, field("lengths").value, field("engine").value].join("|");
@@ -107,6 +116,7 @@
   }
 
   function render(data, key) {
+    current = data;
     var r = data && data.results[key];
     var t0 = performance.now();
     out.textContent = "";
@@ -119,25 +129,27 @@
       return done(t0);
     }
     var s = data.strings;
-    out.setAttribute("data-state", r.fits ? "fits" : "infeasible");
+    out.setAttribute("data-state", r.status);
     var fit = section("Feasibility", "x-fit");
-    var verdict = el("p", { "class": "explore-verdict", "data-fits": r.fits ? "yes" : "no" });
-    verdict.appendChild(el("strong", { "class": "state " + (r.fits ? "state-feasible" : "state-infeasible") },
-      r.fits ? "Fits." : "Does not fit."));
-    verdict.appendChild(document.createTextNode(r.fits
-      ? " Needs " : " Needs "));
+    var fits = r.status === "feasible" || (r.status === "unpriced" && r.fits === true);
+    var verdict = el("p", { "class": "explore-verdict", "data-fits": fits ? "yes" : "no" });
+    verdict.appendChild(el("strong", { "class": "state " + (fits ? "state-feasible" : "state-infeasible") },
+      r.status === "feasible" ? "Fits." : r.status === "infeasible" ? "Does not fit." :
+        fits ? "Fits, but kb could not price it." : "Not priced."));
+    verdict.appendChild(document.createTextNode(" Needs "));
     verdict.appendChild(el("span", { "data-figure": "need_per_device", "data-exact": r.need[0] }, r.need[1]));
     verdict.appendChild(document.createTextNode(" per device, has "));
     verdict.appendChild(el("span", { "data-figure": "have_per_device", "data-exact": r.have[0] }, r.have[1]));
     verdict.appendChild(document.createTextNode("."));
     fit.appendChild(verdict);
-    (r.problems || []).forEach(function (p) { fit.appendChild(el("p", { "class": "note" }, s[p])); });
+    (r.problems || []).filter(function (p, i, all) { return all.indexOf(p) === i; })
+      .forEach(function (p) { fit.appendChild(el("p", { "class": "note" }, s[p])); });
     out.appendChild(fit);
-    if (r.fits) {
+    if (r.status === "feasible") {
       var figs = section("Figures", "x-figures");
       var table = el("table", { "class": "explore-figures" });
       var tbody = el("tbody");
-      menus.figures.forEach(function (f) { figureRow(tbody, f[1], r.figures[f[0]], f[0]); });
+      menus.figures.forEach(function (f, i) { figureRow(tbody, f[1], r.figures[i], f[0]); });
       table.appendChild(tbody);
       var scroll = el("div", { "class": "table-scroll" });
       scroll.appendChild(table);
@@ -210,7 +222,7 @@
       measured.appendChild(badge("measured"));
       measured.appendChild(document.createTextNode(" " + row.metric + ": " + row.shown));
       tr.appendChild(measured);
-      var figure = row.figure && r.fits ? r.figures[row.figure] : null;
+      var at = FIGURE_INDEX[row.figure], figure = at !== undefined && r.figures ? r.figures[at] : null;
       tr.appendChild(el("td", { "class": "num", "data-label": "Predicted here", "data-exact": figure ? figure[0] : "" },
         figure ? figure[1] + " (" + row.figure.replace(/_/g, " ") + ")" : "no comparable figure"));
       tbody.appendChild(tr);
@@ -226,14 +238,11 @@
 
   function command() {
     var shape = field("shape").value.split("|"), lengths = field("lengths").value;
-    var degrees = field("degrees").value;
+    var degrees = currentDegrees();
     var text = "kb plan " + field("model").value + " --on " + field("hardware").value +
       " --count " + shape[0] + " --nodes " + shape[1] + " --batch " + field("batch").value +
       " --context " + lengths + (field("engine").value ? " --engine " + field("engine").value : "");
-    degrees.split(".").forEach(function (d) {
-      var m = /^([a-z]+)(\d+)$/.exec(d);
-      if (m && m[2] !== "1") { text += " --" + m[1] + " " + m[2]; }
-    });
+    ["tp", "pp", "ep", "dp"].forEach(function (d) { text += " --" + d + " " + (degrees[d] || 1); });
     var p = el("p", { "class": "explore-command" });
     p.appendChild(document.createTextNode("The same question on the command line: "));
     p.appendChild(el("code", {}, text + " --format json"));
