@@ -82,9 +82,13 @@
     loading[model].push(then);
   }
 
+  // The mappings kb plan enumerated for the chosen question (a batch smaller than dp
+  // leaves some out): those with a result under the other controls' values.
   function degreeOptions(data) {
     var key = field("hardware").value + "|" + field("shape").value;
-    return ((data && data.options[key]) || []).map(function (o) { return [o[0], o[1]]; });
+    return ((data && data.options[key]) || []).filter(function (o) {
+      return !!data.results[resultKey(o[0])];
+    }).map(function (o) { return [o[0], o[1]]; });
   }
 
   var current = null;  // the chosen model's data
@@ -94,8 +98,8 @@
     return found.length ? found[0][2] : {};
   }
 
-  function resultKey() {
-    return [field("hardware").value, field("shape").value, field("degrees").value,
+  function resultKey(option) {
+    return [field("hardware").value, field("shape").value, option || field("degrees").value,
       field("batch").value, field("lengths").value, field("engine").value].join("|");
   }
 
