@@ -203,6 +203,8 @@ def plan(
     inputs, outputs, context = parse_context(context_text)
     settings = parse_settings(pairs)
     sweep = parse_sweep(sweep_text)
+    parse_time(intra_latency, "--intra-latency")
+    parse_time(inter_latency, "--inter-latency")
     pinned = tuple(
         (k, v) for k, v in (("tp", tp), ("pp", pp), ("ep", ep), ("dp", dp)) if v is not None
     )

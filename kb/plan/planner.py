@@ -196,8 +196,7 @@ def default_price(scenarios: Sequence[Mapping[str, Any]], kb: Any) -> Sequence[O
     try:
         return evaluate(built, kb)
     except ScenarioError:
-        if len(built) == 1:
-            raise
+        pass
     found: list[OutcomeLike] = []  # one bad scenario must not hide the others
     for one in built:
         try:
@@ -301,6 +300,9 @@ def plan(
     outcomes = (price or default_price)([query.scenario(p) for p in placements], kb)
     if len(outcomes) != len(placements):
         raise RuntimeError(f"{len(outcomes)} outcomes for {len(placements)} scenarios")
+    refused = {o.problems for o in outcomes if isinstance(o, Unpriced)}
+    if len(refused) == 1 and all(isinstance(o, Unpriced) for o in outcomes):
+        raise PlanError("; ".join(refused.pop()))  # the question itself, not one mapping
     options = []
     for p, o in zip(placements, outcomes, strict=True):
         values = values_of(p, o)

@@ -135,8 +135,12 @@ def _change(
     ends = []
     for point in (left, right):
         a, b = _option(point, a_name), _option(point, b_name)
-        if a is None or b is None or a.status != "feasible" or b.status != "feasible":
-            return bracketed(f"{a_name} or {b_name} does not fit at {parameter} {point.value}")
+        for name, o in ((a_name, a), (b_name, b)):
+            if o is None:
+                return bracketed(f"{name} is not enumerated at {parameter} {point.value}")
+            if o.status != "feasible":
+                why = "does not fit" if o.status == "infeasible" else "is not priced"
+                return bracketed(f"{name} {why} at {parameter} {point.value}")
         va, vb = a.values.get(dim), b.values.get(dim)
         if va is None or vb is None or va == 0 or vb == 0:
             return bracketed(f"{BY_KEY[dim].label} is not priced at {parameter} {point.value}")
@@ -180,9 +184,9 @@ def _change(
         after,
         span,
         x,
-        f"solved: both options are straight lines in the {parameter} from {x0} to {x1} "
-        f"(checked at {lo} and {hi}); {a_name} and {b_name} tie at {parameter} = "
-        f"{_text(x)}",
+        f"solved: {a_name} and {b_name} tie at {parameter} = {_text(x)}; the ledger's values "
+        f"at {lo} and {hi}, the admissible values on each side of the tie, lie exactly "
+        f"on the straight lines through its values at {x0} and {x1}",
     )
 
 
