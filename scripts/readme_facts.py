@@ -10,6 +10,7 @@ from __future__ import annotations
 import re
 import sys
 from collections import Counter
+from fractions import Fraction
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parent.parent
@@ -80,11 +81,78 @@ def unverified_block(kb: KnowledgeBase) -> str:
     return "\n".join(rows) if rows else "(none)"
 
 
+def end_to_end_block(kb: KnowledgeBase) -> str:
+    """The validation rows of `kb list --end-to-end`, their distribution, and every other row."""
+    from kb.checker import schema_stage
+    from kb.ledger.endtoend import CALIBRATION, NOT_EVALUABLE, evaluate_all, report_row, summary
+
+    if kb.run.schema is None:
+        schema_stage(kb)  # the composed ledger reads typed views
+    results = evaluate_all(kb)
+    rows = [report_row(r) for r in results]
+    totals = summary(results)
+    exact = totals["exact"]
+    median = Fraction(exact["median_abs_error"]) if exact["median_abs_error"] else None
+    share = Fraction(exact["share_within_band"]) if exact["share_within_band"] else None
+    holds = (
+        median is not None
+        and share is not None
+        and median <= Fraction(15, 100)
+        and share >= Fraction(8, 10)
+    )
+    states = ", ".join(f"{n} {state}" for state, n in sorted(totals["states"].items()))
+    lines = [
+        f"{totals['rows']} end-to-end receipt rows: {states}. On the "
+        f"{totals['validation_rows']} validation rows the median |error| is "
+        f"{totals['median_abs_error']} and {totals['within_band']} "
+        f"({totals['share_within_band']}) are within ±{totals['band']}: the acceptance "
+        f"target (median ≤ 15%, at least 80% within ±25%) "
+        f"{'holds' if holds else 'does not hold'}.",
+        "",
+        "| receipt | row | conditions | measures | predicted | measured | error | state |",
+        "|---|---|---|---|---|---|---|---|",
+    ]
+    for row in rows:
+        if row["state"] in ("validated", "contradicted"):
+            state = row["state"] + (f" ({row['reason']})" if row["reason"] else "")
+            lines.append(
+                f"| `{row['receipt']}` | {row['label']} | {row['conditions']} | "
+                f"{row['measures']} | {row['predicted']} | {row['measured']} | "
+                f"{row['error']} | {state} |"
+            )
+    calibration = [r for r in rows if r["state"] == CALIBRATION]
+    lines += ["", f"Calibration rows ({len(calibration)}; never validation):"]
+    for row in calibration:
+        shown = f"{row['predicted']} against {row['measured']} ({row['error']})"
+        lines.append(
+            f"- `{row['receipt']}` {row['label']}: "
+            + (shown if row["predicted"] else row["reason"])
+        )
+    reasons: Counter[str] = Counter()
+    metrics: Counter[str] = Counter()
+    for row in rows:
+        if row["state"] != NOT_EVALUABLE:
+            continue
+        if row["reason"].startswith("measures '"):
+            metrics[row["reason"][len("measures '") : row["reason"].rindex("', which")]] += 1
+        else:
+            reasons[row["reason"]] += 1
+    lines += ["", f"Not evaluable ({totals['states'].get(NOT_EVALUABLE, 0)} rows), by reason:"]
+    lines += [f"- {n} x {reason}" for reason, n in sorted(reasons.items(), key=lambda x: -x[1])]
+    if metrics:
+        listed = "; ".join(f"{m} ({n})" for m, n in sorted(metrics.items()))
+        lines.append(
+            f"- {sum(metrics.values())} x a metric the composition does not predict: {listed}"
+        )
+    return "\n".join(lines)
+
+
 BLOCKS = {
     "counts": counts_block,
     "holdings": holdings_block,
     "unverified": unverified_block,
     "predictions": predictions_block,
+    "end-to-end": end_to_end_block,
 }
 
 

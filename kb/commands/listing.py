@@ -9,7 +9,11 @@ kind `prediction` or `bound` holds it to a measured receipt), with the reason it
 prediction and bound held to a measured receipt, with predicted, measured, error,
 band (a bound's side and tightness) and its state: `validated`, `bound holds`,
 `contradicted (accepted: reason)` or `contradicted` (kb/equations/verdict.py
-prediction_state), and ends with the count of each.
+prediction_state), and ends with the count of each. `--end-to-end` lists every row of
+every end-to-end receipt with the composed ledger's prediction at its conditions
+(kb/ledger/endtoend.py): receipt, row, conditions, predicted, measured, error and state
+(`validated`, `contradicted`, `not evaluable` with its reason, `calibration`), then the
+validation rows' median |error| and share within the declared band.
 """
 
 from __future__ import annotations
@@ -46,6 +50,12 @@ COLUMNS = ("id", "kind", "version", "status", "title")
     help="List every prediction and bound against a measurement, with its state.",
 )
 @click.option(
+    "--end-to-end",
+    "end_to_end",
+    is_flag=True,
+    help="List every end-to-end receipt row with the composed prediction at its conditions.",
+)
+@click.option(
     "--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True
 )
 def list_records(
@@ -54,6 +64,7 @@ def list_records(
     unverified: bool,
     unvalidated: bool,
     predictions: bool,
+    end_to_end: bool,
     fmt: str,
 ) -> None:
     """List records, --unverified figures, --unvalidated classes or --predictions' states."""
@@ -62,7 +73,9 @@ def list_records(
     root = records_root(root)
     require_dir(root)
     kb = open_kb(root, with_references=False)
-    if predictions:
+    if end_to_end:
+        click.echo(render_end_to_end(kb, fmt), nl=False)
+    elif predictions:
         click.echo(_render_predictions(prediction_rows(kb, kind), fmt), nl=False)
     elif unvalidated:
         click.echo(_render_unvalidated(unvalidated_classes(kb), kb, fmt), nl=False)
@@ -209,3 +222,29 @@ def _table(rows: list[dict[str, Any]], columns: tuple[str, ...]) -> str:
 def _cell(value: Any) -> str:
     text = "" if value is None else str(value)
     return " ".join(text.split())  # one line per row, whatever the title holds
+
+
+def render_end_to_end(kb: KnowledgeBase, fmt: str) -> str:
+    """Every end-to-end receipt row, its prediction and state, then the distribution."""
+    from kb.checker import schema_stage
+    from kb.ledger.endtoend import evaluate_all, report_row, summary
+
+    schema_stage(kb)  # the composed ledger reads typed views
+    results = evaluate_all(kb)
+    rows = [report_row(r) for r in results]
+    totals = summary(results)
+    if fmt == "json":
+        document = {"rows": rows, "summary": totals}
+        return json.dumps(document, indent=2, ensure_ascii=False) + "\n"
+    for row in rows:
+        row["state"] = f"{row['state']}: {row['reason']}" if row["reason"] else row["state"]
+    columns = ("receipt", "label", "conditions", "measures", "predicted", "measured", "error")
+    table = _table(rows, (*columns, "state"))
+    states = ", ".join(f"{n} {state}" for state, n in sorted(totals["states"].items()))
+    return (
+        table
+        + f"{totals['rows']} end-to-end rows: {states}\n"
+        + f"{totals['validation_rows']} validation rows: median |error| "
+        + f"{totals['median_abs_error'] or 'n/a'}, {totals['within_band']} within "
+        + f"±{totals['band']} ({totals['share_within_band'] or 'n/a'})\n"
+    )

@@ -26,9 +26,10 @@ What the scenario fixes, and where each value comes from:
   (TP across nodes is never assumed); inside a node over `intra_link`, by default the
   accelerator's own scale-up link (else its host link);
 - the all-reduces' implementation: `collective_algorithm`, `cuda_graphs` and
-  `collective_receipt` when given, else the engine's collective algorithm (custom,
+  `collective_receipt` when given; with `stock_collective`, the curves that state no
+  algorithm (nccl-tests, rccl-tests); else the engine's collective algorithm (custom,
   when the engine record names its receipts) and its CUDA-graphs state when it is
-  `always` or `never`;
+  `used` or `not-used`;
 - the per-layer overhead: the engine's calibrated value, else `overhead_fallback`'s,
   shown as an estimate (kb.ledger.workload), else none, said on the row;
 - a link latency only where a scenario states one (`intra_latency`, `inter_latency`,
@@ -100,6 +101,7 @@ class Scenario:
     collective_algorithm: str | None = None  # ring | tree | nvls | one-shot | two-shot | custom
     cuda_graphs: bool | None = None  # the all-reduce curves' CUDA-graphs state
     collective_receipt: str | None = None  # price the all-reduces from this receipt only
+    stock_collective: bool = False  # price all-reduces by curves stating no algorithm (NCCL/RCCL)
     overhead_fallback: str | None = None  # an engine whose per-layer overhead stands in
     intra_latency: str | None = None  # "3 us": per-message latency inside a node (stated)
     inter_latency: str | None = None  # between nodes
@@ -143,7 +145,10 @@ def outcome(scenario: Scenario, kb: KnowledgeBase) -> Outcome:
     problems = list(_ep_problem(scenario))
     priced = True
     if isinstance(spec, Unresolved) or spec.gaps:
-        problems.extend(f"{g.pointer}: {g.message}" for g in spec.gaps)
+        for gap in spec.gaps:  # one line per cause (a decode and a prefill transfer share one)
+            line = f"{gap.pointer}: {gap.message}"
+            if line not in problems:
+                problems.append(line)
         # Feasibility reads no link: ask it of a copy whose links state a latency that no
         # time is ever read from, so a question kb cannot price still learns whether it fits.
         probe = _feasibility_probe(record)
@@ -289,7 +294,8 @@ def _record_of(kb: KnowledgeBase, record_id: Any, kind: str, what: str) -> Recor
         why = "cannot be read" if kb.exists(record_id) else "is not in the tree"
         raise ScenarioError(f"{what} {record_id}: the record {why}")
     if record.kind != kind:
-        raise ScenarioError(f"{what} {record_id} is a {record.kind} record, not a {kind}")
+        article = "an" if kind[0] in "aeiou" else "a"
+        raise ScenarioError(f"{what} {record_id} is a {record.kind} record, not {article} {kind}")
     if not views(kb).passed(record):
         raise ScenarioError(f"{what} {record_id} fails its schema (its own finding says why)")
     return record
@@ -451,6 +457,8 @@ def _engine_collective(s: Scenario, kb: KnowledgeBase) -> tuple[str | None, bool
     from kb.kinds import views
 
     algorithm, graphs = s.collective_algorithm, s.cuda_graphs
+    if s.stock_collective:
+        return None, graphs
     if s.engine is None:
         return algorithm, graphs
     record = kb.get(s.engine)
@@ -460,7 +468,7 @@ def _engine_collective(s: Scenario, kb: KnowledgeBase) -> tuple[str | None, bool
     if algorithm is None and view.collective_receipts:
         algorithm = record.get("collective.algorithm") if record is not None else None
     if graphs is None:
-        graphs = {"always": True, "never": False}.get(view.cuda_graphs or "")
+        graphs = {"used": True, "not-used": False}.get(view.cuda_graphs or "")
     return algorithm, graphs
 
 

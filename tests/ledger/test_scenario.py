@@ -159,7 +159,7 @@ def test_the_synthetic_placement_is_never_a_file(shipped: KnowledgeBase, tmp_pat
         (dict(count=16), "tp*pp*dp = 8*1*1 = 8, but the scenario has 16 devices"),
         (dict(count=16, nodes=2, tp=16, collective_receipt=None), "name inter_link"),
         (dict(model="models/no-such-model"), "models/no-such-model: the record is not in the tree"),
-        (dict(hardware=L70), "is a model record, not a accelerator"),
+        (dict(hardware=L70), "is a model record, not an accelerator"),
         (dict(batch=0), "batch = 0: expected a whole number, at least 1"),
         (dict(weight_precision="fp3"), "weight_precision = 'fp3'"),
         (dict(context=None), "no context"),

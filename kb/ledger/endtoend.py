@@ -1,0 +1,571 @@
+"""The composed ledger held to every end-to-end receipt row (issue 35 item 6).
+
+Each result row of a receipt with `pattern: end-to-end` states the conditions it was
+measured under (model, accelerator, devices and nodes, tp/pp/ep/dp, batch or
+concurrency, input and output tokens, precision, CUDA graphs), what its value is
+(`measures`: tpot, ttft, request_latency, decode_tokens_per_s, output_tokens_per_s,
+output_tokens_per_s_per_gpu) and, through the receipt's `engine.record`, the engine.
+kb turns the row into a Scenario (kb.ledger.scenario) and prices it with the composed
+ledger: no prediction is typed per row.
+
+The band and every assumption are declared once, before any row was priced, in
+kb/data/end-to-end.json, each with its reason: the band (±25%), the context a
+request's decode step is priced at (the mean, input + output/2), the precision and KV
+format of a row that states none (16-bit), one node up to eight devices, concurrency
+as the decode batch, and which engine's per-layer overhead an engine without its own
+borrows (by the row's CUDA-graphs state; shown as an estimate).
+
+Each row gets one state:
+
+- `validated`: |predicted - measured| / measured within the band;
+- `contradicted`: outside it (a miss is shown as a miss, never a finding), or kb finds
+  that a configuration which was measured does not fit;
+- `not evaluable`: with the reason (a condition the source does not state, a metric the
+  composition does not predict, a scenario kb cannot price, in kb's words);
+- `calibration`: a row of a receipt an engine's per-layer overhead was fitted to
+  (records/engines/*.yaml `per_layer_overhead.calibration`): its prediction is shown,
+  but it never validates (as EQ019 holds for claims).
+"""
+
+from __future__ import annotations
+
+import json
+import statistics
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from fractions import Fraction
+from functools import lru_cache
+from typing import Any
+
+from kb.ledger.quantities import QuantityError, figure
+from kb.ledger.scenario import Outcome, Scenario, ScenarioError, outcome
+from kb.model import KnowledgeBase, Record
+
+VALIDATED = "validated"
+CONTRADICTED = "contradicted"
+NOT_EVALUABLE = "not evaluable"
+CALIBRATION = "calibration"
+
+CALIBRATION_WHY = "an engine's per-layer overhead was fitted to this receipt: it never validates"
+
+UNITS = {
+    "tpot": "s",
+    "ttft": "s",
+    "request_latency": "s",
+    "decode_tokens_per_s": "1/s",
+    "output_tokens_per_s": "1/s",
+    "output_tokens_per_s_per_gpu": "1/s",
+}
+
+
+@dataclass(frozen=True)
+class Declaration:
+    """The band and the assumptions, declared before any row was priced (with reasons)."""
+
+    band: Fraction
+    band_reason: str
+    context_reason: str
+    precision: str
+    kv_precision: str
+    single_node_up_to: int
+    overhead_graphs: str
+    overhead_otherwise: str
+    overhead_reason: str
+    assumed_reasons: Mapping[str, str]
+
+
+@lru_cache(maxsize=1)
+def declaration() -> Declaration:
+    """kb/data/end-to-end.json, read once."""
+    from kb.resources import ResourceMissing, _package_dir
+
+    path = _package_dir("data") / "end-to-end.json"
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+        assumed = data["assumed"]
+        return Declaration(
+            band=Fraction(data["band"]),
+            band_reason=data["band_reason"],
+            context_reason=data["context_reason"],
+            precision=assumed["precision"]["value"],
+            kv_precision=assumed["kv_precision"]["value"],
+            single_node_up_to=int(assumed["nodes"]["up_to_devices"]),
+            overhead_graphs=data["overhead_fallback"]["cuda_graphs"],
+            overhead_otherwise=data["overhead_fallback"]["otherwise"],
+            overhead_reason=data["overhead_fallback"]["reason"],
+            assumed_reasons={name: entry["reason"] for name, entry in assumed.items()},
+        )
+    except (OSError, ValueError, KeyError, TypeError) as exc:
+        raise ResourceMissing(
+            f"kb's packaged {path} is missing or malformed ({exc}); reinstall kb"
+        ) from None
+
+
+@dataclass(frozen=True)
+class RowResult:
+    """One end-to-end receipt row: its conditions, the prediction, the measurement, a state."""
+
+    receipt: str
+    index: int
+    label: str
+    metric: str
+    measures: str | None
+    conditions: Mapping[str, Any]
+    predicted: Fraction | None  # base units: s or 1/s
+    measured: Fraction | None
+    unit: str
+    error: Fraction | None  # (predicted - measured) / measured
+    state: str
+    reason: str = ""
+    assumed: tuple[str, ...] = ()
+    provenance: str = ""
+    outcome: Outcome | None = field(default=None, compare=False, repr=False)
+
+    @property
+    def validation(self) -> bool:
+        """A validation row: one kb predicted and did not fit anything to."""
+        return self.state in (VALIDATED, CONTRADICTED)
+
+
+def calibration_receipts(kb: KnowledgeBase) -> frozenset[str]:
+    """Every receipt an engine's per-layer overhead was fitted to (the calibration set)."""
+    from kb.kinds import views
+
+    found: set[str] = set()
+    checked = views(kb)
+    for record in kb.of_kind("engine"):
+        view = checked.engine(record)
+        if view is not None and view.per_layer_overhead is not None:
+            found.update(view.per_layer_overhead.calibration)
+    return frozenset(found)
+
+
+def end_to_end_receipts(kb: KnowledgeBase) -> list[Record]:
+    """The schema-valid receipts of pattern end-to-end, in id order."""
+    from kb.kinds import views
+
+    checked = views(kb)
+    found = [
+        r
+        for r in kb.of_kind("receipt")
+        if r.get("pattern") == "end-to-end" and checked.receipt(r) is not None
+    ]
+    return sorted(found, key=lambda r: r.id)
+
+
+def evaluate_all(kb: KnowledgeBase) -> list[RowResult]:
+    """Every row of every end-to-end receipt, with its state."""
+    calibration = calibration_receipts(kb)
+    results: list[RowResult] = []
+    for record in end_to_end_receipts(kb):
+        rows = record.get("results") or []
+        for index, row in enumerate(rows):
+            results.append(evaluate_row(kb, record, index, row, record.id in calibration))
+    return results
+
+
+def _int(value: Any) -> int | None:
+    if isinstance(value, bool):
+        return None
+    if isinstance(value, int):
+        return value
+    if isinstance(value, Mapping):  # a batch stated as a quantity (unit "1")
+        try:
+            found = figure(value, "").value
+        except QuantityError:
+            return None
+        return int(found) if found.denominator == 1 else None
+    return None
+
+
+def weight_format(text: str | None, assumed: list[str]) -> str | None:
+    """The weight format a row's precision names (None: one kb does not price)."""
+    decl = declaration()
+    if text is None:
+        assumed.append(f"precision {decl.precision} (not stated)")
+        return decl.precision
+    low = text.lower()
+    for key, fmt in (
+        ("fp4", "fp4"),
+        ("int4", "int4"),
+        ("w4", "int4"),
+        ("fp8", "fp8"),
+        ("int8", "int8"),
+        ("bf16", "bf16"),
+        ("fp16", "bf16"),
+    ):
+        if key in low:
+            return fmt
+    return None
+
+
+class _NotEvaluable(Exception):
+    """A row that cannot be turned into a scenario; the message says why."""
+
+
+def conditions(
+    kb: KnowledgeBase, record: Record, row: Mapping[str, Any]
+) -> tuple[Scenario, str, list[str]]:
+    """The scenario a row states, its `measures`, and what was assumed (or _NotEvaluable)."""
+    decl = declaration()
+    assumed: list[str] = []
+    measures = row.get("measures")
+    if measures is None:
+        raise _NotEvaluable(
+            f"measures '{row.get('metric')}', which the composed ledger does not predict"
+        )
+    model = row.get("model") or record.get("model")
+    if not model:
+        raise _NotEvaluable("the source does not name the model variant")
+    hardware = row.get("hardware")
+    if hardware is None:
+        named = record.get("hardware") or []
+        if len(named) != 1:
+            raise _NotEvaluable(
+                "the row does not say which of the receipt's accelerators it ran on"
+            )
+        hardware = named[0]
+    engine = record.get("engine.record")
+    if engine is None:
+        raise _NotEvaluable("the receipt names no engine record (engines/...)")
+    gpus = _int(row.get("gpus"))
+    if gpus is None:
+        raise _NotEvaluable("the source does not state the number of devices")
+    tp = _int(row.get("tp"))
+    if tp is None:
+        if gpus != 1:
+            raise _NotEvaluable("the source does not state the tensor-parallel degree")
+        tp = 1
+    pp, ep = _int(row.get("pp")) or 1, _int(row.get("ep")) or 1
+    dp = _int(row.get("dp"))
+    if dp is None:
+        if gpus % (tp * pp):
+            raise _NotEvaluable(f"tp*pp = {tp * pp} does not divide the {gpus} devices")
+        dp = gpus // (tp * pp)
+    nodes = _int(row.get("nodes"))
+    if nodes is None:
+        if gpus > decl.single_node_up_to:
+            raise _NotEvaluable(f"{gpus} devices, and the source does not state the nodes")
+        nodes = 1
+    batch = _int(row.get("batch"))
+    if batch is None:
+        batch = _int(row.get("concurrency"))
+        if batch is None:
+            raise _NotEvaluable("the source states neither the batch nor the concurrency")
+        assumed.append(f"batch = concurrency {batch}")
+    inputs, outputs = _int(row.get("input_tokens")), _int(row.get("output_tokens"))
+    if inputs is None:
+        raise _NotEvaluable("the source does not state the input length")
+    if outputs is None and measures not in ("decode_tokens_per_s", "ttft"):
+        raise _NotEvaluable("the source does not state the output length")
+    weights = weight_format(row.get("precision"), assumed)
+    if weights is None:
+        raise _NotEvaluable(f"precision '{row.get('precision')}' is not a format kb prices")
+    kv = weight_format(row.get("kv_precision"), []) if row.get("kv_precision") else None
+    if row.get("kv_precision") and kv is None:
+        raise _NotEvaluable(f"KV precision '{row.get('kv_precision')}' is not a format kb prices")
+    if kv is None:
+        kv = decl.kv_precision
+        assumed.append(f"KV cache {kv} (not stated)")
+    if ep > 1:
+        raise _NotEvaluable(
+            f"ep = {ep}: expert parallelism and its dispatch/combine are not composed yet"
+        )
+    graphs = row.get("cuda_graphs")
+    stock = not _engine_measured_on(kb, str(engine), str(hardware))
+    if stock:
+        assumed.append("all-reduces on the stock library's curves (none of the engine's here)")
+    fallback = decl.overhead_graphs if graphs is True else decl.overhead_otherwise
+    context = inputs + (outputs or 0) // 2
+    scenario = Scenario(
+        model=str(model),
+        hardware=str(hardware),
+        count=gpus,
+        nodes=nodes,
+        tp=tp,
+        pp=pp,
+        ep=ep,
+        dp=dp,
+        batch=batch,
+        input_tokens=inputs,
+        output_tokens=outputs,
+        context=context,
+        engine=str(engine),
+        weight_precision=weights,
+        kv_precision=kv,
+        cuda_graphs=graphs if isinstance(graphs, bool) else None,
+        stock_collective=stock,
+        overhead_fallback=fallback,
+    )
+    return scenario, str(measures), assumed
+
+
+def _engine_measured_on(kb: KnowledgeBase, engine: str, hardware: str) -> bool:
+    """True when one of the engine's collective receipts was measured on this accelerator."""
+    from kb.kinds import views
+
+    checked = views(kb)
+    record = kb.get(engine)
+    view = checked.engine(record) if record is not None and record.kind == "engine" else None
+    for receipt_id in view.collective_receipts if view is not None else ():
+        receipt = kb.get(receipt_id)
+        found = checked.receipt(receipt) if receipt is not None else None
+        if found is not None and hardware in found.hardware:
+            return True
+    return False
+
+
+def predicted_value(result: Outcome, measures: str) -> Fraction | None:
+    """The figure of an outcome that a row's `measures` names."""
+    return {
+        "tpot": result.tpot,
+        "ttft": result.ttft,
+        "request_latency": result.latency,
+        "decode_tokens_per_s": (
+            Fraction(result.scenario.batch) / result.tpot if result.tpot else None
+        ),
+        "output_tokens_per_s": result.tokens_per_s_system,
+        "output_tokens_per_s_per_gpu": result.tokens_per_s_per_device,
+    }.get(measures)
+
+
+def _measured(row: Mapping[str, Any], unit: str) -> Fraction | None:
+    node = row.get("value") or row.get("latency")
+    if not isinstance(node, Mapping):
+        return None
+    try:
+        found = figure(node, "")
+    except QuantityError:
+        return None
+    return found.value if found.dim == unit and found.value > 0 else None
+
+
+def _conditions_view(s: Scenario) -> dict[str, Any]:
+    return {
+        "model": s.model,
+        "hardware": s.hardware,
+        "devices": s.count,
+        "nodes": s.nodes,
+        "tp": s.tp,
+        "pp": s.pp,
+        "ep": s.ep,
+        "dp": s.dp,
+        "batch": s.batch,
+        "input_tokens": s.input_tokens,
+        "output_tokens": s.output_tokens,
+        "context": s.context,
+        "precision": s.weight_precision,
+        "kv_precision": s.kv_precision,
+        "engine": s.engine,
+        "cuda_graphs": s.cuda_graphs,
+    }
+
+
+def evaluate_row(
+    kb: KnowledgeBase, record: Record, index: int, row: Mapping[str, Any], calibration: bool
+) -> RowResult:
+    """One row: its scenario priced, compared with its measurement under the declared band."""
+    label, metric = str(row.get("label") or f"results[{index}]"), str(row.get("metric") or "")
+    base = dict(receipt=record.id, index=index, label=label, metric=metric)
+    try:
+        scenario, measures, assumed = conditions(kb, record, row)
+    except _NotEvaluable as why:
+        return RowResult(
+            **base,  # type: ignore[arg-type]
+            measures=row.get("measures"),
+            conditions={},
+            predicted=None,
+            measured=None,
+            unit="",
+            error=None,
+            state=CALIBRATION if calibration else NOT_EVALUABLE,
+            reason=f"{CALIBRATION_WHY}; {why}" if calibration else str(why),
+        )
+    unit = UNITS[measures]
+    measured = _measured(row, unit)
+    shown = _conditions_view(scenario)
+    common = dict(measures=measures, conditions=shown, unit=unit, assumed=tuple(assumed))
+    if measured is None:
+        return RowResult(
+            **base,  # type: ignore[arg-type]
+            **common,  # type: ignore[arg-type]
+            predicted=None,
+            measured=None,
+            error=None,
+            state=NOT_EVALUABLE,
+            reason=f"its value is not a positive figure in {unit}",
+        )
+    try:
+        result = outcome(scenario, kb)
+    except ScenarioError as exc:
+        return RowResult(
+            **base,  # type: ignore[arg-type]
+            **common,  # type: ignore[arg-type]
+            predicted=None,
+            measured=measured,
+            error=None,
+            state=NOT_EVALUABLE,
+            reason=str(exc),
+        )
+    if not result.fits and result.need_per_device:
+        shortfall = "; ".join(p for p in result.problems if "does not fit" in p)
+        return RowResult(
+            **base,  # type: ignore[arg-type]
+            **common,  # type: ignore[arg-type]
+            predicted=None,
+            measured=measured,
+            error=None,
+            state=CALIBRATION if calibration else CONTRADICTED,
+            reason=f"measured, but kb finds it does not fit ({shortfall})",
+            outcome=result,
+        )
+    predicted = predicted_value(result, measures)
+    if predicted is None:
+        unpriced = "; ".join(result.problems) or f"the composed ledger gives no {measures}"
+        return RowResult(
+            **base,  # type: ignore[arg-type]
+            **common,  # type: ignore[arg-type]
+            predicted=None,
+            measured=measured,
+            error=None,
+            state=NOT_EVALUABLE,
+            reason=unpriced,
+            outcome=result,
+        )
+    error = (predicted - measured) / measured
+    if calibration:
+        state, reason = CALIBRATION, CALIBRATION_WHY
+    elif abs(error) <= declaration().band:
+        state, reason = VALIDATED, ""
+    else:
+        state, reason = CONTRADICTED, "outside the band"
+    return RowResult(
+        **base,  # type: ignore[arg-type]
+        **common,  # type: ignore[arg-type]
+        predicted=predicted,
+        measured=measured,
+        error=error,
+        state=state,
+        reason=reason,
+        provenance=result.provenance,
+        outcome=result,
+    )
+
+
+@dataclass(frozen=True)
+class Distribution:
+    """The validation rows' errors: how many, the median |error|, the share within the band."""
+
+    rows: int
+    with_error: int
+    median_abs_error: Fraction | None
+    within_band: int
+    band: Fraction
+
+    @property
+    def share_within(self) -> Fraction | None:
+        return Fraction(self.within_band, self.rows) if self.rows else None
+
+
+def distribution(results: list[RowResult]) -> Distribution:
+    """Over the validation rows (calibration and not-evaluable rows excluded)."""
+    rows = [r for r in results if r.validation]
+    errors = sorted(abs(r.error) for r in rows if r.error is not None)
+    median = Fraction(statistics.median(errors)) if errors else None
+    within = sum(1 for r in rows if r.state == VALIDATED)
+    return Distribution(len(rows), len(errors), median, within, declaration().band)
+
+
+def counts(results: list[RowResult]) -> dict[str, int]:
+    found: dict[str, int] = {}
+    for r in results:
+        found[r.state] = found.get(r.state, 0) + 1
+    return found
+
+
+# ---- the report: one dictionary per row (`kb list --end-to-end`, the README) ----------
+
+
+def percent(value: Fraction | None) -> str:
+    """A relative error as a signed percentage with one decimal ('+8.0%'), '' when none."""
+    if value is None:
+        return ""
+    tenths = round(value * 1000)  # exact: a Fraction rounds to the nearest tenth of a percent
+    return f"{'-' if tenths < 0 else '+'}{abs(tenths) // 10}.{abs(tenths) % 10}%"
+
+
+def conditions_text(conditions: Mapping[str, Any]) -> str:
+    """The conditions of a row on one line: model, devices, degrees, batch, lengths, engine."""
+    if not conditions:
+        return ""
+
+    def tail(value: Any) -> str:
+        return str(value).rsplit("/", 1)[-1]
+
+    degrees = "".join(
+        f" {name}{conditions[name]}" for name in ("tp", "pp", "ep", "dp") if conditions[name] > 1
+    )
+    nodes = f" on {conditions['nodes']} nodes" if conditions["nodes"] > 1 else ""
+    lengths = f"{conditions['input_tokens']}/{conditions['output_tokens'] or '-'}"
+    graphs = {True: ", CUDA graphs", False: ", no CUDA graphs", None: ""}[conditions["cuda_graphs"]]
+    kv = "" if conditions["kv_precision"] == "bf16" else f" (KV {conditions['kv_precision']})"
+    return (
+        f"{tail(conditions['model'])} on {conditions['devices']} x {tail(conditions['hardware'])}"
+        f"{nodes}{degrees or ' tp1'}, batch {conditions['batch']}, {lengths} tokens, "
+        f"{conditions['precision']}{kv}, {tail(conditions['engine'])}{graphs}"
+    )
+
+
+def report_row(result: RowResult) -> dict[str, Any]:
+    """One row of the report: text for people, exact fractions for programs."""
+    from kb import numfmt
+
+    def shown(value: Fraction | None) -> str:
+        return "" if value is None else numfmt.human(value, result.unit)
+
+    def exact(value: Fraction | None) -> str | None:
+        return None if value is None else str(value)
+
+    return {
+        "receipt": result.receipt,
+        "row": result.index,
+        "label": result.label,
+        "measures": result.measures or "",
+        "conditions": conditions_text(result.conditions),
+        "predicted": shown(result.predicted),
+        "measured": shown(result.measured),
+        "error": percent(result.error),
+        "state": result.state,
+        "reason": result.reason,
+        "assumed": list(result.assumed),
+        "provenance": result.provenance,
+        "exact": {
+            "predicted": exact(result.predicted),
+            "measured": exact(result.measured),
+            "error": exact(result.error),
+            "unit": result.unit,
+            "conditions": dict(result.conditions),
+        },
+    }
+
+
+def summary(results: list[RowResult]) -> dict[str, Any]:
+    """Counts by state and the validation rows' distribution."""
+    found = distribution(results)
+    share = found.share_within
+    return {
+        "rows": len(results),
+        "states": counts(results),
+        "validation_rows": found.rows,
+        "median_abs_error": percent(found.median_abs_error).lstrip("+"),
+        "within_band": found.within_band,
+        "share_within_band": percent(share).lstrip("+") if share is not None else "",
+        "band": percent(found.band).lstrip("+"),
+        "exact": {
+            "median_abs_error": None
+            if found.median_abs_error is None
+            else str(found.median_abs_error),
+            "share_within_band": None if share is None else str(share),
+            "band": str(found.band),
+        },
+    }
