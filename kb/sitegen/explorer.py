@@ -21,7 +21,6 @@ record of the kinds a price reads: INPUT_KINDS).
 from __future__ import annotations
 
 import json
-import re
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from fractions import Fraction
@@ -348,85 +347,70 @@ def data_script(model: str, data: Mapping[str, Any]) -> str:
 
 # ---- the measured end-to-end receipts beside a prediction ----------------------------------
 
-# A receipt row's metric -> the plan.v1 value it measures (first match wins); a metric
-# none names (ratios, acceptance rates, per-node rates) has no figure to stand beside.
-METRIC_FIGURES = (
-    (re.compile(r"\bttft\b|first[- ]token", re.I), "ttft"),
-    (
-        re.compile(r"\btpot\b|per output token|inter-token|per-token latency|decode step", re.I),
-        "tpot",
-    ),
-    (re.compile(r"batch latency|request latency|end-to-end", re.I), "latency"),
-    (re.compile(r"per gpu", re.I), "tokens_per_s_per_device"),
-    (
-        re.compile(r"total output tokens per second|whole system|^throughput|out tok/s", re.I),
-        "tokens_per_s_system",
-    ),
-)
-FIGURE_UNITS = {
-    "ttft": "s",
-    "tpot": "s",
-    "latency": "s",
-    "tokens_per_s_per_device": "1/s",
-    "tokens_per_s_system": "1/s",
+# What an end-to-end receipt row measures (kb.ledger.endtoend's `measures`) -> the plan.v1
+# value of the chosen configuration it stands beside (a per-sequence decode rate has none).
+MEASURES = {
+    "ttft": "ttft",
+    "tpot": "tpot",
+    "request_latency": "latency",
+    "output_tokens_per_s": "tokens_per_s_system",
+    "output_tokens_per_s_per_gpu": "tokens_per_s_per_device",
 }
 
 
-def metric_figure(metric: str, unit: str) -> str | None:
-    """The prediction a receipt row's metric compares with, if its unit agrees."""
-    from kb.ledger.quantities import QuantityError, unit_scale
-
-    for pattern, figure in METRIC_FIGURES:
-        if pattern.search(metric):
-            try:
-                dim = unit_scale(unit)[1]
-            except QuantityError:
-                return None
-            return figure if dim == FIGURE_UNITS[figure] else None
-    return None
-
-
 def receipt_rows(kb: KnowledgeBase, model: str) -> list[dict[str, Any]]:
-    """The model's end-to-end receipt rows that measure a figure the plan predicts."""
-    from kb.ledger.quantities import QuantityError, exact, unit_scale
+    """The model's end-to-end receipt rows, each held to its own prediction by kb.ledger.endtoend.
 
+    Every row the end-to-end validation evaluates (`kb list --end-to-end`): its
+    conditions, the measured value, kb's prediction at the row's own conditions, the
+    error and the state (validated, contradicted, not evaluable with the reason,
+    calibration), and which figure of the explorer's configuration it compares with.
+    """
+    from kb.ledger.endtoend import (
+        calibration_receipts,
+        end_to_end_receipts,
+        evaluate_row,
+        report_row,
+    )
+
+    calibration = calibration_receipts(kb)
     rows = []
-    for record in sorted(kb.of_kind("receipt"), key=lambda r: r.id):
-        data = record.data
-        if data.get("pattern") != "end-to-end":
-            continue
-        hardware = [h for h in _list(data.get("hardware")) if isinstance(h, str)]
-        for index, row in enumerate(_list(data.get("results"))):
-            if not isinstance(row, Mapping) or (row.get("model") or data.get("model")) != model:
+    for record in end_to_end_receipts(kb):
+        hardware = [h for h in _list(record.get("hardware")) if isinstance(h, str)]
+        for index, row in enumerate(_list(record.get("results"))):
+            if not isinstance(row, Mapping) or (row.get("model") or record.get("model")) != model:
                 continue
-            value = row.get("value")
-            if not isinstance(value, Mapping):
-                continue
-            unit = str(value.get("unit", ""))
-            figure = metric_figure(str(row.get("metric", "")), unit)
-            if figure is None:
-                continue
-            try:
-                base = exact(value.get("value")) * unit_scale(unit)[0]
-            except (QuantityError, TypeError, ValueError):
-                continue
+            result = evaluate_row(kb, record, index, row, record.id in calibration)
+            shown = report_row(result)
+            named = row.get("hardware")
             rows.append(
                 {
                     "receipt": record.id,
                     "row": index,
-                    "hardware": hardware,
+                    "hardware": [named] if isinstance(named, str) else hardware,
                     "gpus": _int(row.get("gpus")),
                     "batch": _int(row.get("batch", row.get("concurrency"))),
                     "input": _int(row.get("input_tokens")),
                     "output": _int(row.get("output_tokens")),
-                    "metric": str(row.get("metric")),
-                    "conditions": _conditions(row, hardware),
-                    "figure": figure,
-                    "exact": str(base),
-                    "shown": quantity_text(base, FIGURE_UNITS[figure]),
+                    "metric": result.metric,
+                    "conditions": shown["conditions"] or _conditions(row, hardware),
+                    "figure": MEASURES.get(result.measures or ""),
+                    "measured": shown["measured"] or _authored(row),
+                    "predicted": shown["predicted"],
+                    "error": shown["error"],
+                    "state": result.state,
+                    "reason": result.reason,
                 }
             )
     return rows
+
+
+def _authored(row: Mapping[str, Any]) -> str:
+    """A row's value as its receipt states it (a row kb does not evaluate)."""
+    value = row.get("value")
+    if isinstance(value, Mapping):
+        return f"{value.get('value')} {value.get('unit', '')}".strip()
+    return str(value)
 
 
 def _conditions(row: Mapping[str, Any], hardware: list[str]) -> str:

@@ -170,27 +170,30 @@ def test_kb_plans_error_becomes_the_tables_answer() -> None:
     assert table["options"] == []
 
 
-@pytest.mark.parametrize(
-    ("metric", "unit", "figure"),
-    [
-        ("time to first token (TTFT)", "ms", "ttft"),
-        ("median time per output token (TPOT)", "ms", "tpot"),
-        ("benchmark_latency average batch latency", "s", "latency"),
-        ("total output tokens per second", "1/s", "tokens_per_s_system"),
-        ("output tokens per second per GPU", "1/s", "tokens_per_s_per_device"),
-        ("time to first token (TTFT)", "1/s", None),  # the unit disagrees: not compared
-        ("speed ratio (tensor / pipeline parallel)", "1", None),
-    ],
-)
-def test_a_receipts_metric_names_the_prediction_it_stands_beside(
-    metric: str, unit: str, figure: str | None
-) -> None:
-    assert explorer.metric_figure(metric, unit) == figure
+def test_receipt_rows_are_the_end_to_end_validations_rows(site: tuple[Path, Path]) -> None:
+    """Each row shows what `kb list --end-to-end` holds it to: one prediction per row."""
+    from kb.ledger.endtoend import evaluate_all, report_row
+    from tests.site.conftest import load
 
-
-def test_receipt_rows_carry_their_measured_value_in_base_units(site: tuple[Path, Path]) -> None:
-    _, out = site
+    records, out = site
     rows = data_of(out, LLAMA)["receipts"]
-    assert rows and all(r["receipt"].startswith("receipts/") for r in rows)
-    latency = next(r for r in rows if r["figure"] == "latency")
-    assert Fraction(latency["exact"]) > 1  # seconds, not the authored unit's number
+    kb, _ = load(records)
+
+    def model_of(receipt: str, index: int) -> Any:
+        record = kb.get(receipt)
+        return record.get("results")[index].get("model") or record.get("model")
+
+    expected = {
+        (r.receipt, r.index): report_row(r)
+        for r in evaluate_all(kb)
+        if model_of(r.receipt, r.index) == LLAMA
+    }
+    assert rows and {(r["receipt"], r["row"]) for r in rows} == set(expected)
+    for row in rows:
+        shown = expected[(row["receipt"], row["row"])]
+        assert (row["state"], row["predicted"], row["error"]) == (
+            shown["state"],
+            shown["predicted"],
+            shown["error"],
+        )
+        assert row["figure"] == explorer.MEASURES.get(shown["measures"])

@@ -195,7 +195,10 @@
   }
 
   // The measured end-to-end receipt rows nearest to the chosen conditions: same model, the
-  // chosen accelerator first, then the distance in devices, batch and lengths (log scale).
+  // chosen accelerator first, rows kb compares first, then the distance in devices, batch
+  // and lengths (log scale). Each row carries kb's own prediction at the row's conditions
+  // (kb list --end-to-end: predicted, error, state); the chosen configuration's figure of
+  // the same kind stands beside it.
   function receipts(data, r) {
     var sec = section("Measured receipts nearest to these conditions", "x-receipts");
     var hw = field("hardware").value, shape = field("shape").value.split("|");
@@ -203,7 +206,7 @@
     var want = { gpus: +shape[0], batch: +field("batch").value, input: +lengths[0], output: +lengths[1] };
     function far(a, b) { return a && b ? Math.abs(Math.log(a / b)) : 2; }
     var rows = (data.receipts || []).map(function (row) {
-      var d = (row.hardware.indexOf(hw) >= 0 ? 0 : 4) + far(row.gpus, want.gpus) +
+      var d = (row.hardware.indexOf(hw) >= 0 ? 0 : 4) + (row.figure ? 0 : 3) + far(row.gpus, want.gpus) +
         far(row.batch, want.batch) + far(row.input, want.input) + far(row.output, want.output);
       return [d, row];
     }).sort(function (a, b) { return a[0] - b[0]; }).slice(0, menus.nearest);
@@ -213,22 +216,30 @@
     }
     var table = el("table", { "class": "ledger explore-receipts" });
     var head = el("tr");
-    ["Receipt", "Conditions", "Measured", "Predicted here"].forEach(function (h) { head.appendChild(el("th", { scope: "col" }, h)); });
+    ["Receipt", "Conditions", "Measured", "kb at those conditions", "Chosen configuration"].forEach(function (h) {
+      head.appendChild(el("th", { scope: "col" }, h));
+    });
     var thead = el("thead"); thead.appendChild(head); table.appendChild(thead);
     var tbody = el("tbody");
     rows.forEach(function (pair) {
-      var row = pair[1], tr = el("tr", { "data-receipt": row.receipt });
+      var row = pair[1], tr = el("tr", { "data-receipt": row.receipt + "#" + row.row });
       var name = el("td", { "data-label": "Receipt" });
       name.appendChild(link(row.receipt, row.receipt.replace(/^receipts\//, "")));
       tr.appendChild(name);
       tr.appendChild(el("td", { "data-label": "Conditions" }, row.conditions));
       var measured = el("td", { "class": "num", "data-label": "Measured" });
       measured.appendChild(badge("measured"));
-      measured.appendChild(document.createTextNode(" " + row.metric + ": " + row.shown));
+      measured.appendChild(document.createTextNode(" " + row.metric + ": " + row.measured));
       tr.appendChild(measured);
+      var kb = el("td", { "data-label": "kb at those conditions" });
+      kb.appendChild(el("span", { "class": "state state-" + row.state.replace(/ /g, "-") }, row.state));
+      kb.appendChild(document.createTextNode(row.predicted
+        ? " " + row.predicted + (row.error ? " (" + row.error + ")" : "")
+        : (row.reason ? ": " + row.reason : "")));
+      tr.appendChild(kb);
       var at = FIGURE_INDEX[row.figure], figure = at !== undefined && r.figures ? r.figures[at] : null;
-      tr.appendChild(el("td", { "class": "num", "data-label": "Predicted here", "data-exact": figure ? figure[0] : "" },
-        figure ? figure[1] + " (" + row.figure.replace(/_/g, " ") + ")" : "no comparable figure"));
+      tr.appendChild(el("td", { "class": "num", "data-label": "Chosen configuration", "data-exact": figure ? figure[0] : "" },
+        figure ? figure[1] + " (" + row.figure.replace(/_/g, " ") + ")" : "no figure of this kind"));
       tbody.appendChild(tr);
     });
     table.appendChild(tbody);
@@ -236,7 +247,7 @@
     scroll.appendChild(table);
     sec.appendChild(scroll);
     sec.appendChild(el("p", { "class": "muted" },
-      "A receipt's conditions can differ from the chosen ones (precision, engine, lengths): read the prediction beside it as the chosen configuration's, not the receipt's."));
+      "kb's prediction at a receipt's own conditions is held to its measurement under a band declared once (kb list --end-to-end); the chosen configuration's figure is beside it for scale, not as a comparison of like with like."));
     return sec;
   }
 
