@@ -197,3 +197,26 @@ def test_receipt_rows_are_the_end_to_end_validations_rows(site: tuple[Path, Path
             shown["error"],
         )
         assert row["figure"] == explorer.MEASURES.get(shown["measures"])
+
+
+def test_the_planner_pages_carry_the_policy_and_nothing_inline(site: tuple[Path, Path]) -> None:
+    from tests.site.test_csp import INLINE_SCRIPT, INLINE_STYLE, META
+
+    _, out = site
+    pages = [out / urls.EXPLORE, *sorted((out / "plans").rglob("*.html"))]
+    assert len(pages) == 1 + 1 + 1 + 2 * (1 + len(MENUS.shapes))  # explorer, indexes, tables
+    for page in pages:
+        text = page.read_text(encoding="utf-8")
+        assert text.count(META) == 1, page
+        assert not INLINE_SCRIPT.search(text) and not INLINE_STYLE.search(text), page
+
+
+def test_the_explorer_script_evaluates_no_text() -> None:
+    from kb.resources import theme_dir
+
+    text = (theme_dir() / "static" / "explore.js").read_text(encoding="utf-8")
+    source = re.sub(r"/\*.*?\*/|//[^\n]*", "", text, flags=re.S)
+    assert "kbExplore" in source
+    banned = ("eval(", "new Function", "Function(", "innerHTML", "outerHTML", "fetch(")
+    banned += ("insertAdjacentHTML", "document.write", "XMLHttpRequest", "import(")
+    assert [b for b in banned if b in source] == []
