@@ -196,3 +196,17 @@ def test_a_feasible_result_passes_the_axe_audit_at_phone_width(
     ]
     context.close()
     assert serious == []
+
+
+def test_no_planner_page_scrolls_sideways_on_a_phone(browser: Any, site: tuple[Path, Path]) -> None:
+    _, out = site
+    page = browser.new_page(viewport={"width": PHONE, "height": 800})
+    problems = watched(page)
+    wide = []
+    for path in [out / urls.EXPLORE, *sorted((out / "plans").rglob("*.html"))]:
+        page.goto(path.as_uri())
+        scroll, width, culprits = page.evaluate(WIDEST)
+        if scroll > width:
+            wide.append(f"{path.relative_to(out)}: {scroll} px ({culprits})")
+    assert wide == []
+    assert problems == []
