@@ -329,6 +329,12 @@ def predicted_value(result: Outcome, measures: str) -> Fraction | None:
     }.get(measures)
 
 
+def _words(problem: str) -> str:
+    """A scenario's problem without the pointer into its synthetic placement."""
+    pointer, sep, rest = problem.partition(": ")
+    return rest if sep and pointer.startswith("/") else problem
+
+
 def _measured(row: Mapping[str, Any], unit: str) -> Fraction | None:
     node = row.get("value") or row.get("latency")
     if not isinstance(node, Mapping):
@@ -421,7 +427,8 @@ def evaluate_row(
         )
     predicted = predicted_value(result, measures)
     if predicted is None:
-        unpriced = "; ".join(result.problems) or f"the composed ledger gives no {measures}"
+        unpriced = "; ".join(_words(p) for p in result.problems)
+        unpriced = unpriced or f"the composed ledger gives no {measures}"
         return RowResult(
             **base,  # type: ignore[arg-type]
             **common,  # type: ignore[arg-type]

@@ -21,10 +21,12 @@ What the scenario fixes, and where each value comes from:
   `hardware#compute.<precision>` (fp8, int8 or fp4 when the accelerator states it
   and the weights are in it; bf16 otherwise);
 - the devices: `count` of `hardware` in `nodes` equal nodes; tensor parallel is the
-  innermost group, then pipeline stages, then data-parallel replicas. A TP group or
-  a pipeline boundary that spans nodes runs over `inter_link`, which must be named
-  (TP across nodes is never assumed); inside a node over `intra_link`, by default the
-  accelerator's own scale-up link (else its host link);
+  innermost group, then pipeline stages, then data-parallel replicas, and no group
+  straddles a node unevenly. A TP group or a pipeline boundary that spans nodes runs
+  over `inter_link`, which must be named (TP across nodes is never assumed); inside a
+  node over `intra_link`, by default the accelerator's own scale-up link (else its
+  host link). When any stage boundary crosses nodes, every stage send is priced over
+  `inter_link` (one stage link per placement: an upper bound when some stay inside);
 - the all-reduces' implementation: `collective_algorithm`, `cuda_graphs` and
   `collective_receipt` when given; with `stock_collective`, the curves that state no
   algorithm (nccl-tests, rccl-tests); else the engine's collective algorithm (custom,
@@ -331,6 +333,16 @@ def _check(s: Scenario, kb: KnowledgeBase) -> None:
         raise ScenarioError(
             f"tp = {s.tp} spans nodes of {per_node} devices unevenly (a multiple of "
             f"{per_node} or at most {per_node})"
+        )
+    if s.tp <= per_node and per_node % s.tp:
+        raise ScenarioError(
+            f"tp = {s.tp} does not divide the {per_node} devices of a node: a tensor-parallel "
+            "group would straddle two nodes"
+        )
+    if s.tp * s.pp < per_node and per_node % (s.tp * s.pp):
+        raise ScenarioError(
+            f"tp*pp = {s.tp * s.pp} does not divide the {per_node} devices of a node: a "
+            "replica would straddle two nodes"
         )
     if s.inter_link is None and _crossing(s):
         raise ScenarioError(

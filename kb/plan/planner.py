@@ -307,13 +307,17 @@ def plan(
     for p, o in zip(placements, outcomes, strict=True):
         values = values_of(p, o)
         status = status_of(o)
+        problems = tuple(o.problems)
+        if p.ep > 1:  # not composed: its feasibility would count every expert on every rank
+            status = "unpriced"
+            problems = tuple(x for x in problems if x.startswith("ep =")) or problems
         options.append(
             Option(
                 p,
                 o,
                 status,
                 values,
-                tuple(o.problems),
+                problems,
                 slo_violations=slo_violations(query, values) if status == "feasible" else (),
             )
         )

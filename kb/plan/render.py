@@ -80,7 +80,7 @@ def _question(result: Plan) -> list[str]:
         f"kb plan {q.model} on {where}",
         f"batch {q.batch}, {lengths}; weights {q.weight_precision}, KV cache "
         f"{q.kv_precision}; engine {q.engine or 'none named'}; {links}",
-        f"{len(result.options)} placements priced: {counts['infeasible']} do not fit, "
+        f"{len(result.options)} placements: {counts['infeasible']} do not fit, "
         f"{counts['unpriced']} could not be priced, {counts['feasible']} feasible; "
         f"{len(result.excluded)} not enumerated",
     ] + [f"note: {n}" for n in result.notes]
@@ -95,7 +95,10 @@ def text(result: Plan, sweep: Sweep | None = None) -> str:
     for o in infeasible:
         lines.append(f"  {o.name} ({_where(o)}): {_shortfall(o)}")
     if not result.of("feasible"):
-        lines.append("  no placement fits" if not unpriced else "  no placement fits and is priced")
+        lines.append(
+            "  no placement fits"
+            + (f" ({len(unpriced)} could not be priced: below)" if unpriced else "")
+        )
     if unpriced:
         lines += ["", "   not priced (kb's words):"]
         for o in unpriced:

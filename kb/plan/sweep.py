@@ -129,6 +129,10 @@ def _change(
 
     if not before or not after:
         return bracketed("no option is feasible on one side")
+    if dim == "devices":
+        return bracketed(
+            f"a mapping's devices do not depend on the {parameter}; which mappings fit does"
+        )
     if dim not in SOLVABLE:
         return bracketed(f"{BY_KEY[dim].label} is not a straight line in the {parameter}")
     a_name, b_name = before[0], after[0]

@@ -208,3 +208,31 @@ def test_random_arguments_never_raise(model: str, pairs: list[tuple[str, str]]) 
         repr(result.exception),
     )
     assert "Traceback" not in result.output and "internal error" not in result.output
+
+
+def test_a_batch_sweep_solves_a_tie_on_the_composed_ledger() -> None:
+    """On one H100 node, TP8 and DP2 x TP4 trade the fastest decode step between 64 and 128."""
+    code, out = kb_plan(
+        "plan", "models/llama-3.1-70b", "--on", "hardware/nvidia-h100-sxm", "--count", "8",
+        "--context", "2048/256", "--engine", "engines/nemo", "--sweep", "batch=64,128", "--pp", "1",
+        "--format", "json",
+    )  # fmt: skip
+    assert code == 0, out
+    sweep = json.loads(out)["sweep"]
+    tpot = next(c for c in sweep["changes"] if c["dimension"] == "tpot")
+    assert (tpot["from"], tpot["to"]) == ("tp8", "dp2-tp4")
+    assert tpot["how"].startswith("solved"), tpot["how"]
+    tie = Fraction(tpot["break_even"]["exact"])
+    assert 64 < tie < 128
+    # the ledger itself on both sides of the tie: tp8 faster below, dp2-tp4 above
+    steps = {}
+    for batch in (int(tie) - int(tie) % 2, int(tie) - int(tie) % 2 + 2):
+        code, out = kb_plan(
+            "plan", "models/llama-3.1-70b", "--on", "hardware/nvidia-h100-sxm", "--count", "8",
+            "--context", "2048/256", "--engine", "engines/nemo", "--batch", str(batch), "--pp", "1",
+            "--format", "json",
+        )  # fmt: skip
+        options = {o["name"]: o for o in json.loads(out)["options"]}
+        steps[batch] = [Fraction(options[n]["values"]["tpot"]["exact"]) for n in ("tp8", "dp2-tp4")]
+    low, high = sorted(steps)
+    assert steps[low][0] < steps[low][1] and steps[high][0] > steps[high][1]

@@ -164,6 +164,11 @@ def test_the_synthetic_placement_is_never_a_file(shipped: KnowledgeBase, tmp_pat
         (dict(weight_precision="fp3"), "weight_precision = 'fp3'"),
         (dict(context=None), "no context"),
         (dict(batch=3, count=16, nodes=2, dp=2), "does not split evenly over dp = 2"),
+        (dict(count=12, nodes=2, tp=4, dp=3, batch=66), "tp = 4 does not divide the 6 devices"),
+        (
+            dict(count=12, nodes=2, tp=2, pp=2, dp=3, batch=66),
+            "tp*pp = 4 does not divide the 6 devices of a node",
+        ),
         (dict(intra_latency="fast"), "expected a time such as '5 us'"),
         (dict(intra_latency="5 GB"), "a time is expected"),
     ],
@@ -343,3 +348,42 @@ def test_well_formed_questions_are_answered(  # noqa: PLR0913
         assert result.need_per_device <= result.have_per_device
     elif result.need_per_device:
         assert result.need_per_device > result.have_per_device
+
+
+@settings(
+    max_examples=30, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+@given(
+    nodes=st.sampled_from([1, 2, 4]),
+    per_node=st.sampled_from([2, 4, 8]),
+    tp_log=st.integers(min_value=0, max_value=5),
+    pp_log=st.integers(min_value=0, max_value=2),
+)
+def test_node_shapes_raise_only_scenario_error(
+    shipped: KnowledgeBase, nodes: int, per_node: int, tp_log: int, pp_log: int
+) -> None:
+    """Any split of nodes x devices into tp x pp x dp: priced, or refused in words."""
+    count = nodes * per_node
+    tp, pp = 2**tp_log, 2**pp_log
+    if count % (tp * pp):
+        return
+    dp = count // (tp * pp)
+    question = h100_70b(
+        count=count,
+        nodes=nodes,
+        tp=tp,
+        pp=pp,
+        dp=dp,
+        batch=64 * dp,
+        inter_link=IB,
+        inter_latency="5 us",
+        collective_receipt=None,
+    )
+    try:
+        result = outcome(question, shipped)
+    except ScenarioError as exc:
+        assert str(exc)
+        return
+    assert result.tpot is None or (result.fits and result.tpot > 0)
+    if result.fits and not result.problems:
+        assert result.tpot is not None
