@@ -41,8 +41,16 @@ if TYPE_CHECKING:
     default=None,
     help="Where the site is published: the schemas get $ids under URL/schemas/.",
 )
+@click.option(
+    "--plans/--no-plans",
+    default=False,
+    show_default=True,
+    help="Also write the placement explorer and the planner's worked tables: kb plan "
+    "prices every question of their menus at build time (minutes of CPU on a cold build; "
+    "kept while their inputs are unchanged).",
+)
 @root_option
-def build(out_dir: Path, site_url: str | None, root: Path | None) -> None:
+def build(out_dir: Path, site_url: str | None, plans: bool, root: Path | None) -> None:
     """Validate, then write the static reference site (refuses to publish errors).
 
     The site goes to --out (default _site/). Exit status: 0 written, 1 errors
@@ -63,7 +71,7 @@ def build(out_dir: Path, site_url: str | None, root: Path | None) -> None:
         click.echo(f"kb build: {len(errors)} errors; the site was not written.", err=True)
         sys.exit(1)
     checked = time.perf_counter()
-    report = _build_site(open_kb(root, checked=result), out_dir, result.findings, site_url)
+    report = _build_site(open_kb(root, checked=result), out_dir, result.findings, site_url, plans)
     done = time.perf_counter()
     click.echo(
         f"kb build: wrote {out_dir} ({len(report.rendered)} pages rendered, "
@@ -74,17 +82,28 @@ def build(out_dir: Path, site_url: str | None, root: Path | None) -> None:
 
 
 def _build_site(
-    kb: KnowledgeBase, out_dir: Path, findings: list[Finding], site_url: str | None
+    kb: KnowledgeBase,
+    out_dir: Path,
+    findings: list[Finding],
+    site_url: str | None,
+    plans: bool = False,
 ) -> BuildReport:
     from kb.sitegen.build import build as build_site
+    from kb.sitegen.explorer import DEFAULT_MENUS
     from kb.sitegen.output import UnsafeOutputError
 
+    menus = DEFAULT_MENUS if plans else None
     try:
         if not sys.stderr.isatty():
-            return build_site(kb, out_dir, findings=findings, site_url=site_url)
+            return build_site(kb, out_dir, findings=findings, site_url=site_url, plans=menus)
         with click.progressbar(length=len(kb), label="Record pages", file=sys.stderr) as bar:
             return build_site(
-                kb, out_dir, findings=findings, progress=bar.update, site_url=site_url
+                kb,
+                out_dir,
+                findings=findings,
+                progress=bar.update,
+                site_url=site_url,
+                plans=menus,
             )
     except UnsafeOutputError as exc:
         raise click.UsageError(f"--out {out_dir}: {exc}") from None

@@ -28,16 +28,27 @@ from kb.sitegen import home, urls
 from kb.sitegen.calc_records import INPUT_KINDS, picker_script
 from kb.sitegen.catalogue import registered_rules, rule_entries
 from kb.sitegen.deps import PageInputs
+from kb.sitegen.explorer import Menus
 from kb.sitegen.manifest import MANIFEST, Manifest, budget_bound, fingerprint, load_manifest
 from kb.sitegen.methodology import methodology_blocks
 from kb.sitegen.output import SiteWriter, staged_output
+from kb.sitegen.plan_pages import planned_ids, write_plan_pages
 from kb.sitegen.record_page import charts_and_ledger, latest_changes
 from kb.sitegen.record_pages import Rendered, write_record_pages
 from kb.sitegen.render import make_environment, render_page
 from kb.sitegen.search import entry_text, index_script
 from kb.sitegen.tables import hardware_table, kind_table
 
-STATIC_FILES = ("style.css", "search.js", "sort.js", "calc.js", "scrollers.js", "reveal.js")
+STATIC_FILES = (
+    "style.css",
+    "search.js",
+    "sort.js",
+    "calc.js",
+    "scrollers.js",
+    "reveal.js",
+    "explore.js",
+    "explore.css",
+)
 STATUS_LIMIT = 200  # findings listed on the status page; `kb validate` lists them all
 CHARTS_INLINE = 24  # the charts page draws this many; the rest are links to their records
 Progress = Callable[[int], None]
@@ -58,6 +69,7 @@ class Site:
     charts: dict[str, list[dict[str, Any]]] = field(default_factory=dict)  # this build's
     rendered: list[str] = field(default_factory=list)
     early: dict[str, Any] = field(default_factory=dict)  # made beside the record pages (prepare)
+    plans: Menus | None = None  # the planner's pages and their menus (kb.sitegen.plan_pages)
 
     def page(self, template: str, page: str, **context: Any) -> None:
         self.text(page, self.rendered_page(template, page, **context))
@@ -116,18 +128,22 @@ def build(
     theme: Path | None = None,
     progress: Progress | None = None,
     site_url: str | None = None,
+    plans: Menus | None = None,
 ) -> BuildReport:
     """Write the whole site for `kb` into `out_dir` (published only when complete).
 
     `kb` is a checked knowledge base: its pages read typed views (kb.kinds), so it
     carries its validation's schema verdict (kb.api.open_kb(root, checked=...)).
     `theme` defaults to the package's own (kb.resources); the schemas and the
-    methodology text are always the ones kb validates with.
+    methodology text are always the ones kb validates with. `plans`: the menus of
+    the placement explorer and the worked tables, each of whose questions kb.plan
+    prices at build time (kb.sitegen.plan_pages; `kb build` passes DEFAULT_MENUS);
+    None builds neither, nor links to them.
     """
     theme = theme if theme is not None else theme_dir()
     kb.freeze()  # the records a site shows are fixed (and its dependency graph built once)
     with frozen(), staged_output(Path(out_dir)) as writer:  # the collector skips the records
-        salt = fingerprint(theme)
+        salt = fingerprint(theme) + (f":{plans.identity()}" if plans is not None else "")
         site = Site(
             kb,
             list(findings),
@@ -135,7 +151,8 @@ def build(
             make_environment(theme),
             PageInputs(kb, salt),
             load_manifest(writer.previous, salt),
-            {"kinds": kind_links(kb)},
+            {"kinds": kind_links(kb), "planned": planned_ids(kb, plans) if plans else frozenset()},
+            plans=plans,
         )
         with analysing_only(kb, shown_again(site)):
             write_static(site, theme)
@@ -149,6 +166,7 @@ def build(
             write_schemas(site, site_url)
             write_search(site)
             write_calc_records(site)
+            write_plan_pages(site)
             kept = Manifest() if budget_bound(kb) else site.manifest
         writer.write_bytes(MANIFEST, kept.encoded(salt))
     return BuildReport(Path(out_dir), writer.written, writer.kept, site.rendered)

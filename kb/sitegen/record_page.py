@@ -13,6 +13,7 @@ from kb.reads import graph_of
 from kb.sitegen import urls
 from kb.sitegen.calculator import calculator
 from kb.sitegen.equations_view import equations_context, errata_by_claim
+from kb.sitegen.explorer import plan_link
 from kb.sitegen.fields import link_for, text_node, value_tree
 from kb.sitegen.flop_chart import chart_or_reason
 from kb.sitegen.headline import headline
@@ -40,6 +41,7 @@ def record_context(record: Record, kb: KnowledgeBase) -> dict[str, Any]:
         "waivers": record.waivers,
         "equations": equations_context(record, kb),
         "calculator": calculator(record, kb),  # i16-site-b
+        "plan_link": plan_link(record),  # issue 36: the planner's worked tables
         **charts_and_ledger(record, kb),
     }
     context["headline"] = headline(record, kb, context["equations"]["claims"])

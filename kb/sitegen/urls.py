@@ -72,3 +72,28 @@ def external(text: str) -> str | None:
         return None
     parts = urlsplit(candidate)
     return candidate if parts.scheme.lower() in ("http", "https") and parts.hostname else None
+
+
+EXPLORE = "explore/index.html"  # the placement explorer (kb.sitegen.plan_pages)
+PLANS = "plans/index.html"  # the planner's worked tables, every model and common node
+
+
+def explore_data(model_id: str) -> str:
+    """Return the explorer's data file of one model (`models/x` -> `explore/data/x.js`)."""
+    return f"explore/data/{model_id.split('/', 1)[-1]}.js"
+
+
+def plan_table(model_id: str, hardware_id: str, count: int, nodes: int) -> str:
+    """Return the worked table of a model on a node shape (`plans/<model>/<hw>-8x1.html`)."""
+    model, hardware = model_id.split("/", 1)[-1], hardware_id.split("/", 1)[-1]
+    return f"plans/{model}/{hardware}-{count}x{nodes}.html"
+
+
+def plan_model(model_id: str) -> str:
+    """Return the page of one model's worked tables, linked from its record page."""
+    return f"plans/{model_id.split('/', 1)[-1]}/index.html"
+
+
+def plan_hardware(hardware_id: str) -> str:
+    """Return the page of one accelerator's worked tables, linked from its record page."""
+    return f"plans/hardware/{hardware_id.split('/', 1)[-1]}.html"

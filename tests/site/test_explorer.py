@@ -1,0 +1,222 @@
+"""The planner on the site (issue 36 items 3, 4): its pages, its data, kb plan's numbers.
+
+Structural: every page of the menus is written; a worked table shows, option for
+option, what `kb plan --format json` prints for the same question (exact values),
+its answer first; the explorer's data holds every option of every question; record
+pages link the tables; an unchanged rebuild asks kb plan nothing; a build without
+the planner has none of it. The browser side is tests/site/test_explorer_browser.py.
+"""
+
+from __future__ import annotations
+
+import html as html_lib
+import re
+from fractions import Fraction
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from kb.sitegen import explorer, plan_pages, urls
+from tests.site.explorer_site import MENUS, data_of, explorer_site, plan_json
+
+H100 = "hardware/nvidia-h100-sxm"
+LLAMA = "models/llama-3.1-70b"
+DEEPSEEK = "models/deepseek-v3"
+
+
+@pytest.fixture(scope="module")
+def site() -> tuple[Path, Path]:
+    return explorer_site()
+
+
+def _rows(page: str) -> dict[str, str]:
+    """Each option row of a worked table by its id (`option-NAME`)."""
+    return dict(re.findall(r'<tr id="option-([^"]+)">(.*?)</tr>', page, re.S))
+
+
+def _text(fragment: str) -> str:
+    return " ".join(html_lib.unescape(re.sub(r"<[^>]+>", " ", fragment)).split())
+
+
+def test_every_page_of_the_menus_is_written(site: tuple[Path, Path]) -> None:
+    _, out = site
+    expected = [urls.EXPLORE, urls.PLANS, urls.plan_hardware(H100)]
+    for model in (LLAMA, DEEPSEEK):
+        expected += [urls.explore_data(model), urls.plan_model(model)]
+        expected += [urls.plan_table(model, H100, c, n) for c, n in MENUS.shapes]
+    missing = [p for p in expected if not (out / p).is_file()]
+    assert missing == []
+    assert not (out / urls.explore_data("models/llama-2-7b")).exists()  # not in the menus
+    assert (out / "static/explore.js").is_file() and (out / "static/explore.css").is_file()
+
+
+@pytest.mark.parametrize("shape", [(8, 1), (16, 2)])
+def test_a_worked_table_is_kb_plans_report_option_for_option(
+    site: tuple[Path, Path], shape: tuple[int, int]
+) -> None:
+    records, out = site
+    count, nodes = shape
+    query = MENUS.table_query(LLAMA, H100, count, nodes)
+    report = plan_json(records, *query.argv())
+    page = (out / urls.plan_table(LLAMA, H100, count, nodes)).read_text(encoding="utf-8")
+    rows = _rows(page)
+    assert list(rows) == [o["name"] for o in report["options"]]  # kb plan's order
+    for option in report["options"]:
+        row = rows[option["name"]]
+        assert f"state-{option['status']}" in row
+        shown = re.findall(r'data-exact="([^"]*)"', row)
+        expected = [
+            (option["values"].get(key) or {}).get("exact") for key, _ in plan_pages.TABLE_FIGURES
+        ]
+        assert shown == [e for e in expected if e is not None]
+    assert report["summary"]["feasible"] > 0
+    best = min(
+        (o for o in report["options"] if o["status"] == "feasible"),
+        key=lambda o: Fraction(o["values"]["tpot"]["exact"]),
+    )
+    answer = page[page.index('id="answer"') : page.index('id="table"')]
+    assert f'Best TPOT: <a href="#option-{best["name"]}">{best["name"]}</a>' in answer
+    assert f"{report['summary']['feasible']} of {len(report['options'])} mappings fit" in answer
+    assert page.index('id="answer"') < page.index('id="table"')  # the answer first
+
+
+def test_an_infeasible_model_says_no_mapping_fits_with_the_gib(site: tuple[Path, Path]) -> None:
+    records, out = site
+    query = MENUS.table_query(DEEPSEEK, H100, 8, 1)
+    report = plan_json(records, *query.argv())
+    assert report["summary"]["feasible"] == 0
+    least = min(report["options"], key=lambda o: Fraction(o["memory"]["need_per_device"]["exact"]))
+    page = (out / urls.plan_table(DEEPSEEK, H100, 8, 1)).read_text(encoding="utf-8")
+    start = page.index('class="plan-verdict"')
+    verdict = _text(page[start : page.index("</p>", start)])
+    assert "No mapping fits." in verdict
+    assert f"needs {least['memory']['need_gib']} per device ({least['name']})" in verdict
+    assert f"a device has {least['memory']['have_gib']}" in verdict
+
+
+def test_the_data_holds_every_option_of_every_question_as_kb_plan_prints_it(
+    site: tuple[Path, Path],
+) -> None:
+    records, out = site
+    data = data_of(out, LLAMA)
+    query = explorer.Query(LLAMA, H100, 16, 2, 1, 2048, 256, "engines/vllm", MENUS.inter_link)
+    report = plan_json(records, *query.argv())
+    names = [o["name"] for o in report["options"]]
+    key = f"{H100}|16|2|{{}}|1|2048/256|engines/vllm"
+    menu = [e[0] for e in data["options"][f"{H100}|16|2"]]
+    assert sorted(n for n in menu if key.format(n) in data["results"]) == sorted(names)
+    assert set(names) < set(menu)  # batch 1 leaves out dp > 1; batch 64 has them
+    keys = [key.format(name) for name in names]
+    strings = data["strings"]
+    for key, option in zip(keys, report["options"], strict=True):
+        found = data["results"][key]
+        assert found["status"] == option["status"]
+        assert found["need"] == [
+            option["memory"]["need_per_device"]["exact"],
+            option["memory"]["need_gib"],
+        ]
+        for (name, _), figure in zip(explorer.FIGURES, found["figures"], strict=True):
+            value = option["values"].get(name)
+            assert (figure[0] if figure else None) == (value["exact"] if value else None)
+        assert [strings[r[0]] for r in found["rows"]] == [r["name"] for r in option["rows"]]
+        assert [r[1] for r in found["rows"]] == [r["value"]["exact"] for r in option["rows"]]
+        assert [strings[p] for p in found["problems"]] == option["problems"]
+    at_batch_1 = [k for k in data["results"] if k.startswith(f"{H100}|16|2|") and "|1|" in k]
+    assert len(at_batch_1) == len(names)  # no option kb plan did not print
+
+
+def test_record_pages_link_the_tables_of_what_was_planned(site: tuple[Path, Path]) -> None:
+    _, out = site
+    model_page = (out / urls.record_page(LLAMA)).read_text(encoding="utf-8")
+    assert f'class="plan-link" href="../../{urls.plan_model(LLAMA)}"' in model_page
+    hw_page = (out / urls.record_page(H100)).read_text(encoding="utf-8")
+    assert f'href="../../{urls.plan_hardware(H100)}"' in hw_page
+    other = (out / urls.record_page("models/llama-2-7b")).read_text(encoding="utf-8")
+    assert 'class="plan-link"' not in other  # not in the menus: no table to link
+    assert f'href="{urls.EXPLORE}">explorer</a>' in (out / urls.HOME).read_text(encoding="utf-8")
+
+
+def test_an_unchanged_rebuild_asks_kb_plan_nothing(
+    site: tuple[Path, Path], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from kb.sitegen.build import build
+    from tests.site.conftest import load
+
+    records, out = site
+
+    def refused(*args: Any) -> Any:
+        raise AssertionError("kb plan was asked again")
+
+    monkeypatch.setattr(plan_pages, "model_pass", refused)
+    kb, findings = load(records)
+    shown = [f for f in findings if f.severity.value != "error"]
+    report = build(kb, out, findings=shown, plans=MENUS)
+    assert urls.explore_data(LLAMA) in report.kept
+    assert not [p for p in report.written if p.startswith(("explore/data/", "plans/"))]
+
+
+def test_a_build_without_the_planner_has_none_of_it(built_site: Path) -> None:
+    assert not (built_site / "explore").exists() and not (built_site / "plans").exists()
+    home = (built_site / urls.HOME).read_text(encoding="utf-8")
+    assert ">explorer</a>" not in home
+    model_page = (built_site / urls.record_page(LLAMA)).read_text(encoding="utf-8")
+    assert 'class="plan-link"' not in model_page
+
+
+def test_kb_plans_error_becomes_the_tables_answer() -> None:
+    table = plan_pages.worked_table("MODEL 'models/x': no such record")
+    assert table["answer"] == "Not planned: MODEL 'models/x': no such record"
+    assert table["options"] == []
+
+
+def test_receipt_rows_are_the_end_to_end_validations_rows(site: tuple[Path, Path]) -> None:
+    """Each row shows what `kb list --end-to-end` holds it to: one prediction per row."""
+    from kb.ledger.endtoend import evaluate_all, report_row
+    from tests.site.conftest import load
+
+    records, out = site
+    rows = data_of(out, LLAMA)["receipts"]
+    kb, _ = load(records)
+
+    def model_of(receipt: str, index: int) -> Any:
+        record = kb.get(receipt)
+        return record.get("results")[index].get("model") or record.get("model")
+
+    expected = {
+        (r.receipt, r.index): report_row(r)
+        for r in evaluate_all(kb)
+        if model_of(r.receipt, r.index) == LLAMA
+    }
+    assert rows and {(r["receipt"], r["row"]) for r in rows} == set(expected)
+    for row in rows:
+        shown = expected[(row["receipt"], row["row"])]
+        assert (row["state"], row["predicted"], row["error"]) == (
+            shown["state"],
+            shown["predicted"],
+            shown["error"],
+        )
+        assert row["figure"] == explorer.MEASURES.get(shown["measures"])
+
+
+def test_the_planner_pages_carry_the_policy_and_nothing_inline(site: tuple[Path, Path]) -> None:
+    from tests.site.test_csp import INLINE_SCRIPT, INLINE_STYLE, META
+
+    _, out = site
+    pages = [out / urls.EXPLORE, *sorted((out / "plans").rglob("*.html"))]
+    assert len(pages) == 1 + 1 + 1 + 2 * (1 + len(MENUS.shapes))  # explorer, indexes, tables
+    for page in pages:
+        text = page.read_text(encoding="utf-8")
+        assert text.count(META) == 1, page
+        assert not INLINE_SCRIPT.search(text) and not INLINE_STYLE.search(text), page
+
+
+def test_the_explorer_script_evaluates_no_text() -> None:
+    from kb.resources import theme_dir
+
+    text = (theme_dir() / "static" / "explore.js").read_text(encoding="utf-8")
+    source = re.sub(r"/\*.*?\*/|//[^\n]*", "", text, flags=re.S)
+    assert "kbExplore" in source
+    banned = ("eval(", "new Function", "Function(", "innerHTML", "outerHTML", "fetch(")
+    banned += ("insertAdjacentHTML", "document.write", "XMLHttpRequest", "import(")
+    assert [b for b in banned if b in source] == []
