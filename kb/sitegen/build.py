@@ -16,7 +16,7 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -31,12 +31,13 @@ from kb.sitegen.deps import PageInputs
 from kb.sitegen.explorer import Menus
 from kb.sitegen.manifest import MANIFEST, Manifest, budget_bound, fingerprint, load_manifest
 from kb.sitegen.methodology import methodology_blocks
-from kb.sitegen.output import SiteWriter, staged_output
+from kb.sitegen.output import staged_output
 from kb.sitegen.plan_pages import planned_ids, write_plan_pages
 from kb.sitegen.record_page import charts_and_ledger, latest_changes
-from kb.sitegen.record_pages import Rendered, write_record_pages
-from kb.sitegen.render import make_environment, render_page
+from kb.sitegen.record_pages import write_record_pages
+from kb.sitegen.render import make_environment
 from kb.sitegen.search import entry_text, index_script
+from kb.sitegen.site import Site
 from kb.sitegen.tables import hardware_table, kind_table
 
 STATIC_FILES = (
@@ -52,62 +53,6 @@ STATIC_FILES = (
 STATUS_LIMIT = 200  # findings listed on the status page; `kb validate` lists them all
 CHARTS_INLINE = 24  # the charts page draws this many; the rest are links to their records
 Progress = Callable[[int], None]
-
-
-@dataclass
-class Site:
-    """What every page step needs: the records, the templates, the validation result."""
-
-    kb: KnowledgeBase
-    findings: list[Finding]
-    writer: SiteWriter
-    env: Any
-    inputs: PageInputs
-    previous: Manifest
-    common: dict[str, Any]  # context every page shares (the navigation)
-    manifest: Manifest = field(default_factory=Manifest)
-    charts: dict[str, list[dict[str, Any]]] = field(default_factory=dict)  # this build's
-    rendered: list[str] = field(default_factory=list)
-    early: dict[str, Any] = field(default_factory=dict)  # made beside the record pages (prepare)
-    plans: Menus | None = None  # the planner's pages and their menus (kb.sitegen.plan_pages)
-
-    def page(self, template: str, page: str, **context: Any) -> None:
-        self.text(page, self.rendered_page(template, page, **context))
-
-    def rendered_page(self, template: str, page: str, **context: Any) -> str:
-        return render_page(self.env, template, page, {**self.common, **context})
-
-    def text(self, page: str, text: str) -> None:
-        self.writer.write_text(page, text)
-        self.rendered.append(page)
-
-    def reuse(self, page: str, key: str) -> bool:
-        """Record the page's key; keep last build's file if it was made from the same inputs."""
-        self.manifest.pages[page] = key
-        return self.previous.pages.get(page) == key and self.writer.reuse(page)
-
-    def reuse_record(self, record_id: str, key: str) -> bool:
-        """`reuse` for a record's page, whose charts' anchors the manifest carries over."""
-        page, anchors = urls.record_page(record_id), self.previous.charts.get(record_id)
-        self.manifest.pages[page] = key
-        if anchors is None or not self.reuse(page, key):
-            return False
-        self.manifest.charts[record_id] = anchors
-        return True
-
-    def scratch(self) -> Site:
-        """A view of the site writing into the same folder, with lists of its own (one job's)."""
-        return replace(self, writer=replace(self.writer, written=[], kept=[]), rendered=[])
-
-    def absorb(self, result: Rendered) -> None:
-        """Take in what a job rendered (kb.sitegen.record_pages), here or in a worker."""
-        self.writer.written += result.written
-        self.writer.kept += result.kept
-        self.rendered += result.rendered
-        if result.charts is not None:
-            record_id, charts = result.charts
-            self.charts[record_id] = charts
-            self.manifest.charts[record_id] = [str(chart["anchor"]) for chart in charts]
 
 
 @dataclass

@@ -21,7 +21,7 @@ from kb.sitegen.explorer import Query
 from kb.workers import map_forked
 
 if TYPE_CHECKING:
-    from kb.sitegen.build import Site
+    from kb.sitegen.site import Site
 
 # The worked table's columns: plan.v1 value keys and their headings.
 TABLE_FIGURES = (

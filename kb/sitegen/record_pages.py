@@ -22,10 +22,11 @@ from typing import TYPE_CHECKING, Any
 from kb.model import Record
 from kb.sitegen import urls
 from kb.sitegen.record_page import record_context
+from kb.sitegen.site import Rendered
 from kb.workers import map_forked, meanwhile
 
 if TYPE_CHECKING:
-    from kb.sitegen.build import Site
+    from kb.sitegen.site import Site
 
 PARALLEL_FROM = 1000  # fewer pages than this render faster than workers fork
 TASK = 100  # pages per worker task; the progress bar moves once per task
@@ -40,16 +41,6 @@ class Job:
     record: Record
     page: bool
     json: bool
-
-
-@dataclass(frozen=True)
-class Rendered:
-    """What one job wrote (picklable plain data): files, and a rendered page's charts."""
-
-    written: list[str]
-    kept: list[str]
-    rendered: list[str]
-    charts: tuple[str, list[dict[str, Any]]] | None  # (record id, its charts) for a page
 
 
 def write_record_pages(
