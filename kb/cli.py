@@ -9,9 +9,7 @@ from __future__ import annotations
 
 import gc
 import importlib
-import os
 import sys
-from collections.abc import Mapping
 
 import click
 
@@ -59,19 +57,9 @@ class LazyGroup(click.Group):
 @click.version_option(package_name="kb-placement-tax")
 def cli() -> None:
     """kb: the compute-placement-tax knowledge base and the tool that keeps it honest."""
-    click.get_current_context().color = colour(os.environ)
+    from kb import settings  # NO_COLOR / FORCE_COLOR: read, as every setting, in kb.settings
 
-
-def colour(environ: Mapping[str, str]) -> bool | None:
-    """False under NO_COLOR, True under FORCE_COLOR, None (a terminal colours) otherwise.
-
-    As no-color.org and ruff read them: set and not empty; NO_COLOR wins.
-    """
-    if environ.get("NO_COLOR"):
-        return False
-    if environ.get("FORCE_COLOR"):
-        return True
-    return None
+    click.get_current_context().color = settings.colour()
 
 
 def main() -> None:

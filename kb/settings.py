@@ -11,6 +11,9 @@ the environment between runs is heard. A value kb cannot use is a UsageProblem
 - KB_SCHEMAS: a folder of schemas that replaces the packaged set (kb.resources);
 - KB_SCHEMA_ENGINE: `python` to validate with python-jsonschema only (kb.schema);
 - KB_LSP_DEBOUNCE_MS: how long `kb lsp` waits after an edit before checking (default 30).
+
+Two settings every colouring tool reads are read here too: NO_COLOR and FORCE_COLOR
+(`colour()`).
 """
 
 from __future__ import annotations
@@ -84,6 +87,18 @@ def lsp_debounce() -> float:
     if not math.isfinite(value) or value < 0:
         raise UsageProblem(f"{LSP_DEBOUNCE}={text!r}: expected milliseconds, zero or more")
     return value / 1000
+
+
+def colour() -> bool | None:
+    """False under NO_COLOR, True under FORCE_COLOR, None (a terminal colours) otherwise.
+
+    As no-color.org and ruff read them: set and not empty; NO_COLOR wins.
+    """
+    if os.environ.get("NO_COLOR"):
+        return False
+    if os.environ.get("FORCE_COLOR"):
+        return True
+    return None
 
 
 def cache_dir() -> Path | None:
