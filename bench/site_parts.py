@@ -44,7 +44,7 @@ PARTS: list[tuple[str, str, str, int]] = [
     ("evidence (evidence_rows)", "kb.sitegen.record_page", "evidence_rows", 2),
     ("key results (key_results)", "kb.sitegen.record_page", "key_results", 2),
     ("summary (_summary)", "kb.sitegen.record_page", "_summary", 2),
-    ("record pages, Jinja (record.html)", "kb.sitegen.build", "render_page:record.html", 1),
+    ("record pages, Jinja (record.html)", "kb.sitegen.site", "render_page:record.html", 1),
     ("record JSON (record_json)", "kb.sitegen.record_pages", "record_json", 1),
     (
         "writing files, all steps (SiteWriter.write_bytes)",
