@@ -19,9 +19,9 @@ from typing import Any
 import pytest
 
 from kb.sitegen import explorer, urls
-from tests.site.chromium import chromium, watched
+from tests.site.chromium import PHONE, WIDEST, chromium, watched
 from tests.site.explorer_site import MENUS, explorer_site, plan_json
-from tests.site.test_phone_and_a11y import AUDITS, HELD, PHONE, WIDEST, _violations, axe_source
+from tests.site.test_phone_and_a11y import AUDITS, HELD, _violations, axe_source
 
 pytestmark = pytest.mark.browser
 
