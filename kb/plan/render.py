@@ -18,25 +18,9 @@ from typing import Any
 
 from kb.ledger.paging import gib
 from kb.ledger.quantities import amount, number
+from kb.ledger.render import ROW_LABELS, exact
 from kb.plan.planner import BY_KEY, DIMENSIONS, Option, Plan
 from kb.plan.sweep import Sweep
-
-ROW_LABELS = {
-    "useful": "T_useful",
-    "overhead": "T_per_layer_overhead",
-    "exposed": "T_exposed",
-    "sync": "T_sync",
-    "input_imbalance": "T_input_imbalance",
-    "replication_or_migration": "T_replication_or_migration",
-    "remote_memory_or_paging": "T_remote_memory_or_paging",
-    "orchestration_or_recovery": "T_orchestration_or_recovery",
-}
-
-
-def exact(value: Fraction | None, unit: str) -> dict[str, Any] | None:
-    if value is None:
-        return None
-    return {"exact": str(value), "value": float(value), "unit": unit}
 
 
 def cell(key: str, value: Fraction | None) -> str:
