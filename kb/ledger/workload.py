@@ -745,7 +745,10 @@ def _attention_time(
     flops/prefill-gemm-ridge's attention_time `T_attn = f_mac*L*n_seq*n_h*h_d*s^2/C` with
     every layer (the stages of one microbatch run in turn), the replica's sequences, the
     model's query heads and head dimension (d_model/heads when the record states no
-    head_dim), s = the prompt and C the compute of the tp ranks (the heads split over them).
+    head_dim; for multi-head latent attention the mean of the query/key width,
+    qk_nope + qk_rope, and the value width, since QK^T contracts over the one and PV
+    over the other), s = the prompt and C the compute of the tp ranks (the heads split
+    over them).
     None without a request; called only where the weight matmuls are priced (_math_time).
     """
     deg = option.degrees
@@ -766,6 +769,12 @@ def _attention_time(
             ((1, f"{model}#geometry.d_model"), (-1, f"{model}#geometry.heads")),
         )
     )
+    widths = [record.get(f"geometry.{k}") for k in ("qk_nope_head_dim", "qk_rope_head_dim")]
+    v_width = record.get("geometry.v_head_dim")
+    mla = work.model.attention == "mla"
+    if mla and all(isinstance(w, int) for w in (*widths, v_width)):
+        # QK^T contracts over the query/key width, PV over the value width: their mean
+        head = exact_spec(Fraction(widths[0] + widths[1] + v_width, 2), "1")
     rate = _rate_spec(option.compute_rate)
     part = evaluate_part(
         res,

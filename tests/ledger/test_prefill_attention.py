@@ -115,3 +115,37 @@ def test_the_heads_split_over_the_tp_ranks(shipped: KnowledgeBase) -> None:
     peak, params = _peak(shipped), _params(shipped)
     attention = Fraction(2 * 32 * 32 * 128 * 2048**2) / (2 * peak)
     assert request.prefill_read == 2 * params * 2048 / (2 * peak) + attention
+
+
+def test_latent_attention_uses_the_mean_of_its_qk_and_v_widths(shipped: KnowledgeBase) -> None:
+    """DeepSeek-V3 (MLA): QK^T over qk_nope + qk_rope = 192, PV over v_head_dim = 128."""
+    from kb.kinds.placement import placement
+    from kb.ledger.analysis import analyze_spec
+    from kb.ledger.inputs import resolve_view
+    from kb.ledger.quantities import figure
+    from kb.ledger.scenario import scenario_record
+
+    model, h200 = "models/deepseek-v3", "hardware/nvidia-h200-sxm"
+    scenario = Scenario(
+        model=model,
+        hardware=h200,
+        count=8,
+        tp=8,
+        batch=1,
+        input_tokens=8192,
+        output_tokens=1,
+        weight_precision="fp8",
+        kv_precision="fp8",
+        peak_compute=True,
+    )
+    record = scenario_record(scenario, shipped)
+    spec = resolve_view(placement(record), record, shipped)
+    request = analyze_spec(spec).requests[0]  # type: ignore[arg-type]
+    hw, mdl = shipped.get(h200), shipped.get(model)
+    assert hw is not None and mdl is not None
+    peak = figure(hw.get("compute.fp8"), "").value
+    active = figure(mdl.get("derived.params_active"), "").value
+    s = 8192
+    weights = 2 * active * s / (8 * peak)
+    attention = Fraction(2 * 61 * 128 * 160 * s**2) / (8 * peak)  # 160 = (128 + 64 + 128) / 2
+    assert request.prefill_read == weights + attention
