@@ -12,8 +12,10 @@ The band and every assumption are declared once, before any row was priced, in
 kb/data/end-to-end.json, each with its reason: the band (±25%), the context a
 request's decode step is priced at (the mean, input + output/2), the precision and KV
 format of a row that states none (16-bit), one node up to eight devices, concurrency
-as the decode batch, and which engine's per-layer overhead an engine without its own
-borrows (by the row's CUDA-graphs state; shown as an estimate).
+as the decode batch, which engine's per-layer overhead an engine without its own
+borrows (by the row's CUDA-graphs state; shown as an estimate), and that a row under
+graphs whose all-reduces fall to the stock curves (timed outside graphs) is priced by
+them as an upper bound.
 
 Each row gets one state:
 
@@ -276,6 +278,12 @@ def conditions(
     if stock:
         assumed.append("all-reduces on the stock library's curves (none of the engine's here)")
     fallback = decl.overhead_graphs if graphs is True else decl.overhead_otherwise
+    collective_graphs = graphs if isinstance(graphs, bool) else None
+    if stock and graphs is True and tp > 1:  # declared: collective.under_graphs
+        collective_graphs = None
+        assumed.append(
+            "all-reduces under graphs priced by stock curves timed outside them (an upper bound)"
+        )
     context = inputs + (outputs or 0) // 2
     scenario = Scenario(
         model=str(model),
@@ -293,7 +301,7 @@ def conditions(
         engine=str(engine),
         weight_precision=weights,
         kv_precision=kv,
-        cuda_graphs=graphs if isinstance(graphs, bool) else None,
+        cuda_graphs=collective_graphs,
         stock_collective=stock,
         overhead_fallback=fallback,
     )
@@ -392,6 +400,8 @@ def evaluate_row(
     unit = UNITS[measures]
     measured = _measured(row, unit)
     shown = _conditions_view(scenario)
+    graphs = row.get("cuda_graphs")  # the row's state (its collective may price without it)
+    shown["cuda_graphs"] = graphs if isinstance(graphs, bool) else None
     common = dict(measures=measures, conditions=shown, unit=unit, assumed=tuple(assumed))
     if measured is None:
         return RowResult(

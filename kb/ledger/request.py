@@ -5,20 +5,22 @@ option's request is priced as flops/tp-decode-allreduce-time's request_latency
 composes it: one prefill pass over the prompt, then one decode step per further
 output token.
 
-    TTFT    = max(t_w, T_math(S_in * batch/dp tokens)) + L*t_o + prefill all-reduces
+    TTFT    = max(t_w, T_math(S_in * batch/dp tokens) + T_attn(S_in)) + L*t_o
+              + prefill all-reduces
     TPOT    = the ledger's T_total (the decode step at the workload's context)
     request = TTFT + (output_tokens - 1) * TPOT
     energy  = N*P_dev*request/(batch*output_tokens)   per output token, at TDP
               (flops/serving-energy-cost-per-token energy_step, when the workload names it)
 
 The prefill pass reads the rank's weights once (or, above the ridge, is its
-matmuls: flops/prefill-gemm-ridge's T_math when the option states a compute rate);
+matmuls: flops/prefill-gemm-ridge's T_math when the option states a compute rate, plus
+the causal attention over the prompt, the class's attention_time T_attn, quadratic in
+the prompt);
 its c*L all-reduces (and, with pp > 1, its pp - 1 stage sends) each carry the whole
 prompt of the replica's sequences, priced
 from the same size-aware curves as the decode step's (a size beyond a curve falls to
-the line rate, labelled an estimate). Attention over the prompt and the KV-cache
-write are left out, as the class leaves them out. Pure arithmetic on the resolved
-specs: no I/O.
+the line rate, labelled an estimate). The KV-cache write and the non-matmul kernels
+are left out, as the class leaves them out. Pure arithmetic on the resolved specs: no I/O.
 """
 
 from __future__ import annotations
@@ -37,7 +39,7 @@ class Request:
     option: str
     input_tokens: int
     output_tokens: int
-    prefill_read: Fraction  # max(weight read, prompt matmuls)
+    prefill_read: Fraction  # max(weight read, prompt matmuls + attention)
     prefill_overhead: Fraction
     prefill_collectives: Fraction  # all-reduces and stage sends of the whole prompt
     ttft: Fraction
@@ -58,7 +60,8 @@ def request(envelope: Envelope, option: OptionSpec, ledger: Ledger) -> Request |
     inputs, outputs = work.request
     read = derived.weight_read.value
     if derived.math is not None:  # the prompt's tokens are input_tokens x the step's
-        read = Fraction(_max(read, derived.math.value * inputs))
+        attention = derived.prefill_attention.value if derived.prefill_attention else 0
+        read = Fraction(_max(read, derived.math.value * inputs + attention))
     overhead = derived.overhead.value if derived.overhead else Fraction(0)
     costs = [transfer_cost(t, envelope.batch, Fraction(0), Overrides()) for t in option.prefill]
     collectives = sum((Fraction(c.raw) for c in costs), Fraction(0))

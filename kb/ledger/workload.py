@@ -261,6 +261,7 @@ class Derived:
     energy: StepModel | None = None  # the energy class's energy per token
     power: Power | None = None  # what the devices draw, for the energy per token
     power_note: str = ""  # why there is no energy per token, when there is none
+    prefill_attention: Part | None = None  # the prompt's causal attention matmuls (request only)
 
     def sequences(self, batch: Any) -> Any:
         """Sequences one replica serves: batch / dp."""
@@ -595,6 +596,7 @@ def derive_option(
             work.per_layer_overhead.basis,
         )
     math = _math_time(res, work, option, batch, pointer)
+    attention = _attention_time(res, work, option, batch, pointer) if math is not None else None
     assert work.steps is not None  # resolve_workload returns no workload without them
     per_layer = work.all_reduces_per_layer
     derived = Derived(
@@ -613,6 +615,7 @@ def derive_option(
         per_layer.value if per_layer is not None and deg.tp > 1 else Fraction(0),
         work.steps[1] if math is not None else work.steps[0],
         *_energy_inputs(res, work, option, pointer),
+        attention,
     )
     transfers: list[Transfer] = []
     if deg.tp > 1:
@@ -731,6 +734,71 @@ def _math_time(
         },
         pointer_join(pointer, "useful", "compute_rate"),
         work.composed_from,
+    )
+
+
+def _attention_time(
+    res: InputReader, work: Workload, option: Option, batch: int, pointer: str
+) -> Part | None:
+    """The causal attention matmuls of the request's prompts, at the tp ranks' compute rate.
+
+    flops/prefill-gemm-ridge's attention_time `T_attn = f_mac*L*n_seq*n_h*h_d*s^2/C` with
+    every layer (the stages of one microbatch run in turn), the replica's sequences, the
+    model's query heads and head dimension (d_model/heads when the record states no
+    head_dim; for multi-head latent attention the mean of the query/key width,
+    qk_nope + qk_rope, and the value width, since QK^T contracts over the one and PV
+    over the other), s = the prompt and C the compute of the tp ranks (the heads split
+    over them).
+    None without a request; called only where the weight matmuls are priced (_math_time).
+    """
+    deg = option.degrees
+    if work.request is None or deg is None or option.compute_rate is None:
+        return None
+    assert work.flop_per_mac is not None  # _math_time priced the matmuls
+    from kb.equations.evaluate import Product
+
+    model = work.model.id
+    record = res.readable(model)
+    if record is None:
+        return None
+    head: Any = (
+        f"{model}#geometry.head_dim"
+        if record.get("geometry.head_dim") is not None
+        else Product(
+            "d_model/heads",
+            ((1, f"{model}#geometry.d_model"), (-1, f"{model}#geometry.heads")),
+        )
+    )
+    widths = [record.get(f"geometry.{k}") for k in ("qk_nope_head_dim", "qk_rope_head_dim")]
+    v_width = record.get("geometry.v_head_dim")
+    mla = work.model.attention == "mla"
+    if mla and all(isinstance(w, int) for w in (*widths, v_width)):
+        # QK^T contracts over the query/key width, PV over the value width: their mean
+        head = exact_spec(Fraction(widths[0] + widths[1] + v_width, 2), "1")
+    rate = _rate_spec(option.compute_rate)
+    part = evaluate_part(
+        res,
+        RIDGE_CLASS,
+        "T_attn",
+        {
+            "f_mac": _spec(work.flop_per_mac),
+            "L": _count(work.model.layers),
+            "n_seq": _count(Fraction(batch, deg.dp)),
+            "n_h": f"{model}#geometry.heads",
+            "h_d": head,
+            "s": _count(work.request[0]),
+            "C": Product(f"C * {deg.tp}", ((1, rate), (1, _count(deg.tp)))),
+        },
+        pointer_join(pointer, "useful", "compute_rate"),
+        work.composed_from,
+    )
+    if part is None:
+        return None
+    return Part(
+        part.value,
+        f"{part.formula}: the causal attention over {work.request[0]}-token prompts of "
+        f"{Fraction(batch, deg.dp)} sequences, over tp = {deg.tp} ranks",
+        part.trail,
     )
 
 

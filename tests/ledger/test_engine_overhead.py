@@ -1,9 +1,10 @@
 """The per-layer overhead comes from the placement's engine, a named fallback, or nowhere: said.
 
 Edited copies of placements/tp-llama-3.1-70b-h100-tp4-vs-tp8 are resolved against the
-shipped records: engines/nemo is calibrated (fitted to a named-H100 receipt), engines/vllm
-and engines/tensorrt-llm are not, so naming them prices no overhead unless the workload
-names a fallback, which the row then shows as an estimate that names it.
+shipped records: engines/nemo and engines/vllm are calibrated (each fitted to a named-H100
+receipt), engines/gpt-fast and engines/tensorrt-llm are not, so naming them prices no
+overhead unless the workload names a fallback, which the row then shows as an estimate
+that names it.
 """
 
 from __future__ import annotations
@@ -63,20 +64,31 @@ def test_a_calibrated_engine_prices_the_overhead_and_says_what_it_was_fitted_to(
 
 
 def test_an_uncalibrated_engine_borrows_nothing_silently(shipped: KnowledgeBase) -> None:
-    row = _overhead_row(shipped, engine="engines/vllm")
+    row = _overhead_row(shipped, engine="engines/gpt-fast")
     assert row.value == 0 and row.provenance == "none"
-    assert "engines/vllm has no calibrated per-layer overhead" in row.formula
+    assert "engines/gpt-fast has no calibrated per-layer overhead" in row.formula
 
 
 def test_a_named_fallback_is_an_estimate_that_names_it(shipped: KnowledgeBase) -> None:
-    row = _overhead_row(shipped, engine="engines/vllm", overhead_fallback="engines/nemo")
+    row = _overhead_row(shipped, engine="engines/gpt-fast", overhead_fallback="engines/nemo")
     assert row.value == 80 * Fraction(1146, 10**7)
     assert row.provenance == "estimated"
-    assert "estimated: engines/vllm has no calibrated per-layer overhead" in row.formula
+    assert "estimated: engines/gpt-fast has no calibrated per-layer overhead" in row.formula
     assert "fallback engines/nemo" in row.formula
 
 
 def test_a_fallback_without_a_calibration_is_a_gap(shipped: KnowledgeBase) -> None:
-    found = _overhead_row(shipped, engine="engines/vllm", overhead_fallback="engines/tensorrt-llm")
+    found = _overhead_row(
+        shipped, engine="engines/gpt-fast", overhead_fallback="engines/tensorrt-llm"
+    )
     assert isinstance(found, Unresolved)
     assert any("engines/tensorrt-llm has no calibrated" in g.message for g in found.gaps)
+
+
+def test_vllm_is_priced_by_its_own_fit_and_says_so(shipped: KnowledgeBase) -> None:
+    """engines/vllm's t_o is flops/serving-tp-vs-dp's fit to one TP4 request, shown as such."""
+    row = _overhead_row(shipped, engine="engines/vllm")
+    assert row.value == 80 * Fraction(5236, 10**8)
+    assert "calibrated for engines/vllm" in row.formula
+    assert "receipts/jingchaozhang-qwen2.5-72b-h100-vllm-batch1-tp4" in row.formula
+    assert "CUDA graphs" in row.formula

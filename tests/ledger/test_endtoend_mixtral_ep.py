@@ -1,0 +1,48 @@
+"""The Mixtral PR 2542 'master' rows ran expert parallelism, as sources/vllm-pr-2090 says.
+
+Main then sharded whole experts across the ranks; the receipt's rows say ep 8, so kb
+never prices them as experts sharded by rank (a condition they did not run). Until
+expert parallelism is composed they are not evaluable, with that reason; the fused rows
+of the same receipt stay tensor parallel and evaluated.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from kb.ledger.endtoend import CONTRADICTED, NOT_EVALUABLE, VALIDATED, evaluate_row
+from kb.model import KnowledgeBase
+
+ROOT = Path(__file__).resolve().parents[2] / "records"
+MIXTRAL = "receipts/vllm-mixtral-8x7b-h100-tp8-latency-by-batch"
+
+
+@pytest.fixture(scope="module")
+def shipped() -> KnowledgeBase:
+    from kb.api import open_kb
+    from kb.checker import schema_stage
+
+    kb = open_kb(ROOT, with_references=False)
+    schema_stage(kb)
+    return kb
+
+
+def test_master_rows_state_expert_parallelism_and_are_not_priced_as_tp(
+    shipped: KnowledgeBase,
+) -> None:
+    record = shipped.get(MIXTRAL)
+    assert record is not None
+    rows = record.data["results"]
+    master = [i for i, r in enumerate(rows) if "master" in r["label"] or "main" in r["label"]]
+    fused = [i for i in range(len(rows)) if i not in master]
+    assert len(master) == 7 and len(fused) == 7
+    for i in master:
+        assert rows[i]["ep"] == 8 and "sources/vllm-pr-2090" in rows[i]["note"]
+        result = evaluate_row(shipped, record, i, rows[i], False)
+        assert result.state == NOT_EVALUABLE and "ep = 8" in result.reason
+    for i in fused:
+        assert rows[i].get("ep", 1) == 1
+        result = evaluate_row(shipped, record, i, rows[i], False)
+        assert result.state in (VALIDATED, CONTRADICTED) and result.predicted is not None
