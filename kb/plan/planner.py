@@ -285,7 +285,7 @@ def plan(
     """Enumerate, price and compare (PlanError for a query kb cannot plan)."""
     notes = []
     if kb is not None and query.nodes > 1 and query.inter_link is None:
-        assumed = reference_network(kb, query.hardware)
+        assumed = reference_network(kb, query.hardware, query.count // query.nodes)
         if assumed is not None:
             query = replace(query, inter_link=assumed[0])
             notes.append(assumed[1])
@@ -334,11 +334,14 @@ def plan(
     return compare(query, options, excluded, notes)
 
 
-def reference_network(kb: Any, hardware: str) -> tuple[str, str] | None:
+def reference_network(
+    kb: Any, hardware: str, per_node: int | None = None
+) -> tuple[str, str] | None:
     """The accelerator's reference node network and the words that say it is assumed.
 
     None when the accelerator record states no `reference_node` (then a mapping that
-    crosses nodes needs --inter-link, and says so).
+    crosses nodes needs --inter-link, and says so). When the question's nodes hold
+    another number of devices (`per_node`) than the reference node, the words say so.
     """
     from kb.kinds import views
     from kb.ledger.quantities import QuantityError, figure
@@ -360,6 +363,8 @@ def reference_network(kb: Any, hardware: str) -> tuple[str, str] | None:
         "matches the size, rank count and accelerator, else at its line rate with its "
         "per-message latency (--format json names each row's receipts)"
     )
+    if per_node is not None and per_node != devices:
+        words += f"; the question's nodes hold {per_node} devices, the reference node {devices}"
     return node.scale_out, words
 
 

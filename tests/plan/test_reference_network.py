@@ -65,6 +65,14 @@ def test_the_h100_ships_in_a_dgx_with_one_ndr_port_per_gpu(kb: Any) -> None:
     assert words.startswith("assumed: ") and "name --inter-link to change" in words
 
 
+def test_nodes_of_another_size_than_the_reference_node_are_said(kb: Any) -> None:
+    found = reference_network(kb, H100, per_node=4)
+    assert found is not None
+    assert found[1].endswith("the question's nodes hold 4 devices, the reference node 8")
+    same = reference_network(kb, H100, per_node=8)
+    assert same is not None and "the question's nodes" not in same[1]
+
+
 def test_an_accelerator_with_no_reference_node_assumes_nothing(kb: Any) -> None:
     assert reference_network(kb, "hardware/nvidia-l40s") is None
 
