@@ -84,9 +84,9 @@ def test_tp16_prices_every_all_reduce_across_infiniband_as_an_estimate(
     (ar,) = tp16["transfers"]
     assert ar["link"] == "interconnects/infiniband-ndr"
     assert ar["messages"] == 160 * 2 * 15  # ring all-reduce: 2(n - 1) steps each
-    # no 16-rank curve covers 1 MiB: the line rate and the link's measured latency, 17 us
+    # no 16-rank curve covers 1 MiB: the line rate and the link's measured latency, 2.8 us
     assert ar["provenance"] == "estimated"
-    assert Fraction(ar["raw"]["exact"]) == 4800 * Fraction(17, 10**6) + 160 * Fraction(
+    assert Fraction(ar["raw"]["exact"]) == 4800 * Fraction(28, 10**7) + 160 * Fraction(
         2 * 15 * 64 * 8192 * 2, 16 * 50 * 10**9
     )
     assert _row(tp16, "useful") == Fraction(WEIGHTS, 16 * BW) + Fraction(
