@@ -4,7 +4,9 @@ A reader thread turns stdin into frames (kb.lsp.framing: a bad frame becomes an
 error answer, and reading goes on); the main thread handles them in order and runs
 the checks. A change does not check at once: its records tree is checked when no
 message has come for `debounce` seconds (`KB_LSP_DEBOUNCE_MS`; at most `MAX_DELAY`
-after the first change), so forty quick changes are one check; a check that a newer change made
+after the first change; counted from when the reader received the message, so a
+change that came in while a check ran waits only what is left of the debounce),
+so forty quick changes are one check; a check that a newer change made
 stale before it was published is dropped and the newer text checked instead.
 Requests (completion, hover, definition, code actions) are answered between
 checks from the open buffers and the ids of the tree, without a check.
@@ -75,6 +77,7 @@ class Server:
     shut_down: bool = False
     exit_code: int | None = None
     debounce: float = field(default_factory=settings.lsp_debounce)  # $KB_LSP_DEBOUNCE_MS
+    received: float | None = None  # when the message being handled was read (None: now)
 
     # --- the wire -----------------------------------------------------------------------
 
@@ -212,7 +215,7 @@ class Server:
     def _changed(self, root: Path | None) -> None:
         if root is None:
             return
-        now = time.monotonic()
+        now = time.monotonic() if self.received is None else min(self.received, time.monotonic())
         first = self.pending.get(root, (now, now))[0]
         self.pending[root] = (first, now)
         self.generation[root] = self.generation.get(root, 0) + 1
@@ -528,13 +531,20 @@ def serve(stdin: BinaryIO | None = None, stdout: BinaryIO | None = None) -> int:
             server.exit_code = 1
 
     server = Server(write_or_stop)
-    frames: queue.Queue[Frame | None] = queue.Queue()
+    frames: queue.Queue[tuple[float, Frame] | None] = queue.Queue()
 
     def read() -> None:
         reader = Reader(fd)
         while (frame := reader.read()) is not None:
-            frames.put(frame)
+            frames.put((time.monotonic(), frame))
         frames.put(None)
+
+    def handle(item: tuple[float, Frame]) -> None:
+        server.received, frame = item
+        try:
+            server.handle(frame)
+        finally:
+            server.received = None
 
     threading.Thread(target=read, name="kb-lsp-reader", daemon=True).start()
 
@@ -542,24 +552,24 @@ def serve(stdin: BinaryIO | None = None, stdout: BinaryIO | None = None) -> int:
         """Handle every frame already here; False at the end of the stream."""
         while server.exit_code is None:
             try:
-                frame = frames.get_nowait()
+                item = frames.get_nowait()
             except queue.Empty:
                 return True
-            if frame is None:
+            if item is None:
                 server.exit_code = 0 if server.shut_down else 1
                 return False
-            server.handle(frame)
+            handle(item)
         return False
 
     while server.exit_code is None:
         try:
-            frame = frames.get(timeout=server.due())
+            got = frames.get(timeout=server.due())
         except queue.Empty:
-            frame = False  # type: ignore[assignment]
-        if frame is None:
+            got = False  # type: ignore[assignment]
+        if got is None:
             return 0 if server.shut_down else 1
-        if frame:
-            server.handle(frame)
+        if got:
+            handle(got)
         if not settle():
             break
         root = server.next_root()
