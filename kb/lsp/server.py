@@ -248,7 +248,7 @@ class Server:
         """
         del self.pending[root]
         generation = self.generation.get(root, 0)
-        engine = self.engines.setdefault(root, Engine(root))
+        engine = self.engines.setdefault(root, Engine(root, freeze=True))
         buffers = {
             doc.path: doc.text.encode("utf-8", "surrogatepass")
             for doc in self.documents.values()
@@ -350,7 +350,7 @@ class Server:
         document, line, col = found
         assert document.root is not None
         start, word = features.word_before(line, col)
-        engine = self.engines.setdefault(document.root, Engine(document.root))
+        engine = self.engines.setdefault(document.root, Engine(document.root, freeze=True))
         names, more = features.completions(engine.ids(), word, self._loader(document.root))
         row = _field(_field(params, "position", dict), "line", int)
         span = _range(row, to_utf16(line, start), row, to_utf16(line, col))
