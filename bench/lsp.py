@@ -4,13 +4,15 @@
     python bench/lsp.py --subset 265          # 265 records of records/ (closed under references)
     python bench/lsp.py --corpus 10000        # a synthetic tree (bench/make_corpus.py)
     python bench/lsp.py --root records        # a tree as it is (the shipped one: 372 records)
+    python bench/lsp.py --root records --record flops/tp-decode-allreduce-time.yaml
 
 With no tree named, two are measured one after the other, each in its own server:
 a 265-record subset of the shipped records/ (`--subset 265`: the flop class edited
 and every record it reaches first, then whole records in path order with everything
 each reaches, until 265; every id a kept record names stays in the subset) and the
 synthetic 10,000-record tree of bench/make_corpus.py; a summary line per tree
-follows, beside the targets.
+follows, beside the targets. The record edited is the first flop class with an
+equation (`--record PATH`, under the tree: another; a tree without it uses the first).
 
 The server runs as its own process over stdio (tests/lsp/client.py). One record is
 opened; each edit alternates a broken and the original text, each with a new
@@ -88,8 +90,10 @@ def quiet(lsp: Client, spell: float = 1.0) -> None:
             return
 
 
-def flop_record(root: Path) -> Path:
-    """A flop class with an equation to break."""
+def flop_record(root: Path, chosen: str = "") -> Path:
+    """A flop class with an equation to break (`chosen`: that one, when the tree has it)."""
+    if chosen and (root / chosen).is_file():
+        return root / chosen
     for path in sorted((root / "flops").glob("*.yaml")):
         if "expr: " in path.read_text():
             return path
@@ -97,13 +101,13 @@ def flop_record(root: Path) -> Path:
 
 
 def measure(
-    root: Path, edits: int, completions: int, repeat: int, repeat_texts: bool
+    root: Path, edits: int, completions: int, repeat: int, repeat_texts: bool, chosen: str = ""
 ) -> dict[str, Any]:
     env = {**os.environ, "KB_CACHE_DIR": tempfile.mkdtemp(prefix="kb-lsp-bench-")}
     lsp = Client(root.parent, env)
     pid = lsp.process.pid
     lsp.initialize(root.parent.as_uri())
-    path = flop_record(root)
+    path = flop_record(root, chosen)
     original = path.read_text()
     lines = original.splitlines(keepends=True)
     row = next(i for i, line in enumerate(lines) if "expr: " in line)
@@ -174,7 +178,7 @@ COMPLETION_TARGET = 0.050
 _ID = re.compile(r"[a-z_]+/[A-Za-z0-9._-]+")
 
 
-def subset(source: Path, size: int, out: Path) -> Path:
+def subset(source: Path, size: int, out: Path, chosen: str = "") -> Path:
     """`size` records of `source` (a records folder) under out/records, closed under references.
 
     A record's references are the ids of `source` its text names (any mention: a
@@ -195,7 +199,7 @@ def subset(source: Path, size: int, out: Path) -> Path:
                 pending.append(target)
         return seen
 
-    first = flop_record(source).relative_to(source).with_suffix("").as_posix()
+    first = flop_record(source, chosen).relative_to(source).with_suffix("").as_posix()
     if len(reach(first)) > size:
         raise SystemExit(f"{first} reaches {len(reach(first))} records: more than {size}")
     chosen: set[str] = set()
@@ -222,9 +226,11 @@ def corpus(size: int, out: Path) -> Path:
 def report(root: Path, label: str, args: argparse.Namespace) -> dict[str, Any]:
     """Measure one tree and print its figures; return them with the tree's size."""
     load = os.getloadavg()
-    figures = measure(root, args.edits, args.completions, args.repeat, args.repeat_texts)
+    figures = measure(
+        root, args.edits, args.completions, args.repeat, args.repeat_texts, args.record
+    )
     print(f"kb lsp on {figures['records']} records, {label} ({root})")
-    print(f"  editing {flop_record(root).relative_to(root)}")
+    print(f"  editing {flop_record(root, args.record).relative_to(root)}")
     kind = "two texts alternating" if args.repeat_texts else "a new text each time (a comment)"
     print(f"  edits: {kind}")
     print(f"  load average before: {load[0]:.2f} (1 min), {os.cpu_count()} cores")
@@ -272,6 +278,9 @@ def main() -> int:
     parser.add_argument("--subset", type=int, default=0, help="N records of records/")
     parser.add_argument("--corpus", type=int, default=0, help="synthetic tree of N records")
     parser.add_argument("--root", type=Path, help="a records folder to use as it is")
+    parser.add_argument(
+        "--record", default="", help="the record to edit, by path under the tree (one with expr:)"
+    )
     parser.add_argument("--edits", type=int, default=40)
     parser.add_argument("--completions", type=int, default=40)
     parser.add_argument("--repeat", type=int, default=1, help="rounds of edits in one server")
@@ -286,12 +295,14 @@ def main() -> int:
     if args.root:
         trees.append((args.root.resolve(), "as it is"))
     if args.subset:
-        trees.append((subset(REPO / "records", args.subset, work / "subset"), "of records/"))
+        trees.append(
+            (subset(REPO / "records", args.subset, work / "subset", args.record), "of records/")
+        )
     if args.corpus:
         trees.append((corpus(args.corpus, work / "corpus"), "synthetic (bench/make_corpus.py)"))
     if not trees:
         trees = [
-            (subset(REPO / "records", 265, work / "subset"), "of records/"),
+            (subset(REPO / "records", 265, work / "subset", args.record), "of records/"),
             (corpus(10_000, work / "corpus"), "synthetic (bench/make_corpus.py)"),
         ]
     results = []
