@@ -176,6 +176,16 @@ def protected(text: str) -> list[tuple[int, int, str]]:
 
 def bare_numbers(text: str) -> list[Number]:
     """The figures written as plain numbers: outside every template, quotation, code, URL."""
+    return list(_bare_numbers(text))
+
+
+@lru_cache(maxsize=8192)
+def _bare_numbers(text: str) -> tuple[Number, ...]:
+    """bare_numbers, kept by text: `kb lsp` scans a record's unchanged prose on every edit."""
+    return tuple(_scan_numbers(text))
+
+
+def _scan_numbers(text: str) -> list[Number]:
     spans = protected(text)
     found: list[Number] = []
     previous = ""

@@ -51,6 +51,14 @@ Good (the number agrees, or is the claim's own template):
     claims:
       - id: tp8-step
         text: "TP8, B = 64, with the per-layer overhead: {claim:tp8-step} per step."
+
+Cost: a claim's verdict is kept, by everything it is computed from (its text, the
+claim as written, its analysis item, and the content digest of each record it
+binds), for the next run in the same process (`kb lsp`: each edit is a run). An
+edit then re-checks just the claims it reaches: those it changed and those binding
+a record it changed; every other claim's verdict is the one computed before, which
+is what computing it again gives (tests/lsp/test_claim_text_scoped.py holds the
+kept verdicts to fresh ones on random edits).
 """
 
 from __future__ import annotations
@@ -111,14 +119,13 @@ class Value:
 def check(kb: KnowledgeBase) -> Iterator[Finding]:
     """Records with no equations analysis (no claims, or out of focus) are not checked."""
     from kb.equations.engine import analysed
-    from kb.prose.scan import bare_numbers
     from kb.rules._prose import in_text
 
     analysis = analysed(kb)
     if analysis is None:
         raise StageNotRun(f"{CODE} reads the equations stage, which has not run")
     for record in kb:
-        result = analysis.results.get(record.id)
+        result = analysis.results.get(record.id) if kb.in_focus(record) else None
         claims = record.data.get("claims")
         if result is None or not isinstance(claims, list):
             continue
@@ -129,21 +136,74 @@ def check(kb: KnowledgeBase) -> Iterator[Finding]:
             item = items.get(pointer)
             if not isinstance(text, str) or item is None or item.state in ("invalid", "unverified"):
                 continue
-            numbers = _numbers(text, bare_numbers(text))
-            if not numbers:
-                continue
-            values = _values(kb, claim, item)
-            for start, written, value, half, end in _written(text, numbers):
-                if not _agrees(value, half, _unit_after(text, end), values, claim):
-                    yield in_text(
-                        CODE,
-                        SEVERITY,
-                        record,
-                        pointer_join(pointer, "text"),
-                        start,
-                        _message(claim, written, item, values),
-                        HINT,
-                    )
+            for start, message in _verdict(kb, claim, item, text):
+                yield in_text(
+                    CODE, SEVERITY, record, pointer_join(pointer, "text"), start, message, HINT
+                )
+
+
+# Each claim's verdict, by what it is computed from (`_key`): process-wide, the oldest
+# dropped beyond KEPT_VERDICTS, so memory stays bounded on any tree.
+KEPT_VERDICTS = 4096
+Verdict = tuple[tuple[int, str], ...]  # (offset in the text, message) of each mismatch
+_VERDICTS: dict[tuple[Any, ...], Verdict] = {}
+
+
+def _verdict(kb: KnowledgeBase, claim: Mapping[str, Any], item: Any, text: str) -> Verdict:
+    """The mismatches of one claim's text: kept from an earlier run when its inputs are equal."""
+    key = _key(kb, claim, item, text)
+    known = _VERDICTS.get(key) if key is not None else None
+    if known is not None:
+        return known
+    found = tuple(_mismatches(kb, claim, item, text))
+    if key is not None:
+        if len(_VERDICTS) >= KEPT_VERDICTS:
+            del _VERDICTS[next(iter(_VERDICTS))]
+        _VERDICTS[key] = found
+    return found
+
+
+def _key(
+    kb: KnowledgeBase, claim: Mapping[str, Any], item: Any, text: str
+) -> tuple[Any, ...] | None:
+    """Everything `_mismatches` reads, or None when a bound record has no digest to key on.
+
+    The claim as written (`repr`: 1, 1.0, True and "1" differ), its item's printed
+    figures and state, and for each `id#field` it binds what `resolve` reads of the
+    tree: that record's content (its digest) or, when it is not loaded, whether the
+    id exists.
+    """
+    from kb.equations.bind import referenced_records
+    from kb.equations.claimbase import claim_specs
+    from kb.model import is_valid_id
+
+    bound: list[tuple[str, str, bool]] = []
+    for _, spec in claim_specs(claim):
+        record_id = referenced_records(spec)
+        if record_id is None:
+            continue  # a literal, a number or a bad spec: part of the claim as written
+        record = kb.get(record_id) if is_valid_id(record_id) else None
+        if record is not None and not record.digest:
+            return None
+        exists = record is None and is_valid_id(record_id) and kb.exists(record_id)
+        bound.append((record_id, record.digest if record is not None else "", exists))
+    figures = (item.state, item.kind, item.computed, item.claimed, item.error, item.tightness)
+    return (text, repr(claim), figures, tuple(bound))
+
+
+def _mismatches(
+    kb: KnowledgeBase, claim: Mapping[str, Any], item: Any, text: str
+) -> Iterator[tuple[int, str]]:
+    """(offset, message) of each number in `text` that is none of the claim's values."""
+    from kb.prose.scan import bare_numbers
+
+    numbers = _numbers(text, bare_numbers(text))
+    if not numbers:
+        return
+    values = _values(kb, claim, item)
+    for start, written, value, half, end in _written(text, numbers):
+        if not _agrees(value, half, _unit_after(text, end), values, claim):
+            yield start, _message(claim, written, item, values)
 
 
 def _numbers(text: str, bare: list[Any]) -> list[Any]:
