@@ -6,6 +6,12 @@ dimensions marked and SLO violations flagged; `--sweep batch=1,8,64` shows where
 preferred mapping changes (kb/plan/). Exit status: 0 at least one placement fits and
 is priced, 1 none does (or none could be priced), 2 a usage error (an unknown id, a
 malformed option), said in kb's words, never a traceback.
+
+Across nodes (`--nodes K`, K > 1) with no `--inter-link`, the link between nodes is the
+accelerator's reference node network (its record's `reference_node`), and the output
+says it was assumed. Tensor-parallel groups of whole nodes are priced and marked
+"TP across" (the question spans nodes, which is asking); `--tp-within-node` leaves them
+out.
 """
 
 from __future__ import annotations
@@ -98,7 +104,12 @@ def parse_sweep(text: str | None) -> tuple[str, tuple[int, ...]] | None:
     metavar="ID",
     help="Interconnect inside a node (default: the accelerator's own).",
 )
-@click.option("--inter-link", metavar="ID", help="Interconnect between nodes (never assumed).")
+@click.option(
+    "--inter-link",
+    metavar="ID",
+    help="Interconnect between nodes (default: the accelerator's reference node network, "
+    "said in the output).",
+)
 @click.option(
     "--intra-latency",
     metavar="TIME",
@@ -139,7 +150,10 @@ def parse_sweep(text: str | None) -> tuple[str, tuple[int, ...]] | None:
 @click.option("--ep", type=int, help="Pin the expert-parallel degree (MoE models).")
 @click.option("--dp", type=int, help="Pin the data-parallel degree.")
 @click.option(
-    "--tp-across-nodes", is_flag=True, help="Also price tensor parallel groups that span nodes."
+    "--tp-across-nodes/--tp-within-node",
+    default=True,
+    show_default=True,
+    help="Price tensor-parallel groups of whole nodes (marked 'TP across'), or leave them out.",
 )
 @click.option(
     "--sweep",
@@ -193,7 +207,8 @@ def plan(
     """Every placement of MODEL on --count ACCELERATORs, priced by the composed ledger.
 
     For example `kb plan models/llama-3.1-70b --on hardware/nvidia-h100-sxm --count 16
-    --nodes 2 --inter-link interconnects/infiniband-ndr --batch 64 --context 2048/256`.
+    --nodes 2 --batch 64 --context 2048/256` (between the nodes: the accelerator's
+    reference node network, said in the output; --inter-link names another).
     """
     from kb.plan.enumerate import PlanError
     from kb.plan.planner import Query

@@ -1,4 +1,4 @@
-"""A schema-valid accelerator, typed: memory, compute peaks, links and host link.
+"""A schema-valid accelerator, typed: memory, compute peaks, links, host link, reference node.
 
 Figures stay the `{value, unit, basis, source, ...}` mappings the schema checked
 (kb.ledger.quantities and kb.equations.bind read them); what is typed is which
@@ -28,6 +28,16 @@ class Link:
 
 
 @dataclass(frozen=True)
+class ReferenceNode:
+    """The system the device ships in (`reference_node`): its size and its compute network."""
+
+    system: str
+    devices: Quantity  # accelerators per node
+    scale_out: str  # the interconnect id between nodes
+    ports: Quantity  # compute-network ports per node
+
+
+@dataclass(frozen=True)
 class Accelerator:
     id: str
     capacity: Quantity
@@ -35,6 +45,7 @@ class Accelerator:
     compute: Mapping[str, Quantity]  # precision (bf16, fp8, ...) -> peak throughput
     links: tuple[Link, ...]
     host_link: str | None  # the interconnect id of the host link, if stated
+    reference_node: ReferenceNode | None = None
 
     def interconnects(self) -> tuple[str, ...]:
         """Every interconnect the device names: its links in order, then its host link."""
@@ -47,6 +58,7 @@ def accelerator(record: Record) -> Accelerator:
     data = record.data
     memory = data["memory"]
     host = data.get("host_link")
+    node = data.get("reference_node")
     return Accelerator(
         id=record.id,
         capacity=memory["capacity"],
@@ -57,4 +69,12 @@ def accelerator(record: Record) -> Accelerator:
             for n in data.get("links", ())
         ),
         host_link=None if host is None else str(host["interconnect"]),
+        reference_node=None
+        if node is None
+        else ReferenceNode(
+            str(node["system"]),
+            node["devices"],
+            str(node["scale_out"]["interconnect"]),
+            node["scale_out"]["ports"],
+        ),
     )

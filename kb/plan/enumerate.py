@@ -4,17 +4,20 @@ Devices come as `nodes` nodes of `count / nodes` devices each. A mapping may use
 devices than offered (one node of two, or a part of one node: devices used is itself a
 dimension), but only a whole number of nodes, or a divisor of one node:
 
-- tensor parallel (tp) stays inside a node (tp divides the devices of a node) unless
-  `tp_across_nodes`, when a tp of whole nodes is admitted too;
+- tensor parallel (tp) divides the devices of a node, or is a whole number of nodes
+  (a TP group across nodes, `Placement.tp_across_nodes`); the planner admits the
+  latter for a question that spans nodes (`tp_across_nodes`, kb plan's default since
+  session 12) and `--tp-within-node` leaves it out;
 - pipeline parallel (pp) must split the model's layers evenly (kb's composition
   assigns L/pp layers to a stage);
 - data parallel (dp) must split the batch evenly;
 - tp * pp * dp = the devices used;
 - expert parallel (ep) only for an MoE model: its experts spread over the tp*dp ranks
   of a stage (kb.ledger.scenario), so ep divides tp*dp and the model's experts;
-- a TP group or a pipeline boundary that spans nodes needs the link between nodes
-  named (`inter_link`); data-parallel replicas on different nodes exchange nothing
-  in a decode step and need none.
+- a TP group or a pipeline boundary that spans nodes needs a link between nodes
+  (`inter_link`: named, or the accelerator's reference node network, which the
+  planner assumes and says so); data-parallel replicas on different nodes exchange
+  nothing in a decode step and need none.
 
 A pinned degree (`--tp 8`) keeps only the mappings with it. Pure arithmetic: no I/O.
 """
@@ -54,6 +57,11 @@ class Placement:
 
     def degrees(self) -> dict[str, int]:
         return {d: getattr(self, d) for d in DEGREES}
+
+    @property
+    def tp_across_nodes(self) -> bool:
+        """True when the tensor-parallel group spans nodes (its all-reduces cross them)."""
+        return self.nodes > 1 and self.tp > self.devices // self.nodes
 
 
 @dataclass(frozen=True)
@@ -153,8 +161,7 @@ def _excluded_because(p: Placement, space: Space, per_node: int) -> str | None:
     if p.tp > per_node or per_node % p.tp:
         if not space.tp_across_nodes:
             return (
-                f"tp = {p.tp} crosses the {per_node}-device nodes (add --tp-across-nodes "
-                "to price it)"
+                f"tp = {p.tp} crosses the {per_node}-device nodes (--tp-within-node leaves it out)"
             )
         if p.tp % per_node:
             return f"tp = {p.tp} is neither within one {per_node}-device node nor whole nodes"
@@ -165,7 +172,7 @@ def _excluded_because(p: Placement, space: Space, per_node: int) -> str | None:
         if crossing:
             return (
                 f"{crossing} spans nodes: name --inter-link, the interconnect between them "
-                "(never assumed)"
+                "(the accelerator states no reference node network to assume)"
             )
     if space.layers % p.pp:
         return f"{space.layers} layers do not split evenly into pp = {p.pp} stages"

@@ -10,6 +10,11 @@ at this context and the longest context at this batch, energy per token, exposed
 communication share), the Pareto front of each pair of dimensions, and the SLOs each
 violates. Nothing is collapsed into one score.
 
+A question across nodes that names no `inter_link` is planned over the accelerator's
+reference node network (`reference_network`: its record's `reference_node`), and a
+note says it was assumed; tensor-parallel groups of whole nodes are priced unless
+`tp_across_nodes` is False (docs/ledger.md, "The network between nodes").
+
 The pricing function is a parameter (`price`) so the comparison can be tested on
 its own; by default it is kb.ledger.scenario.evaluate.
 """
@@ -112,7 +117,7 @@ class Query:
     inter_link: str | None = None
     intra_latency: str | None = None  # a stated per-message latency ("3 us", unverified)
     inter_latency: str | None = None
-    tp_across_nodes: bool = False
+    tp_across_nodes: bool = True  # price TP groups of whole nodes (--tp-within-node: False)
     pinned: tuple[tuple[str, int], ...] = ()
     slo_ttft: Fraction | None = None
     slo_tpot: Fraction | None = None
@@ -279,6 +284,11 @@ def plan(
 ) -> Plan:
     """Enumerate, price and compare (PlanError for a query kb cannot plan)."""
     notes = []
+    if kb is not None and query.nodes > 1 and query.inter_link is None:
+        assumed = reference_network(kb, query.hardware, query.count // query.nodes)
+        if assumed is not None:
+            query = replace(query, inter_link=assumed[0])
+            notes.append(assumed[1])
     if query.context is None and query.input_tokens is None:
         query = replace(query, context=1)
         notes.append(NO_CONTEXT)
@@ -322,6 +332,40 @@ def plan(
             )
         )
     return compare(query, options, excluded, notes)
+
+
+def reference_network(
+    kb: Any, hardware: str, per_node: int | None = None
+) -> tuple[str, str] | None:
+    """The accelerator's reference node network and the words that say it is assumed.
+
+    None when the accelerator record states no `reference_node` (then a mapping that
+    crosses nodes needs --inter-link, and says so). When the question's nodes hold
+    another number of devices (`per_node`) than the reference node, the words say so.
+    """
+    from kb.kinds import views
+    from kb.ledger.quantities import QuantityError, figure
+
+    record = kb.get(hardware)
+    view = views(kb).accelerator(record) if record is not None else None
+    node = view.reference_node if view is not None else None
+    if node is None:
+        return None
+    try:
+        ports = figure(node.ports, f"{hardware}#reference_node.scale_out.ports").value
+        devices = figure(node.devices, f"{hardware}#reference_node.devices").value
+    except QuantityError:
+        return None
+    words = (
+        f"assumed: {node.scale_out} between nodes, {ports} ports per node of {devices} "
+        f"devices (the reference node of {hardware}: {node.system}); name --inter-link "
+        "to change. Cross-node transfers are priced from its measured receipts where one "
+        "matches the size, rank count and accelerator, else at its line rate with its "
+        "per-message latency (--format json names each row's receipts)"
+    )
+    if per_node is not None and per_node != devices:
+        words += f"; the question's nodes hold {per_node} devices, the reference node {devices}"
+    return node.scale_out, words
 
 
 NO_CONTEXT = (

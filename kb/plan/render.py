@@ -131,8 +131,9 @@ def _table(result: Plan, feasible: list[Option]) -> list[str]:
     total = len(result.fronts)
     rows = []
     for o in feasible:
+        nodes = str(o.placement.nodes) + (" TP across" if o.placement.tp_across_nodes else "")
         rows.append(
-            [o.name, str(o.placement.nodes)]
+            [o.name, nodes]
             + [cell(d.key, o.values.get(d.key)) for d in dims]
             + [
                 f"{len(o.pareto)}/{total}" if o.pareto else "-",
@@ -149,6 +150,11 @@ def _table(result: Plan, feasible: list[Option]) -> list[str]:
         "  Pareto: the pairs of dimensions on whose front the option lies; max batch: the "
         "largest batch at this context; max context: the longest context at this batch"
     )
+    if any(o.placement.tp_across_nodes for o in feasible):
+        lines.append(
+            "  TP across: the tensor-parallel group spans nodes, so every all-reduce crosses "
+            "the network between them (--tp-within-node leaves these out)"
+        )
     for d in DIMENSIONS:
         why = result.available.get(d.key)
         if why is not None:
@@ -220,6 +226,7 @@ def _option_json(o: Option) -> dict[str, Any]:
         "degrees": o.placement.degrees(),
         "devices": o.placement.devices,
         "nodes": o.placement.nodes,
+        "tp_across_nodes": o.placement.tp_across_nodes,
         "status": o.status,
         "memory": {
             "need_per_device": exact(need, "B"),

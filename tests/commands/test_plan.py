@@ -27,7 +27,6 @@ ACCEPT = [
     "plan", "models/llama-3.1-70b", "--on", "hardware/nvidia-h100-sxm", "--count", "16",
     "--nodes", "2", "--batch", "64", "--context", "2048/256",
 ]  # fmt: skip
-LINKS = ["--inter-link", "interconnects/infiniband-ndr", "--inter-latency", "5 us"]
 
 
 def kb_plan(*args: str) -> tuple[int, str]:
@@ -38,9 +37,8 @@ def kb_plan(*args: str) -> tuple[int, str]:
 
 @pytest.fixture(scope="module")
 def two_nodes() -> dict[str, object]:
-    code, out = kb_plan(
-        *ACCEPT, *LINKS, "--tp-across-nodes", "--engine", "engines/nemo", "--format", "json"
-    )
+    """Issue 36's acceptance command as a user types it (no link named), with an engine."""
+    code, out = kb_plan(*ACCEPT, "--engine", "engines/nemo", "--format", "json")
     assert code == 0, out
     document: dict[str, object] = json.loads(out)
     return document
@@ -64,6 +62,10 @@ def test_the_two_node_question_lists_the_four_mappings_with_ledgers(two_nodes: d
     # the ratio a reader would compute: TP16 pays every all-reduce across InfiniBand
     tpot = {n: Fraction(options[n]["values"]["tpot"]["exact"]) for n in ("tp8", "tp16")}
     assert tpot["tp16"] > tpot["tp8"]
+    assert options["tp16"]["tp_across_nodes"] and not options["tp8-pp2"]["tp_across_nodes"]
+    # the network between the nodes was assumed from the accelerator's reference node, and said
+    assert two_nodes["query"]["inter_link"] == "interconnects/infiniband-ndr"
+    assert any(n.startswith("assumed: interconnects/infiniband-ndr") for n in two_nodes["notes"])
     energy = next(d for d in two_nodes["dimensions"] if d["key"] == "energy_per_token")
     assert not energy["available"] and "energy" in energy["reason"]
 
@@ -98,12 +100,21 @@ def test_tp8_is_the_composed_ledger_of_the_shipped_placement() -> None:
     assert mine["T_per_layer_overhead"] == theirs["T_per_layer_overhead"]
 
 
-def test_without_the_flags_the_crossing_mappings_say_what_they_need() -> None:
-    code, out = kb_plan(*ACCEPT)
+def test_tp_within_node_leaves_the_crossing_tp_out_and_says_why() -> None:
+    code, out = kb_plan(*ACCEPT, "--tp-within-node")
     assert code == 0, out
-    assert "tp16: tp = 16 crosses the 8-device nodes (add --tp-across-nodes to price it)" in out
-    assert "name --inter-link" in out
-    assert "dp2-tp8 " in out and "tp8 " in out
+    assert "tp16: tp = 16 crosses the 8-device nodes (--tp-within-node leaves it out)" in out
+    assert "tp8-pp2 " in out and "dp2-tp8 " in out and "TP across" not in out
+
+
+def test_an_accelerator_with_no_reference_node_needs_the_link_named() -> None:
+    code, out = kb_plan(
+        "plan", "models/llama-3.1-8b", "--on", "hardware/nvidia-l40s", "--count", "16",
+        "--nodes", "2", "--batch", "8",
+    )  # fmt: skip
+    assert code == 0, out
+    assert "assumed:" not in out
+    assert "name --inter-link, the interconnect between them" in out
 
 
 def test_deepseek_v3_on_eight_l40s_fits_nowhere_with_the_gib() -> None:

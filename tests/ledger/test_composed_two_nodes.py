@@ -61,10 +61,10 @@ def test_pipeline_adds_one_stage_send_and_keeps_the_reads_of_the_whole_model(
     assert _row(pp, "useful") == Fraction(WEIGHTS, 8 * BW) + Fraction(64 * 2048 * KV_HEAD_TOKEN, BW)
     send = next(t for t in pp["transfers"] if t["name"] == "pp-stage-send")
     assert send["messages"] == 1
-    assert Fraction(send["raw"]["exact"]) == Fraction(5, 10**6) + Fraction(
-        64 * 8192 * 2, 50 * 10**9
-    )
-    assert "unverified" in send["pricing"]
+    # 64 sequences x d_model 8192 x 2 B = 1 MiB: the measured row of that size, 54 us
+    assert Fraction(send["raw"]["exact"]) == Fraction(54, 10**6)
+    assert send["provenance"] == "measured"
+    assert "receipts/vidur-h100-dgx-inter-node-send-recv row" in send["pricing"]
     total = Fraction(pp["total"]["exact"]) - Fraction(tp8["total"]["exact"])
     assert total == Fraction(send["exposed"]["exact"])
 
@@ -84,7 +84,11 @@ def test_tp16_prices_every_all_reduce_across_infiniband_as_an_estimate(
     (ar,) = tp16["transfers"]
     assert ar["link"] == "interconnects/infiniband-ndr"
     assert ar["messages"] == 160 * 2 * 15  # ring all-reduce: 2(n - 1) steps each
-    assert ar["provenance"] == "unverified"
+    # no 16-rank curve covers 1 MiB: the line rate and the link's measured latency, 2.8 us
+    assert ar["provenance"] == "estimated"
+    assert Fraction(ar["raw"]["exact"]) == 4800 * Fraction(28, 10**7) + 160 * Fraction(
+        2 * 15 * 64 * 8192 * 2, 16 * 50 * 10**9
+    )
     assert _row(tp16, "useful") == Fraction(WEIGHTS, 16 * BW) + Fraction(
         64 * 2048 * KV_HEAD_TOKEN, BW
     )
@@ -120,7 +124,7 @@ def test_a_request_prefills_the_prompt_across_the_stage_link_too() -> None:
     assert set(requests) == {"tp8-one-node", "tp8-pp2", "tp16", "dp2-tp8"}
     pp = requests["tp8-pp2"]
     assert len(pp.pricing) == 2  # the all-reduces and the stage send of the prompt
-    send = Fraction(5, 10**6) + Fraction(2 * 32 * 8192 * 2, 50 * 10**9)  # 2 x 32 tokens x d
+    send = Fraction(54, 10**6)  # 2 x 32 tokens x d x 2 B = 1 MiB: the measured send/recv row
     ar = 160 * Fraction(338, 10**7)  # 2 x 32 x 16 KiB = 1 MiB: the TP8 1 MiB row
     weight_read = Fraction(WEIGHTS, 8 * BW)
     assert pp.prefill_collectives == ar + send

@@ -9,8 +9,9 @@ H100s (the FP8 roofline term, 16 * 75,104,594,944 / (8 * 1979e12) s, is smaller)
 All-reduces: 122 per step (2 per layer x 61) of 16 * 14,336 = 229,376 B, between the
 receipts' 128 KiB and 256 KiB NVLS rows, linear in time:
 t = t1 + (t2 - t1) * (229376 - 131072) / 131072 with t = S * 7/4 / busbw:
-H200 7.39 and 14.75 GB/s, H100 5.40 and 10.86 GB/s. The pipeline hop over NDR:
-5 us + 229,376 B / 50 GB/s.
+H200 7.39 and 14.75 GB/s, H100 5.40 and 10.86 GB/s. The pipeline hop over NDR: the
+measured send/recv between two H100 nodes, linear in time between its 133,120 B (24 us)
+and 264,192 B (27 us) rows.
 """
 
 from __future__ import annotations
@@ -60,9 +61,12 @@ def test_each_row_is_the_hand_worked_value() -> None:
     assert exact(h100["rows"][0]["value"]) == work / (8 * Fraction(335, 100) * 10**12)
     assert exact(h200["transfers"][0]["raw"]) == 122 * interpolated("7.39", "14.75")
     assert exact(h100["transfers"][0]["raw"]) == 122 * interpolated("5.40", "10.86")
-    hop = Fraction(5, 10**6) + Fraction(229376) / (50 * 10**9)
+    # 16 x 14,336 B = 229,376 B across InfiniBand: linear in time between the two-node
+    # send/recv receipt's 133,120 B (24 us) and 264,192 B (27 us) rows
+    us = Fraction(1, 10**6)
+    hop = 24 * us + 3 * us * Fraction(229_376 - 133_120, 264_192 - 133_120)
     assert exact(h100["transfers"][1]["raw"]) == hop
-    assert h100["transfers"][1]["provenance"] == "unverified"
+    assert h100["transfers"][1]["provenance"] == "measured"
     for side in (h200, h100):
         assert exact(side["total"]) == sum(exact(r["value"]) for r in side["rows"])
 

@@ -84,7 +84,7 @@ def test_tp8_scenario_is_the_placement_tpot_exactly(shipped: KnowledgeBase) -> N
 
 def test_three_two_node_mappings_price_as_the_placement(shipped: KnowledgeBase) -> None:
     totals = ledger_totals(TWO_NODES)
-    two = dict(count=16, nodes=2, inter_link=IB, inter_latency="5 us")
+    two = dict(count=16, nodes=2, inter_link=IB)  # the link's own measured latency, as there
     pp2, tp16, dp2 = evaluate(
         [
             h100_70b(tp=8, pp=2, **two),
@@ -98,8 +98,30 @@ def test_three_two_node_mappings_price_as_the_placement(shipped: KnowledgeBase) 
     assert pp2.tpot == totals["tp8-pp2"]
     assert tp16.tpot == totals["tp16"]
     assert dp2.tpot == totals["dp2-tp8"]
-    # the cross-node latency is the scenario's own, stated and unverified
-    assert pp2.provenance == "unverified" and tp16.provenance == "unverified"
+    # nothing unverified is left: the stage send is measured (the two-node send/recv
+    # receipt), TP16's ring is the line rate with the link's measured latency (estimated)
+    assert pp2.provenance == "estimated" and tp16.provenance == "estimated"
+    assert dp2.provenance != "unverified"
+
+
+def test_a_stated_inter_latency_is_the_scenarios_own_and_unverified(
+    shipped: KnowledgeBase,
+) -> None:
+    (tp16,) = evaluate(
+        [
+            h100_70b(
+                tp=16,
+                collective_algorithm=None,
+                cuda_graphs=None,
+                count=16,
+                nodes=2,
+                inter_link=IB,
+                inter_latency="5 us",
+            )
+        ],
+        shipped,
+    )
+    assert tp16.fits and tp16.provenance == "unverified"
 
 
 def test_deepseek_v3_fp8_on_eight_l40s_does_not_fit(shipped: KnowledgeBase) -> None:

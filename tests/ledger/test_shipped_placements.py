@@ -107,8 +107,9 @@ def test_one_receipt_prices_tp4_and_tp8_on_the_same_basis() -> None:
 def test_hybrid_plan_contributes_two_components_each_priced_on_its_own_hardware() -> None:
     """405B: the H200 node's all-reduce is priced by the H200 receipt, the H100 nodes' by the
     H100 receipt (same link, pattern, 8 ranks and 512 KiB NVLS row: the accelerators decide),
-    and the pipeline hop over InfiniBand is a line-rate estimate:
-    5 us + 16 * 32768 B / 50 GB/s = 5 us + 10.48576 us = 15.48576 us.
+    and the pipeline hop over InfiniBand (16 * 32768 B = 524,288 B) is measured: linear in
+    time between the two-node send/recv receipt's 264,192 B (27 us) and 526,336 B (33 us)
+    rows, 27 us + 6 us * 260,096 / 262,144.
     The all-reduces: 252 x 7/4 x 524,288 B = 231,211,008 B over 29.38 GB/s (H200) and
     21.35 GB/s (H100), the receipts' own 512 KiB rows, not their 1 MiB rows."""
     doc = json.loads(
@@ -123,8 +124,10 @@ def test_hybrid_plan_contributes_two_components_each_priced_on_its_own_hardware(
     assert ref["transfers"][0]["receipts"] == ["receipts/azure-nd-h200-v5-nccl-all-reduce"]
     tp, pp = cand["transfers"]
     assert tp["receipts"] == ["receipts/azure-nd-h100-v5-nccl-all-reduce"]
-    assert pp["provenance"] == "unverified" and pp["receipts"] == []  # 5 us: unverified
-    assert Fraction(pp["raw"]["exact"]) == Fraction(1548576, 10**11)
+    assert pp["provenance"] == "measured"
+    assert pp["receipts"] == ["receipts/vidur-h100-dgx-inter-node-send-recv"]
+    us = Fraction(1, 10**6)
+    assert Fraction(pp["raw"]["exact"]) == 27 * us + 6 * us * Fraction(260_096, 262_144)
     exposed = next(r for r in cand["rows"] if r["row"] == "exposed")
     assert Fraction(exposed["value"]["exact"]) == Fraction(tp["exposed"]["exact"]) + Fraction(
         pp["exposed"]["exact"]

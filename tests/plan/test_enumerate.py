@@ -21,11 +21,11 @@ def test_two_nodes_of_eight_admit_the_readers_four_mappings() -> None:
     assert not any("ep" in n for n in found)  # a dense model has no expert parallelism
 
 
-def test_tp_stays_inside_a_node_unless_asked() -> None:
+def test_tp_stays_inside_a_node_when_the_query_says_so() -> None:
     admitted, excluded = enumerate_placements(Space(16, 2, 80, 64, inter_link=True))
     assert "tp16" not in {p.name for p in admitted}
     reason = {e.placement.name: e.reason for e in excluded}["tp16"]
-    assert "--tp-across-nodes" in reason
+    assert "--tp-within-node" in reason
     assert all(p.tp <= 8 for p in admitted)
 
 
