@@ -284,6 +284,7 @@ def conditions(
         assumed.append(
             "all-reduces under graphs priced by stock curves timed outside them (an upper bound)"
         )
+    inter_link = _inter_link(kb, record, row, nodes, assumed)
     context = inputs + (outputs or 0) // 2
     scenario = Scenario(
         model=str(model),
@@ -304,10 +305,34 @@ def conditions(
         cuda_graphs=collective_graphs,
         stock_collective=stock,
         overhead_fallback=fallback,
+        inter_link=inter_link,
     )
     if compute_rate_peak(scenario, kb):
         assumed.append("matmuls at the datasheet peak (no measured matmul rate here)")
     return scenario, str(measures), assumed
+
+
+def _inter_link(
+    kb: KnowledgeBase, record: Record, row: Mapping[str, Any], nodes: int, assumed: list[str]
+) -> str | None:
+    """The link between a row's nodes as its source states it (None: one node, or unstated).
+
+    The row's `inter_link` first; else, for a row spanning nodes, the receipt's
+    `interconnect` when that record is a network port (scope `port`: InfiniBand,
+    Ethernet, EFA), the network between the nodes. An NVLink or PCIe link named there
+    is the one inside a node, never read as the one between them; kb assumes none.
+    """
+    stated = row.get("inter_link")
+    if isinstance(stated, str):
+        return stated
+    named = record.get("interconnect")
+    if nodes < 2 or not isinstance(named, str):
+        return None
+    link = kb.get(named)
+    if link is None or link.kind != "interconnect" or link.get("scope") != "port":
+        return None
+    assumed.append(f"inter-node link {named} (the receipt's interconnect)")
+    return named
 
 
 def _engine_measured_on(kb: KnowledgeBase, engine: str, hardware: str) -> bool:
@@ -374,6 +399,7 @@ def _conditions_view(s: Scenario) -> dict[str, Any]:
         "kv_precision": s.kv_precision,
         "engine": s.engine,
         "cuda_graphs": s.cuda_graphs,
+        "inter_link": s.inter_link,
     }
 
 

@@ -12,7 +12,9 @@ output token.
     energy  = N*P_dev*request/(batch*output_tokens)   per output token, at TDP
               (flops/serving-energy-cost-per-token energy_step, when the workload names it)
 
-The prefill pass reads the rank's weights once (or, above the ridge, is its
+The prefill pass reads the rank's weights once (an MoE model: the shared weights and
+every routed expert the prompt's batch*S_in tokens touch, flops/moe-decode-expert-read
+at that many tokens, since the router picks experts per token) (or, above the ridge, is its
 matmuls: flops/prefill-gemm-ridge's T_math when the option states a compute rate, plus
 the causal attention over the prompt, the class's attention_time T_attn, quadratic in
 the prompt);
@@ -58,7 +60,9 @@ def request(envelope: Envelope, option: OptionSpec, ledger: Ledger) -> Request |
     if work is None or derived is None or work.request is None:
         return None
     inputs, outputs = work.request
-    read = derived.weight_read.value
+    # an MoE prompt reads the experts all its tokens route to (more than one step's batch)
+    first = derived.prefill_weight_read or derived.weight_read
+    read = first.value
     if derived.math is not None:  # the prompt's tokens are input_tokens x the step's
         attention = derived.prefill_attention.value if derived.prefill_attention else 0
         read = Fraction(_max(read, derived.math.value * inputs + attention))

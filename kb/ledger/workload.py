@@ -262,6 +262,7 @@ class Derived:
     power: Power | None = None  # what the devices draw, for the energy per token
     power_note: str = ""  # why there is no energy per token, when there is none
     prefill_attention: Part | None = None  # the prompt's causal attention matmuls (request only)
+    prefill_weight_read: Part | None = None  # MoE: the experts the whole prompt touches (request)
 
     def sequences(self, batch: Any) -> Any:
         """Sequences one replica serves: batch / dp."""
@@ -559,12 +560,17 @@ def derive_option(
     )
     if kv is None or t_w is None:
         return None
-    moe_read = None
+    moe_read = prefill_read = None
     if work.model.architecture == "moe" and MOE_CLASS in work.composed_from:
         moe_read = _moe_weight_read(res, work, option, batch, pointer)
         if moe_read is None:
             return None
         t_w = moe_read
+        if work.request is not None:  # routing is per token: the prompt's tokens, not its rows
+            prompt = _moe_weight_read(res, work, option, batch * work.request[0], pointer, "tokens")
+            if prompt is None:
+                return None
+            prefill_read = prompt
     t_kv = evaluate_part(
         res,
         KV_CLASS,
@@ -616,6 +622,7 @@ def derive_option(
         work.steps[1] if math is not None else work.steps[0],
         *_energy_inputs(res, work, option, pointer),
         attention,
+        prefill_read,
     )
     transfers: list[Transfer] = []
     if deg.tp > 1:
@@ -646,13 +653,21 @@ def _energy_inputs(
 
 
 def _moe_weight_read(
-    res: InputReader, work: Workload, option: Option, batch: int, pointer: str
+    res: InputReader,
+    work: Workload,
+    option: Option,
+    batch: int,
+    pointer: str,
+    what: str = "sequences",
 ) -> Part | None:
     """An MoE step reads the shared weights and the routed experts the batch touches.
 
     flops/moe-decode-expert-read's step_bound at the replica's batch, over tp ranks
     (each reads 1/tp of every weight it reads): f = 1 - (1 - k/E)^B of the routed
-    experts of the MoE layers (layers - dense_layers).
+    experts of the MoE layers (layers - dense_layers). The router picks experts per
+    token, so a decode step's B is its sequences (one token each) and a prefill pass's
+    B is every prompt token of the replica (`what` = "tokens"): a 128-token prompt of
+    Mixtral touches 1 - (3/4)^128, i.e. all, of its eight experts, not the two one token does.
     """
     deg = option.degrees
     assert deg is not None
@@ -692,7 +707,7 @@ def _moe_weight_read(
     return Part(
         part.value,
         f"{part.formula}: the shared weights and the routed experts {batch // deg.dp} "
-        f"sequences touch, over tp = {deg.tp} ranks",
+        f"{what} touch, over tp = {deg.tp} ranks",
         part.trail,
     )
 
