@@ -19,6 +19,7 @@ from pathlib import Path
 import pytest
 
 from tests.conftest import REPO, SHIPPED_RECORDS, run_kb
+from tests.warm import seed
 
 DOC = REPO / "docs" / "api.md"
 PLACEMENT = "placements/tp-llama-3.1-70b-h100-tp4-vs-tp8"
@@ -48,11 +49,14 @@ def test_the_documented_names_exist() -> None:
 
 
 @pytest.mark.slow
-def test_the_example_runs_and_agrees_with_the_commands(tmp_path: Path) -> None:
+def test_the_example_runs_and_agrees_with_the_commands(
+    tmp_path: Path, shipped_stores: Path
+) -> None:
     shutil.copytree(SHIPPED_RECORDS, tmp_path / "records")
     script = tmp_path / "example.py"
     script.write_text(example(), encoding="utf-8")
-    env = {"KB_CACHE_DIR": str(tmp_path / "cache"), "PYTHONPATH": str(REPO)}
+    cache = seed(shipped_stores, tmp_path / "cache")  # tests/warm.py
+    env = {"KB_CACHE_DIR": str(cache), "PYTHONPATH": str(REPO)}
     done = subprocess.run(
         [sys.executable, str(script)],
         cwd=tmp_path,
