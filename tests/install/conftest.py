@@ -81,6 +81,20 @@ def installed(wheel: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
     return home / "bin"
 
 
+def seed_repository(repo: Path, stores: Path) -> Path:
+    """`stores` in a records repository's `.kb-cache`, with the .gitignore kb writes there.
+
+    The folder ignores itself as kb leaves it, so git (`git add -A`, `git status`) and the
+    hook see the repository as they would after a first run; the hook's environment has
+    the wheel's code, schemas and libraries, so its runs are served by the stores.
+    """
+    from kb.store import GITIGNORE
+
+    cache = seed(stores, repo / ".kb-cache")
+    (cache / ".gitignore").write_text(GITIGNORE, encoding="utf-8")
+    return cache
+
+
 def readme_snippet() -> str:
     """The pre-commit configuration README.md shows (the fenced yaml block with `repos:`)."""
     text = (REPO / "README.md").read_text(encoding="utf-8")
