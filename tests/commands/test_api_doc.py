@@ -18,7 +18,8 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import REPO, SHIPPED_RECORDS, run_kb
+from tests.conftest import REPO, SHIPPED_RECORDS
+from tests.inprocess import kb_in_process
 from tests.warm import seed
 
 DOC = REPO / "docs" / "api.md"
@@ -70,7 +71,7 @@ def test_the_example_runs_and_agrees_with_the_commands(
     lines = done.stdout.splitlines()
     assert re.fullmatch(r"\d+ files, 0 errors", lines[0]), lines[0]
     _, t_o, unit = lines[1].split()
-    calc = run_kb(
+    calc = kb_in_process(
         [
             "calc",
             "flops/tp-decode-allreduce-time",
@@ -83,7 +84,9 @@ def test_the_example_runs_and_agrees_with_the_commands(
     )
     value = json.loads(calc.stdout)["value"]
     assert (Fraction(t_o), unit) == (Fraction(value["exact"]), value["unit"])
-    ledger = json.loads(run_kb(["ledger", PLACEMENT, "--format", "json"], cwd=tmp_path).stdout)
+    ledger = json.loads(
+        kb_in_process(["ledger", PLACEMENT, "--format", "json"], cwd=tmp_path).stdout
+    )
     totals = {s["option"]: Fraction(s["total"]["exact"]) for s in ledger["ledgers"]}
     printed = {
         name: Fraction(total) for name, feasible, total in (line.split() for line in lines[2:])
