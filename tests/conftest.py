@@ -165,6 +165,25 @@ def shipped_copy(tmp_path: Path) -> Path:
     return target
 
 
+@pytest.fixture(scope="session")
+def shipped_stores(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The result stores one cold check of the shipped records left (tests/warm.py)."""
+    from tests.warm import make_stores
+
+    return make_stores(tmp_path_factory)
+
+
+@pytest.fixture
+def warm_copy(tmp_path: Path, shipped_stores: Path) -> Path:
+    """`shipped_copy` whose `.kb-cache` holds the shipped records' result stores (no snapshot)."""
+    from tests.warm import seed
+
+    target = tmp_path / "records"
+    shutil.copytree(SHIPPED_RECORDS, target)
+    seed(shipped_stores, tmp_path / ".kb-cache")
+    return target
+
+
 def shipped_copy_with_broken_h100(tmp_path: Path) -> Path:
     """The shipped records copied, the H100 off schema (SC001) and one source gone (RF001)."""
     records = tmp_path / "records"

@@ -63,11 +63,11 @@ def break_record(text: str) -> tuple[str, dict[str, int]]:
     return "\n".join(lines) + "\n", expected
 
 
-def test_five_problems_in_a_shipped_record_in_one_run(shipped_copy: Path) -> None:
-    target = shipped_copy / "interconnects" / "pcie-4-x16.yaml"
+def test_five_problems_in_a_shipped_record_in_one_run(warm_copy: Path) -> None:
+    target = warm_copy / "interconnects" / "pcie-4-x16.yaml"
     text, expected = break_record(target.read_text(encoding="utf-8"))
     target.write_text(text, encoding="utf-8")
-    done = run_kb(["validate", "--format", "json"], cwd=shipped_copy.parent)
+    done = run_kb(["validate", "--format", "json"], cwd=warm_copy.parent)
     assert done.returncode == 1, done.stderr
     findings = json.loads(done.stdout)["findings"]
     path = "records/interconnects/pcie-4-x16.yaml"

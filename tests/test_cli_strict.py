@@ -14,6 +14,7 @@ from hypothesis import strategies as st
 
 from kb.commands import _codes
 from tests.conftest import kb_executable, run_kb, source_yaml, write_tree
+from tests.inprocess import kb_in_process
 
 BROKEN_SOURCE = source_yaml().replace("status: draft", "status: nonsense")
 
@@ -42,7 +43,7 @@ def tree(tmp_path: Path) -> Path:
 def test_unknown_codes_are_usage_errors_naming_them(
     tree: Path, args: list[str], message: str
 ) -> None:
-    done = run_kb(["validate", *args], cwd=tree)
+    done = kb_in_process(["validate", *args], cwd=tree)
     assert done.returncode == 2, done.stdout + done.stderr
     assert message in done.stderr
     assert done.stdout == ""
@@ -50,28 +51,30 @@ def test_unknown_codes_are_usage_errors_naming_them(
 
 def test_a_typo_in_select_no_longer_hides_the_findings(tree: Path) -> None:
     """The measured case: `--select SCOO1` on a broken tree said "no findings", exit 0."""
-    assert run_kb(["validate", "--select", "SCOO1"], cwd=tree).returncode == 2
-    done = run_kb(["validate", "--select", "SC001"], cwd=tree)
+    assert kb_in_process(["validate", "--select", "SCOO1"], cwd=tree).returncode == 2
+    done = kb_in_process(["validate", "--select", "SC001"], cwd=tree)
     assert done.returncode == 1 and "records/sources/doc.yaml:5:1: SC001" in done.stdout
 
 
 def test_known_codes_and_prefixes_in_any_case_and_with_commas(tree: Path) -> None:
-    assert run_kb(["validate", "--select", "sc"], cwd=tree).returncode == 1
-    assert run_kb(["validate", "--select", "rf,LD", "--select", "s"], cwd=tree).returncode == 1
-    quiet = run_kb(["validate", "--select", "RF,LD"], cwd=tree)
+    assert kb_in_process(["validate", "--select", "sc"], cwd=tree).returncode == 1
+    assert (
+        kb_in_process(["validate", "--select", "rf,LD", "--select", "s"], cwd=tree).returncode == 1
+    )
+    quiet = kb_in_process(["validate", "--select", "RF,LD"], cwd=tree)
     assert quiet.returncode == 0 and "no findings" in quiet.stdout
-    ignored = run_kb(["validate", "--ignore", "SC001,ld"], cwd=tree)
+    ignored = kb_in_process(["validate", "--ignore", "SC001,ld"], cwd=tree)
     assert ignored.returncode == 0, ignored.stdout
 
 
 def test_fail_on_takes_a_severity_only(tree: Path) -> None:
-    done = run_kb(["validate", "--fail-on", "SC001"], cwd=tree)
+    done = kb_in_process(["validate", "--fail-on", "SC001"], cwd=tree)
     assert done.returncode == 2
     assert "Invalid value for '--fail-on'" in done.stderr
 
 
 def test_explain_suggests_the_code_meant(tree: Path) -> None:
-    done = run_kb(["explain", "SCOO1"], cwd=tree)
+    done = kb_in_process(["explain", "SCOO1"], cwd=tree)
     assert done.returncode == 2
     assert "no rule 'SCOO1'; did you mean SC001?" in done.stderr
 
@@ -108,14 +111,14 @@ def test_code_lists_are_accepted_exactly_when_every_entry_prefixes_a_code(
 
 
 def test_output_into_a_missing_folder_is_a_usage_error(tree: Path) -> None:
-    done = run_kb(["validate", "-o", str(tree / "missing" / "report.txt")], cwd=tree)
+    done = kb_in_process(["validate", "-o", str(tree / "missing" / "report.txt")], cwd=tree)
     assert done.returncode == 2, done.stderr
     assert "cannot write the report: No such file or directory" in done.stderr
     assert "internal error" not in done.stderr and "Traceback" not in done.stderr
 
 
 def test_output_below_a_file_is_a_usage_error(tree: Path) -> None:
-    done = run_kb(["validate", "-o", "records/sources/doc.yaml/report.txt"], cwd=tree)
+    done = kb_in_process(["validate", "-o", "records/sources/doc.yaml/report.txt"], cwd=tree)
     assert done.returncode == 2
     assert "-o/--output records/sources/doc.yaml/report.txt: Not a directory" in done.stderr
 
@@ -143,7 +146,7 @@ def test_a_failed_rename_leaves_no_temporary_file(
 
 
 def test_output_is_written_whole(tree: Path) -> None:
-    done = run_kb(["validate", "-o", "report.txt"], cwd=tree)
+    done = kb_in_process(["validate", "-o", "report.txt"], cwd=tree)
     assert done.returncode == 1 and done.stdout == ""
     assert "records/sources/doc.yaml:5:1: SC001" in (tree / "report.txt").read_text()
     assert sorted(p.name for p in tree.iterdir() if p.name.startswith(".report")) == []
@@ -155,7 +158,7 @@ def test_output_is_written_whole(tree: Path) -> None:
 @pytest.mark.parametrize("where", ["records/sources", "records", "docs/deep", "."])
 def test_a_bare_validate_finds_records_upward(tree: Path, where: str) -> None:
     (tree / where).mkdir(parents=True, exist_ok=True)
-    done = run_kb(["validate"], cwd=tree / where)
+    done = kb_in_process(["validate"], cwd=tree / where)
     assert done.returncode == 1, done.stdout + done.stderr
     assert "SC001" in done.stdout and "checked 1 records" in done.stdout
     shown = os.path.relpath(tree / "records" / "sources" / "doc.yaml", tree / where)
@@ -164,14 +167,14 @@ def test_a_bare_validate_finds_records_upward(tree: Path, where: str) -> None:
 
 @pytest.mark.parametrize("command", [["list"], ["show", "sources/doc"]])
 def test_other_commands_find_records_upward(tree: Path, command: list[str]) -> None:
-    done = run_kb(command, cwd=tree / "records" / "sources")
+    done = kb_in_process(command, cwd=tree / "records" / "sources")
     assert done.returncode == 0, done.stderr
     assert "sources/doc" in done.stdout or "A document" in done.stdout
 
 
 def test_no_records_anywhere_above_is_still_a_usage_error(tmp_path: Path) -> None:
     (tmp_path / "empty").mkdir()
-    done = run_kb(["validate"], cwd=tmp_path / "empty")
+    done = kb_in_process(["validate"], cwd=tmp_path / "empty")
     assert done.returncode == 2
     assert "no records folder" in done.stderr
 
@@ -208,14 +211,16 @@ def clean(tmp_path: Path) -> Path:
 def test_a_named_path_that_is_not_a_record_is_a_usage_error(
     clean: Path, args: list[str], message: str
 ) -> None:
-    done = run_kb(["validate", *args], cwd=clean)
+    done = kb_in_process(["validate", *args], cwd=clean)
     assert done.returncode == 2, done.stdout + done.stderr
     assert message in done.stderr
     assert "checked 0 records" not in done.stdout
 
 
 def test_every_bad_path_is_named_at_once(clean: Path) -> None:
-    done = run_kb(["validate", "README.md", "records/sources/doc.yaml", "other/x.yaml"], cwd=clean)
+    done = kb_in_process(
+        ["validate", "README.md", "records/sources/doc.yaml", "other/x.yaml"], cwd=clean
+    )
     assert done.returncode == 2
     assert "README.md: is not a record file" in done.stderr
     assert "other/x.yaml: is not in the records tree" in done.stderr
@@ -226,7 +231,7 @@ def test_every_bad_path_is_named_at_once(clean: Path) -> None:
     "named", [[], ["records"], ["records/sources"], ["records/sources/doc.yaml"]]
 )
 def test_records_of_the_tree_are_still_checked(clean: Path, named: list[str]) -> None:
-    done = run_kb(["validate", *named], cwd=clean)
+    done = kb_in_process(["validate", *named], cwd=clean)
     assert done.returncode == 0, done.stderr
     assert done.stdout == "checked 1 records: no findings\n"
 
@@ -238,7 +243,7 @@ def test_records_of_the_tree_are_still_checked(clean: Path, named: list[str]) ->
 def test_a_yml_record_is_refused_with_ld012_never_skipped(clean: Path, named: list[str]) -> None:
     (clean / "records" / "sources" / "twin.yml").write_text(source_yaml(), encoding="utf-8")
     for _ in range(2):  # the first run and the one answered from the snapshot agree
-        done = run_kb(["validate", *named], cwd=clean)
+        done = kb_in_process(["validate", *named], cwd=clean)
         assert done.returncode == 1, done.stdout + done.stderr
         assert "records/sources/twin.yml:1:1: LD012" in done.stdout
         assert "rename it to twin.yaml" in done.stdout
@@ -293,15 +298,15 @@ def test_stdin_record_resolves_references_and_its_id_against_the_tree(clean: Pat
     assert moved.returncode == 1 and b"ID001" in moved.stdout
 
 
-def test_stdin_that_refutes_a_claim_elsewhere_reports_that_file(shipped_copy: Path) -> None:
+def test_stdin_that_refutes_a_claim_elsewhere_reports_that_file(warm_copy: Path) -> None:
     """The README's example through an editor: the H100's HBM bandwidth changed, unsaved."""
     name = "records/hardware/nvidia-h100-sxm.yaml"
-    text = (shipped_copy.parent / name).read_text(encoding="utf-8")
+    text = (warm_copy.parent / name).read_text(encoding="utf-8")
     edited = text.replace(
         "bandwidth: {value: 3350, unit: GB/s", "bandwidth: {value: 3000, unit: GB/s"
     )
     assert edited != text
-    done = _stdin(shipped_copy.parent, edited, "-", "--stdin-filename", name)
+    done = _stdin(warm_copy.parent, edited, "-", "--stdin-filename", name)
     assert done.returncode == 1, done.stderr
     out = done.stdout.decode()
     assert any(
@@ -309,7 +314,7 @@ def test_stdin_that_refutes_a_claim_elsewhere_reports_that_file(shipped_copy: Pa
         for line in out.splitlines()
     ), out
     assert f"see: {name}:" in out
-    assert run_kb(["validate"], cwd=shipped_copy.parent).returncode == 0  # disk unchanged
+    assert run_kb(["validate"], cwd=warm_copy.parent).returncode == 0  # disk unchanged
 
 
 @pytest.mark.parametrize(

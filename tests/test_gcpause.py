@@ -13,6 +13,7 @@ import pytest
 from kb import api
 from kb.gcpause import paused, paused_during
 from tests.conftest import SHIPPED_RECORDS
+from tests.warm import seed
 
 
 @pytest.fixture
@@ -48,12 +49,16 @@ def test_paused_restores_it_after_an_error(collector: None) -> None:
 
 @pytest.mark.parametrize("enabled", [True, False])
 def test_the_api_runs_paused_and_gives_the_collector_back(
-    enabled: bool, collector: None, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    enabled: bool,
+    collector: None,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    shipped_stores: Path,
 ) -> None:
     from kb import checker  # kb.api and kb.incremental import it when they need it
 
     shutil.copytree(SHIPPED_RECORDS, tmp_path / "records")
-    monkeypatch.setenv("KB_CACHE_DIR", str(tmp_path / "cache"))
+    monkeypatch.setenv("KB_CACHE_DIR", str(seed(shipped_stores, tmp_path / "cache")))
     seen: list[bool] = []
     real = checker.build_knowledge_base
 

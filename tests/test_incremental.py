@@ -19,6 +19,7 @@ from kb.model import FOLDER_BY_KIND
 from kb.run import RunStats
 from kb.store import shard_file
 from tests.conftest import SHIPPED_RECORDS, run_kb
+from tests.warm import seed as seed_stores
 
 
 def snapshot_path(directory: Path) -> Path:
@@ -37,9 +38,16 @@ def as_rows(findings: list[Finding]) -> list[tuple[object, ...]]:
 
 
 @pytest.fixture
-def tree(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    """A copy of the shipped records; the working directory is its parent."""
+def tree(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, shipped_stores: Path) -> Path:
+    """A copy of the shipped records; the working directory is its parent.
+
+    Both caches (the run's `.kb-cache` and the reference's) start from the stores of one
+    cold run of the shipped records (tests/warm.py, no snapshot): every run here is a
+    user's later run, the first one full.
+    """
     shutil.copytree(SHIPPED_RECORDS, tmp_path / "records")
+    seed_stores(shipped_stores, tmp_path / ".kb-cache")
+    seed_stores(shipped_stores, tmp_path / "reference-cache")
     monkeypatch.chdir(tmp_path)
     return Path("records")
 

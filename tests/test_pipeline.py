@@ -240,16 +240,20 @@ def test_a_frozen_knowledge_base_answers_as_an_unfrozen_one_and_refuses_records(
 
 
 def test_rules_beside_the_equations_in_a_child_find_what_one_process_finds(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, shipped_stores: Path
 ) -> None:
     """The whole-tree rules and the record cache's save run in a forked child (kb.workers
     .beside) when a CPU is free: same findings, and the child's save serves the next run."""
+    from kb.equations.cache import STORE as EQUATION_STORE
     from kb.recordcache import RecordCache
     from kb.store import cache_dir
     from tests.conftest import shipped_copy_with_broken_h100
+    from tests.warm import seed
 
     broken = shipped_copy_with_broken_h100(tmp_path) / "hardware" / "nvidia-h100-sxm.yaml"
     monkeypatch.setattr(checker, "BESIDE_MIN_RECORDS", 1)
+    for cache in ("cache-2", "cache-1", "snapshot-2", "snapshot-1"):  # the claims' results only:
+        seed(shipped_stores, tmp_path / cache, (EQUATION_STORE,))  # the record cache starts empty
     runs = {}
     for jobs in ("2", "1"):
         monkeypatch.setenv("KB_JOBS", jobs)

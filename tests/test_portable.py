@@ -29,6 +29,7 @@ import yaml
 from kb.equations import threadbudget
 from kb.equations.timeout import CheckGuard, CheckTimeout, run_with_budget
 from tests.conftest import REPO, SHIPPED_RECORDS, kb_executable, run_kb, write_tree
+from tests.warm import seed
 
 TIMEOUT_CASE = REPO / "tests" / "rules" / "cases" / "eq_check_timeout.yaml"
 
@@ -221,10 +222,11 @@ def _broken_copy(tmp_path: Path) -> Path:
 
 @pytest.mark.parametrize("tree", ["shipped", "broken"])
 def test_validate_full_through_the_fallback_finds_what_the_normal_path_finds(
-    tree: str, tmp_path: Path
+    tree: str, tmp_path: Path, shipped_stores: Path
 ) -> None:
     root = SHIPPED_RECORDS if tree == "shipped" else _broken_copy(tmp_path)
-    normal = _validate(root, tmp_path, tmp_path / "cache-normal", simulated=False)
+    # the reference from the shipped records' stores (tests/warm.py); the fallback cold
+    normal = _validate(root, tmp_path, seed(shipped_stores, tmp_path / "cache-normal"), False)
     fallback = _validate(root, tmp_path, tmp_path / "cache-fallback", simulated=True)
     assert fallback[:2] == normal[:2]
     budgets = re.search(r"thread budgets: (\d+)", fallback[2])

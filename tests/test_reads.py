@@ -35,6 +35,7 @@ from kb.run import StageNotRun
 from kb.snapshot import FileState
 from tests.conftest import SHIPPED_RECORDS, write_tree
 from tests.rules.test_rule_cases import case_files
+from tests.warm import seed
 
 READS_OF = {rule.CODE: rule_reads(rule) for rule in all_rules()}
 STUB = "kind: source\ntitle: a stub that names nothing\n"
@@ -139,10 +140,11 @@ def holds(
 
 
 def test_shipped_records_hold_their_declarations(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, shipped_stores: Path
 ) -> None:
     work = tmp_path / "shipped"
     shutil.copytree(SHIPPED_RECORDS, work / "records")
+    seed(shipped_stores, work / ".kb-cache")  # tests/warm.py: the whole run is not the subject
     monkeypatch.chdir(work)
     whole = validate(Path("records"), remember=False)
     by_value: dict[str, dict[str, int]] = {}
@@ -413,11 +415,11 @@ def test_load_set_is_the_union_of_the_inputs(shipped_graph: DependencyGraph, dat
 
 
 def test_the_nodes_a_validation_hands_over_are_the_nodes_of_the_records(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, shipped_stores: Path
 ) -> None:
     """kb build's graph and page keys come from the snapshot: it must equal the records'."""
     shutil.copytree(SHIPPED_RECORDS, tmp_path / "records")
-    monkeypatch.setenv("KB_CACHE_DIR", str(tmp_path / "cache"))
+    monkeypatch.setenv("KB_CACHE_DIR", str(seed(shipped_stores, tmp_path / "cache")))
     monkeypatch.chdir(tmp_path)
     records = Path("records")
     validate(records)  # a full run: the snapshot the next runs bring up to date

@@ -102,15 +102,13 @@ def test_every_command_suggests_the_name_meant(args: list[str], said: str, tmp_p
     assert "Traceback" not in done.stderr
 
 
-def test_rf001_suggests_the_id_meant(shipped_copy: Path) -> None:
-    path = shipped_copy / "placements" / "llama-3.1-405b-one-h200-node-vs-two-h100-nodes.yaml"
+def test_rf001_suggests_the_id_meant(warm_copy: Path) -> None:
+    path = warm_copy / "placements" / "llama-3.1-405b-one-h200-node-vs-two-h100-nodes.yaml"
     text = path.read_text(encoding="utf-8")
     path.write_text(
         text.replace("hardware: hardware/nvidia-h200-sxm,", "hardware: hardware/nvidia-h200,", 1)
     )
-    done = run_kb(
-        ["validate", "--select", "RF001", "--root", str(shipped_copy)], cwd=shipped_copy.parent
-    )
+    done = run_kb(["validate", "--select", "RF001", "--root", str(warm_copy)], cwd=warm_copy.parent)
     assert done.returncode == 1, done.stdout + done.stderr
     assert "RF001" in done.stdout
     assert "did you mean 'hardware/nvidia-h200-sxm'?" in done.stdout

@@ -71,18 +71,21 @@ def test_map_forked_gives_every_result_in_order_over_guided_spans(
 
 
 def test_a_check_with_parsing_in_workers_finds_what_one_process_finds(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, shipped_stores: Path
 ) -> None:
     """References and record-local findings computed in the workers reach the cache intact."""
     from kb.api import validate
+    from kb.equations.cache import STORE as EQUATION_STORE
     from tests.conftest import shipped_copy_with_broken_h100
+    from tests.warm import seed
 
     shipped_copy_with_broken_h100(tmp_path)
     monkeypatch.setattr(loader, "PARALLEL_MIN_FILES", 5)
     runs = {}
     for jobs in ("2", "1"):
         monkeypatch.setenv("KB_JOBS", jobs)
-        monkeypatch.setenv("KB_CACHE_DIR", str(tmp_path / f"cache-{jobs}"))
+        cache = tmp_path / f"cache-{jobs}"  # the claims' results seeded, the record cache empty
+        monkeypatch.setenv("KB_CACHE_DIR", str(seed(shipped_stores, cache, (EQUATION_STORE,))))
         runs[jobs] = validate(tmp_path / "records", remember=False).findings
     assert runs["2"] == runs["1"]
     assert {"RF001", "SC001"} <= {f.code for f in runs["1"]}

@@ -16,14 +16,16 @@ import pytest
 
 from tests.authoring.corpus import added_findings, expected_line, mistakes
 from tests.conftest import SHIPPED_RECORDS
+from tests.warm import seed
 
 CORPUS = mistakes()
 
 
 @pytest.fixture(scope="module")
-def records_copy(tmp_path_factory: pytest.TempPathFactory) -> Path:
+def records_copy(tmp_path_factory: pytest.TempPathFactory, shipped_stores: Path) -> Path:
     root = tmp_path_factory.mktemp("authoring") / "records"
     shutil.copytree(SHIPPED_RECORDS, root)
+    seed(shipped_stores, root.parent / "cache")  # the cache below (tests/warm.py)
     return root
 
 

@@ -18,7 +18,9 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import REPO, SHIPPED_RECORDS, run_kb
+from tests.conftest import REPO, SHIPPED_RECORDS
+from tests.inprocess import kb_in_process
+from tests.warm import seed
 
 DOC = REPO / "docs" / "api.md"
 PLACEMENT = "placements/tp-llama-3.1-70b-h100-tp4-vs-tp8"
@@ -48,11 +50,14 @@ def test_the_documented_names_exist() -> None:
 
 
 @pytest.mark.slow
-def test_the_example_runs_and_agrees_with_the_commands(tmp_path: Path) -> None:
+def test_the_example_runs_and_agrees_with_the_commands(
+    tmp_path: Path, shipped_stores: Path
+) -> None:
     shutil.copytree(SHIPPED_RECORDS, tmp_path / "records")
     script = tmp_path / "example.py"
     script.write_text(example(), encoding="utf-8")
-    env = {"KB_CACHE_DIR": str(tmp_path / "cache"), "PYTHONPATH": str(REPO)}
+    cache = seed(shipped_stores, tmp_path / "cache")  # tests/warm.py
+    env = {"KB_CACHE_DIR": str(cache), "PYTHONPATH": str(REPO)}
     done = subprocess.run(
         [sys.executable, str(script)],
         cwd=tmp_path,
@@ -66,7 +71,7 @@ def test_the_example_runs_and_agrees_with_the_commands(tmp_path: Path) -> None:
     lines = done.stdout.splitlines()
     assert re.fullmatch(r"\d+ files, 0 errors", lines[0]), lines[0]
     _, t_o, unit = lines[1].split()
-    calc = run_kb(
+    calc = kb_in_process(
         [
             "calc",
             "flops/tp-decode-allreduce-time",
@@ -79,7 +84,9 @@ def test_the_example_runs_and_agrees_with_the_commands(tmp_path: Path) -> None:
     )
     value = json.loads(calc.stdout)["value"]
     assert (Fraction(t_o), unit) == (Fraction(value["exact"]), value["unit"])
-    ledger = json.loads(run_kb(["ledger", PLACEMENT, "--format", "json"], cwd=tmp_path).stdout)
+    ledger = json.loads(
+        kb_in_process(["ledger", PLACEMENT, "--format", "json"], cwd=tmp_path).stdout
+    )
     totals = {s["option"]: Fraction(s["total"]["exact"]) for s in ledger["ledgers"]}
     printed = {
         name: Fraction(total) for name, feasible, total in (line.split() for line in lines[2:])

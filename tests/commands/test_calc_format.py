@@ -13,7 +13,8 @@ from hypothesis import strategies as st
 from kb.commands.calc import result_text
 from kb.ledger.quantities import amount
 from kb.quantities import parse_unit
-from tests.conftest import SHIPPED_RECORDS, read_shown_number, run_kb
+from tests.conftest import SHIPPED_RECORDS, read_shown_number
+from tests.inprocess import kb_in_process
 
 
 @pytest.mark.parametrize(
@@ -68,10 +69,10 @@ def test_ledger_amount_keeps_a_dimensionless_number_whole() -> None:
 def test_calc_text_and_json(tmp_path: Path) -> None:
     args = ["calc", "flops/tp-decode-allreduce-time", "--root", str(SHIPPED_RECORDS)]
     args += ["--claim", "overhead-calibration"]
-    done = run_kb(args, cwd=tmp_path)
+    done = kb_in_process(args, cwd=tmp_path)
     assert done.returncode == 0, done.stderr
     assert done.stdout.splitlines()[-1] == "t_o = 70.81 µs (exact 118609531/1675000 us)"
-    done = run_kb([*args, "--format", "json"], cwd=tmp_path)
+    done = kb_in_process([*args, "--format", "json"], cwd=tmp_path)
     assert done.returncode == 0, done.stderr
     document = json.loads(done.stdout)
     assert document["value"] == {

@@ -23,8 +23,9 @@ from kb.equations.evaluate import (
     binding_spec,
     evaluate,
 )
-from tests.conftest import SHIPPED_RECORDS, run_kb
+from tests.conftest import SHIPPED_RECORDS
 from tests.equations.helpers import HARDWARE, flop, knowledge_base
+from tests.inprocess import kb_in_process
 
 TP = "flops/tp-decode-allreduce-time"
 SEED = "flops/sched-tensor-parallel-crossover"
@@ -46,7 +47,7 @@ SEVEN_B = [
 
 
 def test_an_unset_symbol_is_named_with_the_records_that_carry_it(tmp_path: Path) -> None:
-    done = run_kb(["calc", TP, "step_time", *SEVEN_B, *ROOT], cwd=tmp_path)
+    done = kb_in_process(["calc", TP, "step_time", *SEVEN_B, *ROOT], cwd=tmp_path)
     assert done.returncode == 1, done.stdout + done.stderr
     assert "not set: L, kv_tok " in done.stderr  # kv_tok = 2*L*n_kv*h_d*b_kv needs L too
     assert "models/llama-2-7b#geometry.layers" in done.stderr  # where L can be read
@@ -56,24 +57,24 @@ def test_an_unset_symbol_is_named_with_the_records_that_carry_it(tmp_path: Path)
 
 def test_setting_the_missing_symbol_answers_and_names_every_origin(tmp_path: Path) -> None:
     args = ["calc", TP, "step_time", *SEVEN_B, "--set", "L=models/llama-2-7b#geometry.layers"]
-    done = run_kb([*args, *ROOT], cwd=tmp_path)
+    done = kb_in_process([*args, *ROOT], cwd=tmp_path)
     assert done.returncode == 0, done.stderr
     assert "default from claim" not in done.stdout and "input of claim" not in done.stdout
     assert done.stdout.count("(--set") == 13
 
 
 def test_a_claim_named_supplies_its_own_inputs_only(tmp_path: Path) -> None:
-    done = run_kb(["calc", TP, "--claim", "tp8-custom-70b-b64", *ROOT], cwd=tmp_path)
+    done = kb_in_process(["calc", TP, "--claim", "tp8-custom-70b-b64", *ROOT], cwd=tmp_path)
     assert done.returncode == 0, done.stderr
     assert "(input of claim tp8-custom-70b-b64" in done.stdout
     assert done.stdout.splitlines()[-1].startswith("t_step = 21.44 ms")  # with the KV read (v6)
-    unknown = run_kb(["calc", TP, "--claim", "tp8-custom-70b-b46", *ROOT], cwd=tmp_path)
+    unknown = kb_in_process(["calc", TP, "--claim", "tp8-custom-70b-b46", *ROOT], cwd=tmp_path)
     assert unknown.returncode == 2 and "did you mean 'tp8-custom-70b-b64'" in unknown.stderr
 
 
 def test_n_equal_one_on_the_crossover_is_a_finding_not_an_internal_error(tmp_path: Path) -> None:
     args = ["calc", SEED, "--claim", "b-star-tp8-alpha0", "--set", "N=1", *ROOT]
-    done = run_kb(args, cwd=tmp_path)
+    done = kb_in_process(args, cwd=tmp_path)
     assert done.returncode == 1, done.stdout + done.stderr
     assert "outside validity tp-degree" in done.stderr
     assert "division by zero (N - 1 = 0)" in done.stderr
@@ -94,11 +95,13 @@ def test_a_crossover_above_the_ridge_batch_is_refused_with_the_reason(tmp_path: 
         "--set", "d=models/llama-3.1-70b#geometry.d_model",
     ]  # fmt: skip
     args = ["calc", SEED, "--claim", "b-star-tp8-alpha0", *seventy_b, *RIDGE, *ROOT]
-    done = run_kb(args, cwd=tmp_path)
+    done = kb_in_process(args, cwd=tmp_path)
     assert done.returncode == 1, done.stdout + done.stderr
     assert "B_tp = 349.7" in done.stderr  # the number the audit found printed without a word
     assert "outside validity below-ridge" in done.stderr and "B_ridge = 206" in done.stderr
-    below = run_kb(["calc", SEED, "--claim", "b-star-tp8-alpha0", *RIDGE, *ROOT], cwd=tmp_path)
+    below = kb_in_process(
+        ["calc", SEED, "--claim", "b-star-tp8-alpha0", *RIDGE, *ROOT], cwd=tmp_path
+    )
     assert below.returncode == 0, below.stderr
     assert "validity below-ridge holds" in below.stdout
 
@@ -186,6 +189,6 @@ def test_any_set_value_is_an_answer_or_an_evaluation_error(text: str) -> None:
 
 def test_a_negative_input_is_refused_as_the_page_refuses_it(tmp_path: Path) -> None:
     args = ["calc", SEED, "--claim", "b-star-tp8-alpha0", "--set", "W=-450 GB/s", *ROOT]
-    done = run_kb(args, cwd=tmp_path)
+    done = kb_in_process(args, cwd=tmp_path)
     assert done.returncode == 1, done.stdout + done.stderr
     assert "W = -450 GB/s: negative; kb declares every symbol a positive quantity" in done.stderr

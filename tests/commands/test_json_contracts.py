@@ -19,7 +19,8 @@ from jsonschema import Draft202012Validator
 
 from kb.cli import COMMANDS, cli
 from tests.commands.test_show import truth_tree
-from tests.conftest import REPO, SHIPPED_RECORDS, run_kb
+from tests.conftest import REPO, SHIPPED_RECORDS
+from tests.inprocess import kb_in_process
 from tests.ledger.ledger_fixtures import fixture_records, write_tree
 
 OUTPUT = REPO / "kb" / "data" / "output"
@@ -54,7 +55,7 @@ def holds(name: str, instance: Any) -> None:
 
 
 def json_out(cwd: Path, *args: str) -> Any:
-    done = run_kb(list(args), cwd=cwd)
+    done = kb_in_process(list(args), cwd=cwd)
     assert done.returncode == 0, done.stderr
     return json.loads(done.stdout)
 
@@ -145,7 +146,7 @@ def test_diff_json(tmp_path: Path) -> None:
     text = receipt.read_text(encoding="utf-8")
     (top / "records" / "flops" / "idle.yaml").unlink()
     receipt.write_text(text.replace("42", "60", 1), encoding="utf-8")
-    done = run_kb(["diff", "HEAD", "--format", "json"], cwd=top)
+    done = kb_in_process(["diff", "HEAD", "--format", "json"], cwd=top)
     assert done.returncode in (0, 1), done.stderr
     document = json.loads(done.stdout)
     assert document["removed"] == ["flops/idle"] and document["changed"]

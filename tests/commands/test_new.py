@@ -4,13 +4,11 @@ from __future__ import annotations
 
 import json
 import re
-import shutil
 from pathlib import Path
 
 from click.testing import CliRunner
 
 from kb.cli import cli
-from tests.conftest import SHIPPED_RECORDS
 
 # What an author types at each placeholder, by the words its line starts with.
 FILLS = {
@@ -44,10 +42,9 @@ def _validate(root: Path, path: Path) -> list[dict[str, object]]:
 
 
 def test_flop_class_scaffold_flags_only_placeholders_then_validates_clean(
-    tmp_path: Path, monkeypatch: object
+    tmp_path: Path, monkeypatch: object, warm_copy: Path
 ) -> None:
-    root = tmp_path / "records"
-    shutil.copytree(SHIPPED_RECORDS, root)
+    root = warm_copy  # tmp_path / "records", its .kb-cache seeded (tests/warm.py)
     result = CliRunner().invoke(cli, ["new", "flops", "flops/example-read", "--root", str(root)])
     assert result.exit_code == 0, result.output
     path = root / "flops" / "example-read.yaml"
@@ -73,11 +70,10 @@ def test_kind_aliases_are_the_same_everywhere(tmp_path: Path) -> None:
         assert record in listed.output
 
 
-def test_every_kind_scaffold_reports_only_its_placeholders(tmp_path: Path) -> None:
+def test_every_kind_scaffold_reports_only_its_placeholders(warm_copy: Path) -> None:
     from kb.model import FOLDER_BY_KIND
 
-    root = tmp_path / "records"
-    shutil.copytree(SHIPPED_RECORDS, root)
+    root = warm_copy  # tmp_path / "records", its .kb-cache seeded (tests/warm.py)
     for kind, folder in sorted(FOLDER_BY_KIND.items()):
         record = f"{folder}/x-scaffold"
         result = CliRunner().invoke(cli, ["new", kind, record, "--root", str(root)])

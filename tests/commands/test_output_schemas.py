@@ -11,7 +11,8 @@ from typing import Any
 import pytest
 from jsonschema import Draft202012Validator
 
-from tests.conftest import REPO, run_kb, source_yaml, write_tree
+from tests.conftest import REPO, source_yaml, write_tree
+from tests.inprocess import kb_in_process
 
 OUTPUT = REPO / "kb" / "data" / "output"
 
@@ -41,7 +42,7 @@ def broken(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 def test_validate_json_holds_to_validate_v1(broken: Path) -> None:
-    done = run_kb(["validate", "--output-format", "json"], cwd=broken)
+    done = kb_in_process(["validate", "--output-format", "json"], cwd=broken)
     document = json.loads(done.stdout)
     holds("validate.v1.schema.json", document)
     findings = document["findings"]
@@ -50,20 +51,20 @@ def test_validate_json_holds_to_validate_v1(broken: Path) -> None:
 
 
 def test_a_drifted_report_fails_the_schema(broken: Path) -> None:
-    document = json.loads(run_kb(["validate", "--format", "json"], cwd=broken).stdout)
+    document = json.loads(kb_in_process(["validate", "--format", "json"], cwd=broken).stdout)
     document["findings"][0]["severity"] = "fatal"
     assert list(schema("validate.v1.schema.json").iter_errors(document))
 
 
 def test_statistics_json_holds_to_statistics_v1(broken: Path) -> None:
-    done = run_kb(["validate", "--statistics", "--output-format", "json"], cwd=broken)
+    done = kb_in_process(["validate", "--statistics", "--output-format", "json"], cwd=broken)
     rows = json.loads(done.stdout)
     assert rows
     holds("statistics.v1.schema.json", rows)
 
 
 def test_rules_json_holds_to_rules_v1() -> None:
-    done = run_kb(["rules", "--format", "json"], cwd=REPO)
+    done = kb_in_process(["rules", "--format", "json"], cwd=REPO)
     rows = json.loads(done.stdout)
     holds("rules.v1.schema.json", rows)
     rf001 = next(row for row in rows if row["code"] == "RF001")

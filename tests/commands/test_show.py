@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from tests.conftest import run_kb
+from tests.inprocess import kb_in_process
 from tests.test_cli import invoke
 
 TRUTH = Path(__file__).resolve().parents[1] / "fixtures" / "truth"
@@ -119,10 +119,10 @@ MEASURED = "latency: {value: 42, unit: us"
 def test_a_measurement_moved_outside_the_band_fails_validate_naming_both_files(
     tree: Path,
 ) -> None:
-    done = run_kb(["validate"], cwd=tree, env={"KB_CACHE_DIR": str(tree / "cache")})
+    done = kb_in_process(["validate"], cwd=tree, env={"KB_CACHE_DIR": str(tree / "cache")})
     assert done.returncode == 0, done.stdout + done.stderr
     _edit(tree, "receipts/ar.yaml", MEASURED, "latency: {value: 60, unit: us")
-    done = run_kb(["validate"], cwd=tree, env={"KB_CACHE_DIR": str(tree / "cache")})
+    done = kb_in_process(["validate"], cwd=tree, env={"KB_CACHE_DIR": str(tree / "cache")})
     assert done.returncode == 1, done.stdout + done.stderr
     claim_line = _line_number(tree, "flops/ring.yaml", "- id: t-1mib-measured")
     receipt_line = _line_number(tree, "receipts/ar.yaml", "latency:")
@@ -145,7 +145,7 @@ def test_an_accepted_contradiction_passes_and_is_shown_red_with_its_reason(tree:
         "    band: {rel: 0.25}\n",
         "    band: {rel: 0.25}\n    accepted: {reason: no launch overhead term}\n",
     )
-    done = run_kb(["validate"], cwd=tree, env={"KB_CACHE_DIR": str(tree / "cache")})
+    done = kb_in_process(["validate"], cwd=tree, env={"KB_CACHE_DIR": str(tree / "cache")})
     assert done.returncode == 0, done.stdout + done.stderr
     code, output = invoke(tree, "show", "flops/ring")
     assert output.splitlines()[0] == (
@@ -210,14 +210,14 @@ def test_errata_and_contradictions_are_red_on_a_terminal(tree: Path) -> None:
 
 def test_an_erratum_that_stops_being_refuted_fails_validate(tree: Path) -> None:
     env = {"KB_CACHE_DIR": str(tree / "cache")}
-    assert run_kb(["validate"], cwd=tree, env=env).returncode == 0
+    assert kb_in_process(["validate"], cwd=tree, env=env).returncode == 0
     _edit(
         tree,
         "flops/ring.yaml",
         "expect: {value: 18.35, unit: us",
         "expect: {value: 38.35, unit: us",
     )
-    done = run_kb(["validate"], cwd=tree, env=env)
+    done = kb_in_process(["validate"], cwd=tree, env=env)
     assert done.returncode == 1, done.stdout + done.stderr
     line = _line_number(tree, "flops/ring.yaml", "- id: seed-t-no-latency")
     assert (
@@ -236,7 +236,7 @@ def test_an_erratum_link_to_no_claim_fails_validate(tree: Path) -> None:
         "    erratum: seed-t-no-latency\nworkarounds:",
         "    erratum: seed-t-gone\nworkarounds:",
     )
-    done = run_kb(["validate"], cwd=tree, env={"KB_CACHE_DIR": str(tree / "cache")})
+    done = kb_in_process(["validate"], cwd=tree, env={"KB_CACHE_DIR": str(tree / "cache")})
     assert done.returncode == 1, done.stdout + done.stderr
     assert "EQ020 erratum link 'seed-t-gone' names no claim of this record" in done.stdout
     code, output = invoke(tree, "show", "flops/ring")

@@ -7,7 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import run_kb, source_yaml, write_tree
+from tests.conftest import source_yaml, write_tree
+from tests.inprocess import kb_in_process
 
 LINK = """\
 kind: interconnect
@@ -43,7 +44,7 @@ def configure(folder: Path, table: str) -> None:
 
 
 def codes(cwd: Path, *args: str) -> tuple[int, list[str]]:
-    done = run_kb(["validate", "--output-format", "json", *args], cwd=cwd)
+    done = kb_in_process(["validate", "--output-format", "json", *args], cwd=cwd)
     assert done.returncode in (0, 1), done.stderr
     return done.returncode, [f["code"] for f in json.loads(done.stdout)["findings"]]
 
@@ -77,9 +78,9 @@ def test_a_pyproject_without_the_table_is_passed_over(project: Path) -> None:
 
 def test_output_format_from_the_table(project: Path) -> None:
     configure(project, 'output-format = "concise"\n')
-    done = run_kb(["validate"], cwd=project)
+    done = kb_in_process(["validate"], cwd=project)
     assert not any(line.startswith("    hint:") for line in done.stdout.splitlines())
-    assert run_kb(["validate", "--isolated"], cwd=project).stdout.count("    hint:") == 2
+    assert kb_in_process(["validate", "--isolated"], cwd=project).stdout.count("    hint:") == 2
 
 
 @pytest.mark.parametrize(
@@ -97,7 +98,7 @@ def test_a_bad_table_is_a_usage_error_naming_the_file(
     project: Path, table: str, message: str
 ) -> None:
     configure(project, table)
-    done = run_kb(["validate"], cwd=project)
+    done = kb_in_process(["validate"], cwd=project)
     assert done.returncode == 2 and done.stdout == "", done.stderr
     assert done.stderr.startswith(f"kb: {project / 'pyproject.toml'}"), done.stderr
     assert message in done.stderr
@@ -106,4 +107,4 @@ def test_a_bad_table_is_a_usage_error_naming_the_file(
 
 def test_isolated_ignores_a_bad_table(project: Path) -> None:
     configure(project, 'selct = ["RF"]\n')
-    assert run_kb(["validate", "--isolated"], cwd=project).returncode == 1
+    assert kb_in_process(["validate", "--isolated"], cwd=project).returncode == 1

@@ -146,9 +146,9 @@ def test_budget_works_off_the_main_thread_too() -> None:
 
 
 def test_changing_h100_bandwidth_fails_the_flop_class_naming_both_files(
-    shipped_copy: Path, tmp_path: Path
+    warm_copy: Path, tmp_path: Path
 ) -> None:
-    hardware = shipped_copy / "hardware" / "nvidia-h100-sxm.yaml"
+    hardware = warm_copy / "hardware" / "nvidia-h100-sxm.yaml"
     original = hardware.read_text(encoding="utf-8")
     assert "bandwidth: {value: 3350, unit: GB/s" in original
     hardware.write_text(
@@ -157,7 +157,7 @@ def test_changing_h100_bandwidth_fails_the_flop_class_naming_both_files(
         ),
         encoding="utf-8",
     )
-    broken = run_kb(["validate", "--root", str(shipped_copy)], cwd=tmp_path)
+    broken = run_kb(["validate", "--root", str(warm_copy)], cwd=tmp_path)
     assert broken.returncode == 1, broken.stdout + broken.stderr
     lines = broken.stdout.splitlines()
     claim_lines = [
@@ -175,7 +175,7 @@ def test_changing_h100_bandwidth_fails_the_flop_class_naming_both_files(
     # b-star-tp8-alpha0: 202375168*450/(4*7*4096*3000) = 9264/35, recomputed
     assert "claim b-star-tp8-alpha0 is refuted: computed 264.68571" in broken.stdout
     hardware.write_text(original, encoding="utf-8")
-    restored = run_kb(["validate", "--root", str(shipped_copy)], cwd=tmp_path)
+    restored = run_kb(["validate", "--root", str(warm_copy)], cwd=tmp_path)
     assert restored.returncode in (0, 1), restored.stderr
     assert " EQ0" not in restored.stdout, restored.stdout
 
@@ -226,16 +226,16 @@ def test_every_item_of_the_seed_record_holds_and_every_seed_statement_is_an_erra
 
 
 def test_the_seed_figure_made_true_fails_as_an_erratum_no_longer_refuted(
-    shipped_copy: Path, tmp_path: Path
+    warm_copy: Path, tmp_path: Path
 ) -> None:
-    seed = shipped_copy / "flops" / "sched-tensor-parallel-crossover.yaml"
+    seed = warm_copy / "flops" / "sched-tensor-parallel-crossover.yaml"
     original = seed.read_text(encoding="utf-8")
     marker = 'expect: {value: 3318, unit: "1", round: 1'
     assert marker in original
     seed.write_text(
         original.replace(marker, 'expect: {value: 237, unit: "1", round: 1'), encoding="utf-8"
     )
-    broken = run_kb(["validate", "--root", str(shipped_copy)], cwd=tmp_path)
+    broken = run_kb(["validate", "--root", str(warm_copy)], cwd=tmp_path)
     assert broken.returncode == 1, broken.stdout + broken.stderr
     assert "EQ017" in broken.stdout and "seed-b-star-nvlink-full" in broken.stdout, broken.stdout
     seed.write_text(original, encoding="utf-8")

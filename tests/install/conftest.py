@@ -20,6 +20,7 @@ from pathlib import Path
 import pytest
 
 from tests.conftest import REPO, SHIPPED_RECORDS, git
+from tests.warm import seed
 
 # Only what a user's shell would have: no PYTHONPATH pointing into the checkout.
 CLEAN_ENV = {
@@ -80,6 +81,20 @@ def installed(wheel: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
     return home / "bin"
 
 
+def seed_repository(repo: Path, stores: Path) -> Path:
+    """`stores` in a records repository's `.kb-cache`, with the .gitignore kb writes there.
+
+    The folder ignores itself as kb leaves it, so git (`git add -A`, `git status`) and the
+    hook see the repository as they would after a first run; the hook's environment has
+    the wheel's code, schemas and libraries, so its runs are served by the stores.
+    """
+    from kb.store import GITIGNORE
+
+    cache = seed(stores, repo / ".kb-cache")
+    (cache / ".gitignore").write_text(GITIGNORE, encoding="utf-8")
+    return cache
+
+
 def readme_snippet() -> str:
     """The pre-commit configuration README.md shows (the fenced yaml block with `repos:`)."""
     text = (REPO / "README.md").read_text(encoding="utf-8")
@@ -115,11 +130,31 @@ def pre_commit_home(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return tmp_path_factory.mktemp("pre-commit-home")
 
 
+@pytest.fixture(scope="session")
+def wheel_stores(installed: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The result stores the wheel's own cold `kb validate` of the shipped records left.
+
+    A cold run costs ~13 CPU-s; `outside` starts from these stores (a user's second run,
+    tests/warm.py), so each test pays for what its edit reaches. The wheel made them: its
+    code, schemas and libraries are what the stores' keys hold (kb.fingerprint.salt).
+    """
+    work = tmp_path_factory.mktemp("wheel-stores") / "user-repo"
+    shutil.copytree(SHIPPED_RECORDS, work / "records")
+    done = run([str(installed / "kb"), "validate", "--full", "--quiet"], cwd=work)
+    assert done.returncode in (0, 1), done.stdout + done.stderr
+    return work / ".kb-cache"
+
+
 @pytest.fixture
-def outside(tmp_path: Path) -> Path:
-    """A folder outside the repository with a copy of the shipped records/."""
+def outside(tmp_path: Path, wheel_stores: Path) -> Path:
+    """A folder outside the repository with a copy of the shipped records/.
+
+    Its `.kb-cache` holds the wheel's record and equation stores (`wheel_stores`), never a
+    run snapshot or the folder's .gitignore: kb writes those.
+    """
     work = tmp_path / "user-repo"
     shutil.copytree(SHIPPED_RECORDS, work / "records")
+    seed(wheel_stores, work / ".kb-cache")
     assert REPO not in work.resolve().parents
     return work
 

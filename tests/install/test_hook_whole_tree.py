@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 
 from tests.conftest import SHIPPED_RECORDS, git
-from tests.install.conftest import edit, readme_rev, readme_snippet, run
+from tests.install.conftest import edit, readme_rev, readme_snippet, run, seed_repository
 
 CITED = "records/sources/glennklockwood-h100.yaml"  # cited by 5 figures in 2 other records
 CITED_ID = "sources/glennklockwood-h100"
@@ -53,7 +53,9 @@ def test_the_readme_snippet_copied_verbatim_installs(
 
 
 @pytest.fixture
-def records_repo(tmp_path: Path, hook_repo: Path, pre_commit_home: Path) -> Path:
+def records_repo(
+    tmp_path: Path, hook_repo: Path, pre_commit_home: Path, wheel_stores: Path
+) -> Path:
     """The shipped records under git with the hook installed (no args: the plain form)."""
     config = (
         f"repos:\n  - repo: {hook_repo.as_uri()}\n    rev: {readme_rev()}\n"
@@ -61,6 +63,7 @@ def records_repo(tmp_path: Path, hook_repo: Path, pre_commit_home: Path) -> Path
     )
     repo = new_repo(tmp_path / "records-repo", config)
     shutil.copytree(SHIPPED_RECORDS, repo / "records")
+    seed_repository(repo, wheel_stores)  # a first run's stores (tests/install/conftest.py)
     git(repo, "add", "-A")
     git(repo, "commit", "-q", "--no-verify", "-m", "records")
     installed = run(["pre-commit", "install"], cwd=repo, env=env(pre_commit_home))

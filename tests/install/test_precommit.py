@@ -14,13 +14,16 @@ from pathlib import Path
 import pytest
 
 from tests.conftest import SHIPPED_RECORDS, git
-from tests.install.conftest import edit, readme_rev, run
+from tests.install.conftest import edit, readme_rev, run, seed_repository
 
 
 @pytest.fixture
-def records_repo(tmp_path: Path, hook_repo: Path, pre_commit_home: Path) -> Path:
+def records_repo(
+    tmp_path: Path, hook_repo: Path, pre_commit_home: Path, wheel_stores: Path
+) -> Path:
     repo = tmp_path / "records-repo"
     shutil.copytree(SHIPPED_RECORDS, repo / "records")
+    seed_repository(repo, wheel_stores)  # a first run's stores (tests/install/conftest.py)
     (repo / ".pre-commit-config.yaml").write_text(
         "repos:\n"
         f"  - repo: {hook_repo.as_uri()}\n"

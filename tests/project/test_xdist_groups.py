@@ -1,0 +1,66 @@
+"""Under the suite's own pytest-xdist options every test of an `xdist_group` runs on one worker.
+
+tests/conftest.py marks tests/install (one wheel, one venv, one pre-commit home per
+worker that runs any of them) and tests/equations/shipped.py marks the shipped-records
+equivalence tests; `--dist loadgroup` (pyproject.toml) only honours a mark that is on
+the item before xdist's worker reads it. This runs the suite's collection under
+`-n 2 --dist loadgroup` with a plugin that records where each test would run and runs
+nothing, and holds each group to one worker.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from collections import defaultdict
+from pathlib import Path
+
+from tests.conftest import REPO
+
+WHERE = """
+import os, pytest
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_runtest_protocol(item, nextitem):
+    worker = os.environ.get("PYTEST_XDIST_WORKER", "main")
+    with open(os.environ["KB_WHERE_OUT"], "a", encoding="utf-8") as out:
+        out.write(f"{worker} {item.nodeid}\\n")
+    return True  # recorded, not run
+"""
+
+
+def test_each_group_runs_on_one_worker(tmp_path: Path) -> None:
+    (tmp_path / "kb_where.py").write_text(WHERE, encoding="utf-8")
+    out = tmp_path / "where.txt"
+    env = {
+        **os.environ,
+        "PYTHONPATH": os.pathsep.join([str(tmp_path), str(REPO)]),
+        "KB_WHERE_OUT": str(out),
+    }
+    files = [
+        "tests/install",
+        "tests/equations/test_shared.py",
+        "tests/equations/test_plan.py",
+        "tests/test_numfmt.py",  # ungrouped work for the other worker
+    ]
+    done = subprocess.run(
+        [sys.executable, "-m", "pytest", "-n", "2", "-p", "kb_where", "-p", "no:cacheprovider"]
+        + files,  # pyproject.toml's addopts: -n auto --dist loadgroup (-n 2 here)
+        cwd=REPO,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=600,
+        check=False,
+    )
+    assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-2000:]
+    workers: dict[str, set[str]] = defaultdict(set)
+    for line in out.read_text(encoding="utf-8").splitlines():
+        worker, nodeid = line.split(" ", 1)
+        group = nodeid.rpartition("@")[2] if "@" in nodeid else ""
+        workers[group].add(worker)
+    assert set(workers) == {"", "install", "shipped-equations"}, workers
+    assert len(workers["install"]) == 1, workers
+    assert len(workers["shipped-equations"]) == 1, workers
+    assert workers[""] <= {"gw0", "gw1"}

@@ -1,0 +1,89 @@
+"""The shipped records' result stores, made by one cold check per test run, copied into copies.
+
+A cold `kb validate` of the shipped tree costs ~13 CPU-s (every claim derived with
+SymPy); the same run from a warm record and equation store costs ~1-2 s. Tests whose
+subject is not the cold path (incremental = full after edits, a command's output on a
+copy of the tree, ...) start from the stores one cold run left, copied beside their
+copy of the records (`.kb-cache`, kb.store.cache_dir): the run under test still loads,
+checks and reports every file; only results whose keys (file bytes and everything the
+check read) are unchanged come from the store, as on a user's second run.
+
+The run snapshot (`run` store) is never copied: a seeded tree's first run is a full run.
+`tests/project/test_warm_stores.py` holds a seeded run's findings equal to a cold run's.
+
+Under pytest-xdist the stores are made once for all workers (a lock file in the run's
+shared temporary folder); without xdist once per session.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+import pytest
+
+from kb.equations.cache import STORE as EQUATION_STORE
+from kb.recordcache import STORE as RECORD_STORE
+from tests.conftest import SHIPPED_RECORDS
+
+KEPT = (RECORD_STORE, EQUATION_STORE)  # never the run snapshot
+
+
+@contextmanager
+def _locked(path: Path) -> Iterator[None]:
+    """An exclusive lock on `path` (POSIX); elsewhere no lock (each worker may build its own)."""
+    try:
+        import fcntl
+    except ImportError:  # pragma: no cover - not POSIX
+        yield
+        return
+    with path.open("a") as handle:
+        fcntl.flock(handle, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(handle, fcntl.LOCK_UN)
+
+
+def make_stores(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The folder of the stores a cold check of the shipped records left (made once per run)."""
+    from kb.api import validate
+
+    base = tmp_path_factory.getbasetemp()
+    shared = base.parent if os.environ.get("PYTEST_XDIST_WORKER") else base
+    done = shared / "shipped-stores"
+    with _locked(shared / "shipped-stores.lock"):
+        if not done.is_dir():
+            work = shared / "shipped-stores.work"
+            shutil.rmtree(work, ignore_errors=True)
+            shutil.copytree(SHIPPED_RECORDS, work / "records")
+            validate(work / "records", remember=False)  # cold: fills .kb-cache beside it
+            kept = work / "kept"
+            kept.mkdir()
+            for store in (work / ".kb-cache").iterdir():
+                if _store_name(store) in KEPT:
+                    shutil.copy2(store, kept / store.name)
+            kept.rename(done)
+            shutil.rmtree(work, ignore_errors=True)
+    return done
+
+
+def _store_name(path: Path) -> str:
+    """`records` for records-0a.kbstore, `equations` for equations.kbstore."""
+    return path.name.split("-")[0].split(".")[0]
+
+
+def seed(stores: Path, cache: Path, kept: tuple[str, ...] = KEPT) -> Path:
+    """Copy the stores named in `kept` into the cache folder `cache` (made if missing).
+
+    `kept=(EQUATION_STORE,)` seeds the claims' results and plans only: the record cache
+    starts empty (a test of its saves), the SymPy work is still spared.
+    """
+    cache.mkdir(parents=True, exist_ok=True)
+    for store in stores.iterdir():
+        if _store_name(store) in kept:
+            shutil.copy2(store, cache / store.name)
+    return cache
