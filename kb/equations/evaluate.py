@@ -34,7 +34,7 @@ from kb.equations.algebra import expand_definitions, number_text, rational_value
 from kb.equations.bind import BindError, Bound, resolve
 from kb.equations.compose import compose
 from kb.equations.expr import to_text
-from kb.equations.system import System, build_system
+from kb.equations.system import System, system_of
 from kb.model import KnowledgeBase, Record
 from kb.quantities import DIMENSIONLESS, Unit, format_dims, multiply_dims
 
@@ -132,7 +132,7 @@ def evaluate(
     from kb.equations.validity import judge
 
     record = compose(kb, record).record  # `uses` equations resolved, as the engine checks them
-    system = build_system(record.data)
+    system = system_of(kb, record.data)
     name = target or _default_target(record, claim)
     plan = prepare(record, system, name, bindings, claim=claim, strict=True)
     symbol, expression, expanded, specs = plan.symbol, plan.expression, plan.expanded, plan.specs

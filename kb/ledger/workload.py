@@ -115,7 +115,7 @@ def prepared_models(
     """Equations of one class as kb's evaluator prepares them, each over the terms it binds."""
     from kb.equations.compose import compose
     from kb.equations.evaluate import EvaluationError, prepare
-    from kb.equations.system import build_system
+    from kb.equations.system import system_of
 
     record = res.readable(class_id)
     if record is None:
@@ -124,7 +124,7 @@ def prepared_models(
         )
         return None
     composed = compose(res.kb, record).record
-    system = build_system(composed.data)
+    system = system_of(res.kb, composed.data)
     models = []
     for equation, terms in wanted:
         try:
