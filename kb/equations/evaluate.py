@@ -30,7 +30,7 @@ from typing import Any
 import sympy as sp
 
 from kb.equations import codes
-from kb.equations.algebra import expand_definitions, number_text, rational_value
+from kb.equations.algebra import number_text, rational_value
 from kb.equations.bind import BindError, Bound, resolve
 from kb.equations.compose import compose
 from kb.equations.expr import to_text
@@ -281,7 +281,7 @@ def prepare(
     definitions = system.definitions()
     if strict:  # an unset symbol is named itself, not through its definition's inputs
         keep |= _unsettled(expression, definitions, keep)
-    expanded = expand_definitions(expression, definitions, keep)
+    expanded = system.expand(expression, keep)
     return Prepared(symbol, expression, expanded, equation, specs)
 
 

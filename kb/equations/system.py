@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import ast
 import hashlib
-from collections.abc import Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -48,6 +48,8 @@ class System(ClaimSink):
     units: dict[str, Unit] = field(default_factory=dict)
     equations: dict[str, ParsedEquation] = field(default_factory=dict)
     failed: set[str] = field(default_factory=set)
+    # What was derived from the equations (definitions, expansions): see `_remember`.
+    derived: dict[tuple[Any, ...], Any] = field(default_factory=dict, repr=False, compare=False)
 
     @property
     def dims(self) -> dict[str, Dims]:
@@ -88,12 +90,51 @@ class System(ClaimSink):
 
     def definitions(self) -> dict[sp.Symbol, sp.Expr]:
         """Symbols defined by exactly one equation `symbol = expression`."""
+        return dict(self._remember(("definitions",), self._definitions))
+
+    def _definitions(self) -> dict[sp.Symbol, sp.Expr]:
         seen: dict[sp.Symbol, list[sp.Expr]] = {}
         for equation in self.equations.values():
             lhs = equation.lhs.value
             if isinstance(lhs, sp.Symbol) and lhs not in equation.rhs.value.free_symbols:
                 seen.setdefault(lhs, []).append(equation.rhs.value)
         return {symbol: found[0] for symbol, found in seen.items() if len(found) == 1}
+
+    def expand(self, expression: sp.Expr, keep: Iterable[sp.Symbol] = ()) -> sp.Expr:
+        """`algebra.expand_definitions(expression, self.definitions(), keep)`, remembered."""
+        from kb.equations.algebra import expand_definitions
+
+        kept = frozenset(keep)
+        return self._remember(
+            ("expand", expression, kept),
+            lambda: expand_definitions(expression, self.definitions(), kept),
+        )
+
+    def _remember(self, key: tuple[Any, ...], build: Callable[[], Any]) -> Any:
+        """What `build` gives for this system's equations, kept in `derived` while they hold.
+
+        Copies of one memoized system (`system_of`) share `derived`, so what one scenario
+        derived another reuses; an entry holds the equations it was derived from, and is
+        used only while the system holds the very same ones (a changed system derives anew).
+        """
+        stamp = tuple(self.equations.items())
+        found = self.derived.get(key)
+        if found is not None and _same(found[0], stamp):
+            return found[1]
+        value = build()
+        if len(self.derived) >= MAX_DERIVED:
+            self.derived.clear()
+        self.derived[key] = (stamp, value)
+        return value
+
+
+MAX_DERIVED = 512  # what one system remembers (dropped whole past it)
+
+
+def _same(a: tuple[tuple[str, Any], ...], b: tuple[tuple[str, Any], ...]) -> bool:
+    if len(a) != len(b):
+        return False
+    return all(x[0] == y[0] and x[1] is y[1] for x, y in zip(a, b, strict=True))
 
 
 def build_system(data: Mapping[str, Any]) -> System:
@@ -160,7 +201,11 @@ def system_of(kb: KnowledgeBase, data: Mapping[str, Any]) -> System:
 
 
 def copy_system(system: System) -> System:
-    """A copy whose containers are its own (the symbols and parsed equations are immutable)."""
+    """A copy whose containers are its own (the symbols and parsed equations are immutable).
+
+    The copies share `derived`: an entry is used only while the copy holds the very
+    equations it was derived from.
+    """
     return System(
         symbols=dict(system.symbols),
         units=dict(system.units),
@@ -168,6 +213,7 @@ def copy_system(system: System) -> System:
         items=list(system.items),
         equations=dict(system.equations),
         failed=set(system.failed),
+        derived=system.derived,  # shared: each entry is checked against the equations
     )
 
 

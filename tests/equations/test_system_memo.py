@@ -117,3 +117,18 @@ def test_a_memoized_plan_is_exactly_the_fresh_plan(monkeypatch: pytest.MonkeyPat
     assert memo is not None and memo.reused > memo.built
     assert fast == slow
     assert '"status": "feasible"' in fast  # it priced something
+
+
+def test_what_a_system_derived_is_used_only_while_its_equations_hold() -> None:
+    kb = open_kb(ROOT, checked=validate(ROOT, remember=False))
+    data = {"symbols": {n: {"unit": "s"} for n in "abc"}, "equations": {"e": "a = 2*b"}}
+    first = system_of(kb, data)
+    a, b = first.symbols["a"], first.symbols["b"]
+    assert first.definitions() == {a: 2 * b}
+    assert str(first.expand(a)) == "2*b"
+    other = build_system({**data, "equations": {"e": "a = 3*c"}})
+    second = system_of(kb, data)  # a copy sharing `derived` with `first`
+    second.equations["e"] = other.equations["e"]  # a caller changed its copy
+    assert str(second.expand(a)) == "3*c"  # derived anew, not the remembered 2*b
+    assert str(second.definitions()[a]) == "3*c"
+    assert str(system_of(kb, data).expand(a)) == "2*b"  # the memo's own system is untouched
