@@ -43,11 +43,11 @@ if TYPE_CHECKING:
 )
 @click.option(
     "--plans/--no-plans",
-    default=False,
+    default=True,
     show_default=True,
-    help="Also write the placement explorer and the planner's worked tables: kb plan "
-    "prices every question of their menus at build time (minutes of CPU on a cold build; "
-    "kept while their inputs are unchanged).",
+    help="Write the placement explorer and the planner's worked tables: kb plan prices "
+    "every question of their menus at build time (the most CPU of a cold build; kept "
+    "while their inputs are unchanged). --no-plans leaves them out.",
 )
 @root_option
 def build(out_dir: Path, site_url: str | None, plans: bool, root: Path | None) -> None:

@@ -138,7 +138,7 @@ def evaluate(
     symbol, expression, expanded, specs = plan.symbol, plan.expression, plan.expanded, plan.specs
     trail = [f"{symbol} = {plan.equation}"]
     if expanded != expression:
-        trail.append(f"  = {to_text(expanded)}")
+        trail.append(f"  = {system.text(expanded)}")
     values = {}
     for free in sorted(expanded.free_symbols, key=lambda s: s.name):
         if free.name in specs:  # a wrong input is a usage error before a missing one

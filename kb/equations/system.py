@@ -110,6 +110,12 @@ class System(ClaimSink):
             lambda: expand_definitions(expression, self.definitions(), kept),
         )
 
+    def text(self, expression: sp.Expr) -> str:
+        """`expr.to_text(expression)`, remembered (an expansion's text, shown in a trail)."""
+        from kb.equations.expr import to_text
+
+        return str(self._remember(("text", expression), lambda: to_text(expression)))
+
     def _remember(self, key: tuple[Any, ...], build: Callable[[], Any]) -> Any:
         """What `build` gives for this system's equations, kept in `derived` while they hold.
 
