@@ -2,18 +2,21 @@
 
 An option of a mixture-of-experts model with `degrees.ep` > 1 spreads the routed
 experts over ep of the tp*dp ranks of a stage, E/ep per rank; the ranks of one
-expert-parallel group are consecutive in rank order (tp innermost, then pp, then dp),
-and the tp*dp/ep groups of a stage each hold all the experts. kb.ledger.workload
-calls `expert_option` for such an option, which gives, each from the flop classes
-through kb's one evaluator (kb/equations/evaluate.py):
+expert-parallel group are consecutive in rank order (tp innermost, then pp, then dp).
+When ep is smaller than tp, each expert is split tp/ep ways inside its TP group
+(TensorRT-LLM's "TP8 EP4": MoE tensor parallel 2 times expert parallel 4), so the
+experts are spread over s = max(ep, tp) ranks either way; the groups of a stage beyond
+that each hold all the experts. kb.ledger.workload calls `expert_option` for such an
+option, which gives, each from the flop classes through kb's one evaluator
+(kb/equations/evaluate.py):
 
 - the weights per device: the non-expert parameters over tp*pp and the routed
-  experts' over ep*pp, `P_rest*b_w/(tp*pp) + P_exp*b_w/(ep*pp)` with
+  experts' over s*pp, `P_rest*b_w/(tp*pp) + P_exp*b_w/(s*pp)` with
   `P_exp = 3*L*E*d*d_ff` (flops/moe-decode-expert-read#expert_params);
-- the per-rank weight read of a decode step: `(P_rest/tp + f*P_exp/ep)*b_w/BW_hbm`,
-  with f = 1 - (1 - k/E)^B_g the routed fraction the group's B_g = batch*ep/(tp*dp)
-  sequences touch (#fraction), spread evenly over the group's ranks (the load skew
-  of a real router is not counted);
+- the per-rank weight read of a decode step: `(P_rest/tp + f*P_exp/s)*b_w/BW_hbm`,
+  with f = 1 - (1 - k/E)^B_g the routed fraction the group's B_g = batch*s/(tp*dp)
+  sequences touch (#fraction), spread evenly over the s ranks (the load skew of a
+  real router is not counted);
 - the dispatch and the combine of every MoE layer, per decode step (and, with a
   request, of the prefill pass): DeepEP's low-latency kernels as
   flops/moe-ep-nvlink-rdma-decode prices them, `ll_time_tail` when the group spans
@@ -140,7 +143,8 @@ def expert_option(
         at,
         work.composed_from,
     )
-    group_batch = Fraction(batch * deg.ep, deg.tp * deg.dp)
+    spread = max(deg.ep, deg.tp)  # ranks the routed experts are spread over
+    group_batch = Fraction(batch * spread, deg.tp * deg.dp)
     fraction = evaluate_part(
         res,
         MOE_CLASS,
@@ -159,20 +163,20 @@ def expert_option(
     b_w = work.weight_bytes.value
     p_exp = experts.value
     p_rest = work.weights_total / b_w - p_exp
-    per_device = p_rest * b_w / (deg.tp * deg.pp) + p_exp * b_w / (deg.ep * deg.pp)
+    per_device = p_rest * b_w / (deg.tp * deg.pp) + p_exp * b_w / (spread * deg.pp)
     weights = Part(
         per_device,
-        f"P_rest*b_w/(tp*pp) + P_exp*b_w/(ep*pp): the non-expert weights over tp*pp = "
-        f"{deg.tp * deg.pp}, the routed experts ({MOE_CLASS} {experts.trail[0]}) over "
-        f"ep*pp = {deg.ep * deg.pp}",
+        f"P_rest*b_w/(tp*pp) + P_exp*b_w/(max(ep, tp)*pp): the non-expert weights over "
+        f"tp*pp = {deg.tp * deg.pp}, the routed experts ({MOE_CLASS} {experts.trail[0]}) "
+        f"over max(ep, tp)*pp = {spread * deg.pp}",
         (*work.trail, *experts.trail),
     )
-    read = (p_rest / deg.tp + fraction.value * p_exp / deg.ep) * b_w / rate.value
+    read = (p_rest / deg.tp + fraction.value * p_exp / spread) * b_w / rate.value
     weight_read = Part(
         read,
-        f"(P_rest/tp + f*P_exp/ep)*b_w/BW_hbm: f = {MOE_CLASS} {fraction.trail[0]} at the "
-        f"group's B = batch*ep/(tp*dp) = {group_batch} sequences, its experts read by its "
-        f"ep = {deg.ep} ranks in parallel",
+        f"(P_rest/tp + f*P_exp/max(ep, tp))*b_w/BW_hbm: f = {MOE_CLASS} {fraction.trail[0]} "
+        f"at B = batch*max(ep, tp)/(tp*dp) = {group_batch} sequences, the experts read by "
+        f"{spread} ranks in parallel",
         (*fraction.trail, f"BW_hbm from {rate.origin}"),
     )
     transfers = _dispatch_combine(res, work, option, batch, moe_layers, at)

@@ -74,6 +74,14 @@ def test_dp8_ep8_holds_an_eighth_of_the_experts_and_is_priced(shipped: Knowledge
     assert result.exposed_share is not None and result.exposed_share > 0
 
 
+def test_ep_below_tp_splits_each_expert_inside_the_tp_group(shipped: KnowledgeBase) -> None:
+    """TensorRT-LLM's TP8 EP4: the experts over all eight ranks, as TP8 alone holds them."""
+    tp8 = outcome(Scenario(MIXTRAL, H100, 8, tp=8, batch=8, context=2304), shipped)
+    tp8_ep4 = outcome(Scenario(MIXTRAL, H100, 8, tp=8, ep=4, batch=8, context=2304), shipped)
+    assert tp8.fits and tp8_ep4.fits
+    assert tp8_ep4.need_per_device == tp8.need_per_device
+
+
 def test_the_dispatch_is_the_class_time_at_the_same_inputs(shipped: KnowledgeBase) -> None:
     from kb.kinds.placement import placement
     from kb.ledger.analysis import analyze_spec
