@@ -48,6 +48,7 @@ from typing import TYPE_CHECKING, Any
 
 from kb.findings import pointer_join
 from kb.ledger.quantities import Figure
+from kb.run import Kept
 
 if TYPE_CHECKING:
     from kb.kinds.placement import Degrees, Option
@@ -93,7 +94,7 @@ def expert_option(
     res: InputReader, work: Workload, option: Option, batch: int, pointer: str
 ) -> Expert | None:
     """The weights, weight read and dispatch/combine of an option with ep > 1 (None: a gap)."""
-    from kb.ledger.workload import MOE_CLASS, Part, _count, evaluate_part, exact_spec
+    from kb.ledger.workload import MOE_CLASS, Part, _count, exact_spec
 
     deg = option.degrees
     assert deg is not None and deg.ep > 1
@@ -130,7 +131,7 @@ def expert_option(
         return None
     width = "d_ff_expert" if model.get("geometry.d_ff_expert") is not None else "d_ff"
     m = work.model.id
-    experts = evaluate_part(
+    experts = _evaluated(
         res,
         MOE_CLASS,
         "expert_params",
@@ -145,7 +146,7 @@ def expert_option(
     )
     spread = max(deg.ep, deg.tp)  # ranks the routed experts are spread over
     group_batch = Fraction(batch * spread, deg.tp * deg.dp)
-    fraction = evaluate_part(
+    fraction = _evaluated(
         res,
         MOE_CLASS,
         "fraction",
@@ -185,6 +186,43 @@ def expert_option(
     return Expert(weights, weight_read, transfers)
 
 
+EVALUATED: Kept[dict[str, Part]] = Kept("expert parallelism's evaluations")
+MAX_EVALUATED = 4096
+
+
+def _evaluated(
+    res: InputReader,
+    class_id: str,
+    target: str,
+    bindings: Mapping[str, Any],
+    at: str,
+    listed: tuple[str, ...],
+) -> Part | None:
+    """`workload.evaluate_part`, remembered for the run by the class's text and the bindings.
+
+    Many mappings of one plan ask the same question (the same tokens per rank, the
+    same model): the value is a function of the class's (symbols, equations) text
+    (its content key, never its identity), the target and the bindings, which name
+    records of this run's knowledge base. Only a value is kept; a question that
+    gave a gap is asked again, so its gap is reported where it arises.
+    """
+    from kb.equations.system import system_key
+    from kb.ledger.workload import evaluate_part
+
+    record = res.readable(class_id) if class_id in listed else None
+    text = system_key(record.data) if record is not None else None
+    key = None if text is None else repr((class_id, text, target, sorted(bindings.items())))
+    memo = res.kb.run.once(EVALUATED, dict)
+    if key is not None and key in memo:
+        return memo[key]
+    found = evaluate_part(res, class_id, target, bindings, at, listed)
+    if found is not None and key is not None:
+        if len(memo) >= MAX_EVALUATED:
+            memo.clear()
+        memo[key] = found
+    return found
+
+
 def _format(res: InputReader, at: str) -> dict[str, Any] | None:
     """DeepEP's dispatch format (b_d, b_s, g_q, b_h): the bindings of EP_BASE's FORMAT_CLAIM."""
     record = res.readable(EP_BASE)
@@ -213,7 +251,7 @@ def _link_rate(res: InputReader, link_id: str | None, at: str, what: str) -> Fig
 def _dispatch_combine(
     res: InputReader, work: Workload, option: Option, batch: int, moe_layers: int, at: str
 ) -> tuple[TransferSpec, ...] | None:
-    from kb.ledger.workload import _count, _spec, evaluate_part, exact_spec
+    from kb.ledger.workload import _count, _spec, exact_spec
 
     deg, links = option.degrees, option.ep_collective
     assert deg is not None and links is not None and work.activation_bytes is not None
@@ -267,7 +305,7 @@ def _dispatch_combine(
             ),
         )
         for name, class_id, target, bindings in volumes:
-            volume = evaluate_part(res, class_id, target, bindings, at, work.composed_from)
+            volume = _evaluated(res, class_id, target, bindings, at, work.composed_from)
             if volume is None:
                 return None
             time_bindings: dict[str, Any] = {
@@ -282,7 +320,7 @@ def _dispatch_combine(
             if net is not None:
                 equation = "ll_time_tail"
                 time_bindings["BW_net"] = _spec(net)
-            time = evaluate_part(res, EP_CLASS, equation, time_bindings, at, work.composed_from)
+            time = _evaluated(res, EP_CLASS, equation, time_bindings, at, work.composed_from)
             if time is None:
                 return None
             found.append(

@@ -195,3 +195,25 @@ def test_a_dense_model_has_no_expert_parallelism(shipped: KnowledgeBase) -> None
 
     with pytest.raises(ScenarioError, match="dense"):
         outcome(Scenario("models/llama-3.1-70b", H100, 8, dp=8, ep=8, batch=8, context=8), shipped)
+
+
+def test_a_remembered_evaluation_gives_the_fresh_outcome(shipped: KnowledgeBase) -> None:
+    from kb.ledger.expert import EVALUATED
+
+    scenarios = [
+        Scenario(MIXTRAL, H100, 8, dp=8, ep=8, batch=64, input_tokens=2048, output_tokens=256),
+        Scenario(MIXTRAL, H100, 8, dp=4, tp=2, ep=8, batch=64, context=2304),
+        Scenario(MIXTRAL, H100, 8, dp=8, ep=4, batch=64, context=2304),
+    ]
+    fresh = []
+    for s in scenarios:
+        shipped.run.drop(EVALUATED)  # nothing remembered: every evaluation done again
+        fresh.append(outcome(s, shipped))
+    for s in scenarios:  # remember every evaluation of all three
+        outcome(s, shipped)
+    memo = shipped.run.kept(EVALUATED)
+    assert memo is not None
+    remembered = len(memo)
+    warm = [outcome(s, shipped) for s in scenarios]
+    assert len(memo) == remembered  # nothing evaluated anew: every value was remembered
+    assert warm == fresh
