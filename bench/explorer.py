@@ -1,7 +1,7 @@
 """The placement explorer's recompute time after a change, at desktop and phone width.
 
     python bench/explorer.py                 # build the test menus' site, then time it
-    python bench/explorer.py --site _site    # a site built by `kb build`
+    python bench/explorer.py --site _site    # a site built by `kb build --plans`
     python bench/explorer.py --cost          # also: CPU and bytes of kb plan's pass per model
 
 A change is one control set to another value (model, accelerator, node shape,
@@ -132,7 +132,7 @@ def main() -> None:
     from tests.site.explorer_site import MENUS
 
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--site", type=Path, help="a site built by kb build (its planner pages)")
+    parser.add_argument("--site", type=Path, help="a site built with kb build --plans")
     parser.add_argument("--cost", action="store_true", help="price each model's menus here")
     parser.add_argument("--full", action="store_true", help="--cost over kb build's menus")
     args = parser.parse_args()
@@ -140,7 +140,7 @@ def main() -> None:
     if args.cost:
         os.environ["KB_JOBS"] = "1"
         menus = DEFAULT_MENUS if args.full else MENUS
-        print(f"kb plan's pass per model ({'kb build' if args.full else 'test'} menus):")
+        print(f"kb plan's pass per model ({'kb build --plans' if args.full else 'test'} menus):")
         cost(menus)
     site = args.site if args.site is not None else _site(MENUS)
     time_changes(site)

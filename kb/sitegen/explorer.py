@@ -71,7 +71,7 @@ class Menus:
         return query == self.table_query(query.model, query.hardware, query.count, query.nodes)
 
 
-# `kb build`'s menus (on by default; `kb build --no-plans` leaves them out). Each question
+# `kb build --plans`'s menus. Each question
 # prices every mapping of its devices through the composed ledger: with the run's memo of
 # equation systems about 0.2 s of CPU per question of a dense 70B's pass, about 1 s of an
 # MoE model's (its EP mappings), so the batches are four, not the seven of a finer menu:
