@@ -30,11 +30,11 @@ from typing import Any
 import sympy as sp
 
 from kb.equations import codes
-from kb.equations.algebra import expand_definitions, number_text, rational_value
+from kb.equations.algebra import number_text, rational_value
 from kb.equations.bind import BindError, Bound, resolve
 from kb.equations.compose import compose
 from kb.equations.expr import to_text
-from kb.equations.system import System, build_system
+from kb.equations.system import System, system_of
 from kb.model import KnowledgeBase, Record
 from kb.quantities import DIMENSIONLESS, Unit, format_dims, multiply_dims
 
@@ -132,13 +132,13 @@ def evaluate(
     from kb.equations.validity import judge
 
     record = compose(kb, record).record  # `uses` equations resolved, as the engine checks them
-    system = build_system(record.data)
+    system = system_of(kb, record.data)
     name = target or _default_target(record, claim)
     plan = prepare(record, system, name, bindings, claim=claim, strict=True)
     symbol, expression, expanded, specs = plan.symbol, plan.expression, plan.expanded, plan.specs
     trail = [f"{symbol} = {plan.equation}"]
     if expanded != expression:
-        trail.append(f"  = {to_text(expanded)}")
+        trail.append(f"  = {system.text(expanded)}")
     values = {}
     for free in sorted(expanded.free_symbols, key=lambda s: s.name):
         if free.name in specs:  # a wrong input is a usage error before a missing one
@@ -281,7 +281,7 @@ def prepare(
     definitions = system.definitions()
     if strict:  # an unset symbol is named itself, not through its definition's inputs
         keep |= _unsettled(expression, definitions, keep)
-    expanded = expand_definitions(expression, definitions, keep)
+    expanded = system.expand(expression, keep)
     return Prepared(symbol, expression, expanded, equation, specs)
 
 

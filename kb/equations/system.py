@@ -1,11 +1,23 @@
-"""A record's equation system: its declared symbols and its parsed, dimension-checked equations."""
+"""A record's equation system: its declared symbols and its parsed, dimension-checked equations.
+
+`build_system(data)` builds it from a record's `symbols` and `equations`.
+`system_of(kb, data)` is the same System, built once per run for each distinct
+text: the composed ledger and the planner evaluate the same flop classes for every
+scenario they price (kb.ledger.workload, kb.equations.evaluate), and building
+their systems again was most of a scenario's cost. The memo (`Systems`) is kept in
+the run context (`kb.run`, under SYSTEMS), keyed by a hash of the (symbols,
+equations) text, never by object identity, so an edited record is a new key; each
+caller gets its own copy (System's lists are extended by the later steps), and a
+system whose build a budget stopped is never kept.
+"""
 
 from __future__ import annotations
 
 import ast
-from collections.abc import Mapping
+import hashlib
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import sympy as sp
 
@@ -22,6 +34,10 @@ from kb.equations.expr import (
 from kb.equations.results import CONSISTENT, INVALID, Item
 from kb.findings import pointer_join
 from kb.quantities import Dims, Unit, UnitError, format_dims, parse_unit
+from kb.run import Kept
+
+if TYPE_CHECKING:
+    from kb.model import KnowledgeBase
 
 
 @dataclass
@@ -32,6 +48,8 @@ class System(ClaimSink):
     units: dict[str, Unit] = field(default_factory=dict)
     equations: dict[str, ParsedEquation] = field(default_factory=dict)
     failed: set[str] = field(default_factory=set)
+    # What was derived from the equations (definitions, expansions): see `_remember`.
+    derived: dict[tuple[Any, ...], Any] = field(default_factory=dict, repr=False, compare=False)
 
     @property
     def dims(self) -> dict[str, Dims]:
@@ -72,12 +90,57 @@ class System(ClaimSink):
 
     def definitions(self) -> dict[sp.Symbol, sp.Expr]:
         """Symbols defined by exactly one equation `symbol = expression`."""
+        return dict(self._remember(("definitions",), self._definitions))
+
+    def _definitions(self) -> dict[sp.Symbol, sp.Expr]:
         seen: dict[sp.Symbol, list[sp.Expr]] = {}
         for equation in self.equations.values():
             lhs = equation.lhs.value
             if isinstance(lhs, sp.Symbol) and lhs not in equation.rhs.value.free_symbols:
                 seen.setdefault(lhs, []).append(equation.rhs.value)
         return {symbol: found[0] for symbol, found in seen.items() if len(found) == 1}
+
+    def expand(self, expression: sp.Expr, keep: Iterable[sp.Symbol] = ()) -> sp.Expr:
+        """`algebra.expand_definitions(expression, self.definitions(), keep)`, remembered."""
+        from kb.equations.algebra import expand_definitions
+
+        kept = frozenset(keep)
+        return self._remember(
+            ("expand", expression, kept),
+            lambda: expand_definitions(expression, self.definitions(), kept),
+        )
+
+    def text(self, expression: sp.Expr) -> str:
+        """`expr.to_text(expression)`, remembered (an expansion's text, shown in a trail)."""
+        from kb.equations.expr import to_text
+
+        return str(self._remember(("text", expression), lambda: to_text(expression)))
+
+    def _remember(self, key: tuple[Any, ...], build: Callable[[], Any]) -> Any:
+        """What `build` gives for this system's equations, kept in `derived` while they hold.
+
+        Copies of one memoized system (`system_of`) share `derived`, so what one scenario
+        derived another reuses; an entry holds the equations it was derived from, and is
+        used only while the system holds the very same ones (a changed system derives anew).
+        """
+        stamp = tuple(self.equations.items())
+        found = self.derived.get(key)
+        if found is not None and _same(found[0], stamp):
+            return found[1]
+        value = build()
+        if len(self.derived) >= MAX_DERIVED:
+            self.derived.clear()
+        self.derived[key] = (stamp, value)
+        return value
+
+
+MAX_DERIVED = 512  # what one system remembers (dropped whole past it)
+
+
+def _same(a: tuple[tuple[str, Any], ...], b: tuple[tuple[str, Any], ...]) -> bool:
+    if len(a) != len(b):
+        return False
+    return all(x[0] == y[0] and x[1] is y[1] for x, y in zip(a, b, strict=True))
 
 
 def build_system(data: Mapping[str, Any]) -> System:
@@ -90,6 +153,74 @@ def build_system(data: Mapping[str, Any]) -> System:
             _add_equation(system, str(eq_id), spec)
         check_restatements(system, equations)
     return system
+
+
+MAX_SYSTEMS = 1024  # distinct texts a run keeps (the memo is dropped whole past it)
+
+
+def system_key(data: Mapping[str, Any]) -> str | None:
+    """The content key of `data`'s system: a hash of its (symbols, equations) text.
+
+    None when the text cannot be repr'd (a nesting too deep): such a record is built
+    every time.
+    """
+    try:
+        text = repr((data.get("symbols"), data.get("equations")))
+    except Exception:  # a nesting too deep for repr: built every time
+        return None
+    return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
+
+
+class Systems:
+    """One run's memo of built systems by content key; `built` and `reused` count its use."""
+
+    def __init__(self) -> None:
+        self.known: dict[str, System] = {}
+        self.built = 0
+        self.reused = 0
+
+    def of(self, data: Mapping[str, Any]) -> System:
+        """A fresh copy of the System of `data`, built once per distinct text."""
+        from kb.equations.timeout import budgets_stopped
+
+        key = system_key(data)
+        known = self.known.get(key) if key is not None else None
+        if known is None:
+            before = budgets_stopped()
+            known = build_system(data)
+            self.built += 1
+            if key is not None and budgets_stopped() == before:
+                if len(self.known) >= MAX_SYSTEMS:
+                    self.known.clear()
+                self.known[key] = known
+        else:
+            self.reused += 1
+        return copy_system(known)
+
+
+SYSTEMS: Kept[Systems] = Kept("equation systems by their text")
+
+
+def system_of(kb: KnowledgeBase, data: Mapping[str, Any]) -> System:
+    """`build_system(data)`, memoized for the run of `kb` (see the module docstring)."""
+    return kb.run.once(SYSTEMS, Systems).of(data)
+
+
+def copy_system(system: System) -> System:
+    """A copy whose containers are its own (the symbols and parsed equations are immutable).
+
+    The copies share `derived`: an entry is used only while the copy holds the very
+    equations it was derived from.
+    """
+    return System(
+        symbols=dict(system.symbols),
+        units=dict(system.units),
+        issues=list(system.issues),
+        items=list(system.items),
+        equations=dict(system.equations),
+        failed=set(system.failed),
+        derived=system.derived,  # shared: each entry is checked against the equations
+    )
 
 
 def _declare_symbols(system: System, symbols: Any) -> None:

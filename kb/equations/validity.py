@@ -26,7 +26,7 @@ from typing import Any
 
 import sympy as sp
 
-from kb.equations.algebra import expand_definitions, number_text
+from kb.equations.algebra import number_text
 from kb.equations.expr import ExpressionError, parse_expression
 from kb.equations.system import System
 
@@ -119,4 +119,4 @@ def _shown(condition: Mapping[str, Any], op: str) -> str:
 def _expanded(text: str, system: System, values: Mapping[sp.Symbol, sp.Expr]) -> sp.Expr:
     parsed = parse_expression(text, system.symbols)
     keep = set(values)
-    return expand_definitions(parsed.value, system.definitions(), keep)
+    return system.expand(parsed.value, keep)

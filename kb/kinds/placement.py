@@ -78,11 +78,12 @@ class MeasuredTermView:
 
 @dataclass(frozen=True)
 class Degrees:
-    """How one option maps the model (`degrees`): tensor, pipeline and data parallel."""
+    """How one option maps the model (`degrees`): tensor, pipeline, data and expert parallel."""
 
     tp: int
     pp: int
     dp: int
+    ep: int = 1  # routed experts over ep of the tp*dp ranks of a stage (kb.ledger.expert)
 
     @property
     def devices(self) -> int:
@@ -98,6 +99,15 @@ class Collective:
     cuda_graphs: bool | None
     receipt: str | None
     link_latency: FigureNode | None
+
+
+@dataclass(frozen=True)
+class ExpertLinks:
+    """The links of an option's expert-parallel dispatch and combine (`ep_collective`)."""
+
+    link: str  # inside a node
+    inter_link: str | None  # between nodes
+    ranks_per_node: int
 
 
 @dataclass(frozen=True)
@@ -122,6 +132,7 @@ class Option:
     tp_collective: Collective | None = None
     stage_link: Collective | None = None  # pp > 1: the link between consecutive stages
     measured_terms: tuple[tuple[str, MeasuredTermView], ...] = ()  # row -> measured value
+    ep_collective: ExpertLinks | None = None  # ep > 1: the dispatch and combine's links
 
 
 @dataclass(frozen=True)
@@ -217,7 +228,13 @@ def _workload(node: Mapping[str, Any] | None) -> WorkloadView | None:
 def _degrees(node: Mapping[str, Any] | None) -> Degrees | None:
     if node is None:
         return None
-    return Degrees(node.get("tp", 1), node.get("pp", 1), node.get("dp", 1))
+    return Degrees(node.get("tp", 1), node.get("pp", 1), node.get("dp", 1), node.get("ep", 1))
+
+
+def _expert_links(node: Mapping[str, Any] | None) -> ExpertLinks | None:
+    if node is None:
+        return None
+    return ExpertLinks(str(node["link"]), node.get("inter_link"), int(node["ranks_per_node"]))
 
 
 def _collective(node: Mapping[str, Any] | None) -> Collective | None:
@@ -256,6 +273,7 @@ def option(node: Mapping[str, Any]) -> Option:
         degrees=_degrees(node.get("degrees")),
         tp_collective=_collective(node.get("tp_collective")),
         stage_link=_collective(node.get("stage_link")),
+        ep_collective=_expert_links(node.get("ep_collective")),
         measured_terms=tuple(
             (str(name), MeasuredTermView(term["time"], str(term["receipt"]), term.get("rel_tol")))
             for name, term in node.get("measured_terms", {}).items()

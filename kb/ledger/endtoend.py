@@ -269,10 +269,6 @@ def conditions(
     if kv is None:
         kv = decl.kv_precision
         assumed.append(f"KV cache {kv} (not stated)")
-    if ep > 1:
-        raise _NotEvaluable(
-            f"ep = {ep}: expert parallelism and its dispatch/combine are not composed yet"
-        )
     graphs = row.get("cuda_graphs")
     stock = not _engine_measured_on(kb, str(engine), str(hardware))
     if stock:

@@ -36,6 +36,7 @@ from fractions import Fraction
 from kb.findings import pointer_join
 from kb.kinds import views
 from kb.kinds.placement import EnvelopeView, Option, Placement
+from kb.ledger.expert import PREFILL_NAMES as EP_PREFILL
 from kb.ledger.quantities import Figure, QuantityError
 from kb.ledger.reader import FAILS_SCHEMA, DeviceGroup, Gap, InputReader, Overhead
 from kb.ledger.reader import one as _one
@@ -165,6 +166,9 @@ def _option(
             return None
         derived, made = composed
         for transfer in made:
+            if isinstance(transfer, TransferSpec):  # priced already (kb.ledger.expert)
+                (prefill if transfer.name in EP_PREFILL else transfers).append(transfer)
+                continue
             at = "tp_collective" if transfer.pattern == "all-reduce" else "stage_link"
             spec = resolve_transfer(res, transfer, pointer_join(pointer, at), batch, hardware)
             (prefill if transfer.name in (PREFILL, PREFILL_SEND) else transfers).append(spec)

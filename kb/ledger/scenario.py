@@ -45,8 +45,14 @@ What the scenario fixes, and where each value comes from:
 Errors in the question itself (an unknown id, a record of another kind, degrees that
 do not multiply to the count, a TP group across nodes with no `inter_link`, a
 non-positive size) raise `ScenarioError` in kb's words; inputs kb cannot price (a
-gap of the composed ledger, expert parallelism, which is not composed yet) are the
-Outcome's `problems`, and the figures they block are None.
+gap of the composed ledger) are the Outcome's `problems`, and the figures they block
+are None.
+
+Expert parallelism (ep > 1, an MoE model): the routed experts over ep of the tp*dp
+ranks of a stage and the dispatch/combine of every MoE layer, priced by
+kb.ledger.expert from flops/moe-ep-nvlink-rdma-decode (same-node copies over the
+intra-node link, the others over `inter_link` when an expert-parallel group spans
+nodes).
 """
 
 from __future__ import annotations
@@ -57,6 +63,7 @@ from dataclasses import dataclass
 from fractions import Fraction
 from typing import Any
 
+from kb.ledger.expert import EP_BASE, EP_CLASS
 from kb.ledger.workload import KV_CLASS, MOE_CLASS, RIDGE_CLASS, TP_CLASS, WEIGHT_CLASS
 from kb.model import KnowledgeBase, Record
 
@@ -149,7 +156,7 @@ def outcome(scenario: Scenario, kb: KnowledgeBase) -> Outcome:
 
     record = scenario_record(scenario, kb)
     spec = resolve_view(placement(record), record, kb)
-    problems = list(_ep_problem(scenario))
+    problems: list[str] = []
     priced = True
     if isinstance(spec, Unresolved) or spec.gaps:
         for gap in spec.gaps:  # one line per cause (a decode and a prefill transfer share one)
@@ -180,7 +187,7 @@ def outcome(scenario: Scenario, kb: KnowledgeBase) -> Outcome:
         energy_per_token=None,
     )
     ledger = side.ledger
-    if ledger is None or scenario.ep > 1 or not priced:
+    if ledger is None or not priced:
         return Outcome(
             **base,  # type: ignore[arg-type]
             ttft=None,
@@ -273,15 +280,6 @@ def _unpriced(scenario: Scenario, problems: tuple[str, ...]) -> Outcome:
     )
 
 
-def _ep_problem(scenario: Scenario) -> tuple[str, ...]:
-    if scenario.ep == 1:
-        return ()
-    return (
-        f"ep = {scenario.ep}: expert parallelism and its dispatch/combine are not composed "
-        "yet, so no time is given; feasibility counts the weights over tp*pp",
-    )
-
-
 # ---- the question, checked, then written as a placement --------------------------------
 
 
@@ -331,6 +329,12 @@ def _check(s: Scenario, kb: KnowledgeBase) -> None:
         )
     if s.count % s.nodes:
         raise ScenarioError(f"{s.count} devices do not split evenly over {s.nodes} nodes")
+    model = kb.get(s.model)
+    if s.ep > 1 and model is not None and model.get("architecture") != "moe":
+        raise ScenarioError(
+            f"ep = {s.ep}: {s.model} is dense; expert parallelism applies only to a "
+            "mixture-of-experts model"
+        )
     if s.batch % s.dp:
         raise ScenarioError(f"the batch {s.batch} does not split evenly over dp = {s.dp} replicas")
     per_node = s.count // s.nodes
@@ -549,6 +553,8 @@ def placement_data(s: Scenario, kb: KnowledgeBase) -> dict[str, Any]:
     model = kb.get(s.model)
     moe = model is not None and model.get("architecture") == "moe"
     composed = [WEIGHT_CLASS, KV_CLASS, TP_CLASS, RIDGE_CLASS] + ([MOE_CLASS] if moe else [])
+    if s.ep > 1:
+        composed += [EP_CLASS, EP_BASE]
     w_b, kv_b = PRECISION_BYTES[s.weight_precision], PRECISION_BYTES[s.kv_precision]
     workload: dict[str, Any] = {
         "composed_from": composed,
@@ -577,7 +583,7 @@ def placement_data(s: Scenario, kb: KnowledgeBase) -> dict[str, Any]:
     option: dict[str, Any] = {
         "name": "scenario",
         "devices": [{"name": "device", "hardware": s.hardware, "count": s.count}],
-        "degrees": {"tp": s.tp, "pp": s.pp, "dp": s.dp},
+        "degrees": {"tp": s.tp, "pp": s.pp, "dp": s.dp, **({"ep": s.ep} if s.ep > 1 else {})},
         "useful": {
             "rate": f"{s.hardware}#memory.bandwidth",
             "compute_rate": compute_rate(s, kb),
@@ -588,6 +594,12 @@ def placement_data(s: Scenario, kb: KnowledgeBase) -> dict[str, Any]:
         latency = s.inter_latency if tp_across else s.intra_latency
         assert link is not None  # _check: a TP group across nodes names inter_link
         option["tp_collective"] = _collective(s, kb, link, latency, pin=not tp_across)
+    if s.ep > 1:  # the dispatch/combine: same-node copies over intra, the others over inter
+        option["ep_collective"] = {
+            "link": intra,
+            "ranks_per_node": per_node,
+            **({"inter_link": s.inter_link} if s.inter_link is not None else {}),
+        }
     if s.pp > 1:
         link = s.inter_link if pp_across else intra
         latency = s.inter_latency if pp_across else s.intra_latency

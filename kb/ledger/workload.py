@@ -45,6 +45,7 @@ from kb.ledger.quantities import Figure, QuantityError, unit_scale
 if TYPE_CHECKING:
     from kb.ledger.paging import Paging
     from kb.ledger.reader import InputReader
+    from kb.ledger.transfers import TransferSpec
 
 WEIGHT_CLASS = "flops/decode-weight-read"
 KV_CLASS = "flops/decode-kv-cache-read"
@@ -115,7 +116,7 @@ def prepared_models(
     """Equations of one class as kb's evaluator prepares them, each over the terms it binds."""
     from kb.equations.compose import compose
     from kb.equations.evaluate import EvaluationError, prepare
-    from kb.equations.system import build_system
+    from kb.equations.system import system_of
 
     record = res.readable(class_id)
     if record is None:
@@ -124,7 +125,7 @@ def prepared_models(
         )
         return None
     composed = compose(res.kb, record).record
-    system = build_system(composed.data)
+    system = system_of(res.kb, composed.data)
     models = []
     for equation, terms in wanted:
         try:
@@ -491,8 +492,11 @@ def derive_option(
     pointer: str,
     devices: int,
     batch: int,
-) -> tuple[Derived, tuple[Transfer, ...]] | None:
+) -> tuple[Derived, tuple[Transfer | TransferSpec, ...]] | None:
     """The derived state and step parts of one option, and its derived transfers.
+
+    With ep > 1 the expert weights, their read and the dispatch/combine (already priced,
+    TransferSpecs) come from kb.ledger.expert.
 
     The transfers: the tensor-parallel all-reduces (tp > 1) and the pipeline stage
     sends (pp > 1). A decode step's batch is one microbatch: a token passes the pp
@@ -561,7 +565,15 @@ def derive_option(
     if kv is None or t_w is None:
         return None
     moe_read = prefill_read = None
-    if work.model.architecture == "moe" and MOE_CLASS in work.composed_from:
+    expert = None
+    if deg.ep > 1:  # the experts over ep ranks, and their dispatch/combine (kb.ledger.expert)
+        from kb.ledger.expert import expert_option
+
+        expert = expert_option(res, work, option, batch, pointer)
+        if expert is None:
+            return None
+        weights, t_w = expert.weights, expert.weight_read
+    elif work.model.architecture == "moe" and MOE_CLASS in work.composed_from:
         moe_read = _moe_weight_read(res, work, option, batch, pointer)
         if moe_read is None:
             return None
@@ -614,7 +626,7 @@ def derive_option(
         t_kv,
         overhead,
         work.per_layer_overhead,
-        work.model.architecture == "moe" and moe_read is None,
+        work.model.architecture == "moe" and moe_read is None and expert is None,
         work.overhead_note,
         math,
         work.model.layers,
@@ -624,7 +636,7 @@ def derive_option(
         attention,
         prefill_read,
     )
-    transfers: list[Transfer] = []
+    transfers: list[Transfer | TransferSpec] = list(expert.transfers if expert else ())
     if deg.tp > 1:
         tp = _tp_transfer(res, work, option, pointer)
         if tp is None:

@@ -318,9 +318,6 @@ def plan(
         values = values_of(p, o)
         status = status_of(o)
         problems = tuple(o.problems)
-        if p.ep > 1:  # not composed: its feasibility would count every expert on every rank
-            status = "unpriced"
-            problems = tuple(x for x in problems if x.startswith("ep =")) or problems
         options.append(
             Option(
                 p,

@@ -71,9 +71,11 @@ class Menus:
         return query == self.table_query(query.model, query.hardware, query.count, query.nodes)
 
 
-# `kb build`'s menus. Each question prices every mapping of its devices through the
-# composed ledger (about 0.4 s for 8 devices, 0.8 s for 16 on this machine's CPU), so
-# the batches are four, not the seven of a finer menu: BENCHMARKS.md, bench/explorer.py.
+# `kb build --plans`'s menus. Each question
+# prices every mapping of its devices through the composed ledger: with the run's memo of
+# equation systems about 0.2 s of CPU per question of a dense 70B's pass, about 1 s of an
+# MoE model's (its EP mappings), so the batches are four, not the seven of a finer menu:
+# bench/explorer.py --cost --full prints each model's pass.
 DEFAULT_MENUS = Menus()
 
 # The figures the page shows, in order: the plan.v1 `values` keys and their labels.

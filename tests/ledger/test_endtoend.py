@@ -151,9 +151,12 @@ def test_a_row_without_a_condition_says_why(shipped: KnowledgeBase, drop: str, w
     assert found.predicted is None
 
 
-def test_expert_parallelism_is_not_evaluable_not_contradicted(results: list[RowResult]) -> None:
-    ep = [r for r in results if r.reason.startswith("ep = ")]
-    assert ep and all(r.state == NOT_EVALUABLE for r in ep)
+def test_expert_parallel_rows_are_priced_by_the_composed_ledger(results: list[RowResult]) -> None:
+    """EP is composed (kb/ledger/expert.py): its rows are judged, none refused for being EP."""
+    ep = [r for r in results if (r.conditions or {}).get("ep", 1) > 1]
+    assert ep and not [r for r in ep if "expert parallelism" in r.reason]
+    judged = [r for r in ep if r.validation]
+    assert judged and any(r.predicted is not None for r in judged)
 
 
 def test_percent_is_exact_to_a_tenth() -> None:

@@ -203,7 +203,8 @@ def test_a_malformed_question_is_refused_in_words(
     assert words in str(caught.value)
 
 
-def test_expert_parallelism_is_a_problem_not_a_guess(shipped: KnowledgeBase) -> None:
+def test_expert_parallelism_is_priced_by_the_composed_ledger(shipped: KnowledgeBase) -> None:
+    """EP's dispatch/combine are composed (kb.ledger.expert, tests/ledger/test_expert.py)."""
     (result,) = evaluate(
         [
             Scenario(
@@ -218,8 +219,8 @@ def test_expert_parallelism_is_a_problem_not_a_guess(shipped: KnowledgeBase) -> 
         ],
         shipped,
     )
-    assert result.fits and result.tpot is None
-    assert any("expert parallelism" in p for p in result.problems)
+    assert result.fits and result.tpot is not None, result.problems
+    assert not result.problems
 
 
 IDS = st.sampled_from(

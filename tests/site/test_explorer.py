@@ -130,8 +130,13 @@ def test_record_pages_link_the_tables_of_what_was_planned(site: tuple[Path, Path
     _, out = site
     model_page = (out / urls.record_page(LLAMA)).read_text(encoding="utf-8")
     assert f'class="plan-link" href="../../{urls.plan_model(LLAMA)}"' in model_page
+    # at the top: under the title, before the record's identifiers and its headline results
+    link = model_page.index('class="plan-link"')
+    assert model_page.index("</h1>") < link < model_page.index('class="record-id"')
+    assert f'href="../../{urls.EXPLORE}">explore placements</a>' in model_page
     hw_page = (out / urls.record_page(H100)).read_text(encoding="utf-8")
     assert f'href="../../{urls.plan_hardware(H100)}"' in hw_page
+    assert hw_page.index('class="plan-link"') < hw_page.index('class="record-id"')
     other = (out / urls.record_page("models/llama-2-7b")).read_text(encoding="utf-8")
     assert 'class="plan-link"' not in other  # not in the menus: no table to link
     assert f'href="{urls.EXPLORE}">explorer</a>' in (out / urls.HOME).read_text(encoding="utf-8")

@@ -1,0 +1,49 @@
+"""`kb build --plans` writes the planner's pages; without it (the default) they are left out.
+
+The default is off: a cold build of the shipped tree costs some 20 times the CPU with
+them (CHANGELOG, session 12).
+
+The site builder is replaced by a recorder, so the test reads what the command asks
+of it (the menus, or None) without pricing the menus: the pages themselves are
+tests/site/test_explorer.py's.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from types import SimpleNamespace
+from typing import Any
+
+import pytest
+from click.testing import CliRunner
+
+from kb.cli import cli
+from kb.sitegen.explorer import DEFAULT_MENUS
+
+ROOT = Path(__file__).resolve().parents[2] / "records"
+
+
+def asked(monkeypatch: pytest.MonkeyPatch, tmp_path: Path, *extra: str) -> Any:
+    import kb.sitegen.build
+
+    seen: list[Any] = []
+
+    def recorder(kb: Any, out: Path, **kwargs: Any) -> Any:
+        seen.append(kwargs.get("plans"))
+        return SimpleNamespace(rendered=[], written=[], kept=[])
+
+    monkeypatch.setattr(kb.sitegen.build, "build", recorder)
+    out = tmp_path / "site"
+    result = CliRunner().invoke(cli, ["build", "--root", str(ROOT), "--out", str(out), *extra])
+    assert result.exit_code == 0, result.output
+    assert len(seen) == 1
+    return seen[0]
+
+
+def test_plans_asks_for_the_default_menus(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    assert asked(monkeypatch, tmp_path, "--plans") is DEFAULT_MENUS
+
+
+def test_the_planner_is_off_by_default(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    assert asked(monkeypatch, tmp_path) is None
+    assert asked(monkeypatch, tmp_path, "--no-plans") is None
