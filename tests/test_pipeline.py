@@ -242,8 +242,8 @@ def test_a_frozen_knowledge_base_answers_as_an_unfrozen_one_and_refuses_records(
 def test_rules_beside_the_equations_in_a_child_find_what_one_process_finds(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """The whole-tree rules and the record cache's save run in a forked child (kb.workers
-    .beside) when a CPU is free: same findings, and the child's save serves the next run."""
+    """The schema stage and the whole-tree rules run in a forked child (kb.workers.beside)
+    when a CPU is free: same findings, and the cache saved after them serves the next run."""
     from kb.recordcache import RecordCache
     from kb.store import cache_dir
     from tests.conftest import shipped_copy_with_broken_h100
