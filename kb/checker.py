@@ -48,7 +48,7 @@ from kb.rules import all_rules
 from kb.rules._base import Rule, finding_of, rule_stage
 from kb.rules._prose import TEMPLATES
 from kb.run import RunContext
-from kb.store import cache_dir
+from kb.store import cache_dir, root_salt
 from kb.workers import beside, map_forked
 
 # Fewer records in focus than this: the rules run after the equations stage, in this
@@ -78,8 +78,8 @@ def check_everything(
 
 
 def open_cache(root: Path, salt_value: str | None = None) -> RecordCache:
-    """The per-file result cache of this records tree (see kb.recordcache)."""
-    return RecordCache(cache_dir(root), salt_value or fingerprint.salt())
+    """The per-file result cache of this records tree (see kb.recordcache), keyed by its root."""
+    return RecordCache(cache_dir(root), root_salt(salt_value or fingerprint.salt(), root))
 
 
 def build_knowledge_base(

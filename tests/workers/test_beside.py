@@ -106,8 +106,6 @@ def test_a_full_run_saves_the_record_cache_in_this_process(
 
     from kb import checker
     from kb.api import validate
-    from kb.recordcache import RecordCache
-    from kb.store import cache_dir
     from tests.conftest import SHIPPED_RECORDS
 
     shutil.copytree(SHIPPED_RECORDS, tmp_path / "records")
@@ -115,7 +113,7 @@ def test_a_full_run_saves_the_record_cache_in_this_process(
     monkeypatch.setenv("KB_JOBS", "2")
     monkeypatch.setenv("KB_CACHE_DIR", str(tmp_path / "cache"))
     first = validate(tmp_path / "records", remember=False).findings
-    saved = RecordCache(cache_dir(tmp_path / "records"), checker.fingerprint.salt())
+    saved = checker.open_cache(tmp_path / "records")
     files = list((tmp_path / "records").rglob("*.yaml"))
     assert len(saved.store.keys()) == len(files)
     # every entry is complete, the schema verdicts the child computed included
