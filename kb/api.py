@@ -36,7 +36,6 @@ from kb.gcpause import paused_during
 from kb.reads import CHECKED_FILES, checked_paths, file_nodes, scope
 from kb.run import RunStats
 from kb.snapshot import FileState
-from kb.workers import joined
 
 if TYPE_CHECKING:
     from kb.model import KnowledgeBase
@@ -92,7 +91,6 @@ def open_kb(
 
 
 @paused_during
-@joined()
 def validate(
     root: Path,
     paths: Sequence[Path] = (),

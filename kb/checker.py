@@ -11,8 +11,8 @@
 - equations stage (kb.equations.engine): one analysis of every equation and claim.
 - rules: the catalogue in code order; rules that own a stage's codes forward them.
   The schema stage and the whole-tree rules that do not read the equations stage run
-  beside it, in a forked child when a CPU is free (kb.workers.beside), then the
-  record cache's save.
+  beside it, in a forked child when a CPU is free (kb.workers.beside); this process
+  keeps the child's new schema verdicts in the record cache, which the caller saves.
 - waivers: findings a record waives are dropped; then the late rules (STAGE = "late"),
   which read which waivers were used and which codes exist, run last.
 - locate: JSON pointers become line:col, reading only files that have findings.
@@ -29,7 +29,7 @@ runs the same stages on part of the tree).
 from __future__ import annotations
 
 import functools
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 
 from kb import fingerprint, overlay, progress
@@ -48,8 +48,8 @@ from kb.rules import all_rules
 from kb.rules._base import Rule, finding_of, rule_stage
 from kb.rules._prose import TEMPLATES
 from kb.run import RunContext
-from kb.store import cache_dir
-from kb.workers import beside, map_forked, meanwhile
+from kb.store import cache_dir, root_salt
+from kb.workers import beside, map_forked
 
 # Fewer records in focus than this: the rules run after the equations stage, in this
 # process (one hot change at 10,000 records re-checks ~1,100: forking cost it 7% of CPU).
@@ -68,17 +68,18 @@ def check_everything(
     """Every record checked, stage by stage; the located findings (unsorted, unfiltered).
 
     load -> per-file stage (build_knowledge_base) -> schema -> equations -> rules ->
-    waivers -> waiver rules (run_rules) -> locate; the record cache is saved (beside
-    the equations stage: it holds nothing that stage or a later one computes).
+    waivers -> waiver rules (run_rules) -> locate; then the record cache is saved,
+    here, once every stage that fills it has run.
     """
     kb = build_knowledge_base(root, base, cache)
-    findings = locate_stage(run_rules(kb, cache, then=cache.save))
+    findings = locate_stage(run_rules(kb, cache))
+    cache.save()
     return kb, findings
 
 
 def open_cache(root: Path, salt_value: str | None = None) -> RecordCache:
-    """The per-file result cache of this records tree (see kb.recordcache)."""
-    return RecordCache(cache_dir(root), salt_value or fingerprint.salt())
+    """The per-file result cache of this records tree (see kb.recordcache), keyed by its root."""
+    return RecordCache(cache_dir(root), root_salt(salt_value or fingerprint.salt(), root))
 
 
 def build_knowledge_base(
@@ -114,8 +115,8 @@ def load_stage(
     Each file parsed in this run is also checked on its own right after its parse, in
     the same worker (`checked_alone`: the per-file stage's work, done in one pass).
     """
-    with meanwhile(_warm_up):  # while the workers parse, if any do
-        loaded = load_files(root, paths, cache, listed, checked_alone, digests)
+    # _warm_up: while the workers parse, if any do
+    loaded = load_files(root, paths, cache, listed, checked_alone, digests, _warm_up)
     if cache is not None:
         for item in loaded:
             if item.fresh:
@@ -266,8 +267,16 @@ def after_schema(rule: Rule) -> bool:
 
 
 @progress.stage("schema", counts="first")
-def schema_stage(kb: KnowledgeBase, cache: RecordCache | None = None) -> list[Finding]:
-    """The schema findings of every record, from `cache` for files it knows."""
+def schema_stage(
+    kb: KnowledgeBase,
+    cache: RecordCache | None = None,
+    fresh: dict[str, list[Finding]] | None = None,
+) -> list[Finding]:
+    """The schema findings of every record, from `cache` for files it knows.
+
+    The verdicts computed here go into `cache`, and into `fresh` (by cache key) when
+    given: run in a forked child (run_rules), the child's cache is not the parent's.
+    """
     from kb.schema import validate_record  # local: jsonschema loads only when checking
 
     findings: list[Finding] = []
@@ -282,6 +291,8 @@ def schema_stage(kb: KnowledgeBase, cache: RecordCache | None = None) -> list[Fi
             known = [finding_of(problem) for problem in validate_record(record)]
             if cache is not None:
                 cache.put_schema(key, known)
+            if fresh is not None:
+                fresh[key] = known
         findings.extend(known)
     kb.run.schema = findings
     return findings
@@ -295,36 +306,37 @@ def equations_stage(kb: KnowledgeBase) -> None:
     analyse(kb)
 
 
-def run_rules(
-    kb: KnowledgeBase, cache: RecordCache | None, then: Callable[[], object] | None = None
-) -> list[Finding]:
+def run_rules(kb: KnowledgeBase, cache: RecordCache | None) -> list[Finding]:
     """The stages after the per-file one: schema, equations, rules, waivers, waiver rules.
 
-    The whole-tree rules that do not read the equations stage run beside it (in a
-    forked child when a CPU is free and the tree is big: kb.workers.beside), and
-    after them `then`, work that needs only the stages before the equations (the
-    record cache's save: check_everything). `then` has run when this returns. The
-    schema stage (its verdicts from and into `cache`) runs beside the equations too
-    when `then` saves the cache (its verdicts reach the record cache in the child);
-    else here, first.
+    The schema stage and the whole-tree rules that do not read the equations stage
+    run beside it (in a forked child when a CPU is free and the tree is big:
+    kb.workers.beside); the schema verdicts the child computed are put into `cache`
+    here (the caller saves it).
     """
     use_run_budget(kb.run.budget)  # the ledger's checks (beside) and the engine's spend it
-    if then is None:
-        schema_stage(kb, cache)  # the caller saves the record cache: it must hold the verdicts
     worth_it = sum(kb.in_focus(record) for record in kb) >= BESIDE_MIN_RECORDS
-    with beside(lambda: _before_equations(kb, cache), then, worth_it) as others:
+    with beside(lambda: _before_equations(kb, cache), worth_it) as others:
         equations_stage(kb)
-        kb.run.schema, found = others.result()  # the child's schema stage, if it ran there
+        kb.run.schema, fresh, found = others.result()  # the child's schema stage, if it ran there
+        if cache is not None:
+            for key, verdict in fresh.items():
+                cache.put_schema(key, verdict)
         findings = rules_stage(kb, found)
     return waivers_stage(kb, findings) + waiver_rules_stage(kb)
 
 
 def _before_equations(
     kb: KnowledgeBase, cache: RecordCache | None
-) -> tuple[list[Finding], dict[str, list[Finding]]]:
-    """The schema stage's findings, and those of the rules that run beside the equations."""
-    schema = kb.run.schema if kb.run.schema is not None else schema_stage(kb, cache)
-    return schema, {rule.CODE: list(rule.check(kb)) for rule in _beside_equations()}
+) -> tuple[list[Finding], dict[str, list[Finding]], dict[str, list[Finding]]]:
+    """What runs beside the equations stage: the schema stage and the rules that do not read it.
+
+    Returns the schema findings, the verdicts computed now (by cache key) and the
+    rules' findings (by code).
+    """
+    fresh: dict[str, list[Finding]] = {}
+    schema = kb.run.schema if kb.run.schema is not None else schema_stage(kb, cache, fresh)
+    return schema, fresh, {rule.CODE: list(rule.check(kb)) for rule in _beside_equations()}
 
 
 @progress.stage("rules", counts="first")

@@ -80,6 +80,7 @@ def load_files(
     listed: bool = False,
     alongside: Callable[[Record], Any] | None = None,
     digests: Mapping[str, str] | None = None,
+    meanwhile: Callable[[], object] | None = None,
 ) -> list[Loaded]:
     """Read and parse every record file under `root` (or only `paths`), in walk order.
 
@@ -91,7 +92,8 @@ def load_files(
     (the checker's per-file stage: one pass over the files, one pickling of results).
     `digests`: the content hashes of files already known this run, by display path
     (kb.incremental's, from the snapshot for a trusted stat): a file the cache knows
-    under its hash is not read again.
+    under its hash is not read again. `meanwhile`: work this process does while workers
+    parse, if they do (kb.workers.map_forked).
     """
     identities = _Identities(root)
     chosen = list(paths or ()) if listed else record_files(root, paths)
@@ -102,7 +104,8 @@ def load_files(
     for item in files:
         if item.result is not None and item.result[0] is not None:  # the cache answered
             item.identity = identities(item.path, item.real)
-    _parse_all([item for item in files if item.result is None], alongside, identities, cache)
+    todo = [item for item in files if item.result is None]
+    _parse_all(todo, alongside, identities, cache, meanwhile)
     loaded = []
     for item in files:
         data, problems = item.result  # type: ignore[misc]
@@ -277,6 +280,7 @@ def _parse_all(
     alongside: Callable[[Record], Any] | None,
     identities: _Identities,
     cache: RecordCache | None,
+    meanwhile: Callable[[], object] | None = None,
 ) -> None:
     """Parse the files the cache did not know, in worker processes when there are many.
 
@@ -302,7 +306,8 @@ def _parse_all(
         return digest, real, identity, data, problems, extra
 
     key = RecordCache.key if cache is None else cache.key_of
-    results = map_forked(job, items, PARALLEL_MIN_FILES) or [job(item) for item in items]
+    results = map_forked(job, items, PARALLEL_MIN_FILES, meanwhile=meanwhile)
+    results = results or [job(item) for item in items]
     for item, (digest, real, identity, data, problems, extra) in zip(items, results, strict=True):
         item.result, item.alongside, item.real, item.identity = (
             (data, problems),

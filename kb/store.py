@@ -72,6 +72,18 @@ def cache_dir(root: str | os.PathLike[str]) -> Path:
     return (base.parent if base.name == "records" else base) / ".kb-cache"
 
 
+def root_salt(salt: str, root: str | os.PathLike[str]) -> str:
+    """`salt` for the stores of one records root: another root's entries are misses there.
+
+    The same file, at the same display path with the same bytes, is another record
+    under another root (its id and kind come from its place under the root): two
+    roots that share a cache folder ($KB_CACHE_DIR, or `.kb-cache` for `--root tree`
+    and `--root tree/records`) never read each other's results. Sharing one folder,
+    they take turns: each save replaces the other root's shards.
+    """
+    return f"{salt}\0{os.path.realpath(root)}"
+
+
 def atomic_write(path: Path, data: bytes | Iterable[bytes | memoryview]) -> None:
     """Write `data` (or its parts, never joined: the snapshot at 100,000 files is 42 MB) whole."""
     handle, temp = tempfile.mkstemp(dir=path.parent, prefix=".tmp-", suffix=path.suffix)

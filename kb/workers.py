@@ -11,11 +11,12 @@ work, so a result never depends on whether workers ran; but a worker that dies
 purpose: it would pickle every item and the function and import kb again, costing
 more than it shares (tests/test_portable.py runs kb without fork).
 
-`beside(function, then)` runs one function in a forked child while this process
-goes on (the whole-tree rules beside the equations stage), its result pickled back
-on demand, then `then` (the record cache's save) in the child; `meanwhile(function)`
-gives this process work while a pool's workers run. A child that cannot be forked,
-fails or dies is no loss: its work is done here.
+`beside(function)` runs one function in a forked child while this process goes on
+(the whole-tree rules beside the equations stage), its result pickled back on
+demand; the child has ended when its `with` block does. A child that cannot be
+forked, fails or dies is no loss: its work is done here. `map_forked(...,
+meanwhile=function)` gives this process work while the pool's workers run. Nothing
+here is kept between calls but the pool's payload, which forked workers inherit.
 """
 
 from __future__ import annotations
@@ -26,7 +27,7 @@ import os
 import pickle
 import threading
 import time
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Sequence
 from typing import Any, Generic, TypeVar
 
 from kb import settings
@@ -35,7 +36,6 @@ from kb.usage import UsageProblem
 MAX_WORKERS = 8
 _ITEMS: Sequence[Any] = ()
 _FUNCTION: Callable[[Any], Any] | None = None
-_MEANWHILE: list[Callable[[], object]] = []  # this process's work while a pool runs
 T = TypeVar("T")
 PIPE_BYTES = 1 << 20  # what a Beside child may send before it waits for the parent to read
 
@@ -125,11 +125,14 @@ def map_forked(
     min_items: int,
     chunk: int = 0,
     progress: Callable[[int], None] | None = None,
+    meanwhile: Callable[[], object] | None = None,
 ) -> list[Any] | None:
     """[function(item) for item in items] computed by workers, or None (do it yourself).
 
     `chunk`: items per task (0: `_guided`, for items of similar cost). `progress` is
-    called here with each task's item count as its results arrive.
+    called here with each task's item count as its results arrive. `meanwhile`: work
+    this process does while the workers run, if they do (imports, memos made later if
+    missing: work whose absence changes no result; one that fails is left for later).
     """
     if len(items) < min_items or not can_fork():
         return None
@@ -146,7 +149,10 @@ def map_forked(
         context = multiprocessing.get_context("fork")
         with ProcessPoolExecutor(jobs, mp_context=context) as pool:
             started = pool.map(_run_span, spans)
-            _work_meanwhile()
+            if meanwhile is not None:
+                # A warm-up that fails is work left for later: whoever needs it meets the error.
+                with contextlib.suppress(Exception):
+                    meanwhile()
             chunks = []
             for part in started:
                 chunks.append(part)
@@ -205,57 +211,15 @@ def _run_span(span: tuple[int, int]) -> list[Any]:
     return [_FUNCTION(item) for item in _ITEMS[span[0] : span[1]]]
 
 
-@contextlib.contextmanager
-def meanwhile(function: Callable[[], object]) -> Iterator[None]:
-    """In the block, run `function` here while the next pool's workers work (once, if one starts).
-
-    Only for work whose absence changes no result (imports, memos made later if missing).
-    """
-    _MEANWHILE.append(function)
-    try:
-        yield
-    finally:
-        with contextlib.suppress(ValueError):
-            _MEANWHILE.remove(function)
-
-
-def _work_meanwhile() -> None:
-    while _MEANWHILE:
-        # A warm-up that fails is work left for later: whoever needs it meets the error.
-        with contextlib.suppress(Exception):
-            _MEANWHILE.pop()()
-
-
-_JOINED: list[list[Beside[Any]]] = []  # the joined() blocks open now, innermost last
-
-
-@contextlib.contextmanager
-def joined() -> Iterator[None]:
-    """Every Beside left inside the block (without an error) is finished when it ends.
-
-    kb.api wraps each call in one: a child's `then` (the record cache's save) runs on
-    while this process writes the snapshot, and has ended when the call returns.
-    """
-    scope: list[Beside[Any]] = []
-    _JOINED.append(scope)
-    try:
-        yield
-    finally:
-        _JOINED.remove(scope)
-        for work in scope:
-            work.finish()
-
-
 class Beside(Generic[T]):
-    """`function()` computed in a forked child, then `then()` there; or both here, on demand.
+    """`function()` computed in a forked child, or here, on demand (`result()`).
 
-    `finish()` returns once `then` has run (in the child if it exited cleanly, else
-    here). As a context manager it finishes on an error, else at the end of the
-    innermost joined() block (or at once outside one). No child outlives the work.
+    As a context manager it waits for the child when the block ends: no child
+    outlives the work.
     """
 
-    def __init__(self, function: Callable[[], T], then: Callable[[], object] | None) -> None:
-        self.function, self.then = function, then
+    def __init__(self, function: Callable[[], T]) -> None:
+        self.function = function
         self.pid, self.reader = 0, -1
         self.value: tuple[T] | None = None
         self.finished = False
@@ -275,7 +239,7 @@ class Beside(Generic[T]):
             return
         if pid == 0:  # the child: never returns
             os.close(reader)
-            _child(self.function, self.then, writer)
+            _child(self.function, writer)
         os.close(writer)
         self.pid, self.reader = pid, reader
 
@@ -286,51 +250,40 @@ class Beside(Generic[T]):
         return self.value[0]
 
     def finish(self) -> None:
-        """Wait for the child; run `then` here unless the child ran it to the end."""
+        """Wait for the child (it exits once its value is written, or on failure)."""
         if self.finished:
             return
         self.finished = True
-        clean = False
         if self.pid:
             if self.reader >= 0:
                 os.close(self.reader)
                 self.reader = -1
-            _, status = os.waitpid(self.pid, 0)
-            clean = os.waitstatus_to_exitcode(status) == 0  # it exits 0 only after `then`
-        if not clean and self.then is not None:
-            self.then()
+            os.waitpid(self.pid, 0)
 
     def __enter__(self) -> Beside[T]:
         return self
 
-    def __exit__(self, error: type[BaseException] | None, *rest: object) -> None:
-        if error is None and _JOINED:
-            _JOINED[-1].append(self)
-        else:
-            self.finish()
+    def __exit__(self, *error: object) -> None:
+        self.finish()
 
 
-def beside(
-    function: Callable[[], T], then: Callable[[], object] | None = None, worth_it: bool = True
-) -> Beside[T]:
-    """Start `function()` then `then()` in a forked child if `worth_it`, forkable and a CPU is free.
+def beside(function: Callable[[], T], worth_it: bool = True) -> Beside[T]:
+    """Start `function()` in a forked child if `worth_it`, forkable and a CPU is free.
 
-    Otherwise nothing starts and result()/finish() do the work here.
+    Otherwise nothing starts and result() does the work here.
     """
-    work = Beside(function, then)
+    work = Beside(function)
     if worth_it and can_fork() and worker_count() >= 2:
         work.start()
     return work
 
 
-def _child(function: Callable[[], Any], then: Callable[[], object] | None, writer: int) -> None:
+def _child(function: Callable[[], Any], writer: int) -> None:
     code = 1
     try:
         data = pickle.dumps((function(),), protocol=pickle.HIGHEST_PROTOCOL)
         with os.fdopen(writer, "wb") as pipe:  # the parent may read only after its own work
             pipe.write(data)
-        if then is not None:
-            then()
         code = 0
     except BaseException:  # noqa: BLE001, S110 - the parent redoes the work itself
         pass

@@ -242,11 +242,9 @@ def test_a_frozen_knowledge_base_answers_as_an_unfrozen_one_and_refuses_records(
 def test_rules_beside_the_equations_in_a_child_find_what_one_process_finds(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, shipped_stores: Path
 ) -> None:
-    """The whole-tree rules and the record cache's save run in a forked child (kb.workers
-    .beside) when a CPU is free: same findings, and the child's save serves the next run."""
+    """The schema stage and the whole-tree rules run in a forked child (kb.workers.beside)
+    when a CPU is free: same findings, and the cache saved after them serves the next run."""
     from kb.equations.cache import STORE as EQUATION_STORE
-    from kb.recordcache import RecordCache
-    from kb.store import cache_dir
     from tests.conftest import shipped_copy_with_broken_h100
     from tests.warm import seed
 
@@ -259,7 +257,7 @@ def test_rules_beside_the_equations_in_a_child_find_what_one_process_finds(
         monkeypatch.setenv("KB_JOBS", jobs)
         monkeypatch.setenv("KB_CACHE_DIR", str(tmp_path / f"cache-{jobs}"))
         runs[jobs] = validate(tmp_path / "records", remember=False).findings
-        saved = RecordCache(cache_dir(tmp_path / "records"), checker.fingerprint.salt())
+        saved = checker.open_cache(tmp_path / "records")
         assert len(saved.store.keys()) == len(list((tmp_path / "records").rglob("*.yaml")))
     assert runs["2"] == runs["1"]
     assert {"RF001", "SC001", "LG004"} <= {f.code for f in runs["1"]}  # whole-tree ones

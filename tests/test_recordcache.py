@@ -9,7 +9,7 @@ import pytest
 from kb.api import validate
 from kb.fingerprint import salt as cache_salt
 from kb.recordcache import STORE, RecordCache
-from kb.store import shard_file, shard_of
+from kb.store import root_salt, shard_file, shard_of
 
 SHARDS = 16
 GLOB = f"{STORE}-*.kbstore"
@@ -94,7 +94,7 @@ def test_deleted_files_drop_out_of_the_cache(tree: Path) -> None:
     (tree / "sources" / "dup.yaml").unlink()
     shown(tree)
     cache = tree.parent / "cache"
-    saved = RecordCache(cache, cache_salt()).store.keys()
+    saved = RecordCache(cache, root_salt(cache_salt(), tree)).store.keys()  # the root's stores
     assert saved and not any("dup.yaml" in key for key in saved)
 
 

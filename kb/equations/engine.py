@@ -42,7 +42,7 @@ from kb.equations.shared import SharedWork, family_key
 from kb.equations.timeout import default_budget, default_work, record_budget, use_run_budget
 from kb.model import KnowledgeBase, Record
 from kb.run import Kept, RunStats
-from kb.store import cache_dir
+from kb.store import cache_dir, root_salt
 from kb.workers import map_forked
 
 SECTIONS = ("symbols", "equations", "derivations", "claims")
@@ -94,7 +94,8 @@ def analyse(kb: KnowledgeBase, use_cache: bool = True) -> Analysis:
     if done is not None:
         return done
     use_run_budget(kb.run.budget)  # this run's checks spend from its own budget
-    cache = ResultCache(cache_dir(kb.root), fingerprint.salt()) if use_cache else ResultCache(None)
+    salt = root_salt(fingerprint.salt(), kb.root)  # another root's results are not this one's
+    cache = ResultCache(cache_dir(kb.root), salt) if use_cache else ResultCache(None)
     analysis = Analysis(stats=kb.run.stats)
     pending: dict[str, Pending] = {}
     specs: dict[str, Bound | BindError] = {}  # `id#field` bindings resolved, for every record

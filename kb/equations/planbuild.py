@@ -27,16 +27,12 @@ import sympy as sp
 
 from kb.equations.claimbase import Context, Resolver, binds_records, contexts
 from kb.equations.claims import changed_value, check_claim, is_binding, name_waiting_claims, target
+from kb.equations.expr import to_tree  # the one compiler (exact: real=False)
 from kb.equations.plan import PLAN_FORMAT, replay_claim
 from kb.equations.results import issue_json, item_json
 from kb.equations.shared import SharedWork, entry_key, finite_number, verdict_key
 from kb.equations.system import System
 from kb.equations.timeout import budgets_stopped, run_with_budget
-
-
-class NotExact(ValueError):
-    """An expression with an operation that fractions cannot evaluate exactly."""
-
 
 Plan = dict[str, Any]
 
@@ -178,21 +174,3 @@ def _compile_effect(ctx: Context) -> dict[str, Any] | None:
 
 def _placeholder(name: str) -> sp.Symbol:
     return sp.Symbol(f"change {name}", positive=True)  # no record symbol has a space
-
-
-def to_tree(expr: sp.Expr) -> list[Any]:
-    """Compile a SymPy expression to exact.py's tree, or raise NotExact."""
-    if expr.is_Rational:
-        return ["n", str(expr)]
-    if expr.is_Symbol:
-        return ["s", expr.name]
-    if isinstance(expr, sp.Add):
-        return ["+", *(to_tree(a) for a in expr.args)]
-    if isinstance(expr, sp.Mul):
-        return ["*", *(to_tree(a) for a in expr.args)]
-    if isinstance(expr, sp.Pow) and not (expr.exp.is_Number and not expr.exp.is_Integer):
-        return ["^", to_tree(expr.base), to_tree(expr.exp)]  # x**B: exact once B is an integer
-    for kind, name in ((sp.Max, "max"), (sp.Min, "min"), (sp.floor, "floor"), (sp.ceiling, "ceil")):
-        if isinstance(expr, kind):
-            return [name, *(to_tree(a) for a in expr.args)]
-    raise NotExact(f"{type(expr).__name__} is not exact arithmetic")

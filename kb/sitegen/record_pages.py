@@ -23,7 +23,7 @@ from kb.model import Record
 from kb.sitegen import urls
 from kb.sitegen.record_page import record_context
 from kb.sitegen.site import Rendered
-from kb.workers import map_forked, meanwhile
+from kb.workers import map_forked
 
 if TYPE_CHECKING:
     from kb.sitegen.site import Site
@@ -49,7 +49,7 @@ def write_record_pages(
     """Keep or render every record's page and JSON, then report progress per record.
 
     `beside`: work of the later steps this process does while workers render
-    (kb.workers.meanwhile), if they do; it must change no byte of the site.
+    (kb.workers.map_forked's `meanwhile`), if they do; it must change no byte of the site.
     """
     jobs = []
     for record in site.kb:
@@ -64,8 +64,9 @@ def write_record_pages(
     if len(jobs) >= PARALLEL_FROM:
         _analyse_once(site)
         # One pool for every page: each worker builds the memos pages share once.
-        with meanwhile(beside):
-            results = map_forked(lambda job: _render(site, job), jobs, 1, TASK, progress)
+        results = map_forked(
+            lambda job: _render(site, job), jobs, 1, TASK, progress, meanwhile=beside
+        )
         if results is not None:
             for result in results:
                 site.absorb(result)

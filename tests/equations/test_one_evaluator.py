@@ -23,7 +23,7 @@ from kb.api import open_kb
 from kb.equations.algebra import expand_definitions
 from kb.equations.exact import Inexact, evaluate_tree
 from kb.equations.expr import NotCompiled, to_tree
-from kb.equations.planbuild import NotExact
+from kb.equations.expr import NotCompiled as NotExact  # planbuild compiles with expr.to_tree
 from kb.equations.planbuild import to_tree as plan_tree
 from kb.equations.system import build_system
 

@@ -20,9 +20,6 @@ MUTABLE_CALLS = {"ContextVar", "local", "list", "dict", "set", "defaultdict", "d
 KNOWN: dict[str, str] = {
     # RUN STATE: the Spending of the run this thread's checks belong to (use_run_budget)
     "kb/equations/timeout.py: _RUN": "run state",
-    # RUN STATE: the work this process does while a pool runs, and the open joined() blocks
-    "kb/workers.py: _MEANWHILE": "run state",
-    "kb/workers.py: _JOINED": "run state",
     # the function and items a fork pool's children inherit (fork copies module globals)
     "kb/workers.py: global _ITEMS, _FUNCTION": "fork payload",
     # RUN STATE: the records standing in for files (kb validate -, the language server)
