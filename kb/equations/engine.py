@@ -42,7 +42,7 @@ from kb.equations.shared import SharedWork, family_key
 from kb.equations.timeout import default_budget, default_work, record_budget, use_run_budget
 from kb.model import KnowledgeBase, Record
 from kb.run import Kept, RunStats
-from kb.store import cache_dir, root_salt
+from kb.store import cache_dir
 from kb.workers import map_forked
 
 SECTIONS = ("symbols", "equations", "derivations", "claims")
@@ -94,7 +94,7 @@ def analyse(kb: KnowledgeBase, use_cache: bool = True) -> Analysis:
     if done is not None:
         return done
     use_run_budget(kb.run.budget)  # this run's checks spend from its own budget
-    salt = root_salt(fingerprint.salt(), kb.root)  # another root's results are not this one's
+    salt = fingerprint.salt()  # a result's key names its record's id (from the path under the root)
     cache = ResultCache(cache_dir(kb.root), salt) if use_cache else ResultCache(None)
     analysis = Analysis(stats=kb.run.stats)
     pending: dict[str, Pending] = {}
@@ -214,7 +214,7 @@ def _analyse_record(
     resolved = _resolve_all(kb, record, {} if specs is None else specs)
     sections = canonical({s: record.data.get(s) for s in SECTIONS})  # once, for both keys
     bindings = canonical({spec: _bound_key(b) for spec, b in resolved.items()})
-    key = content_key("result", record.path, sections, bindings)
+    key = content_key("result", record.path, record.id, sections, bindings)  # id: from the root
     cached = cache.get(key, slot=record.path)
     if cached is not None:
         kb.run.stats.cached += 1

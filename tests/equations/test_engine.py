@@ -51,9 +51,9 @@ def test_second_run_with_nothing_changed_does_no_symbolic_work(
 def _stored_keys(cache: Path) -> set[str]:
     from kb import fingerprint
     from kb.equations.cache import STORE
-    from kb.store import ShardedStore, root_salt
+    from kb.store import ShardedStore
 
-    return ShardedStore(cache, STORE, root_salt(fingerprint.salt(), cache.parent)).keys()
+    return ShardedStore(cache, STORE, fingerprint.salt()).keys()
 
 
 def test_a_record_keeps_one_result_and_a_full_run_drops_what_it_did_not_use(
