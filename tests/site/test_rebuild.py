@@ -28,7 +28,7 @@ from kb.sitegen.deps import PageInputs
 from kb.sitegen.manifest import MANIFEST
 from kb.sitegen.record_page import record_context
 from kb.sitegen.tables import hardware_table, kind_table
-from tests.site.conftest import REPO, copy_repo, load
+from tests.site.conftest import REPO, load, warm_copy
 
 HOT = "hardware/nvidia-h100-sxm"
 UNRELATED = "records/sources/arxiv-gpipe.html"
@@ -60,7 +60,9 @@ def rebuild_and_compare(root: Path, out: Path, cold: Path) -> BuildReport:
 
 
 @pytest.fixture(scope="module")
-def first_build(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path, BuildReport]:
+def first_build(
+    tmp_path_factory: pytest.TempPathFactory, repo_copy: Path
+) -> tuple[Path, Path, BuildReport]:
     """One cold build of the shipped records per worker, kept aside; `site` restores it.
 
     The copy is built in the place every test then works in (`place`): a page's key names
@@ -69,7 +71,7 @@ def first_build(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path, B
     only the files it edited; each test's cold build still renders every page afresh.
     """
     place = tmp_path_factory.mktemp("rebuild")
-    root = copy_repo(place / "repo")
+    root = warm_copy(repo_copy, place / "repo")
     kb, _ = load(root / "records")
     report = build(kb, place / "_site")
     kept = tmp_path_factory.mktemp("rebuild-kept")
@@ -366,15 +368,15 @@ def tracking(kb: KnowledgeBase) -> TrackingKB:
 
 
 @pytest.fixture(scope="module")
-def corpora(tmp_path_factory: pytest.TempPathFactory) -> list[KnowledgeBase]:
-    """The shipped records and a synthetic corpus, loaded once for the tests that only read them."""
+def corpora(tmp_path_factory: pytest.TempPathFactory, repo_copy: Path) -> list[KnowledgeBase]:
+    """The shipped records (and the probe) and a synthetic corpus, loaded once for the tests
+    that only read them."""
     sys.path.insert(0, str(REPO / "bench"))
     import make_corpus
 
     place = tmp_path_factory.mktemp("corpora")
     make_corpus.write_corpus(120, place / "corpus")
-    shipped = copy_repo(place / "repo") / "records"
-    return [load(shipped)[0], load(place / "corpus" / "records")[0]]
+    return [load(repo_copy / "records")[0], load(place / "corpus" / "records")[0]]
 
 
 def test_a_record_page_reads_only_its_declared_inputs(corpora: list[KnowledgeBase]) -> None:
