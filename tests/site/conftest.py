@@ -4,6 +4,10 @@ The browser tests build the shipped records plus one hostile probe record (its
 title is a script tag). If the shipped seed flop class does not carry equations
 yet, the seed's own maths from `fixtures/seed_equations.yaml` is merged in, so
 the B* MathML and chart are always exercised.
+
+The copy (`repo_copy`) and its site (`built_site`) are made once per run and shared
+by the xdist workers (`made_once`); the tests only read them. A test that edits records
+takes its own copy with the shared copy's store of results (`warm_copy`).
 """
 
 from __future__ import annotations
