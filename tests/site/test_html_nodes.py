@@ -70,7 +70,7 @@ def _nodes(tree: Any) -> list[Any]:
     return found
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture(scope="session")  # not "module": xdist may come back to a module on a worker
 def contexts(repo_copy: Path) -> list[dict[str, Any]]:
     from kb.sitegen.record_page import record_context
 

@@ -59,11 +59,11 @@ def rebuild_and_compare(root: Path, out: Path, cold: Path) -> BuildReport:
     return report
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture(scope="session")  # not "module": xdist may come back to a module on a worker
 def first_build(
     tmp_path_factory: pytest.TempPathFactory, repo_copy: Path
 ) -> tuple[Path, Path, BuildReport]:
-    """One cold build of the shipped records per worker, kept aside; `site` restores it.
+    """One cold build of the shipped records per process, kept aside; `site` restores it.
 
     The copy is built in the place every test then works in (`place`): a page's key names
     its record's path (kb.sitegen.deps), so a site moved elsewhere would be rebuilt whole.
@@ -367,7 +367,7 @@ def tracking(kb: KnowledgeBase) -> TrackingKB:
     return tracked
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture(scope="session")
 def corpora(tmp_path_factory: pytest.TempPathFactory, repo_copy: Path) -> list[KnowledgeBase]:
     """The shipped records (and the probe) and a synthetic corpus, loaded once for the tests
     that only read them."""
