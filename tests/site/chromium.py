@@ -8,7 +8,15 @@ from pathlib import Path
 from typing import Any
 
 CHROMIUM = "/usr/bin/chromium"
-ARGS = ["--no-sandbox", "--headless", "--disable-gpu", "--disable-background-networking"]
+ARGS = [
+    "--no-sandbox",
+    "--headless",
+    "--disable-gpu",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--no-first-run",
+]
 PHONE = 390  # px: the phone width every page is laid out at (tests/site/test_browser.py)
 # [scrollWidth, clientWidth, the first three elements wider than the screen] of a page;
 # scroll regions (tables, code, display maths) may be wider: they scroll inside themselves.
@@ -23,18 +31,47 @@ WIDEST = """() => {
 }"""
 
 
-@contextmanager
-def chromium() -> Iterator[Any]:
-    """A headless browser; fails (never skips) when scripts/install-browser.sh has not run."""
+_SHARED: dict[str, Any] = {}
+
+
+def _shared_browser() -> Any:
+    """This process's one browser (and its Playwright driver), launched on first use."""
     from playwright.sync_api import sync_playwright
 
-    assert Path(CHROMIUM).exists(), "run scripts/install-browser.sh first"
-    with sync_playwright() as playwright:
-        browser = playwright.chromium.launch(executable_path=CHROMIUM, args=ARGS)
-        try:
-            yield browser
-        finally:
-            browser.close()
+    browser = _SHARED.get("browser")
+    if browser is None or not browser.is_connected():
+        assert Path(CHROMIUM).exists(), "run scripts/install-browser.sh first"
+        playwright = _SHARED.get("playwright") or sync_playwright().start()
+        _SHARED["playwright"] = playwright
+        _SHARED["browser"] = playwright.chromium.launch(executable_path=CHROMIUM, args=ARGS)
+    return _SHARED["browser"]
+
+
+def close_shared() -> None:
+    """Close the shared browser and stop its driver (tests/site/conftest.py, at session end)."""
+    browser, playwright = _SHARED.pop("browser", None), _SHARED.pop("playwright", None)
+    if browser is not None and browser.is_connected():
+        browser.close()
+    if playwright is not None:
+        playwright.stop()
+
+
+@contextmanager
+def chromium() -> Iterator[Any]:
+    """A headless browser; fails (never skips) when scripts/install-browser.sh has not run.
+
+    Every test module of a process gets the same browser (a launch and a Playwright driver
+    cost a few CPU-seconds each); each block's own contexts and pages are closed when it
+    ends, so a module leaves the browser as it found it.
+    """
+    browser = _shared_browser()
+    before = set(browser.contexts)
+    try:
+        yield browser
+    finally:
+        for context in browser.contexts:
+            if context not in before:
+                context.close()
 
 
 def watched(page: Any) -> list[str]:

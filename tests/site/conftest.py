@@ -4,16 +4,25 @@ The browser tests build the shipped records plus one hostile probe record (its
 title is a script tag). If the shipped seed flop class does not carry equations
 yet, the seed's own maths from `fixtures/seed_equations.yaml` is merged in, so
 the B* MathML and chart are always exercised.
+
+The copy (`repo_copy`) and its site (`built_site`) are made once per run and shared
+by the xdist workers (`made_once`); the tests only read them. A test that edits records
+takes its own copy with the shared copy's store of results (`warm_copy`).
 """
 
 from __future__ import annotations
 
+import fcntl
+import os
 import shutil
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 import yaml
+
+from tests.site.chromium import close_shared
 
 REPO = Path(__file__).resolve().parents[2]
 FIXTURES = Path(__file__).resolve().parent / "fixtures"
@@ -56,18 +65,71 @@ def load(records: Path):  # type: ignore[no-untyped-def]
     return open_kb(records, checked=result), result.findings
 
 
+@pytest.fixture(scope="session", autouse=True)
+def _one_browser_per_process() -> Iterator[None]:
+    """The browser tests share one browser per process (tests/site/chromium.py); closed here."""
+    yield
+    close_shared()
+
+
+def shared_folder(tmp_path_factory: pytest.TempPathFactory, name: str) -> Path:
+    """A folder every xdist worker of this run sees (the run's base temp), else this session's."""
+    base = tmp_path_factory.getbasetemp()
+    return (base.parent if os.environ.get("PYTEST_XDIST_WORKER") else base) / name
+
+
+def made_once(folder: Path, make: Callable[[Path], object]) -> Path:
+    """`make(folder)` by the first process of the run to get here; the others wait and reuse it.
+
+    An exclusive lock beside the folder serialises the workers; a marker written after
+    `make` returns says it is whole (a worker that failed half-way leaves no marker: the
+    next one starts again, and fails the same way, in its own test).
+    """
+    folder.parent.mkdir(parents=True, exist_ok=True)
+    done = folder.with_name(folder.name + ".done")
+    with open(folder.with_name(folder.name + ".lock"), "w", encoding="utf-8") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        if not done.exists():
+            if folder.exists():
+                shutil.rmtree(folder)
+            folder.mkdir()
+            make(folder)
+            done.touch()
+    return folder
+
+
+def _copy_with_probe(folder: Path) -> None:
+    copy_repo(folder)
+    add_probe(folder / "records")
+    load(folder / "records")  # fills its store of results (.kb-cache) for every later copy
+
+
+def warm_copy(repo_copy: Path, target: Path) -> Path:
+    """What `copy_repo(target)` writes (no probe), with `repo_copy`'s store of results beside it.
+
+    The store's entries are keyed by content, so the first check of the copy reuses the
+    results of the unchanged files instead of checking the whole tree cold (~12 CPU-s).
+    """
+    shutil.copytree(repo_copy, target, symlinks=True)
+    (target / "records" / "flops" / "xss-probe.yaml").unlink()
+    return target
+
+
+def _build_shipped(folder: Path, records: Path) -> None:
+    from kb.sitegen.build import build
+
+    kb, findings = load(records)
+    build(kb, folder / "_site", findings=[f for f in findings if f.severity.value != "error"])
+
+
 @pytest.fixture(scope="session")
 def repo_copy(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    root = copy_repo(tmp_path_factory.mktemp("repo"))
-    add_probe(root / "records")
-    return root
+    """The shipped records and the probe, copied and checked once per run (tests only read it)."""
+    return made_once(shared_folder(tmp_path_factory, "repo"), _copy_with_probe)
 
 
 @pytest.fixture(scope="session")
 def built_site(repo_copy: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
-    from kb.sitegen.build import build
-
-    kb, findings = load(repo_copy / "records")
-    out = tmp_path_factory.mktemp("site") / "_site"
-    build(kb, out, findings=[f for f in findings if f.severity.value != "error"])
-    return out
+    """`repo_copy` built once per run, shared by every worker (the tests only read it)."""
+    folder = shared_folder(tmp_path_factory, "site")
+    return made_once(folder, lambda into: _build_shipped(into, repo_copy / "records")) / "_site"

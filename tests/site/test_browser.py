@@ -1,8 +1,8 @@
 """The built site in a real headless browser: Debian's chromium driven by Playwright.
 
 The browser comes from `scripts/install-browser.sh` (apt), never from
-`playwright install`. The site is served from http.server on 127.0.0.1 and an
-ephemeral port. Screenshots go to test-artifacts/.
+`playwright install` (tests/site/chromium.py). The site is served from http.server on
+127.0.0.1 and an ephemeral port. Screenshots go to test-artifacts/.
 """
 
 from __future__ import annotations
@@ -17,21 +17,11 @@ from pathlib import Path
 
 import pytest
 
-from tests.site.chromium import PHONE, WIDEST
+from tests.site.chromium import PHONE, WIDEST, chromium
 from tests.site.conftest import REPO, SEED_FLOP, XSS_TITLE
 
 pytestmark = pytest.mark.browser
 
-CHROMIUM = "/usr/bin/chromium"
-CHROMIUM_ARGS = [
-    "--no-sandbox",
-    "--headless",
-    "--disable-gpu",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-    "--no-first-run",
-]
 ARTIFACTS = REPO / "test-artifacts"
 
 
@@ -53,13 +43,8 @@ def base_url(built_site: Path) -> Iterator[str]:
 
 @pytest.fixture(scope="module")
 def browser() -> Iterator[object]:
-    from playwright.sync_api import sync_playwright
-
-    assert Path(CHROMIUM).exists(), "run scripts/install-browser.sh first"
-    with sync_playwright() as playwright:
-        instance = playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+    with chromium() as instance:
         yield instance
-        instance.close()
 
 
 @pytest.fixture

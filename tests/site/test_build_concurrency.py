@@ -17,9 +17,9 @@ from kb.filelock import exclusive_lock
 from tests.conftest import REPO
 
 
-def _build(out: Path) -> subprocess.Popen[str]:
+def _build(out: Path, records: Path = REPO / "records") -> subprocess.Popen[str]:
     return subprocess.Popen(
-        [sys.executable, "-m", "kb", "build", "--out", str(out), "--root", str(REPO / "records")],
+        [sys.executable, "-m", "kb", "build", "--out", str(out), "--root", str(records)],
         cwd=out.parent,
         stdout=subprocess.PIPE,
         stderr=subprocess.STDOUT,
@@ -34,17 +34,31 @@ def _digest(site: Path) -> str:
     return digest.hexdigest()
 
 
+def _small_corpus(folder: Path) -> Path:
+    """A 40-record synthetic tree (bench/make_corpus.py): every kind, a build of ~100 pages."""
+    sys.path.insert(0, str(REPO / "bench"))
+    import make_corpus
+
+    make_corpus.write_corpus(40, folder)
+    return folder / "records"
+
+
 @pytest.mark.slow
-def test_concurrent_builds_of_one_output_all_succeed_and_agree(tmp_path: Path) -> None:
+def test_concurrent_builds_of_one_output_all_succeed_and_agree(
+    tmp_path: Path, tmp_path_factory: pytest.TempPathFactory
+) -> None:
+    """Taking turns needs no shipped record: three builds of a small tree, started together,
+    publish into one folder (kb.sitegen.output takes its lock)."""
+    records = _small_corpus(tmp_path_factory.mktemp("corpus"))
     out = tmp_path / "site"
-    builds = [_build(out) for _ in range(3)]
+    builds = [_build(out, records) for _ in range(3)]
     outputs = [b.communicate(timeout=600)[0] for b in builds]
     assert [b.returncode for b in builds] == [0, 0, 0], outputs
     assert (out / "index.html").is_file()
     leftovers = sorted(p.name for p in tmp_path.iterdir() if p.name != "site")
     assert leftovers == [], leftovers  # no lock file, no staging folder, no .old
     first = _digest(out)
-    again = _build(out)
+    again = _build(out, records)
     assert again.communicate(timeout=600)[1] is None and again.returncode == 0
     assert _digest(out) == first  # deterministic: a fourth build is byte-identical
 

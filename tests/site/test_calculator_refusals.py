@@ -10,13 +10,12 @@ result shows kb's 4 significant digits, the trail ends as `kb calc`'s does.
 
 from __future__ import annotations
 
-import subprocess
-import sys
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
+from click.testing import CliRunner
 
 from tests.site.chromium import chromium, watched
 from tests.site.conftest import SEED_FLOP
@@ -50,13 +49,18 @@ def _page(tab: Any, **given: list[str]) -> dict[str, Any]:
 
 
 def _cli(repo_copy: Path, **given: list[str]) -> tuple[int, str]:
+    """`kb calc` in this process (its command line through click; a subprocess would only add
+    an interpreter's start): the exit code and what it printed, stdout then stderr."""
+    from kb.cli import cli
+
     sets = [f"{name}={text} {unit}".strip() for name, (text, unit) in {**BASE, **given}.items()]
-    run = subprocess.run(
-        [sys.executable, "-m", "kb", "calc", SEED_FLOP, "b_star_tp",
-         "--root", str(repo_copy / "records"), *(a for s in sets for a in ("--set", s))],
-        capture_output=True, text=True, timeout=180,
+    run = CliRunner().invoke(
+        cli,
+        ["calc", SEED_FLOP, "b_star_tp", "--root", str(repo_copy / "records"),
+         *(a for s in sets for a in ("--set", s))],
     )  # fmt: skip
-    return run.returncode, (run.stdout + run.stderr).strip()
+    assert run.exception is None or isinstance(run.exception, SystemExit), run.exception
+    return run.exit_code, (run.stdout + run.stderr).strip()
 
 
 def test_a_covered_input_shows_kb_calcs_digits_and_trail(tab: Any, repo_copy: Path) -> None:

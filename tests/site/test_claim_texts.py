@@ -34,13 +34,12 @@ def test_the_shipped_records_have_no_claim_text_number_kb_does_not_compute(
     assert [f for f in findings if f.code == "EQ027"] == []
 
 
-def test_a_stale_claim_text_in_the_shipped_records_is_an_error(tmp_path: Path) -> None:
-    import shutil
+def test_a_stale_claim_text_in_the_shipped_records_is_an_error(
+    tmp_path: Path, repo_copy: Path
+) -> None:
+    from tests.site.conftest import warm_copy
 
-    from tests.site.conftest import REPO
-
-    records = tmp_path / "records"
-    shutil.copytree(REPO / "records", records)
+    records = warm_copy(repo_copy, tmp_path / "repo") / "records"
     path = records / "flops" / "tp-decode-allreduce-time.yaml"
     text = path.read_text(encoding="utf-8")
     current = "factor 0.769 (1.30 times the speed)."

@@ -9,6 +9,7 @@ texts hold markup, quotes and ampersands.
 
 from __future__ import annotations
 
+import functools
 from pathlib import Path
 from typing import Any
 
@@ -37,12 +38,19 @@ def _macro_env() -> jinja2.Environment:
 MACROS = _macro_env()
 
 
-def _macro(call: str, root: str, **values: Any) -> str:
+@functools.cache
+def _compiled(call: str) -> jinja2.Template:
+    """The template that calls one old macro, compiled once per call text (Jinja's
+    from_string never caches: compiling it again for each of ~10,000 nodes was most of
+    this file's time)."""
     source = (
         '{% from "macros_before.html" import link, badge, parts, prose, node, state with context %}'
     )
-    template = MACROS.from_string(source + "{{ " + call + " }}")
-    return template.render(root=root, **values)
+    return MACROS.from_string(source + "{{ " + call + " }}")
+
+
+def _macro(call: str, root: str, **values: Any) -> str:
+    return _compiled(call).render(root=root, **values)
 
 
 def _check_node(tree: Any, compact: bool, root: str) -> None:
@@ -62,7 +70,7 @@ def _nodes(tree: Any) -> list[Any]:
     return found
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture(scope="session")  # not "module": xdist may come back to a module on a worker
 def contexts(repo_copy: Path) -> list[dict[str, Any]]:
     from kb.sitegen.record_page import record_context
 

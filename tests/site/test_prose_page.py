@@ -12,7 +12,7 @@ import re
 from pathlib import Path
 
 from kb.sitegen.build import build
-from tests.site.conftest import copy_repo, load
+from tests.site.conftest import load, warm_copy
 
 HOT = "records/hardware/nvidia-h100-sxm.yaml"
 PAGE = "records/receipts/azure-nd-h100-v5-hbm-bandwidth.html"
@@ -30,8 +30,8 @@ def lede(page: Path) -> str:
     return found.group(1)
 
 
-def test_a_templated_number_changes_when_its_figure_does(tmp_path: Path) -> None:
-    root = copy_repo(tmp_path / "repo")
+def test_a_templated_number_changes_when_its_figure_does(tmp_path: Path, repo_copy: Path) -> None:
+    root = warm_copy(repo_copy, tmp_path / "repo")
     out = tmp_path / "_site"
     kb, _ = load(root / "records")
     build(kb, out)
@@ -49,8 +49,8 @@ def test_a_templated_number_changes_when_its_figure_does(tmp_path: Path) -> None
     assert after and after.group(1) == "3.351", lede(out / PAGE)
 
 
-def test_template_parts_and_quotations_are_escaped(tmp_path: Path) -> None:
-    root = copy_repo(tmp_path / "repo")
+def test_template_parts_and_quotations_are_escaped(tmp_path: Path, repo_copy: Path) -> None:
+    root = warm_copy(repo_copy, tmp_path / "repo")
     target = root / "records" / "receipts" / "azure-nd-h100-v5-host-device-copy.yaml"
     text = target.read_text(encoding="utf-8")
     hostile = (

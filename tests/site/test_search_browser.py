@@ -8,20 +8,14 @@ from pathlib import Path
 
 import pytest
 
-pytestmark = pytest.mark.browser
+from tests.site.chromium import chromium
 
-CHROMIUM = "/usr/bin/chromium"
+pytestmark = pytest.mark.browser
 
 
 @pytest.fixture(scope="module")
 def tab(built_site: Path) -> Iterator[object]:
-    from playwright.sync_api import sync_playwright
-
-    assert Path(CHROMIUM).exists(), "run scripts/install-browser.sh first"
-    with sync_playwright() as playwright:
-        browser = playwright.chromium.launch(
-            executable_path=CHROMIUM, args=["--no-sandbox", "--headless"]
-        )
+    with chromium() as browser:
         context = browser.new_context()
         context.route("http*://**", lambda route: route.abort())  # offline: no network at all
         page = context.new_page()
@@ -30,7 +24,6 @@ def tab(built_site: Path) -> Iterator[object]:
         page.goto((built_site / "search.html").as_uri())
         yield page
         assert not page.problems, page.problems
-        browser.close()
 
 
 def ids(tab: object, query: str) -> list[str]:
