@@ -65,7 +65,7 @@ SCHEMA_CODES = frozenset({"SC001", "LD009", "LD010"})
 
 @paused_during
 def open_kb(
-    root: Path, *, with_references: bool = True, checked: Result | None = None
+    root: Path | str, *, with_references: bool = True, checked: Result | None = None
 ) -> KnowledgeBase:
     """Every record under `root`, loaded as a check loads them (the record cache included).
 
@@ -75,6 +75,8 @@ def open_kb(
     keys and dependency graph from them, not from every record again).
     """
     from kb.checker import build_knowledge_base, open_cache  # not imported by an unchanged run
+
+    root = Path(root)  # a str works as in every other Python API taking a path
 
     if not with_references:
         from kb.loader import load_knowledge_base
@@ -92,8 +94,8 @@ def open_kb(
 
 @paused_during
 def validate(
-    root: Path,
-    paths: Sequence[Path] = (),
+    root: Path | str,
+    paths: Sequence[Path] | Sequence[str] = (),
     *,
     base: str | None = None,
     full: bool = False,
@@ -106,6 +108,8 @@ def validate(
     `remember=False`: check everything and leave the run snapshot alone (the route
     `--base` and a record standing in for a file take).
     """
+    root = Path(root)  # a str works as in every other Python API taking a path
+    paths = [Path(p) for p in paths]
     files: Mapping[str, FileState]
     if base is not None or overlay.paths() or not remember:
         from kb.checker import check_everything, open_cache, resolve_locations, waived
