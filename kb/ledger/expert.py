@@ -44,9 +44,10 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass
 from fractions import Fraction
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 from kb.findings import pointer_join
+from kb.ledger.parts import MOE_CLASS, Part, _count, _spec, evaluate_part, exact_spec
 from kb.ledger.quantities import Figure
 from kb.run import Kept
 
@@ -54,7 +55,40 @@ if TYPE_CHECKING:
     from kb.kinds.placement import Degrees, Option
     from kb.ledger.reader import InputReader
     from kb.ledger.transfers import TransferSpec
-    from kb.ledger.workload import Part, Workload
+
+
+class ModelGeometry(Protocol):
+    """What this module reads of the workload's model (kb.ledger.workload.Model)."""
+
+    @property
+    def id(self) -> str: ...
+    @property
+    def layers(self) -> int: ...
+    @property
+    def architecture(self) -> str: ...
+
+
+class WorkloadTerms(Protocol):
+    """What this module reads of the resolved workload (kb.ledger.workload.Workload).
+
+    Typed by shape: workload calls this module, so this module never imports it.
+    """
+
+    @property
+    def model(self) -> ModelGeometry: ...
+    @property
+    def activation_bytes(self) -> Figure | None: ...
+    @property
+    def composed_from(self) -> tuple[str, ...]: ...
+    @property
+    def request(self) -> tuple[int, int] | None: ...
+    @property
+    def trail(self) -> tuple[str, ...]: ...
+    @property
+    def weight_bytes(self) -> Figure: ...
+    @property
+    def weights_total(self) -> Fraction: ...
+
 
 EP_CLASS = "flops/moe-ep-nvlink-rdma-decode"
 EP_BASE = "flops/moe-expert-parallel-decode"
@@ -91,11 +125,9 @@ def group_layout(deg: Degrees, ranks_per_node: int) -> tuple[int, int]:
 
 
 def expert_option(
-    res: InputReader, work: Workload, option: Option, batch: int, pointer: str
+    res: InputReader, work: WorkloadTerms, option: Option, batch: int, pointer: str
 ) -> Expert | None:
     """The weights, weight read and dispatch/combine of an option with ep > 1 (None: a gap)."""
-    from kb.ledger.workload import MOE_CLASS, Part, _count, exact_spec
-
     deg = option.degrees
     assert deg is not None and deg.ep > 1
     at = pointer_join(pointer, "degrees", "ep")
@@ -207,7 +239,6 @@ def _evaluated(
     gave a gap is asked again, so its gap is reported where it arises.
     """
     from kb.equations.system import system_key
-    from kb.ledger.workload import evaluate_part
 
     record = res.readable(class_id) if class_id in listed else None
     text = system_key(record.data) if record is not None else None
@@ -249,10 +280,8 @@ def _link_rate(res: InputReader, link_id: str | None, at: str, what: str) -> Fig
 
 
 def _dispatch_combine(
-    res: InputReader, work: Workload, option: Option, batch: int, moe_layers: int, at: str
+    res: InputReader, work: WorkloadTerms, option: Option, batch: int, moe_layers: int, at: str
 ) -> tuple[TransferSpec, ...] | None:
-    from kb.ledger.workload import _count, _spec, exact_spec
-
     deg, links = option.degrees, option.ep_collective
     assert deg is not None and links is not None and work.activation_bytes is not None
     g, nodes = group_layout(deg, links.ranks_per_node)

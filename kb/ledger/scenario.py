@@ -64,7 +64,8 @@ from fractions import Fraction
 from typing import Any
 
 from kb.ledger.expert import EP_BASE, EP_CLASS
-from kb.ledger.workload import KV_CLASS, MOE_CLASS, RIDGE_CLASS, TP_CLASS, WEIGHT_CLASS
+from kb.ledger.parts import MOE_CLASS
+from kb.ledger.workload import KV_CLASS, RIDGE_CLASS, TP_CLASS, WEIGHT_CLASS
 from kb.model import KnowledgeBase, Record
 
 SCENARIO_PREFIX = "placements/scenario/"

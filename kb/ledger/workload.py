@@ -40,7 +40,8 @@ from typing import TYPE_CHECKING, Any
 
 from kb.findings import pointer_join
 from kb.kinds.placement import Degrees, FigureNode, Option, Transfer, WorkloadView
-from kb.ledger.quantities import Figure, QuantityError, unit_scale
+from kb.ledger.parts import MOE_CLASS, Part, _count, _gap_once, _spec, evaluate_part, exact_spec
+from kb.ledger.quantities import Figure, QuantityError
 
 if TYPE_CHECKING:
     from kb.ledger.paging import Paging
@@ -50,7 +51,6 @@ if TYPE_CHECKING:
 WEIGHT_CLASS = "flops/decode-weight-read"
 KV_CLASS = "flops/decode-kv-cache-read"
 TP_CLASS = "flops/tp-decode-allreduce-time"
-MOE_CLASS = "flops/moe-decode-expert-read"
 RIDGE_CLASS = "flops/prefill-gemm-ridge"
 
 
@@ -232,16 +232,6 @@ class Workload:
 
 
 @dataclass(frozen=True)
-class Part:
-    """One derived figure: value in base units, how it was evaluated, provenance."""
-
-    value: Fraction
-    formula: str
-    trail: tuple[str, ...]
-    basis: str = "derived"
-
-
-@dataclass(frozen=True)
 class Derived:
     """What kb derived for one option of a composed placement."""
 
@@ -272,56 +262,6 @@ class Derived:
     def state(self, batch: Any) -> Any:
         """Bytes per device: weights plus the KV cache of the replica's sequences."""
         return self.weights.value + self.kv_per_token.value * self.context * self.sequences(batch)
-
-
-def _base(value: Fraction, unit: str) -> Fraction:
-    return value * unit_scale(unit)[0]
-
-
-def evaluate_part(
-    res: InputReader,
-    class_id: str,
-    target: str,
-    bindings: Mapping[str, Any],
-    pointer: str,
-    listed: tuple[str, ...],
-) -> Part | None:
-    """Evaluate `target` of a flop class through kb/equations/evaluate.py, in base units.
-
-    The class must be named in the workload's `composed_from` (`listed`): that is the
-    reference through which a change to it re-checks the placement.
-    """
-    from kb.equations.evaluate import EvaluationError, evaluate
-
-    if class_id not in listed:
-        _gap_once(
-            res,
-            "/envelope/workload/composed_from",
-            f"the composed step evaluates {class_id} ({target}); name it in composed_from",
-        )
-        return None
-    record = res.readable(class_id)
-    if record is None:
-        res.blocked(pointer, class_id, f"the composed {target}") if res.unusable(
-            class_id
-        ) else res.gap(pointer, f"the composed {target} needs {class_id}, which is not in the tree")
-        return None
-    try:
-        result = evaluate(res.kb, record, target, bindings)
-    except (EvaluationError, ArithmeticError) as exc:
-        _gap_once(res, pointer, f"{class_id} {target}: {exc}")
-        return None
-    return Part(
-        _base(result.value, result.unit),
-        f"{class_id} {result.trail[0]}",
-        tuple(result.trail),
-    )
-
-
-def _gap_once(res: InputReader, pointer: str, message: str) -> None:
-    """A gap, unless one option already reported the same cause (one finding per cause)."""
-    if not any(gap.message == message for gap in res.gaps):
-        res.gap(pointer, message)
 
 
 def _int_field(res: InputReader, model_id: str, path: str, pointer: str) -> int | None:
@@ -411,21 +351,6 @@ def resolve_workload(
     )
 
 
-def exact_spec(value: Fraction, unit: str) -> Any:
-    """An exact value as an evaluator binding: a quantity, or the quotient p / q (a `Product`)."""
-    from kb.equations.evaluate import Product
-
-    if value.denominator == 1:
-        return {"value": value.numerator, "unit": unit}
-    return Product(
-        f"{value.numerator} {unit} / {value.denominator}",
-        (
-            (1, {"value": value.numerator, "unit": unit}),
-            (-1, {"value": value.denominator, "unit": "1"}),
-        ),
-    )
-
-
 def _engine_overhead(
     res: InputReader, node: WorkloadView, pointer: str
 ) -> tuple[Figure | None, str]:
@@ -474,15 +399,6 @@ def _calibrated(res: InputReader, engine_id: str, pointer: str) -> tuple[Figure,
     where = f" on {over.hardware}" if over.hardware else " (GPU not named)"
     graphs = {True: ", CUDA graphs", False: ", no CUDA graphs", None: ""}[over.cuda_graphs]
     return fig, f"fitted to {', '.join(over.calibration)}{where}{graphs}"
-
-
-def _spec(fig: Figure) -> Any:
-    """A resolved figure as an evaluator binding (exact, in base units)."""
-    return exact_spec(fig.value, fig.dim)
-
-
-def _count(value: Fraction | int) -> Any:
-    return exact_spec(Fraction(value), "1")
 
 
 def derive_option(
