@@ -204,7 +204,7 @@ def test_the_walk_finds_the_fields_it_must() -> None:
     for (kind, path), unit in expect.items():
         assert table[kind][path].dims == (parse_unit(unit).dims,), (kind, path)
     assert table["flop_class"][("claims", "*", "bind", "*")].any
-    assert len(quantity_fields("accelerator")) == 25
+    assert len(quantity_fields("accelerator")) == 27  # 25 + reference_node devices and ports
 
 
 def test_every_declaration_in_every_schema_file_parses() -> None:
