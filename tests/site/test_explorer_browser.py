@@ -95,7 +95,9 @@ def test_the_explorer_shows_kb_plans_numbers_for_ten_configurations_and_more(
     records, out = site
     configurations = _configurations(records)
     assert len(configurations) >= 10
-    assert {o["status"] for _, o in configurations} == {"infeasible", "unpriced", "feasible"}
+    # unpriced ones where the menus still hold one: since EP and the reference node's network
+    # are priced (session 12), these questions have none
+    assert {"infeasible", "feasible"} <= {o["status"] for _, o in configurations}
     page = browser.new_page(viewport={"width": 1280, "height": 900})
     problems = watched(page)
     page.goto((out / urls.EXPLORE).as_uri())
