@@ -35,7 +35,7 @@ _SHARED: dict[str, Any] = {}
 
 
 def _shared_browser() -> Any:
-    """This process's one browser (and its Playwright driver), launched on first use."""
+    """The module's one browser (and its Playwright driver), launched on first use."""
     from playwright.sync_api import sync_playwright
 
     browser = _SHARED.get("browser")
@@ -60,9 +60,9 @@ def close_shared() -> None:
 def chromium() -> Iterator[Any]:
     """A headless browser; fails (never skips) when scripts/install-browser.sh has not run.
 
-    Every test module of a process gets the same browser (a launch and a Playwright driver
-    cost a few CPU-seconds each); each block's own contexts and pages are closed when it
-    ends, so a module leaves the browser as it found it.
+    Every block of a test module gets the same browser (a launch and a Playwright driver
+    cost a few CPU-seconds each; tests/site/conftest.py closes it after the module);
+    each block's own contexts and pages are closed when it ends.
     """
     browser = _shared_browser()
     before = set(browser.contexts)

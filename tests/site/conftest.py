@@ -65,9 +65,15 @@ def load(records: Path):  # type: ignore[no-untyped-def]
     return open_kb(records, checked=result), result.findings
 
 
-@pytest.fixture(scope="session", autouse=True)
-def _one_browser_per_process() -> Iterator[None]:
-    """The browser tests share one browser per process (tests/site/chromium.py); closed here."""
+@pytest.fixture(scope="module", autouse=True)
+def _one_browser_per_module() -> Iterator[None]:
+    """A module's browser tests share one browser (tests/site/chromium.py), closed after it.
+
+    Not kept for the whole process: Playwright's driver keeps a thread alive, and kb never
+    forks beside another thread (kb.workers.can_fork), so a worker process that went on
+    holding a browser would run every later test's fork pool in process (the full run on
+    2 workers showed tests/test_workers.py and tests/workers failing after site modules).
+    """
     yield
     close_shared()
 
