@@ -33,3 +33,14 @@ def server(tree: Path) -> Iterator[Client]:
     lsp.initialize(tree.parent.as_uri())
     yield lsp
     lsp.close()
+
+
+@pytest.fixture(autouse=True)
+def _collector_given_back() -> Iterator[None]:
+    """A server run in this process freezes its snapshots (kb.lsp.engine, gc.freeze), as
+    its own process should; the test process gets them back after each test, so no
+    later test of this worker starts with objects hidden from the collector."""
+    import gc
+
+    yield
+    gc.unfreeze()

@@ -419,8 +419,8 @@ def test_pages_rendered_by_workers_equal_pages_rendered_in_process(
     ran: list[bool] = []
     real = record_pages.map_forked
 
-    def recorded(function, items, *args):  # type: ignore[no-untyped-def]
-        results = real(function, items, *args)
+    def recorded(function, items, *args, **kwargs):  # type: ignore[no-untyped-def]
+        results = real(function, items, *args, **kwargs)
         ran.append(results is not None)
         return results
 
