@@ -40,16 +40,6 @@ NEMO_TP1 = "receipts/nemo-llama-2-7b-h100-tp1-latency"
 
 
 @pytest.fixture(scope="module")
-def shipped() -> KnowledgeBase:
-    from kb.api import open_kb
-    from kb.checker import schema_stage
-
-    kb = open_kb(ROOT, with_references=False)
-    schema_stage(kb)  # the ledger reads typed views
-    return kb
-
-
-@pytest.fixture(scope="module")
 def results(shipped: KnowledgeBase) -> list[RowResult]:
     return evaluate_all(shipped)
 

@@ -9,25 +9,13 @@ from __future__ import annotations
 
 import copy
 from fractions import Fraction
-from pathlib import Path
 
 import pytest
 
 from kb.ledger.endtoend import NOT_EVALUABLE, evaluate_row
 from kb.model import KnowledgeBase
 
-ROOT = Path(__file__).resolve().parents[2] / "records"
 VIDUR = "receipts/vidur-a100-dgx-all-reduce-latency"
-
-
-@pytest.fixture(scope="module")
-def shipped() -> KnowledgeBase:
-    from kb.api import open_kb
-    from kb.checker import schema_stage
-
-    kb = open_kb(ROOT, with_references=False)
-    schema_stage(kb)
-    return kb
 
 
 @pytest.mark.parametrize(

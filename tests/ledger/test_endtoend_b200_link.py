@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import copy
 from fractions import Fraction
-from pathlib import Path
 
 import pytest
 
@@ -17,18 +16,7 @@ from kb.ledger.endtoend import NOT_EVALUABLE, evaluate_row
 from kb.ledger.quantities import figure
 from kb.model import KnowledgeBase
 
-ROOT = Path(__file__).resolve().parents[2] / "records"
 SGLANG = "receipts/sglang-gpt-oss-120b-b200-h100-batch1"
-
-
-@pytest.fixture(scope="module")
-def shipped() -> KnowledgeBase:
-    from kb.api import open_kb
-    from kb.checker import schema_stage
-
-    kb = open_kb(ROOT, with_references=False)
-    schema_stage(kb)
-    return kb
 
 
 def test_the_latency_is_the_measured_8_kib_all_reduce_per_ring_step(

@@ -19,19 +19,8 @@ import pytest
 from kb.ledger.endtoend import declaration, evaluate_row
 from kb.model import KnowledgeBase
 
-ROOT = Path(__file__).resolve().parents[2] / "records"
 ROCM_70B = "receipts/rocm-vllm-llama-3.1-70b-mi300x-tp8-latency-by-batch"
 GPT_FAST_7B = "receipts/gpt-fast-llama-2-7b-a100-tp-sweep-batch1"
-
-
-@pytest.fixture(scope="module")
-def shipped() -> KnowledgeBase:
-    from kb.api import open_kb
-    from kb.checker import schema_stage
-
-    kb = open_kb(ROOT, with_references=False)
-    schema_stage(kb)
-    return kb
 
 
 def _evaluate(kb: KnowledgeBase, receipt: str, index: int, **patch: object) -> object:

@@ -8,7 +8,6 @@ read as the link between nodes, and with none stated the row stays not evaluable
 from __future__ import annotations
 
 import copy
-from pathlib import Path
 from typing import Any
 
 import pytest
@@ -16,18 +15,7 @@ import pytest
 from kb.ledger.endtoend import NOT_EVALUABLE, RowResult, evaluate_row
 from kb.model import KnowledgeBase, Record
 
-ROOT = Path(__file__).resolve().parents[2] / "records"
 QWEN_2X = "receipts/jingchaozhang-qwen2.5-72b-2xh100-vllm-batch1-pp2"
-
-
-@pytest.fixture(scope="module")
-def shipped() -> KnowledgeBase:
-    from kb.api import open_kb
-    from kb.checker import schema_stage
-
-    kb = open_kb(ROOT, with_references=False)
-    schema_stage(kb)
-    return kb
 
 
 def _evaluate(

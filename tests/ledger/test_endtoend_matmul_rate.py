@@ -13,8 +13,6 @@ import json
 from fractions import Fraction
 from pathlib import Path
 
-import pytest
-
 from kb.ledger.endtoend import evaluate_row
 from kb.ledger.scenario import (
     MATMUL_METRIC,
@@ -26,21 +24,10 @@ from kb.ledger.scenario import (
 )
 from kb.model import KnowledgeBase, Record
 
-ROOT = Path(__file__).resolve().parents[2] / "records"
 MAMF = "receipts/stas00-mamf-matmul"
 A100 = "hardware/nvidia-a100-80gb-sxm4"
 H100 = "hardware/nvidia-h100-sxm"
 MI300X = "hardware/amd-instinct-mi300x"
-
-
-@pytest.fixture(scope="module")
-def shipped() -> KnowledgeBase:
-    from kb.api import open_kb
-    from kb.checker import schema_stage
-
-    kb = open_kb(ROOT, with_references=False)
-    schema_stage(kb)
-    return kb
 
 
 def test_the_rule_is_declared_before_pricing() -> None:

@@ -10,25 +10,10 @@ fused rows of the same receipt stay tensor parallel and evaluated.
 
 from __future__ import annotations
 
-from pathlib import Path
-
-import pytest
-
 from kb.ledger.endtoend import CONTRADICTED, VALIDATED, evaluate_row
 from kb.model import KnowledgeBase
 
-ROOT = Path(__file__).resolve().parents[2] / "records"
 MIXTRAL = "receipts/vllm-mixtral-8x7b-h100-tp8-latency-by-batch"
-
-
-@pytest.fixture(scope="module")
-def shipped() -> KnowledgeBase:
-    from kb.api import open_kb
-    from kb.checker import schema_stage
-
-    kb = open_kb(ROOT, with_references=False)
-    schema_stage(kb)
-    return kb
 
 
 def test_master_rows_state_expert_parallelism_and_are_not_priced_as_tp(

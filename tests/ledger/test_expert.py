@@ -11,7 +11,6 @@ them is a problem in words, never a guessed time.
 from __future__ import annotations
 
 from fractions import Fraction
-from pathlib import Path
 
 import pytest
 
@@ -21,22 +20,11 @@ from kb.ledger.expert import COMBINE, DISPATCH, EP_CLASS, PREFILL_DISPATCH, grou
 from kb.ledger.scenario import Scenario, outcome
 from kb.model import KnowledgeBase
 
-ROOT = Path(__file__).resolve().parents[2] / "records"
 MIXTRAL = "models/mixtral-8x7b"
 DEEPSEEK = "models/deepseek-v3"
 H100 = "hardware/nvidia-h100-sxm"
 H200 = "hardware/nvidia-h200-sxm"
 IB = "interconnects/infiniband-ndr"
-
-
-@pytest.fixture(scope="module")
-def shipped() -> KnowledgeBase:
-    from kb.api import open_kb
-    from kb.checker import schema_stage
-
-    kb = open_kb(ROOT, with_references=False)
-    schema_stage(kb)  # the ledger reads typed views
-    return kb
 
 
 @pytest.mark.parametrize(

@@ -11,26 +11,14 @@ fails.
 from __future__ import annotations
 
 from fractions import Fraction
-from pathlib import Path
 
 import pytest
 
 from kb.ledger.scenario import Scenario, outcome
 from kb.model import KnowledgeBase
 
-ROOT = Path(__file__).resolve().parents[2] / "records"
 H100 = "hardware/nvidia-h100-sxm"
 MODEL = "models/llama-2-7b"
-
-
-@pytest.fixture(scope="module")
-def shipped() -> KnowledgeBase:
-    from kb.api import open_kb
-    from kb.checker import schema_stage
-
-    kb = open_kb(ROOT, with_references=False)
-    schema_stage(kb)
-    return kb
 
 
 def _peak(kb: KnowledgeBase) -> Fraction:

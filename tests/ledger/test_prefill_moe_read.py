@@ -11,27 +11,13 @@ a 128-token prompt 1 - (3/4)^128, i.e. all but ~1e-16 of them.
 from __future__ import annotations
 
 from fractions import Fraction
-from pathlib import Path
-
-import pytest
 
 from kb.ledger.endtoend import conditions
 from kb.model import KnowledgeBase
 
-ROOT = Path(__file__).resolve().parents[2] / "records"
 TRTLLM = "receipts/trtllm-v0.9-first-token-latency-batch1"
 MIXTRAL_H100_128 = 6  # "Mixtral 8x7B, H100, TP2, ISL 128"
 ROUTED = 32 * 8 * 3 * 4096 * 14336
-
-
-@pytest.fixture(scope="module")
-def shipped() -> KnowledgeBase:
-    from kb.api import open_kb
-    from kb.checker import schema_stage
-
-    kb = open_kb(ROOT, with_references=False)
-    schema_stage(kb)
-    return kb
 
 
 def _derived(kb: KnowledgeBase, **patch: object) -> object:

@@ -31,16 +31,6 @@ SGLANG_AR = "receipts/sglang-custom-all-reduce-h100-latency"
 IB = "interconnects/infiniband-ndr"
 
 
-@pytest.fixture(scope="module")
-def shipped() -> KnowledgeBase:
-    from kb.api import open_kb
-    from kb.checker import schema_stage
-
-    kb = open_kb(ROOT, with_references=False)
-    schema_stage(kb)  # the ledger reads typed views
-    return kb
-
-
 def ledger_totals(placement: str) -> dict[str, Fraction]:
     """T_total of each option as `kb ledger --format json` prints it (exact)."""
     result = CliRunner().invoke(cli, ["ledger", placement, "--format", "json", "--root", str(ROOT)])
