@@ -150,16 +150,17 @@ def _steps(text: str) -> tuple[str, int]:
 @pytest.mark.parametrize("power", [3, 5])
 def test_a_check_s_steps_barely_depend_on_what_ran_before_it(power: int) -> None:
     """A fresh budget starts from an empty SymPy cache: what ran before it in the process
-    changes its count by well under 1 % (objects keep some facts about themselves), where a
-    warm cache saved about a third of the calls. The first check to use a SymPy module
-    also counts its import: docs/guarantees.md states both margins."""
+    changes its count by about 1 % (1.07 % the most seen, in CI under another test order;
+    objects keep some facts about themselves), where a warm cache saved about a third of
+    the calls. The first check to use a SymPy module also counts its import:
+    docs/guarantees.md states both margins."""
     text = f"(a + c + e + f + B)**{power} - (a + c + e + g + B)**{power} + sqrt(B)"
     _steps("max(B, d)*log(N) - (d + sqrt(B))**3")  # SymPy's lazily imported modules load
     first = _steps(text)
     _steps("(a + B)**4 - sqrt(a*B)")  # other work in between fills SymPy's cache
     again = _steps(text)
     assert first[0] == again[0]
-    assert abs(first[1] - again[1]) <= first[1] // 100, (first, again)
+    assert abs(first[1] - again[1]) <= first[1] // 50, (first, again)  # docs/guarantees.md: 2 %
     assert first[1] > 1000
 
 
