@@ -25,7 +25,7 @@ def run(*args: str) -> tuple[int, str]:
 def test_seed_example_break_even_is_printed_with_interconnects_on_each_side() -> None:
     """Llama 3.1 8B: reference 16.05999 GB / 800 GB/s = 20.07499 ms; the pair reads half each
     (10.037494 ms) and pays 64 all-reduces of 8192 B on 2 ranks over 400GbE: 128 messages x
-    10 us + 524,288 B / 50 GB/s = 1.28 ms + 10.48576 us. Tie in latency when
+    L + 524,288 B / 50 GB/s = 128*L + 10.48576 us. Tie in latency when
     128*L + 10.48576 us = 20.07499 - 10.037494 ms, i.e. L = 78.336 us (exactly)."""
     code, out = run("ledger", TWO_HOSTS_8B)
     assert code == 0, out
@@ -137,10 +137,13 @@ def test_hybrid_plan_contributes_two_components_each_priced_on_its_own_hardware(
     assert Fraction(tp["raw"]["exact"]) == moved / Fraction(21_350_000_000)
 
 
-def test_pcie_transfers_say_their_latency_is_unverified() -> None:
+def test_pcie_transfers_say_whether_their_latency_is_unverified() -> None:
+    """PCIe 5.0 types NVLink's 3 us (basis unverified); PCIe 4.0 takes its record's estimate."""
     doc = json.loads(run("ledger", TP_70B, "--format", "json")[1])
-    for side in doc["ledgers"][1:]:
-        assert side["transfers"][0]["pricing"].endswith("its latency figure is unverified")
+    pcie5, pcie4 = doc["ledgers"][1:]
+    assert pcie5["transfers"][0]["pricing"].endswith("its latency figure is unverified")
+    assert "unverified" not in pcie4["transfers"][0]["pricing"]
+    assert pcie4["transfers"][0]["provenance"] == "estimated"
 
 
 def test_hbm_capacity_is_the_label_in_gib() -> None:
@@ -161,14 +164,17 @@ def test_hbm_capacity_is_the_label_in_gib() -> None:
 
 
 def test_a_row_fed_by_an_unverified_figure_says_unverified_not_estimated() -> None:
-    """The 8B pair's all-reduce over 400GbE is priced with the link's 10 us latency, which
-    the record marks `basis: unverified`: the transfer and T_exposed say so, in text and JSON."""
-    code, out = run("ledger", TWO_HOSTS_8B)
+    """The PCIe 5.0 all-reduce is priced with a typed 3 us latency the placement marks
+    `basis: unverified`: the transfer and T_exposed say so, in text and JSON. The 8B pair over
+    400GbE takes the RoCE record's estimated latency, so its rows say estimated."""
+    code, out = run("ledger", TP_70B)
     assert code == 0, out
     exposed = [line for line in out.splitlines() if "T_exposed" in line]
     assert any("unverified" in line for line in exposed), exposed
     assert "(line rate, unverified)" in out
-    doc = json.loads(run("ledger", TWO_HOSTS_8B, "--format", "json")[1])
-    pair = doc["ledgers"][1]
-    assert pair["transfers"][0]["provenance"] == "unverified"
-    assert next(r for r in pair["rows"] if r["row"] == "exposed")["provenance"] == "unverified"
+    doc = json.loads(run("ledger", TP_70B, "--format", "json")[1])
+    pcie5 = doc["ledgers"][1]
+    assert pcie5["transfers"][0]["provenance"] == "unverified"
+    assert next(r for r in pcie5["rows"] if r["row"] == "exposed")["provenance"] == "unverified"
+    pair = json.loads(run("ledger", TWO_HOSTS_8B, "--format", "json")[1])["ledgers"][1]
+    assert pair["transfers"][0]["provenance"] == "estimated"

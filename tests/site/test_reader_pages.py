@@ -13,13 +13,14 @@ def page_text(site: Path, relative: str) -> str:
 
 
 def test_a_row_fed_by_an_unverified_figure_says_unverified_on_the_site(built_site: Path) -> None:
-    """The 8B pair's all-reduce uses the 400GbE record's unverified 10 us latency."""
-    raw = (built_site / "records/placements/coherent-host-vs-two-hosts-8b.html").read_text()
-    after = raw.split('id="option-two-hosts"')[1]
+    """The PCIe 5.0 all-reduce uses the placement's typed, unverified 3 us latency."""
+    page = "records/placements/tp-llama-3.1-70b-nvswitch-vs-pcie.html"
+    raw = (built_site / page).read_text()
+    after = raw.split('id="option-pcie-5-point-to-point"')[1]
     row = re.search(r"<tr><td[^>]*>T_exposed</td>.*?</tr>", after)
     assert row and "basis-unverified" in row.group(0) and ">unverified<" in row.group(0)
     text = page_text(built_site, "records/placements/coherent-host-vs-two-hosts-8b.html")
-    assert "128 messages x 10 µs + 524.3 kB / 50 GB/s (line rate, unverified)" in text
+    assert "128 messages x 3.6 µs + 524.3 kB / 50 GB/s (line rate, estimated)" in text
     assert "latency of interconnects/ethernet-400g-roce: tie at 78.34 µs" in text
 
 
@@ -111,7 +112,7 @@ def test_a_placement_page_opens_with_each_options_total(built_site: Path) -> Non
     text = page_text(built_site, "records/placements/coherent-host-vs-two-hosts-8b.html")
     head = text.split("Key results", 1)[1].split("Placement-tax ledger", 1)[0]
     assert "T_total, one-large-host (reference) 20.07 ms" in head
-    assert "T_total, two-hosts (candidate) 11.33 ms" in head and "T_r/T_c" in head
+    assert "T_total, two-hosts (candidate) 10.51 ms" in head and "T_r/T_c" in head
     assert "Speed per step, two-hosts against one-large-host" in head and "\u00d7 faster" in head
 
 
