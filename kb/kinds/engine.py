@@ -25,7 +25,6 @@ class Overhead:
     calibration: tuple[str, ...]
     hardware: str | None
     cuda_graphs: bool | None
-    at_measured_memory: FigureNode | None = None  # the fit with reads at the measured rate
 
 
 @dataclass(frozen=True)
@@ -58,6 +57,5 @@ def engine(record: Record) -> Engine:
             tuple(str(r) for r in over["calibration"]),
             over.get("hardware"),
             over.get("cuda_graphs"),
-            over.get("at_measured_memory"),
         ),
     )

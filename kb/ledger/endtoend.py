@@ -11,9 +11,7 @@ ledger: no prediction is typed per row.
 The band and every assumption are declared once, before any row was priced, in
 kb/data/end-to-end.json, each with its reason: the band (±25%), the context a
 request's decode step is priced at (the mean, input + output/2), the precision and KV
-format of a row that states none (16-bit), the HBM reads at the accelerator's measured
-STREAM Triad rate where a receipt states one (else the peak, said) with each engine's
-per-layer overhead at the rate it was fitted with, one node up to eight devices, concurrency
+format of a row that states none (16-bit), one node up to eight devices, concurrency
 as the decode batch, which engine's per-layer overhead an engine without its own
 borrows (by the row's CUDA-graphs state; shown as an estimate), and that a row under
 graphs whose all-reduces fall to the stock curves (timed outside graphs) is priced by
@@ -42,14 +40,7 @@ from functools import lru_cache
 from typing import Any
 
 from kb.ledger.quantities import QuantityError, figure
-from kb.ledger.scenario import (
-    Outcome,
-    Scenario,
-    ScenarioError,
-    compute_rate_peak,
-    memory_rate_peak,
-    outcome,
-)
+from kb.ledger.scenario import Outcome, Scenario, ScenarioError, compute_rate_peak, outcome
 from kb.model import KnowledgeBase, Record
 
 VALIDATED = "validated"
@@ -311,10 +302,7 @@ def conditions(
         stock_collective=stock,
         overhead_fallback=fallback,
         inter_link=inter_link,
-        measured_memory=True,  # declared: memory_rate
     )
-    if memory_rate_peak(scenario, kb):
-        assumed.append("HBM reads at the datasheet peak (no measured STREAM rate here)")
     if compute_rate_peak(scenario, kb):
         assumed.append("matmuls at the datasheet peak (no measured matmul rate here)")
     return scenario, str(measures), assumed

@@ -17,10 +17,7 @@ What the scenario fixes, and where each value comes from:
   (`PRECISION_BYTES`: bf16 2, fp8 and int8 1, int4 and fp4 a half; block scales of
   the 4-bit formats are not counted); activations bf16 (2 B); two all-reduces per
   layer (Megatron-style tensor parallelism, seed 003); 2 FLOP per multiply-add;
-- the HBM rate `hardware#memory.bandwidth`, or with `measured_memory` the Triad row of a
-  `memory-stream` receipt of that accelerator where one exists (`measured_memory_rate`;
-  kb/data/end-to-end.json `memory_rate`; the engine's per-layer overhead is then its fit
-  restated at that rate, kb.ledger.workload), and the compute rate of the matmul
+- the HBM rate `hardware#memory.bandwidth` and the compute rate of the matmul
   format (fp8, int8 or fp4 when the accelerator states it and the weights are in
   it; bf16 otherwise): the measured one where a receipt of pattern `matmul` has a
   row naming this accelerator (`hardware`), the format (`precision`) and the metric
@@ -123,7 +120,6 @@ class Scenario:
     intra_latency: str | None = None  # "3 us": per-message latency inside a node (stated)
     inter_latency: str | None = None  # between nodes
     peak_compute: bool = False  # the datasheet peak even where a matmul rate was measured
-    measured_memory: bool = False  # HBM reads at the measured STREAM rate where one was measured
 
 
 @dataclass(frozen=True)
@@ -491,40 +487,6 @@ def measured_matmul_rate(kb: KnowledgeBase, hardware: str, precision: str) -> st
     return None
 
 
-MEMORY_METRIC = "BabelStream Triad"
-
-
-def measured_memory_rate(kb: KnowledgeBase, hardware: str) -> str | None:
-    """The pointer to a measured sustainable HBM rate of this accelerator, or None.
-
-    The row of metric MEMORY_METRIC (STREAM's Triad kernel) of a `memory-stream`
-    receipt whose only accelerator is this one; the first such receipt by id.
-    """
-    for record in sorted(kb.of_kind("receipt"), key=lambda r: r.id):
-        if record.get("pattern") != "memory-stream" or record.get("hardware") != [hardware]:
-            continue
-        rows = record.get("results")
-        for index, row in enumerate(rows if isinstance(rows, list) else []):
-            if (
-                isinstance(row, dict)
-                and row.get("metric") == MEMORY_METRIC
-                and isinstance(row.get("value"), dict)
-            ):
-                return f"{record.id}#results.{index}.value"
-    return None
-
-
-def memory_rate(s: Scenario, kb: KnowledgeBase) -> str:
-    """The scenario's HBM rate: the measured one when asked for and stated, else the peak."""
-    measured = measured_memory_rate(kb, s.hardware) if s.measured_memory else None
-    return measured if measured is not None else f"{s.hardware}#memory.bandwidth"
-
-
-def memory_rate_peak(s: Scenario, kb: KnowledgeBase) -> bool:
-    """True when the scenario's HBM reads are priced at the datasheet bandwidth."""
-    return memory_rate(s, kb).endswith("#memory.bandwidth")
-
-
 def compute_rate(s: Scenario, kb: KnowledgeBase) -> str:
     """The scenario's matmul rate: measured where a receipt states it, else the peak."""
     field = _compute_field(s, kb)
@@ -624,7 +586,7 @@ def placement_data(s: Scenario, kb: KnowledgeBase) -> dict[str, Any]:
         "devices": [{"name": "device", "hardware": s.hardware, "count": s.count}],
         "degrees": {"tp": s.tp, "pp": s.pp, "dp": s.dp, **({"ep": s.ep} if s.ep > 1 else {})},
         "useful": {
-            "rate": memory_rate(s, kb),
+            "rate": f"{s.hardware}#memory.bandwidth",
             "compute_rate": compute_rate(s, kb),
         },
     }

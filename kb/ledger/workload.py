@@ -229,10 +229,6 @@ class Workload:
     paging: Paging | None = None  # the engine's KV paging and reserve (kb.ledger.feasibility)
     steps: tuple[StepModel, StepModel] | None = None  # (memory-bound, roofline): the one step
     energy: StepModel | None = None  # the energy class's e_tok = N*P_dev*t_step/B, if named
-    # t_o for an option whose reads are at a measured STREAM rate (kb/data/end-to-end.json
-    # memory_rate): the engine's fit restated at that rate where it has one, else its own
-    measured_memory_overhead: Figure | None = None
-    measured_memory_note: str = ""
 
 
 @dataclass(frozen=True)
@@ -307,9 +303,6 @@ def resolve_workload(
         "all-reduces per layer",
     )
     t_o, overhead_note = _engine_overhead(res, node, pointer)
-    t_o_measured, measured_note = t_o, overhead_note
-    if t_o is not None:  # resolved once more only where there is a fit to restate
-        t_o_measured, measured_note = _engine_overhead(res, node, pointer, measured=True)
     f_mac = res.optional(
         node.flop_per_mac, pointer_join(pointer, "flop_per_mac"), "FLOP", "FLOP per multiply-add"
     )
@@ -355,22 +348,16 @@ def resolve_workload(
         engine_paging(res, node.engine, pointer),
         steps,
         energy,
-        t_o_measured,
-        measured_note,
     )
 
 
 def _engine_overhead(
-    res: InputReader, node: WorkloadView, pointer: str, measured: bool = False
+    res: InputReader, node: WorkloadView, pointer: str
 ) -> tuple[Figure | None, str]:
-    """t_o from the workload's engine, else from its named fallback, each said; else none.
-
-    `measured`: for reads priced at a measured STREAM rate, the fit restated at that rate
-    (`per_layer_overhead.at_measured_memory`) where the engine has one.
-    """
+    """t_o from the workload's engine, else from its named fallback, each said; else none."""
     if node.engine is None:
         return None, "no engine named: no per-layer overhead counted"
-    own = _calibrated(res, node.engine, pointer_join(pointer, "engine"), measured)
+    own = _calibrated(res, node.engine, pointer_join(pointer, "engine"))
     if own is not None:
         fig, text = own
         return fig, f"calibrated for {node.engine}: {text}"
@@ -379,9 +366,7 @@ def _engine_overhead(
             f"{node.engine} has no calibrated per-layer overhead and the workload names no "
             "overhead_fallback: not counted"
         )
-    other = _calibrated(
-        res, node.overhead_fallback, pointer_join(pointer, "overhead_fallback"), measured
-    )
+    other = _calibrated(res, node.overhead_fallback, pointer_join(pointer, "overhead_fallback"))
     if other is None:
         res.gap(
             pointer_join(pointer, "overhead_fallback"),
@@ -395,9 +380,7 @@ def _engine_overhead(
     )
 
 
-def _calibrated(
-    res: InputReader, engine_id: str, pointer: str, measured: bool = False
-) -> tuple[Figure, str] | None:
+def _calibrated(res: InputReader, engine_id: str, pointer: str) -> tuple[Figure, str] | None:
     """An engine's fitted per-layer overhead and what it was fitted to, if it has one."""
     from kb.kinds import views
 
@@ -410,23 +393,12 @@ def _calibrated(
     if view is None or view.per_layer_overhead is None:
         return None
     over = view.per_layer_overhead
-    restated = measured and over.at_measured_memory is not None
-    node = over.at_measured_memory if restated else over.figure
-    assert node is not None
-    fig = res.quantity(node, pointer, "s", f"{engine_id}'s per-layer overhead")
+    fig = res.quantity(over.figure, pointer, "s", f"{engine_id}'s per-layer overhead")
     if fig is None:
         return None
     where = f" on {over.hardware}" if over.hardware else " (GPU not named)"
     graphs = {True: ", CUDA graphs", False: ", no CUDA graphs", None: ""}[over.cuda_graphs]
-    text = f"fitted to {', '.join(over.calibration)}{where}{graphs}"
-    if restated:
-        text += ", its reads restated at that GPU's measured STREAM rate"
-    elif measured:
-        text += (
-            ", its reads at the datasheet bandwidth (no fit restated at a measured rate: "
-            "it holds that GPU's shortfall from its peak)"
-        )
-    return fig, text
+    return fig, f"fitted to {', '.join(over.calibration)}{where}{graphs}"
 
 
 def derive_option(
@@ -549,16 +521,13 @@ def derive_option(
             f"{t_kv.formula}, per stage, times pp = {deg.pp} stages in turn",
             t_kv.trail,
         )
-    t_o, t_o_note = work.per_layer_overhead, work.overhead_note
-    if reads_at_measured_rate(res, rate):  # the fit at the rate the reads are priced at
-        t_o, t_o_note = work.measured_memory_overhead, work.measured_memory_note
     overhead = None
-    if t_o is not None:
+    if work.per_layer_overhead is not None:
         overhead = Part(
-            work.model.layers * t_o.value,
-            f"{TP_CLASS}: L*t_o, L = {work.model.layers} layers; t_o {t_o_note}",
-            (f"t_o from {t_o.origin}",),
-            t_o.basis,
+            work.model.layers * work.per_layer_overhead.value,
+            f"{TP_CLASS}: L*t_o, L = {work.model.layers} layers; t_o {work.overhead_note}",
+            (f"t_o from {work.per_layer_overhead.origin}",),
+            work.per_layer_overhead.basis,
         )
     math = _math_time(res, work, option, batch, pointer)
     attention = _attention_time(res, work, option, batch, pointer) if math is not None else None
@@ -572,9 +541,9 @@ def derive_option(
         t_w,
         t_kv,
         overhead,
-        t_o,
+        work.per_layer_overhead,
         work.model.architecture == "moe" and moe_read is None and expert is None,
-        t_o_note,
+        work.overhead_note,
         math,
         work.model.layers,
         per_layer.value if per_layer is not None and deg.tp > 1 else Fraction(0),
@@ -773,16 +742,6 @@ def _attention_time(
         f"{part.formula}: the causal attention over {work.request[0]}-token prompts of "
         f"{Fraction(batch, deg.dp)} sequences, over tp = {deg.tp} ranks",
         part.trail,
-    )
-
-
-def reads_at_measured_rate(res: InputReader, rate: FigureNode) -> bool:
-    """True when the option's HBM rate is a row of a `memory-stream` receipt (a measured rate)."""
-    if not isinstance(rate, str):
-        return False
-    record = res.kb.get(rate.partition("#")[0])
-    return (
-        record is not None and record.kind == "receipt" and record.get("pattern") == "memory-stream"
     )
 
 

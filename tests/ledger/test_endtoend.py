@@ -89,7 +89,6 @@ def test_a_row_is_priced_by_the_scenario_its_conditions_state(
         engine="engines/nemo",
         stock_collective=True,  # engines/nemo names no collective receipt of its own
         overhead_fallback="engines/nemo",
-        measured_memory=True,  # declared: memory_rate (kb/data/end-to-end.json)
     )
     priced = outcome(question, shipped)
     assert row.predicted == priced.latency
