@@ -28,6 +28,7 @@ MAMF = "receipts/stas00-mamf-matmul"
 A100 = "hardware/nvidia-a100-80gb-sxm4"
 H100 = "hardware/nvidia-h100-sxm"
 MI300X = "hardware/amd-instinct-mi300x"
+MI325X = "hardware/amd-instinct-mi325x"
 
 
 def test_the_rule_is_declared_before_pricing() -> None:
@@ -45,16 +46,16 @@ def test_measured_rate_where_a_receipt_names_accelerator_and_format(
     assert measured_matmul_rate(shipped, H100, "fp8") == f"{MAMF}#results.2.value"
     # no row for this pair: no rate borrowed from another accelerator or format
     assert measured_matmul_rate(shipped, A100, "fp8") is None
-    # the table's MI300X FP8 cell is empty: no row, so none
-    assert measured_matmul_rate(shipped, MI300X, "fp8") is None
+    # the MAMF table's MI325X FP8 cell is empty and no other receipt has one: none
+    assert measured_matmul_rate(shipped, MI325X, "fp8") is None
     assert measured_matmul_rate(shipped, MI300X, "bf16") is not None
 
 
 def test_peak_is_used_and_said_where_nothing_was_measured(shipped: KnowledgeBase) -> None:
     s = Scenario(
-        model="models/llama-2-7b", hardware=MI300X, count=1, batch=1, weight_precision="fp8"
+        model="models/llama-2-7b", hardware=MI325X, count=1, batch=1, weight_precision="fp8"
     )
-    assert compute_rate(s, shipped) == f"{MI300X}#compute.fp8"
+    assert compute_rate(s, shipped) == f"{MI325X}#compute.fp8"
     assert compute_rate_peak(s, shipped)
     a100 = Scenario(model="models/llama-2-7b", hardware=A100, count=1, batch=1)
     assert not compute_rate_peak(a100, shipped)
