@@ -34,7 +34,7 @@ from __future__ import annotations
 import json
 import statistics
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from fractions import Fraction
 from functools import lru_cache
 from typing import Any
@@ -47,6 +47,8 @@ VALIDATED = "validated"
 CONTRADICTED = "contradicted"
 NOT_EVALUABLE = "not evaluable"
 CALIBRATION = "calibration"
+
+MAX_LOAD_ENGINE = "engines/tensorrt-llm"  # the engine whose maximum-load batch is declared
 
 CALIBRATION_WHY = "an engine's per-layer overhead was fitted to this receipt: it never validates"
 
@@ -74,6 +76,8 @@ class Declaration:
     overhead_otherwise: str
     overhead_reason: str
     assumed_reasons: Mapping[str, str]
+    max_load_fraction: Fraction
+    max_load_cap: int
 
 
 @lru_cache(maxsize=1)
@@ -96,6 +100,8 @@ def declaration() -> Declaration:
             overhead_otherwise=data["overhead_fallback"]["otherwise"],
             overhead_reason=data["overhead_fallback"]["reason"],
             assumed_reasons={name: entry["reason"] for name, entry in assumed.items()},
+            max_load_fraction=Fraction(assumed["max_load_batch"]["kv_fraction"]),
+            max_load_cap=int(assumed["max_load_batch"]["batch_cap"]),
         )
     except (OSError, ValueError, KeyError, TypeError) as exc:
         raise ResourceMissing(
@@ -250,11 +256,20 @@ def conditions(
             raise _NotEvaluable(f"{gpus} devices, and the source does not state the nodes")
         nodes = 1
     batch = _int(row.get("batch"))
+    max_load = False
     if batch is None:
         batch = _int(row.get("concurrency"))
         if batch is None:
-            raise _NotEvaluable("the source states neither the batch nor the concurrency")
-        assumed.append(f"batch = concurrency {batch}")
+            if row.get("load") != "maximum":
+                raise _NotEvaluable("the source states neither the batch nor the concurrency")
+            if engine != MAX_LOAD_ENGINE:
+                raise _NotEvaluable(
+                    f"a maximum-load run of {engine}: kb declares the batch such a run reaches "
+                    f"only for {MAX_LOAD_ENGINE} (trtllm-bench), and the source states none"
+                )
+            max_load, batch = True, dp  # the batch is found below, from the devices
+        else:
+            assumed.append(f"batch = concurrency {batch}")
     inputs, outputs = _int(row.get("input_tokens")), _int(row.get("output_tokens"))
     if inputs is None:
         raise _NotEvaluable("the source does not state the input length")
@@ -303,9 +318,35 @@ def conditions(
         overhead_fallback=fallback,
         inter_link=inter_link,
     )
+    if max_load:
+        scenario = _max_load(kb, scenario, inputs + (outputs or 0), assumed)
     if compute_rate_peak(scenario, kb):
         assumed.append("matmuls at the datasheet peak (no measured matmul rate here)")
     return scenario, str(measures), assumed
+
+
+def _max_load(kb: KnowledgeBase, scenario: Scenario, sequence: int, assumed: list[str]) -> Scenario:
+    """The scenario at the batch a maximum-load run reaches (declared: `assumed.max_load_batch`).
+
+    The largest batch whose whole sequences (`sequence` = input + output tokens) fit the
+    declared share of each device's memory after the weights, capped; with none that fits,
+    one sequence per replica (the composed ledger then says the row does not fit).
+    """
+    from kb.ledger.capacity import capacity
+
+    decl = declaration()
+    try:
+        found = capacity(scenario, kb).max_load_batch(
+            sequence, decl.max_load_fraction, decl.max_load_cap
+        )
+    except ScenarioError as exc:
+        raise _NotEvaluable(str(exc)) from None
+    assumed.append(
+        f"batch {found or scenario.dp}: the largest whose {sequence}-token sequences fit "
+        f"{float(decl.max_load_fraction):g} of each device's memory after the weights "
+        f"(at most {decl.max_load_cap}; a maximum-load run)"
+    )
+    return replace(scenario, batch=max(found, scenario.dp))
 
 
 def _inter_link(
