@@ -514,6 +514,7 @@ def evaluate_row(
             reason=unpriced,
             outcome=result,
         )
+    predicted = _printable(predicted, common)
     error = (predicted - measured) / measured
     if calibration:
         state, reason = CALIBRATION, CALIBRATION_WHY
@@ -532,6 +533,30 @@ def evaluate_row(
         provenance=result.provenance,
         outcome=result,
     )
+
+
+# Python refuses to turn an int of more than 4,300 digits into text (or back); an exact MoE
+# prediction at a batch of thousands carries (1 - k/E)^B, whose fraction can have more.
+EXACT_BITS = 12_000
+
+
+def _printable(value: Fraction, common: dict[str, Any]) -> Fraction:
+    """The prediction as an exact fraction that can be printed and read back.
+
+    One whose numerator or denominator has more than EXACT_BITS bits (an MoE expert read
+    at a batch of thousands: f = 1 - (1 - k/E)^B) is replaced by the nearest fraction
+    with a denominator of at most 2^64, and the row says so among its assumptions (the
+    difference is below 2^-64 of a unit, far below any digit shown).
+    """
+    bits = max(value.numerator.bit_length(), value.denominator.bit_length())
+    if bits <= EXACT_BITS:
+        return value
+    common["assumed"] = (
+        *common["assumed"],
+        f"prediction rounded to a denominator of at most 2^64 (its exact fraction has "
+        f"{bits} bits, too long to print)",
+    )
+    return value.limit_denominator(2**64)
 
 
 @dataclass(frozen=True)
