@@ -115,3 +115,29 @@ def capacity(scenario: Scenario, kb: KnowledgeBase) -> Capacity:
         dp=derived.degrees.dp,
         paging=paging.describe() if paging is not None else "",
     )
+
+
+# What an end-to-end row measures about memory (its `measures`) -> the figure's unit.
+MEMORY_MEASURES = {
+    "weight_memory_per_device": "B",
+    "kv_pool_per_device": "B",
+    "kv_pool_tokens": "1",
+    "max_concurrency": "1",
+}
+
+
+def memory_prediction(measures: str, found: Capacity, context: int | None) -> Fraction | None:
+    """The figure a memory row measures, from the scenario's device (None: not this kind).
+
+    `max_concurrency` needs the context a request is sized for (the row's input tokens:
+    vLLM's "Maximum concurrency for N tokens per request"); without one, None.
+    """
+    if measures == "weight_memory_per_device":
+        return found.weights
+    if measures == "kv_pool_per_device":
+        return found.pool
+    if measures == "kv_pool_tokens":
+        return Fraction(found.cached_tokens)
+    if measures == "max_concurrency" and context:
+        return found.max_concurrency(context)
+    return None

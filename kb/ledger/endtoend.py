@@ -39,6 +39,7 @@ from fractions import Fraction
 from functools import lru_cache
 from typing import Any
 
+from kb.ledger.capacity import MEMORY_MEASURES, capacity, memory_prediction
 from kb.ledger.quantities import QuantityError, figure
 from kb.ledger.scenario import Outcome, Scenario, ScenarioError, compute_rate_peak, outcome
 from kb.model import KnowledgeBase, Record
@@ -59,6 +60,8 @@ UNITS = {
     "decode_tokens_per_s": "1/s",
     "output_tokens_per_s": "1/s",
     "output_tokens_per_s_per_gpu": "1/s",
+    "output_tokens_per_s_per_user": "1/s",
+    **MEMORY_MEASURES,
 }
 
 
@@ -78,6 +81,7 @@ class Declaration:
     assumed_reasons: Mapping[str, str]
     max_load_fraction: Fraction
     max_load_cap: int
+    memory_calibration: tuple[str, ...]
 
 
 @lru_cache(maxsize=1)
@@ -102,6 +106,7 @@ def declaration() -> Declaration:
             assumed_reasons={name: entry["reason"] for name, entry in assumed.items()},
             max_load_fraction=Fraction(assumed["max_load_batch"]["kv_fraction"]),
             max_load_cap=int(assumed["max_load_batch"]["batch_cap"]),
+            memory_calibration=tuple(data["calibration"]["memory"]),
         )
     except (OSError, ValueError, KeyError, TypeError) as exc:
         raise ResourceMissing(
@@ -136,10 +141,14 @@ class RowResult:
 
 
 def calibration_receipts(kb: KnowledgeBase) -> frozenset[str]:
-    """Every receipt an engine's per-layer overhead was fitted to (the calibration set)."""
+    """Every receipt an engine's parameter was fitted to (the calibration set).
+
+    The receipts of each engine's per-layer overhead (`per_layer_overhead.calibration`)
+    and those kb/data/end-to-end.json declares for an engine's memory workspace.
+    """
     from kb.kinds import views
 
-    found: set[str] = set()
+    found: set[str] = set(declaration().memory_calibration)
     checked = views(kb)
     for record in kb.of_kind("engine"):
         view = checked.engine(record)
@@ -257,6 +266,9 @@ def conditions(
         nodes = 1
     batch = _int(row.get("batch"))
     max_load = False
+    memory = measures in MEMORY_MEASURES  # sized at start-up: no step, no batch, no lengths
+    if memory:
+        batch = batch or dp
     if batch is None:
         batch = _int(row.get("concurrency"))
         if batch is None:
@@ -271,9 +283,9 @@ def conditions(
         else:
             assumed.append(f"batch = concurrency {batch}")
     inputs, outputs = _int(row.get("input_tokens")), _int(row.get("output_tokens"))
-    if inputs is None:
+    if inputs is None and not memory:
         raise _NotEvaluable("the source does not state the input length")
-    if outputs is None and measures not in ("decode_tokens_per_s", "ttft"):
+    if outputs is None and not memory and measures not in ("decode_tokens_per_s", "ttft"):
         raise _NotEvaluable("the source does not state the output length")
     weights = weight_format(row.get("precision"), assumed)
     if weights is None:
@@ -296,7 +308,7 @@ def conditions(
             "all-reduces under graphs priced by stock curves timed outside them (an upper bound)"
         )
     inter_link = _inter_link(kb, record, row, nodes, assumed)
-    context = inputs + (outputs or 0) // 2
+    context = (inputs or 1) + (outputs or 0) // 2
     scenario = Scenario(
         model=str(model),
         hardware=str(hardware),
@@ -319,7 +331,7 @@ def conditions(
         inter_link=inter_link,
     )
     if max_load:
-        scenario = _max_load(kb, scenario, inputs + (outputs or 0), assumed)
+        scenario = _max_load(kb, scenario, (inputs or 0) + (outputs or 0), assumed)
     if compute_rate_peak(scenario, kb):
         assumed.append("matmuls at the datasheet peak (no measured matmul rate here)")
     return scenario, str(measures), assumed
@@ -398,6 +410,7 @@ def predicted_value(result: Outcome, measures: str) -> Fraction | None:
         ),
         "output_tokens_per_s": result.tokens_per_s_system,
         "output_tokens_per_s_per_gpu": result.tokens_per_s_per_device,
+        "output_tokens_per_s_per_user": 1 / result.tpot if result.tpot else None,
     }.get(measures)
 
 
@@ -476,6 +489,8 @@ def evaluate_row(
             state=NOT_EVALUABLE,
             reason=f"its value is not a positive figure in {unit}",
         )
+    if measures in MEMORY_MEASURES:
+        return _memory_row(kb, scenario, measures, measured, calibration, base, common)
     try:
         result = outcome(scenario, kb)
     except ScenarioError as exc:
@@ -532,6 +547,59 @@ def evaluate_row(
         reason=reason,
         provenance=result.provenance,
         outcome=result,
+    )
+
+
+def _memory_row(
+    kb: KnowledgeBase,
+    scenario: Scenario,
+    measures: str,
+    measured: Fraction,
+    calibration: bool,
+    base: dict[str, Any],
+    common: dict[str, Any],
+) -> RowResult:
+    """A row that measures memory at start-up: priced by the scenario's feasibility figures."""
+    try:
+        found = capacity(scenario, kb)
+    except ScenarioError as exc:
+        return RowResult(
+            **base,
+            **common,
+            predicted=None,
+            measured=measured,
+            error=None,
+            state=NOT_EVALUABLE,
+            reason=str(exc),
+        )
+    predicted = memory_prediction(measures, found, scenario.input_tokens)
+    if predicted is None:
+        return RowResult(
+            **base,
+            **common,
+            predicted=None,
+            measured=measured,
+            error=None,
+            state=NOT_EVALUABLE,
+            reason=f"{measures} needs the context a request is sized for (the row's input tokens)",
+        )
+    error = (predicted - measured) / measured
+    if calibration:
+        state, reason = CALIBRATION, CALIBRATION_WHY
+    elif abs(error) <= declaration().band:
+        state, reason = VALIDATED, ""
+    else:
+        state, reason = CONTRADICTED, "outside the band"
+    paging = f", paged as {found.paging}" if found.paging else ", no engine memory stated"
+    return RowResult(
+        **base,
+        **common,
+        predicted=predicted,
+        measured=measured,
+        error=error,
+        state=state,
+        reason=reason,
+        provenance=f"estimated (feasibility: weights and KV cache per device{paging})",
     )
 
 
