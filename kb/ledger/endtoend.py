@@ -34,11 +34,12 @@ from __future__ import annotations
 import json
 import statistics
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from fractions import Fraction
 from functools import lru_cache
 from typing import Any
 
+from kb.ledger.capacity import MEMORY_MEASURES, capacity, memory_prediction
 from kb.ledger.quantities import QuantityError, figure
 from kb.ledger.scenario import Outcome, Scenario, ScenarioError, compute_rate_peak, outcome
 from kb.model import KnowledgeBase, Record
@@ -47,6 +48,8 @@ VALIDATED = "validated"
 CONTRADICTED = "contradicted"
 NOT_EVALUABLE = "not evaluable"
 CALIBRATION = "calibration"
+
+MAX_LOAD_ENGINE = "engines/tensorrt-llm"  # the engine whose maximum-load batch is declared
 
 CALIBRATION_WHY = "an engine's per-layer overhead was fitted to this receipt: it never validates"
 
@@ -57,6 +60,8 @@ UNITS = {
     "decode_tokens_per_s": "1/s",
     "output_tokens_per_s": "1/s",
     "output_tokens_per_s_per_gpu": "1/s",
+    "output_tokens_per_s_per_user": "1/s",
+    **MEMORY_MEASURES,
 }
 
 
@@ -74,6 +79,9 @@ class Declaration:
     overhead_otherwise: str
     overhead_reason: str
     assumed_reasons: Mapping[str, str]
+    max_load_fraction: Fraction
+    max_load_cap: int
+    memory_calibration: tuple[str, ...]
 
 
 @lru_cache(maxsize=1)
@@ -96,6 +104,9 @@ def declaration() -> Declaration:
             overhead_otherwise=data["overhead_fallback"]["otherwise"],
             overhead_reason=data["overhead_fallback"]["reason"],
             assumed_reasons={name: entry["reason"] for name, entry in assumed.items()},
+            max_load_fraction=Fraction(assumed["max_load_batch"]["kv_fraction"]),
+            max_load_cap=int(assumed["max_load_batch"]["batch_cap"]),
+            memory_calibration=tuple(data["calibration"]["memory"]),
         )
     except (OSError, ValueError, KeyError, TypeError) as exc:
         raise ResourceMissing(
@@ -130,10 +141,14 @@ class RowResult:
 
 
 def calibration_receipts(kb: KnowledgeBase) -> frozenset[str]:
-    """Every receipt an engine's per-layer overhead was fitted to (the calibration set)."""
+    """Every receipt an engine's parameter was fitted to (the calibration set).
+
+    The receipts of each engine's per-layer overhead (`per_layer_overhead.calibration`)
+    and those kb/data/end-to-end.json declares for an engine's memory workspace.
+    """
     from kb.kinds import views
 
-    found: set[str] = set()
+    found: set[str] = set(declaration().memory_calibration)
     checked = views(kb)
     for record in kb.of_kind("engine"):
         view = checked.engine(record)
@@ -250,15 +265,27 @@ def conditions(
             raise _NotEvaluable(f"{gpus} devices, and the source does not state the nodes")
         nodes = 1
     batch = _int(row.get("batch"))
+    max_load = False
+    memory = measures in MEMORY_MEASURES  # sized at start-up: no step, no batch, no lengths
+    if memory:
+        batch = batch or dp
     if batch is None:
         batch = _int(row.get("concurrency"))
         if batch is None:
-            raise _NotEvaluable("the source states neither the batch nor the concurrency")
-        assumed.append(f"batch = concurrency {batch}")
+            if row.get("load") != "maximum":
+                raise _NotEvaluable("the source states neither the batch nor the concurrency")
+            if engine != MAX_LOAD_ENGINE:
+                raise _NotEvaluable(
+                    f"a maximum-load run of {engine}: kb declares the batch such a run reaches "
+                    f"only for {MAX_LOAD_ENGINE} (trtllm-bench), and the source states none"
+                )
+            max_load, batch = True, dp  # the batch is found below, from the devices
+        else:
+            assumed.append(f"batch = concurrency {batch}")
     inputs, outputs = _int(row.get("input_tokens")), _int(row.get("output_tokens"))
-    if inputs is None:
+    if inputs is None and not memory:
         raise _NotEvaluable("the source does not state the input length")
-    if outputs is None and measures not in ("decode_tokens_per_s", "ttft"):
+    if outputs is None and not memory and measures not in ("decode_tokens_per_s", "ttft"):
         raise _NotEvaluable("the source does not state the output length")
     weights = weight_format(row.get("precision"), assumed)
     if weights is None:
@@ -281,7 +308,7 @@ def conditions(
             "all-reduces under graphs priced by stock curves timed outside them (an upper bound)"
         )
     inter_link = _inter_link(kb, record, row, nodes, assumed)
-    context = inputs + (outputs or 0) // 2
+    context = (inputs or 1) + (outputs or 0) // 2
     scenario = Scenario(
         model=str(model),
         hardware=str(hardware),
@@ -303,9 +330,35 @@ def conditions(
         overhead_fallback=fallback,
         inter_link=inter_link,
     )
+    if max_load:
+        scenario = _max_load(kb, scenario, (inputs or 0) + (outputs or 0), assumed)
     if compute_rate_peak(scenario, kb):
         assumed.append("matmuls at the datasheet peak (no measured matmul rate here)")
     return scenario, str(measures), assumed
+
+
+def _max_load(kb: KnowledgeBase, scenario: Scenario, sequence: int, assumed: list[str]) -> Scenario:
+    """The scenario at the batch a maximum-load run reaches (declared: `assumed.max_load_batch`).
+
+    The largest batch whose whole sequences (`sequence` = input + output tokens) fit the
+    declared share of each device's memory after the weights, capped; with none that fits,
+    one sequence per replica (the composed ledger then says the row does not fit).
+    """
+    from kb.ledger.capacity import capacity
+
+    decl = declaration()
+    try:
+        found = capacity(scenario, kb).max_load_batch(
+            sequence, decl.max_load_fraction, decl.max_load_cap
+        )
+    except ScenarioError as exc:
+        raise _NotEvaluable(str(exc)) from None
+    assumed.append(
+        f"batch {found or scenario.dp}: the largest whose {sequence}-token sequences fit "
+        f"{float(decl.max_load_fraction):g} of each device's memory after the weights "
+        f"(at most {decl.max_load_cap}; a maximum-load run)"
+    )
+    return replace(scenario, batch=max(found, scenario.dp))
 
 
 def _inter_link(
@@ -357,6 +410,7 @@ def predicted_value(result: Outcome, measures: str) -> Fraction | None:
         ),
         "output_tokens_per_s": result.tokens_per_s_system,
         "output_tokens_per_s_per_gpu": result.tokens_per_s_per_device,
+        "output_tokens_per_s_per_user": 1 / result.tpot if result.tpot else None,
     }.get(measures)
 
 
@@ -435,6 +489,8 @@ def evaluate_row(
             state=NOT_EVALUABLE,
             reason=f"its value is not a positive figure in {unit}",
         )
+    if measures in MEMORY_MEASURES:
+        return _memory_row(kb, scenario, measures, measured, calibration, base, common)
     try:
         result = outcome(scenario, kb)
     except ScenarioError as exc:
@@ -473,6 +529,7 @@ def evaluate_row(
             reason=unpriced,
             outcome=result,
         )
+    predicted = _printable(predicted, common)
     error = (predicted - measured) / measured
     if calibration:
         state, reason = CALIBRATION, CALIBRATION_WHY
@@ -491,6 +548,83 @@ def evaluate_row(
         provenance=result.provenance,
         outcome=result,
     )
+
+
+def _memory_row(
+    kb: KnowledgeBase,
+    scenario: Scenario,
+    measures: str,
+    measured: Fraction,
+    calibration: bool,
+    base: dict[str, Any],
+    common: dict[str, Any],
+) -> RowResult:
+    """A row that measures memory at start-up: priced by the scenario's feasibility figures."""
+    try:
+        found = capacity(scenario, kb)
+    except ScenarioError as exc:
+        return RowResult(
+            **base,
+            **common,
+            predicted=None,
+            measured=measured,
+            error=None,
+            state=NOT_EVALUABLE,
+            reason=str(exc),
+        )
+    predicted = memory_prediction(measures, found, scenario.input_tokens)
+    if predicted is None:
+        return RowResult(
+            **base,
+            **common,
+            predicted=None,
+            measured=measured,
+            error=None,
+            state=NOT_EVALUABLE,
+            reason=f"{measures} needs the context a request is sized for (the row's input tokens)",
+        )
+    error = (predicted - measured) / measured
+    if calibration:
+        state, reason = CALIBRATION, CALIBRATION_WHY
+    elif abs(error) <= declaration().band:
+        state, reason = VALIDATED, ""
+    else:
+        state, reason = CONTRADICTED, "outside the band"
+    paging = f", paged as {found.paging}" if found.paging else ", no engine memory stated"
+    return RowResult(
+        **base,
+        **common,
+        predicted=predicted,
+        measured=measured,
+        error=error,
+        state=state,
+        reason=reason,
+        provenance=f"estimated (feasibility: weights and KV cache per device{paging})",
+    )
+
+
+# Python refuses to turn an int of more than 4,300 digits into text (or back); an exact MoE
+# prediction at a batch of thousands carries (1 - k/E)^B, whose fraction can have more.
+EXACT_BITS = 12_000
+
+
+def _printable(value: Fraction, common: dict[str, Any]) -> Fraction:
+    """The prediction as an exact fraction that can be printed and read back.
+
+    One whose numerator or denominator has more than EXACT_BITS bits (an MoE expert read
+    at a batch of thousands: f = 1 - (1 - k/E)^B) is replaced by the nearest fraction
+    with a denominator of at most 2^64, and the row says so among its assumptions (the
+    difference is below 2^-64 of a unit, far below any digit shown).
+    """
+    bits = max(value.numerator.bit_length(), value.denominator.bit_length())
+    if bits <= EXACT_BITS:
+        return value
+    common["assumed"] = (
+        *common["assumed"],
+        f"prediction rounded to a denominator of at most 2^64 (its exact fraction has "
+        f"{bits} bits, too long to print)",
+    )
+    return value.limit_denominator(2**64)
 
 
 @dataclass(frozen=True)

@@ -33,6 +33,7 @@ kb cannot derive is a `Gap` (rule LG004), never a guess.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping
 from dataclasses import dataclass
 from fractions import Fraction
@@ -612,6 +613,9 @@ def _moe_weight_read(
     from kb.equations.evaluate import Product
 
     rate = _rate_spec(option.rate)
+    routed = Fraction(batch, deg.dp)
+    saturated = _saturation(record.get("geometry.experts_active"), record.get("geometry.experts"))
+    capped = saturated is not None and routed > saturated
     part = evaluate_part(
         res,
         MOE_CLASS,
@@ -623,7 +627,7 @@ def _moe_weight_read(
             "L": _count(moe_layers),
             "d": f"{model}#geometry.d_model",
             "d_ff": f"{model}#geometry.{width}",
-            "B": _count(Fraction(batch, deg.dp)),
+            "B": _count(saturated if capped and saturated is not None else routed),
             "b_w": _spec(work.weight_bytes),
             "BW_hbm": Product(f"BW_hbm * {deg.tp}", ((1, rate), (1, _count(deg.tp)))),
         },
@@ -632,12 +636,40 @@ def _moe_weight_read(
     )
     if part is None:
         return None
+    cap = (
+        f" (B taken as {saturated}: (1 - k/E)^B < 2^-{SATURATION_BITS} from there on)"
+        if capped
+        else ""
+    )
     return Part(
         part.value,
         f"{part.formula}: the shared weights and the routed experts {batch // deg.dp} "
-        f"{what} touch, over tp = {deg.tp} ranks",
+        f"{what} touch, over tp = {deg.tp} ranks{cap}",
         part.trail,
     )
+
+
+SATURATION_BITS = 64
+
+
+def _saturation(k: Any, experts: Any) -> int | None:
+    """The batch from which every routed expert is touched to within 2^-64: f = 1 - (1-k/E)^B.
+
+    Past it the exact power only grows (its numerator has about B*log2(E) bits: a
+    maximum-load prefill of 500 prompts of 5,000 tokens would carry millions), while f
+    changes by less than 2^-64, below any figure kb reports. The smallest whole B with
+    (1 - k/E)^B < 2^-64, checked exactly; None when k or E is not a whole number.
+    """
+    if not (isinstance(k, int) and isinstance(experts, int)) or not 0 < k < experts:
+        return None
+    miss = Fraction(experts - k, experts)
+    bound = Fraction(1, 2**SATURATION_BITS)
+    found = max(1, math.ceil(SATURATION_BITS * math.log(2) / -math.log(float(miss))))
+    while miss**found >= bound:  # the float estimate, made exact
+        found += 1
+    while found > 1 and miss ** (found - 1) < bound:
+        found -= 1
+    return found
 
 
 def _math_time(
