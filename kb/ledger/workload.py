@@ -23,7 +23,8 @@ through the one evaluator (kb/equations/evaluate.py), so `kb calc` on a class an
 
 The step itself is stated once, as tp-decode-allreduce-time's equation
 `step_time_parts` (t_step = t_w + t_kv + c*L*t_ar + L*t_o) or, when the option states a
-compute rate, `roofline_step` (the reads or, above the ridge, the matmuls). `StepModel`
+compute rate, `roofline_step` (the weight read or, above the ridge, the matmuls, then the
+KV read: the attention is a kernel of its own). `StepModel`
 holds that equation as kb's evaluator prepares it (kb/equations/evaluate.py `prepare`),
 and the ledger's T_total of a composed option is its value at the option's terms
 (kb/ledger/ledger.py): the same expression `kb calc flops/tp-decode-allreduce-time
@@ -66,7 +67,7 @@ class Model:
 
 
 STEP_EQUATION = "step_time_parts"  # t_step = t_w + t_kv + c*L*t_ar + L*t_o
-ROOF_EQUATION = "roofline_step"  # t_roof = max(t_w + t_kv, T_math) + c*L*t_ar + L*t_o
+ROOF_EQUATION = "roofline_step"  # t_roof = max(t_w, T_math) + t_kv + c*L*t_ar + L*t_o
 STEP_TERMS = ("t_w", "t_kv", "c", "L", "t_ar", "t_o")  # what the ledger binds
 ROOF_TERMS = (*STEP_TERMS, "T_math")
 
