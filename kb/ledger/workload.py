@@ -42,6 +42,7 @@ from typing import TYPE_CHECKING, Any
 from kb.findings import pointer_join
 from kb.kinds.placement import Degrees, FigureNode, Option, Transfer, WorkloadView
 from kb.ledger.parts import MOE_CLASS, Part, _count, _gap_once, _spec, evaluate_part, exact_spec
+from kb.ledger.prefill import prefill_matmul_time
 from kb.ledger.quantities import Figure, QuantityError
 
 if TYPE_CHECKING:
@@ -230,6 +231,7 @@ class Workload:
     paging: Paging | None = None  # the engine's KV paging and reserve (kb.ledger.feasibility)
     steps: tuple[StepModel, StepModel] | None = None  # (memory-bound, roofline): the one step
     energy: StepModel | None = None  # the energy class's e_tok = N*P_dev*t_step/B, if named
+    prefill_matmul: str | None = None  # receipt pricing the prefill's matmuls (kb.ledger.prefill)
 
 
 @dataclass(frozen=True)
@@ -255,6 +257,7 @@ class Derived:
     power_note: str = ""  # why there is no energy per token, when there is none
     prefill_attention: Part | None = None  # the prompt's causal attention matmuls (request only)
     prefill_weight_read: Part | None = None  # MoE: the experts the whole prompt touches (request)
+    prefill_math: Part | None = None  # the prompt's weight matmuls at a measured time (request)
 
     def sequences(self, batch: Any) -> Any:
         """Sequences one replica serves: batch / dp."""
@@ -349,6 +352,7 @@ def resolve_workload(
         engine_paging(res, node.engine, pointer),
         steps,
         energy,
+        node.prefill_matmul,
     )
 
 
@@ -552,6 +556,7 @@ def derive_option(
         *_energy_inputs(res, work, option, pointer),
         attention,
         prefill_read,
+        prefill_matmul_time(res, work, option, batch, pointer) if math is not None else None,
     )
     transfers: list[Transfer | TransferSpec] = list(expert.transfers if expert else ())
     if deg.tp > 1:
