@@ -120,3 +120,31 @@ def test_beyond_the_curve_the_time_scales_with_tokens(shipped: KnowledgeBase) ->
     att = [Fraction(2 * 32 * 16 * 32 * 128 * s**2) / mamf for s in (1024, 2048)]
     assert small.ttft == 32 * 4 * t4096 + att[0]
     assert large.ttft == 32 * 8 * t4096 + att[1]
+
+
+def test_an_end_to_end_row_names_the_curve_among_its_assumptions(shipped: KnowledgeBase) -> None:
+    """TensorRT-LLM v0.9's Llama 7B first-token row on A100 (16-bit, TP1, 128 tokens)."""
+    from kb.ledger.endtoend import evaluate_row
+
+    record = shipped.get("receipts/trtllm-v0.9-first-token-latency-batch1")
+    assert record is not None
+    rows = record.get("results")
+    index = next(
+        i
+        for i, r in enumerate(rows)
+        if r.get("model") == "models/llama-2-7b"
+        and r.get("hardware", "") == A100
+        and r.get("input_tokens") == 128
+    )
+    result = evaluate_row(shipped, record, index, rows[index], calibration=False)
+    assert f"prefill matmuls at the per-layer times of {CURVE}" in result.assumed
+    # and an FP8 row of the same table does not use it
+    fp8 = next(
+        i
+        for i, r in enumerate(rows)
+        if r.get("model") == "models/llama-2-7b"
+        and r.get("hardware", "") == H100
+        and r.get("input_tokens") == 128
+    )
+    other = evaluate_row(shipped, record, fp8, rows[fp8], calibration=False)
+    assert not any(CURVE in a for a in other.assumed)
