@@ -149,6 +149,7 @@ class WorkloadView:
     overhead_fallback: str | None  # the engine whose overhead stands in, named, never implied
     flop_per_mac: FigureNode | None = None  # f_mac: with a compute rate, the ridge check
     request: tuple[int, int] | None = None  # (input_tokens, output_tokens): TTFT and latency
+    prefill_matmul: str | None = None  # receipt of per-layer matmul times by tokens (prefill)
 
 
 @dataclass(frozen=True)
@@ -222,6 +223,7 @@ def _workload(node: Mapping[str, Any] | None) -> WorkloadView | None:
             if "request" in node
             else None
         ),
+        prefill_matmul=node.get("prefill_matmul"),
     )
 
 

@@ -41,7 +41,14 @@ from typing import Any
 
 from kb.ledger.capacity import MEMORY_MEASURES, capacity, memory_prediction
 from kb.ledger.quantities import QuantityError, figure
-from kb.ledger.scenario import Outcome, Scenario, ScenarioError, compute_rate_peak, outcome
+from kb.ledger.scenario import (
+    Outcome,
+    Scenario,
+    ScenarioError,
+    compute_rate_peak,
+    outcome,
+    prefill_matmul_receipt,
+)
 from kb.model import KnowledgeBase, Record
 
 VALIDATED = "validated"
@@ -334,6 +341,9 @@ def conditions(
         scenario = _max_load(kb, scenario, (inputs or 0) + (outputs or 0), assumed)
     if compute_rate_peak(scenario, kb):
         assumed.append("matmuls at the datasheet peak (no measured matmul rate here)")
+    curve = prefill_matmul_receipt(scenario, kb)
+    if curve is not None:  # declared: prefill_matmul
+        assumed.append(f"prefill matmuls at the per-layer times of {curve}")
     return scenario, str(measures), assumed
 
 

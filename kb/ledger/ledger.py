@@ -155,11 +155,15 @@ def composed_useful_row(envelope: Envelope, option: OptionSpec, batch: Num = Non
     value: Num = memory
     if derived.math is not None:
         math = derived.math.value * batch / envelope.batch  # linear in the batch
-        value = _max(memory, math)
+        # the weight matmuls and the attention over the cache are kernels run in turn
+        value = _max(derived.weight_read.value, math) + kv
         formula = (
-            f"max({formula}, T_math: the replica's matmuls at the tp ranks' compute rate "
-            f"({derived.math.formula}); above the ridge the step is compute-bound: "
-            "flops/tp-decode-allreduce-time's roofline_step)"
+            f"max(t_w, T_math) + (batch/dp)*t_kv: the per-rank weight read "
+            f"({derived.weight_read.formula}) or, above the ridge (compute-bound), the "
+            f"replica's matmuls at the tp ranks' compute rate ({derived.math.formula}), then "
+            "the KV-cache read of "
+            "the replica's sequences (flops/decode-kv-cache-read cache_time), a kernel of its "
+            f"own: flops/tp-decode-allreduce-time's roofline_step{moe}"
         )
     return Row(
         "useful",

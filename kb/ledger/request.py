@@ -12,6 +12,8 @@ output token.
     energy  = N*P_dev*request/(batch*output_tokens)   per output token, at TDP
               (flops/serving-energy-cost-per-token energy_step, when the workload names it)
 
+With `workload.prefill_matmul` (a receipt of per-layer matmul times by tokens) the
+prompt's matmuls are L * t(M) at its tokens instead of T_math (kb/ledger/prefill.py).
 The prefill pass reads the rank's weights once (an MoE model: the shared weights and
 every routed expert the prompt's batch*S_in tokens touch, flops/moe-decode-expert-read
 at that many tokens, since the router picks experts per token) (or, above the ridge, is its
@@ -65,7 +67,14 @@ def request(envelope: Envelope, option: OptionSpec, ledger: Ledger) -> Request |
     read = first.value
     if derived.math is not None:  # the prompt's tokens are input_tokens x the step's
         attention = derived.prefill_attention.value if derived.prefill_attention else 0
-        read = Fraction(_max(read, derived.math.value * inputs + attention))
+        # a measured per-layer matmul time at the prompt's tokens, where one is named
+        # (kb.ledger.prefill); else the ridge class's T_math at the compute rate
+        matmuls = (
+            derived.prefill_math.value
+            if derived.prefill_math is not None
+            else derived.math.value * inputs
+        )
+        read = Fraction(_max(read, matmuls + attention))
     overhead = derived.overhead.value if derived.overhead else Fraction(0)
     costs = [transfer_cost(t, envelope.batch, Fraction(0), Overrides()) for t in option.prefill]
     collectives = sum((Fraction(c.raw) for c in costs), Fraction(0))

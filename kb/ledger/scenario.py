@@ -24,6 +24,9 @@ What the scenario fixes, and where each value comes from:
   "maximum achievable matmul throughput" (`measured_matmul_rate`; the first such
   receipt by id), else the datasheet peak `hardware#compute.<format>`, which the
   Outcome says (`compute_rate_peak`); `peak_compute` asks for the peak always;
+- the prefill pass's matmuls from a per-layer matmul-time curve of the scenario's model,
+  accelerator, tp and 16-bit weights where a `matmul` receipt has one
+  (`prefill_matmul_receipt`, kb/ledger/prefill.py), else at that compute rate;
 - the devices: `count` of `hardware` in `nodes` equal nodes; tensor parallel is the
   innermost group, then pipeline stages, then data-parallel replicas, and no group
   straddles a node unevenly. A TP group or a pipeline boundary that spans nodes runs
@@ -494,6 +497,24 @@ def compute_rate(s: Scenario, kb: KnowledgeBase) -> str:
     return measured if measured is not None else f"{s.hardware}#compute.{field}"
 
 
+def prefill_matmul_receipt(s: Scenario, kb: KnowledgeBase) -> str | None:
+    """The first receipt (by id) with a per-layer matmul-time curve of this case, or None.
+
+    Its rows must name the scenario's model, accelerator, tp degree and 16-bit weights
+    (kb.ledger.prefill.curve_rows); the prefill pass is then priced from it.
+    """
+    from kb.ledger.prefill import curve_rows
+
+    if s.peak_compute or s.input_tokens is None:
+        return None
+    for record in sorted(kb.of_kind("receipt"), key=lambda r: r.id):
+        if record.get("pattern") != "matmul":
+            continue
+        if curve_rows(record, s.model, s.hardware, s.tp, s.weight_precision):
+            return record.id
+    return None
+
+
 def compute_rate_peak(s: Scenario, kb: KnowledgeBase) -> bool:
     """True when the scenario's matmuls are priced at the datasheet peak."""
     return compute_rate(s, kb).startswith(f"{s.hardware}#compute.")
@@ -572,6 +593,9 @@ def placement_data(s: Scenario, kb: KnowledgeBase) -> dict[str, Any]:
         workload["engine"] = s.engine
     if s.overhead_fallback is not None:
         workload["overhead_fallback"] = s.overhead_fallback
+    prefill = prefill_matmul_receipt(s, kb)
+    if prefill is not None:
+        workload["prefill_matmul"] = prefill
     if s.input_tokens is not None:
         workload["request"] = {
             "input_tokens": s.input_tokens,

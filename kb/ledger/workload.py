@@ -23,7 +23,8 @@ through the one evaluator (kb/equations/evaluate.py), so `kb calc` on a class an
 
 The step itself is stated once, as tp-decode-allreduce-time's equation
 `step_time_parts` (t_step = t_w + t_kv + c*L*t_ar + L*t_o) or, when the option states a
-compute rate, `roofline_step` (the reads or, above the ridge, the matmuls). `StepModel`
+compute rate, `roofline_step` (the weight read or, above the ridge, the matmuls, then the
+KV read: the attention is a kernel of its own). `StepModel`
 holds that equation as kb's evaluator prepares it (kb/equations/evaluate.py `prepare`),
 and the ledger's T_total of a composed option is its value at the option's terms
 (kb/ledger/ledger.py): the same expression `kb calc flops/tp-decode-allreduce-time
@@ -42,6 +43,7 @@ from typing import TYPE_CHECKING, Any
 from kb.findings import pointer_join
 from kb.kinds.placement import Degrees, FigureNode, Option, Transfer, WorkloadView
 from kb.ledger.parts import MOE_CLASS, Part, _count, _gap_once, _spec, evaluate_part, exact_spec
+from kb.ledger.prefill import prefill_matmul_time
 from kb.ledger.quantities import Figure, QuantityError
 
 if TYPE_CHECKING:
@@ -67,7 +69,7 @@ class Model:
 
 
 STEP_EQUATION = "step_time_parts"  # t_step = t_w + t_kv + c*L*t_ar + L*t_o
-ROOF_EQUATION = "roofline_step"  # t_roof = max(t_w + t_kv, T_math) + c*L*t_ar + L*t_o
+ROOF_EQUATION = "roofline_step"  # t_roof = max(t_w, T_math) + t_kv + c*L*t_ar + L*t_o
 STEP_TERMS = ("t_w", "t_kv", "c", "L", "t_ar", "t_o")  # what the ledger binds
 ROOF_TERMS = (*STEP_TERMS, "T_math")
 
@@ -230,6 +232,7 @@ class Workload:
     paging: Paging | None = None  # the engine's KV paging and reserve (kb.ledger.feasibility)
     steps: tuple[StepModel, StepModel] | None = None  # (memory-bound, roofline): the one step
     energy: StepModel | None = None  # the energy class's e_tok = N*P_dev*t_step/B, if named
+    prefill_matmul: str | None = None  # receipt pricing the prefill's matmuls (kb.ledger.prefill)
 
 
 @dataclass(frozen=True)
@@ -255,6 +258,7 @@ class Derived:
     power_note: str = ""  # why there is no energy per token, when there is none
     prefill_attention: Part | None = None  # the prompt's causal attention matmuls (request only)
     prefill_weight_read: Part | None = None  # MoE: the experts the whole prompt touches (request)
+    prefill_math: Part | None = None  # the prompt's weight matmuls at a measured time (request)
 
     def sequences(self, batch: Any) -> Any:
         """Sequences one replica serves: batch / dp."""
@@ -349,6 +353,7 @@ def resolve_workload(
         engine_paging(res, node.engine, pointer),
         steps,
         energy,
+        node.prefill_matmul,
     )
 
 
@@ -552,6 +557,7 @@ def derive_option(
         *_energy_inputs(res, work, option, pointer),
         attention,
         prefill_read,
+        prefill_matmul_time(res, work, option, batch, pointer) if math is not None else None,
     )
     transfers: list[Transfer | TransferSpec] = list(expert.transfers if expert else ())
     if deg.tp > 1:
