@@ -227,6 +227,11 @@ class _NotEvaluable(Exception):
     """A row that cannot be turned into a scenario; the message says why."""
 
 
+def _what_is_measured(row: Mapping[str, Any]) -> str:
+    """The row's metric, else its label (a row may time one kernel in `latency`)."""
+    return str(row.get("metric") or row.get("label") or "an unnamed quantity")
+
+
 def conditions(
     kb: KnowledgeBase, record: Record, row: Mapping[str, Any]
 ) -> tuple[Scenario, str, list[str]]:
@@ -236,7 +241,7 @@ def conditions(
     measures = row.get("measures")
     if measures is None:
         raise _NotEvaluable(
-            f"measures '{row.get('metric')}', which the composed ledger does not predict"
+            f"measures '{_what_is_measured(row)}', which the composed ledger does not predict"
         )
     model = row.get("model") or record.get("model")
     if not model:
