@@ -1,4 +1,9 @@
-"""Concurrent runs share one cache safely: every run reports the full result, then and after."""
+"""Concurrent runs share one cache safely: every run reports the full result, then and after.
+
+The cache starts as a user's second run finds it (tests/warm.py: the record and equation
+stores one cold check of the shipped records left): the four runs at once read those
+stores, re-check what the H100 edit reaches, and all save into them.
+"""
 
 from __future__ import annotations
 
@@ -8,10 +13,15 @@ import subprocess
 from pathlib import Path
 
 from tests.conftest import SHIPPED_RECORDS, kb_executable
+from tests.warm import seed
 
 
-def test_concurrent_full_runs_agree_and_leave_a_sound_cache(tmp_path: Path) -> None:
+def test_concurrent_full_runs_agree_and_leave_a_sound_cache(
+    tmp_path: Path, shipped_stores: Path
+) -> None:
     shutil.copytree(SHIPPED_RECORDS, tmp_path / "records")
+    seed(shipped_stores, tmp_path / ".kb-cache")
+    before = {p.name: p.read_bytes() for p in (tmp_path / ".kb-cache").iterdir()}
     h100 = tmp_path / "records/hardware/nvidia-h100-sxm.yaml"
     h100.write_text(
         h100.read_text(encoding="utf-8").replace(
@@ -32,6 +42,8 @@ def test_concurrent_full_runs_agree_and_leave_a_sound_cache(tmp_path: Path) -> N
     assert len(set(outputs)) == 1 and '"EQ0' in outputs[0]
     leftovers = [p.name for p in (tmp_path / ".kb-cache").iterdir() if p.name.startswith(".tmp")]
     assert leftovers == []
+    after = {p.name: p.read_bytes() for p in (tmp_path / ".kb-cache").iterdir()}
+    assert after.keys() >= before.keys() and after != before  # the runs saved into the stores
     warm = subprocess.run(
         command[:-3] + ["--format", "json"],
         cwd=tmp_path,

@@ -12,7 +12,8 @@ from jsonschema import Draft4Validator
 from kb import report
 from kb.findings import Finding, Location, Severity
 from kb.rules import all_rules
-from tests.conftest import FIXTURES, run_kb, source_yaml, write_tree
+from tests.conftest import FIXTURES, source_yaml, write_tree
+from tests.inprocess import kb_in_process
 
 SARIF_SCHEMA = json.loads((FIXTURES / "sarif-schema-2.1.0.json").read_text(encoding="utf-8"))
 # ::error file=F,line=L,col=C,title=T::message  (GitHub Actions workflow command)
@@ -189,7 +190,7 @@ def broken_tree(tmp: Path) -> Path:
 @pytest.mark.parametrize("fmt", ["sarif", "github", "json", "text"])
 def test_kb_validate_formats_end_to_end(tmp_path: Path, fmt: str) -> None:
     broken_tree(tmp_path)
-    done = run_kb(["validate", "--format", fmt], cwd=tmp_path)
+    done = kb_in_process(["validate", "--format", fmt], cwd=tmp_path)
     assert done.returncode == 1, done.stderr
     assert done.stderr == ""
     if fmt == "sarif":
@@ -214,7 +215,7 @@ def test_kb_validate_formats_end_to_end(tmp_path: Path, fmt: str) -> None:
 
 def test_output_option_writes_the_report_to_a_file(tmp_path: Path) -> None:
     broken_tree(tmp_path)
-    done = run_kb(["validate", "--format", "json", "--output", "report.json"], cwd=tmp_path)
+    done = kb_in_process(["validate", "--format", "json", "--output", "report.json"], cwd=tmp_path)
     assert done.returncode == 1
     assert done.stdout == ""
     assert json.loads((tmp_path / "report.json").read_text())["findings"][0]["code"] == "RF001"

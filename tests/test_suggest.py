@@ -9,7 +9,8 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from kb.suggest import CUTOFF, closest, ranked_matches, word_score
-from tests.conftest import SHIPPED_RECORDS, run_kb
+from tests.conftest import SHIPPED_RECORDS
+from tests.inprocess import kb_in_process
 
 HARDWARE = [
     "hardware/nvidia-a100-80gb-sxm4",
@@ -96,7 +97,7 @@ ROOT = ["--root", str(SHIPPED_RECORDS)]
     ],
 )
 def test_every_command_suggests_the_name_meant(args: list[str], said: str, tmp_path: Path) -> None:
-    done = run_kb(args, cwd=tmp_path)
+    done = kb_in_process(args, cwd=tmp_path)
     assert done.returncode == 2, done.stdout + done.stderr
     assert said in done.stderr
     assert "Traceback" not in done.stderr
@@ -108,7 +109,9 @@ def test_rf001_suggests_the_id_meant(warm_copy: Path) -> None:
     path.write_text(
         text.replace("hardware: hardware/nvidia-h200-sxm,", "hardware: hardware/nvidia-h200,", 1)
     )
-    done = run_kb(["validate", "--select", "RF001", "--root", str(warm_copy)], cwd=warm_copy.parent)
+    done = kb_in_process(
+        ["validate", "--select", "RF001", "--root", str(warm_copy)], cwd=warm_copy.parent
+    )
     assert done.returncode == 1, done.stdout + done.stderr
     assert "RF001" in done.stdout
     assert "did you mean 'hardware/nvidia-h200-sxm'?" in done.stdout

@@ -13,8 +13,8 @@ import pytest
 from kb.equations import engine
 from kb.equations.timeout import CheckTimeout, run_with_budget
 from kb.reads import graph_of
-from tests.conftest import run_kb
 from tests.equations.helpers import HARDWARE, NUMERIC, flop, knowledge_base
+from tests.inprocess import kb_in_process
 
 SEED = "flops/sched-tensor-parallel-crossover"
 
@@ -157,7 +157,7 @@ def test_changing_h100_bandwidth_fails_the_flop_class_naming_both_files(
         ),
         encoding="utf-8",
     )
-    broken = run_kb(["validate", "--root", str(warm_copy)], cwd=tmp_path)
+    broken = kb_in_process(["validate", "--root", str(warm_copy)], cwd=tmp_path)
     assert broken.returncode == 1, broken.stdout + broken.stderr
     lines = broken.stdout.splitlines()
     claim_lines = [
@@ -175,7 +175,7 @@ def test_changing_h100_bandwidth_fails_the_flop_class_naming_both_files(
     # b-star-tp8-alpha0: 202375168*450/(4*7*4096*3000) = 9264/35, recomputed
     assert "claim b-star-tp8-alpha0 is refuted: computed 264.68571" in broken.stdout
     hardware.write_text(original, encoding="utf-8")
-    restored = run_kb(["validate", "--root", str(warm_copy)], cwd=tmp_path)
+    restored = kb_in_process(["validate", "--root", str(warm_copy)], cwd=tmp_path)
     assert restored.returncode in (0, 1), restored.stderr
     assert " EQ0" not in restored.stdout, restored.stdout
 
@@ -235,7 +235,7 @@ def test_the_seed_figure_made_true_fails_as_an_erratum_no_longer_refuted(
     seed.write_text(
         original.replace(marker, 'expect: {value: 237, unit: "1", round: 1'), encoding="utf-8"
     )
-    broken = run_kb(["validate", "--root", str(warm_copy)], cwd=tmp_path)
+    broken = kb_in_process(["validate", "--root", str(warm_copy)], cwd=tmp_path)
     assert broken.returncode == 1, broken.stdout + broken.stderr
     assert "EQ017" in broken.stdout and "seed-b-star-nvlink-full" in broken.stdout, broken.stdout
     seed.write_text(original, encoding="utf-8")
@@ -244,7 +244,7 @@ def test_the_seed_figure_made_true_fails_as_an_erratum_no_longer_refuted(
 def test_calc_prints_the_trail_and_the_result(tmp_path: Path) -> None:
     from tests.conftest import SHIPPED_RECORDS
 
-    done = run_kb(
+    done = kb_in_process(
         [
             "calc",
             SEED,
@@ -284,7 +284,7 @@ def test_calc_bad_input_exits_2_with_a_message(
 ) -> None:
     from tests.conftest import SHIPPED_RECORDS
 
-    done = run_kb(["calc", SEED, *args, "--root", str(SHIPPED_RECORDS)], cwd=tmp_path)
+    done = kb_in_process(["calc", SEED, *args, "--root", str(SHIPPED_RECORDS)], cwd=tmp_path)
     assert done.returncode == 2
     assert message in done.stderr
     assert "Traceback" not in done.stderr

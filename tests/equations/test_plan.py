@@ -9,6 +9,7 @@ nothing shared) and SymPy alone judging every claim (helpers.symbolic_alone).
 from __future__ import annotations
 
 import copy
+import functools
 import json
 import os
 import subprocess
@@ -25,7 +26,9 @@ from hypothesis import strategies as st
 
 from kb.equations import engine
 from kb.equations.bind import resolve
+from kb.equations.cache import STORE as EQUATION_STORE
 from kb.equations.compose import compose
+from kb.equations.figures import check_model
 from kb.loader import load_knowledge_base
 from kb.model import KnowledgeBase, Record
 from tests.conftest import REPO, SHIPPED_RECORDS
@@ -37,6 +40,7 @@ from tests.equations.helpers import (
     symbolic_alone,
 )
 from tests.equations.shipped import SHIPPED, alone_runs, shipped_alone_runs
+from tests.warm import seed
 
 
 def _resolver(kb: KnowledgeBase) -> Callable[[Any], Any]:
@@ -73,11 +77,13 @@ def _check_equivalence(
     kb: KnowledgeBase,
     factors: tuple[Fraction, ...],
     alone: Mapping[str, tuple[str, str | None]] | None = None,
+    symbolic_on: Callable[[Fraction, str], str] | None = None,
 ) -> dict[str, int]:
     """Plan from `kb`; for each factor, plan path == symbolic path on the scaled KB.
 
     `alone`: each record's cold run alone on `kb` (tests/equations/shipped.py), made here
-    when not given.
+    when not given. `symbolic_on(factor, record id)`: the record's cold run alone on the
+    scaled KB as JSON (`_shipped_symbolic`), made here when not given.
     """
     alone = alone_runs(kb) if alone is None else alone
     counts = {"planned": 0, "fallback": 0, "no plan": 0}
@@ -97,22 +103,45 @@ def _check_equivalence(
         changed = _perturbed(kb, factor)
         for record_id, plan in plans.items():
             record = compose(changed, changed.records[record_id]).record
-            symbolic, _ = engine.run_record(record, _resolver(changed))
-            assert _json(symbolic_alone(record, _resolver(changed))) == _json(symbolic)
+            if symbolic_on is None:
+                symbolic = _json(engine.run_record(record, _resolver(changed))[0])
+            else:
+                symbolic = symbolic_on(factor, record_id)
+            assert _json(symbolic_alone(record, _resolver(changed))) == symbolic, record_id
             planned = engine.run_planned(record, plan, _resolver(changed))
             if planned is None:
                 counts["fallback"] += 1
                 continue
             counts["planned"] += 1
-            assert _json(planned) == _json(symbolic), record_id
+            assert _json(planned) == symbolic, record_id
     return counts
+
+
+SHIPPED_FACTORS = (Fraction(1), Fraction(101, 100), Fraction(3, 7))
+
+
+@functools.cache
+def _shipped_scaled(factor: Fraction) -> KnowledgeBase:
+    """The shipped records, hardware and the like scaled by `factor` (made once per process)."""
+    return _perturbed(load_knowledge_base(SHIPPED_RECORDS)[0], factor)
+
+
+@functools.cache
+def _shipped_symbolic(factor: Fraction, record_id: str) -> str:
+    """RecordResult JSON of one shipped record alone (engine.run_record) on the scaled records.
+
+    Made once per process for both tests of the shipped records below: the plan path and
+    the cache are each held to the same cold symbolic run.
+    """
+    changed = _shipped_scaled(factor)
+    record = compose(changed, changed.records[record_id]).record
+    return _json(engine.run_record(record, _resolver(changed))[0])
 
 
 @SHIPPED
 def test_shipped_records_plan_path_equals_symbolic_path() -> None:
     kb, _ = load_knowledge_base(SHIPPED_RECORDS)
-    factors = (Fraction(1), Fraction(101, 100), Fraction(3, 7))
-    counts = _check_equivalence(kb, factors, shipped_alone_runs())
+    counts = _check_equivalence(kb, SHIPPED_FACTORS, shipped_alone_runs(), _shipped_symbolic)
     assert counts["planned"] >= 10, counts  # most flop classes really take the plan path
     assert counts["fallback"] == 0, counts
 
@@ -124,21 +153,36 @@ def test_generated_corpus_plan_path_equals_symbolic_path(tmp_path: Path) -> None
     assert counts == {"planned": 2 * 60, "fallback": 0, "no plan": 0}
 
 
+@SHIPPED
 def test_engine_serves_changed_bindings_from_plans(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, shipped_stores: Path
 ) -> None:
-    """Through analyse() and its cache: plans answer, and answer as a cache-less run does."""
-    monkeypatch.setenv("KB_CACHE_DIR", str(tmp_path / "cache"))
+    """Through analyse() and its cache: plans answer, and answer as a cache-less run does.
+
+    The cache starts with the claims' results and plans one cold check of the shipped
+    records left (tests/warm.py); the cache-less run is each record alone on the changed
+    records (`_shipped_symbolic`, shared with the test above).
+    """
+    monkeypatch.setenv(
+        "KB_CACHE_DIR", str(seed(shipped_stores, tmp_path / "cache", (EQUATION_STORE,)))
+    )
     kb, _ = load_knowledge_base(SHIPPED_RECORDS)
-    engine.analyse(kb)  # fills the result cache and the plans
-    changed = _perturbed(kb, Fraction(103, 100))
+    factor = SHIPPED_FACTORS[1]
+    changed = _perturbed(kb, factor)
     served = engine.analyse(changed)
     assert served.stats.planned >= 5
     assert served.stats.symbolic <= len(served.results) - 5
-    fresh = engine.analyse(_perturbed(kb, Fraction(103, 100)), use_cache=False)
-    assert served.results.keys() == fresh.results.keys()
+    with_equations = {r.id for r in kb if engine.has_equations(r)}
+    models = {r.id for r in kb.of_kind("model") if any(check_model(r.data))}
+    assert served.results.keys() == with_equations | models
     for record_id, result in served.results.items():
-        assert _json(result) == _json(fresh.results[record_id]), record_id
+        record = changed.records[record_id]
+        if record_id in with_equations:
+            assert _json(result) == _shipped_symbolic(factor, record_id), record_id
+        else:  # a model's figures, checked on every run (never cached)
+            items, issues = check_model(record.data)
+            fresh = engine.RecordResult(record.id, record.path, items, issues)
+            assert _json(result) == _json(fresh), record_id
     assert any(i.code == "EQ007" for r in served.results.values() for i in r.issues)
 
 
@@ -220,7 +264,13 @@ _BASELINE = {
 }
 
 
-@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+# Per push 50 fixed examples (profile `kb`, tests/conftest.py), ~0.2 CPU-s each; a long run
+# sets KB_FUZZ_EXAMPLES (docs/guarantees.md).
+@settings(
+    max_examples=int(os.environ.get("KB_FUZZ_EXAMPLES", "0")) or 50,
+    deadline=None,
+    suppress_health_check=[HealthCheck.too_slow],
+)
 @given(
     st.fixed_dictionaries(
         {
