@@ -8,7 +8,7 @@ sequences, is the decode step's cost per added sequence (the prefill of 128 prom
 them:
 
 - the measured growth is about 0.10-0.13 ms per sequence (70B) and 0.25-0.27 ms (405B),
-  in every image from vLLM v0.6.6 to v0.10 (the V0 and V1 engines alike);
+  in every image from vLLM v0.6.6 to v0.10;
 - kb's composed step grows by a third of that or less, so the rows go from within the
   band at batch 1 to 36-48% fast at batch 128;
 - the gap per sequence divided by the layers is about one microsecond in both models
