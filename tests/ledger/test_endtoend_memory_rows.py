@@ -31,7 +31,7 @@ from kb.model import KnowledgeBase
 TP8 = "receipts/jingchaozhang-qwen2.5-72b-h100-vllm-kv-pool-tp8"
 TP4 = "receipts/jingchaozhang-qwen2.5-72b-h100-vllm-kv-pool-tp4"
 LMCACHE = "receipts/lmcache-llama-3.1-70b-h100-tp4-kv-capacity"
-MTP = "receipts/trtllm-deepseek-r1-b200-h200-min-latency-mtp"
+LMDEPLOY = "receipts/lmdeploy-llama-2-13b-a100-tp1-static"  # row 0: a TPOT that validates
 GIB = 2**30
 
 
@@ -53,7 +53,6 @@ def _evaluate(kb: KnowledgeBase, receipt: str, index: int, scale: Fraction | Non
         (TP8, 0, "kv_pool_per_device"),
         (TP8, 1, "kv_pool_tokens"),
         (LMCACHE, 2, "max_concurrency"),
-        (MTP, 2, "output_tokens_per_s_per_user"),
     ],
 )
 def test_each_kind_is_priced_and_a_moved_value_is_a_miss(
@@ -65,8 +64,7 @@ def test_each_kind_is_priced_and_a_moved_value_is_a_miss(
     moved = _evaluate(shipped, receipt, index, Fraction(3))
     assert moved.predicted == result.predicted  # type: ignore[attr-defined]
     assert moved.state == CONTRADICTED  # type: ignore[attr-defined]
-    if measures != "output_tokens_per_s_per_user":  # that row decodes with MTP: a miss
-        assert result.state == VALIDATED  # type: ignore[attr-defined]
+    assert result.state == VALIDATED  # type: ignore[attr-defined]
     assert report_row(result)["predicted"]  # type: ignore[arg-type]
 
 
@@ -111,3 +109,35 @@ def test_max_concurrency_without_a_length_is_not_evaluable(shipped: KnowledgeBas
     result = evaluate_row(shipped, record, 2, row, False)
     assert result.state == NOT_EVALUABLE
     assert "input tokens" in result.reason
+
+
+def _as_per_user_rate(row: dict[str, object]) -> dict[str, object]:
+    """A TPOT row restated as what a per-user rate row measures: 1/TPOT tokens per second."""
+    value = dict(row["value"])  # type: ignore[call-overload]
+    seconds = Fraction(str(value["value"])) / (1000 if value["unit"] == "ms" else 1)
+    assert value["unit"] in ("s", "ms")
+    per_user = 1 / seconds  # tokens per second
+    value.update(value=float(per_user), unit="1/s")
+    return {**row, "measures": "output_tokens_per_s_per_user", "value": value}
+
+
+@pytest.mark.parametrize("scale", [None, Fraction(3)])
+def test_a_per_user_rate_is_one_over_the_rows_tpot(
+    shipped: KnowledgeBase, scale: Fraction | None
+) -> None:
+    # The MTP rows that first carried this kind decode speculatively and are not evaluable
+    # (one token per step is not their quantity): the kind is held on a TPOT row restated.
+    record = shipped.get(LMDEPLOY)
+    assert record is not None
+    tpot_row = dict(record.data["results"][0])
+    tpot = evaluate_row(shipped, record, 0, tpot_row, False)
+    row = _as_per_user_rate(tpot_row)
+    if scale is not None:
+        row["value"] = {
+            **row["value"],
+            "value": float(Fraction(str(row["value"]["value"])) * scale),
+        }  # type: ignore[dict-item]
+    rate = evaluate_row(shipped, record, 0, row, False)
+    assert tpot.measures == "tpot" and rate.measures == "output_tokens_per_s_per_user"
+    assert tpot.predicted is not None and rate.predicted == 1 / tpot.predicted
+    assert rate.state == (VALIDATED if scale is None else CONTRADICTED)
