@@ -8,6 +8,10 @@ the B* MathML and chart are always exercised.
 The copy (`repo_copy`) and its site (`built_site`) are made once per run and shared
 by the xdist workers (`made_once`); the tests only read them. A test that edits records
 takes its own copy with the shared copy's store of results (`warm_copy`).
+
+The browser tests that crawl `built_site` page by page read one record of one crawl
+(`crawl`, tests/site/crawl.py). Its tests, and the explorer's (one `explorer_site` per
+process), are each kept on one xdist worker (`_SITE_GROUPS`), so each is made once a run.
 """
 
 from __future__ import annotations
@@ -23,6 +27,7 @@ import pytest
 import yaml
 
 from tests.site.chromium import close_shared
+from tests.site.crawl import Crawl, crawl_site
 
 REPO = Path(__file__).resolve().parents[2]
 FIXTURES = Path(__file__).resolve().parent / "fixtures"
@@ -55,6 +60,25 @@ def add_probe(records: Path) -> None:
         "text": "</script><script>alert(3)</script>",
     }
     (records / "flops" / "xss-probe.yaml").write_text(yaml.safe_dump(probe), encoding="utf-8")
+
+
+HERE = Path(__file__).resolve().parent
+# xdist group -> how its tests are told: by a fixture they use, or by their module.
+_SITE_GROUPS: dict[str, Callable[[pytest.Item], bool]] = {
+    "site-crawl": lambda item: "crawl" in getattr(item, "fixturenames", ()),
+    "explorer-site": lambda item: item.path.name.startswith("test_explorer"),
+}
+
+
+@pytest.hookimpl(tryfirst=True)  # before xdist reads the marks (as tests/conftest.py)
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    for item in items:
+        if item.path.parent != HERE:
+            continue
+        for group, member in _SITE_GROUPS.items():
+            if member(item):
+                item.add_marker(pytest.mark.xdist_group(group))
+                break
 
 
 def load(records: Path):  # type: ignore[no-untyped-def]
@@ -139,3 +163,24 @@ def built_site(repo_copy: Path, tmp_path_factory: pytest.TempPathFactory) -> Pat
     """`repo_copy` built once per run, shared by every worker (the tests only read it)."""
     folder = shared_folder(tmp_path_factory, "site")
     return made_once(folder, lambda into: _build_shipped(into, repo_copy / "records")) / "_site"
+
+
+@pytest.fixture(scope="session")
+def crawl(built_site: Path) -> Crawl:
+    """`built_site` crawled once (tests/site/crawl.py): its browser is closed when it returns.
+
+    The pages and axe's options are the tests' own (test_phone_and_a11y, test_answer_first).
+    """
+    from tests.site import test_answer_first as first
+    from tests.site import test_phone_and_a11y as a11y
+
+    return crawl_site(
+        built_site,
+        a11y._audited(built_site),
+        [built_site / relative for relative in a11y.SHOTS.values()],
+        axe_source=a11y.axe_source(),
+        audits=a11y.AUDITS,
+        held=a11y.HELD,
+        first_screen=first.FIRST_SCREEN,
+        first_screen_pages=first._flop_pages(built_site),
+    )

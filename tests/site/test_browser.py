@@ -17,8 +17,9 @@ from pathlib import Path
 
 import pytest
 
-from tests.site.chromium import PHONE, WIDEST, chromium
+from tests.site.chromium import chromium
 from tests.site.conftest import REPO, SEED_FLOP, XSS_TITLE
+from tests.site.crawl import Crawl
 
 pytestmark = pytest.mark.browser
 
@@ -68,25 +69,28 @@ def page(browser):  # type: ignore[no-untyped-def]
 
 
 def test_every_page_loads_without_errors_and_none_scrolls_sideways_on_a_phone(
-    page, base_url: str, built_site: Path
+    crawl: Crawl, built_site: Path
 ) -> None:
-    """One crawl of every page at phone width: no console error, page error, failed request,
-    HTTP error or dialog, and nothing wider than the screen but the scroll regions.
+    """One crawl of every page at phone width over http (tests/site/crawl.py): no console
+    error, page error, failed request, HTTP error or dialog, and nothing wider than the
+    screen but the scroll regions.
 
     At desktop width the axe audits' pages (test_phone_and_a11y.py) are watched for the same
     errors: one page of every template and every flop class and placement.
     """
-    page.set_viewport_size({"width": PHONE, "height": 800})
     pages = sorted(p.relative_to(built_site).as_posix() for p in built_site.rglob("*.html"))
     assert len(pages) > 50
-    wide = []
+    assert sorted(crawl.phone) == pages
+    wide, problems = [], []
     for relative in pages:
-        page.goto(base_url + relative, wait_until="load")
-        scroll, width, culprits = page.evaluate(WIDEST)
+        visit = crawl.phone[relative]
+        assert visit.widest is not None, relative
+        scroll, width, culprits = visit.widest
         if scroll > width:
             wide.append(f"{relative}: {scroll} px ({culprits})")
+        problems += (f"{relative}: {problem}" for problem in visit.problems)
     assert wide == []
-    assert page.problems == []
+    assert problems == []
 
 
 def test_b_star_mathml_lays_out_with_a_real_size(page, base_url: str) -> None:
