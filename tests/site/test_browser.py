@@ -7,11 +7,8 @@ The browser comes from `scripts/install-browser.sh` (apt), never from
 
 from __future__ import annotations
 
-import functools
-import http.server
 import json
 import subprocess
-import threading
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -19,27 +16,17 @@ import pytest
 
 from tests.site.chromium import chromium
 from tests.site.conftest import REPO, SEED_FLOP, XSS_TITLE
-from tests.site.crawl import Crawl
+from tests.site.crawl import Crawl, served, watch_all
 
 pytestmark = pytest.mark.browser
 
 ARTIFACTS = REPO / "test-artifacts"
 
 
-class _QuietHandler(http.server.SimpleHTTPRequestHandler):
-    def log_message(self, format: str, *args: object) -> None:  # noqa: A002 - stdlib name
-        pass
-
-
 @pytest.fixture(scope="module")
 def base_url(built_site: Path) -> Iterator[str]:
-    handler = functools.partial(_QuietHandler, directory=str(built_site))
-    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    yield f"http://127.0.0.1:{server.server_address[1]}/"
-    server.shutdown()
-    server.server_close()
+    with served(built_site) as url:
+        yield url
 
 
 @pytest.fixture(scope="module")
@@ -52,18 +39,7 @@ def browser() -> Iterator[object]:
 def page(browser):  # type: ignore[no-untyped-def]
     context = browser.new_context(viewport={"width": 1200, "height": 900})
     tab = context.new_page()
-    tab.problems = []  # console errors, page errors, failed requests, dialogs
-    tab.on(
-        "console",
-        lambda m: tab.problems.append(f"console: {m.text}") if m.type == "error" else None,
-    )
-    tab.on("pageerror", lambda e: tab.problems.append(f"pageerror: {e}"))
-    tab.on("requestfailed", lambda r: tab.problems.append(f"requestfailed: {r.url}"))
-    tab.on(
-        "response",
-        lambda r: tab.problems.append(f"HTTP {r.status}: {r.url}") if r.status >= 400 else None,
-    )
-    tab.on("dialog", lambda d: (tab.problems.append(f"dialog: {d.message}"), d.dismiss()))
+    tab.problems = watch_all(tab)  # console errors, page errors, failed requests, dialogs
     yield tab
     context.close()
 
