@@ -19,6 +19,7 @@ from __future__ import annotations
 import fcntl
 import os
 import shutil
+import sys
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
@@ -143,6 +144,19 @@ def warm_copy(repo_copy: Path, target: Path) -> Path:
     shutil.copytree(repo_copy, target, symlinks=True)
     (target / "records" / "flops" / "xss-probe.yaml").unlink()
     return target
+
+
+def small_corpus(folder: Path) -> Path:
+    """A 40-record synthetic tree (bench/make_corpus.py): every kind, a build of ~100 pages.
+
+    For the tests whose subject is building and publishing, not the shipped records: a
+    cold check and build of it is ~2 CPU-s, of the shipped records ~15.
+    """
+    sys.path.insert(0, str(REPO / "bench"))
+    import make_corpus
+
+    make_corpus.write_corpus(40, folder)
+    return folder / "records"
 
 
 def _build_shipped(folder: Path, records: Path) -> None:

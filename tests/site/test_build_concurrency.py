@@ -14,8 +14,7 @@ from pathlib import Path
 import pytest
 
 from kb.filelock import exclusive_lock
-from tests.conftest import REPO
-from tests.site.conftest import warm_copy
+from tests.site.conftest import small_corpus, warm_copy
 
 
 def _build(out: Path, records: Path) -> subprocess.Popen[str]:
@@ -35,22 +34,13 @@ def _digest(site: Path) -> str:
     return digest.hexdigest()
 
 
-def _small_corpus(folder: Path) -> Path:
-    """A 40-record synthetic tree (bench/make_corpus.py): every kind, a build of ~100 pages."""
-    sys.path.insert(0, str(REPO / "bench"))
-    import make_corpus
-
-    make_corpus.write_corpus(40, folder)
-    return folder / "records"
-
-
 @pytest.mark.slow
 def test_concurrent_builds_of_one_output_all_succeed_and_agree(
     tmp_path: Path, tmp_path_factory: pytest.TempPathFactory
 ) -> None:
     """Taking turns needs no shipped record: three builds of a small tree, started together,
     publish into one folder (kb.sitegen.output takes its lock)."""
-    records = _small_corpus(tmp_path_factory.mktemp("corpus"))
+    records = small_corpus(tmp_path_factory.mktemp("corpus"))
     out = tmp_path / "site"
     builds = [_build(out, records) for _ in range(3)]
     outputs = [b.communicate(timeout=600)[0] for b in builds]
