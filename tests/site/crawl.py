@@ -31,7 +31,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from tests.site.chromium import PHONE, WIDEST, chromium, close_shared
+from tests.site.chromium import PHONE, WIDEST, chromium, close_shared, shared_is_running
 
 DESKTOP = 1280
 
@@ -151,6 +151,7 @@ def crawl_site(
     """Visit every page of `site` at phone width, `audited` at desktop width, `dark` in dark."""
     every = sorted(site.rglob("*.html"))
     audited_set, screened = set(audited), set(first_screen_pages)
+    running = shared_is_running()  # a module's browser, if any, is left as it was
     with chromium() as browser, served(site) as base:
         phone: dict[str, Visit] = {}
         axe_width, _, phone_options = audits["phone-light"]
@@ -186,7 +187,8 @@ def crawl_site(
         dark_visits = _file_crawl(
             browser, site, dark, "dark", axe_audit(audits["desktop-dark"][2], held), axe_source
         )
-    close_shared()  # no Playwright thread outlives the crawl (tests/site/conftest.py)
+    if not running:
+        close_shared()  # no Playwright thread outlives the crawl (tests/site/conftest.py)
     return Crawl(phone=phone, desktop=desktop, dark=dark_visits)
 
 
