@@ -9,9 +9,10 @@ The copy (`repo_copy`) and its site (`built_site`) are made once per run and sha
 by the xdist workers (`made_once`); the tests only read them. A test that edits records
 takes its own copy with the shared copy's store of results (`warm_copy`).
 
-The browser tests that crawl `built_site` page by page read one record of one crawl
-(`crawl`, tests/site/crawl.py). Its tests, and the explorer's (one `explorer_site` per
-process), are each kept on one xdist worker (`_SITE_GROUPS`), so each is made once a run.
+The browser tests that crawl `built_site` page by page read the record of one crawl per
+width (`phone_crawl`, `desktop_crawl`: tests/site/crawl.py). Each crawl's tests, and the
+explorer's (one `explorer_site` per process), are kept on one xdist worker
+(`_SITE_GROUPS`), so each is made once a run, and the two crawls can run at once.
 """
 
 from __future__ import annotations
@@ -66,7 +67,8 @@ def add_probe(records: Path) -> None:
 HERE = Path(__file__).resolve().parent
 # xdist group -> how its tests are told: by a fixture they use, or by their module.
 _SITE_GROUPS: dict[str, Callable[[pytest.Item], bool]] = {
-    "site-crawl": lambda item: "crawl" in getattr(item, "fixturenames", ()),
+    "site-crawl-phone": lambda item: "phone_crawl" in getattr(item, "fixturenames", ()),
+    "site-crawl-desktop": lambda item: "desktop_crawl" in getattr(item, "fixturenames", ()),
     "explorer-site": lambda item: item.path.name.startswith("test_explorer"),
 }
 
@@ -179,9 +181,8 @@ def built_site(repo_copy: Path, tmp_path_factory: pytest.TempPathFactory) -> Pat
     return made_once(folder, lambda into: _build_shipped(into, repo_copy / "records")) / "_site"
 
 
-@pytest.fixture(scope="session")
-def crawl(built_site: Path) -> Crawl:
-    """`built_site` crawled once (tests/site/crawl.py): its browser is closed when it returns.
+def _crawl(site: Path, width: str) -> Crawl:
+    """`site` crawled at one width (tests/site/crawl.py); its browser is closed when it returns.
 
     The pages and axe's options are the tests' own (test_phone_and_a11y, test_answer_first).
     """
@@ -189,12 +190,25 @@ def crawl(built_site: Path) -> Crawl:
     from tests.site import test_phone_and_a11y as a11y
 
     return crawl_site(
-        built_site,
-        a11y._audited(built_site),
-        [built_site / relative for relative in a11y.SHOTS.values()],
+        site,
+        a11y._audited(site),
+        [site / relative for relative in a11y.SHOTS.values()],
         axe_source=a11y.axe_source(),
         audits=a11y.AUDITS,
         held=a11y.HELD,
         first_screen=first.FIRST_SCREEN,
-        first_screen_pages=first._flop_pages(built_site),
+        first_screen_pages=first._flop_pages(site),
+        widths=(width,),
     )
+
+
+@pytest.fixture(scope="session")
+def phone_crawl(built_site: Path) -> Crawl:
+    """Every page of `built_site` at phone width, once a run (its tests share one worker)."""
+    return _crawl(built_site, "phone")
+
+
+@pytest.fixture(scope="session")
+def desktop_crawl(built_site: Path) -> Crawl:
+    """The audited pages of `built_site` at desktop width, light and dark, once a run."""
+    return _crawl(built_site, "desktop")

@@ -147,24 +147,60 @@ def crawl_site(
     held: set[str],
     first_screen: str,
     first_screen_pages: list[Path],
+    widths: tuple[str, ...] = ("phone", "desktop"),
 ) -> Crawl:
-    """Visit every page of `site` at phone width, `audited` at desktop width, `dark` in dark."""
-    every = sorted(site.rglob("*.html"))
-    audited_set, screened = set(audited), set(first_screen_pages)
+    """Visit every page of `site` at phone width, `audited` at desktop width, `dark` in dark.
+
+    `widths` picks the phone crawl, the desktop crawls (light and dark) or both: the two
+    halves are independent, so two xdist workers can make them at once (conftest.py).
+    """
+    phone: dict[str, Visit] = {}
+    desktop: dict[str, Visit] = {}
+    dark_visits: dict[str, Visit] = {}
     running = shared_is_running()  # a module's browser, if any, is left as it was
-    with chromium() as browser, served(site) as base:
-        phone: dict[str, Visit] = {}
-        axe_width, _, phone_options = audits["phone-light"]
-        assert axe_width == PHONE
-        plain = browser.new_context(viewport={"width": PHONE, "height": 800})
-        with_axe = browser.new_context(viewport={"width": PHONE, "height": 900})
-        with_axe.add_init_script(script=axe_source)
-        tabs = {False: plain.new_page(), True: with_axe.new_page()}
-        watched = {audit: watch_all(tab) for audit, tab in tabs.items()}
-        phone_audit = axe_audit(phone_options, held)
-        for path in every:
+    with chromium() as browser:
+        if "phone" in widths:
+            phone = _phone_crawl(browser, site, set(audited), audits, held, axe_source)
+        if "desktop" in widths:
+            desktop = _file_crawl(
+                browser,
+                site,
+                audited,
+                "light",
+                axe_audit(audits["desktop-light"][2], held),
+                axe_source,
+                first_screen=first_screen,
+                screened=set(first_screen_pages),
+            )
+            dark_visits = _file_crawl(
+                browser, site, dark, "dark", axe_audit(audits["desktop-dark"][2], held), axe_source
+            )
+    if not running:
+        close_shared()  # no Playwright thread outlives the crawl (tests/site/conftest.py)
+    return Crawl(phone=phone, desktop=desktop, dark=dark_visits)
+
+
+def _phone_crawl(
+    browser: Any,
+    site: Path,
+    audited: set[Path],
+    audits: dict[str, tuple[int, str, dict[str, Any]]],
+    held: set[str],
+    axe_source: str,
+) -> dict[str, Visit]:
+    phone: dict[str, Visit] = {}
+    axe_width, _, phone_options = audits["phone-light"]
+    assert axe_width == PHONE
+    plain = browser.new_context(viewport={"width": PHONE, "height": 800})
+    with_axe = browser.new_context(viewport={"width": PHONE, "height": 900})
+    with_axe.add_init_script(script=axe_source)
+    tabs = {False: plain.new_page(), True: with_axe.new_page()}
+    watched = {audit: watch_all(tab) for audit, tab in tabs.items()}
+    phone_audit = axe_audit(phone_options, held)
+    with served(site) as base:
+        for path in sorted(site.rglob("*.html")):
             relative = path.relative_to(site).as_posix()
-            audit = path in audited_set
+            audit = path in audited
             phone[relative] = _visit(
                 tabs[audit],
                 watched[audit],
@@ -172,24 +208,9 @@ def crawl_site(
                 widest=True,
                 audit=phone_audit if audit else None,
             )
-        plain.close()
-        with_axe.close()
-        desktop = _file_crawl(
-            browser,
-            site,
-            audited,
-            "light",
-            axe_audit(audits["desktop-light"][2], held),
-            axe_source,
-            first_screen=first_screen,
-            screened=screened,
-        )
-        dark_visits = _file_crawl(
-            browser, site, dark, "dark", axe_audit(audits["desktop-dark"][2], held), axe_source
-        )
-    if not running:
-        close_shared()  # no Playwright thread outlives the crawl (tests/site/conftest.py)
-    return Crawl(phone=phone, desktop=desktop, dark=dark_visits)
+    plain.close()
+    with_axe.close()
+    return phone
 
 
 def _file_crawl(

@@ -56,14 +56,14 @@ def browser() -> Iterator[Any]:
 
 
 def test_every_flop_class_opens_with_its_verdict_and_a_headline_value(
-    crawl: Crawl, built_site: Path
+    desktop_crawl: Crawl, built_site: Path
 ) -> None:
     """Each flop page's first screen as the one crawl of the site read it (tests/site/crawl.py)."""
     pages = [p.relative_to(built_site).as_posix() for p in _flop_pages(built_site)]
     assert len(pages) >= 20
     problems, missing = [], []
     for relative in pages:
-        visit = crawl.desktop[relative]
+        visit = desktop_crawl.desktop[relative]
         shown = visit.first_screen
         assert shown is not None, relative
         problems += visit.problems

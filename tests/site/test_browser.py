@@ -45,7 +45,7 @@ def page(browser):  # type: ignore[no-untyped-def]
 
 
 def test_every_page_loads_without_errors_and_none_scrolls_sideways_on_a_phone(
-    crawl: Crawl, built_site: Path
+    phone_crawl: Crawl, built_site: Path
 ) -> None:
     """One crawl of every page at phone width over http (tests/site/crawl.py): no console
     error, page error, failed request, HTTP error or dialog, and nothing wider than the
@@ -56,10 +56,10 @@ def test_every_page_loads_without_errors_and_none_scrolls_sideways_on_a_phone(
     """
     pages = sorted(p.relative_to(built_site).as_posix() for p in built_site.rglob("*.html"))
     assert len(pages) > 50
-    assert sorted(crawl.phone) == pages
+    assert sorted(phone_crawl.phone) == pages
     wide, problems = [], []
     for relative in pages:
-        visit = crawl.phone[relative]
+        visit = phone_crawl.phone[relative]
         assert visit.widest is not None, relative
         scroll, width, culprits = visit.widest
         if scroll > width:
