@@ -88,7 +88,12 @@ def watch_all(page: Any) -> list[str]:
         "response",
         lambda r: problems.append(f"HTTP {r.status}: {r.url}") if r.status >= 400 else None,
     )
-    page.on("dialog", lambda d: (problems.append(f"dialog: {d.message}"), d.dismiss()))
+
+    def dialog(d: Any) -> None:
+        problems.append(f"dialog: {d.message}")
+        d.dismiss()
+
+    page.on("dialog", dialog)
     return problems
 
 

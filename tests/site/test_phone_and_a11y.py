@@ -70,7 +70,7 @@ def _audited(site: Path) -> list[Path]:
 # The dark audit runs the rules whose inputs are colours: contrast, and links told apart
 # from their text.
 COLOUR_RULES = ["color-contrast", "link-in-text-block"]
-AUDITS = {
+AUDITS: dict[str, tuple[int, str, dict[str, Any]]] = {
     "desktop-light": (DESKTOP, "light", {}),
     "phone-light": (PHONE, "light", {"rules": {"color-contrast": {"enabled": False}}}),
     "desktop-dark": (DESKTOP, "dark", {"runOnly": {"type": "rule", "values": COLOUR_RULES}}),
