@@ -47,6 +47,12 @@ def _shared_browser() -> Any:
     return _SHARED["browser"]
 
 
+def shared_is_running() -> bool:
+    """Whether this process holds the shared browser now (tests/site/crawl.py leaves it so)."""
+    browser = _SHARED.get("browser")
+    return browser is not None and bool(browser.is_connected())
+
+
 def close_shared() -> None:
     """Close the shared browser and stop its driver (tests/site/conftest.py, at session end)."""
     browser, playwright = _SHARED.pop("browser", None), _SHARED.pop("playwright", None)

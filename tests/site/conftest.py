@@ -8,6 +8,11 @@ the B* MathML and chart are always exercised.
 The copy (`repo_copy`) and its site (`built_site`) are made once per run and shared
 by the xdist workers (`made_once`); the tests only read them. A test that edits records
 takes its own copy with the shared copy's store of results (`warm_copy`).
+
+The browser tests that crawl `built_site` page by page read the record of one crawl per
+width (`phone_crawl`, `desktop_crawl`: tests/site/crawl.py). Each crawl's tests, and the
+explorer's (one `explorer_site` per process), are kept on one xdist worker
+(`_SITE_GROUPS`), so each is made once a run, and the two crawls can run at once.
 """
 
 from __future__ import annotations
@@ -15,6 +20,7 @@ from __future__ import annotations
 import fcntl
 import os
 import shutil
+import sys
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
@@ -23,6 +29,7 @@ import pytest
 import yaml
 
 from tests.site.chromium import close_shared
+from tests.site.crawl import Crawl, crawl_site
 
 REPO = Path(__file__).resolve().parents[2]
 FIXTURES = Path(__file__).resolve().parent / "fixtures"
@@ -55,6 +62,26 @@ def add_probe(records: Path) -> None:
         "text": "</script><script>alert(3)</script>",
     }
     (records / "flops" / "xss-probe.yaml").write_text(yaml.safe_dump(probe), encoding="utf-8")
+
+
+HERE = Path(__file__).resolve().parent
+# xdist group -> how its tests are told: by a fixture they use, or by their module.
+_SITE_GROUPS: dict[str, Callable[[pytest.Item], bool]] = {
+    "site-crawl-phone": lambda item: "phone_crawl" in getattr(item, "fixturenames", ()),
+    "site-crawl-desktop": lambda item: "desktop_crawl" in getattr(item, "fixturenames", ()),
+    "explorer-site": lambda item: item.path.name.startswith("test_explorer"),
+}
+
+
+@pytest.hookimpl(tryfirst=True)  # before xdist reads the marks (as tests/conftest.py)
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    for item in items:
+        if item.path.parent != HERE:
+            continue
+        for group, member in _SITE_GROUPS.items():
+            if member(item):
+                item.add_marker(pytest.mark.xdist_group(group))
+                break
 
 
 def load(records: Path):  # type: ignore[no-untyped-def]
@@ -121,6 +148,19 @@ def warm_copy(repo_copy: Path, target: Path) -> Path:
     return target
 
 
+def small_corpus(folder: Path) -> Path:
+    """A 40-record synthetic tree (bench/make_corpus.py): every kind, a build of ~100 pages.
+
+    For the tests whose subject is building and publishing, not the shipped records: a
+    cold check and build of it is ~2 CPU-s, of the shipped records ~15.
+    """
+    sys.path.insert(0, str(REPO / "bench"))
+    import make_corpus
+
+    make_corpus.write_corpus(40, folder)
+    return folder / "records"
+
+
 def _build_shipped(folder: Path, records: Path) -> None:
     from kb.sitegen.build import build
 
@@ -139,3 +179,36 @@ def built_site(repo_copy: Path, tmp_path_factory: pytest.TempPathFactory) -> Pat
     """`repo_copy` built once per run, shared by every worker (the tests only read it)."""
     folder = shared_folder(tmp_path_factory, "site")
     return made_once(folder, lambda into: _build_shipped(into, repo_copy / "records")) / "_site"
+
+
+def _crawl(site: Path, width: str) -> Crawl:
+    """`site` crawled at one width (tests/site/crawl.py); its browser is closed when it returns.
+
+    The pages and axe's options are the tests' own (test_phone_and_a11y, test_answer_first).
+    """
+    from tests.site import test_answer_first as first
+    from tests.site import test_phone_and_a11y as a11y
+
+    return crawl_site(
+        site,
+        a11y._audited(site),
+        [site / relative for relative in a11y.SHOTS.values()],
+        axe_source=a11y.axe_source(),
+        audits=a11y.AUDITS,
+        held=a11y.HELD,
+        first_screen=first.FIRST_SCREEN,
+        first_screen_pages=first._flop_pages(site),
+        widths=(width,),
+    )
+
+
+@pytest.fixture(scope="session")
+def phone_crawl(built_site: Path) -> Crawl:
+    """Every page of `built_site` at phone width, once a run (its tests share one worker)."""
+    return _crawl(built_site, "phone")
+
+
+@pytest.fixture(scope="session")
+def desktop_crawl(built_site: Path) -> Crawl:
+    """The audited pages of `built_site` at desktop width, light and dark, once a run."""
+    return _crawl(built_site, "desktop")

@@ -1,11 +1,11 @@
 """Every flop-class page opens with its answer.
 
-In chromium at 1280 x 900 (file://), on every flop-class page: the first screen
-holds the verdict line (at most two lines) and at least one headline result with
-a value; the seed's first screen holds a B* value from its grid (kb calc's
-b_star_tp, refused above the ridge as kb calc refuses it); errata have a section
-of their own, not inside the key results; the calculator comes before the
-derivations and claims.
+In chromium at 1280 x 900 (file://; for every page, the one crawl of the site:
+tests/site/crawl.py), on every flop-class page: the first screen holds the verdict
+line (at most two lines) and at least one headline result with a value; the seed's
+first screen holds a B* value from its grid (kb calc's b_star_tp, refused above the
+ridge as kb calc refuses it); errata have a section of their own, not inside the key
+results; the calculator comes before the derivations and claims.
 """
 
 from __future__ import annotations
@@ -16,8 +16,9 @@ from typing import Any
 
 import pytest
 
-from tests.site.chromium import chromium, watched
+from tests.site.chromium import chromium
 from tests.site.conftest import SEED_FLOP
+from tests.site.crawl import Crawl
 
 pytestmark = pytest.mark.browser
 
@@ -55,19 +56,19 @@ def browser() -> Iterator[Any]:
 
 
 def test_every_flop_class_opens_with_its_verdict_and_a_headline_value(
-    browser: Any, built_site: Path
+    desktop_crawl: Crawl, built_site: Path
 ) -> None:
-    pages = _flop_pages(built_site)
+    """Each flop page's first screen as the one crawl of the site read it (tests/site/crawl.py)."""
+    pages = [p.relative_to(built_site).as_posix() for p in _flop_pages(built_site)]
     assert len(pages) >= 20
-    page = browser.new_page(viewport={"width": 1280, "height": 900})
-    problems = watched(page)
-    missing = []
-    for path in pages:
-        page.goto(path.as_uri())
-        shown = page.evaluate(FIRST_SCREEN)
+    problems, missing = [], []
+    for relative in pages:
+        visit = desktop_crawl.desktop[relative]
+        shown = visit.first_screen
+        assert shown is not None, relative
+        problems += visit.problems
         if not shown["verdict"] or shown["lines"] > 2 or not shown["values"]:
-            missing.append((path.stem, shown))
-    page.close()
+            missing.append((relative, shown))
     assert problems == []
     assert missing == []
 

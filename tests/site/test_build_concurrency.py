@@ -14,10 +14,10 @@ from pathlib import Path
 import pytest
 
 from kb.filelock import exclusive_lock
-from tests.conftest import REPO
+from tests.site.conftest import small_corpus, warm_copy
 
 
-def _build(out: Path, records: Path = REPO / "records") -> subprocess.Popen[str]:
+def _build(out: Path, records: Path) -> subprocess.Popen[str]:
     return subprocess.Popen(
         [sys.executable, "-m", "kb", "build", "--out", str(out), "--root", str(records)],
         cwd=out.parent,
@@ -34,22 +34,13 @@ def _digest(site: Path) -> str:
     return digest.hexdigest()
 
 
-def _small_corpus(folder: Path) -> Path:
-    """A 40-record synthetic tree (bench/make_corpus.py): every kind, a build of ~100 pages."""
-    sys.path.insert(0, str(REPO / "bench"))
-    import make_corpus
-
-    make_corpus.write_corpus(40, folder)
-    return folder / "records"
-
-
 @pytest.mark.slow
 def test_concurrent_builds_of_one_output_all_succeed_and_agree(
     tmp_path: Path, tmp_path_factory: pytest.TempPathFactory
 ) -> None:
     """Taking turns needs no shipped record: three builds of a small tree, started together,
     publish into one folder (kb.sitegen.output takes its lock)."""
-    records = _small_corpus(tmp_path_factory.mktemp("corpus"))
+    records = small_corpus(tmp_path_factory.mktemp("corpus"))
     out = tmp_path / "site"
     builds = [_build(out, records) for _ in range(3)]
     outputs = [b.communicate(timeout=600)[0] for b in builds]
@@ -66,19 +57,23 @@ def test_concurrent_builds_of_one_output_all_succeed_and_agree(
 @pytest.mark.slow
 @pytest.mark.skipif(not hasattr(signal, "SIGKILL"), reason="POSIX signals")
 def test_a_killed_build_leaves_the_published_site_and_the_next_build_works(
-    tmp_path: Path,
+    tmp_path: Path, tmp_path_factory: pytest.TempPathFactory, repo_copy: Path
 ) -> None:
+    """The shipped records, with the shared copy's store of results (tests/site/conftest.py):
+    every build checks warm (a cold check of the whole tree is ~12 CPU-s, longer than the
+    last kill's delay), and the repository's own store (.kb-cache) is never written."""
+    records = warm_copy(repo_copy, tmp_path_factory.mktemp("repo") / "repo") / "records"
     out = tmp_path / "site"
-    first = _build(out)
+    first = _build(out, records)
     assert first.communicate(timeout=600)[1] is None and first.returncode == 0
     published = _digest(out)
     for delay in (0.5, 1.5, 3.0):  # early (validating), mid and late (writing pages)
-        victim = _build(out)
+        victim = _build(out, records)
         time.sleep(delay)
         victim.send_signal(signal.SIGKILL)
         victim.wait(timeout=60)
         assert _digest(out) == published, f"site changed by a build killed after {delay} s"
-    after = _build(out)
+    after = _build(out, records)
     assert after.communicate(timeout=600)[1] is None and after.returncode == 0
     assert _digest(out) == published
     assert sorted(p.name for p in tmp_path.iterdir()) == ["site"]

@@ -2,8 +2,10 @@
 
 axe-core comes from PyPI (axe-playwright-python, pinned in the test extra, which
 bundles axe.min.js); its version and checksum are pinned here, and a missing or
-different copy fails the test (it is never skipped). Pages load from file://. Every
-page at 390 px (no sideways scrolling, no console error): tests/site/test_browser.py.
+different copy fails the test (it is never skipped). The site's audits read the one
+crawl of the site (tests/site/crawl.py): at desktop width pages load from file://, at
+phone width over http in the crawl of every page (no sideways scrolling, no console
+error: tests/site/test_browser.py); the probes here load their own pages.
 """
 
 from __future__ import annotations
@@ -20,6 +22,7 @@ import pytest
 from tests.conftest import REPO
 from tests.site.chromium import PHONE, chromium, watched
 from tests.site.conftest import SEED_FLOP
+from tests.site.crawl import Crawl, Visit, axe_audit
 
 pytestmark = pytest.mark.browser
 
@@ -67,7 +70,7 @@ def _audited(site: Path) -> list[Path]:
 # The dark audit runs the rules whose inputs are colours: contrast, and links told apart
 # from their text.
 COLOUR_RULES = ["color-contrast", "link-in-text-block"]
-AUDITS = {
+AUDITS: dict[str, tuple[int, str, dict[str, Any]]] = {
     "desktop-light": (DESKTOP, "light", {}),
     "phone-light": (PHONE, "light", {"rules": {"color-contrast": {"enabled": False}}}),
     "desktop-dark": (DESKTOP, "dark", {"runOnly": {"type": "rule", "values": COLOUR_RULES}}),
@@ -100,18 +103,14 @@ def _violations(browser, site: Path, pages: list[Path], audit: str) -> list[str]
     context.add_init_script(script=axe_source())
     page = context.new_page()
     problems = watched(page)  # console errors, page errors, failed requests at this width
+    run_axe = axe_audit(options, HELD)
     found = []
     for path in pages:
         page.goto(path.as_uri())
         found += (f"{path.relative_to(site)}: {problem}" for problem in problems)
-        result = page.evaluate(
-            "(options) => axe.run(document, {...options, resultTypes: ['violations']})", options
-        )
-        assert result["testEngine"]["version"] == AXE_VERSION
-        for violation in result["violations"]:
-            if violation["impact"] in ("serious", "critical") or violation["id"] in HELD:
-                nodes = "; ".join(n["html"][:120] for n in violation["nodes"][:2])
-                found.append(f"{path.relative_to(site)}: {violation['id']}: {nodes}")
+        violations, version = run_axe(page)
+        assert version == AXE_VERSION
+        found += (f"{path.relative_to(site)}: {violation}" for violation in violations)
         # axe itself fetches the stylesheet, which the page's CSP refuses (connect-src): only
         # what the page did while it loaded is the page's.
         problems.clear()
@@ -119,24 +118,37 @@ def _violations(browser, site: Path, pages: list[Path], audit: str) -> list[str]
     return found
 
 
-# Each audit's pages in SHARDS tests, so the two xdist workers share the longest audits.
-SHARDS = 3
-
-
-@pytest.mark.parametrize("shard", range(SHARDS))
-@pytest.mark.parametrize("audit", ["desktop-light", "phone-light"])
-def test_axe_finds_no_serious_or_critical_violation(
-    browser, built_site: Path, audit: str, shard: int
+def test_axe_finds_no_serious_or_critical_violation_at_desktop_width(
+    desktop_crawl: Crawl, built_site: Path
 ) -> None:
-    pages = _audited(built_site)
+    """Every audited page, every rule, in the desktop crawl of the site (tests/site/crawl.py)."""
+    pages = [p.relative_to(built_site).as_posix() for p in _audited(built_site)]
     assert len(pages) >= 30
-    assert _violations(browser, built_site, pages[shard::SHARDS], audit) == []
+    assert _found(desktop_crawl.desktop, pages) == []
 
 
-def test_dark_colours_have_the_contrast_axe_asks_for(browser, built_site: Path) -> None:
+def test_axe_finds_no_serious_or_critical_violation_at_phone_width(
+    phone_crawl: Crawl, built_site: Path
+) -> None:
+    """Every audited page, all but colour contrast, in the phone crawl (tests/site/crawl.py)."""
+    pages = [p.relative_to(built_site).as_posix() for p in _audited(built_site)]
+    assert len(pages) >= 30
+    assert _found(phone_crawl.phone, pages) == []
+
+
+def _found(visits: dict[str, Visit], pages: list[str]) -> list[str]:
+    """Each page's problems while it loaded and its axe violations (every page audited)."""
+    found = []
+    for relative in pages:
+        visit = visits[relative]
+        assert visit.axe is not None and visit.axe_versions == {AXE_VERSION}, relative
+        found += (f"{relative}: {problem}" for problem in [*visit.problems, *visit.axe])
+    return found
+
+
+def test_dark_colours_have_the_contrast_axe_asks_for(desktop_crawl: Crawl) -> None:
     """The dark palette on the pages that show every component (tables, charts, maths)."""
-    pages = [built_site / relative for relative in SHOTS.values()]
-    assert _violations(browser, built_site, pages, "desktop-dark") == []
+    assert _found(desktop_crawl.dark, list(SHOTS.values())) == []
 
 
 def test_an_axe_audit_can_fail(browser) -> None:

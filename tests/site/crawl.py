@@ -1,0 +1,246 @@
+"""One visit per page and width of the built site in chromium, recorded for the tests to read.
+
+Three browser tests used to crawl the same pages, each with its own browser, contexts
+and page loads: every page at phone width (tests/site/test_browser.py), axe-core at
+desktop and phone width on the audited pages and in the dark palette
+(tests/site/test_phone_and_a11y.py), and the first screen of every flop class
+(tests/site/test_answer_first.py). `crawl_site` visits each page once per width and
+records everything those tests assert on; they assert on the record (`Crawl`).
+
+- Phone, 390 px, over http (tests/site/test_browser.py's server): every page. Recorded:
+  the page's widths (chromium.WIDEST), what went wrong while it loaded (console errors,
+  page errors, failed requests, HTTP errors, dialogs) and, on an audited page, axe's
+  phone audit (every rule but colour contrast: tests/site/test_phone_and_a11y.py says why).
+- Desktop, 1280 x 900, light, from file://: the audited pages. Recorded: what went wrong
+  while each loaded, the first screen (test_answer_first.FIRST_SCREEN) and every axe rule.
+- Desktop, dark, from file://: the pages that show every component, the colour rules.
+
+axe-core is injected only where it runs (a context's init script: it bypasses the
+pages' CSP as before); its own fetch of the stylesheet, which the CSP refuses, happens
+after a page's problems are recorded, as before.
+"""
+
+from __future__ import annotations
+
+import functools
+import http.server
+import threading
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from tests.site.chromium import PHONE, WIDEST, chromium, close_shared, shared_is_running
+
+DESKTOP = 1280
+
+
+@dataclass
+class Visit:
+    """What one page showed at one width: each list empty when all is well."""
+
+    problems: list[str] = field(default_factory=list)
+    widest: tuple[int, int, list[str]] | None = None  # scrollWidth, clientWidth, culprits
+    axe: list[str] | None = None  # serious, critical and held violations (None: not audited)
+    axe_versions: set[str] = field(default_factory=set)
+    first_screen: dict[str, Any] | None = None
+
+
+@dataclass
+class Crawl:
+    """Per width, each visited page (its path under the site) and what it showed."""
+
+    phone: dict[str, Visit]
+    desktop: dict[str, Visit]
+    dark: dict[str, Visit]
+
+
+class _QuietHandler(http.server.SimpleHTTPRequestHandler):
+    def log_message(self, format: str, *args: object) -> None:  # noqa: A002 - stdlib name
+        pass
+
+
+@contextmanager
+def served(site: Path) -> Iterator[str]:
+    """The site from http.server on 127.0.0.1 and an ephemeral port; yields its base URL."""
+    handler = functools.partial(_QuietHandler, directory=str(site))
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield f"http://127.0.0.1:{server.server_address[1]}/"
+    finally:
+        server.shutdown()
+        server.server_close()
+        thread.join(10)
+
+
+def watch_all(page: Any) -> list[str]:
+    """chromium.watched's problems, and HTTP errors and dialogs (a dialog is dismissed)."""
+    problems: list[str] = []
+    page.on(
+        "console", lambda m: problems.append(f"console: {m.text}") if m.type == "error" else None
+    )
+    page.on("pageerror", lambda e: problems.append(f"pageerror: {e}"))
+    page.on("requestfailed", lambda r: problems.append(f"requestfailed: {r.url}"))
+    page.on(
+        "response",
+        lambda r: problems.append(f"HTTP {r.status}: {r.url}") if r.status >= 400 else None,
+    )
+
+    def dialog(d: Any) -> None:
+        problems.append(f"dialog: {d.message}")
+        d.dismiss()
+
+    page.on("dialog", dialog)
+    return problems
+
+
+Audit = Callable[[Any], tuple[list[str], str]]  # page -> (violations shown, axe's version)
+
+
+def axe_audit(options: dict[str, Any], held: set[str]) -> Audit:
+    """Run axe on a loaded page with `options`; keep serious, critical and `held` violations."""
+
+    def audit(page: Any) -> tuple[list[str], str]:
+        result = page.evaluate(
+            "(options) => axe.run(document, {...options, resultTypes: ['violations']})", options
+        )
+        found = []
+        for violation in result["violations"]:
+            if violation["impact"] in ("serious", "critical") or violation["id"] in held:
+                nodes = "; ".join(n["html"][:120] for n in violation["nodes"][:2])
+                found.append(f"{violation['id']}: {nodes}")
+        return found, str(result["testEngine"]["version"])
+
+    return audit
+
+
+def _visit(
+    page: Any,
+    problems: list[str],
+    url: str,
+    *,
+    widest: bool = False,
+    first_screen: str = "",
+    audit: Audit | None = None,
+) -> Visit:
+    problems.clear()
+    page.goto(url, wait_until="load")
+    visit = Visit()
+    if widest:
+        scroll, width, culprits = page.evaluate(WIDEST)
+        visit.widest = (scroll, width, culprits)
+    if first_screen:
+        visit.first_screen = page.evaluate(first_screen)
+    visit.problems = list(problems)  # what the page did while it loaded and was read
+    if audit is not None:
+        visit.axe, version = audit(page)
+        visit.axe_versions.add(version)
+    problems.clear()  # axe's fetch of the stylesheet, refused by the CSP, is not the page's
+    return visit
+
+
+def crawl_site(
+    site: Path,
+    audited: list[Path],
+    dark: list[Path],
+    *,
+    axe_source: str,
+    audits: dict[str, tuple[int, str, dict[str, Any]]],
+    held: set[str],
+    first_screen: str,
+    first_screen_pages: list[Path],
+    widths: tuple[str, ...] = ("phone", "desktop"),
+) -> Crawl:
+    """Visit every page of `site` at phone width, `audited` at desktop width, `dark` in dark.
+
+    `widths` picks the phone crawl, the desktop crawls (light and dark) or both: the two
+    halves are independent, so two xdist workers can make them at once (conftest.py).
+    """
+    phone: dict[str, Visit] = {}
+    desktop: dict[str, Visit] = {}
+    dark_visits: dict[str, Visit] = {}
+    running = shared_is_running()  # a module's browser, if any, is left as it was
+    with chromium() as browser:
+        if "phone" in widths:
+            phone = _phone_crawl(browser, site, set(audited), audits, held, axe_source)
+        if "desktop" in widths:
+            desktop = _file_crawl(
+                browser,
+                site,
+                audited,
+                "light",
+                axe_audit(audits["desktop-light"][2], held),
+                axe_source,
+                first_screen=first_screen,
+                screened=set(first_screen_pages),
+            )
+            dark_visits = _file_crawl(
+                browser, site, dark, "dark", axe_audit(audits["desktop-dark"][2], held), axe_source
+            )
+    if not running:
+        close_shared()  # no Playwright thread outlives the crawl (tests/site/conftest.py)
+    return Crawl(phone=phone, desktop=desktop, dark=dark_visits)
+
+
+def _phone_crawl(
+    browser: Any,
+    site: Path,
+    audited: set[Path],
+    audits: dict[str, tuple[int, str, dict[str, Any]]],
+    held: set[str],
+    axe_source: str,
+) -> dict[str, Visit]:
+    phone: dict[str, Visit] = {}
+    axe_width, _, phone_options = audits["phone-light"]
+    assert axe_width == PHONE
+    plain = browser.new_context(viewport={"width": PHONE, "height": 800})
+    with_axe = browser.new_context(viewport={"width": PHONE, "height": 900})
+    with_axe.add_init_script(script=axe_source)
+    tabs = {False: plain.new_page(), True: with_axe.new_page()}
+    watched = {audit: watch_all(tab) for audit, tab in tabs.items()}
+    phone_audit = axe_audit(phone_options, held)
+    with served(site) as base:
+        for path in sorted(site.rglob("*.html")):
+            relative = path.relative_to(site).as_posix()
+            audit = path in audited
+            phone[relative] = _visit(
+                tabs[audit],
+                watched[audit],
+                base + relative,
+                widest=True,
+                audit=phone_audit if audit else None,
+            )
+    plain.close()
+    with_axe.close()
+    return phone
+
+
+def _file_crawl(
+    browser: Any,
+    site: Path,
+    pages: list[Path],
+    scheme: str,
+    audit: Audit,
+    axe_source: str,
+    *,
+    first_screen: str = "",
+    screened: set[Path] | None = None,
+) -> dict[str, Visit]:
+    context = browser.new_context(viewport={"width": DESKTOP, "height": 900}, color_scheme=scheme)
+    context.add_init_script(script=axe_source)
+    page = context.new_page()
+    problems = watch_all(page)
+    visits = {}
+    for path in pages:
+        visits[path.relative_to(site).as_posix()] = _visit(
+            page,
+            problems,
+            path.as_uri(),
+            first_screen=first_screen if path in (screened or set()) else "",
+            audit=audit,
+        )
+    context.close()
+    return visits
