@@ -591,7 +591,7 @@ def _serving(
     The decode step is `at_c`'s (batch C); the prefill pass is one prompt per replica's,
     priced by the same composed ledger. A string says why the row cannot be priced so.
     """
-    from kb.ledger.serving import schedulers, steady_state
+    from kb.ledger.serving import class_models, schedulers, steady_state
 
     scheduler = schedulers().get(str(scenario.engine))
     if scheduler is None:
@@ -606,6 +606,9 @@ def _serving(
     if at_c.tpot is None or single.ttft is None or not scenario.output_tokens:
         return "; ".join(_words(p) for p in single.problems) or "no prefill pass to price"
     overhead = next((Fraction(r.value) for r in single.rows if r.name == "overhead"), Fraction(0))
+    models = class_models(kb)
+    if isinstance(models, str):
+        return models
     found = steady_state(
         scheduler,
         scenario.batch // scenario.dp,
@@ -613,6 +616,7 @@ def _serving(
         at_c.tpot,
         single.ttft,
         overhead,
+        models,
     )
     common["assumed"] = (*common["assumed"], found.formula())
     system = Fraction(scenario.batch * scenario.output_tokens) / found.latency

@@ -20,8 +20,11 @@ import json
 from dataclasses import replace
 from fractions import Fraction
 from pathlib import Path
+from typing import cast
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from kb.ledger.endtoend import (
     CONTRADICTED,
@@ -31,7 +34,15 @@ from kb.ledger.endtoend import (
     evaluate_row,
 )
 from kb.ledger.scenario import outcome
-from kb.ledger.serving import MIXED, STALLED, schedulers, steady_state
+from kb.ledger.serving import (
+    MIXED,
+    SERVING_CLASS,
+    STALLED,
+    ClassModels,
+    class_models,
+    schedulers,
+    steady_state,
+)
 from kb.model import KnowledgeBase, Record
 
 NIM = "receipts/nim-1.8-llama-3.3-70b-h100-tp2-fp8-concurrency"
@@ -133,3 +144,61 @@ def test_an_engine_without_a_declared_scheduler_is_not_evaluable(shipped: Knowle
     result = evaluate_row(shipped, other, 3, _row(shipped, NIM, 3), False)
     assert result.state == NOT_EVALUABLE
     assert "scheduler" in result.reason and "engines/nemo" in result.reason
+
+
+@pytest.fixture(scope="module")
+def models(shipped: KnowledgeBase) -> ClassModels:
+    found = class_models(shipped)
+    assert isinstance(found, ClassModels), found
+    return found
+
+
+def test_the_class_equations_give_the_hand_arithmetic(models: ClassModels) -> None:
+    for scheduler in (MIXED, STALLED):
+        by_hand = steady_state(scheduler, 11, 101, 20 * MS, 300 * MS, 10 * MS)
+        by_class = steady_state(scheduler, 11, 101, 20 * MS, 300 * MS, 10 * MS, models)
+        assert by_class == by_hand
+    assert models.tpot.text == "t_tpot = t_dec + (n_c - 1)*d_s/(n_out - 1)"
+
+
+_TIMES = st.fractions(min_value=Fraction(1, 10**4), max_value=Fraction(2), max_denominator=10**4)
+
+
+@settings(max_examples=25, deadline=None)
+@given(
+    st.integers(min_value=1, max_value=300),
+    st.integers(min_value=1, max_value=4000),
+    _TIMES,
+    _TIMES,
+    st.fractions(min_value=0, max_value=1, max_denominator=100),
+)
+def test_the_class_and_the_arithmetic_agree_everywhere(
+    shipped: KnowledgeBase,
+    clients: int,
+    outputs: int,
+    step: Fraction,
+    prompt: Fraction,
+    part: Fraction,
+) -> None:
+    found = class_models(shipped)
+    assert isinstance(found, ClassModels)
+    for scheduler in (MIXED, STALLED):
+        by_hand = steady_state(scheduler, clients, outputs, step, prompt, part * prompt)
+        assert steady_state(scheduler, clients, outputs, step, prompt, part * prompt, found) == (
+            by_hand
+        )
+
+
+class _Without:
+    """The shipped tree without the class (its `get` is all class_models reads first)."""
+
+    def __init__(self, kb: KnowledgeBase) -> None:
+        self.kb = kb
+
+    def get(self, record_id: str) -> Record | None:
+        return None if record_id == SERVING_CLASS else self.kb.get(record_id)
+
+
+def test_without_the_class_it_is_said(shipped: KnowledgeBase) -> None:
+    found = class_models(cast(KnowledgeBase, _Without(shipped)))
+    assert isinstance(found, str) and SERVING_CLASS in found and "not in the tree" in found
