@@ -530,6 +530,20 @@ def evaluate_row(
             reason=f"measured, but kb finds it does not fit ({shortfall})",
             outcome=result,
         )
+    if _at_concurrency(row, scenario):  # declared: serving_steady_state
+        served = _serving(kb, scenario, result, common)
+        if isinstance(served, str):
+            return RowResult(
+                **base,  # type: ignore[arg-type]
+                **common,  # type: ignore[arg-type]
+                predicted=None,
+                measured=measured,
+                error=None,
+                state=NOT_EVALUABLE,
+                reason=served,
+                outcome=result,
+            )
+        result = served
     predicted = predicted_value(result, measures)
     if predicted is None:
         unpriced = "; ".join(_words(p) for p in result.problems)
@@ -562,6 +576,65 @@ def evaluate_row(
         reason=reason,
         provenance=result.provenance,
         outcome=result,
+    )
+
+
+def _at_concurrency(row: Mapping[str, Any], scenario: Scenario) -> bool:
+    """A row measured at a fixed concurrency of more than one request per replica."""
+    return (
+        _int(row.get("batch")) is None
+        and _int(row.get("concurrency")) is not None
+        and scenario.batch > scenario.dp
+    )
+
+
+def _serving(
+    kb: KnowledgeBase, scenario: Scenario, at_c: Outcome, common: dict[str, Any]
+) -> Outcome | str:
+    """The outcome at the serving steady state of the row's concurrency (kb.ledger.serving).
+
+    The decode step is `at_c`'s (batch C); the prefill pass is one prompt per replica's,
+    priced by the same composed ledger. A string says why the row cannot be priced so.
+    """
+    from kb.ledger.serving import class_models, schedulers, steady_state
+
+    scheduler = schedulers().get(str(scenario.engine))
+    if scheduler is None:
+        return (
+            f"measured at concurrency {scenario.batch}: kb declares the scheduler (stalled or "
+            f"mixed prefill) of {', '.join(sorted(schedulers()))} only, not of {scenario.engine}"
+        )
+    try:
+        single = outcome(replace(scenario, batch=scenario.dp), kb)
+    except ScenarioError as exc:
+        return str(exc)
+    if at_c.tpot is None or single.ttft is None or not scenario.output_tokens:
+        return "; ".join(_words(p) for p in single.problems) or "no prefill pass to price"
+    overhead = next((Fraction(r.value) for r in single.rows if r.name == "overhead"), Fraction(0))
+    models = class_models(kb)
+    if isinstance(models, str):
+        return models
+    found = steady_state(
+        scheduler,
+        scenario.batch // scenario.dp,
+        scenario.output_tokens,
+        at_c.tpot,
+        single.ttft,
+        overhead,
+        models,
+    )
+    common["assumed"] = (*common["assumed"], found.formula())
+    system = Fraction(scenario.batch * scenario.output_tokens) / found.latency
+    states = {at_c.provenance, single.provenance}
+    provenance = next((p for p in ("unverified", "estimated") if p in states), at_c.provenance)
+    return replace(
+        at_c,
+        tpot=found.tpot,
+        ttft=found.ttft,
+        latency=found.latency,
+        tokens_per_s_system=system,
+        tokens_per_s_per_device=system / scenario.count,
+        provenance=provenance,
     )
 
 
