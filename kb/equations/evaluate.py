@@ -25,7 +25,7 @@ import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from fractions import Fraction
-from typing import Any
+from typing import Any, cast
 
 import sympy as sp
 
@@ -128,7 +128,33 @@ def evaluate(
     bindings: Mapping[str, Any],
     claim: str | None = None,
 ) -> Evaluation:
-    """Evaluate `target` of `record` with `bindings` (name -> spec); see module doc."""
+    """Evaluate `target` of `record` with `bindings` (name -> spec); see module doc.
+
+    A frozen knowledge base answers a question it was asked before from its run's
+    memo (kb.equations.evalmemo: the same answer, or the same error, again).
+    """
+    from kb.equations.evalmemo import evaluations
+
+    memo = evaluations(kb)
+    if memo is None:
+        return _evaluate(kb, record, target, bindings, claim)
+    return memo.of(
+        record,
+        target,
+        bindings,
+        claim,
+        lambda: _evaluate(kb, record, target, bindings, claim),
+        (EvaluationError,),
+    )
+
+
+def _evaluate(
+    kb: KnowledgeBase,
+    record: Record,
+    target: str | None,
+    bindings: Mapping[str, Any],
+    claim: str | None,
+) -> Evaluation:
     from kb.equations.validity import judge
 
     record = compose(kb, record).record  # `uses` equations resolved, as the engine checks them
@@ -476,5 +502,19 @@ def resolve_spec(kb: KnowledgeBase, spec: Any) -> Bound | BindError:
 
 def _in_unit(result: sp.Expr, unit: Unit) -> Fraction:
     value = rational_value(result)
-    base = Fraction(int(value.p), int(value.q))
-    return base / unit.factor
+    return coprime_fraction(int(value.p), int(value.q)) / unit.factor
+
+
+def coprime_fraction(p: int, q: int) -> Fraction:
+    """p/q as a Fraction without reducing it again: p and q of a SymPy Rational.
+
+    SymPy keeps every Rational in lowest terms with q > 0, and `Fraction(p, q)` would
+    compute their gcd once more: for the exact `1 - (1 - k/E)^B` of an MoE prefill
+    (B = batch x prompt tokens, numbers of a million bits) that one gcd was most of a
+    model's planner pass. The value is the same Fraction (equal, same hash).
+    """
+    make = getattr(Fraction, "_from_coprime_ints", None)  # Python 3.12+
+    if make is not None:
+        return cast("Fraction", make(p, q))
+    new: Any = Fraction  # 3.10, 3.11: the keyword the arithmetic operators use
+    return cast("Fraction", new(p, q, _normalize=False))

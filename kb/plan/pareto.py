@@ -36,11 +36,39 @@ def front(
         if all(x is not None for x in got):
             points[name] = [x for x in got if x is not None]
     ways = [better[d] for d in dims]
+    if len(dims) == 2:
+        return _front_2d(points, ways)
     return [
         name
         for name, point in points.items()
         if not any(dominates(other, point, ways) for o, other in points.items() if o != name)
     ]
+
+
+def _front_2d(points: Mapping[str, Sequence[Fraction]], ways: Sequence[str]) -> list[str]:
+    """`front` of two dimensions by one sort instead of comparing every pair of options.
+
+    With both dimensions turned to lower-is-better, (x, y) is dominated exactly when
+    some option has a smaller x and a y at most y, or the same x and a smaller y (an
+    equal point dominates nothing: ties stay on the front). The same names, in the
+    same order, as the pairwise definition (tests/plan/test_pareto_2d.py holds them equal).
+    """
+    signs = [1 if w == "lower" else -1 for w in ways]
+    lowered = {n: (p[0] * signs[0], p[1] * signs[1]) for n, p in points.items()}
+    by_x: dict[Fraction, Fraction] = {}  # the least y at each x
+    for x, y in lowered.values():
+        by_x[x] = min(y, by_x.get(x, y))
+    below: dict[Fraction, Fraction | None] = {}  # the least y at any smaller x
+    least: Fraction | None = None
+    for x in sorted(by_x):
+        below[x] = least
+        least = by_x[x] if least is None else min(least, by_x[x])
+    kept = []
+    for name, (x, y) in lowered.items():
+        smaller = below[x]
+        if not ((smaller is not None and smaller <= y) or by_x[x] < y):
+            kept.append(name)
+    return kept
 
 
 def pair_fronts(
