@@ -32,12 +32,13 @@ import functools
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 
-from kb import fingerprint, overlay, progress
+from kb import fingerprint, progress
 from kb import loader as _loader
 from kb.equations.timeout import use_run_budget
 from kb.findings import Finding, Location
 from kb.loader import Loaded, load_files
 from kb.model import KnowledgeBase, Record, Reference
+from kb.overlay import NONE, Overlay
 from kb.positions import locate, locate_in_string
 from kb.prose.fields import record_templates, walked_once
 from kb.prose.scan import Template
@@ -63,16 +64,17 @@ Checked = tuple[list[tuple[str, str, str]], list[Finding], Sequence[tuple[str, T
 
 
 def check_everything(
-    root: Path, base: str | None, cache: RecordCache
+    root: Path, base: str | None, cache: RecordCache, standing_in: Overlay = NONE
 ) -> tuple[KnowledgeBase, list[Finding]]:
     """Every record checked, stage by stage; the located findings (unsorted, unfiltered).
 
     load -> per-file stage (build_knowledge_base) -> schema -> equations -> rules ->
     waivers -> waiver rules (run_rules) -> locate; then the record cache is saved,
-    here, once every stage that fills it has run.
+    here, once every stage that fills it has run. `standing_in`: records that stand in
+    for files in this run (kb.overlay).
     """
-    kb = build_knowledge_base(root, base, cache)
-    findings = locate_stage(run_rules(kb, cache))
+    kb = build_knowledge_base(root, base, cache, standing_in=standing_in)
+    findings = locate_stage(run_rules(kb, cache), standing_in)
     cache.save()
     return kb, findings
 
@@ -89,17 +91,19 @@ def build_knowledge_base(
     paths: Sequence[Path] | None = None,
     listed: bool = False,
     digests: Mapping[str, str] | None = None,
+    standing_in: Overlay = NONE,
 ) -> KnowledgeBase:
     """Load every record (or those in `paths`), run the per-file stage, add the base revision.
 
     The knowledge base comes back frozen, its run context (kb.run) started.
 
     `listed`: `paths` are record files in record_files' order (kb.loader); `digests`,
-    the content hashes this run already knows (kb.loader.load_files).
+    the content hashes this run already knows (kb.loader.load_files); `standing_in`,
+    the records standing in for files (kb.overlay).
     """
     run = RunContext()
-    kb = per_file_stage(load_stage(root, cache, paths, listed, digests), run, cache)
-    return attach(kb, root, base)
+    loaded = load_stage(root, cache, paths, listed, digests, standing_in)
+    return attach(per_file_stage(loaded, run, cache), root, base, standing_in)
 
 
 @progress.stage("load", counts="result")
@@ -109,6 +113,7 @@ def load_stage(
     paths: Sequence[Path] | None = None,
     listed: bool = False,
     digests: Mapping[str, str] | None = None,
+    standing_in: Overlay = NONE,
 ) -> list[Loaded]:
     """Read and parse the files; store what the cache did not know (parse and load findings).
 
@@ -116,7 +121,7 @@ def load_stage(
     the same worker (`checked_alone`: the per-file stage's work, done in one pass).
     """
     # _warm_up: while the workers parse, if any do
-    loaded = load_files(root, paths, cache, listed, checked_alone, digests, _warm_up)
+    loaded = load_files(root, paths, cache, listed, checked_alone, digests, _warm_up, standing_in)
     if cache is not None:
         for item in loaded:
             if item.fresh:
@@ -219,13 +224,15 @@ def _known_alone(
     return known, todo
 
 
-def attach(kb: KnowledgeBase, root: Path, base: str | None) -> KnowledgeBase:
+def attach(
+    kb: KnowledgeBase, root: Path, base: str | None, standing_in: Overlay = NONE
+) -> KnowledgeBase:
     """Name the tree, add the base revision when asked (`--base`), and freeze."""
     kb.root = str(root)
     if base is not None:
         from kb.gitbase import attach_base  # only when asked: runs git
 
-        attach_base(kb, root, base)
+        attach_base(kb, root, base, standing_in)
     return kb.freeze()
 
 
@@ -429,31 +436,34 @@ def _waiver_for(waivers: list, finding: Finding) -> int | None:  # type: ignore[
 
 
 @progress.stage("locate", counts="")
-def locate_stage(findings: Iterable[Finding]) -> list[Finding]:
-    """Give every finding a line:col, reading only the files that have findings."""
+def locate_stage(findings: Iterable[Finding], standing_in: Overlay = NONE) -> list[Finding]:
+    """Give every finding a line:col, reading only the files that have findings.
+
+    A file a record stands in for (`standing_in`, kb.overlay) is located in that record.
+    """
     texts: dict[str, str | None] = {}
     resolved = []
     for finding in findings:
-        resolved.append(_resolved(finding, texts))
+        resolved.append(_resolved(finding, texts, standing_in))
     return resolved
 
 
 resolve_locations = locate_stage  # the name kb.incremental and the commands use
 
 
-def _resolved(finding: Finding, texts: dict[str, str | None]) -> Finding:
-    related = tuple(_locate(loc, texts) for loc in finding.related)
-    located = finding.at(_locate(finding.location, texts))
+def _resolved(finding: Finding, texts: dict[str, str | None], standing_in: Overlay) -> Finding:
+    related = tuple(_locate(loc, texts, standing_in) for loc in finding.related)
+    located = finding.at(_locate(finding.location, texts, standing_in))
     return Finding(
         located.code, located.severity, located.location, located.message, located.hint, related
     )
 
 
-def _locate(location: Location, texts: dict[str, str | None]) -> Location:
+def _locate(location: Location, texts: dict[str, str | None], standing_in: Overlay) -> Location:
     if location.line:
         return location
     if location.path not in texts:
-        texts[location.path] = _read(location.path)
+        texts[location.path] = _read(location.path, standing_in)
     text = texts[location.path]
     if text is None:
         return Location(location.path, 1, 1, location.pointer)
@@ -464,11 +474,11 @@ def _locate(location: Location, texts: dict[str, str | None]) -> Location:
     return Location(location.path, line, col, location.pointer)
 
 
-def _read(path: str) -> str | None:
-    standing_in = overlay.read(path)  # `kb validate -`: the record came on stdin
+def _read(path: str, standing_in: Overlay) -> str | None:
+    instead = standing_in.read(path)  # `kb validate -`: the record came on stdin
     try:
-        if standing_in is not None:
-            return standing_in.decode("utf-8")
+        if instead is not None:
+            return instead.decode("utf-8")
         return Path(path).read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError):
         return None

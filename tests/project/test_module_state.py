@@ -22,8 +22,6 @@ KNOWN: dict[str, str] = {
     "kb/equations/timeout.py: _RUN": "run state",
     # the function and items a fork pool's children inherit (fork copies module globals)
     "kb/workers.py: global _ITEMS, _FUNCTION": "fork payload",
-    # RUN STATE: the records standing in for files (kb validate -, the language server)
-    "kb/overlay.py: _STANDING_IN": "run state",
     # the document whose prose is being walked once for several readers (walked_once)
     "kb/prose/fields.py: global _ONCE": "a walk in progress",
     # one check's step budgets, per thread (kb.equations.work; threadbudget's helper thread)
