@@ -34,7 +34,6 @@ from pathlib import Path
 
 from kb import fingerprint, progress
 from kb import loader as _loader
-from kb.equations.timeout import use_run_budget
 from kb.findings import Finding, Location
 from kb.loader import Loaded, load_files
 from kb.model import KnowledgeBase, Record, Reference
@@ -321,7 +320,6 @@ def run_rules(kb: KnowledgeBase, cache: RecordCache | None) -> list[Finding]:
     kb.workers.beside); the schema verdicts the child computed are put into `cache`
     here (the caller saves it).
     """
-    use_run_budget(kb.run.budget)  # the ledger's checks (beside) and the engine's spend it
     worth_it = sum(kb.in_focus(record) for record in kb) >= BESIDE_MIN_RECORDS
     with beside(lambda: _before_equations(kb, cache), worth_it) as others:
         equations_stage(kb)
