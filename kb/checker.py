@@ -10,11 +10,12 @@
 - schema stage (kb.schema): JSON Schema problems of every record (SC001, LD009/LD010).
 - equations stage (kb.equations.engine): one analysis of every equation and claim.
 - rules: the catalogue in code order; rules that own a stage's codes forward them.
-  The schema stage and the whole-tree rules that do not read the equations stage run
-  beside it, in a forked child when a CPU is free (kb.workers.beside); this process
-  keeps the child's new schema verdicts in the record cache, which the caller saves.
-- waivers: findings a record waives are dropped; then the late rules (STAGE = "late"),
-  which read which waivers were used and which codes exist, run last.
+  Where each rule runs is decided by its READS alone (kb.reads.PLACES, `rules_at`):
+  the schema stage and the rules that do not read the equations stage run beside it,
+  in a forked child when a CPU is free (kb.workers.beside); this process keeps the
+  child's new schema verdicts in the record cache, which the caller saves.
+- waivers: findings a record waives are dropped; then the late rules (READS "codes"
+  or "findings"), which read which codes exist and which waivers were used, run last.
 - locate: JSON pointers become line:col, reading only files that have findings.
 
 Stages emit problems (kb.findings.Problem); the checker turns each into a finding with
@@ -41,11 +42,11 @@ from kb.overlay import NONE, Overlay
 from kb.positions import locate, locate_in_string
 from kb.prose.fields import record_templates, walked_once
 from kb.prose.scan import Template
-from kb.reads import rule_reads
+from kb.reads import PLACES, rule_reads
 from kb.recordcache import RecordCache, References
 from kb.references import record_references
 from kb.rules import all_rules
-from kb.rules._base import Rule, finding_of, rule_stage
+from kb.rules._base import Rule, finding_of
 from kb.rules._prose import TEMPLATES
 from kb.run import RunContext
 from kb.store import cache_dir, root_salt
@@ -246,30 +247,21 @@ def checked_alone(record: Record) -> Checked:
         alone = KnowledgeBase(root="")
         alone.add(record)
         alone.freeze()  # its views once, not once per rule
-        findings = [f for rule in _local_rules() for f in rule.check(alone)]
+        findings = [f for rule in rules_at("alone") for f in rule.check(alone)]
         return references, findings, tuple(record_templates(record.data))
 
 
 @functools.cache
-def _local_rules() -> tuple[Rule, ...]:
-    """The rules whose findings on a file the record cache keeps (kb.reads: READS = "record").
+def rules_at(*places: str) -> tuple[Rule, ...]:
+    """The registered rules that run at one of `places`, in code order: their READS decides.
 
-    Not the stage rules (STAGE = "stage": their findings come with the stage) nor the
-    late ones (STAGE = "late": they read the run's other findings and codes).
-    A record-local rule that reads the typed views (`AFTER_SCHEMA = True`, kb.kinds)
-    runs in the rules stage instead: views exist only once the schema stage has its
-    verdict, and a record with schema findings has none (that rule skips it).
+    "alone": the per-file stage (READS "record"; the record cache keeps their findings
+    per file); "beside": beside the equations stage (every READS value kb.reads.PLACES
+    does not name: the stage forwarders, the rules reading typed views, the whole-tree
+    ones); "after": after it (READS "equations"); "late": after the waivers stage
+    (READS "codes" or "findings").
     """
-    return tuple(
-        rule
-        for rule in all_rules()
-        if rule_reads(rule) == "record" and rule_stage(rule) == "rules" and not after_schema(rule)
-    )
-
-
-def after_schema(rule: Rule) -> bool:
-    """True for a rule that reads the typed views: it runs after the schema stage."""
-    return bool(getattr(rule, "AFTER_SCHEMA", False))
+    return tuple(r for r in all_rules() if PLACES.get(rule_reads(r), "beside") in places)
 
 
 @progress.stage("schema", counts="first")
@@ -341,7 +333,7 @@ def _before_equations(
     """
     fresh: dict[str, list[Finding]] = {}
     schema = kb.run.schema if kb.run.schema is not None else schema_stage(kb, cache, fresh)
-    return schema, fresh, {rule.CODE: list(rule.check(kb)) for rule in _beside_equations()}
+    return schema, fresh, {rule.CODE: list(rule.check(kb)) for rule in rules_at("beside")}
 
 
 @progress.stage("rules", counts="first")
@@ -352,34 +344,17 @@ def rules_stage(kb: KnowledgeBase, found: dict[str, list[Finding]] | None = None
     With a focus set (kb.run.focus), record-local rules look only at the focus (the
     caller keeps only its findings: kb.incremental).
     """
-    rules = all_rules()
-    kb.run.known_codes = frozenset(rule.CODE for rule in rules)
+    kb.run.known_codes = frozenset(rule.CODE for rule in all_rules())
     done = found or {}
     findings = local_findings(kb)
-    for rule in _whole_tree(rules):
+    for rule in rules_at("beside", "after"):
         findings += done[rule.CODE] if rule.CODE in done else list(rule.check(kb))
     return findings
 
 
-def _whole_tree(rules: Sequence[Rule]) -> list[Rule]:
-    """The rules the rules stage runs, in code order: not the local ones, not the late ones."""
-    local = _local_rules()
-    return [rule for rule in _early(rules) if rule not in local]
-
-
-def _beside_equations() -> list[Rule]:
-    """The whole-tree rules that do not read the equations stage (READS = "equations")."""
-    return [r for r in _whole_tree(all_rules()) if rule_reads(r) != "equations"]
-
-
 def waiver_rules_stage(kb: KnowledgeBase) -> list[Finding]:
-    """The late rules (STAGE = "late"), after the waivers stage: they read the waivers used."""
-    late = [rule for rule in all_rules() if rule_stage(rule) == "late"]
-    return [f for rule in late for f in rule.check(kb)]
-
-
-def _early(rules: Sequence[Rule]) -> list[Rule]:
-    return [rule for rule in rules if rule_stage(rule) != "late"]
+    """The late rules (READS "codes", "findings"), after the waivers stage: they read its result."""
+    return [f for rule in rules_at("late") for f in rule.check(kb)]
 
 
 def local_findings(kb: KnowledgeBase) -> list[Finding]:

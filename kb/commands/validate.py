@@ -187,7 +187,7 @@ def _caused_by(result: Result, paths: tuple[Path, ...]) -> Result:
     from dataclasses import replace
 
     from kb.loader import PathResolver
-    from kb.reads import codes_reading
+    from kb.reads import LOCAL_READS, codes_reading
 
     resolve = PathResolver()
     wanted = [str(p.resolve()) for p in paths]
@@ -196,7 +196,7 @@ def _caused_by(result: Result, paths: tuple[Path, ...]) -> Result:
         path = str(resolve(Path(name)))
         return any(path == w or path.startswith(w.rstrip("/") + "/") for w in wanted)
 
-    local = codes_reading("record", "base")
+    local = codes_reading(*LOCAL_READS, "base")
     kept = [f for f in result.findings if f.code not in local or own(f.location.path)]
     return replace(result, findings=kept)
 
