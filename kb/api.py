@@ -30,9 +30,9 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from kb import overlay
 from kb.findings import Finding
 from kb.gcpause import paused_during
+from kb.overlay import NONE, Overlay
 from kb.reads import CHECKED_FILES, checked_paths, file_nodes, scope
 from kb.run import RunStats
 from kb.snapshot import FileState
@@ -102,20 +102,22 @@ def validate(
     select: Sequence[str] = (),
     ignore: Sequence[str] = (),
     remember: bool = True,
+    standing_in: Overlay = NONE,
 ) -> Result:
     """Check the records under `root`; report on `paths` (all when empty) and their referrers.
 
     `remember=False`: check everything and leave the run snapshot alone (the route
-    `--base` and a record standing in for a file take).
+    `--base` and a record standing in for a file take). `standing_in`: records that
+    stand in for files of the tree in this run (kb.overlay: `kb validate -`).
     """
     root = Path(root)  # a str works as in every other Python API taking a path
     paths = [Path(p) for p in paths]
     files: Mapping[str, FileState]
-    if base is not None or overlay.paths() or not remember:
+    if base is not None or standing_in or not remember:
         from kb.checker import check_everything, open_cache, resolve_locations, waived
 
-        kb, findings = check_everything(root, base, open_cache(root))
-        waived_schema = resolve_locations(waived(kb, kb.run.schema or []))
+        kb, findings = check_everything(root, base, open_cache(root), standing_in)
+        waived_schema = resolve_locations(waived(kb, kb.run.schema or []), standing_in)
         files = file_nodes(kb)
         stats = replace(kb.run.stats, mode="full", rechecked=len(files), loaded=len(files))
         every = checked_paths(files)

@@ -10,11 +10,12 @@
 - schema stage (kb.schema): JSON Schema problems of every record (SC001, LD009/LD010).
 - equations stage (kb.equations.engine): one analysis of every equation and claim.
 - rules: the catalogue in code order; rules that own a stage's codes forward them.
-  The schema stage and the whole-tree rules that do not read the equations stage run
-  beside it, in a forked child when a CPU is free (kb.workers.beside); this process
-  keeps the child's new schema verdicts in the record cache, which the caller saves.
-- waivers: findings a record waives are dropped; then the late rules (STAGE = "late"),
-  which read which waivers were used and which codes exist, run last.
+  Where each rule runs is decided by its READS alone (kb.reads.PLACES, `rules_at`):
+  the schema stage and the rules that do not read the equations stage run beside it,
+  in a forked child when a CPU is free (kb.workers.beside); this process keeps the
+  child's new schema verdicts in the record cache, which the caller saves.
+- waivers: findings a record waives are dropped; then the late rules (READS "codes"
+  or "findings"), which read which codes exist and which waivers were used, run last.
 - locate: JSON pointers become line:col, reading only files that have findings.
 
 Stages emit problems (kb.findings.Problem); the checker turns each into a finding with
@@ -32,20 +33,20 @@ import functools
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 
-from kb import fingerprint, overlay, progress
+from kb import fingerprint, progress
 from kb import loader as _loader
-from kb.equations.timeout import use_run_budget
 from kb.findings import Finding, Location
 from kb.loader import Loaded, load_files
 from kb.model import KnowledgeBase, Record, Reference
+from kb.overlay import NONE, Overlay
 from kb.positions import locate, locate_in_string
 from kb.prose.fields import record_templates, walked_once
 from kb.prose.scan import Template
-from kb.reads import rule_reads
+from kb.reads import PLACES, rule_reads
 from kb.recordcache import RecordCache, References
 from kb.references import record_references
 from kb.rules import all_rules
-from kb.rules._base import Rule, finding_of, rule_stage
+from kb.rules._base import Rule, finding_of
 from kb.rules._prose import TEMPLATES
 from kb.run import RunContext
 from kb.store import cache_dir, root_salt
@@ -63,16 +64,17 @@ Checked = tuple[list[tuple[str, str, str]], list[Finding], Sequence[tuple[str, T
 
 
 def check_everything(
-    root: Path, base: str | None, cache: RecordCache
+    root: Path, base: str | None, cache: RecordCache, standing_in: Overlay = NONE
 ) -> tuple[KnowledgeBase, list[Finding]]:
     """Every record checked, stage by stage; the located findings (unsorted, unfiltered).
 
     load -> per-file stage (build_knowledge_base) -> schema -> equations -> rules ->
     waivers -> waiver rules (run_rules) -> locate; then the record cache is saved,
-    here, once every stage that fills it has run.
+    here, once every stage that fills it has run. `standing_in`: records that stand in
+    for files in this run (kb.overlay).
     """
-    kb = build_knowledge_base(root, base, cache)
-    findings = locate_stage(run_rules(kb, cache))
+    kb = build_knowledge_base(root, base, cache, standing_in=standing_in)
+    findings = locate_stage(run_rules(kb, cache), standing_in)
     cache.save()
     return kb, findings
 
@@ -89,17 +91,19 @@ def build_knowledge_base(
     paths: Sequence[Path] | None = None,
     listed: bool = False,
     digests: Mapping[str, str] | None = None,
+    standing_in: Overlay = NONE,
 ) -> KnowledgeBase:
     """Load every record (or those in `paths`), run the per-file stage, add the base revision.
 
     The knowledge base comes back frozen, its run context (kb.run) started.
 
     `listed`: `paths` are record files in record_files' order (kb.loader); `digests`,
-    the content hashes this run already knows (kb.loader.load_files).
+    the content hashes this run already knows (kb.loader.load_files); `standing_in`,
+    the records standing in for files (kb.overlay).
     """
     run = RunContext()
-    kb = per_file_stage(load_stage(root, cache, paths, listed, digests), run, cache)
-    return attach(kb, root, base)
+    loaded = load_stage(root, cache, paths, listed, digests, standing_in)
+    return attach(per_file_stage(loaded, run, cache), root, base, standing_in)
 
 
 @progress.stage("load", counts="result")
@@ -109,6 +113,7 @@ def load_stage(
     paths: Sequence[Path] | None = None,
     listed: bool = False,
     digests: Mapping[str, str] | None = None,
+    standing_in: Overlay = NONE,
 ) -> list[Loaded]:
     """Read and parse the files; store what the cache did not know (parse and load findings).
 
@@ -116,7 +121,7 @@ def load_stage(
     the same worker (`checked_alone`: the per-file stage's work, done in one pass).
     """
     # _warm_up: while the workers parse, if any do
-    loaded = load_files(root, paths, cache, listed, checked_alone, digests, _warm_up)
+    loaded = load_files(root, paths, cache, listed, checked_alone, digests, _warm_up, standing_in)
     if cache is not None:
         for item in loaded:
             if item.fresh:
@@ -219,13 +224,15 @@ def _known_alone(
     return known, todo
 
 
-def attach(kb: KnowledgeBase, root: Path, base: str | None) -> KnowledgeBase:
+def attach(
+    kb: KnowledgeBase, root: Path, base: str | None, standing_in: Overlay = NONE
+) -> KnowledgeBase:
     """Name the tree, add the base revision when asked (`--base`), and freeze."""
     kb.root = str(root)
     if base is not None:
         from kb.gitbase import attach_base  # only when asked: runs git
 
-        attach_base(kb, root, base)
+        attach_base(kb, root, base, standing_in)
     return kb.freeze()
 
 
@@ -240,30 +247,21 @@ def checked_alone(record: Record) -> Checked:
         alone = KnowledgeBase(root="")
         alone.add(record)
         alone.freeze()  # its views once, not once per rule
-        findings = [f for rule in _local_rules() for f in rule.check(alone)]
+        findings = [f for rule in rules_at("alone") for f in rule.check(alone)]
         return references, findings, tuple(record_templates(record.data))
 
 
 @functools.cache
-def _local_rules() -> tuple[Rule, ...]:
-    """The rules whose findings on a file the record cache keeps (kb.reads: READS = "record").
+def rules_at(*places: str) -> tuple[Rule, ...]:
+    """The registered rules that run at one of `places`, in code order: their READS decides.
 
-    Not the stage rules (STAGE = "stage": their findings come with the stage) nor the
-    late ones (STAGE = "late": they read the run's other findings and codes).
-    A record-local rule that reads the typed views (`AFTER_SCHEMA = True`, kb.kinds)
-    runs in the rules stage instead: views exist only once the schema stage has its
-    verdict, and a record with schema findings has none (that rule skips it).
+    "alone": the per-file stage (READS "record"; the record cache keeps their findings
+    per file); "beside": beside the equations stage (every READS value kb.reads.PLACES
+    does not name: the stage forwarders, the rules reading typed views, the whole-tree
+    ones); "after": after it (READS "equations"); "late": after the waivers stage
+    (READS "codes" or "findings").
     """
-    return tuple(
-        rule
-        for rule in all_rules()
-        if rule_reads(rule) == "record" and rule_stage(rule) == "rules" and not after_schema(rule)
-    )
-
-
-def after_schema(rule: Rule) -> bool:
-    """True for a rule that reads the typed views: it runs after the schema stage."""
-    return bool(getattr(rule, "AFTER_SCHEMA", False))
+    return tuple(r for r in all_rules() if PLACES.get(rule_reads(r), "beside") in places)
 
 
 @progress.stage("schema", counts="first")
@@ -314,7 +312,6 @@ def run_rules(kb: KnowledgeBase, cache: RecordCache | None) -> list[Finding]:
     kb.workers.beside); the schema verdicts the child computed are put into `cache`
     here (the caller saves it).
     """
-    use_run_budget(kb.run.budget)  # the ledger's checks (beside) and the engine's spend it
     worth_it = sum(kb.in_focus(record) for record in kb) >= BESIDE_MIN_RECORDS
     with beside(lambda: _before_equations(kb, cache), worth_it) as others:
         equations_stage(kb)
@@ -336,7 +333,7 @@ def _before_equations(
     """
     fresh: dict[str, list[Finding]] = {}
     schema = kb.run.schema if kb.run.schema is not None else schema_stage(kb, cache, fresh)
-    return schema, fresh, {rule.CODE: list(rule.check(kb)) for rule in _beside_equations()}
+    return schema, fresh, {rule.CODE: list(rule.check(kb)) for rule in rules_at("beside")}
 
 
 @progress.stage("rules", counts="first")
@@ -347,34 +344,17 @@ def rules_stage(kb: KnowledgeBase, found: dict[str, list[Finding]] | None = None
     With a focus set (kb.run.focus), record-local rules look only at the focus (the
     caller keeps only its findings: kb.incremental).
     """
-    rules = all_rules()
-    kb.run.known_codes = frozenset(rule.CODE for rule in rules)
+    kb.run.known_codes = frozenset(rule.CODE for rule in all_rules())
     done = found or {}
     findings = local_findings(kb)
-    for rule in _whole_tree(rules):
+    for rule in rules_at("beside", "after"):
         findings += done[rule.CODE] if rule.CODE in done else list(rule.check(kb))
     return findings
 
 
-def _whole_tree(rules: Sequence[Rule]) -> list[Rule]:
-    """The rules the rules stage runs, in code order: not the local ones, not the late ones."""
-    local = _local_rules()
-    return [rule for rule in _early(rules) if rule not in local]
-
-
-def _beside_equations() -> list[Rule]:
-    """The whole-tree rules that do not read the equations stage (READS = "equations")."""
-    return [r for r in _whole_tree(all_rules()) if rule_reads(r) != "equations"]
-
-
 def waiver_rules_stage(kb: KnowledgeBase) -> list[Finding]:
-    """The late rules (STAGE = "late"), after the waivers stage: they read the waivers used."""
-    late = [rule for rule in all_rules() if rule_stage(rule) == "late"]
-    return [f for rule in late for f in rule.check(kb)]
-
-
-def _early(rules: Sequence[Rule]) -> list[Rule]:
-    return [rule for rule in rules if rule_stage(rule) != "late"]
+    """The late rules (READS "codes", "findings"), after the waivers stage: they read its result."""
+    return [f for rule in rules_at("late") for f in rule.check(kb)]
 
 
 def local_findings(kb: KnowledgeBase) -> list[Finding]:
@@ -429,31 +409,34 @@ def _waiver_for(waivers: list, finding: Finding) -> int | None:  # type: ignore[
 
 
 @progress.stage("locate", counts="")
-def locate_stage(findings: Iterable[Finding]) -> list[Finding]:
-    """Give every finding a line:col, reading only the files that have findings."""
+def locate_stage(findings: Iterable[Finding], standing_in: Overlay = NONE) -> list[Finding]:
+    """Give every finding a line:col, reading only the files that have findings.
+
+    A file a record stands in for (`standing_in`, kb.overlay) is located in that record.
+    """
     texts: dict[str, str | None] = {}
     resolved = []
     for finding in findings:
-        resolved.append(_resolved(finding, texts))
+        resolved.append(_resolved(finding, texts, standing_in))
     return resolved
 
 
 resolve_locations = locate_stage  # the name kb.incremental and the commands use
 
 
-def _resolved(finding: Finding, texts: dict[str, str | None]) -> Finding:
-    related = tuple(_locate(loc, texts) for loc in finding.related)
-    located = finding.at(_locate(finding.location, texts))
+def _resolved(finding: Finding, texts: dict[str, str | None], standing_in: Overlay) -> Finding:
+    related = tuple(_locate(loc, texts, standing_in) for loc in finding.related)
+    located = finding.at(_locate(finding.location, texts, standing_in))
     return Finding(
         located.code, located.severity, located.location, located.message, located.hint, related
     )
 
 
-def _locate(location: Location, texts: dict[str, str | None]) -> Location:
+def _locate(location: Location, texts: dict[str, str | None], standing_in: Overlay) -> Location:
     if location.line:
         return location
     if location.path not in texts:
-        texts[location.path] = _read(location.path)
+        texts[location.path] = _read(location.path, standing_in)
     text = texts[location.path]
     if text is None:
         return Location(location.path, 1, 1, location.pointer)
@@ -464,11 +447,11 @@ def _locate(location: Location, texts: dict[str, str | None]) -> Location:
     return Location(location.path, line, col, location.pointer)
 
 
-def _read(path: str) -> str | None:
-    standing_in = overlay.read(path)  # `kb validate -`: the record came on stdin
+def _read(path: str, standing_in: Overlay) -> str | None:
+    instead = standing_in.read(path)  # `kb validate -`: the record came on stdin
     try:
-        if standing_in is not None:
-            return standing_in.decode("utf-8")
+        if instead is not None:
+            return instead.decode("utf-8")
         return Path(path).read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError):
         return None

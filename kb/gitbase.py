@@ -10,16 +10,16 @@ import os
 import subprocess
 from pathlib import Path
 
-from kb import overlay
 from kb.loader import display_path, identity_from_path, parse_document
 from kb.model import KnowledgeBase, Record
+from kb.overlay import NONE, Overlay
 
 
 class GitBaseError(Exception):
     """The revision or the repository could not be read (a usage error)."""
 
 
-def attach_base(kb: KnowledgeBase, root: Path, rev: str) -> None:
+def attach_base(kb: KnowledgeBase, root: Path, rev: str, standing_in: Overlay = NONE) -> None:
     """Fill kb.base (changed records at REV) and kb.deleted (records removed since REV)."""
     top = Path(_git(root, "rev-parse", "--show-toplevel").strip())
     _git(root, "rev-parse", "--verify", "--quiet", f"{rev}^{{commit}}")
@@ -39,14 +39,19 @@ def attach_base(kb: KnowledgeBase, root: Path, rev: str) -> None:
             kb.deleted[record.id] = record
         else:
             base[record.id] = record
-    _attach_stand_ins(kb, base, top, root, rev)
+    _attach_stand_ins(kb, base, top, root, rev, standing_in)
 
 
 def _attach_stand_ins(
-    kb: KnowledgeBase, base: dict[str, Record], top: Path, root: Path, rev: str
+    kb: KnowledgeBase,
+    base: dict[str, Record],
+    top: Path,
+    root: Path,
+    rev: str,
+    standing_in: Overlay,
 ) -> None:
     """`kb validate -`: git compared the file on disk; stdin's record is compared here."""
-    for path in overlay.paths():
+    for path in standing_in.paths():
         relative = Path(os.path.relpath(path, top.resolve())).as_posix()
         if relative.startswith("../") or not relative.endswith(".yaml"):
             continue

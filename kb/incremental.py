@@ -40,6 +40,7 @@ from typing import TYPE_CHECKING
 
 from kb import fileread, fingerprint
 from kb.loader import MAX_FILE_BYTES, display_path, record_files
+from kb.overlay import NONE, Overlay
 from kb.reads import DependencyGraph, checked_paths, codes_reading, declared_reads, file_nodes
 from kb.recordcache import RecordCache, content_digest
 from kb.run import RunStats
@@ -229,20 +230,25 @@ def _ids_of(files: dict[str, FileState]) -> set[str]:
     return {state.record_id or state.unread_id for state in files.values()} - {""}
 
 
-def _states_of(root: Path, cache: RecordCache, paths: list[Path]) -> dict[str, FileState]:
+def _states_of(
+    root: Path, cache: RecordCache, paths: list[Path], standing_in: Overlay = NONE
+) -> dict[str, FileState]:
     """Load just these files and describe them (their references included)."""
     from kb.checker import build_knowledge_base
 
-    return file_states(build_knowledge_base(root, None, cache, paths, listed=True))
+    kb = build_knowledge_base(root, None, cache, paths, listed=True, standing_in=standing_in)
+    return file_states(kb)
 
 
 # The language server's route (kb.lsp.engine): open buffers stand in for their files
 # (kb.overlay) and are checked against the run snapshot by the steps above.
 
 
-def states_of(root: Path, cache: RecordCache, paths: list[Path]) -> dict[str, FileState]:
+def states_of(
+    root: Path, cache: RecordCache, paths: list[Path], standing_in: Overlay = NONE
+) -> dict[str, FileState]:
     """The snapshot's view of just these files, loaded now (their references included)."""
-    return _states_of(root, cache, paths)
+    return _states_of(root, cache, paths, standing_in)
 
 
 def affected_by(
@@ -264,16 +270,20 @@ def check_focus(
     focus: Collection[str],
     ids: Collection[str],
     known: Mapping[str, str],
+    standing_in: Overlay = NONE,
 ) -> list[Finding]:
     """The located findings on `focus`, checked on a knowledge base of `paths` alone.
 
     `paths` (in record_files' order) must hold what the checks of `focus` read
     (DependencyGraph.load_set); `ids`, every id of the tree; `known`, the digests
-    already known by display path. As `_recheck_changes` checks the files it re-checks.
+    already known by display path; `standing_in`, the records standing in for files
+    (kb.overlay: the language server's buffers). As `_recheck_changes` checks the files
+    it re-checks.
     """
     from kb.checker import build_knowledge_base, resolve_locations, run_rules
 
-    kb = build_knowledge_base(root, None, cache, paths, True, known)
+    kb = build_knowledge_base(root, None, cache, paths, True, known, standing_in)
     kb.run.outside_ids = kb.run.outside_ids | frozenset(set(ids) - kb.records.keys())
     kb.run.focus = frozenset(focus)
-    return resolve_locations(f for f in run_rules(kb, cache) if f.location.path in focus)
+    found = (f for f in run_rules(kb, cache) if f.location.path in focus)
+    return resolve_locations(found, standing_in)

@@ -19,9 +19,10 @@ from typing import Any
 
 import yaml
 
-from kb import fileread, overlay
+from kb import fileread
 from kb.findings import Location, Problem
 from kb.model import KIND_BY_FOLDER, KnowledgeBase, Record
+from kb.overlay import NONE, Overlay
 from kb.recordcache import RecordCache, content_digest
 from kb.workers import map_forked
 from kb.yamlsafe import load_record_yaml, max_nesting
@@ -81,6 +82,7 @@ def load_files(
     alongside: Callable[[Record], Any] | None = None,
     digests: Mapping[str, str] | None = None,
     meanwhile: Callable[[], object] | None = None,
+    standing_in: Overlay = NONE,
 ) -> list[Loaded]:
     """Read and parse every record file under `root` (or only `paths`), in walk order.
 
@@ -93,19 +95,20 @@ def load_files(
     `digests`: the content hashes of files already known this run, by display path
     (kb.incremental's, from the snapshot for a trusted stat): a file the cache knows
     under its hash is not read again. `meanwhile`: work this process does while workers
-    parse, if they do (kb.workers.map_forked).
+    parse, if they do (kb.workers.map_forked). `standing_in`: the records standing in
+    for files in this run (kb.overlay: `kb validate -`, the language server's buffers).
     """
     identities = _Identities(root)
-    chosen = list(paths or ()) if listed else record_files(root, paths)
+    chosen = list(paths or ()) if listed else record_files(root, paths, standing_in)
     known = digests or {}
     # A cache that holds nothing answers for no file: each is read once, where it is parsed.
     asked = cache if cache is not None and not cache.empty() else None
-    files = [_read_cached(path, asked, known, read=asked is not None) for path in chosen]
+    files = [_read_cached(path, asked, known, standing_in, asked is not None) for path in chosen]
     for item in files:
         if item.result is not None and item.result[0] is not None:  # the cache answered
             item.identity = identities(item.path, item.real)
     todo = [item for item in files if item.result is None]
-    _parse_all(todo, alongside, identities, cache, meanwhile)
+    _parse_all(todo, alongside, identities, cache, meanwhile, standing_in)
     loaded = []
     for item in files:
         data, problems = item.result  # type: ignore[misc]
@@ -129,8 +132,13 @@ def _plain_id(root: Path, path: Path) -> str:
     return next((name[: -len(s)] for s in RECORD_SUFFIXES if name.endswith(s)), "")
 
 
-def record_files(root: Path, paths: Sequence[Path] | None = None) -> list[Path]:
-    """The .yaml (and misnamed .yml) files under `root`, or under the given paths, sorted."""
+def record_files(
+    root: Path, paths: Sequence[Path] | None = None, standing_in: Overlay = NONE
+) -> list[Path]:
+    """The .yaml (and misnamed .yml) files under `root`, or under the given paths, sorted.
+
+    A record standing in for a file (`standing_in`, kb.overlay) is one of them.
+    """
     targets = list(paths) if paths else [root]
     found: set[Path] = set()
     for target in targets:
@@ -138,7 +146,7 @@ def record_files(root: Path, paths: Sequence[Path] | None = None) -> list[Path]:
             found.update(_yaml_files(str(target)))
         else:
             found.add(target)
-    found.update(overlay.files_under(targets, found))  # `kb validate -`: stdin is a file here
+    found.update(standing_in.files_under(targets, found))  # `kb validate -`: stdin is a file here
     return sorted(found, key=lambda path: path.parts)  # Path order, without Path.__lt__
 
 
@@ -224,7 +232,11 @@ class _File:
 
 
 def _read_cached(
-    path: Path, cache: RecordCache | None, known: Mapping[str, str], read: bool = True
+    path: Path,
+    cache: RecordCache | None,
+    known: Mapping[str, str],
+    standing_in: Overlay = NONE,
+    read: bool = True,
 ) -> _File:
     """Read a file; when the cache knows its bytes, its parse result too.
 
@@ -255,7 +267,7 @@ def _read_cached(
             return item
     if not read:
         return item
-    raw, problem = _read_bytes(path, item.shown)
+    raw, problem = _read_bytes(path, item.shown, standing_in)
     if problem is not None:
         item.result = (None, [problem])
         return item
@@ -281,6 +293,7 @@ def _parse_all(
     identities: _Identities,
     cache: RecordCache | None,
     meanwhile: Callable[[], object] | None = None,
+    standing_in: Overlay = NONE,
 ) -> None:
     """Parse the files the cache did not know, in worker processes when there are many.
 
@@ -292,7 +305,7 @@ def _parse_all(
     """
 
     def job(item: _File) -> _Parsed:
-        raw, problem = _read_bytes(item.path, item.shown)
+        raw, problem = _read_bytes(item.path, item.shown, standing_in)
         real = _real_path(item.path) if item.real is None else item.real
         if problem is not None:
             return "", real, ("", ""), None, [problem], None
@@ -474,10 +487,12 @@ def _check_shape(
     return data, findings
 
 
-def _read_bytes(path: Path, shown: str) -> tuple[bytes | None, Problem | None]:
-    standing_in = overlay.read(path)
-    if standing_in is not None:
-        return _within_limit(standing_in, shown)
+def _read_bytes(
+    path: Path, shown: str, standing_in: Overlay = NONE
+) -> tuple[bytes | None, Problem | None]:
+    instead = standing_in.read(path)
+    if instead is not None:
+        return _within_limit(instead, shown)
     try:
         return fileread.read_limited(path, MAX_FILE_BYTES), None
     except fileread.TooLarge as exc:

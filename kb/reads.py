@@ -1,8 +1,14 @@
 """What every check reads, declared once, and the one dependency graph that answers it.
 
-Each rule module declares `READS`, what its findings on a record depend on:
+Each rule module declares `READS`, what its findings on a record depend on; the
+same declaration decides where kb.checker runs it (`kb.checker.PLACES`):
 
-- `record`: that record's file alone (its bytes, its path);
+- `record`: that record's file alone (its bytes, its path): the per-file stage,
+  whose findings the record cache keeps per file;
+- `stage`: that file alone, as the load or the schema stage found it: the rule
+  forwards that stage's findings (the rules stage, beside the equations stage);
+- `views`: that file alone, through its typed view (kb.kinds), which exists only
+  once the schema stage has its verdict (the rules stage, beside the equations);
 - `claimants`: the record and every file that holds or claims the same id
   (the id its path gives, or its `id:` field);
 - `bound`: the record and the contents of the records it binds, templates or
@@ -24,8 +30,14 @@ Each rule module declares `READS`, what its findings on a record depend on:
   first folder); its messages may name any id (a dangling reference's "did you
   mean ...?");
 - `base`: the record and its own version at `--base` (always a full run);
-- `findings`: the record and the findings the other rules made on it (the
-  waiver rules run last).
+- `codes`: the record and the codes of the registered rules (a waiver's code must be
+  one): run after the waivers stage, so that no waiver hides it;
+- `findings`: the record and the findings the other rules made on it, and the
+  waivers they used (the waiver rules run last).
+
+Every value but `record`, `equations`, `codes` and `findings` runs in the rules
+stage beside the equations stage. `LOCAL_READS` are the values that read the
+file alone: a partial run loads nothing else for them.
 
 `DependencyGraph` is built from the references of each file (kb.references,
 from the schemas' `x-kb-ref`, plus the equations engine's bindings and `uses:`
@@ -49,9 +61,29 @@ from kb.run import Kept
 from kb.snapshot import FileState
 
 Reads = Literal[
-    "record", "claimants", "bound", "equations", "ledger", "all-ids", "base", "findings"
+    "record",
+    "stage",
+    "views",
+    "claimants",
+    "bound",
+    "equations",
+    "ledger",
+    "all-ids",
+    "base",
+    "codes",
+    "findings",
 ]
 READS_VALUES: tuple[str, ...] = get_args(Reads)
+LOCAL_READS = frozenset({"record", "stage", "views", "codes"})  # the file alone
+# Where kb.checker runs a rule, by its READS: the per-file stage ("alone"), after the
+# equations stage ("after"), after the waivers stage ("late"); any other value "beside"
+# the equations stage (in the rules stage, in a forked child when that is worth it).
+PLACES: Mapping[str, str] = {
+    "record": "alone",
+    "equations": "after",
+    "codes": "late",
+    "findings": "late",
+}
 BOUND = frozenset({"bound", "equations", "ledger"})  # the values that read `bound_of`, at least
 
 # The kinds a ledger is computed for, and the kinds it scans for records that reference
@@ -90,7 +122,15 @@ def declared_reads() -> frozenset[str]:
 
 
 def rule_reads(rule: object) -> str:
-    """A rule module's READS (tests/test_reads.py requires every rule to declare one)."""
+    """A rule module's READS (tests/test_reads.py requires every rule to declare one).
+
+    READS alone decides where the rule runs (PLACES): a module that still declares
+    STAGE or AFTER_SCHEMA, which did before, is refused rather than run elsewhere.
+    """
+    for gone in ("STAGE", "AFTER_SCHEMA"):
+        if hasattr(rule, gone):
+            code = getattr(rule, "CODE", rule)
+            raise ValueError(f"{code}: {gone} is gone: READS alone says where a rule runs")
     reads = getattr(rule, "READS", None)
     if reads not in READS_VALUES:
         raise ValueError(f"{getattr(rule, 'CODE', rule)}: READS must be one of {READS_VALUES}")
@@ -322,7 +362,7 @@ class DependencyGraph:
     def inputs(self, name: str, reads: Iterable[str] = READS_VALUES) -> set[str]:
         """The files whose contents checks declaring `reads` read for file `name` (default: all).
 
-        "record", "base" and "all-ids" add nothing (a partial run knows the tree's ids
+        The LOCAL_READS, "base" and "all-ids" add nothing (a partial run knows the tree's ids
         without loading them: RunContext.outside_ids); "findings" reads all the others
         read; "claimants" the files holding its ids; "bound" and "equations" the records
         it binds; "ledger" those and, for a kind with a ledger, all its references reach

@@ -112,8 +112,8 @@ TIMING_OUT = """
 import sys
 from kb.equations import derive, timeout
 
-def spent(work, steps=None):
-    return timeout.run_with_budget(work, 1)
+def spent(work, steps=None, run=None):
+    return timeout.run_with_budget(work, 1, run)
 
 derive.run_with_budget = spent
 from kb.cli import main
@@ -158,8 +158,8 @@ def test_a_site_built_with_a_timed_out_check_keeps_no_page(
     from kb.sitegen.build import build
     from kb.sitegen.manifest import fingerprint, load_manifest
 
-    def spent(work: Any, steps: Any = None) -> Any:  # a budget of one step: a real stop
-        return timeout.run_with_budget(work, 1)
+    def spent(work: Any, steps: Any = None, run: Any = None) -> Any:  # one step: a real stop
+        return timeout.run_with_budget(work, 1, run)
 
     write_tree(tmp_path)
     monkeypatch.chdir(tmp_path)

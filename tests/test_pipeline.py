@@ -292,9 +292,9 @@ def test_the_rules_beside_the_equations_never_read_them(
         raise AssertionError("a rule beside the equations stage ran the engine")
 
     monkeypatch.setattr(engine, "analyse", refused)
-    apart = checker._beside_equations()
+    apart = checker.rules_at("beside")
     assert {"LG003", "LG009", "PR001", "RF001"} <= {rule.CODE for rule in apart}
-    # of the EQ rules, only the record rules that read the typed views (AFTER_SCHEMA)
+    # of the EQ rules, only the record rules that read the typed views (READS = "views")
     assert {rule.CODE for rule in apart if rule.CODE.startswith("EQ")} == {"EQ019", "EQ020"}
     for rule in apart:
         list(rule.check(kb))

@@ -27,6 +27,7 @@ from kb.commands._paths import refuse_non_records, refuse_stdin_filename
 
 if TYPE_CHECKING:
     from kb.api import Result
+    from kb.overlay import Overlay
     from kb.toolconfig import ToolConfig
 
 STDIN = Path("-")
@@ -186,7 +187,7 @@ def _caused_by(result: Result, paths: tuple[Path, ...]) -> Result:
     from dataclasses import replace
 
     from kb.loader import PathResolver
-    from kb.reads import codes_reading
+    from kb.reads import LOCAL_READS, codes_reading
 
     resolve = PathResolver()
     wanted = [str(p.resolve()) for p in paths]
@@ -195,7 +196,7 @@ def _caused_by(result: Result, paths: tuple[Path, ...]) -> Result:
         path = str(resolve(Path(name)))
         return any(path == w or path.startswith(w.rstrip("/") + "/") for w in wanted)
 
-    local = codes_reading("record", "base")
+    local = codes_reading(*LOCAL_READS, "base")
     kept = [f for f in result.findings if f.code not in local or own(f.location.path)]
     return replace(result, findings=kept)
 
@@ -283,13 +284,23 @@ def _check(
     select: tuple[str, ...],
     ignore: tuple[str, ...],
     full: bool = False,
+    standing_in: Overlay | None = None,
 ) -> Result:
     """kb.api.validate, with a --base that git cannot read turned into a usage error."""
     from kb.api import validate as check
     from kb.gitbase import GitBaseError
+    from kb.overlay import NONE
 
     try:
-        return check(root, paths, base=base, full=full, select=select, ignore=ignore)
+        return check(
+            root,
+            paths,
+            base=base,
+            full=full,
+            select=select,
+            ignore=ignore,
+            standing_in=standing_in or NONE,
+        )
     except GitBaseError as exc:
         raise click.UsageError(f"--base {base}: {exc}") from None
 
@@ -303,8 +314,8 @@ def _check_stdin(
     ignore: tuple[str, ...],
 ) -> Result:
     """Check the record on stdin as the file `name` of the tree (never cached as that file)."""
-    from kb import overlay
     from kb.loader import MAX_FILE_BYTES
+    from kb.overlay import standing_in
 
     if paths != (STDIN,):
         raise click.UsageError(
@@ -327,8 +338,7 @@ def _check_stdin(
         data = stream.read(MAX_FILE_BYTES + 1)  # one byte over the limit is enough for LD003
     except OSError as exc:
         raise click.UsageError(f"`-`: cannot read stdin: {exc.strerror or exc}") from None
-    with overlay.standing_in(name, data):
-        return _check(root, [name], base, select, ignore)
+    return _check(root, [name], base, select, ignore, standing_in=standing_in(name, data))
 
 
 def _write_atomically(path: Path, text: str) -> None:

@@ -16,6 +16,7 @@ from typing import Any
 import sympy as sp
 
 from kb.equations.timeout import CheckGuard, CheckTimeout, run_with_budget
+from kb.run import Spending
 
 ZERO, NONZERO, UNKNOWN = "zero", "nonzero", "unknown"
 
@@ -61,15 +62,19 @@ def is_rational_function(expr: sp.Expr) -> bool:
     )
 
 
-def decide_zero(expr: sp.Expr) -> ZeroVerdict:
-    """Decide whether `expr` is identically zero for positive values of its symbols."""
+def decide_zero(expr: sp.Expr, run: Spending | None = None) -> ZeroVerdict:
+    """Decide whether `expr` is identically zero for positive values of its symbols.
+
+    Inside a check it spends from that check's budget; outside, from `run` (what its
+    run has spent, kb.equations.timeout; None, its own budget only).
+    """
     residual = sp.cancel(sp.together(expr))
     if residual == 0:
         return ZeroVerdict(ZERO, residual)
     if is_rational_function(residual):
         return ZeroVerdict(NONZERO, residual, sample_nonzero(residual))
     try:
-        simpler = run_with_budget(lambda: sp.simplify(residual))
+        simpler = run_with_budget(lambda: sp.simplify(residual), run=run)
     except CheckGuard:  # the wall-clock guard: the enclosing check reports it (EQ027)
         raise
     except CheckTimeout:

@@ -67,6 +67,7 @@ from kb.equations.results import DOWNSTREAM, INVALID, RECOMPUTED, REFUTED, UNVER
 from kb.equations.system import System
 from kb.equations.timeout import CheckGuard, CheckTimeout, run_with_budget
 from kb.quantities import Dims
+from kb.run import Spending
 
 __all__ = [
     "CODES",
@@ -106,9 +107,12 @@ def name_waiting_claims(system: System, claims: list[Any]) -> None:
 
 
 def check_claim(
-    ctx: Context, claim_id: str, known: ClaimVerdict | None = None
+    ctx: Context, claim_id: str, known: ClaimVerdict | None = None, run: Spending | None = None
 ) -> ClaimVerdict | None:
-    """Check one claim (or take its `known` verdict); return the verdict, None if no kind."""
+    """Check one claim (or take its `known` verdict); return the verdict, None if no kind.
+
+    `run`: what the check spends from (kb.equations.timeout; None, its own budget only).
+    """
     kind = ctx.claim.get("kind")
     checker = {
         "numeric": _numeric,
@@ -125,7 +129,7 @@ def check_claim(
         outcome = INVALID, f"of: {of!r} is an equation kb could not check", "", ""
         record_outcome(ctx, claim_id, str(kind), outcome)
         return None
-    verdict = known if known is not None else _verdict(lambda: checker(ctx))
+    verdict = known if known is not None else _verdict(lambda: checker(ctx), run)
     status, found = verdict
     if status == "ok":
         outcome = found
@@ -156,9 +160,9 @@ def check_claim(
     return verdict
 
 
-def _verdict(check: Callable[[], tuple[str, str, str, str]]) -> ClaimVerdict:
+def _verdict(check: Callable[[], tuple[str, str, str, str]], run: Spending | None) -> ClaimVerdict:
     try:
-        return "ok", run_with_budget(check)
+        return "ok", run_with_budget(check, run=run)
     except CheckGuard as exc:
         return "guard", str(exc)
     except CheckTimeout as exc:

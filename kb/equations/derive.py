@@ -39,14 +39,18 @@ from kb.equations.results import DERIVED, INVALID, REFUTED, UNVERIFIED, Item
 from kb.equations.system import System
 from kb.equations.timeout import CheckGuard, CheckTimeout, run_with_budget
 from kb.findings import pointer_join
+from kb.run import Spending
 
 Outcome = tuple[str, str]
 # One rule: (system, the step, its `from` equations, its result) -> (state, detail).
 Rule = Callable[[System, Mapping[str, Any], list[ParsedEquation], ParsedEquation], Outcome]
 
 
-def check_derivations(system: System, derivations: Any) -> None:
-    """Check every step of every derivation; add items and issues to `system`."""
+def check_derivations(system: System, derivations: Any, run: Spending | None = None) -> None:
+    """Check every step of every derivation; add items and issues to `system`.
+
+    `run`: what the checks spend from (kb.equations.timeout; None, each step's own budget).
+    """
     if not isinstance(derivations, list):
         return
     for index, derivation in enumerate(derivations):
@@ -57,10 +61,12 @@ def check_derivations(system: System, derivations: Any) -> None:
         for number, step in enumerate(steps if isinstance(steps, list) else []):
             pointer = pointer_join("/derivations", index, "steps", number)
             if isinstance(step, Mapping):
-                _check_step(system, f"{der_id}.{number + 1}", step, pointer)
+                _check_step(system, f"{der_id}.{number + 1}", step, pointer, run)
 
 
-def _check_step(system: System, step_id: str, step: Mapping[str, Any], pointer: str) -> None:
+def _check_step(
+    system: System, step_id: str, step: Mapping[str, Any], pointer: str, run: Spending | None
+) -> None:
     rule = step.get("rule")
     result = _equation(system, step.get("result"), pointer_join(pointer, "result"))
     sources = _sources(system, step.get("from"), pointer_join(pointer, "from"))
@@ -74,7 +80,7 @@ def _check_step(system: System, step_id: str, step: Mapping[str, Any], pointer: 
         system.items.append(Item("derivation", step_id, pointer, INVALID, "missing equation"))
         return
     try:
-        state, detail = run_with_budget(lambda: check(system, step, sources, result))
+        state, detail = run_with_budget(lambda: check(system, step, sources, result), run=run)
     except CheckGuard as exc:  # an internal limit, not the input's count of steps
         state, detail = UNVERIFIED, f"unverified (timeout): {exc}"
         system.add(codes.CHECK_INTERNAL_LIMIT, pointer, f"step {step_id} ({rule}): {detail}")

@@ -39,7 +39,7 @@ from kb.equations.results import (
     item_json,
 )
 from kb.equations.shared import SharedWork, family_key
-from kb.equations.timeout import default_budget, default_work, record_budget, use_run_budget
+from kb.equations.timeout import default_budget, default_work, record_budget
 from kb.model import KnowledgeBase, Record
 from kb.run import Kept, RunStats
 from kb.store import cache_dir
@@ -93,10 +93,10 @@ def analyse(kb: KnowledgeBase, use_cache: bool = True) -> Analysis:
     done = kb.run.kept(EQUATIONS)
     if done is not None:
         return done
-    use_run_budget(kb.run.budget)  # this run's checks spend from its own budget
     salt = fingerprint.salt()  # a result's key names its record's id (from the path under the root)
     cache = ResultCache(cache_dir(kb.root), salt) if use_cache else ResultCache(None)
-    analysis = Analysis(stats=kb.run.stats)
+    # this run's checks spend from its own budget (kb.run.budget), through its shared work
+    analysis = Analysis(stats=kb.run.stats, shared=SharedWork(kb.run.budget))
     pending: dict[str, Pending] = {}
     specs: dict[str, Bound | BindError] = {}  # `id#field` bindings resolved, for every record
     for record in kb:
@@ -142,7 +142,7 @@ def _run_pending(
     def checks(family: int) -> Iterator[tuple[str, dict[str, Any], Any]]:
         for record_id in members[family]:
             resolver = _resolver(kb, pending[record_id][2])
-            with record_budget():
+            with record_budget(kb.run.budget):
                 result, plan = run_record(pending[record_id][3], resolver, work)
             yield record_id, _to_json(result), plan
 

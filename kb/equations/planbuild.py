@@ -33,6 +33,7 @@ from kb.equations.results import issue_json, item_json
 from kb.equations.shared import SharedWork, entry_key, finite_number, verdict_key
 from kb.equations.system import System
 from kb.equations.timeout import budgets_stopped, run_with_budget
+from kb.run import Spending
 
 Plan = dict[str, Any]
 
@@ -46,7 +47,8 @@ def check_record(
     a fresh `work` checks the record as if alone. `budgeted`: a budget decided part
     of the result (see the module), so no store may keep it; its plan is None then.
     """
-    before, compiling = budgets_stopped(), work.compile_stops
+    run = work.run
+    before, compiling = budgets_stopped(run), work.compile_stops
     system, key = work.system_of(data)
     work.derive(system, data)
     plan: dict[str, Any] = {
@@ -63,7 +65,7 @@ def check_record(
     if isinstance(claims, list):
         name_waiting_claims(system, claims)  # into a failed equation's own finding
     plan["issues"] = [issue_json(i) for i in system.issues[: len(plan["issues"])]]
-    budgeted = budgets_stopped() - before != work.compile_stops - compiling
+    budgeted = budgets_stopped(run) - before != work.compile_stops - compiling
     usable = not budgeted and all("symbolic" not in entry for entry in plan["claims"])
     return system, plan if usable else None, budgeted
 
@@ -76,24 +78,24 @@ def _check(ctx: Context, claim_id: str, key: str | None, work: SharedWork) -> di
     entry as plan.py does, and checked symbolically only where that cannot answer.
     A claim whose symbolic check ran out of time has no entry: it is checked again.
     """
-    items, issues = len(ctx.system.items), len(ctx.system.issues)
+    items, issues, run = len(ctx.system.items), len(ctx.system.issues), work.run
     if binds_records(ctx.claim):
         known_key = entry_key(key, ctx.claim)
         entry = work.entries.get(known_key)
         if entry is None:
-            compiling = budgets_stopped()
-            entry = _compiled(ctx) or {"symbolic": True}
-            work.compile_stops += budgets_stopped() - compiling  # decides nothing: not counted
+            compiling = budgets_stopped(run)
+            entry = _compiled(ctx, run) or {"symbolic": True}
+            work.compile_stops += budgets_stopped(run) - compiling  # decides nothing: not counted
             work.keep(work.entries, known_key, entry, "built_claims")
         if "symbolic" not in entry and replay_claim(ctx, entry, claim_id):
             return entry
-        before = budgets_stopped()
-        check_claim(ctx, claim_id)
+        before = budgets_stopped(run)
+        check_claim(ctx, claim_id, run=run)
     else:
         known_key = verdict_key(key, ctx.claim)
         known = work.verdicts.get(known_key)
-        before = budgets_stopped()
-        verdict = check_claim(ctx, claim_id, known)
+        before = budgets_stopped(run)
+        verdict = check_claim(ctx, claim_id, known, run)
         if known is None and verdict is not None:  # a verdict a budget stopped is not shared
             timeout = verdict[0] in ("timeout", "guard")
             work.keep(work.verdicts, None if timeout else known_key, verdict, "built_claims")
@@ -102,10 +104,10 @@ def _check(ctx: Context, claim_id: str, key: str | None, work: SharedWork) -> di
             work.reused("verdicts", known_key)
         fixed = {"items": [item_json(i) for i in ctx.system.items[items:]]}
         entry = {"fixed": {**fixed, "issues": [issue_json(i) for i in ctx.system.issues[issues:]]}}
-    return {"symbolic": True} if budgets_stopped() != before else entry
+    return {"symbolic": True} if budgets_stopped(run) != before else entry
 
 
-def _compiled(ctx: Context) -> dict[str, Any] | None:
+def _compiled(ctx: Context, run: Spending | None) -> dict[str, Any] | None:
     """A binding claim's compiled entry (numeric, prediction or effect), or None."""
     compile_kind = {
         "numeric": _compile,
@@ -113,14 +115,14 @@ def _compiled(ctx: Context) -> dict[str, Any] | None:
         "bound": _compile,
         "effect": _compile_effect,
     }.get(str(ctx.claim.get("kind")))
-    return compile_kind(ctx) if compile_kind is not None else None
+    return compile_kind(ctx, run) if compile_kind is not None else None
 
 
-def _compile(ctx: Context) -> dict[str, Any] | None:
+def _compile(ctx: Context, run: Spending | None) -> dict[str, Any] | None:
     """The numeric claim's target as an exact tree and its dims, or None."""
     keep = _bound_symbols(ctx)
     try:
-        expr, dims = run_with_budget(lambda: target(ctx, keep))
+        expr, dims = run_with_budget(lambda: target(ctx, keep), run=run)
         tree = to_tree(expr)
     except Exception:  # malformed target, timeout, inexact: the symbolic path words it
         return None
@@ -134,7 +136,7 @@ def _bound_symbols(ctx: Context) -> set[sp.Symbol]:
     return {symbols[n] for n in names if isinstance(n, str) and n in symbols}
 
 
-def _compile_effect(ctx: Context) -> dict[str, Any] | None:
+def _compile_effect(ctx: Context, run: Spending | None) -> dict[str, Any] | None:
     """An effect `change:` at an operating point: both sides as exact trees, or None.
 
     A change bound to a quantity stays a placeholder symbol `change NAME` (its
@@ -167,7 +169,7 @@ def _compile_effect(ctx: Context) -> dict[str, Any] | None:
                 return None  # the factor depends on the operating point: decide_zero's
             return {"effect_ratio": to_tree(ratio)}
 
-        return run_with_budget(build)
+        return run_with_budget(build, run=run)
     except Exception:  # undeclared names, malformed changes, inexact: the symbolic path
         return None
 

@@ -34,6 +34,7 @@ from typing import TYPE_CHECKING, Any
 from kb.equations.claimbase import is_binding
 from kb.equations.results import Issue, Item
 from kb.equations.timeout import budgets_stopped, note_stopped
+from kb.run import Spending
 
 if TYPE_CHECKING:  # SymPy is imported by the first record checked, not by the engine
     from kb.equations.claims import ClaimVerdict
@@ -61,7 +62,8 @@ def family_key(data: Mapping[str, Any], fallback: str, work: SharedWork) -> str:
 class SharedWork:
     """One run's memos of symbolic work, by text (a None key is never kept), and their tally."""
 
-    def __init__(self) -> None:
+    def __init__(self, run: Spending | None = None) -> None:
+        self.run = run  # what the run's checks spend from (kb.run.RunContext.budget)
         self.systems: dict[str | None, System] = {}
         self.derived: dict[str | None, tuple[list[Item], list[Issue]]] = {}
         self.verdicts: dict[str | None, ClaimVerdict] = {}
@@ -78,15 +80,15 @@ class SharedWork:
     def note(self, memo: str, key: str | None, before: int) -> None:
         """Remember that the work just kept under `key` was stopped by a budget, if it was.
 
-        `before`: budgets_stopped() when the work began.
+        `before`: budgets_stopped(self.run) when the work began.
         """
-        if key is not None and budgets_stopped() != before:
+        if key is not None and budgets_stopped(self.run) != before:
             self.stopped.add((memo, key))
 
     def reused(self, memo: str, key: str | None) -> None:
         """Count again the stop of work reused from `memo` (see `note`)."""
         if key is not None and (memo, key) in self.stopped:
-            note_stopped()
+            note_stopped(self.run)
 
     def system_label(self, data: Mapping[str, Any]) -> str | None:
         """A short name for `data`'s (symbols, equations) text (None: it cannot be repr'd).
@@ -123,8 +125,8 @@ class SharedWork:
         key = self.system_label(data)
         known = self.systems.get(key)
         if known is None:
-            before = budgets_stopped()
-            known = build_system(data)
+            before = budgets_stopped(self.run)
+            known = build_system(data, self.run)
             self.keep(self.systems, key, known, "built_systems")
             self.note("systems", key, before)
         else:
@@ -140,8 +142,9 @@ class SharedWork:
         if known is None:
             from kb.equations.derive import check_derivations
 
-            items, issues, before = len(system.items), len(system.issues), budgets_stopped()
-            check_derivations(system, data.get("derivations"))
+            items, issues = len(system.items), len(system.issues)
+            before = budgets_stopped(self.run)
+            check_derivations(system, data.get("derivations"), self.run)
             known = system.items[items:], system.issues[issues:]
             self.keep(self.derived, key, known, "built_derivations")
             self.note("derived", key, before)

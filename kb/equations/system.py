@@ -34,7 +34,7 @@ from kb.equations.expr import (
 from kb.equations.results import CONSISTENT, INVALID, Item
 from kb.findings import pointer_join
 from kb.quantities import Dims, Unit, UnitError, format_dims, parse_unit
-from kb.run import Kept
+from kb.run import Kept, Spending
 
 if TYPE_CHECKING:
     from kb.model import KnowledgeBase
@@ -143,15 +143,18 @@ def _same(a: tuple[tuple[str, Any], ...], b: tuple[tuple[str, Any], ...]) -> boo
     return all(x[0] == y[0] and x[1] is y[1] for x, y in zip(a, b, strict=True))
 
 
-def build_system(data: Mapping[str, Any]) -> System:
-    """Declare the record's symbols and parse and dimension-check its equations."""
+def build_system(data: Mapping[str, Any], run: Spending | None = None) -> System:
+    """Declare the record's symbols and parse and dimension-check its equations.
+
+    `run`: what its checks spend from (kb.equations.timeout; None, their own budgets).
+    """
     system = System()
     _declare_symbols(system, data.get("symbols"))
     equations = data.get("equations")
     if isinstance(equations, Mapping):
         for eq_id, spec in equations.items():
             _add_equation(system, str(eq_id), spec)
-        check_restatements(system, equations)
+        check_restatements(system, equations, run)
     return system
 
 
@@ -174,7 +177,8 @@ def system_key(data: Mapping[str, Any]) -> str | None:
 class Systems:
     """One run's memo of built systems by content key; `built` and `reused` count its use."""
 
-    def __init__(self) -> None:
+    def __init__(self, run: Spending | None = None) -> None:
+        self.run = run  # what the run's checks spend from (kb.run.RunContext.budget)
         self.known: dict[str, System] = {}
         self.built = 0
         self.reused = 0
@@ -186,10 +190,10 @@ class Systems:
         key = system_key(data)
         known = self.known.get(key) if key is not None else None
         if known is None:
-            before = budgets_stopped()
-            known = build_system(data)
+            before = budgets_stopped(self.run)
+            known = build_system(data, self.run)
             self.built += 1
-            if key is not None and budgets_stopped() == before:
+            if key is not None and budgets_stopped(self.run) == before:
                 if len(self.known) >= MAX_SYSTEMS:
                     self.known.clear()
                 self.known[key] = known
@@ -203,7 +207,7 @@ SYSTEMS: Kept[Systems] = Kept("equation systems by their text")
 
 def system_of(kb: KnowledgeBase, data: Mapping[str, Any]) -> System:
     """`build_system(data)`, memoized for the run of `kb` (see the module docstring)."""
-    return kb.run.once(SYSTEMS, Systems).of(data)
+    return kb.run.once(SYSTEMS, lambda: Systems(kb.run.budget)).of(data)
 
 
 def copy_system(system: System) -> System:
@@ -306,7 +310,9 @@ def _names(parsed: ParsedEquation) -> set[str]:
     }
 
 
-def check_restatements(system: System, equations: Mapping[str, Any]) -> None:
+def check_restatements(
+    system: System, equations: Mapping[str, Any], run: Spending | None = None
+) -> None:
     """EQ025: a used equation `X = f` and another `X = g` here must agree identically.
 
     See kb/rules/eq_uses_disagrees.py for the definition.
@@ -329,7 +335,7 @@ def check_restatements(system: System, equations: Mapping[str, Any]) -> None:
                 or (eq_id in used and used.index(eq_id) < used.index(use_id))
             ):
                 continue  # each pair once
-            verdict = decide_zero(system.equations[use_id].rhs.value - parsed.rhs.value)
+            verdict = decide_zero(system.equations[use_id].rhs.value - parsed.rhs.value, run)
             if verdict.outcome == NONZERO and verdict.counterexample:
                 spec = equations[eq_id]
                 field = ("uses" if "uses" in spec else "expr",) if isinstance(spec, Mapping) else ()

@@ -42,11 +42,10 @@ import sys
 import threading
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from contextvars import ContextVar, copy_context
 from typing import Any, TypeVar, cast
 
 from kb import settings
-from kb.equations.work import OutOfWork, counting, spent_here
+from kb.equations.work import OutOfWork, counting, run_here, spent_here
 from kb.run import Spending
 
 T = TypeVar("T")
@@ -115,57 +114,43 @@ def default_budget() -> float:
 
 RECORD_BUDGETS = 3
 RUN_BUDGETS = 30
-# What the run this thread's checks belong to has spent (use_run_budget): a pointer to
-# that run's context (kb.run.RunContext.budget), so nothing one run spent reaches the next.
-_RUN: ContextVar[Spending | None] = ContextVar("kb_run_spending", default=None)
-
-
-def use_run_budget(spending: Spending) -> None:
-    """From now on this thread's checks spend from `spending` (a run's: kb.run.Spending).
-
-    A forked worker spends from its copy. Outside any run only each check's own
-    budget applies.
-    """
-    _RUN.set(spending)
 
 
 @contextmanager
-def record_budget(steps: int | None = None) -> Iterator[None]:
-    """Bound the checks of one record together (default RECORD_BUDGETS check budgets)."""
+def record_budget(run: Spending | None = None, steps: int | None = None) -> Iterator[Spending]:
+    """Bound the checks of one record together (default RECORD_BUDGETS check budgets).
+
+    `run`: what the record's run has spent (kb.run.RunContext.budget); None, a record
+    checked alone (its own Spending). Yields the Spending its checks are to spend from
+    (`run_with_budget(..., run=)`).
+    """
     total = steps if steps is not None else RECORD_BUDGETS * default_work()
-    spent, started = _RUN.get(), None
-    if spent is None:  # outside a run: the record's own spending
-        spent = Spending()
-        started = _RUN.set(spent)
+    spent = run if run is not None else Spending()
     saved = (spent.record_left, spent.record_label)
     spent.record_left = total
     spent.record_label = f"the record's checks exceeded their budget of {total:,} steps"
     try:
-        yield
+        yield spent
     finally:
         spent.record_left, spent.record_label = saved
-        if started is not None:
-            _RUN.reset(started)
 
 
-def budgets_stopped() -> int:
-    """How many checks a budget has stopped in this thread's run, nested ones included.
+def budgets_stopped(run: Spending | None) -> int:
+    """How many checks a budget has stopped in `run`, nested ones included.
 
     Whether a result may be kept is this count, not its wording: a record's result
     whose checks moved it was decided by a budget (EQ014, EQ029, or a simplification
     that gave up inside a check), and no store keeps it (kb.equations.planbuild). The
     engine checks every record inside record_budget, so a Spending is always counting;
-    outside both a run and a record, nothing is counted (0).
+    outside both a run and a record (`run` None), nothing is counted (0).
     """
-    spent = _RUN.get()
-    return spent.stopped if spent is not None else 0
+    return run.stopped if run is not None else 0
 
 
-def note_stopped() -> None:
-    """Count one stop: a check a budget stopped, or reused work one had (kb.equations.shared)."""
-    spent = _RUN.get()
-    if spent is not None:
-        spent.stopped += 1
+def note_stopped(run: Spending | None) -> None:
+    """Count one stop in `run`: a check a budget stopped, or reused work one had (shared)."""
+    if run is not None:
+        run.stopped += 1
 
 
 def _capped(spent: Spending | None, steps: int) -> int:
@@ -182,33 +167,42 @@ def _capped(spent: Spending | None, steps: int) -> int:
     return min(steps, run_left)
 
 
-def run_with_budget(work: Callable[[], T], steps: int | None = None) -> T:
+def run_with_budget(
+    work: Callable[[], T], steps: int | None = None, run: Spending | None = None
+) -> T:
     """Return work(), or raise CheckTimeout once it has made `steps` (default_work()) calls.
 
-    An outermost budget is also capped by the record's and the run's (record_budget,
-    RUN_BUDGETS), starts from an empty SymPy cache (kb.equations.work) and runs under
-    the wall-clock guard (CheckGuard). A budget inside another only counts: it ends no
-    later than the enclosing one.
+    An outermost budget spends from `run` (what its run and record have spent,
+    record_budget; None: only its own steps apply): it is capped by the record's and
+    the run's budgets (RUN_BUDGETS), starts from an empty SymPy cache
+    (kb.equations.work) and runs under the wall-clock guard (CheckGuard). A budget
+    inside another only counts: it ends no later than the enclosing one, and belongs
+    to that one's run.
     """
     steps = default_work() if steps is None else steps
-    spent = _RUN.get()
     if spent_here() is not None:  # inside another check's budget, in this thread
+        inner = run if run is not None else run_here()
         try:
-            return _counted(work, steps, fresh=False, charged=[0])
+            return _counted(work, steps, False, [0], inner)
         except CheckTimeout:
-            note_stopped()
+            note_stopped(inner)
             raise
-    charged = [0]
+    spent, charged = run, [0]
     try:
         steps = _capped(spent, steps)
-        return _run_within(lambda: _counted(work, steps, True, charged), default_budget(), charged)
+        limit = steps
+
+        def counted() -> T:
+            return _counted(work, limit, True, charged, spent)
+
+        return _run_within(counted, default_budget(), charged, spent)
     except CheckGuard:  # its count is not the input's: the whole budget is lost
-        note_stopped()
+        note_stopped(spent)
         if spent is not None:
             spent.lost += steps
         raise
     except CheckTimeout:
-        note_stopped()
+        note_stopped(spent)
         if spent is not None:
             spent.lost += charged[0]
         raise
@@ -217,9 +211,11 @@ def run_with_budget(work: Callable[[], T], steps: int | None = None) -> T:
             spent.record_left -= charged[0]
 
 
-def _counted(work: Callable[[], T], steps: int, fresh: bool, charged: list[int]) -> T:
-    """work() within `steps` counted calls; `charged[0]` gets the calls it made."""
-    with counting(steps, fresh=fresh) as budget:
+def _counted(
+    work: Callable[[], T], steps: int, fresh: bool, charged: list[int], run: Spending | None
+) -> T:
+    """work() within `steps` counted calls of `run`; `charged[0]` gets the calls it made."""
+    with counting(steps, fresh, run) as budget:
         limit = budget.limit
         try:
             return work()
@@ -232,31 +228,32 @@ def _counted(work: Callable[[], T], steps: int, fresh: bool, charged: list[int])
             charged[0] = budget.count
 
 
-def _run_within(work: Callable[[], T], seconds: float, charged: list[int]) -> T:
+def _run_within(
+    work: Callable[[], T], seconds: float, charged: list[int], run: Spending | None
+) -> T:
     if _alarm_usable():
         with _alarm(seconds):
             return work()
     if "fork" in multiprocessing.get_all_start_methods():
-        return _in_child(work, seconds, charged)
+        return _in_child(work, seconds, charged, run)
     from kb.equations.threadbudget import run_in_thread
 
-    # In the caller's context: the helper thread's stops count in this run (budgets_stopped).
-    context = copy_context()
-    return run_in_thread(lambda: context.run(work), seconds, CheckGuard, guard_message(seconds))
+    # The helper thread's stops count in `run`: the work's budget belongs to it (_counted).
+    return run_in_thread(work, seconds, CheckGuard, guard_message(seconds))
 
 
-def _in_child(work: Callable[[], T], seconds: float, charged: list[int]) -> T:
+def _in_child(work: Callable[[], T], seconds: float, charged: list[int], run: Spending | None) -> T:
     context = multiprocessing.get_context("fork")
     receiver, sender = context.Pipe(duplex=False)
 
     def target() -> None:  # the child's one thread is its main thread: the CPU guard works
-        before = budgets_stopped()  # and the stops inside the work go back with its result
+        before = budgets_stopped(run)  # and the stops inside the work go back with its result
         try:
             with _alarm(seconds):
                 value = work()
-            sender.send(("ok", value, charged[0], budgets_stopped() - before))
+            sender.send(("ok", value, charged[0], budgets_stopped(run) - before))
         except BaseException as exc:  # the child reports every failure to the parent
-            sender.send(("error", exc, charged[0], budgets_stopped() - before))
+            sender.send(("error", exc, charged[0], budgets_stopped(run) - before))
 
     child = context.Process(target=target, daemon=True)
     child.start()
@@ -266,7 +263,7 @@ def _in_child(work: Callable[[], T], seconds: float, charged: list[int]) -> T:
             raise CheckGuard(guard_message(seconds))
         status, payload, charged[0], stopped = receiver.recv()
         for _ in range(stopped):
-            note_stopped()
+            note_stopped(run)
     finally:
         if child.is_alive():
             child.kill()

@@ -37,7 +37,10 @@ import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
 from types import FrameType
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from kb.run import Spending
 
 
 class OutOfWork(BaseException):
@@ -45,13 +48,19 @@ class OutOfWork(BaseException):
 
 
 class _Budget:
-    """One open budget of this thread: its count and the count at which it stops."""
+    """One open budget of this thread: its count, the count at which it stops, its run.
 
-    __slots__ = ("count", "limit")
+    `run`: the Spending of the run the check belongs to (kb.run; None outside a run),
+    given by whoever opened the outermost budget and inherited by the budgets inside it,
+    so a nested check counts its stops where the check that holds it does.
+    """
 
-    def __init__(self, limit: int) -> None:
+    __slots__ = ("count", "limit", "run")
+
+    def __init__(self, limit: int, run: Spending | None = None) -> None:
         self.count = 0
         self.limit = limit
+        self.run = run
 
 
 class _Local(threading.local):
@@ -74,11 +83,12 @@ def _tracer(budget: _Budget) -> Any:
 
 
 @contextmanager
-def counting(units: int, fresh: bool = False) -> Iterator[_Budget]:
+def counting(units: int, fresh: bool = False, run: Spending | None = None) -> Iterator[_Budget]:
     """Count the calls made in this block; OutOfWork at the call past `units`.
 
-    The budget ends no later than the enclosing one. `fresh` clears SymPy's cache
-    first (outermost budgets: see the module).
+    The budget ends no later than the enclosing one, and belongs to its run (`run`
+    for an outermost budget). `fresh` clears SymPy's cache first (outermost budgets:
+    see the module).
     """
     stack = _LOCAL.stack
     outer = stack[-1] if stack else None
@@ -87,7 +97,7 @@ def counting(units: int, fresh: bool = False) -> Iterator[_Budget]:
         from sympy.core.cache import clear_cache
 
         clear_cache()
-    budget = _Budget(limit)
+    budget = _Budget(limit, run if outer is None else outer.run)
     previous, tracer = sys.gettrace(), _tracer(budget)
     stack.append(budget)
     hook = sys.unraisablehook
@@ -129,3 +139,9 @@ def spent_here() -> int | None:
     """The calls counted so far by this thread's innermost open budget (None outside any)."""
     stack = _LOCAL.stack
     return stack[-1].count if stack else None
+
+
+def run_here() -> Spending | None:
+    """The run this thread's innermost open budget belongs to (None outside any, or a run)."""
+    stack = _LOCAL.stack
+    return stack[-1].run if stack else None

@@ -16,7 +16,7 @@ instead (the site says so on the page; the ledger is not computed from such a
 record and says which one: kb.ledger.inputs; a rule does not check it, its
 schema findings already failing the run). Asking before the schema stage has
 run raises StageNotRun: nothing is built from unchecked data, so a record-local
-rule that reads views declares AFTER_SCHEMA and runs in the rules stage
+rule that reads views declares READS = "views" and runs in the rules stage
 (kb.checker). Code that must report on schema-invalid records (the loader, the
 schema stage, the record-local rules of the per-file stage) reads `Record.data`
 and stays defensive.

@@ -25,12 +25,12 @@ this every full collection walked all of it, in the middle of an edit's check
 from __future__ import annotations
 
 import gc
-from collections.abc import Collection, Iterable, Iterator, Mapping
-from contextlib import ExitStack, contextmanager
+from collections.abc import Collection, Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from kb.findings import Finding
+from kb.overlay import Overlay
 from kb.reads import DependencyGraph
 from kb.recordcache import RecordCache
 from kb.snapshot import FileState, Snapshot
@@ -130,8 +130,8 @@ class Engine:
         plan = Plan(disk, {name: buffers[path] for name, path in dirty.items()}, dirty, digests)
         if not dirty:
             return plan
-        with plan.standing_in():
-            built = states_of(self.root, self.record_cache(), _ordered(dirty.values()))
+        cache, paths = self.record_cache(), _ordered(dirty.values())
+        built = states_of(self.root, cache, paths, plan.standing_in())
         plan.files = {n: s for n, s in disk.files.items() if n not in dirty} | built
         assert self.graph is not None
         plan.graph = self.graph.patched(plan.files, dirty)
@@ -158,8 +158,8 @@ class Engine:
         if plan.ids is None:
             plan.ids = frozenset(ids_of(plan.files))
         chosen = _ordered(paths.get(n) or Path(n) for n in load)
-        with plan.standing_in():
-            found = check_focus(self.root, self.record_cache(), chosen, focus, plan.ids, known)
+        cache, standing_in = self.record_cache(), plan.standing_in()
+        found = check_focus(self.root, cache, chosen, focus, plan.ids, known, standing_in)
         plan.loaded += len(load)
         fresh: dict[str, list[Finding]] = {name: [] for name in focus}
         for finding in sorted(found, key=Finding.sort_key):
@@ -187,15 +187,14 @@ class Plan:
     loaded: int = 0
     ids: frozenset[str] | None = None  # the tree's ids with the buffers (kb.incremental.ids_of)
 
-    @contextmanager
-    def standing_in(self) -> Iterator[None]:
+    def standing_in(self) -> Overlay:
         """The dirty buffers standing in for their files (kb.overlay)."""
-        from kb import overlay
+        from kb.overlay import NONE
 
-        with ExitStack() as stack:
-            for name, path in self.dirty.items():
-                stack.enter_context(overlay.standing_in(path, self.buffers[name]))
-            yield
+        overlay = NONE
+        for name, path in self.dirty.items():
+            overlay = overlay.standing_in(path, self.buffers[name])
+        return overlay
 
 
 def _ordered(paths: Iterable[Path]) -> list[Path]:

@@ -19,8 +19,8 @@ __all__ = [
     "rule_stage",
 ]
 
-# Where kb.checker runs a rule: "stage", it forwards what the load or schema stage found;
-# "rules", the rules stage (the default); "late", after the waivers stage.
+# Where a rule runs, as its READS decides (kb.reads.PLACES): "stage", it forwards what the
+# load or schema stage found; "late", after the waivers stage; "rules", anywhere before.
 STAGES = ("stage", "rules", "late")
 
 
@@ -33,17 +33,15 @@ class Rule(Protocol):
     (`finding_of`).
 
     READS declares what its findings on a record depend on (kb.reads: "record",
-    "claimants", "bound", "equations", "ledger", "all-ids", "base" or "findings");
-    tests/test_reads.py holds every rule to its declaration. The checker keeps the
-    findings of a "record" rule per file, and kb.incremental re-checks what a change
-    can reach through the declarations.
-
-    AFTER_SCHEMA (optional, default False): a "record" rule that reads the typed
-    views (kb.kinds) runs in the rules stage, after the schema stage, not in the
-    per-file stage; a record with schema findings has no view and that rule does
-    not check it (its schema findings already fail the run).
-
-    STAGE (optional, default "rules"): where the checker runs it (STAGES, rule_stage).
+    "stage", "views", "claimants", "bound", "equations", "ledger", "all-ids", "base",
+    "codes" or "findings"); tests/test_reads.py holds every rule to its declaration.
+    It alone decides where the checker runs the rule (kb.reads.PLACES): the per-file
+    stage for "record" (the record cache keeps those findings per file), after the
+    equations stage for "equations", after the waivers stage for "codes" and
+    "findings", beside the equations stage for the rest ("stage": the rule forwards
+    the load or schema stage's findings; "views": it reads the typed views, kb.kinds,
+    which a record with schema findings lacks, and does not check that record). And
+    kb.incremental re-checks what a change can reach through the declarations.
     """
 
     READS: str
@@ -58,11 +56,11 @@ class Rule(Protocol):
 
 
 def rule_stage(rule: object) -> str:
-    """A rule module's STAGE ("rules" when it declares none)."""
-    stage = getattr(rule, "STAGE", "rules")
-    if stage not in STAGES:
-        raise ValueError(f"{getattr(rule, 'CODE', rule)}: STAGE must be one of {STAGES}")
-    return str(stage)
+    """Where a rule runs among STAGES, as its READS decides (kb.reads.PLACES)."""
+    from kb.reads import PLACES, rule_reads  # local: kb.reads reads the rules' registry
+
+    reads = rule_reads(rule)
+    return "stage" if reads == "stage" else "late" if PLACES.get(reads) == "late" else "rules"
 
 
 def found(

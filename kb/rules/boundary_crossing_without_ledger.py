@@ -32,7 +32,7 @@ from kb.kinds import views
 from kb.model import KnowledgeBase
 from kb.rules._base import found
 
-READS = "record"
+READS = "views"
 CODE = "LG002"
 NAME = "boundary-crossing-without-ledger"
 SEVERITY = Severity.ERROR
@@ -40,7 +40,6 @@ HINT = (
     "write the placement (envelope, reference, candidates) and reference "
     "it with `placement:`; check it with `kb ledger`"
 )
-AFTER_SCHEMA = True  # reads the proposal's typed view (kb.checker: the rules stage)
 
 
 def check(kb: KnowledgeBase) -> Iterator[Finding]:

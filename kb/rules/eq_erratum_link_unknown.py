@@ -31,12 +31,11 @@ from kb.kinds.flop_class import Claim, EquationSections
 from kb.model import KnowledgeBase
 from kb.rules._base import found
 
-READS = "record"
+READS = "views"
 CODE = codes.ERRATUM_LINK_UNKNOWN
 NAME = "erratum-link-unknown"
 SEVERITY = Severity.ERROR
 HINT = "name the record's erratum claim by its id"
-AFTER_SCHEMA = True  # reads the equation sections' typed view (kb.checker: the rules stage)
 
 
 def check(kb: KnowledgeBase) -> Iterator[Finding]:

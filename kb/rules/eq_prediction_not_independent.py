@@ -38,12 +38,11 @@ from kb.kinds.flop_class import Claim
 from kb.model import KnowledgeBase, split_binding
 from kb.rules._base import found
 
-READS = "record"
+READS = "views"
 CODE = codes.PREDICTION_NOT_INDEPENDENT
 NAME = "prediction-not-independent"
 SEVERITY = Severity.ERROR
 HINT = "compare with an independent receipt"
-AFTER_SCHEMA = True  # reads the equation sections' typed view (kb.checker: the rules stage)
 # Fields of a receipt's result row that are conditions of the measurement, not its results.
 CONDITIONS = frozenset(
     {

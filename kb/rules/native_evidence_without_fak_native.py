@@ -28,13 +28,12 @@ from kb.kinds import views
 from kb.model import KnowledgeBase
 from kb.rules._base import found
 
-READS = "record"
+READS = "views"
 CODE = "EV001"
 NAME = "native-evidence-without-fak-native"
 SEVERITY = Severity.ERROR
 HINT = "use evidence_class: reference or benchmark for other runtimes"
 NATIVE_ENGINE = "fak-native"
-AFTER_SCHEMA = True  # reads the receipt's typed view (kb.checker: the rules stage)
 
 
 def check(kb: KnowledgeBase) -> Iterator[Finding]:

@@ -27,8 +27,7 @@ from kb.findings import Finding, Severity
 from kb.model import KnowledgeBase
 from kb.rules._base import reported_by_stage
 
-STAGE = "stage"
-READS = "record"
+READS = "stage"
 CODE = "LD013"
 NAME = "non-string-key"
 SEVERITY = Severity.ERROR

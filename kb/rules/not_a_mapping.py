@@ -23,8 +23,7 @@ from kb.findings import Finding, Severity
 from kb.model import KnowledgeBase
 from kb.rules._base import reported_by_stage
 
-STAGE = "stage"
-READS = "record"
+READS = "stage"
 CODE = "LD011"
 NAME = "not-a-mapping"
 SEVERITY = Severity.ERROR

@@ -31,12 +31,11 @@ from kb.kinds.receipt import ResultRow
 from kb.model import KnowledgeBase
 from kb.rules._base import found
 
-READS = "record"
+READS = "views"
 CODE = "EV003"
 NAME = "receipt-parallel-degree-mismatch"
 SEVERITY = Severity.ERROR
 HINT = "state the degrees and the GPU count the source gives"
-AFTER_SCHEMA = True  # reads the receipt's typed view (kb.checker: the rules stage)
 
 
 def check(kb: KnowledgeBase) -> Iterator[Finding]:

@@ -37,12 +37,11 @@ from kb.kinds import views
 from kb.model import KnowledgeBase
 from kb.rules._base import found
 
-READS = "record"
+READS = "views"
 CODE = "EV002"
 NAME = "receipt-provenance-incomplete"
 SEVERITY = Severity.WARNING
 HINT = 'fill each field, or write "not reported" where the source is silent'
-AFTER_SCHEMA = True  # reads the receipt's typed view (kb.checker: the rules stage)
 FIELDS = (
     "hardware_firmware",
     "topology_direction",

@@ -28,8 +28,7 @@ from kb.findings import Finding, Severity
 from kb.model import KnowledgeBase
 from kb.rules._base import reported_by_stage
 
-STAGE = "stage"
-READS = "record"
+READS = "stage"
 CODE = "SC001"
 NAME = "schema-violation"
 SEVERITY = Severity.ERROR

@@ -22,8 +22,7 @@ from kb.findings import Finding, Severity
 from kb.model import KnowledgeBase
 from kb.rules._base import StageNotRun, found
 
-STAGE = "late"
-READS = "record"
+READS = "codes"
 CODE = "WV002"
 NAME = "unknown-waiver-code"
 SEVERITY = Severity.ERROR

@@ -23,7 +23,6 @@ from kb.findings import Finding, Severity
 from kb.model import KnowledgeBase
 from kb.rules._base import StageNotRun, found
 
-STAGE = "late"
 READS = "findings"
 CODE = "WV001"
 NAME = "unused-waiver"

@@ -19,8 +19,7 @@ from kb.findings import Finding, Severity
 from kb.model import KnowledgeBase
 from kb.rules._base import reported_by_stage
 
-STAGE = "stage"
-READS = "record"
+READS = "stage"
 CODE = "LD004"
 NAME = "yaml-syntax-error"
 SEVERITY = Severity.ERROR

@@ -13,7 +13,7 @@ from hypothesis import strategies as st
 
 from kb.equations import timeout
 from kb.equations.expr import MAX_LITERAL_EXPONENT, ExpressionError, parse_expression
-from kb.equations.timeout import CheckTimeout, record_budget, run_with_budget, use_run_budget
+from kb.equations.timeout import CheckTimeout, record_budget, run_with_budget
 from kb.run import RunContext, Spending
 
 
@@ -80,12 +80,11 @@ def _step() -> None:
 
 
 def test_a_record_s_checks_share_one_budget() -> None:
-    use_run_budget(Spending())
     outcomes = []
-    with record_budget(50_000):
+    with record_budget(Spending(), 50_000) as run:
         for _ in range(8):
             try:
-                run_with_budget(_caller(10**9), 30_000)  # type: ignore[arg-type]
+                run_with_budget(_caller(10**9), 30_000, run)  # type: ignore[arg-type]
                 outcomes.append("ok")
             except CheckTimeout as exc:
                 outcomes.append(str(exc))
@@ -102,34 +101,28 @@ def test_a_run_stops_checking_after_losing_its_budgets_to_timeouts(
 ) -> None:
     monkeypatch.setenv("KB_EQ_WORK", "20000")
     run = RunContext()
-    use_run_budget(run.budget)
     messages = []
     for _ in range(3 * timeout.RUN_BUDGETS):
         try:
-            run_with_budget(_caller(10**9))  # type: ignore[arg-type]
+            run_with_budget(_caller(10**9), run=run.budget)  # type: ignore[arg-type]
         except CheckTimeout as exc:
             messages.append(str(exc))
     stopped = [m for m in messages if "this run's checks spent" in m]
     assert len(messages) == 3 * timeout.RUN_BUDGETS
     assert len(stopped) == 2 * timeout.RUN_BUDGETS  # exactly RUN_BUDGETS checks ran, always
     assert run.budget.lost == timeout.RUN_BUDGETS * 20_000  # what it lost is the run's own
-    use_run_budget(RunContext().budget)
-    assert run_with_budget(lambda: 7) == 7  # a new run starts afresh
+    assert run_with_budget(lambda: 7, run=RunContext().budget) == 7  # a new run starts afresh
 
 
 def test_outside_a_run_only_each_check_s_own_budget_applies(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    import contextvars
-
     monkeypatch.setenv("KB_EQ_WORK", "20000")
     spent = Spending(lost=10 * timeout.RUN_BUDGETS * 20_000)  # a run that lost everything
-    use_run_budget(spent)
     with pytest.raises(CheckTimeout, match="this run's checks spent"):
-        run_with_budget(lambda: 7)
-    # A fresh context (a thread outside any run) does not see that run's spending.
-    assert contextvars.Context().run(run_with_budget, lambda: 7) == 7
-    use_run_budget(Spending())
+        run_with_budget(lambda: 7, run=spent)
+    # A check given no run (outside any) does not see that run's spending.
+    assert run_with_budget(lambda: 7) == 7
 
 
 def test_a_power_folded_past_the_exponent_bound_is_refused() -> None:

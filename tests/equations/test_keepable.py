@@ -49,8 +49,8 @@ def _simplify_in_one_step(monkeypatch: pytest.MonkeyPatch) -> None:
     """decide_zero's simplification gets a budget of one step: a real stop, which it swallows."""
     real = timeout.run_with_budget
 
-    def one_step(work: Any, steps: int | None = None) -> Any:
-        return real(work, 1)
+    def one_step(work: Any, steps: int | None = None, run: Any = None) -> Any:
+        return real(work, 1, run)
 
     monkeypatch.setattr(algebra, "run_with_budget", one_step)
 
@@ -123,7 +123,7 @@ def test_a_stop_counts_on_every_path_of_the_guard(
         monkeypatch.setattr(timeout, "_alarm_usable", lambda: False)
     if path == "helper thread":
         monkeypatch.setattr(timeout.multiprocessing, "get_all_start_methods", lambda: ["spawn"])
-    with timeout.record_budget():
-        before = timeout.budgets_stopped()
-        assert timeout.run_with_budget(_swallowing, 1_000_000) == "carried on"
-        assert timeout.budgets_stopped() == before + 1
+    with timeout.record_budget() as run:
+        before = timeout.budgets_stopped(run)
+        assert timeout.run_with_budget(_swallowing, 1_000_000, run) == "carried on"
+        assert timeout.budgets_stopped(run) == before + 1

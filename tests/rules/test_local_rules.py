@@ -4,7 +4,7 @@ The checker caches the findings per file of the rules that declare READS = "reco
 (kb.checker.local_findings, except the stage and waiver rules); that is exact only if
 this holds. tests/test_reads.py holds every declaration to what the rule reads.
 Checked on the shipped records and on every rule case's files together. The record-local
-rules that read the typed views (AFTER_SCHEMA) run after the schema stage, not from the
+rules that read the typed views (READS = "views") run after the schema stage, not from the
 cache: they are held to the same, with the schema stage run on each side.
 """
 
@@ -14,15 +14,15 @@ from pathlib import Path
 
 import pytest
 
-from kb.checker import _local_rules, after_schema, build_knowledge_base, schema_stage
+from kb.checker import build_knowledge_base, rules_at, schema_stage
 from kb.model import KnowledgeBase
 from kb.reads import rule_reads
 from kb.rules import all_rules
 from tests.conftest import SHIPPED_RECORDS, write_tree
 from tests.rules.test_rule_cases import case_files
 
-LOCAL_RULES = list(_local_rules())
-VIEW_RULES = [r for r in all_rules() if rule_reads(r) == "record" and after_schema(r)]
+LOCAL_RULES = list(rules_at("alone"))
+VIEW_RULES = [r for r in all_rules() if rule_reads(r) == "views"]
 
 
 def findings_of(rule: object, kb: KnowledgeBase) -> list[tuple[object, ...]]:
