@@ -26,6 +26,7 @@ from kb.loader import (
     record_files,
 )
 from kb.model import KIND_BY_FOLDER
+from kb.overlay import NONE, Overlay
 from kb.recordcache import RecordCache
 from tests.conftest import source_yaml, write_tree
 
@@ -439,9 +440,9 @@ def test_a_file_no_cache_could_answer_for_is_read_once_where_it_is_parsed(
     real_read = loader._read_bytes
     reads: list[Path] = []
 
-    def counted(file: Path, shown: str) -> tuple[bytes | None, object]:
+    def counted(file: Path, shown: str, standing_in: Overlay = NONE) -> tuple[bytes | None, object]:
         reads.append(file)
-        return real_read(file, shown)
+        return real_read(file, shown, standing_in)
 
     monkeypatch.setattr(loader, "_read_bytes", counted)
     (item,) = load_files(root, cache=cache)
@@ -485,8 +486,10 @@ def test_a_file_changed_after_the_cache_was_asked_is_keyed_by_the_bytes_parsed(
     real_read = loader._read_bytes
     reads: list[bytes] = []
 
-    def read_then_change(file: Path, shown: str) -> tuple[bytes | None, object]:
-        found = real_read(file, shown)
+    def read_then_change(
+        file: Path, shown: str, standing_in: Overlay = NONE
+    ) -> tuple[bytes | None, object]:
+        found = real_read(file, shown, standing_in)
         reads.append(found[0] or b"")
         if len(reads) == 1:  # the cache lookup's read: the file is written right after it
             path.write_bytes(later)
@@ -510,11 +513,13 @@ def test_a_file_gone_before_its_parse_is_unreadable_and_not_cached(
     real_read = loader._read_bytes
     calls: list[Path] = []
 
-    def read_then_delete(file: Path, shown: str) -> tuple[bytes | None, object]:
+    def read_then_delete(
+        file: Path, shown: str, standing_in: Overlay = NONE
+    ) -> tuple[bytes | None, object]:
         calls.append(file)
         if len(calls) == 2:
             file.unlink()
-        return real_read(file, shown)
+        return real_read(file, shown, standing_in)
 
     monkeypatch.setattr(loader, "_read_bytes", read_then_delete)
     (item,) = load_files(root, cache=_holding_something())
