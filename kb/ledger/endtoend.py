@@ -560,12 +560,7 @@ def evaluate_row(
         )
     predicted = _printable(predicted, common)
     error = (predicted - measured) / measured
-    if calibration:
-        state, reason = CALIBRATION, CALIBRATION_WHY
-    elif abs(error) <= declaration().band:
-        state, reason = VALIDATED, ""
-    else:
-        state, reason = CONTRADICTED, "outside the band"
+    state, reason = _judged(error, calibration)
     return RowResult(
         **base,  # type: ignore[arg-type]
         **common,  # type: ignore[arg-type]
@@ -638,6 +633,15 @@ def _serving(
     )
 
 
+def _judged(error: Fraction, calibration: bool) -> tuple[str, str]:
+    """A priced row's state and reason: calibration rows never validate; else the band."""
+    if calibration:
+        return CALIBRATION, CALIBRATION_WHY
+    if abs(error) <= declaration().band:
+        return VALIDATED, ""
+    return CONTRADICTED, "outside the band"
+
+
 def _memory_row(
     kb: KnowledgeBase,
     scenario: Scenario,
@@ -672,12 +676,7 @@ def _memory_row(
             reason=f"{measures} needs the context a request is sized for (the row's input tokens)",
         )
     error = (predicted - measured) / measured
-    if calibration:
-        state, reason = CALIBRATION, CALIBRATION_WHY
-    elif abs(error) <= declaration().band:
-        state, reason = VALIDATED, ""
-    else:
-        state, reason = CONTRADICTED, "outside the band"
+    state, reason = _judged(error, calibration)
     paging = f", paged as {found.paging}" if found.paging else ", no engine memory stated"
     return RowResult(
         **base,
