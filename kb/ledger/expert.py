@@ -279,6 +279,27 @@ def _link_rate(res: InputReader, link_id: str | None, at: str, what: str) -> Fig
     return found
 
 
+def _net_rate(res: InputReader, link_id: str, at: str) -> Figure | None:
+    """The rate a GPU's copies to other nodes cross the inter-node link at.
+
+    The link record's measured `bandwidth.achieved` (per direction, with the receipt that
+    measured it) when it states one, else its line rate. Physics: a copy to another node
+    leaves HBM, crosses the GPU's PCIe link to its own NIC and the NIC's port; the NIC and
+    its PCIe link are the slowest stage and the same parts beside every GPU of a reference
+    node, so a rate achieved through that NIC beside one GPU holds beside another
+    (interconnects/infiniband-ndr's notes say why for H100, H200 and H800).
+    """
+    record = res.readable(link_id)
+    node = record.get("bandwidth.achieved") if record is not None else None
+    receipt = record.get("bandwidth.achieved_receipt") if record is not None else None
+    if node is None or not isinstance(receipt, str):
+        return _link_rate(res, link_id, at, "inter_link")
+    found = res.quantity(node, at, "B/s", f"achieved rate of {link_id}")
+    if found is None:
+        return None
+    return Figure(found.value, "B/s", "measured", f"achieved, {receipt}", at)
+
+
 def _dispatch_combine(
     res: InputReader, work: WorkloadTerms, option: Option, batch: int, moe_layers: int, at: str
 ) -> tuple[TransferSpec, ...] | None:
@@ -296,7 +317,7 @@ def _dispatch_combine(
                 "ep_collective.inter_link",
             )
             return None
-        net = _link_rate(res, links.inter_link, pointer_join(where, "inter_link"), "inter_link")
+        net = _net_rate(res, links.inter_link, pointer_join(where, "inter_link"))
         if net is None:
             return None
     fmt = _format(res, at)
@@ -358,6 +379,11 @@ def _dispatch_combine(
     return tuple(found)
 
 
+def _rate_origin(net: Figure) -> str:
+    """How the network rate was found: the measured achieved rate and its receipt, or line rate."""
+    return net.origin if net.basis == "measured" else "line rate"
+
+
 def _priced(
     name: str,
     volume: Part,
@@ -381,7 +407,8 @@ def _priced(
     )
     paths = (
         f"{g} ranks per node over {links.link} ({nvl.value / 10**9} GB/s), the copies to the "
-        f"other {nodes - 1} node(s) over {links.inter_link} ({net.value / 10**9} GB/s)"
+        f"other {nodes - 1} node(s) over {links.inter_link} ({net.value / 10**9} GB/s, "
+        f"{_rate_origin(net)})"
         if net is not None
         else f"all {ep} ranks in one node, over {links.link} ({nvl.value / 10**9} GB/s); inside "
         "one node the class lies under DeepEP's measured time by about half (a lower bound)"
