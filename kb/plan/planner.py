@@ -358,7 +358,9 @@ def reference_network(
         f"devices (the reference node of {hardware}: {node.system}); name --inter-link "
         "to change. Cross-node transfers are priced from its measured receipts where one "
         "matches the size, rank count and accelerator, else at its line rate with its "
-        "per-message latency (--format json names each row's receipts)"
+        "per-message latency; an expert-parallel dispatch and combine cross it at its "
+        "measured achieved rate where its record states one (--format json names each "
+        "row's receipts)"
     )
     if per_node is not None and per_node != devices:
         words += f"; the question's nodes hold {per_node} devices, the reference node {devices}"
