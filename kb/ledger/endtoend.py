@@ -518,6 +518,10 @@ def evaluate_row(
             state=NOT_EVALUABLE,
             reason=str(exc),
         )
+    if not result.fits and result.need_per_device and measures in OVER_CAPACITY_MEASURES:
+        held = _over_capacity(kb, scenario, common)  # declared: assumed.over_capacity
+        if held is not None:
+            scenario, result = held
     if not result.fits and result.need_per_device:
         shortfall = "; ".join(p for p in result.problems if "does not fit" in p)
         return RowResult(
@@ -572,6 +576,42 @@ def evaluate_row(
         provenance=result.provenance,
         outcome=result,
     )
+
+
+# The measures a row over capacity is priced at its in-flight batch for (assumed.over_capacity).
+OVER_CAPACITY_MEASURES = ("tpot", "output_tokens_per_s_per_user")
+
+
+def _over_capacity(
+    kb: KnowledgeBase, scenario: Scenario, common: dict[str, Any]
+) -> tuple[Scenario, Outcome] | None:
+    """The row at the batch its engine holds in flight, when the stated one does not fit.
+
+    Declared (kb/data/end-to-end.json `assumed.over_capacity`): the largest batch the
+    composed feasibility admits at the row's context (the headroom of the scenario at one
+    sequence per replica), priced by the same composition. None when not even that fits
+    or the headroom is no smaller batch (the row then stays as it was).
+    """
+    try:
+        probe = outcome(replace(scenario, batch=scenario.dp), kb)
+    except ScenarioError:
+        return None
+    held = probe.max_batch
+    if not probe.fits or held is None or not scenario.dp <= held < scenario.batch:
+        return None
+    capped = replace(scenario, batch=held)
+    try:
+        result = outcome(capped, kb)
+    except ScenarioError:
+        return None
+    if not result.fits:
+        return None
+    common["assumed"] = (
+        *common["assumed"],
+        f"in flight: {held} of the stated {scenario.batch} (the largest batch kb finds fits "
+        f"at context {scenario.context}; the rest wait)",
+    )
+    return capped, result
 
 
 def _at_concurrency(row: Mapping[str, Any], scenario: Scenario) -> bool:
