@@ -89,6 +89,7 @@ class Declaration:
     max_load_fraction: Fraction
     max_load_cap: int
     memory_calibration: tuple[str, ...]
+    first_token: Mapping[str, tuple[str, ...]]  # engine -> versions (`first_token`)
 
 
 @lru_cache(maxsize=1)
@@ -114,6 +115,11 @@ def declaration() -> Declaration:
             max_load_fraction=Fraction(assumed["max_load_batch"]["kv_fraction"]),
             max_load_cap=int(assumed["max_load_batch"]["batch_cap"]),
             memory_calibration=tuple(data["calibration"]["memory"]),
+            first_token={
+                engine: tuple(entry["versions"])
+                for engine, entry in data["first_token"].items()
+                if isinstance(entry, dict) and "versions" in entry
+            },
         )
     except (OSError, ValueError, KeyError, TypeError) as exc:
         raise ResourceMissing(
@@ -548,6 +554,8 @@ def evaluate_row(
                 outcome=result,
             )
         result = served
+    elif measures == "ttft" and _first_token_rule(record):  # declared: first_token
+        result = _first_token(kb, scenario, result, common)
     predicted = predicted_value(result, measures)
     if predicted is None:
         unpriced = "; ".join(_words(p) for p in result.problems)
@@ -612,6 +620,42 @@ def _over_capacity(
         f"at context {scenario.context}; the rest wait)",
     )
     return capped, result
+
+
+def _first_token_rule(record: Record) -> bool:
+    """True when kb/data/end-to-end.json `first_token` names the receipt's engine and version."""
+    engine, version = record.get("engine.record"), record.get("engine.version")
+    entry = declaration().first_token.get(str(engine))
+    return entry is not None and version in entry
+
+
+def _first_token(
+    kb: KnowledgeBase, scenario: Scenario, result: Outcome, common: dict[str, Any]
+) -> Outcome:
+    """TTFT as the engine makes its first token (declared: `first_token`).
+
+    The prefill pass over input_tokens - 1 tokens of each sequence (none for a 1-token
+    prompt), then one decode step of the batch at a context of input_tokens, both from
+    the same composition. The outcome is returned unchanged when either is not priced.
+    """
+    inputs = scenario.input_tokens or 1
+    try:
+        step = outcome(replace(scenario, context=inputs), kb).tpot
+        prefill = (
+            outcome(replace(scenario, input_tokens=inputs - 1), kb).ttft
+            if inputs > 1
+            else Fraction(0)
+        )
+    except ScenarioError:
+        return result
+    if step is None or prefill is None:
+        return result
+    common["assumed"] = (
+        *common["assumed"],
+        f"first token: the prefill of {inputs - 1} tokens per sequence, then one decode step "
+        f"(the engine leaves the last prompt token to the decoder)",
+    )
+    return replace(result, ttft=prefill + step)
 
 
 def _at_concurrency(row: Mapping[str, Any], scenario: Scenario) -> bool:
