@@ -570,6 +570,15 @@ def evaluate_row(
             reason=unpriced,
             outcome=result,
         )
+    skipped = sorted(
+        {
+            f"{p.split()[1].rstrip(':')}: {p[p.index('; row ') + 2 :]}"
+            for p in result.pricing
+            if OUTLIER_NOTE in p and "; row " in p and len(p.split()) > 1
+        }
+    )
+    if skipped:  # a curve read without a row its receipt marks `outlier` (kb/ledger/curves.py)
+        common["assumed"] = (*common["assumed"], *skipped)
     predicted = _printable(predicted, common)
     error = (predicted - measured) / measured
     state, reason = _judged(error, calibration)
@@ -585,6 +594,9 @@ def evaluate_row(
         outcome=result,
     )
 
+
+# How a collective price says its curve skipped an outlier row (kb/ledger/curves.py).
+OUTLIER_NOTE = "skipped as an outlier"
 
 # The measures a row over capacity is priced at its in-flight batch for (assumed.over_capacity).
 OVER_CAPACITY_MEASURES = ("tpot", "output_tokens_per_s_per_user")

@@ -98,3 +98,18 @@ def test_the_shipped_2mb_row_is_marked_and_skipped(shipped: KnowledgeBase) -> No
     assert "between rows 8" in how and "and 10" in how and "row 9 skipped as an outlier" in how
     # 1 MiB 32.42 us, 4 MiB 59.43 us: 32.42 + 27.01 * 2/3 = 50.42 us, not through 290.73 us
     assert measured.pricing.time == (Fraction("32.42") + Fraction("27.01") * Fraction(2, 3)) * US
+
+
+def test_an_end_to_end_row_priced_past_it_says_so(shipped: KnowledgeBase) -> None:
+    """TensorRT-LLM v0.8's 70B TP8 128-token TTFT: its 2 MiB prefill all-reduces."""
+    from kb.ledger.endtoend import evaluate_row
+
+    record = shipped.get("receipts/trtllm-v0.8-first-token-latency-batch1")
+    assert record is not None
+    row = record.data["results"][6]
+    result = evaluate_row(shipped, record, 6, row, False)
+    curve = shipped.get("receipts/torch-nccl-all-reduce-h100-latency-by-size")
+    assert curve is not None
+    reason = curve.data["results"][9]["outlier"]
+    notes = [a for a in result.assumed if "skipped as an outlier" in a]
+    assert notes == [f"{curve.id}: row 9 skipped as an outlier ({reason})"]
