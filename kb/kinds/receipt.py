@@ -32,6 +32,7 @@ class ResultRow:
     latency: Quantity | None
     bus_bandwidth: Quantity | None
     algorithm_bandwidth: Quantity | None
+    outlier: str | None = None  # the source's reason this row is no point of its curve
 
 
 @dataclass(frozen=True)
@@ -77,4 +78,5 @@ def _row(index: int, row: Mapping[str, Any]) -> ResultRow:
         latency=row.get("latency"),
         bus_bandwidth=row.get("bus_bandwidth"),
         algorithm_bandwidth=row.get("algorithm_bandwidth"),
+        outlier=row.get("outlier"),
     )

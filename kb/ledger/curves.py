@@ -17,6 +17,11 @@ A transfer of size S is priced from a curve in one of two ways, and no other:
   measured sizes this is the alpha-beta model fitted to those two points; it never
   reaches outside the measured range.
 
+A row its receipt marks `outlier` (with the reason from its source) is no point of any
+curve: `outlier()` is the one rule, applied here and wherever a curve is read (the
+prefill's matmul times by tokens, kb/ledger/prefill.py). The row stays in the receipt as
+printed; a price read from a curve that skipped one names the row and its reason.
+
 Outside the measured range nothing is extrapolated: the transfer is not priced by the
 receipt, and the ledger says why. Arithmetic is exact (Fractions). Among several curves
 an exact row wins over an interpolation, then the narrowest bracket (smallest S2/S1),
@@ -26,9 +31,10 @@ only a receipt the schema stage passed has curves.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from fractions import Fraction
+from typing import Any
 
 from kb.kinds.receipt import Receipt, ResultRow
 from kb.ledger.quantities import QuantityError, figure
@@ -52,6 +58,7 @@ class Pricing:
     receipt: str
     time: Fraction  # seconds per collective
     rows: tuple[Point, ...]  # one row (exact) or two (bracketing)
+    skipped: tuple[tuple[int, str], ...] = ()  # the curve's outlier rows: (index, reason)
 
     @property
     def interpolated(self) -> bool:
@@ -63,12 +70,35 @@ class Pricing:
 
     def describe(self) -> str:
         if not self.interpolated:
-            return f"{self.receipt} row {self.rows[0].index} (S = {self.rows[0].size} B)"
-        low, high = self.rows
-        return (
-            f"{self.receipt}: linear in time between rows {low.index} "
-            f"(S = {low.size} B) and {high.index} (S = {high.size} B)"
-        )
+            text = f"{self.receipt} row {self.rows[0].index} (S = {self.rows[0].size} B)"
+        else:
+            low, high = self.rows
+            text = (
+                f"{self.receipt}: linear in time between rows {low.index} "
+                f"(S = {low.size} B) and {high.index} (S = {high.size} B)"
+            )
+        return text + skipped_text(self.skipped)
+
+
+def outlier(row: ResultRow | Mapping[str, Any]) -> str | None:
+    """The reason a row is no point of its curve (its `outlier`), or None: the one rule."""
+    reason = row.outlier if isinstance(row, ResultRow) else row.get("outlier")
+    return reason if isinstance(reason, str) and reason.strip() else None
+
+
+def skipped_text(skipped: Iterable[tuple[int, str]]) -> str:
+    """How a price says which outlier rows its curve skipped ('' when none)."""
+    return "".join(f"; row {i} skipped as an outlier ({reason})" for i, reason in skipped)
+
+
+def outliers(receipt: Receipt) -> dict[CurveKey, tuple[tuple[int, str], ...]]:
+    """Each curve's outlier rows, (index, reason), in row order."""
+    found: dict[CurveKey, list[tuple[int, str]]] = {}
+    for row in receipt.rows:
+        reason = outlier(row)
+        if reason is not None:
+            found.setdefault(curve_key(receipt, row), []).append((row.index, reason))
+    return {key: tuple(rows) for key, rows in found.items()}
 
 
 def row_time(row: ResultRow, factor: Fraction, receipt: str) -> Point | None:
@@ -103,10 +133,12 @@ def curves(
     """The receipt's rows grouped into curves, each sorted by size.
 
     A curve holding two rows of one size with different times is ambiguous and dropped
-    (rule LG009 reports it on the receipt).
+    (rule LG009 reports it on the receipt). A row marked `outlier` is skipped.
     """
     grouped: dict[CurveKey, list[Point]] = {}
     for row in receipt.rows:
+        if outlier(row) is not None:
+            continue
         point = row_time(row, factor_of(row.gpus), receipt.id)
         if point is not None:
             grouped.setdefault(curve_key(receipt, row), []).append(point)
@@ -124,7 +156,7 @@ def duplicate_sizes(receipt: Receipt) -> list[tuple[int, int]]:
     seen: dict[tuple[CurveKey, Fraction], int] = {}
     pairs = []
     for row in receipt.rows:
-        if row.message_size is None:
+        if row.message_size is None or outlier(row) is not None:
             continue
         try:
             size = figure(row.message_size, receipt.id).value
@@ -138,17 +170,25 @@ def duplicate_sizes(receipt: Receipt) -> list[tuple[int, int]]:
     return pairs
 
 
-def price(points: list[Point], size: Fraction, receipt: str) -> Pricing | None:
-    """Price size S from one sorted curve: its exact row, or the bracketing pair; else None."""
+def price(
+    points: list[Point],
+    size: Fraction,
+    receipt: str,
+    skipped: tuple[tuple[int, str], ...] = (),
+) -> Pricing | None:
+    """Price size S from one sorted curve: its exact row, or the bracketing pair; else None.
+
+    `skipped` are the curve's outlier rows (`outliers`): the price names them.
+    """
     below = [p for p in points if p.size <= size]
     above = [p for p in points if p.size >= size]
     if not below or not above:
         return None  # outside the measured range: never extrapolated
     low, high = below[-1], above[0]
     if low.size == size:
-        return Pricing(receipt, low.time, (low,))
+        return Pricing(receipt, low.time, (low,), skipped)
     time = low.time + (high.time - low.time) * (size - low.size) / (high.size - low.size)
-    return Pricing(receipt, time, (low, high))
+    return Pricing(receipt, time, (low, high), skipped)
 
 
 def best(candidates: Iterable[Pricing]) -> Pricing | None:

@@ -89,6 +89,7 @@ class Declaration:
     max_load_fraction: Fraction
     max_load_cap: int
     memory_calibration: tuple[str, ...]
+    first_token: Mapping[str, tuple[str, ...]]  # engine -> versions (`first_token`)
 
 
 @lru_cache(maxsize=1)
@@ -114,6 +115,11 @@ def declaration() -> Declaration:
             max_load_fraction=Fraction(assumed["max_load_batch"]["kv_fraction"]),
             max_load_cap=int(assumed["max_load_batch"]["batch_cap"]),
             memory_calibration=tuple(data["calibration"]["memory"]),
+            first_token={
+                engine: tuple(entry["versions"])
+                for engine, entry in data["first_token"].items()
+                if isinstance(entry, dict) and "versions" in entry
+            },
         )
     except (OSError, ValueError, KeyError, TypeError) as exc:
         raise ResourceMissing(
@@ -518,6 +524,10 @@ def evaluate_row(
             state=NOT_EVALUABLE,
             reason=str(exc),
         )
+    if not result.fits and result.need_per_device and measures in OVER_CAPACITY_MEASURES:
+        held = _over_capacity(kb, scenario, common)  # declared: assumed.over_capacity
+        if held is not None:
+            scenario, result = held
     if not result.fits and result.need_per_device:
         shortfall = "; ".join(p for p in result.problems if "does not fit" in p)
         return RowResult(
@@ -544,6 +554,8 @@ def evaluate_row(
                 outcome=result,
             )
         result = served
+    elif measures == "ttft" and _first_token_rule(record):  # declared: first_token
+        result = _first_token(kb, scenario, result, common)
     predicted = predicted_value(result, measures)
     if predicted is None:
         unpriced = "; ".join(_words(p) for p in result.problems)
@@ -558,6 +570,15 @@ def evaluate_row(
             reason=unpriced,
             outcome=result,
         )
+    skipped = sorted(
+        {
+            f"{p.split()[1].rstrip(':')}: {p[p.index('; row ') + 2 :]}"
+            for p in result.pricing
+            if OUTLIER_NOTE in p and "; row " in p and len(p.split()) > 1
+        }
+    )
+    if skipped:  # a curve read without a row its receipt marks `outlier` (kb/ledger/curves.py)
+        common["assumed"] = (*common["assumed"], *skipped)
     predicted = _printable(predicted, common)
     error = (predicted - measured) / measured
     state, reason = _judged(error, calibration)
@@ -572,6 +593,81 @@ def evaluate_row(
         provenance=result.provenance,
         outcome=result,
     )
+
+
+# How a collective price says its curve skipped an outlier row (kb/ledger/curves.py).
+OUTLIER_NOTE = "skipped as an outlier"
+
+# The measures a row over capacity is priced at its in-flight batch for (assumed.over_capacity).
+OVER_CAPACITY_MEASURES = ("tpot", "output_tokens_per_s_per_user")
+
+
+def _over_capacity(
+    kb: KnowledgeBase, scenario: Scenario, common: dict[str, Any]
+) -> tuple[Scenario, Outcome] | None:
+    """The row at the batch its engine holds in flight, when the stated one does not fit.
+
+    Declared (kb/data/end-to-end.json `assumed.over_capacity`): the largest batch the
+    composed feasibility admits at the row's context (the headroom of the scenario at one
+    sequence per replica), priced by the same composition. None when not even that fits
+    or the headroom is no smaller batch (the row then stays as it was).
+    """
+    try:
+        probe = outcome(replace(scenario, batch=scenario.dp), kb)
+    except ScenarioError:
+        return None
+    held = probe.max_batch
+    if not probe.fits or held is None or not scenario.dp <= held < scenario.batch:
+        return None
+    capped = replace(scenario, batch=held)
+    try:
+        result = outcome(capped, kb)
+    except ScenarioError:
+        return None
+    if not result.fits:
+        return None
+    common["assumed"] = (
+        *common["assumed"],
+        f"in flight: {held} of the stated {scenario.batch} (the largest batch kb finds fits "
+        f"at context {scenario.context}; the rest wait)",
+    )
+    return capped, result
+
+
+def _first_token_rule(record: Record) -> bool:
+    """True when kb/data/end-to-end.json `first_token` names the receipt's engine and version."""
+    engine, version = record.get("engine.record"), record.get("engine.version")
+    entry = declaration().first_token.get(str(engine))
+    return entry is not None and version in entry
+
+
+def _first_token(
+    kb: KnowledgeBase, scenario: Scenario, result: Outcome, common: dict[str, Any]
+) -> Outcome:
+    """TTFT as the engine makes its first token (declared: `first_token`).
+
+    The prefill pass over input_tokens - 1 tokens of each sequence (none for a 1-token
+    prompt), then one decode step of the batch at a context of input_tokens, both from
+    the same composition. The outcome is returned unchanged when either is not priced.
+    """
+    inputs = scenario.input_tokens or 1
+    try:
+        step = outcome(replace(scenario, context=inputs), kb).tpot
+        prefill = (
+            outcome(replace(scenario, input_tokens=inputs - 1), kb).ttft
+            if inputs > 1
+            else Fraction(0)
+        )
+    except ScenarioError:
+        return result
+    if step is None or prefill is None:
+        return result
+    common["assumed"] = (
+        *common["assumed"],
+        f"first token: the prefill of {inputs - 1} tokens per sequence, then one decode step "
+        f"(the engine leaves the last prompt token to the decoder)",
+    )
+    return replace(result, ttft=prefill + step)
 
 
 def _at_concurrency(row: Mapping[str, Any], scenario: Scenario) -> bool:

@@ -19,7 +19,9 @@ kb/data/end-to-end.json `prefill_matmul` declares it:
   (as the collective curves are read, kb/ledger/curves.py);
 - beyond the largest row, that row's time per token times M (its rate, flat once the
   tiles fill the device);
-- below the smallest row, no curve: the caller keeps the ridge class's T_math.
+- below the smallest row, no curve: the caller keeps the ridge class's T_math;
+- a row marked `outlier` is no point of the curve (kb/ledger/curves.py `outlier`, the
+  one rule), and the time read names it.
 
 Every layer counts (the stages of one microbatch run in turn). Only the prefill pass
 uses it: the decode step keeps flops/tp-decode-allreduce-time's roofline. Pure: reads
@@ -32,6 +34,7 @@ from fractions import Fraction
 from typing import Any
 
 from kb.kinds.placement import Option
+from kb.ledger.curves import outlier, skipped_text
 from kb.ledger.parts import Part
 from kb.ledger.quantities import QuantityError, figure
 from kb.ledger.reader import InputReader
@@ -40,25 +43,45 @@ MATMUL_TIME_METRIC = "linear-layer matmul time per layer"
 SIXTEEN_BIT = ("bf16", "fp16")
 
 
-def curve_rows(
-    record: Any, model: str, hardware: str, tp: int, precision: str = "bf16"
-) -> list[tuple[int, Fraction, int]]:
-    """(tokens, seconds per layer, row index) of the receipt's rows for this case, by tokens.
-
-    A row counts when it states the metric, the model, the accelerator, the tp degree,
-    a 16-bit precision (when `precision` is one) and a positive time; the first row of
-    each token count is kept.
-    """
-    if precision not in SIXTEEN_BIT:
-        return []
+def _case_rows(record: Any, model: str, hardware: str, tp: int) -> list[tuple[int, dict[str, Any]]]:
+    """(index, row) of the receipt's 16-bit rows of the metric for this model, accelerator, tp."""
     rows = record.get("results") if record is not None else None
-    found: dict[int, tuple[int, Fraction, int]] = {}
+    found = []
     for index, row in enumerate(rows if isinstance(rows, list) else []):
         if not isinstance(row, dict) or row.get("metric") != MATMUL_TIME_METRIC:
             continue
         if row.get("model") != model or row.get("hardware") != hardware:
             continue
         if row.get("tp", 1) != tp or row.get("precision") not in SIXTEEN_BIT:
+            continue
+        found.append((index, row))
+    return found
+
+
+def skipped_rows(record: Any, model: str, hardware: str, tp: int) -> list[tuple[int, str]]:
+    """(index, reason) of this case's rows marked `outlier`: the curve skipped them."""
+    return [
+        (index, reason)
+        for index, row in _case_rows(record, model, hardware, tp)
+        for reason in [outlier(row)]
+        if reason is not None
+    ]
+
+
+def curve_rows(
+    record: Any, model: str, hardware: str, tp: int, precision: str = "bf16"
+) -> list[tuple[int, Fraction, int]]:
+    """(tokens, seconds per layer, row index) of the receipt's rows for this case, by tokens.
+
+    A row counts when it states the metric, the model, the accelerator, the tp degree,
+    a 16-bit precision (when `precision` is one) and a positive time, and is no
+    `outlier`; the first row of each token count is kept.
+    """
+    if precision not in SIXTEEN_BIT:
+        return []
+    found: dict[int, tuple[int, Fraction, int]] = {}
+    for index, row in _case_rows(record, model, hardware, tp):
+        if outlier(row) is not None:
             continue
         tokens = row.get("input_tokens")
         if not isinstance(tokens, int) or isinstance(tokens, bool) or tokens < 1:
@@ -126,7 +149,8 @@ def prefill_matmul_time(
     return Part(
         per_layer * layers,
         f"L*t(M): {layers} layers x the per-layer matmul time of the tp = {deg.tp} shard at "
-        f"M = {tokens} prompt tokens, {how} of {receipt} ({hardware})",
+        f"M = {tokens} prompt tokens, {how} of {receipt} ({hardware})"
+        + skipped_text(skipped_rows(record, work.model.id, hardware, deg.tp)),
         (f"t(M) from {receipt}",),
         "measured",
     )

@@ -145,6 +145,7 @@ class Outcome:
     rows: tuple[Any, ...]  # the ledger rows with their provenance (kb.ledger types)
     provenance: str  # "measured" | "estimated" | "unverified"
     problems: tuple[str, ...]  # why something could not be priced, in kb's words
+    pricing: tuple[str, ...] = ()  # how each collective (decode and prefill) was priced
 
 
 def evaluate(scenarios: Sequence[Scenario], kb: KnowledgeBase) -> tuple[Outcome, ...]:
@@ -227,6 +228,8 @@ def outcome(scenario: Scenario, kb: KnowledgeBase) -> Outcome:
         rows=ledger.rows,
         provenance=_provenance(states),
         problems=tuple(problems),
+        pricing=tuple(t.pricing for t in ledger.transfers)
+        + (request.pricing if request is not None else ()),
     )
 
 

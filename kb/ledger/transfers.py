@@ -35,7 +35,15 @@ from kb.kinds import views
 from kb.kinds.interconnect import Interconnect
 from kb.kinds.placement import Transfer
 from kb.kinds.receipt import Receipt
-from kb.ledger.curves import Point, Pricing, best, curves, measured_range, price
+from kb.ledger.curves import (
+    Point,
+    Pricing,
+    best,
+    curves,
+    measured_range,
+    outliers,
+    price,
+)
 from kb.ledger.quantities import Figure, QuantityError, figure
 from kb.model import KnowledgeBase
 from kb.run import Kept
@@ -150,10 +158,13 @@ def priced_by_receipts(
             continue
         if not hardware_matches(receipt, when.hardware):
             continue
+        skipped = receipt.curves_memo.get("outliers")
+        if skipped is None:
+            skipped = receipt.curves_memo["outliers"] = outliers(receipt)
         for key, points in _curves(receipt, when).items():
             if not _curve_matches(key, when):
                 continue
-            hit = price(points, size, receipt.id)
+            hit = price(points, size, receipt.id, skipped.get(key, ()))
             if hit is None:
                 ranges.append(f"{receipt.id} ({measured_range(points)})")
             else:

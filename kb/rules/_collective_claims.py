@@ -122,7 +122,7 @@ def row_size(receipt: Receipt, row: ResultRow | None) -> Fraction | None:
 
 def _brackets(bound: RowBinding, others: list[RowBinding], sizes: set[Fraction]) -> bool:
     """ResultRow and another bound row of its curve are the nearest pair around a named size."""
-    from kb.ledger.curves import curve_key
+    from kb.ledger.curves import curve_key, outlier
 
     receipt, row = bound.receipt, bound.row
     mine = row_size(receipt, row)
@@ -133,7 +133,7 @@ def _brackets(bound: RowBinding, others: list[RowBinding], sizes: set[Fraction])
         {
             s
             for other in receipt.rows
-            if curve_key(receipt, other) == key
+            if curve_key(receipt, other) == key and outlier(other) is None
             for s in [row_size(receipt, other)]
             if s is not None
         }

@@ -1,0 +1,61 @@
+"""A row whose stated batch does not fit: its step priced at the batch the engine holds.
+
+kb/data/end-to-end.json `assumed.over_capacity`: when kb's composed feasibility finds the
+stated batch (or concurrency) does not fit, the TPOT (and 1/TPOT) of the row is priced at
+the largest batch the same feasibility admits at the row's context; TTFT, latency and
+throughput rows keep the stated batch (and stay "does not fit").
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import replace
+from pathlib import Path
+
+from kb.ledger.endtoend import (
+    CONTRADICTED,
+    OVER_CAPACITY_MEASURES,
+    conditions,
+    evaluate_row,
+)
+from kb.ledger.scenario import outcome
+from kb.model import KnowledgeBase
+
+LMDEPLOY_13B = "receipts/lmdeploy-llama-2-13b-a100-tp1-static"
+TPOT_ROW, TTFT_ROW = 38, 39  # batch 64, 2048/2048: kb finds 64 sequences do not fit
+
+
+def test_the_rule_is_declared_with_its_measures() -> None:
+    data = json.loads(
+        (Path(__file__).resolve().parents[2] / "kb" / "data" / "end-to-end.json").read_text()
+    )
+    entry = data["assumed"]["over_capacity"]
+    assert tuple(entry["measures"]) == OVER_CAPACITY_MEASURES
+    assert "Declared before any row was priced" in entry["reason"] and entry["sources"]
+
+
+def test_a_tpot_row_over_capacity_is_priced_at_the_largest_batch_that_fits(
+    shipped: KnowledgeBase,
+) -> None:
+    record = shipped.get(LMDEPLOY_13B)
+    assert record is not None
+    row = record.data["results"][TPOT_ROW]
+    scenario, measures, _ = conditions(shipped, record, row)
+    assert measures == "tpot" and scenario.batch == 64
+    assert not outcome(scenario, shipped).fits  # the stated batch does not fit
+    held = outcome(replace(scenario, batch=1), shipped).max_batch
+    assert held is not None and 1 <= held < 64
+    assert outcome(replace(scenario, batch=held), shipped).fits
+    assert not outcome(replace(scenario, batch=held + 1), shipped).fits  # the largest
+    result = evaluate_row(shipped, record, TPOT_ROW, row, False)
+    assert result.predicted == outcome(replace(scenario, batch=held), shipped).tpot
+    assert any(f"in flight: {held} of the stated 64" in a for a in result.assumed)
+
+
+def test_a_ttft_row_over_capacity_still_does_not_fit(shipped: KnowledgeBase) -> None:
+    record = shipped.get(LMDEPLOY_13B)
+    assert record is not None
+    row = record.data["results"][TTFT_ROW]
+    result = evaluate_row(shipped, record, TTFT_ROW, row, False)
+    assert result.predicted is None and result.state == CONTRADICTED
+    assert "does not fit" in result.reason
