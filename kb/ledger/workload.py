@@ -389,10 +389,10 @@ def _engine_per_sequence(res: InputReader, node: WorkloadView, pointer: str) -> 
     if fig is None:
         return None
     graphs = {True: ", CUDA/HIP graphs", False: ", no graphs", None: ""}[term.cuda_graphs]
-    mechanism = f"; mechanism: {term.mechanism}" if term.mechanism else ""
     note = (
         f"fitted for {node.engine} on {', '.join(term.hardware)} to "
-        f"{', '.join(term.calibration)}{graphs}{mechanism}"
+        f"{', '.join(term.calibration)}{graphs} (its mechanism: "
+        f"{node.engine}#per_sequence_overhead.mechanism)"
     )
     return SequenceTerm(fig, term.hardware, note)
 
