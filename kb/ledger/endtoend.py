@@ -24,8 +24,9 @@ Each row gets one state:
   that a configuration which was measured does not fit;
 - `not evaluable`: with the reason (a condition the source does not state, a metric the
   composition does not predict, a scenario kb cannot price, in kb's words);
-- `calibration`: a row of a receipt an engine's per-layer overhead was fitted to
-  (records/engines/*.yaml `per_layer_overhead.calibration`): its prediction is shown,
+- `calibration`: a row of a receipt an engine's per-layer or per-sequence overhead was
+  fitted to (records/engines/*.yaml `per_layer_overhead.calibration`,
+  `per_sequence_overhead.calibration`): its prediction is shown,
   but it never validates (as EQ019 holds for claims).
 """
 
@@ -157,7 +158,8 @@ def calibration_receipts(kb: KnowledgeBase) -> frozenset[str]:
     """Every receipt an engine's parameter was fitted to (the calibration set).
 
     The receipts of each engine's per-layer overhead (`per_layer_overhead.calibration`)
-    and those kb/data/end-to-end.json declares for an engine's memory workspace.
+    and per-sequence overhead (`per_sequence_overhead.calibration`), and those
+    kb/data/end-to-end.json declares for an engine's memory workspace.
     """
     from kb.kinds import views
 
@@ -167,6 +169,8 @@ def calibration_receipts(kb: KnowledgeBase) -> frozenset[str]:
         view = checked.engine(record)
         if view is not None and view.per_layer_overhead is not None:
             found.update(view.per_layer_overhead.calibration)
+        if view is not None and view.per_sequence_overhead is not None:
+            found.update(view.per_sequence_overhead.calibration)
     return frozenset(found)
 
 

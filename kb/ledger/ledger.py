@@ -183,22 +183,43 @@ def composed_useful_row(envelope: Envelope, option: OptionSpec, batch: Num = Non
     )
 
 
-def composed_overhead_row(option: OptionSpec) -> Row:
-    """L*t_o of a composed placement: 0 and `none` when no per-layer overhead is entered."""
+def composed_overhead_row(option: OptionSpec, batch: Num) -> Row:
+    """L*t_o of a composed placement: 0 and `none` when no per-layer overhead is entered.
+
+    Where the engine declares a per-sequence overhead for the option's accelerators,
+    the row also holds (batch/dp)*L*t_s (`per_sequence_time`, Derived.per_sequence).
+    """
     derived = option.derived
     assert derived is not None
-    if derived.overhead is None:
+    seq = derived.per_sequence
+    if derived.overhead is None and seq is None:
         return Row("overhead", Fraction(0), derived.overhead_note, {}, "none")
-    return Row(
-        "overhead",
-        derived.overhead.value,
-        derived.overhead.formula,
-        {
+    value: Num = derived.overhead.value if derived.overhead is not None else Fraction(0)
+    formula = derived.overhead.formula if derived.overhead is not None else derived.overhead_note
+    inputs: dict[str, Any] = {}
+    if derived.overhead is not None:
+        inputs = {
             "t_o": derived.overhead_figure.value if derived.overhead_figure else None,
             "t_o_from": "; ".join(derived.overhead.trail),
-        },
-        basis_label(False, derived.overhead_figure),
-    )
+        }
+    if seq is not None:
+        extra = per_sequence_time(option, batch)
+        value = value + extra
+        formula = f"{formula}; + {seq.formula}"
+        inputs |= {
+            "t_s": seq.value / derived.layers,
+            "t_s_from": "; ".join(seq.trail),
+            "per_sequence": extra,
+        }
+    return Row("overhead", value, formula, inputs, basis_label(False, derived.overhead_figure))
+
+
+def per_sequence_time(option: OptionSpec, batch: Num) -> Num:
+    """(batch/dp)*L*t_s: the engine's per-sequence decode time at `batch`, 0 without one."""
+    derived = option.derived
+    if derived is None or derived.per_sequence is None:
+        return Fraction(0)
+    return derived.per_sequence.value * derived.sequences(batch)
 
 
 def _measured(row: Row, option: OptionSpec) -> Row:
@@ -375,6 +396,9 @@ def composed_step(
     rest = [c.exposed for c in costs if c.name != TP_ALL_REDUCE]
     rest += [r.value for r in rows if r.name in OVERHEADS]
     formula = f"{model.class_id} {model.equation}: {model.text}"
+    if derived.per_sequence is not None:  # the engine's declared (batch/dp)*L*t_s
+        rest.append(per_sequence_time(option, batch))
+        formula += ", + (batch/dp)*L*t_s (the engine's per-sequence overhead)"
     if any(c.name != TP_ALL_REDUCE for c in costs):
         formula += ", + the stage sends"
     if any(r.name in OVERHEADS and r.provenance != "none" for r in rows):
@@ -394,9 +418,9 @@ def compute_ledger(envelope: Envelope, option: OptionSpec, over: Overrides | Non
     rows: tuple[Row, ...] = (useful, exposed_row(costs), *overhead_rows(option))
     if option.derived is None or option.derived.step is None:
         return Ledger(option.name, rows, tuple(costs))
-    rows = (useful, composed_overhead_row(option), *rows[1:])
-    rows = tuple(_measured(row, option) for row in rows)
     batch = envelope.batch if over.batch is None else over.batch
+    rows = (useful, composed_overhead_row(option, batch), *rows[1:])
+    rows = tuple(_measured(row, option) for row in rows)
     total, formula = composed_step(envelope, option, costs, rows, batch)
     energy = energy_per_token(option, total, batch) if _exact(total, batch) else None
     return Ledger(option.name, rows, tuple(costs), total, formula, energy)

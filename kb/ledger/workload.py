@@ -19,7 +19,11 @@ through the one evaluator (kb/equations/evaluate.py), so `kb calc` on a class an
 - the per-layer all-reduces: `c*L` of `n = B*d*b` bytes
   (flops/tp-decode-allreduce-time#payload) per replica, priced like any transfer from
   the size-aware receipt curves (kb/ledger/curves.py), else the line rate;
-- the per-layer overhead `L*t_o` (the last term of tp-decode-allreduce-time's step).
+- the per-layer overhead `L*t_o` (the last term of tp-decode-allreduce-time's step);
+- an engine's per-sequence overhead `(batch/dp)*L*t_s`, only where the engine record
+  declares it for the option's accelerators (`per_sequence_overhead`, fitted to its
+  calibration receipts; kb/data/end-to-end.json), added to the step as the stage sends
+  are: no other engine and no other accelerator gets it.
 
 The step itself is stated once, as tp-decode-allreduce-time's equation
 `step_time_parts` (t_step = t_w + t_kv + c*L*t_ar + L*t_o) or, when the option states a
@@ -233,6 +237,16 @@ class Workload:
     steps: tuple[StepModel, StepModel] | None = None  # (memory-bound, roofline): the one step
     energy: StepModel | None = None  # the energy class's e_tok = N*P_dev*t_step/B, if named
     prefill_matmul: str | None = None  # receipt pricing the prefill's matmuls (kb.ledger.prefill)
+    per_sequence: SequenceTerm | None = None  # the engine's t_s and where it is declared
+
+
+@dataclass(frozen=True)
+class SequenceTerm:
+    """An engine's fitted per-sequence-per-layer decode time t_s, on its declared accelerators."""
+
+    figure: Figure  # t_s, s per sequence per layer
+    hardware: tuple[str, ...]  # the accelerators it is declared for
+    note: str  # what it was fitted to, and its mechanism (or that it is unknown)
 
 
 @dataclass(frozen=True)
@@ -259,6 +273,7 @@ class Derived:
     prefill_attention: Part | None = None  # the prompt's causal attention matmuls (request only)
     prefill_weight_read: Part | None = None  # MoE: the experts the whole prompt touches (request)
     prefill_math: Part | None = None  # the prompt's weight matmuls at a measured time (request)
+    per_sequence: Part | None = None  # s per sequence per step: L*t_s (the engine's, declared)
 
     def sequences(self, batch: Any) -> Any:
         """Sequences one replica serves: batch / dp."""
@@ -354,6 +369,46 @@ def resolve_workload(
         steps,
         energy,
         node.prefill_matmul,
+        _engine_per_sequence(res, node, pointer),
+    )
+
+
+def _engine_per_sequence(res: InputReader, node: WorkloadView, pointer: str) -> SequenceTerm | None:
+    """The workload's own engine's fitted t_s, if it declares one (never a fallback's)."""
+    from kb.kinds import views
+
+    if node.engine is None:
+        return None
+    record = res.readable(node.engine)
+    view = views(res.kb).engine(record) if record is not None else None
+    if view is None or view.per_sequence_overhead is None:
+        return None
+    term = view.per_sequence_overhead
+    at = pointer_join(pointer, "engine")
+    fig = res.quantity(term.figure, at, "s", f"{node.engine}'s per-sequence overhead")
+    if fig is None:
+        return None
+    graphs = {True: ", CUDA/HIP graphs", False: ", no graphs", None: ""}[term.cuda_graphs]
+    note = (
+        f"fitted for {node.engine} on {', '.join(term.hardware)} to "
+        f"{', '.join(term.calibration)}{graphs} (its mechanism: "
+        f"{node.engine}#per_sequence_overhead.mechanism)"
+    )
+    return SequenceTerm(fig, term.hardware, note)
+
+
+def _per_sequence_part(work: Workload, option: Option) -> Part | None:
+    """L*t_s per sequence, when every device of the option is an accelerator t_s is declared for."""
+    term = work.per_sequence
+    if term is None or not option.devices:
+        return None
+    if any(group.hardware not in term.hardware for group in option.devices):
+        return None
+    return Part(
+        work.model.layers * term.figure.value,
+        f"(batch/dp)*L*t_s per step, L = {work.model.layers} layers; t_s {term.note}",
+        (f"t_s from {term.figure.origin}",),
+        term.figure.basis,
     )
 
 
@@ -558,6 +613,7 @@ def derive_option(
         attention,
         prefill_read,
         prefill_matmul_time(res, work, option, batch, pointer) if math is not None else None,
+        _per_sequence_part(work, option),
     )
     transfers: list[Transfer | TransferSpec] = list(expert.transfers if expert else ())
     if deg.tp > 1:
