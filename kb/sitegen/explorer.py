@@ -75,10 +75,11 @@ class Menus:
 
 # `kb build --plans`'s menus. Each question
 # prices every mapping of its devices through the composed ledger: with the run's memos
-# (equation systems, and evaluations: kb.equations.evalmemo) a dense model's pass over its
-# 32 questions takes about 3 s of CPU, an MoE model's 6-14 s (its EP mappings), 117 s for
-# the shipped tree's 576 questions (session 13, one process); so the batches are four, not
-# the seven of a finer menu: bench/explorer.py --cost --full prints each model's pass.
+# (equation systems, evaluations: kb.equations.evalmemo, composed records, receipt scans)
+# a dense model's pass over its 32 questions takes about 2-2.6 s of CPU, an MoE model's
+# 5-10 s (its EP mappings), 88 s for the shipped tree's 18 models (session 14, one process;
+# 104 s before those memos); so the batches are four, not the seven of a finer menu:
+# bench/explorer.py --cost --full prints each model's pass.
 DEFAULT_MENUS = Menus()
 
 # The figures the page shows, in order: the plan.v1 `values` keys and their labels.
