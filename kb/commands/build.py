@@ -46,8 +46,8 @@ if TYPE_CHECKING:
     default=False,
     show_default=True,
     help="Also write the placement explorer and the planner's worked tables: kb plan "
-    "prices every question of their menus at build time (about 120 s of CPU on the "
-    "shipped tree, on top of about 15 s for the rest of a cold build; kept while their "
+    "prices every question of their menus at build time (about 90 s of CPU on the "
+    "shipped tree, on top of about 7 s for the rest of a cold build; kept while their "
     "inputs are unchanged).",
 )
 @root_option

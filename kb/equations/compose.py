@@ -39,6 +39,7 @@ from kb.equations.results import Issue
 from kb.findings import Location, pointer_join
 from kb.model import KnowledgeBase, Record, is_valid_id, split_binding
 from kb.quantities import UnitError, parse_unit
+from kb.run import Kept
 
 MAX_TEXT = 1001  # the schema's bound on `expr`
 
@@ -64,8 +65,27 @@ def uses_specs(record: Record) -> list[tuple[str, Any]]:
     return [(str(eq_id), spec["uses"]) for eq_id, spec in equations.items() if is_use(spec)]
 
 
+# What compose() gave each record object in this run of a frozen knowledge base (whose
+# records, and so every record a `uses` reads, cannot change): the planner evaluates the
+# same few classes for every mapping it prices. Keyed by id and identity of the record.
+COMPOSED: Kept[dict[str, tuple[Record, Composed]]] = Kept("composed records")
+
+
 def compose(kb: KnowledgeBase, record: Record) -> Composed:
-    """Resolve the record's `uses` entries against `kb` (the record itself if it has none)."""
+    """Resolve the record's `uses` entries against `kb` (the record itself if it has none).
+
+    A frozen knowledge base answers the same record object from its run's memo.
+    """
+    if not kb.frozen:
+        return _compose(kb, record)
+    known = kb.run.once(COMPOSED, dict)
+    found = known.get(record.id)
+    if found is None or found[0] is not record:
+        found = known[record.id] = (record, _compose(kb, record))
+    return found[1]
+
+
+def _compose(kb: KnowledgeBase, record: Record) -> Composed:
     equations = record.data.get("equations")
     if not isinstance(equations, Mapping) or not any(map(is_use, equations.values())):
         return Composed(record)

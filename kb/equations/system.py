@@ -183,11 +183,14 @@ class Systems:
         self.built = 0
         self.reused = 0
 
-    def of(self, data: Mapping[str, Any]) -> System:
-        """A fresh copy of the System of `data`, built once per distinct text."""
+    def of(self, data: Mapping[str, Any], key: str | None = None) -> System:
+        """A fresh copy of the System of `data`, built once per distinct text.
+
+        `key`: `system_key(data)` when the caller already has it (`stable_key`).
+        """
         from kb.equations.timeout import budgets_stopped
 
-        key = system_key(data)
+        key = key if key is not None else system_key(data)
         known = self.known.get(key) if key is not None else None
         if known is None:
             before = budgets_stopped(self.run)
@@ -207,7 +210,26 @@ SYSTEMS: Kept[Systems] = Kept("equation systems by their text")
 
 def system_of(kb: KnowledgeBase, data: Mapping[str, Any]) -> System:
     """`build_system(data)`, memoized for the run of `kb` (see the module docstring)."""
-    return kb.run.once(SYSTEMS, lambda: Systems(kb.run.budget)).of(data)
+    return kb.run.once(SYSTEMS, lambda: Systems(kb.run.budget)).of(data, stable_key(kb, data))
+
+
+# The content keys of the data objects of a frozen knowledge base's run, by identity: its
+# records (and the composed copies kb.equations.compose keeps for the run) never change,
+# so the text of one object is hashed once, not at every evaluation the planner asks.
+KEYS: Kept[dict[int, tuple[Mapping[str, Any], str | None]]] = Kept("system keys by object")
+
+
+def stable_key(kb: KnowledgeBase, data: Mapping[str, Any]) -> str | None:
+    """`system_key(data)`, kept for the same object when `kb` is frozen (else computed)."""
+    if not kb.frozen:
+        return system_key(data)
+    known = kb.run.once(KEYS, dict)
+    found = known.get(id(data))
+    if found is None or found[0] is not data:
+        if len(known) >= MAX_SYSTEMS:
+            known.clear()
+        found = known[id(data)] = (data, system_key(data))
+    return found[1]
 
 
 def copy_system(system: System) -> System:

@@ -790,28 +790,20 @@ def _memory_row(
     )
 
 
-# Python refuses to turn an int of more than 4,300 digits into text (or back); an exact MoE
-# prediction at a batch of thousands carries (1 - k/E)^B, whose fraction can have more.
-EXACT_BITS = 12_000
-
-
 def _printable(value: Fraction, common: dict[str, Any]) -> Fraction:
     """The prediction as an exact fraction that can be printed and read back.
 
-    One whose numerator or denominator has more than EXACT_BITS bits (an MoE expert read
-    at a batch of thousands: f = 1 - (1 - k/E)^B) is replaced by the nearest fraction
-    with a denominator of at most 2^64, and the row says so among its assumptions (the
-    difference is below 2^-64 of a unit, far below any digit shown).
+    kb.ledger.render.printable's rule, the one for every exact value in kb's JSON: a
+    value with more than EXACT_BITS bits (an MoE expert read at a batch of thousands:
+    f = 1 - (1 - k/E)^B) is replaced by the nearest fraction with a denominator of at
+    most 2^64, and the row says so among its assumptions.
     """
-    bits = max(value.numerator.bit_length(), value.denominator.bit_length())
-    if bits <= EXACT_BITS:
-        return value
-    common["assumed"] = (
-        *common["assumed"],
-        f"prediction rounded to a denominator of at most 2^64 (its exact fraction has "
-        f"{bits} bits, too long to print)",
-    )
-    return value.limit_denominator(2**64)
+    from kb.ledger.render import printable, rounded_note
+
+    shown, bits = printable(value)
+    if bits is not None:
+        common["assumed"] = (*common["assumed"], f"prediction {rounded_note(bits)}")
+    return shown
 
 
 @dataclass(frozen=True)

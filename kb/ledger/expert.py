@@ -238,10 +238,10 @@ def _evaluated(
     records of this run's knowledge base. Only a value is kept; a question that
     gave a gap is asked again, so its gap is reported where it arises.
     """
-    from kb.equations.system import system_key
+    from kb.equations.system import stable_key
 
     record = res.readable(class_id) if class_id in listed else None
-    text = system_key(record.data) if record is not None else None
+    text = stable_key(res.kb, record.data) if record is not None else None
     key = None if text is None else repr((class_id, text, target, sorted(bindings.items())))
     memo = res.kb.run.once(EVALUATED, dict)
     if key is not None and key in memo:

@@ -30,11 +30,50 @@ ROW_LABELS = {
 }
 
 
+# The one rounding rule for exact values in kb's JSON. Python refuses to turn an int of
+# more than 4,300 digits (about 14,284 bits) into text; an exact MoE figure can carry
+# (1 - k/E)^B with B in the thousands (a prefill's prompt tokens), past it. A value whose
+# numerator or denominator has more than EXACT_BITS bits is written as the nearest
+# fraction with a denominator of at most ROUNDED_DENOMINATOR (2^64): it differs by less
+# than 2^-64 of its unit, far below any digit kb shows, and its JSON says it was rounded.
+# Everything kb computes or compares (the Pareto fronts, the SLO checks) stays exact.
+EXACT_BITS = 12_000
+ROUNDED_DENOMINATOR = 2**64
+
+
+def printable(value: Fraction) -> tuple[Fraction, int | None]:
+    """The value as kb prints it, and the bits of its exact form when it had to be rounded.
+
+    (value, None) when its numerator and denominator have at most EXACT_BITS bits;
+    else (the nearest fraction with a denominator of at most 2^64, the exact bits).
+    """
+    bits = max(value.numerator.bit_length(), value.denominator.bit_length())
+    if bits <= EXACT_BITS:
+        return value, None
+    return value.limit_denominator(ROUNDED_DENOMINATOR), bits
+
+
+def rounded_note(bits: int) -> str:
+    """What a rounded value's JSON and notes say (kb.ledger.render.printable's rule)."""
+    return (
+        f"rounded to a denominator of at most 2^64 (the nearest such fraction): the exact "
+        f"fraction has {bits} bits, past Python's 4,300-digit limit for printing an int"
+    )
+
+
 def exact(value: Fraction | None, unit: str) -> dict[str, Any] | None:
-    """JSON form: the exact fraction, a float for convenience, and the unit."""
+    """JSON form: the exact fraction, a float for convenience, and the unit.
+
+    A value past EXACT_BITS is written by `printable`'s rule, with `rounded` saying so
+    (its float is the exact value's).
+    """
     if value is None:
         return None
-    return {"exact": str(value), "value": float(value), "unit": unit}
+    shown, bits = printable(value)
+    found: dict[str, Any] = {"exact": str(shown), "value": float(value), "unit": unit}
+    if bits is not None:
+        found["rounded"] = rounded_note(bits)
+    return found
 
 
 # ---- text -------------------------------------------------------------------------------

@@ -45,7 +45,7 @@ def front(
     ]
 
 
-def _front_2d(points: Mapping[str, Sequence[Fraction]], ways: Sequence[str]) -> list[str]:
+def _front_2d(points: Mapping[str, Sequence[Fraction | int]], ways: Sequence[str]) -> list[str]:
     """`front` of two dimensions by one sort instead of comparing every pair of options.
 
     With both dimensions turned to lower-is-better, (x, y) is dominated exactly when
@@ -55,11 +55,11 @@ def _front_2d(points: Mapping[str, Sequence[Fraction]], ways: Sequence[str]) -> 
     """
     signs = [1 if w == "lower" else -1 for w in ways]
     lowered = {n: (p[0] * signs[0], p[1] * signs[1]) for n, p in points.items()}
-    by_x: dict[Fraction, Fraction] = {}  # the least y at each x
+    by_x: dict[Fraction | int, Fraction | int] = {}  # the least y at each x
     for x, y in lowered.values():
         by_x[x] = min(y, by_x.get(x, y))
-    below: dict[Fraction, Fraction | None] = {}  # the least y at any smaller x
-    least: Fraction | None = None
+    below: dict[Fraction | int, Fraction | int | None] = {}  # the least y at any smaller x
+    least: Fraction | int | None = None
     for x in sorted(by_x):
         below[x] = least
         least = by_x[x] if least is None else min(least, by_x[x])
@@ -74,8 +74,39 @@ def _front_2d(points: Mapping[str, Sequence[Fraction]], ways: Sequence[str]) -> 
 def pair_fronts(
     options: Mapping[str, Values], dims: Sequence[str], better: Mapping[str, str]
 ) -> list[tuple[tuple[str, str], list[str]]]:
-    """((a, b), front) for each pair of `dims`, in the order the dimensions are given."""
-    return [((a, b), front(options, (a, b), better)) for a, b in combinations(dims, 2)]
+    """((a, b), front) for each pair of `dims`, in the order the dimensions are given.
+
+    Each dimension's values are ranked once (`ranks`: equal values share a rank, a
+    better value has a lower one), and every pair's front is taken over the ranks: the
+    same comparisons as over the exact values, made once per dimension instead of once
+    per pair (tests/plan/test_pareto_ranks.py holds the fronts equal to `front`'s).
+    """
+    ranked = {d: ranks(options, d, better[d]) for d in dims}
+    found = []
+    for a, b in combinations(dims, 2):
+        points = {
+            name: (ranked[a][name], ranked[b][name])
+            for name in options
+            if name in ranked[a] and name in ranked[b]
+        }
+        found.append(((a, b), _front_2d(points, ("lower", "lower"))))
+    return found
+
+
+def ranks(options: Mapping[str, Values], dim: str, better: str) -> dict[str, int]:
+    """Each option's rank on `dim`: 0 for the best value, equal values equal ranks.
+
+    Options without a value on `dim` have none. Exact: the values are sorted once.
+    """
+    have = [(v, n) for n, values in options.items() if (v := values.get(dim)) is not None]
+    have.sort(key=lambda item: item[0], reverse=better != "lower")
+    found: dict[str, int] = {}
+    rank = -1
+    for index, (value, name) in enumerate(have):
+        if index == 0 or value != have[index - 1][0]:
+            rank += 1
+        found[name] = rank
+    return found
 
 
 def best(options: Mapping[str, Values], dim: str, better: str) -> list[str]:

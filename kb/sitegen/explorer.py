@@ -27,7 +27,9 @@ from fractions import Fraction
 from typing import Any
 
 from kb import numfmt
+from kb.ledger.scenario import ScenarioError
 from kb.model import KnowledgeBase, Record
+from kb.plan.enumerate import PlanError
 
 COMMON_HARDWARE = (  # the common nodes (issue 36 item 4): eight accelerators per node
     "hardware/nvidia-h100-sxm",
@@ -73,10 +75,11 @@ class Menus:
 
 # `kb build --plans`'s menus. Each question
 # prices every mapping of its devices through the composed ledger: with the run's memos
-# (equation systems, and evaluations: kb.equations.evalmemo) a dense model's pass over its
-# 32 questions takes about 3 s of CPU, an MoE model's 6-14 s (its EP mappings), 117 s for
-# the shipped tree's 576 questions (session 13, one process); so the batches are four, not
-# the seven of a finer menu: bench/explorer.py --cost --full prints each model's pass.
+# (equation systems, evaluations: kb.equations.evalmemo, composed records, receipt scans)
+# a dense model's pass over its 32 questions takes about 2-2.6 s of CPU, an MoE model's
+# 5-10 s (its EP mappings), 88 s for the shipped tree's 18 models (session 14, one process;
+# 104 s before those memos); so the batches are four, not the seven of a finer menu:
+# bench/explorer.py --cost --full prints each model's pass.
 DEFAULT_MENUS = Menus()
 
 # The figures the page shows, in order: the plan.v1 `values` keys and their labels.
@@ -124,11 +127,12 @@ def plan_report(
     """The plan.v1 report `kb plan --format json` prints for `query` (kb.plan, one evaluator).
 
     The same calls as the command (kb.commands.plan.run, kb.plan.render.document) on
-    the site's knowledge base; kb's error for a query it cannot plan is a ValueError
-    (kb.plan's PlanError, kb.ledger.scenario's ScenarioError). `cache` keeps each
-    scenario's outcome across the questions of one pass: the same mapping asked again
-    (eight devices of a sixteen-device question, one node's) is priced once, by the
-    same evaluator, so its figures are the ones `kb plan` prints either way.
+    the site's knowledge base; kb's error for a query it cannot plan is kb.plan's
+    PlanError or kb.ledger.scenario's ScenarioError (any other error is a fault in kb,
+    never a menu entry "not planned": the 4,300-digit ValueError once hid answers so).
+    `cache` keeps each scenario's outcome across the questions of one pass: the same
+    mapping asked again (eight devices of a sixteen-device question, one node's) is
+    priced once, by the same evaluator, so its figures are the ones `kb plan` prints either way.
     """
     from kb.plan.planner import Query as PlanQuery
     from kb.plan.planner import default_price, model_facts, plan
@@ -303,7 +307,7 @@ def model_data(
         menu = options.setdefault(f"{query.hardware}|{shape_key(query.count, query.nodes)}", [])
         try:
             found = report(kb, query)
-        except ValueError as exc:  # kb's words for a query it cannot plan
+        except (PlanError, ScenarioError) as exc:  # kb's words for a query it cannot plan
             failures[f"{query.hardware}|{shape_key(query.count, query.nodes)}"] = str(exc)
             continue
         for option in found.get("options", ()):

@@ -15,7 +15,9 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from kb.ledger.scenario import ScenarioError
 from kb.model import KnowledgeBase, Record
+from kb.plan.enumerate import PlanError
 from kb.sitegen import explorer, urls
 from kb.sitegen.explorer import Query
 from kb.workers import map_forked
@@ -141,7 +143,7 @@ def model_pass(
         where = (query.hardware, query.count, query.nodes)
         try:
             found = explorer.plan_report(kb, query, cache)
-        except ValueError as exc:
+        except (PlanError, ScenarioError) as exc:
             if menus.is_table(query):
                 tables[where] = str(exc)
             raise

@@ -5,9 +5,10 @@ knowledge base: each evaluation of a flop class is answered once per run
 (kb.equations.evalmemo), each scenario once per model pass (the pass's cache), and a
 pair of dimensions' Pareto front is one sort (kb.plan.pareto). None of that may change
 an answer. Here a sample of questions (a dense 70B across two nodes, an MoE model that
-fits, DeepSeek-V3 where nothing fits) is asked in that order on one knowledge base, as
-the build asks them, and each report must equal, as JSON, what `kb plan --format
-json` prints for the same arguments with the memo switched off.
+fits, DeepSeek-V3 where nothing fits, Llama 4 Maverick at one sequence, whose prefill's
+exact values are written by kb.ledger.render's rounding rule) is asked in that order
+on one knowledge base, as the build asks them, and each report must equal, as JSON,
+what `kb plan --format json` prints for the same arguments with the memo switched off.
 """
 
 from __future__ import annotations
@@ -36,6 +37,8 @@ SAMPLE = [
     explorer.Query("models/llama-3.1-70b", H100, 8, 1, 8, 2048, 256, VLLM),
     explorer.Query("models/mixtral-8x7b", H200, 8, 1, 8, 2048, 256, VLLM),
     explorer.Query("models/deepseek-v3", H100, 8, 1, 8, 2048, 256, VLLM),
+    # Llama 4 Maverick, one sequence: a prefill's exact value past Python's 4,300 digits
+    explorer.Query("models/llama-4-maverick", H200, 8, 1, 1, 2048, 256, VLLM),
 ]
 
 
@@ -81,6 +84,17 @@ def test_the_sample_holds_an_infeasible_and_an_moe_question(fast: list[dict[str,
     assert statuses[3] == {"infeasible"}  # DeepSeek-V3 in bf16 on eight H100
     assert "feasible" in statuses[2]  # Mixtral: an MoE model that fits, EP mappings priced
     assert any("ep" in o["name"] for o in fast[2]["options"] if o["status"] == "feasible")
+
+
+def test_the_sample_holds_a_value_written_rounded(fast: list[dict[str, Any]]) -> None:
+    values = [
+        v
+        for o in fast[4]["options"]
+        if o["status"] == "feasible"
+        for v in o["values"].values()
+        if v is not None
+    ]
+    assert any("rounded" in v for v in values)  # printed, never a traceback
 
 
 @pytest.mark.parametrize(
