@@ -6,9 +6,9 @@ each folder, the record whose reference closure is smallest (with that closure),
 for every kind of reference the shipped tree holds (the referring record's kind, the
 kind it expects, a binding `id#field` or a plain id, the target's folder) one
 referring record with its closure. Closed under references, the sample checks clean
-as the shipped tree does (a dangling id costs a did-you-mean search over every id). A test holds that the sample covers every
-folder and every kind of reference of the shipped tree; `KB_FULL=1` runs the same
-properties on the whole shipped tree.
+as the shipped tree does (a dangling id costs a did-you-mean search over every id).
+A test holds that the sample covers every folder and every kind of reference of the
+shipped tree; `KB_FULL=1` runs the same properties on the whole shipped tree.
 """
 
 from __future__ import annotations
