@@ -14,7 +14,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from kb.api import open_kb, validate
-from tests.conftest import SHIPPED_RECORDS, run_kb, source_yaml, write_tree
+from tests.conftest import SHIPPED_RECORDS, load_yaml, run_kb, source_yaml, write_tree
 
 LINK = """\
 kind: interconnect
@@ -216,7 +216,7 @@ def shipped_samples() -> list[tuple[str, Any]]:
     for folder in sorted(p for p in SHIPPED_RECORDS.iterdir() if p.is_dir()):
         first = next(iter(sorted(folder.rglob("*.yaml"))), None)
         if first is not None:
-            data = yaml.safe_load(first.read_text(encoding="utf-8"))
+            data = load_yaml(first.read_text(encoding="utf-8"))
             samples.append((first.relative_to(SHIPPED_RECORDS).as_posix(), data))
     return samples
 

@@ -19,6 +19,7 @@ from kb.model import FOLDER_BY_KIND
 from kb.run import RunStats
 from kb.store import shard_file
 from tests.conftest import SHIPPED_RECORDS, run_kb
+from tests.small_tree import FULL, copy_sample
 from tests.warm import seed as seed_stores
 
 
@@ -46,6 +47,20 @@ def tree(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, shipped_stores: Path) 
     user's later run, the first one full.
     """
     shutil.copytree(SHIPPED_RECORDS, tmp_path / "records")
+    seed_stores(shipped_stores, tmp_path / ".kb-cache")
+    seed_stores(shipped_stores, tmp_path / "reference-cache")
+    monkeypatch.chdir(tmp_path)
+    return Path("records")
+
+
+@pytest.fixture
+def edited_tree(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, shipped_stores: Path) -> Path:
+    """`tree` for the random edits: the small sample of the shipped records (tests/small_tree.py),
+    the whole shipped tree with KB_FULL=1; both caches seeded as `tree`'s."""
+    if FULL:
+        shutil.copytree(SHIPPED_RECORDS, tmp_path / "records")
+    else:
+        copy_sample(tmp_path / "records")
     seed_stores(shipped_stores, tmp_path / ".kb-cache")
     seed_stores(shipped_stores, tmp_path / "reference-cache")
     monkeypatch.chdir(tmp_path)
@@ -232,9 +247,15 @@ EDITS_PER_SEED = max(1, int(os.environ.get("KB_DIFFERENTIAL_EDITS", "24")) // 4)
 
 @pytest.mark.parametrize("seed", [1, 2, 3, 4])
 def test_random_edits_give_the_findings_of_a_full_run(
-    tree: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, seed: int
+    edited_tree: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, seed: int
 ) -> None:
     """Seed 4 waits out a short margin before each run: every edit meets trusted stats.
+
+    Per push the edits are made on a sample of the shipped records (tests/small_tree.py: a
+    record of every folder with its references, and every kind of reference the shipped tree
+    makes, held by tests/test_small_tree.py); incremental = full is a property of any tree, so
+    the sample tests it with every dependency the shipped tree has, at a quarter of the cost of
+    each run. KB_FULL=1 edits the whole shipped tree.
 
     A failure names the seed, the edits up to the one that diverged and the first
     differing findings (made only then: a passing run pays nothing for it).
@@ -244,6 +265,7 @@ def test_random_edits_give_the_findings_of_a_full_run(
         monkeypatch.setattr(snapshot, "MARGIN_NS", 100_000_000)  # > this kernel's clock tick
         time.sleep(pause)
     rng = random.Random(seed)
+    tree = edited_tree
     reference = full_run(tmp_path, monkeypatch)
     assert as_rows(incremental_run(tree)) == as_rows(reference())
     counts = {"edits": 0, "incremental": 0, "snapshot": 0}

@@ -25,7 +25,7 @@ from kb.quantities import (
     parse_unit,
 )
 from kb.sitegen.tables import sort_key
-from tests.conftest import REPO, SHIPPED_RECORDS
+from tests.conftest import REPO, SHIPPED_RECORDS, load_yaml
 
 TABLE = [
     ("B", 1, "B"),
@@ -169,7 +169,7 @@ def _record_units() -> list[str]:
     paths = [*SHIPPED_RECORDS.rglob("*.yaml"), *(REPO / "tests").rglob("*.yaml")]
     for path in sorted(paths):
         try:
-            _units_in(yaml.safe_load(path.read_text(encoding="utf-8")), found)
+            _units_in(load_yaml(path.read_text(encoding="utf-8")), found)
         except yaml.YAMLError:
             continue  # the loader's own cases: files that are not YAML at all
     return sorted(found)

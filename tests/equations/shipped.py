@@ -12,15 +12,18 @@ from __future__ import annotations
 
 import functools
 import json
+import os
 from collections.abc import Callable
 from typing import Any
 
 import pytest
+import sympy as sp
 
 from kb.equations import engine
 from kb.equations.bind import resolve
 from kb.equations.compose import compose
-from kb.model import KnowledgeBase
+from kb.equations.system import build_system
+from kb.model import KnowledgeBase, Record
 
 SHIPPED = pytest.mark.xdist_group("shipped-equations")  # one worker: one alone-run of the tree
 
@@ -53,3 +56,73 @@ def shipped_alone_runs() -> dict[str, tuple[str, str | None]]:
 
     kb, _ = load_knowledge_base(SHIPPED_RECORDS)
     return alone_runs(kb)
+
+
+# ---- the per-push sample of the shipped equation records ---------------------------------
+
+FULL = os.environ.get("KB_FULL") == "1"  # every shipped record on request (CONTRIBUTING.md)
+
+
+def _node_form(node: sp.Basic) -> str:
+    if isinstance(node, sp.Number):
+        return "number"
+    if isinstance(node, sp.Pow):
+        exponent = node.exp
+        if exponent.is_Integer:
+            return "Pow:negative" if exponent < 0 else "Pow:integer"
+        return "Pow:rational" if exponent.is_Rational else "Pow:symbolic"
+    return type(node).__name__
+
+
+def forms(record: Record, plan: str | None) -> set[str]:
+    """What kinds of maths a record with equations exercises: its kind, its sections, every
+    expression node type of its equations (a power by its exponent), every claim kind and claim
+    field, and whether its cold run left a plan."""
+    found = {f"kind:{record.kind}", "plan" if plan is not None else "no plan"}
+    found |= {f"section:{key}" for key in record.data if key in SECTIONS}
+    try:
+        system = build_system(record.data)
+    except Exception as exc:  # noqa: BLE001 - a record the engine refuses is a form of its own
+        found.add(f"refused:{type(exc).__name__}")
+    else:
+        for equation in system.equations.values():
+            found |= {_node_form(node) for node in sp.preorder_traversal(equation.rhs.value)}
+    for claim in record.data.get("claims") or []:
+        if isinstance(claim, dict):
+            found.add(f"claim:{claim.get('kind')}")
+            found |= {f"claim field:{key}" for key in claim}
+    return found
+
+
+SECTIONS = ("symbols", "equations", "derivations", "claims", "evidence", "calibration")
+
+
+def sample(kb: KnowledgeBase, runs: dict[str, tuple[str, str | None]]) -> set[str]:
+    """Ids of records with equations that together show every form (`forms`) the tree shows.
+
+    Greedy (the record adding most unseen forms first, ties by id): the same records for the
+    same tree. With KB_FULL=1 every record with equations.
+    """
+    each = {r.id: forms(r, runs[r.id][1]) for r in kb if r.id in runs}
+    if FULL:
+        return set(each)
+    chosen: set[str] = set()
+    seen: set[str] = set()
+    while True:
+        best = max(sorted(each), key=lambda rid: len(each[rid] - seen))
+        if not each[best] - seen:
+            return chosen
+        chosen.add(best)
+        seen |= each[best]
+
+
+def shipped_forms() -> tuple[set[str], set[str]]:
+    """(the forms of every shipped record with equations, the forms of the per-push sample)."""
+    from kb.loader import load_knowledge_base
+    from tests.conftest import SHIPPED_RECORDS
+
+    kb, _ = load_knowledge_base(SHIPPED_RECORDS)
+    runs = shipped_alone_runs()
+    every = {f for r in kb if r.id in runs for f in forms(r, runs[r.id][1])}
+    picked = sample(kb, runs)
+    return every, {f for r in kb if r.id in picked for f in forms(r, runs[r.id][1])}

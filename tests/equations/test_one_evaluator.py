@@ -11,6 +11,7 @@ symbolic path the checker, kb calc and the ledger take).
 from __future__ import annotations
 
 from fractions import Fraction
+from functools import cache
 from pathlib import Path
 from typing import Any
 
@@ -30,7 +31,10 @@ from kb.equations.system import build_system
 RECORDS = Path(__file__).resolve().parents[2] / "records"
 
 
+@cache
 def _shipped_expressions() -> list[sp.Expr]:
+    """Every shipped equation's right side, as written and expanded (built on first use, not at
+    collection: collection runs on every xdist worker)."""
     kb = open_kb(RECORDS)
     found: list[sp.Expr] = []
     for record in kb.records.values():
@@ -41,9 +45,6 @@ def _shipped_expressions() -> list[sp.Expr]:
             found.append(equation.rhs.value)
             found.append(expand_definitions(equation.rhs.value, system.definitions(), []))
     return found
-
-
-SHIPPED = _shipped_expressions()
 
 
 def _compiled(expr: sp.Expr, real: bool = False) -> tuple[str, Any]:
@@ -81,13 +82,14 @@ def _agree(expr: sp.Expr, values: dict[str, Fraction]) -> None:
 
 
 def test_the_shipped_records_have_equations_to_compare() -> None:
-    assert len(SHIPPED) > 100
-    assert sum(_compiled(e)[0] == "tree" for e in SHIPPED) > 100
+    shipped = _shipped_expressions()
+    assert len(shipped) > 100
+    assert sum(_compiled(e)[0] == "tree" for e in shipped) > 100
 
 
 @pytest.mark.parametrize("real", [False, True])
 def test_every_shipped_equation_compiles_as_the_plans_compile_it(real: bool) -> None:
-    for expr in SHIPPED:
+    for expr in _shipped_expressions():
         compiled = _compiled(expr, real)
         if not real:
             assert compiled == _planned(expr), expr
@@ -97,7 +99,7 @@ def test_every_shipped_equation_compiles_as_the_plans_compile_it(real: bool) -> 
 
 def test_every_shipped_exact_tree_evaluates_to_sympys_value() -> None:
     checked = 0
-    for expr in SHIPPED:
+    for expr in _shipped_expressions():
         if _compiled(expr)[0] == "tree":
             for seed in range(3):
                 _agree(expr, _values(expr, seed))

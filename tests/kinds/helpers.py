@@ -5,17 +5,16 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-import yaml
-
 from kb.checker import schema_stage
 from kb.model import KIND_BY_FOLDER, KnowledgeBase, Record
+from tests.conftest import load_yaml
 
 RECORDS = Path(__file__).resolve().parents[2] / "records"
 
 
 def shipped(record_id: str) -> dict[str, Any]:
     """The data of a shipped record, as YAML gives it."""
-    data: dict[str, Any] = yaml.safe_load((RECORDS / f"{record_id}.yaml").read_text())
+    data: dict[str, Any] = load_yaml((RECORDS / f"{record_id}.yaml").read_text())
     return data
 
 

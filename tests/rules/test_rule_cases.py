@@ -14,12 +14,11 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-import yaml
 
 from kb.api import validate
 from kb.findings import Finding
 from kb.rules import RULE_MODULES, all_rules
-from tests.conftest import git_repo_with, replace_tree, write_tree
+from tests.conftest import git_repo_with, load_yaml, replace_tree, write_tree
 
 CASES_DIR = Path(__file__).resolve().parent / "cases"
 
@@ -27,7 +26,7 @@ CASES_DIR = Path(__file__).resolve().parent / "cases"
 def case_files() -> dict[str, dict[str, Any]]:
     """Every case file by rule module name."""
     paths = sorted(CASES_DIR.glob("*.yaml"))
-    return {p.stem: yaml.safe_load(p.read_text(encoding="utf-8")) for p in paths}
+    return {p.stem: load_yaml(p.read_text(encoding="utf-8")) for p in paths}
 
 
 def cases_of(files: dict[str, dict[str, Any]], module: str) -> dict[str, Any]:
