@@ -170,10 +170,24 @@ def load_stage(
     the same worker (`checked_alone`: the per-file stage's work, done in one pass).
     `preloaded`: files of the listed `paths` loaded earlier in this run, taken as they are.
     """
+    if not preloaded:
+        return _load_new(root, cache, paths, listed, digests, standing_in)
     done = {item.shown: item for item in preloaded}
-    if done:
-        named = [(display_path(path), path) for path in paths or ()]
-        paths = [path for shown, path in named if shown not in done]
+    named = [(display_path(path), path) for path in paths or ()]
+    todo = [path for shown, path in named if shown not in done]
+    rest = iter(_load_new(root, cache, todo, listed, digests, standing_in))
+    return [done[shown] if shown in done else next(rest) for shown, _ in named]
+
+
+def _load_new(
+    root: Path,
+    cache: RecordCache | None,
+    paths: Sequence[Path] | None,
+    listed: bool,
+    digests: Mapping[str, str] | None,
+    standing_in: Overlay,
+) -> list[Loaded]:
+    """load_files with the per-file stage beside each parse; the cache told what it did not know."""
     # _warm_up: while the workers parse, if any do
     loaded = load_files(root, paths, cache, listed, checked_alone, digests, _warm_up, standing_in)
     if cache is not None:
@@ -181,9 +195,6 @@ def load_stage(
             if item.fresh:
                 data = item.record.data if item.record is not None else None
                 cache.put_load(item.key, data, [finding_of(p) for p in item.problems])
-    if done:
-        rest = iter(loaded)
-        loaded = [done[shown] if shown in done else next(rest) for shown, _ in named]
     return loaded
 
 
