@@ -114,10 +114,10 @@ def validate(
     paths = [Path(p) for p in paths]
     files: Mapping[str, FileState]
     if base is not None or standing_in or not remember:
-        from kb.checker import check_everything, open_cache, resolve_locations, waived
+        from kb.checker import check_everything, open_cache
 
-        kb, findings = check_everything(root, base, open_cache(root), standing_in)
-        waived_schema = resolve_locations(waived(kb, kb.run.schema or []), standing_in)
+        ran = check_everything(root, base, open_cache(root), standing_in)
+        kb, findings, waived_schema = ran.kb, ran.findings, ran.waived_schema
         files = file_nodes(kb)
         stats = replace(kb.run.stats, mode="full", rechecked=len(files), loaded=len(files))
         every = checked_paths(files)

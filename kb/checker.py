@@ -24,31 +24,35 @@ Per-run state lives in the knowledge base's typed run context (kb.run), not in g
 No printing and no exit codes here (that is the command line's job), and no entry
 point: every caller goes through kb.api (`validate`, `open_kb`), which wraps
 `check_everything` (every record) or kb.incremental (the snapshot route, which
-runs the same stages on part of the tree).
+plans what a change reaches and runs the same stages on part of the tree). One
+function runs every check: `execute` (what to load, which files' findings are
+wanted), on one knowledge base built once.
 """
 
 from __future__ import annotations
 
 import functools
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Collection, Iterable, Mapping, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 
 from kb import fingerprint, progress
 from kb import loader as _loader
 from kb.findings import Finding, Location
-from kb.loader import Loaded, load_files
+from kb.loader import Loaded, display_path, load_files
 from kb.model import KnowledgeBase, Record, Reference
 from kb.overlay import NONE, Overlay
 from kb.positions import locate, locate_in_string
 from kb.prose.fields import record_templates, walked_once
 from kb.prose.scan import Template
-from kb.reads import PLACES, rule_reads
+from kb.reads import PLACES, bound_of, rule_reads, targets_of
 from kb.recordcache import RecordCache, References
 from kb.references import record_references
 from kb.rules import all_rules
 from kb.rules._base import Rule, finding_of
 from kb.rules._prose import TEMPLATES
 from kb.run import RunContext
+from kb.snapshot import FileState
 from kb.store import cache_dir, root_salt
 from kb.workers import beside, map_forked
 
@@ -63,20 +67,62 @@ Known = tuple[References, list[Finding]]  # the same, as the record cache holds 
 Checked = tuple[list[tuple[str, str, str]], list[Finding], Sequence[tuple[str, Template]]]
 
 
+@dataclass(frozen=True)
+class Ran:
+    """What a run gives (`execute`): its knowledge base and its located findings on the focus.
+
+    `waived_schema`: the schema findings the records in focus waive, located (a record
+    with one has no typed view: kb.api's schema verdict).
+    """
+
+    kb: KnowledgeBase
+    findings: list[Finding]
+    waived_schema: list[Finding]
+
+
 def check_everything(
     root: Path, base: str | None, cache: RecordCache, standing_in: Overlay = NONE
-) -> tuple[KnowledgeBase, list[Finding]]:
-    """Every record checked, stage by stage; the located findings (unsorted, unfiltered).
+) -> Ran:
+    """Every record checked, stage by stage (`execute` with no focus); the cache saved.
 
     load -> per-file stage (build_knowledge_base) -> schema -> equations -> rules ->
     waivers -> waiver rules (run_rules) -> locate; then the record cache is saved,
     here, once every stage that fills it has run. `standing_in`: records that stand in
     for files in this run (kb.overlay).
     """
-    kb = build_knowledge_base(root, base, cache, standing_in=standing_in)
-    findings = locate_stage(run_rules(kb, cache), standing_in)
+    ran = execute(root, cache, base=base, standing_in=standing_in)
     cache.save()
-    return kb, findings
+    return ran
+
+
+def execute(
+    root: Path,
+    cache: RecordCache,
+    paths: Sequence[Path] | None = None,
+    *,
+    focus: frozenset[str] | None = None,
+    ids: Collection[str] = (),
+    digests: Mapping[str, str] | None = None,
+    preloaded: Sequence[Loaded] = (),
+    base: str | None = None,
+    standing_in: Overlay = NONE,
+) -> Ran:
+    """The one run of the checks: a plan's files loaded once, every stage, findings on `focus`.
+
+    `paths`: the files to load, in record_files' order (None: every file of the tree);
+    `focus`: the files whose findings are wanted (None: all), the others are what
+    their checks read; `ids`: every id of the tree (those not loaded are outside ids);
+    `digests`: the content hashes already known; `preloaded`: files of `paths` loaded
+    already (kb.incremental loads the changed files to plan). The cache is not saved.
+    """
+    listed = paths is not None
+    kb = build_knowledge_base(root, base, cache, paths, listed, digests, standing_in, preloaded)
+    kb.run.outside_ids = kb.run.outside_ids | frozenset(set(ids) - kb.records.keys())
+    kb.run.focus = focus
+    found = [f for f in run_rules(kb, cache) if focus is None or f.location.path in focus]
+    schema = waived(kb, kb.run.schema or [])
+    schema = [f for f in schema if focus is None or f.location.path in focus]
+    return Ran(kb, locate_stage(found, standing_in), locate_stage(schema, standing_in))
 
 
 def open_cache(root: Path, salt_value: str | None = None) -> RecordCache:
@@ -92,6 +138,7 @@ def build_knowledge_base(
     listed: bool = False,
     digests: Mapping[str, str] | None = None,
     standing_in: Overlay = NONE,
+    preloaded: Sequence[Loaded] = (),
 ) -> KnowledgeBase:
     """Load every record (or those in `paths`), run the per-file stage, add the base revision.
 
@@ -99,10 +146,11 @@ def build_knowledge_base(
 
     `listed`: `paths` are record files in record_files' order (kb.loader); `digests`,
     the content hashes this run already knows (kb.loader.load_files); `standing_in`,
-    the records standing in for files (kb.overlay).
+    the records standing in for files (kb.overlay); `preloaded`, files of `paths`
+    the load stage has already loaded in this run (not loaded again).
     """
     run = RunContext()
-    loaded = load_stage(root, cache, paths, listed, digests, standing_in)
+    loaded = load_stage(root, cache, paths, listed, digests, standing_in, preloaded)
     return attach(per_file_stage(loaded, run, cache), root, base, standing_in)
 
 
@@ -114,12 +162,32 @@ def load_stage(
     listed: bool = False,
     digests: Mapping[str, str] | None = None,
     standing_in: Overlay = NONE,
+    preloaded: Sequence[Loaded] = (),
 ) -> list[Loaded]:
     """Read and parse the files; store what the cache did not know (parse and load findings).
 
     Each file parsed in this run is also checked on its own right after its parse, in
     the same worker (`checked_alone`: the per-file stage's work, done in one pass).
+    `preloaded`: files of the listed `paths` loaded earlier in this run, taken as they are.
     """
+    if not preloaded:
+        return _load_new(root, cache, paths, listed, digests, standing_in)
+    done = {item.shown: item for item in preloaded}
+    named = [(display_path(path), path) for path in paths or ()]
+    todo = [path for shown, path in named if shown not in done]
+    rest = iter(_load_new(root, cache, todo, listed, digests, standing_in))
+    return [done[shown] if shown in done else next(rest) for shown, _ in named]
+
+
+def _load_new(
+    root: Path,
+    cache: RecordCache | None,
+    paths: Sequence[Path] | None,
+    listed: bool,
+    digests: Mapping[str, str] | None,
+    standing_in: Overlay,
+) -> list[Loaded]:
+    """load_files with the per-file stage beside each parse; the cache told what it did not know."""
     # _warm_up: while the workers parse, if any do
     loaded = load_files(root, paths, cache, listed, checked_alone, digests, _warm_up, standing_in)
     if cache is not None:
@@ -249,6 +317,49 @@ def checked_alone(record: Record) -> Checked:
         alone.freeze()  # its views once, not once per rule
         findings = [f for rule in rules_at("alone") for f in rule.check(alone)]
         return references, findings, tuple(record_templates(record.data))
+
+
+def loaded_states(loaded: Sequence[Loaded], cache: RecordCache | None) -> dict[str, FileState]:
+    """Each loaded file as a node of the dependency graph (kb.snapshot.FileState), by display path.
+
+    What kb.reads.file_nodes says of a knowledge base built from `loaded`, without
+    building one: a file that did not become a record is a node with no id (keeping
+    the id its place names); a record's node has its ids, its kind and what its
+    references name, from the per-file stage's work (done beside the parse, or known
+    to the cache, else done now).
+    """
+    unread = {item.shown: item.unread_id for item in loaded if item.record is None}
+    nodes = {p.location.path: FileState("", "", "", ()) for i in loaded for p in i.problems}
+    for item in loaded:
+        if item.record is not None:
+            nodes[item.record.path] = _node(item.record, _references_alone(item, cache))
+    return {
+        name: node if node.record_id else node._replace(unread_id=unread.get(name, ""))
+        for name, node in nodes.items()
+    }
+
+
+def _node(record: Record, rows: References) -> FileState:
+    """A record as a node of the dependency graph (kb.reads.nodes_of), given its references."""
+    references = [r if isinstance(r, Reference) else Reference(record.id, *r) for r in rows]
+    claimed = record.data.get("id")
+    return FileState(
+        record.id,
+        claimed if isinstance(claimed, str) else "",
+        record.kind,
+        targets_of(record, references),
+        bound_of(record, references),
+        record.digest,
+    )
+
+
+def _references_alone(item: Loaded, cache: RecordCache | None) -> References:
+    """The references of a loaded record: beside its parse, from the cache, or found now."""
+    assert item.record is not None
+    if item.alongside is not None:
+        return item.alongside[0]  # type: ignore[no-any-return]
+    known = cache.references(item.key) if cache is not None and item.key else None
+    return known if known is not None else checked_alone(item.record)[0]
 
 
 @functools.cache

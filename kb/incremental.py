@@ -1,4 +1,4 @@
-"""The snapshot strategy of `kb validate` (kb.api): re-check only what a change can reach.
+"""The snapshot strategy of `kb validate` (kb.api): a pure planner of what a run re-checks.
 
 Every run lists every file and compares it with the last run's snapshot
 (kb.snapshot): a file whose `stat` is what the snapshot recorded, safely older
@@ -12,6 +12,15 @@ the digest decides. Then:
   read; every other file keeps the findings it had;
 - no valid snapshot (first run, kb or the schemas changed, another working
   directory) or `--full`: every record is checked (and every file read).
+
+A run is three steps, and only the middle one decides: `observe` (the stats, and
+the hashes of the files a stat cannot vouch for), `changes` and `plan` (pure: the
+last snapshot and what is on disk now -> a `Plan`: which files to read anew, which
+to re-check, which to load for those checks, whose findings carry over; nothing
+is read, checked or cached), then kb.checker.execute runs the plan on one
+knowledge base, built once (the changed files are loaded once, before the plan,
+since their references now are what the plan follows). A full run is the plan
+`EVERYTHING`.
 
 A symlink whose target moved to a file with the same bytes is a changed file:
 its record id comes from the path it resolves to (kb.loader).
@@ -33,8 +42,8 @@ and kind swaps too) and checks that the findings always equal a full run's.
 from __future__ import annotations
 
 import time
-from collections.abc import Collection, Mapping
-from dataclasses import replace
+from collections.abc import Collection, Iterable, Mapping
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -58,8 +67,54 @@ from kb.snapshot import (
 from kb.store import cache_dir
 
 if TYPE_CHECKING:
+    from kb.checker import Ran
     from kb.findings import Finding
     from kb.model import KnowledgeBase
+
+
+@dataclass(frozen=True)
+class Observed:
+    """The tree on disk as this run found it, before anything is checked (`observe`).
+
+    `shown`: every record file by display path, in record_files' order; `seen`, its
+    stat; `digests`, its content hash (the snapshot's for a trusted stat; UNREAD for a
+    symlink that resolves elsewhere now). A run with no snapshot lists and hashes
+    nothing more than the stats: `shown` and `digests` are empty (the loader lists).
+    """
+
+    taken: int  # time.time_ns() before any folder or file was probed
+    folders: dict[str, Seen]
+    shown: dict[str, Path]
+    seen: dict[str, Seen | None]
+    digests: dict[str, str]
+
+
+@dataclass(frozen=True)
+class Plan:
+    """What a run does, decided before any check runs (`plan`; kb.checker.execute runs it).
+
+    `changed`: the files read anew (changed, new or gone); `files`, the tree after the
+    change; `rerun`, the files whose findings are computed; `load`, those and every
+    file their checks read; `carried`, the files that keep the findings they had;
+    `ids`, every record id of the tree (a loaded check sees those not loaded as
+    outside ids). `everything`: no snapshot to go by, every file is checked.
+    """
+
+    changed: frozenset[str] = frozenset()
+    files: Mapping[str, FileState] | None = None
+    rerun: frozenset[str] = frozenset()
+    load: frozenset[str] = frozenset()
+    carried: frozenset[str] = frozenset()
+    ids: frozenset[str] = frozenset()
+    everything: bool = False
+
+    @property
+    def focus(self) -> frozenset[str] | None:
+        """The files whose findings the run wants (None: every file)."""
+        return None if self.everything else self.rerun
+
+
+EVERYTHING = Plan(everything=True)
 
 
 def refresh(root: Path, *, full: bool = False) -> tuple[Snapshot, RunStats]:
@@ -73,22 +128,107 @@ def refresh(root: Path, *, full: bool = False) -> tuple[Snapshot, RunStats]:
     snapshot = None if full else read_snapshot(cache_dir(root), salt, root)
     if snapshot is not None and snapshot.unchanged():
         return snapshot, RunStats("snapshot", 0, 0)
+    now = observe(root, snapshot)
+    changed = changes(snapshot, now.digests) if snapshot is not None else frozenset()
+    if snapshot is not None and not changed:
+        if not _restamps(snapshot, now.seen, now.taken, now.folders):
+            return snapshot, RunStats("snapshot", 0, 0)
+        stats = RunStats("snapshot", 0, 0)
+    else:
+        snapshot, stats = _run(root, salt, snapshot, now, changed)
+    snapshot.seen = {name: seen or () for name, seen in now.seen.items()}
+    snapshot.taken, snapshot.folders = now.taken, now.folders
+    snapshot.checked = checked_paths(snapshot.files)
+    write_snapshot(cache_dir(root), salt, root, snapshot)
+    return snapshot, stats
+
+
+def observe(root: Path, snapshot: Snapshot | None) -> Observed:
+    """Probe every folder and file, and hash the files whose stat the snapshot cannot vouch for."""
     taken = time.time_ns()  # before any folder or file is probed, and every probe before a read
     folders = probe_folders(root)
     shown = {display_path(p): p for p in record_files(root)}
     seen = {name: probe(path) for name, path in shown.items()}
-    if snapshot is None:
-        shown.clear()  # a full check lists the tree itself: ~50 MB of Paths at 100,000 files
-        snapshot, stats = _check_everything(root, salt)
+    if snapshot is None:  # a full check lists the tree itself: ~50 MB of Paths at 100,000 files
+        return Observed(taken, folders, {}, seen, {})
+    return Observed(taken, folders, shown, seen, _digests(snapshot, shown, seen))
+
+
+def changes(snapshot: Snapshot, digests: Mapping[str, str]) -> frozenset[str]:
+    """The files whose bytes differ from the snapshot's (new, gone or unread ones included)."""
+    old = snapshot.files
+    changed = {
+        name
+        for name, digest in digests.items()
+        if digest == UNREAD or name not in old or old[name].digest != digest
+    }
+    return frozenset(changed | (old.keys() - digests.keys()))
+
+
+def plan(snapshot: Snapshot, changed: Iterable[str], states: Mapping[str, FileState]) -> Plan:
+    """What a run re-checks after `changed`, whose files are now `states` (pure: reads nothing).
+
+    `states`: the changed files that exist now, as loading them described them
+    (kb.checker.loaded_states). The rest of the tree is the snapshot's.
+    """
+    changed = frozenset(changed)
+    files = {n: s for n, s in snapshot.files.items() if n not in changed} | dict(states)
+    graph = DependencyGraph(files)
+    rerun = frozenset(_affected(snapshot, graph, set(changed), files))
+    load = frozenset(graph.load_set(rerun, declared_reads()))
+    carried = frozenset(files.keys() - rerun)
+    return Plan(changed, files, rerun, load, carried, frozenset(_ids_of(files)))
+
+
+def _run(
+    root: Path, salt: str, snapshot: Snapshot | None, now: Observed, changed: frozenset[str]
+) -> tuple[Snapshot, RunStats]:
+    """Plan the run (EVERYTHING without a snapshot), execute it and record what it found."""
+    from kb.checker import execute, load_stage, loaded_states, open_cache
+
+    cache = open_cache(root, salt)  # only now: it is the biggest file kb reads
+    done, chosen = EVERYTHING, None
+    pre = load_stage(root, cache, _listed(now, changed), True, now.digests) if changed else []
+    if snapshot is not None:
+        done = plan(snapshot, changed, loaded_states(pre, cache))
+        chosen = _listed(now, done.load)
+    ran = execute(
+        root, cache, chosen, focus=done.focus, ids=done.ids, digests=now.digests, preloaded=pre
+    )
+    cache.save(None if done.everything else _live_keys(now))
+    recorded = _recorded(snapshot, done, ran)
+    if done.everything:
+        stats = (len(recorded.files), len(ran.kb))
     else:
-        stats = _recheck_changes(root, salt, snapshot, shown, seen)
-        if stats.mode == "snapshot" and not _restamps(snapshot, seen, taken, folders):
-            return snapshot, stats
-    snapshot.seen = {name: now or () for name, now in seen.items()}
-    snapshot.taken, snapshot.folders = taken, folders
-    snapshot.checked = checked_paths(snapshot.files)
-    write_snapshot(cache_dir(root), salt, root, snapshot)
-    return snapshot, stats
+        stats = (len(done.rerun), len(done.load))
+    mode = "full" if done.everything else "incremental"
+    return recorded, replace(ran.kb.run.stats, mode=mode, rechecked=stats[0], loaded=stats[1])
+
+
+def _listed(now: Observed, names: Collection[str]) -> list[Path]:
+    """The paths of `names`, in record_files' order (as the loader would list them)."""
+    return [path for name, path in now.shown.items() if name in names]
+
+
+def _live_keys(now: Observed) -> set[str]:
+    """The record cache's keys of every file of the tree (a partial run keeps their entries)."""
+    return {RecordCache.key(n, digest, _link(now.seen[n])) for n, digest in now.digests.items()}
+
+
+def _recorded(snapshot: Snapshot | None, done: Plan, ran: Ran) -> Snapshot:
+    """The snapshot after `ran`: the plan's files and carried findings, and what the run found."""
+    states = file_states(ran.kb)
+    if snapshot is None or done.files is None:
+        snapshot = Snapshot(states)
+    else:
+        snapshot.files = dict(done.files) | {n: s for n, s in states.items() if n in done.rerun}
+        carried = done.carried
+        snapshot.findings = {n: f for n, f in snapshot.findings.items() if n in carried}
+        snapshot.waived = {n: f for n, f in snapshot.waived.items() if n in carried}
+    snapshot.put_findings(ran.findings, ran.waived_schema)
+    unsettled = _unsettled(ran.kb)
+    snapshot.unsettled = unsettled if done.focus is None else unsettled & done.focus
+    return snapshot
 
 
 def _restamps(
@@ -130,17 +270,6 @@ def _digest(path: Path) -> str:
         return UNREAD
 
 
-def _check_everything(root: Path, salt: str) -> tuple[Snapshot, RunStats]:
-    from kb.checker import check_everything, open_cache, resolve_locations, waived
-
-    kb, findings = check_everything(root, None, open_cache(root, salt))
-    snapshot = Snapshot(file_states(kb), unsettled=_unsettled(kb))
-    snapshot.put_findings(findings, resolve_locations(waived(kb, kb.run.schema or [])))
-    return snapshot, replace(
-        kb.run.stats, mode="full", rechecked=len(snapshot.files), loaded=len(kb)
-    )
-
-
 def file_states(kb: KnowledgeBase) -> dict[str, FileState]:
     """The snapshot's view of every file `kb` was loaded from (in its focus, if it has one).
 
@@ -155,47 +284,6 @@ def file_states(kb: KnowledgeBase) -> dict[str, FileState]:
     }
 
 
-def _recheck_changes(
-    root: Path, salt: str, snapshot: Snapshot, shown: dict[str, Path], seen: dict[str, Seen | None]
-) -> RunStats:
-    """Bring `snapshot` up to date with the files as they are now."""
-    old = snapshot.files
-    digests = _digests(snapshot, shown, seen)
-    changed = {
-        name
-        for name, digest in digests.items()
-        if digest == UNREAD or name not in old or old[name].digest != digest
-    }
-    changed |= old.keys() - digests.keys()
-    if not changed:
-        return RunStats("snapshot", 0, 0)
-    from kb.checker import build_knowledge_base, open_cache, resolve_locations, run_rules, waived
-
-    cache = open_cache(root, salt)  # only now: it is the biggest file kb reads
-    files = {n: s for n, s in old.items() if n not in changed}
-    files |= _states_of(root, cache, [p for n, p in shown.items() if n in changed])
-    graph = DependencyGraph(files)
-    affected = _affected(snapshot, graph, changed, files)
-    load = graph.load_set(affected, declared_reads())
-    kb = build_knowledge_base(
-        root, None, cache, [p for n, p in shown.items() if n in load], True, digests
-    )
-    kb.run.outside_ids = kb.run.outside_ids | frozenset(_ids_of(files) - kb.records.keys())
-    kb.run.focus = frozenset(affected)
-    fresh = resolve_locations(f for f in run_rules(kb, cache) if f.location.path in affected)
-    schema = (f for f in waived(kb, kb.run.schema or []) if f.location.path in affected)
-    cache.save({RecordCache.key(n, digest, _link(seen[n])) for n, digest in digests.items()})
-    files.update((name, state) for name, state in file_states(kb).items() if name in affected)
-    snapshot.files = files
-    snapshot.findings = {
-        n: f for n, f in snapshot.findings.items() if n in files and n not in affected
-    }
-    snapshot.waived = {n: f for n, f in snapshot.waived.items() if n in files and n not in affected}
-    snapshot.put_findings(fresh, resolve_locations(schema))
-    snapshot.unsettled = _unsettled(kb) & affected
-    return replace(kb.run.stats, mode="incremental", rechecked=len(affected), loaded=len(load))
-
-
 def _unsettled(kb: KnowledgeBase) -> set[str]:
     """The files whose equations results a budget decided in this run (RecordResult.budgeted)."""
     from kb.equations.engine import analysed
@@ -206,7 +294,7 @@ def _unsettled(kb: KnowledgeBase) -> set[str]:
 
 
 def _affected(
-    snapshot: Snapshot, graph: DependencyGraph, changed: set[str], files: dict[str, FileState]
+    snapshot: Snapshot, graph: DependencyGraph, changed: set[str], files: Mapping[str, FileState]
 ) -> set[str]:
     """The files whose findings `changed` may change (`graph`, `files`: the tree as it is now)."""
     affected = graph.affected(changed, DependencyGraph(snapshot.files))
@@ -225,19 +313,9 @@ def _affected(
     return affected
 
 
-def _ids_of(files: dict[str, FileState]) -> set[str]:
+def _ids_of(files: Mapping[str, FileState]) -> set[str]:
     """The ids of the tree: of its records, and those that files kb cannot read name."""
     return {state.record_id or state.unread_id for state in files.values()} - {""}
-
-
-def _states_of(
-    root: Path, cache: RecordCache, paths: list[Path], standing_in: Overlay = NONE
-) -> dict[str, FileState]:
-    """Load just these files and describe them (their references included)."""
-    from kb.checker import build_knowledge_base
-
-    kb = build_knowledge_base(root, None, cache, paths, listed=True, standing_in=standing_in)
-    return file_states(kb)
 
 
 # The language server's route (kb.lsp.engine): open buffers stand in for their files
@@ -248,7 +326,9 @@ def states_of(
     root: Path, cache: RecordCache, paths: list[Path], standing_in: Overlay = NONE
 ) -> dict[str, FileState]:
     """The snapshot's view of just these files, loaded now (their references included)."""
-    return _states_of(root, cache, paths, standing_in)
+    from kb.checker import load_stage, loaded_states
+
+    return loaded_states(load_stage(root, cache, paths, True, None, standing_in), cache)
 
 
 def affected_by(
@@ -260,7 +340,7 @@ def affected_by(
 
 def ids_of(files: Mapping[str, FileState]) -> set[str]:
     """The ids of the tree `files` describes (those of files kb cannot read included)."""
-    return {state.record_id or state.unread_id for state in files.values()} - {""}
+    return _ids_of(files)
 
 
 def check_focus(
@@ -277,13 +357,11 @@ def check_focus(
     `paths` (in record_files' order) must hold what the checks of `focus` read
     (DependencyGraph.load_set); `ids`, every id of the tree; `known`, the digests
     already known by display path; `standing_in`, the records standing in for files
-    (kb.overlay: the language server's buffers). As `_recheck_changes` checks the files
-    it re-checks.
+    (kb.overlay: the language server's buffers). kb.checker.execute, as `refresh` runs it.
     """
-    from kb.checker import build_knowledge_base, resolve_locations, run_rules
+    from kb.checker import execute
 
-    kb = build_knowledge_base(root, None, cache, paths, True, known, standing_in)
-    kb.run.outside_ids = kb.run.outside_ids | frozenset(set(ids) - kb.records.keys())
-    kb.run.focus = frozenset(focus)
-    found = (f for f in run_rules(kb, cache) if f.location.path in focus)
-    return resolve_locations(found, standing_in)
+    wanted = frozenset(focus)
+    return execute(
+        root, cache, paths, focus=wanted, ids=ids, digests=known, standing_in=standing_in
+    ).findings
