@@ -138,7 +138,7 @@ def test_one_unit_table() -> None:
 # The checker's routes into the pipeline, and the only modules that may take them:
 # kb.api (every command, the language server, kb diff and the tests go through it)
 # and kb.incremental (its snapshot route, which kb.api picks).
-_ROUTES = {"check_everything", "build_knowledge_base", "run_rules"}
+_ROUTES = {"check_everything", "build_knowledge_base", "run_rules", "execute"}
 _ROUTE_TAKERS = {"kb.api", "kb.incremental"}
 
 
