@@ -15,6 +15,7 @@ from click.testing import CliRunner
 from kb.cli import cli
 from kb.model import FOLDER_BY_KIND, KINDS
 from tests.conftest import REPO, run_kb, source_yaml, write_tree
+from tests.inprocess import kb_in_process
 
 LINK = """\
 kind: interconnect
@@ -85,7 +86,10 @@ def test_exit_1_on_findings(tree: Path) -> None:
     ],
 )
 def test_exit_2_on_usage_errors(tree: Path, args: list[str], message: str) -> None:
-    done = run_kb(args, cwd=tree)
+    """Through the real `kb` for one error of click's and one of kb's (the entry point's
+    mapping to exit 2), the rest in process (tests/inprocess.py maps them the same way)."""
+    real = args[0] == "no-such-command" or args[:2] == ["validate", "--root"]
+    done = (run_kb if real else kb_in_process)(args, cwd=tree)
     assert done.returncode == 2, done.stdout + done.stderr
     assert message in done.stderr
     assert "Traceback" not in done.stderr + done.stdout
@@ -132,11 +136,11 @@ results:
 def test_fail_on_sets_the_lowest_failing_severity(tree: Path) -> None:
     (tree / "records" / "receipts").mkdir()
     (tree / "records" / "receipts" / "run.yaml").write_text(RECEIPT, encoding="utf-8")
-    done = run_kb(["validate"], cwd=tree)
+    done = kb_in_process(["validate"], cwd=tree)
     assert done.returncode == 0, done.stdout  # a warning alone does not fail
     assert "records/receipts/run.yaml:12:1: EV002" in done.stdout
     assert "[warning]" in done.stdout
-    assert run_kb(["validate", "--fail-on", "warning"], cwd=tree).returncode == 1
+    assert kb_in_process(["validate", "--fail-on", "warning"], cwd=tree).returncode == 1
 
 
 def test_schemas_that_are_missing_stop_kb_with_exit_2(tree: Path) -> None:
@@ -189,7 +193,7 @@ def test_new_skeleton_validates_except_for_its_placeholders(tmp_path: Path) -> N
     (tmp_path / "records").mkdir()
     for kind in KINDS:
         assert invoke(tmp_path, "new", kind, f"{FOLDER_BY_KIND[kind]}/sketch")[0] == 0
-    done = run_kb(["validate", "--format", "json"], cwd=tmp_path)
+    done = kb_in_process(["validate", "--format", "json"], cwd=tmp_path)
     assert done.returncode == 1, done.stderr
     findings = json.loads(done.stdout)["findings"]
     by_file: dict[str, set[int]] = {}
@@ -222,7 +226,7 @@ def test_new_filled_in_is_clean(tmp_path: Path) -> None:
     for key, value in fills.items():
         text = re.sub(rf"^(\s*){key}: ~  # TODO:.*$", rf"\g<1>{key}: {value}", text, flags=re.M)
     path.write_text(text, encoding="utf-8")
-    assert run_kb(["validate"], cwd=tmp_path).returncode == 0
+    assert kb_in_process(["validate"], cwd=tmp_path).returncode == 0
 
 
 def test_new_points_at_the_repositorys_exported_schemas(tmp_path: Path) -> None:
@@ -396,7 +400,7 @@ def test_list_unverified_prints_each_figure_and_a_count(tree: Path) -> None:
 
 def test_list_unverified_on_the_shipped_records() -> None:
     """The README quotes this count (issue 6); it must match a direct walk of the records."""
-    done = run_kb(["list", "--unverified", "--format", "json"], cwd=REPO)
+    done = kb_in_process(["list", "--unverified", "--format", "json"], cwd=REPO)
     assert done.returncode == 0, done.stderr
     document = json.loads(done.stdout)
     direct = 0
@@ -431,13 +435,15 @@ def test_pre_commit_hook_definition() -> None:
 
 
 def test_pre_commit_hook_entry_with_staged_files(tree: Path) -> None:
-    """What pre-commit runs: the entry alone, from the repository root (no file names)."""
+    """What pre-commit runs: the entry alone, from the repository root (no file names).
+
+    In process: tests/install runs the real hook, from a released hook repository."""
     hooks = yaml.safe_load((REPO / ".pre-commit-hooks.yaml").read_text(encoding="utf-8"))
     entry = next(h for h in hooks if h["id"] == "kb-validate")["entry"].split()
     assert entry[0] == "kb"
-    assert run_kb(entry[1:], cwd=tree).returncode == 0
+    assert kb_in_process(entry[1:], cwd=tree).returncode == 0
     (tree / "records" / "sources" / "doc.yaml").unlink()  # the link's source is gone
-    done = run_kb(entry[1:], cwd=tree)
+    done = kb_in_process(entry[1:], cwd=tree)
     assert done.returncode == 1
     assert "records/interconnects/link.yaml:11:" in done.stdout and "RF001" in done.stdout
 

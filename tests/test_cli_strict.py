@@ -281,7 +281,7 @@ def test_stdin_is_checked_as_the_named_file(clean: Path) -> None:
     assert done.returncode == 1, done.stderr
     assert b"records/sources/doc.yaml:5:1: SC001" in done.stdout
     assert (clean / "records" / "sources" / "doc.yaml").read_text() == source_yaml()  # untouched
-    assert run_kb(["validate"], cwd=clean).returncode == 0  # the tree on disk is still clean
+    assert kb_in_process(["validate"], cwd=clean).returncode == 0  # the disk is still clean
 
 
 def test_stdin_record_resolves_references_and_its_id_against_the_tree(clean: Path) -> None:
@@ -314,7 +314,7 @@ def test_stdin_that_refutes_a_claim_elsewhere_reports_that_file(warm_copy: Path)
         for line in out.splitlines()
     ), out
     assert f"see: {name}:" in out
-    assert run_kb(["validate"], cwd=warm_copy.parent).returncode == 0  # disk unchanged
+    assert kb_in_process(["validate"], cwd=warm_copy.parent).returncode == 0  # disk unchanged
 
 
 @pytest.mark.parametrize(
@@ -386,7 +386,7 @@ def test_a_file_name_that_is_not_utf8_is_a_finding_not_a_crash(clean: Path) -> N
     with open(folder + b"/bad\xff.yaml", "wb") as handle:
         handle.write(source_yaml().encode())
     for args in (["validate"], ["validate"], ["validate", "--format", "json"], ["list"]):
-        done = run_kb(args, cwd=clean)
+        done = kb_in_process(args, cwd=clean)  # the last run below is the real `kb`
         assert "Traceback" not in done.stderr and "internal error" not in done.stderr, args
         assert done.returncode in (0, 1), (args, done.stderr)
     done = run_kb(["validate"], cwd=clean)
@@ -417,7 +417,7 @@ def test_os_errors_on_what_kb_writes_are_usage_errors(
 def test_calc_refuses_a_number_too_large_to_be_finite() -> None:
     from tests.conftest import SHIPPED_RECORDS
 
-    done = run_kb(
+    done = kb_in_process(
         [
             "calc",
             "flops/sched-tensor-parallel-crossover",

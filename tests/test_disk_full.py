@@ -1,10 +1,13 @@
-"""A full disk (simulated ENOSPC) stops kb with a clear message; nothing is half-written."""
+"""A full disk (simulated ENOSPC) stops kb with a clear message; nothing is half-written.
+
+On the shipped sample (tests/sample.py): the report and every page are written through
+the patched call (os.fdopen, Path.write_bytes) whatever the tree holds.
+"""
 
 from __future__ import annotations
 
 import errno
 import os
-import shutil
 from pathlib import Path
 from typing import Any
 
@@ -12,7 +15,7 @@ import pytest
 from click.testing import CliRunner
 
 from kb.cli import cli as main
-from tests.conftest import REPO
+from tests.sample import sample_copy
 
 
 def _enospc(*args: Any, **kwargs: Any) -> Any:
@@ -43,9 +46,10 @@ def test_validate_output_on_a_full_disk_is_a_usage_error_and_leaves_nothing(
     # a cold store of its own: a warm .kb-cache in the tree would be read through the
     # patched fdopen too, and the test would depend on what ran before it
     monkeypatch.setenv("KB_CACHE_DIR", str(tmp_path.with_name(tmp_path.name + "-cache")))
+    records = sample_copy(tmp_path.with_name(tmp_path.name + "-sample") / "records")
     monkeypatch.setattr(os, "fdopen", lambda fd, *a, **k: _FullStream(fd))
     result = CliRunner().invoke(
-        main, ["validate", "--root", str(REPO / "records"), "--format", "json", "-o", str(report)]
+        main, ["validate", "--root", str(records), "--format", "json", "-o", str(report)]
     )
     assert result.exit_code == 2, result.output
     assert "No space left on device" in result.output
@@ -57,8 +61,7 @@ def test_validate_output_on_a_full_disk_is_a_usage_error_and_leaves_nothing(
 def test_build_on_a_full_disk_keeps_the_published_site(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    records = tmp_path / "records"
-    shutil.copytree(REPO / "records", records)
+    records = sample_copy(tmp_path / "records")
     out = tmp_path / "site"
     runner = CliRunner()
     first = runner.invoke(main, ["build", "--root", str(records), "--out", str(out)])

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import gc
-import shutil
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -12,8 +11,7 @@ import pytest
 
 from kb import api
 from kb.gcpause import paused, paused_during
-from tests.conftest import SHIPPED_RECORDS
-from tests.warm import seed
+from tests.sample import sample_copy
 
 
 @pytest.fixture
@@ -53,12 +51,12 @@ def test_the_api_runs_paused_and_gives_the_collector_back(
     collector: None,
     tmp_path: Path,
     monkeypatch: pytest.MonkeyPatch,
-    shipped_stores: Path,
 ) -> None:
+    """On the shipped sample (tests/sample.py): the pause is around the load, whatever it loads."""
     from kb import checker  # kb.api and kb.incremental import it when they need it
 
-    shutil.copytree(SHIPPED_RECORDS, tmp_path / "records")
-    monkeypatch.setenv("KB_CACHE_DIR", str(seed(shipped_stores, tmp_path / "cache")))
+    sample_copy(tmp_path / "records")
+    monkeypatch.setenv("KB_CACHE_DIR", str(tmp_path / "cache"))
     seen: list[bool] = []
     real = checker.build_knowledge_base
 
@@ -102,10 +100,12 @@ def test_frozen_leaves_a_callers_own_freeze_in_place() -> None:
 def test_a_site_build_runs_frozen_and_unfreezes(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    """On the shipped sample (tests/sample.py): the freeze is around any build."""
     from kb.sitegen import build as site_build
     from tests.site.conftest import load
 
-    kb, _ = load(SHIPPED_RECORDS)
+    monkeypatch.setenv("KB_CACHE_DIR", str(tmp_path / "cache"))
+    kb, _ = load(sample_copy(tmp_path / "records"))
     seen: list[int] = []
     real = site_build.write_home
 

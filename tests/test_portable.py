@@ -28,8 +28,9 @@ import yaml
 
 from kb.equations import threadbudget
 from kb.equations.timeout import CheckGuard, CheckTimeout, run_with_budget
-from tests.conftest import REPO, SHIPPED_RECORDS, kb_executable, run_kb, write_tree
-from tests.warm import seed
+from tests.conftest import REPO, SHIPPED_RECORDS, run_kb, write_tree
+from tests.inprocess import kb_in_process
+from tests.sample import full, sample_copy
 
 TIMEOUT_CASE = REPO / "tests" / "rules" / "cases" / "eq_check_timeout.yaml"
 
@@ -186,24 +187,37 @@ main()
 """
 
 
-def _validate(root: Path, cwd: Path, cache: Path, simulated: bool) -> tuple[int, Any, str]:
+def _validate(
+    root: Path, cwd: Path, cache: Path, simulated: bool, work: str | None = None
+) -> tuple[int, Any, str]:
+    """`kb validate --full` as JSON: the fallback in a fresh process, the normal path here.
+
+    The simulation needs a fresh process (kb's in-process memos start empty, and every
+    check meets the patched modules); the normal path is the one every other test of
+    this process runs, so it runs in process (tests/inprocess.py), a subprocess cheaper.
+    """
     args = ["validate", "--full", "--format", "json", "--root", str(root)]
-    env = {**os.environ, "KB_CACHE_DIR": str(cache)}
-    command = (
-        [sys.executable, "-c", SIMULATED_KB, *args] if simulated else [*kb_executable(), *args]
-    )
-    done = subprocess.run(
-        command, cwd=cwd, env=env, capture_output=True, text=True, timeout=600, check=False
-    )
+    env = {"KB_CACHE_DIR": str(cache), **({"KB_EQ_WORK": work} if work else {})}
+    if simulated:
+        done = subprocess.run(
+            [sys.executable, "-c", SIMULATED_KB, *args],
+            cwd=cwd,
+            env={**os.environ, **env},
+            capture_output=True,
+            text=True,
+            timeout=600,
+            check=False,
+        )
+    else:
+        done = kb_in_process(args, cwd=cwd, env=env)
     return done.returncode, json.loads(done.stdout)["findings"], done.stderr
 
 
-def _broken_copy(tmp_path: Path) -> Path:
-    """The shipped records with the README's H100 edit, plus a check that must time out."""
-    root = tmp_path / "records"
-    shutil.copytree(SHIPPED_RECORDS, root)
+def _break(root: Path) -> Path:
+    """The README's H100 edit, plus a check that must time out, applied to a records tree."""
     hardware = root / "hardware" / "nvidia-h100-sxm.yaml"
     text = hardware.read_text(encoding="utf-8")
+    assert "bandwidth: {value: 3350, unit: GB/s" in text
     hardware.write_text(
         text.replace("bandwidth: {value: 3350, unit: GB/s", "bandwidth: {value: 3000, unit: GB/s"),
         encoding="utf-8",
@@ -220,20 +234,57 @@ def _broken_copy(tmp_path: Path) -> Path:
     return root
 
 
-@pytest.mark.parametrize("tree", ["shipped", "broken"])
+def _tree(tree: str, tmp_path: Path) -> Path:
+    if tree == "shipped":
+        return SHIPPED_RECORDS
+    if tree == "broken":
+        root = tmp_path / "records"
+        shutil.copytree(SHIPPED_RECORDS, root)
+        return _break(root)
+    root = sample_copy(tmp_path / "records")
+    return _break(root) if tree == "sample-broken" else root
+
+
+SAMPLE_WORK = "300000"  # steps per check on the sample (kb.settings.DEFAULT_WORK / 10)
+WHOLE_TREE = pytest.mark.skipif(not full(), reason="the shipped tree: KB_FULL=1")
+
+
+@pytest.mark.parametrize(
+    "tree",
+    [
+        "sample",
+        "sample-broken",
+        pytest.param("shipped", marks=[WHOLE_TREE, pytest.mark.slow]),
+        pytest.param("broken", marks=[WHOLE_TREE, pytest.mark.slow]),
+    ],
+)
 def test_validate_full_through_the_fallback_finds_what_the_normal_path_finds(
-    tree: str, tmp_path: Path, shipped_stores: Path
+    tree: str, tmp_path: Path
 ) -> None:
-    root = SHIPPED_RECORDS if tree == "shipped" else _broken_copy(tmp_path)
-    # the reference from the shipped records' stores (tests/warm.py); the fallback cold
-    normal = _validate(root, tmp_path, seed(shipped_stores, tmp_path / "cache-normal"), False)
-    fallback = _validate(root, tmp_path, tmp_path / "cache-fallback", simulated=True)
+    """Per push on the shipped sample (tests/sample.py), on the whole tree with KB_FULL=1.
+
+    The fallback changes how a check is bounded and where it runs (a thread budget in
+    this process instead of SIGPROF and forked workers), never what it computes; the
+    sample holds every kind of claim, a derivation, a placement and (broken) a refuted
+    figure and a check that must time out, so every path of a check meets the fallback.
+    Both runs are cold: each derives every claim itself. On the sample both count
+    SAMPLE_WORK steps per check, a tenth of the default: every claim of the sample fits
+    (the clean sample passes), and the check that must time out spends a tenth as much.
+    """
+    root = _tree(tree, tmp_path)
+    work = SAMPLE_WORK if tree.startswith("sample") else None
+    normal = _validate(root, tmp_path, tmp_path / "cache-normal", False, work)
+    fallback = _validate(root, tmp_path, tmp_path / "cache-fallback", True, work)
     assert fallback[:2] == normal[:2]
     budgets = re.search(r"thread budgets: (\d+)", fallback[2])
-    assert budgets and int(budgets.group(1)) > 100, fallback[2]  # the checks took the fallback
+    claims = sum(
+        len(yaml.safe_load(path.read_text(encoding="utf-8")).get("claims") or [])
+        for path in root.glob("flops/*.yaml")
+    )
+    assert budgets and int(budgets.group(1)) >= claims, fallback[2]  # the checks took the fallback
     assert "Traceback" not in fallback[2] and "internal error" not in fallback[2]
     code, findings = fallback[:2]
-    if tree == "broken":
+    if tree.endswith("broken"):
         codes = {finding["code"] for finding in findings}
         assert code == 1 and {"EQ007", "EQ014"} <= codes, codes
     else:  # PR003 warnings (numbers in prose) are allowed while records are templated
@@ -242,8 +293,10 @@ def test_validate_full_through_the_fallback_finds_what_the_normal_path_finds(
 
 @pytest.mark.parametrize("value", ["abc", "0", "-2", "nan", "inf"])
 def test_a_bad_budget_setting_is_a_usage_error_not_findings(value: str, tmp_path: Path) -> None:
+    """The first value through the real `kb` (its entry point maps the error), the rest here."""
     write_tree(tmp_path / "records", {"flops/x.yaml": _timeout_case_record()})
-    done = run_kb(["validate", "--full"], cwd=tmp_path, env={"KB_EQ_BUDGET": value})
+    run = run_kb if value == "abc" else kb_in_process
+    done = run(["validate", "--full"], cwd=tmp_path, env={"KB_EQ_BUDGET": value})
     assert done.returncode == 2, done.stdout
     assert done.stderr == f"kb: KB_EQ_BUDGET='{value}': expected a positive number of seconds\n"
     assert done.stdout == ""

@@ -9,7 +9,8 @@ checks and reports every file; only results whose keys (file bytes and everythin
 check read) are unchanged come from the store, as on a user's second run.
 
 The run snapshot (`run` store) is never copied: a seeded tree's first run is a full run.
-`tests/project/test_warm_stores.py` holds a seeded run's findings equal to a cold run's.
+`tests/project/test_warm_stores.py` holds a seeded run's findings equal to a cold run's
+(on the clean tree, to what the cold run that made the stores reported: `cold_summary`).
 
 Under pytest-xdist the stores are made once for all workers (a lock file in the run's
 shared temporary folder); without xdist once per session.
@@ -17,11 +18,13 @@ shared temporary folder); without xdist once per session.
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 import pytest
 
@@ -29,7 +32,11 @@ from kb.equations.cache import STORE as EQUATION_STORE
 from kb.recordcache import STORE as RECORD_STORE
 from tests.conftest import SHIPPED_RECORDS
 
+if TYPE_CHECKING:
+    from kb.api import Result
+
 KEPT = (RECORD_STORE, EQUATION_STORE)  # never the run snapshot
+COLD = "cold-run.json"  # beside the stores: what the cold run reported (never seeded)
 
 
 @contextmanager
@@ -60,15 +67,39 @@ def make_stores(tmp_path_factory: pytest.TempPathFactory) -> Path:
             work = shared / "shipped-stores.work"
             shutil.rmtree(work, ignore_errors=True)
             shutil.copytree(SHIPPED_RECORDS, work / "records")
-            validate(work / "records", remember=False)  # cold: fills .kb-cache beside it
+            before = os.getcwd()
+            os.chdir(work)  # paths as a test at a copy's parent sees them: records/...
+            try:
+                cold = validate(Path("records"), remember=False)  # fills .kb-cache beside it
+            finally:
+                os.chdir(before)
             kept = work / "kept"
             kept.mkdir()
+            (kept / COLD).write_text(json.dumps(summary(cold)), encoding="utf-8")
             for store in (work / ".kb-cache").iterdir():
                 if _store_name(store) in KEPT:
                     shutil.copy2(store, kept / store.name)
             kept.rename(done)
             shutil.rmtree(work, ignore_errors=True)
     return done
+
+
+def summary(result: Result) -> dict[str, Any]:
+    """What a run reported, as JSON: each finding's fields, the files checked, the SymPy work."""
+    return {
+        "findings": [
+            [f.code, f.severity.value, str(f.location), f.message, f.hint, repr(f.related)]
+            for f in result.findings
+        ],
+        "checked": list(result.checked_paths),
+        "symbolic": result.stats.symbolic,
+    }
+
+
+def cold_summary(stores: Path) -> dict[str, Any]:
+    """`summary` of the cold run that made `stores` (on a copy of the shipped records)."""
+    loaded: dict[str, Any] = json.loads((stores / COLD).read_text(encoding="utf-8"))
+    return loaded
 
 
 def _store_name(path: Path) -> str:

@@ -150,12 +150,16 @@ def test_unknown_revision_is_a_usage_error(repo: Path) -> None:
 
 @pytest.mark.slow
 def test_h100_bandwidth_change_moves_the_crossover(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, shipped_stores: Path
 ) -> None:
-    """The shipped records: H100 HBM 3350 -> 3000 GB/s moves B* (proportional to 1/BW_hbm)."""
+    """The shipped records: H100 HBM 3350 -> 3000 GB/s moves B* (proportional to 1/BW_hbm).
+
+    From the shipped records' stores (tests/warm.py): the base is the shipped tree, and
+    the head re-derives what the edit reaches, as after a user's first run."""
     import shutil
 
     from tests.conftest import SHIPPED_RECORDS
+    from tests.warm import seed
 
     root = tmp_path / "records"
     shutil.copytree(SHIPPED_RECORDS, root)
@@ -168,7 +172,7 @@ def test_h100_bandwidth_change_moves_the_crossover(
     path.write_text(text.replace("bandwidth: {value: 3350,", "bandwidth: {value: 3000,"))
     git(tmp_path, "commit", "-q", "-am", "head")
     monkeypatch.chdir(tmp_path)
-    monkeypatch.setenv("KB_CACHE_DIR", str(tmp_path / "cache"))
+    monkeypatch.setenv("KB_CACHE_DIR", str(seed(shipped_stores, tmp_path / "cache")))
     code, output = _diff("HEAD~1", "HEAD", "--format", "json")
     assert code == 0, output
     data = json.loads(output)

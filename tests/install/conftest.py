@@ -20,6 +20,7 @@ from pathlib import Path
 import pytest
 
 from tests.conftest import REPO, SHIPPED_RECORDS, git
+from tests.sample import sample_copy
 from tests.warm import seed
 
 # Only what a user's shell would have: no PYTHONPATH pointing into the checkout.
@@ -155,6 +156,19 @@ def outside(tmp_path: Path, wheel_stores: Path) -> Path:
     work = tmp_path / "user-repo"
     shutil.copytree(SHIPPED_RECORDS, work / "records")
     seed(wheel_stores, work / ".kb-cache")
+    assert REPO not in work.resolve().parents
+    return work
+
+
+@pytest.fixture
+def outside_sample(tmp_path: Path) -> Path:
+    """A folder outside the repository with the shipped sample (tests/sample.py), no stores.
+
+    For what the wheel must carry whatever the tree (the site's templates and assets, the
+    schemas, each command): a cold run and a whole site of ~80 records, not ~440.
+    """
+    work = tmp_path / "user-sample"
+    sample_copy(work / "records")
     assert REPO not in work.resolve().parents
     return work
 

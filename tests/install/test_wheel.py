@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import json
 import os
-import sys
 from pathlib import Path
 
-from tests.conftest import REPO
+from tests.inprocess import kb_in_process
 from tests.install.conftest import break_three_ways, run
+from tests.warm import seed
 
 
 def kb(installed: Path, cwd: Path, *args: str, **env: str):  # type: ignore[no-untyped-def]
@@ -39,28 +39,27 @@ def test_schema_reference_and_equation_errors_are_found(installed: Path, outside
 
 
 def test_the_wheel_reports_exactly_what_the_checkout_reports(
-    installed: Path, outside: Path, tmp_path: Path
+    installed: Path, outside: Path, tmp_path: Path, shipped_stores: Path
 ) -> None:
+    """Each from the stores its own code made on the clean tree (a cold run of the wheel in
+    `wheel_stores`, of the checkout in `shipped_stores`), re-deriving what the edits reach:
+    a seeded run reports what a cold run reports (tests/project/test_warm_stores.py). The
+    checkout's run is in process (tests/inprocess.py), with this checkout's code."""
     break_three_ways(outside / "records")
-    wheel = kb(
-        installed,
-        outside,
-        "validate",
-        "--full",
-        "--format",
-        "json",
-        KB_CACHE_DIR=str(tmp_path / "wheel-cache"),
-    )
-    checkout = run(
-        [sys.executable, "-m", "kb", "validate", "--full", "--format", "json"],
+    wheel = kb(installed, outside, "validate", "--full", "--format", "json")
+    checkout = kb_in_process(
+        ["validate", "--full", "--format", "json"],
         cwd=outside,
-        env={"PYTHONPATH": str(REPO), "KB_CACHE_DIR": str(tmp_path / "checkout-cache")},
+        env={"KB_CACHE_DIR": str(seed(shipped_stores, tmp_path / "checkout-cache"))},
     )
     assert checkout.returncode == wheel.returncode == 1, checkout.stderr + wheel.stderr
     assert json.loads(wheel.stdout) == json.loads(checkout.stdout)
 
 
-def test_the_commands_work_from_the_wheel(installed: Path, outside: Path) -> None:
+def test_the_commands_work_from_the_wheel(installed: Path, outside_sample: Path) -> None:
+    """On the shipped sample (tests/sample.py): every template, asset and schema of the
+    site is written whatever the records, and each command runs on a record it holds."""
+    outside = outside_sample
     new = kb(installed, outside, "new", "source", "sources/my-notes")
     assert new.returncode == 0, new.stderr
     assert (outside / "records/sources/my-notes.yaml").is_file()
@@ -75,7 +74,14 @@ def test_the_commands_work_from_the_wheel(installed: Path, outside: Path) -> Non
     ):
         assert (outside / "site" / page).is_file(), page
     assert "Compute-placement tax" in (outside / "site/methodology.html").read_text()
-    calc = kb(installed, outside, "calc", "flops/prefill-gemm-ridge", "--claim", "ridge-h100")
+    calc = kb(
+        installed,
+        outside,
+        "calc",
+        "flops/decode-kv-cache-read",
+        "--claim",
+        "cache-time-70b-b32-s8k",
+    )
     assert calc.returncode == 0 and calc.stdout.strip(), calc.stderr
     ledger = kb(
         installed, outside, "ledger", "placements/llama-3.1-405b-one-h200-node-vs-two-h100-nodes"

@@ -14,6 +14,7 @@ from pathlib import Path
 import pytest
 
 from kb.api import open_kb, validate
+from tests.warm import seed
 
 REPO = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(REPO / "bench"))
@@ -84,11 +85,12 @@ def test_quick_run_prints_its_table(tmp_path: Path) -> None:
 
 
 def test_prose_numbers_counts_what_pr003_flags(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, shipped_stores: Path
 ) -> None:
+    """The check from the shipped records' stores (tests/warm.py), not a cold run of its own."""
     import prose_numbers
 
-    monkeypatch.setenv("KB_CACHE_DIR", str(tmp_path / "cache"))
+    monkeypatch.setenv("KB_CACHE_DIR", str(seed(shipped_stores, tmp_path / "cache")))
     found = prose_numbers.count(REPO / "records")
     flagged = [f for f in validate(REPO / "records", remember=False).findings if f.code == "PR003"]
     assert sum(n for (_, field), n in found.items() if field != prose_numbers.SKIPPED) == len(
