@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import functools
 import http.server
+import os
 import threading
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -100,19 +101,112 @@ def watch_all(page: Any) -> list[str]:
 Audit = Callable[[Any], tuple[list[str], str]]  # page -> (violations shown, axe's version)
 
 
-def axe_audit(options: dict[str, Any], held: set[str]) -> Audit:
-    """Run axe on a loaded page with `options`; keep serious, critical and `held` violations."""
+def full_run() -> bool:
+    """Whether KB_FULL=1 asks for the full versions of the sampled checks (CONTRIBUTING.md)."""
+    return os.environ.get("KB_FULL") == "1"
+
+
+# Colour contrast is ~3/4 of axe's time on a long page (the seed flop class: ~12 CPU-s of
+# ~16), and it depends only on computed styles: the text's colour, size, weight and
+# shadow, and the backgrounds, opacity, filters, clipping and stacking of the element and
+# its ancestors (and their ::before/::after). STYLE_GROUPS groups the page's text-bearing
+# elements (a non-blank text node of their own, or a form control) by exactly those
+# computed values and keeps the first element of each group; axe's colour contrast then
+# runs on those alone (with their descendants). tests/site/test_contrast_sample.py shows
+# on probe pages per push, and on every audited page with KB_FULL=1, that the groups with
+# a violation are the same in the sampled and in the full run.
+STYLE_GROUPS = """() => {
+  const ids = new Map(), chainOf = new Map();
+  const intern = (s) => {
+    let i = ids.get(s);
+    if (i === undefined) ids.set(s, (i = ids.size));
+    return i;
+  };
+  const BOX = ["background-color", "background-image", "background-clip", "opacity", "filter",
+    "mix-blend-mode", "backdrop-filter", "position", "z-index", "overflow-x", "overflow-y",
+    "clip", "clip-path", "visibility", "display", "content-visibility", "transform"];
+  const chain = (e) => {  // the id of the element's and its ancestors' box styles
+    if (!e) return -1;
+    let id = chainOf.get(e);
+    if (id !== undefined) return id;
+    const s = getComputedStyle(e);
+    let own = BOX.map((p) => s.getPropertyValue(p)).join("|");
+    for (const pseudo of ["::before", "::after"]) {
+      const p = getComputedStyle(e, pseudo);
+      if (p.content !== "none" && p.content !== "normal")
+        own += "|" + pseudo + BOX.map((q) => p.getPropertyValue(q)).join("|");
+    }
+    id = intern(chain(e.parentElement) + "/" + own);
+    chainOf.set(e, id);
+    return id;
+  };
+  const TEXT = ["color", "fill", "font-size", "font-weight", "text-shadow",
+    "-webkit-text-fill-color", "-webkit-text-stroke-width", "-webkit-text-stroke-color"];
+  const groups = new Map(), of = new Map();
+  for (const e of document.querySelectorAll("body *")) {
+    const control = /^(INPUT|SELECT|TEXTAREA)$/.test(e.tagName);
+    if (!control && ![...e.childNodes].some((n) => n.nodeType === 3 && n.data.trim())) continue;
+    const s = getComputedStyle(e);
+    const group = chain(e) + "#" + TEXT.map((p) => s.getPropertyValue(p)).join("|") + "#"
+      + (control ? e.tagName + e.type : "") + (e.closest("svg") ? "svg" : "")
+      + (e.checkVisibility({checkOpacity: true, checkVisibilityCSS: true}) ? "" : "hidden");
+    of.set(e, group);
+    if (!groups.has(group)) groups.set(group, e);
+  }
+  window.__kbGroupOf = of;
+  window.__kbSample = [...groups.values()];
+  return window.__kbSample.length;
+}"""
+CONTRAST = "color-contrast"
+
+
+def _without_contrast(options: dict[str, Any]) -> dict[str, Any] | None:
+    """`options` minus colour contrast; None when colour contrast was all they ran."""
+    only = options.get("runOnly")
+    if only is not None:
+        rest = [rule for rule in only["values"] if rule != CONTRAST]
+        return {**options, "runOnly": {**only, "values": rest}} if rest else None
+    rules = {**options.get("rules", {}), CONTRAST: {"enabled": False}}
+    return {**options, "rules": rules}
+
+
+def _runs_contrast(options: dict[str, Any]) -> bool:
+    only = options.get("runOnly")
+    if only is not None:
+        return CONTRAST in only["values"]
+    return bool(options.get("rules", {}).get(CONTRAST, {}).get("enabled", True))
+
+
+def axe_audit(options: dict[str, Any], held: set[str], *, sample: bool | None = None) -> Audit:
+    """Run axe on a loaded page with `options`; keep serious, critical and `held` violations.
+
+    Colour contrast runs on one element of each style group (STYLE_GROUPS) unless `sample`
+    is False (by default: unless KB_FULL=1); every other rule runs on the whole page.
+    """
+    sampled = (not full_run()) if sample is None else sample
 
     def audit(page: Any) -> tuple[list[str], str]:
-        result = page.evaluate(
-            "(options) => axe.run(document, {...options, resultTypes: ['violations']})", options
-        )
-        found = []
-        for violation in result["violations"]:
-            if violation["impact"] in ("serious", "critical") or violation["id"] in held:
-                nodes = "; ".join(n["html"][:120] for n in violation["nodes"][:2])
-                found.append(f"{violation['id']}: {nodes}")
-        return found, str(result["testEngine"]["version"])
+        runs: list[tuple[str, dict[str, Any]]] = [("document", options)]
+        if sampled and _runs_contrast(options):
+            rest = _without_contrast(options)
+            runs = [("document", rest)] if rest is not None else []
+            contrast = {**options, "runOnly": {"type": "rule", "values": [CONTRAST]}}
+            contrast.pop("rules", None)
+            # A page without text: the whole (empty) page, as axe would see it.
+            where = "{include: window.__kbSample}" if page.evaluate(STYLE_GROUPS) else "document"
+            runs.append((where, contrast))
+        found, version = [], ""
+        for context, run_options in runs:
+            result = page.evaluate(
+                f"(options) => axe.run({context}, {{...options, resultTypes: ['violations']}})",
+                run_options,
+            )
+            version = str(result["testEngine"]["version"])
+            for violation in result["violations"]:
+                if violation["impact"] in ("serious", "critical") or violation["id"] in held:
+                    nodes = "; ".join(n["html"][:120] for n in violation["nodes"][:2])
+                    found.append(f"{violation['id']}: {nodes}")
+        return found, version
 
     return audit
 
