@@ -22,7 +22,7 @@ import pytest
 from tests.conftest import REPO
 from tests.site.chromium import PHONE, chromium, watched
 from tests.site.conftest import SEED_FLOP
-from tests.site.crawl import Crawl, Visit, axe_audit
+from tests.site.crawl import Crawl, Visit, axe_audit, full_run
 
 pytestmark = pytest.mark.browser
 
@@ -198,7 +198,15 @@ def test_the_dark_audit_sees_the_dark_palette(browser, tmp_path: Path) -> None:
 def test_screenshots_at_desktop_and_phone_width(
     browser, built_site: Path, tmp_path_factory: pytest.TempPathFactory, capsys
 ) -> None:
-    folder = Path(os.environ.get("KB_SCREENSHOTS") or tmp_path_factory.mktemp("screenshots"))
+    """Each page of SHOTS drawn at both widths, for a person to look at.
+
+    The whole length of each page when a person asks for them (KB_SCREENSHOTS=folder) or
+    with KB_FULL=1; per push the first screen (the seed's full page alone was ~10 CPU-s),
+    which shows each page renders at each width.
+    """
+    wanted = os.environ.get("KB_SCREENSHOTS")
+    whole = bool(wanted) or full_run()
+    folder = Path(wanted or tmp_path_factory.mktemp("screenshots"))
     folder.mkdir(parents=True, exist_ok=True)
     for width in (DESKTOP, PHONE):
         page = browser.new_page(viewport={"width": width, "height": 900})
@@ -206,9 +214,10 @@ def test_screenshots_at_desktop_and_phone_width(
             page.goto((built_site / relative).as_uri())
             target = folder / f"{name}-{width}.png"
             page.screenshot(
-                path=str(target), full_page=True, timeout=180_000
+                path=str(target), full_page=whole, timeout=180_000
             )  # a long page, a busy CPU
             assert target.stat().st_size > 10_000, target
         page.close()
     with capsys.disabled():  # the path is for a person: shown even when output is captured
-        print(f"\nscreenshots: {folder} ({len(SHOTS) * 2} pages at {DESKTOP} and {PHONE} px)")
+        what = "whole pages" if whole else "first screens"
+        print(f"\nscreenshots: {folder} ({len(SHOTS) * 2} {what} at {DESKTOP} and {PHONE} px)")
