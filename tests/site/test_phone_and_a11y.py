@@ -56,8 +56,18 @@ def axe_source() -> str:
 
 
 def _audited(site: Path) -> list[Path]:
-    """Every page that is not a record, every placement and flop class, two of every other kind."""
-    pages = [p for p in sorted(site.rglob("*.html")) if "records" not in p.parts]
+    """Every top-level page, every placement and flop class, three of every other kind, and
+    three of each other shape of page (its folder under the site, its depth, whether it is
+    an index): pages of one shape below the top (the planner's worked tables, plans/*/*.html)
+    share a template, so the desktop audit's cost does not grow with their number
+    (tests/site/test_explorer_browser.py audits one page of each planner template)."""
+    shapes: dict[tuple[str, int, bool], list[Path]] = {}
+    for page in sorted(site.rglob("*.html")):
+        parts = page.relative_to(site).parts
+        if parts[0] != "records":
+            shape = (parts[0], len(parts), page.name == "index.html")
+            shapes.setdefault(shape if len(parts) > 1 else (parts[0], 1, False), []).append(page)
+    pages = sorted(page for group in shapes.values() for page in group[:3])
     for kind in sorted(p for p in (site / "records").iterdir() if p.is_dir()):
         records = sorted(kind.glob("*.html"))
         pages += records if kind.name in ("flops", "placements") else records[:3]
