@@ -15,7 +15,9 @@ records everything those tests assert on; they assert on the record (`Crawl`).
   while each loaded, the first screen (test_answer_first.FIRST_SCREEN) and every axe rule.
 - Desktop, dark, from file://: the pages that show every component, the colour rules.
 
-axe-core is injected only where it runs (a context's init script: it bypasses the
+Colour contrast runs on one element per computed-style group (STYLE_GROUPS; every
+element with KB_FULL=1; tests/site/test_contrast_sample.py holds the sample to the full
+run). axe-core is injected only where it runs (a context's init script: it bypasses the
 pages' CSP as before); its own fetch of the stylesheet, which the CSP refuses, happens
 after a page's problems are recorded, as before.
 """
