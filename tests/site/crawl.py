@@ -15,7 +15,9 @@ records everything those tests assert on; they assert on the record (`Crawl`).
   while each loaded, the first screen (test_answer_first.FIRST_SCREEN) and every axe rule.
 - Desktop, dark, from file://: the pages that show every component, the colour rules.
 
-axe-core is injected only where it runs (a context's init script: it bypasses the
+Colour contrast runs on one element per computed-style group (STYLE_GROUPS; every
+element with KB_FULL=1; tests/site/test_contrast_sample.py holds the sample to the full
+run). axe-core is injected only where it runs (a context's init script: it bypasses the
 pages' CSP as before); its own fetch of the stylesheet, which the CSP refuses, happens
 after a page's problems are recorded, as before.
 """
@@ -24,6 +26,7 @@ from __future__ import annotations
 
 import functools
 import http.server
+import os
 import threading
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -100,21 +103,151 @@ def watch_all(page: Any) -> list[str]:
 Audit = Callable[[Any], tuple[list[str], str]]  # page -> (violations shown, axe's version)
 
 
-def axe_audit(options: dict[str, Any], held: set[str]) -> Audit:
-    """Run axe on a loaded page with `options`; keep serious, critical and `held` violations."""
+def full_run() -> bool:
+    """Whether KB_FULL=1 asks for the full versions of the sampled checks (CONTRIBUTING.md)."""
+    return os.environ.get("KB_FULL") == "1"
+
+
+# Colour contrast is ~3/4 of axe's time on a long page (the seed flop class: ~12 CPU-s of
+# ~16), and it depends only on computed styles: the text's colour, size, weight and
+# shadow, and the backgrounds, opacity, filters, clipping and stacking of the element and
+# its ancestors (and their ::before/::after). STYLE_GROUPS groups the page's text-bearing
+# elements (a non-blank text node of their own, or a form control) by exactly those
+# computed values (and whether its own text is one character, which axe leaves undecided)
+# and keeps the first element of each group; axe's colour contrast then
+# runs on those alone (with their descendants). tests/site/test_contrast_sample.py shows
+# on probe pages per push, and on every audited page with KB_FULL=1, that the groups with
+# a violation are the same in the sampled and in the full run.
+STYLE_GROUPS = """() => {
+  const ids = new Map(), chainOf = new Map();
+  const intern = (s) => {
+    let i = ids.get(s);
+    if (i === undefined) ids.set(s, (i = ids.size));
+    return i;
+  };
+  const BOX = ["background-color", "background-image", "background-clip", "opacity", "filter",
+    "mix-blend-mode", "backdrop-filter", "position", "z-index", "overflow-x", "overflow-y",
+    "clip", "clip-path", "visibility", "display", "content-visibility", "transform"];
+  const chain = (e) => {  // the id of the element's and its ancestors' box styles
+    if (!e) return -1;
+    let id = chainOf.get(e);
+    if (id !== undefined) return id;
+    const s = getComputedStyle(e);
+    let own = BOX.map((p) => s.getPropertyValue(p)).join("|");
+    for (const pseudo of ["::before", "::after"]) {
+      const p = getComputedStyle(e, pseudo);
+      if (p.content !== "none" && p.content !== "normal")
+        own += "|" + pseudo + BOX.map((q) => p.getPropertyValue(q)).join("|");
+    }
+    id = intern(chain(e.parentElement) + "/" + own);
+    chainOf.set(e, id);
+    return id;
+  };
+  const TEXT = ["color", "fill", "font-size", "font-weight", "text-shadow",
+    "-webkit-text-fill-color", "-webkit-text-stroke-width", "-webkit-text-stroke-color"];
+  const groups = new Map(), of = new Map();
+  for (const e of document.querySelectorAll("body *")) {
+    const control = /^(INPUT|SELECT|TEXTAREA)$/.test(e.tagName);
+    if (!control && ![...e.childNodes].some((n) => n.nodeType === 3 && n.data.trim())) continue;
+    const s = getComputedStyle(e);
+    // axe leaves one character, or only symbols outside the BMP, undecided: its own text's
+    // length class is part of the group (found by the full comparison on MathML's <mi>).
+    const own = [...e.childNodes].filter((n) => n.nodeType === 3).map((n) => n.data).join("")
+      .replace(/\\s+/g, " ").trim();
+    const symbols = /^[\\u{10000}-\\u{10FFFF}\\uE000-\\uF8FF ]+$/u;
+    const length = own.length <= 1 ? "short" : symbols.test(own) ? "symbols" : "";
+    const group = chain(e) + "#" + TEXT.map((p) => s.getPropertyValue(p)).join("|") + "#"
+      + length + (control ? e.tagName + e.type : "") + (e.closest("svg") ? "svg" : "")
+      + (e.checkVisibility({checkOpacity: true, checkVisibilityCSS: true}) ? "" : "hidden");
+    of.set(e, group);
+    if (!groups.has(group)) groups.set(group, e);
+  }
+  window.__kbGroupOf = of;
+  window.__kbSample = [...groups.values()];
+  return window.__kbSample.length;
+}"""
+# Colour contrast on the sample; then, for each group whose checked element axe left
+# undecided (partly covered by another element, say: geometry, not style) on every other
+# element of the group. One-character groups stay sampled: axe leaves each such element
+# undecided or passes it by its colours alone. Returns axe's results.
+SAMPLED_CONTRAST = """async (options) => {
+  const run = (nodes) =>
+    axe.run({include: nodes}, {...options, resultTypes: ["violations", "incomplete"]});
+  const first = await run(window.__kbSample);
+  const undecided = new Set();
+  for (const v of first.incomplete) for (const n of v.nodes) {
+    const group = window.__kbGroupOf.get(document.querySelector(n.target[0]));
+    if (group !== undefined && !group.includes("#short")) undecided.add(group);
+  }
+  const checked = new Set(window.__kbSample);
+  const rest = [...window.__kbGroupOf]
+    .filter(([e, group]) => undecided.has(group) && !checked.has(e)).map(([e]) => e);
+  return rest.length ? [first, await run(rest)] : [first];
+}"""
+CONTRAST = "color-contrast"
+
+
+def _without_contrast(options: dict[str, Any]) -> dict[str, Any] | None:
+    """`options` minus colour contrast; None when colour contrast was all they ran."""
+    only = options.get("runOnly")
+    if only is not None:
+        rest = [rule for rule in only["values"] if rule != CONTRAST]
+        return {**options, "runOnly": {**only, "values": rest}} if rest else None
+    rules = {**options.get("rules", {}), CONTRAST: {"enabled": False}}
+    return {**options, "rules": rules}
+
+
+def _runs_contrast(options: dict[str, Any]) -> bool:
+    only = options.get("runOnly")
+    if only is not None:
+        return CONTRAST in only["values"]
+    return bool(options.get("rules", {}).get(CONTRAST, {}).get("enabled", True))
+
+
+def axe_audit(options: dict[str, Any], held: set[str], *, sample: bool | None = None) -> Audit:
+    """Run axe on a loaded page with `options`; keep serious, critical and `held` violations.
+
+    Colour contrast runs on one element of each style group (STYLE_GROUPS) unless `sample`
+    is False (by default: unless KB_FULL=1); every other rule runs on the whole page.
+    """
+    sampled = (not full_run()) if sample is None else sample
 
     def audit(page: Any) -> tuple[list[str], str]:
-        result = page.evaluate(
-            "(options) => axe.run(document, {...options, resultTypes: ['violations']})", options
-        )
-        found = []
-        for violation in result["violations"]:
-            if violation["impact"] in ("serious", "critical") or violation["id"] in held:
-                nodes = "; ".join(n["html"][:120] for n in violation["nodes"][:2])
-                found.append(f"{violation['id']}: {nodes}")
-        return found, str(result["testEngine"]["version"])
+        runs: list[tuple[str, dict[str, Any]]] = [("document", options)]
+        if sampled and _runs_contrast(options):
+            rest = _without_contrast(options)
+            runs = [("document", rest)] if rest is not None else []
+            contrast = {**options, "runOnly": {"type": "rule", "values": [CONTRAST]}}
+            contrast.pop("rules", None)
+            # A page without text: the whole (empty) page, as axe would see it.
+            runs.append(("sample" if page.evaluate(STYLE_GROUPS) else "document", contrast))
+        found, version = [], ""
+        for context, run_options in runs:
+            if context == "sample":
+                results = page.evaluate(SAMPLED_CONTRAST, run_options)
+            else:
+                results = [
+                    page.evaluate(
+                        "(options) => axe.run(document, {...options, resultTypes: ['violations']})",
+                        run_options,
+                    )
+                ]
+            for result in results:
+                version = str(result["testEngine"]["version"])
+                found += _shown(result, held)
+        return found, version
 
     return audit
+
+
+def _shown(result: dict[str, Any], held: set[str]) -> list[str]:
+    """axe's serious, critical and `held` violations, each with its first two nodes."""
+    found = []
+    for violation in result["violations"]:
+        if violation["impact"] in ("serious", "critical") or violation["id"] in held:
+            nodes = "; ".join(n["html"][:120] for n in violation["nodes"][:2])
+            found.append(f"{violation['id']}: {nodes}")
+    return found
 
 
 def _visit(

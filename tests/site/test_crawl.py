@@ -18,12 +18,15 @@ pytestmark = pytest.mark.browser
 
 HEAD = '<!doctype html><html lang="en"><head><meta charset="utf-8"><title>{0}</title>'
 HEAD += '<meta name="viewport" content="width=device-width"></head><body><main><h1>{0}</h1>'
+# A page's own policy, in its head: no inline script (tests/site/test_csp.py).
+HEADS = {"inline.html": '<meta http-equiv="Content-Security-Policy" content="script-src \'self\'">'}
 PAGES = {
     "ok.html": "<p>fine</p>",
     "wide.html": '<div style="width: 1000px">too wide for a phone</div>',
     "broken.html": '<img src="missing.png" alt="gone"><script>console.error("boom")</script>',
     "unlabelled.html": "<input>",
     "grey.html": '<p style="color: #bbb; background: #fff">grey on white</p>',
+    "inline.html": "<script>document.title = 'inline'</script><p>refused</p>",
     "dim.html": "<style>p { color: #111; background: #fff }"
     " @media (prefers-color-scheme: dark) { p { background: #000 } }</style><p>dim</p>",
 }
@@ -31,7 +34,8 @@ PAGES = {
 
 def test_each_fault_is_recorded_at_its_width_and_in_its_audit(tmp_path: Path) -> None:
     for name, body in PAGES.items():
-        (tmp_path / name).write_text(HEAD.format(name) + body + "</main></body></html>")
+        head = HEAD.format(name).replace("</head>", HEADS.get(name, "") + "</head>")
+        (tmp_path / name).write_text(head + body + "</main></body></html>")
     audited = [tmp_path / name for name in ("ok.html", "broken.html", "unlabelled.html")]
     audited.append(tmp_path / "grey.html")
     crawl = crawl_site(
@@ -60,6 +64,9 @@ def test_each_fault_is_recorded_at_its_width_and_in_its_audit(tmp_path: Path) ->
     assert any("boom" in p for p in broken), broken
     assert any("missing.png" in p for p in desktop["broken.html"].problems)  # from file://
     assert phone["ok.html"].problems == [] and desktop["ok.html"].problems == []
+    # A CSP violation is a console error: the crawl holds test_csp's pages to the policy.
+    inline = phone["inline.html"].problems
+    assert any("Content Security Policy" in p for p in inline), inline
 
     # axe runs on the audited pages only, and at phone width without colour contrast.
     assert phone["wide.html"].axe is None and phone["ok.html"].axe == []

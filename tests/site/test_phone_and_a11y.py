@@ -22,7 +22,7 @@ import pytest
 from tests.conftest import REPO
 from tests.site.chromium import PHONE, chromium, watched
 from tests.site.conftest import SEED_FLOP
-from tests.site.crawl import Crawl, Visit, axe_audit
+from tests.site.crawl import Crawl, Visit, axe_audit, full_run
 
 pytestmark = pytest.mark.browser
 
@@ -56,8 +56,18 @@ def axe_source() -> str:
 
 
 def _audited(site: Path) -> list[Path]:
-    """Every page that is not a record, every placement and flop class, two of every other kind."""
-    pages = [p for p in sorted(site.rglob("*.html")) if "records" not in p.parts]
+    """Every top-level page, every placement and flop class, three of every other kind, and
+    three of each other shape of page (its folder under the site, its depth, whether it is
+    an index): pages of one shape below the top (the planner's worked tables, plans/*/*.html)
+    share a template, so the desktop audit's cost does not grow with their number
+    (tests/site/test_explorer_browser.py audits one page of each planner template)."""
+    shapes: dict[tuple[str, int, bool], list[Path]] = {}
+    for page in sorted(site.rglob("*.html")):
+        parts = page.relative_to(site).parts
+        if parts[0] != "records":
+            shape = (parts[0], len(parts), page.name == "index.html")
+            shapes.setdefault(shape if len(parts) > 1 else (parts[0], 1, False), []).append(page)
+    pages = sorted(page for group in shapes.values() for page in group[:3])
     for kind in sorted(p for p in (site / "records").iterdir() if p.is_dir()):
         records = sorted(kind.glob("*.html"))
         pages += records if kind.name in ("flops", "placements") else records[:3]
@@ -198,7 +208,15 @@ def test_the_dark_audit_sees_the_dark_palette(browser, tmp_path: Path) -> None:
 def test_screenshots_at_desktop_and_phone_width(
     browser, built_site: Path, tmp_path_factory: pytest.TempPathFactory, capsys
 ) -> None:
-    folder = Path(os.environ.get("KB_SCREENSHOTS") or tmp_path_factory.mktemp("screenshots"))
+    """Each page of SHOTS drawn at both widths, for a person to look at.
+
+    The whole length of each page when a person asks for them (KB_SCREENSHOTS=folder) or
+    with KB_FULL=1; per push the first screen (the seed's full page alone was ~10 CPU-s),
+    which shows each page renders at each width.
+    """
+    wanted = os.environ.get("KB_SCREENSHOTS")
+    whole = bool(wanted) or full_run()
+    folder = Path(wanted or tmp_path_factory.mktemp("screenshots"))
     folder.mkdir(parents=True, exist_ok=True)
     for width in (DESKTOP, PHONE):
         page = browser.new_page(viewport={"width": width, "height": 900})
@@ -206,9 +224,10 @@ def test_screenshots_at_desktop_and_phone_width(
             page.goto((built_site / relative).as_uri())
             target = folder / f"{name}-{width}.png"
             page.screenshot(
-                path=str(target), full_page=True, timeout=180_000
+                path=str(target), full_page=whole, timeout=180_000
             )  # a long page, a busy CPU
             assert target.stat().st_size > 10_000, target
         page.close()
     with capsys.disabled():  # the path is for a person: shown even when output is captured
-        print(f"\nscreenshots: {folder} ({len(SHOTS) * 2} pages at {DESKTOP} and {PHONE} px)")
+        what = "whole pages" if whole else "first screens"
+        print(f"\nscreenshots: {folder} ({len(SHOTS) * 2} {what} at {DESKTOP} and {PHONE} px)")
