@@ -222,11 +222,16 @@ def test_random_arguments_never_raise(model: str, pairs: list[tuple[str, str]]) 
 
 
 def test_a_batch_sweep_solves_a_tie_on_the_composed_ledger() -> None:
-    """On one H100 node, TP8 and DP2 x TP4 trade the fastest decode step between 64 and 128."""
+    """On one H100 node, TP8 and DP2 x TP4 trade the fastest decode step between 132 and 136.
+
+    (Between 64 and 128 until session 14: TP8's 2 MiB all-reduces at batch 128 were priced
+    from the "2MB" row of receipts/torch-nccl-all-reduce-h100-latency-by-size, now marked
+    an outlier, which every curve skips.)
+    """
     code, out = kb_plan(
         "plan", "models/llama-3.1-70b", "--on", "hardware/nvidia-h100-sxm", "--count", "8",
-        "--context", "2048/256", "--engine", "engines/nemo", "--sweep", "batch=64,128", "--pp", "1",
-        "--format", "json",
+        "--context", "2048/256", "--engine", "engines/nemo", "--sweep", "batch=132,136",
+        "--pp", "1", "--format", "json",
     )  # fmt: skip
     assert code == 0, out
     sweep = json.loads(out)["sweep"]
@@ -234,7 +239,7 @@ def test_a_batch_sweep_solves_a_tie_on_the_composed_ledger() -> None:
     assert (tpot["from"], tpot["to"]) == ("tp8", "dp2-tp4")
     assert tpot["how"].startswith("solved"), tpot["how"]
     tie = Fraction(tpot["break_even"]["exact"])
-    assert 64 < tie < 128
+    assert 132 < tie < 136
     # the ledger itself on both sides of the tie: tp8 faster below, dp2-tp4 above
     steps = {}
     for batch in (int(tie) - int(tie) % 2, int(tie) - int(tie) % 2 + 2):

@@ -109,7 +109,7 @@ def _document(kb: KnowledgeBase) -> str:
 def test_a_memoized_plan_is_exactly_the_fresh_plan(monkeypatch: pytest.MonkeyPatch) -> None:
     kb = shipped()
     with monkeypatch.context() as patch:  # the slow path: every system built at every use
-        patch.setattr(Systems, "of", lambda self, data: build_system(data))
+        patch.setattr(Systems, "of", lambda self, data, key=None: build_system(data))
         slow = _document(kb)
     _document(kb)  # warm
     fast = _document(kb)
