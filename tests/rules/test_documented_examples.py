@@ -2,24 +2,26 @@
 
 from __future__ import annotations
 
+import functools
 import re
 
 import pytest
-import yaml
 
 from kb.rules import all_rules
-from tests.conftest import SHIPPED_RECORDS
+from tests.conftest import SHIPPED_RECORDS, load_yaml
 
 CITED = re.compile(r"\bsource: (sources/[a-z0-9][a-z0-9._-]*[a-z0-9])")
 
 
-def shipped_ids() -> set[str]:
+@functools.cache
+def shipped_ids() -> frozenset[str]:
+    """The ids of the shipped records, read once per test process (every example reads them)."""
     ids = set()
     for path in SHIPPED_RECORDS.rglob("*.yaml"):
-        data = yaml.safe_load(path.read_text(encoding="utf-8"))
+        data = load_yaml(path.read_text(encoding="utf-8"))
         if isinstance(data, dict) and isinstance(data.get("id"), str):
             ids.add(data["id"])
-    return ids
+    return frozenset(ids)
 
 
 GOOD = [
