@@ -544,7 +544,21 @@ def evaluate_row(
             reason=f"measured, but kb finds it does not fit ({shortfall})",
             outcome=result,
         )
-    if _at_concurrency(row, scenario):  # declared: serving_steady_state
+    if _at_concurrency(row, scenario) and _finite_run_row(row, measures):  # declared: finite_run
+        served = _finite(kb, scenario, row, measures, result, common)
+        if isinstance(served, str):
+            return RowResult(
+                **base,  # type: ignore[arg-type]
+                **common,  # type: ignore[arg-type]
+                predicted=None,
+                measured=measured,
+                error=None,
+                state=NOT_EVALUABLE,
+                reason=served,
+                outcome=result,
+            )
+        result = served
+    elif _at_concurrency(row, scenario):  # declared: serving_steady_state
         served = _serving(kb, scenario, result, common)
         if isinstance(served, str):
             return RowResult(
@@ -727,6 +741,97 @@ def _serving(
         tpot=found.tpot,
         ttft=found.ttft,
         latency=found.latency,
+        tokens_per_s_system=system,
+        tokens_per_s_per_device=system / scenario.count,
+        provenance=provenance,
+    )
+
+
+# The measures a finite run prices (kb/data/end-to-end.json `finite_run`).
+FINITE_RUN_MEASURES = ("ttft", "tpot", "output_tokens_per_s", "output_tokens_per_s_per_gpu")
+
+
+def _finite_run_row(row: Mapping[str, Any], measures: str) -> bool:
+    """A concurrency row stating its run's requests and token budget (declared: finite_run)."""
+    return (
+        measures in FINITE_RUN_MEASURES
+        and _int(row.get("prompts")) is not None
+        and _int(row.get("max_batched_tokens")) is not None
+    )
+
+
+def _finite(
+    kb: KnowledgeBase,
+    scenario: Scenario,
+    row: Mapping[str, Any],
+    measures: str,
+    at_c: Outcome,
+    common: dict[str, Any],
+) -> Outcome | str:
+    """The outcome of a run of N requests at concurrency C (kb.ledger.finite_run).
+
+    The decode step at batch 1 and at batch C (`at_c`), the prompt's pass at one sequence
+    per replica and its per-layer overhead are the composed ledger's; the run is simulated
+    per replica. A string says why the row cannot be priced so.
+    """
+    from kb.ledger.finite_run import simulate
+    from kb.ledger.serving import MIXED, schedulers
+
+    scheduler = schedulers().get(str(scenario.engine))
+    if scheduler != MIXED:
+        return (
+            f"a run of {row.get('prompts')} requests: kb declares the step of a mixed "
+            f"scheduler only, and {scenario.engine}'s is {scheduler or 'not declared'}"
+        )
+    clients, requests = scenario.batch, int(row["prompts"])
+    budget = int(row["max_batched_tokens"])
+    if clients % scenario.dp or requests % scenario.dp:
+        return f"{clients} clients and {requests} requests do not split over dp = {scenario.dp}"
+    statistic = row.get("statistic")
+    if measures in ("ttft", "tpot") and statistic not in ("mean", "median"):
+        return "a run's TTFT or TPOT needs the row's `statistic` (mean or median)"
+    try:
+        single = outcome(replace(scenario, batch=scenario.dp), kb)
+    except ScenarioError as exc:
+        return str(exc)
+    if at_c.tpot is None or single.tpot is None or single.ttft is None:
+        return "; ".join(_words(p) for p in single.problems) or "no decode step or prefill pass"
+    if not scenario.input_tokens or not scenario.output_tokens:
+        return "a run needs its input and output tokens"
+    overhead = next((Fraction(r.value) for r in single.rows if r.name == "overhead"), Fraction(0))
+    try:
+        run = simulate(
+            clients // scenario.dp,
+            requests // scenario.dp,
+            scenario.input_tokens,
+            scenario.output_tokens,
+            budget,
+            single.tpot,
+            at_c.tpot,
+            single.ttft - overhead,
+            overhead,
+        )
+    except ValueError as exc:
+        return f"a run of {requests} requests: {exc}"
+    which = str(statistic) if statistic in ("mean", "median") else "mean"
+    ttft = run.statistic(run.ttfts, which)
+    tpot = run.statistic(run.tpots, which) if run.tpots else at_c.tpot
+    system = run.output_rate * scenario.dp
+    common["assumed"] = (
+        *common["assumed"],
+        f"a run of {requests} requests at concurrency {clients} (finite_run): {run.steps} "
+        f"steps of at most {budget} tokens, t_dec {float(single.tpot) * 1e3:.4g} ms at batch 1 "
+        f"to {float(at_c.tpot) * 1e3:.4g} ms at batch {clients // scenario.dp}, a prompt's "
+        f"pass {float(single.ttft - overhead) * 1e3:.4g} ms; {which} over the requests; "
+        f"duration {float(run.duration):.4g} s",
+    )
+    states = {at_c.provenance, single.provenance}
+    provenance = next((p for p in ("unverified", "estimated") if p in states), at_c.provenance)
+    return replace(
+        at_c,
+        tpot=tpot,
+        ttft=ttft,
+        latency=run.statistic(run.latencies, which),
         tokens_per_s_system=system,
         tokens_per_s_per_device=system / scenario.count,
         provenance=provenance,

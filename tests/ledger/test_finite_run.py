@@ -1,0 +1,98 @@
+"""A serving run of N requests at concurrency C, priced step by step (`finite_run`)."""
+
+from __future__ import annotations
+
+from fractions import Fraction as F
+from typing import Any
+
+import pytest
+
+from kb.ledger.endtoend import CONTRADICTED, NOT_EVALUABLE, VALIDATED, evaluate_row
+from kb.ledger.finite_run import decode_step, simulate
+from kb.model import KnowledgeBase
+
+RECIPE = "receipts/vllm-recipes-llama-3.3-70b-mi355x-tp1-8k1k-conc64"
+
+
+def test_two_requests_by_hand() -> None:
+    # step 1: no decode, both prompts (8 tokens) -> 0.5 + 8 * 1 = 8.5, both first tokens;
+    # step 2: two decodes at t_dec(2) = 2 -> 10.5, both finish.
+    run = simulate(2, 2, 4, 2, 10, F(1), F(2), F(4), F(1, 2))
+    assert run.ttfts == (F(17, 2), F(17, 2))
+    assert run.tpots == (F(2), F(2))
+    assert run.duration == F(21, 2)
+    assert run.steps == 2
+    assert run.output_rate == F(4) / F(21, 2)
+
+
+def test_budget_queues_the_burst() -> None:
+    # A budget of 5 tokens holds one 4-token prompt and one token of the next: the later
+    # prompts of a burst of three wait for the ones before them.
+    run = simulate(3, 3, 4, 1, 5, F(1), F(1), F(4), F(0))
+    assert sorted(run.ttfts) == [F(5), F(10), F(12)]  # steps of 5, 5 and 2 prompt tokens
+    assert run.tpots == ()
+    assert run.statistic(run.ttfts, "median") == F(10)
+    assert run.statistic(run.ttfts, "mean") == F(9)
+
+
+def test_a_later_request_starts_its_clock_on_arrival() -> None:
+    # One client, two requests: the second is sent when the first finishes.
+    run = simulate(1, 2, 2, 2, 10, F(1), F(1), F(2), F(0))
+    assert run.ttfts == (F(2), F(2))
+    assert run.latencies == (F(3), F(3))
+    assert run.duration == F(6)
+
+
+def test_decode_step_is_linear_between_its_ends() -> None:
+    assert decode_step(1, 64, F(10), F(73)) == F(10)
+    assert decode_step(64, 64, F(10), F(73)) == F(73)
+    assert decode_step(33, 64, F(10), F(73)) == F(42)
+    assert decode_step(1, 1, F(10), F(73)) == F(10)
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        (0, 1, 1, 1, 10),  # no client
+        (4, 4, 8, 2, 4),  # a budget no prompt token fits beside the decodes
+    ],
+)
+def test_inputs_the_rule_cannot_run(args: tuple[int, int, int, int, int]) -> None:
+    with pytest.raises(ValueError):
+        simulate(*args, F(1), F(1), F(1), F(0))
+
+
+def test_median_of_an_unknown_statistic() -> None:
+    run = simulate(1, 1, 1, 2, 4, F(1), F(1), F(1), F(0))
+    with pytest.raises(ValueError):
+        run.statistic(run.ttfts, "p99")
+
+
+def _row(shipped: KnowledgeBase, index: int, **change: Any) -> Any:
+    record = shipped.records[RECIPE]
+    row = dict(record.data["results"][index])
+    for key, value in change.items():
+        if value is None:
+            row.pop(key, None)
+        else:
+            row[key] = value
+    return evaluate_row(shipped, record, index, row, False)
+
+
+def test_the_recipe_burst_is_priced_as_a_run(shipped: KnowledgeBase) -> None:
+    # FP8 mean TTFT: the steady state gave one prompt's pass (-96%); the run queues the
+    # 64 prompts that arrive together.
+    result = _row(shipped, 1)
+    assert result.state in (VALIDATED, CONTRADICTED)
+    assert any("finite_run" in a and "128 requests" in a for a in result.assumed)
+    assert result.error is not None and result.error > F(-1, 2)
+    steady = _row(shipped, 1, prompts=None)
+    assert not any("finite_run" in a for a in steady.assumed)
+    assert steady.predicted is not None and result.predicted is not None
+    assert result.predicted > 10 * steady.predicted
+
+
+def test_a_run_row_without_its_statistic_is_not_evaluable(shipped: KnowledgeBase) -> None:
+    result = _row(shipped, 1, statistic=None)
+    assert result.state == NOT_EVALUABLE
+    assert "statistic" in result.reason
