@@ -544,7 +544,8 @@ def evaluate_row(
             reason=f"measured, but kb finds it does not fit ({shortfall})",
             outcome=result,
         )
-    if _at_concurrency(row, scenario) and _finite_run_row(row, measures):  # declared: finite_run
+    if _at_concurrency(row, scenario) and _finite_run_row(row, measures, scenario.engine):
+        # declared: finite_run
         served = _finite(kb, scenario, row, measures, result, common)
         if isinstance(served, str):
             return RowResult(
@@ -751,12 +752,19 @@ def _serving(
 FINITE_RUN_MEASURES = ("ttft", "tpot", "output_tokens_per_s", "output_tokens_per_s_per_gpu")
 
 
-def _finite_run_row(row: Mapping[str, Any], measures: str) -> bool:
-    """A concurrency row stating its run's requests and token budget (declared: finite_run)."""
+def _finite_run_row(row: Mapping[str, Any], measures: str, engine: object) -> bool:
+    """A row priced as a run of requests (declared: finite_run).
+
+    It states its run's requests and token budget, and its engine's declared scheduler is
+    mixed; any other row keeps the steady state.
+    """
+    from kb.ledger.serving import MIXED, schedulers
+
     return (
         measures in FINITE_RUN_MEASURES
         and _int(row.get("prompts")) is not None
         and _int(row.get("max_batched_tokens")) is not None
+        and schedulers().get(str(engine)) == MIXED
     )
 
 
@@ -775,14 +783,7 @@ def _finite(
     per replica. A string says why the row cannot be priced so.
     """
     from kb.ledger.finite_run import simulate
-    from kb.ledger.serving import MIXED, schedulers
 
-    scheduler = schedulers().get(str(scenario.engine))
-    if scheduler != MIXED:
-        return (
-            f"a run of {row.get('prompts')} requests: kb declares the step of a mixed "
-            f"scheduler only, and {scenario.engine}'s is {scheduler or 'not declared'}"
-        )
     clients, requests = scenario.batch, int(row["prompts"])
     budget = int(row["max_batched_tokens"])
     if clients % scenario.dp or requests % scenario.dp:

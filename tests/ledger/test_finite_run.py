@@ -7,7 +7,13 @@ from typing import Any
 
 import pytest
 
-from kb.ledger.endtoend import CONTRADICTED, NOT_EVALUABLE, VALIDATED, evaluate_row
+from kb.ledger.endtoend import (
+    CONTRADICTED,
+    NOT_EVALUABLE,
+    VALIDATED,
+    _finite_run_row,
+    evaluate_row,
+)
 from kb.ledger.finite_run import decode_step, simulate
 from kb.model import KnowledgeBase
 
@@ -96,3 +102,11 @@ def test_a_run_row_without_its_statistic_is_not_evaluable(shipped: KnowledgeBase
     result = _row(shipped, 1, statistic=None)
     assert result.state == NOT_EVALUABLE
     assert "statistic" in result.reason
+
+
+def test_only_a_mixed_scheduler_runs_step_by_step() -> None:
+    row = {"prompts": 128, "max_batched_tokens": 32768, "statistic": "mean"}
+    assert _finite_run_row(row, "ttft", "engines/vllm")
+    assert not _finite_run_row(row, "ttft", "engines/sglang")  # stalled: the steady state
+    assert not _finite_run_row(row, "request_latency", "engines/vllm")
+    assert not _finite_run_row({"prompts": 128}, "ttft", "engines/vllm")
