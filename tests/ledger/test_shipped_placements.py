@@ -41,11 +41,18 @@ def test_tp_break_even_places_interconnects_on_both_sides() -> None:
     code, out = run("ledger", TP_70B)
     assert code == 0, out
     doc = json.loads(run("ledger", TP_70B, "--format", "json")[1])
-    bandwidth = next(b for b in doc["break_even"] if b["parameter"] == "bandwidth")
-    sides = {p["interconnect"]: p["side"] for p in bandwidth["sides"]}
+    pcie5, pcie4 = (b for b in doc["break_even"] if b["parameter"] == "bandwidth")
+    # PCIe 4.0's per-message latency equals NVLink 4's (3 us): NVLink 4's bandwidth ties it
+    sides = {p["interconnect"]: p["side"] for p in pcie4["sides"]}
+    assert Fraction(pcie4["values"][0]["exact"]) == 450 * 10**9
     assert sides["interconnects/nvlink-5"] == "candidate faster"
     assert sides["interconnects/nvlink-4"] == "tie"
     assert sides["interconnects/pcie-4-x16"] == "reference faster"
+    # PCIe 5.0's is lower (2.6 us), so it ties at less bandwidth and NVLink 4's would win
+    sides = {p["interconnect"]: p["side"] for p in pcie5["sides"]}
+    assert Fraction(pcie5["values"][0]["exact"]) < 450 * 10**9
+    assert sides["interconnects/nvlink-4"] == "candidate faster"
+    assert sides["interconnects/pcie-5-x16"] == "reference faster"
 
 
 def test_seed_example_infeasible_side_has_no_ratio() -> None:
@@ -137,13 +144,13 @@ def test_hybrid_plan_contributes_two_components_each_priced_on_its_own_hardware(
     assert Fraction(tp["raw"]["exact"]) == moved / Fraction(21_350_000_000)
 
 
-def test_pcie_transfers_say_whether_their_latency_is_unverified() -> None:
-    """PCIe 5.0 types NVLink's 3 us (basis unverified); PCIe 4.0 takes its record's estimate."""
+def test_pcie_transfers_take_their_link_records_estimated_latency() -> None:
+    """Each PCIe side takes its link record's estimate (PCIe 5.0's since session 15); a typed
+    unverified latency still says so (tests/ledger/test_unverified_latency_rows.py)."""
     doc = json.loads(run("ledger", TP_70B, "--format", "json")[1])
-    pcie5, pcie4 = doc["ledgers"][1:]
-    assert pcie5["transfers"][0]["pricing"].endswith("its latency figure is unverified")
-    assert "unverified" not in pcie4["transfers"][0]["pricing"]
-    assert pcie4["transfers"][0]["provenance"] == "estimated"
+    for side in doc["ledgers"][1:]:
+        assert "unverified" not in side["transfers"][0]["pricing"]
+        assert side["transfers"][0]["provenance"] == "estimated"
 
 
 def test_hbm_capacity_is_the_label_in_gib() -> None:
@@ -163,18 +170,17 @@ def test_hbm_capacity_is_the_label_in_gib() -> None:
     assert Fraction(h100["headroom"]["exact"]) == 80 * 2**30 - Fraction(811_698_487_296, 16)
 
 
-def test_a_row_fed_by_an_unverified_figure_says_unverified_not_estimated() -> None:
-    """The PCIe 5.0 all-reduce is priced with a typed 3 us latency the placement marks
-    `basis: unverified`: the transfer and T_exposed say so, in text and JSON. The 8B pair over
-    400GbE takes the RoCE record's estimated latency, so its rows say estimated."""
+def test_rows_fed_by_estimated_latencies_say_estimated() -> None:
+    """No shipped transfer types an unverified latency any more (session 15): the PCIe 5.0
+    all-reduce and the 8B pair over 400GbE take their link records' estimates, and their
+    transfers and T_exposed say estimated. A row fed by an unverified figure is held to saying
+    unverified in tests/ledger/test_unverified_latency_rows.py, on a copy that types one."""
     code, out = run("ledger", TP_70B)
     assert code == 0, out
-    exposed = [line for line in out.splitlines() if "T_exposed" in line]
-    assert any("unverified" in line for line in exposed), exposed
-    assert "(line rate, unverified)" in out
+    assert "unverified" not in out
     doc = json.loads(run("ledger", TP_70B, "--format", "json")[1])
     pcie5 = doc["ledgers"][1]
-    assert pcie5["transfers"][0]["provenance"] == "unverified"
-    assert next(r for r in pcie5["rows"] if r["row"] == "exposed")["provenance"] == "unverified"
+    assert pcie5["transfers"][0]["provenance"] == "estimated"
+    assert next(r for r in pcie5["rows"] if r["row"] == "exposed")["provenance"] == "estimated"
     pair = json.loads(run("ledger", TWO_HOSTS_8B, "--format", "json")[1])["ledgers"][1]
     assert pair["transfers"][0]["provenance"] == "estimated"
