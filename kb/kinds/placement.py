@@ -150,6 +150,7 @@ class WorkloadView:
     flop_per_mac: FigureNode | None = None  # f_mac: with a compute rate, the ridge check
     request: tuple[int, int] | None = None  # (input_tokens, output_tokens): TTFT and latency
     prefill_matmul: str | None = None  # receipt of per-layer matmul times by tokens (prefill)
+    kv_read_per_query_head: bool = False  # decode attention reads the cache once per query head
 
 
 @dataclass(frozen=True)
@@ -224,6 +225,7 @@ def _workload(node: Mapping[str, Any] | None) -> WorkloadView | None:
             else None
         ),
         prefill_matmul=node.get("prefill_matmul"),
+        kv_read_per_query_head=node.get("kv_read_per_query_head") is True,
     )
 
 

@@ -352,6 +352,12 @@ def conditions(
         overhead_fallback=fallback,
         inter_link=inter_link,
     )
+    if _kv_read_per_query_head(kb, record, str(model)):  # declared: kv_read_per_query_head
+        scenario = replace(scenario, kv_read_per_query_head=True)
+        assumed.append(
+            "decode attention reads the KV cache once per query head (this engine version "
+            "predates its grouped-query kernel)"
+        )
     if max_load:
         scenario = _max_load(kb, scenario, (inputs or 0) + (outputs or 0), assumed)
     if compute_rate_peak(scenario, kb):
@@ -651,6 +657,39 @@ def _over_capacity(
         f"at context {scenario.context}; the rest wait)",
     )
     return capped, result
+
+
+@lru_cache(maxsize=1)
+def kv_read_per_query_head_versions() -> dict[str, tuple[str, ...]]:
+    """kb/data/end-to-end.json `kv_read_per_query_head`: engine -> the versions it names."""
+    from kb.resources import ResourceMissing, _package_dir
+
+    path = _package_dir("data") / "end-to-end.json"
+    try:
+        entry = json.loads(path.read_text(encoding="utf-8"))["kv_read_per_query_head"]
+        return {
+            engine: tuple(str(v) for v in node["versions"])
+            for engine, node in entry.items()
+            if isinstance(node, dict) and "versions" in node
+        }
+    except (OSError, ValueError, KeyError, TypeError) as exc:
+        raise ResourceMissing(
+            f"kb's packaged {path} is missing or malformed ({exc}); reinstall kb"
+        ) from None
+
+
+def _kv_read_per_query_head(kb: KnowledgeBase, record: Record, model: str) -> bool:
+    """True when the receipt's engine version is declared to read the cache per query head.
+
+    Only for a model that shares KV heads between query heads (grouped- or multi-query).
+    """
+    engine, version = record.get("engine.record"), record.get("engine.version")
+    if str(version) not in kv_read_per_query_head_versions().get(str(engine), ()):
+        return False
+    found = kb.get(model)
+    heads = found.get("geometry.heads") if found is not None else None
+    kv_heads = found.get("geometry.kv_heads") if found is not None else None
+    return isinstance(heads, int) and isinstance(kv_heads, int) and kv_heads < heads
 
 
 def _first_token_rule(record: Record) -> bool:

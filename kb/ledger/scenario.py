@@ -124,6 +124,7 @@ class Scenario:
     intra_latency: str | None = None  # "3 us": per-message latency inside a node (stated)
     inter_latency: str | None = None  # between nodes
     peak_compute: bool = False  # the datasheet peak even where a matmul rate was measured
+    kv_read_per_query_head: bool = False  # decode attention reads the KV cache per query head
 
 
 @dataclass(frozen=True)
@@ -448,6 +449,8 @@ def _slug(s: Scenario) -> str:
     ]
     if s.engine:
         parts.append(tail(s.engine))
+    if s.kv_read_per_query_head:
+        parts.append("kv-per-query-head")
     text = "-".join(parts)
     return re.sub(r"[^a-z0-9._-]+", "-", text).strip("-.") or "scenario"
 
@@ -628,6 +631,8 @@ def placement_data(s: Scenario, kb: KnowledgeBase) -> dict[str, Any]:
     prefill = prefill_matmul_receipt(s, kb)
     if prefill is not None:
         workload["prefill_matmul"] = prefill
+    if s.kv_read_per_query_head:
+        workload["kv_read_per_query_head"] = True
     if s.input_tokens is not None:
         workload["request"] = {
             "input_tokens": s.input_tokens,

@@ -70,6 +70,7 @@ class Model:
     kv_heads: int
     attention: str
     architecture: str
+    heads: int = 0  # query heads (geometry.heads; 0 when the record states none)
 
 
 STEP_EQUATION = "step_time_parts"  # t_step = t_w + t_kv + c*L*t_ar + L*t_o
@@ -238,6 +239,7 @@ class Workload:
     energy: StepModel | None = None  # the energy class's e_tok = N*P_dev*t_step/B, if named
     prefill_matmul: str | None = None  # receipt pricing the prefill's matmuls (kb.ledger.prefill)
     per_sequence: SequenceTerm | None = None  # the engine's t_s and where it is declared
+    kv_read_per_query_head: bool = False  # the decode attention reads the cache per query head
 
 
 @dataclass(frozen=True)
@@ -348,6 +350,7 @@ def resolve_workload(
         kv_heads,
         str(record.get("geometry.attention") or ""),
         str(record.get("architecture") or ""),
+        _heads(record.get("geometry.heads")),
     )
     from kb.ledger.paging import engine_paging
 
@@ -370,6 +373,7 @@ def resolve_workload(
         energy,
         node.prefill_matmul,
         _engine_per_sequence(res, node, pointer),
+        node.kv_read_per_query_head,
     )
 
 
@@ -582,6 +586,7 @@ def derive_option(
             f"{t_kv.formula}, per stage, times pp = {deg.pp} stages in turn",
             t_kv.trail,
         )
+    t_kv = _per_query_head_read(work, deg, t_kv)
     overhead = None
     if work.per_layer_overhead is not None:
         overhead = Part(
@@ -881,6 +886,36 @@ def _kv_per_token(res: InputReader, work: Workload, deg: Degrees, pointer: str) 
         },
         pointer,
         work.composed_from,
+    )
+
+
+def _heads(value: Any) -> int:
+    """A model record's query-head count, 0 when it states none as an integer."""
+    return value if isinstance(value, int) and not isinstance(value, bool) else 0
+
+
+def _per_query_head_read(work: Workload, deg: Degrees, t_kv: Part) -> Part:
+    """The KV read of a decode attention that reads the cache once per query head.
+
+    kb/data/end-to-end.json `kv_read_per_query_head` (declared before pricing): an attention
+    kernel without grouped-query sharing (TensorRT-LLM before its XQA kernel) runs one block
+    per query head, each loading its KV head's cache, so a rank reads its cache
+    heads / max(kv_heads, tp) times over (the query heads it runs over the KV heads it holds).
+    The cache's size is unchanged; L2 hits between a group's heads are not counted (an upper
+    bound). Unchanged without the workload's flag, for MLA and for multi-head attention.
+    """
+    model = work.model
+    if not work.kv_read_per_query_head or model.attention == "mla":
+        return t_kv
+    ratio = Fraction(model.heads, max(model.kv_heads, deg.tp))
+    if ratio <= 1:
+        return t_kv
+    return Part(
+        t_kv.value * ratio,
+        f"{t_kv.formula}, read once per query head: times heads/max(kv_heads, tp) = {ratio} "
+        "(an attention kernel without grouped-query sharing; kb/data/end-to-end.json "
+        "kv_read_per_query_head)",
+        t_kv.trail,
     )
 
 
