@@ -35,8 +35,11 @@ def full() -> bool:
 
 
 @functools.cache
-def sample_files() -> tuple[Path, ...]:
-    """The shipped files of the sample (relative to records/), found by kb's own references."""
+def sample_files(roots: tuple[str, ...] = ROOTS) -> tuple[Path, ...]:
+    """The shipped files of the sample (relative to records/), found by kb's own references.
+
+    Another test's sample passes its own `roots` (tests/site/sample_site.py); the closure
+    is the same."""
     from kb.api import open_kb
 
     kb = open_kb(SHIPPED_RECORDS)
@@ -44,7 +47,7 @@ def sample_files() -> tuple[Path, ...]:
     for reference in kb.references:
         cited.setdefault(reference.source_id, set()).add(reference.target.split("#")[0])
     seen: set[str] = set()
-    todo = list(ROOTS)
+    todo = list(roots)
     while todo:
         record_id = todo.pop()
         if record_id in seen or kb.get(record_id) is None:
@@ -59,9 +62,9 @@ def sample_files() -> tuple[Path, ...]:
     return tuple(sorted(files))
 
 
-def sample_copy(target: Path) -> Path:
-    """Copy the sample to `target` (a records folder, made); returns `target`."""
-    for relative in sample_files():
+def sample_copy(target: Path, roots: tuple[str, ...] = ROOTS) -> Path:
+    """Copy the sample of `roots` to `target` (a records folder, made); returns `target`."""
+    for relative in sample_files(roots):
         (target / relative).parent.mkdir(parents=True, exist_ok=True)
         shutil.copy2(SHIPPED_RECORDS / relative, target / relative)
     return target

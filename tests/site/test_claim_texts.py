@@ -35,11 +35,15 @@ def test_the_shipped_records_have_no_claim_text_number_kb_does_not_compute(
 
 
 def test_a_stale_claim_text_in_the_shipped_records_is_an_error(
-    tmp_path: Path, repo_copy: Path
+    tmp_path: Path, shipped_stores: Path
 ) -> None:
-    from tests.site.conftest import warm_copy
+    """EQ027 on a claim reads the claim's record and the records it binds, so per push the
+    tree is that flop class's reference closure (tests/sample.py's), with KB_FULL=1 every
+    shipped record; its stores seeded from one cold check of the shipped records."""
+    from tests.site.sample_site import seeded_records
 
-    records = warm_copy(repo_copy, tmp_path / "repo") / "records"
+    roots = ("flops/tp-decode-allreduce-time",)
+    records = seeded_records(tmp_path / "repo", shipped_stores, roots)
     path = records / "flops" / "tp-decode-allreduce-time.yaml"
     text = path.read_text(encoding="utf-8")
     current = "factor 0.769 (1.30 times the speed)."

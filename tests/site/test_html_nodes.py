@@ -2,9 +2,16 @@
 
 The macros as they were (fixtures/macros_before.html, the theme's _macros.html
 before they moved to Python) are rendered by Jinja beside the Python functions:
-on every node, link and prose text of the shipped records' pages (the probe
-record's hostile title and summary included), and on generated trees whose
-texts hold markup, quotes and ampersands.
+on every node, link and prose text of the records' pages (the probe record's
+hostile title and summary included), and on generated trees whose texts hold
+markup, quotes and ampersands.
+
+The macros and the functions branch on a node's type, a part's kind and a claim's
+state, not on a record's id, so per push the pages are those of the rebuild sample
+(tests/site/sample_site.py: 173 shipped records) and one flop class with a contradicted
+prediction; `SHOWN`, every type, kind and state the shipped pages show, must all appear
+there (test_the_pages_show_every_node_type_part_kind_and_state_the_shipped_ones_do).
+`KB_FULL=1` uses every shipped record's page, where that test finds `SHOWN` exactly.
 """
 
 from __future__ import annotations
@@ -21,8 +28,11 @@ from markupsafe import Markup, escape
 
 from kb.sitegen import html_nodes
 from kb.sitegen.render import make_environment
+from tests.sample import full
+from tests.site.sample_site import ROOTS as SAMPLE_ROOTS
+from tests.site.sample_site import seeded_records
 
-from .conftest import FIXTURES, load
+from .conftest import FIXTURES, add_probe, load
 
 ROOTS = ("", "../", "../../")
 
@@ -70,12 +80,67 @@ def _nodes(tree: Any) -> list[Any]:
     return found
 
 
+NODE_ROOTS = (*SAMPLE_ROOTS, "flops/allreduce-latency-floor")  # + a contradicted prediction
+
+# Every node type, part kind and claim state of the shipped records' pages (KB_FULL=1
+# measures it again).
+SHOWN = {
+    *(("type", t) for t in ("erratum", "list", "map", "quantity", "ref", "scalar", "text")),
+    ("type", "url"),
+    *(("part", k) for k in ("figure", "quote", "text", "url")),
+    *(("state", s) for s in ("consistent", "contradicted", "derived", "erratum", "explained")),
+    *(("state", s) for s in ("holds", "recomputed", "validated")),
+}
+
+
 @pytest.fixture(scope="session")  # not "module": xdist may come back to a module on a worker
-def contexts(repo_copy: Path) -> list[dict[str, Any]]:
+def contexts(
+    request: pytest.FixtureRequest,
+    tmp_path_factory: pytest.TempPathFactory,
+    shipped_stores: Path,
+) -> list[dict[str, Any]]:
+    """The record pages' contexts: the sample's per push, with the probe (see the docstring)."""
     from kb.sitegen.record_page import record_context
 
-    kb, _ = load(repo_copy / "records")
+    if full():
+        records = request.getfixturevalue("repo_copy") / "records"
+    else:
+        records = seeded_records(tmp_path_factory.mktemp("nodes"), shipped_stores, NODE_ROOTS)
+        add_probe(records)
+    kb, _ = load(records)
     return [record_context(record, kb) for record in kb]
+
+
+def _shown(value: Any) -> set[tuple[str, str]]:
+    """The node types and part kinds anywhere in `value` (a page context's data)."""
+    found: set[tuple[str, str]] = set()
+    if isinstance(value, dict):
+        if isinstance(value.get("type"), str):
+            found.add(("type", value["type"]))
+        parts = value.get("parts")
+        for part in parts if isinstance(parts, list) else ():
+            if isinstance(part, dict):
+                found.add(("part", str(part.get("kind") or "")))
+        for item in value.values():
+            found |= _shown(item)
+    elif isinstance(value, (list, tuple)):
+        for item in value:
+            found |= _shown(item)
+    return found
+
+
+def test_the_pages_show_every_node_type_part_kind_and_state_the_shipped_ones_do(
+    contexts: list[dict[str, Any]],
+) -> None:
+    shown: set[tuple[str, str]] = set()
+    for context in contexts:
+        trees = _nodes(context["fields"]) + [k["node"] for k in context["key_results"]]
+        shown |= _shown([*trees, *(e["note"] for e in context["evidence"]), context["summary"]])
+        shown |= {("state", s) for s in _states(context["equations"])}
+    if full():  # the shipped pages: SHOWN is still what they show
+        assert shown == SHOWN
+    else:
+        assert SHOWN - shown == set()
 
 
 def test_every_node_of_the_shipped_pages_matches_its_macro(contexts: list[dict[str, Any]]) -> None:
@@ -87,7 +152,7 @@ def test_every_node_of_the_shipped_pages_matches_its_macro(contexts: list[dict[s
             for compact in (False, True):
                 _check_node(tree, compact, "../../")
                 checked += 1
-    assert checked > 5000  # the shipped records' field trees, not a handful
+    assert checked > (5000 if full() else 2000)  # every page's field trees, not a handful
 
 
 def test_links_and_prose_of_the_shipped_pages_match_their_macros(

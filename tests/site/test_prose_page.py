@@ -4,6 +4,12 @@ The receipt `receipts/azure-nd-h100-v5-hbm-bandwidth` states its spec as
 `{hardware/nvidia-h100-sxm#memory.bandwidth|TB/s}`: editing H100's HBM
 bandwidth in a copy of the records and rebuilding must change the number on
 the receipt's page (and re-render it), with no other edit.
+
+Each test is about one receipt's page, and what that page shows of other records comes
+from the records it references, so per push each builds the receipt's reference closure
+(tests/sample.py's, 45 records) rather than the 446 shipped ones; each test asserts the
+page shows the templated value it is about before editing. `KB_FULL=1` builds the
+shipped records.
 """
 
 from __future__ import annotations
@@ -12,7 +18,8 @@ import re
 from pathlib import Path
 
 from kb.sitegen.build import build
-from tests.site.conftest import load, warm_copy
+from tests.site.conftest import load
+from tests.site.sample_site import seeded_records
 
 HOT = "records/hardware/nvidia-h100-sxm.yaml"
 PAGE = "records/receipts/azure-nd-h100-v5-hbm-bandwidth.html"
@@ -30,8 +37,17 @@ def lede(page: Path) -> str:
     return found.group(1)
 
 
-def test_a_templated_number_changes_when_its_figure_does(tmp_path: Path, repo_copy: Path) -> None:
-    root = warm_copy(repo_copy, tmp_path / "repo")
+def receipt_tree(root: Path, stores: Path, page: str) -> Path:
+    """The closure of the receipt shown at `page` (KB_FULL=1: every shipped record) at `root`."""
+    receipt = page.removeprefix("records/").removesuffix(".html")
+    seeded_records(root, stores, roots=(receipt,))
+    return root
+
+
+def test_a_templated_number_changes_when_its_figure_does(
+    tmp_path: Path, shipped_stores: Path
+) -> None:
+    root = receipt_tree(tmp_path / "repo", shipped_stores, PAGE)
     out = tmp_path / "_site"
     kb, _ = load(root / "records")
     build(kb, out)
@@ -49,8 +65,9 @@ def test_a_templated_number_changes_when_its_figure_does(tmp_path: Path, repo_co
     assert after and after.group(1) == "3.351", lede(out / PAGE)
 
 
-def test_template_parts_and_quotations_are_escaped(tmp_path: Path, repo_copy: Path) -> None:
-    root = warm_copy(repo_copy, tmp_path / "repo")
+def test_template_parts_and_quotations_are_escaped(tmp_path: Path, shipped_stores: Path) -> None:
+    shown_at = "records/receipts/azure-nd-h100-v5-host-device-copy.html"
+    root = receipt_tree(tmp_path / "repo", shipped_stores, shown_at)
     target = root / "records" / "receipts" / "azure-nd-h100-v5-host-device-copy.yaml"
     text = target.read_text(encoding="utf-8")
     hostile = (
@@ -62,7 +79,7 @@ def test_template_parts_and_quotations_are_escaped(tmp_path: Path, repo_copy: Pa
     kb, _ = load(root / "records")
     out = tmp_path / "_site"
     build(kb, out)
-    shown = lede(out / "records/receipts/azure-nd-h100-v5-host-device-copy.html")
+    shown = lede(out / shown_at)
     assert "<script>" not in shown and "<b>" not in shown and "<i>" not in shown
     assert "&lt;i&gt;x&lt;/i&gt;" in shown
     assert '<q class="verbatim">&#34;&lt;b&gt;quoted&lt;/b&gt;&#34;</q>' in shown

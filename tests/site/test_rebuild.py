@@ -6,6 +6,14 @@ site and builds the same records cold into an empty folder; the two trees must b
 equal file for file. The renderer's `rendered` list says which pages were rendered.
 The last tests check the declared inputs (kb.sitegen.deps) against what rendering
 a page actually reads from the knowledge base.
+
+Per push the tree is the rebuild sample (tests/site/sample_site.py: 173 shipped records,
+among them every record a test here edits or reads), not the 446 shipped records: what a
+change re-renders is decided per kind of edge between a page and a record it reads, and
+the sample has every kind of edge the shipped records have and renders every template
+(tests/site/test_sample_site.py holds both per push), so each path of the dependency
+tracking is exercised; the declared-inputs tests read every page of the sample (and of a
+synthetic corpus). `KB_FULL=1` runs every test here on the shipped records.
 """
 
 from __future__ import annotations
@@ -28,7 +36,8 @@ from kb.sitegen.deps import PageInputs
 from kb.sitegen.manifest import MANIFEST
 from kb.sitegen.record_page import record_context
 from kb.sitegen.tables import hardware_table, kind_table
-from tests.site.conftest import REPO, load, warm_copy
+from tests.site.conftest import REPO, add_probe, load
+from tests.site.sample_site import seeded_records
 
 HOT = "hardware/nvidia-h100-sxm"
 UNRELATED = "records/sources/arxiv-gpipe.html"
@@ -61,9 +70,9 @@ def rebuild_and_compare(root: Path, out: Path, cold: Path) -> BuildReport:
 
 @pytest.fixture(scope="session")  # not "module": xdist may come back to a module on a worker
 def first_build(
-    tmp_path_factory: pytest.TempPathFactory, repo_copy: Path
+    tmp_path_factory: pytest.TempPathFactory, shipped_stores: Path
 ) -> tuple[Path, Path, BuildReport]:
-    """One cold build of the shipped records per process, kept aside; `site` restores it.
+    """One cold build of the rebuild sample per process, kept aside; `site` restores it.
 
     The copy is built in the place every test then works in (`place`): a page's key names
     its record's path (kb.sitegen.deps), so a site moved elsewhere would be rebuilt whole.
@@ -71,8 +80,8 @@ def first_build(
     only the files it edited; each test's cold build still renders every page afresh.
     """
     place = tmp_path_factory.mktemp("rebuild")
-    root = warm_copy(repo_copy, place / "repo")
-    kb, _ = load(root / "records")
+    root = place / "repo"
+    kb, _ = load(seeded_records(root, shipped_stores))
     report = build(kb, place / "_site")
     kept = tmp_path_factory.mktemp("rebuild-kept")
     shutil.copytree(place, kept / "place", symlinks=True)
@@ -368,15 +377,17 @@ def tracking(kb: KnowledgeBase) -> TrackingKB:
 
 
 @pytest.fixture(scope="session")
-def corpora(tmp_path_factory: pytest.TempPathFactory, repo_copy: Path) -> list[KnowledgeBase]:
-    """The shipped records (and the probe) and a synthetic corpus, loaded once for the tests
-    that only read them."""
+def corpora(tmp_path_factory: pytest.TempPathFactory, shipped_stores: Path) -> list[KnowledgeBase]:
+    """The rebuild sample (the shipped records with KB_FULL=1) with the probe, and a synthetic
+    corpus, loaded once for the tests that only read them."""
     sys.path.insert(0, str(REPO / "bench"))
     import make_corpus
 
     place = tmp_path_factory.mktemp("corpora")
     make_corpus.write_corpus(120, place / "corpus")
-    return [load(repo_copy / "records")[0], load(place / "corpus" / "records")[0]]
+    records = seeded_records(place / "sample", shipped_stores)
+    add_probe(records)
+    return [load(records)[0], load(place / "corpus" / "records")[0]]
 
 
 def test_a_record_page_reads_only_its_declared_inputs(corpora: list[KnowledgeBase]) -> None:
@@ -412,7 +423,7 @@ def test_pages_rendered_by_workers_equal_pages_rendered_in_process(
 ) -> None:
     import kb.sitegen.record_pages as record_pages
 
-    root, _, _ = site  # the shipped records (its record cache kept: a quick load)
+    root, _, _ = site  # the rebuild sample (its record cache kept: a quick load)
     kb, _ = load(root / "records")
     monkeypatch.setenv("KB_JOBS", "1")
     serial = build(kb, tmp_path / "serial")
@@ -483,7 +494,8 @@ def test_rebuilds_through_the_snapshot_equal_cold_builds_edit_after_edit(
     The property needs no record of the shipped tree, so it runs on a small synthetic
     corpus (bench/make_corpus.py: every kind, flop classes binding the hot accelerator,
     receipts naming it): a cold build there costs a tenth of the shipped one's. Each kind
-    of change is tested on the shipped records, one build each, in the tests above.
+    of change is tested on the rebuild sample (the shipped records with KB_FULL=1), one build
+    each, in the tests above.
     """
     from kb.reads import checked_nodes
 
