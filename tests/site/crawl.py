@@ -1,19 +1,24 @@
 """One visit per page and width of the built site in chromium, recorded for the tests to read.
 
 Three browser tests used to crawl the same pages, each with its own browser, contexts
-and page loads: every page at phone width (tests/site/test_browser.py), axe-core at
-desktop and phone width on the audited pages and in the dark palette
+and page loads: pages at phone width (tests/site/test_browser.py), axe-core at desktop
+and phone width on the audited pages and in the dark palette
 (tests/site/test_phone_and_a11y.py), and the first screen of every flop class
 (tests/site/test_answer_first.py). `crawl_site` visits each page once per width and
-records everything those tests assert on; they assert on the record (`Crawl`).
+records everything those tests assert on; they assert on the record (`Crawl`). Which
+pages: tests/site/crawl_fixtures.py (the sample of tests/site/sample_pages.py).
 
-- Phone, 390 px, over http (tests/site/test_browser.py's server): every page. Recorded:
+- Phone, 390 px, over http (tests/site/test_browser.py's server): `pages`. Recorded:
   the page's widths (chromium.WIDEST), what went wrong while it loaded (console errors,
   page errors, failed requests, HTTP errors, dialogs) and, on an audited page, axe's
   phone audit (every rule but colour contrast: tests/site/test_phone_and_a11y.py says why).
-- Desktop, 1280 x 900, light, from file://: the audited pages. Recorded: what went wrong
-  while each loaded, the first screen (test_answer_first.FIRST_SCREEN) and every axe rule.
+- Desktop, 1280 x 900, light, from file://: the audited pages, then the `loaded` pages
+  not audited (no axe). Recorded: what went wrong while each loaded, the first screen
+  (test_answer_first.FIRST_SCREEN) and, audited, every axe rule.
 - Desktop, dark, from file://: the pages that show every component, the colour rules.
+
+One browser context per width and palette (axe's script only in the ones that run it),
+one tab in each, reused from page to page.
 
 Colour contrast runs on one element per computed-style group (STYLE_GROUPS; every
 element with KB_FULL=1; tests/site/test_contrast_sample.py holds the sample to the full
@@ -28,7 +33,7 @@ import functools
 import http.server
 import os
 import threading
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -285,12 +290,15 @@ def crawl_site(
     held: set[str],
     first_screen: str,
     first_screen_pages: list[Path],
+    pages: list[Path] | None = None,
+    loaded: Sequence[Path] = (),
     widths: tuple[str, ...] = ("phone", "desktop"),
 ) -> Crawl:
-    """Visit every page of `site` at phone width, `audited` at desktop width, `dark` in dark.
+    """Visit `pages` (every page of `site` when None) at phone width, `audited` at desktop
+    width, `dark` in dark; `loaded` at desktop width too, without axe (what went wrong while
+    each loaded, its first screen).
 
-    `widths` picks the phone crawl, the desktop crawls (light and dark) or both: the two
-    halves are independent, so two xdist workers can make them at once (conftest.py).
+    `widths` picks the phone crawl, the desktop crawls (light and dark) or both.
     """
     phone: dict[str, Visit] = {}
     desktop: dict[str, Visit] = {}
@@ -298,7 +306,8 @@ def crawl_site(
     running = shared_is_running()  # a module's browser, if any, is left as it was
     with chromium() as browser:
         if "phone" in widths:
-            phone = _phone_crawl(browser, site, set(audited), audits, held, axe_source)
+            every = sorted(site.rglob("*.html")) if pages is None else pages
+            phone = _phone_crawl(browser, site, every, set(audited), audits, held, axe_source)
         if "desktop" in widths:
             desktop = _file_crawl(
                 browser,
@@ -307,6 +316,17 @@ def crawl_site(
                 "light",
                 axe_audit(audits["desktop-light"][2], held),
                 axe_source,
+                first_screen=first_screen,
+                screened=set(first_screen_pages),
+            )
+            unaudited = [path for path in loaded if path not in set(audited)]
+            desktop |= _file_crawl(
+                browser,
+                site,
+                unaudited,
+                "light",
+                None,
+                "",
                 first_screen=first_screen,
                 screened=set(first_screen_pages),
             )
@@ -321,6 +341,7 @@ def crawl_site(
 def _phone_crawl(
     browser: Any,
     site: Path,
+    pages: list[Path],
     audited: set[Path],
     audits: dict[str, tuple[int, str, dict[str, Any]]],
     held: set[str],
@@ -329,6 +350,8 @@ def _phone_crawl(
     phone: dict[str, Visit] = {}
     axe_width, _, phone_options = audits["phone-light"]
     assert axe_width == PHONE
+    # Two contexts (one page each, reused from page to page): axe's script is injected only
+    # where it runs; when every page is audited (the sample) the plain one loads nothing.
     plain = browser.new_context(viewport={"width": PHONE, "height": 800})
     with_axe = browser.new_context(viewport={"width": PHONE, "height": 900})
     with_axe.add_init_script(script=axe_source)
@@ -336,7 +359,7 @@ def _phone_crawl(
     watched = {audit: watch_all(tab) for audit, tab in tabs.items()}
     phone_audit = axe_audit(phone_options, held)
     with served(site) as base:
-        for path in sorted(site.rglob("*.html")):
+        for path in pages:
             relative = path.relative_to(site).as_posix()
             audit = path in audited
             phone[relative] = _visit(
@@ -356,14 +379,17 @@ def _file_crawl(
     site: Path,
     pages: list[Path],
     scheme: str,
-    audit: Audit,
+    audit: Audit | None,
     axe_source: str,
     *,
     first_screen: str = "",
     screened: set[Path] | None = None,
 ) -> dict[str, Visit]:
+    if not pages:
+        return {}
     context = browser.new_context(viewport={"width": DESKTOP, "height": 900}, color_scheme=scheme)
-    context.add_init_script(script=axe_source)
+    if audit is not None:
+        context.add_init_script(script=axe_source)
     page = context.new_page()
     problems = watch_all(page)
     visits = {}

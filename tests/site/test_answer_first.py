@@ -1,7 +1,7 @@
 """Every flop-class page opens with its answer.
 
-In chromium at 1280 x 900 (file://; for every page, the one crawl of the site:
-tests/site/crawl.py), on every flop-class page: the first screen holds the verdict
+In chromium at 1280 x 900 (file://; the one crawl of the site loads every flop class:
+tests/site/crawl_fixtures.py `loaded`), on every flop-class page: the first screen holds the verdict
 line (at most two lines) and at least one headline result with a value; the seed's
 first screen holds a B* value from its grid (kb calc's b_star_tp, refused above the
 ridge as kb calc refuses it); errata have a section of their own, not inside the key

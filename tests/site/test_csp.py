@@ -2,8 +2,10 @@
 style files; the calculators and search still work under it (issue 37, item 5).
 
 A violation is also a console error in chromium, so the one crawl of the site
-(tests/site/crawl.py) sees every violation a page makes while it loads: every page over
-HTTP at phone width and every flop class (each calculator) from file:// at desktop width
+(tests/site/crawl.py) sees every violation a page makes while it loads: the sample of
+pages over HTTP at phone width (an inline script or style is a template's or a
+component's, and every component is in the sample; the static test below reads every
+page for both) and every flop class and calculator page from file:// at desktop width
 (tests/site/test_crawl.py shows a violation landing in the record). The browser test
 here listens for `securitypolicyviolation` (the event a blocked inline script, inline
 style or foreign request raises) while the calculator and the search are used and a
@@ -87,17 +89,18 @@ def test_every_calculator_page_has_one_result_and_is_loaded_by_the_crawl(
     """What the browser test's loop over the calculator pages held, and who holds it now.
 
     Each calculator page has its one result (written by the build, filled by calc.js), and
-    each is among the pages the desktop crawl loads from file:// (the phone crawl loads
-    every page over HTTP), where a CSP violation on load is a console error (crawl.py).
+    each is among the pages the desktop crawl loads from file:// (crawl_fixtures.loaded; the
+    phone crawl loads the sample over HTTP), where a CSP violation on load is a console
+    error (crawl.py).
     """
-    from tests.site.test_phone_and_a11y import _audited
+    from tests.site.crawl_fixtures import loaded
 
     calculators = _calculator_pages(built_site)
     assert calculators
-    audited = set(_audited(built_site))
+    desktop = set(loaded(built_site))
     for page in calculators:
         assert page.read_text(encoding="utf-8").count('class="calc-result') == 1, page
-        assert page in audited, page
+        assert page in desktop, page
 
 
 @pytest.mark.browser

@@ -1,0 +1,119 @@
+"""The one crawl of the built site per run (tests/site/crawl.py), on its sample of pages.
+
+`site_crawl` visits the sample (tests/site/sample_pages.py: per template, the pages at
+each data extreme and a cover of every component; every page with KB_FULL=1) at phone
+width over HTTP and at desktop width from file://, with axe at both widths; the pages
+of SHOTS in the dark palette; and every flop class and calculator page at desktop width
+without axe (`loaded`: each flop class's first screen is read, test_answer_first.py, and
+calc.js runs on each page's own data, so each page's load is watched: test_csp.py).
+`phone_crawl` and `desktop_crawl` are the same record, named for what their tests read;
+their tests are kept on one xdist worker (tests/site/conftest.py's `_SITE_GROUPS`).
+
+With KB_FULL=1 every page is visited at phone width and axe audits the sample and the
+pages it audited before the sample (`full_audited`: every top-level page, flop class and
+placement, three of every other kind), so the full run holds what the crawl held before.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from tests.site.crawl import Crawl, crawl_site, full_run
+from tests.site.sample_pages import chosen, sample
+
+PROBE = "records/flops/xss-probe.html"  # the hostile record (tests/site/conftest.py)
+
+
+def calculator_pages(site: Path) -> list[Path]:
+    """The pages with a calculator (calc.js fills its result from the page's own data)."""
+    return [
+        page
+        for page in sorted((site / "records").glob("*/*.html"))
+        if 'data-calc="calc-data"' in page.read_text(encoding="utf-8")
+    ]
+
+
+def named(site: Path) -> list[Path]:
+    """The pages the tests name for the crawl: the dark audit's pages (SHOTS), the probe."""
+    from tests.site import test_phone_and_a11y as a11y
+
+    pages = [site / relative for relative in a11y.SHOTS.values()] + [site / PROBE]
+    return [page for page in pages if page.is_file()]
+
+
+def crawled(site: Path) -> list[Path]:
+    """The pages the crawl loads at phone width: the sample (every page with KB_FULL=1)."""
+    return sample(site, named(site))
+
+
+def full_audited(site: Path) -> list[Path]:
+    """The pages axe audited before the sample (with KB_FULL=1 it still does): every top-level
+    page, every flop class and placement, three of every other kind and shape of page."""
+    shapes: dict[tuple[str, int, bool], list[Path]] = {}
+    for page in sorted(site.rglob("*.html")):
+        parts = page.relative_to(site).parts
+        if parts[0] != "records":
+            shape = (parts[0], len(parts), page.name == "index.html")
+            shapes.setdefault(shape if len(parts) > 1 else (parts[0], 1, False), []).append(page)
+    pages = sorted(page for group in shapes.values() for page in group[:3])
+    for kind in sorted(p for p in (site / "records").iterdir() if p.is_dir()):
+        records = sorted(kind.glob("*.html"))
+        pages += records if kind.name in ("flops", "placements") else records[:3]
+    return pages
+
+
+def audited(site: Path) -> list[Path]:
+    """The pages axe audits at both widths: the sample (and, with KB_FULL=1, `full_audited`)."""
+    pages = set(chosen(site, named(site)))
+    return sorted(pages | set(full_audited(site))) if full_run() else sorted(pages)
+
+
+def loaded(site: Path) -> list[Path]:
+    """The pages the crawl loads at desktop width without axe (when not audited): every flop
+    class (its first screen: tests/site/test_answer_first.py) and every calculator page."""
+    from tests.site.test_answer_first import _flop_pages
+
+    return sorted(set(calculator_pages(site)) | set(_flop_pages(site)))
+
+
+def _crawl(site: Path) -> Crawl:
+    """`site` crawled at both widths (tests/site/crawl.py); its browser is closed when it returns.
+
+    The pages and axe's options are the tests' own (test_phone_and_a11y, test_answer_first).
+    """
+    from tests.site import test_answer_first as first
+    from tests.site import test_phone_and_a11y as a11y
+
+    pages = crawled(site)
+    return crawl_site(
+        site,
+        audited(site),
+        [site / relative for relative in a11y.SHOTS.values()],
+        axe_source=a11y.axe_source(),
+        audits=a11y.AUDITS,
+        held=a11y.HELD,
+        first_screen=first.FIRST_SCREEN,
+        first_screen_pages=first._flop_pages(site),
+        pages=pages,
+        loaded=loaded(site),
+    )
+
+
+@pytest.fixture(scope="session")
+def site_crawl(built_site: Path) -> Crawl:
+    """The sample of `built_site` at both widths, once a run (its tests share one worker)."""
+    return _crawl(built_site)
+
+
+@pytest.fixture(scope="session")
+def phone_crawl(site_crawl: Crawl) -> Crawl:
+    """`site_crawl`, read at phone width."""
+    return site_crawl
+
+
+@pytest.fixture(scope="session")
+def desktop_crawl(site_crawl: Crawl) -> Crawl:
+    """`site_crawl`, read at desktop width, light and dark."""
+    return site_crawl
