@@ -74,7 +74,8 @@ HERE = Path(__file__).resolve().parent
 _SITE_GROUPS: dict[str, Callable[[pytest.Item], bool]] = {
     "site-crawl": lambda item: (
         "site_crawl" in getattr(item, "fixturenames", ())
-        or item.path.name == "test_sample_pages.py"  # the crawl's sample: read once a worker
+        # the crawl's sample and the link check read the built site once a worker
+        or item.path.name in ("test_sample_pages.py", "test_links.py")
     ),
     "explorer-site": lambda item: item.path.name.startswith("test_explorer"),
 }

@@ -53,6 +53,7 @@ class Visit:
     axe: list[str] | None = None  # serious, critical and held violations (None: not audited)
     axe_versions: set[str] = field(default_factory=set)
     first_screen: dict[str, Any] | None = None
+    reads: dict[str, Any] = field(default_factory=dict)  # the crawl's `reads` at this width
 
 
 @dataclass
@@ -263,6 +264,7 @@ def _visit(
     widest: bool = False,
     first_screen: str = "",
     audit: Audit | None = None,
+    reads: dict[str, str] | None = None,
 ) -> Visit:
     problems.clear()
     page.goto(url, wait_until="load")
@@ -272,6 +274,8 @@ def _visit(
         visit.widest = (scroll, width, culprits)
     if first_screen:
         visit.first_screen = page.evaluate(first_screen)
+    for name, script in (reads or {}).items():
+        visit.reads[name] = page.evaluate(script)
     visit.problems = list(problems)  # what the page did while it loaded and was read
     if audit is not None:
         visit.axe, version = audit(page)
@@ -292,14 +296,19 @@ def crawl_site(
     first_screen_pages: list[Path],
     pages: list[Path] | None = None,
     loaded: Sequence[Path] = (),
+    reads: dict[str, dict[str, str]] | None = None,
     widths: tuple[str, ...] = ("phone", "desktop"),
 ) -> Crawl:
     """Visit `pages` (every page of `site` when None) at phone width, `audited` at desktop
     width, `dark` in dark; `loaded` at desktop width too, without axe (what went wrong while
     each loaded, its first screen).
 
+    `reads` names, per width ("phone", "desktop"), scripts evaluated on every page visited
+    at that width in the light palette, each result kept under its name (`Visit.reads`):
+    the tests that read a page's layout read it in the crawl instead of loading it again.
     `widths` picks the phone crawl, the desktop crawls (light and dark) or both.
     """
+    reads = reads or {}
     phone: dict[str, Visit] = {}
     desktop: dict[str, Visit] = {}
     dark_visits: dict[str, Visit] = {}
@@ -307,7 +316,9 @@ def crawl_site(
     with chromium() as browser:
         if "phone" in widths:
             every = sorted(site.rglob("*.html")) if pages is None else pages
-            phone = _phone_crawl(browser, site, every, set(audited), audits, held, axe_source)
+            phone = _phone_crawl(
+                browser, site, every, set(audited), audits, held, axe_source, reads.get("phone")
+            )
         if "desktop" in widths:
             desktop = _file_crawl(
                 browser,
@@ -318,6 +329,7 @@ def crawl_site(
                 axe_source,
                 first_screen=first_screen,
                 screened=set(first_screen_pages),
+                reads=reads.get("desktop"),
             )
             unaudited = [path for path in loaded if path not in set(audited)]
             desktop |= _file_crawl(
@@ -329,6 +341,7 @@ def crawl_site(
                 "",
                 first_screen=first_screen,
                 screened=set(first_screen_pages),
+                reads=reads.get("desktop"),
             )
             dark_visits = _file_crawl(
                 browser, site, dark, "dark", axe_audit(audits["desktop-dark"][2], held), axe_source
@@ -346,6 +359,7 @@ def _phone_crawl(
     audits: dict[str, tuple[int, str, dict[str, Any]]],
     held: set[str],
     axe_source: str,
+    reads: dict[str, str] | None,
 ) -> dict[str, Visit]:
     phone: dict[str, Visit] = {}
     axe_width, _, phone_options = audits["phone-light"]
@@ -368,6 +382,7 @@ def _phone_crawl(
                 base + relative,
                 widest=True,
                 audit=phone_audit if audit else None,
+                reads=reads,
             )
     plain.close()
     with_axe.close()
@@ -384,6 +399,7 @@ def _file_crawl(
     *,
     first_screen: str = "",
     screened: set[Path] | None = None,
+    reads: dict[str, str] | None = None,
 ) -> dict[str, Visit]:
     if not pages:
         return {}
@@ -400,6 +416,7 @@ def _file_crawl(
             path.as_uri(),
             first_screen=first_screen if path in (screened or set()) else "",
             audit=audit,
+            reads=reads,
         )
     context.close()
     return visits

@@ -16,6 +16,7 @@ placement, three of every other kind), so the full run holds what the crawl held
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
@@ -36,11 +37,28 @@ def calculator_pages(site: Path) -> list[Path]:
 
 
 def named(site: Path) -> list[Path]:
-    """The pages the tests name for the crawl: the dark audit's pages (SHOTS), the probe."""
+    """The pages the tests name for the crawl: the dark audit's pages (SHOTS), the probe,
+    the pages whose tables test_phone_tables.py reads at phone width (PAGES)."""
     from tests.site import test_phone_and_a11y as a11y
+    from tests.site import test_phone_tables as tables
 
-    pages = [site / relative for relative in a11y.SHOTS.values()] + [site / PROBE]
-    return [page for page in pages if page.is_file()]
+    relatives = [*a11y.SHOTS.values(), PROBE, *tables.PAGES]
+    return sorted({site / relative for relative in relatives if (site / relative).is_file()})
+
+
+def reads() -> dict[str, dict[str, str]]:
+    """What the crawl reads on each page it visits, per width, for the layout tests: table
+    cells and cards at phone width (test_phone_tables.py), chart labels at desktop width
+    (test_chart_labels.py)."""
+    from tests.site import test_chart_labels as labels
+    from tests.site import test_phone_tables as tables
+
+    cards = f"() => ({tables.CARD_BOXES})({json.dumps(tables.CARDS)})"
+    charts = "() => document.querySelectorAll('figure.chart svg').length"
+    return {
+        "phone": {"clipped": tables.CLIPPED, "wrapped": tables.WRAPPED, "cards": cards},
+        "desktop": {"overlaps": labels.OVERLAPS, "charts": charts},
+    }
 
 
 def crawled(site: Path) -> list[Path]:
@@ -98,6 +116,7 @@ def _crawl(site: Path) -> Crawl:
         first_screen_pages=first._flop_pages(site),
         pages=pages,
         loaded=loaded(site),
+        reads=reads(),
     )
 
 

@@ -78,6 +78,8 @@ class PageFacts:
     size: int = 0  # bytes of the HTML
     verdict: int = 0  # characters of the verdict line (#verdict)
     lead: int = 0  # characters of text in <main> before its first table
+    ids: set[str] = field(default_factory=set)  # every id (tests/site/linkcheck.py)
+    links: list[str] = field(default_factory=list)  # every href, src and form action
 
     def extreme(self, name: str) -> int:
         return int(getattr(self, name))
@@ -91,6 +93,7 @@ PIECE = re.compile(
     re.S,
 )
 ATTRIBUTE = re.compile(r"""([^\s=/>]+)(?:\s*=\s*(?:"([^"]*)"|'([^']*)'|([^\s>]+)))?""")
+LINK, LINKS = ("href", "src"), {"form": ("action",)}  # as tests/site/linkcheck.py reads them
 RAW = {"script": re.compile(r"</script\s*>", re.I), "style": re.compile(r"</style\s*>", re.I)}
 
 
@@ -144,6 +147,9 @@ def page_facts(site: Path, page: Path) -> PageFacts:
             continue
         values = _attributes(attributes)
         classes = values.get("class", "").split()
+        if values.get("id"):
+            facts.ids.add(values["id"])
+        facts.links += (values[name] for name in LINKS.get(tag, LINK) if values.get(name))
         if tag == "body":
             facts.template = values.get("data-template") or "(none)"
         features.add(tag)

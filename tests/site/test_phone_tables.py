@@ -1,10 +1,11 @@
 """Tables a reader can use on a phone and on a desk.
 
-At 390 px (chromium, file://): claims, checks, ledgers and comparisons are stacked
-cards inside the screen; no table cell's content overflows its cell; no number
-(a `.num` cell, a figure's value) wraps onto a second line. On the accelerator
-comparison: `h100 h200 b200` keeps those three columns (any of the words), and a
-row heading orders the columns by that row.
+At 390 px (chromium; the pages below and every page of the crawl's sample, read in the
+one crawl of the site at phone width over http: tests/site/crawl_fixtures.py): claims,
+checks, ledgers and comparisons are stacked cards inside the screen; no table cell's
+content overflows its cell; no number (a `.num` cell, a figure's value) wraps onto a
+second line. On the accelerator comparison: `h100 h200 b200` keeps those three
+columns (any of the words), and a row heading orders the columns by that row.
 """
 
 from __future__ import annotations
@@ -15,8 +16,9 @@ from typing import Any
 
 import pytest
 
-from tests.site.chromium import chromium, watched
+from tests.site.chromium import chromium
 from tests.site.conftest import SEED_FLOP
+from tests.site.crawl import Crawl
 
 pytestmark = pytest.mark.browser
 
@@ -76,20 +78,29 @@ def browser() -> Iterator[Any]:
 
 
 @pytest.mark.parametrize("path", PAGES)
-def test_no_cell_clips_and_no_number_wraps_at_390(
-    browser: Any, built_site: Path, path: str
-) -> None:
-    page = browser.new_page(viewport={"width": 390, "height": 844})
-    problems = watched(page)
-    page.goto((built_site / path).as_uri())
-    clipped, wrapped = page.evaluate(CLIPPED), page.evaluate(WRAPPED)
-    cards = page.evaluate(CARD_BOXES, CARDS)
-    page.close()
-    assert problems == []
-    assert clipped == [], clipped[:5]
-    assert wrapped == [], wrapped[:5]
-    for name, display, inside in cards:
+def test_no_cell_clips_and_no_number_wraps_at_390(phone_crawl: Crawl, path: str) -> None:
+    """Read in the crawl at phone width (tests/site/crawl_fixtures.py `reads`)."""
+    visit = phone_crawl.phone[path]
+    assert visit.problems == []
+    assert visit.reads["clipped"] == [], visit.reads["clipped"][:5]
+    assert visit.reads["wrapped"] == [], visit.reads["wrapped"][:5]
+    for name, display, inside in visit.reads["cards"]:
         assert display == "block" and inside, (path, name, display, inside)
+
+
+def test_no_cell_clips_and_no_number_wraps_on_any_crawled_page(phone_crawl: Crawl) -> None:
+    """The same reads on every page of the crawl's sample (per template, the widest and the
+    longest table and every component: tests/site/sample_pages.py)."""
+    found: list[str] = []
+    for path, visit in sorted(phone_crawl.phone.items()):
+        found += (f"{path}: {problem}" for problem in visit.reads["clipped"][:3])
+        found += (f"{path}: {problem}" for problem in visit.reads["wrapped"][:3])
+        found += (
+            f"{path}: {name} {display} {'inside' if inside else 'outside'}"
+            for name, display, inside in visit.reads["cards"]
+            if not (display == "block" and inside)
+        )
+    assert found == []
 
 
 def test_the_seed_claims_are_cards_on_a_phone_and_a_table_on_a_desk(
