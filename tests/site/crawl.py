@@ -63,6 +63,7 @@ class Crawl:
     phone: dict[str, Visit]
     desktop: dict[str, Visit]
     dark: dict[str, Visit]
+    shots: list[Path] = field(default_factory=list)  # the screenshots written, in order
 
 
 class _QuietHandler(http.server.SimpleHTTPRequestHandler):
@@ -107,6 +108,24 @@ def watch_all(page: Any) -> list[str]:
 
 
 Audit = Callable[[Any], tuple[list[str], str]]  # page -> (violations shown, axe's version)
+Shot = tuple[Path, bool]  # where a page's screenshot goes, and whether of the whole page
+
+
+@dataclass(frozen=True)
+class Shots:
+    """Screenshots the crawl takes of pages it visits in the light palette, at each width.
+
+    `pages` maps a page (relative to the site) to a name; `<name>-<width>.png` is written in
+    `folder`, of the first screen or, `whole`, of the whole page.
+    """
+
+    folder: Path
+    pages: dict[str, str]
+    whole: bool = False
+
+    def of(self, relative: str, width: int) -> Shot | None:
+        name = self.pages.get(relative)
+        return None if name is None else (self.folder / f"{name}-{width}.png", self.whole)
 
 
 def full_run() -> bool:
@@ -265,6 +284,7 @@ def _visit(
     first_screen: str = "",
     audit: Audit | None = None,
     reads: dict[str, str] | None = None,
+    shot: Shot | None = None,
 ) -> Visit:
     problems.clear()
     page.goto(url, wait_until="load")
@@ -276,6 +296,9 @@ def _visit(
         visit.first_screen = page.evaluate(first_screen)
     for name, script in (reads or {}).items():
         visit.reads[name] = page.evaluate(script)
+    if shot is not None:
+        target, whole = shot
+        page.screenshot(path=str(target), full_page=whole, timeout=180_000)  # a long page
     visit.problems = list(problems)  # what the page did while it loaded and was read
     if audit is not None:
         visit.axe, version = audit(page)
@@ -297,6 +320,7 @@ def crawl_site(
     pages: list[Path] | None = None,
     loaded: Sequence[Path] = (),
     reads: dict[str, dict[str, str]] | None = None,
+    shots: Shots | None = None,
     widths: tuple[str, ...] = ("phone", "desktop"),
 ) -> Crawl:
     """Visit `pages` (every page of `site` when None) at phone width, `audited` at desktop
@@ -306,6 +330,7 @@ def crawl_site(
     `reads` names, per width ("phone", "desktop"), scripts evaluated on every page visited
     at that width in the light palette, each result kept under its name (`Visit.reads`):
     the tests that read a page's layout read it in the crawl instead of loading it again.
+    `shots` takes screenshots of the pages it names at each width (light palette).
     `widths` picks the phone crawl, the desktop crawls (light and dark) or both.
     """
     reads = reads or {}
@@ -317,8 +342,9 @@ def crawl_site(
         if "phone" in widths:
             every = sorted(site.rglob("*.html")) if pages is None else pages
             phone = _phone_crawl(
-                browser, site, every, set(audited), audits, held, axe_source, reads.get("phone")
-            )
+                browser, site, every, set(audited), audits, held, axe_source, reads.get("phone"),
+                shots,
+            )  # fmt: skip
         if "desktop" in widths:
             desktop = _file_crawl(
                 browser,
@@ -330,6 +356,7 @@ def crawl_site(
                 first_screen=first_screen,
                 screened=set(first_screen_pages),
                 reads=reads.get("desktop"),
+                shots=shots,
             )
             unaudited = [path for path in loaded if path not in set(audited)]
             desktop |= _file_crawl(
@@ -342,13 +369,22 @@ def crawl_site(
                 first_screen=first_screen,
                 screened=set(first_screen_pages),
                 reads=reads.get("desktop"),
+                shots=shots,
             )
             dark_visits = _file_crawl(
                 browser, site, dark, "dark", axe_audit(audits["desktop-dark"][2], held), axe_source
             )
     if not running:
         close_shared()  # no Playwright thread outlives the crawl (tests/site/conftest.py)
-    return Crawl(phone=phone, desktop=desktop, dark=dark_visits)
+    written = [
+        s[0] for s in _shots_of(shots, [*phone], PHONE) + _shots_of(shots, [*desktop], DESKTOP)
+    ]
+    return Crawl(phone=phone, desktop=desktop, dark=dark_visits, shots=written)
+
+
+def _shots_of(shots: Shots | None, pages: list[str], width: int) -> list[Shot]:
+    found = [shots.of(page, width) for page in pages] if shots is not None else []
+    return [shot for shot in found if shot is not None]
 
 
 def _phone_crawl(
@@ -360,6 +396,7 @@ def _phone_crawl(
     held: set[str],
     axe_source: str,
     reads: dict[str, str] | None,
+    shots: Shots | None,
 ) -> dict[str, Visit]:
     phone: dict[str, Visit] = {}
     axe_width, _, phone_options = audits["phone-light"]
@@ -383,6 +420,7 @@ def _phone_crawl(
                 widest=True,
                 audit=phone_audit if audit else None,
                 reads=reads,
+                shot=shots.of(relative, PHONE) if shots is not None else None,
             )
     plain.close()
     with_axe.close()
@@ -400,6 +438,7 @@ def _file_crawl(
     first_screen: str = "",
     screened: set[Path] | None = None,
     reads: dict[str, str] | None = None,
+    shots: Shots | None = None,
 ) -> dict[str, Visit]:
     if not pages:
         return {}
@@ -410,13 +449,15 @@ def _file_crawl(
     problems = watch_all(page)
     visits = {}
     for path in pages:
-        visits[path.relative_to(site).as_posix()] = _visit(
+        relative = path.relative_to(site).as_posix()
+        visits[relative] = _visit(
             page,
             problems,
             path.as_uri(),
             first_screen=first_screen if path in (screened or set()) else "",
             audit=audit,
             reads=reads,
+            shot=shots.of(relative, DESKTOP) if shots is not None else None,
         )
     context.close()
     return visits

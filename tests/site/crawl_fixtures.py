@@ -17,11 +17,12 @@ placement, three of every other kind), so the full run holds what the crawl held
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 
 import pytest
 
-from tests.site.crawl import Crawl, crawl_site, full_run
+from tests.site.crawl import Crawl, Shots, crawl_site, full_run
 from tests.site.sample_pages import chosen, sample
 
 PROBE = "records/flops/xss-probe.html"  # the hostile record (tests/site/conftest.py)
@@ -48,8 +49,8 @@ def named(site: Path) -> list[Path]:
 
 def reads() -> dict[str, dict[str, str]]:
     """What the crawl reads on each page it visits, per width, for the layout tests: table
-    cells and cards at phone width (test_phone_tables.py), chart labels at desktop width
-    (test_chart_labels.py)."""
+    cells and cards at phone width and cards at desktop width (test_phone_tables.py), chart
+    labels at desktop width (test_chart_labels.py)."""
     from tests.site import test_chart_labels as labels
     from tests.site import test_phone_tables as tables
 
@@ -57,7 +58,7 @@ def reads() -> dict[str, dict[str, str]]:
     charts = "() => document.querySelectorAll('figure.chart svg').length"
     return {
         "phone": {"clipped": tables.CLIPPED, "wrapped": tables.WRAPPED, "cards": cards},
-        "desktop": {"overlaps": labels.OVERLAPS, "charts": charts},
+        "desktop": {"overlaps": labels.OVERLAPS, "charts": charts, "cards": cards},
     }
 
 
@@ -96,7 +97,19 @@ def loaded(site: Path) -> list[Path]:
     return sorted(set(calculator_pages(site)) | set(_flop_pages(site)))
 
 
-def _crawl(site: Path) -> Crawl:
+def shots(folder: Path) -> Shots:
+    """The screenshots of SHOTS at both widths (test_phone_and_a11y.py): the first screen per
+    push; the whole page with KB_FULL=1 or when a person asks (KB_SCREENSHOTS=folder)."""
+    from tests.site import test_phone_and_a11y as a11y
+
+    wanted = os.environ.get("KB_SCREENSHOTS")
+    target = Path(wanted) if wanted else folder
+    target.mkdir(parents=True, exist_ok=True)
+    pages = {relative: name for name, relative in a11y.SHOTS.items()}
+    return Shots(target, pages, whole=bool(wanted) or full_run())
+
+
+def _crawl(site: Path, folder: Path) -> Crawl:
     """`site` crawled at both widths (tests/site/crawl.py); its browser is closed when it returns.
 
     The pages and axe's options are the tests' own (test_phone_and_a11y, test_answer_first).
@@ -117,13 +130,14 @@ def _crawl(site: Path) -> Crawl:
         pages=pages,
         loaded=loaded(site),
         reads=reads(),
+        shots=shots(folder),
     )
 
 
 @pytest.fixture(scope="session")
-def site_crawl(built_site: Path) -> Crawl:
+def site_crawl(built_site: Path, tmp_path_factory: pytest.TempPathFactory) -> Crawl:
     """The sample of `built_site` at both widths, once a run (its tests share one worker)."""
-    return _crawl(built_site)
+    return _crawl(built_site, tmp_path_factory.mktemp("screenshots"))
 
 
 @pytest.fixture(scope="session")

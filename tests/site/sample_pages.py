@@ -4,9 +4,10 @@ What a page can do wrong in a browser (scroll sideways on a phone, log a console
 fail a request, break an axe rule, push its verdict off the first screen) is a function
 of the template that wrote it, of the components it shows (each a piece of markup, a
 class, a script, a data attribute that a script or the stylesheet acts on) and of the
-extremes of the data it renders: the longest unbreakable token outside a scroll region,
-the widest table (columns), the longest table (rows), the largest page, the longest
-verdict and the most text before the first table. Two pages of one template with the same
+extremes of the data it renders: the longest unbreakable token outside a scroll region
+(anywhere, and in a table cell, where the stylesheet does not break it), the widest table
+(columns), the longest table (rows), the largest page, the longest verdict and the most
+text before the first table. Two pages of one template with the same
 components and smaller data lay out inside what the extreme pages lay out, and run the
 same scripts on the same markup.
 
@@ -58,7 +59,7 @@ VOID = {
 }
 # ids whose element a script or a reader's eye acts on as a component (not a record's name).
 COMPONENT_IDS = {"section", "form", "select", "input", "table", "nav", "details", "button"}
-EXTREMES = ("token", "columns", "rows", "size", "verdict", "lead")
+EXTREMES = ("token", "cell_token", "columns", "rows", "size", "verdict", "lead")
 TOKEN = re.compile(r"\S+")
 # A record page's kind (its sections differ by kind): a feature of its own, so every kind
 # of record is in the sample even where its components all appear on other kinds' pages.
@@ -73,6 +74,10 @@ class PageFacts:
     template: str
     features: set[str] = field(default_factory=set)
     token: int = 0  # longest unbroken run of text outside a scroll region
+    # ... of it in a table cell, not in code: the stylesheet breaks long words anywhere in
+    # <main> but in a table cell (style.css `main td { overflow-wrap: normal }`), where one
+    # widens the table and, outside a scroll region, the page.
+    cell_token: int = 0
     columns: int = 0  # cells in the widest row of any table (colspan counted)
     rows: int = 0  # rows of the longest table
     size: int = 0  # bytes of the HTML
@@ -109,10 +114,12 @@ def page_facts(site: Path, page: Path) -> PageFacts:
     text = page.read_text(encoding="utf-8")
     facts = PageFacts(path=page.relative_to(site).as_posix(), template="(none)")
     features = facts.features
-    stack: list[tuple[str, bool, bool]] = []  # open tags: name, scrolls, is the verdict
+    stack: list[str] = []  # the open tags
     tables: list[list[int]] = []  # per open table: [rows, cells of the open row]
     in_main = seen_table = False
-    scrolling = verdict = 0  # open scroll regions, open verdicts
+    # How many open tags scroll, are the verdict, are a table cell, are code.
+    open_: dict[str, int] = {"scrolls": 0, "verdict": 0, "cell": 0, "code": 0}
+    kinds: list[tuple[str, ...]] = []  # per open tag, which of those it is
     position = 0
     while position < len(text):
         match = PIECE.match(text, position)
@@ -123,9 +130,12 @@ def page_facts(site: Path, page: Path) -> PageFacts:
             if not data.strip():
                 continue
             data = html.unescape(data)
-            if not scrolling:
-                facts.token = max([facts.token, *(len(t) for t in TOKEN.findall(data))])
-            if verdict:
+            if not open_["scrolls"]:
+                longest = max(len(t) for t in TOKEN.findall(data))
+                facts.token = max(facts.token, longest)
+                if open_["cell"] and not open_["code"]:
+                    facts.cell_token = max(facts.cell_token, longest)
+            if open_["verdict"]:
                 facts.verdict += len(data.strip())
             if in_main and not seen_table:
                 facts.lead += len(data.strip())
@@ -139,10 +149,11 @@ def page_facts(site: Path, page: Path) -> PageFacts:
             if tag == "main":
                 in_main = False
             for i in range(len(stack) - 1, -1, -1):  # close up to the matching open tag
-                if stack[i][0] == tag:
-                    scrolling -= sum(s for _, s, _ in stack[i:])
-                    verdict -= sum(v for _, _, v in stack[i:])
-                    del stack[i:]
+                if stack[i] == tag:
+                    for closed in kinds[i:]:
+                        for kind in closed:
+                            open_[kind] -= 1
+                    del stack[i:], kinds[i:]
                     break
             continue
         values = _attributes(attributes)
@@ -181,12 +192,19 @@ def page_facts(site: Path, page: Path) -> PageFacts:
             continue
         scrolls = tag in SCROLLERS or bool(SCROLLER_CLASSES & set(classes))
         is_verdict = values.get("id") == "verdict"
-        stack.append((tag, scrolls, is_verdict))
-        scrolling += scrolls
-        verdict += is_verdict
-    kind = KIND.search(text)
-    if kind:
-        features.add("kind:" + kind.group(1))
+        marks = (
+            ("scrolls",) * scrolls
+            + ("verdict",) * is_verdict
+            + ("cell",) * (tag in ("td", "th"))
+            + ("code",) * (tag == "code")
+        )
+        stack.append(tag)
+        kinds.append(marks)
+        for mark in marks:
+            open_[mark] += 1
+    shown_kind = KIND.search(text)
+    if shown_kind:
+        features.add("kind:" + shown_kind.group(1))
     facts.size = len(text.encode("utf-8"))
     return facts
 

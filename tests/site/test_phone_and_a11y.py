@@ -192,28 +192,21 @@ def test_the_dark_audit_sees_the_dark_palette(browser, tmp_path: Path) -> None:
 
 
 def test_screenshots_at_desktop_and_phone_width(
-    browser, built_site: Path, tmp_path_factory: pytest.TempPathFactory, capsys
+    site_crawl: Crawl, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    """Each page of SHOTS drawn at both widths, for a person to look at.
+    """Each page of SHOTS drawn at both widths, for a person to look at, taken in the one
+    crawl of the site as it visits the page (tests/site/crawl_fixtures.py `shots`).
 
     The whole length of each page when a person asks for them (KB_SCREENSHOTS=folder) or
     with KB_FULL=1; per push the first screen (the seed's full page alone was ~10 CPU-s),
     which shows each page renders at each width.
     """
-    wanted = os.environ.get("KB_SCREENSHOTS")
-    whole = bool(wanted) or full_run()
-    folder = Path(wanted or tmp_path_factory.mktemp("screenshots"))
-    folder.mkdir(parents=True, exist_ok=True)
-    for width in (DESKTOP, PHONE):
-        page = browser.new_page(viewport={"width": width, "height": 900})
-        for name, relative in SHOTS.items():
-            page.goto((built_site / relative).as_uri())
-            target = folder / f"{name}-{width}.png"
-            page.screenshot(
-                path=str(target), full_page=whole, timeout=180_000
-            )  # a long page, a busy CPU
-            assert target.stat().st_size > 10_000, target
-        page.close()
+    names = {f"{name}-{width}.png" for name in SHOTS for width in (DESKTOP, PHONE)}
+    assert sorted(shot.name for shot in site_crawl.shots) == sorted(names)
+    for shot in site_crawl.shots:
+        assert shot.stat().st_size > 10_000, shot
+    whole = bool(os.environ.get("KB_SCREENSHOTS")) or full_run()
     with capsys.disabled():  # the path is for a person: shown even when output is captured
         what = "whole pages" if whole else "first screens"
+        folder = site_crawl.shots[0].parent
         print(f"\nscreenshots: {folder} ({len(SHOTS) * 2} {what} at {DESKTOP} and {PHONE} px)")

@@ -103,16 +103,15 @@ def test_no_cell_clips_and_no_number_wraps_on_any_crawled_page(phone_crawl: Craw
     assert found == []
 
 
-def test_the_seed_claims_are_cards_on_a_phone_and_a_table_on_a_desk(
-    browser: Any, built_site: Path
-) -> None:
-    url = (built_site / f"records/{SEED_FLOP}.html").as_uri()
-    for width, display in ((390, "block"), (1280, "table-row")):
-        page = browser.new_page(viewport={"width": width, "height": 900})
-        page.goto(url)
-        shown = page.evaluate(CARD_BOXES, "table.claims")
-        page.close()
-        assert shown and all(d == display for _, d, _ in shown), (width, shown)
+def test_the_seed_claims_are_cards_on_a_phone_and_a_table_on_a_desk(site_crawl: Crawl) -> None:
+    """Read in the crawl at both widths (tests/site/crawl_fixtures.py `reads`)."""
+    seed = f"records/{SEED_FLOP}.html"
+    for visit, display in (
+        (site_crawl.phone[seed], "block"),
+        (site_crawl.desktop[seed], "table-row"),
+    ):
+        shown = [card for card in visit.reads["cards"] if card[0] == "claims"]
+        assert shown and all(d == display for _, d, _ in shown), (display, shown)
 
 
 def _columns(page: Any) -> list[str]:
