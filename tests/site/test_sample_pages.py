@@ -118,10 +118,15 @@ def _faults(crawl: Crawl) -> set[str]:
         if scroll > width:
             found.add(f"{page}: scrolls sideways")
         found.update(f"{page}: {problem}" for problem in visit.problems)
+        found.update(f"{page}: {cell}" for cell in visit.reads.get("clipped", []))
     return found
 
 
 def _phone(site: Path, pages: list[Path]) -> set[str]:
+    """What the crawl finds at phone width on `pages`: sideways scrolling, what went wrong
+    while each loaded, and table cells whose content overflows (test_phone_tables.CLIPPED)."""
+    from tests.site.test_phone_tables import CLIPPED
+
     crawl = crawl_site(
         site,
         [],
@@ -132,6 +137,7 @@ def _phone(site: Path, pages: list[Path]) -> set[str]:
         first_screen="",
         first_screen_pages=[],
         pages=pages,
+        reads={"phone": {"clipped": CLIPPED}},
         widths=("phone",),
     )
     return _faults(crawl)
@@ -155,32 +161,53 @@ def test_the_crawl_of_the_sample_finds_a_fault_put_on_a_page_outside_it(tmp_path
     assert any(f.startswith("p4.html: console: boom") for f in faults), faults
 
 
+def _kinds(faults: set[str], site: Path) -> set[str]:
+    """Faults by kind: a cell that overflows named by its template (the sample holds the
+    template's longest token in a cell, not every page with a long one); the rest by page."""
+    template = {fact.path: fact.template for fact in site_facts(site)}
+    return {
+        f"{template[f.split(': ', 1)[0]]}: a cell overflows" if ": overflows: " in f else f
+        for f in faults
+    }
+
+
 @pytest.mark.browser
 @pytest.mark.slow
 @pytest.mark.skipif(not full_run(), reason="every page of the built site: KB_FULL=1")
 def test_the_sampled_and_the_full_crawl_find_the_same_faults(
     built_site: Path, tmp_path: Path
 ) -> None:
-    """On the built site, and on a copy with a wide token put on one page outside the sample
-    and a script that logs an error on another: the same faults, sampled or not."""
+    """On the built site, and on a copy with three faults each put on a page outside the
+    sample (a long token in a table cell, an element wider than a phone, a script that logs
+    an error): the same faults, sampled or not (a cell that overflows: the same templates)."""
     every = sorted(built_site.rglob("*.html"))
-    assert _phone(built_site, chosen(built_site)) == _phone(built_site, every)
+    shipped_sample, shipped_full = _phone(built_site, chosen(built_site)), _phone(built_site, every)
+    print("\nshipped, sampled:", sorted(shipped_sample), "\nshipped, full:", sorted(shipped_full))
+    assert _kinds(shipped_sample, built_site) == _kinds(shipped_full, built_site)
 
     broken = tmp_path / "site"
     shutil.copytree(built_site, broken)
     before = {broken / p.relative_to(built_site) for p in chosen(built_site)}
     outside = [p for p in sorted(broken.glob("records/*/*.html")) if p not in before]
-    wide, noisy = outside[0], outside[len(outside) // 2]
+    # A long token in a card table's cell (it overflows the cell at phone width), an element
+    # wider than a phone, a script that logs an error: each on a page outside the sample.
+    token, wide, noisy = outside[0], outside[len(outside) // 3], outside[2 * len(outside) // 3]
     (broken / "static" / "boom.js").write_text('console.error("boom");', "utf-8")
-    root = "../../"
-    wide.write_text(wide.read_text("utf-8").replace("</main>", WIDE + "</main>", 1), "utf-8")
-    script = f'<script src="{root}static/boom.js"></script>'
-    noisy.write_text(noisy.read_text("utf-8").replace("</main>", script + "</main>", 1), "utf-8")
+    faults = {
+        token: '<table class="claims"><tbody><tr><td>a</td><td>' + "W" * 400 + "</td></tr>"
+        "</tbody></table>",
+        wide: '<svg width="1200" height="8" aria-hidden="true"></svg>',
+        noisy: '<script src="../../static/boom.js"></script>',
+    }
+    for page, fault in faults.items():
+        page.write_text(page.read_text("utf-8").replace("</main>", fault + "</main>", 1), "utf-8")
     picked = [broken / path for path in choose(site_facts(broken))]  # read afresh
-    assert wide in picked and noisy in picked
+    assert set(faults) <= set(picked), sorted(set(faults) - set(picked))
     sampled = _phone(broken, picked)
     full = _phone(broken, sorted(broken.rglob("*.html")))
-    assert sampled == full
-    name = wide.relative_to(broken).as_posix()
-    assert f"{name}: scrolls sideways" in full
-    assert any("boom" in fault for fault in full), full
+    assert _kinds(sampled, broken) == _kinds(full, broken)
+    relative = {page: page.relative_to(broken).as_posix() for page in faults}
+    for found in (sampled, full):
+        assert any(f.startswith(f"{relative[token]}: overflows: WWW") for f in found), found
+        assert f"{relative[wide]}: scrolls sideways" in found, found
+        assert any(f.startswith(f"{relative[noisy]}: console: boom") for f in found), found
