@@ -5,7 +5,10 @@ template's pages show and the extreme of each measure per template are in the sa
 on small sites, that a fault put on a page outside the sample moves that page into it,
 and that the crawl of the sample then finds it in chromium. With KB_FULL=1: on the built
 site as built and with faults put on pages outside its sample, the crawl of the sample
-finds what the crawl of every page finds.
+finds what the crawl of every page finds. One limit, measured there: a cell whose text
+overflows is found on the template's page with the longest token in a cell, not on every
+page with one (the shipped site: 4 of 11 such flop pages per push, the fault on each
+template that has it); tests/site/test_phone_tables.py lists the 11.
 """
 
 from __future__ import annotations
