@@ -64,5 +64,11 @@ def make_environment(theme: Path) -> jinja2.Environment:
 def render_page(
     env: jinja2.Environment, template: str, page: str, context: Mapping[str, Any]
 ) -> str:
-    """Render `template` as the page at relative path `page`."""
-    return env.get_template(template).render(root=urls.root_of(page), page=page, **context)
+    """Render `template` as the page at relative path `page`.
+
+    The page's <body> names the template that wrote it (`data-template`): the browser
+    tests sample the built site per template (tests/site/sample_pages.py).
+    """
+    return env.get_template(template).render(
+        root=urls.root_of(page), page=page, page_template=template, **context
+    )

@@ -9,10 +9,11 @@ The copy (`repo_copy`) and its site (`built_site`) are made once per run and sha
 by the xdist workers (`made_once`); the tests only read them. A test that edits records
 takes its own copy with the shared copy's store of results (`warm_copy`).
 
-The browser tests that crawl `built_site` page by page read the record of one crawl per
-width (`phone_crawl`, `desktop_crawl`: tests/site/crawl.py). Each crawl's tests, and the
-explorer's (one `explorer_site` per process), are kept on one xdist worker
-(`_SITE_GROUPS`), so each is made once a run, and the two crawls can run at once.
+The browser tests that crawl `built_site` read the record of one crawl of its sample of
+pages at both widths (`site_crawl`, also named `phone_crawl` and `desktop_crawl`:
+tests/site/crawl_fixtures.py). The crawl's tests, and the explorer's (one
+`explorer_site` per process), are kept on one xdist worker each (`_SITE_GROUPS`), so each
+is made once a run.
 """
 
 from __future__ import annotations
@@ -29,7 +30,11 @@ import pytest
 import yaml
 
 from tests.site.chromium import close_shared
-from tests.site.crawl import Crawl, crawl_site
+
+# --- the crawl of the site (w15-crawl): its fixtures live in crawl_fixtures.py ---
+from tests.site.crawl_fixtures import desktop_crawl, phone_crawl, site_crawl  # noqa: F401
+
+# --- end of the crawl's block ---
 
 REPO = Path(__file__).resolve().parents[2]
 FIXTURES = Path(__file__).resolve().parent / "fixtures"
@@ -67,8 +72,11 @@ def add_probe(records: Path) -> None:
 HERE = Path(__file__).resolve().parent
 # xdist group -> how its tests are told: by a fixture they use, or by their module.
 _SITE_GROUPS: dict[str, Callable[[pytest.Item], bool]] = {
-    "site-crawl-phone": lambda item: "phone_crawl" in getattr(item, "fixturenames", ()),
-    "site-crawl-desktop": lambda item: "desktop_crawl" in getattr(item, "fixturenames", ()),
+    "site-crawl": lambda item: (
+        "site_crawl" in getattr(item, "fixturenames", ())
+        # the crawl's sample and the link check read the built site once a worker
+        or item.path.name in ("test_sample_pages.py", "test_links.py")
+    ),
     "explorer-site": lambda item: item.path.name.startswith("test_explorer"),
 }
 
@@ -179,36 +187,3 @@ def built_site(repo_copy: Path, tmp_path_factory: pytest.TempPathFactory) -> Pat
     """`repo_copy` built once per run, shared by every worker (the tests only read it)."""
     folder = shared_folder(tmp_path_factory, "site")
     return made_once(folder, lambda into: _build_shipped(into, repo_copy / "records")) / "_site"
-
-
-def _crawl(site: Path, width: str) -> Crawl:
-    """`site` crawled at one width (tests/site/crawl.py); its browser is closed when it returns.
-
-    The pages and axe's options are the tests' own (test_phone_and_a11y, test_answer_first).
-    """
-    from tests.site import test_answer_first as first
-    from tests.site import test_phone_and_a11y as a11y
-
-    return crawl_site(
-        site,
-        a11y._audited(site),
-        [site / relative for relative in a11y.SHOTS.values()],
-        axe_source=a11y.axe_source(),
-        audits=a11y.AUDITS,
-        held=a11y.HELD,
-        first_screen=first.FIRST_SCREEN,
-        first_screen_pages=first._flop_pages(site),
-        widths=(width,),
-    )
-
-
-@pytest.fixture(scope="session")
-def phone_crawl(built_site: Path) -> Crawl:
-    """Every page of `built_site` at phone width, once a run (its tests share one worker)."""
-    return _crawl(built_site, "phone")
-
-
-@pytest.fixture(scope="session")
-def desktop_crawl(built_site: Path) -> Crawl:
-    """The audited pages of `built_site` at desktop width, light and dark, once a run."""
-    return _crawl(built_site, "desktop")

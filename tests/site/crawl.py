@@ -1,19 +1,24 @@
 """One visit per page and width of the built site in chromium, recorded for the tests to read.
 
 Three browser tests used to crawl the same pages, each with its own browser, contexts
-and page loads: every page at phone width (tests/site/test_browser.py), axe-core at
-desktop and phone width on the audited pages and in the dark palette
+and page loads: pages at phone width (tests/site/test_browser.py), axe-core at desktop
+and phone width on the audited pages and in the dark palette
 (tests/site/test_phone_and_a11y.py), and the first screen of every flop class
 (tests/site/test_answer_first.py). `crawl_site` visits each page once per width and
-records everything those tests assert on; they assert on the record (`Crawl`).
+records everything those tests assert on; they assert on the record (`Crawl`). Which
+pages: tests/site/crawl_fixtures.py (the sample of tests/site/sample_pages.py).
 
-- Phone, 390 px, over http (tests/site/test_browser.py's server): every page. Recorded:
+- Phone, 390 px, over http (tests/site/test_browser.py's server): `pages`. Recorded:
   the page's widths (chromium.WIDEST), what went wrong while it loaded (console errors,
   page errors, failed requests, HTTP errors, dialogs) and, on an audited page, axe's
   phone audit (every rule but colour contrast: tests/site/test_phone_and_a11y.py says why).
-- Desktop, 1280 x 900, light, from file://: the audited pages. Recorded: what went wrong
-  while each loaded, the first screen (test_answer_first.FIRST_SCREEN) and every axe rule.
+- Desktop, 1280 x 900, light, from file://: the audited pages, then the `loaded` pages
+  not audited (no axe). Recorded: what went wrong while each loaded, the first screen
+  (test_answer_first.FIRST_SCREEN) and, audited, every axe rule.
 - Desktop, dark, from file://: the pages that show every component, the colour rules.
+
+One browser context per width and palette (axe's script only in the ones that run it),
+one tab in each, reused from page to page.
 
 Colour contrast runs on one element per computed-style group (STYLE_GROUPS; every
 element with KB_FULL=1; tests/site/test_contrast_sample.py holds the sample to the full
@@ -28,7 +33,7 @@ import functools
 import http.server
 import os
 import threading
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -48,6 +53,7 @@ class Visit:
     axe: list[str] | None = None  # serious, critical and held violations (None: not audited)
     axe_versions: set[str] = field(default_factory=set)
     first_screen: dict[str, Any] | None = None
+    reads: dict[str, Any] = field(default_factory=dict)  # the crawl's `reads` at this width
 
 
 @dataclass
@@ -57,6 +63,7 @@ class Crawl:
     phone: dict[str, Visit]
     desktop: dict[str, Visit]
     dark: dict[str, Visit]
+    shots: list[Path] = field(default_factory=list)  # the screenshots written, in order
 
 
 class _QuietHandler(http.server.SimpleHTTPRequestHandler):
@@ -101,6 +108,24 @@ def watch_all(page: Any) -> list[str]:
 
 
 Audit = Callable[[Any], tuple[list[str], str]]  # page -> (violations shown, axe's version)
+Shot = tuple[Path, bool]  # where a page's screenshot goes, and whether of the whole page
+
+
+@dataclass(frozen=True)
+class Shots:
+    """Screenshots the crawl takes of pages it visits in the light palette, at each width.
+
+    `pages` maps a page (relative to the site) to a name; `<name>-<width>.png` is written in
+    `folder`, of the first screen or, `whole`, of the whole page.
+    """
+
+    folder: Path
+    pages: dict[str, str]
+    whole: bool = False
+
+    def of(self, relative: str, width: int) -> Shot | None:
+        name = self.pages.get(relative)
+        return None if name is None else (self.folder / f"{name}-{width}.png", self.whole)
 
 
 def full_run() -> bool:
@@ -258,6 +283,8 @@ def _visit(
     widest: bool = False,
     first_screen: str = "",
     audit: Audit | None = None,
+    reads: dict[str, str] | None = None,
+    shot: Shot | None = None,
 ) -> Visit:
     problems.clear()
     page.goto(url, wait_until="load")
@@ -267,6 +294,11 @@ def _visit(
         visit.widest = (scroll, width, culprits)
     if first_screen:
         visit.first_screen = page.evaluate(first_screen)
+    for name, script in (reads or {}).items():
+        visit.reads[name] = page.evaluate(script)
+    if shot is not None:
+        target, whole = shot
+        page.screenshot(path=str(target), full_page=whole, timeout=180_000)  # a long page
     visit.problems = list(problems)  # what the page did while it loaded and was read
     if audit is not None:
         visit.axe, version = audit(page)
@@ -285,20 +317,34 @@ def crawl_site(
     held: set[str],
     first_screen: str,
     first_screen_pages: list[Path],
+    pages: list[Path] | None = None,
+    loaded: Sequence[Path] = (),
+    reads: dict[str, dict[str, str]] | None = None,
+    shots: Shots | None = None,
     widths: tuple[str, ...] = ("phone", "desktop"),
 ) -> Crawl:
-    """Visit every page of `site` at phone width, `audited` at desktop width, `dark` in dark.
+    """Visit `pages` (every page of `site` when None) at phone width, `audited` at desktop
+    width, `dark` in dark; `loaded` at desktop width too, without axe (what went wrong while
+    each loaded, its first screen).
 
-    `widths` picks the phone crawl, the desktop crawls (light and dark) or both: the two
-    halves are independent, so two xdist workers can make them at once (conftest.py).
+    `reads` names, per width ("phone", "desktop"), scripts evaluated on every page visited
+    at that width in the light palette, each result kept under its name (`Visit.reads`):
+    the tests that read a page's layout read it in the crawl instead of loading it again.
+    `shots` takes screenshots of the pages it names at each width (light palette).
+    `widths` picks the phone crawl, the desktop crawls (light and dark) or both.
     """
+    reads = reads or {}
     phone: dict[str, Visit] = {}
     desktop: dict[str, Visit] = {}
     dark_visits: dict[str, Visit] = {}
     running = shared_is_running()  # a module's browser, if any, is left as it was
     with chromium() as browser:
         if "phone" in widths:
-            phone = _phone_crawl(browser, site, set(audited), audits, held, axe_source)
+            every = sorted(site.rglob("*.html")) if pages is None else pages
+            phone = _phone_crawl(
+                browser, site, every, set(audited), audits, held, axe_source, reads.get("phone"),
+                shots,
+            )  # fmt: skip
         if "desktop" in widths:
             desktop = _file_crawl(
                 browser,
@@ -309,26 +355,54 @@ def crawl_site(
                 axe_source,
                 first_screen=first_screen,
                 screened=set(first_screen_pages),
+                reads=reads.get("desktop"),
+                shots=shots,
+            )
+            unaudited = [path for path in loaded if path not in set(audited)]
+            desktop |= _file_crawl(
+                browser,
+                site,
+                unaudited,
+                "light",
+                None,
+                "",
+                first_screen=first_screen,
+                screened=set(first_screen_pages),
+                reads=reads.get("desktop"),
+                shots=shots,
             )
             dark_visits = _file_crawl(
                 browser, site, dark, "dark", axe_audit(audits["desktop-dark"][2], held), axe_source
             )
     if not running:
         close_shared()  # no Playwright thread outlives the crawl (tests/site/conftest.py)
-    return Crawl(phone=phone, desktop=desktop, dark=dark_visits)
+    written = [
+        s[0] for s in _shots_of(shots, [*phone], PHONE) + _shots_of(shots, [*desktop], DESKTOP)
+    ]
+    return Crawl(phone=phone, desktop=desktop, dark=dark_visits, shots=written)
+
+
+def _shots_of(shots: Shots | None, pages: list[str], width: int) -> list[Shot]:
+    found = [shots.of(page, width) for page in pages] if shots is not None else []
+    return [shot for shot in found if shot is not None]
 
 
 def _phone_crawl(
     browser: Any,
     site: Path,
+    pages: list[Path],
     audited: set[Path],
     audits: dict[str, tuple[int, str, dict[str, Any]]],
     held: set[str],
     axe_source: str,
+    reads: dict[str, str] | None,
+    shots: Shots | None,
 ) -> dict[str, Visit]:
     phone: dict[str, Visit] = {}
     axe_width, _, phone_options = audits["phone-light"]
     assert axe_width == PHONE
+    # Two contexts (one page each, reused from page to page): axe's script is injected only
+    # where it runs; when every page is audited (the sample) the plain one loads nothing.
     plain = browser.new_context(viewport={"width": PHONE, "height": 800})
     with_axe = browser.new_context(viewport={"width": PHONE, "height": 900})
     with_axe.add_init_script(script=axe_source)
@@ -336,7 +410,7 @@ def _phone_crawl(
     watched = {audit: watch_all(tab) for audit, tab in tabs.items()}
     phone_audit = axe_audit(phone_options, held)
     with served(site) as base:
-        for path in sorted(site.rglob("*.html")):
+        for path in pages:
             relative = path.relative_to(site).as_posix()
             audit = path in audited
             phone[relative] = _visit(
@@ -345,6 +419,8 @@ def _phone_crawl(
                 base + relative,
                 widest=True,
                 audit=phone_audit if audit else None,
+                reads=reads,
+                shot=shots.of(relative, PHONE) if shots is not None else None,
             )
     plain.close()
     with_axe.close()
@@ -356,24 +432,32 @@ def _file_crawl(
     site: Path,
     pages: list[Path],
     scheme: str,
-    audit: Audit,
+    audit: Audit | None,
     axe_source: str,
     *,
     first_screen: str = "",
     screened: set[Path] | None = None,
+    reads: dict[str, str] | None = None,
+    shots: Shots | None = None,
 ) -> dict[str, Visit]:
+    if not pages:
+        return {}
     context = browser.new_context(viewport={"width": DESKTOP, "height": 900}, color_scheme=scheme)
-    context.add_init_script(script=axe_source)
+    if audit is not None:
+        context.add_init_script(script=axe_source)
     page = context.new_page()
     problems = watch_all(page)
     visits = {}
     for path in pages:
-        visits[path.relative_to(site).as_posix()] = _visit(
+        relative = path.relative_to(site).as_posix()
+        visits[relative] = _visit(
             page,
             problems,
             path.as_uri(),
             first_screen=first_screen if path in (screened or set()) else "",
             audit=audit,
+            reads=reads,
+            shot=shots.of(relative, DESKTOP) if shots is not None else None,
         )
     context.close()
     return visits

@@ -1,60 +1,56 @@
-"""A stdlib checker for a static site's internal links and #anchors (no network)."""
+"""A stdlib checker for a static site's internal links and #anchors (no network).
+
+Each page's ids and links are read by tests/site/sample_pages.py's reader (one read of
+the built site per process serves the crawl's sample and this check).
+"""
 
 from __future__ import annotations
 
-from html.parser import HTMLParser
+import os
+import posixpath
 from pathlib import Path
 from urllib.parse import unquote, urlsplit
+
+from tests.site.sample_pages import PageFacts, cached_facts, site_facts
 
 EXTERNAL = ("http:", "https:", "mailto:", "data:", "javascript:")
 
 
-class _Collector(HTMLParser):
-    def __init__(self) -> None:
-        super().__init__(convert_charrefs=True)
-        self.ids: set[str] = set()
-        self.links: list[str] = []
+def broken_links(site: Path, *, cached: bool = False) -> list[str]:
+    """Every internal link or anchor of every HTML page that does not resolve.
 
-    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
-        values = dict(attrs)
-        if values.get("id"):
-            self.ids.add(values["id"] or "")
-        for name in ("href", "src"):
-            if values.get(name) and not (tag == "form"):
-                self.links.append(values[name] or "")
-        if tag == "form" and values.get("action"):
-            self.links.append(values["action"] or "")
-
-
-def _parse(path: Path) -> _Collector:
-    collector = _Collector()
-    collector.feed(path.read_text(encoding="utf-8"))
-    return collector
-
-
-def broken_links(site: Path) -> list[str]:
-    """Every internal link or anchor of every HTML page that does not resolve."""
-    pages = {p: _parse(p) for p in sorted(site.rglob("*.html"))}
+    `cached`: the site's pages as read once per process (a site the tests only read).
+    Paths are resolved as strings against the site's files (a built site has no symlinks).
+    """
+    facts = cached_facts(site) if cached else site_facts(site)
+    pages = {fact.path: fact for fact in facts}
+    files = {
+        (Path(folder) / name).relative_to(site).as_posix()
+        for folder, _, names in os.walk(site)
+        for name in names
+    }
     problems = []
-    for page, parsed in pages.items():
-        for link in parsed.links:
-            problem = _check(site, page, link, pages)
+    for fact in facts:
+        folder = posixpath.dirname(fact.path)
+        for link in fact.links:
+            problem = _check(fact.path, folder, link, pages, files)
             if problem:
-                problems.append(f"{page.relative_to(site)}: {link} ({problem})")
+                problems.append(f"{fact.path}: {link} ({problem})")
     return problems
 
 
-def _check(site: Path, page: Path, link: str, pages: dict[Path, _Collector]) -> str:
+def _check(page: str, folder: str, link: str, pages: dict[str, PageFacts], files: set[str]) -> str:
     if link.startswith(EXTERNAL):
         return ""
     parts = urlsplit(link)
-    target = (page.parent / unquote(parts.path)).resolve() if parts.path else page.resolve()
-    if not target.is_relative_to(site.resolve()):
+    path = unquote(parts.path)
+    target = posixpath.normpath(posixpath.join(folder, path)) if path else page
+    if target == ".." or target.startswith("../") or posixpath.isabs(target):
         return "leaves the site"
-    if not target.is_file():
+    if target not in files:
         return "no such file"
     if parts.fragment:
-        parsed = pages.get(target) or (_parse(target) if target.suffix == ".html" else None)
+        parsed = pages.get(target)
         if parsed is None or unquote(parts.fragment) not in parsed.ids:
             return "no such anchor"
     return ""

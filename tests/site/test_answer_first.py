@@ -1,7 +1,8 @@
 """Every flop-class page opens with its answer.
 
-In chromium at 1280 x 900 (file://; for every page, the one crawl of the site:
-tests/site/crawl.py), on every flop-class page: the first screen holds the verdict
+In chromium at 1280 x 900 (file://; the one crawl of the site: the flop classes of its
+sample per push, every one with KB_FULL=1; the HTML of every one per push), on every
+flop-class page: the first screen holds the verdict
 line (at most two lines) and at least one headline result with a value; the seed's
 first screen holds a B* value from its grid (kb calc's b_star_tp, refused above the
 ridge as kb calc refuses it); errata have a section of their own, not inside the key
@@ -10,6 +11,7 @@ results; the calculator comes before the derivations and claims.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -18,7 +20,7 @@ import pytest
 
 from tests.site.chromium import chromium
 from tests.site.conftest import SEED_FLOP
-from tests.site.crawl import Crawl
+from tests.site.crawl import Crawl, full_run
 
 pytestmark = pytest.mark.browser
 
@@ -58,11 +60,20 @@ def browser() -> Iterator[Any]:
 def test_every_flop_class_opens_with_its_verdict_and_a_headline_value(
     desktop_crawl: Crawl, built_site: Path
 ) -> None:
-    """Each flop page's first screen as the one crawl of the site read it (tests/site/crawl.py)."""
+    """Each flop page's first screen as the one crawl of the site read it (crawl_fixtures.py).
+
+    Per push the flop classes of the crawl's sample: per template the page with the longest
+    verdict, the most text before its first table and the largest page (what pushes the
+    answer down or the verdict past two lines), and every component; every flop class with
+    KB_FULL=1. The DOM facts it rests on (a verdict, then the headline results with a
+    value) are read on every flop page: test_every_flop_page_puts_its_verdict_then_values_first.
+    """
     pages = [p.relative_to(built_site).as_posix() for p in _flop_pages(built_site)]
     assert len(pages) >= 20
+    read = [relative for relative in pages if relative in desktop_crawl.desktop]
+    assert len(read) == len(pages) if full_run() else len(read) >= 3, read
     problems, missing = [], []
-    for relative in pages:
+    for relative in read:
         visit = desktop_crawl.desktop[relative]
         shown = visit.first_screen
         assert shown is not None, relative
@@ -71,6 +82,29 @@ def test_every_flop_class_opens_with_its_verdict_and_a_headline_value(
             missing.append((relative, shown))
     assert problems == []
     assert missing == []
+
+
+VERDICT = re.compile(r'<p class="record-verdict[^"]*" id="verdict">([^<]+)</p>')
+VALUE = re.compile(r'<td class="num"[^>]*>[^<]*[0-9]')
+
+
+def test_every_flop_page_puts_its_verdict_then_values_first(built_site: Path) -> None:
+    """On every flop page, in the HTML: a verdict line in the record's header, then the
+    headline results (#answer) with at least one number, before anything else of the page."""
+    wrong = []
+    for page in _flop_pages(built_site):
+        html = page.read_text(encoding="utf-8")
+        verdict = VERDICT.search(html)
+        answer = html.find('<section class="answer" id="answer"')
+        main = html[html.index("<main") :]
+        if verdict is None or not verdict.group(1).strip() or answer < verdict.end():
+            wrong.append(f"{page.name}: no verdict before the answer")
+            continue
+        first = main.index("<section") == main.index('<section class="answer"')
+        if not VALUE.search(html[answer : html.index("</section>", answer)]) or not first:
+            wrong.append(f"{page.name}: the answer has no value or is not the first section")
+    assert wrong == []
+    assert VALUE.search('<td class="num">237</td>') and not VALUE.search('<td class="num">-</td>')
 
 
 def test_the_seed_opens_with_b_star_values(browser: Any, built_site: Path) -> None:

@@ -1,8 +1,9 @@
 """Charts a reader can read: no two chart text boxes overlap; axes fitted to the data.
 
-In chromium at 1280 px (file://), on the charts page and the pages with charts
-named below, every pair of text elements in one chart SVG (ticks, axis titles,
-rule labels, erratum labels) has disjoint boxes. Log axes end at the 1-2-5 step
+In chromium at 1280 px (file://; read in the one crawl of the site,
+tests/site/crawl_fixtures.py), on the charts page, the pages with charts named below and
+every other page the desktop crawl loads, every pair of text elements in one chart SVG
+(ticks, axis titles, rule labels, erratum labels) has disjoint boxes. Log axes end at the 1-2-5 step
 next to the data, not at the next decade.
 """
 
@@ -15,8 +16,9 @@ from typing import Any
 import pytest
 
 from kb.sitegen.charts import _padded
-from tests.site.chromium import chromium, watched
+from tests.site.chromium import chromium
 from tests.site.conftest import SEED_FLOP
+from tests.site.crawl import Crawl
 
 PAGES = (
     "charts/index.html",
@@ -48,16 +50,21 @@ def browser() -> Iterator[Any]:
 
 @pytest.mark.browser
 @pytest.mark.parametrize("path", PAGES)
-def test_no_two_chart_labels_overlap(browser: Any, built_site: Path, path: str) -> None:
-    page = browser.new_page(viewport={"width": 1280, "height": 900})
-    problems = watched(page)
-    page.goto((built_site / path).as_uri())
-    charts = page.locator("figure.chart svg").count()
-    overlaps = page.evaluate(OVERLAPS)
-    page.close()
-    assert problems == []
-    assert charts >= 1
-    assert overlaps == []
+def test_no_two_chart_labels_overlap(desktop_crawl: Crawl, path: str) -> None:
+    """Read in the crawl at desktop width (tests/site/crawl_fixtures.py `reads`)."""
+    visit = desktop_crawl.desktop[path]
+    assert visit.problems == []
+    assert visit.reads["charts"] >= 1
+    assert visit.reads["overlaps"] == []
+
+
+@pytest.mark.browser
+def test_no_two_chart_labels_overlap_on_any_page_the_crawl_loads(desktop_crawl: Crawl) -> None:
+    """Every chart of every page the desktop crawl loads: the sample (every component, the
+    largest page per template), every flop class and every calculator page."""
+    charted = {path: v.reads for path, v in desktop_crawl.desktop.items() if v.reads["charts"]}
+    assert set(PAGES) <= set(charted)
+    assert [(path, read["overlaps"]) for path, read in charted.items() if read["overlaps"]] == []
 
 
 def test_the_overlap_check_can_fail(browser: Any, tmp_path: Path) -> None:

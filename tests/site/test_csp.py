@@ -2,9 +2,12 @@
 style files; the calculators and search still work under it (issue 37, item 5).
 
 A violation is also a console error in chromium, so the one crawl of the site
-(tests/site/crawl.py) sees every violation a page makes while it loads: every page over
-HTTP at phone width and every flop class (each calculator) from file:// at desktop width
-(tests/site/test_crawl.py shows a violation landing in the record). The browser test
+(tests/site/crawl.py) sees every violation a page makes while it loads: the sample of
+pages over HTTP at phone width (an inline script or style is a template's or a
+component's, and every component is in the sample; the static test below reads every
+page for both) and the same pages from file:// at desktop width (tests/site/test_crawl.py
+shows a violation landing in the record); every calculator page's load is watched by
+tests/site/test_calculator_browser.py. The browser test
 here listens for `securitypolicyviolation` (the event a blocked inline script, inline
 style or foreign request raises) while the calculator and the search are used and a
 record page's field links are revealed, opened from file:// (as a reader opens a
@@ -81,23 +84,23 @@ def served(built_site: Path) -> Iterator[str]:
     server.server_close()
 
 
-def test_every_calculator_page_has_one_result_and_is_loaded_by_the_crawl(
+def test_every_calculator_page_has_one_result_and_is_loaded_by_a_browser_test(
     built_site: Path,
 ) -> None:
     """What the browser test's loop over the calculator pages held, and who holds it now.
 
     Each calculator page has its one result (written by the build, filled by calc.js), and
-    each is among the pages the desktop crawl loads from file:// (the phone crawl loads
-    every page over HTTP), where a CSP violation on load is a console error (crawl.py).
+    each is among the pages tests/site/test_calculator_browser.py loads from file:// and
+    watches (console errors, page errors, failed requests: a CSP violation on load is a
+    console error), where calc.js runs on the page's own data.
     """
-    from tests.site.test_phone_and_a11y import _audited
+    from tests.site.test_calculator_browser import _calculators
 
     calculators = _calculator_pages(built_site)
     assert calculators
-    audited = set(_audited(built_site))
     for page in calculators:
         assert page.read_text(encoding="utf-8").count('class="calc-result') == 1, page
-        assert page in audited, page
+    assert set(_calculators(built_site).values()) == set(calculators)
 
 
 @pytest.mark.browser

