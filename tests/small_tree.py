@@ -49,7 +49,8 @@ def categories(ids: Iterable[str]) -> set[Category]:
     return {category for rid in ids for category, _ in _targets(records[rid])}
 
 
-def _closure(seeds: Iterable[str]) -> set[str]:
+def closure(seeds: Iterable[str]) -> set[str]:
+    """The shipped ids `seeds` with every shipped record they reach by reference."""
     records = shipped_kb().records
     seen: set[str] = set()
     todo = list(seeds)
@@ -69,22 +70,26 @@ def sample_ids() -> frozenset[str]:
     folders: dict[str, list[str]] = {}
     for rid in sorted(records):
         folders.setdefault(rid.split("/")[0], []).append(rid)
-    chosen = _closure(
-        min(ids, key=lambda rid: (len(_closure([rid])), rid)) for ids in folders.values()
+    chosen = closure(
+        min(ids, key=lambda rid: (len(closure([rid])), rid)) for ids in folders.values()
     )
     missing = categories(records) - categories(chosen)
     for rid in sorted(records):
         found = [(c, t) for c, t in _targets(records[rid]) if c in missing]
         if found:
-            chosen |= _closure([rid])
+            chosen |= closure([rid])
             missing -= {c for c, _ in found}
     return frozenset(chosen)
 
 
-def copy_sample(target: Path) -> Path:
-    """Write the sample's record files under `target` (a records folder); returns it."""
+def copy_sample(target: Path, also: Iterable[str] = ()) -> Path:
+    """Write the sample's record files under `target` (a records folder); returns it.
+
+    `also`: shipped ids a test names, added with their closure (the tree stays closed)."""
     records = shipped_kb().records
-    for rid in sorted(sample_ids()):
+    also = tuple(also)
+    assert set(also) <= set(records), sorted(set(also) - set(records))
+    for rid in sorted(sample_ids() | closure(also)):
         path = Path(records[rid].path)
         relative = path.relative_to(SHIPPED_RECORDS if path.is_absolute() else SHIPPED_RECORDS.name)
         (target / relative).parent.mkdir(parents=True, exist_ok=True)
