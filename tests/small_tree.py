@@ -28,11 +28,21 @@ Category = tuple[str, str, bool, str]
 
 
 @cache
-def shipped_kb() -> KnowledgeBase:
-    """The shipped records, loaded once per worker."""
+def _loaded() -> tuple[KnowledgeBase, dict[str, Path]]:
     from kb.api import open_kb
 
-    return open_kb(SHIPPED_RECORDS)
+    kb = open_kb(SHIPPED_RECORDS)  # its paths are relative to the working directory of now
+    return kb, {rid: (Path.cwd() / record.path).resolve() for rid, record in kb.records.items()}
+
+
+def shipped_kb() -> KnowledgeBase:
+    """The shipped records, loaded once per worker."""
+    return _loaded()[0]
+
+
+def shipped_file(record_id: str) -> Path:
+    """The shipped file of `record_id`, relative to records/ (whatever the working directory)."""
+    return _loaded()[1][record_id].relative_to(SHIPPED_RECORDS.resolve())
 
 
 def _targets(record: Record) -> Iterable[tuple[Category, str]]:
@@ -86,12 +96,10 @@ def copy_sample(target: Path, also: Iterable[str] = ()) -> Path:
     """Write the sample's record files under `target` (a records folder); returns it.
 
     `also`: shipped ids a test names, added with their closure (the tree stays closed)."""
-    records = shipped_kb().records
     also = tuple(also)
-    assert set(also) <= set(records), sorted(set(also) - set(records))
+    assert set(also) <= set(shipped_kb().records), sorted(set(also) - set(shipped_kb().records))
     for rid in sorted(sample_ids() | closure(also)):
-        path = Path(records[rid].path)
-        relative = path.relative_to(SHIPPED_RECORDS if path.is_absolute() else SHIPPED_RECORDS.name)
+        relative = shipped_file(rid)
         (target / relative).parent.mkdir(parents=True, exist_ok=True)
         shutil.copy2(SHIPPED_RECORDS / relative, target / relative)
     return target

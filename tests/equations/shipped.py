@@ -140,12 +140,10 @@ def sharing_sample(kb: KnowledgeBase, runs: dict[str, tuple[str, str | None]]) -
 def sample_tree(target: Path, ids: set[str]) -> Path:
     """Copy the shipped records `ids` with every record they reference to `target` (made)."""
     from tests.conftest import SHIPPED_RECORDS
-    from tests.small_tree import closure, shipped_kb
+    from tests.small_tree import closure, shipped_file
 
-    records = shipped_kb().records
     for rid in sorted(closure(ids)):
-        path = Path(records[rid].path)
-        relative = path.relative_to(SHIPPED_RECORDS if path.is_absolute() else SHIPPED_RECORDS.name)
+        relative = shipped_file(rid)
         (target / relative).parent.mkdir(parents=True, exist_ok=True)
         shutil.copy2(SHIPPED_RECORDS / relative, target / relative)
     return target
