@@ -397,11 +397,14 @@ def test_a_placement_sees_a_changed_receipt_on_its_link(
     tree: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """The ledger finds receipts by interconnect, not by reference: still re-checked."""
-    incremental_run(tree)
+    before = incremental_run(tree)
     for receipt in _files(tree, ("receipts",)):
         text = receipt.read_text()
         receipt.write_text(NUMBER.sub(lambda m: f"{m.group(1)}{float(m.group(2)) * 1000:g}", text))
-    assert as_rows(incremental_run(tree)) == as_rows(full_run(tmp_path, monkeypatch)())
+    found = incremental_run(tree)
+    assert as_rows(found) == as_rows(full_run(tmp_path, monkeypatch)())
+    new = {(f.code, f.location.path) for f in found} - {(f.code, f.location.path) for f in before}
+    assert any(path.startswith("records/placements/") for _, path in new), new  # it reached one
 
 
 def test_a_changed_figure_re_checks_the_prose_that_templates_it(
