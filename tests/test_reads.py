@@ -59,13 +59,17 @@ def test_only_the_reference_rules_read_every_id() -> None:
     assert reads.codes_reading("all-ids") == {"RF001", "RF002"}
 
 
-def test_a_rule_reads_the_equations_analysis_exactly_when_it_declares_it() -> None:
+def test_a_rule_reads_the_equations_analysis_exactly_when_it_declares_it(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, shipped_stores: Path
+) -> None:
     """kb.checker runs the rules not declaring "equations" beside the equations stage.
 
     So a rule that reads the analysis (kb.equations.engine.analysed) must declare it, and one
     that declares it must read it: run without the analysis, the first kind stops
-    (StageNotRun), the second does not.
+    (StageNotRun), the second does not. The check that gives the schema verdict starts from
+    the stores one cold check of the shipped records left (tests/warm.py): not the subject.
     """
+    monkeypatch.setenv("KB_CACHE_DIR", str(seed(shipped_stores, tmp_path / "cache")))
     kb = open_kb(SHIPPED_RECORDS, checked=validate(SHIPPED_RECORDS, remember=False))
     kb.run.known_codes = frozenset(READS_OF)
     assert analysed(kb) is None
