@@ -200,6 +200,11 @@ def shipped_copy_with_broken_h100(tmp_path: Path) -> Path:
     """The shipped records copied, the H100 off schema (SC001) and one source gone (RF001)."""
     records = tmp_path / "records"
     shutil.copytree(SHIPPED_RECORDS, records)
+    return break_h100(records)
+
+
+def break_h100(records: Path) -> Path:
+    """A records tree's H100 put off schema (SC001) and one of its sources gone (RF001)."""
     broken = records / "hardware" / "nvidia-h100-sxm.yaml"
     broken.write_text(
         broken.read_text()

@@ -28,11 +28,21 @@ Category = tuple[str, str, bool, str]
 
 
 @cache
-def shipped_kb() -> KnowledgeBase:
-    """The shipped records, loaded once per worker."""
+def _loaded() -> tuple[KnowledgeBase, dict[str, Path]]:
     from kb.api import open_kb
 
-    return open_kb(SHIPPED_RECORDS)
+    kb = open_kb(SHIPPED_RECORDS)  # its paths are relative to the working directory of now
+    return kb, {rid: (Path.cwd() / record.path).resolve() for rid, record in kb.records.items()}
+
+
+def shipped_kb() -> KnowledgeBase:
+    """The shipped records, loaded once per worker."""
+    return _loaded()[0]
+
+
+def shipped_file(record_id: str) -> Path:
+    """The shipped file of `record_id`, relative to records/ (whatever the working directory)."""
+    return _loaded()[1][record_id].relative_to(SHIPPED_RECORDS.resolve())
 
 
 def _targets(record: Record) -> Iterable[tuple[Category, str]]:
@@ -49,7 +59,8 @@ def categories(ids: Iterable[str]) -> set[Category]:
     return {category for rid in ids for category, _ in _targets(records[rid])}
 
 
-def _closure(seeds: Iterable[str]) -> set[str]:
+def closure(seeds: Iterable[str]) -> set[str]:
+    """The shipped ids `seeds` with every shipped record they reach by reference."""
     records = shipped_kb().records
     seen: set[str] = set()
     todo = list(seeds)
@@ -69,24 +80,26 @@ def sample_ids() -> frozenset[str]:
     folders: dict[str, list[str]] = {}
     for rid in sorted(records):
         folders.setdefault(rid.split("/")[0], []).append(rid)
-    chosen = _closure(
-        min(ids, key=lambda rid: (len(_closure([rid])), rid)) for ids in folders.values()
+    chosen = closure(
+        min(ids, key=lambda rid: (len(closure([rid])), rid)) for ids in folders.values()
     )
     missing = categories(records) - categories(chosen)
     for rid in sorted(records):
         found = [(c, t) for c, t in _targets(records[rid]) if c in missing]
         if found:
-            chosen |= _closure([rid])
+            chosen |= closure([rid])
             missing -= {c for c, _ in found}
     return frozenset(chosen)
 
 
-def copy_sample(target: Path) -> Path:
-    """Write the sample's record files under `target` (a records folder); returns it."""
-    records = shipped_kb().records
-    for rid in sorted(sample_ids()):
-        path = Path(records[rid].path)
-        relative = path.relative_to(SHIPPED_RECORDS if path.is_absolute() else SHIPPED_RECORDS.name)
+def copy_sample(target: Path, also: Iterable[str] = ()) -> Path:
+    """Write the sample's record files under `target` (a records folder); returns it.
+
+    `also`: shipped ids a test names, added with their closure (the tree stays closed)."""
+    also = tuple(also)
+    assert set(also) <= set(shipped_kb().records), sorted(set(also) - set(shipped_kb().records))
+    for rid in sorted(sample_ids() | closure(also)):
+        relative = shipped_file(rid)
         (target / relative).parent.mkdir(parents=True, exist_ok=True)
         shutil.copy2(SHIPPED_RECORDS / relative, target / relative)
     return target

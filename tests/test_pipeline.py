@@ -243,12 +243,22 @@ def test_rules_beside_the_equations_in_a_child_find_what_one_process_finds(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, shipped_stores: Path
 ) -> None:
     """The schema stage and the whole-tree rules run in a forked child (kb.workers.beside)
-    when a CPU is free: same findings, and the cache saved after them serves the next run."""
+    when a CPU is free: same findings, and the cache saved after them serves the next run.
+
+    Per push on the small tree of tests/small_tree.py (every folder and every kind of
+    reference of the shipped records, held by tests/records/test_small_tree.py): where a
+    rule runs changes no finding of any tree, and the sample meets every rule the shipped
+    tree meets at under half its records. The whole shipped tree with KB_FULL=1."""
     from kb.equations.cache import STORE as EQUATION_STORE
-    from tests.conftest import shipped_copy_with_broken_h100
+    from tests.conftest import break_h100, shipped_copy_with_broken_h100
+    from tests.small_tree import FULL, copy_sample
     from tests.warm import seed
 
-    broken = shipped_copy_with_broken_h100(tmp_path) / "hardware" / "nvidia-h100-sxm.yaml"
+    if FULL:
+        records = shipped_copy_with_broken_h100(tmp_path)
+    else:
+        records = break_h100(copy_sample(tmp_path / "records"))
+    broken = records / "hardware" / "nvidia-h100-sxm.yaml"
     monkeypatch.setattr(checker, "BESIDE_MIN_RECORDS", 1)
     for cache in ("cache-2", "cache-1", "snapshot-2", "snapshot-1"):  # the claims' results only:
         seed(shipped_stores, tmp_path / cache, (EQUATION_STORE,))  # the record cache starts empty

@@ -13,7 +13,9 @@ from __future__ import annotations
 import functools
 import json
 import os
+import shutil
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -114,6 +116,37 @@ def sample(kb: KnowledgeBase, runs: dict[str, tuple[str, str | None]]) -> set[st
             return chosen
         chosen.add(best)
         seen |= each[best]
+
+
+def sharing_sample(kb: KnowledgeBase, runs: dict[str, tuple[str, str | None]]) -> set[str]:
+    """`sample` with every record that shares its maths with another record of `kb`.
+
+    A run shares work between records only under keys made of the text of what is shared
+    (kb/equations/shared.py: a system by its (symbols, equations), a derivation or claim
+    within that system): a record's result in a whole run can differ from its run alone
+    only through records whose (symbols, equations) text equals its own. Every such record
+    is added with all records it shares that text with, so what the whole tree shares the
+    sample shares too. With KB_FULL=1 every record with equations.
+    """
+    texts: dict[str, set[str]] = {}
+    for record in kb:
+        if record.id in runs:
+            data = compose(kb, record).record.data  # `uses` resolved, as analyse() does
+            key = repr((data.get("symbols"), data.get("equations")))
+            texts.setdefault(key, set()).add(record.id)
+    return sample(kb, runs) | {rid for ids in texts.values() if len(ids) > 1 for rid in ids}
+
+
+def sample_tree(target: Path, ids: set[str]) -> Path:
+    """Copy the shipped records `ids` with every record they reference to `target` (made)."""
+    from tests.conftest import SHIPPED_RECORDS
+    from tests.small_tree import closure, shipped_file
+
+    for rid in sorted(closure(ids)):
+        relative = shipped_file(rid)
+        (target / relative).parent.mkdir(parents=True, exist_ok=True)
+        shutil.copy2(SHIPPED_RECORDS / relative, target / relative)
+    return target
 
 
 def shipped_forms() -> tuple[set[str], set[str]]:

@@ -240,13 +240,14 @@ def test_any_used_text_and_map_give_findings_never_a_traceback(
 
 
 def test_the_shipped_tp_step_follows_decode_weight_reads_equation(tmp_path: Path) -> None:
-    """Drop the 1/N from decode-weight-read's bound: the TP step's composed derivation fails."""
-    import shutil
+    """Drop the 1/N from decode-weight-read's bound: the TP step's composed derivation fails.
 
+    On the TP step with every shipped record it reaches by reference (`uses` among them):
+    a record's result reads nothing else of the tree."""
     from kb.loader import load_knowledge_base
-    from tests.conftest import SHIPPED_RECORDS
+    from tests.equations.shipped import sample_tree
 
-    shutil.copytree(SHIPPED_RECORDS, tmp_path / "records")
+    sample_tree(tmp_path / "records", {"flops/tp-decode-allreduce-time"})
     path = tmp_path / "records" / "flops" / "decode-weight-read.yaml"
     text, bound = path.read_text(), 'expr: "t_step = P*b_w/(N*BW_hbm)"'
     assert bound in text

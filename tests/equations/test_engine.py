@@ -180,11 +180,15 @@ def test_changing_h100_bandwidth_fails_the_flop_class_naming_both_files(
     assert " EQ0" not in restored.stdout, restored.stdout
 
 
-def test_every_item_of_the_seed_record_holds_and_every_seed_statement_is_an_erratum() -> None:
+def test_every_item_of_the_seed_record_holds_and_every_seed_statement_is_an_erratum(
+    tmp_path: Path,
+) -> None:
+    """Checked on the seed record with every shipped record it reaches by reference (a record's
+    result reads nothing else of the tree), not on all of them."""
     from kb.loader import load_knowledge_base
-    from tests.conftest import SHIPPED_RECORDS
+    from tests.equations.shipped import sample_tree
 
-    kb, _ = load_knowledge_base(SHIPPED_RECORDS)
+    kb, _ = load_knowledge_base(sample_tree(tmp_path / "records", {SEED}))
     result = engine.analyse(kb, use_cache=False).results[SEED]
     assert result.issues == []
     states = {item.id: item.state for item in result.items}
@@ -352,33 +356,33 @@ def test_few_families_are_checked_in_process(
     assert analysis.stats.built_systems == 1  # once for the family
 
 
-def test_a_warm_run_does_not_even_import_sympy(tmp_path: Path) -> None:
+def test_a_warm_run_does_not_even_import_sympy(tmp_path: Path, shipped_stores: Path) -> None:
+    """A fresh process over the shipped records whose cache holds what one cold check of
+    them left (tests/warm.py: the cold run is made once for the whole test run, and its
+    checks derived every claim) analyses nothing and never imports SymPy."""
     import subprocess
     import sys
 
     from tests.conftest import SHIPPED_RECORDS
+    from tests.warm import seed
 
     script = (
         "import sys; from pathlib import Path\n"
         "from kb.loader import load_knowledge_base\n"
         "from kb.equations import engine\n"
         f"kb, _ = load_knowledge_base(Path({str(SHIPPED_RECORDS)!r}))\n"
-        "print(engine.analyse(kb).stats.symbolic, 'sympy' in sys.modules)\n"
+        "analysis = engine.analyse(kb)\n"
+        "print(analysis.stats.symbolic, analysis.stats.cached, 'sympy' in sys.modules)\n"
     )
-    env = {**__import__("os").environ, "KB_CACHE_DIR": str(tmp_path / "cache")}
-    runs = [
-        subprocess.run(
-            [sys.executable, "-c", script],
-            env=env,
-            capture_output=True,
-            text=True,
-            check=True,
-            timeout=300,
-        ).stdout.split()
-        for _ in range(2)
-    ]
-    assert int(runs[0][0]) > 0  # cold: records checked (SymPy loaded here or in workers)
-    assert runs[1] == ["0", "False"]
+    cache = seed(shipped_stores, tmp_path / "cache")
+    env = {**__import__("os").environ, "KB_CACHE_DIR": str(cache)}
+    done = subprocess.run(
+        [sys.executable, "-c", script], env=env, capture_output=True, text=True, timeout=300
+    )
+    assert done.returncode == 0, done.stderr
+    symbolic, cached, imported = done.stdout.split()
+    assert (symbolic, imported) == ("0", "False")
+    assert int(cached) >= 20  # the shipped records with equations came from the cache
 
 
 def test_the_states_and_new_fields_come_out_of_a_cached_run_too(

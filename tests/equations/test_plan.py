@@ -289,10 +289,10 @@ _BASELINE = {
 }
 
 
-# Per push 50 fixed examples (profile `kb`, tests/conftest.py), ~0.2 CPU-s each; a long run
+# Per push 30 fixed examples (profile `kb`, tests/conftest.py), ~0.2 CPU-s each; a long run
 # sets KB_FUZZ_EXAMPLES (docs/guarantees.md).
 @settings(
-    max_examples=int(os.environ.get("KB_FUZZ_EXAMPLES", "0")) or 50,
+    max_examples=int(os.environ.get("KB_FUZZ_EXAMPLES", "0")) or 30,
     deadline=None,
     suppress_health_check=[HealthCheck.too_slow],
 )

@@ -29,7 +29,14 @@ from kb.loader import load_knowledge_base
 from kb.model import KnowledgeBase
 from tests.conftest import REPO, SHIPPED_RECORDS
 from tests.equations.helpers import HARDWARE, SYMBOLS, generated_corpus, knowledge_base
-from tests.equations.shipped import SHIPPED, alone_runs, shipped_alone_runs
+from tests.equations.shipped import (
+    FULL,
+    SHIPPED,
+    alone_runs,
+    sample_tree,
+    sharing_sample,
+    shipped_alone_runs,
+)
 
 
 def _json(result: engine.RecordResult) -> str:
@@ -73,10 +80,25 @@ def _one_process(monkeypatch: pytest.MonkeyPatch) -> None:
 
 
 @SHIPPED
-def test_shipped_records_shared_path_equals_fresh_runs() -> None:
-    kb, _ = load_knowledge_base(SHIPPED_RECORDS)
-    again, _ = load_knowledge_base(SHIPPED_RECORDS)
-    assert _assert_shared_equals_fresh(kb, again, shipped_alone_runs()) >= 2 * 20
+def test_shipped_records_shared_path_equals_fresh_runs(tmp_path: Path) -> None:
+    """Per push on a sample of the shipped records with what they reference; all with KB_FULL=1.
+
+    The sample (tests/equations/shipped.py `sharing_sample`) shows every form of maths the
+    shipped records show (`sample`, the premise held by tests/equations/test_plan.py's
+    `test_the_sample_shows_every_form_of_the_shipped_maths`) and holds every record that
+    shares its (symbols, equations) text with another, with all its sharers: a record's
+    result in a run depends on the other records only through such shared texts
+    (kb/equations/shared.py), so what the whole tree shares, the sample shares.
+    """
+    whole, _ = load_knowledge_base(SHIPPED_RECORDS)
+    picked = sharing_sample(whole, shipped_alone_runs())
+    root = SHIPPED_RECORDS if FULL else sample_tree(tmp_path / "records", picked)
+    kb, _ = load_knowledge_base(root)
+    again, _ = load_knowledge_base(root)
+    alone = shipped_alone_runs() if FULL else None  # the sample's are made on its own tree
+    compared = _assert_shared_equals_fresh(kb, again, alone)
+    assert compared == 2 * sum(engine.has_equations(r) for r in kb) >= 2 * len(picked)
+    assert len(picked) >= 5
 
 
 def test_generated_corpus_shared_path_equals_fresh_runs(tmp_path: Path) -> None:

@@ -7,7 +7,7 @@ expression, ..., writes the record as YAML and checks the tree through the real 
 point. Whatever the value, kb must answer with findings: no exception may escape (the
 CLI would print "internal error"), every finding names a file of the tree and a line,
 and no check may outlive its budget. `KB_FUZZ_EXAMPLES` sets the number of cases (the
-suite's default is 40 fixed cases; the long local run in docs/guarantees.md uses 100,000).
+suite's default is 24 fixed cases; the long local run in docs/guarantees.md uses 100,000).
 
 A case is checked the way `kb validate` checks an edit: through the run snapshot
 (kb.api.validate's incremental route), which re-checks the edited record, the records
@@ -50,7 +50,7 @@ SEEDS = (
     "proposals/move-llama-3.1-70b-tp-to-pcie",
     "strategies/tensor-parallel",
 )
-EXAMPLES = int(os.environ.get("KB_FUZZ_EXAMPLES", "40"))  # per push: ~0.4 CPU-s a case
+EXAMPLES = int(os.environ.get("KB_FUZZ_EXAMPLES", "24"))  # per push: ~0.4 CPU-s a case
 SAMPLE = max(5, EXAMPLES // 20)  # cases also checked in full, to hold the cheap route exact
 CASE_SECONDS = 60  # far above any honest run of this tree: only a hang reaches it
 

@@ -29,12 +29,28 @@ def findings_of(rule: object, kb: KnowledgeBase) -> list[tuple[object, ...]]:
     return sorted((f.location.path, f.location.pointer, f.message) for f in rule.check(kb))  # type: ignore[attr-defined]
 
 
-def knowledge_bases(tmp_path: Path) -> list[KnowledgeBase]:
+def knowledge_bases(root: Path) -> list[KnowledgeBase]:
+    """The shipped records and every rule case's files (written under `root`), each loaded."""
     trees = [SHIPPED_RECORDS]
     for module, doc in case_files().items():
         for name, case in (doc.get("cases") or {}).items():
-            trees.append(write_tree(tmp_path / module / name / "records", case["files"]))
+            trees.append(write_tree(root / module / name / "records", case["files"]))
     return [build_knowledge_base(tree) for tree in trees]
+
+
+@pytest.fixture(scope="module")
+def loaded(tmp_path_factory: pytest.TempPathFactory) -> list[KnowledgeBase]:
+    """`knowledge_bases`, loaded once per worker and only read: the record-local rules' side."""
+    return knowledge_bases(tmp_path_factory.mktemp("local"))
+
+
+@pytest.fixture(scope="module")
+def staged(tmp_path_factory: pytest.TempPathFactory) -> list[KnowledgeBase]:
+    """`knowledge_bases` with the schema stage run, once per worker: the view rules' side."""
+    kbs = knowledge_bases(tmp_path_factory.mktemp("views"))
+    for kb in kbs:
+        schema_stage(kb)
+    return kbs
 
 
 def test_some_rules_are_local() -> None:
@@ -45,12 +61,12 @@ def test_some_rules_are_local() -> None:
 
 @pytest.mark.parametrize("rule", LOCAL_RULES + VIEW_RULES, ids=lambda rule: rule.CODE)
 def test_a_local_rule_sees_each_record_alone_as_it_sees_it_among_others(
-    rule: object, tmp_path: Path
+    rule: object, request: pytest.FixtureRequest
 ) -> None:
+    """The trees are loaded once per worker (`loaded`, `staged`) and only read here: a rule
+    checks a knowledge base without changing it, the single-record ones are built per rule."""
     seen, views = 0, rule in VIEW_RULES
-    for kb in knowledge_bases(tmp_path):
-        if views:
-            schema_stage(kb)
+    for kb in request.getfixturevalue("staged" if views else "loaded"):
         alone: list[tuple[object, ...]] = []
         for record in kb:
             single = KnowledgeBase(root=kb.root)
