@@ -25,8 +25,8 @@ from typing import Any
 import pytest
 
 from kb.api import validate
-from tests.conftest import SHIPPED_RECORDS, shipped_copy_with_broken_h100
-from tests.sample import full, sample_copy
+from tests.conftest import SHIPPED_RECORDS
+from tests.sample import copy_with_broken_h100
 from tests.warm import cold_summary, seed, summary
 
 
@@ -35,24 +35,7 @@ def _clean(tmp_path: Path) -> Path:
     return tmp_path / "records"
 
 
-def _broken(tmp_path: Path) -> Path:
-    """`shipped_copy_with_broken_h100`, on the sample per push (the same two edits)."""
-    if full():
-        return shipped_copy_with_broken_h100(tmp_path)
-    records = sample_copy(tmp_path / "records")
-    broken = records / "hardware" / "nvidia-h100-sxm.yaml"
-    text = broken.read_text(encoding="utf-8")
-    assert "basis: vendor-spec" in text and "source: sources/" in text
-    broken.write_text(
-        text.replace("basis: vendor-spec", "basis: nope", 1).replace(
-            "source: sources/", "source: sources/gone-", 1
-        ),
-        encoding="utf-8",
-    )
-    return records
-
-
-@pytest.mark.parametrize("tree", [_clean, _broken], ids=["clean", "broken"])
+@pytest.mark.parametrize("tree", [_clean, copy_with_broken_h100], ids=["clean", "broken"])
 def test_a_seeded_run_reports_what_a_cold_run_reports(
     tmp_path: Path,
     monkeypatch: pytest.MonkeyPatch,
