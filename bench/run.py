@@ -3,6 +3,7 @@
     python bench/run.py                          # N = 1,000 and 10,000, 3 runs each
     python bench/run.py --sizes 1000,10000,100000
     python bench/run.py --quick                  # small N, 1 run: the CI smoke run
+    python bench/run.py --quick --sizes 40 --records /some/records   # smaller still
 
 For each N it writes a synthetic corpus (bench/make_corpus.py) and times, side
 by side: reading the files, parsing them with CSafeLoader in one process, kb's
@@ -305,17 +306,20 @@ def print_ratios(steps: list[Step]) -> None:
         )
 
 
-def startup_times(repeats: int, base_env: dict[str, str]) -> None:
-    """`kb --help`, `kb explain`, and the shipped knowledge base cold."""
+def startup_times(repeats: int, base_env: dict[str, str], records: Path) -> None:
+    """`kb --help`, `kb explain`, and a cold `kb validate` of `records` (the shipped records/)."""
     env = dict(base_env)
+    shipped = records.resolve() == (REPO / "records").resolve()
+    label = "shipped records/" if shipped else str(records)
     with tempfile.TemporaryDirectory() as cache:
         env["KB_CACHE_DIR"] = cache
         rows = [
             ("kb --help", [*KB, "--help"], None),
             ("kb explain SC001", [*KB, "explain", "SC001"], None),
-            ("kb validate (shipped records/), cold", [*KB, "validate"], cache),
+            (f"kb validate ({label}), cold", [*KB, "validate", "--root", str(records)], cache),
         ]
-        print(f"\nStart-up and the shipped knowledge base ({repeats} run(s))")
+        tree = "the shipped knowledge base" if shipped else str(records)
+        print(f"\nStart-up and {tree} ({repeats} run(s))")
         for name, argv, clear in rows:
             times = []
             for _ in range(repeats):
@@ -384,11 +388,17 @@ def bench_size(n: int, args: argparse.Namespace, work: Path, base_env: dict[str,
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument(
-        "--sizes", default="1000,10000", help="comma-separated N (default 1000,10000)"
-    )
+    parser.add_argument("--sizes", help="comma-separated N (default 1000,10000; 200 with --quick)")
     parser.add_argument("--repeats", type=int, default=3, help="runs per step (default 3)")
-    parser.add_argument("--quick", action="store_true", help="N = 200, one run: the CI smoke run")
+    parser.add_argument(
+        "--quick", action="store_true", help="N = 200 (unless --sizes), one run: the CI smoke run"
+    )
+    parser.add_argument(
+        "--records",
+        type=Path,
+        default=REPO / "records",
+        help="the tree the start-up table validates cold (default: the shipped records/)",
+    )
     parser.add_argument(
         "--cjs-max",
         type=int,
@@ -409,12 +419,13 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--keep", action="store_true", help="keep the corpora")
     args = parser.parse_args(argv)
     if args.quick:
-        args.sizes, args.repeats = "200", 1
+        args.sizes, args.repeats = args.sizes or "200", 1
+    args.sizes = args.sizes or "1000,10000"
     sizes = [int(s.replace("_", "")) for s in args.sizes.split(",") if s]
     print(f"kb benchmarks — {machine()}")
     work = args.work or Path(tempfile.mkdtemp(prefix="kb-bench-"))
     env = snapshot_code(work)
-    startup_times(args.repeats, env)
+    startup_times(args.repeats, env, args.records)
     for n in sizes:
         bench_size(n, args, work, env)
     if args.work is None and not args.keep:

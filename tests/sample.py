@@ -68,3 +68,27 @@ def sample_copy(target: Path, roots: tuple[str, ...] = ROOTS) -> Path:
         (target / relative).parent.mkdir(parents=True, exist_ok=True)
         shutil.copy2(SHIPPED_RECORDS / relative, target / relative)
     return target
+
+
+def copy_with_broken_h100(tmp_path: Path) -> Path:
+    """tests/conftest.py's `shipped_copy_with_broken_h100` on the sample per push.
+
+    The same two edits to the H100 (off schema: SC001; one source gone: RF001), which
+    the sample holds with every record that cites it; the shipped tree with `KB_FULL=1`.
+    Returns the copy's records folder, `tmp_path / "records"`.
+    """
+    from tests.conftest import shipped_copy_with_broken_h100
+
+    if full():
+        return shipped_copy_with_broken_h100(tmp_path)
+    records = sample_copy(tmp_path / "records")
+    broken = records / "hardware" / "nvidia-h100-sxm.yaml"
+    text = broken.read_text(encoding="utf-8")
+    assert "basis: vendor-spec" in text and "source: sources/" in text
+    broken.write_text(
+        text.replace("basis: vendor-spec", "basis: nope", 1).replace(
+            "source: sources/", "source: sources/gone-", 1
+        ),
+        encoding="utf-8",
+    )
+    return records

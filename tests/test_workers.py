@@ -73,13 +73,18 @@ def test_map_forked_gives_every_result_in_order_over_guided_spans(
 def test_a_check_with_parsing_in_workers_finds_what_one_process_finds(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, shipped_stores: Path
 ) -> None:
-    """References and record-local findings computed in the workers reach the cache intact."""
+    """References and record-local findings computed in the workers reach the cache intact.
+
+    On the shipped sample per push (tests/sample.py: every kind of claim and reference),
+    the shipped tree with KB_FULL=1; the threshold is lowered so either is parsed in
+    workers.
+    """
     from kb.api import validate
     from kb.equations.cache import STORE as EQUATION_STORE
-    from tests.conftest import shipped_copy_with_broken_h100
+    from tests.sample import copy_with_broken_h100
     from tests.warm import seed
 
-    shipped_copy_with_broken_h100(tmp_path)
+    copy_with_broken_h100(tmp_path)
     monkeypatch.setattr(loader, "PARALLEL_MIN_FILES", 5)
     runs = {}
     for jobs in ("2", "1"):

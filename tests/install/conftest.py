@@ -20,7 +20,7 @@ from pathlib import Path
 import pytest
 
 from tests.conftest import REPO, SHIPPED_RECORDS, git
-from tests.sample import sample_copy
+from tests.sample import full, sample_copy
 from tests.warm import seed
 
 # Only what a user's shell would have: no PYTHONPATH pointing into the checkout.
@@ -43,6 +43,22 @@ def run(
         timeout=timeout,
         check=False,
     )
+
+
+def user_records(target: Path) -> Path:
+    """A user's records folder at `target`: the shipped sample per push, records/ with KB_FULL=1.
+
+    What these tests hold is packaging and the process boundary (the wheel carries the
+    schemas, templates and every command; the hook and the action block what kb finds,
+    located): the same code runs whatever the tree. The sample (tests/sample.py) has
+    every kind of claim, a derivation, a placement, the H100 whose edits the tests make
+    and each record they edit or cite; tests/project/test_sample.py holds it clean and
+    closed, tests/install/test_user_records.py that it holds what these tests edit.
+    """
+    if full():
+        shutil.copytree(SHIPPED_RECORDS, target)
+        return target
+    return sample_copy(target)
 
 
 def package_tree(target: Path) -> Path:
@@ -74,10 +90,17 @@ def wheel(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 @pytest.fixture(scope="session")
 def installed(wheel: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """The bin/ folder of a fresh venv with the wheel and its dependencies installed."""
+    """The bin/ folder of a fresh venv with the wheel and its dependencies installed.
+
+    The venv gets no pip of its own (ensurepip costs ~7 CPU-s): this interpreter's pip
+    installs into it (`pip --python`), as a user's pip would; kb never needs pip.
+    """
     home = tmp_path_factory.mktemp("venv") / "env"
-    venv.EnvBuilder(with_pip=True).create(home)
-    done = run([str(home / "bin" / "python"), "-m", "pip", "install", "-q", str(wheel)], cwd=home)
+    venv.EnvBuilder(with_pip=False).create(home)
+    python = str(home / "bin" / "python")
+    done = run(
+        [sys.executable, "-m", "pip", "--python", python, "install", "-q", str(wheel)], cwd=home
+    )
     assert done.returncode == 0, done.stderr
     return home / "bin"
 
@@ -133,14 +156,15 @@ def pre_commit_home(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 @pytest.fixture(scope="session")
 def wheel_stores(installed: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """The result stores the wheel's own cold `kb validate` of the shipped records left.
+    """The result stores the wheel's own cold `kb validate` of `user_records` left.
 
-    A cold run costs ~13 CPU-s; `outside` starts from these stores (a user's second run,
-    tests/warm.py), so each test pays for what its edit reaches. The wheel made them: its
-    code, schemas and libraries are what the stores' keys hold (kb.fingerprint.salt).
+    A cold run of the shipped records costs ~13 CPU-s (of the sample ~1); `outside`
+    starts from these stores (a user's second run, tests/warm.py), so each test pays for
+    what its edit reaches. The wheel made them: its code, schemas and libraries are what
+    the stores' keys hold (kb.fingerprint.salt).
     """
     work = tmp_path_factory.mktemp("wheel-stores") / "user-repo"
-    shutil.copytree(SHIPPED_RECORDS, work / "records")
+    user_records(work / "records")
     done = run([str(installed / "kb"), "validate", "--full", "--quiet"], cwd=work)
     assert done.returncode in (0, 1), done.stdout + done.stderr
     return work / ".kb-cache"
@@ -148,13 +172,13 @@ def wheel_stores(installed: Path, tmp_path_factory: pytest.TempPathFactory) -> P
 
 @pytest.fixture
 def outside(tmp_path: Path, wheel_stores: Path) -> Path:
-    """A folder outside the repository with a copy of the shipped records/.
+    """A folder outside the repository with `user_records` (the sample per push).
 
     Its `.kb-cache` holds the wheel's record and equation stores (`wheel_stores`), never a
     run snapshot or the folder's .gitignore: kb writes those.
     """
     work = tmp_path / "user-repo"
-    shutil.copytree(SHIPPED_RECORDS, work / "records")
+    user_records(work / "records")
     seed(wheel_stores, work / ".kb-cache")
     assert REPO not in work.resolve().parents
     return work

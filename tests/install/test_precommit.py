@@ -8,21 +8,21 @@ be blocked with file:line; a good one passes; the hook never leaves a file behin
 
 from __future__ import annotations
 
-import shutil
 from pathlib import Path
 
 import pytest
 
-from tests.conftest import SHIPPED_RECORDS, git
-from tests.install.conftest import edit, readme_rev, run, seed_repository
+from tests.conftest import git
+from tests.install.conftest import edit, readme_rev, run, seed_repository, user_records
 
 
 @pytest.fixture
 def records_repo(
     tmp_path: Path, hook_repo: Path, pre_commit_home: Path, wheel_stores: Path
 ) -> Path:
+    """`user_records` (the sample per push) under git, the hook installed from `hook_repo`."""
     repo = tmp_path / "records-repo"
-    shutil.copytree(SHIPPED_RECORDS, repo / "records")
+    user_records(repo / "records")
     seed_repository(repo, wheel_stores)  # a first run's stores (tests/install/conftest.py)
     (repo / ".pre-commit-config.yaml").write_text(
         "repos:\n"

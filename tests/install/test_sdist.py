@@ -9,6 +9,7 @@ names, in a fresh virtual environment, and its member list is compared with
 
 from __future__ import annotations
 
+import sys
 import tarfile
 import venv
 
@@ -40,9 +41,13 @@ def sdist_members(tmp_path_factory: pytest.TempPathFactory) -> set[str]:
             target.parent.mkdir(parents=True, exist_ok=True)
             target.write_bytes(path.read_bytes())
     home = top / "env"
-    venv.EnvBuilder(with_pip=True).create(home)
+    venv.EnvBuilder(with_pip=False).create(home)  # this interpreter's pip installs into it
     python = str(home / "bin" / "python")
-    done = run([python, "-m", "pip", "install", "-q", "setuptools>=77"], cwd=top, timeout=900)
+    done = run(
+        [sys.executable, "-m", "pip", "--python", python, "install", "-q", "setuptools>=77"],
+        cwd=top,
+        timeout=900,
+    )
     assert done.returncode == 0, done.stderr
     out = top / "out"
     code = f"from setuptools.build_meta import build_sdist; print(build_sdist({str(out)!r}))"

@@ -6,8 +6,11 @@ import json
 import os
 from pathlib import Path
 
+import pytest
+
 from tests.inprocess import kb_in_process
 from tests.install.conftest import break_three_ways, run
+from tests.sample import full
 from tests.warm import seed
 
 
@@ -34,23 +37,29 @@ def test_schema_reference_and_equation_errors_are_found(installed: Path, outside
     refuted = [
         f for f in findings if f["code"].startswith("EQ") and f["path"].startswith("records/flops/")
     ]
-    assert len({f["path"] for f in refuted}) >= 3  # the HBM edit refutes claims elsewhere
+    # the HBM edit refutes claims elsewhere: in 3+ flop classes of the shipped tree, in the
+    # sample's one (flops/decode-kv-cache-read binds the H100: tests/install/test_user_records.py)
+    assert len({f["path"] for f in refuted}) >= (3 if full() else 1)
     assert all(f["line"] > 0 for f in refuted)
 
 
 def test_the_wheel_reports_exactly_what_the_checkout_reports(
-    installed: Path, outside: Path, tmp_path: Path, shipped_stores: Path
+    installed: Path, outside: Path, tmp_path: Path, request: pytest.FixtureRequest
 ) -> None:
-    """Each from the stores its own code made on the clean tree (a cold run of the wheel in
-    `wheel_stores`, of the checkout in `shipped_stores`), re-deriving what the edits reach:
-    a seeded run reports what a cold run reports (tests/project/test_warm_stores.py). The
-    checkout's run is in process (tests/inprocess.py), with this checkout's code."""
+    """The wheel from the stores its own code made on the clean tree (`wheel_stores`),
+    re-deriving what the edits reach: a seeded run reports what a cold run reports
+    (tests/project/test_warm_stores.py). The checkout's run is in process
+    (tests/inprocess.py), with this checkout's code: cold on the sample per push (~1
+    CPU-s), from `shipped_stores` on the shipped tree (KB_FULL=1)."""
     break_three_ways(outside / "records")
     wheel = kb(installed, outside, "validate", "--full", "--format", "json")
+    cache = tmp_path / "checkout-cache"
+    if full():
+        seed(request.getfixturevalue("shipped_stores"), cache)
     checkout = kb_in_process(
         ["validate", "--full", "--format", "json"],
         cwd=outside,
-        env={"KB_CACHE_DIR": str(seed(shipped_stores, tmp_path / "checkout-cache"))},
+        env={"KB_CACHE_DIR": str(cache)},
     )
     assert checkout.returncode == wheel.returncode == 1, checkout.stderr + wheel.stderr
     assert json.loads(wheel.stdout) == json.loads(checkout.stdout)

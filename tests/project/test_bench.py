@@ -7,6 +7,7 @@ and written down in BENCHMARKS.md.
 from __future__ import annotations
 
 import hashlib
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -14,6 +15,7 @@ from pathlib import Path
 import pytest
 
 from kb.api import open_kb, validate
+from tests.sample import full, sample_copy
 from tests.warm import seed
 
 REPO = Path(__file__).resolve().parents[2]
@@ -61,8 +63,22 @@ def test_the_runner_refuses_to_replace_a_folder_that_is_not_a_corpus(tmp_path: P
 
 @pytest.mark.slow
 def test_quick_run_prints_its_table(tmp_path: Path) -> None:
+    """Per push: N = 40 and the start-up table on the shipped sample (tests/sample.py).
+
+    The runner's code is the same for every N and every tree: N only sets how many
+    records make_corpus writes, and 40 already writes every kind
+    (test_forty_records_have_every_kind), so every step, check-jsonschema's batch per
+    kind included, runs; the start-up table validates whatever tree it is given, and
+    the sample validates clean as the shipped tree does (tests/project/test_sample.py).
+    `KB_FULL=1` runs the documented `--quick` (N = 200, the shipped records/).
+    """
+    if full():
+        n, extra = 200, []
+    else:
+        n, extra = 40, ["--sizes", "40", "--records", str(sample_copy(tmp_path / "sample"))]
     run = subprocess.run(
-        [sys.executable, str(REPO / "bench" / "run.py"), "--quick", "--work", str(tmp_path)],
+        [sys.executable, str(REPO / "bench" / "run.py"), "--quick", "--work", str(tmp_path)]
+        + extra,
         capture_output=True,
         text=True,
         timeout=900,
@@ -70,7 +86,7 @@ def test_quick_run_prints_its_table(tmp_path: Path) -> None:
     )
     assert run.returncode == 0, run.stderr
     out = run.stdout
-    assert "N = 200 records" in out
+    assert f"N = {n} records" in out
     for step in (
         "read files",
         "parse (CSafeLoader, 1 process)",
@@ -78,10 +94,22 @@ def test_quick_run_prints_its_table(tmp_path: Path) -> None:
         "kb validate, cold",
         "kb validate, warm",
         "kb validate, 1 changed",
+        "kb build, cold",
+        "kb build, 1 changed",
     ):
         assert step in out
+    if shutil.which("check-jsonschema"):
+        assert "check-jsonschema (kb schemas)" in out
     assert "kb validate, cold / parse (paired):" in out
-    assert "checked 200 records" in out
+    assert f"checked {n} records" in out
+    start = "kb validate (shipped records/), cold" if full() else "kb validate ("
+    assert start in out and "exit 0" in out.split(start, 1)[1].splitlines()[0], out
+
+
+def test_forty_records_have_every_kind(tmp_path: Path) -> None:
+    """The premise of the per-push quick run: a corpus of 40 has every kind of record."""
+    counts = make_corpus.write_corpus(40, tmp_path / "corpus")
+    assert set(counts) == set(make_corpus.KIND_OF) and min(counts.values()) >= 1
 
 
 def test_prose_numbers_counts_what_pr003_flags(

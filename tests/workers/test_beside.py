@@ -101,20 +101,31 @@ def test_meanwhile_runs_once_while_the_pool_works_and_only_then(
 def test_a_full_run_saves_the_record_cache_in_this_process(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """The save is the run's last step here: once validate returns, the next run is warm."""
+    """The save is the run's last step here: once validate returns, the next run is warm.
+
+    On the shipped sample per push (tests/sample.py), the shipped tree with KB_FULL=1:
+    either is below the pool's threshold and above the child's (set to 1 here), so the
+    run takes the same path (asserted); the sample has every kind of claim.
+    """
     import shutil
 
     from kb import checker
+    from kb import loader as _loader
     from kb.api import validate
     from tests.conftest import SHIPPED_RECORDS
+    from tests.sample import full, sample_copy
 
-    shutil.copytree(SHIPPED_RECORDS, tmp_path / "records")
+    if full():
+        shutil.copytree(SHIPPED_RECORDS, tmp_path / "records")
+    else:
+        sample_copy(tmp_path / "records")
     monkeypatch.setattr(checker, "BESIDE_MIN_RECORDS", 1)  # the schema stage in the child
     monkeypatch.setenv("KB_JOBS", "2")
     monkeypatch.setenv("KB_CACHE_DIR", str(tmp_path / "cache"))
     first = validate(tmp_path / "records", remember=False).findings
     saved = checker.open_cache(tmp_path / "records")
     files = list((tmp_path / "records").rglob("*.yaml"))
+    assert checker.BESIDE_MIN_RECORDS <= len(files) < _loader.PARALLEL_MIN_FILES  # one path
     assert len(saved.store.keys()) == len(files)
     # every entry is complete, the schema verdicts the child computed included
     for key in saved.store.keys():
