@@ -10,7 +10,7 @@ as released), and the README's snippet, copied verbatim, installs.
 
 from __future__ import annotations
 
-import time
+import resource
 from pathlib import Path
 
 import pytest
@@ -126,12 +126,14 @@ def test_a_clean_commit_passes_at_the_cost_of_an_incremental_run(
     assert code == 0 and "Passed" in output, output
     edit(notes, r"^title: Team notes$", "title: Team notes, revised")
     git(records_repo, "add", "-A")
-    started = time.perf_counter()
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
     code, output = commit(records_repo, pre_commit_home, "retitle")
-    seconds = time.perf_counter() - started
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    seconds = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
     assert code == 0 and commits(records_repo) == 3, output
     assert git(records_repo, "status", "--porcelain", "--untracked-files=all") == ""
-    print(f"clean commit: {seconds:.2f} s")  # -s shows it (the shipped tree: KB_FULL=1)
-    # Timing on a shared machine is noisy: the target is CLEAN_COMMIT_SECONDS, measured and
-    # reported outside the suite; here only an order of magnitude (a full re-check is ~4x).
+    print(f"clean commit: {seconds:.2f} CPU-s")  # -s shows it (the shipped tree: KB_FULL=1)
+    # CPU seconds of the commit's processes (git, pre-commit, kb), not wall time, so machine
+    # load does not move it: the wall-time target is CLEAN_COMMIT_SECONDS, measured by
+    # bench/hook.py outside the suite; here only an order of magnitude.
     assert seconds < 5 * CLEAN_COMMIT_SECONDS, seconds
