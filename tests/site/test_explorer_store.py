@@ -12,6 +12,7 @@ to what a price reads) the slot is a miss, as is a damaged entry.
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -32,11 +33,10 @@ MENUS = Menus(
 )
 
 
-def build(records: Path, out: Path) -> dict[str, bytes]:
-    """Build `records` with MENUS into `out`; the planner's files, by path."""
+def build(kb: Any, findings: list[Any], out: Path) -> dict[str, bytes]:
+    """Build the checked `kb` with MENUS into `out`; the planner's files, by path."""
     from kb.sitegen.build import build as build_site
 
-    kb, findings = load(records)
     build_site(kb, out, findings=[f for f in findings if f.severity.value != "error"], plans=MENUS)
     pages = plan_pages.model_pages(MODEL, MENUS.hardware, MENUS)
     return {page: (out / page).read_bytes() for page in pages}
@@ -56,11 +56,12 @@ def test_a_second_build_reads_the_passes_from_the_store(
         return real(kb, model, hardware, menus)
 
     monkeypatch.setattr(plan_pages, "model_pass", counted)
-    first = build(records, tmp_path / "one")
+    kb, findings = load(records)  # one check: the second build needs no other
+    first = build(kb, findings, tmp_path / "one")
     assert priced == [MODEL]
     assert b"KB_EXPLORE_DATA" in first[urls.explore_data(MODEL)]
 
-    second = build(records, tmp_path / "two")  # a new folder: nothing to keep there
+    second = build(kb, findings, tmp_path / "two")  # a new folder: nothing to keep there
     assert priced == [MODEL]  # read from the store, not priced again
     assert second == first
 
