@@ -11,7 +11,9 @@ layout (reading the page's height); the time from the set to the end of layout i
 one recompute, measured in the page with performance.now(). Printed, never asserted
 (the machine is shared: compare medians, and read the load average printed beside
 them). `--cost` prices each model's menus in this process (KB_JOBS=1) and prints the
-CPU seconds (time.process_time) and the bytes of its data file.
+CPU seconds (time.process_time) and the bytes of its data file, then what keeping
+the passes in kb's store costs (kb.sitegen.plan_pages.PassStore: a build whose
+passes are kept reads them instead of pricing).
 """
 
 from __future__ import annotations
@@ -117,14 +119,37 @@ def cost(menus: Any) -> None:
     kb.freeze()
     hardware = [h.id for h in explorer.planned_hardware(kb, menus)]
     total_cpu, total_bytes = 0.0, 0
+    passes = {}
     for model in explorer.planned_models(kb, menus):
         start = time.process_time()
-        done = model_pass(kb, model, hardware, menus)
+        done = passes[model.id] = model_pass(kb, model, hardware, menus)
         spent = time.process_time() - start
         size = len(done.script.encode("utf-8"))
         total_cpu, total_bytes = total_cpu + spent, total_bytes + size
         print(f"  {model.id:32s} {spent:7.2f} s CPU  {size / 1024:8.1f} KiB")
     print(f"  all models: {total_cpu:.1f} s CPU, {total_bytes / 1024 / 1024:.2f} MiB of data")
+    kept_in_store(kb, passes)
+
+
+def kept_in_store(kb: Any, passes: dict[str, Any]) -> None:
+    """CPU to write every pass to kb's store and to read them back (a warm build's cost)."""
+    from kb.sitegen.plan_pages import PassStore
+
+    with tempfile.TemporaryDirectory(prefix="kb-bench-plans-") as cache:
+        os.environ["KB_CACHE_DIR"] = cache
+        start = time.process_time()
+        store = PassStore(kb)
+        for model, done in passes.items():
+            store.put(model, "bench", done)
+        store.save()
+        saved = time.process_time() - start
+        start = time.process_time()
+        store = PassStore(kb)
+        found = [store.get(model, "bench") for model in passes]
+        read = time.process_time() - start
+        del os.environ["KB_CACHE_DIR"]
+    assert found == list(passes.values())  # what was kept is what was priced
+    print(f"  kept in kb's store: {saved:.2f} s CPU to save, {read:.2f} s CPU to read back")
 
 
 def main() -> None:

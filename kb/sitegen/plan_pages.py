@@ -11,6 +11,7 @@ index of every table and each accelerator's index show only ids and titles.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
@@ -51,10 +52,19 @@ def write_plan_pages(site: Site) -> None:
     models, hardware = explorer.planned_models(kb, menus), explorer.planned_hardware(kb, menus)
     hw_ids = [h.id for h in hardware]
     todo = [m for m in models if not _kept(site, m, hw_ids, menus)]
-    passes = map_forked(lambda m: model_pass(kb, m, hw_ids, menus), todo, 2, 1)
+    store = PassStore(kb)
+    found = {m.id: store.get(m.id, _key(site, m)) for m in todo}
+    missing = [m for m in todo if found[m.id] is None]
+    passes = map_forked(lambda m: model_pass(kb, m, hw_ids, menus), missing, 2, 1)
     if passes is None:  # one core, one model, or no fork: here, one model at a time
-        passes = [model_pass(kb, m, hw_ids, menus) for m in todo]
-    for model, done in zip(todo, passes, strict=True):
+        passes = [model_pass(kb, m, hw_ids, menus) for m in missing]
+    for model, done in zip(missing, passes, strict=True):
+        found[model.id] = done
+        store.put(model.id, _key(site, model), done)
+    store.save()
+    for model in todo:
+        done = found[model.id]
+        assert done is not None  # kept in the store, or priced above
         write_model(site, model, hardware, menus, done)
     files = {m.id: urls.explore_data(m.id) for m in models}
     titles = [r.id for r in (*models, *hardware)]
@@ -130,6 +140,56 @@ class Pass:
 
     script: str  # the explorer's data file
     tables: dict[tuple[str, int, int], Mapping[str, Any] | str]  # report, or kb's error
+
+
+class PassStore:
+    """The model passes kept between runs: a view of kb's one store (kb.store), `plans-<x>.kbstore`.
+
+    A pass is the costly part of the planner's pages (kb plan over every question of
+    the menus: ~80 s of CPU for the shipped tree). It is kept in its model's slot
+    under the model's page key (`_key`: the build fingerprint, which covers kb's code,
+    the templates and the menus, and the stamps of the model record and of every
+    record of the kinds a price reads), the same key that keeps the model's files in
+    an output folder; so a build into a new folder, or after an edit that no price
+    reads, asks kb plan nothing while that key holds. One slot per model: a new pass
+    replaces the old. The store's salt is kb.fingerprint's; a damaged entry is a miss
+    (the store checks every entry) and the pass is computed again.
+    """
+
+    NAME = "plans"
+
+    def __init__(self, kb: KnowledgeBase) -> None:
+        from kb import fingerprint
+        from kb.store import ShardedStore, cache_dir
+
+        self.store = ShardedStore(cache_dir(kb.root), self.NAME, fingerprint.salt(), shards=4)
+        self.changed = False
+
+    def get(self, model: str, key: str) -> Pass | None:
+        """The model's pass kept under `key`, or None."""
+        found = self.store.get(_slot(model))
+        if not isinstance(found, tuple) or len(found) != 3 or found[0] != key:
+            return None
+        _, script, tables = found
+        try:
+            rows = json.loads(tables)
+            return Pass(script, {(str(h), int(c), int(n)): v for h, c, n, v in rows})
+        except (TypeError, ValueError):
+            return None
+
+    def put(self, model: str, key: str, done: Pass) -> None:
+        rows = [[h, c, n, v] for (h, c, n), v in sorted(done.tables.items())]
+        self.store.put(_slot(model), (key, done.script, json.dumps(rows, sort_keys=True)))
+        self.changed = True
+
+    def save(self) -> None:
+        """Write the shards that changed (a store that cannot be written keeps nothing)."""
+        if self.changed:
+            self.store.save()
+
+
+def _slot(model: str) -> str:
+    return f"{model}\0pass"
 
 
 def model_pass(
