@@ -52,7 +52,7 @@ def main(argv: list[str] | None = None) -> int:
     run = RunContext()
     loaded = timed("load", c.load_stage, root, cache)
     kb = c.attach(timed("per-file", c.per_file_stage, loaded, run, cache), root, None)
-    timed("schema", c.schema_stage, kb, cache)
+    timed("schema", c.schema_stage, kb)
     timed("equations", c.equations_stage, kb)
     findings = c.waivers_stage(kb, timed("rules", c.rules_stage, kb))
     findings = timed("locate", c.locate_stage, findings + timed("rules", c.waiver_rules_stage, kb))

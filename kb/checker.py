@@ -3,17 +3,18 @@
     load -> per-file stage -> schema stage -> equations stage -> rules -> waivers -> locate
 
 - load (kb.loader): files become records, or problems (LD codes); the record cache
-  answers for files whose bytes it knows.
-- per-file stage: what each file gives on its own, its references and the findings of
-  the record-local (`READS = "record"`) rules, computed on all cores for many new files
-  (kb.workers) and kept in the record cache.
-- schema stage (kb.schema): JSON Schema problems of every record (SC001, LD009/LD010).
+  answers for files whose bytes it knows, with its whole entry for each.
+- per-file stage: what each file gives on its own (`check_file`: its schema verdict,
+  its references, the findings of the record-local `READS = "record"` rules), done
+  right after its parse in the worker that parsed it (kb.workers), or read from the
+  file's cache entry; each file's result is written to the record cache once, whole.
+- schema stage (kb.schema): the per-file verdicts gathered in tree order (SC001,
+  LD009/LD010); it validates only records no per-file stage saw.
 - equations stage (kb.equations.engine): one analysis of every equation and claim.
 - rules: the catalogue in code order; rules that own a stage's codes forward them.
   Where each rule runs is decided by its READS alone (kb.reads.PLACES, `rules_at`):
-  the schema stage and the rules that do not read the equations stage run beside it,
-  in a forked child when a CPU is free (kb.workers.beside); this process keeps the
-  child's new schema verdicts in the record cache, which the caller saves.
+  the rules that do not read the equations stage run beside it, in a forked child
+  when a CPU is free (kb.workers.beside), which returns their findings.
 - waivers: findings a record waives are dropped; then the late rules (READS "codes"
   or "findings"), which read which codes exist and which waivers were used, run last.
 - locate: JSON pointers become line:col, reading only files that have findings.
@@ -33,7 +34,7 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Collection, Iterable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 from kb import fingerprint, progress
@@ -46,7 +47,7 @@ from kb.positions import locate, locate_in_string
 from kb.prose.fields import record_templates, walked_once
 from kb.prose.scan import Template
 from kb.reads import PLACES, bound_of, rule_reads, targets_of
-from kb.recordcache import RecordCache, References
+from kb.recordcache import FileResult, RecordCache, References
 from kb.references import record_references
 from kb.rules import all_rules
 from kb.rules._base import Rule, finding_of
@@ -59,12 +60,22 @@ from kb.workers import beside, map_forked
 # Fewer records in focus than this: the rules run after the equations stage, in this
 # process (one hot change at 10,000 records re-checks ~1,100: forking cost it 7% of CPU).
 BESIDE_MIN_RECORDS = _loader.PARALLEL_MIN_FILES
-# What one file gives on its own: its references as (pointer, target, expected kind),
-# and the findings of the record-local rules on it.
-Alone = tuple[list[tuple[str, str, str]], list[Finding]]
-Known = tuple[References, list[Finding]]  # the same, as the record cache holds it
-# ... and, as the per-file stage computes it, the templates in its prose (kb.rules._prose).
-Checked = tuple[list[tuple[str, str, str]], list[Finding], Sequence[tuple[str, Template]]]
+
+
+@dataclass(frozen=True)
+class FileChecks:
+    """What one record gives on its own (`check_file`), or what its cache entry says of it.
+
+    `schema`: its schema findings (kb.schema); `references`: the references it makes,
+    as (pointer, target, expected kind) rows or Reference objects; `local`: the
+    record-local rules' findings; `templates`: the templates in its prose
+    (kb.rules._prose), None when read from the cache (which does not keep them).
+    """
+
+    schema: list[Finding]
+    references: References
+    local: list[Finding]
+    templates: Sequence[tuple[str, Template]] | None = None
 
 
 @dataclass(frozen=True)
@@ -119,7 +130,7 @@ def execute(
     kb = build_knowledge_base(root, base, cache, paths, listed, digests, standing_in, preloaded)
     kb.run.outside_ids = kb.run.outside_ids | frozenset(set(ids) - kb.records.keys())
     kb.run.focus = focus
-    found = [f for f in run_rules(kb, cache) if focus is None or f.location.path in focus]
+    found = [f for f in run_rules(kb) if focus is None or f.location.path in focus]
     schema = waived(kb, kb.run.schema or [])
     schema = [f for f in schema if focus is None or f.location.path in focus]
     return Ran(kb, locate_stage(found, standing_in), locate_stage(schema, standing_in))
@@ -164,11 +175,12 @@ def load_stage(
     standing_in: Overlay = NONE,
     preloaded: Sequence[Loaded] = (),
 ) -> list[Loaded]:
-    """Read and parse the files; store what the cache did not know (parse and load findings).
+    """Read and parse the files the cache does not know; it answers for the others.
 
     Each file parsed in this run is also checked on its own right after its parse, in
-    the same worker (`checked_alone`: the per-file stage's work, done in one pass).
-    `preloaded`: files of the listed `paths` loaded earlier in this run, taken as they are.
+    the same worker (`check_file`: the per-file stage's work, done in one pass); the
+    per-file stage writes each file's result to the cache. `preloaded`: files of the
+    listed `paths` loaded earlier in this run, taken as they are.
     """
     if not preloaded:
         return _load_new(root, cache, paths, listed, digests, standing_in)
@@ -187,15 +199,9 @@ def _load_new(
     digests: Mapping[str, str] | None,
     standing_in: Overlay,
 ) -> list[Loaded]:
-    """load_files with the per-file stage beside each parse; the cache told what it did not know."""
+    """load_files with the per-file function beside each parse (`check_file`)."""
     # _warm_up: while the workers parse, if any do
-    loaded = load_files(root, paths, cache, listed, checked_alone, digests, _warm_up, standing_in)
-    if cache is not None:
-        for item in loaded:
-            if item.fresh:
-                data = item.record.data if item.record is not None else None
-                cache.put_load(item.key, data, [finding_of(p) for p in item.problems])
-    return loaded
+    return load_files(root, paths, cache, listed, check_file, digests, _warm_up, standing_in)
 
 
 def _warm_up() -> None:
@@ -207,89 +213,92 @@ def _warm_up() -> None:
 def per_file_stage(
     loaded: list[Loaded], run: RunContext, cache: RecordCache | None
 ) -> KnowledgeBase:
-    """Each record's references and record-local findings: from the cache, else computed.
+    """Each record's schema verdict, references and record-local findings; each file cached once.
 
-    Records parsed in this run come with them (load_stage); the others the cache does
-    not answer for are computed here, on all cores when they are many (kb.workers).
-    Returns the knowledge base, frozen.
+    Records parsed in this run come with them (load_stage: `check_file` ran beside the
+    parse), records the cache knew with its entry; the others are checked here, on all
+    cores when they are many (kb.workers). Every file parsed or checked in this run is
+    then written to the record cache, one whole entry each (`_keep`). Returns the
+    knowledge base, frozen.
     """
     kb = KnowledgeBase(root="", run=run)
-    load_findings: list[Finding] = []
+    load_findings = [[finding_of(problem) for problem in item.problems] for item in loaded]
     for item in loaded:
-        load_findings.extend(finding_of(p) for p in item.problems)
         if item.record is not None:
             kb.add(item.record)
-    keys = {item.record.path: item.key for item in loaded if item.record is not None}
-    ready: dict[str, Checked] = {
-        item.record.path: item.alongside
-        for item in loaded
-        if item.record is not None and item.alongside is not None
-    }
-    known, todo = _known_alone(kb, keys, cache)
-    rest = [record for record in todo if record.path not in ready]
-    computed = map_forked(checked_alone, rest, _loader.PARALLEL_MIN_FILES)
-    ready.update(
-        zip((r.path for r in rest), computed or [checked_alone(r) for r in rest], strict=True)
-    )
-    found = run.keep(TEMPLATES, {})
-    for record in todo:
-        references, local, templates = ready[record.path]
-        alone = known[record.path] = (references, local)
-        found[record.path] = templates
-        if cache is not None:
-            cache.put_local(keys[record.path], alone[1])
-    kb.references = _references(kb, known, keys, {record.path for record in todo}, cache)
-    kb.load_findings = load_findings
+    checks = {i.shown: c for i in loaded if (c := _checks_known(i)) is not None}
+    todo = [i.record for i in loaded if i.record is not None and i.shown not in checks]
+    computed = map_forked(check_file, todo, _loader.PARALLEL_MIN_FILES)
+    checks.update(zip((r.path for r in todo), computed or map(check_file, todo), strict=True))
+    run.keep(TEMPLATES, {p: c.templates for p, c in checks.items() if c.templates is not None})
+    kb.references = _references(kb, checks)
+    if cache is not None:
+        _keep(cache, loaded, load_findings, checks, {record.path for record in todo})
+    kb.load_findings = [finding for found in load_findings for finding in found]
     # A record the tree has but kb could not read exists all the same: its own finding is
     # the root cause, and references to it are not also "dangling" (as in a partial run).
     run.unread_ids = {
         item.shown: item.unread_id for item in loaded if item.record is None and item.unread_id
     }
     run.outside_ids = run.outside_ids | frozenset(set(run.unread_ids.values()) - kb.records.keys())
-    run.local = {path: alone[1] for path, alone in known.items()}
+    run.local = {record.path: checks[record.path].local for record in kb}
+    run.file_schema = {record.path: checks[record.path].schema for record in kb}
     return kb
 
 
-def _references(
-    kb: KnowledgeBase,
-    known: Mapping[str, Alone | Known],
-    keys: Mapping[str, str],
-    fresh: set[str],
-    cache: RecordCache | None,
-) -> list[Reference]:
-    """Every record's references as Reference objects, which its cache entry holds too.
+def _checks_known(item: Loaded) -> FileChecks | None:
+    """A loaded record's own checks: done beside its parse, or its cache entry's; else None."""
+    if item.record is None:
+        return None
+    if isinstance(item.alongside, FileChecks):
+        return item.alongside
+    entry = item.cached
+    if entry is None or entry.schema is None or entry.references is None or entry.local is None:
+        return None  # an entry that holds only the parse: checked now
+    return FileChecks(entry.schema, entry.references, entry.local)
+
+
+def _keep(
+    cache: RecordCache,
+    loaded: Sequence[Loaded],
+    load_findings: Sequence[list[Finding]],
+    checks: Mapping[str, FileChecks],
+    checked: set[str],
+) -> None:
+    """Write each file parsed or checked in this run to the cache: one whole entry per file.
+
+    A file the cache answered for whole is not written again; its entry is held with the
+    knowledge base's Reference objects in place of its rows (each reference held once).
+    `checked`: the files whose checks were done in the per-file stage itself.
+    """
+    for item, found in zip(loaded, load_findings, strict=True):
+        done = checks.get(item.shown) if item.record is not None else None
+        data = item.record.data if item.record is not None else None
+        parts = (done.schema, done.references, done.local) if done is not None else ()
+        result = FileResult(data, found, *parts)
+        if item.fresh or item.shown in checked:
+            cache.put_file(item.key, result)
+        elif done is not None and item.key:
+            cache.hold(item.key, result)
+
+
+def _references(kb: KnowledgeBase, checks: dict[str, FileChecks]) -> list[Reference]:
+    """Every record's references as Reference objects, which its cache entry then holds.
 
     Each reference is held once (as rows beside the objects, 100,000 records held ~60 MB
-    twice); the cache entry turns them back into rows when it is saved. `fresh`: the
-    records whose references this run found (the others' entries hold them already).
+    twice): the file's checks take the objects in place of their rows, and the cache
+    entry turns them back into rows when it is saved.
     """
     references: list[Reference] = []
     for record in kb:
+        done = checks[record.path]
         made = [
             row if isinstance(row, Reference) else Reference(record.id, *row)
-            for row in known[record.path][0]
+            for row in done.references
         ]
         references += made
-        if cache is not None:
-            cache.put_references(keys[record.path], made, new=record.path in fresh)
+        checks[record.path] = replace(done, references=made)
     return references
-
-
-def _known_alone(
-    kb: KnowledgeBase, keys: dict[str, str], cache: RecordCache | None
-) -> tuple[dict[str, Known], list[Record]]:
-    """What the cache knows of each record on its own, and the records it does not know."""
-    known: dict[str, Known] = {}
-    todo: list[Record] = []
-    for record in kb:
-        key = keys[record.path]
-        references = cache.references(key) if cache is not None else None
-        local = cache.local(key) if cache is not None and references is not None else None
-        if local is None or references is None:
-            todo.append(record)
-        else:
-            known[record.path] = (references, local)
-    return known, todo
 
 
 def attach(
@@ -304,35 +313,41 @@ def attach(
     return kb.freeze()
 
 
-def checked_alone(record: Record) -> Checked:
-    """What one file gives on its own: references, record-local findings, prose templates.
+def check_file(record: Record) -> FileChecks:
+    """One record's whole work after its parse: schema verdict, references, record-local findings.
 
-    The templates are what the prose rules resolve (kb.rules._prose.TEMPLATES).
-    All three read the record's prose: it is walked once for them (kb.prose.fields).
+    Each depends on the record alone (its data, and its id and kind from its path), so
+    this runs right after the parse, in the worker that parsed the file (kb.loader's
+    `alongside`). The templates are what the prose rules resolve (kb.rules._prose);
+    the references, the record-local rules and the templates read the record's prose:
+    it is walked once for them (kb.prose.fields).
     """
+    from kb.schema import validate_record  # local: jsonschema loads only when checking
+
+    schema = [finding_of(problem) for problem in validate_record(record)]
     with walked_once(record.data):
         references = [(r.pointer, r.target, r.expected_kind) for r in record_references(record)]
         alone = KnowledgeBase(root="")
         alone.add(record)
         alone.freeze()  # its views once, not once per rule
         findings = [f for rule in rules_at("alone") for f in rule.check(alone)]
-        return references, findings, tuple(record_templates(record.data))
+        return FileChecks(schema, references, findings, tuple(record_templates(record.data)))
 
 
-def loaded_states(loaded: Sequence[Loaded], cache: RecordCache | None) -> dict[str, FileState]:
+def loaded_states(loaded: Sequence[Loaded]) -> dict[str, FileState]:
     """Each loaded file as a node of the dependency graph (kb.snapshot.FileState), by display path.
 
     What kb.reads.file_nodes says of a knowledge base built from `loaded`, without
     building one: a file that did not become a record is a node with no id (keeping
     the id its place names); a record's node has its ids, its kind and what its
-    references name, from the per-file stage's work (done beside the parse, or known
-    to the cache, else done now).
+    references name, from the per-file stage's work (done beside the parse, or in
+    the file's cache entry, else done now).
     """
     unread = {item.shown: item.unread_id for item in loaded if item.record is None}
     nodes = {p.location.path: FileState("", "", "", ()) for i in loaded for p in i.problems}
     for item in loaded:
         if item.record is not None:
-            nodes[item.record.path] = _node(item.record, _references_alone(item, cache))
+            nodes[item.record.path] = _node(item.record, _own_references(item))
     return {
         name: node if node.record_id else node._replace(unread_id=unread.get(name, ""))
         for name, node in nodes.items()
@@ -353,13 +368,11 @@ def _node(record: Record, rows: References) -> FileState:
     )
 
 
-def _references_alone(item: Loaded, cache: RecordCache | None) -> References:
-    """The references of a loaded record: beside its parse, from the cache, or found now."""
+def _own_references(item: Loaded) -> References:
+    """The references of a loaded record: beside its parse, in its cache entry, or found now."""
     assert item.record is not None
-    if item.alongside is not None:
-        return item.alongside[0]  # type: ignore[no-any-return]
-    known = cache.references(item.key) if cache is not None and item.key else None
-    return known if known is not None else checked_alone(item.record)[0]
+    known = _checks_known(item)
+    return (known if known is not None else check_file(item.record)).references
 
 
 @functools.cache
@@ -376,32 +389,20 @@ def rules_at(*places: str) -> tuple[Rule, ...]:
 
 
 @progress.stage("schema", counts="first")
-def schema_stage(
-    kb: KnowledgeBase,
-    cache: RecordCache | None = None,
-    fresh: dict[str, list[Finding]] | None = None,
-) -> list[Finding]:
-    """The schema findings of every record, from `cache` for files it knows.
+def schema_stage(kb: KnowledgeBase) -> list[Finding]:
+    """The schema findings of every record, in tree order: the per-file stage's verdicts.
 
-    The verdicts computed here go into `cache`, and into `fresh` (by cache key) when
-    given: run in a forked child (run_rules), the child's cache is not the parent's.
+    A record no per-file stage checked (a knowledge base loaded for reading,
+    kb.loader.load_knowledge_base, then given typed views) is validated here.
     """
     from kb.schema import validate_record  # local: jsonschema loads only when checking
 
+    verdicts = kb.run.file_schema or {}
     findings: list[Finding] = []
     for record in kb:
-        key = (
-            RecordCache.key(record.path, record.digest)
-            if cache is None
-            else cache.key_of(record.path, record.digest)
-        )
-        known = cache.schema(key) if cache is not None else None
+        known = verdicts.get(record.path)
         if known is None:
             known = [finding_of(problem) for problem in validate_record(record)]
-            if cache is not None:
-                cache.put_schema(key, known)
-            if fresh is not None:
-                fresh[key] = known
         findings.extend(known)
     kb.run.schema = findings
     return findings
@@ -415,36 +416,26 @@ def equations_stage(kb: KnowledgeBase) -> None:
     analyse(kb)
 
 
-def run_rules(kb: KnowledgeBase, cache: RecordCache | None) -> list[Finding]:
+def run_rules(kb: KnowledgeBase) -> list[Finding]:
     """The stages after the per-file one: schema, equations, rules, waivers, waiver rules.
 
-    The schema stage and the whole-tree rules that do not read the equations stage
-    run beside it (in a forked child when a CPU is free and the tree is big:
-    kb.workers.beside); the schema verdicts the child computed are put into `cache`
-    here (the caller saves it).
+    The schema stage gathers the per-file verdicts first (the typed views read them);
+    the whole-tree rules that do not read the equations stage run beside it (in a
+    forked child when a CPU is free and the tree is big: kb.workers.beside), which
+    returns their findings by code.
     """
+    if kb.run.schema is None:  # kb.api may hand over a validation's verdict
+        schema_stage(kb)
     worth_it = sum(kb.in_focus(record) for record in kb) >= BESIDE_MIN_RECORDS
-    with beside(lambda: _before_equations(kb, cache), worth_it) as others:
+    with beside(lambda: _before_equations(kb), worth_it) as others:
         equations_stage(kb)
-        kb.run.schema, fresh, found = others.result()  # the child's schema stage, if it ran there
-        if cache is not None:
-            for key, verdict in fresh.items():
-                cache.put_schema(key, verdict)
-        findings = rules_stage(kb, found)
+        findings = rules_stage(kb, others.result())
     return waivers_stage(kb, findings) + waiver_rules_stage(kb)
 
 
-def _before_equations(
-    kb: KnowledgeBase, cache: RecordCache | None
-) -> tuple[list[Finding], dict[str, list[Finding]], dict[str, list[Finding]]]:
-    """What runs beside the equations stage: the schema stage and the rules that do not read it.
-
-    Returns the schema findings, the verdicts computed now (by cache key) and the
-    rules' findings (by code).
-    """
-    fresh: dict[str, list[Finding]] = {}
-    schema = kb.run.schema if kb.run.schema is not None else schema_stage(kb, cache, fresh)
-    return schema, fresh, {rule.CODE: list(rule.check(kb)) for rule in rules_at("beside")}
+def _before_equations(kb: KnowledgeBase) -> dict[str, list[Finding]]:
+    """What runs beside the equations stage: the rules that do not read it (findings by code)."""
+    return {rule.CODE: list(rule.check(kb)) for rule in rules_at("beside")}
 
 
 @progress.stage("rules", counts="first")

@@ -190,7 +190,7 @@ def _run(
     done, chosen = EVERYTHING, None
     pre = load_stage(root, cache, _listed(now, changed), True, now.digests) if changed else []
     if snapshot is not None:
-        done = plan(snapshot, changed, loaded_states(pre, cache))
+        done = plan(snapshot, changed, loaded_states(pre))
         chosen = _listed(now, done.load)
     ran = execute(
         root, cache, chosen, focus=done.focus, ids=done.ids, digests=now.digests, preloaded=pre
@@ -328,7 +328,7 @@ def states_of(
     """The snapshot's view of just these files, loaded now (their references included)."""
     from kb.checker import load_stage, loaded_states
 
-    return loaded_states(load_stage(root, cache, paths, True, None, standing_in), cache)
+    return loaded_states(load_stage(root, cache, paths, True, None, standing_in))
 
 
 def affected_by(

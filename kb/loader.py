@@ -23,7 +23,7 @@ from kb import fileread
 from kb.findings import Location, Problem
 from kb.model import KIND_BY_FOLDER, KnowledgeBase, Record
 from kb.overlay import NONE, Overlay
-from kb.recordcache import RecordCache, content_digest
+from kb.recordcache import FileResult, RecordCache, content_digest
 from kb.workers import map_forked
 from kb.yamlsafe import load_record_yaml, max_nesting
 from kb.yamlwords import yaml_kind
@@ -45,7 +45,8 @@ class Loaded:
 
     `key` is its record-cache key ("" when the file could not be read); `fresh`
     says it was parsed in this run (the cache did not know its bytes), so the
-    checker stores what it finds about it.
+    checker stores what it finds about it; `cached`, the cache's entry for a file
+    it knew (all of it: the checker reads the parts of the later stages there).
     """
 
     shown: str
@@ -55,6 +56,7 @@ class Loaded:
     fresh: bool
     unread_id: str = ""  # the id its place names, when it did not become a record
     alongside: Any = None  # what load_files' `alongside` gave for the record, if it ran
+    cached: FileResult | None = None
 
 
 def load_knowledge_base(
@@ -117,7 +119,14 @@ def load_files(
         unread = "" if record is not None else _plain_id(root, item.path)
         loaded.append(
             Loaded(
-                item.shown, item.key, record, tuple(problems), item.fresh, unread, item.alongside
+                item.shown,
+                item.key,
+                record,
+                tuple(problems),
+                item.fresh,
+                unread,
+                item.alongside,
+                item.cached,
             )
         )
     return loaded
@@ -229,6 +238,7 @@ class _File:
     fresh: bool = False  # parsed in this run
     alongside: Any = None
     real: str | None = None  # where the file resolves if it is a symlink, "" if not
+    cached: FileResult | None = None  # the cache's entry, when it answered
 
 
 def _read_cached(
@@ -263,7 +273,7 @@ def _read_cached(
         item.key = cache.key_of(item.shown, item.digest, item.real)
         entry = cache.get(item.key)
         if entry is not None:
-            item.result = (entry.data, [Problem.of(found) for found in entry.load])
+            item.result, item.cached = (entry.data, [Problem.of(f) for f in entry.load]), entry
             return item
     if not read:
         return item
@@ -278,7 +288,7 @@ def _read_cached(
     item.key = key(item.shown, item.digest, item.real)
     entry = cache.get(item.key) if cache is not None else None
     if entry is not None:
-        item.result = (entry.data, [Problem.of(found) for found in entry.load])
+        item.result, item.cached = (entry.data, [Problem.of(f) for f in entry.load]), entry
     return item
 
 

@@ -2,9 +2,10 @@
 
 A typed view of kb's one store (kb.store: `records-<nn>.kbstore` in the cache
 folder, under the one salt of kb.fingerprint). Each entry maps a file's display
-path and the SHA-256 of its bytes to a `RecordEntry`: what loading and checking
-that file alone produced (all functions of the file's bytes, the schemas and
-kb's code). An entry is decoded only when asked for, so a run that needs a few
+path and the SHA-256 of its bytes to a `FileResult`: everything loading and
+checking that file alone produced (all functions of the file's bytes, the schemas
+and kb's code), written in one piece (`put_file`) and read in one piece (`get`).
+An entry is decoded only when asked for, so a run that needs a few
 hundred records (kb.incremental) does not pay for 10,000; a damaged entry is a
 miss (the store checks every entry), so a stale or corrupt cache can never
 change a result.
@@ -32,26 +33,43 @@ Reference = tuple[str, str, str]  # (pointer, target, expected kind), as the sto
 References = Sequence[Reference] | Sequence["model.Reference"]
 
 
-@dataclass(slots=True)
-class RecordEntry:
-    """What one file gave on its own; a part not computed yet is None (one per file: slotted)."""
+# The layout of an entry as stored; a store written with another layout is never read as
+# this one (the salt changes with kb's code too, kb.fingerprint: this is the second guard).
+LAYOUT = "file-result/2"
 
-    data: Any  # the parsed document, None when it did not parse
-    load: list[Finding]  # the load findings
+
+@dataclass(frozen=True, slots=True)
+class FileResult:
+    """Everything one file gave on its own: the record cache's one entry for it.
+
+    `data`: the parsed document (None when it did not parse); `load`: its load
+    findings; `schema`, `references`, `local`: its schema verdict (kb.schema), the
+    references it makes and the record-local rules' findings (kb.checker.check_file),
+    None when the file did not become a record, or for an entry that holds only
+    its parse (then the checker computes them and writes the whole entry anew).
+    """
+
+    data: Any
+    load: list[Finding]
     schema: list[Finding] | None = None
     references: References | None = None
-    local: list[Finding] | None = None  # the record-local rules' findings (kb.checker)
+    local: list[Finding] | None = None
+
+    @property
+    def checked(self) -> bool:
+        """True when the entry holds the file's checks (every part but the parse's)."""
+        return self.schema is not None and self.references is not None and self.local is not None
 
     def encoded(self) -> tuple[Any, ...]:
-        return (self.data, _tuples(self.load), _tuples(self.schema), _rows(self.references),
-                _tuples(self.local))  # fmt: skip
+        return (LAYOUT, self.data, _tuples(self.load), _tuples(self.schema),
+                _rows(self.references), _tuples(self.local))  # fmt: skip
 
     @classmethod
-    def decoded(cls, value: Any) -> RecordEntry | None:
-        """The entry a stored tuple holds, or None if it is not one."""
-        if not isinstance(value, tuple) or len(value) != 5:
+    def decoded(cls, value: Any) -> FileResult | None:
+        """The entry a stored tuple holds, or None if it is not one (another layout included)."""
+        if not isinstance(value, tuple) or len(value) != 6 or value[0] != LAYOUT:
             return None
-        data, load, schema, references, local = value
+        _, data, load, schema, references, local = value
         try:
             return cls(data, _findings(load) or [], _findings(schema), references, _findings(local))
         except (TypeError, ValueError):
@@ -67,8 +85,8 @@ class RecordCache:
 
     def __init__(self, directory: Path | None, salt_value: str) -> None:
         self.store = ShardedStore(directory, STORE, salt_value)
-        self.entries: dict[str, RecordEntry] = {}
-        self.dirty: set[str] = set()  # keys whose entry this run created or completed
+        self.entries: dict[str, FileResult] = {}
+        self.dirty: set[str] = set()  # keys whose entry this run wrote (put_file)
         self.keys: dict[tuple[str, str], str] = {}  # (display path, digest) -> key, this run
 
     @staticmethod
@@ -94,57 +112,30 @@ class RecordCache:
         """True when no entry can be found (nothing kept yet: a cold run's loader reads once)."""
         return not self.entries and self.store.empty()
 
-    def get(self, key: str) -> RecordEntry | None:
+    def get(self, key: str) -> FileResult | None:
+        """The file's entry (one read: every part of it), or None when there is none."""
         entry = self.entries.get(key)
         if entry is None:
-            entry = RecordEntry.decoded(self.store.get(key))
+            entry = FileResult.decoded(self.store.get(key))
             if entry is not None:
                 self.entries[key] = entry
         return entry
 
-    # The put_* methods keep the lists they are given (not copies: one list per file each).
-    def put_load(self, key: str, data: Any, findings: list[Finding]) -> None:
-        self.entries[key] = RecordEntry(data, findings)
+    def put_file(self, key: str, result: FileResult) -> None:
+        """Keep the file's whole result: its one write in a run (saved by `save`).
+
+        The result is kept as given, not copied (its lists are the caller's to hold).
+        """
+        self.entries[key] = result
         self.dirty.add(key)
 
-    def schema(self, key: str) -> list[Finding] | None:
-        entry = self.get(key)
-        return None if entry is None else entry.schema
+    def hold(self, key: str, result: FileResult) -> None:
+        """The entry the cache holds for `key`, in another form: kept in memory, not saved.
 
-    def put_schema(self, key: str, findings: list[Finding]) -> None:
-        self._complete(key, "schema", findings)
-
-    def references(self, key: str) -> References | None:
-        """The file's references: (pointer, target, expected kind) rows, or Reference objects."""
-        entry = self.get(key)
-        return None if entry is None else entry.references
-
-    def put_references(self, key: str, references: References, new: bool = True) -> None:
-        """Keep the file's references (kept as given, not copied: the caller's to hold).
-
-        `new=False`: the same references as the entry holds, in another form (the
-        knowledge base's Reference objects for the rows read): nothing to save.
+        kb.checker hands over the knowledge base's Reference objects for the rows an
+        entry read from disk holds, so that each reference is held once.
         """
-        if new:
-            self._complete(key, "references", references)
-        else:
-            entry = self.entries.get(key)
-            if entry is not None:
-                entry.references = references
-
-    def local(self, key: str) -> list[Finding] | None:
-        """The findings of the record-local rules (kb.checker) on this file, if known."""
-        entry = self.get(key)
-        return None if entry is None else entry.local
-
-    def put_local(self, key: str, findings: list[Finding]) -> None:
-        self._complete(key, "local", findings)
-
-    def _complete(self, key: str, part: str, value: Any) -> None:
-        entry = self.get(key)
-        if entry is not None:
-            setattr(entry, part, value)
-            self.dirty.add(key)
+        self.entries[key] = result
 
     def save(self, live_keys: set[str] | None = None) -> None:
         """Write what this run computed; errors are ignored (a read-only tree is not cached).

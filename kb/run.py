@@ -1,9 +1,9 @@
 """What one validation run knows besides the records: the typed run context.
 
 The checker (kb.checker) creates a `RunContext` for the knowledge base it checks
-and fills it stage by stage: the per-file stage's record-local findings, the schema
-stage's findings, the codes the catalogue knows and the waivers that suppressed a
-finding; the run's statistics and what its checks spent. Rules read it through
+and fills it stage by stage: the per-file stage's record-local findings and schema
+verdicts, the schema stage's findings, the codes the catalogue knows and the waivers
+that suppressed a finding; the run's statistics and what its checks spent. Rules read it through
 `kb.run` (one typed attribute). Nothing here outlives the run.
 
 What a module computes once per run from the knowledge base (the equations
@@ -102,8 +102,10 @@ class RunContext:
     outside_ids: frozenset[str] = frozenset()
     # The files that did not become records, by display path: the id each one's place names.
     unread_ids: dict[str, str] = field(default_factory=dict)
-    # The per-file stage: each record's record-local rule findings, by display path.
+    # The per-file stage: each record's record-local rule findings and schema findings,
+    # by display path (the schema stage gathers the latter: kb.checker.schema_stage).
     local: dict[str, list[Finding]] | None = None
+    file_schema: dict[str, list[Finding]] | None = None
     schema: list[Finding] | None = None
     known_codes: frozenset[str] | None = None
     waivers_used: frozenset[tuple[str, int]] | None = None

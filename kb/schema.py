@@ -4,8 +4,9 @@ Schemas live in `schemas/` (one per kind, plus shared `defs.schema.json`). Each
 schema error is reported at its JSON pointer (the checker maps it to line:col);
 a type error that YAML 1.1 caused (`1e9` read as a string, `no` read as false)
 gets its own load code, because the fix is in the YAML, not in the value. The
-checker's schema stage (kb.checker.schema_stage) runs this for every record and
-gives each problem its rule module's severity and hint.
+checker runs this once per file, beside its parse (kb.checker.check_file; the
+record cache keeps the verdict), and gives each problem its rule module's severity
+and hint; its schema stage gathers the verdicts.
 """
 
 from __future__ import annotations

@@ -27,7 +27,7 @@ from kb.loader import (
 )
 from kb.model import KIND_BY_FOLDER
 from kb.overlay import NONE, Overlay
-from kb.recordcache import RecordCache
+from kb.recordcache import FileResult, RecordCache
 from tests.conftest import source_yaml, write_tree
 
 # ---------------------------------------------------------------- identity
@@ -423,7 +423,9 @@ def test_identities_of_many_files_are_identity_from_path(tmp_path: Path, name: s
 def _holding_something() -> RecordCache:
     """An in-memory record cache with one entry (another file's): it may answer, so it is asked."""
     cache = RecordCache(None, "salt")
-    cache.put_load(RecordCache.key("records/sources/other.yaml", "0" * 64, ""), None, [])
+    cache.put_file(
+        RecordCache.key("records/sources/other.yaml", "0" * 64, ""), FileResult(None, [])
+    )
     return cache
 
 

@@ -8,7 +8,7 @@ import pytest
 
 from kb.api import validate
 from kb.fingerprint import salt as cache_salt
-from kb.recordcache import STORE, RecordCache
+from kb.recordcache import STORE, FileResult, RecordCache
 from kb.store import root_salt, shard_file, shard_of
 
 SHARDS = 16
@@ -81,7 +81,7 @@ def test_a_corrupt_cache_is_ignored(tree: Path) -> None:
 def test_entries_under_another_salt_are_not_used(tmp_path: Path) -> None:
     first = RecordCache(tmp_path, "salt-a")
     key = RecordCache.key("records/x.yaml", "0" * 64)
-    first.put_load(key, {"kind": "source"}, [])
+    first.put_file(key, FileResult({"kind": "source"}, []))
     first.save()
     assert RecordCache(tmp_path, "salt-a").get(key) is not None
     assert RecordCache(tmp_path, "salt-b").get(key) is None
@@ -102,28 +102,28 @@ def test_a_save_rewrites_only_the_shards_it_changed(tmp_path: Path) -> None:
     first = RecordCache(tmp_path, "salt")
     keys = [RecordCache.key(f"records/s/{n}.yaml", f"{n:064d}") for n in range(200)]
     for number, key in enumerate(keys):
-        first.put_load(key, {"n": number}, [])
+        first.put_file(key, FileResult({"n": number}, []))
     first.save()
     assert len(list(tmp_path.glob("*.kbstore"))) == SHARDS
     stamps = {p.name: p.stat().st_mtime_ns for p in tmp_path.glob("*.kbstore")}
     second = RecordCache(tmp_path, "salt")
     assert [second.get(key).data for key in keys] == [{"n": n} for n in range(200)]  # type: ignore[union-attr]
-    second.put_local(keys[7], [])
+    second.put_file(keys[7], FileResult({"n": 7}, [], [], [], []))
     second.save(live_keys=set(keys))
     shards = tmp_path.glob("*.kbstore")
     rewritten = {p.name for p in shards if p.stat().st_mtime_ns != stamps[p.name]}
     assert rewritten == {shard_name(keys[7])}
     third = RecordCache(tmp_path, "salt")
     assert len(third.store.keys()) == 200
-    assert third.get(keys[7]) is not None and third.local(keys[7]) == []
-    assert third.get(keys[8]) is not None and third.local(keys[8]) is None
+    assert third.get(keys[7]) == FileResult({"n": 7}, [], [], [], [])
+    assert third.get(keys[8]) == FileResult({"n": 8}, [])
 
 
 def test_a_damaged_shard_loses_its_entries_only(tmp_path: Path) -> None:
     first = RecordCache(tmp_path, "salt")
     keys = [RecordCache.key(f"records/s/{n}.yaml", f"{n:064d}") for n in range(50)]
     for key in keys:
-        first.put_load(key, {}, [])
+        first.put_file(key, FileResult({}, []))
     first.save()
     damaged = tmp_path / shard_name(keys[0])
     damaged.write_bytes(damaged.read_bytes()[:20])  # cut inside the index: the shard holds none
@@ -151,6 +151,6 @@ def test_each_reference_is_held_once_and_saved_as_rows(
         saved = [
             (record.id, *row)
             for record in kb
-            for row in again.references(again.key_of(record.path, record.digest)) or ()
+            for row in again.get(again.key_of(record.path, record.digest)).references or ()  # type: ignore[union-attr]
         ]
         assert saved == rows and all(type(row) is tuple for row in saved), run
