@@ -75,8 +75,9 @@ class PageFacts:
     features: set[str] = field(default_factory=set)
     token: int = 0  # longest unbroken run of text outside a scroll region
     # ... of it in a table cell, not in code: the stylesheet breaks long words anywhere in
-    # <main> but in a table cell (style.css `main td { overflow-wrap: normal }`), where one
-    # overflows its cell (test_phone_tables.py; scrollers.js boxes a wide table).
+    # <main>, but in a table cell only a token wider than the cell (style.css `main td
+    # { overflow-wrap: break-word }`, so columns keep their widths); the page with the
+    # longest is where a cell would overflow first (test_phone_tables.py).
     cell_token: int = 0
     fixed_width: int = 0  # the largest width="..." outside a scroll region (px)
     columns: int = 0  # cells in the widest row of any table (colspan counted)
