@@ -550,23 +550,12 @@ def evaluate_row(
             reason=f"measured, but kb finds it does not fit ({shortfall})",
             outcome=result,
         )
-    if _at_concurrency(row, scenario) and _finite_run_row(row, measures, scenario.engine):
-        # declared: finite_run
-        served = _finite(kb, scenario, row, measures, result, common)
-        if isinstance(served, str):
-            return RowResult(
-                **base,  # type: ignore[arg-type]
-                **common,  # type: ignore[arg-type]
-                predicted=None,
-                measured=measured,
-                error=None,
-                state=NOT_EVALUABLE,
-                reason=served,
-                outcome=result,
-            )
-        result = served
-    elif _at_concurrency(row, scenario):  # declared: serving_steady_state
-        served = _serving(kb, scenario, result, common)
+    if _at_concurrency(row, scenario):
+        served = (
+            _finite(kb, scenario, row, measures, result, common)  # declared: finite_run
+            if _finite_run_row(row, measures, scenario.engine)
+            else _serving(kb, scenario, result, common)  # declared: serving_steady_state
+        )
         if isinstance(served, str):
             return RowResult(
                 **base,  # type: ignore[arg-type]

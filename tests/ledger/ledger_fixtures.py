@@ -7,6 +7,7 @@ it directly or write it to a records/ tree and run `kb ledger` on it.
 from __future__ import annotations
 
 import copy
+from fractions import Fraction
 from pathlib import Path
 from typing import Any
 
@@ -16,6 +17,14 @@ from kb.model import KIND_BY_FOLDER, KnowledgeBase, Record
 
 HISTORY = [{"version": 1, "date": "2026-11-30", "change": "Test fixture."}]
 SRC = "sources/fixture-source"
+
+
+def figure(kb: KnowledgeBase, pointer: str) -> Fraction:
+    """The exact value of a record's figure named by `pointer` ("record-id#field")."""
+    record_id, _, field = pointer.partition("#")
+    record = kb.get(record_id)
+    assert record is not None, record_id
+    return Fraction(str(record.get(f"{field}.value")))
 
 
 def q(value: Any, unit: str, basis: str = "estimated", **extra: Any) -> dict[str, Any]:

@@ -14,6 +14,7 @@ from fractions import Fraction
 from kb.ledger.endtoend import evaluate_row
 from kb.ledger.scenario import Scenario, compute_rate, compute_rate_peak
 from kb.model import KnowledgeBase
+from tests.ledger.ledger_fixtures import figure as _value
 
 L40S = "hardware/nvidia-l40s"
 GEMM = "receipts/sglang-l40s-fp8-gemm-llama-3.1-8b-shapes"
@@ -24,13 +25,6 @@ PEAK_ROWS = (
 
 # The printed "GB/s" of the best row and its shape (the script: (2MNK + MN) * 4 B / s).
 PRINTED, M, N, K = Fraction("1.448570e6"), 2048, 6144, 4096
-
-
-def _value(kb: KnowledgeBase, pointer: str) -> Fraction:
-    record_id, _, field = pointer.partition("#")
-    record = kb.get(record_id)
-    assert record is not None
-    return Fraction(str(record.get(f"{field}.value")))
 
 
 def test_the_best_row_is_the_scripts_figure_converted_to_flops() -> None:

@@ -14,17 +14,11 @@ from fractions import Fraction
 from kb.ledger.endtoend import evaluate_row
 from kb.ledger.scenario import Scenario, compute_rate, compute_rate_peak, outcome
 from kb.model import KnowledgeBase
+from tests.ledger.ledger_fixtures import figure as _value
 
 MI300X = "hardware/amd-instinct-mi300x"
 GEMM = "receipts/azure-nd-mi300x-v5-fp8-gemm"
 ROCM_70B = "receipts/rocm-vllm-llama-3.1-70b-mi300x-tp8-latency-by-batch"
-
-
-def _value(kb: KnowledgeBase, pointer: str) -> Fraction:
-    record_id, _, field = pointer.partition("#")
-    record = kb.get(record_id)
-    assert record is not None
-    return Fraction(str(record.get(f"{field}.value")))
 
 
 def test_the_measured_rate_is_the_best_row_and_below_the_peak(shipped: KnowledgeBase) -> None:

@@ -14,17 +14,11 @@ from fractions import Fraction
 from kb.ledger.endtoend import evaluate_row
 from kb.ledger.scenario import Scenario, compute_rate, compute_rate_peak
 from kb.model import KnowledgeBase
+from tests.ledger.ledger_fixtures import figure as _value
 
 MI355X = "hardware/amd-instinct-mi355x"
 GEMM = "receipts/rocm-blog-mi355x-fp8-gemm"
 RECIPE = "receipts/vllm-recipes-llama-3.3-70b-mi355x-tp1-8k1k-conc64"
-
-
-def _value(kb: KnowledgeBase, pointer: str) -> Fraction:
-    record_id, _, field = pointer.partition("#")
-    record = kb.get(record_id)
-    assert record is not None
-    return Fraction(str(record.get(f"{field}.value")))
 
 
 def test_fp8_on_mi355x_is_priced_at_hipblaslts_best_row(shipped: KnowledgeBase) -> None:
