@@ -20,7 +20,9 @@ row is priced; this module runs that rule:
 
 Every time is the composed ledger's (the caller prices t_dec and the prompt's pass);
 nothing is fitted. Pure: numbers in, a `RunResult` out; ValueError on inputs the rule
-cannot run (no client, no prompt, a budget below the clients, a negative time).
+cannot run (no client, no prompt, a budget below the clients, a negative time) and on a
+run longer than MAX_REQUEST_STEPS to simulate (counted, so the refusal never depends on
+the machine; the shipped runs need about 1/15 of it).
 """
 
 from __future__ import annotations
@@ -30,6 +32,7 @@ from dataclasses import dataclass, field
 from fractions import Fraction
 
 STATISTICS = ("mean", "median")
+MAX_REQUEST_STEPS = 2_000_000  # live requests summed over the steps simulated
 
 
 @dataclass
@@ -81,6 +84,12 @@ def decode_step(batch: int, clients: int, at_one: Fraction, at_clients: Fraction
     return at_one + (at_clients - at_one) * (batch - 1) / (clients - 1)
 
 
+def _within_bound(request_steps: int) -> None:
+    """ValueError once the simulation has counted more than MAX_REQUEST_STEPS."""
+    if request_steps > MAX_REQUEST_STEPS:
+        raise ValueError(f"the run needs more than {MAX_REQUEST_STEPS:,} request-steps to simulate")
+
+
 def simulate(
     clients: int,
     requests: int,
@@ -103,10 +112,15 @@ def simulate(
         raise ValueError("times must be non-negative")
     per_token = prefill_stall / input_tokens
     sent = min(clients, requests)
+    # At least one request-step per token emitted, and at least one step per `budget`
+    # prompt tokens: a run past the bound by these is refused before it starts.
+    _within_bound(max(requests * output_tokens, -(-requests * input_tokens // budget)))
     live: list[_Request] = [_Request(Fraction(0), input_tokens) for _ in range(sent)]
     done: list[_Request] = []
-    now, steps = Fraction(0), 0
+    now, steps, work = Fraction(0), 0, 0
     while live:
+        work += len(live)
+        _within_bound(work)
         decoding = [r for r in live if r.prompt_left == 0]
         room = budget - len(decoding)
         chunks: list[tuple[_Request, int]] = []

@@ -110,3 +110,20 @@ def test_only_a_mixed_scheduler_runs_step_by_step() -> None:
     assert not _finite_run_row(row, "ttft", "engines/sglang")  # stalled: the steady state
     assert not _finite_run_row(row, "request_latency", "engines/vllm")
     assert not _finite_run_row({"prompts": 128}, "ttft", "engines/vllm")
+
+
+def test_a_run_too_long_to_simulate_is_refused_by_count_not_by_time() -> None:
+    # 10**9 requests of 1,000 tokens at one client would be 10**12 steps: refused at once,
+    # by counted request-steps (MAX_REQUEST_STEPS), never by a clock.
+    with pytest.raises(ValueError, match="request-steps"):
+        simulate(1, 10**9, 1, 1000, 4, F(1), F(1), F(1), F(0))
+    with pytest.raises(ValueError, match="request-steps"):
+        simulate(10**9, 10**9, 1, 2, 10**10, F(1), F(1), F(1), F(0))
+
+
+def test_a_receipt_row_of_a_huge_run_is_not_evaluable_with_the_reason(
+    shipped: KnowledgeBase,
+) -> None:
+    result = _row(shipped, 1, prompts=10**9)
+    assert result.state == NOT_EVALUABLE
+    assert "request-steps" in result.reason
