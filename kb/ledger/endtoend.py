@@ -693,28 +693,64 @@ def _first_token(
 ) -> Outcome:
     """TTFT as the engine makes its first token (declared: `first_token`).
 
-    The prefill pass over input_tokens - 1 tokens of each sequence (none for a 1-token
-    prompt), then one decode step of the batch at a context of input_tokens, both from
-    the same composition. The outcome is returned unchanged when either is not priced.
+    One iteration of the engine: the prefill pass over input_tokens - 1 tokens of each
+    new sequence (none for a 1-token prompt), then one decode step at a context of
+    input_tokens, both from the same composition. At a batch B > 1 per replica
+    (`first_token.round`): the round's first request runs that iteration alone (T_1, at
+    batch 1); the other B - 1 wait for it and are prefilled in the next iteration, whose
+    decode step runs at batch B (T_rest); the mean is T_1 + (B - 1)/B x T_rest. The
+    outcome is returned unchanged when a term is not priced.
     """
     inputs = scenario.input_tokens or 1
+    per_replica = scenario.batch // scenario.dp
     try:
-        step = outcome(replace(scenario, context=inputs), kb).tpot
-        prefill = (
-            outcome(replace(scenario, input_tokens=inputs - 1), kb).ttft
-            if inputs > 1
+        first = _iteration(kb, replace(scenario, batch=scenario.dp), inputs)
+        rest = (
+            _iteration(kb, scenario, inputs, prefilled=(per_replica - 1) * scenario.dp)
+            if per_replica > 1
             else Fraction(0)
         )
     except ScenarioError:
         return result
-    if step is None or prefill is None:
+    if first is None or rest is None:
         return result
-    common["assumed"] = (
-        *common["assumed"],
+    note = (
         f"first token: the prefill of {inputs - 1} tokens per sequence, then one decode step "
-        f"(the engine leaves the last prompt token to the decoder)",
+        f"(the engine leaves the last prompt token to the decoder)"
     )
-    return replace(result, ttft=prefill + step)
+    if per_replica > 1:
+        note += (
+            f"; the round's first request runs that iteration alone ({_ms(first)}), the other "
+            f"{per_replica - 1} join the next ({_ms(rest)}, decode at batch {per_replica}): "
+            f"mean {_ms(first)} + {per_replica - 1}/{per_replica} x {_ms(rest)}"
+        )
+    common["assumed"] = (*common["assumed"], note)
+    return replace(result, ttft=first + Fraction(per_replica - 1, per_replica) * rest)
+
+
+def _iteration(
+    kb: KnowledgeBase, scenario: Scenario, inputs: int, prefilled: int | None = None
+) -> Fraction | None:
+    """One lmdeploy iteration: prefill of `prefilled` sequences x (inputs - 1), one decode step.
+
+    The decode step runs at the scenario's batch and a context of `inputs`; the prefill
+    is of `prefilled` sequences (default: the scenario's batch). None when either is not
+    priced.
+    """
+    step = outcome(replace(scenario, context=inputs), kb).tpot
+    if inputs > 1:
+        batch = scenario.batch if prefilled is None else prefilled
+        prefill = outcome(replace(scenario, batch=batch, input_tokens=inputs - 1), kb).ttft
+    else:
+        prefill = Fraction(0)
+    if step is None or prefill is None:
+        return None
+    return prefill + step
+
+
+def _ms(seconds: Fraction) -> str:
+    """Seconds as milliseconds with two decimals, for a row's assumptions."""
+    return f"{float(seconds) * 1000:.2f} ms"
 
 
 def _at_concurrency(row: Mapping[str, Any], scenario: Scenario) -> bool:
