@@ -821,7 +821,7 @@ def _math_time_moe(
         res,
         RIDGE_CLASS,
         "T_math",
-        {**bindings, "P": _rest_spec(res, work, experts)},
+        {**bindings, "P": _rest_spec(res, experts, str(bindings["P"]))},
         at,
         work.composed_from,
     )
@@ -850,10 +850,15 @@ def _math_time_moe(
     )
 
 
-def _rest_spec(res: InputReader, work: Workload, experts: Fraction) -> Any:
-    """P_active - P_e as an exact count binding (0 when the model states no P_active)."""
-    record = res.readable(work.model.id)
-    node = record.get("derived.params_active") if record is not None else None
+def _rest_spec(res: InputReader, experts: Fraction, active: str) -> Any:
+    """P - P_e as an exact count binding: the model's active parameters less the routed ones.
+
+    `active` is the binding T_math reads (`model#derived.params_active`, or the total
+    where the model states no active count).
+    """
+    model_id, field = active.split("#", 1)
+    record = res.readable(model_id)
+    node = record.get(field) if record is not None else None
     total = _quantity_value(node) if node is not None else Fraction(0)
     return exact_spec(max(total - experts, Fraction(0)), "1")
 
