@@ -59,7 +59,7 @@ CALIBRATION = "calibration"
 
 MAX_LOAD_ENGINE = "engines/tensorrt-llm"  # the engine whose maximum-load batch is declared
 
-CALIBRATION_WHY = "an engine's per-layer overhead was fitted to this receipt: it never validates"
+CALIBRATION_WHY = "an engine parameter was fitted to this row or its receipt: it never validates"
 
 UNITS = {
     "tpot": "s",
