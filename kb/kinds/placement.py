@@ -151,6 +151,7 @@ class WorkloadView:
     request: tuple[int, int] | None = None  # (input_tokens, output_tokens): TTFT and latency
     prefill_matmul: str | None = None  # receipt of per-layer matmul times by tokens (prefill)
     kv_read_per_query_head: bool = False  # decode attention reads the cache once per query head
+    moe_expert_rate: FigureNode | None = None  # FLOP/s of the routed experts' matmuls
 
 
 @dataclass(frozen=True)
@@ -226,6 +227,7 @@ def _workload(node: Mapping[str, Any] | None) -> WorkloadView | None:
         ),
         prefill_matmul=node.get("prefill_matmul"),
         kv_read_per_query_head=node.get("kv_read_per_query_head") is True,
+        moe_expert_rate=node.get("moe_expert_rate"),
     )
 
 

@@ -59,7 +59,7 @@ CALIBRATION = "calibration"
 
 MAX_LOAD_ENGINE = "engines/tensorrt-llm"  # the engine whose maximum-load batch is declared
 
-CALIBRATION_WHY = "an engine's per-layer overhead was fitted to this receipt: it never validates"
+CALIBRATION_WHY = "an engine parameter was fitted to this row or its receipt: it never validates"
 
 UNITS = {
     "tpot": "s",
@@ -188,13 +188,20 @@ def end_to_end_receipts(kb: KnowledgeBase) -> list[Record]:
 
 
 def evaluate_all(kb: KnowledgeBase) -> list[RowResult]:
-    """Every row of every end-to-end receipt, with its state."""
+    """Every row of every end-to-end receipt, with its state.
+
+    A row is a calibration row when its receipt calibrates an engine parameter, or when
+    kb/data/end-to-end.json `moe_expert_rate` lists the row itself among the rows its
+    rates were fitted to.
+    """
     calibration = calibration_receipts(kb)
+    rows_fitted = moe_expert_rates()[1]
     results: list[RowResult] = []
     for record in end_to_end_receipts(kb):
         rows = record.get("results") or []
         for index, row in enumerate(rows):
-            results.append(evaluate_row(kb, record, index, row, record.id in calibration))
+            fitted = record.id in calibration or f"{record.id}#results.{index}" in rows_fitted
+            results.append(evaluate_row(kb, record, index, row, fitted))
     return results
 
 
@@ -357,6 +364,13 @@ def conditions(
         assumed.append(
             "decode attention reads the KV cache once per query head (this engine version "
             "predates its grouped-query kernel)"
+        )
+    rate = _moe_expert_rate(kb, record, str(model), str(hardware))
+    if rate is not None:  # declared: moe_expert_rate
+        scenario = replace(scenario, moe_expert_rate=rate)
+        assumed.append(
+            f"MoE experts' matmuls at {float(rate):g} TFLOP/s, this engine version's rate fitted "
+            "to its first-token rows (moe_expert_rate)"
         )
     if max_load:
         scenario = _max_load(kb, scenario, (inputs or 0) + (outputs or 0), assumed)
@@ -679,6 +693,52 @@ def _kv_read_per_query_head(kb: KnowledgeBase, record: Record, model: str) -> bo
     heads = found.get("geometry.heads") if found is not None else None
     kv_heads = found.get("geometry.kv_heads") if found is not None else None
     return isinstance(heads, int) and isinstance(kv_heads, int) and kv_heads < heads
+
+
+MoeRates = dict[tuple[str, str, str], Fraction]  # (engine, version, hardware) -> TFLOP/s
+
+
+@lru_cache(maxsize=1)
+def moe_expert_rates() -> tuple[MoeRates, frozenset[str]]:
+    """kb/data/end-to-end.json `moe_expert_rate`: the fitted rates, and the rows they fit.
+
+    Each rate is TFLOP/s of an engine version's MoE expert matmuls on one accelerator;
+    the rows (`receipt#results.N`) are calibration rows, which never validate.
+    """
+    from kb.resources import ResourceMissing, _package_dir
+
+    path = _package_dir("data") / "end-to-end.json"
+    try:
+        entry = json.loads(path.read_text(encoding="utf-8"))["moe_expert_rate"]
+        rates: MoeRates = {}
+        for engine, node in entry.items():
+            if not (isinstance(node, dict) and "versions" in node):
+                continue
+            for hardware, rate in node["rates"].items():
+                if rate["unit"] != "TFLOP/s":
+                    raise ValueError(f"{engine} {hardware}: a rate is in TFLOP/s")
+                for version in node["versions"]:
+                    rates[(engine, str(version), hardware)] = Fraction(str(rate["value"]))
+        return rates, frozenset(str(row) for row in entry["calibration_rows"])
+    except (OSError, ValueError, KeyError, TypeError, AttributeError) as exc:
+        raise ResourceMissing(
+            f"kb's packaged {path} is missing or malformed ({exc}); reinstall kb"
+        ) from None
+
+
+def _moe_expert_rate(
+    kb: KnowledgeBase, record: Record, model: str, hardware: str
+) -> Fraction | None:
+    """The declared MoE expert rate of the receipt's engine version on this accelerator.
+
+    Only for a mixture-of-experts model; None elsewhere (no rate is ever implied).
+    """
+    engine, version = record.get("engine.record"), record.get("engine.version")
+    rate = moe_expert_rates()[0].get((str(engine), str(version), hardware))
+    found = kb.get(model)
+    if rate is None or found is None or found.get("architecture") != "moe":
+        return None
+    return rate
 
 
 def _first_token_rule(record: Record) -> bool:

@@ -87,6 +87,7 @@ PRECISION_BYTES: dict[str, Fraction] = {
 # (when it states one); int4 and the rest are weight-only formats computed in bf16.
 COMPUTE_FORMATS = ("fp8", "int8", "fp4")
 FORMAT_SOURCE = "sources/jax-scaling-book-inference"
+MOE_RATE_SOURCE = "sources/trtllm-performance-doc-v0.9.0"  # the page its calibration rows quote
 TP_SOURCE = "sources/seed-003-tp-crossover"
 
 
@@ -125,6 +126,7 @@ class Scenario:
     inter_latency: str | None = None  # between nodes
     peak_compute: bool = False  # the datasheet peak even where a matmul rate was measured
     kv_read_per_query_head: bool = False  # decode attention reads the KV cache per query head
+    moe_expert_rate: Fraction | None = None  # TFLOP/s of an engine version's MoE expert matmuls
 
 
 @dataclass(frozen=True)
@@ -451,6 +453,8 @@ def _slug(s: Scenario) -> str:
         parts.append(tail(s.engine))
     if s.kv_read_per_query_head:
         parts.append("kv-per-query-head")
+    if s.moe_expert_rate is not None:
+        parts.append(f"moe-rate-{float(s.moe_expert_rate):g}")
     text = "-".join(parts)
     return re.sub(r"[^a-z0-9._-]+", "-", text).strip("-.") or "scenario"
 
@@ -633,6 +637,14 @@ def placement_data(s: Scenario, kb: KnowledgeBase) -> dict[str, Any]:
         workload["prefill_matmul"] = prefill
     if s.kv_read_per_query_head:
         workload["kv_read_per_query_head"] = True
+    if s.moe_expert_rate is not None:
+        workload["moe_expert_rate"] = _figure(
+            s.moe_expert_rate,
+            "TFLOP/s",
+            "the engine version's MoE expert matmul rate, fitted (kb/data/end-to-end.json "
+            "moe_expert_rate)",
+            MOE_RATE_SOURCE,
+        )
     if s.input_tokens is not None:
         workload["request"] = {
             "input_tokens": s.input_tokens,

@@ -240,6 +240,7 @@ class Workload:
     prefill_matmul: str | None = None  # receipt pricing the prefill's matmuls (kb.ledger.prefill)
     per_sequence: SequenceTerm | None = None  # the engine's t_s and where it is declared
     kv_read_per_query_head: bool = False  # the decode attention reads the cache per query head
+    moe_expert_rate: Figure | None = None  # FLOP/s of the routed experts' matmuls (declared)
 
 
 @dataclass(frozen=True)
@@ -374,6 +375,12 @@ def resolve_workload(
         node.prefill_matmul,
         _engine_per_sequence(res, node, pointer),
         node.kv_read_per_query_head,
+        res.optional(
+            node.moe_expert_rate,
+            pointer_join(pointer, "moe_expert_rate"),
+            "FLOP/s",
+            "the MoE experts' matmul rate",
+        ),
     )
 
 
@@ -764,19 +771,96 @@ def _math_time(
     record = res.readable(model)
     active = "params_active" if record and record.get("derived.params_active") else "params_total"
     rate = _rate_spec(option.compute_rate)
-    return evaluate_part(
+    at = pointer_join(pointer, "useful", "compute_rate")
+    bindings = {
+        "f_mac": _spec(work.flop_per_mac),
+        "B": _count(Fraction(batch, deg.dp)),
+        "P": f"{model}#derived.{active}",
+        "C": Product(f"C * {deg.tp}", ((1, rate), (1, _count(deg.tp)))),
+    }
+    experts = _routed_active(record) if work.moe_expert_rate is not None else None
+    if experts is None or work.model.architecture != "moe":
+        return evaluate_part(res, RIDGE_CLASS, "T_math", bindings, at, work.composed_from)
+    return _math_time_moe(res, work, deg, bindings, experts, at)
+
+
+def _routed_active(record: Any) -> Fraction | None:
+    """experts_active x 3 x d_model x d_ff x layers: the routed experts' active parameters.
+
+    The gated experts' three matrices (flops/moe-decode-expert-read's P_exp per expert),
+    for the experts one token routes to; None when the model states them not as integers.
+    """
+    names = ("experts_active", "d_model", "d_ff", "layers")
+    found = [record.get(f"geometry.{name}") if record is not None else None for name in names]
+    values = [v for v in found if isinstance(v, int) and not isinstance(v, bool) and v > 0]
+    if len(values) != len(names):
+        return None
+    k, d, d_ff, layers = values
+    return Fraction(k * 3 * d * d_ff * layers)
+
+
+def _math_time_moe(
+    res: InputReader,
+    work: Workload,
+    deg: Degrees,
+    bindings: dict[str, Any],
+    experts: Fraction,
+    at: str,
+) -> Part | None:
+    """T_math with the routed experts at the engine's MoE rate, the rest at the compute rate.
+
+    kb/data/end-to-end.json `moe_expert_rate` (declared before pricing): the class's
+    `T_math = f_mac*B*P/C` evaluated twice, once for the active parameters less the routed
+    experts' P_e at the option's C, once for P_e at the rate r of the workload's
+    `moe_expert_rate`, both over the tp ranks.
+    """
+    from kb.equations.evaluate import Product
+
+    assert work.moe_expert_rate is not None
+    rest = evaluate_part(
+        res,
+        RIDGE_CLASS,
+        "T_math",
+        {**bindings, "P": _rest_spec(res, experts, str(bindings["P"]))},
+        at,
+        work.composed_from,
+    )
+    r = work.moe_expert_rate
+    routed = evaluate_part(
         res,
         RIDGE_CLASS,
         "T_math",
         {
-            "f_mac": _spec(work.flop_per_mac),
-            "B": _count(Fraction(batch, deg.dp)),
-            "P": f"{model}#derived.{active}",
-            "C": Product(f"C * {deg.tp}", ((1, rate), (1, _count(deg.tp)))),
+            **bindings,
+            "P": exact_spec(experts, "1"),
+            "C": Product(f"r * {deg.tp}", ((1, _spec(r)), (1, _count(deg.tp)))),
         },
-        pointer_join(pointer, "useful", "compute_rate"),
+        "/envelope/workload/moe_expert_rate",
         work.composed_from,
     )
+    if rest is None or routed is None:
+        return None
+    return Part(
+        rest.value + routed.value,
+        f"{rest.formula} for the non-expert P_active - P_e, plus {routed.formula} for the "
+        f"routed experts' P_e = {experts} at the engine's MoE rate r = {float(r.value):.4g} FLOP/s "
+        f"({r.origin}; kb/data/end-to-end.json moe_expert_rate)",
+        (*rest.trail, *routed.trail, f"r from {r.origin}"),
+        "estimated",
+    )
+
+
+def _rest_spec(res: InputReader, experts: Fraction, active: str) -> Any:
+    """P - P_e as an exact count binding: the model's active parameters less the routed ones.
+
+    `active` is the binding T_math reads (`model#derived.params_active`, or the total
+    where the model states no active count).
+    """
+    model_id, field = active.split("#", 1)
+    record = res.readable(model_id)
+    node = record.get(field) if record is not None else None
+    total = _quantity_value(node) if node is not None else Fraction(0)
+    return exact_spec(max(total - experts, Fraction(0)), "1")
 
 
 def _attention_time(
