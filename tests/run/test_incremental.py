@@ -465,7 +465,7 @@ def test_a_changed_measurement_rechecks_the_prediction_that_names_it(
     tree: Path, work: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """`measured: receipts/<id>#...` is a reference: editing the receipt re-checks the model."""
-    truth = Path(__file__).resolve().parent / "fixtures" / "truth"
+    truth = Path(__file__).resolve().parents[1] / "fixtures" / "truth"
     for folder in ("flops", "receipts"):
         for path in (truth / folder).glob("*.yaml"):
             shutil.copy(path, tree / folder / path.name)
@@ -490,7 +490,7 @@ def test_editing_a_used_equation_rechecks_the_record_that_uses_it(
     tree: Path, work: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """`equations: {read: {uses: flops/compose-read#step}}` is a reference: the user follows."""
-    fixtures = Path(__file__).resolve().parent / "fixtures" / "compose"
+    fixtures = Path(__file__).resolve().parents[1] / "fixtures" / "compose"
     for path in fixtures.rglob("*.yaml"):
         shutil.copy(path, tree / path.relative_to(fixtures))
     assert as_rows(incremental_run(tree)) == as_rows(full_run(work, monkeypatch)())
