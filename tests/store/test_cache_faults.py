@@ -133,7 +133,7 @@ def test_a_timed_out_check_is_not_replayed(
     """A first run whose derivation ran out of time; the next one checks it again.
 
     In this process (tests/inprocess.py): the subject is what the stores keep, not the
-    program's start (tests/test_cli.py's subprocess tests hold the entry point)."""
+    program's start (tests/commands/test_cli.py's subprocess tests hold the entry point)."""
     from kb.equations import derive
 
     write_tree(tmp_path)

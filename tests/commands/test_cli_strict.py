@@ -294,7 +294,7 @@ def test_stdin_is_checked_as_the_named_file(clean: Path) -> None:
 
 
 def test_stdin_record_resolves_references_and_its_id_against_the_tree(clean: Path) -> None:
-    from tests.test_cli import LINK
+    from tests.commands.test_cli import LINK
 
     good = _stdin(clean, LINK, "-", "--stdin-filename", "records/interconnects/link.yaml")
     assert good.returncode == 0, good.stdout + good.stderr
