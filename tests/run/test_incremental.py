@@ -302,9 +302,9 @@ def test_random_edits_give_the_findings_of_a_full_run(
 
     Per push the edits are made on a sample of the shipped records (tests/small_tree.py: a
     record of every folder with its references, and every kind of reference the shipped tree
-    makes, held by tests/test_small_tree.py); incremental = full is a property of any tree, so
-    the sample tests it with every dependency the shipped tree has, at a quarter of the cost of
-    each run. KB_FULL=1 edits the whole shipped tree.
+    makes, held by tests/records/test_small_tree.py); incremental = full is a property of
+    any tree, so the sample tests it with every dependency the shipped tree has, at a quarter
+    of the cost of each run. KB_FULL=1 edits the whole shipped tree.
 
     A failure names the seed, the edits up to the one that diverged and the first
     differing findings (made only then: a passing run pays nothing for it).
