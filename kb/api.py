@@ -16,7 +16,7 @@ Every command and test goes through these two, so `kb build`, `kb ledger`, `kb c
   (`kb validate -`, the language server's open buffers) or `remember=False`
   asks for a run of everything, which is never remembered
   (kb.checker.check_everything). Both routes give the same `Result`
-  (tests/test_incremental.py holds them equal).
+  (tests/run/test_incremental.py holds them equal).
 
 For programs outside kb these two, with kb.equations.evaluate.evaluate and
 kb.ledger.analysis.analyze_placement, are the documented contract, with a

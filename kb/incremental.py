@@ -34,8 +34,8 @@ rules declare: the records a re-checked file binds, templates or `uses:` (READS 
 ("ledger"); what it merely names must exist ("all-ids"), which the ids of the
 tree answer without loading it. A rule
 whose messages may name any id (READS = "all-ids") is re-run wherever it
-reported, when an id comes or goes. tests/test_reads.py holds every rule to its declaration, and
-tests/test_incremental.py edits trees at random (symlinks, duplicates, renames
+reported, when an id comes or goes. tests/run/test_reads.py holds every rule to its declaration, and
+tests/run/test_incremental.py edits trees at random (symlinks, duplicates, renames
 and kind swaps too) and checks that the findings always equal a full run's.
 """
 

@@ -44,7 +44,7 @@ from the schemas' `x-kb-ref`, plus the equations engine's bindings and `uses:`
 in any record) and answers who reaches whom. kb.incremental uses it to know
 what a change can affect and what a partial run must load; kb.sitegen.deps uses
 it for a page's inputs, as PAGE_READS and PAGE_SCANS declare them per kind; the
-site's "used by" lists and `kb show` use its referrers. tests/test_reads.py
+site's "used by" lists and `kb show` use its referrers. tests/run/test_reads.py
 holds every rule's declaration against what the rule really reads, and
 tests/site/test_rebuild.py every page's against what rendering it reads.
 """
@@ -122,7 +122,7 @@ def declared_reads() -> frozenset[str]:
 
 
 def rule_reads(rule: object) -> str:
-    """A rule module's READS (tests/test_reads.py requires every rule to declare one).
+    """A rule module's READS (tests/run/test_reads.py requires every rule to declare one).
 
     READS alone decides where the rule runs (PLACES): a module that still declares
     STAGE or AFTER_SCHEMA, which did before, is refused rather than run elsewhere.

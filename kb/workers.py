@@ -9,7 +9,7 @@ here). Otherwise, or on any failure of the pool, the caller's own loop does the
 work, so a result never depends on whether workers ran; but a worker that dies
 (SIGKILL) stops the run with WorkerDied (exit 2), never a partial result. No spawn fallback on
 purpose: it would pickle every item and the function and import kb again, costing
-more than it shares (tests/test_portable.py runs kb without fork).
+more than it shares (tests/workers/test_portable.py runs kb without fork).
 
 `beside(function)` runs one function in a forked child while this process goes on
 (the whole-tree rules beside the equations stage), its result pickled back on

@@ -12,7 +12,7 @@ node tree by `_plain` in one tight pass, bypassing PyYAML's general constructor
 (its per-node bookkeeping for recursive objects, generators and merge keys);
 anything else, and any scalar the fast pass is not sure of, goes through
 KbLoader's full constructor from the start, so both give the same data and the
-same problems (tests/test_yamlsafe_fast.py holds them equal on generated YAML).
+same problems (tests/yaml/test_yamlsafe_fast.py holds them equal on generated YAML).
 """
 
 from __future__ import annotations

@@ -5,8 +5,8 @@ CPU-second); a test whose subject is a command's output or exit code, not the
 program's start, runs the command here with click's CliRunner instead and gets the
 same `subprocess.CompletedProcess` (returncode, stdout, stderr). What kb.cli.main adds
 around the group (an uncaught fault -> `kb: internal error: ...`, exit 2) is mapped the
-same way here; the subprocess tests of tests/test_cli.py and tests/test_cli_strict.py
-("no traceback, ever", stdin) hold the real entry point.
+same way here; the subprocess tests of tests/commands/test_cli.py and
+tests/commands/test_cli_strict.py ("no traceback, ever", stdin) hold the real entry point.
 """
 
 from __future__ import annotations

@@ -1,6 +1,6 @@
 """A small tree cut from the shipped records, for properties that hold for any tree.
 
-`incremental = full` (tests/test_incremental.py's random edits) must hold for every
+`incremental = full` (tests/run/test_incremental.py's random edits) must hold for every
 tree, so a per-push run need not pay for all of records/: the sample keeps, from
 each folder, the record whose reference closure is smallest (with that closure), and
 for every kind of reference the shipped tree holds (the referring record's kind, the

@@ -30,7 +30,7 @@ platform offers:
 3. Without SIGALRM and without fork (Windows), in a helper thread stopped at the guard
    in wall-clock seconds (kb.equations.threadbudget): there, and only there, a very
    busy machine can bring the guard (EQ029, never EQ014) before the step limit. The
-   findings are otherwise the same on every path (tests/test_portable.py): the steps
+   findings are otherwise the same on every path (tests/workers/test_portable.py): the steps
    are counted in whichever thread runs the work.
 """
 

@@ -34,7 +34,7 @@ class Rule(Protocol):
 
     READS declares what its findings on a record depend on (kb.reads: "record",
     "stage", "views", "claimants", "bound", "equations", "ledger", "all-ids", "base",
-    "codes" or "findings"); tests/test_reads.py holds every rule to its declaration.
+    "codes" or "findings"); tests/run/test_reads.py holds every rule to its declaration.
     It alone decides where the checker runs the rule (kb.reads.PLACES): the per-file
     stage for "record" (the record cache keeps those findings per file), after the
     equations stage for "equations", after the waivers stage for "codes" and

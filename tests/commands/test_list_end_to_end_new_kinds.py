@@ -10,8 +10,8 @@ from __future__ import annotations
 import json
 from fractions import Fraction
 
+from tests.commands.test_cli import invoke
 from tests.conftest import SHIPPED_RECORDS
-from tests.test_cli import invoke
 
 
 def test_the_new_rows_are_listed_with_their_provenance() -> None:

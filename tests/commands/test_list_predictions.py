@@ -12,8 +12,8 @@ from pathlib import Path
 
 import pytest
 
+from tests.commands.test_cli import invoke
 from tests.commands.test_show import truth_tree
-from tests.test_cli import invoke
 
 PREDICTION = "    band: {rel: 0.25}\n"
 MEASURED = "latency: {value: 42, unit: us"

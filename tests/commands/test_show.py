@@ -13,8 +13,8 @@ from pathlib import Path
 import pytest
 import yaml
 
+from tests.commands.test_cli import invoke
 from tests.inprocess import kb_in_process
-from tests.test_cli import invoke
 
 TRUTH = Path(__file__).resolve().parents[1] / "fixtures" / "truth"
 

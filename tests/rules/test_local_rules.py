@@ -2,7 +2,7 @@
 
 The checker caches the findings per file of the rules that declare READS = "record"
 (kb.checker.local_findings, except the stage and waiver rules); that is exact only if
-this holds. tests/test_reads.py holds every declaration to what the rule reads.
+this holds. tests/run/test_reads.py holds every declaration to what the rule reads.
 Checked on the shipped records and on every rule case's files together. The record-local
 rules that read the typed views (READS = "views") run after the schema stage, not from the
 cache: they are held to the same, with the schema stage run on each side.

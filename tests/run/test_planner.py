@@ -5,7 +5,7 @@ store, runs no check, and returns the same plan for the same inputs. The propert
 edits copies of the shipped records at random (Hypothesis, a fixed seed: repeatable;
 `KB_FUZZ_EXAMPLES` raises the per-push count) and holds the plan's re-run files to be
 a superset of the files whose findings a full run after the edits gives differently
-from the snapshot's (tests/test_incremental.py holds the whole run equal to a full one).
+from the snapshot's (tests/run/test_incremental.py holds the whole run equal to a full one).
 """
 
 from __future__ import annotations

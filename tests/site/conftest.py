@@ -107,7 +107,7 @@ def _one_browser_per_module() -> Iterator[None]:
     Not kept for the whole process: Playwright's driver keeps a thread alive, and kb never
     forks beside another thread (kb.workers.can_fork), so a worker process that went on
     holding a browser would run every later test's fork pool in process (the full run on
-    2 workers showed tests/test_workers.py and tests/workers failing after site modules).
+    2 workers showed tests/workers/test_workers.py and tests/workers failing after site modules).
     """
     yield
     close_shared()

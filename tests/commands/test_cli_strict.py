@@ -263,8 +263,17 @@ def test_the_pre_commit_hook_checks_yml_files_too() -> None:
 # ---------------------------------------------------------------- kb validate - (stdin)
 
 
-def _stdin(cwd: Path, text: str | bytes, *args: str) -> subprocess.CompletedProcess[bytes]:
+def _stdin(
+    cwd: Path, text: str | bytes, *args: str, real: bool = False
+) -> subprocess.CompletedProcess[bytes]:
+    """`kb validate ARGS` with `text` on stdin: in this process (tests/inprocess.py), or with
+    `real` through the console script and a real pipe (one test here: the entry point)."""
     data = text.encode() if isinstance(text, str) else text
+    if not real:
+        done = kb_in_process(["validate", *args], cwd=cwd, input=data)
+        return subprocess.CompletedProcess(
+            done.args, done.returncode, done.stdout.encode(), done.stderr.encode()
+        )
     return subprocess.run(
         [*kb_executable(), "validate", *args],
         cwd=cwd,
@@ -277,7 +286,7 @@ def _stdin(cwd: Path, text: str | bytes, *args: str) -> subprocess.CompletedProc
 
 def test_stdin_is_checked_as_the_named_file(clean: Path) -> None:
     broken = source_yaml().replace("status: draft", "status: nonsense")
-    done = _stdin(clean, broken, "-", "--stdin-filename", "records/sources/doc.yaml")
+    done = _stdin(clean, broken, "-", "--stdin-filename", "records/sources/doc.yaml", real=True)
     assert done.returncode == 1, done.stderr
     assert b"records/sources/doc.yaml:5:1: SC001" in done.stdout
     assert (clean / "records" / "sources" / "doc.yaml").read_text() == source_yaml()  # untouched
@@ -285,7 +294,7 @@ def test_stdin_is_checked_as_the_named_file(clean: Path) -> None:
 
 
 def test_stdin_record_resolves_references_and_its_id_against_the_tree(clean: Path) -> None:
-    from tests.test_cli import LINK
+    from tests.commands.test_cli import LINK
 
     good = _stdin(clean, LINK, "-", "--stdin-filename", "records/interconnects/link.yaml")
     assert good.returncode == 0, good.stdout + good.stderr
@@ -408,7 +417,7 @@ def test_os_errors_on_what_kb_writes_are_usage_errors(
     if args[0] == "build":
         (tmp_path / "records" / "sources").unlink()
         write_tree(tmp_path / "records", {"sources/doc.yaml": source_yaml()})
-    done = run_kb(args, cwd=tmp_path)
+    done = kb_in_process(args, cwd=tmp_path)  # kb.cli.main's mapping, as tests/inprocess.py's
     assert done.returncode == 2, done.stdout + done.stderr
     assert message in done.stderr
     assert "internal error" not in done.stderr and "Traceback" not in done.stderr

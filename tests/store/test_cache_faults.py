@@ -8,10 +8,7 @@ no cache at all; a check that ran out of time is checked again on the next run,
 
 from __future__ import annotations
 
-import os
 import shutil
-import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
@@ -22,7 +19,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from kb.cli import cli
-from tests.conftest import REPO, run_kb
+from tests.conftest import REPO
+from tests.inprocess import kb_in_process
 
 CASES = REPO / "tests" / "rules" / "cases"
 BAD_SCHEMA = """\
@@ -107,45 +105,46 @@ def test_a_damaged_cache_file_changes_nothing(
     assert validate(cache) == reference  # and what the damaged run saved
 
 
-# A derivation's budget of one step: a real stop, counted by the budget (not a faked raise).
-TIMING_OUT = """
-import sys
-from kb.equations import derive, timeout
+def spent(work: Any, steps: Any = None, run: Any = None) -> Any:
+    """A derivation's budget of one step: a real stop, counted by the budget (not a faked raise)."""
+    from kb.equations import timeout
 
-def spent(work, steps=None, run=None):
     return timeout.run_with_budget(work, 1, run)
 
-derive.run_with_budget = spent
-from kb.cli import main
-sys.argv = ["kb", *sys.argv[1:]]
-main()
-"""
+
+@pytest.fixture(scope="module")
+def fresh_output(tmp_path_factory: pytest.TempPathFactory) -> str:
+    """`kb validate --format json --full` on `write_tree`'s tree with a cache of its own.
+
+    What a run that never timed out prints; the same for both parameters below (the
+    tree's bytes and display paths are the same), so made once."""
+    root = tmp_path_factory.mktemp("fresh")
+    write_tree(root)
+    env = {"KB_CACHE_DIR": str(root / "fresh"), "KB_JOBS": "1"}
+    done = kb_in_process(["validate", "--format", "json", "--full"], cwd=root, env=env)
+    assert done.returncode == 1, done.stderr
+    return done.stdout
 
 
 @pytest.mark.parametrize("second", [["--full"], []])
-def test_a_timed_out_check_is_not_replayed(tmp_path: Path, second: list[str]) -> None:
-    """A first run whose derivation ran out of time; the next one checks it again."""
+def test_a_timed_out_check_is_not_replayed(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, second: list[str], fresh_output: str
+) -> None:
+    """A first run whose derivation ran out of time; the next one checks it again.
+
+    In this process (tests/inprocess.py): the subject is what the stores keep, not the
+    program's start (tests/commands/test_cli.py's subprocess tests hold the entry point)."""
+    from kb.equations import derive
+
     write_tree(tmp_path)
     env = {"KB_CACHE_DIR": str(tmp_path / "cache"), "KB_JOBS": "1"}
-    first = subprocess.run(
-        [sys.executable, "-c", TIMING_OUT, "validate", "--format", "json"],
-        cwd=tmp_path,
-        env={**os.environ, **env},
-        capture_output=True,
-        text=True,
-        timeout=120,
-        check=False,
-    )
+    with monkeypatch.context() as patch:
+        patch.setattr(derive, "run_with_budget", spent)
+        first = kb_in_process(["validate", "--format", "json"], cwd=tmp_path, env=env)
     assert '"EQ014"' in first.stdout, first.stderr
-    again = run_kb(["validate", "--format", "json", *second], cwd=tmp_path, env=env, timeout=120)
-    fresh = run_kb(
-        ["validate", "--format", "json", "--full"],
-        cwd=tmp_path,
-        env={**env, "KB_CACHE_DIR": str(tmp_path / "fresh")},
-        timeout=120,
-    )
+    again = kb_in_process(["validate", "--format", "json", *second], cwd=tmp_path, env=env)
     assert '"EQ014"' not in again.stdout
-    assert again.stdout == fresh.stdout
+    assert again.stdout == fresh_output
 
 
 def test_a_site_built_with_a_timed_out_check_keeps_no_page(
@@ -153,13 +152,10 @@ def test_a_site_built_with_a_timed_out_check_keeps_no_page(
 ) -> None:
     """The manifest is a store too: a page that showed a timeout is rendered again."""
     from kb.api import open_kb, validate
-    from kb.equations import derive, timeout
+    from kb.equations import derive
     from kb.resources import theme_dir
     from kb.sitegen.build import build
     from kb.sitegen.manifest import fingerprint, load_manifest
-
-    def spent(work: Any, steps: Any = None, run: Any = None) -> Any:  # one step: a real stop
-        return timeout.run_with_budget(work, 1, run)
 
     write_tree(tmp_path)
     monkeypatch.chdir(tmp_path)

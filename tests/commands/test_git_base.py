@@ -1,4 +1,8 @@
-"""`kb validate --base REV` in a temporary git repository, run as a user would run it."""
+"""`kb validate --base REV` in a temporary git repository, run as a user would run it.
+
+The findings' tests run the command in this process (tests/inprocess.py: the same exit
+code and output, git still run by kb as a subprocess); the two usage errors run the real
+console script, whose mapping to exit 2 is the entry point's."""
 
 from __future__ import annotations
 
@@ -8,6 +12,7 @@ from pathlib import Path
 import pytest
 
 from tests.conftest import git, git_repo_with, run_kb, source_yaml
+from tests.inprocess import kb_in_process
 
 DOC = source_yaml("sources/doc")
 EDITED = DOC.replace("publisher: Someone", "publisher: Someone Else")
@@ -21,7 +26,7 @@ def repo(tmp_path: Path) -> Path:
 
 
 def validate_base(repo: Path, rev: str = "HEAD") -> tuple[int, list[tuple[str, str, int]]]:
-    done = run_kb(["validate", "--base", rev, "--format", "json"], cwd=repo)
+    done = kb_in_process(["validate", "--base", rev, "--format", "json"], cwd=repo)
     assert done.returncode in (0, 1), done.stderr
     findings = json.loads(done.stdout)["findings"]
     return done.returncode, [(f["code"], Path(f["path"]).name, f["line"]) for f in findings]

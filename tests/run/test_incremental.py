@@ -43,57 +43,92 @@ def as_rows(findings: list[Finding]) -> list[tuple[object, ...]]:
 NAMED = ("sources/apxml-llama-3.1-405b",)
 
 
+WORK = "incremental-work"  # the one working directory of this module's tests, per worker
+
+
+@pytest.fixture(scope="module")
+def templates(tmp_path_factory: pytest.TempPathFactory, shipped_stores: Path) -> dict[str, Path]:
+    """The two trees below (`tree`'s and `edited_tree`'s), each with both caches warm.
+
+    The record store's entries belong to one records root (kb.store.root_salt: its real
+    path), so a tree copied to a new folder per test would pay a cold check of every
+    record twice per test (its run and the reference's). Instead every test of a worker
+    works in one folder (`work`), restored from these copies: records as
+    tests/small_tree.py cuts them, and a `.kb-cache` and a `reference-cache` that one
+    run each left there (from the stores of one cold run of the shipped records,
+    tests/warm.py, so no claim is derived again), never a run snapshot (`remember=False`):
+    the first run of each test is a full run, as a user's later run is.
+    """
+    base = tmp_path_factory.getbasetemp()
+    work = base / WORK
+    made: dict[str, Path] = {}
+    for name, named in (("tree", NAMED), ("edited", ())):
+        shutil.rmtree(work, ignore_errors=True)
+        if FULL:
+            shutil.copytree(SHIPPED_RECORDS, work / "records")
+        else:
+            copy_sample(work / "records", named)
+        with pytest.MonkeyPatch.context() as patch:
+            patch.chdir(work)
+            for cache in (".kb-cache", "reference-cache"):
+                patch.setenv("KB_CACHE_DIR", str(seed_stores(shipped_stores, work / cache)))
+                validate(Path("records"), remember=False)
+        assert not snapshot_path(work / ".kb-cache").exists()  # the first run stays full
+        made[name] = work.rename(base / f"incremental-template-{name}")
+    return made
+
+
 @pytest.fixture
-def tree(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, shipped_stores: Path) -> Path:
+def work(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The working directory of a test below: the worker's one folder, emptied (`templates`)."""
+    path = tmp_path_factory.getbasetemp() / WORK
+    shutil.rmtree(path, ignore_errors=True)
+    return path
+
+
+def restore(template: Path, work: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    shutil.copytree(template, work, symlinks=True)
+    monkeypatch.chdir(work)
+    return Path("records")
+
+
+@pytest.fixture
+def tree(work: Path, monkeypatch: pytest.MonkeyPatch, templates: dict[str, Path]) -> Path:
     """The small sample of the shipped records (tests/small_tree.py) with the records the
     tests name (`NAMED`); the whole shipped tree with KB_FULL=1. The working directory is
-    its parent.
+    its parent, `work`.
 
     Each test below makes one edit and holds that the incremental run equals a full run,
     plus what that edit must change: properties of how a change reaches what depends on
     it, which the sample shows with every folder and every kind of reference of the
     shipped tree (tests/records/test_small_tree.py holds that premise), at under half
-    the records. Both caches (the run's `.kb-cache` and the reference's) start from the
-    stores of one cold run of the shipped records (tests/warm.py, no snapshot): every
-    run here is a user's later run, the first one full.
+    the records. Both caches (the run's `.kb-cache` and the reference's) start warm for
+    this tree (`templates`), with no snapshot: every run here is a user's later run, the
+    first one full.
     """
-    if FULL:
-        shutil.copytree(SHIPPED_RECORDS, tmp_path / "records")
-    else:
-        copy_sample(tmp_path / "records", NAMED)
-    seed_stores(shipped_stores, tmp_path / ".kb-cache")
-    seed_stores(shipped_stores, tmp_path / "reference-cache")
-    monkeypatch.chdir(tmp_path)
-    return Path("records")
+    return restore(templates["tree"], work, monkeypatch)
 
 
 @pytest.fixture
-def edited_tree(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, shipped_stores: Path) -> Path:
+def edited_tree(work: Path, monkeypatch: pytest.MonkeyPatch, templates: dict[str, Path]) -> Path:
     """`tree` for the random edits: the small sample of the shipped records (tests/small_tree.py),
-    the whole shipped tree with KB_FULL=1; both caches seeded as `tree`'s."""
-    if FULL:
-        shutil.copytree(SHIPPED_RECORDS, tmp_path / "records")
-    else:
-        copy_sample(tmp_path / "records")
-    seed_stores(shipped_stores, tmp_path / ".kb-cache")
-    seed_stores(shipped_stores, tmp_path / "reference-cache")
-    monkeypatch.chdir(tmp_path)
-    return Path("records")
+    the whole shipped tree with KB_FULL=1; both caches warm as `tree`'s."""
+    return restore(templates["edited"], work, monkeypatch)
 
 
-def full_run(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Callable[[], list[Finding]]:
+def full_run(work: Path, monkeypatch: pytest.MonkeyPatch) -> Callable[[], list[Finding]]:
     """The reference: kb.checker on everything, with a cache of its own."""
 
     def run() -> list[Finding]:
-        return full_result(tmp_path, monkeypatch)[0]
+        return full_result(work, monkeypatch)[0]
 
     return run
 
 
-def full_result(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> tuple[list[Finding], list[str]]:
+def full_result(work: Path, monkeypatch: pytest.MonkeyPatch) -> tuple[list[Finding], list[str]]:
     """The findings and checked paths of kb.checker on everything, with a cache of its own."""
     with monkeypatch.context() as patch:
-        patch.setenv("KB_CACHE_DIR", str(tmp_path / "reference-cache"))
+        patch.setenv("KB_CACHE_DIR", str(work / "reference-cache"))
         result = validate(Path("records"), remember=False)
         return result.findings, result.checked_paths
 
@@ -261,15 +296,15 @@ EDITS_PER_SEED = max(1, int(os.environ.get("KB_DIFFERENTIAL_EDITS", "24")) // 4)
 
 @pytest.mark.parametrize("seed", [1, 2, 3, 4])
 def test_random_edits_give_the_findings_of_a_full_run(
-    edited_tree: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, seed: int
+    edited_tree: Path, work: Path, monkeypatch: pytest.MonkeyPatch, seed: int
 ) -> None:
     """Seed 4 waits out a short margin before each run: every edit meets trusted stats.
 
     Per push the edits are made on a sample of the shipped records (tests/small_tree.py: a
     record of every folder with its references, and every kind of reference the shipped tree
-    makes, held by tests/test_small_tree.py); incremental = full is a property of any tree, so
-    the sample tests it with every dependency the shipped tree has, at a quarter of the cost of
-    each run. KB_FULL=1 edits the whole shipped tree.
+    makes, held by tests/records/test_small_tree.py); incremental = full is a property of
+    any tree, so the sample tests it with every dependency the shipped tree has, at a quarter
+    of the cost of each run. KB_FULL=1 edits the whole shipped tree.
 
     A failure names the seed, the edits up to the one that diverged and the first
     differing findings (made only then: a passing run pays nothing for it).
@@ -280,7 +315,7 @@ def test_random_edits_give_the_findings_of_a_full_run(
         time.sleep(pause)
     rng = random.Random(seed)
     tree = edited_tree
-    reference = full_run(tmp_path, monkeypatch)
+    reference = full_run(work, monkeypatch)
     assert as_rows(incremental_run(tree)) == as_rows(reference())
     counts = {"edits": 0, "incremental": 0, "snapshot": 0}
     history: list[str] = []
@@ -289,7 +324,7 @@ def test_random_edits_give_the_findings_of_a_full_run(
         history.append(f"{edit.__name__}: {edit(tree, rng)}")
         time.sleep(pause)
         result = _validate(tree)
-        findings, checked = full_result(tmp_path, monkeypatch)
+        findings, checked = full_result(work, monkeypatch)
         counts["edits"] += 1
         counts[stats().mode] = counts.get(stats().mode, 0) + 1
         if as_rows(result.findings) != as_rows(findings) or result.checked_paths != checked:
@@ -322,10 +357,10 @@ def divergence(
 # ------------------------------------------------------------------ issue 15 regressions
 
 
-def assert_incremental_is_full(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> list[Finding]:
+def assert_incremental_is_full(work: Path, monkeypatch: pytest.MonkeyPatch) -> list[Finding]:
     result = _validate(Path("records"))
     assert stats().mode == "incremental"
-    findings, checked = full_result(tmp_path, monkeypatch)
+    findings, checked = full_result(work, monkeypatch)
     assert as_rows(result.findings) == as_rows(findings)
     assert result.checked_paths == checked
     forced = _validate(Path("records"), full=True)
@@ -335,18 +370,18 @@ def assert_incremental_is_full(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) 
 
 
 def test_a_record_duplicated_through_a_symlink_is_id003_as_in_a_full_run(
-    tree: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    tree: Path, work: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     incremental_run(tree)
     (tree / "hardware" / "h100-link.yaml").symlink_to("nvidia-h100-sxm.yaml")
-    found = assert_incremental_is_full(tmp_path, monkeypatch)
+    found = assert_incremental_is_full(work, monkeypatch)
     assert [f.code for f in found if f.severity.value == "error"] == ["ID003"]
-    assert _validate(tree).checked_paths == full_result(tmp_path, monkeypatch)[1]
+    assert _validate(tree).checked_paths == full_result(work, monkeypatch)[1]
     assert stats().mode == "snapshot"  # and the snapshot now knows the link
 
 
 def test_id003_is_kept_when_its_record_is_rechecked_for_another_reason(
-    tree: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    tree: Path, work: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """The copy reaches a source the original does not: a change there re-checks the copy only."""
     source = tree / "sources" / "apxml-llama-3.1-405b.yaml"
@@ -357,14 +392,14 @@ def test_id003_is_kept_when_its_record_is_rechecked_for_another_reason(
     (tree / "hardware" / "zz-h100-copy.yaml").write_text(copy)  # claims the original's id
     incremental_run(tree)
     new.write_text(re.sub(r"(?m)^title: .*$", 'title: "changed"', new.read_text()))
-    found = assert_incremental_is_full(tmp_path, monkeypatch)
+    found = assert_incremental_is_full(work, monkeypatch)
     assert ("ID003", "records/hardware/zz-h100-copy.yaml") in {
         (f.code, f.location.path) for f in found
     }
 
 
 def test_claims_in_a_folder_whose_kind_has_none_are_tracked(
-    tree: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    tree: Path, work: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """A flop class under sources/: its schema has no claims, the engine still checks them."""
     (tree / "flops" / "decode-kv-cache-read.yaml").rename(
@@ -373,7 +408,7 @@ def test_claims_in_a_folder_whose_kind_has_none_are_tracked(
     before = incremental_run(tree)
     model = tree / "models" / "llama-3.1-70b.yaml"
     model.write_text(model.read_text().replace("  heads: 64\n", "  heads: 649\n", 1))
-    found = assert_incremental_is_full(tmp_path, monkeypatch)
+    found = assert_incremental_is_full(work, monkeypatch)
     moved = "records/sources/decode-kv-cache-read.yaml"
     eq_before = {f.message for f in before if f.location.path == moved and f.code.startswith("EQ")}
     eq_after = {f.message for f in found if f.location.path == moved and f.code.startswith("EQ")}
@@ -394,7 +429,7 @@ def test_a_hot_record_rechecks_its_dependants_and_no_more(tree: Path) -> None:
 
 
 def test_a_placement_sees_a_changed_receipt_on_its_link(
-    tree: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    tree: Path, work: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """The ledger finds receipts by interconnect, not by reference: still re-checked."""
     before = incremental_run(tree)
@@ -402,13 +437,13 @@ def test_a_placement_sees_a_changed_receipt_on_its_link(
         text = receipt.read_text()
         receipt.write_text(NUMBER.sub(lambda m: f"{m.group(1)}{float(m.group(2)) * 1000:g}", text))
     found = incremental_run(tree)
-    assert as_rows(found) == as_rows(full_run(tmp_path, monkeypatch)())
+    assert as_rows(found) == as_rows(full_run(work, monkeypatch)())
     new = {(f.code, f.location.path) for f in found} - {(f.code, f.location.path) for f in before}
     assert any(path.startswith("records/placements/") for _, path in new), new  # it reached one
 
 
 def test_a_changed_figure_re_checks_the_prose_that_templates_it(
-    tree: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    tree: Path, work: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """The GB200 copy receipt's summary templates another receipt it names nowhere else."""
     incremental_run(tree)
@@ -419,7 +454,7 @@ def test_a_changed_figure_re_checks_the_prose_that_templates_it(
     )
     found = incremental_run(tree)
     assert stats().mode == "incremental"
-    assert as_rows(found) == as_rows(full_run(tmp_path, monkeypatch)())
+    assert as_rows(found) == as_rows(full_run(work, monkeypatch)())
     citing = "records/receipts/azure-nd-gb200-v6-host-device-copy.yaml"
     assert [
         (f.code, f.location.line) for f in found if f.location.path == citing and f.code != "PR003"
@@ -427,10 +462,10 @@ def test_a_changed_figure_re_checks_the_prose_that_templates_it(
 
 
 def test_a_changed_measurement_rechecks_the_prediction_that_names_it(
-    tree: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    tree: Path, work: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """`measured: receipts/<id>#...` is a reference: editing the receipt re-checks the model."""
-    truth = Path(__file__).resolve().parent / "fixtures" / "truth"
+    truth = Path(__file__).resolve().parents[1] / "fixtures" / "truth"
     for folder in ("flops", "receipts"):
         for path in (truth / folder).glob("*.yaml"):
             shutil.copy(path, tree / folder / path.name)
@@ -442,40 +477,40 @@ def test_a_changed_measurement_rechecks_the_prediction_that_names_it(
         tree / "sources" / "truth-doc.yaml",
     ):
         path.write_text(path.read_text().replace("sources/doc", "sources/truth-doc"))
-    assert as_rows(incremental_run(tree)) == as_rows(full_run(tmp_path, monkeypatch)())
+    assert as_rows(incremental_run(tree)) == as_rows(full_run(work, monkeypatch)())
     receipt = tree / "receipts" / "ar.yaml"
     receipt.write_text(receipt.read_text().replace("{value: 42, unit: us", "{value: 60, unit: us"))
     found = incremental_run(tree)
     assert stats().mode == "incremental"
     assert [f.code for f in found if f.location.path.endswith("flops/ring.yaml")] == ["EQ018"]
-    assert as_rows(found) == as_rows(full_run(tmp_path, monkeypatch)())
+    assert as_rows(found) == as_rows(full_run(work, monkeypatch)())
 
 
 def test_editing_a_used_equation_rechecks_the_record_that_uses_it(
-    tree: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    tree: Path, work: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """`equations: {read: {uses: flops/compose-read#step}}` is a reference: the user follows."""
-    fixtures = Path(__file__).resolve().parent / "fixtures" / "compose"
+    fixtures = Path(__file__).resolve().parents[1] / "fixtures" / "compose"
     for path in fixtures.rglob("*.yaml"):
         shutil.copy(path, tree / path.relative_to(fixtures))
-    assert as_rows(incremental_run(tree)) == as_rows(full_run(tmp_path, monkeypatch)())
+    assert as_rows(incremental_run(tree)) == as_rows(full_run(work, monkeypatch)())
     used = tree / "flops" / "compose-read.yaml"
     used.write_text(used.read_text().replace("P*b_w/(N*BW_hbm)", "P*b_w/BW_hbm"))
     found = incremental_run(tree)
     assert stats().mode == "incremental"
     assert [f.code for f in found if f.location.path.endswith("flops/compose-tp.yaml")] == ["EQ007"]
-    assert as_rows(found) == as_rows(full_run(tmp_path, monkeypatch)())
+    assert as_rows(found) == as_rows(full_run(work, monkeypatch)())
 
 
 def test_scope_of_paths_matches_the_checker(
-    tree: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    tree: Path, work: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     target = tree / "hardware" / "nvidia-h100-sxm.yaml"
     target.write_text(target.read_text().replace("version: ", "version: 9\nx_version: ", 1))
     incremental_run(tree)
     result = _validate(tree, [target])
     with monkeypatch.context() as patch:
-        patch.setenv("KB_CACHE_DIR", str(tmp_path / "reference-cache"))
+        patch.setenv("KB_CACHE_DIR", str(work / "reference-cache"))
         expected = validate(tree, [target], remember=False)
     assert as_rows(result.findings) == as_rows(expected.findings)
     assert result.checked_paths == expected.checked_paths
@@ -502,13 +537,13 @@ def test_another_working_directory_is_a_full_run(
     assert all(not f.location.path.startswith("records/") for f in findings)
 
 
-def test_the_command_line_uses_it_and_full_is_an_option(tree: Path, tmp_path: Path) -> None:
-    first = run_kb(["validate"], tmp_path)
-    second = run_kb(["validate"], tmp_path)
-    forced = run_kb(["validate", "--full"], tmp_path)
+def test_the_command_line_uses_it_and_full_is_an_option(tree: Path, work: Path) -> None:
+    first = run_kb(["validate"], work)
+    second = run_kb(["validate"], work)
+    forced = run_kb(["validate", "--full"], work)
     assert first.returncode == second.returncode == forced.returncode == 0, first.stdout
     assert first.stdout == second.stdout == forced.stdout
-    assert snapshot_path(tmp_path / ".kb-cache").is_file()
+    assert snapshot_path(work / ".kb-cache").is_file()
 
 
 # ------------------------------------------------------------------ a file that does not load
@@ -524,30 +559,30 @@ def dangling_at(found: list[Finding], path: str) -> list[str]:
 
 
 def test_deleting_a_record_that_does_not_load_rechecks_its_referrers(
-    tree: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    tree: Path, work: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """Shrunk from seed 1's edit 118 of KB_DIFFERENTIAL_EDITS=510 (break, later delete)."""
     source = tree / "sources" / "azure-nd-gb200-v6-results.yaml"
     source.write_text(source.read_text() + "\nbroken: [unclosed\n")
     assert dangling_at(incremental_run(tree), CITING) == []  # unreadable, but there
     source.unlink()
-    found = assert_incremental_is_full(tmp_path, monkeypatch)
+    found = assert_incremental_is_full(work, monkeypatch)
     assert f"{RESULTS!r} names no record" in dangling_at(found, CITING)
 
 
 def test_a_record_that_does_not_load_at_a_dangling_id_rechecks_its_referrers(
-    tree: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    tree: Path, work: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     source = tree / "sources" / "azure-nd-gb200-v6-results.yaml"
     source.rename(source.with_name("moved.yaml"))
     assert dangling_at(incremental_run(tree), CITING)
     source.write_text("broken: [unclosed\n")  # the id is back, in a file kb cannot read
-    found = assert_incremental_is_full(tmp_path, monkeypatch)
+    found = assert_incremental_is_full(work, monkeypatch)
     assert dangling_at(found, CITING) == []
 
 
 def test_a_suggested_id_that_goes_with_a_file_that_does_not_load_is_not_suggested(
-    tree: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    tree: Path, work: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """RF001's "did you mean" names any id of the tree, unreadable records' too."""
     typo = tree / "hardware" / "nvidia-h100-sxm.yaml"
@@ -558,7 +593,7 @@ def test_a_suggested_id_that_goes_with_a_file_that_does_not_load_is_not_suggeste
     hints = [f.hint for f in incremental_run(tree) if f.code == "RF001"]
     assert hints == [f"did you mean {RESULTS!r}?"]
     source.unlink()
-    found = assert_incremental_is_full(tmp_path, monkeypatch)
+    found = assert_incremental_is_full(work, monkeypatch)
     assert f"did you mean {RESULTS!r}?" not in [f.hint for f in found if f.code == "RF001"]
 
 
@@ -585,18 +620,18 @@ def settle(monkeypatch: pytest.MonkeyPatch, seconds: float = 1.0) -> None:
 
 
 def test_an_unchanged_tree_reads_no_file_and_a_settled_edit_is_read(
-    tree: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    tree: Path, work: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     settle(monkeypatch)
     incremental_run(tree)
     read = count_reads(monkeypatch)
-    assert as_rows(incremental_run(tree)) == as_rows(full_run(tmp_path, monkeypatch)())
+    assert as_rows(incremental_run(tree)) == as_rows(full_run(work, monkeypatch)())
     assert (stats().mode, read) == ("snapshot", [])
     path = tree / "hardware" / "nvidia-h100-sxm.yaml"
     assert keep_size_and_mtime(path.parent.parent, FixedChoice(path)) != "nothing"
     found = incremental_run(tree)
     assert (stats().mode, read) == ("incremental", [str(path)])  # only the ctime told
-    assert as_rows(found) == as_rows(full_run(tmp_path, monkeypatch)())
+    assert as_rows(found) == as_rows(full_run(work, monkeypatch)())
 
 
 class FixedChoice(random.Random):
@@ -628,7 +663,7 @@ def test_touched_files_are_read_once_then_trusted(
 
 
 def test_rapid_same_size_edits_on_a_coarse_clock_are_seen(
-    tree: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    tree: Path, work: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """Timestamps in steps of 2 s (FAT's): the racy rule catches a second edit in the same step.
 
@@ -650,11 +685,11 @@ def test_rapid_same_size_edits_on_a_coarse_clock_are_seen(
         keep_size_and_mtime(tree, FixedChoice(path, seed))
         incremental_run(tree)
         keep_size_and_mtime(tree, FixedChoice(path, seed + 100))
-        assert as_rows(incremental_run(tree)) == as_rows(full_run(tmp_path, monkeypatch)())
+        assert as_rows(incremental_run(tree)) == as_rows(full_run(work, monkeypatch)())
 
 
 def test_a_symlink_moved_to_a_file_with_the_same_bytes_is_rechecked(
-    tree: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    tree: Path, work: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """Same bytes, another target: the link's record id (its resolved path) changed."""
     path = tree / "hardware" / "nvidia-h100-sxm.yaml"
@@ -662,11 +697,11 @@ def test_a_symlink_moved_to_a_file_with_the_same_bytes_is_rechecked(
     incremental_run(tree)
     assert os.readlink(path.with_name("nvidia-h100-sxm-ln.yaml")) == path.name
     retarget_a_symlink(tree, FixedChoice(path))
-    assert_incremental_is_full(tmp_path, monkeypatch)
+    assert_incremental_is_full(work, monkeypatch)
 
 
 def test_a_record_in_a_new_folder_is_found_though_no_old_folder_changed(
-    tree: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    tree: Path, work: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """Only the new folder's stat moves when a file is added to it: every folder is probed."""
     extra = tree / "sources" / "extra"
@@ -674,4 +709,4 @@ def test_a_record_in_a_new_folder_is_found_though_no_old_folder_changed(
     settle(monkeypatch)
     incremental_run(tree)
     shutil.copy(tree / "sources" / "apxml-llama-3.1-405b.yaml", extra / "copy.yaml")
-    assert_incremental_is_full(tmp_path, monkeypatch)
+    assert_incremental_is_full(work, monkeypatch)

@@ -6,6 +6,7 @@ order, each one's matches in document order.
 
 from __future__ import annotations
 
+import os
 from collections.abc import Iterator
 from typing import Any
 
@@ -19,6 +20,10 @@ from kb.model import KINDS, Record, Reference
 from kb.prose.fields import record_templates
 from kb.references import record_references, reference_templates
 from tests.conftest import SHIPPED_RECORDS
+
+# Generated documents per kind: a fixed seed (tests/conftest.py's profile) and 25 a push
+# (was 60); `KB_FUZZ_EXAMPLES` raises it as it raises the fuzzers' (tests/fuzz), here / 6.
+EXAMPLES_PER_KIND = max(25, int(os.environ.get("KB_FUZZ_EXAMPLES", "150")) // 6)
 
 
 def _follow(node: Any, template: tuple[str, ...], pointer: str) -> Iterator[tuple[str, Any]]:
@@ -80,7 +85,7 @@ def documents(draw: st.DrawFn, kind: str) -> Any:
 
 
 @pytest.mark.parametrize("kind", KINDS)
-@settings(max_examples=60, deadline=None)
+@settings(max_examples=EXAMPLES_PER_KIND, deadline=None)
 @given(data=st.data())
 def test_generated_documents_give_the_plain_walks_references(kind: str, data: Any) -> None:
     record = Record(f"x/{kind}", kind, "records/x.yaml", data.draw(documents(kind)))

@@ -155,7 +155,7 @@ def test_concurrent_writers_leave_a_readable_store(tmp_path: Path) -> None:
     print(f"concurrent writers: {len(keys)} of {4 * 15 * 30} entries kept, all intact")
 
 
-PACKAGE = Path(__file__).resolve().parent.parent / "kb"
+PACKAGE = Path(__file__).resolve().parents[2] / "kb"
 
 
 def test_one_store_and_one_fingerprint() -> None:

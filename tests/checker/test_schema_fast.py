@@ -14,7 +14,7 @@ from hypothesis import strategies as st
 from kb import schema
 from kb.model import KIND_BY_FOLDER, Record
 
-RECORDS = Path(__file__).resolve().parent.parent / "records"
+RECORDS = Path(__file__).resolve().parents[2] / "records"
 SHIPPED = sorted(RECORDS.rglob("*.yaml"))
 ODD_VALUES = st.one_of(
     st.none(),
