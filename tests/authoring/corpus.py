@@ -6,10 +6,14 @@ replacement>`) or adds a file (`add: <path under records/>`, `text:`). It is
 checked with the real command line, `kb validate --format json <file>`, and what
 it found is compared with what the unedited tree gives for that file (the shipped
 records carry warnings of their own): the mistake must add exactly one finding.
+
+Per push the tree is a sample of the shipped records (`sample_roots`, copied by
+tests/sample.py); `KB_FULL=1` runs the corpus on the whole shipped tree.
 """
 
 from __future__ import annotations
 
+import functools
 import json
 import os
 from collections import Counter
@@ -20,6 +24,8 @@ import yaml
 from click.testing import CliRunner
 
 from kb.cli import cli
+from tests.conftest import SHIPPED_RECORDS
+from tests.sample import ROOTS
 
 HERE = Path(__file__).resolve().parent
 MISTAKES = HERE / "mistakes.yaml"
@@ -28,6 +34,58 @@ MISTAKES = HERE / "mistakes.yaml"
 def mistakes() -> list[dict[str, Any]]:
     data = yaml.safe_load(MISTAKES.read_text(encoding="utf-8"))
     return list(data["mistakes"])
+
+
+@functools.cache
+def _parsed(text: str) -> Any:
+    return yaml.load(text, Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))
+
+
+def prose_only(mistake: dict[str, Any]) -> bool:
+    """True when `mistake` edits a shipped record's `summary` (its prose) and nothing else.
+
+    Parsed before and after the edit, the record differs in `summary` alone (an edit
+    that breaks the YAML is not prose)."""
+    if "edit" not in mistake:
+        return False
+    original = (SHIPPED_RECORDS / f"{mistake['edit']}.yaml").read_text(encoding="utf-8")
+    before = _parsed(original)
+    try:
+        after = _parsed(original.replace(mistake["replace"], mistake["with"]))
+    except yaml.YAMLError:  # the mistake breaks the file: not prose alone
+        return False
+    if not isinstance(after, dict) or before.get("summary") == after.get("summary"):
+        return False
+    return {k: v for k, v in before.items() if k != "summary"} == {
+        k: v for k, v in after.items() if k != "summary"
+    }
+
+
+def sample_roots() -> tuple[str, ...]:
+    """The roots of the per-push tree (tests/sample.py copies them with every record they cite).
+
+    Why the sample holds what the whole tree holds: `kb validate FILE` reports the
+    findings on FILE and the cross-record findings on the files that reference FILE's
+    records (kb/commands/validate.py `_caused_by`), and a record's check reads the records
+    it references. So what a mistake adds is decided by its record, the records it cites
+    and the records that cite it. The roots are tests/sample.py's `ROOTS`, every record a
+    mistake edits, and every shipped record that references one, except where each
+    mistake on that record edits only its `summary` (prose a referrer never reads: it
+    binds fields, `id#field`); the closure adds what they cite. An added file
+    (`add:`) cites records of the sample: a missing one would add RF001, failing the
+    test, never passing it. tests/authoring/test_sample.py holds these premises.
+    """
+    from tests.small_tree import shipped_kb
+
+    referrers: dict[str, set[str]] = {}
+    for reference in shipped_kb().references:
+        referrers.setdefault(reference.target.split("#")[0], set()).add(reference.source_id)
+    edits = [m for m in mistakes() if "edit" in m]
+    roots = set(ROOTS) | {m["edit"] for m in edits}
+    for record_id in {m["edit"] for m in edits}:
+        if not all(prose_only(m) for m in edits if m["edit"] == record_id):
+            roots |= referrers.get(record_id, set())
+    return tuple(sorted(roots))
 
 
 def validate(root: Path, target: Path) -> list[dict[str, Any]]:

@@ -1,6 +1,7 @@
 """The author-mistake corpus (tests/authoring/mistakes.yaml): one mistake, one finding.
 
-Each mistake is applied to a copy of the shipped records and checked with the real
+Each mistake is applied to a copy of records (per push a sample of the shipped ones:
+tests/authoring/corpus.py `sample_roots`; all of them with `KB_FULL=1`) and checked with the real
 command line (`kb validate --format json`): it must add exactly one finding, with the
 expected code, at the mistake's line (and column where given), and its message and
 hint must name what is wrong and the fix.
@@ -14,18 +15,24 @@ from typing import Any
 
 import pytest
 
-from tests.authoring.corpus import added_findings, expected_line, mistakes
+from tests.authoring.corpus import added_findings, expected_line, mistakes, sample_roots
 from tests.conftest import SHIPPED_RECORDS
+from tests.sample import full, sample_copy
 from tests.warm import seed
 
 CORPUS = mistakes()
 
 
 @pytest.fixture(scope="module")
-def records_copy(tmp_path_factory: pytest.TempPathFactory, shipped_stores: Path) -> Path:
+def records_copy(tmp_path_factory: pytest.TempPathFactory, request: pytest.FixtureRequest) -> Path:
+    """Per push the sample of `sample_roots` (~200 records: why it holds what the shipped
+    tree holds is in its docstring), checked cold; with `KB_FULL=1` the shipped records
+    from the stores their cold check left (tests/warm.py)."""
     root = tmp_path_factory.mktemp("authoring") / "records"
+    if not full():
+        return sample_copy(root, sample_roots())
     shutil.copytree(SHIPPED_RECORDS, root)
-    seed(shipped_stores, root.parent / "cache")  # the cache below (tests/warm.py)
+    seed(request.getfixturevalue("shipped_stores"), root.parent / "cache")  # the cache below
     return root
 
 

@@ -23,11 +23,28 @@ from tests.conftest import REPO, SHIPPED_RECORDS, git
 from tests.sample import full, sample_copy
 from tests.warm import seed
 
-# Only what a user's shell would have: no PYTHONPATH pointing into the checkout.
+# Only what a user's shell would have: no PYTHONPATH pointing into the checkout, no
+# PYTHONDONTWRITEBYTECODE (Python caches the bytecode of what it imports, as for a
+# user). And pip (this interpreter's, pre-commit's, the build's) installs without
+# compiling every module to bytecode (`PIP_COMPILE=0`, pip's `--no-compile`): compiling
+# SymPy's ~1,000 modules costs ~17 CPU-s per environment (the wheel's venv, pre-commit's
+# hook environment: measured 25.5 -> 8.1 and 29.4 -> 14.2 CPU-s), while kb's first run
+# in each compiles only what it imports (~4.5 CPU-s), into the same venv, once; what
+# runs is the same.
 CLEAN_ENV = {
-    k: v
-    for k, v in os.environ.items()
-    if k not in ("PYTHONPATH", "KB_SCHEMAS", "KB_CACHE_DIR", "VIRTUAL_ENV")
+    **{
+        k: v
+        for k, v in os.environ.items()
+        if k
+        not in (
+            "PYTHONPATH",
+            "KB_SCHEMAS",
+            "KB_CACHE_DIR",
+            "VIRTUAL_ENV",
+            "PYTHONDONTWRITEBYTECODE",
+        )
+    },
+    "PIP_COMPILE": "0",
 }
 
 
@@ -122,12 +139,13 @@ def seed_repository(repo: Path, stores: Path) -> Path:
 def readme_snippet() -> str:
     """The pre-commit configuration README.md shows (the fenced yaml block with `repos:`)."""
     text = (REPO / "README.md").read_text(encoding="utf-8")
-    blocks = re.findall(r"```yaml\n(.*?)```", text, flags=re.S)
+    blocks: list[str] = re.findall(r"```yaml\n(.*?)```", text, flags=re.S)
     (snippet,) = [block for block in blocks if block.startswith("repos:")]
     return snippet
 
 
 def readme_rev() -> str:
+    """The `rev:` README.md's snippet names (the release tag the hook tests install)."""
     match = re.search(r"^\s+rev: (\S+)$", readme_snippet(), flags=re.M)
     assert match, readme_snippet()
     return match.group(1)
