@@ -42,7 +42,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from tests.site.chromium import PHONE, WIDEST, chromium, close_shared, shared_is_running
+from tests.site.chromium import PHONE, WIDEST, chromium
 
 DESKTOP = 1280
 
@@ -443,7 +443,6 @@ def crawl_site(
     phone: dict[str, Visit] = {}
     desktop: dict[str, Visit] = {}
     dark_visits: dict[str, Visit] = {}
-    running = shared_is_running()  # a module's browser, if any, is left as it was
     with chromium() as browser:
         if "desktop" in widths:
             desktop = _file_crawl(
@@ -482,8 +481,6 @@ def crawl_site(
                 browser, site, every, set(audited), audits, held, axe_source, reads.get("phone"),
                 shots, digests,
             )  # fmt: skip
-    if not running:
-        close_shared()  # no Playwright thread outlives the crawl (tests/site/conftest.py)
     written = [
         s[0] for s in _shots_of(shots, [*phone], PHONE) + _shots_of(shots, [*desktop], DESKTOP)
     ]
