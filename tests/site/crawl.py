@@ -428,6 +428,7 @@ def crawl_site(
     reads: dict[str, dict[str, str]] | None = None,
     shots: Shots | None = None,
     widths: tuple[str, ...] = ("phone", "desktop"),
+    every_phone_rule: bool | None = None,
 ) -> Crawl:
     """Visit `pages` (every page of `site` when None) at phone width, `audited` at desktop
     width, `dark` in dark; `loaded` at desktop width too, without axe (what went wrong while
@@ -438,6 +439,8 @@ def crawl_site(
     the tests that read a page's layout read it in the crawl instead of loading it again.
     `shots` takes screenshots of the pages it names at each width (light palette).
     `widths` picks the phone crawl, the desktop crawls (light and dark) or both.
+    `every_phone_rule`: the phone audit runs every rule but colour on every audited page
+    (by default with KB_FULL=1), not PHONE_RULES where the DOM is the desktop's.
     """
     reads = reads or {}
     phone: dict[str, Visit] = {}
@@ -479,7 +482,7 @@ def crawl_site(
             digests = {page: visit.dom for page, visit in desktop.items() if visit.dom}
             phone = _phone_crawl(
                 browser, site, every, set(audited), audits, held, axe_source, reads.get("phone"),
-                shots, digests,
+                shots, digests, full_run() if every_phone_rule is None else every_phone_rule,
             )  # fmt: skip
     written = [
         s[0] for s in _shots_of(shots, [*phone], PHONE) + _shots_of(shots, [*desktop], DESKTOP)
@@ -503,6 +506,7 @@ def _phone_crawl(
     reads: dict[str, str] | None,
     shots: Shots | None,
     digests: dict[str, str],
+    every_rule: bool,
 ) -> dict[str, Visit]:
     phone: dict[str, Visit] = {}
     axe_width, _, phone_options = audits["phone-light"]
@@ -519,7 +523,7 @@ def _phone_crawl(
 
     def choose(desktop: str) -> Callable[[str], tuple[str, Audit]]:
         """PHONE_RULES where the page's AXE_DOM digest is the desktop's; else every rule."""
-        if full_run():
+        if every_rule:
             return lambda _: ("full", phone_audit)
         return lambda dom: ("layout", layout_audit) if dom == desktop else ("full", phone_audit)
 
