@@ -145,24 +145,15 @@ def full_run() -> bool:
 # elements (a non-blank text node of their own, or a form control) by exactly those
 # computed values (and whether its own text is one character, which axe leaves undecided)
 # and keeps the first element of each group; axe's colour contrast then
-# runs on those alone (with their descendants). A group's key is a digest of those values
-# (not a page's numbering), so one audit (one crawl's context) skips on later pages the
-# groups an earlier page decided: the same values, the same verdict (axe_audit).
-# tests/site/test_contrast_sample.py shows
+# runs on those alone (with their descendants). tests/site/test_contrast_sample.py shows
 # on probe pages per push, and on every audited page with KB_FULL=1, that the groups with
 # a violation are the same in the sampled and in the full run.
-STYLE_GROUPS = """(seen) => {
-  const chainOf = new Map();
-  const intern = (s) => {  // a digest of the chain's styles: the same on every page
-    let h1 = 0xdeadbeef, h2 = 0x41c6ce57;
-    for (let i = 0; i < s.length; i++) {
-      const c = s.charCodeAt(i);
-      h1 = Math.imul(h1 ^ c, 2654435761);
-      h2 = Math.imul(h2 ^ c, 1597334677);
-    }
-    h1 = Math.imul(h1 ^ (h1 >>> 16), 2246822507) ^ Math.imul(h2 ^ (h2 >>> 13), 3266489909);
-    h2 = Math.imul(h2 ^ (h2 >>> 16), 2246822507) ^ Math.imul(h1 ^ (h1 >>> 13), 3266489909);
-    return (h2 >>> 0).toString(36) + (h1 >>> 0).toString(36);
+STYLE_GROUPS = """() => {
+  const ids = new Map(), chainOf = new Map();
+  const intern = (s) => {
+    let i = ids.get(s);
+    if (i === undefined) ids.set(s, (i = ids.size));
+    return i;
   };
   const BOX = ["background-color", "background-image", "background-clip", "opacity", "filter",
     "mix-blend-mode", "backdrop-filter", "position", "z-index", "overflow-x", "overflow-y",
@@ -202,8 +193,7 @@ STYLE_GROUPS = """(seen) => {
     if (!groups.has(group)) groups.set(group, e);
   }
   window.__kbGroupOf = of;
-  const known = new Set(seen || []);  // decided on an earlier page of the crawl
-  window.__kbSample = [...groups].filter(([group]) => !known.has(group)).map(([, e]) => e);
+  window.__kbSample = [...groups.values()];
   return window.__kbSample.length;
 }"""
 # Colour contrast on the sample; then, for each group whose checked element axe left
@@ -220,8 +210,6 @@ SAMPLED_CONTRAST = """async (options) => {
     if (group !== undefined && !group.includes("#short")) undecided.add(group);
   }
   const checked = new Set(window.__kbSample);
-  window.__kbDecided = [...new Set(window.__kbSample.map((e) => window.__kbGroupOf.get(e)))]
-    .filter((group) => !undecided.has(group));
   const rest = [...window.__kbGroupOf]
     .filter(([e, group]) => undecided.has(group) && !checked.has(e)).map(([e]) => e);
   return rest.length ? [first, await run(rest)] : [first];
@@ -343,14 +331,9 @@ def axe_audit(options: dict[str, Any], held: set[str], *, sample: bool | None = 
     """Run axe on a loaded page with `options`; keep serious, critical and `held` violations.
 
     Colour contrast runs on one element of each style group (STYLE_GROUPS) unless `sample`
-    is False (by default: unless KB_FULL=1), and, from page to page of one audit (one
-    crawl's context: one palette, one width), only on the groups no earlier page decided:
-    the verdict is a function of the values the group is made of, the same on every page
-    that shows them (a group axe left undecided is checked again where it appears next).
-    Every other rule runs on the whole page.
+    is False (by default: unless KB_FULL=1); every other rule runs on the whole page.
     """
     sampled = (not full_run()) if sample is None else sample
-    decided: set[str] = set()  # style groups whose contrast an earlier page decided
 
     def audit(page: Any) -> tuple[list[str], str]:
         runs: list[tuple[str, dict[str, Any]]] = [("document", options)]
@@ -359,15 +342,12 @@ def axe_audit(options: dict[str, Any], held: set[str], *, sample: bool | None = 
             runs = [("document", rest)] if rest is not None else []
             contrast = {**options, "runOnly": {"type": "rule", "values": [CONTRAST]}}
             contrast.pop("rules", None)
-            if page.evaluate(STYLE_GROUPS, sorted(decided)):
-                runs.append(("sample", contrast))
-            elif not page.evaluate("() => window.__kbGroupOf.size"):
-                runs.append(("document", contrast))  # no text: the page as axe would see it
+            # A page without text: the whole (empty) page, as axe would see it.
+            runs.append(("sample" if page.evaluate(STYLE_GROUPS) else "document", contrast))
         found, version = [], ""
         for context, run_options in runs:
             if context == "sample":
                 results = page.evaluate(SAMPLED_CONTRAST, run_options)
-                decided.update(page.evaluate("() => window.__kbDecided"))
             else:
                 results = [
                     page.evaluate(
@@ -378,8 +358,6 @@ def axe_audit(options: dict[str, Any], held: set[str], *, sample: bool | None = 
             for result in results:
                 version = str(result["testEngine"]["version"])
                 found += _shown(result, held)
-        if not version:  # every group decided on earlier pages: axe ran no rule here
-            version = str(page.evaluate("() => axe.version"))
         return found, version
 
     return audit

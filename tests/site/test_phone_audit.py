@@ -53,7 +53,7 @@ def test_the_phone_rules_are_rules_axe_runs_by_default() -> None:
 
 def _faults(crawl: Crawl) -> set[str]:
     """Every page's axe violations at either width, as "page: rule"."""
-    found: set[str] = set()
+    found = set()
     for visits in (crawl.desktop, crawl.phone):
         for page, visit in visits.items():
             found.update(f"{page}: {v.split(':', 1)[0]}" for v in visit.axe or [])
