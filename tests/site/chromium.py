@@ -39,7 +39,7 @@ _SHARED: dict[str, Any] = {}
 
 
 def _shared_browser() -> Any:
-    """The module's one browser (and its Playwright driver), launched on first use."""
+    """The worker's one browser (and its Playwright driver), launched on first use."""
     from playwright.sync_api import sync_playwright
 
     browser = _SHARED.get("browser")
@@ -51,14 +51,9 @@ def _shared_browser() -> Any:
     return _SHARED["browser"]
 
 
-def shared_is_running() -> bool:
-    """Whether this process holds the shared browser now (tests/site/crawl.py leaves it so)."""
-    browser = _SHARED.get("browser")
-    return browser is not None and bool(browser.is_connected())
-
-
 def close_shared() -> None:
-    """Close the shared browser and stop its driver (tests/site/conftest.py, at session end)."""
+    """Close the shared browser and stop its driver (tests/site/conftest.py, after the last
+    browser test of a run of them)."""
     browser, playwright = _SHARED.pop("browser", None), _SHARED.pop("playwright", None)
     if browser is not None and browser.is_connected():
         browser.close()
@@ -70,8 +65,9 @@ def close_shared() -> None:
 def chromium() -> Iterator[Any]:
     """A headless browser; fails (never skips) when scripts/install-browser.sh has not run.
 
-    Every block of a test module gets the same browser (a launch and a Playwright driver
-    cost a few CPU-seconds each; tests/site/conftest.py closes it after the module);
+    Every block of a run of browser tests gets the same browser (a launch and a Playwright
+    driver cost a few CPU-seconds each; tests/site/conftest.py closes it when the worker's
+    next test is not a browser test of tests/site);
     each block's own contexts and pages are closed when it ends.
     """
     browser = _shared_browser()

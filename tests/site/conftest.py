@@ -100,17 +100,22 @@ def load(records: Path):  # type: ignore[no-untyped-def]
     return open_kb(records, checked=result), result.findings
 
 
-@pytest.fixture(scope="module", autouse=True)
-def _one_browser_per_module() -> Iterator[None]:
-    """A module's browser tests share one browser (tests/site/chromium.py), closed after it.
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_teardown(item: pytest.Item, nextitem: pytest.Item | None) -> Iterator[None]:
+    """A run of browser tests of this folder shares one browser (tests/site/chromium.py),
+    closed after the last of them, when the worker's next test is not one.
 
     Not kept for the whole process: Playwright's driver keeps a thread alive, and kb never
     forks beside another thread (kb.workers.can_fork), so a worker process that went on
     holding a browser would run every later test's fork pool in process (the full run on
     2 workers showed tests/workers/test_workers.py and tests/workers failing after site modules).
     """
-    yield
-    close_shared()
+    try:
+        return (yield)  # the test's fixtures are torn down first (their contexts closed)
+    finally:
+        follows = nextitem is not None and nextitem.path.parent == HERE
+        if not (follows and nextitem.get_closest_marker("browser") is not None):
+            close_shared()
 
 
 def shared_folder(tmp_path_factory: pytest.TempPathFactory, name: str) -> Path:

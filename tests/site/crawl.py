@@ -11,10 +11,13 @@ pages: tests/site/crawl_fixtures.py (the sample of tests/site/sample_pages.py).
 - Phone, 390 px, over http (tests/site/test_browser.py's server): `pages`. Recorded:
   the page's widths (chromium.WIDEST), what went wrong while it loaded (console errors,
   page errors, failed requests, HTTP errors, dialogs) and, on an audited page, axe's
-  phone audit (every rule but colour contrast: tests/site/test_phone_and_a11y.py says why).
-- Desktop, 1280 x 900, light, from file://: the audited pages, then the `loaded` pages
-  not audited (no axe). Recorded: what went wrong while each loaded, the first screen
-  (test_answer_first.FIRST_SCREEN) and, audited, every axe rule.
+  phone audit: the rules that read what 390 px changes (PHONE_RULES says why), or every
+  rule but colour contrast where the page's DOM differs from the desktop's (AXE_DOM) and
+  with KB_FULL=1 (tests/site/test_phone_and_a11y.py says why not colour contrast).
+- Desktop, 1280 x 900, light, from file:// (first: its AXE_DOM digests pick the phone
+  audit): the audited pages, then the `loaded` pages not audited (no axe). Recorded: what
+  went wrong while each loaded, the first screen (test_answer_first.FIRST_SCREEN) and,
+  audited, every axe rule.
 - Desktop, dark, from file://: the pages that show every component, the colour rules.
 
 One browser context per width and palette (axe's script only in the ones that run it),
@@ -39,7 +42,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from tests.site.chromium import PHONE, WIDEST, chromium, close_shared, shared_is_running
+from tests.site.chromium import PHONE, WIDEST, chromium
 
 DESKTOP = 1280
 
@@ -54,6 +57,8 @@ class Visit:
     axe_versions: set[str] = field(default_factory=set)
     first_screen: dict[str, Any] | None = None
     reads: dict[str, Any] = field(default_factory=dict)  # the crawl's `reads` at this width
+    dom: str = ""  # AXE_DOM's digest of an audited page ("" when not read)
+    rules: str = ""  # at phone width: which audit ran, "layout" (PHONE_RULES) or "full"
 
 
 @dataclass
@@ -211,6 +216,99 @@ SAMPLED_CONTRAST = """async (options) => {
 }"""
 CONTRAST = "color-contrast"
 
+# What 390 px changes for axe, and so which rules the phone audit runs (when not KB_FULL=1).
+# axe's verdict on a rule is a function of the DOM (tags, attributes, text), of the styles
+# it reads and of the geometry of the rules that measure. Going from 1280 to 390 px on
+# this site changes three things: (1) the stylesheet's phone @media block restyles boxes,
+# not colours (test_phone_and_a11y.test_the_phone_layout_changes_no_colour) and hides
+# nothing from a screen reader (no display: none, visibility or content-visibility:
+# tests/site/test_phone_audit.py), but it lays the card tables out as blocks and clips
+# their heads (visually hidden); (2) which boxes overflow and scroll; (3) what
+# scrollers.js marks on the boxes that do: tabindex, role=region, an aria-label. So the
+# phone audit runs the rules that read those: overflow (scrollable-region-focusable);
+# roles, ARIA attributes, tab order and landmarks (what the marks change, and the
+# structure rules whose verdict follows a child's role); the table rules; and the rules
+# that ask whether text is visible on screen (a clipped head, a heading, a link's or a
+# button's text). Every other rule reads only the DOM and the styles the phone block does
+# not touch, and the desktop audit ran it on the same DOM: AXE_DOM reads, at each width,
+# the DOM axe sees (less scrollers.js's marks) and which elements a screen reader skips;
+# where the phone's differs from the desktop's (a script that builds another page at
+# another width, a block hidden on a phone), the phone audit runs every rule (but colour)
+# on that page. KB_FULL=1 runs every rule at phone width on every audited page, and
+# tests/site/test_phone_audit.py shows there that both find the same faults, on the
+# shipped site and on a copy with faults planted.
+PHONE_RULES = [
+    "scrollable-region-focusable",
+    "aria-allowed-attr",
+    "aria-allowed-role",
+    "aria-conditional-attr",
+    "aria-deprecated-role",
+    "aria-hidden-focus",
+    "aria-prohibited-attr",
+    "aria-required-attr",
+    "aria-required-children",
+    "aria-required-parent",
+    "aria-roles",
+    "aria-text",
+    "aria-valid-attr",
+    "aria-valid-attr-value",
+    "presentation-role-conflict",
+    "nested-interactive",
+    "tabindex",
+    "region",
+    "landmark-unique",
+    "landmark-banner-is-top-level",
+    "landmark-contentinfo-is-top-level",
+    "landmark-main-is-top-level",
+    "landmark-no-duplicate-banner",
+    "landmark-no-duplicate-contentinfo",
+    "landmark-no-duplicate-main",
+    "landmark-one-main",
+    "list",
+    "listitem",
+    "definition-list",
+    "dlitem",
+    "th-has-data-cells",
+    "td-headers-attr",
+    "scope-attr-valid",
+    "table-duplicate-name",
+    "empty-table-header",
+    "empty-heading",
+    "link-name",
+    "button-name",
+    "summary-name",
+]
+# A digest of the DOM axe reads on a page, less the attributes scrollers.js sets on the
+# boxes it marks (which differ by width: the phone audit's own rules read them), and of
+# which elements of <body> a screen reader skips (display: none, visibility, content
+# visibility). Equal digests at both widths: the rules outside PHONE_RULES see one page.
+AXE_DOM = """() => {
+  const clone = document.documentElement.cloneNode(true);
+  for (const e of clone.querySelectorAll("[data-scroller]"))
+    for (const a of ["tabindex", "data-scroller", "role", "aria-label"]) e.removeAttribute(a);
+  const skipped = [];
+  document.querySelectorAll("body *").forEach((e, i) => {
+    if (!e.checkVisibility({visibilityProperty: true, contentVisibilityAuto: true}))
+      skipped.push(i);
+  });
+  const text = clone.outerHTML + "|" + skipped.join(",");
+  let h1 = 0xdeadbeef, h2 = 0x41c6ce57;
+  for (let i = 0; i < text.length; i++) {
+    const c = text.charCodeAt(i);
+    h1 = Math.imul(h1 ^ c, 2654435761);
+    h2 = Math.imul(h2 ^ c, 1597334677);
+  }
+  h1 = Math.imul(h1 ^ (h1 >>> 16), 2246822507) ^ Math.imul(h2 ^ (h2 >>> 13), 3266489909);
+  h2 = Math.imul(h2 ^ (h2 >>> 16), 2246822507) ^ Math.imul(h1 ^ (h1 >>> 13), 3266489909);
+  return text.length + ":" + (h2 >>> 0).toString(16) + (h1 >>> 0).toString(16);
+}"""
+
+
+def layout_options(options: dict[str, Any]) -> dict[str, Any]:
+    """`options` (the phone audit's) narrowed to PHONE_RULES."""
+    rest = {k: v for k, v in options.items() if k not in ("rules", "runOnly")}
+    return {**rest, "runOnly": {"type": "rule", "values": PHONE_RULES}}
+
 
 def _without_contrast(options: dict[str, Any]) -> dict[str, Any] | None:
     """`options` minus colour contrast; None when colour contrast was all they ran."""
@@ -285,7 +383,11 @@ def _visit(
     audit: Audit | None = None,
     reads: dict[str, str] | None = None,
     shot: Shot | None = None,
+    dom: bool = False,
+    choose: Callable[[str], tuple[str, Audit]] | None = None,
 ) -> Visit:
+    """Load `url` in `page` and record what the crawl reads there. `dom`: read AXE_DOM (before
+    the audit); `choose`: the audit is picked by that digest (the phone audit), and named."""
     problems.clear()
     page.goto(url, wait_until="load")
     visit = Visit()
@@ -300,6 +402,10 @@ def _visit(
         target, whole = shot
         page.screenshot(path=str(target), full_page=whole, timeout=180_000)  # a long page
     visit.problems = list(problems)  # what the page did while it loaded and was read
+    if dom or choose is not None:
+        visit.dom = str(page.evaluate(AXE_DOM))
+    if choose is not None:
+        visit.rules, audit = choose(visit.dom)
     if audit is not None:
         visit.axe, version = audit(page)
         visit.axe_versions.add(version)
@@ -322,6 +428,7 @@ def crawl_site(
     reads: dict[str, dict[str, str]] | None = None,
     shots: Shots | None = None,
     widths: tuple[str, ...] = ("phone", "desktop"),
+    every_phone_rule: bool | None = None,
 ) -> Crawl:
     """Visit `pages` (every page of `site` when None) at phone width, `audited` at desktop
     width, `dark` in dark; `loaded` at desktop width too, without axe (what went wrong while
@@ -332,19 +439,14 @@ def crawl_site(
     the tests that read a page's layout read it in the crawl instead of loading it again.
     `shots` takes screenshots of the pages it names at each width (light palette).
     `widths` picks the phone crawl, the desktop crawls (light and dark) or both.
+    `every_phone_rule`: the phone audit runs every rule but colour on every audited page
+    (by default with KB_FULL=1), not PHONE_RULES where the DOM is the desktop's.
     """
     reads = reads or {}
     phone: dict[str, Visit] = {}
     desktop: dict[str, Visit] = {}
     dark_visits: dict[str, Visit] = {}
-    running = shared_is_running()  # a module's browser, if any, is left as it was
     with chromium() as browser:
-        if "phone" in widths:
-            every = sorted(site.rglob("*.html")) if pages is None else pages
-            phone = _phone_crawl(
-                browser, site, every, set(audited), audits, held, axe_source, reads.get("phone"),
-                shots,
-            )  # fmt: skip
         if "desktop" in widths:
             desktop = _file_crawl(
                 browser,
@@ -357,6 +459,7 @@ def crawl_site(
                 screened=set(first_screen_pages),
                 reads=reads.get("desktop"),
                 shots=shots,
+                dom=True,  # the phone audit is picked by it
             )
             unaudited = [path for path in loaded if path not in set(audited)]
             desktop |= _file_crawl(
@@ -374,8 +477,13 @@ def crawl_site(
             dark_visits = _file_crawl(
                 browser, site, dark, "dark", axe_audit(audits["desktop-dark"][2], held), axe_source
             )
-    if not running:
-        close_shared()  # no Playwright thread outlives the crawl (tests/site/conftest.py)
+        if "phone" in widths:  # after the desktop crawl: its AXE_DOM digests pick the audit
+            every = sorted(site.rglob("*.html")) if pages is None else pages
+            digests = {page: visit.dom for page, visit in desktop.items() if visit.dom}
+            phone = _phone_crawl(
+                browser, site, every, set(audited), audits, held, axe_source, reads.get("phone"),
+                shots, digests, full_run() if every_phone_rule is None else every_phone_rule,
+            )  # fmt: skip
     written = [
         s[0] for s in _shots_of(shots, [*phone], PHONE) + _shots_of(shots, [*desktop], DESKTOP)
     ]
@@ -397,6 +505,8 @@ def _phone_crawl(
     axe_source: str,
     reads: dict[str, str] | None,
     shots: Shots | None,
+    digests: dict[str, str],
+    every_rule: bool,
 ) -> dict[str, Visit]:
     phone: dict[str, Visit] = {}
     axe_width, _, phone_options = audits["phone-light"]
@@ -409,6 +519,14 @@ def _phone_crawl(
     tabs = {False: plain.new_page(), True: with_axe.new_page()}
     watched = {audit: watch_all(tab) for audit, tab in tabs.items()}
     phone_audit = axe_audit(phone_options, held)
+    layout_audit = axe_audit(layout_options(phone_options), held)
+
+    def choose(desktop: str) -> Callable[[str], tuple[str, Audit]]:
+        """PHONE_RULES where the page's AXE_DOM digest is the desktop's; else every rule."""
+        if every_rule:
+            return lambda _: ("full", phone_audit)
+        return lambda dom: ("layout", layout_audit) if dom == desktop else ("full", phone_audit)
+
     with served(site) as base:
         for path in pages:
             relative = path.relative_to(site).as_posix()
@@ -418,7 +536,7 @@ def _phone_crawl(
                 watched[audit],
                 base + relative,
                 widest=True,
-                audit=phone_audit if audit else None,
+                choose=choose(digests.get(relative, "")) if audit else None,
                 reads=reads,
                 shot=shots.of(relative, PHONE) if shots is not None else None,
             )
@@ -439,6 +557,7 @@ def _file_crawl(
     screened: set[Path] | None = None,
     reads: dict[str, str] | None = None,
     shots: Shots | None = None,
+    dom: bool = False,
 ) -> dict[str, Visit]:
     if not pages:
         return {}
@@ -458,6 +577,7 @@ def _file_crawl(
             audit=audit,
             reads=reads,
             shot=shots.of(relative, DESKTOP) if shots is not None else None,
+            dom=dom,
         )
     context.close()
     return visits

@@ -110,7 +110,7 @@ def shots(folder: Path) -> Shots:
 
 
 def _crawl(site: Path, folder: Path) -> Crawl:
-    """`site` crawled at both widths (tests/site/crawl.py); its browser is closed when it returns.
+    """`site` crawled at both widths (tests/site/crawl.py), in the worker's shared browser.
 
     The pages and axe's options are the tests' own (test_phone_and_a11y, test_answer_first).
     """

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.site.crawl import crawl_site
+from tests.site.crawl import crawl_site, full_run
 from tests.site.test_phone_and_a11y import AUDITS, HELD, axe_source
 
 pytestmark = pytest.mark.browser
@@ -27,6 +27,13 @@ PAGES = {
     "unlabelled.html": "<input>",
     "grey.html": '<p style="color: #bbb; background: #fff">grey on white</p>',
     "inline.html": "<script>document.title = 'inline'</script><p>refused</p>",
+    # A box that scrolls on a phone only, not reachable by keyboard: a layout fault.
+    "narrow.html": '<div style="overflow: auto"><p style="white-space: nowrap">'
+    + "a line wider than a phone, " * 3
+    + "</p></div>",
+    # A script that writes another page on a phone: an image without alt text there only.
+    "phoneonly.html": "<script>if (innerWidth < 600) document.write('<img src=\"data:,\">')"
+    "</script>",
     "dim.html": "<style>p { color: #111; background: #fff }"
     " @media (prefers-color-scheme: dark) { p { background: #000 } }</style><p>dim</p>",
 }
@@ -37,7 +44,7 @@ def test_each_fault_is_recorded_at_its_width_and_in_its_audit(tmp_path: Path) ->
         head = HEAD.format(name).replace("</head>", HEADS.get(name, "") + "</head>")
         (tmp_path / name).write_text(head + body + "</main></body></html>")
     audited = [tmp_path / name for name in ("ok.html", "broken.html", "unlabelled.html")]
-    audited.append(tmp_path / "grey.html")
+    audited += [tmp_path / "grey.html", tmp_path / "narrow.html", tmp_path / "phoneonly.html"]
     crawl = crawl_site(
         tmp_path,
         audited,
@@ -71,12 +78,24 @@ def test_each_fault_is_recorded_at_its_width_and_in_its_audit(tmp_path: Path) ->
     # axe runs on the audited pages only, and at phone width without colour contrast.
     assert phone["wide.html"].axe is None and phone["ok.html"].axe == []
     assert all(v.axe_versions == {"4.12.1"} for v in desktop.values())
-    for visits in (phone, desktop):
+    # An unlabelled input is the DOM's fault, found at desktop width (at phone width too
+    # with KB_FULL=1; per push the phone audit's rules are the layout's: PHONE_RULES).
+    for visits in (phone, desktop) if full_run() else (desktop,):
         found = visits["unlabelled.html"].axe
         assert found is not None and any(v.startswith("label: ") for v in found), found
     grey_desk, grey_phone = desktop["grey.html"].axe, phone["grey.html"].axe
     assert grey_desk is not None and any(v.startswith("color-contrast: ") for v in grey_desk)
     assert grey_phone == []
+
+    # At phone width axe runs PHONE_RULES where the DOM is the desktop's, and finds the box
+    # that scrolls on a phone only; every rule where a script wrote another DOM on a phone.
+    layout = "full" if full_run() else "layout"  # KB_FULL=1: every rule on every page
+    assert phone["ok.html"].rules == phone["narrow.html"].rules == layout
+    assert phone["phoneonly.html"].rules == "full"
+    assert desktop["narrow.html"].axe == desktop["phoneonly.html"].axe == []
+    narrow, only = phone["narrow.html"].axe, phone["phoneonly.html"].axe
+    assert narrow is not None and any(v.startswith("scrollable-region-focusable: ") for v in narrow)
+    assert only is not None and any(v.startswith("image-alt: ") for v in only), only
 
     # The first screen is read where asked, at desktop width; the dark audit sees the dark.
     assert desktop["ok.html"].first_screen == {"title": "ok.html", "width": 1280}

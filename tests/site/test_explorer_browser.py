@@ -4,9 +4,10 @@ At least ten configurations (infeasible, unpriced and feasible mappings; one and
 nodes; two batches; two models) are set through the page's controls' code path
 (window.kbExplore.set) and every figure, the memory verdict and every ledger row
 shown is compared with the same option of `kb plan --format json` for the same
-question: the exact value (data-exact) and kb's text for it. The page loads from
-file:// under the site's CSP, at desktop and phone width, and passes the axe audits
-the other pages pass. Timing is printed by bench/explorer.py, never asserted here.
+question: the exact value (data-exact) and kb's text for it. The page loads under the
+site's CSP from file:// at desktop width and over http at phone width (the crawl of
+tests/site/crawl.py), and passes the axe audits the other pages pass. Timing is printed
+by bench/explorer.py, never asserted here.
 """
 
 from __future__ import annotations
@@ -20,8 +21,9 @@ import pytest
 
 from kb.sitegen import explorer, urls
 from tests.site.chromium import PHONE, WIDEST, chromium, watched
+from tests.site.crawl import Crawl, crawl_site
 from tests.site.explorer_site import MENUS, explorer_site, plan_json
-from tests.site.test_phone_and_a11y import AUDITS, HELD, _violations, axe_source
+from tests.site.test_phone_and_a11y import AUDITS, AXE_VERSION, HELD, axe_source
 
 pytestmark = pytest.mark.browser
 
@@ -159,10 +161,11 @@ def test_a_reader_changes_the_batch_with_the_keyboard(
     assert problems == []
 
 
-@pytest.mark.parametrize("audit", ["desktop-light", "phone-light"])
-def test_the_planner_pages_pass_the_axe_audits(
-    browser: Any, site: tuple[Path, Path], audit: str
-) -> None:
+@pytest.fixture(scope="module")
+def planner_crawl(browser: Any, site: tuple[Path, Path]) -> Crawl:
+    """The planner pages crawled once at both widths with axe (tests/site/crawl.py): every
+    rule at desktop width, the phone audit (crawl.PHONE_RULES where the DOM is the
+    desktop's, every rule but colour elsewhere and with KB_FULL=1) at phone width."""
     _, out = site
     pages = [
         out / urls.EXPLORE,
@@ -172,7 +175,28 @@ def test_the_planner_pages_pass_the_axe_audits(
         out / urls.plan_table("models/llama-3.1-70b", H100, 16, 2),
         out / urls.plan_table("models/deepseek-v3", H100, 8, 1),
     ]
-    assert _violations(browser, out, pages, audit) == []
+    return crawl_site(
+        out,
+        pages,
+        [],
+        axe_source=axe_source(),
+        audits=AUDITS,
+        held=HELD,
+        first_screen="",
+        first_screen_pages=[],
+        pages=pages,
+    )
+
+
+@pytest.mark.parametrize("audit", ["desktop-light", "phone-light"])
+def test_the_planner_pages_pass_the_axe_audits(planner_crawl: Crawl, audit: str) -> None:
+    visits = planner_crawl.desktop if audit == "desktop-light" else planner_crawl.phone
+    assert len(visits) == 6
+    found = []
+    for relative, visit in visits.items():
+        assert visit.axe is not None and visit.axe_versions == {AXE_VERSION}, relative
+        found += (f"{relative}: {problem}" for problem in [*visit.problems, *visit.axe])
+    assert found == []
 
 
 def test_a_feasible_result_passes_the_axe_audit_at_phone_width(
