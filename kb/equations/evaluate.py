@@ -160,16 +160,16 @@ def _evaluate(
     record = compose(kb, record).record  # `uses` equations resolved, as the engine checks them
     system = system_of(kb, record.data)
     name = target or _default_target(record, claim)
-    plan, tree = _prepared(kb, record, system, name, bindings, claim)
+    plan, tree, free = _prepared(kb, record, system, name, bindings, claim)
     symbol, expression, expanded, specs = plan.symbol, plan.expression, plan.expanded, plan.specs
     trail = [f"{symbol} = {plan.equation}"]
     if expanded != expression:
         trail.append(f"  = {system.text(expanded)}")
     values = {}
-    for free in sorted(expanded.free_symbols, key=lambda s: s.name):
-        if free.name in specs:  # a wrong input is a usage error before a missing one
-            values[free] = _bind(kb, system, free.name, specs, bindings, trail)
-    unset = sorted(s.name for s in expanded.free_symbols if s.name not in specs)
+    for symbol_in in free:  # by name
+        if symbol_in.name in specs:  # a wrong input is a usage error before a missing one
+            values[symbol_in] = _bind(kb, system, symbol_in.name, specs, bindings, trail)
+    unset = [s.name for s in free if s.name not in specs]
     if unset:
         raise Unset(_unset_message(record, unset, claim, system.units))
     result = _substituted(expanded, tree, values)
@@ -206,8 +206,10 @@ def _prepared(
     name: str,
     bindings: Mapping[str, Any],
     claim: str | None,
-) -> tuple[Prepared, Any]:
-    """`prepare` (strict) and the expanded expression's compiled tree (None: not compiled).
+) -> tuple[Prepared, Any, tuple[sp.Symbol, ...]]:
+    """`prepare` (strict), the expanded expression's tree (None: not compiled), its symbols.
+
+    The free symbols of the expanded expression come sorted by name.
 
     The expansion depends on the record, the target, the claim and which symbols are
     bound, never on their values: a frozen knowledge base's run expands it once
@@ -215,17 +217,18 @@ def _prepared(
     """
     from kb.equations.evalmemo import evaluations
 
-    def expanded() -> tuple[Prepared, Any]:
+    def expanded() -> tuple[Prepared, Any, tuple[sp.Symbol, ...]]:
         plan = prepare(record, system, name, bindings, claim=claim, strict=True)
-        return plan, _tree(plan.expanded)
+        free = tuple(sorted(plan.expanded.free_symbols, key=lambda s: s.name))
+        return plan, _tree(plan.expanded), free
 
     memo = evaluations(kb)
     if memo is None:
         return expanded()
     question = ("prepare", name, claim, tuple(sorted(bindings)))
-    plan, tree = memo.derived(record, question, expanded)
+    plan, tree, free = memo.derived(record, question, expanded)
     specs = _strict_specs(record, system, bindings, claim)
-    return Prepared(plan.symbol, plan.expression, plan.expanded, plan.equation, specs), tree
+    return Prepared(plan.symbol, plan.expression, plan.expanded, plan.equation, specs), tree, free
 
 
 def _tree(expression: sp.Expr) -> Any:
