@@ -18,6 +18,11 @@ trails differ). Only a frozen knowledge base keeps answers (an unfrozen one may
 still gain records), a binding that cannot be frozen into a key is evaluated every
 time, and a value whose numerator or denominator exceeds MAX_BITS (an exact
 `(1 - k/E)^B` of a long prompt) is not kept: it is rarely asked twice and is large.
+
+The same memo keeps what a record of the frozen knowledge base always gives for one
+question and every scenario would otherwise compute again (`Evaluations.derived`:
+a flop class's equation prepared over the terms the composed ledger binds, with its
+compiled tree): one cache per run, one rule for what may be kept.
 """
 
 from __future__ import annotations
@@ -33,6 +38,7 @@ if TYPE_CHECKING:
     from kb.model import KnowledgeBase, Record
 
 A = TypeVar("A")  # kb.equations.evaluate.Evaluation (a dataclass with `value` and `trail`)
+B = TypeVar("B")  # what `Evaluations.derived` keeps: an immutable value
 
 MAX_EVALUATIONS = 20_000  # answers one run keeps (dropped whole past it)
 MAX_BITS = 4096  # a larger numerator or denominator is not kept
@@ -42,8 +48,17 @@ class Unkeyable(Exception):
     """A binding that cannot be frozen into a key: the question is evaluated every time."""
 
 
+_PLAIN = frozenset({bool, int, float, str, Fraction, type(None)})
+
+
 def frozen(value: Any) -> Hashable:
     """A hashable key equal for equal inputs of the same types (Unkeyable otherwise)."""
+    kind = type(value)
+    if kind in _PLAIN:  # the common case first: no abstract-class check (a pass asks ~10^5)
+        return (kind.__name__, value)
+    if kind is dict:
+        items = [(str(k), frozen(v)) for k, v in value.items()]
+        return ("map", tuple(sorted(items, key=lambda kv: kv[0])))
     if isinstance(value, Mapping):
         items = [(str(k), frozen(v)) for k, v in value.items()]
         return ("map", tuple(sorted(items, key=lambda kv: kv[0])))
@@ -106,6 +121,23 @@ class Evaluations:
         if max(value.numerator.bit_length(), value.denominator.bit_length()) <= MAX_BITS:
             trail = list(getattr(answer, "trail"))  # noqa: B009
             self._keep(key, _Kept(record, replace(answer, trail=trail), None))  # type: ignore[type-var]
+        return answer
+
+    def derived(self, record: Record, question: Hashable, compute: Callable[[], B]) -> B:
+        """`compute()`, a pure function of this very `record` and `question`, kept for the run.
+
+        For what a frozen knowledge base's record always gives the same answer to and
+        that every scenario of a pass asks again (a flop class's equation prepared over
+        the terms the ledger binds): computed once, then the same object is given back.
+        """
+        key: Hashable = ("derived", record.id, id(record), question)
+        found = self.known.get(key)
+        if found is not None and found.record is record:
+            self.reused += 1
+            answer: B = found.answer
+            return answer
+        answer = compute()
+        self._keep(key, _Kept(record, answer, None))
         return answer
 
     def _keep(self, key: Hashable, kept: _Kept) -> None:

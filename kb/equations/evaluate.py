@@ -160,19 +160,19 @@ def _evaluate(
     record = compose(kb, record).record  # `uses` equations resolved, as the engine checks them
     system = system_of(kb, record.data)
     name = target or _default_target(record, claim)
-    plan = prepare(record, system, name, bindings, claim=claim, strict=True)
+    plan, tree, free = _prepared(kb, record, system, name, bindings, claim)
     symbol, expression, expanded, specs = plan.symbol, plan.expression, plan.expanded, plan.specs
     trail = [f"{symbol} = {plan.equation}"]
     if expanded != expression:
         trail.append(f"  = {system.text(expanded)}")
     values = {}
-    for free in sorted(expanded.free_symbols, key=lambda s: s.name):
-        if free.name in specs:  # a wrong input is a usage error before a missing one
-            values[free] = _bind(kb, system, free.name, specs, bindings, trail)
-    unset = sorted(s.name for s in expanded.free_symbols if s.name not in specs)
+    for symbol_in in free:  # by name
+        if symbol_in.name in specs:  # a wrong input is a usage error before a missing one
+            values[symbol_in] = _bind(kb, system, symbol_in.name, specs, bindings, trail)
+    unset = [s.name for s in free if s.name not in specs]
     if unset:
         raise Unset(_unset_message(record, unset, claim, system.units))
-    result = expanded.xreplace(values)
+    result = _substituted(expanded, tree, values)
     finite = bool(result.is_finite)
     known = {**values, symbol: result} if finite else dict(values)
     verdicts = judge(record.data, system, known, lambda n: _value_of(kb, system, n, specs))
@@ -197,6 +197,68 @@ def _evaluate(
     value = _in_unit(result, unit)
     trail.extend(f"  {v.text}" for v in verdicts)
     return Evaluation(record.id, symbol.name, plan.equation, value, unit.text, trail)
+
+
+def _prepared(
+    kb: KnowledgeBase,
+    record: Record,
+    system: System,
+    name: str,
+    bindings: Mapping[str, Any],
+    claim: str | None,
+) -> tuple[Prepared, Any, tuple[sp.Symbol, ...]]:
+    """`prepare` (strict), the expanded expression's tree (None: not compiled), its symbols.
+
+    The free symbols of the expanded expression come sorted by name.
+
+    The expansion depends on the record, the target, the claim and which symbols are
+    bound, never on their values: a frozen knowledge base's run expands it once
+    (kb.equations.evalmemo `Evaluations.derived`), and the specs are those of `bindings`.
+    """
+    from kb.equations.evalmemo import evaluations
+
+    def expanded() -> tuple[Prepared, Any, tuple[sp.Symbol, ...]]:
+        plan = prepare(record, system, name, bindings, claim=claim, strict=True)
+        free = tuple(sorted(plan.expanded.free_symbols, key=lambda s: s.name))
+        return plan, _tree(plan.expanded), free
+
+    memo = evaluations(kb)
+    if memo is None:
+        return expanded()
+    question = ("prepare", name, claim, tuple(sorted(bindings)))
+    plan, tree, free = memo.derived(record, question, expanded)
+    specs = _strict_specs(record, system, bindings, claim)
+    return Prepared(plan.symbol, plan.expression, plan.expanded, plan.equation, specs), tree, free
+
+
+def _tree(expression: sp.Expr) -> Any:
+    """The expression compiled to kb's one evaluable tree (expr.to_tree), or None."""
+    from kb.equations.expr import NotCompiled, to_tree
+
+    try:
+        return to_tree(expression)
+    except NotCompiled:
+        return None
+
+
+def _substituted(expanded: sp.Expr, tree: Any, values: Mapping[sp.Symbol, sp.Rational]) -> Any:
+    """The expression at `values`: on the compiled tree where it is exact, else SymPy's xreplace.
+
+    kb.equations.exact gives the very rational xreplace gives; where it has no value
+    (a division by zero, a power too large for its bounded work) SymPy decides, so
+    an infinite result and its message are SymPy's as before.
+    """
+    from kb.equations.exact import Inexact, evaluate_tree
+
+    if tree is not None:
+        exact = {s.name: coprime_fraction(int(v.p), int(v.q)) for s, v in values.items()}
+        try:
+            found = evaluate_tree(tree, exact)
+        except Inexact:
+            pass
+        else:
+            return sp.Rational(found.numerator, found.denominator)
+    return expanded.xreplace(values)
 
 
 def _declared_text(value: sp.Rational, unit: Unit | None) -> str:

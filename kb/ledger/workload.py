@@ -96,10 +96,37 @@ class StepModel:
     expression: Any  # sympy.Expr over `terms`
     terms: tuple[str, ...]
 
+    @property
+    def tree(self) -> Any:
+        """The expression compiled to kb's one evaluable tree (expr.to_tree), or None."""
+        from kb.equations.expr import NotCompiled, to_tree
+
+        found = self.__dict__.get("_tree", False)
+        if found is False:
+            try:
+                found = to_tree(self.expression)
+            except NotCompiled:
+                found = None
+            object.__setattr__(self, "_tree", found)  # a cache of a frozen field's image
+        return found
+
     def value(self, values: Mapping[str, Any]) -> Any:
-        """The step at `values` (name -> Fraction or SymPy expression), exact where they are."""
+        """The step at `values` (name -> Fraction or SymPy expression), exact where they are.
+
+        Exact inputs are evaluated on the compiled tree (kb.equations.exact, the very
+        value SymPy's xreplace gives); a SymPy input (the break-even solver's symbol), or
+        a value the tree has none for (a division by zero), takes SymPy's path.
+        """
         import sympy as sp
 
+        from kb.equations.exact import Inexact, evaluate_tree
+
+        tree = self.tree
+        if tree is not None and all(isinstance(v, (int, Fraction)) for v in values.values()):
+            try:
+                return evaluate_tree(tree, {n: Fraction(v) for n, v in values.items()})
+            except Inexact:
+                pass
         swap = {
             s: (sp.Rational(v.numerator, v.denominator) if isinstance(v, (int, Fraction)) else v)
             for s in self.expression.free_symbols
@@ -121,10 +148,12 @@ def prepared_models(
     pointer: str,
     what: str,
 ) -> tuple[StepModel, ...] | None:
-    """Equations of one class as kb's evaluator prepares them, each over the terms it binds."""
-    from kb.equations.compose import compose
-    from kb.equations.evaluate import EvaluationError, prepare
-    from kb.equations.system import system_of
+    """Equations of one class as kb's evaluator prepares them, each over the terms it binds.
+
+    A frozen knowledge base prepares them once per run (kb.equations.evalmemo
+    `Evaluations.derived`): the same class record always prepares the same way.
+    """
+    from kb.equations.evalmemo import evaluations
 
     record = res.readable(class_id)
     if record is None:
@@ -132,24 +161,43 @@ def prepared_models(
             pointer, f"{what} needs {class_id}, which is not in the tree"
         )
         return None
-    composed = compose(res.kb, record).record
-    system = system_of(res.kb, composed.data)
+    memo = evaluations(res.kb)
+    kb = res.kb
+    found = (
+        _prepare_models(kb, record, class_id, wanted)
+        if memo is None
+        else memo.derived(
+            record, ("prepared", wanted), lambda: _prepare_models(kb, record, class_id, wanted)
+        )
+    )
+    if isinstance(found, str):
+        _gap_once(res, pointer, found)
+        return None
+    return found
+
+
+def _prepare_models(
+    kb: Any, record: Any, class_id: str, wanted: tuple[tuple[str, tuple[str, ...]], ...]
+) -> tuple[StepModel, ...] | str:
+    """`prepared_models`' pure part: the models, or the gap's message."""
+    from kb.equations.compose import compose
+    from kb.equations.evaluate import EvaluationError, prepare
+    from kb.equations.system import system_of
+
+    composed = compose(kb, record).record
+    system = system_of(kb, composed.data)
     models = []
     for equation, terms in wanted:
         try:
             plan = prepare(composed, system, equation, dict.fromkeys(terms), strict=True)
         except (EvaluationError, ArithmeticError) as exc:
-            _gap_once(res, pointer, f"{class_id} {equation}: {exc}")
-            return None
+            return f"{class_id} {equation}: {exc}"
         extra = sorted(s.name for s in plan.expanded.free_symbols if s.name not in terms)
         if extra:
-            _gap_once(
-                res,
-                pointer,
+            return (
                 f"{class_id} {equation} ({plan.equation}) needs {', '.join(extra)}, which a "
-                f"composed placement does not derive (it binds {', '.join(terms)})",
+                f"composed placement does not derive (it binds {', '.join(terms)})"
             )
-            return None
         text = f"{plan.symbol} = {plan.equation}"
         models.append(StepModel(class_id, equation, text, plan.expanded, terms))
     return tuple(models)
