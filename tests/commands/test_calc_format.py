@@ -7,7 +7,7 @@ from fractions import Fraction
 from pathlib import Path
 
 import pytest
-from hypothesis import given
+from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from kb.commands.calc import result_text
@@ -38,6 +38,7 @@ def test_result_text(value: Fraction, unit: str, text: str) -> None:
     assert result_text(value, unit) == text
 
 
+@settings(deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(
     st.fractions(min_value=Fraction(1, 10**12), max_value=10**6, max_denominator=10**12),
     st.sampled_from(["s", "ms", "us", "ns", "B", "GB", "MiB", "GB/s", "1", "FLOP"]),

@@ -22,6 +22,7 @@ from tests.commands.test_show import truth_tree
 from tests.conftest import REPO, SHIPPED_RECORDS
 from tests.inprocess import kb_in_process
 from tests.ledger.ledger_fixtures import fixture_records, write_tree
+from tests.shipped_outputs import end_to_end_json
 
 OUTPUT = REPO / "kb" / "data" / "output"
 
@@ -89,7 +90,9 @@ def test_list_json(truth: Path, variant: str) -> None:
 
 
 def test_end_to_end_json_on_the_shipped_records() -> None:
-    document = json_out(SHIPPED_RECORDS.parent, "list", "--end-to-end", "--format", "json")
+    """`kb list --end-to-end --format json` at the project folder (run once per worker,
+    in-process, read by the other tests of its rows: tests/shipped_outputs.py)."""
+    document = end_to_end_json()
     assert document["rows"] and document["summary"]["validation_rows"] > 0
     holds(SCHEMAS[("list", "--end-to-end")], document)
 

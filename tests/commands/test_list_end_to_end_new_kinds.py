@@ -7,17 +7,20 @@ NIM rows name their engine; every number printed under `exact` reads back as a f
 
 from __future__ import annotations
 
-import json
 from fractions import Fraction
 
+<<<<<<< HEAD
 from tests.commands.test_cli import invoke
 from tests.conftest import SHIPPED_RECORDS
+=======
+from tests.shipped_outputs import end_to_end_json
+>>>>>>> w16-ledgert
 
 
 def test_the_new_rows_are_listed_with_their_provenance() -> None:
-    code, output = invoke(SHIPPED_RECORDS.parent, "list", "--end-to-end", "--format", "json")
-    assert code == 0, output[-2000:]
-    rows = json.loads(output)["rows"]
+    """What `kb list --end-to-end --format json` prints at the project folder (run once per
+    worker, in-process: tests/shipped_outputs.py)."""
+    rows = end_to_end_json()["rows"]
     by = {(r["receipt"], r["row"]): r for r in rows}
     max_load = by[("receipts/trtllm-v1.0-llama-3.3-70b-throughput-h100-h200-b200", 1)]
     assert max_load["predicted"] and max_load["state"] in ("validated", "contradicted")

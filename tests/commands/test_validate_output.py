@@ -3,6 +3,9 @@
 A tree with one error and 2,000 warnings (written to a temporary folder) must show the
 error in the first lines and fit a screen; `--statistics`, `--quiet`, `--exit-zero` and
 `--output-format` behave as ruff's; the program formats keep every finding.
+
+The commands run in-process (tests/inprocess.py: the same exit code, stdout and stderr,
+without a new interpreter per call); the first test runs the real console script once.
 """
 
 from __future__ import annotations
@@ -13,6 +16,7 @@ from pathlib import Path
 import pytest
 
 from tests.conftest import run_kb, source_yaml, write_tree
+from tests.inprocess import kb_in_process
 
 NOISY_FILES, NUMBERS_PER_FILE = 20, 100  # 2,000 PR003 warnings
 BROKEN = "records/interconnects/link.yaml"
@@ -53,12 +57,14 @@ def noisy(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 def kb(cwd: Path, *args: str) -> tuple[int, str, str]:
-    done = run_kb(["validate", *args], cwd=cwd)
+    done = kb_in_process(["validate", *args], cwd=cwd)
     return done.returncode, done.stdout, done.stderr
 
 
 def test_the_fixture_has_one_error_and_2000_warnings(noisy: Path) -> None:
-    code, out, _ = kb(noisy, "--output-format", "json")
+    """The real console script, in its own process (the other tests run kb in-process)."""
+    done = run_kb(["validate", "--output-format", "json"], cwd=noisy)
+    code, out = done.returncode, done.stdout
     summary = json.loads(out)["summary"]
     assert (code, summary["error"], summary["warning"]) == (1, 1, 2000)
 

@@ -6,7 +6,7 @@ from fractions import Fraction
 from pathlib import Path
 
 import pytest
-from hypothesis import given
+from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from kb.api import open_kb, validate
@@ -30,6 +30,7 @@ def _sign_of_product(roots: list[Fraction], flip: bool):  # type: ignore[no-unty
     return side_at
 
 
+@settings(deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(
     roots=st.lists(positive, max_size=4, unique=True),
     extra=st.lists(positive, max_size=12),

@@ -6,7 +6,7 @@ from __future__ import annotations
 from fractions import Fraction
 from pathlib import Path
 
-from hypothesis import given
+from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from kb.checker import schema_stage
@@ -143,6 +143,7 @@ def test_an_exact_row_wins_then_the_narrowest_bracket() -> None:
 sizes = st.lists(st.integers(1, 2**30), min_size=2, max_size=8, unique=True).map(sorted)
 
 
+@settings(deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(sizes, st.data())
 def test_interpolation_stays_between_its_rows_and_hits_them(
     sizes: list[int], data: st.DataObject

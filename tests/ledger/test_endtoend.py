@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import copy
 import json
+import shutil
 from fractions import Fraction
 from pathlib import Path
 from typing import Any
@@ -27,12 +28,13 @@ from kb.ledger.endtoend import (
     calibration_receipts,
     declaration,
     distribution,
-    evaluate_all,
     evaluate_row,
     percent,
 )
 from kb.ledger.scenario import Scenario, outcome
 from kb.model import KnowledgeBase
+from tests.conftest import SHIPPED_RECORDS
+from tests.shipped_outputs import end_to_end_json, end_to_end_results, end_to_end_text
 
 ROOT = Path(__file__).resolve().parents[2] / "records"
 NEMO_TP = "receipts/nemo-llama-2-7b-h100-tp-latency"
@@ -40,8 +42,9 @@ NEMO_TP1 = "receipts/nemo-llama-2-7b-h100-tp1-latency"
 
 
 @pytest.fixture(scope="module")
-def results(shipped: KnowledgeBase) -> list[RowResult]:
-    return evaluate_all(shipped)
+def results() -> list[RowResult]:
+    """`evaluate_all` on the shipped records, priced once per worker (tests/shipped_outputs.py)."""
+    return list(end_to_end_results())
 
 
 def _row(kb: KnowledgeBase, receipt: str, index: int) -> tuple[Any, dict[str, Any]]:
@@ -156,10 +159,9 @@ def test_percent_is_exact_to_a_tenth() -> None:
 
 
 def test_kb_list_end_to_end_prints_every_row(results: list[RowResult]) -> None:
-    runner = CliRunner()
-    out = runner.invoke(cli, ["list", "--end-to-end", "--format", "json", "--root", str(ROOT)])
-    assert out.exit_code == 0, out.output
-    document = json.loads(out.output)
+    """The command's own run (its JSON and its text, each printed once per worker) agrees
+    with `evaluate_all`'s rows and distribution."""
+    document = end_to_end_json()
     assert len(document["rows"]) == len(results)
     found = distribution(results)
     assert document["summary"]["validation_rows"] == found.rows
@@ -167,14 +169,37 @@ def test_kb_list_end_to_end_prints_every_row(results: list[RowResult]) -> None:
     first = document["rows"][0]
     for key in ("receipt", "label", "conditions", "predicted", "measured", "error", "state"):
         assert key in first
-    text = runner.invoke(cli, ["list", "--end-to-end", "--root", str(ROOT)])
-    assert text.exit_code == 0
     median = percent(found.median_abs_error).lstrip("+")
-    assert f"{found.rows} validation rows: median |error| {median}" in text.output
+    assert f"{found.rows} validation rows: median |error| {median}" in end_to_end_text()
 
 
-def test_odd_rows_are_states_with_reasons_never_a_traceback(shipped_copy: Path) -> None:
-    """A row whose engine record is a model, a value in the wrong dimension, a broken receipt."""
+ODD = (
+    NEMO_TP,  # its engine named as a model record
+    "receipts/lmdeploy-llama-2-7b-a100-tp1-static",  # a value in the wrong dimension
+    "receipts/vllm-ci-llama-3-70b-h200-tp4-latency-batch8",  # off its schema
+)
+
+
+def test_odd_rows_are_states_with_reasons_never_a_traceback(tmp_path: Path) -> None:
+    """A row whose engine record is a model, a value in the wrong dimension, a broken receipt.
+
+    Per push on the three receipts and every shipped record they reach by reference
+    (tests/small_tree.closure, ~140 records): a row's state is decided by its receipt,
+    its row and the records they name (engine, model, hardware, calibration receipts),
+    all carried by the closure, so the other receipts' rows change nothing asserted
+    here; the three files are read and edited below (a missing one fails) and the
+    edited receipt's rows must be listed. `KB_FULL=1`: a copy of the whole shipped tree.
+    """
+    from tests.small_tree import FULL, closure, shipped_file
+
+    shipped_copy = tmp_path / "records"
+    if FULL:
+        shutil.copytree(SHIPPED_RECORDS, shipped_copy)
+    else:
+        for record_id in sorted(closure((*ODD, "models/llama-2-7b"))):
+            relative = shipped_file(record_id)
+            (shipped_copy / relative).parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy2(SHIPPED_RECORDS / relative, shipped_copy / relative)
     nemo = shipped_copy / "receipts" / "nemo-llama-2-7b-h100-tp-latency.yaml"
     text = nemo.read_text()
     text = text.replace("record: engines/nemo", "record: models/llama-2-7b", 1)
@@ -194,7 +219,8 @@ def test_odd_rows_are_states_with_reasons_never_a_traceback(shipped_copy: Path) 
     by_receipt: dict[str, list[dict[str, Any]]] = {}
     for row in rows:
         by_receipt.setdefault(row["receipt"], []).append(row)
-    for row in by_receipt["receipts/nemo-llama-2-7b-h100-tp-latency"]:
+    assert by_receipt[NEMO_TP]
+    for row in by_receipt[NEMO_TP]:
         assert row["state"] == NOT_EVALUABLE
         assert "engine models/llama-2-7b is a model record, not an engine" in row["reason"]
     odd = by_receipt["receipts/lmdeploy-llama-2-7b-a100-tp1-static"][0]

@@ -6,12 +6,13 @@ h100-wide-ep's dispatch row): its reason then names the row's label.
 
 from __future__ import annotations
 
-from kb.ledger.endtoend import NOT_EVALUABLE, evaluate_all
-from kb.model import KnowledgeBase
+from kb.ledger.endtoend import NOT_EVALUABLE
+from tests.shipped_outputs import end_to_end_results
 
 
-def test_every_unpredicted_row_names_what_it_measures(shipped: KnowledgeBase) -> None:
-    rows = [r for r in evaluate_all(shipped) if r.state == NOT_EVALUABLE]
+def test_every_unpredicted_row_names_what_it_measures() -> None:
+    """On every shipped row (`evaluate_all`, priced once per worker: tests/shipped_outputs.py)."""
+    rows = [r for r in end_to_end_results() if r.state == NOT_EVALUABLE]
     unnamed = [(r.receipt, r.index) for r in rows if "'None'" in r.reason]
     assert unnamed == []
     dispatch = next(

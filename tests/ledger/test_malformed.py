@@ -15,6 +15,7 @@ LG004 finding naming it.
 from __future__ import annotations
 
 import copy
+import os
 from pathlib import Path
 from typing import Any
 
@@ -29,6 +30,9 @@ from kb.ledger.inputs import FAILS_SCHEMA, PlacementSpec, Unresolved, resolve_pl
 from kb.model import KnowledgeBase
 from kb.rules import RULE_MODULES, rule_module
 from tests.ledger.ledger_fixtures import fixture_records, make_kb, write_tree
+
+# Fixed examples (tests/conftest.py's profile derandomizes); `KB_FUZZ_EXAMPLES` sets the count.
+EXAMPLES = int(os.environ.get("KB_FUZZ_EXAMPLES", "0"))
 
 LG_RULES = [rule_module(m) for m in RULE_MODULES if rule_module(m).CODE.startswith("LG")]
 SCHEMA_CODES = {"SC001", "LD009", "LD010"}
@@ -93,7 +97,7 @@ def assert_not_computed(kb: KnowledgeBase, record_id: str) -> None:
         assert "the ledger is not computed" in gap.message
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=EXAMPLES or 150, deadline=None)
 @given(st.sampled_from(TARGETS), JUNK)
 def test_a_placement_with_any_field_replaced_is_reported_or_not_computed(
     path: tuple[Any, ...], junk: Any
@@ -126,7 +130,7 @@ def test_a_placement_with_any_field_replaced_is_reported_or_not_computed(
         lg_findings(kb)
 
 
-@settings(max_examples=100, deadline=None)
+@settings(max_examples=EXAMPLES or 40, deadline=None)
 @given(JUNK, JUNK)
 def test_a_junk_proposal_is_its_schema_findings_only(crosses: Any, ratios: Any) -> None:
     records = fixture_records()
@@ -150,7 +154,7 @@ TRANSFER_KEYS = ("algorithm", "cuda_graphs", "receipt", "message_size", "ranks",
 ROW_KEYS = ("algorithm", "cuda_graphs", "gpus", "message_size", "bus_bandwidth", "latency")
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=EXAMPLES or 80, deadline=None)
 @given(st.sampled_from(TRANSFER_KEYS), JUNK, st.sampled_from(ROW_KEYS), JUNK)
 @example(
     key="ranks",

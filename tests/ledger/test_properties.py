@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from fractions import Fraction
 
 from hypothesis import given, settings
@@ -16,6 +17,9 @@ from kb.schema import load_schemas
 # The collective patterns a placement's transfer may name: its schema's enum.
 TRANSFER = load_schemas()["placement.schema.json"]["$defs"]["transfer"]
 PATTERNS = TRANSFER["properties"]["pattern"]["enum"]
+# Fixed examples (tests/conftest.py's profile derandomizes); `KB_FUZZ_EXAMPLES` sets the count.
+EXAMPLES = int(os.environ.get("KB_FUZZ_EXAMPLES", "0"))
+
 positive = st.fractions(min_value=Fraction(1, 10**9), max_value=Fraction(10**6))
 non_negative = st.fractions(min_value=Fraction(0), max_value=Fraction(10**3))
 
@@ -74,7 +78,7 @@ def test_exposed_is_never_negative_nor_above_raw(raw: Fraction, overlap: Fractio
     assert 0 <= exposed <= raw
 
 
-@settings(max_examples=150, deadline=None)
+@settings(max_examples=EXAMPLES or 50, deadline=None)
 @given(envelopes, options())
 def test_total_is_the_sum_of_its_rows(envelope: Envelope, option: OptionSpec) -> None:
     ledger = compute_ledger(envelope, option)
@@ -84,7 +88,7 @@ def test_total_is_the_sum_of_its_rows(envelope: Envelope, option: OptionSpec) ->
         assert 0 <= cost.exposed <= cost.raw
 
 
-@settings(max_examples=150, deadline=None)
+@settings(max_examples=EXAMPLES or 50, deadline=None)
 @given(envelopes, options())
 def test_hidden_communication_never_exceeds_the_useful_compute(
     envelope: Envelope, option: OptionSpec
@@ -94,7 +98,7 @@ def test_hidden_communication_never_exceeds_the_useful_compute(
     assert hidden <= ledger.row("useful").value
 
 
-@settings(max_examples=150, deadline=None)
+@settings(max_examples=EXAMPLES or 50, deadline=None)
 @given(envelopes, options(), st.integers(0, 3), non_negative)
 def test_more_overlap_never_increases_total(
     envelope: Envelope, option: OptionSpec, which: int, extra: Fraction

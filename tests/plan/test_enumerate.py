@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import pytest
-from hypothesis import given
+from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from kb.plan.enumerate import PlanError, Space, enumerate_placements
@@ -70,6 +70,7 @@ def test_a_query_with_no_devices_is_refused_in_words(space: Space, words: str) -
         enumerate_placements(space)
 
 
+@settings(deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(
     st.integers(1, 16),
     st.integers(1, 4),

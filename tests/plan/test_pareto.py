@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from fractions import Fraction
 
-from hypothesis import given, settings
+from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from kb.plan.pareto import best, dominates, front, pair_fronts
@@ -39,7 +39,7 @@ def test_each_pair_has_its_own_front() -> None:
 values = st.fractions(min_value=0, max_value=20, max_denominator=4)
 
 
-@settings(max_examples=60)
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(
     st.dictionaries(
         st.text("abcdef", min_size=1, max_size=3), st.tuples(values, values), max_size=12

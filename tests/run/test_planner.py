@@ -2,7 +2,8 @@
 
 `plan(snapshot, changed, states)` decides a run (issue 34): it reads no file, opens no
 store, runs no check, and returns the same plan for the same inputs. The property test
-edits copies of the shipped records at random (Hypothesis, a fixed seed: repeatable;
+edits copies of the small tree cut from the shipped records (tests/small_tree.py; the
+shipped records with `KB_FULL=1`) at random (Hypothesis, a fixed seed: repeatable;
 `KB_FUZZ_EXAMPLES` raises the per-push count) and holds the plan's re-run files to be
 a superset of the files whose findings a full run after the edits gives differently
 from the snapshot's (tests/run/test_incremental.py holds the whole run equal to a full one).
@@ -34,15 +35,40 @@ from tests.warm import seed as seed_stores
 EXAMPLES = max(1, int(os.environ.get("KB_FUZZ_EXAMPLES", "20")) // 5)  # per push: 4
 
 
+def first_run(work: Path, shipped_stores: Path) -> Path:
+    """`work` (records/ written) with its warm stores and the run snapshot of a first run."""
+    seed_stores(shipped_stores, work / ".kb-cache")
+    with contextlib.chdir(work):
+        validate(Path("records"))  # the first run: full, remembered
+    return work
+
+
 @pytest.fixture(scope="module")
 def before(tmp_path_factory: pytest.TempPathFactory, shipped_stores: Path) -> Path:
     """A folder holding a copy of the shipped records, its warm stores and its run snapshot."""
     work = tmp_path_factory.mktemp("planner")
     shutil.copytree(SHIPPED_RECORDS, work / "records")
-    seed_stores(shipped_stores, work / ".kb-cache")
-    with contextlib.chdir(work):
-        validate(Path("records"))  # the first run: full, remembered
-    return work
+    return first_run(work, shipped_stores)
+
+
+@pytest.fixture(scope="module")
+def before_small(tmp_path_factory: pytest.TempPathFactory, shipped_stores: Path) -> Path:
+    """`before` on the small tree (tests/small_tree.py) per push; the shipped copy with KB_FULL=1.
+
+    The plan must cover the moved findings of any tree, and the sample keeps, from each
+    folder the edits pick from (REACHED), records with every kind of reference the shipped
+    tree makes (tests/records/test_small_tree.py holds that), so an edit there moves other
+    files' findings as on the whole tree; each example then checks ~200 records, not ~700.
+    """
+    from tests.small_tree import FULL, copy_sample
+
+    work = tmp_path_factory.mktemp("planner-small")
+    if FULL:
+        shutil.copytree(SHIPPED_RECORDS, work / "records")
+    else:
+        copy_sample(work / "records")
+    assert all(any((work / "records" / f).glob("*.yaml")) for f in REACHED)  # edits land
+    return first_run(work, shipped_stores)
 
 
 def last_snapshot(work: Path) -> Snapshot:
@@ -193,8 +219,9 @@ def grouped(findings: list[Finding]) -> dict[str, list[tuple[object, ...]]]:
 )
 @given(st.lists(st.tuples(st.integers(0, 6), st.integers(0, 10_000)), min_size=1, max_size=3))
 def test_the_plan_reruns_every_file_whose_findings_change(
-    before: Path, tmp_path_factory: pytest.TempPathFactory, edits: list[tuple[int, int]]
+    before_small: Path, tmp_path_factory: pytest.TempPathFactory, edits: list[tuple[int, int]]
 ) -> None:
+    before = before_small
     work = tmp_path_factory.mktemp("edits")
     shutil.copytree(before, work, dirs_exist_ok=True, symlinks=True)
     snapshot = last_snapshot(before)

@@ -1,0 +1,61 @@
+"""What kb computes and prints about the shipped records, once per test process, for many tests.
+
+`kb list --end-to-end` prices every end-to-end receipt row of the shipped records
+(~800 rows, ~4-7 CPU-s a run); five tests in tests/ledger and tests/commands read its
+rows, its summary line or its JSON schema. Each ran the command (or `evaluate_all`)
+again; here each is made once per worker and every test reads it:
+
+- `end_to_end_results()`: `kb.ledger.endtoend.evaluate_all` on the shipped records
+  (loaded and schema-checked as `kb list` loads them), the rows as objects;
+- `end_to_end_json()` / `end_to_end_text()`: what `kb list --end-to-end [--format json]`
+  prints at the project folder, run in-process as a user types it (tests/inprocess.py:
+  the command's own loading, pricing and rendering; tests/test_cli.py's subprocess tests
+  hold the real entry point).
+
+The two paths stay separate runs (the command's output is compared with
+`end_to_end_results()`, never with itself). Nothing here is edited by a test: the
+results are frozen dataclasses in a tuple, and each JSON call parses a fresh document.
+"""
+
+from __future__ import annotations
+
+import json
+from functools import cache
+from typing import TYPE_CHECKING, Any
+
+from tests.conftest import REPO, SHIPPED_RECORDS
+from tests.inprocess import kb_in_process
+
+if TYPE_CHECKING:
+    from kb.ledger.endtoend import RowResult
+
+
+@cache
+def end_to_end_results() -> tuple[RowResult, ...]:
+    """Every end-to-end row of the shipped records, priced by `evaluate_all`."""
+    from kb.api import open_kb
+    from kb.checker import schema_stage
+    from kb.ledger.endtoend import evaluate_all
+
+    kb = open_kb(SHIPPED_RECORDS, with_references=False)
+    schema_stage(kb)  # the composed ledger reads typed views
+    return tuple(evaluate_all(kb))
+
+
+@cache
+def printed(args: tuple[str, ...]) -> str:
+    """What `kb ARGS` prints (stdout) at the project folder; it must exit 0."""
+    done = kb_in_process(list(args), cwd=REPO)
+    assert done.returncode == 0, (args, done.stderr[-2000:])
+    return done.stdout
+
+
+def end_to_end_text() -> str:
+    """`kb list --end-to-end` on the shipped records."""
+    return printed(("list", "--end-to-end"))
+
+
+def end_to_end_json() -> dict[str, Any]:
+    """`kb list --end-to-end --format json` on the shipped records, parsed afresh."""
+    document: dict[str, Any] = json.loads(printed(("list", "--end-to-end", "--format", "json")))
+    return document
