@@ -9,12 +9,7 @@ from __future__ import annotations
 
 from fractions import Fraction
 
-<<<<<<< HEAD
-from tests.commands.test_cli import invoke
-from tests.conftest import SHIPPED_RECORDS
-=======
 from tests.shipped_outputs import end_to_end_json
->>>>>>> w16-ledgert
 
 
 def test_the_new_rows_are_listed_with_their_provenance() -> None:
