@@ -13,13 +13,16 @@ from typing import Any
 
 import pytest
 import yaml
-from hypothesis import settings
+from hypothesis import HealthCheck, settings
 
 # Every property test draws the same examples on every run and machine (issue 34): a failure
 # in CI reproduces locally, and no run passes by luck. `KB_FUZZ_EXAMPLES` raises the fuzzers'
 # example counts (tests/fuzz); `KB_HYPOTHESIS_PROFILE=explore` draws fresh examples.
-settings.register_profile("kb", derandomize=True, database=None, print_blob=True)
-settings.register_profile("explore", derandomize=False, print_blob=True)
+# No wall-clock limit either: a verdict never depends on machine load, so Hypothesis's
+# per-example deadline and its "too slow" health check (both wall time) are off.
+_LOAD_BLIND = {"deadline": None, "suppress_health_check": [HealthCheck.too_slow]}
+settings.register_profile("kb", derandomize=True, database=None, print_blob=True, **_LOAD_BLIND)
+settings.register_profile("explore", derandomize=False, print_blob=True, **_LOAD_BLIND)
 settings.load_profile(os.environ.get("KB_HYPOTHESIS_PROFILE", "kb"))
 
 REPO = Path(__file__).resolve().parent.parent
