@@ -260,17 +260,24 @@ def test_a_budget_spent_exactly_at_the_end_never_lets_its_stop_escape(nested: bo
 
 
 def test_a_bad_steps_setting_is_a_usage_error(tmp_path: Path) -> None:
+    """The first value through the real entry point (a fresh process), the others in this
+    process (tests/inprocess.py: the same exit code and stderr, a second cheaper)."""
+    from tests.inprocess import kb_in_process
+
     write_tree(tmp_path / "records", {})
-    for value in ("abc", "0", "-5", "1.5", "²"):
-        done = subprocess.run(
-            [sys.executable, "-m", "kb", "validate", "--full"],
-            cwd=tmp_path,
-            env={**os.environ, "KB_EQ_WORK": value, "PYTHONPATH": str(REPO)},
-            capture_output=True,
-            text=True,
-            timeout=120,
-            check=False,
-        )
+    for index, value in enumerate(("abc", "0", "-5", "1.5", "²")):
+        if index:
+            done = kb_in_process(["validate", "--full"], tmp_path, env={"KB_EQ_WORK": value})
+        else:
+            done = subprocess.run(
+                [sys.executable, "-m", "kb", "validate", "--full"],
+                cwd=tmp_path,
+                env={**os.environ, "KB_EQ_WORK": value, "PYTHONPATH": str(REPO)},
+                capture_output=True,
+                text=True,
+                timeout=120,
+                check=False,
+            )
         assert done.returncode == 2, (value, done.stdout, done.stderr)
         assert done.stderr == (
             f"kb: KB_EQ_WORK={value!r}: expected a positive whole number of steps\n"
