@@ -18,6 +18,9 @@ What the count depends on besides the input, and what kb does about it:
   a set of symbols can change a count slightly (0.3 % measured on a 1.5 M-call
   simplify across seeds). A check within that margin of its limit may land on
   either side in two processes; docs/guarantees.md states it.
+- A loop that makes no Python call makes no 'call' event: in SymPy's few such loops
+  that can run long on an accepted input (`CALL_FREE_LOOPS`: the multinomial
+  coefficients a power of a sum expands through) every line is a step as well.
 - Work outside Python calls (one huge C-level integer product) is not counted:
   kb refuses the inputs that make one (literals past 1e±300, powers past 64,
   kb.equations.expr), and a generous wall-clock guard (kb.equations.timeout)
@@ -32,6 +35,7 @@ to `counting`, which puts the enclosing budget's counter back.
 
 from __future__ import annotations
 
+import os
 import sys
 import threading
 from collections.abc import Iterator
@@ -71,12 +75,32 @@ class _Local(threading.local):
 _LOCAL = _Local()
 
 
+# SymPy functions whose work is one loop making no Python call (so no 'call' event while it
+# runs): `(a + b + c + d + f)**60` expands through multinomial_coefficients(5, 60), 635,376
+# coefficients and ~2 CPU-s in one frame. In these frames every line counts as a step too.
+CALL_FREE_LOOPS = frozenset(
+    {"multinomial_coefficients", "binomial_coefficients", "binomial_coefficients_list"}
+)
+_SYMPY_NTHEORY = f"{os.sep}sympy{os.sep}ntheory{os.sep}"
+
+
 def _tracer(budget: _Budget) -> Any:
-    def trace(frame: FrameType, event: str, arg: Any) -> None:
+    def lines(frame: FrameType, event: str, arg: Any) -> Any:
+        if event == "line":
+            budget.count += 1
+            if budget.count > budget.limit:
+                budget.count = budget.limit  # the line it stops at is not run
+                raise OutOfWork
+        return lines
+
+    def trace(frame: FrameType, event: str, arg: Any) -> Any:
         budget.count += 1
         if budget.count > budget.limit:
             budget.count = budget.limit  # the call it stops at is not made
             raise OutOfWork
+        code = frame.f_code
+        if code.co_name in CALL_FREE_LOOPS and _SYMPY_NTHEORY in code.co_filename:
+            return lines  # a call-free loop: its lines are counted
         return None  # no line events in the new frame: only calls are counted
 
     return trace

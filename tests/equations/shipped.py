@@ -1,11 +1,12 @@
-"""Each shipped record with equations run alone, once per worker: shared by the equivalence tests.
+"""The shipped records with equations for the equivalence tests: a per-push sample, all on request.
 
 tests/equations/test_shared.py (a run's shared work == each record alone) and
-tests/equations/test_plan.py (the plan path == the symbolic path) both start from the
-same cold run of every shipped record on its own (engine.run_record, nothing shared):
-its RecordResult JSON and the plan it leaves. Made once per process and used by both
-(`SHIPPED` keeps their shipped-records tests on one pytest-xdist worker); every other
-run those tests compare it with is their own.
+tests/equations/test_plan.py (the plan path == the symbolic path) both start from a
+cold run of each compared record on its own (engine.run_record, nothing shared): its
+RecordResult JSON and the plan it leaves. Per push they compare the sample (`sample`,
+`sharing_sample`), chosen from the records' text alone, so no record outside it is run;
+with KB_FULL=1 every shipped record, whose runs alone are made once per process
+(`shipped_alone_runs`; `SHIPPED` keeps those tests on one pytest-xdist worker).
 """
 
 from __future__ import annotations
@@ -38,11 +39,15 @@ def resolver(kb: KnowledgeBase) -> Callable[[Any], Any]:
     return lambda spec: resolve(kb, spec)
 
 
-def alone_runs(kb: KnowledgeBase) -> dict[str, tuple[str, str | None]]:
-    """{record id: (RecordResult JSON, plan JSON or None)} of each record with equations alone."""
+def alone_runs(
+    kb: KnowledgeBase, only: set[str] | None = None
+) -> dict[str, tuple[str, str | None]]:
+    """{record id: (RecordResult JSON, plan JSON or None)} of each record with equations alone.
+
+    `only`: the ids of the records run (every record with equations when not given)."""
     runs: dict[str, tuple[str, str | None]] = {}
     for record in kb:
-        if engine.has_equations(record):
+        if engine.has_equations(record) and (only is None or record.id in only):
             record = compose(kb, record).record  # `uses` resolved, as analyse() does
             result, plan = engine.run_record(record, resolver(kb))
             text = None if plan is None else json.dumps(plan)  # its order kept, as cached
@@ -52,12 +57,8 @@ def alone_runs(kb: KnowledgeBase) -> dict[str, tuple[str, str | None]]:
 
 @functools.cache
 def shipped_alone_runs() -> dict[str, tuple[str, str | None]]:
-    """`alone_runs` of the shipped records (loaded here), made once per process."""
-    from kb.loader import load_knowledge_base
-    from tests.conftest import SHIPPED_RECORDS
-
-    kb, _ = load_knowledge_base(SHIPPED_RECORDS)
-    return alone_runs(kb)
+    """`alone_runs` of every shipped record, made once per process (the KB_FULL=1 runs)."""
+    return alone_runs(shipped_kb())
 
 
 # ---- the per-push sample of the shipped equation records ---------------------------------
@@ -76,11 +77,17 @@ def _node_form(node: sp.Basic) -> str:
     return type(node).__name__
 
 
-def forms(record: Record, plan: str | None) -> set[str]:
-    """What kinds of maths a record with equations exercises: its kind, its sections, every
-    expression node type of its equations (a power by its exponent), every claim kind and claim
-    field, and whether its cold run left a plan."""
-    found = {f"kind:{record.kind}", "plan" if plan is not None else "no plan"}
+def forms(record: Record) -> set[str]:
+    """What kinds of maths a record with equations exercises, read from its text alone (no
+    check runs): its kind, its sections, every expression node type of its equations (a
+    power by its exponent), every claim kind and claim field.
+
+    Whether a record's cold run leaves a plan is no form of its own: it follows from these
+    (a claim that is not exact arithmetic, such as a rational power, keeps none:
+    test_plan.py's `test_a_plan_is_not_kept_for_claims_that_are_not_exact_arithmetic`), and
+    the equivalence test on the sample asserts the sample holds records of both outcomes.
+    """
+    found = {f"kind:{record.kind}"}
     found |= {f"section:{key}" for key in record.data if key in SECTIONS}
     try:
         system = build_system(record.data)
@@ -99,13 +106,33 @@ def forms(record: Record, plan: str | None) -> set[str]:
 SECTIONS = ("symbols", "equations", "derivations", "claims", "evidence", "calibration")
 
 
-def sample(kb: KnowledgeBase, runs: dict[str, tuple[str, str | None]]) -> set[str]:
-    """Ids of records with equations that together show every form (`forms`) the tree shows.
+def record_forms(kb: KnowledgeBase) -> dict[str, frozenset[str]]:
+    """{id: `forms`} of every record of `kb` with equations."""
+    return {r.id: frozenset(forms(r)) for r in kb if engine.has_equations(r)}
+
+
+@functools.cache
+def shipped_kb() -> KnowledgeBase:
+    """The shipped records, loaded once per process (read, never changed, by the tests)."""
+    from kb.loader import load_knowledge_base
+    from tests.conftest import SHIPPED_RECORDS
+
+    return load_knowledge_base(SHIPPED_RECORDS)[0]
+
+
+@functools.cache
+def shipped_record_forms() -> dict[str, frozenset[str]]:
+    """`record_forms` of the shipped records, made once per process."""
+    return record_forms(shipped_kb())
+
+
+def sample(each: dict[str, frozenset[str]]) -> set[str]:
+    """Ids of records with equations that together show every form (`forms`) of `each`.
 
     Greedy (the record adding most unseen forms first, ties by id): the same records for the
-    same tree. With KB_FULL=1 every record with equations.
+    same tree, chosen from the records' text alone (no check is run to choose them). With
+    KB_FULL=1 every record with equations.
     """
-    each = {r.id: forms(r, runs[r.id][1]) for r in kb if r.id in runs}
     if FULL:
         return set(each)
     chosen: set[str] = set()
@@ -118,8 +145,13 @@ def sample(kb: KnowledgeBase, runs: dict[str, tuple[str, str | None]]) -> set[st
         seen |= each[best]
 
 
-def sharing_sample(kb: KnowledgeBase, runs: dict[str, tuple[str, str | None]]) -> set[str]:
-    """`sample` with every record that shares its maths with another record of `kb`.
+def shipped_sample() -> set[str]:
+    """`sample` of the shipped records."""
+    return sample(shipped_record_forms())
+
+
+def sharing_sample(kb: KnowledgeBase) -> set[str]:
+    """`sample` of `kb` with every record that shares its maths with another record of `kb`.
 
     A run shares work between records only under keys made of the text of what is shared
     (kb/equations/shared.py: a system by its (symbols, equations), a derivation or claim
@@ -130,11 +162,12 @@ def sharing_sample(kb: KnowledgeBase, runs: dict[str, tuple[str, str | None]]) -
     """
     texts: dict[str, set[str]] = {}
     for record in kb:
-        if record.id in runs:
+        if engine.has_equations(record):
             data = compose(kb, record).record.data  # `uses` resolved, as analyse() does
             key = repr((data.get("symbols"), data.get("equations")))
             texts.setdefault(key, set()).add(record.id)
-    return sample(kb, runs) | {rid for ids in texts.values() if len(ids) > 1 for rid in ids}
+    each = shipped_record_forms() if kb is shipped_kb() else record_forms(kb)
+    return sample(each) | {rid for ids in texts.values() if len(ids) > 1 for rid in ids}
 
 
 def sample_tree(target: Path, ids: set[str]) -> Path:
@@ -151,11 +184,6 @@ def sample_tree(target: Path, ids: set[str]) -> Path:
 
 def shipped_forms() -> tuple[set[str], set[str]]:
     """(the forms of every shipped record with equations, the forms of the per-push sample)."""
-    from kb.loader import load_knowledge_base
-    from tests.conftest import SHIPPED_RECORDS
-
-    kb, _ = load_knowledge_base(SHIPPED_RECORDS)
-    runs = shipped_alone_runs()
-    every = {f for r in kb if r.id in runs for f in forms(r, runs[r.id][1])}
-    picked = sample(kb, runs)
-    return every, {f for r in kb if r.id in picked for f in forms(r, runs[r.id][1])}
+    each = shipped_record_forms()
+    picked = sample(each)
+    return set().union(*each.values()), set().union(*(each[rid] for rid in picked))

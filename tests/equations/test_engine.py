@@ -245,16 +245,30 @@ def test_the_seed_figure_made_true_fails_as_an_erratum_no_longer_refuted(
     seed.write_text(original, encoding="utf-8")
 
 
-def test_calc_prints_the_trail_and_the_result(tmp_path: Path) -> None:
-    from tests.conftest import SHIPPED_RECORDS
+CALC_ROOTS = (SEED, "hardware/nvidia-h200-sxm", "hardware/nvidia-h100-sxm", "models/llama-2-7b")
 
+
+@pytest.fixture(scope="module")
+def calc_records(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The records `kb calc` reads in the tests below: per push the seed and every record
+    their --set values name, with all they reference (tests/sample.py's closure; calc reads
+    nothing else of the tree); the shipped records with KB_FULL=1."""
+    from tests.conftest import SHIPPED_RECORDS
+    from tests.sample import full, sample_copy
+
+    if full():
+        return SHIPPED_RECORDS
+    return sample_copy(tmp_path_factory.mktemp("calc") / "records", CALC_ROOTS)
+
+
+def test_calc_prints_the_trail_and_the_result(tmp_path: Path, calc_records: Path) -> None:
     done = kb_in_process(
         [
             "calc",
             SEED,
             "B_star",
             "--root",
-            str(SHIPPED_RECORDS),
+            str(calc_records),
             "--set",
             "BW_hbm=hardware/nvidia-h200-sxm#memory.bandwidth",
             "--set",
@@ -284,11 +298,9 @@ def test_calc_prints_the_trail_and_the_result(tmp_path: Path) -> None:
     ],
 )
 def test_calc_bad_input_exits_2_with_a_message(
-    tmp_path: Path, args: list[str], message: str
+    tmp_path: Path, calc_records: Path, args: list[str], message: str
 ) -> None:
-    from tests.conftest import SHIPPED_RECORDS
-
-    done = kb_in_process(["calc", SEED, *args, "--root", str(SHIPPED_RECORDS)], cwd=tmp_path)
+    done = kb_in_process(["calc", SEED, *args, "--root", str(calc_records)], cwd=tmp_path)
     assert done.returncode == 2
     assert message in done.stderr
     assert "Traceback" not in done.stderr

@@ -10,6 +10,7 @@ symbolic path the checker, kb calc and the ledger take).
 
 from __future__ import annotations
 
+import os
 from fractions import Fraction
 from functools import cache
 from pathlib import Path
@@ -148,7 +149,12 @@ VALUES = st.lists(
 )
 
 
-@settings(max_examples=150, deadline=None, derandomize=True)
+# Per push 60 fixed examples; a long run sets KB_FUZZ_EXAMPLES.
+@settings(
+    max_examples=int(os.environ.get("KB_FUZZ_EXAMPLES", "0")) or 60,
+    deadline=None,
+    derandomize=True,
+)
 @given(EXPRESSIONS, VALUES)
 def test_one_compiler_and_the_exact_evaluator_agree_with_sympy(
     expr: sp.Expr, xs: list[Fraction]

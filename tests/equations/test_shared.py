@@ -36,6 +36,7 @@ from tests.equations.shipped import (
     sample_tree,
     sharing_sample,
     shipped_alone_runs,
+    shipped_kb,
 )
 
 
@@ -90,8 +91,7 @@ def test_shipped_records_shared_path_equals_fresh_runs(tmp_path: Path) -> None:
     result in a run depends on the other records only through such shared texts
     (kb/equations/shared.py), so what the whole tree shares, the sample shares.
     """
-    whole, _ = load_knowledge_base(SHIPPED_RECORDS)
-    picked = sharing_sample(whole, shipped_alone_runs())
+    picked = sharing_sample(shipped_kb())
     root = SHIPPED_RECORDS if FULL else sample_tree(tmp_path / "records", picked)
     kb, _ = load_knowledge_base(root)
     again, _ = load_knowledge_base(root)

@@ -50,25 +50,41 @@ def _clean(result: object) -> None:
 
 @pytest.fixture(scope="module")
 def shipped(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The shipped records `kb calc --set` can read: per push the seed flop class and every
+    record a --set value below names, with all they reference (tests/sample.py's closure);
+    calc reads nothing else of the tree, so each case answers or refuses as on all of it
+    (`test_calc_s_tree_holds_every_record_its_cases_name`). Every record with KB_FULL=1."""
+    from tests.sample import full, sample_copy
+
     folder = tmp_path_factory.mktemp("shipped")
-    shutil.copytree(SHIPPED_RECORDS, folder / "records")
+    if full():
+        shutil.copytree(SHIPPED_RECORDS, folder / "records")
+    else:
+        sample_copy(folder / "records", CALC_ROOTS)
     return folder
 
 
 # --- kb calc --set -------------------------------------------------------------------
 
 NAMES = st.sampled_from(["N", "B", "d", "BW_hbm", "BW_link", "x", "", " ", "N N", "é", "1"])
-VALUES = st.one_of(
-    st.sampled_from(
-        [
-            "4", "0", "-1", "1e9999", "1e-9999", "nan", "inf", "63 GB/s", "63 GB/s/s",
-            "3 furlongs", "hardware/nvidia-h200-sxm#memory.bandwidth", "hardware/nope#x",
-            "hardware/nvidia-h200-sxm#", "#", "../../etc/passwd#x", "1/0", "2**99999",
-            "{value: 1}", "'quoted'", "1 GB/s=2", "\x00", "9" * 5000,
-        ]
-    ),
-    st.text(max_size=30),
-)  # fmt: skip
+VALUES_LISTED = [
+    "4", "0", "-1", "1e9999", "1e-9999", "nan", "inf", "63 GB/s", "63 GB/s/s",
+    "3 furlongs", "hardware/nvidia-h200-sxm#memory.bandwidth", "hardware/nope#x",
+    "hardware/nvidia-h200-sxm#", "#", "../../etc/passwd#x", "1/0", "2**99999",
+    "{value: 1}", "'quoted'", "1 GB/s=2", "\x00", "9" * 5000,
+]  # fmt: skip
+VALUES = st.one_of(st.sampled_from(VALUES_LISTED), st.text(max_size=30))
+
+
+CALC_ROOTS = (SEED_FLOP, "hardware/nvidia-h200-sxm")
+
+
+def test_calc_s_tree_holds_every_record_its_cases_name() -> None:
+    """The premise of the per-push tree: every shipped id a case can name is a root."""
+    named = {SEED_FLOP} | {
+        value.split("#")[0] for value in VALUES_LISTED if "#" in value and "/" in value
+    }
+    assert {rid for rid in named if (SHIPPED_RECORDS / f"{rid}.yaml").is_file()} == set(CALC_ROOTS)
 
 
 @settings(max_examples=_examples(40), **FIXED)

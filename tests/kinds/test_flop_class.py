@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import copy
+import os
 from typing import Any
 
 from hypothesis import given, settings
@@ -91,7 +92,9 @@ TARGET = "flops/sched-tensor-parallel-crossover"
 TARGETS = [p for s in SECTIONS for p in _paths(shipped(TARGET).get(s), (s,))]
 
 
-@settings(max_examples=50, deadline=None)
+# Per push 20 fixed examples (~0.25 CPU-s each: a schema stage of the seed record); a long
+# run sets KB_FUZZ_EXAMPLES.
+@settings(max_examples=int(os.environ.get("KB_FUZZ_EXAMPLES", "0")) or 20, deadline=None)
 @given(st.sampled_from(TARGETS), JUNK)
 def test_a_view_exists_exactly_when_the_schema_passes(path: tuple[Any, ...], junk: Any) -> None:
     """Junk anywhere in the sections: either a schema finding and no view, or a true view."""

@@ -1,0 +1,46 @@
+"""The step budget bounds SymPy's call-free loops too (kb/equations/work.py).
+
+`(a + b + c + d + f)**60` expands through `multinomial_coefficients(5, 60)`: 635,376
+coefficients made in one Python loop with no Python call in it, so a budget counting
+calls alone saw a handful of steps there and only the CPU guard (EQ029) bounded the
+~2 CPU-s it takes. Such a loop's lines count as steps, so a small budget stops it.
+"""
+
+from __future__ import annotations
+
+import traceback
+
+import pytest
+from sympy.ntheory.multinomial import multinomial_coefficients
+
+from kb.equations.expr import parse_expression
+from kb.equations.timeout import CheckTimeout, run_with_budget
+from kb.equations.work import OutOfWork, counting
+
+
+def test_a_call_free_loop_is_stopped_by_a_small_budget() -> None:
+    with pytest.raises(OutOfWork), counting(20_000, fresh=True):
+        multinomial_coefficients(5, 60)  # ~10 lines for each of its 635,376 coefficients
+
+
+def test_a_call_free_loop_counts_a_step_per_line() -> None:
+    with counting(10**9, fresh=True) as budget:
+        coefficients = multinomial_coefficients(4, 12)
+    assert len(coefficients) == 455  # C(15, 3) tuples, each made by several lines
+    assert budget.count > 4 * len(coefficients), budget.count
+
+
+def test_the_sixtieth_power_of_a_sum_is_stopped_inside_its_expansion() -> None:
+    """The EQ029 rule case's expression under a budget that runs out within the expansion's
+    loop: the stop lands in that loop (before, only after it, the loop's 2 CPU-s spent)."""
+    from kb.equations.algebra import decide_zero
+
+    text = "(a + b + c + d + f)**60 - (a + b + c + d + g)**60"
+    expr = parse_expression(text, allow_undeclared=True).value
+    with pytest.raises(OutOfWork) as stopped, counting(50_000, fresh=True) as budget:
+        decide_zero(expr)
+    frames = [frame.name for frame in traceback.extract_tb(stopped.value.__traceback__)]
+    assert "multinomial_coefficients" in frames, frames
+    assert budget.count == 50_000
+    with pytest.raises(CheckTimeout, match="budget of 50,000 steps"):  # EQ014, as a check
+        run_with_budget(lambda: decide_zero(expr), 50_000)
