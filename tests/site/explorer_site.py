@@ -5,6 +5,12 @@ build to seconds while covering a feasible model, an infeasible one (DeepSeek-V3
 in bf16 fits neither 8 nor 16 H100), mappings kb cannot price, and one and two
 nodes. `kb plan` answers the same questions from the same records copy
 (`plan_json`).
+
+The records are the shipped ones (kb plan prices from flop classes it names and from
+receipts it scans by pattern: a closure of the menus' records prices differently), their
+stores seeded from the run's one cold check (`shipped_stores`, tests/warm.py): the check
+before the build reads every file's results from them instead of deriving each claim
+again with SymPy (~13 CPU-s), and is still a full check of every file.
 """
 
 from __future__ import annotations
@@ -30,12 +36,17 @@ MENUS = Menus(
 
 
 @cache
-def explorer_site() -> tuple[Path, Path]:
-    """(records folder, site folder): the shipped records built with MENUS."""
+def explorer_site(stores: Path) -> tuple[Path, Path]:
+    """(records folder, site folder): the shipped records built with MENUS.
+
+    `stores`: the `shipped_stores` fixture's folder, seeded beside the copy.
+    """
     from kb.sitegen.build import build
+    from tests.warm import seed
 
     folder = Path(tempfile.mkdtemp(prefix="kb-explorer-"))
     atexit.register(shutil.rmtree, folder, True)
+    seed(stores, folder / ".kb-cache")
     records = copy_repo(folder) / "records"
     kb, findings = load(records)
     out = folder / "_site"

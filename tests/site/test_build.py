@@ -5,9 +5,10 @@ build leaves the previous site or nothing, a rebuild writes only the pages whose
 changed, progress once per record) does not depend on which records it writes, so per push
 those tests build the rebuild sample (tests/site/sample_site.py: 173 shipped records with
 every page template and every kind of edge between pages and records, held by
-tests/site/test_sample_site.py), the shipped records with `KB_FULL=1`. A build in a fresh
-process is still compared with the run's shared build of the shipped records
-(`built_site`), as are the tests that read that site.
+tests/site/test_sample_site.py), the shipped records with `KB_FULL=1`; one cold build
+of it per module (`sample_build`) is read by the tests that need a cold build, and
+copied by those that rebuild over one. The tests that read the run's shared build of the
+shipped records (`built_site`) still do.
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ from __future__ import annotations
 import dataclasses
 import hashlib
 import os
+import shutil
 from pathlib import Path
 
 import pytest
@@ -24,7 +26,7 @@ import kb.sitegen.build as site_build
 import kb.sitegen.record_pages as site_pages
 from kb.cli import cli
 from kb.model import KnowledgeBase
-from kb.sitegen.build import build
+from kb.sitegen.build import BuildReport, build
 from tests.sample import full
 from tests.site.conftest import SEED_FLOP, XSS_TITLE, load
 from tests.site.sample_site import seeded_records
@@ -46,11 +48,38 @@ def shipped(tmp_path_factory: pytest.TempPathFactory, shipped_stores: Path) -> K
     return kb
 
 
+@pytest.fixture(scope="module")
+def sample_build(
+    shipped: KnowledgeBase, tmp_path_factory: pytest.TempPathFactory
+) -> tuple[Path, BuildReport, list[int]]:
+    """One cold build of `shipped` per module: (its folder, its report, its progress steps).
+
+    The tests only read it; one that rebuilds takes a copy (`site_copy`): a page's key
+    names its record's path, not the output folder (kb.sitegen.deps), so a copy is the
+    same site to the next build.
+    """
+    steps: list[int] = []
+    out = tmp_path_factory.mktemp("sample-build") / "_site"
+    report = build(shipped, out, progress=steps.append)
+    return out, report, steps
+
+
+def site_copy(sample_build: tuple[Path, BuildReport, list[int]], out: Path) -> Path:
+    """A copy of the module's cold build at `out` (to rebuild over); returns `out`."""
+    shutil.copytree(sample_build[0], out, symlinks=True)
+    return out
+
+
 def test_two_builds_of_the_same_tree_are_byte_identical(
-    repo_copy: Path, built_site: Path, shipped: KnowledgeBase, tmp_path: Path
+    repo_copy: Path,
+    built_site: Path,
+    shipped: KnowledgeBase,
+    sample_build: tuple[Path, BuildReport, list[int]],
+    tmp_path: Path,
 ) -> None:
     """Two cold builds in one process are byte-identical: per push two of the rebuild
-    sample; with KB_FULL=1 a second one of the shipped tree equals the run's shared one
+    sample (the module's `sample_build` and one more); with KB_FULL=1 a second one of
+    the shipped tree equals the run's shared one
     (conftest.py's `built_site`, made the same way: its own load, the findings but errors).
     (test_builds_in_separate_processes_are_byte_identical compares `built_site` per push.)"""
     if full():
@@ -59,9 +88,8 @@ def test_two_builds_of_the_same_tree_are_byte_identical(
         build(kb, tmp_path / "two", findings=kept)
         one, two = digests(built_site), digests(tmp_path / "two")
     else:
-        build(shipped, tmp_path / "one")
         build(shipped, tmp_path / "two")
-        one, two = digests(tmp_path / "one"), digests(tmp_path / "two")
+        one, two = digests(sample_build[0]), digests(tmp_path / "two")
     assert len(one) > 50
     assert one == two
 
@@ -73,33 +101,49 @@ from kb.api import open_kb, validate
 from kb.sitegen.build import build
 result = validate(Path(sys.argv[1]), remember=False)
 findings = [f for f in result.findings if f.severity.value != "error"]
-build(open_kb(Path(sys.argv[1]), checked=result), Path(sys.argv[2]), findings=findings)
+shown = findings if sys.argv[3] == "findings" else []
+build(open_kb(Path(sys.argv[1]), checked=result), Path(sys.argv[2]), findings=shown)
 """
 
 
 def test_builds_in_separate_processes_are_byte_identical(
-    repo_copy: Path, built_site: Path, tmp_path: Path
+    request: pytest.FixtureRequest,
+    shipped: KnowledgeBase,
+    sample_build: tuple[Path, BuildReport, list[int]],
+    tmp_path: Path,
 ) -> None:
-    """A build in a fresh process with another hash seed equals the run's shared build
-    (`built_site`, made in a test process: hash seeds are random per process unless set)."""
+    """A build in a fresh process with another hash seed equals one made in this test
+    process (hash seeds are random per process unless set): per push the module's
+    `sample_build` of the rebuild sample (what depends on a hash seed, the order of a
+    set or a dict built from one, is in the writer and the templates, not in which
+    records there are: see the module docstring); with KB_FULL=1 the run's shared
+    build of the shipped records (`built_site`)."""
     import subprocess
     import sys
 
+    if full():
+        records = request.getfixturevalue("repo_copy") / "records"
+        site, findings = request.getfixturevalue("built_site"), "findings"
+    else:  # the sample's records where `sample_build` read them (page keys name their paths)
+        records, site, findings = Path(shipped.root), sample_build[0], "none"
     seed = "2" if os.environ.get("PYTHONHASHSEED") == "1" else "1"
     subprocess.run(
-        [sys.executable, "-c", BUILD_IN_A_FRESH_PROCESS, str(repo_copy / "records"), str(tmp_path)],
+        [sys.executable, "-c", BUILD_IN_A_FRESH_PROCESS, str(records), str(tmp_path), findings],
         check=True,
         env={**os.environ, "PYTHONHASHSEED": seed},
         timeout=300,
     )
-    assert digests(tmp_path) == digests(built_site)
+    assert len(digests(site)) > 50
+    assert digests(tmp_path) == digests(site)
 
 
 def test_an_interrupted_build_leaves_the_previous_site_intact(
-    shipped: KnowledgeBase, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    shipped: KnowledgeBase,
+    sample_build: tuple[Path, BuildReport, list[int]],
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    out = tmp_path / "_site"
-    build(shipped, out)
+    out = site_copy(sample_build, tmp_path / "_site")
     before = digests(out)
     calls = {"n": 0}
     real = site_pages.record_context
@@ -141,10 +185,10 @@ def _retitled(kb: KnowledgeBase, record_id: str, title: str) -> KnowledgeBase:
 
 
 def test_a_rebuild_rewrites_only_the_pages_that_depend_on_the_change(
-    shipped: KnowledgeBase, tmp_path: Path
+    shipped: KnowledgeBase, sample_build: tuple[Path, BuildReport, list[int]], tmp_path: Path
 ) -> None:
-    out = tmp_path / "_site"
-    first = build(shipped, out)
+    out = site_copy(sample_build, tmp_path / "_site")
+    first = sample_build[1]  # the cold build `out` is a copy of
     assert first.kept == []
     untouched = "records/sources/gcp-tpu-v5e.html"
     inode = os.stat(out / untouched).st_ino
@@ -214,9 +258,10 @@ def test_kb_build_writes_a_clean_knowledge_base(tmp_path: Path) -> None:
     assert "wrote" in result.output
 
 
-def test_progress_is_reported_once_per_record(shipped: KnowledgeBase, tmp_path: Path) -> None:
-    steps: list[int] = []
-    build(shipped, tmp_path / "_site", progress=steps.append)
+def test_progress_is_reported_once_per_record(
+    shipped: KnowledgeBase, sample_build: tuple[Path, BuildReport, list[int]]
+) -> None:
+    steps = sample_build[2]  # the module's cold build reported its progress
     assert sum(steps) == len(shipped) > 0
 
 

@@ -14,6 +14,7 @@ from pathlib import Path
 import pytest
 
 from kb.filelock import exclusive_lock
+from tests.sample import full
 from tests.site.conftest import small_corpus
 from tests.site.sample_site import seeded_records
 
@@ -58,16 +59,22 @@ def test_concurrent_builds_of_one_output_all_succeed_and_agree(
 @pytest.mark.slow
 @pytest.mark.skipif(not hasattr(signal, "SIGKILL"), reason="POSIX signals")
 def test_a_killed_build_leaves_the_published_site_and_the_next_build_works(
-    tmp_path: Path, tmp_path_factory: pytest.TempPathFactory, shipped_stores: Path
+    tmp_path: Path, tmp_path_factory: pytest.TempPathFactory, request: pytest.FixtureRequest
 ) -> None:
     """What a kill may leave is decided by the writer (kb.sitegen.output stages the site
-    and swaps it in whole), not by the records, so per push the tree is the rebuild sample
-    (tests/site/sample_site.py: 173 shipped records, every page template), the shipped
-    records with KB_FULL=1; its stores are seeded from one cold check of the shipped
-    records (tests/warm.py), so every build checks warm, and the repository's own store
-    (.kb-cache) is never written. The kills fall at fixed fractions of the first build's
-    wall time: early (validating), mid and late (writing pages), on a busy machine too."""
-    records = seeded_records(tmp_path_factory.mktemp("repo") / "repo", shipped_stores)
+    and swaps it in whole), not by the records, so per push the tree is the smallest one
+    that has a check, record pages to write and a swap: the 40-record synthetic corpus
+    (`small_corpus`: every kind, ~100 pages), as for the concurrent builds above; with
+    KB_FULL=1 the shipped records, their stores seeded from one cold check of them
+    (tests/warm.py). The first build leaves the corpus's store (.kb-cache beside its
+    records), so every later build checks warm, and the repository's own store is never
+    written. The kills fall at fixed fractions of the first build's wall time: early
+    (validating), mid and late (writing pages), on a busy machine too."""
+    if full():
+        stores = request.getfixturevalue("shipped_stores")
+        records = seeded_records(tmp_path_factory.mktemp("repo") / "repo", stores)
+    else:
+        records = small_corpus(tmp_path_factory.mktemp("corpus"))
     out = tmp_path / "site"
     started = time.monotonic()
     first = _build(out, records)

@@ -26,8 +26,8 @@ DEEPSEEK = "models/deepseek-v3"
 
 
 @pytest.fixture(scope="module")
-def site() -> tuple[Path, Path]:
-    return explorer_site()
+def site(shipped_stores: Path) -> tuple[Path, Path]:
+    return explorer_site(shipped_stores)
 
 
 def _rows(page: str) -> dict[str, str]:

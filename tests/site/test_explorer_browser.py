@@ -42,8 +42,8 @@ def browser() -> Iterator[Any]:
 
 
 @pytest.fixture(scope="module")
-def site() -> tuple[Path, Path]:
-    return explorer_site()
+def site(shipped_stores: Path) -> tuple[Path, Path]:
+    return explorer_site(shipped_stores)
 
 
 def _query(model: str, count: int, nodes: int, batch: int) -> explorer.Query:

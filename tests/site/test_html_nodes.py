@@ -12,11 +12,16 @@ state, not on a record's id, so per push the pages are those of the rebuild samp
 prediction; `SHOWN`, every type, kind and state the shipped pages show, must all appear
 there (test_the_pages_show_every_node_type_part_kind_and_state_the_shipped_ones_do).
 `KB_FULL=1` uses every shipped record's page, where that test finds `SHOWN` exactly.
+
+The generated inputs are Hypothesis's with the suite's fixed seed (tests/conftest.py's
+`kb` profile): per push a third of the examples they had (`_examples`), the same
+strategies; `KB_FUZZ_EXAMPLES=N` runs N examples of each.
 """
 
 from __future__ import annotations
 
 import functools
+import os
 from pathlib import Path
 from typing import Any
 
@@ -35,6 +40,12 @@ from tests.site.sample_site import seeded_records
 from .conftest import FIXTURES, add_probe, load
 
 ROOTS = ("", "../", "../../")
+PER_PUSH = int(os.environ.get("KB_FUZZ_EXAMPLES", "0")) or None
+
+
+def _examples(default: int) -> int:
+    """`default` examples per push; `KB_FUZZ_EXAMPLES` sets the count instead."""
+    return PER_PUSH or default
 
 
 def _macro_env() -> jinja2.Environment:
@@ -256,13 +267,13 @@ TREE = st.recursive(
 )
 
 
-@settings(max_examples=150, deadline=None)
+@settings(max_examples=_examples(50), deadline=None)
 @given(TREE, st.booleans(), st.sampled_from(ROOTS))
 def test_generated_trees_match_the_macros(tree: Any, compact: bool, root: str) -> None:
     _check_node(tree, compact, root)
 
 
-@settings(max_examples=100, deadline=None)
+@settings(max_examples=_examples(34), deadline=None)
 @given(st.lists(PART, max_size=4), PROVENANCE, st.booleans(), st.sampled_from(ROOTS))
 def test_generated_parts_and_badges_match_the_macros(
     items: list[Any], provenance: Any, compact: bool, root: str
@@ -273,7 +284,7 @@ def test_generated_parts_and_badges_match_the_macros(
     )
 
 
-@settings(max_examples=100, deadline=None)
+@settings(max_examples=_examples(34), deadline=None)
 @given(st.lists(st.one_of(HOSTILE, st.integers(), st.floats(), HOSTILE.map(Markup)), max_size=12))
 def test_escaped_is_markupsafe_escape_kept_or_not(values: list[Any]) -> None:
     """The memo gives markupsafe's text for every value, repeated or not, full or started again."""
@@ -308,7 +319,7 @@ def test_every_state_of_the_shipped_pages_matches_its_macro(
         assert html_nodes.state(text) == _macro("state(s)", "", s=text)
 
 
-@settings(max_examples=100, deadline=None)
+@settings(max_examples=_examples(34), deadline=None)
 @given(st.one_of(HOSTILE, st.text(alphabet=st.sampled_from(list("a ()<&")), max_size=6)))
 def test_generated_states_match_the_macro(text: str) -> None:
     assert html_nodes.state(text) == _macro("state(s)", "", s=text)

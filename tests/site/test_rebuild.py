@@ -88,6 +88,33 @@ def first_build(
     return place, kept / "place", report
 
 
+def _raise_hot_bandwidth(records: Path) -> None:
+    """The figure edit two tests make: the hot accelerator's bandwidth 3350 -> 3351."""
+    edit(
+        records, HOT, lambda t: t.replace("bandwidth: {value: 3350,", "bandwidth: {value: 3351,", 1)
+    )
+
+
+@pytest.fixture(scope="session")
+def hot_cold(
+    first_build: tuple[Path, Path, BuildReport], tmp_path_factory: pytest.TempPathFactory
+) -> Path:
+    """A cold build of the sample after `_raise_hot_bandwidth`, made once; tests only read it.
+
+    Built from the records at the place the tests' sites are (a page's key names its
+    record's path), which it leaves as `first_build` kept them.
+    """
+    place, kept, _ = first_build
+    shutil.rmtree(place)
+    shutil.copytree(kept, place, symlinks=True)
+    _raise_hot_bandwidth(place / "repo" / "records")
+    cold = tmp_path_factory.mktemp("hot-cold") / "_site"
+    build(load(place / "repo" / "records")[0], cold)
+    shutil.rmtree(place)
+    shutil.copytree(kept, place, symlinks=True)
+    return cold
+
+
 @pytest.fixture()
 def site(first_build: tuple[Path, Path, BuildReport]) -> tuple[Path, Path, BuildReport]:
     """The records and a site built from them (a fresh copy of `first_build` for each test)."""
@@ -109,16 +136,13 @@ def test_a_cold_build_renders_every_page_and_an_unchanged_rebuild_none(
 
 
 def test_a_changed_figure_re_renders_its_dependents_only(
+    hot_cold: Path,
     site: tuple[Path, Path, BuildReport],
-    tmp_path: Path,
 ) -> None:
     root, out, first = site
-    edit(
-        root / "records",
-        HOT,
-        lambda t: t.replace("bandwidth: {value: 3350,", "bandwidth: {value: 3351,", 1),
-    )
-    report = rebuild_and_compare(root, out, tmp_path / "cold")
+    _raise_hot_bandwidth(root / "records")
+    report = build(load(root / "records")[0], out)
+    assert tree(out) == tree(hot_cold)  # the rebuild equals a cold build of the same records
     rendered = set(report.rendered)
     assert {f"records/{HOT}.html", f"records/{HOT}.json", "records/hardware/index.html"} <= rendered
     # a flop class that binds the accelerator's bandwidth shows it in its claims and chart
@@ -298,7 +322,7 @@ def test_the_synthetic_hot_record_rebuild_matches_a_cold_build(tmp_path: Path) -
     sys.path.insert(0, str(REPO / "bench"))
     import make_corpus
 
-    make_corpus.write_corpus(150, tmp_path / "corpus")
+    make_corpus.write_corpus(40, tmp_path / "corpus")  # as small_corpus: every kind
     root, out = tmp_path / "corpus", tmp_path / "_site"
     kb, _ = load(root / "records")
     first = build(kb, out)
@@ -423,10 +447,11 @@ def test_pages_rendered_by_workers_equal_pages_rendered_in_process(
 ) -> None:
     import kb.sitegen.record_pages as record_pages
 
-    root, _, _ = site  # the rebuild sample (its record cache kept: a quick load)
+    root, out, serial = site  # the rebuild sample (its record cache kept: a quick load)
     kb, _ = load(root / "records")
-    monkeypatch.setenv("KB_JOBS", "1")
-    serial = build(kb, tmp_path / "serial")
+    # `out` is first_build's cold build: every page rendered in this process, as the
+    # sample has fewer pages than a build renders with workers (PARALLEL_FROM)
+    assert len(kb) < record_pages.PARALLEL_FROM
     ran: list[bool] = []
     real = record_pages.map_forked
 
@@ -457,7 +482,7 @@ def test_pages_rendered_by_workers_equal_pages_rendered_in_process(
     assert [made for made, _ in early] == [len(kb) + len(KINDS) + 1]
     assert early[0][1].early == {}
     assert sum(steps) == len(kb) and len(steps) > 2  # the bar moved per task, to the end
-    assert tree(tmp_path / "parallel") == tree(tmp_path / "serial")
+    assert tree(tmp_path / "parallel") == tree(out)
     assert sorted(parallel.rendered) == sorted(serial.rendered)
     assert sorted(parallel.written) == sorted(serial.written)
 
@@ -549,7 +574,7 @@ def test_rebuilds_through_the_snapshot_equal_cold_builds_edit_after_edit(
 
 
 def test_a_rebuild_analyses_only_the_records_whose_results_it_shows(
-    site: tuple[Path, Path, BuildReport], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    hot_cold: Path, site: tuple[Path, Path, BuildReport], monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """The engine runs on the inputs of the pages made again (kb.sitegen.build.shown_again).
 
@@ -559,11 +584,7 @@ def test_a_rebuild_analyses_only_the_records_whose_results_it_shows(
     import kb.equations.engine as engine
 
     root, out, _ = site
-    edit(
-        root / "records",
-        HOT,
-        lambda t: t.replace("bandwidth: {value: 3350,", "bandwidth: {value: 3351,", 1),
-    )
+    _raise_hot_bandwidth(root / "records")
     kb, _ = load(root / "records")
     analysed: list[int] = []
     real = engine.analyse
@@ -580,5 +601,4 @@ def test_a_rebuild_analyses_only_the_records_whose_results_it_shows(
     assert len(analysed) == 1 and 0 < analysed[0] < len(kb)  # 133 of 265 records
     assert "records/flops/decode-weight-read.html" in report.rendered
     assert kb.run.focus is None and engine.analysed(kb) is None
-    build(load(root / "records")[0], tmp_path / "cold")
-    assert tree(out) == tree(tmp_path / "cold")
+    assert tree(out) == tree(hot_cold)  # a cold build of the same records
