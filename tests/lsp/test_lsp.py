@@ -1,116 +1,30 @@
 """`kb lsp` driven by an LSP client over stdio: diagnostics, completion, hover.
 
-The server runs as its own process (`python -m kb lsp`) on a small records tree; the
-test speaks JSON-RPC with Content-Length framing, as an editor does.
+The server runs as its own process (`python -m kb lsp`, tests/lsp/client.py) on the small
+records tree of tests/lsp/conftest.py; the test speaks JSON-RPC with Content-Length
+framing, as an editor does.
 """
 
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from tests.conftest import source_yaml, write_tree
 from tests.diff.test_knowledge_diff import USER, _figure
-
-
-class Client:
-    """A minimal LSP client: requests, notifications, and reading until a message arrives."""
-
-    def __init__(self, cwd: Path) -> None:
-        self.process = subprocess.Popen(
-            [sys.executable, "-m", "kb", "lsp"],
-            cwd=cwd,
-            stdin=subprocess.PIPE,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,
-        )
-        self.next_id = 0
-
-    def send(self, method: str, params: Any, request: bool = False) -> int:
-        message: dict[str, Any] = {"jsonrpc": "2.0", "method": method, "params": params}
-        if request:
-            self.next_id += 1
-            message["id"] = self.next_id
-        body = json.dumps(message).encode()
-        assert self.process.stdin is not None
-        self.process.stdin.write(b"Content-Length: %d\r\n\r\n" % len(body) + body)
-        self.process.stdin.flush()
-        return self.next_id
-
-    def read(self) -> dict[str, Any]:
-        assert self.process.stdout is not None
-        length = 0
-        while True:
-            line = self.process.stdout.readline()
-            assert line, self.process.stderr.read().decode() if self.process.stderr else "closed"
-            if line in (b"\r\n", b"\n"):
-                break
-            if line.lower().startswith(b"content-length:"):
-                length = int(line.split(b":")[1])
-        message: dict[str, Any] = json.loads(self.process.stdout.read(length))
-        return message
-
-    def request(self, method: str, params: Any) -> Any:
-        sent = self.send(method, params, request=True)
-        while True:
-            message = self.read()
-            if message.get("id") == sent and "method" not in message:
-                assert "error" not in message, message
-                return message.get("result")
-
-    def diagnostics_for(self, uri: str) -> list[dict[str, Any]]:
-        while True:
-            message = self.read()
-            if message.get("method") == "textDocument/publishDiagnostics":
-                if message["params"]["uri"] == uri:
-                    return list(message["params"]["diagnostics"])
-
-    def close(self) -> None:
-        try:
-            self.request("shutdown", None)
-            self.send("exit", None)
-            self.process.wait(timeout=20)
-        finally:
-            if self.process.poll() is None:
-                self.process.kill()
+from tests.lsp.client import Client
 
 
 @pytest.fixture
-def client(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Any:
-    root = tmp_path / "records"
-    write_tree(
-        root,
-        {
-            "sources/doc.yaml": source_yaml(),
-            "flops/source-figure.yaml": _figure(4, 1),
-            "flops/user.yaml": USER,
-        },
-    )
-    monkeypatch.setenv("KB_CACHE_DIR", str(tmp_path / "cache"))
-    lsp = Client(tmp_path)
-    lsp.request("initialize", {"processId": None, "rootUri": tmp_path.as_uri(), "capabilities": {}})
-    lsp.send("initialized", {})
-    yield lsp, root
-    lsp.close()
+def client(server: Client, tree: Path) -> tuple[Client, Path]:
+    """The server of tests/lsp/conftest.py, initialized on its records tree."""
+    return server, tree
 
 
 def _open(lsp: Client, path: Path, text: str) -> str:
-    uri = path.as_uri()
-    item = {"uri": uri, "languageId": "yaml", "version": 1, "text": text}
-    lsp.send("textDocument/didOpen", {"textDocument": item})
-    return uri
-
-
-def _change(lsp: Client, uri: str, text: str, version: int) -> None:
-    document = {"uri": uri, "version": version}
-    lsp.send(
-        "textDocument/didChange", {"textDocument": document, "contentChanges": [{"text": text}]}
-    )
+    return lsp.open(path.as_uri(), text)
 
 
 def test_diagnostics_appear_and_clear(client: Any) -> None:
@@ -125,7 +39,7 @@ def test_diagnostics_appear_and_clear(client: Any) -> None:
     assert diagnostics[0]["range"]["end"] == {"line": line, "character": len(text)}
     assert diagnostics[0]["severity"] == 1
     assert "operand is missing" in diagnostics[0]["message"]
-    _change(lsp, uri, USER, 2)
+    lsp.change(uri, USER, 2)
     assert lsp.diagnostics_for(uri) == []
 
 
@@ -134,7 +48,7 @@ def test_a_changed_figure_republishes_the_record_that_binds_it(client: Any) -> N
     user = _open(lsp, root / "flops" / "user.yaml", USER)
     assert lsp.diagnostics_for(user) == []
     figure = _open(lsp, root / "flops" / "source-figure.yaml", _figure(4, 1))
-    _change(lsp, figure, _figure(8, 2), 2)
+    lsp.change(figure, _figure(8, 2), 2)
     while True:  # the first publication for user may be the one of the open above
         codes = sorted(d["code"] for d in lsp.diagnostics_for(user))
         if codes:
@@ -156,7 +70,7 @@ def test_completion_offers_ids_and_fields(client: Any) -> None:
     )
     assert "flops/source-figure" in [item["label"] for item in result["items"]]
     with_field = text.replace("      I: flops/sou\n", "      I: flops/source-figure#arith\n")
-    _change(lsp, uri, with_field, 2)
+    lsp.change(uri, with_field, 2)
     position["character"] = len("      I: flops/source-figure#arith")
     result = lsp.request(
         "textDocument/completion", {"textDocument": {"uri": uri}, "position": position}
