@@ -826,25 +826,45 @@ def _math_time(
         "P": f"{model}#derived.{active}",
         "C": Product(f"C * {deg.tp}", ((1, rate), (1, _count(deg.tp)))),
     }
-    experts = _routed_active(record) if work.moe_expert_rate is not None else None
-    if experts is None or work.model.architecture != "moe":
+    if work.moe_expert_rate is None or work.model.architecture != "moe":
         return evaluate_part(res, RIDGE_CLASS, "T_math", bindings, at, work.composed_from)
+    experts = _routed_active(res, work, record, at)
+    if experts is None:
+        return None
     return _math_time_moe(res, work, deg, bindings, experts, at)
 
 
-def _routed_active(record: Any) -> Fraction | None:
-    """experts_active x 3 x d_model x d_ff x layers: the routed experts' active parameters.
+def _routed_active(res: InputReader, work: Workload, record: Any, at: str) -> Fraction | None:
+    """The routed experts' active parameters: flops/moe-decode-expert-read's P_exp x k/E.
 
-    The gated experts' three matrices (flops/moe-decode-expert-read's P_exp per expert),
-    for the experts one token routes to; None when the model states them not as integers.
+    P_exp = 3*L*E*d*d_ff (`expert_params`) over the MoE layers (layers - dense_layers) at
+    the experts' width (d_ff_expert where the model states one), as the weight read
+    prices them; one token routes to k of the E experts. None, with the gap, when the
+    model states them not.
     """
-    names = ("experts_active", "d_model", "d_ff", "layers")
-    found = [record.get(f"geometry.{name}") if record is not None else None for name in names]
-    values = [v for v in found if isinstance(v, int) and not isinstance(v, bool) and v > 0]
-    if len(values) != len(names):
+    model = work.model.id
+    dense = record.get("geometry.dense_layers") or 0 if record is not None else None
+    k = record.get("geometry.experts_active") if record is not None else None
+    experts = record.get("geometry.experts") if record is not None else None
+    moe_layers = work.model.layers - dense if isinstance(dense, int) else 0
+    if moe_layers < 1 or not (isinstance(k, int) and isinstance(experts, int) and 0 < k):
+        res.gap(at, f"{model} states no routed experts (experts, experts_active, MoE layers)")
         return None
-    k, d, d_ff, layers = values
-    return Fraction(k * 3 * d * d_ff * layers)
+    width = "d_ff_expert" if record.get("geometry.d_ff_expert") is not None else "d_ff"
+    part = evaluate_part(
+        res,
+        MOE_CLASS,
+        "expert_params",
+        {
+            "L": _count(moe_layers),
+            "E": f"{model}#geometry.experts",
+            "d": f"{model}#geometry.d_model",
+            "d_ff": f"{model}#geometry.{width}",
+        },
+        at,
+        work.composed_from,
+    )
+    return None if part is None else Fraction(part.value) * k / experts
 
 
 def _math_time_moe(
