@@ -220,7 +220,7 @@ def _prepared(
     def expanded() -> tuple[Prepared, Any, tuple[sp.Symbol, ...]]:
         plan = prepare(record, system, name, bindings, claim=claim, strict=True)
         free = tuple(sorted(plan.expanded.free_symbols, key=lambda s: s.name))
-        return plan, _tree(plan.expanded), free
+        return plan, compiled_tree(plan.expanded), free
 
     memo = evaluations(kb)
     if memo is None:
@@ -231,7 +231,7 @@ def _prepared(
     return Prepared(plan.symbol, plan.expression, plan.expanded, plan.equation, specs), tree, free
 
 
-def _tree(expression: sp.Expr) -> Any:
+def compiled_tree(expression: sp.Expr) -> Any:
     """The expression compiled to kb's one evaluable tree (expr.to_tree), or None."""
     from kb.equations.expr import NotCompiled, to_tree
 
@@ -241,6 +241,23 @@ def _tree(expression: sp.Expr) -> Any:
         return None
 
 
+def exact_at(tree: Any, values: Mapping[str, Fraction]) -> Fraction | None:
+    """The compiled tree's exact value at `values` (kb.equations.exact), or None.
+
+    None where it has none: no tree, a division by zero, a power too large for its
+    bounded work.
+    """
+    from kb.equations.exact import Inexact, evaluate_tree
+
+    if tree is None:
+        return None
+    try:
+        found: Fraction = evaluate_tree(tree, values)
+    except Inexact:
+        return None
+    return found
+
+
 def _substituted(expanded: sp.Expr, tree: Any, values: Mapping[sp.Symbol, sp.Rational]) -> Any:
     """The expression at `values`: on the compiled tree where it is exact, else SymPy's xreplace.
 
@@ -248,16 +265,10 @@ def _substituted(expanded: sp.Expr, tree: Any, values: Mapping[sp.Symbol, sp.Rat
     (a division by zero, a power too large for its bounded work) SymPy decides, so
     an infinite result and its message are SymPy's as before.
     """
-    from kb.equations.exact import Inexact, evaluate_tree
-
-    if tree is not None:
-        exact = {s.name: coprime_fraction(int(v.p), int(v.q)) for s, v in values.items()}
-        try:
-            found = evaluate_tree(tree, exact)
-        except Inexact:
-            pass
-        else:
-            return sp.Rational(found.numerator, found.denominator)
+    exact = {s.name: coprime_fraction(int(v.p), int(v.q)) for s, v in values.items()}
+    found = exact_at(tree, exact) if tree is not None else None
+    if found is not None:
+        return sp.Rational(found.numerator, found.denominator)
     return expanded.xreplace(values)
 
 

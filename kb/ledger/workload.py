@@ -99,14 +99,11 @@ class StepModel:
     @property
     def tree(self) -> Any:
         """The expression compiled to kb's one evaluable tree (expr.to_tree), or None."""
-        from kb.equations.expr import NotCompiled, to_tree
+        from kb.equations.evaluate import compiled_tree
 
         found = self.__dict__.get("_tree", False)
         if found is False:
-            try:
-                found = to_tree(self.expression)
-            except NotCompiled:
-                found = None
+            found = compiled_tree(self.expression)
             object.__setattr__(self, "_tree", found)  # a cache of a frozen field's image
         return found
 
@@ -119,14 +116,13 @@ class StepModel:
         """
         import sympy as sp
 
-        from kb.equations.exact import Inexact, evaluate_tree
+        from kb.equations.evaluate import exact_at
 
         tree = self.tree
         if tree is not None and all(isinstance(v, (int, Fraction)) for v in values.values()):
-            try:
-                return evaluate_tree(tree, {n: Fraction(v) for n, v in values.items()})
-            except Inexact:
-                pass
+            found = exact_at(tree, {n: Fraction(v) for n, v in values.items()})
+            if found is not None:
+                return found
         swap = {
             s: (sp.Rational(v.numerator, v.denominator) if isinstance(v, (int, Fraction)) else v)
             for s in self.expression.free_symbols

@@ -15,7 +15,7 @@ from fractions import Fraction
 import sympy as sp
 
 from kb.equations.evalmemo import Evaluations, frozen
-from kb.equations.evaluate import _substituted, _tree
+from kb.equations.evaluate import _substituted, compiled_tree
 from kb.ledger.workload import StepModel
 from kb.model import Record
 
@@ -34,7 +34,7 @@ def _rational(rng: random.Random) -> sp.Rational:
 def test_the_tree_gives_xreplace_s_value_on_random_exact_inputs() -> None:
     rng = random.Random(36)
     for expression in (ROOF, FRACTION, QUOTIENT):
-        tree = _tree(expression)
+        tree = compiled_tree(expression)
         assert tree is not None
         for _ in range(40):
             values = {s: _rational(rng) for s in expression.free_symbols}
@@ -47,11 +47,11 @@ def test_the_tree_gives_xreplace_s_value_on_random_exact_inputs() -> None:
 
 
 def test_where_the_tree_has_no_value_sympy_decides() -> None:
-    tree = _tree(QUOTIENT)
+    tree = compiled_tree(QUOTIENT)
     values = {t_w: sp.Integer(3), t_kv: sp.Integer(2), t_o: sp.Integer(2)}
     assert _substituted(QUOTIENT, tree, values) == QUOTIENT.xreplace(values) == sp.zoo
     huge = {k: sp.Integer(8), E: sp.Integer(256), B: sp.Integer(64 * 2048)}
-    assert _substituted(FRACTION, _tree(FRACTION), huge) == FRACTION.xreplace(huge)
+    assert _substituted(FRACTION, compiled_tree(FRACTION), huge) == FRACTION.xreplace(huge)
 
 
 def test_a_step_model_is_exact_on_the_tree_and_symbolic_with_a_symbol() -> None:
