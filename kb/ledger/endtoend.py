@@ -41,6 +41,7 @@ from functools import lru_cache
 from typing import Any
 
 from kb.ledger.capacity import MEMORY_MEASURES, capacity, memory_prediction
+from kb.ledger.offline_run import offline_row, unheld
 from kb.ledger.quantities import QuantityError, figure
 from kb.ledger.scenario import (
     Outcome,
@@ -69,6 +70,7 @@ UNITS = {
     "output_tokens_per_s": "1/s",
     "output_tokens_per_s_per_gpu": "1/s",
     "output_tokens_per_s_per_user": "1/s",
+    "total_tokens_per_s": "1/s",
     **MEMORY_MEASURES,
 }
 
@@ -456,7 +458,16 @@ def predicted_value(result: Outcome, measures: str) -> Fraction | None:
         "output_tokens_per_s": result.tokens_per_s_system,
         "output_tokens_per_s_per_gpu": result.tokens_per_s_per_device,
         "output_tokens_per_s_per_user": 1 / result.tpot if result.tpot else None,
+        "total_tokens_per_s": _total_rate(result),
     }.get(measures)
+
+
+def _total_rate(result: Outcome) -> Fraction | None:
+    """(input + output tokens) per second: the output rate times (I + O)/O."""
+    s = result.scenario
+    if result.tokens_per_s_system is None or not s.output_tokens or s.input_tokens is None:
+        return None
+    return result.tokens_per_s_system * Fraction(s.input_tokens + s.output_tokens, s.output_tokens)
 
 
 def _words(problem: str) -> str:
@@ -548,6 +559,20 @@ def evaluate_row(
             state=NOT_EVALUABLE,
             reason=str(exc),
         )
+    if _finite_run_row(row, measures, scenario.engine) and offline_row(row):
+        unheld_why = unheld(kb, scenario)  # declared: offline_throughput.capacity
+        if unheld_why is not None:
+            return RowResult(
+                **base,  # type: ignore[arg-type]
+                **common,  # type: ignore[arg-type]
+                predicted=None,
+                measured=measured,
+                error=None,
+                state=CALIBRATION if calibration else NOT_EVALUABLE,
+                reason=unheld_why,
+                outcome=result,
+            )
+        common["assumed"] = (*common["assumed"], OFFLINE_NOTE)
     if not result.fits and result.need_per_device and measures in OVER_CAPACITY_MEASURES:
         held = _over_capacity(kb, scenario, common)  # declared: assumed.over_capacity
         if held is not None:
@@ -625,6 +650,13 @@ def evaluate_row(
 
 # How a collective price says its curve skipped an outlier row (kb/ledger/curves.py).
 OUTLIER_NOTE = "skipped as an outlier"
+
+# How an offline benchmark_throughput row says what it was priced as (offline_throughput).
+OFFLINE_NOTE = (
+    "offline_throughput: every prompt sent at once (finite_run with C = N); the pool holds "
+    "every whole sequence, so no request is preempted; the table's rate read as total "
+    "(input + output) tokens/s"
+)
 
 # The measures a row over capacity is priced at its in-flight batch for (assumed.over_capacity).
 OVER_CAPACITY_MEASURES = ("tpot", "output_tokens_per_s_per_user")
@@ -873,7 +905,13 @@ def _serving(
 
 
 # The measures a finite run prices (kb/data/end-to-end.json `finite_run`).
-FINITE_RUN_MEASURES = ("ttft", "tpot", "output_tokens_per_s", "output_tokens_per_s_per_gpu")
+FINITE_RUN_MEASURES = (
+    "ttft",
+    "tpot",
+    "output_tokens_per_s",
+    "output_tokens_per_s_per_gpu",
+    "total_tokens_per_s",
+)
 
 
 def _finite_run_row(row: Mapping[str, Any], measures: str, engine: object) -> bool:
@@ -917,10 +955,13 @@ def _finite(
         return "a run's TTFT or TPOT needs the row's `statistic` (mean or median)"
     try:
         single = outcome(replace(scenario, batch=scenario.dp), kb)
+        if at_c.tpot is None:  # the run never prefills C prompts in one pass: the step alone
+            at_c = outcome(replace(scenario, input_tokens=None), kb)
     except ScenarioError as exc:
         return str(exc)
     if at_c.tpot is None or single.tpot is None or single.ttft is None:
-        return "; ".join(_words(p) for p in single.problems) or "no decode step or prefill pass"
+        problems = dict.fromkeys(_words(p) for p in (*single.problems, *at_c.problems))
+        return "; ".join(problems) or "no decode step or prefill pass"
     if not scenario.input_tokens or not scenario.output_tokens:
         return "a run needs its input and output tokens"
     overhead = next((Fraction(r.value) for r in single.rows if r.name == "overhead"), Fraction(0))
@@ -954,6 +995,7 @@ def _finite(
     provenance = next((p for p in ("unverified", "estimated") if p in states), at_c.provenance)
     return replace(
         at_c,
+        scenario=scenario,
         tpot=tpot,
         ttft=ttft,
         latency=run.statistic(run.latencies, which),

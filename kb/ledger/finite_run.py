@@ -21,8 +21,8 @@ row is priced; this module runs that rule:
 Every time is the composed ledger's (the caller prices t_dec and the prompt's pass);
 nothing is fitted. Pure: numbers in, a `RunResult` out; ValueError on inputs the rule
 cannot run (no client, no prompt, a budget below the clients, a negative time) and on a
-run longer than MAX_REQUEST_STEPS to simulate (counted, so the refusal never depends on
-the machine; the shipped runs need about 1/15 of it).
+run longer than MAX_GROUP_STEPS to simulate (counted, so the refusal never depends on
+the machine). Requests in the same state are simulated as one group, exactly.
 """
 
 from __future__ import annotations
@@ -32,16 +32,23 @@ from dataclasses import dataclass, field
 from fractions import Fraction
 
 STATISTICS = ("mean", "median")
-MAX_REQUEST_STEPS = 2_000_000  # live requests summed over the steps simulated
+MAX_GROUP_STEPS = 2_000_000  # live request groups summed over the steps simulated
 
 
 @dataclass
-class _Request:
+class _Group:
+    """Requests in one state: sent together, prefilled and emitting together."""
+
+    count: int
     arrival: Fraction
     prompt_left: int
     emitted: int = 0
     first: Fraction | None = None
-    finish: Fraction | None = None
+
+    def split(self, count: int) -> _Group:
+        """The first `count` of these requests, as a group of their own, taken from this one."""
+        self.count -= count
+        return _Group(count, self.arrival, self.prompt_left, self.emitted, self.first)
 
 
 @dataclass(frozen=True)
@@ -84,10 +91,41 @@ def decode_step(batch: int, clients: int, at_one: Fraction, at_clients: Fraction
     return at_one + (at_clients - at_one) * (batch - 1) / (clients - 1)
 
 
-def _within_bound(request_steps: int) -> None:
-    """ValueError once the simulation has counted more than MAX_REQUEST_STEPS."""
-    if request_steps > MAX_REQUEST_STEPS:
-        raise ValueError(f"the run needs more than {MAX_REQUEST_STEPS:,} request-steps to simulate")
+def _within_bound(group_steps: int) -> None:
+    """ValueError once the simulation has counted more than MAX_GROUP_STEPS."""
+    if group_steps > MAX_GROUP_STEPS:
+        raise ValueError(f"the run needs more than {MAX_GROUP_STEPS:,} group-steps to simulate")
+
+
+def _prompt_chunks(live: list[_Group], room: int) -> list[tuple[_Group, int]]:
+    """The prompt tokens of this step, in arrival order, within `room` (chunked prefill).
+
+    A group the budget covers only in part is split in place: the requests whose whole
+    remaining prompt fits, then one with the rest of the room, then the ones left waiting;
+    so every request is treated as the per-request rule treats it, in the same order.
+    """
+    chunks: list[tuple[_Group, int]] = []
+    index = 0
+    while index < len(live) and room > 0:
+        group = live[index]
+        if group.prompt_left:
+            whole = min(group.count, room // group.prompt_left)
+            if whole < group.count:
+                if whole:
+                    live.insert(index, group.split(whole))
+                    index += 1
+                    chunks.append((live[index - 1], live[index - 1].prompt_left))
+                    room -= whole * group.prompt_left
+                if room:  # one request takes the rest of the room; the others wait
+                    part = group.split(1) if group.count > 1 else group
+                    if part is not group:
+                        live.insert(index, part)
+                    chunks.append((part, room))
+                break
+            chunks.append((group, group.prompt_left))
+            room -= group.count * group.prompt_left
+        index += 1
+    return chunks
 
 
 def simulate(
@@ -101,7 +139,12 @@ def simulate(
     prefill_stall: Fraction,
     overhead: Fraction,
 ) -> RunResult:
-    """Run `requests` requests through `clients` clients (module docstring)."""
+    """Run `requests` requests through `clients` clients (module docstring).
+
+    Requests in the same state are simulated as one group (`_Group`): every request of a
+    group is sent, prefilled, decoded and finished at the same times, so the result is the
+    per-request rule's exactly (tests/ledger/test_finite_run_groups.py holds the two equal).
+    """
     if clients < 1 or requests < 1 or input_tokens < 1 or output_tokens < 1:
         raise ValueError("clients, requests, input and output tokens must be at least 1")
     if budget <= clients:
@@ -112,54 +155,47 @@ def simulate(
         raise ValueError("times must be non-negative")
     per_token = prefill_stall / input_tokens
     sent = min(clients, requests)
-    # At least one request-step per token emitted, and at least one step per `budget`
-    # prompt tokens: a run past the bound by these is refused before it starts.
-    _within_bound(max(requests * output_tokens, -(-requests * input_tokens // budget)))
-    live: list[_Request] = [_Request(Fraction(0), input_tokens) for _ in range(sent)]
-    done: list[_Request] = []
+    # Each client's requests run one after another, each for at least output_tokens steps
+    # with a live group: a run past the bound by this count is refused before it starts.
+    _within_bound(-(-requests // clients) * output_tokens)
+    live = [_Group(sent, Fraction(0), input_tokens)]
+    done: list[tuple[_Group, Fraction]] = []
     now, steps, work = Fraction(0), 0, 0
     while live:
         work += len(live)
         _within_bound(work)
-        decoding = [r for r in live if r.prompt_left == 0]
-        room = budget - len(decoding)
-        chunks: list[tuple[_Request, int]] = []
-        for r in live:  # arrival order: a prompt begun before keeps its place
-            if r.prompt_left and room:
-                take = min(r.prompt_left, room)
-                chunks.append((r, take))
-                room -= take
-        prompt = sum(take for _, take in chunks)
-        base = (
-            decode_step(len(decoding), clients, step_at_one, step_at_clients)
-            if decoding
-            else overhead
-        )
+        decoding = [g for g in live if g.prompt_left == 0]
+        decodes = sum(g.count for g in decoding)
+        chunks = _prompt_chunks(live, budget - decodes)
+        prompt = sum(g.count * take for g, take in chunks)
+        base = decode_step(decodes, clients, step_at_one, step_at_clients) if decodes else overhead
         now += base + prompt * per_token
         steps += 1
-        for r in decoding:
-            r.emitted += 1
-        for r, take in chunks:
-            r.prompt_left -= take
-            if not r.prompt_left:
-                r.first, r.emitted = now, 1
-        finished = [r for r in live if r.emitted >= output_tokens]
-        for r in finished:
-            r.finish = now
-            live.remove(r)
-            done.append(r)
-            if sent < requests:
-                live.append(_Request(now, input_tokens))
-                sent += 1
-    ttfts = tuple(r.first - r.arrival for r in done if r.first is not None)
-    tpots = (
-        tuple(
-            (r.finish - r.first) / (output_tokens - 1)
-            for r in done
-            if r.finish is not None and r.first is not None
-        )
-        if output_tokens > 1
-        else ()
-    )
-    latencies = tuple(r.finish - r.arrival for r in done if r.finish is not None)
-    return RunResult(ttfts, tpots, latencies, now, steps, output_tokens, requests)
+        for g in decoding:
+            g.emitted += 1
+        for g, take in chunks:
+            g.prompt_left -= take
+            if not g.prompt_left:
+                g.first, g.emitted = now, 1
+        finished = [g for g in live if g.emitted >= output_tokens]
+        live = [g for g in live if g.emitted < output_tokens]
+        done.extend((g, now) for g in finished)
+        freed = min(sum(g.count for g in finished), requests - sent)
+        if freed:
+            live.append(_Group(freed, now, input_tokens))
+            sent += freed
+    return _result(done, now, steps, output_tokens, requests)
+
+
+def _result(
+    done: list[tuple[_Group, Fraction]], now: Fraction, steps: int, outputs: int, requests: int
+) -> RunResult:
+    """Per-request times from the finished groups, each repeated by its count."""
+    ttfts, tpots, latencies = [], [], []
+    for g, finish in done:
+        assert g.first is not None  # a group finishes only after its first token
+        ttfts += [g.first - g.arrival] * g.count
+        if outputs > 1:
+            tpots += [(finish - g.first) / (outputs - 1)] * g.count
+        latencies += [finish - g.arrival] * g.count
+    return RunResult(tuple(ttfts), tuple(tpots), tuple(latencies), now, steps, outputs, requests)

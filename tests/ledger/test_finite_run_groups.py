@@ -1,0 +1,121 @@
+"""The grouped run simulation equals the per-request rule it replaced (`finite_run`).
+
+kb.ledger.finite_run.simulate treats requests in one state as a group; `per_request`
+below is the rule as first written (session 15), one request at a time. Each push holds
+the two exactly equal on a grid of small runs that split groups in every way (bursts a
+budget covers in part, closed loops whose later requests arrive in waves); KB_FULL=1
+adds larger runs, among them the shipped recipe's 128 prompts at concurrency 64.
+"""
+
+from __future__ import annotations
+
+import itertools
+import os
+from dataclasses import dataclass
+from fractions import Fraction as F
+
+import pytest
+
+from kb.ledger.finite_run import RunResult, decode_step, simulate
+
+
+@dataclass
+class _Request:
+    arrival: F
+    prompt_left: int
+    emitted: int = 0
+    first: F | None = None
+    finish: F | None = None
+
+
+def per_request(
+    clients: int,
+    requests: int,
+    inputs: int,
+    outputs: int,
+    budget: int,
+    at_one: F,
+    at_clients: F,
+    stall: F,
+    overhead: F,
+) -> RunResult:
+    """The per-request rule: each step, decodes first, then prompt tokens in arrival order."""
+    per_token = stall / inputs
+    sent = min(clients, requests)
+    live = [_Request(F(0), inputs) for _ in range(sent)]
+    done: list[_Request] = []
+    now, steps = F(0), 0
+    while live:
+        decoding = [r for r in live if r.prompt_left == 0]
+        room = budget - len(decoding)
+        chunks: list[tuple[_Request, int]] = []
+        for r in live:
+            if r.prompt_left and room:
+                take = min(r.prompt_left, room)
+                chunks.append((r, take))
+                room -= take
+        prompt = sum(take for _, take in chunks)
+        base = decode_step(len(decoding), clients, at_one, at_clients) if decoding else overhead
+        now += base + prompt * per_token
+        steps += 1
+        for r in decoding:
+            r.emitted += 1
+        for r, take in chunks:
+            r.prompt_left -= take
+            if not r.prompt_left:
+                r.first, r.emitted = now, 1
+        for r in [r for r in live if r.emitted >= outputs]:
+            r.finish = now
+            live.remove(r)
+            done.append(r)
+            if sent < requests:
+                live.append(_Request(now, inputs))
+                sent += 1
+    ttfts = tuple(r.first - r.arrival for r in done if r.first is not None)
+    tpots = tuple(
+        (r.finish - r.first) / (outputs - 1)
+        for r in done
+        if outputs > 1 and r.finish is not None and r.first is not None
+    )
+    latencies = tuple(r.finish - r.arrival for r in done if r.finish is not None)
+    return RunResult(ttfts, tpots, latencies, now, steps, outputs, requests)
+
+
+def _same(args: tuple[int, int, int, int, int]) -> None:
+    clients, requests, inputs, outputs, budget = args
+    times = (F(3), F(11), F(40), F(1, 2))
+    grouped = simulate(clients, requests, inputs, outputs, budget, *times)
+    reference = per_request(clients, requests, inputs, outputs, budget, *times)
+    assert grouped.duration == reference.duration
+    assert grouped.steps == reference.steps
+    for mine, theirs in (
+        (grouped.ttfts, reference.ttfts),
+        (grouped.tpots, reference.tpots),
+        (grouped.latencies, reference.latencies),
+    ):
+        assert sorted(mine) == sorted(theirs)
+
+
+SMALL = [
+    args
+    for args in itertools.product((1, 2, 3, 5), (1, 4, 7), (1, 3, 8), (1, 2, 5), (6, 9, 20))
+    if args[4] > args[0]
+]
+
+
+@pytest.mark.parametrize("args", SMALL)
+def test_grouped_equals_per_request(args: tuple[int, int, int, int, int]) -> None:
+    _same(args)
+
+
+LARGE = [
+    (64, 128, 8192, 1024, 32768),  # the shipped recipe row's run
+    (200, 200, 128, 300, 4096),  # a burst the budget takes in many steps
+    (37, 301, 700, 50, 2048),  # a closed loop whose requests arrive in waves
+]
+
+
+@pytest.mark.skipif(not os.environ.get("KB_FULL"), reason="the larger runs: KB_FULL=1")
+@pytest.mark.parametrize("args", LARGE)
+def test_grouped_equals_per_request_full(args: tuple[int, int, int, int, int]) -> None:
+    _same(args)
