@@ -20,6 +20,7 @@ record of the kinds a price reads: INPUT_KINDS).
 
 from __future__ import annotations
 
+import functools
 import json
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
@@ -232,7 +233,13 @@ def shown(value: Mapping[str, Any] | None) -> list[str] | None:
     if value is None:
         return None
     exact = str(value["exact"])
-    return [exact, quantity_text(Fraction(exact), str(value["unit"]))]
+    return [exact, _text(exact, str(value["unit"]))]
+
+
+@functools.lru_cache(maxsize=8192)
+def _text(exact: str, unit: str) -> str:
+    """quantity_text of an exact string, kept: a pass shows the same rows at every batch."""
+    return quantity_text(Fraction(exact), unit)
 
 
 def fraction(value: Mapping[str, Any]) -> Fraction:
