@@ -8,6 +8,7 @@ refute (a counterexample) but never prove.
 
 from __future__ import annotations
 
+import functools
 import random
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
@@ -165,5 +166,11 @@ def number_text(value: sp.Expr, digits: int = 8) -> str:
     if value.is_Integer:
         return str(value)
     if value.is_Rational:
-        return f"{sp.N(value, digits)} (exact {value})"
+        return _rational_text(value, digits)
     return str(sp.N(value, digits))
+
+
+@functools.lru_cache(maxsize=4096)
+def _rational_text(value: sp.Rational, digits: int) -> str:
+    """number_text of a rational, kept: the same inputs recur in every evaluation's trail."""
+    return f"{sp.N(value, digits)} (exact {value})"

@@ -59,6 +59,11 @@ def frozen(value: Any) -> Hashable:
     if kind is dict:
         items = [(str(k), frozen(v)) for k, v in value.items()]
         return ("map", tuple(sorted(items, key=lambda kv: kv[0])))
+    if kind is tuple or kind is list:  # exact types before the abstract Mapping check
+        return ("seq", tuple(frozen(v) for v in value))
+    declared = getattr(kind, "__dataclass_fields__", None)
+    if declared is not None:  # a dataclass instance (its class has the fields), as below
+        return (kind.__qualname__, tuple(frozen(getattr(value, f)) for f in declared))
     if isinstance(value, Mapping):
         items = [(str(k), frozen(v)) for k, v in value.items()]
         return ("map", tuple(sorted(items, key=lambda kv: kv[0])))

@@ -183,9 +183,9 @@ def _evaluate(
         )
     if outside:
         raise OutsideValidity(f"{symbol.name} = {number_text(result)}: " + "; ".join(outside))
-    negative = [
+    negative = [  # sorted by text only when there is one (printing every input costs)
         f"{s} = {_declared_text(v, system.units.get(s.name))}"
-        for s, v in sorted(values.items(), key=str)
+        for s, v in (sorted(values.items(), key=str) if any(v < 0 for v in values.values()) else ())
         if v < 0
     ]
     if negative:  # the site's calculator refuses the same inputs in the same words

@@ -35,7 +35,7 @@ from fractions import Fraction
 
 from kb.findings import pointer_join
 from kb.kinds import views
-from kb.kinds.placement import EnvelopeView, Option, Placement
+from kb.kinds.placement import EnvelopeView, Option, Placement, WorkloadView
 from kb.ledger.expert import PREFILL_NAMES as EP_PREFILL
 from kb.ledger.quantities import Figure, QuantityError
 from kb.ledger.reader import FAILS_SCHEMA, DeviceGroup, Gap, InputReader, Overhead
@@ -272,7 +272,7 @@ def _envelope(res: InputReader, node: EnvelopeView) -> Envelope | None:
 def _composed_envelope(res: InputReader, node: EnvelopeView) -> Envelope | None:
     """The envelope of a composed placement: state and useful work are the model's weights."""
     assert node.workload is not None
-    work = resolve_workload(res, node.workload, node.model, "/envelope/workload")
+    work = _workload(res, node.workload, node.model, "/envelope/workload")
     slo = res.optional(node.slo, "/envelope/slo", "s", "SLO latency")
     if work is None:
         return None
@@ -288,6 +288,36 @@ def _composed_envelope(res: InputReader, node: EnvelopeView) -> Envelope | None:
         None,
         work,
     )
+
+
+def _workload(res: InputReader, node: WorkloadView, model: str, pointer: str) -> Workload | None:
+    """`resolve_workload`, kept for the run when `res` is fresh and the knowledge base frozen.
+
+    The workload reads no batch and no option: every mapping and batch of a planner's
+    pass with the same model, lengths, engine and formats resolves the same one. A
+    frozen knowledge base's records cannot change, so the run's evaluation memo
+    (kb.equations.evalmemo `Evaluations.derived`, under the model record) keeps it with
+    the gaps it recorded, and a reader with no gap yet gets the same workload and the
+    same gaps, in order, as resolving it again would give.
+    """
+    from kb.equations.evalmemo import Unkeyable, evaluations, frozen
+
+    memo = evaluations(res.kb)
+    record = res.readable(model)
+    if memo is None or record is None or res.gaps:
+        return resolve_workload(res, node, model, pointer)
+    try:
+        question = ("workload", pointer, frozen(node))
+    except Unkeyable:
+        return resolve_workload(res, node, model, pointer)
+
+    def resolved() -> tuple[Workload | None, tuple[Gap, ...]]:
+        fresh = InputReader(res.kb)
+        return resolve_workload(fresh, node, model, pointer), tuple(fresh.gaps)
+
+    work, gaps = memo.derived(record, question, resolved)
+    res.gaps.extend(gaps)
+    return work
 
 
 # The placements resolved in this run, by id (resolve_placement).

@@ -51,6 +51,7 @@ from kb.ledger.prefill import prefill_matmul_time
 from kb.ledger.quantities import Figure, QuantityError
 
 if TYPE_CHECKING:
+    from kb.ledger.fixed import Fixed
     from kb.ledger.paging import Paging
     from kb.ledger.reader import InputReader
     from kb.ledger.transfers import TransferSpec
@@ -573,27 +574,29 @@ def derive_option(
         ok = False
     if not ok:
         return None
-    at = pointer_join(pointer, "degrees")
-    weights = Part(
-        work.weights_total / (deg.tp * deg.pp),
-        f"{WEIGHT_CLASS} W = P*b_w, over tp*pp = {deg.tp * deg.pp} devices",
-        work.trail,
-    )
-    kv = _kv_per_token(res, work, deg, at)
-    rate = option.rate
-    t_w = evaluate_part(
-        res,
-        TP_CLASS,
-        "t_w",
-        {
-            "P": f"{work.model.id}#derived.params_total",
-            "b_w": _spec(work.weight_bytes),
-            "N": _count(deg.tp),
-            "BW_hbm": _rate_spec(rate),
-        },
-        pointer_join(pointer, "useful", "rate"),
-        work.composed_from,
-    )
+    from kb.ledger.fixed import fixed_parts
+
+    return _derive(res, work, option, pointer, batch, fixed_parts(res, work, option, pointer))
+
+
+def _derive(
+    res: InputReader,
+    work: Workload,
+    option: Option,
+    pointer: str,
+    batch: int,
+    fixed: Fixed | None,
+) -> tuple[Derived, tuple[Transfer | TransferSpec, ...]] | None:
+    """derive_option past its checks, in its order.
+
+    The parts that read no batch come from `fixed` when the run kept them
+    (kb.ledger.fixed), else they are derived here, each where it always was.
+    """
+    deg = option.degrees
+    assert deg is not None
+    weights = fixed.weights if fixed else _weights(work, deg)
+    kv = fixed.kv if fixed else _kv_per_token(res, work, deg, pointer_join(pointer, "degrees"))
+    t_w = fixed.t_w if fixed else _weight_read(res, work, option, pointer)
     if kv is None or t_w is None:
         return None
     moe_read = prefill_read = None
@@ -615,37 +618,10 @@ def derive_option(
             if prompt is None:
                 return None
             prefill_read = prompt
-    t_kv = evaluate_part(
-        res,
-        KV_CLASS,
-        "t_kv",
-        {
-            "B": _count(1),
-            "S": _count(work.context),
-            "kv_tok": exact_spec(kv.value, "B"),
-            "N": _count(1),
-            "BW_hbm": _rate_spec(rate),
-        },
-        pointer_join(pointer, "useful", "rate"),
-        work.composed_from,
-    )
+    t_kv = fixed.t_kv if fixed else _kv_read(res, work, option, kv, pointer)
     if t_kv is None:
         return None
-    if deg.pp > 1:  # one token passes every stage in turn: each reads its layers' cache
-        t_kv = Part(
-            t_kv.value * deg.pp,
-            f"{t_kv.formula}, per stage, times pp = {deg.pp} stages in turn",
-            t_kv.trail,
-        )
-    t_kv = _per_query_head_read(work, deg, t_kv)
-    overhead = None
-    if work.per_layer_overhead is not None:
-        overhead = Part(
-            work.model.layers * work.per_layer_overhead.value,
-            f"{TP_CLASS}: L*t_o, L = {work.model.layers} layers; t_o {work.overhead_note}",
-            (f"t_o from {work.per_layer_overhead.origin}",),
-            work.per_layer_overhead.basis,
-        )
+    overhead = fixed.overhead if fixed else _overhead(work)
     math = _math_time(res, work, option, batch, pointer)
     attention = _attention_time(res, work, option, batch, pointer) if math is not None else None
     assert work.steps is not None  # resolve_workload returns no workload without them
@@ -665,28 +641,98 @@ def derive_option(
         work.model.layers,
         per_layer.value if per_layer is not None and deg.tp > 1 else Fraction(0),
         work.steps[1] if math is not None else work.steps[0],
-        *_energy_inputs(res, work, option, pointer),
+        *(fixed.energy if fixed else _energy_inputs(res, work, option, pointer)),
         attention,
         prefill_read,
         prefill_matmul_time(res, work, option, batch, pointer) if math is not None else None,
-        _per_sequence_part(work, option),
+        fixed.per_sequence if fixed else _per_sequence_part(work, option),
     )
     transfers: list[Transfer | TransferSpec] = list(expert.transfers if expert else ())
     if deg.tp > 1:
-        tp = _tp_transfer(res, work, option, pointer)
+        tp = fixed.tp if fixed else _tp_transfer(res, work, option, pointer)
         if tp is None:
             return None
         transfers.append(tp)
         if work.request is not None:  # the prefill pass all-reduces the whole prompt
             transfers.append(prefill_transfer(tp, work.request[0], PREFILL))
     if deg.pp > 1:
-        send = _stage_send(res, work, option, pointer)
+        send = fixed.send if fixed else _stage_send(res, work, option, pointer)
         if send is None:
             return None
         transfers.append(send)
         if work.request is not None:  # ... and sends the whole prompt's hidden states
             transfers.append(prefill_transfer(send, work.request[0], PREFILL_SEND))
     return derived, tuple(transfers)
+
+
+def _weights(work: Workload, deg: Degrees) -> Part:
+    """Weights per device: W = P*b_w over tp*pp (kb.ledger.expert's for ep > 1)."""
+    return Part(
+        work.weights_total / (deg.tp * deg.pp),
+        f"{WEIGHT_CLASS} W = P*b_w, over tp*pp = {deg.tp * deg.pp} devices",
+        work.trail,
+    )
+
+
+def _weight_read(res: InputReader, work: Workload, option: Option, pointer: str) -> Part | None:
+    """The per-rank weight read t_w at the option's HBM rate (tp-decode-allreduce-time)."""
+    assert option.degrees is not None
+    return evaluate_part(
+        res,
+        TP_CLASS,
+        "t_w",
+        {
+            "P": f"{work.model.id}#derived.params_total",
+            "b_w": _spec(work.weight_bytes),
+            "N": _count(option.degrees.tp),
+            "BW_hbm": _rate_spec(option.rate),
+        },
+        pointer_join(pointer, "useful", "rate"),
+        work.composed_from,
+    )
+
+
+def _kv_read(
+    res: InputReader, work: Workload, option: Option, kv: Part, pointer: str
+) -> Part | None:
+    """The per-sequence KV read t_kv at the context, over the pp stages a token passes in turn."""
+    deg = option.degrees
+    assert deg is not None
+    t_kv = evaluate_part(
+        res,
+        KV_CLASS,
+        "t_kv",
+        {
+            "B": _count(1),
+            "S": _count(work.context),
+            "kv_tok": exact_spec(kv.value, "B"),
+            "N": _count(1),
+            "BW_hbm": _rate_spec(option.rate),
+        },
+        pointer_join(pointer, "useful", "rate"),
+        work.composed_from,
+    )
+    if t_kv is None:
+        return None
+    if deg.pp > 1:  # one token passes every stage in turn: each reads its layers' cache
+        t_kv = Part(
+            t_kv.value * deg.pp,
+            f"{t_kv.formula}, per stage, times pp = {deg.pp} stages in turn",
+            t_kv.trail,
+        )
+    return _per_query_head_read(work, deg, t_kv)
+
+
+def _overhead(work: Workload) -> Part | None:
+    """L*t_o, when the workload has a per-layer overhead."""
+    if work.per_layer_overhead is None:
+        return None
+    return Part(
+        work.model.layers * work.per_layer_overhead.value,
+        f"{TP_CLASS}: L*t_o, L = {work.model.layers} layers; t_o {work.overhead_note}",
+        (f"t_o from {work.per_layer_overhead.origin}",),
+        work.per_layer_overhead.basis,
+    )
 
 
 def _energy_inputs(

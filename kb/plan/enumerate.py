@@ -26,6 +26,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from functools import cached_property
 
 DEGREES = ("tp", "pp", "ep", "dp")
 
@@ -48,9 +49,12 @@ class Placement:
     def devices(self) -> int:
         return self.tp * self.pp * self.dp
 
-    @property
+    @cached_property
     def name(self) -> str:
-        """`tp8`, `tp8-pp2`, `dp2-tp8`, `dp2-tp4-ep2` (degree 1 left out; `tp1` alone)."""
+        """`tp8`, `tp8-pp2`, `dp2-tp8`, `dp2-tp4-ep2` (degree 1 left out; `tp1` alone).
+
+        Kept on the instance (a plan compares names for every Pareto pair).
+        """
         parts = [f"dp{self.dp}"] if self.dp > 1 else []
         parts += [f"{d}{getattr(self, d)}" for d in ("tp", "pp", "ep") if getattr(self, d) > 1]
         return "-".join(parts) or "tp1"

@@ -20,6 +20,7 @@ record of the kinds a price reads: INPUT_KINDS).
 
 from __future__ import annotations
 
+import functools
 import json
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
@@ -75,10 +76,11 @@ class Menus:
 
 # `kb build --plans`'s menus. Each question
 # prices every mapping of its devices through the composed ledger: with the run's memos
-# (equation systems, evaluations: kb.equations.evalmemo, composed records, receipt scans)
-# a dense model's pass over its 32 questions takes about 2-2.6 s of CPU, an MoE model's
-# 5-10 s (its EP mappings), 88 s for the shipped tree's 18 models (session 14, one process;
-# 104 s before those memos); so the batches are four, not the seven of a finer menu:
+# (equation systems, evaluations and each mapping's batch-free parts: kb.equations.evalmemo,
+# kb.ledger.fixed; composed records, receipt scans) a dense model's pass over its 32
+# questions takes about 1-2.4 s of CPU, an MoE model's 3.3-8.2 s (its EP mappings), 65.5 s
+# for the shipped tree's 18 models (session 17, one process; 74.6 s before the batch-free
+# parts were kept); so the batches are four, not the seven of a finer menu:
 # bench/explorer.py --cost --full prints each model's pass.
 DEFAULT_MENUS = Menus()
 
@@ -232,7 +234,13 @@ def shown(value: Mapping[str, Any] | None) -> list[str] | None:
     if value is None:
         return None
     exact = str(value["exact"])
-    return [exact, quantity_text(Fraction(exact), str(value["unit"]))]
+    return [exact, _text(exact, str(value["unit"]))]
+
+
+@functools.lru_cache(maxsize=8192)
+def _text(exact: str, unit: str) -> str:
+    """quantity_text of an exact string, kept: a pass shows the same rows at every batch."""
+    return quantity_text(Fraction(exact), unit)
 
 
 def fraction(value: Mapping[str, Any]) -> Fraction:

@@ -17,6 +17,7 @@ from typing import Any
 
 import pytest
 
+import kb.equations.evalmemo as evalmemo
 from kb.api import open_kb, validate
 from kb.equations.compose import compose
 from kb.equations.system import (
@@ -111,6 +112,9 @@ def test_a_memoized_plan_is_exactly_the_fresh_plan(monkeypatch: pytest.MonkeyPat
     with monkeypatch.context() as patch:  # the slow path: every system built at every use
         patch.setattr(Systems, "of", lambda self, data, key=None: build_system(data))
         slow = _document(kb)
+    # The run's evaluation memo (and the batch-free parts it keeps) would answer the warm
+    # plans without asking for a system at all: off, so each evaluation asks this memo.
+    monkeypatch.setattr(evalmemo, "evaluations", lambda kb: None)
     _document(kb)  # warm: the plan's systems are built once, then kept
     memo = kb.run.kept(SYSTEMS)
     assert memo is not None and memo.reused > 0
