@@ -27,8 +27,8 @@ from typing import Any
 import pytest
 
 from tests.site.chromium import chromium
-from tests.site.crawl import AXE_RUN, DESKTOP, STYLE_GROUPS, ContrastSample, full_run
-from tests.site.test_phone_and_a11y import AUDITS, SHOTS, _audited, axe_source
+from tests.site.crawl import AXE_RUN, DESKTOP, STYLE_GROUPS, ContrastSample, axe_audit, full_run
+from tests.site.test_phone_and_a11y import AUDITS, AXE_VERSION, SHOTS, _audited, axe_source
 
 pytestmark = pytest.mark.browser
 
@@ -134,6 +134,9 @@ def test_a_group_left_out_of_the_sample_would_be_noticed(browser: Any, tmp_path:
     tab.evaluate(ADD_PROBES, "p { color: #333 }")
     assert _violating(tab, sample.run(tab, CONTRAST_ONLY)) == set()
     assert len(sample.settled) == 1
+    audit = axe_audit(CONTRAST_ONLY, set(), sample=True)  # the crawl's audit, its own sample
+    assert audit(tab) == ([], AXE_VERSION)
+    assert audit(tab) == ([], AXE_VERSION)  # nothing left to run: axe's version all the same
     tab.goto((tmp_path / "two.html").as_uri())
     tab.evaluate(ADD_PROBES, "p { color: #333 }")
     assert tab.evaluate(STYLE_GROUPS) == 2
