@@ -24,10 +24,11 @@ One browser context per width and palette (axe's script only in the ones that ru
 one tab in each, reused from page to page.
 
 Colour contrast runs on one element per computed-style group (STYLE_GROUPS; every
-element with KB_FULL=1; tests/site/test_contrast_sample.py holds the sample to the full
-run). axe-core is injected only where it runs (a context's init script: it bypasses the
-pages' CSP as before); its own fetch of the stylesheet, which the CSP refuses, happens
-after a page's problems are recorded, as before.
+element with KB_FULL=1), and only on the groups no earlier page of the crawl at that width
+and palette settled (ContrastSample); tests/site/test_contrast_sample.py holds the sample
+to the full run. axe-core is injected only where it runs (a context's init script: it
+bypasses the pages' CSP as before); its own fetch of the stylesheet, which the CSP
+refuses, happens after a page's problems are recorded, as before.
 """
 
 from __future__ import annotations
@@ -149,10 +150,14 @@ def full_run() -> bool:
 # on probe pages per push, and on every audited page with KB_FULL=1, that the groups with
 # a violation are the same in the sampled and in the full run.
 STYLE_GROUPS = """() => {
-  const ids = new Map(), chainOf = new Map();
-  const intern = (s) => {
+  const ids = new Map(), chainOf = new Map(), whole = new Map([[-1, ""]]);
+  const intern = (parent, own) => {  // whole: each id's chain spelt out, for STABLE
+    const s = parent + "/" + own;
     let i = ids.get(s);
-    if (i === undefined) ids.set(s, (i = ids.size));
+    if (i === undefined) {
+      ids.set(s, (i = ids.size));
+      whole.set(i, whole.get(parent) + "/" + own);
+    }
     return i;
   };
   const BOX = ["background-color", "background-image", "background-clip", "opacity", "filter",
@@ -169,7 +174,7 @@ STYLE_GROUPS = """() => {
       if (p.content !== "none" && p.content !== "normal")
         own += "|" + pseudo + BOX.map((q) => p.getPropertyValue(q)).join("|");
     }
-    id = intern(chain(e.parentElement) + "/" + own);
+    id = intern(chain(e.parentElement), own);
     chainOf.set(e, id);
     return id;
   };
@@ -194,27 +199,98 @@ STYLE_GROUPS = """() => {
   }
   window.__kbGroupOf = of;
   window.__kbSample = [...groups.values()];
+  // Each group's name across pages: its chain spelt out (ids are the page's own), hashed.
+  window.__kbStable = new Map([...groups.keys()].map((g) => {
+    const at = g.indexOf("#");
+    const text = whole.get(Number(g.slice(0, at))) + g.slice(at);
+    let h1 = 0xdeadbeef, h2 = 0x41c6ce57;
+    for (let i = 0; i < text.length; i++) {
+      const c = text.charCodeAt(i);
+      h1 = Math.imul(h1 ^ c, 2654435761);
+      h2 = Math.imul(h2 ^ c, 1597334677);
+    }
+    h1 = Math.imul(h1 ^ (h1 >>> 16), 2246822507) ^ Math.imul(h2 ^ (h2 >>> 13), 3266489909);
+    h2 = Math.imul(h2 ^ (h2 >>> 16), 2246822507) ^ Math.imul(h1 ^ (h1 >>> 13), 3266489909);
+    return [g, text.length + ":" + (h2 >>> 0).toString(16) + (h1 >>> 0).toString(16)];
+  }));
   return window.__kbSample.length;
 }"""
-# Colour contrast on the sample; then, for each group whose checked element axe left
-# undecided (partly covered by another element, say: geometry, not style) on every other
+# One axe run of `options` on the whole page, in which colour contrast (when among them)
+# checks only the sample (and its descendants): axe builds its map of the page's boxes
+# once a run, ~1-2 CPU-s on a long page, so the contrast sample and the other rules share
+# one run. Then colour contrast again, for each group whose checked element axe left
+# undecided (partly covered by another element, say: geometry, not style), on every other
 # element of the group. One-character groups stay sampled: axe leaves each such element
 # undecided or passes it by its colours alone. Returns axe's results.
 SAMPLED_CONTRAST = """async (options) => {
-  const run = (nodes) =>
-    axe.run({include: nodes}, {...options, resultTypes: ["violations", "incomplete"]});
-  const first = await run(window.__kbSample);
+  const types = {resultTypes: ["violations", "incomplete"]};
+  const inside = new Set();
+  for (const e of window.__kbSample) for (const d of [e, ...e.querySelectorAll("*")]) inside.add(d);
+  const rule = axe._audit.rules.find((r) => r.id === "color-contrast");
+  const matches = rule.matches;
+  axe.configure({rules: [{id: "color-contrast", matches: function (node, ...rest) {
+    return inside.has(node) && matches.call(this, node, ...rest);
+  }}]});
+  let first;
+  try {
+    first = await axe.run(document, {...options, ...types});
+  } finally {
+    axe.configure({rules: [{id: "color-contrast", matches}]});
+  }
   const undecided = new Set();
   for (const v of first.incomplete) for (const n of v.nodes) {
     const group = window.__kbGroupOf.get(document.querySelector(n.target[0]));
-    if (group !== undefined && !group.includes("#short")) undecided.add(group);
+    if (v.id === "color-contrast" && group !== undefined && !group.includes("#short"))
+      undecided.add(group);
   }
+  window.__kbUndecided = undecided;
   const checked = new Set(window.__kbSample);
   const rest = [...window.__kbGroupOf]
     .filter(([e, group]) => undecided.has(group) && !checked.has(e)).map(([e]) => e);
-  return rest.length ? [first, await run(rest)] : [first];
+  const contrast = {runOnly: {type: "rule", values: ["color-contrast"]}, ...types};
+  return rest.length ? [first, await axe.run({include: rest}, contrast)] : [first];
 }"""
 CONTRAST = "color-contrast"
+# Across the pages of one crawl (one context, one palette): a group whose checked element
+# axe decided (passed or failed) on an earlier page is settled, and its elements on later
+# pages are not checked again (its name across pages: __kbStable, the group's computed
+# values spelt out, hashed). UNSETTLED drops the settled groups from the page's sample and
+# returns how many are left; SETTLED names the groups the page's run decided (all it
+# checked but those left undecided and checked on every element).
+UNSETTLED = """(settled) => {
+  const known = new Set(settled);
+  const stable = (e) => window.__kbStable.get(window.__kbGroupOf.get(e));
+  window.__kbSample = window.__kbSample.filter((e) => !known.has(stable(e)));
+  return window.__kbSample.length;
+}"""
+SETTLED = """() => window.__kbSample.map((e) => window.__kbGroupOf.get(e))
+  .filter((group) => !window.__kbUndecided.has(group))
+  .map((group) => window.__kbStable.get(group))"""
+
+
+@dataclass
+class ContrastSample:
+    """Colour contrast as the crawl runs it on a run of pages: one element per style group
+    (STYLE_GROUPS, SAMPLED_CONTRAST), and only the groups no earlier page settled.
+
+    tests/site/test_contrast_sample.py holds it to axe's run on every element of every page.
+    """
+
+    settled: set[str] = field(default_factory=set)
+
+    def run(self, page: Any, options: dict[str, Any]) -> list[dict[str, Any]]:
+        """axe's results of `options` (colour contrast among them) on the loaded `page`."""
+        if not page.evaluate(STYLE_GROUPS):  # a page without text: the whole (empty) page
+            return [page.evaluate(AXE_RUN, options)]
+        if not page.evaluate(UNSETTLED, sorted(self.settled)):
+            rest = _without_contrast(options)
+            return [page.evaluate(AXE_RUN, rest)] if rest is not None else []
+        results: list[dict[str, Any]] = page.evaluate(SAMPLED_CONTRAST, options)
+        self.settled.update(page.evaluate(SETTLED))
+        return results
+
+
+AXE_RUN = "(options) => axe.run(document, {...options, resultTypes: ['violations']})"
 
 # What 390 px changes for axe, and so which rules the phone audit runs (when not KB_FULL=1).
 # axe's verdict on a rule is a function of the DOM (tags, attributes, text), of the styles
@@ -330,35 +406,22 @@ def _runs_contrast(options: dict[str, Any]) -> bool:
 def axe_audit(options: dict[str, Any], held: set[str], *, sample: bool | None = None) -> Audit:
     """Run axe on a loaded page with `options`; keep serious, critical and `held` violations.
 
-    Colour contrast runs on one element of each style group (STYLE_GROUPS) unless `sample`
-    is False (by default: unless KB_FULL=1); every other rule runs on the whole page.
+    Colour contrast runs on one element of each style group (STYLE_GROUPS) that no page
+    this audit ran on before settled (ContrastSample) unless `sample` is False (by default:
+    unless KB_FULL=1); every other rule runs on the whole page.
     """
     sampled = (not full_run()) if sample is None else sample
+    contrast = ContrastSample()  # shared by the pages this audit runs on, in their order
 
     def audit(page: Any) -> tuple[list[str], str]:
-        runs: list[tuple[str, dict[str, Any]]] = [("document", options)]
         if sampled and _runs_contrast(options):
-            rest = _without_contrast(options)
-            runs = [("document", rest)] if rest is not None else []
-            contrast = {**options, "runOnly": {"type": "rule", "values": [CONTRAST]}}
-            contrast.pop("rules", None)
-            # A page without text: the whole (empty) page, as axe would see it.
-            runs.append(("sample" if page.evaluate(STYLE_GROUPS) else "document", contrast))
-        found, version = [], ""
-        for context, run_options in runs:
-            if context == "sample":
-                results = page.evaluate(SAMPLED_CONTRAST, run_options)
-            else:
-                results = [
-                    page.evaluate(
-                        "(options) => axe.run(document, {...options, resultTypes: ['violations']})",
-                        run_options,
-                    )
-                ]
-            for result in results:
-                version = str(result["testEngine"]["version"])
-                found += _shown(result, held)
-        return found, version
+            results = contrast.run(page, options)
+        else:
+            results = [page.evaluate(AXE_RUN, options)]
+        found = [shown for result in results for shown in _shown(result, held)]
+        if not results:  # every group settled on an earlier page, and no other rule
+            return found, str(page.evaluate("() => axe.version"))
+        return found, str(results[-1]["testEngine"]["version"])
 
     return audit
 

@@ -6,13 +6,16 @@ group of text-bearing elements with the same computed text and background styles
 instead of ~12. The argument: axe's contrast verdict on an element is a function of the
 computed values the grouping reads (colour, size, weight, shadow; the backgrounds,
 opacity, filters, clipping, stacking and visibility of it and its ancestors), so equal
-values give equal verdicts. Here it is checked, not assumed: axe's colour contrast runs
-on every element and on the sample, and each violating element is mapped to its group;
-the two runs must name the same groups. Probe rules (PROBES) make low-contrast text by
-the routes a stylesheet could take (a structural selector on colour, a background, an
-opacity) so the comparison is made where there are violations to find, not only on a
-clean page. Per push: one page of the built site, light and dark. With KB_FULL=1: every
-audited page light (test_phone_and_a11y._audited) and the dark pages (SHOTS).
+values give equal verdicts, on any page (a group decided on one page of the crawl is not
+checked again on the next: crawl.ContrastSample). Here it is checked, not assumed: axe's
+colour contrast runs on every element of each page and as the crawl runs it (the sample,
+across the pages, in one run with the audit's other rules), and each violating element is
+mapped to its group across pages; the two runs must name the same groups. Probe rules
+(PROBES) make low-contrast text by the routes a stylesheet could take (a structural
+selector on colour, a background, an opacity) so the comparison is made where there are
+violations to find, not only on a clean page. Per push: two flop classes of the built
+site light, one dark. With KB_FULL=1: every audited page light
+(test_phone_and_a11y._audited) and the dark pages (SHOTS), in the crawl's order.
 """
 
 from __future__ import annotations
@@ -24,8 +27,8 @@ from typing import Any
 import pytest
 
 from tests.site.chromium import chromium
-from tests.site.crawl import DESKTOP, SAMPLED_CONTRAST, STYLE_GROUPS, full_run
-from tests.site.test_phone_and_a11y import SHOTS, _audited, axe_source
+from tests.site.crawl import AXE_RUN, DESKTOP, STYLE_GROUPS, ContrastSample, axe_audit, full_run
+from tests.site.test_phone_and_a11y import AUDITS, AXE_VERSION, SHOTS, _audited, axe_source
 
 pytestmark = pytest.mark.browser
 
@@ -41,22 +44,11 @@ ADD_PROBES = """(css) => {
   sheet.replaceSync(css);
   document.adoptedStyleSheets = [...document.adoptedStyleSheets, sheet];
 }"""
-# Each colour-contrast violation's node, named by its style group (STYLE_GROUPS): on every
-# element, or as the crawl checks (crawl.SAMPLED_CONTRAST).
-VIOLATING_GROUPS = (
-    """async (sampled) => {
-  const options = {runOnly: {type: "rule", values: ["color-contrast"]}};
-  const results = sampled ? await ("""
-    + SAMPLED_CONTRAST
-    + """)(options) : [await axe.run(document, {...options, resultTypes: ["violations"]})];
-  const groups = [];
-  for (const r of results) for (const v of r.violations) for (const n of v.nodes) {
-    const e = document.querySelector(n.target[0]);
-    groups.push(window.__kbGroupOf.get(e) ?? "not grouped: " + n.target[0]);
-  }
-  return groups;
-}"""
-)
+# Each colour-contrast violation's node (axe's selector), named by its style group across
+# pages (STYLE_GROUPS' __kbStable), on the page as it is now.
+NAMED = """(targets) => targets.map((t) => window.__kbStable.get(
+  window.__kbGroupOf.get(document.querySelector(t))) ?? "not grouped: " + t)"""
+CONTRAST_ONLY = {"runOnly": {"type": "rule", "values": ["color-contrast"]}}
 
 
 @pytest.fixture(scope="module")
@@ -65,26 +57,45 @@ def browser() -> Iterator[Any]:
         yield instance
 
 
+def _violating(tab: Any, results: list[dict[str, Any]]) -> set[str]:
+    """The style groups (across pages) of the colour-contrast violations in `results`."""
+    targets = [
+        node["target"][0]
+        for result in results
+        for violation in result["violations"]
+        if violation["id"] == "color-contrast"
+        for node in violation["nodes"]
+    ]
+    return set(tab.evaluate(NAMED, targets))
+
+
 def _compare(browser: Any, pages: list[Path], scheme: str, probes: bool) -> list[str]:
-    """Per page where the runs differ: the groups only one of them found; also the counts."""
+    """Where colour contrast on every element of `pages` and the crawl's sample of them
+    (crawl.ContrastSample with the crawl's audit of `scheme`: the other rules in the same
+    run, each group once across the pages) differ: the groups only one of them found."""
     context = browser.new_context(viewport={"width": DESKTOP, "height": 900}, color_scheme=scheme)
     context.add_init_script(script=axe_source())
     tab = context.new_page()
-    differences, violating = [], 0
+    every: set[str] = set()
+    sampled: set[str] = set()
+    crawl_sample, skipped = ContrastSample(), 0
+    options = AUDITS[f"desktop-{scheme}"][2]
     for path in pages:
         tab.goto(path.as_uri())
         if probes:
             tab.evaluate(ADD_PROBES, PROBES)
-        assert tab.evaluate(STYLE_GROUPS) > 0, path
-        every = set(tab.evaluate(VIOLATING_GROUPS, False))
-        sample = set(tab.evaluate(VIOLATING_GROUPS, True))
-        violating += len(every)
-        if every != sample:
-            differences.append(
-                f"{path.name}: full only {every - sample}, sample only {sample - every}"
-            )
+        groups = tab.evaluate(STYLE_GROUPS)
+        assert groups > 0, path
+        every |= _violating(tab, [tab.evaluate(AXE_RUN, CONTRAST_ONLY)])  # every element
+        sampled |= _violating(tab, crawl_sample.run(tab, options))
+        skipped += groups - tab.evaluate("() => window.__kbSample.length")  # settled before
     context.close()
-    return differences + ([] if not probes or violating else ["the probes made no violation"])
+    found = [] if every == sampled else [f"full only {every - sampled}, sample {sampled - every}"]
+    if probes and not every:
+        found.append("the probes made no violation")
+    if len(pages) > 1 and not skipped:
+        found.append("no group was settled on an earlier page: the sample across pages is idle")
+    return found
 
 
 # Tables, sections, paragraphs (every probe) and MathML, whose one-letter <mi> axe leaves
@@ -93,32 +104,48 @@ def _compare(browser: Any, pages: list[Path], scheme: str, probes: bool) -> list
 SMALL = "records/flops/serving-tpot-slo-batch.html"
 
 
+# A second flop class, the smallest: most of its groups are SMALL's, settled there.
+SECOND = "records/flops/serving-steady-state-concurrency.html"
+
+
 @pytest.mark.parametrize("scheme", ["light", "dark"])
-def test_the_sample_finds_the_groups_every_element_finds_on_a_probed_page(
+def test_the_sample_finds_the_groups_every_element_finds_on_probed_pages(
     browser: Any, built_site: Path, scheme: str
 ) -> None:
-    assert _compare(browser, [built_site / SMALL], scheme, probes=True) == []
+    """Light on two pages (groups settled on the first are not checked on the second), dark
+    on the first: the sample across pages does not depend on the palette."""
+    pages = [built_site / SMALL, built_site / SECOND][: 2 if scheme == "light" else 1]
+    assert _compare(browser, pages, scheme, probes=True) == []
 
 
 def test_a_group_left_out_of_the_sample_would_be_noticed(browser: Any, tmp_path: Path) -> None:
-    """The comparison is live: two elements alike but for a background are two groups."""
-    page = tmp_path / "two.html"
-    page.write_text(
-        '<html lang="en"><title>t</title><main><p>dark on white</p>'
-        '<div style="background: #777"><p>dark on grey</p></div></main></html>',
-        encoding="utf-8",
-    )
+    """The comparison is live: two elements alike but for a background are two groups; a
+    group settled on an earlier page is not checked again, a new one is, and a group wrongly
+    taken for settled loses its violation."""
+    main = '<html lang="en"><title>t</title><main><p>dark on white</p>{}</main></html>'
+    (tmp_path / "one.html").write_text(main.format(""), encoding="utf-8")
+    grey = '<div style="background: #777"><p>dark on grey</p></div>'
+    (tmp_path / "two.html").write_text(main.format(grey), encoding="utf-8")
     context = browser.new_context()
     context.add_init_script(script=axe_source())
     tab = context.new_page()
-    tab.goto(page.as_uri())
+    sample = ContrastSample()
+    tab.goto((tmp_path / "one.html").as_uri())
+    tab.evaluate(ADD_PROBES, "p { color: #333 }")
+    assert _violating(tab, sample.run(tab, CONTRAST_ONLY)) == set()
+    assert len(sample.settled) == 1
+    audit = axe_audit(CONTRAST_ONLY, set(), sample=True)  # the crawl's audit, its own sample
+    assert audit(tab) == ([], AXE_VERSION)
+    assert audit(tab) == ([], AXE_VERSION)  # nothing left to run: axe's version all the same
+    tab.goto((tmp_path / "two.html").as_uri())
     tab.evaluate(ADD_PROBES, "p { color: #333 }")
     assert tab.evaluate(STYLE_GROUPS) == 2
-    every = tab.evaluate(VIOLATING_GROUPS, False)
-    assert len(every) == 1 and set(tab.evaluate(VIOLATING_GROUPS, True)) == set(every)
-    # Dropping the grey paragraph from the sample loses the violation: the check would fail.
-    tab.evaluate("() => { window.__kbSample = window.__kbSample.slice(0, 1); }")
-    assert tab.evaluate(VIOLATING_GROUPS, True) == []
+    every = _violating(tab, [tab.evaluate(AXE_RUN, CONTRAST_ONLY)])
+    assert len(every) == 1
+    assert _violating(tab, sample.run(tab, CONTRAST_ONLY)) == every
+    assert tab.evaluate("() => window.__kbSample.length") == 1  # the grey group alone
+    # Had the grey group been settled before, the violation would be lost: a difference.
+    assert _violating(tab, ContrastSample(set(sample.settled)).run(tab, CONTRAST_ONLY)) == set()
     context.close()
 
 
