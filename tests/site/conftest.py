@@ -13,7 +13,8 @@ The browser tests that crawl `built_site` read the record of one crawl of its sa
 pages at both widths (`site_crawl`, also named `phone_crawl` and `desktop_crawl`:
 tests/site/crawl_fixtures.py). The crawl's tests, and the explorer's (one
 `explorer_site` per process), are kept on one xdist worker each (`_SITE_GROUPS`), so each
-is made once a run.
+is made once a run. The chart tests read one load of `repo_copy` (`repo_kb`) and one pass
+over its charts (`shipped_charts`), made once a worker; their modules share a group too.
 """
 
 from __future__ import annotations
