@@ -13,7 +13,8 @@ The browser tests that crawl `built_site` read the record of one crawl of its sa
 pages at both widths (`site_crawl`, also named `phone_crawl` and `desktop_crawl`:
 tests/site/crawl_fixtures.py). The crawl's tests, and the explorer's (one
 `explorer_site` per process), are kept on one xdist worker each (`_SITE_GROUPS`), so each
-is made once a run.
+is made once a run. The chart tests read one load of `repo_copy` (`repo_kb`) and one pass
+over its charts (`shipped_charts`), made once a worker; their modules share a group too.
 """
 
 from __future__ import annotations
@@ -24,12 +25,15 @@ import shutil
 import sys
 from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pytest
 import yaml
 
 from tests.site.chromium import close_shared
+
+if TYPE_CHECKING:
+    from kb.model import KnowledgeBase, Record
 
 # --- the crawl of the site (w15-crawl): its fixtures live in crawl_fixtures.py ---
 from tests.site.crawl_fixtures import desktop_crawl, phone_crawl, site_crawl  # noqa: F401
@@ -78,7 +82,10 @@ _SITE_GROUPS: dict[str, Callable[[pytest.Item], bool]] = {
         or item.path.name in ("test_sample_pages.py", "test_links.py")
     ),
     "explorer-site": lambda item: item.path.name.startswith("test_explorer"),
+    # `repo_kb` and `shipped_charts`, made once a worker: these three read them
+    "shipped-charts": lambda item: item.path.name in _CHART_MODULES,
 }
+_CHART_MODULES = ("test_charts.py", "test_html_chart.py", "test_chart_units.py")
 
 
 @pytest.hookimpl(tryfirst=True)  # before xdist reads the marks (as tests/conftest.py)
@@ -185,6 +192,34 @@ def _build_shipped(folder: Path, records: Path) -> None:
 def repo_copy(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """The shipped records and the probe, copied and checked once per run (tests only read it)."""
     return made_once(shared_folder(tmp_path_factory, "repo"), _copy_with_probe)
+
+
+@pytest.fixture(scope="session")
+def repo_kb(repo_copy: Path) -> KnowledgeBase:
+    """`repo_copy`'s records loaded and checked once per process (`load`); tests only read it.
+
+    One load (~0.5 CPU-s) instead of one per test: kb memoises what a page reads in the
+    knowledge base's run context, as a build of it does, and no test changes a record of it
+    (a test that needs a changed record makes a copy of it with `dataclasses.replace`).
+    """
+    kb: KnowledgeBase = load(repo_copy / "records")[0]
+    return kb
+
+
+@pytest.fixture(scope="session")
+def shipped_charts(repo_kb: KnowledgeBase) -> list[tuple[Record, list[dict[str, Any]]]]:
+    """(record, its charts) for every record of `repo_kb` whose page draws a chart, once per
+    process (~2.5 CPU-s: every placement's ledger and break-even); tests only read them.
+
+    Made after `schema_stage`, as kb.sitegen.build makes them (pages and the ledger read
+    typed views): the charts equal those of a knowledge base `load` returns unstaged.
+    """
+    from kb.checker import schema_stage
+    from kb.sitegen.record_page import charts_and_ledger
+
+    schema_stage(repo_kb)
+    found = [(record, charts_and_ledger(record, repo_kb)["charts"]) for record in repo_kb]
+    return [(record, charts) for record, charts in found if charts]
 
 
 @pytest.fixture(scope="session")

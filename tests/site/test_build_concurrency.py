@@ -14,6 +14,7 @@ from pathlib import Path
 import pytest
 
 from kb.filelock import exclusive_lock
+from tests.inprocess import kb_in_process
 from tests.sample import full
 from tests.site.conftest import small_corpus
 from tests.site.sample_site import seeded_records
@@ -27,6 +28,13 @@ def _build(out: Path, records: Path) -> subprocess.Popen[str]:
         stderr=subprocess.STDOUT,
         text=True,
     )
+
+
+def _build_here(out: Path, records: Path) -> int:
+    """What `_build` runs, in this process (tests/inprocess.py): for a build whose subject is
+    what the site becomes, not the process; its exit code."""
+    args = ["build", "--out", str(out), "--root", str(records)]
+    return kb_in_process(args, out.parent).returncode
 
 
 def _digest(site: Path) -> str:
@@ -51,8 +59,7 @@ def test_concurrent_builds_of_one_output_all_succeed_and_agree(
     leftovers = sorted(p.name for p in tmp_path.iterdir() if p.name != "site")
     assert leftovers == [], leftovers  # no lock file, no staging folder, no .old
     first = _digest(out)
-    again = _build(out, records)
-    assert again.communicate(timeout=600)[1] is None and again.returncode == 0
+    assert _build_here(out, records) == 0
     assert _digest(out) == first  # deterministic: a fourth build is byte-identical
 
 
@@ -87,8 +94,7 @@ def test_a_killed_build_leaves_the_published_site_and_the_next_build_works(
         victim.send_signal(signal.SIGKILL)
         victim.wait(timeout=60)
         assert _digest(out) == published, f"site changed by a build killed at {fraction}"
-    after = _build(out, records)
-    assert after.communicate(timeout=600)[1] is None and after.returncode == 0
+    assert _build_here(out, records) == 0
     assert _digest(out) == published
     assert sorted(p.name for p in tmp_path.iterdir()) == ["site"]
 

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import re
 from fractions import Fraction
-from pathlib import Path
 from typing import Any
 
 import pytest
@@ -20,24 +19,18 @@ from kb.equations.bind import Bound, quantity, resolve
 from kb.equations.evaluate import evaluate
 from kb.quantities import parse_unit
 from kb.sitegen.charts import LABEL_GAP, PLOT
-from kb.sitegen.record_page import charts_and_ledger
-from tests.site.conftest import load
 
 RELATIVE = 1e-6  # the x grid is a float; every other value is exact
 
 
 @pytest.fixture(scope="module")
-def charted(repo_copy: Path) -> list[tuple[Any, Any, list[dict[str, Any]]]]:
-    from kb.checker import schema_stage
-
-    kb, _ = load(repo_copy / "records")
-    schema_stage(kb)  # as kb.sitegen.build does: pages and the ledger read typed views
-    found = []
-    for record in kb:
-        charts = charts_and_ledger(record, kb)["charts"]
-        if charts:
-            found.append((kb, record, charts))
-    return found
+def charted(
+    repo_kb: Any, shipped_charts: list[tuple[Any, list[dict[str, Any]]]]
+) -> list[tuple[Any, Any, list[dict[str, Any]]]]:
+    """(kb, record, charts) for every charted page of the shipped records: conftest.py's
+    `shipped_charts`, made once a process after `schema_stage`, as kb.sitegen.build does
+    (pages and the ledger read typed views)."""
+    return [(repo_kb, record, charts) for record, charts in shipped_charts]
 
 
 def _close(a: float, b: float) -> bool:

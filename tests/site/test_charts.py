@@ -11,6 +11,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from kb.model import KnowledgeBase
 from kb.sitegen.charts import PLOT, Axis, Bar, Chart, nice_ticks, stacked_bars, tick_label
 from kb.sitegen.flop_chart import compiled, sympy_value
 from tests.site.conftest import SEED_FLOP, load
@@ -100,9 +101,9 @@ def seed_svg(built_site: Path) -> ET.Element:
 
 
 def test_seed_chart_has_a_title_a_text_alternative_and_a_line_per_accelerator(
-    seed_svg: ET.Element, repo_copy: Path
+    seed_svg: ET.Element, repo_kb: KnowledgeBase
 ) -> None:
-    kb, _ = load(repo_copy / "records")
+    kb = repo_kb
     named = kb.get(SEED_FLOP).data["affected_by_hardware"]
     with_bandwidth = [i for i in named if kb.get(i) and kb.get(i).get("memory.bandwidth")]
     assert seed_svg.get("role") == "img"
@@ -114,9 +115,9 @@ def test_seed_chart_has_a_title_a_text_alternative_and_a_line_per_accelerator(
 
 
 def test_seed_chart_marks_the_fabrics_of_the_drawn_accelerators_and_the_claims(
-    seed_svg: ET.Element, repo_copy: Path
+    seed_svg: ET.Element, repo_kb: KnowledgeBase
 ) -> None:
-    kb, _ = load(repo_copy / "records")
+    kb = repo_kb
     seed = kb.get(SEED_FLOP)
     expected = {
         spec.partition("#")[0]
@@ -146,9 +147,9 @@ def test_seed_chart_draws_only_the_claims_at_its_lines_operating_point(
 
 
 def test_seed_chart_draws_the_seeds_refuted_figure_as_an_erratum_never_as_a_claim(
-    seed_svg: ET.Element, built_site: Path, repo_copy: Path
+    seed_svg: ET.Element, built_site: Path, repo_kb: KnowledgeBase
 ) -> None:
-    kb, _ = load(repo_copy / "records")
+    kb = repo_kb
     seed = kb.get(SEED_FLOP)
     errata = {c["id"] for c in seed.data["claims"] if "erratum" in c}
     marks = [g for g in seed_svg.iter(f"{SVG}g") if "mark" in (g.get("class") or "").split()]
@@ -177,7 +178,9 @@ def test_seed_chart_draws_the_seeds_refuted_figure_as_an_erratum_never_as_a_clai
     assert "3318" not in claims_table
 
 
-def test_seed_chart_keeps_the_marks_only_errata_bind(seed_svg: ET.Element, repo_copy: Path) -> None:
+def test_seed_chart_keeps_the_marks_only_errata_bind(
+    seed_svg: ET.Element, repo_kb: KnowledgeBase
+) -> None:
     """A field only an erratum binds still gets its rules: the binding itself holds.
 
     Of the seed's numeric B* claims, only its refuted figures (184 on one NVLink
@@ -185,7 +188,7 @@ def test_seed_chart_keeps_the_marks_only_errata_bind(seed_svg: ET.Element, repo_
     single link's bandwidth is a per-rank bandwidth is not what kb refutes, so
     the per-link rules (PCIe among them) stay on the chart.
     """
-    kb, _ = load(repo_copy / "records")
+    kb = repo_kb
     seed = kb.get(SEED_FLOP)
 
     def bound_fields(errata: bool) -> set[str]:
@@ -204,11 +207,11 @@ def test_seed_chart_keeps_the_marks_only_errata_bind(seed_svg: ET.Element, repo_
 
 
 def test_every_flop_class_draws_its_chart_or_its_page_says_why(
-    built_site: Path, repo_copy: Path
+    built_site: Path, repo_kb: KnowledgeBase
 ) -> None:
     from kb.sitegen.flop_chart import chart_or_reason
 
-    kb, _ = load(repo_copy / "records")
+    kb = repo_kb
     flops = kb.of_kind("flop_class")
     drawn = []
     for record in flops:
@@ -227,6 +230,8 @@ def test_every_flop_class_draws_its_chart_or_its_page_says_why(
 
 
 def test_a_chart_missing_a_binding_says_which(repo_copy: Path) -> None:
+    """On its own load: kb keeps a record's typed view by its id for the run (kb.kinds), so
+    the shared `repo_kb` would draw the unchanged record's chart for the changed one."""
     import dataclasses
 
     from kb.sitegen.flop_chart import chart_or_reason

@@ -22,7 +22,7 @@ from hypothesis import strategies as st
 from kb.sitegen import html_chart
 from kb.sitegen.render import make_environment
 
-from .conftest import FIXTURES, load
+from .conftest import FIXTURES
 
 
 def _partial_env() -> jinja2.Environment:
@@ -39,11 +39,9 @@ def _check(chart: Any) -> None:
 
 
 @pytest.fixture(scope="module")
-def charts(repo_copy: Path) -> list[dict[str, Any]]:
-    from kb.sitegen.record_page import charts_and_ledger
-
-    kb, _ = load(repo_copy / "records")
-    return [chart for record in kb for chart in charts_and_ledger(record, kb)["charts"]]
+def charts(shipped_charts: list[tuple[Any, list[dict[str, Any]]]]) -> list[dict[str, Any]]:
+    """Every chart of the shipped pages (conftest.py's `shipped_charts`, made once a process)."""
+    return [chart for _, drawn in shipped_charts for chart in drawn]
 
 
 def test_every_chart_of_the_shipped_pages_matches_the_partial(charts: list[Any]) -> None:
