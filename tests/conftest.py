@@ -188,6 +188,15 @@ def shipped_stores(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return make_stores(tmp_path_factory)
 
 
+@pytest.fixture(scope="session")
+def repo_stores(shipped_stores: Path) -> Path:
+    """The shipped records' own `.kb-cache`, holding the claims' stores of `shipped_stores`
+    when it held none (tests/warm.py `seed_repo`): for tests that run kb on records/ in place."""
+    from tests.warm import seed_repo
+
+    return seed_repo(shipped_stores)
+
+
 @pytest.fixture
 def warm_copy(tmp_path: Path, shipped_stores: Path) -> Path:
     """`shipped_copy` whose `.kb-cache` holds the shipped records' result stores (no snapshot)."""

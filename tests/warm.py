@@ -14,6 +14,12 @@ The run snapshot (`run` store) is never copied: a seeded tree's first run is a f
 
 Under pytest-xdist the stores are made once for all workers (a lock file in the run's
 shared temporary folder); without xdist once per session.
+
+Tests that run kb on the shipped records in place (`kb` at the project folder, its own
+`.kb-cache`) ask for `repo_stores` (tests/conftest.py): on a clean clone that folder has
+no claims' stores, and the first such test on each worker would derive every claim cold
+again (~13 CPU-s); `seed_repo` copies in the claims' stores of the one cold run instead,
+as a user's earlier run would have left them. A folder that holds some is left alone.
 """
 
 from __future__ import annotations
@@ -30,6 +36,7 @@ import pytest
 
 from kb.equations.cache import STORE as EQUATION_STORE
 from kb.recordcache import STORE as RECORD_STORE
+from kb.store import SUFFIX
 from tests.conftest import SHIPPED_RECORDS
 
 if TYPE_CHECKING:
@@ -82,6 +89,26 @@ def make_stores(tmp_path_factory: pytest.TempPathFactory) -> Path:
             kept.rename(done)
             shutil.rmtree(work, ignore_errors=True)
     return done
+
+
+def seed_repo(stores: Path) -> Path:
+    """The shipped records' own cache folder, given the claims' stores of `stores` if it has none.
+
+    Each shard is copied under a temporary name and renamed into place, so a kb run at the
+    project folder meanwhile (another worker) reads a whole shard or none; two workers
+    seeding at once write the same bytes. Returns the cache folder."""
+    from kb.store import cache_dir
+
+    cache = cache_dir(SHIPPED_RECORDS)
+    if any(_store_name(p) == EQUATION_STORE for p in cache.glob("*" + SUFFIX)):
+        return cache  # a run here (or a seeding) left its stores: kb keeps them current
+    cache.mkdir(parents=True, exist_ok=True)
+    for store in stores.iterdir():
+        if _store_name(store) == EQUATION_STORE:
+            part = cache / f".seeding-{os.getpid()}-{store.name}"
+            shutil.copy2(store, part)
+            os.replace(part, cache / store.name)
+    return cache
 
 
 def summary(result: Result) -> dict[str, Any]:

@@ -171,7 +171,28 @@ def _solve_simple(expr: Any, symbol: Any) -> Solved | None:
     return "tie", (1 / -root if inverse else -root,), ""
 
 
+# Memo of `_solve_sympy`: SymPy's answer is a pure function of (expr, symbol), and the same
+# placement's break-evens are solved again by every caller that prices it (kb ledger, the
+# site's pages, the explorer). Only answers are kept, never "unverified" (a spent budget or
+# the wall-clock guard says nothing about the expression); bounded, cleared when full.
+_SOLVED: dict[tuple[Any, Any], Solved] = {}
+KEPT_SOLVES = 1024
+
+
 def _solve_sympy(expr: Any, symbol: Any) -> Solved:
+    """`_solve_fresh`, memoised (`_SOLVED`): the same answer, SymPy asked once per expression."""
+    key = (expr, symbol)
+    found = _SOLVED.get(key)
+    if found is None:
+        found = _solve_fresh(expr, symbol)
+        if found[0] != "unverified":
+            if len(_SOLVED) >= KEPT_SOLVES:
+                _SOLVED.clear()
+            _SOLVED[key] = found
+    return found
+
+
+def _solve_fresh(expr: Any, symbol: Any) -> Solved:
     """Solve `expr = 0` for positive `symbol` within a budget of steps; never hangs or raises."""
     import sympy
 

@@ -39,26 +39,44 @@ def resolver(kb: KnowledgeBase) -> Callable[[Any], Any]:
     return lambda spec: resolve(kb, spec)
 
 
+def alone_run(kb: KnowledgeBase, record: Record) -> tuple[str, str | None]:
+    """(RecordResult JSON, plan JSON or None) of `record`'s cold run alone on `kb`."""
+    record = compose(kb, record).record  # `uses` resolved, as analyse() does
+    result, plan = engine.run_record(record, resolver(kb))
+    return result_json(result), None if plan is None else json.dumps(plan)  # order kept
+
+
 def alone_runs(
     kb: KnowledgeBase, only: set[str] | None = None
 ) -> dict[str, tuple[str, str | None]]:
     """{record id: (RecordResult JSON, plan JSON or None)} of each record with equations alone.
 
     `only`: the ids of the records run (every record with equations when not given)."""
-    runs: dict[str, tuple[str, str | None]] = {}
-    for record in kb:
-        if engine.has_equations(record) and (only is None or record.id in only):
-            record = compose(kb, record).record  # `uses` resolved, as analyse() does
-            result, plan = engine.run_record(record, resolver(kb))
-            text = None if plan is None else json.dumps(plan)  # its order kept, as cached
-            runs[record.id] = (result_json(result), text)
-    return runs
+    return {
+        record.id: alone_run(kb, record)
+        for record in kb
+        if engine.has_equations(record) and (only is None or record.id in only)
+    }
 
 
 @functools.cache
-def shipped_alone_runs() -> dict[str, tuple[str, str | None]]:
-    """`alone_runs` of every shipped record, made once per process (the KB_FULL=1 runs)."""
-    return alone_runs(shipped_kb())
+def shipped_alone_run(record_id: str) -> tuple[str, str | None]:
+    """`alone_run` of one shipped record on `shipped_kb`, made once per process.
+
+    test_plan.py and test_shared.py both compare against these (same worker: `SHIPPED`),
+    so each record's cold run alone is paid once, not once per test."""
+    kb = shipped_kb()
+    return alone_run(kb, kb.records[record_id])
+
+
+def shipped_alone_runs(ids: set[str] | None = None) -> dict[str, tuple[str, str | None]]:
+    """`shipped_alone_run` of the shipped records `ids` with equations (all when not given)."""
+    kb = shipped_kb()
+    return {
+        r.id: shipped_alone_run(r.id)
+        for r in kb
+        if engine.has_equations(r) and (ids is None or r.id in ids)
+    }
 
 
 # ---- the per-push sample of the shipped equation records ---------------------------------
@@ -113,11 +131,26 @@ def record_forms(kb: KnowledgeBase) -> dict[str, frozenset[str]]:
 
 @functools.cache
 def shipped_kb() -> KnowledgeBase:
-    """The shipped records, loaded once per process (read, never changed, by the tests)."""
-    from kb.loader import load_knowledge_base
-    from tests.conftest import SHIPPED_RECORDS
+    """The shipped records, loaded once per process (read, never changed, by the tests).
 
-    return load_knowledge_base(SHIPPED_RECORDS)[0]
+    Loaded at the project folder, whatever the working directory is now: every record's
+    path is `records/...`, as in any tree loaded as `records` from its parent (`load_at`),
+    so a record's result JSON is the same here and on a copy (`shipped_alone_run`)."""
+    from tests.conftest import REPO
+
+    return load_at(REPO)
+
+
+def load_at(parent: Path) -> KnowledgeBase:
+    """The records folder `parent / "records"`, loaded from `parent` (paths `records/...`)."""
+    from kb.loader import load_knowledge_base
+
+    before = os.getcwd()
+    os.chdir(parent)
+    try:
+        return load_knowledge_base(Path("records"))[0]
+    finally:
+        os.chdir(before)
 
 
 @functools.cache

@@ -40,7 +40,6 @@ from tests.equations.helpers import (
     symbolic_alone,
 )
 from tests.equations.shipped import (
-    FULL,
     SHIPPED,
     alone_runs,
     shipped_alone_runs,
@@ -163,7 +162,7 @@ def test_shipped_records_plan_path_equals_symbolic_path() -> None:
     """
     kb = shipped_kb()
     picked = shipped_sample()
-    runs = shipped_alone_runs() if FULL else alone_runs(kb, picked)
+    runs = shipped_alone_runs(picked)  # KB_FULL=1: every record (`sample`)
     counts = _check_equivalence(kb, SHIPPED_FACTORS, runs, _shipped_symbolic, picked)
     assert counts["planned"] >= 3 * (len(picked) - 2), counts  # most take the plan path
     assert counts["fallback"] == 0, counts

@@ -27,12 +27,13 @@ from kb.equations.bind import resolve
 from kb.equations.compose import compose
 from kb.loader import load_knowledge_base
 from kb.model import KnowledgeBase
-from tests.conftest import REPO, SHIPPED_RECORDS
+from tests.conftest import REPO
 from tests.equations.helpers import HARDWARE, SYMBOLS, generated_corpus, knowledge_base
 from tests.equations.shipped import (
     FULL,
     SHIPPED,
     alone_runs,
+    load_at,
     sample_tree,
     sharing_sample,
     shipped_alone_runs,
@@ -92,10 +93,12 @@ def test_shipped_records_shared_path_equals_fresh_runs(tmp_path: Path) -> None:
     (kb/equations/shared.py), so what the whole tree shares, the sample shares.
     """
     picked = sharing_sample(shipped_kb())
-    root = SHIPPED_RECORDS if FULL else sample_tree(tmp_path / "records", picked)
-    kb, _ = load_knowledge_base(root)
-    again, _ = load_knowledge_base(root)
-    alone = shipped_alone_runs() if FULL else None  # the sample's are made on its own tree
+    top = REPO if FULL else sample_tree(tmp_path / "records", picked).parent
+    kb, again = load_at(top), load_at(top)  # paths `records/...`, as the shipped records'
+    # Each record's run alone on the shipped records (made once per process, shared with
+    # test_plan.py): the sample is closed under references, so a record alone resolves and
+    # reads the same records on either tree, and its result JSON is the same.
+    alone = shipped_alone_runs({r.id for r in kb})
     compared = _assert_shared_equals_fresh(kb, again, alone)
     assert compared == 2 * sum(engine.has_equations(r) for r in kb) >= 2 * len(picked)
     assert len(picked) >= 5

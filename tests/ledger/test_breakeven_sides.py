@@ -56,7 +56,8 @@ def test_one_difference_per_interval_places_every_figure_as_computing_each(
 
 
 @pytest.fixture(scope="module")
-def shipped():  # type: ignore[no-untyped-def]
+def shipped(repo_stores: Path):  # type: ignore[no-untyped-def]
+    """The shipped records in place, checked (the claims' stores seeded: tests/warm.py)."""
     result = validate(ROOT, remember=False)
     return open_kb(ROOT, checked=result)
 
@@ -90,3 +91,30 @@ def test_a_side_outside_the_three_is_placed_as_given() -> None:
         ("interconnects/b", Fraction(5), "unknown"),
     ]
     assert [p.side for p in placed(figures, lambda value: "tie", (Fraction(5),))] == ["tie"] * 2
+
+
+def test_a_memoised_solve_is_the_fresh_solve_and_sympy_is_asked_once(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """`_solve_sympy` keeps SymPy's answer per expression; an "unverified" one is never kept."""
+    import sympy
+
+    x = sympy.Symbol("x", positive=True)
+    fresh = breakeven._solve_fresh
+    calls: list[object] = []
+
+    def counted(expr: object, symbol: object) -> breakeven.Solved:
+        calls.append(expr)
+        return fresh(expr, symbol)
+
+    monkeypatch.setattr(breakeven, "_SOLVED", {})
+    monkeypatch.setattr(breakeven, "_solve_fresh", counted)
+    quadratic = x**2 - 4  # not `c + k*x`: SymPy's
+    first, again = breakeven._solve_sympy(quadratic, x), breakeven._solve_sympy(quadratic, x)
+    assert first == again == fresh(quadratic, x) == ("tie", (Fraction(2),), "")
+    assert calls == [quadratic]
+    monkeypatch.setattr(breakeven, "SOLVE_STEPS", 1)  # the budget spent: unverified
+    cubic = x**3 - 2 * x - 5
+    spent = [breakeven._solve_sympy(cubic, x) for _ in range(2)]
+    assert [status for status, _, _ in spent] == ["unverified", "unverified"]
+    assert calls == [quadratic, cubic, cubic] and list(breakeven._SOLVED) == [(quadratic, x)]

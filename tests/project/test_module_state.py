@@ -34,6 +34,7 @@ KNOWN: dict[str, str] = {
     "kb/sitegen/flop_chart.py: _FUNCTIONS": "memo",
     "kb/sitegen/html_nodes.py: _ESCAPED": "memo",
     "kb/yamlsafe.py: _RESOLVED": "memo",
+    "kb/ledger/breakeven.py: _SOLVED": "memo",
     # EQ027's verdict per claim, keyed by everything it is computed from (text, claim, item,
     # the analysis result and the bound records' digests), bounded (KEPT_VERDICTS): an edit
     # in kb lsp re-checks only the claims it reaches (tests/lsp/test_claim_text_scoped.py)

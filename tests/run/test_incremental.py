@@ -54,9 +54,10 @@ def templates(tmp_path_factory: pytest.TempPathFactory, shipped_stores: Path) ->
     path), so a tree copied to a new folder per test would pay a cold check of every
     record twice per test (its run and the reference's). Instead every test of a worker
     works in one folder (`work`), restored from these copies: records as
-    tests/small_tree.py cuts them, and a `.kb-cache` and a `reference-cache` that one
-    run each left there (from the stores of one cold run of the shipped records,
-    tests/warm.py, so no claim is derived again), never a run snapshot (`remember=False`):
+    tests/small_tree.py cuts them, and a `.kb-cache` that one run left there (from the
+    stores of one cold run of the shipped records, tests/warm.py, so no claim is derived
+    again) with a copy of it as the `reference-cache` (a second run of the same files at
+    the same root would leave the same stores), never a run snapshot (`remember=False`):
     the first run of each test is a full run, as a user's later run is.
     """
     base = tmp_path_factory.getbasetemp()
@@ -70,9 +71,10 @@ def templates(tmp_path_factory: pytest.TempPathFactory, shipped_stores: Path) ->
             copy_sample(work / "records", named)
         with pytest.MonkeyPatch.context() as patch:
             patch.chdir(work)
-            for cache in (".kb-cache", "reference-cache"):
-                patch.setenv("KB_CACHE_DIR", str(seed_stores(shipped_stores, work / cache)))
-                validate(Path("records"), remember=False)
+            patch.setenv("KB_CACHE_DIR", str(seed_stores(shipped_stores, work / ".kb-cache")))
+            validate(Path("records"), remember=False)
+        # the reference's cache: what the same run on the same files (the same root) leaves
+        shutil.copytree(work / ".kb-cache", work / "reference-cache")
         assert not snapshot_path(work / ".kb-cache").exists()  # the first run stays full
         made[name] = work.rename(base / f"incremental-template-{name}")
     return made
