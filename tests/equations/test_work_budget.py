@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import contextlib
 import os
-import resource
 import signal
 import subprocess
 import sys
@@ -101,54 +100,61 @@ def corpus_tree(root: Path, count: int) -> Path:
     return write_tree(root, files)
 
 
-def validate_json(
-    root: Path, cache: Path, stopped: float = 0.0, stops: list[float] | None = None
-) -> str:
-    """`kb validate --full --format json` of `root` in a fresh process: its stdout.
+class Run:
+    """`kb validate --full --format json` of a records tree in a fresh process, started.
 
     `stopped`: the share of the wall time its process group spends stopped (SIGSTOP, then
     SIGCONT), as when busy processes hold the cores, at no CPU cost to the machine; each
-    stop's seconds are appended to `stops`.
+    stop's seconds are appended to `stops`. Its output goes to files (never a full pipe),
+    so two runs go on side by side; `finish` waits for it with wait4, which gives its own
+    CPU seconds (and its workers'), whatever else ran meanwhile.
     """
-    env = {**os.environ, "KB_CACHE_DIR": str(cache), "PYTHONPATH": str(REPO)}
-    env["KB_EQ_WORK"] = str(STEPS)
-    env.pop("KB_EQ_BUDGET", None)
-    with subprocess.Popen(
-        [sys.executable, "-m", "kb", "validate", "--full", "--format", "json", "--root", str(root)],
-        cwd=root.parent,
-        env=env,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-        start_new_session=stopped > 0,  # its own process group: its workers stop with it
-    ) as child:
-        done = threading.Event()
+
+    def __init__(
+        self, root: Path, cache: Path, stopped: float = 0.0, stops: list[float] | None = None
+    ) -> None:
+        env = {**os.environ, "KB_CACHE_DIR": str(cache), "PYTHONPATH": str(REPO)}
+        env["KB_EQ_WORK"] = str(STEPS)
+        env.pop("KB_EQ_BUDGET", None)
+        self.out, self.err = cache.with_suffix(".out"), cache.with_suffix(".err")
+        self.started = time.monotonic()
+        with self.out.open("w") as out, self.err.open("w") as err:
+            self.child = subprocess.Popen(
+                [sys.executable, "-m", "kb", "validate", "--full", "--format", "json"]
+                + ["--root", str(root)],
+                cwd=root.parent,
+                env=env,
+                stdout=out,
+                stderr=err,
+                start_new_session=stopped > 0,  # its own process group: its workers stop with it
+            )
+        self.done = threading.Event()
         if stopped > 0:
             spent = [] if stops is None else stops
             threading.Thread(
-                target=_deschedule, args=(child, stopped, done, spent), daemon=True
+                target=_deschedule, args=(self.child, stopped, self.done, spent), daemon=True
             ).start()
+
+    def finish(self) -> tuple[str, float, float]:
+        """Its stdout, wall seconds and CPU seconds (user and system, its workers' too)."""
         try:
-            stdout, stderr = child.communicate(timeout=1200)
+            _, status, usage = os.wait4(self.child.pid, 0)
         finally:
-            done.set()
-    assert child.returncode in (0, 1), stderr
-    assert "Traceback" not in stderr
-    return stdout
-
-
-def _children_cpu() -> float:
-    """CPU seconds of this process's ended children (and theirs), user and system."""
-    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
-    return usage.ru_utime + usage.ru_stime
+            self.done.set()
+        self.child.returncode = os.waitstatus_to_exitcode(status)
+        seconds = time.monotonic() - self.started
+        stderr = self.err.read_text(encoding="utf-8")
+        assert self.child.returncode in (0, 1), stderr
+        assert "Traceback" not in stderr
+        return self.out.read_text(encoding="utf-8"), seconds, usage.ru_utime + usage.ru_stime
 
 
 def _deschedule(
-    child: subprocess.Popen[str], stopped: float, done: threading.Event, stops: list[float]
+    child: subprocess.Popen[bytes], stopped: float, done: threading.Event, stops: list[float]
 ) -> None:
     """Stop and continue `child`'s process group in 50 ms periods until it ends."""
     period = 0.05
-    while not done.is_set() and child.poll() is None:
+    while not done.is_set():  # set once `Run.finish` has reaped the child
         try:
             with contextlib.suppress(ProcessLookupError):
                 os.killpg(child.pid, signal.SIGSTOP)
@@ -167,15 +173,16 @@ def test_the_fuzz_corpus_gives_byte_identical_findings_under_a_cpu_hog(tmp_path:
     on while it does not; 5x slower, as four spinning processes beside it on one core), but
     the machine's cores stay free for the other tests (spinning processes cost 2 cores for
     the whole busy run on CI's 2). On a loaded machine the scheduler favours a process just
-    continued, so the slowdown is less there; the stops themselves are counted."""
+    continued, so the slowdown is less there; the stops themselves are counted. The quiet
+    run goes on beside the busy one, on the core that one leaves idle while it is stopped
+    (the test's wall time is the busy run's alone): a step budget's verdicts are the same
+    at any load, so it stays the reference; it is the busy run that is held far slower."""
     root = corpus_tree(tmp_path / "records", CORPUS)
-    started = time.monotonic()
-    quiet = validate_json(root, tmp_path / "cache-quiet")
-    quiet_seconds = time.monotonic() - started
-    started, cpu = time.monotonic(), _children_cpu()
     stops: list[float] = []
-    busy = validate_json(root, tmp_path / "cache-busy", stopped=STOPPED, stops=stops)
-    busy_seconds, busy_cpu = time.monotonic() - started, _children_cpu() - cpu
+    busy_run = Run(root, tmp_path / "cache-busy", stopped=STOPPED, stops=stops)
+    # the quiet run on the core the busy one leaves idle while stopped (each has its cache)
+    quiet, quiet_seconds, _ = Run(root, tmp_path / "cache-quiet").finish()
+    busy, busy_seconds, busy_cpu = busy_run.finish()
     assert busy == quiet, f"findings changed under load ({busy_seconds:.1f} s busy)"
     # The corpus holds what a budget decides: the powers past the budget are EQ014 on
     # both runs, the expansions under it are decided (refuted: EQ005) on both.

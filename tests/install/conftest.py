@@ -20,6 +20,11 @@ from pathlib import Path
 import pytest
 
 from tests.conftest import REPO, SHIPPED_RECORDS, git
+
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # the test extra's mypy depends on tomli below 3.11
+    import tomli as tomllib
 from tests.sample import full, sample_copy
 from tests.warm import seed
 
@@ -91,17 +96,58 @@ def package_tree(target: Path) -> Path:
     return target
 
 
+def build_requires() -> list[str]:
+    """pyproject.toml's `[build-system] requires` (what a release is built with)."""
+    config = tomllib.loads((REPO / "pyproject.toml").read_text(encoding="utf-8"))
+    requires: list[str] = config["build-system"]["requires"]
+    return requires
+
+
 @pytest.fixture(scope="session")
-def wheel(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    source = package_tree(tmp_path_factory.mktemp("src") / "kb-src")
-    out = tmp_path_factory.mktemp("wheel")
+def build_python(tmp_path_factory: pytest.TempPathFactory) -> str:
+    """A fresh venv's python with pyproject.toml's build requirements and nothing else.
+
+    What `pip wheel` sets up for each build (an isolated environment with the build
+    requirements, then the backend's hooks), made once for the wheel and the sdist
+    (tests/install/test_sdist.py); the venv gets no pip of its own (this interpreter's
+    pip installs into it, as for `installed`).
+    """
+    home = tmp_path_factory.mktemp("build-env") / "env"
+    venv.EnvBuilder(with_pip=False).create(home)
+    python = str(home / "bin" / "python")
     done = run(
-        [sys.executable, "-m", "pip", "wheel", "--no-deps", "-q", "-w", str(out), str(source)],
-        cwd=out,
+        [sys.executable, "-m", "pip", "--python", python, "install", "-q", *build_requires()],
+        cwd=home,
+        timeout=900,
     )
     assert done.returncode == 0, done.stderr
-    (built,) = out.glob("*.whl")
+    return python
+
+
+def build(python: str, hook: str, source: Path, out: Path) -> Path:
+    """Run the build backend's `hook` (build_wheel, build_sdist) on `source`; the file built.
+
+    The backend pyproject.toml names, its hooks called as a build frontend calls them:
+    what `get_requires_for_...` asks for beyond the build requirements must be nothing.
+    """
+    backend = tomllib.loads((source / "pyproject.toml").read_text(encoding="utf-8"))
+    module = backend["build-system"]["build-backend"]
+    code = (
+        f"import {module} as b; extra = b.get_requires_for_{hook}(); "
+        f"assert not extra, extra; print(b.{hook}({str(out)!r}))"
+    )
+    done = run([python, "-c", code], cwd=source)
+    assert done.returncode == 0, done.stdout + done.stderr
     assert "Deprecat" not in done.stderr, done.stderr  # no setuptools deprecation warnings
+    return out / done.stdout.strip().splitlines()[-1]
+
+
+@pytest.fixture(scope="session")
+def wheel(tmp_path_factory: pytest.TempPathFactory, build_python: str) -> Path:
+    source = package_tree(tmp_path_factory.mktemp("src") / "kb-src")
+    out = tmp_path_factory.mktemp("wheel")
+    built = build(build_python, "build_wheel", source, out)
+    assert built.suffix == ".whl" and list(out.glob("*.whl")) == [built], built
     return built
 
 

@@ -3,20 +3,19 @@
 setuptools alone ships the package and `tests/test*.py` (32 of 201 test files, no
 conftest.py, no records); MANIFEST.in grafts the rest. The sdist is built from the
 files git tracks (as a release is, from its tag) with the build backend pyproject.toml
-names, in a fresh virtual environment, and its member list is compared with
-`git ls-files`.
+names, in a fresh virtual environment with pyproject.toml's build requirements (the one
+the wheel is built in: tests/install/conftest.py `build_python`), and its member list is
+compared with `git ls-files`.
 """
 
 from __future__ import annotations
 
-import sys
 import tarfile
-import venv
 
 import pytest
 
 from tests.conftest import REPO, git
-from tests.install.conftest import run
+from tests.install.conftest import build
 
 pytestmark = [
     pytest.mark.slow,
@@ -29,7 +28,7 @@ def tracked() -> set[str]:
 
 
 @pytest.fixture(scope="module")
-def sdist_members(tmp_path_factory: pytest.TempPathFactory) -> set[str]:
+def sdist_members(tmp_path_factory: pytest.TempPathFactory, build_python: str) -> set[str]:
     top = tmp_path_factory.mktemp("sdist")
     source = top / "src"
     source.mkdir()
@@ -40,23 +39,11 @@ def sdist_members(tmp_path_factory: pytest.TempPathFactory) -> set[str]:
             target = source / name
             target.parent.mkdir(parents=True, exist_ok=True)
             target.write_bytes(path.read_bytes())
-    home = top / "env"
-    venv.EnvBuilder(with_pip=False).create(home)  # this interpreter's pip installs into it
-    python = str(home / "bin" / "python")
-    done = run(
-        [sys.executable, "-m", "pip", "--python", python, "install", "-q", "setuptools>=77"],
-        cwd=top,
-        timeout=900,
-    )
-    assert done.returncode == 0, done.stderr
     out = top / "out"
-    code = f"from setuptools.build_meta import build_sdist; print(build_sdist({str(out)!r}))"
-    done = run([python, "-c", code], cwd=source)
-    assert done.returncode == 0, done.stderr
-    name = done.stdout.strip().splitlines()[-1]
-    with tarfile.open(out / name) as archive:
+    built = build(build_python, "build_sdist", source, out)  # the wheel's build env
+    with tarfile.open(built) as archive:
         members = archive.getnames()
-    prefix = name.removesuffix(".tar.gz") + "/"
+    prefix = built.name.removesuffix(".tar.gz") + "/"
     return {m.removeprefix(prefix) for m in members if m.startswith(prefix)}
 
 
