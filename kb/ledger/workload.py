@@ -51,7 +51,6 @@ from kb.ledger.prefill import prefill_matmul_time
 from kb.ledger.quantities import Figure, QuantityError
 
 if TYPE_CHECKING:
-    from kb.ledger.fixed import Fixed
     from kb.ledger.paging import Paging
     from kb.ledger.reader import InputReader
     from kb.ledger.transfers import TransferSpec
@@ -574,9 +573,57 @@ def derive_option(
         ok = False
     if not ok:
         return None
-    from kb.ledger.fixed import fixed_parts
+    return _derive(res, work, option, pointer, batch, _fixed_parts(res, work, option, pointer))
 
-    return _derive(res, work, option, pointer, batch, fixed_parts(res, work, option, pointer))
+
+@dataclass(frozen=True)
+class Fixed:
+    """One mapping's batch-independent parts (kept for the run by kb.ledger.fixed)."""
+
+    weights: Part  # bytes per device
+    kv: Part  # KV bytes per cached token per device
+    t_w: Part  # the per-rank weight read
+    t_kv: Part  # the per-sequence KV read at the context, over the stages in turn
+    overhead: Part | None  # L*t_o
+    energy: tuple[StepModel | None, Power | None, str]  # _energy_inputs
+    per_sequence: Part | None  # L*t_s
+    tp: Transfer | None  # the per-layer all-reduces, when tp > 1
+    send: Transfer | None  # the stage sends, when pp > 1
+
+
+def _fixed_parts(res: InputReader, work: Workload, option: Option, pointer: str) -> Fixed | None:
+    """The option's parts that read no batch, kept for the run; None: derive them in order."""
+    from kb.ledger.fixed import kept_for_run
+
+    def derive() -> Fixed | None:
+        return _derived_fixed(res, work, option, pointer)
+
+    return kept_for_run(res, work.model.id, work, option, pointer, derive)
+
+
+def _derived_fixed(res: InputReader, work: Workload, option: Option, pointer: str) -> Fixed | None:
+    """Every fixed part, asked of a fresh reader; None when one is missing or records a gap.
+
+    Only parts that a fresh reader derives without a gap are kept: a mapping that
+    records one derives them again in `derive_option`'s own order, so each gap lands
+    where it did and `_gap_once`'s one-finding-per-cause still holds.
+    """
+    from kb.ledger.reader import InputReader
+
+    deg = option.degrees
+    assert deg is not None
+    fresh = InputReader(res.kb)
+    kv = _kv_per_token(fresh, work, deg, pointer_join(pointer, "degrees"))
+    t_w = _weight_read(fresh, work, option, pointer)
+    t_kv = _kv_read(fresh, work, option, kv, pointer) if kv is not None else None
+    energy = _energy_inputs(fresh, work, option, pointer)
+    tp = _tp_transfer(fresh, work, option, pointer) if deg.tp > 1 else None
+    send = _stage_send(fresh, work, option, pointer) if deg.pp > 1 else None
+    missing = (deg.tp > 1 and tp is None) or (deg.pp > 1 and send is None)
+    if fresh.gaps or kv is None or t_w is None or t_kv is None or missing:
+        return None
+    overhead, per_sequence = _overhead(work), _per_sequence_part(work, option)
+    return Fixed(_weights(work, deg), kv, t_w, t_kv, overhead, energy, per_sequence, tp, send)
 
 
 def _derive(
@@ -590,7 +637,7 @@ def _derive(
     """derive_option past its checks, in its order.
 
     The parts that read no batch come from `fixed` when the run kept them
-    (kb.ledger.fixed), else they are derived here, each where it always was.
+    (kb.ledger.fixed, `Fixed`), else they are derived here, each where it always was.
     """
     deg = option.degrees
     assert deg is not None
