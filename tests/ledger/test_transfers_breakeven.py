@@ -181,6 +181,8 @@ def test_a_break_even_sympy_cannot_solve_is_unverified(kb: KnowledgeBase, monkey
     monkeypatch.setattr(sympy, "solveset", refuse)
     # these differences are simple enough to solve without SymPy: send them to it anyway
     monkeypatch.setattr(breakeven, "_solve_simple", lambda expr, symbol: None)
+    # and SymPy is asked afresh: an answer an earlier test kept (breakeven._SOLVED) is not it
+    monkeypatch.setattr(breakeven, "_SOLVED", {})
     analysis = analyze_placement(kb.get("placements/fixture-both-fit"), kb, with_break_even=True)
     assert {b.status for b in analysis.break_evens} == {"unverified"}
     assert all(b.values == () for b in analysis.break_evens)
