@@ -27,6 +27,9 @@ ACCEPT = [
     "plan", "models/llama-3.1-70b", "--on", "hardware/nvidia-h100-sxm", "--count", "16",
     "--nodes", "2", "--batch", "64", "--context", "2048/256",
 ]  # fmt: skip
+# kb runs on records/ in place: its .kb-cache starts from the one cold check's claims
+# stores (tests/warm.py seed_repo) on a clean clone, not a cold derivation per worker
+pytestmark = pytest.mark.usefixtures("repo_stores")
 
 
 def kb_plan(*args: str) -> tuple[int, str]:
