@@ -64,13 +64,17 @@ import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from fractions import Fraction
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from kb.ledger.expert import EP_BASE, EP_CLASS
 from kb.ledger.parts import MOE_CLASS
-from kb.ledger.workload import KV_CLASS, RIDGE_CLASS, TP_CLASS, WEIGHT_CLASS
+from kb.ledger.workload import ENERGY_CLASS, KV_CLASS, RIDGE_CLASS, TP_CLASS, WEIGHT_CLASS
 from kb.model import KnowledgeBase, Record
 from kb.run import Kept
+
+if TYPE_CHECKING:
+    from kb.ledger.ledger import Ledger
+    from kb.ledger.request import Request
 
 SCENARIO_PREFIX = "placements/scenario/"
 
@@ -222,7 +226,7 @@ def outcome(scenario: Scenario, kb: KnowledgeBase) -> Outcome:
     if request is not None:
         states.add(request.provenance)
     return Outcome(
-        **base,  # type: ignore[arg-type]
+        **{**base, "energy_per_token": _energy(ledger, request)},  # type: ignore[arg-type]
         ttft=ttft,
         tpot=tpot,
         latency=latency,
@@ -235,6 +239,19 @@ def outcome(scenario: Scenario, kb: KnowledgeBase) -> Outcome:
         pricing=tuple(t.pricing for t in ledger.transfers)
         + (request.pricing if request is not None else ()),
     )
+
+
+def _energy(ledger: Ledger, request: Request | None) -> Fraction | None:
+    """J per output token, at the devices' power (flops/serving-energy-cost-per-token).
+
+    Over the whole request (prefill included) when the request is priced, else over
+    the decode step.
+    """
+    if request is not None and request.energy_per_token is not None:
+        return request.energy_per_token
+    if ledger.energy is not None and ledger.energy.value is not None:
+        return Fraction(ledger.energy.value)
+    return None
 
 
 PROBE_LATENCY = {
@@ -614,6 +631,9 @@ def placement_data(s: Scenario, kb: KnowledgeBase) -> dict[str, Any]:
     model = kb.get(s.model)
     moe = model is not None and model.get("architecture") == "moe"
     composed = [WEIGHT_CLASS, KV_CLASS, TP_CLASS, RIDGE_CLASS] + ([MOE_CLASS] if moe else [])
+    hardware = kb.get(s.hardware)
+    if hardware is not None and "power" in hardware.data:
+        composed.append(ENERGY_CLASS)  # the energy per token at the accelerator's power figure
     if s.ep > 1:
         composed += [EP_CLASS, EP_BASE]
     w_b, kv_b = PRECISION_BYTES[s.weight_precision], PRECISION_BYTES[s.kv_precision]

@@ -55,8 +55,8 @@ BY_KEY = {d.key: d for d in DIMENSIONS}
 
 UNAVAILABLE = {
     "ttft": "no prompt length was given (--context IN/OUT prices the prefill pass)",
-    "energy_per_token": "n/a: kb's composed ledger has no energy yet (power figures are not "
-    "composed into it), so no option has an energy per token",
+    "energy_per_token": "n/a: no option's devices state a power figure (the energy per token "
+    "is flops/serving-energy-cost-per-token's N*P_dev*t/B at each accelerator's power)",
 }
 
 

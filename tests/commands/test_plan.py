@@ -70,7 +70,23 @@ def test_the_two_node_question_lists_the_four_mappings_with_ledgers(two_nodes: d
     assert two_nodes["query"]["inter_link"] == "interconnects/infiniband-ndr"
     assert any(n.startswith("assumed: interconnects/infiniband-ndr") for n in two_nodes["notes"])
     energy = next(d for d in two_nodes["dimensions"] if d["key"] == "energy_per_token")
-    assert not energy["available"] and "energy" in energy["reason"]
+    assert energy["available"], energy["reason"]
+
+
+def test_energy_per_token_is_the_devices_power_over_the_request(two_nodes: dict) -> None:
+    """flops/serving-energy-cost-per-token's e_tok = N*P_dev*t/B, over the whole request:
+    N devices at the H100 record's power for the request's latency, per output token."""
+    import yaml
+
+    hardware = yaml.safe_load((ROOT / "hardware" / "nvidia-h100-sxm.yaml").read_text())
+    watts = Fraction(str(hardware["power"]["value"]))
+    tokens = 64 * 256  # --batch 64, --context 2048/256
+    for o in two_nodes["options"]:
+        if o["status"] != "feasible":
+            continue
+        latency = Fraction(o["values"]["latency"]["exact"])
+        expected = o["devices"] * watts * latency / tokens
+        assert Fraction(o["values"]["energy_per_token"]["exact"]) == expected, o["name"]
 
 
 def test_tp8_is_the_composed_ledger_of_the_shipped_placement() -> None:
