@@ -19,6 +19,7 @@ from hypothesis import strategies as st
 from jsonschema import Draft202012Validator
 
 from kb.cli import cli
+from tests.conftest import load_yaml
 
 REPO = Path(__file__).resolve().parents[2]
 ROOT = REPO / "records"
@@ -76,9 +77,7 @@ def test_the_two_node_question_lists_the_four_mappings_with_ledgers(two_nodes: d
 def test_energy_per_token_is_the_devices_power_over_the_request(two_nodes: dict) -> None:
     """flops/serving-energy-cost-per-token's e_tok = N*P_dev*t/B, over the whole request:
     N devices at the H100 record's power for the request's latency, per output token."""
-    import yaml
-
-    hardware = yaml.safe_load((ROOT / "hardware" / "nvidia-h100-sxm.yaml").read_text())
+    hardware = load_yaml((ROOT / "hardware" / "nvidia-h100-sxm.yaml").read_text())
     watts = Fraction(str(hardware["power"]["value"]))
     tokens = 64 * 256  # --batch 64, --context 2048/256
     for o in two_nodes["options"]:
