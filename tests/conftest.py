@@ -87,6 +87,26 @@ def write_file(path: Path, spec: str | Mapping[str, Any]) -> None:
         raise ValueError(f"unknown file spec {spec!r}")
 
 
+def link_yaml(
+    per_link: str = "basis: derived, source: sources/doc",
+    per_device: str | None = "basis: unverified",
+    summary: str | None = None,
+) -> str:
+    """A small PCIe interconnect record, `interconnects/link`, as YAML text.
+
+    `per_link` and `per_device` are the provenance after each figure's value and unit
+    (`per_device` None: no such figure); `summary` adds a quoted summary line.
+    """
+    lines = ["kind: interconnect", "id: interconnects/link", "title: A link", "version: 1"]
+    lines += ["status: draft"] + ([f'summary: "{summary}"'] if summary is not None else [])
+    lines += ["history:", '  - {version: 1, date: "2026-11-30", change: First encoding.}']
+    lines += ["family: PCIe", "topology: point-to-point", "bandwidth:"]
+    lines += [f"  per_link: {{value: 31.5, unit: GB/s, {per_link}}}"]
+    if per_device is not None:
+        lines += [f"  per_device: {{value: 63, unit: GB/s, {per_device}}}"]
+    return "\n".join(lines) + "\n"
+
+
 def write_tree(root: Path, files: Mapping[str, str | Mapping[str, Any]]) -> Path:
     """Write `files` ({path under root: spec}) under `root`; returns root."""
     root.mkdir(parents=True, exist_ok=True)

@@ -14,21 +14,9 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from kb.api import open_kb, validate
-from tests.conftest import SHIPPED_RECORDS, load_yaml, run_kb, source_yaml, write_tree
+from tests.conftest import SHIPPED_RECORDS, link_yaml, load_yaml, run_kb, source_yaml, write_tree
 
-LINK = """\
-kind: interconnect
-id: interconnects/link
-title: A link
-version: 1
-status: draft
-history:
-  - {version: 1, date: "2026-11-30", change: First encoding.}
-family: PCIe
-topology: point-to-point
-bandwidth:
-  per_link: {value: 31.5, unit: GB/s, basis: vendor-spec, source: sources/doc}
-"""
+LINK = link_yaml("basis: vendor-spec, source: sources/doc", None)
 
 
 def line_of(text: str, needle: str) -> int:

@@ -14,23 +14,10 @@ from click.testing import CliRunner
 
 from kb.cli import cli
 from kb.model import FOLDER_BY_KIND, KINDS
-from tests.conftest import REPO, load_yaml, run_kb, source_yaml, write_tree
+from tests.conftest import REPO, link_yaml, load_yaml, run_kb, source_yaml, write_tree
 from tests.inprocess import kb_in_process
 
-LINK = """\
-kind: interconnect
-id: interconnects/link
-title: A link
-version: 1
-status: draft
-history:
-  - {version: 1, date: "2026-11-30", change: First encoding.}
-family: PCIe
-topology: point-to-point
-bandwidth:
-  per_link: {value: 31.5, unit: GB/s, basis: derived, source: sources/doc}
-  per_device: {value: 63, unit: GB/s, basis: unverified}
-"""
+LINK = link_yaml()
 
 
 @pytest.fixture

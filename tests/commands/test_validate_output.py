@@ -15,26 +15,13 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import run_kb, source_yaml, write_tree
+from tests.conftest import link_yaml, run_kb, source_yaml, write_tree
 from tests.inprocess import kb_in_process
 
 NOISY_FILES, NUMBERS_PER_FILE = 20, 100  # 2,000 PR003 warnings
 BROKEN = "records/interconnects/link.yaml"
 
-LINK = """\
-kind: interconnect
-id: interconnects/link
-title: A link
-version: 1
-status: draft
-history:
-  - {version: 1, date: "2026-11-30", change: First encoding.}
-family: PCIe
-topology: point-to-point
-bandwidth:
-  per_link: {value: 31.5, unit: GB/s, basis: derived, source: sources/nowhere}
-  per_device: {value: 63, unit: GB/s, basis: unverified}
-"""
+LINK = link_yaml("basis: derived, source: sources/nowhere")
 
 
 def noisy_notes() -> str:

@@ -7,23 +7,11 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import run_kb, source_yaml, write_tree
+from tests.conftest import link_yaml, run_kb, source_yaml, write_tree
 
-LINK = """\
-kind: interconnect
-id: interconnects/link
-title: A link
-version: 1
-status: draft
-summary: "A link of about 17 lanes."
-history:
-  - {version: 1, date: "2026-11-30", change: First encoding.}
-family: PCIe
-topology: point-to-point
-bandwidth:
-  per_link: {value: 31.5, unit: GB/s, basis: derived, source: sources/doc}
-  per_device: {value: 63, unit: GB/s, basis: derived, source: sources/nowhere}
-"""
+LINK = link_yaml(
+    per_device="basis: derived, source: sources/nowhere", summary="A link of about 17 lanes."
+)
 
 
 @pytest.fixture(scope="module")
