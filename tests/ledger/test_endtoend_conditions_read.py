@@ -10,6 +10,11 @@ Session 17 filled three kinds of condition from the code or thread behind a rece
 - MLPerf Inference v4.1's AMD 8 x MI300X and NVIDIA DGX H100 Mixtral rows run one engine per
   GPU (the submitters' scripts and harness configs): tp 1, eight replicas.
 
+Session 18 read the KV-cache format of NVIDIA's MLPerf v4.1 Llama 2 70B rows (DGX H100 TP2 x 4,
+8 x H200 TP1) from the submitter's code: the builder only loads a checkpoint the README's
+`quantize.py --qformat fp8 --kv_cache_dtype fp8` made, so every row is kv_precision fp8; the
+rows still state no batch, so they stay not evaluable for that reason alone.
+
 Each test fails if the binding, the model's geometry or the row's mapping changes alone.
 """
 
@@ -33,6 +38,10 @@ LLAMA_70B_BENCHMARK = {
 BOUND = (
     "receipts/trtllm-v0.5-llama-70b-h200-max-throughput",
     "receipts/vllm-custom-all-reduce-a100-e2e",
+)
+NVIDIA_LLAMA2_FP8_KV = (
+    "receipts/mlperf-v4.1-dgx-h100-llama2-70b",
+    "receipts/mlperf-v4.1-h200-llama2-70b",
 )
 ONE_ENGINE_PER_GPU = (
     "receipts/mlperf-v4.1-mi300x-llama2-70b",
@@ -76,3 +85,20 @@ def test_eight_gpu_rows_are_eight_single_gpu_engines(shipped: KnowledgeBase, rec
         assert row["tp"] == 1 and row["kv_precision"] == "fp8", row["label"]
         result = evaluate_row(shipped, record, index, row, False)
         assert "tensor-parallel" not in result.reason, row["label"]
+
+
+@pytest.mark.parametrize("receipt", NVIDIA_LLAMA2_FP8_KV)
+def test_nvidia_llama2_rows_state_an_fp8_cache_and_still_no_batch(
+    shipped: KnowledgeBase, receipt: str
+) -> None:
+    record = shipped.get(receipt)
+    assert record is not None
+    rows = record.data["results"]
+    assert rows
+    for index, row in enumerate(rows):
+        assert row.get("kv_precision") == "fp8", row["label"]
+        assert "batch" not in row and "concurrency" not in row, row["label"]
+        result = evaluate_row(shipped, record, index, row, False)
+        assert result.state == NOT_EVALUABLE, row["label"]
+        if "measures" in row:
+            assert result.reason == "the source states neither the batch nor the concurrency"
