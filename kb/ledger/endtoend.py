@@ -41,7 +41,8 @@ from functools import lru_cache
 from typing import Any
 
 from kb.ledger.capacity import MEMORY_MEASURES, capacity, memory_prediction
-from kb.ledger.offline_run import offline_row, unheld
+from kb.ledger.offline_run import offline_row, prefill_stall, replica_pool, unheld
+from kb.ledger.paged_run import Pool
 from kb.ledger.quantities import QuantityError, figure
 from kb.ledger.scenario import (
     Outcome,
@@ -559,9 +560,10 @@ def evaluate_row(
             state=NOT_EVALUABLE,
             reason=str(exc),
         )
+    pool: Pool | None = None
     if _finite_run_row(row, measures, scenario.engine) and offline_row(row):
-        unheld_why = unheld(kb, scenario)  # declared: offline_throughput.capacity
-        if unheld_why is not None:
+        found = replica_pool(kb, scenario)  # declared: offline_throughput.capacity
+        if isinstance(found, str):
             return RowResult(
                 **base,  # type: ignore[arg-type]
                 **common,  # type: ignore[arg-type]
@@ -569,10 +571,12 @@ def evaluate_row(
                 measured=measured,
                 error=None,
                 state=CALIBRATION if calibration else NOT_EVALUABLE,
-                reason=unheld_why,
+                reason=found,
                 outcome=result,
             )
-        common["assumed"] = (*common["assumed"], OFFLINE_NOTE)
+        pool, short = found, unheld(found, scenario)
+        note = OFFLINE_NOTE if short is None else PREEMPTION_NOTE.format(short=short)
+        common["assumed"] = (*common["assumed"], note)
     if not result.fits and result.need_per_device and measures in OVER_CAPACITY_MEASURES:
         held = _over_capacity(kb, scenario, common)  # declared: assumed.over_capacity
         if held is not None:
@@ -591,7 +595,7 @@ def evaluate_row(
         )
     if _at_concurrency(row, scenario):
         served = (
-            _finite(kb, scenario, row, measures, result, common)  # declared: finite_run
+            _finite(kb, scenario, row, measures, result, common, pool)  # declared: finite_run
             if _finite_run_row(row, measures, scenario.engine)
             else _serving(kb, scenario, result, common)  # declared: serving_steady_state
         )
@@ -656,6 +660,11 @@ OFFLINE_NOTE = (
     "offline_throughput: every prompt sent at once (finite_run with C = N); the pool holds "
     "every whole sequence, so no request is preempted; the table's rate read as total "
     "(input + output) tokens/s"
+)
+PREEMPTION_NOTE = (
+    "offline_throughput: every prompt sent at once (finite_run with C = N); {short}: vLLM's "
+    "preemption by recompute simulated (offline_throughput.preemption); the table's rate "
+    "read as total (input + output) tokens/s"
 )
 
 # The measures a row over capacity is priced at its in-flight batch for (assumed.over_capacity).
@@ -937,14 +946,17 @@ def _finite(
     measures: str,
     at_c: Outcome,
     common: dict[str, Any],
+    pool: Pool | None = None,
 ) -> Outcome | str:
     """The outcome of a run of N requests at concurrency C (kb.ledger.finite_run).
 
     The decode step at batch 1 and at batch C (`at_c`), the prompt's pass at one sequence
     per replica and its per-layer overhead are the composed ledger's; the run is simulated
-    per replica. A string says why the row cannot be priced so.
+    per replica, in the replica's KV pool when one is given (an offline run:
+    kb.ledger.paged_run). A string says why the row cannot be priced so.
     """
     from kb.ledger.finite_run import simulate
+    from kb.ledger.paged_run import Times, simulate_paged
 
     clients, requests = scenario.batch, int(row["prompts"])
     budget = int(row["max_batched_tokens"])
@@ -966,17 +978,29 @@ def _finite(
         return "a run needs its input and output tokens"
     overhead = next((Fraction(r.value) for r in single.rows if r.name == "overhead"), Fraction(0))
     try:
-        run = simulate(
-            clients // scenario.dp,
-            requests // scenario.dp,
-            scenario.input_tokens,
-            scenario.output_tokens,
-            budget,
-            single.tpot,
-            at_c.tpot,
-            single.ttft - overhead,
-            overhead,
-        )
+        if pool is not None:  # declared: offline_throughput.preemption
+            stall = prefill_stall(kb, scenario, single.ttft - overhead)
+            times = Times(single.tpot, at_c.tpot, overhead, stall)
+            run = simulate_paged(
+                requests // scenario.dp,
+                scenario.input_tokens,
+                scenario.output_tokens,
+                budget,
+                pool,
+                times,
+            )
+        else:
+            run = simulate(
+                clients // scenario.dp,
+                requests // scenario.dp,
+                scenario.input_tokens,
+                scenario.output_tokens,
+                budget,
+                single.tpot,
+                at_c.tpot,
+                single.ttft - overhead,
+                overhead,
+            )
     except ValueError as exc:
         return f"a run of {requests} requests: {exc}"
     which = str(statistic) if statistic in ("mean", "median") else "mean"
@@ -990,6 +1014,7 @@ def _finite(
         f"to {float(at_c.tpot) * 1e3:.4g} ms at batch {clients // scenario.dp}, a prompt's "
         f"pass {float(single.ttft - overhead) * 1e3:.4g} ms; {which} over the requests; "
         f"duration {float(run.duration):.4g} s",
+        *(f"the run: {note}" for note in run.notes if not note.startswith("0 preemptions")),
     )
     states = {at_c.provenance, single.provenance}
     provenance = next((p for p in ("unverified", "estimated") if p in states), at_c.provenance)
