@@ -72,8 +72,13 @@ UNITS = {
     "output_tokens_per_s_per_gpu": "1/s",
     "output_tokens_per_s_per_user": "1/s",
     "total_tokens_per_s": "1/s",
+    "prefill_tokens_per_s_per_node": "1/s",
+    "decode_tokens_per_s_per_node": "1/s",
     **MEMORY_MEASURES,
 }
+
+# Measures of one phase: a row of them needs no output length (the step at its input's context).
+ONE_PHASE = ("decode_tokens_per_s", "ttft", *(m for m in UNITS if m.endswith("_per_node")))
 
 
 @dataclass(frozen=True)
@@ -317,7 +322,7 @@ def conditions(
     inputs, outputs = _int(row.get("input_tokens")), _int(row.get("output_tokens"))
     if inputs is None and not memory:
         raise _NotEvaluable("the source does not state the input length")
-    if outputs is None and not memory and measures not in ("decode_tokens_per_s", "ttft"):
+    if outputs is None and not memory and measures not in ONE_PHASE:
         raise _NotEvaluable("the source does not state the output length")
     weights = weight_format(row.get("precision"), assumed)
     if weights is None:
@@ -460,7 +465,22 @@ def predicted_value(result: Outcome, measures: str) -> Fraction | None:
         "output_tokens_per_s_per_gpu": result.tokens_per_s_per_device,
         "output_tokens_per_s_per_user": 1 / result.tpot if result.tpot else None,
         "total_tokens_per_s": _total_rate(result),
+        **_per_node(result),  # declared: per_node
     }.get(measures)
+
+
+def _per_node(result: Outcome) -> dict[str, Fraction | None]:
+    """A prefill-only or decode-only run's tokens per second per node (`per_node`)."""
+    s = result.scenario
+    prompts = s.batch * (s.input_tokens or 0)
+    return {
+        "prefill_tokens_per_s_per_node": (
+            Fraction(prompts) / result.ttft / s.nodes if result.ttft and prompts else None
+        ),
+        "decode_tokens_per_s_per_node": (
+            Fraction(s.batch) / result.tpot / s.nodes if result.tpot else None
+        ),
+    }
 
 
 def _total_rate(result: Outcome) -> Fraction | None:
@@ -519,6 +539,9 @@ def evaluate_row(
     try:
         scenario, measures, assumed = conditions(kb, record, row)
     except _NotEvaluable as why:
+        reason = str(why)
+        if row.get("measures") is None:  # declared: unpriced, a row's metric kb cannot price
+            reason = unpriced_reasons().get(f"{record.id}#results.{index}", reason)
         return RowResult(
             **base,  # type: ignore[arg-type]
             measures=row.get("measures"),
@@ -528,7 +551,7 @@ def evaluate_row(
             unit="",
             error=None,
             state=CALIBRATION if calibration else NOT_EVALUABLE,
-            reason=f"{CALIBRATION_WHY}; {why}" if calibration else str(why),
+            reason=f"{CALIBRATION_WHY}; {reason}" if calibration else reason,
         )
     unit = UNITS[measures]
     measured = _measured(row, unit)
@@ -701,6 +724,21 @@ def _over_capacity(
         f"at context {scenario.context}; the rest wait)",
     )
     return capped, result
+
+
+@lru_cache(maxsize=1)
+def unpriced_reasons() -> dict[str, str]:
+    """kb/data/end-to-end.json `unpriced.rows`: a row -> why kb cannot price its metric."""
+    from kb.resources import ResourceMissing, _package_dir
+
+    path = _package_dir("data") / "end-to-end.json"
+    try:
+        rows = json.loads(path.read_text(encoding="utf-8"))["unpriced"]["rows"]
+        return {str(key): str(value) for key, value in rows.items()}
+    except (OSError, ValueError, KeyError, TypeError, AttributeError) as exc:
+        raise ResourceMissing(
+            f"kb's packaged {path} is missing or malformed ({exc}); reinstall kb"
+        ) from None
 
 
 @lru_cache(maxsize=1)
