@@ -104,12 +104,13 @@ def _share(index: int, state: _State, budget: int) -> tuple[_Held, int]:
     return group, take
 
 
-def _make_room(state: _State, group: _Held, need: int, inputs: int) -> bool:
+def _make_room(state: _State, group: _Held, need: int, inputs: int) -> tuple[bool, bool]:
     """Blocks for every request of `group` (`need` each), preempting from the tail.
 
-    Returns False when the request being scheduled was itself preempted (the running
-    pass stops). The tail's requests are preempted in the fewest that free the blocks
-    the rest of the group asks for, request by request as the scheduler does.
+    Returns whether any of the group is scheduled (the rest were preempted) and whether
+    the running pass goes on (not when the request being scheduled was itself
+    preempted). The tail's requests are preempted in the fewest that free the blocks the
+    rest of the group asks for, request by request as the scheduler does.
     """
     served = 0
     while True:
@@ -117,14 +118,14 @@ def _make_room(state: _State, group: _Held, need: int, inputs: int) -> bool:
         served += fit
         state.free -= fit * need
         if served == group.count:
-            return True
+            return True, True
         tail = state.running[-1]
         left, held = group.count - served, state.pool.held(tail.computed)
         if tail is group:  # its own unserved requests go first; the last may be the one asking
             victims = min(left, -(-(left * need - state.free) // (held + need)))
             state.preempt(group, victims, inputs)
             if victims == left:
-                return False
+                return served > 0, False
         else:
             victims = min(tail.count, -(-(left * need - state.free) // held))
             state.preempt(tail, victims, inputs)
@@ -140,11 +141,11 @@ def _schedule_running(
     while index < len(state.running) and budget > 0:
         group, take = _share(index, state, budget)
         need = state.pool.held(group.computed + take) - state.pool.held(group.computed)
-        whole = _make_room(state, group, need, inputs)
-        if any(g is group for g in state.running):
+        some, going = _make_room(state, group, need, inputs)
+        if some:
             scheduled.append((group, take))
             budget -= group.count * take
-        if not whole:
+        if not going:
             break
         index += 1
     return scheduled, budget, state.preemptions > before

@@ -6,7 +6,8 @@ in the scheduler's own shape (vllm/v1/core/sched/scheduler.py at the ROCm image'
 the running pass with `self.running.pop()` preemption, the waiting pass under
 `if not preempted_reqs`). Each push holds the two exactly equal on a grid of small runs
 whose pools force preemption in every way (a decode's new block, a chunk's blocks, the
-request being scheduled preempting itself); KB_FULL=1 adds larger runs. A pool that
+request being scheduled preempting itself); KB_FULL=1 adds larger runs, among them the
+two shipped 405B runs that preempt (about 11 s of CPU together). A pool that
 holds every whole sequence gives kb.ledger.finite_run's run unchanged.
 """
 
@@ -173,6 +174,10 @@ LARGE = [
     (300, 128, 400, 8192, 2000, 16),  # the 405B runs' shape, scaled down
     (200, 50, 200, 2048, 700, 16),
     (64, 700, 64, 1024, 2000, 16),  # prompts longer than the budget's share
+    # the shipped 405B rows' runs (receipts/rocm-vllm-llama-3.1-405b-mi300x-tp8-max-throughput
+    # #results.1 and .2): their requests, lengths, budget and kb's pool of 250,561 blocks
+    (1500, 128, 4096, 131072, 250561, 16),
+    (2000, 500, 2000, 131072, 250561, 16),
 ]
 
 
