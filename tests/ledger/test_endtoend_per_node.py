@@ -77,7 +77,7 @@ def test_the_two_routers_get_one_prediction_each_shown_against_its_own(
 
 def test_every_declared_reason_is_a_shipped_row_without_measures(shipped: KnowledgeBase) -> None:
     declared = unpriced_reasons()
-    assert len(declared) == 6
+    assert len(declared) == 7
     for key, reason in declared.items():
         receipt, _, index = key.partition("#results.")
         record = shipped.records[receipt]
@@ -101,3 +101,4 @@ def test_the_operators_decode_rate_says_what_kb_lacks(shipped: KnowledgeBase) ->
     record = shipped.records["receipts/deepseek-v3-r1-h800-wide-ep-serving"]
     result = evaluate_row(shipped, record, 0, record.data["results"][0], False)
     assert result.state == NOT_EVALUABLE and "no engine record" in result.reason
+    assert "per_node" in result.reason  # the metric composes; the conditions are missing
