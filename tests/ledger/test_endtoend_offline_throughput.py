@@ -115,3 +115,20 @@ def test_a_batch_whose_one_pass_prefill_kb_cannot_price_still_runs(
     result = _row(shipped, R70, 3)
     assert result.predicted is not None
     assert result.state in (VALIDATED, CONTRADICTED)
+
+
+def test_a_recompute_is_priced_between_two_composed_passes(shipped: KnowledgeBase) -> None:
+    """`preemption.recompute_time`: d_s(k) linear from the prompt's pass to the longest one."""
+    from kb.ledger.offline_run import prefill_stall
+    from kb.ledger.scenario import outcome
+
+    record = shipped.records[R405]
+    scenario = conditions(shipped, record, record.data["results"][1])[0]
+    at_prompt = F(3, 100)
+    stall = prefill_stall(shipped, scenario, at_prompt)
+    assert stall(128) == at_prompt  # the prompt's own length: no other pass priced
+    longest = outcome(replace(scenario, batch=scenario.dp, input_tokens=128 + 4096 - 1), shipped)
+    overhead = next(F(r.value) for r in longest.rows if r.name == "overhead")
+    assert longest.ttft is not None
+    assert stall(4223) == longest.ttft - overhead
+    assert (stall(128 + 4095 // 3) - at_prompt) * 3 == stall(4223) - at_prompt  # linear in k
