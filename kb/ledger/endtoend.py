@@ -302,6 +302,10 @@ def conditions(
             raise _NotEvaluable(f"{gpus} devices, and the source does not state the nodes")
         nodes = 1
     batch = _int(row.get("batch"))
+    if batch is None and str(measures).endswith("_per_node"):  # declared: per_node
+        raise _NotEvaluable(
+            "a per-node rate prices a prefill-only or decode-only batch: none stated"
+        )
     max_load = False
     memory = measures in MEMORY_MEASURES  # sized at start-up: no step, no batch, no lengths
     if memory:

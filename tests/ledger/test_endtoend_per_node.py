@@ -102,3 +102,10 @@ def test_the_operators_decode_rate_says_what_kb_lacks(shipped: KnowledgeBase) ->
     result = evaluate_row(shipped, record, 0, record.data["results"][0], False)
     assert result.state == NOT_EVALUABLE and "no engine record" in result.reason
     assert "per_node" in result.reason  # the metric composes; the conditions are missing
+
+
+def test_a_per_node_rate_needs_its_batch_not_a_concurrency(shipped: KnowledgeBase) -> None:
+    record = shipped.records[WIDE]
+    row = {k: v for k, v in record.data["results"][2].items() if k != "batch"}
+    result = evaluate_row(shipped, record, 2, {**row, "concurrency": 18432}, False)
+    assert result.state == NOT_EVALUABLE and "per-node rate" in result.reason
