@@ -41,7 +41,8 @@ from functools import lru_cache
 from typing import Any
 
 from kb.ledger.capacity import MEMORY_MEASURES, capacity, memory_prediction
-from kb.ledger.offline_run import offline_row, unheld
+from kb.ledger.offline_run import offline_row, prefill_stall, replica_pool, unheld
+from kb.ledger.paged_run import Pool
 from kb.ledger.quantities import QuantityError, figure
 from kb.ledger.scenario import (
     Outcome,
@@ -71,8 +72,13 @@ UNITS = {
     "output_tokens_per_s_per_gpu": "1/s",
     "output_tokens_per_s_per_user": "1/s",
     "total_tokens_per_s": "1/s",
+    "prefill_tokens_per_s_per_node": "1/s",
+    "decode_tokens_per_s_per_node": "1/s",
     **MEMORY_MEASURES,
 }
+
+# Measures of one phase: a row of them needs no output length (the step at its input's context).
+ONE_PHASE = ("decode_tokens_per_s", "ttft", *(m for m in UNITS if m.endswith("_per_node")))
 
 
 @dataclass(frozen=True)
@@ -296,6 +302,10 @@ def conditions(
             raise _NotEvaluable(f"{gpus} devices, and the source does not state the nodes")
         nodes = 1
     batch = _int(row.get("batch"))
+    if batch is None and str(measures).endswith("_per_node"):  # declared: per_node
+        raise _NotEvaluable(
+            "a per-node rate prices a prefill-only or decode-only batch: none stated"
+        )
     max_load = False
     memory = measures in MEMORY_MEASURES  # sized at start-up: no step, no batch, no lengths
     if memory:
@@ -316,7 +326,7 @@ def conditions(
     inputs, outputs = _int(row.get("input_tokens")), _int(row.get("output_tokens"))
     if inputs is None and not memory:
         raise _NotEvaluable("the source does not state the input length")
-    if outputs is None and not memory and measures not in ("decode_tokens_per_s", "ttft"):
+    if outputs is None and not memory and measures not in ONE_PHASE:
         raise _NotEvaluable("the source does not state the output length")
     weights = weight_format(row.get("precision"), assumed)
     if weights is None:
@@ -459,7 +469,22 @@ def predicted_value(result: Outcome, measures: str) -> Fraction | None:
         "output_tokens_per_s_per_gpu": result.tokens_per_s_per_device,
         "output_tokens_per_s_per_user": 1 / result.tpot if result.tpot else None,
         "total_tokens_per_s": _total_rate(result),
+        **_per_node(result),  # declared: per_node
     }.get(measures)
+
+
+def _per_node(result: Outcome) -> dict[str, Fraction | None]:
+    """A prefill-only or decode-only run's tokens per second per node (`per_node`)."""
+    s = result.scenario
+    prompts = s.batch * (s.input_tokens or 0)
+    return {
+        "prefill_tokens_per_s_per_node": (
+            Fraction(prompts) / result.ttft / s.nodes if result.ttft and prompts else None
+        ),
+        "decode_tokens_per_s_per_node": (
+            Fraction(s.batch) / result.tpot / s.nodes if result.tpot else None
+        ),
+    }
 
 
 def _total_rate(result: Outcome) -> Fraction | None:
@@ -518,6 +543,9 @@ def evaluate_row(
     try:
         scenario, measures, assumed = conditions(kb, record, row)
     except _NotEvaluable as why:
+        reason = str(why)
+        if row.get("measures") is None:  # declared: unpriced, a row's metric kb cannot price
+            reason = unpriced_reasons().get(f"{record.id}#results.{index}", reason)
         return RowResult(
             **base,  # type: ignore[arg-type]
             measures=row.get("measures"),
@@ -527,7 +555,7 @@ def evaluate_row(
             unit="",
             error=None,
             state=CALIBRATION if calibration else NOT_EVALUABLE,
-            reason=f"{CALIBRATION_WHY}; {why}" if calibration else str(why),
+            reason=f"{CALIBRATION_WHY}; {reason}" if calibration else reason,
         )
     unit = UNITS[measures]
     measured = _measured(row, unit)
@@ -559,9 +587,10 @@ def evaluate_row(
             state=NOT_EVALUABLE,
             reason=str(exc),
         )
+    pool: Pool | None = None
     if _finite_run_row(row, measures, scenario.engine) and offline_row(row):
-        unheld_why = unheld(kb, scenario)  # declared: offline_throughput.capacity
-        if unheld_why is not None:
+        found = replica_pool(kb, scenario)  # declared: offline_throughput.capacity
+        if isinstance(found, str):
             return RowResult(
                 **base,  # type: ignore[arg-type]
                 **common,  # type: ignore[arg-type]
@@ -569,10 +598,12 @@ def evaluate_row(
                 measured=measured,
                 error=None,
                 state=CALIBRATION if calibration else NOT_EVALUABLE,
-                reason=unheld_why,
+                reason=found,
                 outcome=result,
             )
-        common["assumed"] = (*common["assumed"], OFFLINE_NOTE)
+        pool, short = found, unheld(found, scenario)
+        note = OFFLINE_NOTE if short is None else PREEMPTION_NOTE.format(short=short)
+        common["assumed"] = (*common["assumed"], note)
     if not result.fits and result.need_per_device and measures in OVER_CAPACITY_MEASURES:
         held = _over_capacity(kb, scenario, common)  # declared: assumed.over_capacity
         if held is not None:
@@ -591,7 +622,7 @@ def evaluate_row(
         )
     if _at_concurrency(row, scenario):
         served = (
-            _finite(kb, scenario, row, measures, result, common)  # declared: finite_run
+            _finite(kb, scenario, row, measures, result, common, pool)  # declared: finite_run
             if _finite_run_row(row, measures, scenario.engine)
             else _serving(kb, scenario, result, common)  # declared: serving_steady_state
         )
@@ -657,6 +688,11 @@ OFFLINE_NOTE = (
     "every whole sequence, so no request is preempted; the table's rate read as total "
     "(input + output) tokens/s"
 )
+PREEMPTION_NOTE = (
+    "offline_throughput: every prompt sent at once (finite_run with C = N); {short}: vLLM's "
+    "preemption by recompute simulated (offline_throughput.preemption); the table's rate "
+    "read as total (input + output) tokens/s"
+)
 
 # The measures a row over capacity is priced at its in-flight batch for (assumed.over_capacity).
 OVER_CAPACITY_MEASURES = ("tpot", "output_tokens_per_s_per_user")
@@ -692,6 +728,21 @@ def _over_capacity(
         f"at context {scenario.context}; the rest wait)",
     )
     return capped, result
+
+
+@lru_cache(maxsize=1)
+def unpriced_reasons() -> dict[str, str]:
+    """kb/data/end-to-end.json `unpriced.rows`: a row -> why kb cannot price its metric."""
+    from kb.resources import ResourceMissing, _package_dir
+
+    path = _package_dir("data") / "end-to-end.json"
+    try:
+        rows = json.loads(path.read_text(encoding="utf-8"))["unpriced"]["rows"]
+        return {str(key): str(value) for key, value in rows.items()}
+    except (OSError, ValueError, KeyError, TypeError, AttributeError) as exc:
+        raise ResourceMissing(
+            f"kb's packaged {path} is missing or malformed ({exc}); reinstall kb"
+        ) from None
 
 
 @lru_cache(maxsize=1)
@@ -937,14 +988,17 @@ def _finite(
     measures: str,
     at_c: Outcome,
     common: dict[str, Any],
+    pool: Pool | None = None,
 ) -> Outcome | str:
     """The outcome of a run of N requests at concurrency C (kb.ledger.finite_run).
 
     The decode step at batch 1 and at batch C (`at_c`), the prompt's pass at one sequence
     per replica and its per-layer overhead are the composed ledger's; the run is simulated
-    per replica. A string says why the row cannot be priced so.
+    per replica, in the replica's KV pool when one is given (an offline run:
+    kb.ledger.paged_run). A string says why the row cannot be priced so.
     """
     from kb.ledger.finite_run import simulate
+    from kb.ledger.paged_run import Times, simulate_paged
 
     clients, requests = scenario.batch, int(row["prompts"])
     budget = int(row["max_batched_tokens"])
@@ -966,17 +1020,29 @@ def _finite(
         return "a run needs its input and output tokens"
     overhead = next((Fraction(r.value) for r in single.rows if r.name == "overhead"), Fraction(0))
     try:
-        run = simulate(
-            clients // scenario.dp,
-            requests // scenario.dp,
-            scenario.input_tokens,
-            scenario.output_tokens,
-            budget,
-            single.tpot,
-            at_c.tpot,
-            single.ttft - overhead,
-            overhead,
-        )
+        if pool is not None:  # declared: offline_throughput.preemption
+            stall = prefill_stall(kb, scenario, single.ttft - overhead)
+            times = Times(single.tpot, at_c.tpot, overhead, stall)
+            run = simulate_paged(
+                requests // scenario.dp,
+                scenario.input_tokens,
+                scenario.output_tokens,
+                budget,
+                pool,
+                times,
+            )
+        else:
+            run = simulate(
+                clients // scenario.dp,
+                requests // scenario.dp,
+                scenario.input_tokens,
+                scenario.output_tokens,
+                budget,
+                single.tpot,
+                at_c.tpot,
+                single.ttft - overhead,
+                overhead,
+            )
     except ValueError as exc:
         return f"a run of {requests} requests: {exc}"
     which = str(statistic) if statistic in ("mean", "median") else "mean"
@@ -990,6 +1056,7 @@ def _finite(
         f"to {float(at_c.tpot) * 1e3:.4g} ms at batch {clients // scenario.dp}, a prompt's "
         f"pass {float(single.ttft - overhead) * 1e3:.4g} ms; {which} over the requests; "
         f"duration {float(run.duration):.4g} s",
+        *(f"the run: {note}" for note in run.notes if not note.startswith("0 preemptions")),
     )
     states = {at_c.provenance, single.provenance}
     provenance = next((p for p in ("unverified", "estimated") if p in states), at_c.provenance)

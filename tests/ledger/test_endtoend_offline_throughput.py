@@ -2,8 +2,8 @@
 
 kb/data/end-to-end.json declares the rule (session 17): all N prompts sent at once
 (finite_run with C = N), the README's rate read as total (input + output) tokens/s, and
-a run priced only when the engine's KV pool holds every whole sequence (vLLM preempts
-and recomputes otherwise, which kb does not simulate).
+the run simulated in the engine's KV pool with vLLM's preemption by recompute where the
+pool does not hold every whole sequence (`offline_throughput.preemption`, session 18).
 """
 
 from __future__ import annotations
@@ -16,7 +16,6 @@ from typing import Any
 from kb.ledger.capacity import capacity
 from kb.ledger.endtoend import (
     CONTRADICTED,
-    NOT_EVALUABLE,
     OFFLINE_NOTE,
     UNITS,
     VALIDATED,
@@ -24,7 +23,8 @@ from kb.ledger.endtoend import (
     conditions,
     evaluate_row,
 )
-from kb.ledger.offline_run import offline_row, unheld
+from kb.ledger.offline_run import offline_row, replica_pool, unheld
+from kb.ledger.paged_run import Pool
 from kb.model import KnowledgeBase
 from kb.resources import _package_dir
 
@@ -43,6 +43,9 @@ def test_the_rule_is_declared_with_its_sources() -> None:
     rule = data["offline_throughput"]
     for key in ("applies_to", "run", "duration", "which_rate", "capacity", "reason"):
         assert rule[key]
+    for key in ("applies_to", "blocks", "step", "recompute", "recompute_time", "reason"):
+        assert rule["preemption"][key]
+    assert any("kv_cache_manager.py" in s for s in rule["preemption"]["sources"])
     assert any("benchmark_throughput.py" in s for s in rule["sources"])
     assert any("scheduler.py" in s for s in rule["sources"])
     assert "total_tokens_per_s" in data["measures"] and UNITS["total_tokens_per_s"] == "1/s"
@@ -64,24 +67,36 @@ def test_total_is_the_output_rate_times_the_sequence_over_the_output(
     assert total.predicted == output.predicted * F(500 + 2000, 2000)
 
 
-def test_a_run_the_pool_cannot_hold_is_not_evaluable_with_the_pool(
+def test_a_run_the_pool_cannot_hold_is_priced_with_preemption(
     shipped: KnowledgeBase,
 ) -> None:
     result = _row(shipped, R405, 1)  # 1500 whole sequences of 4224 tokens of the 405B
-    assert result.state == NOT_EVALUABLE
-    assert "preempts" in result.reason and "whole 4224-token sequences" in result.reason
-    fewer = _row(shipped, R405, 1, concurrency=500, prompts=500)
-    assert fewer.state in (VALIDATED, CONTRADICTED)  # the same shape, fewer prompts: priced
+    assert result.state in (VALIDATED, CONTRADICTED) and result.predicted is not None
+    assert OFFLINE_NOTE not in result.assumed
+    assert any("949 of the 1,500 whole 4224-token sequences" in a for a in result.assumed)
+    assert any("preemption by recompute simulated" in a for a in result.assumed)
+    run = [a for a in result.assumed if a.startswith("the run: ")]
+    assert run and not run[0].startswith("the run: 0 preemptions")
+
+
+def test_a_run_the_pool_holds_never_preempts(shipped: KnowledgeBase) -> None:
+    for receipt, index in ((R70, 0), (R70, 3), (R405, 0), (R405, 3)):
+        result = _row(shipped, receipt, index)
+        assert OFFLINE_NOTE in result.assumed
+        assert not any(a.startswith("the run: ") for a in result.assumed)
 
 
 def test_the_capacity_check_is_exact_at_its_edge(shipped: KnowledgeBase) -> None:
     record = shipped.records[R405]
     scenario = conditions(shipped, record, record.data["results"][1])[0]
     found = capacity(scenario, shipped)
+    pool = replica_pool(shipped, scenario)
+    assert pool == Pool(found.cached_tokens // found.block_tokens, found.block_tokens)
+    assert isinstance(pool, Pool)
     blocks = -(-(128 + 4096) // found.block_tokens)
     most = found.cached_tokens // found.block_tokens // blocks
-    assert unheld(shipped, replace(scenario, batch=most)) is None
-    assert unheld(shipped, replace(scenario, batch=most + 1)) is not None
+    assert unheld(pool, replace(scenario, batch=most)) is None
+    assert unheld(pool, replace(scenario, batch=most + 1)) is not None
 
 
 def test_only_a_run_that_sends_every_prompt_at_once_is_offline() -> None:
@@ -100,3 +115,20 @@ def test_a_batch_whose_one_pass_prefill_kb_cannot_price_still_runs(
     result = _row(shipped, R70, 3)
     assert result.predicted is not None
     assert result.state in (VALIDATED, CONTRADICTED)
+
+
+def test_a_recompute_is_priced_between_two_composed_passes(shipped: KnowledgeBase) -> None:
+    """`preemption.recompute_time`: d_s(k) linear from the prompt's pass to the longest one."""
+    from kb.ledger.offline_run import prefill_stall
+    from kb.ledger.scenario import outcome
+
+    record = shipped.records[R405]
+    scenario = conditions(shipped, record, record.data["results"][1])[0]
+    at_prompt = F(3, 100)
+    stall = prefill_stall(shipped, scenario, at_prompt)
+    assert stall(128) == at_prompt  # the prompt's own length: no other pass priced
+    longest = outcome(replace(scenario, batch=scenario.dp, input_tokens=128 + 4096 - 1), shipped)
+    overhead = next(F(r.value) for r in longest.rows if r.name == "overhead")
+    assert longest.ttft is not None
+    assert stall(4223) == longest.ttft - overhead
+    assert (stall(128 + 4095 // 3) - at_prompt) * 3 == stall(4223) - at_prompt  # linear in k

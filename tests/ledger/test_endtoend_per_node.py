@@ -1,0 +1,111 @@
+"""Per-node rates and the declared reasons of rows kb cannot price (issue 35, session 18).
+
+kb/data/end-to-end.json `per_node` declares two measures: a prefill-only run's prompt
+tokens per second per node (batch x input / TTFT / nodes) and a decode-only run's output
+tokens per second per node (batch / TPOT / nodes), from the composed pass and step alone.
+`unpriced` gives, for rows whose metric kb cannot price at their source's conditions,
+the precise reason shown instead of the generic one.
+"""
+
+from __future__ import annotations
+
+import json
+from fractions import Fraction as F
+
+from kb.ledger.endtoend import (
+    CONTRADICTED,
+    NOT_EVALUABLE,
+    UNITS,
+    VALIDATED,
+    evaluate_row,
+    unpriced_reasons,
+)
+from kb.model import KnowledgeBase
+from kb.resources import _package_dir
+
+WIDE = "receipts/sglang-deepseek-v3-h100-wide-ep"
+
+
+def _declared() -> dict[str, object]:
+    text = (_package_dir("data") / "end-to-end.json").read_text(encoding="utf-8")
+    data: dict[str, object] = json.loads(text)
+    return data
+
+
+def test_the_measures_are_declared_in_the_data_the_schema_and_the_code() -> None:
+    data = _declared()
+    schema = json.loads((_package_dir("schemas") / "receipt.schema.json").read_text("utf-8"))
+    enum = schema["properties"]["results"]["items"]["properties"]["measures"]["enum"]
+    for name in ("prefill_tokens_per_s_per_node", "decode_tokens_per_s_per_node"):
+        assert name in data["measures"]  # type: ignore[operator]
+        assert name in enum and UNITS[name] == "1/s"
+    rule = data["per_node"]
+    assert isinstance(rule, dict) and all(rule[k] for k in ("applies_to", "what", "rows", "reason"))
+
+
+def test_a_prefill_row_is_its_prompts_over_the_pass_per_node(shipped: KnowledgeBase) -> None:
+    record = shipped.records[WIDE]
+    result = evaluate_row(shipped, record, 0, record.data["results"][0], False)
+    assert result.state in (VALIDATED, CONTRADICTED) and result.outcome is not None
+    s = result.outcome.scenario
+    assert (s.batch, s.input_tokens, s.nodes, s.dp, s.ep) == (128, 4096, 4, 32, 32)
+    assert result.outcome.ttft is not None
+    assert result.predicted == F(128 * 4096) / result.outcome.ttft / 4
+
+
+def test_a_decode_row_is_its_batch_over_the_step_per_node(shipped: KnowledgeBase) -> None:
+    record = shipped.records[WIDE]
+    result = evaluate_row(shipped, record, 2, record.data["results"][2], False)
+    assert result.state in (VALIDATED, CONTRADICTED) and result.outcome is not None
+    s = result.outcome.scenario
+    assert (s.batch, s.context, s.nodes) == (18432, 2000, 9)  # no output length: the KV length
+    assert result.outcome.tpot is not None
+    assert result.predicted == F(18432) / result.outcome.tpot / 9
+
+
+def test_the_two_routers_get_one_prediction_each_shown_against_its_own(
+    shipped: KnowledgeBase,
+) -> None:
+    """kb's router is even: the default and the perfect-EPLB rows share one prediction."""
+    record = shipped.records[WIDE]
+    default, perfect = (
+        evaluate_row(shipped, record, i, record.data["results"][i], False) for i in (0, 1)
+    )
+    assert default.predicted == perfect.predicted
+    assert default.measured != perfect.measured and default.error != perfect.error
+
+
+def test_every_declared_reason_is_a_shipped_row_without_measures(shipped: KnowledgeBase) -> None:
+    declared = unpriced_reasons()
+    assert len(declared) == 7
+    for key, reason in declared.items():
+        receipt, _, index = key.partition("#results.")
+        record = shipped.records[receipt]
+        row = record.data["results"][int(index)]
+        assert "measures" not in row
+        result = evaluate_row(shipped, record, int(index), row, False)
+        assert (result.state, result.reason) == (NOT_EVALUABLE, reason)
+
+
+def test_a_declared_reason_never_hides_a_row_that_states_its_measure(
+    shipped: KnowledgeBase,
+) -> None:
+    record = shipped.records["receipts/mlenergy-v3-llama-3.1-8b-h100-energy-per-token"]
+    row = {**record.data["results"][0], "measures": "output_tokens_per_s"}
+    result = evaluate_row(shipped, record, 0, row, False)
+    assert result.state == NOT_EVALUABLE
+    assert result.reason != unpriced_reasons()[f"{record.id}#results.0"]
+
+
+def test_the_operators_decode_rate_says_what_kb_lacks(shipped: KnowledgeBase) -> None:
+    record = shipped.records["receipts/deepseek-v3-r1-h800-wide-ep-serving"]
+    result = evaluate_row(shipped, record, 0, record.data["results"][0], False)
+    assert result.state == NOT_EVALUABLE and "no engine record" in result.reason
+    assert "per_node" in result.reason  # the metric composes; the conditions are missing
+
+
+def test_a_per_node_rate_needs_its_batch_not_a_concurrency(shipped: KnowledgeBase) -> None:
+    record = shipped.records[WIDE]
+    row = {k: v for k, v in record.data["results"][2].items() if k != "batch"}
+    result = evaluate_row(shipped, record, 2, {**row, "concurrency": 18432}, False)
+    assert result.state == NOT_EVALUABLE and "per-node rate" in result.reason
