@@ -156,7 +156,7 @@ class PassStore:
     """The model passes kept between runs: a view of kb's one store (kb.store), `plans-<x>.kbstore`.
 
     A pass is the costly part of the planner's pages (kb plan over every question of
-    the menus: ~65 s of CPU for the shipped tree). It is kept in its model's slot
+    the menus: ~48 s of CPU for the shipped tree). It is kept in its model's slot
     under the model's page key (`_key`: the build fingerprint, which covers kb's code,
     the templates and the menus, and the stamps of the model record and of every
     record of the kinds a price reads), the same key that keeps the model's files in
