@@ -3,6 +3,7 @@
     python bench/explorer.py                 # build the test menus' site, then time it
     python bench/explorer.py --site _site    # a site built by `kb build --plans`
     python bench/explorer.py --cost          # also: CPU and bytes of kb plan's pass per model
+    python bench/explorer.py --cost --full --no-browser   # kb build's menus, no chromium
 
 A change is one control set to another value (model, accelerator, node shape,
 mapping, batch): the script sets it through window.kbExplore.set (the code path of
@@ -160,6 +161,7 @@ def main() -> None:
     parser.add_argument("--site", type=Path, help="a site built with kb build --plans")
     parser.add_argument("--cost", action="store_true", help="price each model's menus here")
     parser.add_argument("--full", action="store_true", help="--cost over kb build's menus")
+    parser.add_argument("--no-browser", action="store_true", help="skip the recompute timing")
     args = parser.parse_args()
     print(f"load average {os.getloadavg()[0]:.2f} on {os.cpu_count()} CPUs")
     if args.cost:
@@ -167,6 +169,8 @@ def main() -> None:
         menus = DEFAULT_MENUS if args.full else MENUS
         print(f"kb plan's pass per model ({'kb build --plans' if args.full else 'test'} menus):")
         cost(menus)
+    if args.no_browser:
+        return
     site = args.site if args.site is not None else _site(MENUS)
     time_changes(site)
 

@@ -263,13 +263,18 @@ def _substituted(expanded: sp.Expr, tree: Any, values: Mapping[sp.Symbol, sp.Rat
 
     kb.equations.exact gives the very rational xreplace gives; where it has no value
     (a division by zero, a power too large for its bounded work) SymPy decides, so
-    an infinite result and its message are SymPy's as before.
+    an infinite result and its message are SymPy's as before. A Max or Min of numbers
+    whose order interval arithmetic decides is its larger (smaller) argument, the very
+    expression SymPy's xreplace returns (kb.equations.minmax), without SymPy's ordering.
     """
+    from kb.equations.minmax import decided
+
     exact = {s.name: coprime_fraction(int(v.p), int(v.q)) for s, v in values.items()}
     found = exact_at(tree, exact) if tree is not None else None
     if found is not None:
         return sp.Rational(found.numerator, found.denominator)
-    return expanded.xreplace(values)
+    chosen = decided(expanded, values)
+    return chosen if chosen is not None else expanded.xreplace(values)
 
 
 def _declared_text(value: sp.Rational, unit: Unit | None) -> str:

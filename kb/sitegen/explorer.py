@@ -77,11 +77,12 @@ class Menus:
 # `kb build --plans`'s menus. Each question
 # prices every mapping of its devices through the composed ledger: with the run's memos
 # (equation systems, evaluations and each mapping's batch-free parts: kb.equations.evalmemo,
-# kb.ledger.fixed; composed records, receipt scans) a dense model's pass over its 32
-# questions takes about 1-2.4 s of CPU, an MoE model's 3.3-8.2 s (its EP mappings), 65.5 s
-# for the shipped tree's 18 models (session 17, one process; 74.6 s before the batch-free
-# parts were kept); so the batches are four, not the seven of a finer menu:
-# bench/explorer.py --cost --full prints each model's pass.
+# kb.ledger.fixed; composed records, receipt scans; a Max of the EP tail ordered by
+# kb.equations.minmax) a dense model's pass over its 32 questions takes about 0.9-1.8 s
+# of CPU, an MoE model's 2.5-6 s (its EP mappings), 48.2 s for the shipped tree's 18
+# models (session 18, one process; 51.2 s before the Max was ordered by intervals, in
+# the same minute); so the batches are four, not the seven of a finer menu:
+# bench/explorer.py --cost --full --no-browser prints each model's pass.
 DEFAULT_MENUS = Menus()
 
 # The figures the page shows, in order: the plan.v1 `values` keys and their labels.
