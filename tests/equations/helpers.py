@@ -77,20 +77,37 @@ def generated_corpus(folder: Path, count: int) -> Path:
     return folder / "records"
 
 
-def symbolic_alone(record: Record, resolve: Any) -> Any:
+def derived_system(data: Any) -> Any:
+    """The record's System after its derivations (build_system, then check_derivations).
+
+    Neither reads a bound value: for records whose data is the same object, this is the same
+    work, done once (`symbolic_alone`'s `derived`)."""
+    from kb.equations.derive import check_derivations
+    from kb.equations.system import build_system
+
+    system = build_system(data)
+    check_derivations(system, data.get("derivations"))
+    return system
+
+
+def symbolic_alone(record: Record, resolve: Any, derived: Any = None) -> Any:
     """The record checked by SymPy alone: every claim by claims.check_claim, no plan, no memo.
 
     The oracle the engine's exact replay (planbuild, plan.py) is held to; nothing in
-    kb takes this route for a claim that binds another record.
+    kb takes this route for a claim that binds another record. `derived`: the
+    `derived_system` of this record's data, made once for several resolvers (a copy is
+    judged, as kb.equations.shared copies a system for each record); None builds it here.
     """
     from kb.equations.claimbase import contexts
     from kb.equations.claims import check_claim, name_waiting_claims
-    from kb.equations.derive import check_derivations
     from kb.equations.engine import RecordResult
-    from kb.equations.system import build_system
+    from kb.equations.system import System
 
-    system = build_system(record.data)
-    check_derivations(system, record.data.get("derivations"))
+    if derived is None:
+        system = derived_system(record.data)
+    else:
+        fields = (dict(derived.symbols), dict(derived.units), list(derived.issues))
+        system = System(*fields, list(derived.items), dict(derived.equations), set(derived.failed))
     claims = record.data.get("claims")
     for ctx, claim_id in contexts(system, claims, resolve):
         check_claim(ctx, claim_id)
