@@ -30,13 +30,13 @@ from kb.equations.cache import STORE as EQUATION_STORE
 from kb.equations.compose import compose
 from kb.equations.figures import check_model
 from kb.equations.shared import SharedWork
-from kb.loader import load_knowledge_base
 from kb.model import KnowledgeBase, Record
 from tests.conftest import REPO
 from tests.equations.helpers import (
     SYMBOLS,
     derived_system,
     flop,
+    generated_alone_runs,
     generated_corpus,
     knowledge_base,
     symbolic_alone,
@@ -45,6 +45,7 @@ from tests.equations.shipped import (
     FULL,
     SHIPPED,
     alone_runs,
+    load_at,
     shipped_alone_runs,
     shipped_forms,
     shipped_kb,
@@ -231,10 +232,12 @@ def test_the_sample_shows_every_form_of_the_shipped_maths() -> None:
     assert {"Max", "floor", "Pow:negative", "Pow:rational", "claim:numeric"} <= every
 
 
+@SHIPPED  # on the worker that makes the corpus's runs alone (generated_alone_runs)
 def test_generated_corpus_plan_path_equals_symbolic_path(tmp_path: Path) -> None:
     generated_corpus(tmp_path / "corpus", 300)
-    kb, _ = load_knowledge_base(tmp_path / "corpus" / "records")
-    counts = _check_equivalence(kb, (Fraction(1001, 1000), Fraction(2)))
+    kb = load_at(tmp_path / "corpus")  # paths `records/...`: each record's run alone is shared
+    factors = (Fraction(1001, 1000), Fraction(2))
+    counts = _check_equivalence(kb, factors, generated_alone_runs(300))
     assert counts == {"planned": 2 * 60, "fallback": 0, "no plan": 0}
 
 

@@ -29,7 +29,13 @@ from kb.equations.compose import compose
 from kb.loader import load_knowledge_base
 from kb.model import KnowledgeBase
 from tests.conftest import REPO
-from tests.equations.helpers import HARDWARE, SYMBOLS, generated_corpus, knowledge_base
+from tests.equations.helpers import (
+    HARDWARE,
+    SYMBOLS,
+    generated_alone_runs,
+    generated_corpus,
+    knowledge_base,
+)
 from tests.equations.shipped import (
     FULL,
     SHIPPED,
@@ -120,11 +126,12 @@ def test_shipped_records_shared_path_equals_fresh_runs(
     assert compared == len(with_equations) >= len(picked) >= 5
 
 
+@SHIPPED  # on the worker that makes the corpus's runs alone (generated_alone_runs)
 def test_generated_corpus_shared_path_equals_fresh_runs(tmp_path: Path) -> None:
     generated_corpus(tmp_path / "corpus", 300)
-    kb, _ = load_knowledge_base(tmp_path / "corpus" / "records")
-    again, _ = load_knowledge_base(tmp_path / "corpus" / "records")
-    assert _assert_shared_equals_fresh(kb, again) == 2 * 60
+    # paths `records/...` (`load_at`): each record's run alone is shared with test_plan.py
+    kb, again = load_at(tmp_path / "corpus"), load_at(tmp_path / "corpus")
+    assert _assert_shared_equals_fresh(kb, again, generated_alone_runs(300)) == 2 * 60
     # every flop class of the corpus has one of two equation texts: a run builds two systems
     assert engine.analyse(kb).stats.built_systems == 2  # kb's run, analysed above
 
