@@ -14,7 +14,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from kb.api import open_kb, validate
-from tests.conftest import SHIPPED_RECORDS, link_yaml, load_yaml, run_kb, source_yaml, write_tree
+from tests.conftest import SHIPPED_RECORDS, link_yaml, load_yaml, source_yaml, write_tree
+from tests.inprocess import kb_in_process
 
 LINK = link_yaml("basis: vendor-spec, source: sources/doc", None)
 
@@ -57,7 +58,8 @@ def test_five_problems_in_a_shipped_record_in_one_run(warm_copy: Path) -> None:
     target = warm_copy / "interconnects" / "pcie-4-x16.yaml"
     text, expected = break_record(target.read_text(encoding="utf-8"))
     target.write_text(text, encoding="utf-8")
-    done = run_kb(["validate", "--format", "json"], cwd=warm_copy.parent)
+    # in this process (tests/inprocess.py): the command's output, not the program's start
+    done = kb_in_process(["validate", "--format", "json"], cwd=warm_copy.parent)
     assert done.returncode == 1, done.stderr
     findings = json.loads(done.stdout)["findings"]
     path = "records/interconnects/pcie-4-x16.yaml"

@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import functools
 import subprocess
 import sys
+import tempfile
 from pathlib import Path
 from typing import Any
 
@@ -70,27 +72,71 @@ def issues(kb: KnowledgeBase, record_id: str = "flops/x") -> list[Any]:
 
 
 def generated_corpus(folder: Path, count: int) -> Path:
-    """Write bench/make_corpus.py's synthetic corpus of `count` records; its records folder."""
-    script = Path(__file__).resolve().parents[2] / "bench" / "make_corpus.py"
-    command = [sys.executable, str(script), "--n", str(count), "--out", str(folder)]
-    subprocess.run(command, check=True, capture_output=True, timeout=300)
+    """Write bench/make_corpus.py's synthetic corpus of `count` records; its records folder.
+
+    The script runs once per `count` and process (`_corpus_files`); each call writes its
+    files afresh under `folder`, so a test may edit its copy."""
+    for relative, data in _corpus_files(count).items():
+        (folder / relative).parent.mkdir(parents=True, exist_ok=True)
+        (folder / relative).write_bytes(data)
     return folder / "records"
 
 
-def symbolic_alone(record: Record, resolve: Any) -> Any:
+@functools.cache
+def _corpus_files(count: int) -> dict[str, bytes]:
+    """{path under the output folder: bytes} of bench/make_corpus.py's corpus of `count`."""
+    script = Path(__file__).resolve().parents[2] / "bench" / "make_corpus.py"
+    with tempfile.TemporaryDirectory() as out:
+        command = [sys.executable, str(script), "--n", str(count), "--out", out]
+        subprocess.run(command, check=True, capture_output=True, timeout=300)
+        files = sorted(p for p in Path(out).rglob("*") if p.is_file())
+        return {p.relative_to(out).as_posix(): p.read_bytes() for p in files}
+
+
+@functools.cache
+def generated_alone_runs(count: int) -> dict[str, tuple[str, str | None]]:
+    """tests/equations/shipped.py `alone_runs` of the corpus of `count`, once per process.
+
+    Loaded as `records` from its parent (`load_at`: paths `records/...`), so the results
+    are those of any copy loaded so (test_plan.py and test_shared.py compare against them)."""
+    from tests.equations.shipped import alone_runs, load_at
+
+    with tempfile.TemporaryDirectory() as out:
+        generated_corpus(Path(out), count)
+        return alone_runs(load_at(Path(out)))
+
+
+def derived_system(data: Any) -> Any:
+    """The record's System after its derivations (build_system, then check_derivations).
+
+    Neither reads a bound value: for records whose data is the same object, this is the same
+    work, done once (`symbolic_alone`'s `derived`)."""
+    from kb.equations.derive import check_derivations
+    from kb.equations.system import build_system
+
+    system = build_system(data)
+    check_derivations(system, data.get("derivations"))
+    return system
+
+
+def symbolic_alone(record: Record, resolve: Any, derived: Any = None) -> Any:
     """The record checked by SymPy alone: every claim by claims.check_claim, no plan, no memo.
 
     The oracle the engine's exact replay (planbuild, plan.py) is held to; nothing in
-    kb takes this route for a claim that binds another record.
+    kb takes this route for a claim that binds another record. `derived`: the
+    `derived_system` of this record's data, made once for several resolvers (a copy is
+    judged, as kb.equations.shared copies a system for each record); None builds it here.
     """
     from kb.equations.claimbase import contexts
     from kb.equations.claims import check_claim, name_waiting_claims
-    from kb.equations.derive import check_derivations
     from kb.equations.engine import RecordResult
-    from kb.equations.system import build_system
+    from kb.equations.system import System
 
-    system = build_system(record.data)
-    check_derivations(system, record.data.get("derivations"))
+    if derived is None:
+        system = derived_system(record.data)
+    else:
+        fields = (dict(derived.symbols), dict(derived.units), list(derived.issues))
+        system = System(*fields, list(derived.items), dict(derived.equations), set(derived.failed))
     claims = record.data.get("claims")
     for ctx, claim_id in contexts(system, claims, resolve):
         check_claim(ctx, claim_id)

@@ -28,7 +28,9 @@ from kb.equations.compose import compose
 from kb.equations.system import build_system
 from kb.model import KnowledgeBase, Record
 
-SHIPPED = pytest.mark.xdist_group("shipped-equations")  # one worker: one alone-run of the tree
+# One worker: each record's run alone is made once for the tests that compare with it (of
+# the shipped tree, and of the generated corpus: tests/equations/helpers.py generated_alone_runs).
+SHIPPED = pytest.mark.xdist_group("shipped-equations")
 
 
 def result_json(result: engine.RecordResult) -> str:

@@ -29,19 +29,23 @@ from kb.equations.bind import resolve
 from kb.equations.cache import STORE as EQUATION_STORE
 from kb.equations.compose import compose
 from kb.equations.figures import check_model
-from kb.loader import load_knowledge_base
+from kb.equations.shared import SharedWork
 from kb.model import KnowledgeBase, Record
 from tests.conftest import REPO
 from tests.equations.helpers import (
     SYMBOLS,
+    derived_system,
     flop,
+    generated_alone_runs,
     generated_corpus,
     knowledge_base,
     symbolic_alone,
 )
 from tests.equations.shipped import (
+    FULL,
     SHIPPED,
     alone_runs,
+    load_at,
     shipped_alone_runs,
     shipped_forms,
     shipped_kb,
@@ -90,13 +94,22 @@ def _check_equivalence(
     """Plan from `kb`; for each factor, plan path == symbolic path on the scaled KB.
 
     `alone`: each record's cold run alone on `kb` (tests/equations/shipped.py), made here
-    when not given. `symbolic_on(factor, record id)`: the record's cold run alone on the
+    when not given. `symbolic_on(factor, record id)`: the record's symbolic run on the
     scaled KB as JSON (`_shipped_symbolic`), made here when not given. `only`: the ids of
     the records compared (every record with equations when not given).
+
+    A scaled KB changes no record with equations (`_perturbed`; asserted per record): what
+    does not read a bound value is the same work at every factor, done once per record.
+    The symbolic path runs each record through one SharedWork for all factors (the first
+    factor's run is cold; the later ones reuse its system, derivations, verdicts of claims
+    that bind nothing and compiled entries, whose keys hold no bound value, as a run does
+    for a family of records: tests/equations/test_shared.py holds that equal to fresh
+    runs); the oracle (`symbolic_alone`) judges every claim with SymPy at every factor
+    from one `derived_system` per record.
     """
     alone = alone_runs(kb) if alone is None else alone
     counts = {"planned": 0, "fallback": 0, "no plan": 0}
-    plans = {}
+    plans, authored = {}, {}
     for record in kb:
         if engine.has_equations(record) and (only is None or record.id in only):
             record = compose(kb, record).record  # `uses` resolved, as analyse() does
@@ -108,15 +121,25 @@ def _check_equivalence(
             again = engine.run_planned(record, plan, _resolver(kb))
             assert again is not None and _json(again) == result, record.id
             plans[record.id] = json.loads(plan_text)
+            authored[record.id] = record.data
+    works = {record_id: SharedWork() for record_id in plans}
+    derived: dict[str, Any] = {}
     for factor in factors:
         changed = _perturbed(kb, factor)
         for record_id, plan in plans.items():
             record = compose(changed, changed.records[record_id]).record
+            assert record.data == authored[record_id], record_id  # only bound values change
             if symbolic_on is None:
-                symbolic = _json(engine.run_record(record, _resolver(changed))[0])
+                symbolic = _json(engine.run_record(record, _resolver(changed), works[record_id])[0])
             else:
                 symbolic = symbolic_on(factor, record_id)
-            assert _json(symbolic_alone(record, _resolver(changed))) == symbolic, record_id
+            if record_id not in derived:
+                derived[record_id] = derived_system(record.data)
+            oracle = symbolic_alone(record, _resolver(changed), derived[record_id])
+            assert _json(oracle) == symbolic, record_id
+            if FULL:  # the work done once per record equals each run made afresh
+                fresh = engine.run_record(record, _resolver(changed))[0]
+                assert _json(fresh) == _json(symbolic_alone(record, _resolver(changed))) == symbolic
             planned = engine.run_planned(record, plan, _resolver(changed))
             if planned is None:
                 counts["fallback"] += 1
@@ -136,15 +159,24 @@ def _shipped_scaled(factor: Fraction) -> KnowledgeBase:
 
 
 @functools.cache
+def _shipped_work(record_id: str) -> SharedWork:
+    """The one SharedWork of a shipped record's symbolic runs on the scaled records.
+
+    Its first run (whichever factor) is cold; the others reuse what reads no bound value,
+    as `_check_equivalence` does for the records it makes its own runs of."""
+    return SharedWork()
+
+
+@functools.cache
 def _shipped_symbolic(factor: Fraction, record_id: str) -> str:
-    """RecordResult JSON of one shipped record alone (engine.run_record) on the scaled records.
+    """RecordResult JSON of one shipped record (engine.run_record) on the scaled records.
 
     Made once per process for both tests of the shipped records below: the plan path and
-    the cache are each held to the same cold symbolic run.
+    the cache are each held to the same symbolic run (`_shipped_work`).
     """
     changed = _shipped_scaled(factor)
     record = compose(changed, changed.records[record_id]).record
-    return _json(engine.run_record(record, _resolver(changed))[0])
+    return _json(engine.run_record(record, _resolver(changed), _shipped_work(record_id))[0])
 
 
 @SHIPPED
@@ -169,6 +201,30 @@ def test_shipped_records_plan_path_equals_symbolic_path() -> None:
     assert counts["no plan"] >= 1, counts  # both outcomes of a cold run: plan and no plan
 
 
+# Cheap records of the sample with derivations and binding claims: the premise below.
+SHARED_PREMISE = ("flops/context-parallel-kv-exchange", "flops/kv-cache-capacity-paged")
+
+
+@SHIPPED
+def test_work_done_once_per_record_equals_each_run_made_afresh() -> None:
+    """The premise of `_check_equivalence`'s sharing across factors, per push on two records
+    (every compared record with KB_FULL=1): the symbolic run through the record's one
+    SharedWork (`_shipped_symbolic`) and the oracle from its one `derived_system` equal a
+    fresh run_record and a fresh `symbolic_alone`, at every factor."""
+    kb = shipped_kb()
+    for record_id in SHARED_PREMISE:
+        data = kb.records[record_id].data
+        assert data.get("derivations") and any(engine.binding_specs(kb.records[record_id]))
+        derived = derived_system(compose(kb, kb.records[record_id]).record.data)
+        for factor in SHIPPED_FACTORS:
+            changed = _shipped_scaled(factor)
+            record = compose(changed, changed.records[record_id]).record
+            fresh = _json(engine.run_record(record, _resolver(changed))[0])
+            assert _shipped_symbolic(factor, record_id) == fresh, (record_id, factor)
+            oracle = symbolic_alone(record, _resolver(changed), derived)
+            assert _json(oracle) == _json(symbolic_alone(record, _resolver(changed))), record_id
+
+
 @SHIPPED
 def test_the_sample_shows_every_form_of_the_shipped_maths() -> None:
     every, sampled = shipped_forms()
@@ -176,10 +232,12 @@ def test_the_sample_shows_every_form_of_the_shipped_maths() -> None:
     assert {"Max", "floor", "Pow:negative", "Pow:rational", "claim:numeric"} <= every
 
 
+@SHIPPED  # on the worker that makes the corpus's runs alone (generated_alone_runs)
 def test_generated_corpus_plan_path_equals_symbolic_path(tmp_path: Path) -> None:
     generated_corpus(tmp_path / "corpus", 300)
-    kb, _ = load_knowledge_base(tmp_path / "corpus" / "records")
-    counts = _check_equivalence(kb, (Fraction(1001, 1000), Fraction(2)))
+    kb = load_at(tmp_path / "corpus")  # paths `records/...`: each record's run alone is shared
+    factors = (Fraction(1001, 1000), Fraction(2))
+    counts = _check_equivalence(kb, factors, generated_alone_runs(300))
     assert counts == {"planned": 2 * 60, "fallback": 0, "no plan": 0}
 
 

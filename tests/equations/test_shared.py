@@ -24,11 +24,18 @@ import yaml
 
 from kb.equations import engine
 from kb.equations.bind import resolve
+from kb.equations.cache import STORE
 from kb.equations.compose import compose
 from kb.loader import load_knowledge_base
 from kb.model import KnowledgeBase
 from tests.conftest import REPO
-from tests.equations.helpers import HARDWARE, SYMBOLS, generated_corpus, knowledge_base
+from tests.equations.helpers import (
+    HARDWARE,
+    SYMBOLS,
+    generated_alone_runs,
+    generated_corpus,
+    knowledge_base,
+)
 from tests.equations.shipped import (
     FULL,
     SHIPPED,
@@ -39,6 +46,7 @@ from tests.equations.shipped import (
     shipped_alone_runs,
     shipped_kb,
 )
+from tests.warm import seed
 
 
 def _json(result: engine.RecordResult) -> str:
@@ -47,17 +55,18 @@ def _json(result: engine.RecordResult) -> str:
 
 def _assert_shared_equals_fresh(
     kb: KnowledgeBase,
-    again: KnowledgeBase,
+    again: KnowledgeBase | None,
     alone: Mapping[str, tuple[str, str | None]] | None = None,
 ) -> int:
     """analyse(kb) then analyse(again): each record's result == a run of that record alone.
 
     `alone`: each record's run alone (tests/equations/shipped.py), made from `kb`'s files
-    when not given; `again` holds the same files, so its records are compared with it too.
+    when not given; `again` holds the same files, so its records are compared with it too
+    (None: `kb` alone).
     """
     alone = alone_runs(kb) if alone is None else alone
     compared = 0
-    for each in (kb, again):
+    for each in (kb,) if again is None else (kb, again):
         analysis = engine.analyse(each, use_cache=False)
         for record in each:
             if not engine.has_equations(record):
@@ -82,7 +91,9 @@ def _one_process(monkeypatch: pytest.MonkeyPatch) -> None:
 
 
 @SHIPPED
-def test_shipped_records_shared_path_equals_fresh_runs(tmp_path: Path) -> None:
+def test_shipped_records_shared_path_equals_fresh_runs(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, shipped_stores: Path
+) -> None:
     """Per push on a sample of the shipped records with what they reference; all with KB_FULL=1.
 
     The sample (tests/equations/shipped.py `sharing_sample`) shows every form of maths the
@@ -91,24 +102,36 @@ def test_shipped_records_shared_path_equals_fresh_runs(tmp_path: Path) -> None:
     shares its (symbols, equations) text with another, with all its sharers: a record's
     result in a run depends on the other records only through such shared texts
     (kb/equations/shared.py), so what the whole tree shares, the sample shares.
+
+    Two shared runs are held to the runs alone: the cold check of the whole shipped tree
+    that made tests/warm.py's stores (another process; its results come back byte for byte
+    from its claims' store: none is derived here), and a cold run of the sample here,
+    after others in this process, whose plans are compared too.
     """
     picked = sharing_sample(shipped_kb())
     top = REPO if FULL else sample_tree(tmp_path / "records", picked).parent
-    kb, again = load_at(top), load_at(top)  # paths `records/...`, as the shipped records'
     # Each record's run alone on the shipped records (made once per process, shared with
     # test_plan.py): the sample is closed under references, so a record alone resolves and
     # reads the same records on either tree, and its result JSON is the same.
+    kb = load_at(top)  # paths `records/...`, as the shipped records'
     alone = shipped_alone_runs({r.id for r in kb})
-    compared = _assert_shared_equals_fresh(kb, again, alone)
-    assert compared == 2 * sum(engine.has_equations(r) for r in kb) >= 2 * len(picked)
-    assert len(picked) >= 5
+    with monkeypatch.context() as patch:
+        patch.setenv("KB_CACHE_DIR", str(seed(shipped_stores, tmp_path / "cache", (STORE,))))
+        served = engine.analyse(load_at(top))  # the whole tree's cold run, from its store
+    with_equations = {r.id for r in kb if engine.has_equations(r)}
+    assert served.stats.symbolic == 0 and served.stats.cached >= len(with_equations)
+    for record_id in with_equations:
+        assert _json(served.results[record_id]) == alone[record_id][0], record_id
+    compared = _assert_shared_equals_fresh(kb, None, alone)
+    assert compared == len(with_equations) >= len(picked) >= 5
 
 
+@SHIPPED  # on the worker that makes the corpus's runs alone (generated_alone_runs)
 def test_generated_corpus_shared_path_equals_fresh_runs(tmp_path: Path) -> None:
     generated_corpus(tmp_path / "corpus", 300)
-    kb, _ = load_knowledge_base(tmp_path / "corpus" / "records")
-    again, _ = load_knowledge_base(tmp_path / "corpus" / "records")
-    assert _assert_shared_equals_fresh(kb, again) == 2 * 60
+    # paths `records/...` (`load_at`): each record's run alone is shared with test_plan.py
+    kb, again = load_at(tmp_path / "corpus"), load_at(tmp_path / "corpus")
+    assert _assert_shared_equals_fresh(kb, again, generated_alone_runs(300)) == 2 * 60
     # every flop class of the corpus has one of two equation texts: a run builds two systems
     assert engine.analyse(kb).stats.built_systems == 2  # kb's run, analysed above
 

@@ -33,8 +33,14 @@ from kb.model import KnowledgeBase
 ROOT = Path(__file__).resolve().parents[2] / "records"
 
 
+# The shipped records are checked in place: from the claims' stores of the suite's one cold
+# check (tests/warm.py `seed_repo`), never cold again whatever ran before on this worker.
+pytestmark = pytest.mark.usefixtures("repo_stores")
+
+
 @cache
 def shipped() -> KnowledgeBase:
+    """The shipped records checked (typed views: the planner reads them), once per process."""
     return open_kb(ROOT, checked=validate(ROOT, remember=False))
 
 
@@ -62,7 +68,7 @@ def test_every_flop_class_system_equals_a_fresh_build() -> None:
 
 
 def test_the_key_is_the_text_not_the_object() -> None:
-    kb = open_kb(ROOT, checked=validate(ROOT, remember=False))  # its own run, its own memo
+    kb = open_kb(ROOT)  # its own run, its own memo (no typed view is read: no check first)
     data = {"symbols": {"a": {"unit": "s"}, "b": {"unit": "s"}}, "equations": {"e": "a = 2*b"}}
     same = json.loads(json.dumps(data))  # equal content, another object
     edited = {**data, "equations": {"e": "a = 3*b"}}
@@ -76,7 +82,7 @@ def test_the_key_is_the_text_not_the_object() -> None:
 
 
 def test_each_caller_gets_its_own_copy() -> None:
-    kb = open_kb(ROOT, checked=validate(ROOT, remember=False))
+    kb = open_kb(ROOT)  # its own run, its own memo (no typed view is read: no check first)
     data = {"symbols": {"a": {"unit": "s"}}, "equations": {"e": "a = 2*a"}}
     first = system_of(kb, data)
     first.items.clear()
@@ -126,7 +132,7 @@ def test_a_memoized_plan_is_exactly_the_fresh_plan(monkeypatch: pytest.MonkeyPat
 
 
 def test_what_a_system_derived_is_used_only_while_its_equations_hold() -> None:
-    kb = open_kb(ROOT, checked=validate(ROOT, remember=False))
+    kb = open_kb(ROOT)  # its own run, its own memo (no typed view is read: no check first)
     data = {"symbols": {n: {"unit": "s"} for n in "abc"}, "equations": {"e": "a = 2*b"}}
     first = system_of(kb, data)
     a, b = first.symbols["a"], first.symbols["b"]

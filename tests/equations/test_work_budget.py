@@ -100,14 +100,29 @@ def corpus_tree(root: Path, count: int) -> Path:
     return write_tree(root, files)
 
 
+# `kb` as `python -m kb` runs it, once the modules a check needs are imported: kb's command
+# line and the engine with SymPy (kb.equations.engine imports planbuild before any check is
+# run). It then touches its first argument, so the stops begin when checking can (`Run`).
+READY_THEN_KB = """
+import sys
+from pathlib import Path
+import kb.cli, kb.api, kb.equations.planbuild
+Path(sys.argv[1]).touch()
+sys.argv = ["kb", *sys.argv[2:]]
+kb.cli.main()
+"""
+
+
 class Run:
     """`kb validate --full --format json` of a records tree in a fresh process, started.
 
     `stopped`: the share of the wall time its process group spends stopped (SIGSTOP, then
     SIGCONT), as when busy processes hold the cores, at no CPU cost to the machine; each
-    stop's seconds are appended to `stops`. Its output goes to files (never a full pipe),
-    so two runs go on side by side; `finish` waits for it with wait4, which gives its own
-    CPU seconds (and its workers'), whatever else ran meanwhile.
+    stop's seconds are appended to `stops`. The stops begin once the process has imported
+    kb and SymPy (`READY_THEN_KB`): no budget runs before that, and stretching the imports
+    five times (~0.7 CPU-s) only lengthened the test. Its output goes to files (never a full
+    pipe), so two runs go on side by side; `finish` waits for it with wait4, which gives its
+    own CPU seconds (and its workers'), whatever else ran meanwhile.
     """
 
     def __init__(
@@ -117,11 +132,12 @@ class Run:
         env["KB_EQ_WORK"] = str(STEPS)
         env.pop("KB_EQ_BUDGET", None)
         self.out, self.err = cache.with_suffix(".out"), cache.with_suffix(".err")
+        ready = cache.with_suffix(".ready")
         self.started = time.monotonic()
         with self.out.open("w") as out, self.err.open("w") as err:
             self.child = subprocess.Popen(
-                [sys.executable, "-m", "kb", "validate", "--full", "--format", "json"]
-                + ["--root", str(root)],
+                [sys.executable, "-c", READY_THEN_KB, str(ready), "validate", "--full"]
+                + ["--format", "json", "--root", str(root)],
                 cwd=root.parent,
                 env=env,
                 stdout=out,
@@ -132,7 +148,9 @@ class Run:
         if stopped > 0:
             spent = [] if stops is None else stops
             threading.Thread(
-                target=_deschedule, args=(self.child, stopped, self.done, spent), daemon=True
+                target=_deschedule,
+                args=(self.child, stopped, self.done, spent, ready),
+                daemon=True,
             ).start()
 
     def finish(self) -> tuple[str, float, float]:
@@ -150,9 +168,16 @@ class Run:
 
 
 def _deschedule(
-    child: subprocess.Popen[bytes], stopped: float, done: threading.Event, stops: list[float]
+    child: subprocess.Popen[bytes],
+    stopped: float,
+    done: threading.Event,
+    stops: list[float],
+    ready: Path,
 ) -> None:
-    """Stop and continue `child`'s process group in 50 ms periods until it ends."""
+    """Once `ready` exists, stop and continue `child`'s process group in 50 ms periods until
+    it ends."""
+    while not ready.exists() and not done.is_set():
+        time.sleep(0.005)
     period = 0.05
     while not done.is_set():  # set once `Run.finish` has reaped the child
         try:

@@ -164,9 +164,9 @@ def tree(
         record_id: yaml.safe_load((root / f"{record_id}.yaml").read_text(encoding="utf-8"))
         for record_id in SEEDS
     }
-    validate(
-        root, remember=False
-    )  # warm the caches once: each case re-checks what its edit touches
+    # warm the caches and remember the tree once: each case, the first too, re-checks what
+    # its edit touches (through the run snapshot, as the module says)
+    validate(root)
     yield root, documents
 
 

@@ -18,7 +18,8 @@ from kb.findings import Finding
 from kb.model import FOLDER_BY_KIND
 from kb.run import RunStats
 from kb.store import shard_file
-from tests.conftest import SHIPPED_RECORDS, run_kb
+from tests.conftest import SHIPPED_RECORDS
+from tests.inprocess import kb_in_process
 from tests.small_tree import FULL, copy_sample
 from tests.warm import seed as seed_stores
 
@@ -540,9 +541,11 @@ def test_another_working_directory_is_a_full_run(
 
 
 def test_the_command_line_uses_it_and_full_is_an_option(tree: Path, work: Path) -> None:
-    first = run_kb(["validate"], work)
-    second = run_kb(["validate"], work)
-    forced = run_kb(["validate", "--full"], work)
+    """`kb validate` as typed, run in this process (tests/inprocess.py: the command's own
+    code, output and exit code; tests/commands/test_cli.py holds the real entry point)."""
+    first = kb_in_process(["validate"], work)
+    second = kb_in_process(["validate"], work)
+    forced = kb_in_process(["validate", "--full"], work)
     assert first.returncode == second.returncode == forced.returncode == 0, first.stdout
     assert first.stdout == second.stdout == forced.stdout
     assert snapshot_path(work / ".kb-cache").is_file()
