@@ -7,7 +7,9 @@ h100-wide-ep's dispatch row): its reason then names the row's label.
 from __future__ import annotations
 
 from kb.ledger.endtoend import NOT_EVALUABLE
-from tests.shipped_outputs import end_to_end_results
+from tests.shipped_outputs import ONE_WORKER, end_to_end_results
+
+pytestmark = ONE_WORKER
 
 
 def test_every_unpredicted_row_names_what_it_measures() -> None:
