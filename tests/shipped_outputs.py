@@ -15,6 +15,10 @@ again; here each is made once per worker and every test reads it:
 The two paths stay separate runs (the command's output is compared with
 `end_to_end_results()`, never with itself). Nothing here is edited by a test: the
 results are frozen dataclasses in a tuple, and each JSON call parses a fresh document.
+
+Every test that reads them carries `ONE_WORKER` (an xdist group, as tests/install's):
+under `--dist loadgroup` they run on one worker, so each is made once a run, not once on
+each worker (CI ran `evaluate_all` and the JSON run on both).
 """
 
 from __future__ import annotations
@@ -23,11 +27,17 @@ import json
 from functools import cache
 from typing import TYPE_CHECKING, Any
 
+import pytest
+
 from tests.conftest import REPO, SHIPPED_RECORDS
 from tests.inprocess import kb_in_process
 
 if TYPE_CHECKING:
     from kb.ledger.endtoend import RowResult
+
+ONE_WORKER = pytest.mark.xdist_group(
+    "shipped-outputs"
+)  # held by tests/project/test_xdist_groups.py
 
 
 @cache

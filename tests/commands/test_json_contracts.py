@@ -23,7 +23,7 @@ from tests.commands.test_show import truth_tree
 from tests.conftest import REPO, SHIPPED_RECORDS
 from tests.inprocess import kb_in_process
 from tests.ledger.ledger_fixtures import fixture_records, write_tree
-from tests.shipped_outputs import end_to_end_json
+from tests.shipped_outputs import ONE_WORKER, end_to_end_json
 from tests.warm import seed
 
 OUTPUT = REPO / "kb" / "data" / "output"
@@ -91,6 +91,7 @@ def test_list_json(truth: Path, variant: str) -> None:
     holds(SCHEMAS[("list", variant)], document)
 
 
+@ONE_WORKER
 def test_end_to_end_json_on_the_shipped_records() -> None:
     """`kb list --end-to-end --format json` at the project folder (run once per worker,
     in-process, read by the other tests of its rows: tests/shipped_outputs.py)."""

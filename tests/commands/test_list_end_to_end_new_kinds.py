@@ -9,7 +9,9 @@ from __future__ import annotations
 
 from fractions import Fraction
 
-from tests.shipped_outputs import end_to_end_json
+from tests.shipped_outputs import ONE_WORKER, end_to_end_json
+
+pytestmark = ONE_WORKER
 
 
 def test_the_new_rows_are_listed_with_their_provenance() -> None:

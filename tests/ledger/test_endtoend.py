@@ -34,11 +34,12 @@ from kb.ledger.endtoend import (
 from kb.ledger.scenario import Scenario, outcome
 from kb.model import KnowledgeBase
 from tests.conftest import SHIPPED_RECORDS
-from tests.shipped_outputs import end_to_end_json, end_to_end_results, end_to_end_text
+from tests.shipped_outputs import ONE_WORKER, end_to_end_json, end_to_end_results, end_to_end_text
 
 ROOT = Path(__file__).resolve().parents[2] / "records"
 NEMO_TP = "receipts/nemo-llama-2-7b-h100-tp-latency"
 NEMO_TP1 = "receipts/nemo-llama-2-7b-h100-tp1-latency"
+pytestmark = ONE_WORKER  # the shipped rows priced once a run (tests/shipped_outputs.py)
 
 
 @pytest.fixture(scope="module")

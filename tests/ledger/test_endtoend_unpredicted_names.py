@@ -10,7 +10,9 @@ from __future__ import annotations
 
 from kb.ledger.endtoend import NOT_EVALUABLE, evaluate_row, unpriced_reasons
 from kb.model import KnowledgeBase
-from tests.shipped_outputs import end_to_end_results
+from tests.shipped_outputs import ONE_WORKER, end_to_end_results
+
+pytestmark = ONE_WORKER
 
 
 def test_every_unpredicted_row_names_what_it_measures() -> None:

@@ -3,11 +3,15 @@
 from __future__ import annotations
 
 import importlib.util
+from pathlib import Path
 
 from tests.conftest import REPO
 
 
-def test_the_readme_blocks_are_generated() -> None:
+def test_the_readme_blocks_are_generated(repo_stores: Path) -> None:
+    """On records/ in place, its claims' stores seeded from the run's one cold check
+    (tests/warm.py `seed_repo`), as a user's earlier run leaves them: never a cold
+    derivation of every claim because this test ran first on its worker."""
     spec = importlib.util.spec_from_file_location("readme_facts", REPO / "scripts/readme_facts.py")
     assert spec is not None and spec.loader is not None
     facts = importlib.util.module_from_spec(spec)

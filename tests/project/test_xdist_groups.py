@@ -1,11 +1,12 @@
 """Under the suite's own pytest-xdist options every test of an `xdist_group` runs on one worker.
 
 tests/conftest.py marks tests/install (one wheel, one venv, one pre-commit home per
-worker that runs any of them) and tests/equations/shipped.py marks the shipped-records
-equivalence tests; `--dist loadgroup` (pyproject.toml) only honours a mark that is on
-the item before xdist's worker reads it. This runs the suite's collection under
-`-n 2 --dist loadgroup` with a plugin that records where each test would run and runs
-nothing, and holds each group to one worker.
+worker that runs any of them), tests/equations/shipped.py marks the shipped-records
+equivalence tests and tests/shipped_outputs.py the readers of the shipped rows' pricing;
+`--dist loadgroup` (pyproject.toml) only honours a mark that is on the item before xdist's
+worker reads it. This runs the suite's collection under `-n 2 --dist loadgroup` with a
+plugin that records where each test would run and runs nothing, and holds each group to
+one worker.
 """
 
 from __future__ import annotations
@@ -39,7 +40,8 @@ def test_each_group_runs_on_one_worker(tmp_path: Path) -> None:
         "KB_WHERE_OUT": str(out),
     }
     # Few files, cheap to collect (each of three processes imports them): 9 tests of the
-    # install group, 3 of the shipped-equations group and 5 ungrouped. xdist hands out its
+    # install group, 3 of the shipped-equations group, 1 of the shipped-outputs group (its
+    # module's mark) and 5 ungrouped. xdist hands out its
     # first tests one by one in turn, so two tests of a group that lost its mark would
     # land on both workers; the group is the folder (tests/conftest.py), so any of its
     # files shows it.
@@ -47,6 +49,7 @@ def test_each_group_runs_on_one_worker(tmp_path: Path) -> None:
         "tests/install/test_documented_release.py",
         "tests/install/test_readme_setup.py",
         "tests/equations/test_plan.py",  # SHIPPED tests and ungrouped ones
+        "tests/commands/test_list_end_to_end_new_kinds.py",  # a module mark
     ]
     done = subprocess.run(
         [sys.executable, "-m", "pytest", "-n", "2", "-p", "kb_where", "-p", "no:cacheprovider"]
@@ -64,7 +67,8 @@ def test_each_group_runs_on_one_worker(tmp_path: Path) -> None:
         worker, nodeid = line.split(" ", 1)
         group = nodeid.rpartition("@")[2] if "@" in nodeid else ""
         workers[group].add(worker)
-    assert set(workers) == {"", "install", "shipped-equations"}, workers
+    assert set(workers) == {"", "install", "shipped-equations", "shipped-outputs"}, workers
     assert len(workers["install"]) == 1, workers
     assert len(workers["shipped-equations"]) == 1, workers
+    assert len(workers["shipped-outputs"]) == 1, workers
     assert workers[""] <= {"gw0", "gw1"}

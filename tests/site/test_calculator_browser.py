@@ -8,6 +8,16 @@ relative 1e-9. One case also goes through the form by keyboard and the CLI.
 
 The draws are seeded (the same every run): per push DRAWS (72, at least six on every
 calculator page), 240 with KB_FULL=1, and `KB_FUZZ_EXAMPLES` raises the count.
+
+Per push the browser loads one calculator page and every other page's embedded data is put
+in its `#calc-data` element (`SWAP`) before its draws: a page load costs chromium ~0.36
+CPU-s (29 pages: ~10 of the test's ~12), and `kbCalc.evaluate` reads nothing of the page
+but that element's text and the shared calc-records.js (kb/theme/static/calc.js `dataOf`).
+`test_every_calculator_page_answers_from_its_embedded_data_alone` holds the premise per
+push: every calculator page loads the same scripts and names one `#calc-data`, the text
+read from the HTML is what the browser reads, and pages loaded for real answer every
+target exactly as the swapped-in data does. Each page's own load (console errors, failed
+requests) is the crawl's (tests/site/sample_pages.py). `KB_FULL=1` loads every page.
 """
 
 from __future__ import annotations
@@ -15,6 +25,7 @@ from __future__ import annotations
 import json
 import os
 import random
+import re
 import subprocess
 import sys
 from collections.abc import Iterator
@@ -34,6 +45,10 @@ RELATIVE = 1e-9
 # Five in six draws must be compared (not refused as kb refuses them: the run before the
 # per-push count drew 240 and asked for 200).
 DRAWS = max(240 if full_run() else 72, int(os.environ.get("KB_FUZZ_EXAMPLES") or 0))
+EMBEDDED = re.compile(r'<script type="application/json" id="calc-data">(.*?)</script>', re.S)
+SCRIPTS = re.compile(r"<script\b[^>]*>")
+SWAP = "text => { document.getElementById('calc-data').textContent = text; }"
+EVALUATE = "([t, g]) => kbCalc.evaluate(t, g)"
 
 
 @pytest.fixture(scope="module")
@@ -53,6 +68,13 @@ def _calculators(site: Path) -> dict[str, Path]:
         if 'data-calc="calc-data"' in page.read_text(encoding="utf-8"):
             pages["flops/" + page.stem] = page
     return pages
+
+
+def _embedded(page: Path) -> str:
+    """The text of the page's `#calc-data` element, as its HTML holds it (raw script text)."""
+    found = EMBEDDED.findall(page.read_text(encoding="utf-8"))
+    assert len(found) == 1, page
+    return str(found[0])
 
 
 def _draw(rng: random.Random, symbol: dict[str, Any]) -> list[str]:
@@ -81,15 +103,20 @@ def test_the_calculator_matches_kb_calc_on_random_inputs(browser, built_site: Pa
     rng = random.Random(16)
     page = browser.new_page()
     problems = watched(page)
+    if not full_run():  # one page loaded; each page's data swapped in (the module's doc)
+        page.goto(pages[SEED_FLOP].as_uri())
     compared, refused, covered = 0, 0, set()
     per_page = -(-DRAWS // len(pages))
     for record_id, path in pages.items():
-        page.goto(path.as_uri())
+        if full_run():
+            page.goto(path.as_uri())
+        else:
+            page.evaluate(SWAP, _embedded(path))
         data = json.loads(page.locator("#calc-data").text_content())
         for _ in range(per_page):
             target = rng.choice(data["targets"])
             given = {n: _draw(rng, data["symbols"][n]) for n in target["inputs"]}
-            got = page.evaluate("([t, g]) => kbCalc.evaluate(t, g)", [target["id"], given])
+            got = page.evaluate(EVALUATE, [target["id"], given])
             want = _kb_value(kb, record_id, target["id"], given)
             where = f"{record_id} {target['id']} {given}: page {got}, kb {want}"
             if want is None:
@@ -104,6 +131,44 @@ def test_the_calculator_matches_kb_calc_on_random_inputs(browser, built_site: Pa
             covered.add(record_id)
     assert compared >= DRAWS * 5 // 6, (compared, refused)
     assert covered == set(pages)
+    assert problems == []
+
+
+def test_every_calculator_page_answers_from_its_embedded_data_alone(
+    browser, built_site: Path
+) -> None:
+    """The premise of the per-push swap in the random-inputs test above.
+
+    Statically, on every calculator page: the same scripts in the same order (so the
+    same `kbCalc`) and one `#calc-data`. In the browser, the first and the last page in
+    path order are loaded for real (neither is the page the swap loads): the text the
+    browser reads is the text read from the HTML; every target of the first, at one
+    seeded draw, gets from the last page with the first's data swapped in the very answer
+    (value, exact value or refusal) the first page gave, and not without the swap.
+    """
+    pages = _calculators(built_site)
+    scripts = {r: tuple(SCRIPTS.findall(p.read_text(encoding="utf-8"))) for r, p in pages.items()}
+    assert len(set(scripts.values())) == 1, scripts
+    assert all(len(EMBEDDED.findall(p.read_text(encoding="utf-8"))) == 1 for p in pages.values())
+    rng = random.Random(34)
+    page = browser.new_page()
+    problems = watched(page)
+    others = [path for record_id, path in pages.items() if record_id != SEED_FLOP]
+    first, last = others[0], others[-1]
+    questions, answers = [], []
+    for path in (first, last):
+        page.goto(path.as_uri())
+        text = page.locator("#calc-data").text_content()
+        assert text == _embedded(path), path
+        if path == first:
+            data = json.loads(text)
+            for target in data["targets"]:
+                given = {n: _draw(rng, data["symbols"][n]) for n in target["inputs"]}
+                questions.append([target["id"], given])
+            answers = [page.evaluate(EVALUATE, q) for q in questions]
+    assert questions and [page.evaluate(EVALUATE, q) for q in questions] != answers
+    page.evaluate(SWAP, _embedded(first))  # the last page, the first's data
+    assert [page.evaluate(EVALUATE, q) for q in questions] == answers
     assert problems == []
 
 

@@ -39,6 +39,10 @@ from kb.sitegen.tables import hardware_table, kind_table
 from tests.site.conftest import REPO, add_probe, load
 from tests.site.sample_site import seeded_records
 
+# Each test's builds compile the theme's templates once per process (tests/site/conftest.py);
+# `first_build` and `hot_cold` build without that cache and are compared with them.
+pytestmark = pytest.mark.usefixtures("compiled_templates")
+
 HOT = "hardware/nvidia-h100-sxm"
 UNRELATED = "records/sources/arxiv-gpipe.html"
 
@@ -301,6 +305,8 @@ def test_a_changed_template_re_renders_everything(
     kb, _ = load(root / "records")
     report = build(kb, out, theme=theme)
     assert sorted(report.rendered) == sorted(first.rendered)
+    page = (out / f"records/{HOT}.html").read_text(encoding="utf-8")
+    assert "<span>placement tax</span>" in page and "compute-placement tax<" not in page
     build(kb, tmp_path / "cold", theme=theme)
     assert tree(out) == tree(tmp_path / "cold")
 
