@@ -200,20 +200,29 @@ def _mismatches(
     numbers = _numbers(text, bare_numbers(text))
     if not numbers:
         return
-    values = _values(kb, claim, item)
+    # its inputs are resolved only for a number that is none of its own values: `_agrees`
+    # asks whether any value agrees, so the order values are tried in changes no verdict
+    own = _own_values(claim, item)
+    inputs: list[Value] | None = None
     for start, written, value, half, end in _written(text, numbers):
-        if not _agrees(value, half, _unit_after(text, end), values, claim):
-            yield start, _message(claim, written, item, values)
+        unit_word = _unit_after(text, end)
+        if _agrees(value, half, unit_word, own, claim):
+            continue
+        if inputs is None:
+            inputs = _inputs(kb, claim)
+        if not _agrees(value, half, unit_word, inputs, claim):
+            yield start, _message(claim, written, item, own + inputs)
 
 
 def _numbers(text: str, bare: list[Any]) -> list[Any]:
     """The scanner's numbers and each factor written `x0.926` (a word scan.py leaves alone)."""
     from kb.prose.scan import Number, protected
 
-    spans = protected(text)
+    factors = list(_TIMES.finditer(text))
+    spans = protected(text) if factors else []
     glued = [
         Number(m.start(1), m.end(1), m.group(1))
-        for m in _TIMES.finditer(text)
+        for m in factors
         if not any(lo <= m.start() < hi for lo, hi, _ in spans)
     ]
     return sorted([*bare, *glued], key=lambda number: number.start)
@@ -248,9 +257,9 @@ def _message(claim: Mapping[str, Any], number: str, item: Any, values: list[Valu
     )
 
 
-def _values(kb: KnowledgeBase, claim: Mapping[str, Any], item: Any) -> list[Value]:
-    """The claim's computed result, what it states or is held to, and its bound inputs."""
-    found = [
+def _own_values(claim: Mapping[str, Any], item: Any) -> list[Value]:
+    """The claim's computed result (also inverted) and what it states or is held to."""
+    found: list[Value | None] = [
         _printed(item.computed, f"computed {item.computed}", result=True),
         _scalar(item.computed),
     ]
@@ -274,7 +283,7 @@ def _values(kb: KnowledgeBase, claim: Mapping[str, Any], item: Any) -> list[Valu
         for v in values
         if v.result and v.dims == _ONE.dims and v.value
     ]
-    return values + inverted + _inputs(kb, claim)
+    return values + inverted
 
 
 def _tolerances(spec: Mapping[str, Any]) -> list[tuple[str, Mapping[str, Any]]]:
