@@ -11,14 +11,17 @@ change to the figure re-checks, and rebuilds the page of, the record that cites 
 from __future__ import annotations
 
 import sys
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from functools import cache
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from kb.findings import pointer_join
 from kb.model import Record, Reference
 from kb.prose.fields import record_templates
 from kb.schema import load_schemas, schema_name
+
+if TYPE_CHECKING:
+    from kb.prose.scan import Template as Written
 
 Template = tuple[tuple[str, ...], str]
 # A reference's pointer (`/links/0/interconnect`) repeats in every record of its kind:
@@ -71,12 +74,15 @@ def resolve_schema_ref(ref: str, doc: dict[str, Any]) -> tuple[Any, dict[str, An
     return node, target_doc
 
 
-def record_references(record: Record) -> Iterator[Reference]:
+def record_references(
+    record: Record, written: Sequence[tuple[str, Written]] | None = None
+) -> Iterator[Reference]:
     """Every reference of one record, with its JSON pointer.
 
     In template order, each template's matches in document order (as following each
     template on its own finds them); the templates are walked together (`_tree`), so a
-    prefix they share (`claims/*/bind/*`) is walked once.
+    prefix they share (`claims/*/bind/*`) is walked once. `written`: the record's prose
+    templates (kb.prose.fields.record_templates) when the caller has them already.
     """
     templates = reference_templates(record.kind)
     if templates:
@@ -86,9 +92,9 @@ def record_references(record: Record) -> Iterator[Reference]:
             for pointer, value in matches:
                 if isinstance(value, str) and pointer is not None:
                     yield Reference(record.id, _intern(pointer), value, kind)
-    for pointer, written in record_templates(record.data):
-        if written.target:
-            yield Reference(record.id, _intern(pointer), written.target, "*")
+    for pointer, template in record_templates(record.data) if written is None else written:
+        if template.target:
+            yield Reference(record.id, _intern(pointer), template.target, "*")
 
 
 # A trie of path templates: (indexes of the templates that end here, children by step).

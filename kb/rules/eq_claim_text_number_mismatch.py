@@ -64,7 +64,7 @@ kept verdicts to fresh ones on random edits).
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from fractions import Fraction
 from typing import Any
@@ -200,18 +200,25 @@ def _mismatches(
     numbers = _numbers(text, bare_numbers(text))
     if not numbers:
         return
-    # its inputs are resolved only for a number that is none of its own values: `_agrees`
-    # asks whether any value agrees, so the order values are tried in changes no verdict
-    own = _own_values(claim, item)
-    inputs: list[Value] | None = None
+    # the values are made a group at a time, the next only for a number none of the made
+    # ones agrees with (most texts state the result): `_agrees` asks whether any value
+    # agrees, so the order values are tried in changes no verdict
+    makers = (lambda: _results(item), lambda: _stated(claim, item), lambda: _inputs(kb, claim))
+    groups: list[list[Value]] = []
     for start, written, value, half, end in _written(text, numbers):
         unit_word = _unit_after(text, end)
-        if _agrees(value, half, unit_word, own, claim):
-            continue
-        if inputs is None:
-            inputs = _inputs(kb, claim)
-        if not _agrees(value, half, unit_word, inputs, claim):
-            yield start, _message(claim, written, item, own + inputs)
+        if not any(
+            _agrees(value, half, unit_word, _group(groups, makers, index), claim)
+            for index in range(len(makers))
+        ):
+            yield start, _message(claim, written, item, [v for group in groups for v in group])
+
+
+def _group(groups: list[list[Value]], makers: Sequence[Any], index: int) -> list[Value]:
+    """Group `index` of a claim's values, made now if it was not made yet."""
+    while len(groups) <= index:
+        groups.append(makers[len(groups)]())
+    return groups[index]
 
 
 def _numbers(text: str, bare: list[Any]) -> list[Any]:
@@ -257,12 +264,24 @@ def _message(claim: Mapping[str, Any], number: str, item: Any, values: list[Valu
     )
 
 
-def _own_values(claim: Mapping[str, Any], item: Any) -> list[Value]:
-    """The claim's computed result (also inverted) and what it states or is held to."""
-    found: list[Value | None] = [
+def _results(item: Any) -> list[Value]:
+    """The claim's computed result, also inverted when it is a ratio."""
+    found = [
         _printed(item.computed, f"computed {item.computed}", result=True),
         _scalar(item.computed),
     ]
+    values = [value for value in found if value is not None]
+    inverted = [
+        Value(1 / v.value, v.dims, f"{v.label}, inverted", v.factor, v.result)
+        for v in values
+        if v.dims == _ONE.dims and v.value
+    ]
+    return values + inverted
+
+
+def _stated(claim: Mapping[str, Any], item: Any) -> list[Value]:
+    """What the claim states or is held to: its measurement, band, expect, factor, tolerances."""
+    found: list[Value | None] = []
     if item.kind in codes.MEASURED_KINDS:
         found.append(_printed(item.claimed, f"measured {item.claimed}"))
         for label, text in (("error", item.error), ("tightness", item.tightness)):
@@ -277,13 +296,7 @@ def _own_values(claim: Mapping[str, Any], item: Any) -> list[Value]:
     spec = expect if isinstance(expect, Mapping) else claim
     for key, where in (("factor", claim), ("exponent", claim), *_tolerances(spec)):
         found.append(_quantity(where.get(key), "1", f"{key} {where.get(key)}"))
-    values = [value for value in found if value is not None]
-    inverted = [
-        Value(1 / v.value, v.dims, f"{v.label}, inverted", v.factor, v.result)
-        for v in values
-        if v.result and v.dims == _ONE.dims and v.value
-    ]
-    return values + inverted
+    return [value for value in found if value is not None]
 
 
 def _tolerances(spec: Mapping[str, Any]) -> list[tuple[str, Mapping[str, Any]]]:

@@ -31,9 +31,10 @@ Good:
 from __future__ import annotations
 
 from collections.abc import Iterator, Mapping
+from functools import lru_cache
 from typing import Any
 
-from kb.dimensions import Declared, declared_figures, describe, figures
+from kb.dimensions import Declared, declared, declared_figures, describe, figures
 from kb.findings import Finding, Severity, pointer_parts
 from kb.model import KnowledgeBase
 from kb.quantities import UnitError, parse_unit
@@ -71,10 +72,16 @@ def wrong(figure: Mapping[str, Any], want: Declared) -> bool:
     unit = figure.get("unit")
     if want.any or not isinstance(unit, str):
         return False  # a unit that is not text is a schema error (SC001)
+    return not _fits(unit, want.written)
+
+
+@lru_cache(maxsize=4096)  # a tree repeats a few dozen (unit, declaration) pairs ~50,000 times
+def _fits(unit: str, written: tuple[str, ...]) -> bool:
+    """Whether `unit` is kb's and of a dimension the declaration written `written` admits."""
     try:
-        return not want.admits(parse_unit(unit).dims)
+        return declared(written).admits(parse_unit(unit).dims)
     except UnitError:
-        return True
+        return False
 
 
 def _problem(pointer: str, figure: Mapping[str, Any], want: Declared) -> tuple[str, str] | None:

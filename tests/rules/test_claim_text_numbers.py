@@ -109,7 +109,7 @@ def test_the_message_names_both_numbers() -> None:
 
 
 def _eager(kb: KnowledgeBase, claim: Any, item: Any, text: str) -> list[tuple[int, str]]:
-    """The plain definition `_mismatches` is held to: every value (inputs too) resolved first."""
+    """The plain definition `_mismatches` is held to: every value (inputs too) made first."""
     from kb.prose.scan import Number, bare_numbers, protected
 
     spans = protected(text)
@@ -121,7 +121,7 @@ def _eager(kb: KnowledgeBase, claim: Any, item: Any, text: str) -> list[tuple[in
     numbers = sorted([*bare_numbers(text), *glued], key=lambda number: number.start)
     if not numbers:
         return []
-    values = rule._own_values(claim, item) + rule._inputs(kb, claim)
+    values = rule._results(item) + rule._stated(claim, item) + rule._inputs(kb, claim)
     return [
         (start, rule._message(claim, written, item, values))
         for start, written, value, half, end in rule._written(text, numbers)
@@ -147,7 +147,7 @@ def _lazy_and_eager(kb: KnowledgeBase) -> int:
     return compared
 
 
-def test_inputs_resolved_only_when_needed_give_the_eager_verdict_on_every_case() -> None:
+def test_values_made_only_when_needed_give_the_eager_verdict_on_every_case() -> None:
     """Each case's text (agreeing with the result, an input, nothing) both ways."""
     kb = KnowledgeBase("/x")
     for number, (text, claim, _) in enumerate(CASES):
@@ -159,7 +159,7 @@ def test_inputs_resolved_only_when_needed_give_the_eager_verdict_on_every_case()
     assert _lazy_and_eager(kb) == len(CASES)
 
 
-def test_inputs_resolved_only_when_needed_give_the_eager_verdict_on_the_sample(
+def test_values_made_only_when_needed_give_the_eager_verdict_on_the_sample(
     tmp_path: Path,
 ) -> None:
     """The sample's claims per push (tests/sample.py), every shipped claim with KB_FULL=1."""
