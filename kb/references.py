@@ -135,19 +135,22 @@ def follow_all(
     ends, steps = trie
     for index in ends:
         found[index].append((pointer, node))
+    if not steps:  # most calls: a template ends here and none goes on
+        return
+    is_mapping = type(node) is dict or isinstance(node, mapping)
     for head, rest in steps.items():
-        if head == "*":
-            if type(node) is dict or isinstance(node, mapping):
-                for key, child in node.items():
-                    where = None if pointer is None else _joined(pointer, key)
-                    follow_all(child, rest, where, found, mapping)
-            elif isinstance(node, list):
-                for index, child in enumerate(node):
-                    where = None if pointer is None else f"{pointer}/{index}"
-                    follow_all(child, rest, where, found, mapping)
-        elif (type(node) is dict or isinstance(node, mapping)) and head in node:
-            where = None if pointer is None else _joined(pointer, head)
-            follow_all(node[head], rest, where, found, mapping)
+        if head != "*":
+            if is_mapping and head in node:
+                where = None if pointer is None else _joined(pointer, head)
+                follow_all(node[head], rest, where, found, mapping)
+        elif is_mapping:
+            for key, child in node.items():
+                where = None if pointer is None else _joined(pointer, key)
+                follow_all(child, rest, where, found, mapping)
+        elif isinstance(node, list):
+            for index, child in enumerate(node):
+                where = None if pointer is None else f"{pointer}/{index}"
+                follow_all(child, rest, where, found, mapping)
 
 
 def _joined(pointer: str, key: Any) -> str:
