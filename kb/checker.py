@@ -326,12 +326,15 @@ def check_file(record: Record) -> FileChecks:
 
     schema = [finding_of(problem) for problem in validate_record(record)]
     with walked_once(record.data):
-        references = [(r.pointer, r.target, r.expected_kind) for r in record_references(record)]
+        written = tuple(record_templates(record.data))
+        references = [
+            (r.pointer, r.target, r.expected_kind) for r in record_references(record, written)
+        ]
         alone = KnowledgeBase(root="")
         alone.add(record)
         alone.freeze()  # its views once, not once per rule
         findings = [f for rule in rules_at("alone") for f in rule.check(alone)]
-        return FileChecks(schema, references, findings, tuple(record_templates(record.data)))
+        return FileChecks(schema, references, findings, written)
 
 
 def loaded_states(loaded: Sequence[Loaded]) -> dict[str, FileState]:

@@ -26,7 +26,7 @@ from functools import cache
 from typing import Any
 
 from kb.quantities import Dims, UnitError, format_dims, parse_unit
-from kb.references import resolve_schema_ref
+from kb.references import Trie, follow_all, resolve_schema_ref, template_trie
 from kb.resources import ResourceMissing
 from kb.schema import load_schemas, schema_name
 
@@ -129,31 +129,42 @@ def undeclared(kind: str) -> list[Path]:
 
 def figures(kind: str, data: Any) -> Iterator[tuple[str, Mapping[str, Any], Declared]]:
     """Every (pointer, figure, declared dimension) of a record, in template order."""
-    for path, want in dimension_templates(kind):
-        for pointer, node in _follow(data, path, ""):
-            if isinstance(node, Mapping) and "value" in node and "unit" in node:
-                yield pointer, node, want
+    for pointer, node, want in _matches(kind, data, ""):
+        assert pointer is not None
+        yield pointer, node, want
 
 
-def _follow(node: Any, path: Path, pointer: str) -> Iterator[tuple[str, Any]]:
-    if not path:
-        yield pointer, node
+def declared_figures(kind: str, data: Any) -> list[tuple[Mapping[str, Any], Declared]]:
+    """`figures` without the pointers, in the same order: a walk that only reads the figures.
+
+    Building a pointer to every figure costs more than checking it, and most records
+    have no figure a reader needs to point at (rule SC002 asks this first).
+    """
+    return [(node, want) for _, node, want in _matches(kind, data, None)]
+
+
+def _matches(
+    kind: str, data: Any, pointer: str | None
+) -> Iterator[tuple[str | None, Mapping[str, Any], Declared]]:
+    """The declaring templates followed through `data` at once (kb.references.follow_all)."""
+    templates = dimension_templates(kind)
+    if not templates:
         return
-    head, rest = path[0], path[1:]
-    if head == "*":
-        if isinstance(node, Mapping):
-            for key, child in node.items():
-                yield from _follow(child, rest, _joined(pointer, key))
-        elif isinstance(node, list):
-            for index, child in enumerate(node):
-                yield from _follow(child, rest, f"{pointer}/{index}")
-    elif isinstance(node, Mapping) and head in node:
-        yield from _follow(node[head], rest, _joined(pointer, head))
+    found: list[list[tuple[str | None, Any]]] = [[] for _ in templates]
+    follow_all(data, _trie(kind), pointer, found, Mapping)
+    for (_, want), matches in zip(templates, found, strict=True):
+        for where, node in matches:
+            if (
+                (type(node) is dict or isinstance(node, Mapping))
+                and "value" in node
+                and "unit" in node
+            ):
+                yield where, node, want
 
 
-def _joined(pointer: str, key: Any) -> str:
-    token = str(key).replace("~", "~0").replace("/", "~1")
-    return f"{pointer}/{token}"
+@cache
+def _trie(kind: str) -> Trie:
+    return template_trie(tuple(path for path, _ in dimension_templates(kind)))
 
 
 def _is_quantity(node: Mapping[str, Any]) -> bool:

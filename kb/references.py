@@ -11,14 +11,17 @@ change to the figure re-checks, and rebuilds the page of, the record that cites 
 from __future__ import annotations
 
 import sys
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from functools import cache
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from kb.findings import pointer_join
 from kb.model import Record, Reference
 from kb.prose.fields import record_templates
 from kb.schema import load_schemas, schema_name
+
+if TYPE_CHECKING:
+    from kb.prose.scan import Template as Written
 
 Template = tuple[tuple[str, ...], str]
 # A reference's pointer (`/links/0/interconnect`) repeats in every record of its kind:
@@ -71,35 +74,43 @@ def resolve_schema_ref(ref: str, doc: dict[str, Any]) -> tuple[Any, dict[str, An
     return node, target_doc
 
 
-def record_references(record: Record) -> Iterator[Reference]:
+def record_references(
+    record: Record, written: Sequence[tuple[str, Written]] | None = None
+) -> Iterator[Reference]:
     """Every reference of one record, with its JSON pointer.
 
     In template order, each template's matches in document order (as following each
     template on its own finds them); the templates are walked together (`_tree`), so a
-    prefix they share (`claims/*/bind/*`) is walked once.
+    prefix they share (`claims/*/bind/*`) is walked once. `written`: the record's prose
+    templates (kb.prose.fields.record_templates) when the caller has them already.
     """
     templates = reference_templates(record.kind)
     if templates:
-        found: list[list[tuple[str, Any]]] = [[] for _ in templates]
-        _follow_all(record.data, _tree(record.kind), "", found)
+        found: list[list[tuple[str | None, Any]]] = [[] for _ in templates]
+        follow_all(record.data, _tree(record.kind), "", found)
         for (_, kind), matches in zip(templates, found, strict=True):
             for pointer, value in matches:
-                if isinstance(value, str):
+                if isinstance(value, str) and pointer is not None:
                     yield Reference(record.id, _intern(pointer), value, kind)
-    for pointer, written in record_templates(record.data):
-        if written.target:
-            yield Reference(record.id, _intern(pointer), written.target, "*")
+    for pointer, template in record_templates(record.data) if written is None else written:
+        if template.target:
+            yield Reference(record.id, _intern(pointer), template.target, "*")
 
 
-# A trie of a kind's templates: (indexes of the templates that end here, children by step).
-_Trie = tuple[list[int], dict[str, "_Trie"]]
+# A trie of path templates: (indexes of the templates that end here, children by step).
+Trie = tuple[list[int], dict[str, "Trie"]]
 
 
 @cache
-def _tree(kind: str) -> _Trie:
+def _tree(kind: str) -> Trie:
     """reference_templates(kind) as a trie of their steps (`*`: every item or key)."""
-    root: _Trie = ([], {})
-    for index, (template, _) in enumerate(reference_templates(kind)):
+    return template_trie(tuple(template for template, _ in reference_templates(kind)))
+
+
+def template_trie(templates: tuple[tuple[str, ...], ...]) -> Trie:
+    """Path templates (`*`: every item or key) as a trie of their steps, by their index."""
+    root: Trie = ([], {})
+    for index, template in enumerate(templates):
         node = root
         for step in template:
             node = node[1].setdefault(step, ([], {}))
@@ -107,21 +118,39 @@ def _tree(kind: str) -> _Trie:
     return root
 
 
-def _follow_all(node: Any, trie: _Trie, pointer: str, found: list[list[tuple[str, Any]]]) -> None:
-    """Add (pointer, value) under every template of `trie` that `node` matches, in order."""
+def follow_all(
+    node: Any,
+    trie: Trie,
+    pointer: str | None,
+    found: list[list[tuple[str | None, Any]]],
+    mapping: Any = dict,
+) -> None:
+    """Add (pointer, value) under every template of `trie` that `node` matches, in order.
+
+    Each template's matches come in document order, as following that template on its
+    own finds them; a prefix templates share is walked once. `pointer` None builds no
+    pointers (each match is (None, value)): a walk that only looks at the values.
+    `mapping`: what counts as a mapping to step into (a plain dict is told by its type).
+    """
     ends, steps = trie
     for index in ends:
         found[index].append((pointer, node))
+    if not steps:  # most calls: a template ends here and none goes on
+        return
+    is_mapping = type(node) is dict or isinstance(node, mapping)
     for head, rest in steps.items():
-        if head == "*":
-            if isinstance(node, dict):
-                for key, child in node.items():
-                    _follow_all(child, rest, _joined(pointer, key), found)
-            elif isinstance(node, list):
-                for index, child in enumerate(node):
-                    _follow_all(child, rest, f"{pointer}/{index}", found)
-        elif isinstance(node, dict) and head in node:
-            _follow_all(node[head], rest, _joined(pointer, head), found)
+        if head != "*":
+            if is_mapping and head in node:
+                where = None if pointer is None else _joined(pointer, head)
+                follow_all(node[head], rest, where, found, mapping)
+        elif is_mapping:
+            for key, child in node.items():
+                where = None if pointer is None else _joined(pointer, key)
+                follow_all(child, rest, where, found, mapping)
+        elif isinstance(node, list):
+            for index, child in enumerate(node):
+                where = None if pointer is None else f"{pointer}/{index}"
+                follow_all(child, rest, where, found, mapping)
 
 
 def _joined(pointer: str, key: Any) -> str:

@@ -64,7 +64,7 @@ kept verdicts to fresh ones on random edits).
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from fractions import Fraction
 from typing import Any
@@ -200,20 +200,36 @@ def _mismatches(
     numbers = _numbers(text, bare_numbers(text))
     if not numbers:
         return
-    values = _values(kb, claim, item)
+    # the values are made a group at a time, the next only for a number none of the made
+    # ones agrees with (most texts state the result): `_agrees` asks whether any value
+    # agrees, so the order values are tried in changes no verdict
+    makers = (lambda: _results(item), lambda: _stated(claim, item), lambda: _inputs(kb, claim))
+    groups: list[list[Value]] = []
     for start, written, value, half, end in _written(text, numbers):
-        if not _agrees(value, half, _unit_after(text, end), values, claim):
-            yield start, _message(claim, written, item, values)
+        unit_word = _unit_after(text, end)
+        if not any(
+            _agrees(value, half, unit_word, _group(groups, makers, index), claim)
+            for index in range(len(makers))
+        ):
+            yield start, _message(claim, written, item, [v for group in groups for v in group])
+
+
+def _group(groups: list[list[Value]], makers: Sequence[Any], index: int) -> list[Value]:
+    """Group `index` of a claim's values, made now if it was not made yet."""
+    while len(groups) <= index:
+        groups.append(makers[len(groups)]())
+    return groups[index]
 
 
 def _numbers(text: str, bare: list[Any]) -> list[Any]:
     """The scanner's numbers and each factor written `x0.926` (a word scan.py leaves alone)."""
     from kb.prose.scan import Number, protected
 
-    spans = protected(text)
+    factors = list(_TIMES.finditer(text))
+    spans = protected(text) if factors else []
     glued = [
         Number(m.start(1), m.end(1), m.group(1))
-        for m in _TIMES.finditer(text)
+        for m in factors
         if not any(lo <= m.start() < hi for lo, hi, _ in spans)
     ]
     return sorted([*bare, *glued], key=lambda number: number.start)
@@ -248,12 +264,24 @@ def _message(claim: Mapping[str, Any], number: str, item: Any, values: list[Valu
     )
 
 
-def _values(kb: KnowledgeBase, claim: Mapping[str, Any], item: Any) -> list[Value]:
-    """The claim's computed result, what it states or is held to, and its bound inputs."""
+def _results(item: Any) -> list[Value]:
+    """The claim's computed result, also inverted when it is a ratio."""
     found = [
         _printed(item.computed, f"computed {item.computed}", result=True),
         _scalar(item.computed),
     ]
+    values = [value for value in found if value is not None]
+    inverted = [
+        Value(1 / v.value, v.dims, f"{v.label}, inverted", v.factor, v.result)
+        for v in values
+        if v.dims == _ONE.dims and v.value
+    ]
+    return values + inverted
+
+
+def _stated(claim: Mapping[str, Any], item: Any) -> list[Value]:
+    """What the claim states or is held to: its measurement, band, expect, factor, tolerances."""
+    found: list[Value | None] = []
     if item.kind in codes.MEASURED_KINDS:
         found.append(_printed(item.claimed, f"measured {item.claimed}"))
         for label, text in (("error", item.error), ("tightness", item.tightness)):
@@ -268,13 +296,7 @@ def _values(kb: KnowledgeBase, claim: Mapping[str, Any], item: Any) -> list[Valu
     spec = expect if isinstance(expect, Mapping) else claim
     for key, where in (("factor", claim), ("exponent", claim), *_tolerances(spec)):
         found.append(_quantity(where.get(key), "1", f"{key} {where.get(key)}"))
-    values = [value for value in found if value is not None]
-    inverted = [
-        Value(1 / v.value, v.dims, f"{v.label}, inverted", v.factor, v.result)
-        for v in values
-        if v.result and v.dims == _ONE.dims and v.value
-    ]
-    return values + inverted + _inputs(kb, claim)
+    return [value for value in found if value is not None]
 
 
 def _tolerances(spec: Mapping[str, Any]) -> list[tuple[str, Mapping[str, Any]]]:

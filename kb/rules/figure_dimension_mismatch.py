@@ -31,9 +31,10 @@ Good:
 from __future__ import annotations
 
 from collections.abc import Iterator, Mapping
+from functools import lru_cache
 from typing import Any
 
-from kb.dimensions import Declared, describe, figures
+from kb.dimensions import Declared, declared, declared_figures, describe, figures
 from kb.findings import Finding, Severity, pointer_parts
 from kb.model import KnowledgeBase
 from kb.quantities import UnitError, parse_unit
@@ -49,13 +50,38 @@ HINT = (
 
 
 def check(kb: KnowledgeBase) -> Iterator[Finding]:
-    """Every record of a known kind; a field the record does not have is not checked."""
+    """Every record of a known kind; a field the record does not have is not checked.
+
+    Most records have no such figure: a first walk without pointers answers that
+    (`wrong`), and only a record that has one is walked again for the pointers.
+    """
     for record in kb:
+        if not any(
+            wrong(figure, want) for figure, want in declared_figures(record.kind, record.data)
+        ):
+            continue
         for pointer, figure, want in figures(record.kind, record.data):
             problem = _problem(pointer, figure, want)
             if problem is not None:
                 message, hint = problem
                 yield found(CODE, SEVERITY, record.path, pointer, message, hint)
+
+
+def wrong(figure: Mapping[str, Any], want: Declared) -> bool:
+    """Whether `_problem` has something to say of this figure (without wording it)."""
+    unit = figure.get("unit")
+    if want.any or not isinstance(unit, str):
+        return False  # a unit that is not text is a schema error (SC001)
+    return not _fits(unit, want.written)
+
+
+@lru_cache(maxsize=4096)  # a tree repeats a few dozen (unit, declaration) pairs ~50,000 times
+def _fits(unit: str, written: tuple[str, ...]) -> bool:
+    """Whether `unit` is kb's and of a dimension the declaration written `written` admits."""
+    try:
+        return declared(written).admits(parse_unit(unit).dims)
+    except UnitError:
+        return False
 
 
 def _problem(pointer: str, figure: Mapping[str, Any], want: Declared) -> tuple[str, str] | None:

@@ -7,6 +7,7 @@ equations stage's analysis, as in a run.
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -59,27 +60,29 @@ def _findings(text: Any, claim: int = 0, **extra: Any) -> list[str]:
     return [f.message.split(": its text says ")[1].split(" ")[0] for f in rule.check(kb)]
 
 
-@pytest.mark.parametrize(
-    ("text", "claim", "flagged"),
-    [
-        ("8 ranks: 38.35 us", 0, []),
-        ("8 ranks: 38.4 us, about 38 us, 0.03835 ms", 0, []),  # at the precision written
-        ("8 ranks: 38.36 us", 0, ["38.36"]),
-        ("a 1 MiB message is 1,048,576 B, 1.048576 MB", 0, []),  # the binding, converted
-        ("a 1 MiB message at 100 GB/s, i.e. 0.1 TB/s or 100,000 MB/s", 0, []),
-        ("at 100 GiB/s", 0, ["100"]),  # another unit of the same dimension: another value
-        ("alpha is 20 ms", 0, ["20"]),
-        ("latency is 52% of the time", 1, []),  # a ratio as a percentage
-        ("latency is 0.52 of the time, 1.92x the rest", 1, []),  # and inverted
-        ("latency is 0.53 of the time", 1, ["0.53"]),
-        ("latency is x0.5215 of it", 1, []),
-        ("latency is x0.6 of it", 1, ["0.6"]),
-        ("in 1/8 of the ranks", 0, ["1/8"]),  # a fraction is one number
-        ('the source says "16.34 us"; kb computes 38.35 us', 0, []),  # a quotation
-        ("{claim:t} per all-reduce, `2*(N - 1)/N` of the payload", 0, []),  # template, code
-        ("H100, TP8, Llama 3.1 70B, x16 lanes, 2026-12-06", 0, []),  # names, not numbers
-    ],
-)
+CASES = [
+    ("8 ranks: 38.35 us", 0, []),
+    ("8 ranks: 38.4 us, about 38 us, 0.03835 ms", 0, []),  # at the precision written
+    ("8 ranks: 38.36 us", 0, ["38.36"]),
+    ("a 1 MiB message is 1,048,576 B, 1.048576 MB", 0, []),  # the binding, converted
+    ("a 1 MiB message at 100 GB/s, i.e. 0.1 TB/s or 100,000 MB/s", 0, []),
+    ("at 100 GiB/s", 0, ["100"]),  # another unit of the same dimension: another value
+    ("alpha is 20 ms", 0, ["20"]),
+    ("latency is 52% of the time", 1, []),  # a ratio as a percentage
+    ("latency is 0.52 of the time, 1.92x the rest", 1, []),  # and inverted
+    ("latency is 0.53 of the time", 1, ["0.53"]),
+    ("latency is x0.5215 of it", 1, []),
+    ("latency is x0.6 of it", 1, ["0.6"]),
+    ("in 1/8 of the ranks", 0, ["1/8"]),  # a fraction is one number
+    ('the source says "16.34 us"; kb computes 38.35 us', 0, []),  # a quotation
+    ("{claim:t} per all-reduce, `2*(N - 1)/N` of the payload", 0, []),  # template, code
+    ("H100, TP8, Llama 3.1 70B, x16 lanes, 2026-12-06", 0, []),  # names, not numbers
+    ('the source says "x0.6" and `x0.7`; kb x0.5215', 1, []),  # a factor quoted, in code
+    ("x0.6 of it, then 20 us and 1/8 and 38.36 us", 0, ["0.6", "1/8", "38.36"]),
+]
+
+
+@pytest.mark.parametrize(("text", "claim", "flagged"), CASES)
 def test_each_number_agrees_with_a_value_of_the_claim(
     text: str, claim: int, flagged: list[str]
 ) -> None:
@@ -103,3 +106,66 @@ def test_the_message_names_both_numbers() -> None:
     assert finding.location.pointer == "/claims/0/text"
     assert "its text says 16.34 but kb computes 38.350080" in finding.message
     assert finding.severity.value == "error"
+
+
+def _eager(kb: KnowledgeBase, claim: Any, item: Any, text: str) -> list[tuple[int, str]]:
+    """The plain definition `_mismatches` is held to: every value (inputs too) made first."""
+    from kb.prose.scan import Number, bare_numbers, protected
+
+    spans = protected(text)
+    glued = [
+        Number(m.start(1), m.end(1), m.group(1))
+        for m in rule._TIMES.finditer(text)
+        if not any(lo <= m.start() < hi for lo, hi, _ in spans)
+    ]
+    numbers = sorted([*bare_numbers(text), *glued], key=lambda number: number.start)
+    if not numbers:
+        return []
+    values = rule._results(item) + rule._stated(claim, item) + rule._inputs(kb, claim)
+    return [
+        (start, rule._message(claim, written, item, values))
+        for start, written, value, half, end in rule._written(text, numbers)
+        if not rule._agrees(value, half, rule._unit_after(text, end), values, claim)
+    ]
+
+
+def _lazy_and_eager(kb: KnowledgeBase) -> int:
+    """Hold `_mismatches` to `_eager` on every claim text of `kb`; how many texts were compared."""
+    analysis = engine.analyse(kb, use_cache=False)
+    compared = 0
+    for record in kb:
+        result = analysis.results.get(record.id)
+        items = {i.pointer: i for i in result.items} if result is not None else {}
+        for index, claim in enumerate(record.data.get("claims") or []):
+            item = items.get(f"/claims/{index}")
+            if item is not None and isinstance(claim.get("text"), str):
+                text = claim["text"]
+                assert list(rule._mismatches(kb, claim, item, text)) == _eager(
+                    kb, claim, item, text
+                ), text
+                compared += 1
+    return compared
+
+
+def test_values_made_only_when_needed_give_the_eager_verdict_on_every_case() -> None:
+    """Each case's text (agreeing with the result, an input, nothing) both ways."""
+    kb = KnowledgeBase("/x")
+    for number, (text, claim, _) in enumerate(CASES):
+        data = yaml.safe_load(RING)
+        data["claims"][claim]["text"] = text
+        data.update({"kind": "flop_class", "id": f"flops/ring-{number}"})
+        path = f"records/flops/ring-{number}.yaml"
+        kb.add(Record(f"flops/ring-{number}", "flop_class", path, data))
+    assert _lazy_and_eager(kb) == len(CASES)
+
+
+def test_values_made_only_when_needed_give_the_eager_verdict_on_the_sample(
+    tmp_path: Path,
+) -> None:
+    """The sample's claims per push (tests/sample.py), every shipped claim with KB_FULL=1."""
+    from kb.api import open_kb
+    from tests.conftest import SHIPPED_RECORDS
+    from tests.sample import full, sample_copy
+
+    root = SHIPPED_RECORDS if full() else sample_copy(tmp_path / "records")
+    assert _lazy_and_eager(open_kb(root)) >= 5
