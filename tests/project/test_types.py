@@ -32,4 +32,5 @@ def test_mypy_config_is_strict_for_kb() -> None:
     assert config["files"] == ["kb"]
     assert "ignore_missing_imports" not in config
     ignored = [o for o in config.get("overrides", []) if o.get("ignore_missing_imports")]
-    assert {m for o in ignored for m in o["module"]} == {"sympy", "sympy.*"}
+    # mpmath (SymPy's dependency, imported by kb/equations/minmax.py) ships no py.typed either.
+    assert {m for o in ignored for m in o["module"]} == {"sympy", "sympy.*", "mpmath", "mpmath.*"}
