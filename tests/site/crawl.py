@@ -28,7 +28,8 @@ element with KB_FULL=1), and only on the groups no earlier page of the crawl at 
 and palette settled (ContrastSample); tests/site/test_contrast_sample.py holds the sample
 to the full run. axe-core is injected only where it runs (a context's init script: it
 bypasses the pages' CSP as before); its own fetch of the stylesheet, which the CSP
-refuses, happens after a page's problems are recorded, as before.
+refuses, happens after a page's problems are recorded, as before. link-in-text-block
+measures a link's colours only where its style does not tell it apart (LINK_STYLE_FIRST).
 """
 
 from __future__ import annotations
@@ -38,6 +39,7 @@ import http.server
 import os
 import threading
 from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Set as AbstractSet
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -251,6 +253,7 @@ SAMPLED_CONTRAST = """async (options) => {
   return rest.length ? [first, await axe.run({include: rest}, contrast)] : [first];
 }"""
 CONTRAST = "color-contrast"
+LINK_RULE = "link-in-text-block"
 # Across the pages of one crawl (one context, one palette): a group whose checked element
 # axe decided (passed or failed) on an earlier page is settled, and its elements on later
 # pages are not checked again (its name across pages: __kbStable, the group's computed
@@ -291,6 +294,59 @@ class ContrastSample:
 
 
 AXE_RUN = "(options) => axe.run(document, {...options, resultTypes: ['violations']})"
+
+# The rules an audit runs for nothing: axe sets the impact of every violation of a rule that
+# declares one to the rule's own (its Wa() in axe.min.js: each failed check takes the rule's
+# impact), and the audit shows serious and critical violations and those of `held` rules
+# (_shown). So a rule declared moderate or minor and not held never shows a violation; 27
+# of axe's 96 default rules are (region, heading-order, the landmark rules, ...), ~6 CPU-s
+# at desktop and ~4 at phone width over the sample (region walks every element). UNSHOWN
+# names them, from the axe the page runs; axe_audit leaves them out, unless KB_FULL=1.
+# tests/site/test_phone_and_a11y.py holds, per push, that each violation's impact is its
+# rule's and that an audit without them shows what the audit with every rule shows.
+UNSHOWN = """(held) => axe._audit.rules
+  .filter((rule) => ["moderate", "minor"].includes(rule.impact) && !held.includes(rule.id))
+  .map((rule) => rule.id)"""
+
+# axe's link-in-text-block passes a link when either of its two checks passes: that the
+# link is told apart from its block by style ("link-in-text-block-style": an underline,
+# border, outline, background image, weight, size or font the block does not have, read
+# from computed styles) or by colour ("link-in-text-block": the foreground and background
+# colours of the link and of its block, each found through axe's stack of the boxes under
+# it, ~10 ms a link). axe runs both on every link; on this site's underlined links the
+# colour check was ~7 of the ~9 CPU-s the rule took over the sample, for nothing: the
+# style check had passed them. LINK_STYLE_FIRST makes the colour check pass at once where
+# the style check passes, asking what the style check asks (axe's own elementIsDistinct, on
+# the block it finds), so every link gets the rule's verdict of the full run: a link the
+# style check does not pass is checked by colour as before, and a violation is reported
+# with the same checks. tests/site/test_contrast_sample.py holds the verdicts equal per
+# push on probed pages; KB_FULL=1 runs both checks on every link (axe_audit), and holds
+# them equal on every audited page.
+LINK_STYLE_FIRST = """() => {
+  const check = axe._audit.checks["link-in-text-block"];
+  if (check.kbColour) return false;
+  const colour = (check.kbColour = check.evaluate);
+  const blocks = ["block", "list-item", "table", "flex", "grid", "inline-block"];
+  const isBlock = (e) => {
+    const display = getComputedStyle(e).getPropertyValue("display");
+    return blocks.includes(display) || display.startsWith("table-");
+  };
+  const parent = axe.commons.dom.getComposedParent;
+  const styled = (node) => {  // what link-in-text-block-style-evaluate passes
+    if (isBlock(node)) return false;
+    let block = parent(node);
+    while (block && block.nodeType === 1 && !isBlock(block)) block = parent(block);
+    return Boolean(block) && axe.commons.color.elementIsDistinct(node, block);
+  };
+  check.evaluate = function (node, ...rest) {
+    let passed = false;
+    try {
+      passed = styled(node);
+    } catch {}  // the style check's own error is its own: the colour check runs as before
+    return passed || colour.call(this, node, ...rest);
+  };
+  return true;
+}"""
 
 # What 390 px changes for axe, and so which rules the phone audit runs (when not KB_FULL=1).
 # axe's verdict on a rule is a function of the DOM (tags, attributes, text), of the styles
@@ -386,38 +442,63 @@ def layout_options(options: dict[str, Any]) -> dict[str, Any]:
     return {**rest, "runOnly": {"type": "rule", "values": PHONE_RULES}}
 
 
-def _without_contrast(options: dict[str, Any]) -> dict[str, Any] | None:
-    """`options` minus colour contrast; None when colour contrast was all they ran."""
+def _without(options: dict[str, Any], rules: AbstractSet[str]) -> dict[str, Any] | None:
+    """`options` minus `rules`; None when those were all they ran."""
     only = options.get("runOnly")
     if only is not None:
-        rest = [rule for rule in only["values"] if rule != CONTRAST]
+        rest = [rule for rule in only["values"] if rule not in rules]
         return {**options, "runOnly": {**only, "values": rest}} if rest else None
-    rules = {**options.get("rules", {}), CONTRAST: {"enabled": False}}
-    return {**options, "rules": rules}
+    off = {rule: {"enabled": False} for rule in sorted(rules)}
+    return {**options, "rules": {**options.get("rules", {}), **off}}
+
+
+def _without_contrast(options: dict[str, Any]) -> dict[str, Any] | None:
+    """`options` minus colour contrast; None when colour contrast was all they ran."""
+    return _without(options, {CONTRAST})
+
+
+def _runs_rule(options: dict[str, Any], rule: str) -> bool:
+    """Whether axe run with `options` runs `rule` (one of the rules it runs by default)."""
+    only = options.get("runOnly")
+    if only is not None:
+        return rule in only["values"]
+    return bool(options.get("rules", {}).get(rule, {}).get("enabled", True))
 
 
 def _runs_contrast(options: dict[str, Any]) -> bool:
-    only = options.get("runOnly")
-    if only is not None:
-        return CONTRAST in only["values"]
-    return bool(options.get("rules", {}).get(CONTRAST, {}).get("enabled", True))
+    return _runs_rule(options, CONTRAST)
 
 
 def axe_audit(options: dict[str, Any], held: set[str], *, sample: bool | None = None) -> Audit:
     """Run axe on a loaded page with `options`; keep serious, critical and `held` violations.
 
+    The rules whose violations are never kept (UNSHOWN: declared moderate or minor, not
+    held) are not run, unless KB_FULL=1.
+
     Colour contrast runs on one element of each style group (STYLE_GROUPS) that no page
     this audit ran on before settled (ContrastSample) unless `sample` is False (by default:
-    unless KB_FULL=1); every other rule runs on the whole page.
+    unless KB_FULL=1); every other rule runs on the whole page, link-in-text-block's colour
+    check only on the links its style check does not pass (LINK_STYLE_FIRST; on every link
+    with KB_FULL=1).
     """
     sampled = (not full_run()) if sample is None else sample
     contrast = ContrastSample()  # shared by the pages this audit runs on, in their order
+    style_first = not full_run() and _runs_rule(options, LINK_RULE)
+    shown: list[dict[str, Any] | None] = []  # `options` less the rules never shown, once read
 
     def audit(page: Any) -> tuple[list[str], str]:
-        if sampled and _runs_contrast(options):
-            results = contrast.run(page, options)
+        if not shown:
+            unseen = set() if full_run() else set(page.evaluate(UNSHOWN, sorted(held)))
+            shown.append(_without(options, unseen))
+        run = shown[0]
+        if run is None:  # every rule asked for is one whose violations are never shown
+            return [], str(page.evaluate("() => axe.version"))
+        if style_first:
+            page.evaluate(LINK_STYLE_FIRST)
+        if sampled and _runs_contrast(run):
+            results = contrast.run(page, run)
         else:
-            results = [page.evaluate(AXE_RUN, options)]
+            results = [page.evaluate(AXE_RUN, run)]
         found = [shown for result in results for shown in _shown(result, held)]
         if not results:  # every group settled on an earlier page, and no other rule
             return found, str(page.evaluate("() => axe.version"))

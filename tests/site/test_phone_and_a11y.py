@@ -25,7 +25,7 @@ import pytest
 from tests.conftest import REPO
 from tests.site.chromium import PHONE, chromium, watched
 from tests.site.conftest import SEED_FLOP
-from tests.site.crawl import Crawl, Visit, axe_audit, full_run
+from tests.site.crawl import AXE_RUN, UNSHOWN, Crawl, Visit, _shown, axe_audit, full_run
 from tests.site.crawl_fixtures import audited as _audited
 
 pytestmark = pytest.mark.browser
@@ -159,6 +159,42 @@ def test_an_axe_audit_can_fail(browser) -> None:
     page.set_content('<html lang="en"><title>t</title><main><input><a href="x"></a></main></html>')
     result = page.evaluate("() => axe.run(document, {resultTypes: ['violations']})")
     assert {"label", "link-name"} <= {v["id"] for v in result["violations"]}
+    context.close()
+
+
+# Violations of rules of each impact: critical (an unlabelled input), serious (an empty
+# link), moderate (text outside any landmark: region; a heading level skipped), minor (an
+# image's alt repeating its link's text) and moderate but held (two navigations of one name).
+IMPACTS = (
+    '<html lang="en"><title>t</title><body><p>outside every landmark</p>'
+    '<nav aria-label="pages"><a href="a">a</a></nav><nav aria-label="pages"><a href="b">b</a>'
+    '</nav><main><h1>t</h1><h4>skipped</h4><input><a href="x"></a>'
+    '<a href="y">Logo<img src="data:," alt="Logo"></a></main></body></html>'
+)
+
+
+def test_the_rules_an_audit_leaves_out_never_show_a_violation(browser) -> None:
+    """axe_audit does not run the rules named by crawl.UNSHOWN (declared moderate or minor,
+    not held) unless KB_FULL=1: each violation takes its rule's declared impact, so theirs
+    are never among the violations shown; on a page with violations of every impact the
+    audit shows what every rule shows."""
+    context = browser.new_context()
+    context.add_init_script(script=axe_source())
+    page = context.new_page()
+    page.set_content(IMPACTS)
+    declared = dict(page.evaluate("() => axe._audit.rules.map((r) => [r.id, r.impact])"))
+    unshown = set(page.evaluate(UNSHOWN, sorted(HELD)))
+    assert unshown == {r for r, i in declared.items() if i in ("moderate", "minor")} - HELD
+    assert "region" in unshown and "landmark-unique" not in unshown
+    assert None not in declared.values()  # every rule decides its violations' impact
+    every = page.evaluate(AXE_RUN, {})
+    impacts = {v["id"]: v["impact"] for v in every["violations"]}
+    assert impacts == {rule: declared[rule] for rule in impacts}
+    assert {"critical", "serious", "moderate", "minor"} <= set(impacts.values()), impacts
+    assert unshown & set(impacts) and HELD <= set(impacts)  # the page is live
+    shown = _shown(every, HELD)
+    assert axe_audit({}, HELD, sample=False)(page) == (shown, AXE_VERSION)
+    assert {v.split(":")[0] for v in shown} == {r for r in impacts if r not in unshown}
     context.close()
 
 
