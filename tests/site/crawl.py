@@ -20,8 +20,9 @@ pages: tests/site/crawl_fixtures.py (the sample of tests/site/sample_pages.py).
   audited, every axe rule.
 - Desktop, dark, from file://: the pages that show every component, the colour rules.
 
-One browser context per width and palette (axe's script only in the ones that run it),
-one tab in each, reused from page to page.
+One browser context per width and palette (at phone width two: axe's script only in the
+one that runs it, each opened when a page first needs it), one tab in each, reused from
+page to page.
 
 Colour contrast runs on one element per computed-style group (STYLE_GROUPS; every
 element with KB_FULL=1), and only on the groups no earlier page of the crawl at that width
@@ -488,8 +489,7 @@ def axe_audit(options: dict[str, Any], held: set[str], *, sample: bool | None = 
 
     def audit(page: Any) -> tuple[list[str], str]:
         if not shown:
-            unseen = set() if full_run() else set(page.evaluate(UNSHOWN, sorted(held)))
-            shown.append(_without(options, unseen))
+            shown.append(run_options(page, options, held))
         run = shown[0]
         if run is None:  # every rule asked for is one whose violations are never shown
             return [], str(page.evaluate("() => axe.version"))
@@ -505,6 +505,12 @@ def axe_audit(options: dict[str, Any], held: set[str], *, sample: bool | None = 
         return found, str(results[-1]["testEngine"]["version"])
 
     return audit
+
+
+def run_options(page: Any, options: dict[str, Any], held: set[str]) -> dict[str, Any] | None:
+    """`options` as axe_audit runs them with the axe of `page`: less the rules UNSHOWN names
+    (none with KB_FULL=1); None when those were all they ran."""
+    return _without(options, set() if full_run() else set(page.evaluate(UNSHOWN, sorted(held))))
 
 
 def _shown(result: dict[str, Any], held: set[str]) -> list[str]:
@@ -604,19 +610,7 @@ def crawl_site(
                 reads=reads.get("desktop"),
                 shots=shots,
                 dom=True,  # the phone audit is picked by it
-            )
-            unaudited = [path for path in loaded if path not in set(audited)]
-            desktop |= _file_crawl(
-                browser,
-                site,
-                unaudited,
-                "light",
-                None,
-                "",
-                first_screen=first_screen,
-                screened=set(first_screen_pages),
-                reads=reads.get("desktop"),
-                shots=shots,
+                unaudited=[path for path in loaded if path not in set(audited)],
             )
             dark_visits = _file_crawl(
                 browser, site, dark, "dark", axe_audit(audits["desktop-dark"][2], held), axe_source
@@ -656,12 +650,21 @@ def _phone_crawl(
     axe_width, _, phone_options = audits["phone-light"]
     assert axe_width == PHONE
     # Two contexts (one page each, reused from page to page): axe's script is injected only
-    # where it runs; when every page is audited (the sample) the plain one loads nothing.
-    plain = browser.new_context(viewport={"width": PHONE, "height": 800})
-    with_axe = browser.new_context(viewport={"width": PHONE, "height": 900})
-    with_axe.add_init_script(script=axe_source)
-    tabs = {False: plain.new_page(), True: with_axe.new_page()}
-    watched = {audit: watch_all(tab) for audit, tab in tabs.items()}
+    # where it runs. Each is opened when a page first needs it (its first tab starts a
+    # renderer, ~0.6 CPU-s): a crawl without an audited page never opens the one with axe.
+    tabs: dict[bool, tuple[Any, list[str]]] = {}
+
+    def tab(audit: bool) -> tuple[Any, list[str]]:
+        if audit not in tabs:
+            context = browser.new_context(
+                viewport={"width": PHONE, "height": 900 if audit else 800}
+            )
+            if audit:
+                context.add_init_script(script=axe_source)
+            page = context.new_page()
+            tabs[audit] = (page, watch_all(page))
+        return tabs[audit]
+
     phone_audit = axe_audit(phone_options, held)
     layout_audit = axe_audit(layout_options(phone_options), held)
 
@@ -676,16 +679,15 @@ def _phone_crawl(
             relative = path.relative_to(site).as_posix()
             audit = path in audited
             phone[relative] = _visit(
-                tabs[audit],
-                watched[audit],
+                *tab(audit),
                 base + relative,
                 widest=True,
                 choose=choose(digests.get(relative, "")) if audit else None,
                 reads=reads,
                 shot=shots.of(relative, PHONE) if shots is not None else None,
             )
-    plain.close()
-    with_axe.close()
+    for page, _ in tabs.values():
+        page.context.close()
     return phone
 
 
@@ -702,26 +704,31 @@ def _file_crawl(
     reads: dict[str, str] | None = None,
     shots: Shots | None = None,
     dom: bool = False,
+    unaudited: Sequence[Path] = (),
 ) -> dict[str, Visit]:
-    if not pages:
+    """`pages` visited from file:// with `audit`, then `unaudited` without it (nor AXE_DOM),
+    in one tab of one context (a second context's renderer costs more than axe's script
+    injected into a page it does not run on)."""
+    if not pages and not unaudited:
         return {}
     context = browser.new_context(viewport={"width": DESKTOP, "height": 900}, color_scheme=scheme)
-    if audit is not None:
+    if audit is not None and pages:
         context.add_init_script(script=axe_source)
     page = context.new_page()
     problems = watch_all(page)
-    visits = {}
-    for path in pages:
+    visits, run = {}, set(pages)
+    for path in [*pages, *unaudited]:
         relative = path.relative_to(site).as_posix()
+        audited = path in run
         visits[relative] = _visit(
             page,
             problems,
             path.as_uri(),
             first_screen=first_screen if path in (screened or set()) else "",
-            audit=audit,
+            audit=audit if audited else None,
             reads=reads,
             shot=shots.of(relative, DESKTOP) if shots is not None else None,
-            dom=dom,
+            dom=dom and audited,
         )
     context.close()
     return visits

@@ -173,7 +173,7 @@ IMPACTS = (
 )
 
 
-def test_the_rules_an_audit_leaves_out_never_show_a_violation(browser) -> None:
+def test_the_rules_an_audit_leaves_out_never_show_a_violation(browser: Any) -> None:
     """axe_audit does not run the rules named by crawl.UNSHOWN (declared moderate or minor,
     not held) unless KB_FULL=1: each violation takes its rule's declared impact, so theirs
     are never among the violations shown; on a page with violations of every impact the
