@@ -18,17 +18,21 @@ pages: tests/site/crawl_fixtures.py (the sample of tests/site/sample_pages.py).
   audit): the audited pages, then the `loaded` pages not audited (no axe). Recorded: what
   went wrong while each loaded, the first screen (test_answer_first.FIRST_SCREEN) and,
   audited, every axe rule.
-- Desktop, dark, from file://: the pages that show every component, the colour rules.
+- Desktop, dark: the pages that show every component, the colour rules; each page of
+  them the light crawl audits is drawn in dark there once its light visit is done
+  (in_dark), the others loaded from file:// in a dark context (every one with KB_FULL=1).
 
-One browser context per width and palette (axe's script only in the ones that run it),
-one tab in each, reused from page to page.
+One browser context per width and palette (at phone width two: axe's script only in the
+one that runs it, each opened when a page first needs it), one tab in each, reused from
+page to page.
 
 Colour contrast runs on one element per computed-style group (STYLE_GROUPS; every
 element with KB_FULL=1), and only on the groups no earlier page of the crawl at that width
 and palette settled (ContrastSample); tests/site/test_contrast_sample.py holds the sample
 to the full run. axe-core is injected only where it runs (a context's init script: it
 bypasses the pages' CSP as before); its own fetch of the stylesheet, which the CSP
-refuses, happens after a page's problems are recorded, as before.
+refuses, happens after a page's problems are recorded, as before. link-in-text-block
+measures a link's colours only where its style does not tell it apart (LINK_STYLE_FIRST).
 """
 
 from __future__ import annotations
@@ -38,6 +42,7 @@ import http.server
 import os
 import threading
 from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Set as AbstractSet
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -251,6 +256,7 @@ SAMPLED_CONTRAST = """async (options) => {
   return rest.length ? [first, await axe.run({include: rest}, contrast)] : [first];
 }"""
 CONTRAST = "color-contrast"
+LINK_RULE = "link-in-text-block"
 # Across the pages of one crawl (one context, one palette): a group whose checked element
 # axe decided (passed or failed) on an earlier page is settled, and its elements on later
 # pages are not checked again (its name across pages: __kbStable, the group's computed
@@ -291,6 +297,59 @@ class ContrastSample:
 
 
 AXE_RUN = "(options) => axe.run(document, {...options, resultTypes: ['violations']})"
+
+# The rules an audit runs for nothing: axe sets the impact of every violation of a rule that
+# declares one to the rule's own (its Wa() in axe.min.js: each failed check takes the rule's
+# impact), and the audit shows serious and critical violations and those of `held` rules
+# (_shown). So a rule declared moderate or minor and not held never shows a violation; 27
+# of axe's 96 default rules are (region, heading-order, the landmark rules, ...), ~6 CPU-s
+# at desktop and ~4 at phone width over the sample (region walks every element). UNSHOWN
+# names them, from the axe the page runs; axe_audit leaves them out, unless KB_FULL=1.
+# tests/site/test_phone_and_a11y.py holds, per push, that each violation's impact is its
+# rule's and that an audit without them shows what the audit with every rule shows.
+UNSHOWN = """(held) => axe._audit.rules
+  .filter((rule) => ["moderate", "minor"].includes(rule.impact) && !held.includes(rule.id))
+  .map((rule) => rule.id)"""
+
+# axe's link-in-text-block passes a link when either of its two checks passes: that the
+# link is told apart from its block by style ("link-in-text-block-style": an underline,
+# border, outline, background image, weight, size or font the block does not have, read
+# from computed styles) or by colour ("link-in-text-block": the foreground and background
+# colours of the link and of its block, each found through axe's stack of the boxes under
+# it, ~10 ms a link). axe runs both on every link; on this site's underlined links the
+# colour check was ~7 of the ~9 CPU-s the rule took over the sample, for nothing: the
+# style check had passed them. LINK_STYLE_FIRST makes the colour check pass at once where
+# the style check passes, asking what the style check asks (axe's own elementIsDistinct, on
+# the block it finds), so every link gets the rule's verdict of the full run: a link the
+# style check does not pass is checked by colour as before, and a violation is reported
+# with the same checks. tests/site/test_contrast_sample.py holds the verdicts equal per
+# push on probed pages; KB_FULL=1 runs both checks on every link (axe_audit), and holds
+# them equal on every audited page.
+LINK_STYLE_FIRST = """() => {
+  const check = axe._audit.checks["link-in-text-block"];
+  if (check.kbColour) return false;
+  const colour = (check.kbColour = check.evaluate);
+  const blocks = ["block", "list-item", "table", "flex", "grid", "inline-block"];
+  const isBlock = (e) => {
+    const display = getComputedStyle(e).getPropertyValue("display");
+    return blocks.includes(display) || display.startsWith("table-");
+  };
+  const parent = axe.commons.dom.getComposedParent;
+  const styled = (node) => {  // what link-in-text-block-style-evaluate passes
+    if (isBlock(node)) return false;
+    let block = parent(node);
+    while (block && block.nodeType === 1 && !isBlock(block)) block = parent(block);
+    return Boolean(block) && axe.commons.color.elementIsDistinct(node, block);
+  };
+  check.evaluate = function (node, ...rest) {
+    let passed = false;
+    try {
+      passed = styled(node);
+    } catch {}  // the style check's own error is its own: the colour check runs as before
+    return passed || colour.call(this, node, ...rest);
+  };
+  return true;
+}"""
 
 # What 390 px changes for axe, and so which rules the phone audit runs (when not KB_FULL=1).
 # axe's verdict on a rule is a function of the DOM (tags, attributes, text), of the styles
@@ -386,44 +445,74 @@ def layout_options(options: dict[str, Any]) -> dict[str, Any]:
     return {**rest, "runOnly": {"type": "rule", "values": PHONE_RULES}}
 
 
-def _without_contrast(options: dict[str, Any]) -> dict[str, Any] | None:
-    """`options` minus colour contrast; None when colour contrast was all they ran."""
+def _without(options: dict[str, Any], rules: AbstractSet[str]) -> dict[str, Any] | None:
+    """`options` minus `rules`; None when those were all they ran."""
     only = options.get("runOnly")
     if only is not None:
-        rest = [rule for rule in only["values"] if rule != CONTRAST]
+        rest = [rule for rule in only["values"] if rule not in rules]
         return {**options, "runOnly": {**only, "values": rest}} if rest else None
-    rules = {**options.get("rules", {}), CONTRAST: {"enabled": False}}
-    return {**options, "rules": rules}
+    off = {rule: {"enabled": False} for rule in sorted(rules)}
+    return {**options, "rules": {**options.get("rules", {}), **off}}
+
+
+def _without_contrast(options: dict[str, Any]) -> dict[str, Any] | None:
+    """`options` minus colour contrast; None when colour contrast was all they ran."""
+    return _without(options, {CONTRAST})
+
+
+def _runs_rule(options: dict[str, Any], rule: str) -> bool:
+    """Whether axe run with `options` runs `rule` (one of the rules it runs by default)."""
+    only = options.get("runOnly")
+    if only is not None:
+        return rule in only["values"]
+    return bool(options.get("rules", {}).get(rule, {}).get("enabled", True))
 
 
 def _runs_contrast(options: dict[str, Any]) -> bool:
-    only = options.get("runOnly")
-    if only is not None:
-        return CONTRAST in only["values"]
-    return bool(options.get("rules", {}).get(CONTRAST, {}).get("enabled", True))
+    return _runs_rule(options, CONTRAST)
 
 
 def axe_audit(options: dict[str, Any], held: set[str], *, sample: bool | None = None) -> Audit:
     """Run axe on a loaded page with `options`; keep serious, critical and `held` violations.
 
+    The rules whose violations are never kept (UNSHOWN: declared moderate or minor, not
+    held) are not run, unless KB_FULL=1.
+
     Colour contrast runs on one element of each style group (STYLE_GROUPS) that no page
     this audit ran on before settled (ContrastSample) unless `sample` is False (by default:
-    unless KB_FULL=1); every other rule runs on the whole page.
+    unless KB_FULL=1); every other rule runs on the whole page, link-in-text-block's colour
+    check only on the links its style check does not pass (LINK_STYLE_FIRST; on every link
+    with KB_FULL=1).
     """
     sampled = (not full_run()) if sample is None else sample
     contrast = ContrastSample()  # shared by the pages this audit runs on, in their order
+    style_first = not full_run() and _runs_rule(options, LINK_RULE)
+    shown: list[dict[str, Any] | None] = []  # `options` less the rules never shown, once read
 
     def audit(page: Any) -> tuple[list[str], str]:
-        if sampled and _runs_contrast(options):
-            results = contrast.run(page, options)
+        if not shown:
+            shown.append(run_options(page, options, held))
+        run = shown[0]
+        if run is None:  # every rule asked for is one whose violations are never shown
+            return [], str(page.evaluate("() => axe.version"))
+        if style_first:
+            page.evaluate(LINK_STYLE_FIRST)
+        if sampled and _runs_contrast(run):
+            results = contrast.run(page, run)
         else:
-            results = [page.evaluate(AXE_RUN, options)]
+            results = [page.evaluate(AXE_RUN, run)]
         found = [shown for result in results for shown in _shown(result, held)]
         if not results:  # every group settled on an earlier page, and no other rule
             return found, str(page.evaluate("() => axe.version"))
         return found, str(results[-1]["testEngine"]["version"])
 
     return audit
+
+
+def run_options(page: Any, options: dict[str, Any], held: set[str]) -> dict[str, Any] | None:
+    """`options` as axe_audit runs them with the axe of `page`: less the rules UNSHOWN names
+    (none with KB_FULL=1); None when those were all they ran."""
+    return _without(options, set() if full_run() else set(page.evaluate(UNSHOWN, sorted(held))))
 
 
 def _shown(result: dict[str, Any], held: set[str]) -> list[str]:
@@ -509,6 +598,7 @@ def crawl_site(
     phone: dict[str, Visit] = {}
     desktop: dict[str, Visit] = {}
     dark_visits: dict[str, Visit] = {}
+    dark_audit = axe_audit(audits["desktop-dark"][2], held)
     with chromium() as browser:
         if "desktop" in widths:
             desktop = _file_crawl(
@@ -523,23 +613,12 @@ def crawl_site(
                 reads=reads.get("desktop"),
                 shots=shots,
                 dom=True,  # the phone audit is picked by it
+                unaudited=[path for path in loaded if path not in set(audited)],
+                dark=None if full_run() else (dark_audit, set(dark), dark_visits),
             )
-            unaudited = [path for path in loaded if path not in set(audited)]
-            desktop |= _file_crawl(
-                browser,
-                site,
-                unaudited,
-                "light",
-                None,
-                "",
-                first_screen=first_screen,
-                screened=set(first_screen_pages),
-                reads=reads.get("desktop"),
-                shots=shots,
-            )
-            dark_visits = _file_crawl(
-                browser, site, dark, "dark", axe_audit(audits["desktop-dark"][2], held), axe_source
-            )
+            drawn = set() if full_run() else set(audited)  # KB_FULL=1: each loaded in dark
+            others = [path for path in dark if path not in drawn]
+            dark_visits |= _file_crawl(browser, site, others, "dark", dark_audit, axe_source)
         if "phone" in widths:  # after the desktop crawl: its AXE_DOM digests pick the audit
             every = sorted(site.rglob("*.html")) if pages is None else pages
             digests = {page: visit.dom for page, visit in desktop.items() if visit.dom}
@@ -575,12 +654,21 @@ def _phone_crawl(
     axe_width, _, phone_options = audits["phone-light"]
     assert axe_width == PHONE
     # Two contexts (one page each, reused from page to page): axe's script is injected only
-    # where it runs; when every page is audited (the sample) the plain one loads nothing.
-    plain = browser.new_context(viewport={"width": PHONE, "height": 800})
-    with_axe = browser.new_context(viewport={"width": PHONE, "height": 900})
-    with_axe.add_init_script(script=axe_source)
-    tabs = {False: plain.new_page(), True: with_axe.new_page()}
-    watched = {audit: watch_all(tab) for audit, tab in tabs.items()}
+    # where it runs. Each is opened when a page first needs it (its first tab starts a
+    # renderer, ~0.6 CPU-s): a crawl without an audited page never opens the one with axe.
+    tabs: dict[bool, tuple[Any, list[str]]] = {}
+
+    def tab(audit: bool) -> tuple[Any, list[str]]:
+        if audit not in tabs:
+            context = browser.new_context(
+                viewport={"width": PHONE, "height": 900 if audit else 800}
+            )
+            if audit:
+                context.add_init_script(script=axe_source)
+            page = context.new_page()
+            tabs[audit] = (page, watch_all(page))
+        return tabs[audit]
+
     phone_audit = axe_audit(phone_options, held)
     layout_audit = axe_audit(layout_options(phone_options), held)
 
@@ -595,16 +683,15 @@ def _phone_crawl(
             relative = path.relative_to(site).as_posix()
             audit = path in audited
             phone[relative] = _visit(
-                tabs[audit],
-                watched[audit],
+                *tab(audit),
                 base + relative,
                 widest=True,
                 choose=choose(digests.get(relative, "")) if audit else None,
                 reads=reads,
                 shot=shots.of(relative, PHONE) if shots is not None else None,
             )
-    plain.close()
-    with_axe.close()
+    for page, _ in tabs.values():
+        page.context.close()
     return phone
 
 
@@ -621,26 +708,53 @@ def _file_crawl(
     reads: dict[str, str] | None = None,
     shots: Shots | None = None,
     dom: bool = False,
+    unaudited: Sequence[Path] = (),
+    dark: tuple[Audit, set[Path], dict[str, Visit]] | None = None,
 ) -> dict[str, Visit]:
-    if not pages:
+    """`pages` visited from file:// with `audit`, then `unaudited` without it (nor AXE_DOM),
+    in one tab of one context (a second context's renderer costs more than axe's script
+    injected into a page it does not run on).
+
+    `dark`: an audit, the pages of `pages` it runs on and where their visits go: each is
+    drawn in the dark palette once its light visit is done (in_dark), not loaded again."""
+    if not pages and not unaudited:
         return {}
     context = browser.new_context(viewport={"width": DESKTOP, "height": 900}, color_scheme=scheme)
-    if audit is not None:
+    if audit is not None and pages:
         context.add_init_script(script=axe_source)
     page = context.new_page()
     problems = watch_all(page)
-    visits = {}
-    for path in pages:
+    visits, run = {}, set(pages)
+    for path in [*pages, *unaudited]:
         relative = path.relative_to(site).as_posix()
+        audited = path in run
         visits[relative] = _visit(
             page,
             problems,
             path.as_uri(),
             first_screen=first_screen if path in (screened or set()) else "",
-            audit=audit,
+            audit=audit if audited else None,
             reads=reads,
             shot=shots.of(relative, DESKTOP) if shots is not None else None,
-            dom=dom,
+            dom=dom and audited,
         )
+        if dark is not None and audited and path in dark[1]:
+            dark[2][relative] = in_dark(page, problems, dark[0])
     context.close()
     return visits
+
+
+# The dark palette is the stylesheet's alone (style.css's prefers-color-scheme block; no
+# script of the site reads the colour scheme: tests/site/test_phone_and_a11y.py), so a page
+# loaded in light and then drawn in dark is the page loaded in dark: the dark audit runs on
+# the light crawl's page, not on a load of its own in a dark context (~0.4 CPU-s a page).
+def in_dark(page: Any, problems: list[str], audit: Audit) -> Visit:
+    """`audit` on the loaded `page` drawn in the dark palette (then light again)."""
+    problems.clear()
+    page.emulate_media(color_scheme="dark")
+    visit = Visit(problems=list(problems))  # what the page did as its palette changed
+    visit.axe, version = audit(page)
+    visit.axe_versions.add(version)
+    page.emulate_media(color_scheme="light")
+    problems.clear()  # axe's fetch of the stylesheet, refused by the CSP, is not the page's
+    return visit

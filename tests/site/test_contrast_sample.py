@@ -16,10 +16,15 @@ selector on colour, a background, an opacity) so the comparison is made where th
 violations to find, not only on a clean page. Per push: two flop classes of the built
 site light, one dark. With KB_FULL=1: every audited page light
 (test_phone_and_a11y._audited) and the dark pages (SHOTS), in the crawl's order.
+
+The same for link-in-text-block's colour check, which the crawl skips on links its style
+check passes (crawl.LINK_STYLE_FIRST): per push on links of every kind, with KB_FULL=1 on
+every audited page and the dark pages, each link's verdict is the one both checks give.
 """
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -27,8 +32,17 @@ from typing import Any
 import pytest
 
 from tests.site.chromium import chromium
-from tests.site.crawl import AXE_RUN, DESKTOP, STYLE_GROUPS, ContrastSample, axe_audit, full_run
-from tests.site.test_phone_and_a11y import AUDITS, AXE_VERSION, SHOTS, _audited, axe_source
+from tests.site.crawl import (
+    AXE_RUN,
+    DESKTOP,
+    LINK_STYLE_FIRST,
+    STYLE_GROUPS,
+    ContrastSample,
+    axe_audit,
+    full_run,
+    run_options,
+)
+from tests.site.test_phone_and_a11y import AUDITS, AXE_VERSION, HELD, SHOTS, _audited, axe_source
 
 pytestmark = pytest.mark.browser
 
@@ -79,7 +93,6 @@ def _compare(browser: Any, pages: list[Path], scheme: str, probes: bool) -> list
     every: set[str] = set()
     sampled: set[str] = set()
     crawl_sample, skipped = ContrastSample(), 0
-    options = AUDITS[f"desktop-{scheme}"][2]
     for path in pages:
         tab.goto(path.as_uri())
         if probes:
@@ -87,6 +100,11 @@ def _compare(browser: Any, pages: list[Path], scheme: str, probes: bool) -> list
         groups = tab.evaluate(STYLE_GROUPS)
         assert groups > 0, path
         every |= _violating(tab, [tab.evaluate(AXE_RUN, CONTRAST_ONLY)])  # every element
+        # the crawl's run: its audit's rules less those never shown, links styled first
+        options = run_options(tab, AUDITS[f"desktop-{scheme}"][2], HELD)
+        assert options is not None
+        if not full_run():
+            tab.evaluate(LINK_STYLE_FIRST)
         sampled |= _violating(tab, crawl_sample.run(tab, options))
         skipped += groups - tab.evaluate("() => window.__kbSample.length")  # settled before
     context.close()
@@ -147,6 +165,70 @@ def test_a_group_left_out_of_the_sample_would_be_noticed(browser: Any, tmp_path:
     # Had the grey group been settled before, the violation would be lost: a difference.
     assert _violating(tab, ContrastSample(set(sample.settled)).run(tab, CONTRAST_ONLY)) == set()
     context.close()
+
+
+# Links of every kind link-in-text-block tells apart: told apart by style (underline, border,
+# weight) and not (no underline): the text's own colour, a colour too close to it, one far
+# enough from it; and a link that is its block's only text (not in a text block).
+LINKS = (
+    '<html lang="en"><title>t</title><style>p { color: #222 } a { text-decoration: none }'
+    " .u { text-decoration: underline } .b { border-bottom: 1px solid } .w { font-weight: 700 }"
+    " .same { color: inherit } .near { color: #444 } .far { color: #4da3ff }</style><main>"
+    + "".join(
+        f'<p>Text before <a href="#{c}" class="{c}">a link</a> and after.</p>'
+        for c in ("u", "b", "w", "same", "near", "far")
+    )
+    + '<p><a href="#alone" class="near">alone</a></p></main></html>'
+)
+LINK_ONLY = {"runOnly": {"type": "rule", "values": ["link-in-text-block"]}}
+VERDICTS = """(options) => axe.run(document, options).then((r) => Object.fromEntries(
+  ["passes", "violations", "incomplete"].map((k) => [k, r[k].flatMap((v) => v.nodes)
+    .map((n) => k === "passes" ? n.target.join(" ") : JSON.stringify(n))])))"""
+
+
+def _link_verdicts(tab: Any) -> tuple[dict[str, list[str]], dict[str, list[str]]]:
+    """link-in-text-block's verdict on each link of the loaded page, with both of its checks
+    on every link and with the colour check only where style does not pass (crawl.py)."""
+    every = tab.evaluate(VERDICTS, LINK_ONLY)
+    assert tab.evaluate(LINK_STYLE_FIRST) is True
+    return every, tab.evaluate(VERDICTS, LINK_ONLY)
+
+
+def test_links_told_apart_by_style_get_the_same_verdicts_without_the_colour_check(
+    browser: Any,
+) -> None:
+    """crawl.LINK_STYLE_FIRST: each link passes, fails or is left undecided as with both of
+    link-in-text-block's checks on it (a violation reported with the same checks and data),
+    on links of every kind; on every audited page with KB_FULL=1 (below)."""
+    context = browser.new_context(viewport={"width": DESKTOP, "height": 900})
+    context.add_init_script(script=axe_source())
+    tab = context.new_page()
+    tab.set_content(LINKS)
+    every, styled_first = _link_verdicts(tab)
+    assert styled_first == every
+    assert {".u", ".b", ".w", ".far"} <= set(every["passes"]), every  # it is live
+    assert ['a[href$="#near"]'] in [json.loads(node)["target"] for node in every["violations"]]
+    assert tab.evaluate(LINK_STYLE_FIRST) is False  # installed once a page
+    context.close()
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(not full_run(), reason="every audited page: KB_FULL=1")
+@pytest.mark.parametrize("scheme", ["light", "dark"])
+def test_links_get_the_same_verdicts_without_the_colour_check_on_every_audited_page(
+    browser: Any, built_site: Path, scheme: str
+) -> None:
+    pages = _audited(built_site) if scheme == "light" else [built_site / p for p in SHOTS.values()]
+    context = browser.new_context(viewport={"width": DESKTOP, "height": 900}, color_scheme=scheme)
+    context.add_init_script(script=axe_source())
+    tab = context.new_page()
+    differ = []
+    for page in pages:
+        tab.goto(page.as_uri())
+        every, styled_first = _link_verdicts(tab)
+        differ += [page.name] if every != styled_first else []
+    context.close()
+    assert differ == []
 
 
 @pytest.mark.slow

@@ -37,6 +37,9 @@ PAGES = {
     "dim.html": "<style>p { color: #111; background: #fff }"
     " @media (prefers-color-scheme: dark) { p { background: #000 } }</style><p>dim</p>",
 }
+# The like (another colour: the crawl's contrast sample checks a style group once across its
+# pages), audited in light too: the dark audit draws it in dark after its light visit.
+PAGES["drawn.html"] = PAGES["dim.html"].replace("#111", "#181818")
 
 
 def test_each_fault_is_recorded_at_its_width_and_in_its_audit(tmp_path: Path) -> None:
@@ -45,10 +48,11 @@ def test_each_fault_is_recorded_at_its_width_and_in_its_audit(tmp_path: Path) ->
         (tmp_path / name).write_text(head + body + "</main></body></html>")
     audited = [tmp_path / name for name in ("ok.html", "broken.html", "unlabelled.html")]
     audited += [tmp_path / "grey.html", tmp_path / "narrow.html", tmp_path / "phoneonly.html"]
+    audited += [tmp_path / "drawn.html"]
     crawl = crawl_site(
         tmp_path,
         audited,
-        [tmp_path / "ok.html", tmp_path / "dim.html"],
+        [tmp_path / "ok.html", tmp_path / "dim.html", tmp_path / "drawn.html"],
         axe_source=axe_source(),
         audits=AUDITS,
         held=HELD,
@@ -57,7 +61,7 @@ def test_each_fault_is_recorded_at_its_width_and_in_its_audit(tmp_path: Path) ->
     )
     assert sorted(crawl.phone) == sorted(PAGES)  # every page at phone width
     assert sorted(crawl.desktop) == sorted(p.name for p in audited)
-    assert sorted(crawl.dark) == ["dim.html", "ok.html"]
+    assert sorted(crawl.dark) == ["dim.html", "drawn.html", "ok.html"]
 
     phone, desktop, dark = crawl.phone, crawl.desktop, crawl.dark
     assert all(v.widest is not None for v in phone.values())
@@ -100,6 +104,10 @@ def test_each_fault_is_recorded_at_its_width_and_in_its_audit(tmp_path: Path) ->
     # The first screen is read where asked, at desktop width; the dark audit sees the dark.
     assert desktop["ok.html"].first_screen == {"title": "ok.html", "width": 1280}
     assert desktop["grey.html"].first_screen is None
-    dim = dark["dim.html"].axe
-    assert dim is not None and any(v.startswith("color-contrast: ") for v in dim), dim
-    assert dark["ok.html"].axe == []
+    # In a dark context (dim.html, not audited in light) and drawn in dark after its light
+    # visit (drawn.html, clean in light).
+    for name in ("dim.html", "drawn.html"):
+        dim = dark[name].axe
+        assert dim is not None and any(v.startswith("color-contrast: ") for v in dim), dim
+    assert desktop["drawn.html"].axe == [] and dark["ok.html"].axe == []
+    assert all(v.axe_versions == {"4.12.1"} and v.problems == [] for v in dark.values())

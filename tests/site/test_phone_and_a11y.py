@@ -25,7 +25,16 @@ import pytest
 from tests.conftest import REPO
 from tests.site.chromium import PHONE, chromium, watched
 from tests.site.conftest import SEED_FLOP
-from tests.site.crawl import Crawl, Visit, axe_audit, full_run
+from tests.site.crawl import (
+    AXE_RUN,
+    STYLE_GROUPS,
+    UNSHOWN,
+    Crawl,
+    Visit,
+    _shown,
+    axe_audit,
+    full_run,
+)
 from tests.site.crawl_fixtures import audited as _audited
 
 pytestmark = pytest.mark.browser
@@ -151,6 +160,43 @@ def test_dark_colours_have_the_contrast_axe_asks_for(desktop_crawl: Crawl) -> No
     assert _found(desktop_crawl.dark, list(SHOTS.values())) == []
 
 
+# What a script would read the colour scheme or the colours by.
+SCHEME_READERS = re.compile(r"matchMedia|prefers-color-scheme|colorScheme|getComputedStyle")
+STABLE = "() => [...window.__kbStable.values()].sort()"
+
+
+def test_a_page_drawn_in_dark_after_loading_in_light_is_the_page_loaded_in_dark(
+    browser: Any, built_site: Path
+) -> None:
+    """Why the dark audit draws the light crawl's pages in dark (crawl.in_dark): no script of
+    the site reads the colour scheme or a computed style (the palette is style.css's alone;
+    the pages run no inline script: test_csp.py), and a page drawn in dark after loading in
+    light has the computed styles of its load in dark (STYLE_GROUPS' groups: the values
+    colour contrast reads). Per push the home page; every page of SHOTS with KB_FULL=1."""
+    scripts = sorted((REPO / "kb" / "theme" / "static").glob("*.js"))
+    assert scripts and [p.name for p in scripts if SCHEME_READERS.search(p.read_text())] == []
+    assert SCHEME_READERS.search("matchMedia('(prefers-color-scheme: dark)')")
+    groups: dict[str, list[list[str]]] = {}
+    pages = list(SHOTS.values()) if full_run() else [SHOTS["home"]]
+    for scheme in ("light", "dark"):
+        context = browser.new_context(
+            viewport={"width": DESKTOP, "height": 900}, color_scheme=scheme
+        )
+        tab = context.new_page()
+        for relative in pages:
+            tab.goto((built_site / relative).as_uri())
+            tab.evaluate(STYLE_GROUPS)
+            groups.setdefault(scheme, []).append(tab.evaluate(STABLE))
+            if scheme == "light":
+                tab.emulate_media(color_scheme="dark")
+                tab.evaluate(STYLE_GROUPS)
+                groups.setdefault("drawn", []).append(tab.evaluate(STABLE))
+                tab.emulate_media(color_scheme="light")  # kept across loads, as in_dark does
+        context.close()
+    assert groups["drawn"] == groups["dark"]
+    assert all(light != dark for light, dark in zip(groups["light"], groups["dark"], strict=True))
+
+
 def test_an_axe_audit_can_fail(browser) -> None:
     """The audit is live: a page with an unlabelled input and an empty link is flagged."""
     context = browser.new_context()
@@ -160,6 +206,67 @@ def test_an_axe_audit_can_fail(browser) -> None:
     result = page.evaluate("() => axe.run(document, {resultTypes: ['violations']})")
     assert {"label", "link-name"} <= {v["id"] for v in result["violations"]}
     context.close()
+
+
+# Violations of rules of each impact: critical (an unlabelled input), serious (an empty
+# link), moderate (text outside any landmark: region; a heading level skipped), minor (an
+# image's alt repeating its link's text) and moderate but held (two navigations of one name).
+IMPACTS = (
+    '<html lang="en"><title>t</title><body><p>outside every landmark</p>'
+    '<nav aria-label="pages"><a href="a">a</a></nav><nav aria-label="pages"><a href="b">b</a>'
+    '</nav><main><h1>t</h1><h4>skipped</h4><input><a href="x"></a>'
+    '<a href="y">Logo<img src="data:," alt="Logo"></a></main></body></html>'
+)
+
+
+def test_the_rules_an_audit_leaves_out_never_show_a_violation(browser: Any) -> None:
+    """axe_audit does not run the rules named by crawl.UNSHOWN (declared moderate or minor,
+    not held) unless KB_FULL=1: each violation takes its rule's declared impact, so theirs
+    are never among the violations shown; on a page with violations of every impact the
+    audit shows what every rule shows."""
+    context = browser.new_context()
+    context.add_init_script(script=axe_source())
+    page = context.new_page()
+    page.set_content(IMPACTS)
+    declared = dict(page.evaluate("() => axe._audit.rules.map((r) => [r.id, r.impact])"))
+    unshown = set(page.evaluate(UNSHOWN, sorted(HELD)))
+    assert unshown == {r for r, i in declared.items() if i in ("moderate", "minor")} - HELD
+    assert "region" in unshown and "landmark-unique" not in unshown
+    assert None not in declared.values()  # every rule decides its violations' impact
+    every = page.evaluate(AXE_RUN, {})
+    impacts = {v["id"]: v["impact"] for v in every["violations"]}
+    assert impacts == {rule: declared[rule] for rule in impacts}
+    assert {"critical", "serious", "moderate", "minor"} <= set(impacts.values()), impacts
+    assert unshown & set(impacts) and HELD <= set(impacts)  # the page is live
+    shown = _shown(every, HELD)
+    assert axe_audit({}, HELD, sample=False)(page) == (shown, AXE_VERSION)
+    assert {v.split(":")[0] for v in shown} == {r for r in impacts if r not in unshown}
+    context.close()
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(not full_run(), reason="every audited page: KB_FULL=1")
+def test_every_violation_on_every_audited_page_has_its_rules_impact(
+    browser: Any, built_site: Path
+) -> None:
+    """The premise of UNSHOWN on the site: every rule's violations take the impact their rule
+    declares, at both widths (but colour contrast's: declared serious, never left out)."""
+    wrong = []
+    for width in (DESKTOP, PHONE):
+        context = browser.new_context(viewport={"width": width, "height": 900})
+        context.add_init_script(script=axe_source())
+        page = context.new_page()
+        for path in _audited(built_site):
+            page.goto(path.as_uri())
+            declared = dict(page.evaluate("() => axe._audit.rules.map((r) => [r.id, r.impact])"))
+            every = page.evaluate(AXE_RUN, {"rules": {"color-contrast": {"enabled": False}}})
+            wrong += [
+                (path.name, v["id"])
+                for v in every["violations"]
+                if v["impact"] != declared[v["id"]]
+            ]
+        context.close()
+    assert wrong == []
 
 
 def test_scroll_regions_get_names_of_their_own(browser, tmp_path: Path) -> None:
