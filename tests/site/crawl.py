@@ -144,6 +144,21 @@ def full_run() -> bool:
     return os.environ.get("KB_FULL") == "1"
 
 
+# One 53-bit string hash (cyrb53: its length, then two 32-bit lanes in hex) for the scripts
+# below that name a text across pages: STYLE_GROUPS' group names and AXE_DOM's digest.
+DIGEST = """  const digest = (text) => {
+    let h1 = 0xdeadbeef, h2 = 0x41c6ce57;
+    for (let i = 0; i < text.length; i++) {
+      const c = text.charCodeAt(i);
+      h1 = Math.imul(h1 ^ c, 2654435761);
+      h2 = Math.imul(h2 ^ c, 1597334677);
+    }
+    h1 = Math.imul(h1 ^ (h1 >>> 16), 2246822507) ^ Math.imul(h2 ^ (h2 >>> 13), 3266489909);
+    h2 = Math.imul(h2 ^ (h2 >>> 16), 2246822507) ^ Math.imul(h1 ^ (h1 >>> 13), 3266489909);
+    return text.length + ":" + (h2 >>> 0).toString(16) + (h1 >>> 0).toString(16);
+  };
+"""
+
 # Colour contrast is ~3/4 of axe's time on a long page (the seed flop class: ~12 CPU-s of
 # ~16), and it depends only on computed styles: the text's colour, size, weight and
 # shadow, and the backgrounds, opacity, filters, clipping and stacking of the element and
@@ -154,8 +169,11 @@ def full_run() -> bool:
 # runs on those alone (with their descendants). tests/site/test_contrast_sample.py shows
 # on probe pages per push, and on every audited page with KB_FULL=1, that the groups with
 # a violation are the same in the sampled and in the full run.
-STYLE_GROUPS = """() => {
-  const ids = new Map(), chainOf = new Map(), whole = new Map([[-1, ""]]);
+STYLE_GROUPS = (
+    """() => {
+"""
+    + DIGEST
+    + """  const ids = new Map(), chainOf = new Map(), whole = new Map([[-1, ""]]);
   const intern = (parent, own) => {  // whole: each id's chain spelt out, for STABLE
     const s = parent + "/" + own;
     let i = ids.get(s);
@@ -208,18 +226,11 @@ STYLE_GROUPS = """() => {
   window.__kbStable = new Map([...groups.keys()].map((g) => {
     const at = g.indexOf("#");
     const text = whole.get(Number(g.slice(0, at))) + g.slice(at);
-    let h1 = 0xdeadbeef, h2 = 0x41c6ce57;
-    for (let i = 0; i < text.length; i++) {
-      const c = text.charCodeAt(i);
-      h1 = Math.imul(h1 ^ c, 2654435761);
-      h2 = Math.imul(h2 ^ c, 1597334677);
-    }
-    h1 = Math.imul(h1 ^ (h1 >>> 16), 2246822507) ^ Math.imul(h2 ^ (h2 >>> 13), 3266489909);
-    h2 = Math.imul(h2 ^ (h2 >>> 16), 2246822507) ^ Math.imul(h1 ^ (h1 >>> 13), 3266489909);
-    return [g, text.length + ":" + (h2 >>> 0).toString(16) + (h1 >>> 0).toString(16)];
+    return [g, digest(text)];
   }));
   return window.__kbSample.length;
 }"""
+)
 # One axe run of `options` on the whole page, in which colour contrast (when among them)
 # checks only the sample (and its descendants): axe builds its map of the page's boxes
 # once a run, ~1-2 CPU-s on a long page, so the contrast sample and the other rules share
@@ -417,8 +428,11 @@ PHONE_RULES = [
 # boxes it marks (which differ by width: the phone audit's own rules read them), and of
 # which elements of <body> a screen reader skips (display: none, visibility, content
 # visibility). Equal digests at both widths: the rules outside PHONE_RULES see one page.
-AXE_DOM = """() => {
-  const clone = document.documentElement.cloneNode(true);
+AXE_DOM = (
+    """() => {
+"""
+    + DIGEST
+    + """  const clone = document.documentElement.cloneNode(true);
   for (const e of clone.querySelectorAll("[data-scroller]"))
     for (const a of ["tabindex", "data-scroller", "role", "aria-label"]) e.removeAttribute(a);
   const skipped = [];
@@ -427,16 +441,9 @@ AXE_DOM = """() => {
       skipped.push(i);
   });
   const text = clone.outerHTML + "|" + skipped.join(",");
-  let h1 = 0xdeadbeef, h2 = 0x41c6ce57;
-  for (let i = 0; i < text.length; i++) {
-    const c = text.charCodeAt(i);
-    h1 = Math.imul(h1 ^ c, 2654435761);
-    h2 = Math.imul(h2 ^ c, 1597334677);
-  }
-  h1 = Math.imul(h1 ^ (h1 >>> 16), 2246822507) ^ Math.imul(h2 ^ (h2 >>> 13), 3266489909);
-  h2 = Math.imul(h2 ^ (h2 >>> 16), 2246822507) ^ Math.imul(h1 ^ (h1 >>> 13), 3266489909);
-  return text.length + ":" + (h2 >>> 0).toString(16) + (h1 >>> 0).toString(16);
+  return digest(text);
 }"""
+)
 
 
 def layout_options(options: dict[str, Any]) -> dict[str, Any]:
