@@ -17,6 +17,7 @@ from fractions import Fraction as F
 import pytest
 
 from kb.ledger.finite_run import RunResult, decode_step, simulate
+from tests.ledger.same_run import assert_same_run
 
 
 @dataclass
@@ -86,14 +87,7 @@ def _same(args: tuple[int, int, int, int, int]) -> None:
     times = (F(3), F(11), F(40), F(1, 2))
     grouped = simulate(clients, requests, inputs, outputs, budget, *times)
     reference = per_request(clients, requests, inputs, outputs, budget, *times)
-    assert grouped.duration == reference.duration
-    assert grouped.steps == reference.steps
-    for mine, theirs in (
-        (grouped.ttfts, reference.ttfts),
-        (grouped.tpots, reference.tpots),
-        (grouped.latencies, reference.latencies),
-    ):
-        assert sorted(mine) == sorted(theirs)
+    assert_same_run(grouped, reference)
 
 
 SMALL = [
