@@ -543,9 +543,7 @@ def evaluate_row(
     try:
         scenario, measures, assumed = conditions(kb, record, row)
     except _NotEvaluable as why:
-        reason = str(why)
-        if row.get("measures") is None:  # declared: unpriced, a row's metric kb cannot price
-            reason = unpriced_reasons().get(f"{record.id}#results.{index}", reason)
+        reason = _declared_reason(f"{record.id}#results.{index}", row, str(why))
         return RowResult(
             **base,  # type: ignore[arg-type]
             measures=row.get("measures"),
@@ -728,6 +726,19 @@ def _over_capacity(
         f"at context {scenario.context}; the rest wait)",
     )
     return capped, result
+
+
+def _declared_reason(key: str, row: Mapping[str, Any], reason: str) -> str:
+    """A not-evaluable row's reason, made precise where `unpriced` declares one for it.
+
+    A row without `measures` shows the declared reason instead of kb's generic one; a row
+    with `measures` keeps kb's own reason (what kb found missing) followed by the declared
+    one (`unpriced.with_measures`). Only rows that never became a scenario reach here.
+    """
+    declared = unpriced_reasons().get(key)
+    if declared is None:
+        return reason
+    return declared if row.get("measures") is None else f"{reason}; {declared}"
 
 
 @lru_cache(maxsize=1)
