@@ -63,15 +63,15 @@ def test_every_mlperf_row_is_declared(shipped: KnowledgeBase) -> None:
 
 
 @pytest.mark.parametrize("receipt", [r for r in RECEIPTS if "mi300x" not in r])
-def test_with_its_ceiling_an_offline_row_lacks_only_the_input_length(
+def test_given_its_ceiling_an_offline_row_lacks_the_input_length_next(
     shipped: KnowledgeBase, receipt: str
 ) -> None:
     """The premise of the Offline reason: given a batch, kb stops at the input length.
 
     The Offline row is given its engines' ceiling as a concurrency (the largest in-flight
-    batch the harness allows, times the engines, read from the receipt's provenance) and
-    the reference's mean output; kb then names the input length as what it lacks. Nothing
-    is priced here: the concurrency is only the rule's premise, not a measured condition.
+    batch the harness allows, times the engines, read from the receipt's provenance); kb
+    then names the input length as what it lacks, and is not evaluable for it. Nothing is
+    priced here: the concurrency is only the premise of a rule, not a measured condition.
     """
     record = shipped.records[receipt]
     row = record.data["results"][0]
@@ -79,7 +79,7 @@ def test_with_its_ceiling_an_offline_row_lacks_only_the_input_length(
     assert found is not None
     ceiling = int(found[1])
     engines = 8 // int(row["tp"])
-    given = {**row, "concurrency": ceiling * engines, "output_tokens": 1}
+    given = {**row, "concurrency": ceiling * engines}
     result = evaluate_row(shipped, record, 0, given, False)
     assert result.state == NOT_EVALUABLE
     assert result.reason.startswith("the source does not state the input length"), result.reason
