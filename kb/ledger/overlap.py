@@ -65,7 +65,7 @@ def _prefill(result: Outcome) -> Phase | None:
     return Phase(request.prefill_read, sent)
 
 
-def _halves(kb: KnowledgeBase, scenario: Scenario) -> tuple[Outcome, ...]:
+def _halves(kb: KnowledgeBase, scenario: Scenario) -> tuple[Outcome, Outcome]:
     """The scenario priced at each micro-batch: ceil and floor of half the replica's batch."""
     per_replica = scenario.batch // scenario.dp
     sizes = sorted({(per_replica + 1) // 2, per_replica // 2}, reverse=True)
