@@ -42,6 +42,7 @@ from typing import Any
 
 from kb.ledger.capacity import MEMORY_MEASURES, capacity, memory_prediction
 from kb.ledger.offline_run import offline_row, prefill_stall, replica_pool, unheld
+from kb.ledger.overlap import overlapped_rows, two_batch_overlap
 from kb.ledger.paged_run import Pool
 from kb.ledger.quantities import QuantityError, figure
 from kb.ledger.scenario import (
@@ -618,6 +619,8 @@ def evaluate_row(
             reason=f"measured, but kb finds it does not fit ({shortfall})",
             outcome=result,
         )
+    if f"{record.id}#results.{index}" in overlapped_rows():  # declared: two_batch_overlap
+        result = _two_batch(kb, scenario, result, common)
     if _at_concurrency(row, scenario):
         served = (
             _finite(kb, scenario, row, measures, result, common, pool)  # declared: finite_run
@@ -880,6 +883,33 @@ def _first_token(
         )
     common["assumed"] = (*common["assumed"], note)
     return replace(result, ttft=first + Fraction(per_replica - 1, per_replica) * rest)
+
+
+def _two_batch(
+    kb: KnowledgeBase, scenario: Scenario, result: Outcome, common: dict[str, Any]
+) -> Outcome:
+    """The row's pass and step under SGLang's two-batch overlap (declared: `two_batch_overlap`).
+
+    Unchanged (and said so) when kb cannot price it: a replica of one sequence, a half
+    not priced, or no expert-parallel communication to overlap.
+    """
+    found = two_batch_overlap(kb, scenario, result)
+    if found is None:
+        note = "two_batch_overlap declared for this row, but kb finds nothing to overlap"
+        common["assumed"] = (*common["assumed"], note)
+        return result
+    parts = "; ".join(
+        f"{name}: C = {_ms(both.compute)}, M = {_ms(both.communication)} (in series "
+        f"{_ms(whole.compute)} + {_ms(whole.communication)})"
+        for name, whole, both in found.phases
+    )
+    note = (
+        f"two-batch overlap (two_batch_overlap): micro-batches of {found.sizes[0]} and "
+        f"{found.sizes[1]} per replica, max(C, M) in place of the compute and the expert-"
+        f"parallel dispatch and combine in series; {parts}"
+    )
+    common["assumed"] = (*common["assumed"], note)
+    return found.result
 
 
 def _iteration(

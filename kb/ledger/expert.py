@@ -31,12 +31,14 @@ option, which gives, each from the flop classes through kb's one evaluator
 
 The dispatch and combine are ledger transfers already priced: a TransferSpec with the
 class's time as `bytes / effective bandwidth` (as a receipt-priced transfer is), no
-latency term, no overlap (DeepSeek's two-micro-batch overlap is a workaround, not
-assumed), the pricing text naming the equation. They are estimates: the class holds its
-network term to DeepEP's table across nodes, and inside one node the class's NVLink term
-lies under DeepEP's measured time by about half (claim deepep-ll-dispatch-ep8 of that
-class), so a one-node EP time here is a lower bound. Each is priced at the envelope's
-batch; a `--set batch` or a break-even on the batch does not price them again.
+latency term, no overlap (a row whose source says it ran SGLang's two-batch overlap is
+priced with it by kb/ledger/overlap.py, kb/data/end-to-end.json `two_batch_overlap`; a
+placement never assumes it), the pricing text naming the equation. They are estimates:
+the class holds its network term to DeepEP's table across nodes, and inside one node the
+class's NVLink term lies under DeepEP's measured time by about half (claim
+deepep-ll-dispatch-ep8 of that class), so a one-node EP time here is a lower bound. Each
+is priced at the envelope's batch; a `--set batch` or a break-even on the batch does not
+price them again.
 """
 
 from __future__ import annotations

@@ -28,7 +28,7 @@ the machine). Requests in the same state are simulated as one group, exactly.
 from __future__ import annotations
 
 import statistics
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from fractions import Fraction
 
 STATISTICS = ("mean", "median")
@@ -63,6 +63,7 @@ class RunResult:
     output_tokens: int
     requests: int
     notes: tuple[str, ...] = field(default=())
+    group_steps: int = 0  # live groups summed over the steps (what MAX_GROUP_STEPS bounds)
 
     def statistic(self, values: tuple[Fraction, ...], which: str) -> Fraction:
         """The mean or the median of `values`.
@@ -95,6 +96,21 @@ def _within_bound(group_steps: int) -> None:
     """ValueError once the simulation has counted more than MAX_GROUP_STEPS."""
     if group_steps > MAX_GROUP_STEPS:
         raise ValueError(f"the run needs more than {MAX_GROUP_STEPS:,} group-steps to simulate")
+
+
+def group_steps_floor(requests: int, input_tokens: int, output_tokens: int, budget: int) -> int:
+    """A lower bound on the group-steps `simulate` counts for such a run, found without it.
+
+    A group of requests whose whole prompt is still to prefill completes it in one step
+    only as far as the budget holds whole prompts (`_prompt_chunks`: at most
+    budget // input_tokens of them), and a prompt prefilled over several steps is one
+    request's group; groups never merge. So once prefilled each request is in a group of
+    at most max(1, budget // input_tokens) requests, and each such group is live for the
+    output_tokens - 1 steps after its first token. tests/ledger/test_finite_run.py holds
+    the bound under the counted group-steps of simulated runs.
+    """
+    most = max(1, budget // input_tokens)
+    return -(-requests // most) * (output_tokens - 1)
 
 
 def _prompt_chunks(live: list[_Group], room: int) -> list[tuple[_Group, int]]:
@@ -158,6 +174,8 @@ def simulate(
     # Each client's requests run one after another, each for at least output_tokens steps
     # with a live group: a run past the bound by this count is refused before it starts.
     _within_bound(-(-requests // clients) * output_tokens)
+    # ... and so is one whose prefilled groups alone would count past it.
+    _within_bound(group_steps_floor(requests, input_tokens, output_tokens, budget))
     live = [_Group(sent, Fraction(0), input_tokens)]
     done: list[tuple[_Group, Fraction]] = []
     now, steps, work = Fraction(0), 0, 0
@@ -184,7 +202,7 @@ def simulate(
         if freed:
             live.append(_Group(freed, now, input_tokens))
             sent += freed
-    return _result(done, now, steps, output_tokens, requests)
+    return replace(_result(done, now, steps, output_tokens, requests), group_steps=work)
 
 
 def _result(

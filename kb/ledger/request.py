@@ -54,6 +54,7 @@ class Request:
     energy_per_token: Fraction | None = None  # J per output token over the whole request
     energy_provenance: str = "none"  # "estimated at TDP", or "none" (and energy_note says why)
     energy_note: str = ""
+    prefill_costs: tuple[tuple[str, Fraction], ...] = ()  # (transfer name, raw s) of the pass
 
 
 def request(envelope: Envelope, option: OptionSpec, ledger: Ledger) -> Request | None:
@@ -103,4 +104,5 @@ def request(envelope: Envelope, option: OptionSpec, ledger: Ledger) -> Request |
         energy,
         kind if energy is not None else "none",
         note,
+        tuple((t.name, Fraction(c.raw)) for t, c in zip(option.prefill, costs, strict=True)),
     )

@@ -154,6 +154,7 @@ class Outcome:
     provenance: str  # "measured" | "estimated" | "unverified"
     problems: tuple[str, ...]  # why something could not be priced, in kb's words
     pricing: tuple[str, ...] = ()  # how each collective (decode and prefill) was priced
+    request: Request | None = None  # the option's request (its parts), when it was priced
 
 
 def evaluate(scenarios: Sequence[Scenario], kb: KnowledgeBase) -> tuple[Outcome, ...]:
@@ -238,6 +239,7 @@ def outcome(scenario: Scenario, kb: KnowledgeBase) -> Outcome:
         problems=tuple(problems),
         pricing=tuple(t.pricing for t in ledger.transfers)
         + (request.pricing if request is not None else ()),
+        request=request,
     )
 
 

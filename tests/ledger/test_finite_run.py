@@ -14,8 +14,9 @@ from kb.ledger.endtoend import (
     _finite_run_row,
     evaluate_row,
 )
-from kb.ledger.finite_run import decode_step, simulate
+from kb.ledger.finite_run import MAX_GROUP_STEPS, decode_step, group_steps_floor, simulate
 from kb.model import KnowledgeBase
+from tests.sample import full
 
 RECIPE = "receipts/vllm-recipes-llama-3.3-70b-mi355x-tp1-8k1k-conc64"
 
@@ -128,3 +129,61 @@ def test_a_receipt_row_of_a_huge_run_is_not_evaluable_with_the_reason(
     result = _row(shipped, 1, prompts=10**9)
     assert result.state == NOT_EVALUABLE
     assert "group-steps" in result.reason
+
+
+GRID = [
+    (clients, requests, inputs, outputs, budget)
+    for clients in (1, 3, 8)
+    for requests in (1, 5, 24)
+    for inputs in (1, 4, 9)
+    for outputs in (1, 2, 7)
+    for budget in (clients + 1, 10, 40)
+    if budget > clients
+]
+
+
+@pytest.mark.parametrize("run", GRID)
+def test_the_group_steps_floor_never_exceeds_the_count(run: tuple[int, ...]) -> None:
+    """The premise of the early refusal: the floor is under what `simulate` counts."""
+    clients, requests, inputs, outputs, budget = run
+    found = simulate(clients, requests, inputs, outputs, budget, F(1), F(2), F(3), F(1, 2))
+    assert group_steps_floor(requests, inputs, outputs, budget) <= found.group_steps
+
+
+def _refused(*args: Any) -> bool:
+    try:
+        simulate(*args, F(1), F(2), F(3), F(1, 2))
+    except ValueError as exc:
+        assert "group-steps" in str(exc)
+        return True
+    return False
+
+
+def test_a_run_the_floor_refuses_is_refused_by_the_count_too(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Same verdict as the full path, on a bound lowered so the full count runs in a blink."""
+    import kb.ledger.finite_run as fr
+
+    monkeypatch.setattr(fr, "MAX_GROUP_STEPS", 3000)
+    run = (16, 256, 100, 40, 120)  # one prompt a step: 256 one-request groups x 39 steps
+    assert fr.group_steps_floor(256, 100, 40, 120) > 3000
+    assert _refused(*run)
+    monkeypatch.setattr(fr, "group_steps_floor", lambda *_: 0)  # the full path alone
+    assert _refused(*run)
+
+
+def test_the_b200_deepseek_run_is_refused_before_it_starts(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """TensorRT-LLM's DeepSeek-R1 B200 run per replica (6,144 requests, 384 clients): refused
+    by the floor (6.3 M group-steps), at once; with KB_FULL=1 the full count refuses it too
+    (about 4 CPU-s)."""
+    import kb.ledger.finite_run as fr
+
+    run = (384, 6144, 1024, 2048, 1536)
+    assert group_steps_floor(6144, 1024, 2048, 1536) > MAX_GROUP_STEPS
+    assert _refused(*run)
+    if full():
+        monkeypatch.setattr(fr, "group_steps_floor", lambda *_: 0)  # the full path alone
+        assert _refused(*run)
