@@ -6,10 +6,11 @@ queued at once, and reports N x output_tokens / the run's total latency. The run
 keeps at most C requests in flight (C: `assumed.max_load_batch`) and admits a queued
 one when one finishes; its step's token budget is trtllm-bench's own max_num_tokens.
 
-This module says which rows the rule prices and gives the run's budget; the run itself
-is finite_run's simulation (kb.ledger.finite_run), called by kb.ledger.endtoend with the
-row's `prompts` as N, C as the clients and the budget below as `max_batched_tokens`.
-Pure: no I/O beyond the packaged declaration.
+This module says which rows the rule prices, gives the run's budget, and steps the run:
+finite_run's rule (kb.ledger.finite_run) as kb.ledger.run_by_step steps it, its times
+rounded to RESOLUTION; kb.ledger.endtoend calls it with the row's `prompts` as N, C as
+the clients and the budget below as `max_batched_tokens`. Pure: no I/O beyond the
+packaged declaration.
 """
 
 from __future__ import annotations
