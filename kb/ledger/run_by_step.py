@@ -9,7 +9,8 @@ group of its own, so that costs requests x steps: past finite_run's bound
 This module runs the same rule, step for step, without visiting the decoding groups:
 every running request past its prompt emits one token a step, so a group whose prompt
 completes at step s finishes at step s + O - 1, and the step needs only the number of
-decodes and the prompts still to prefill. The prompt tokens of a step are chosen by
+decodes and the prompts still to prefill; with no prompt waiting, the decode-only steps
+up to the next group's end are one product. The prompt tokens of a step are chosen by
 finite_run's own `_prompt_chunks`, the step's time by its `decode_step`'s formula counted
 in integer units of time, the result built by its `_result`: the same numbers in the
 same order, so the result is finite_run's exactly (tests/ledger/test_run_by_step.py
@@ -84,11 +85,15 @@ def simulate(
     done: list[tuple[_Group, Fraction]] = []
     now, steps, decodes, finished = 0, 0, 0, 0
     while finished < requests:
+        base = at_one + slope * (decodes - 1) if decodes else idle
+        if not waiting:  # decode-only steps until the next group ends: counted at once
+            idle_steps = next(iter(ending)) - steps - 1
+            now, steps = now + idle_steps * base, steps + idle_steps
         if steps >= MAX_STEPS:
             raise ValueError(f"the run needs more than {MAX_STEPS:,} steps to simulate")
         chunks = _prompt_chunks(waiting, budget - decodes)
         prompt = sum(g.count * take for g, take in chunks)
-        now += (at_one + slope * (decodes - 1) if decodes else idle) + prompt * per_token
+        now += base + prompt * per_token
         steps += 1
         for g, take in chunks:
             g.prompt_left -= take
