@@ -40,6 +40,7 @@ from fractions import Fraction
 from functools import lru_cache
 from typing import Any
 
+from kb.ledger import trtllm_bench
 from kb.ledger.capacity import MEMORY_MEASURES, capacity, memory_prediction
 from kb.ledger.offline_run import offline_row, prefill_stall, replica_pool, unheld
 from kb.ledger.overlap import overlapped_rows, two_batch_overlap
@@ -621,9 +622,13 @@ def evaluate_row(
         )
     if f"{record.id}#results.{index}" in overlapped_rows():  # declared: two_batch_overlap
         result = _two_batch(kb, scenario, result, common)
-    if _at_concurrency(row, scenario):
+    engine = (record.get("engine.record"), record.get("engine.version"))
+    bench = trtllm_bench.applies(*engine, row, measures)  # declared: trtllm_bench_run
+    if bench:  # a run of the row's N requests at trtllm-bench's budget: finite_run prices it
+        row = trtllm_bench.run_row(row, scenario.batch, scenario.pp)
+    if _at_concurrency(row, scenario) or bench:
         served = (
-            _finite(kb, scenario, row, measures, result, common, pool)  # declared: finite_run
+            _finite(kb, scenario, row, measures, result, common, pool, bench)  # finite_run
             if _finite_run_row(row, measures, scenario.engine)
             else _serving(kb, scenario, result, common)  # declared: serving_steady_state
         )
@@ -1030,13 +1035,16 @@ def _finite(
     at_c: Outcome,
     common: dict[str, Any],
     pool: Pool | None = None,
+    stepped: bool = False,
 ) -> Outcome | str:
     """The outcome of a run of N requests at concurrency C (kb.ledger.finite_run).
 
     The decode step at batch 1 and at batch C (`at_c`), the prompt's pass at one sequence
     per replica and its per-layer overhead are the composed ledger's; the run is simulated
     per replica, in the replica's KV pool when one is given (an offline run:
-    kb.ledger.paged_run). A string says why the row cannot be priced so.
+    kb.ledger.paged_run), or, `stepped`, by trtllm_bench.stepped_run (a trtllm-bench
+    run: the same rule at the declared time resolution). A string says why the row
+    cannot be priced so.
     """
     from kb.ledger.finite_run import simulate
     from kb.ledger.paged_run import Times, simulate_paged
@@ -1072,8 +1080,8 @@ def _finite(
                 pool,
                 times,
             )
-        else:
-            run = simulate(
+        else:  # a trtllm-bench run is stepped at its declared resolution (trtllm_bench_run)
+            run = (trtllm_bench.stepped_run if stepped else simulate)(
                 clients // scenario.dp,
                 requests // scenario.dp,
                 scenario.input_tokens,

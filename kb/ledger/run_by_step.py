@@ -1,0 +1,114 @@
+"""finite_run's rule, stepped in time proportional to the steps (kb/ledger/finite_run.py).
+
+kb.ledger.finite_run.simulate visits every live request group at every step. A run whose
+token budget admits less than one prompt a step (trtllm-bench's max_num_tokens at a
+large in-flight batch: kb/data/end-to-end.json `trtllm_bench_run`) makes each request a
+group of its own, so that costs requests x steps: past finite_run's bound
+(MAX_GROUP_STEPS) for runs of 1,500-3,000 requests of 1,000-2,048 tokens.
+
+This module runs the same rule, step for step, without visiting the decoding groups:
+every running request past its prompt emits one token a step, so a group whose prompt
+completes at step s finishes at step s + O - 1, and the step needs only the number of
+decodes and the prompts still to prefill; with no prompt waiting, the decode-only steps
+up to the next group's end are one product. The prompt tokens of a step are chosen by
+finite_run's own `_prompt_chunks`, the step's time by its `decode_step`'s formula counted
+in integer units of time, the result built by its `_result`: the same numbers in the
+same order, so the result is finite_run's exactly (tests/ledger/test_run_by_step.py
+holds the two equal on runs both can do).
+Pure: numbers in, a RunResult out; ValueError as finite_run's.
+"""
+
+from __future__ import annotations
+
+import math
+from collections import defaultdict
+from fractions import Fraction
+
+from kb.ledger.finite_run import (
+    RunResult,
+    _Group,
+    _prompt_chunks,
+    _result,
+)
+
+MAX_STEPS = 2_000_000  # steps simulated, counted (the refusal never depends on the machine)
+
+
+def _check(clients: int, requests: int, inputs: int, outputs: int, budget: int) -> None:
+    """ValueError on a run the rule cannot run (finite_run.simulate's checks)."""
+    if clients < 1 or requests < 1 or inputs < 1 or outputs < 1:
+        raise ValueError("clients, requests, input and output tokens must be at least 1")
+    if budget <= clients:
+        raise ValueError(
+            f"a token budget of {budget} leaves no prompt token beside {clients} decodes"
+        )
+
+
+def _scale(times: tuple[Fraction, ...], clients: int, inputs: int) -> int:
+    """A denominator D that makes every time the run adds an integer count of 1/D seconds.
+
+    A step adds t_dec(b) = at_one + (at_C - at_one)(b - 1)/(C - 1) (finite_run's
+    decode_step), the overhead, and prompt tokens at prefill_stall/I each: D is the
+    times' common denominator times (C - 1) and I.
+    """
+    common = math.lcm(*(t.denominator for t in times))
+    return common * max(clients - 1, 1) * inputs
+
+
+def simulate(
+    clients: int,
+    requests: int,
+    input_tokens: int,
+    output_tokens: int,
+    budget: int,
+    step_at_one: Fraction,
+    step_at_clients: Fraction,
+    prefill_stall: Fraction,
+    overhead: Fraction,
+) -> RunResult:
+    """finite_run.simulate's run of `requests` through `clients`, stepped by decode counts.
+
+    Time is counted in integer units of 1/D seconds (`_scale`), so a step costs integer
+    additions, and each group's times become fractions once, at the end.
+    """
+    _check(clients, requests, input_tokens, output_tokens, budget)
+    times = (step_at_one, step_at_clients, prefill_stall, overhead)
+    if min(times) < 0:
+        raise ValueError("times must be non-negative")
+    scale = _scale(times, clients, input_tokens)
+    at_one, at_clients, stall, idle = (int(t * scale) for t in times)
+    slope = (at_clients - at_one) // (clients - 1) if clients > 1 else 0
+    per_token = stall // input_tokens
+    sent = min(clients, requests)
+    waiting = [_Group(sent, Fraction(0), input_tokens)]  # prompts not yet prefilled, in order
+    ending: dict[int, list[_Group]] = defaultdict(list)  # step -> groups finishing then
+    done: list[tuple[_Group, Fraction]] = []
+    now, steps, decodes, finished = 0, 0, 0, 0
+    while finished < requests:
+        base = at_one + slope * (decodes - 1) if decodes else idle
+        if not waiting:  # decode-only steps until the next group ends: counted at once
+            idle_steps = next(iter(ending)) - steps - 1
+            now, steps = now + idle_steps * base, steps + idle_steps
+        if steps >= MAX_STEPS:
+            raise ValueError(f"the run needs more than {MAX_STEPS:,} steps to simulate")
+        chunks = _prompt_chunks(waiting, budget - decodes)
+        prompt = sum(g.count * take for g, take in chunks)
+        now += base + prompt * per_token
+        steps += 1
+        for g, take in chunks:
+            g.prompt_left -= take
+            if not g.prompt_left:
+                g.first, g.emitted = Fraction(now, scale), 1
+                ending[steps + output_tokens - 1].append(g)
+                decodes += g.count if output_tokens > 1 else 0
+        waiting = [g for g in waiting if g.prompt_left]
+        ended = ending.pop(steps, [])
+        count = sum(g.count for g in ended)
+        decodes -= count if output_tokens > 1 else 0
+        finished += count
+        done.extend((g, Fraction(now, scale)) for g in ended)
+        freed = min(count, requests - sent)
+        if freed:
+            waiting.append(_Group(freed, Fraction(now, scale), input_tokens))
+            sent += freed
+    return _result(done, Fraction(now, scale), steps, output_tokens, requests)

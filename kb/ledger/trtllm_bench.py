@@ -1,0 +1,124 @@
+"""A trtllm-bench maximum-load run of N requests (kb/data/end-to-end.json `trtllm_bench_run`).
+
+TensorRT-LLM's perf overview runs `trtllm-bench throughput` over a dataset of N
+requests (the page's `$num_requests` for each input/output length) with every request
+queued at once, and reports N x output_tokens / the run's total latency. The runtime
+keeps at most C requests in flight (C: `assumed.max_load_batch`) and admits a queued
+one when one finishes; its step's token budget is trtllm-bench's own max_num_tokens.
+
+This module says which rows the rule prices, gives the run's budget, and steps the run:
+finite_run's rule (kb.ledger.finite_run) as kb.ledger.run_by_step steps it, its times
+rounded to RESOLUTION; kb.ledger.endtoend calls it with the row's `prompts` as N, C as
+the clients and the budget below as `max_batched_tokens`. Pure: no I/O beyond the
+packaged declaration.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from collections.abc import Mapping
+from fractions import Fraction
+from functools import lru_cache
+from typing import Any
+
+from kb.ledger.finite_run import RunResult
+from kb.ledger.run_by_step import simulate
+
+# The measures a trtllm-bench run prices (the rule's `applies_to`).
+RUN_MEASURES = ("output_tokens_per_s", "output_tokens_per_s_per_gpu", "total_tokens_per_s")
+
+# trtllm-bench's caps (tensorrt_llm/bench/build/tuning.py finetune_setting).
+BATCH_CAP = 4096
+TOKEN_CAP = 32768
+
+# The run's four times are rounded to this many seconds before it is stepped (the rule's
+# `resolution`): the composed ledger's exact fractions carry denominators of thousands of
+# bits, which thousands of steps of exact sums make a minute's CPU; at a femtosecond the
+# predicted rate moves by under 1e-9 of itself (tests/ledger/test_trtllm_bench_run.py).
+RESOLUTION = Fraction(1, 10**15)
+
+
+@lru_cache(maxsize=1)
+def versions() -> dict[str, tuple[str, ...]]:
+    """kb/data/end-to-end.json `trtllm_bench_run`: engine -> the versions it names."""
+    from kb.resources import ResourceMissing, _package_dir
+
+    path = _package_dir("data") / "end-to-end.json"
+    try:
+        entry = json.loads(path.read_text(encoding="utf-8"))["trtllm_bench_run"]
+        return {
+            engine: tuple(str(v) for v in node["versions"])
+            for engine, node in entry.items()
+            if isinstance(node, dict) and "versions" in node
+        }
+    except (OSError, ValueError, KeyError, TypeError, AttributeError) as exc:
+        raise ResourceMissing(
+            f"kb's packaged {path} is missing or malformed ({exc}); reinstall kb"
+        ) from None
+
+
+def applies(engine: object, version: object, row: Mapping[str, Any], measures: str) -> bool:
+    """True when the rule prices this row: a declared engine version's maximum-load run of N."""
+    prompts = row.get("prompts")
+    return (
+        str(version) in versions().get(str(engine), ())
+        and row.get("load") == "maximum"
+        and row.get("batch") is None
+        and row.get("concurrency") is None
+        and isinstance(prompts, int)
+        and not isinstance(prompts, bool)
+        and prompts >= 1
+        and measures in RUN_MEASURES
+    )
+
+
+def max_num_tokens(batch: int, input_tokens: int, output_tokens: int, pp: int = 1) -> int:
+    """trtllm-bench's max_num_tokens for a run whose cache holds `batch` requests.
+
+    finetune_setting: raw_bs = min(batch, 4096)/pp; raw_token = min(raw_bs x (1 +
+    input/output), 32768); then at least 2048 in steps of 256 below 4096 tokens, steps of
+    512 below 8192, else steps of 1024 (each rounded up).
+    """
+    if min(batch, input_tokens, output_tokens, pp) < 1:
+        raise ValueError("batch, input and output tokens and pp must be at least 1")
+    raw_bs = min(batch, BATCH_CAP) / pp
+    raw_token = min(raw_bs * (1 + input_tokens / output_tokens), TOKEN_CAP)
+    if raw_token < 4096:
+        return max(2048, 256 * math.ceil(raw_token / 256))
+    if raw_token < 8192:
+        return 512 * math.ceil(raw_token / 512)
+    return 1024 * math.ceil(raw_token / 1024)
+
+
+def run_row(row: Mapping[str, Any], batch: int, pp: int) -> dict[str, Any]:
+    """The row as finite_run reads it: its N, and the budget trtllm-bench sets at batch C."""
+    inputs, outputs = int(row["input_tokens"]), int(row["output_tokens"])
+    return {**row, "max_batched_tokens": max_num_tokens(batch, inputs, outputs, pp)}
+
+
+def _rounded(seconds: Fraction) -> Fraction:
+    """`seconds` to the nearest multiple of RESOLUTION."""
+    return round(seconds / RESOLUTION) * RESOLUTION
+
+
+def stepped_run(
+    clients: int,
+    requests: int,
+    input_tokens: int,
+    output_tokens: int,
+    budget: int,
+    step_at_one: Fraction,
+    step_at_clients: Fraction,
+    prefill_stall: Fraction,
+    overhead: Fraction,
+    resolution: bool = True,
+) -> RunResult:
+    """finite_run's rule stepped (kb.ledger.run_by_step) at the declared time resolution.
+
+    `resolution=False` steps the exact times (the full path the tests compare it with).
+    """
+    times = [step_at_one, step_at_clients, prefill_stall, overhead]
+    if resolution:
+        times = [_rounded(t) for t in times]
+    return simulate(clients, requests, input_tokens, output_tokens, budget, *times)

@@ -1,0 +1,162 @@
+"""A trtllm-bench maximum-load row is a run of N requests (end-to-end.json `trtllm_bench_run`).
+
+TensorRT-LLM's v1.0 perf overview runs `trtllm-bench throughput` over the page's
+$num_requests per input/output length, every request queued at once, at most C in
+flight, and reports N x O / the run's total latency. kb prices those rows with
+finite_run's rule (C clients, N requests) at trtllm-bench's own max_num_tokens, stepped
+by kb.ledger.run_by_step at the declared time resolution. These tests hold the rule to
+its declaration and its sources, the receipts to the page's table, and the resolution
+to the exact run (two rows per push; every row under KB_FULL=1).
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+import os
+from fractions import Fraction
+from pathlib import Path
+
+import pytest
+
+from kb.ledger import trtllm_bench
+from kb.ledger.endtoend import RowResult, evaluate_row
+from kb.model import KnowledgeBase
+
+DATA = Path(__file__).resolve().parents[2] / "kb" / "data" / "end-to-end.json"
+ENGINE, VERSION = "engines/tensorrt-llm", "1.0 release line (exact build not stated)"
+RECEIPTS = (
+    "receipts/trtllm-v1.0-llama-3.1-405b-throughput-h100-h200",
+    "receipts/trtllm-v1.0-llama-3.1-8b-throughput-h100-h200",
+    "receipts/trtllm-v1.0-llama-3.3-70b-throughput-h100-h200-b200",
+    "receipts/trtllm-v1.0-llama-4-maverick-throughput-h100-h200-b200",
+    "receipts/trtllm-v1.0-llama-4-scout-throughput-h100-h200-b200",
+    "receipts/trtllm-v1.0-qwen3-235b-a22b-throughput-h100-h200-b200",
+)
+# The page's "$num_requests" table (sources/trtllm-perf-overview-v1.0, 'Preparing a Dataset').
+NUM_REQUESTS = {
+    (128, 128): 30000,
+    (128, 2048): 3000,
+    (128, 4096): 1500,
+    (1000, 2000): 1500,
+    (2048, 128): 3000,
+    (2048, 2048): 1500,
+    (5000, 500): 1500,
+    (1000, 1000): 3000,
+    (500, 2000): 3000,
+    (20000, 2000): 1000,
+}
+
+
+def test_the_rule_is_declared_from_the_benchmark_method_and_code() -> None:
+    entry = json.loads(DATA.read_text())["trtllm_bench_run"]
+    assert entry[ENGINE]["versions"] == [VERSION]
+    assert "before any row was priced" in entry["reason"]
+    sources = " ".join(entry["sources"])
+    for cited in ("perf-overview", "tuning.py", "throughput.py"):
+        assert cited in sources
+    assert trtllm_bench.versions() == {ENGINE: (VERSION,)}
+    assert "femtosecond" in entry["resolution"]
+    assert Fraction(1, 10**15) == trtllm_bench.RESOLUTION
+
+
+@pytest.mark.parametrize(
+    ("batch", "inputs", "outputs", "pp", "tokens"),
+    [
+        (1272, 128, 2048, 1, 2048),  # 1351.5 raw: the 2048 floor
+        (2204, 128, 128, 1, 4608),  # 4408 raw: steps of 512
+        (4096, 128, 128, 1, 8192),  # 8192 raw: steps of 1024
+        (9000, 128, 128, 1, 8192),  # the batch capped at 4096 first
+        (4096, 20000, 2000, 1, 32768),  # 45056 raw: capped at 32768
+        (1000, 1000, 1000, 2, 2048),  # pp halves the batch: 1000 raw
+        (3000, 1000, 1000, 1, 6144),  # 6000 raw: steps of 512
+        (207, 5000, 500, 1, 2304),  # 2277 raw: steps of 256 above the floor
+    ],
+)
+def test_the_budget_is_trtllm_bench_finetune_setting(
+    batch: int, inputs: int, outputs: int, pp: int, tokens: int
+) -> None:
+    assert trtllm_bench.max_num_tokens(batch, inputs, outputs, pp) == tokens
+
+
+def test_the_receipts_state_the_pages_request_counts(shipped: KnowledgeBase) -> None:
+    seen = 0
+    for rid in RECEIPTS:
+        record = shipped.get(rid)
+        assert record is not None
+        assert record.get("engine.version") == VERSION
+        for row in record.data["results"]:
+            assert row["load"] == "maximum"
+            assert row["prompts"] == NUM_REQUESTS[(row["input_tokens"], row["output_tokens"])]
+            seen += 1
+    assert seen == 64
+
+
+def _row(shipped: KnowledgeBase, rid: str, index: int, **change: object) -> RowResult:
+    record = shipped.get(rid)
+    assert record is not None
+    row = {**record.data["results"][index], **change}
+    row = {k: v for k, v in row.items() if v is not None}
+    return evaluate_row(shipped, record, index, row, False)
+
+
+def test_a_row_is_priced_as_the_run_and_without_its_count_as_one_batch(
+    shipped: KnowledgeBase,
+) -> None:
+    run = _row(shipped, RECEIPTS[3], 0)  # Maverick, 8 x H100, 128/2048: N = 3000
+    batch = _row(shipped, RECEIPTS[3], 0, prompts=None)
+    assert any("a run of 3000 requests" in a for a in run.assumed)
+    assert not any("a run of" in a for a in batch.assumed)
+    assert run.predicted is not None and batch.predicted is not None
+    assert run.predicted < batch.predicted
+
+
+def test_only_a_declared_versions_maximum_load_rows_get_it() -> None:
+    row = {"load": "maximum", "prompts": 3000}
+    assert trtllm_bench.applies(ENGINE, VERSION, row, "output_tokens_per_s")
+    assert not trtllm_bench.applies(ENGINE, "v0.9.0", row, "output_tokens_per_s")
+    assert not trtllm_bench.applies("engines/vllm", VERSION, row, "output_tokens_per_s")
+    assert not trtllm_bench.applies(ENGINE, VERSION, {"load": "maximum"}, "output_tokens_per_s")
+    assert not trtllm_bench.applies(ENGINE, VERSION, {**row, "batch": 64}, "output_tokens_per_s")
+    assert not trtllm_bench.applies(ENGINE, VERSION, row, "ttft")
+
+
+def _verdicts(shipped: KnowledgeBase, cases: list[tuple[str, int]]) -> list[tuple[str, float]]:
+    out = []
+    for rid, index in cases:
+        result = _row(shipped, rid, index)
+        assert result.error is not None
+        out.append((result.state, float(result.error)))
+    return out
+
+
+def _same_verdicts(
+    shipped: KnowledgeBase, monkeypatch: pytest.MonkeyPatch, cases: list[tuple[str, int]]
+) -> None:
+    rounded = _verdicts(shipped, cases)
+    exact = functools.partial(trtllm_bench.stepped_run, resolution=False)
+    monkeypatch.setattr(trtllm_bench, "stepped_run", exact)
+    for (state, error), (full_state, full_error) in zip(
+        rounded, _verdicts(shipped, cases), strict=True
+    ):
+        assert state == full_state
+        assert abs(error - full_error) < 1e-9
+
+
+def test_the_resolution_gives_the_exact_runs_verdict(
+    shipped: KnowledgeBase, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # premise: a short-run row (30000 x 128/128) and a long one (1500 x 2048/2048)
+    _same_verdicts(shipped, monkeypatch, [(RECEIPTS[1], 0), (RECEIPTS[4], 7)])
+
+
+@pytest.mark.skipif(not os.environ.get("KB_FULL"), reason="KB_FULL=1 compares every row")
+def test_the_resolution_gives_the_exact_runs_verdict_on_every_row(
+    shipped: KnowledgeBase, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    cases = []
+    for rid in RECEIPTS:
+        record = shipped.get(rid)
+        assert record is not None
+        cases += [(rid, i) for i in range(len(record.data["results"]))]
+    _same_verdicts(shipped, monkeypatch, cases)
