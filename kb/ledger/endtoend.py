@@ -53,6 +53,7 @@ from kb.ledger.scenario import (
     outcome,
     prefill_matmul_receipt,
 )
+from kb.ledger.turbomind_pool import past_pool, pooled_outcome
 from kb.model import KnowledgeBase, Record
 
 VALIDATED = "validated"
@@ -586,6 +587,10 @@ def evaluate_row(
             state=NOT_EVALUABLE,
             reason=str(exc),
         )
+    tm = past_pool(str(record.id), scenario) if measures == "ttft" else None
+    if tm is not None:  # declared: turbomind_pool
+        result, note = pooled_outcome(kb, scenario, result, tm)
+        common["assumed"] = (*common["assumed"], note)
     pool: Pool | None = None
     if _finite_run_row(row, measures, scenario.engine) and offline_row(row):
         found = replica_pool(kb, scenario)  # declared: offline_throughput.capacity
@@ -639,7 +644,7 @@ def evaluate_row(
                 outcome=result,
             )
         result = served
-    elif measures == "ttft" and _first_token_rule(record):  # declared: first_token
+    elif measures == "ttft" and _first_token_rule(record) and tm is None:  # first_token
         result = _first_token(kb, scenario, result, common)
     predicted = predicted_value(result, measures)
     if predicted is None:
