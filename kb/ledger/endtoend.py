@@ -1043,8 +1043,9 @@ def _finite(
     per replica, in the replica's KV pool when one is given (an offline run:
     kb.ledger.paged_run). A string says why the row cannot be priced so.
     """
-    from kb.ledger.finite_run import simulate
+    from kb.ledger.finite_run import RunTooLong, simulate
     from kb.ledger.paged_run import Times, simulate_paged
+    from kb.ledger.past_bound import PAST_BOUND_MEASURES, past_bound
 
     clients, requests = scenario.batch, int(row["prompts"])
     budget = int(row["max_batched_tokens"])
@@ -1089,6 +1090,10 @@ def _finite(
                 single.ttft - overhead,
                 overhead,
             )
+    except RunTooLong as exc:
+        if pool is None and measures in PAST_BOUND_MEASURES:  # declared: finite_run_past_bound
+            return past_bound(kb, scenario, requests, at_c, common, _serving)
+        return f"a run of {requests} requests: {exc}"
     except ValueError as exc:
         return f"a run of {requests} requests: {exc}"
     which = str(statistic) if statistic in ("mean", "median") else "mean"
