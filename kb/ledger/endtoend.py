@@ -54,6 +54,7 @@ from kb.ledger.scenario import (
     outcome,
     prefill_matmul_receipt,
 )
+from kb.ledger.turbomind_pool import past_pool, pooled_outcome
 from kb.model import KnowledgeBase, Record
 
 VALIDATED = "validated"
@@ -587,6 +588,10 @@ def evaluate_row(
             state=NOT_EVALUABLE,
             reason=str(exc),
         )
+    tm = past_pool(str(record.id), scenario) if measures == "ttft" else None
+    if tm is not None:  # declared: turbomind_pool
+        result, note = pooled_outcome(kb, scenario, result, tm)
+        common["assumed"] = (*common["assumed"], note)
     pool: Pool | None = None
     if _finite_run_row(row, measures, scenario.engine) and offline_row(row):
         found = replica_pool(kb, scenario)  # declared: offline_throughput.capacity
@@ -644,7 +649,7 @@ def evaluate_row(
                 outcome=result,
             )
         result = served
-    elif measures == "ttft" and _first_token_rule(record):  # declared: first_token
+    elif measures == "ttft" and _first_token_rule(record) and tm is None:  # first_token
         result = _first_token(kb, scenario, result, common)
     predicted = predicted_value(result, measures)
     if predicted is None:
@@ -1046,8 +1051,9 @@ def _finite(
     run: the same rule at the declared time resolution). A string says why the row
     cannot be priced so.
     """
-    from kb.ledger.finite_run import simulate
+    from kb.ledger.finite_run import RunTooLong, simulate
     from kb.ledger.paged_run import Times, simulate_paged
+    from kb.ledger.past_bound import PAST_BOUND_MEASURES, past_bound
 
     clients, requests = scenario.batch, int(row["prompts"])
     budget = int(row["max_batched_tokens"])
@@ -1092,6 +1098,10 @@ def _finite(
                 single.ttft - overhead,
                 overhead,
             )
+    except RunTooLong as exc:
+        if pool is None and measures in PAST_BOUND_MEASURES:  # declared: finite_run_past_bound
+            return past_bound(kb, scenario, requests, at_c, common, _serving)
+        return f"a run of {requests} requests: {exc}"
     except ValueError as exc:
         return f"a run of {requests} requests: {exc}"
     which = str(statistic) if statistic in ("mean", "median") else "mean"

@@ -92,10 +92,14 @@ def decode_step(batch: int, clients: int, at_one: Fraction, at_clients: Fraction
     return at_one + (at_clients - at_one) * (batch - 1) / (clients - 1)
 
 
+class RunTooLong(ValueError):
+    """A run past MAX_GROUP_STEPS: the simulator's bound, not the run's physics."""
+
+
 def _within_bound(group_steps: int) -> None:
-    """ValueError once the simulation has counted more than MAX_GROUP_STEPS."""
+    """RunTooLong once the simulation has counted more than MAX_GROUP_STEPS."""
     if group_steps > MAX_GROUP_STEPS:
-        raise ValueError(f"the run needs more than {MAX_GROUP_STEPS:,} group-steps to simulate")
+        raise RunTooLong(f"the run needs more than {MAX_GROUP_STEPS:,} group-steps to simulate")
 
 
 def group_steps_floor(requests: int, input_tokens: int, output_tokens: int, budget: int) -> int:

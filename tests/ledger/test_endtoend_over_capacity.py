@@ -12,6 +12,8 @@ import json
 from dataclasses import replace
 from pathlib import Path
 
+import pytest
+
 from kb.ledger.endtoend import (
     CONTRADICTED,
     OVER_CAPACITY_MEASURES,
@@ -52,7 +54,13 @@ def test_a_tpot_row_over_capacity_is_priced_at_the_largest_batch_that_fits(
     assert any(f"in flight: {held} of the stated 64" in a for a in result.assumed)
 
 
-def test_a_ttft_row_over_capacity_still_does_not_fit(shipped: KnowledgeBase) -> None:
+def test_a_ttft_row_over_capacity_still_does_not_fit(
+    shipped: KnowledgeBase, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Without its receipt's declared pool (end-to-end.json `turbomind_pool`, which prices
+    # this row by the engine's own pool: tests/ledger/test_endtoend_turbomind_pool.py),
+    # over_capacity leaves a TTFT row at its stated batch.
+    monkeypatch.setattr("kb.ledger.endtoend.past_pool", lambda receipt, scenario: None)
     record = shipped.get(LMDEPLOY_13B)
     assert record is not None
     row = record.data["results"][TTFT_ROW]
