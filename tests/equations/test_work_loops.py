@@ -9,6 +9,7 @@ calls alone saw a handful of steps there and only the CPU guard (EQ029) bounded 
 from __future__ import annotations
 
 import traceback
+from collections.abc import Iterator
 
 import pytest
 from sympy.ntheory.multinomial import multinomial_coefficients
@@ -44,3 +45,38 @@ def test_the_sixtieth_power_of_a_sum_is_stopped_inside_its_expansion() -> None:
     assert budget.count == 50_000
     with pytest.raises(CheckTimeout, match="budget of 50,000 steps"):  # EQ014, as a check
         run_with_budget(lambda: decide_zero(expr), 50_000)
+
+
+def _one() -> int:
+    return 1
+
+
+def _calls(count: int) -> int:
+    for _ in range(count):
+        abs(_one())  # a builtin makes no step: only Python calls count
+    return count
+
+
+def _numbers(count: int) -> Iterator[int]:
+    for _ in range(count):
+        yield _one()
+
+
+def test_the_count_of_a_fixed_check_is_what_it_always_was() -> None:
+    """What the trace function counts, pinned: a Python call is a step, a generator's start
+    and each of its resumptions is one, leaving the block is two (the context manager's
+    __exit__ and the resumed `counting`), and a call-free loop's lines are steps too. The
+    values were taken with the trace function before it stopped CPython looking for line
+    events in frames it does not trace (work.py), a change that must count the same."""
+    counts = []
+    for calls in (0, 1, 10):
+        with counting(10**9) as budget:
+            _calls(calls)
+        counts.append(budget.count)
+    with counting(10**9) as budget:
+        sum(_numbers(5))
+    counts.append(budget.count)
+    with counting(10**9, fresh=True) as budget:
+        multinomial_coefficients(4, 12)
+    counts.append(budget.count)
+    assert counts == [3, 4, 13, 13, 10_707]
