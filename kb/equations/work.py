@@ -38,13 +38,16 @@ from __future__ import annotations
 import os
 import sys
 import threading
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from types import FrameType
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 if TYPE_CHECKING:
     from kb.run import Spending
+
+
+T = TypeVar("T")
 
 
 class OutOfWork(BaseException):
@@ -141,6 +144,27 @@ def counting(units: int, fresh: bool = False, run: Spending | None = None) -> It
             sys.unraisablehook = hook
         else:
             outer.count += budget.count
+
+
+def uncounted(work: Callable[[], T]) -> T:
+    """work(), neither counted nor traced by this thread's open budget (if any).
+
+    Only for kb's own work that is bounded whatever the input: the parse of an
+    expression a check reads from its record (kb.equations.expr bounds its length,
+    syntax nodes, depth, literals and powers; the parse of every equation runs outside
+    any budget for that reason, in System.build_system). Under the trace function a
+    call costs some 2.5 times its untraced cost, and the parse of a claim's `expr` was
+    counted in its check. Nothing else changes: the work runs where it ran, on the
+    same SymPy cache, and the calls before and after it are counted as they were.
+    """
+    if not _LOCAL.stack:
+        return work()  # no budget: any other trace function (a debugger's) is left alone
+    tracer = sys.gettrace()
+    sys.settrace(None)
+    try:
+        return work()
+    finally:
+        sys.settrace(tracer)
 
 
 def _rearming(hook: Any) -> Any:

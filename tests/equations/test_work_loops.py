@@ -8,15 +8,17 @@ calls alone saw a handful of steps there and only the CPU guard (EQ029) bounded 
 
 from __future__ import annotations
 
+import sys
 import traceback
 from collections.abc import Iterator
+from types import FrameType
 
 import pytest
 from sympy.ntheory.multinomial import multinomial_coefficients
 
 from kb.equations.expr import parse_expression
 from kb.equations.timeout import CheckTimeout, run_with_budget
-from kb.equations.work import OutOfWork, counting
+from kb.equations.work import OutOfWork, counting, uncounted
 
 
 def test_a_call_free_loop_is_stopped_by_a_small_budget() -> None:
@@ -80,3 +82,30 @@ def test_the_count_of_a_fixed_check_is_what_it_always_was() -> None:
         multinomial_coefficients(4, 12)
     counts.append(budget.count)
     assert counts == [3, 4, 13, 13, 10_707]
+
+
+def test_uncounted_work_makes_no_step_and_the_count_goes_on_after_it() -> None:
+    """kb.equations.work.uncounted: bounded work inside a budget (a parse) is not counted;
+    calling it is one step, and the calls after it are counted as before."""
+    with counting(10**9) as budget:
+        assert uncounted(lambda: _calls(10)) == 10
+    assert budget.count == 3  # uncounted's own call, then leaving the block (two)
+    with counting(10**9) as budget:
+        uncounted(lambda: _calls(10))
+        _calls(5)
+    assert budget.count == 3 + 6
+    with pytest.raises(OutOfWork), counting(20):  # the budget still stops after it
+        uncounted(lambda: _calls(10))
+        _calls(100)
+
+
+def test_uncounted_outside_a_budget_leaves_another_trace_function_alone() -> None:
+    def other(frame: FrameType, event: str, arg: object) -> None:
+        return None
+
+    previous = sys.gettrace()
+    sys.settrace(other)
+    try:
+        assert uncounted(sys.gettrace) is other
+    finally:
+        sys.settrace(previous)
