@@ -21,6 +21,10 @@ What the count depends on besides the input, and what kb does about it:
 - A loop that makes no Python call makes no 'call' event: in SymPy's few such loops
   that can run long on an accepted input (`CALL_FREE_LOOPS`: the multinomial
   coefficients a power of a sum expands through) every line is a step as well.
+- kb's own work inside a check that its input bounds (parsing an expression the check
+  reads, finding the definitions on a cycle) is left out of the count (`uncounted`):
+  it is bounded as the parse of every equation, which runs outside any budget, and
+  untraced it costs some 2.5 times less.
 - Work outside Python calls (one huge C-level integer product) is not counted:
   kb refuses the inputs that make one (literals past 1e±300, powers past 64,
   kb.equations.expr), and a generous wall-clock guard (kb.equations.timeout)
