@@ -66,6 +66,7 @@ from kb.equations.numtext import number_text as exact_text
 from kb.equations.results import DOWNSTREAM, INVALID, RECOMPUTED, REFUTED, UNVERIFIED
 from kb.equations.system import System
 from kb.equations.timeout import CheckGuard, CheckTimeout, run_with_budget
+from kb.equations.work import uncounted  # parsing is bounded: never counted in a check
 from kb.quantities import Dims
 from kb.run import Spending
 
@@ -178,7 +179,7 @@ def target(ctx: Context, keep: set[sp.Symbol]) -> tuple[sp.Expr, Dims]:
     system = ctx.system
     if "expr" in ctx.claim:
         try:
-            parsed = parse_expression(ctx.claim["expr"], system.symbols)
+            parsed = uncounted(lambda: parse_expression(ctx.claim["expr"], system.symbols))
             dims = dims_of(parsed.tree, system.dims)
         except ExpressionError as exc:
             code = (
@@ -377,7 +378,7 @@ def _term_ratio(ctx: Context) -> sp.Expr:
 
 def _term(ctx: Context, text: Any) -> sp.Expr:
     try:
-        return parse_expression(text, ctx.system.symbols).value
+        return uncounted(lambda: parse_expression(text, ctx.system.symbols)).value
     except ExpressionError as exc:
         code = codes.SYMBOL_UNDECLARED if exc.reason == "undeclared" else codes.EXPRESSION_UNSAFE
         raise ClaimError(code, "replace", str(exc)) from None
@@ -426,7 +427,7 @@ def changed_value(ctx: Context, name: str, spec: Any) -> sp.Expr:
     if isinstance(spec, (int, float)) and not isinstance(spec, bool):
         return sp.Rational(str(spec))
     try:
-        parsed = parse_expression(spec, ctx.system.symbols)
+        parsed = uncounted(lambda: parse_expression(spec, ctx.system.symbols))
     except ExpressionError as exc:
         code = codes.SYMBOL_UNDECLARED if exc.reason == "undeclared" else codes.EXPRESSION_UNSAFE
         raise ClaimError(code, f"change/{name}", str(exc)) from None
@@ -437,6 +438,6 @@ def _claimed_factor(ctx: Context, spec: Any) -> sp.Expr:
     if isinstance(spec, (int, float)) and not isinstance(spec, bool):
         return sp.Rational(str(spec))
     try:
-        return parse_expression(spec, ctx.system.symbols).value
+        return uncounted(lambda: parse_expression(spec, ctx.system.symbols)).value
     except ExpressionError as exc:
         raise ClaimError(codes.EXPRESSION_UNSAFE, "factor", f"factor: {exc}") from None

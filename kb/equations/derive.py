@@ -38,6 +38,7 @@ from kb.equations.expr import ExpressionError, Parsed, ParsedEquation, parse_exp
 from kb.equations.results import DERIVED, INVALID, REFUTED, UNVERIFIED, Item
 from kb.equations.system import System
 from kb.equations.timeout import CheckGuard, CheckTimeout, run_with_budget
+from kb.equations.work import uncounted  # parsing is bounded: never counted in a check
 from kb.findings import pointer_join
 from kb.run import Spending
 
@@ -288,7 +289,7 @@ def _scale(
 
 def _expr(system: System, text: Any, field: str) -> sp.Expr:
     try:
-        return parse_expression(text, system.symbols).value
+        return uncounted(lambda: parse_expression(text, system.symbols)).value
     except ExpressionError as exc:
         code = codes.SYMBOL_UNDECLARED if exc.reason == "undeclared" else codes.EXPRESSION_UNSAFE
         raise _StepError(f"{field}: {exc}", field, code) from None
