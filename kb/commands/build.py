@@ -46,8 +46,8 @@ if TYPE_CHECKING:
     default=False,
     show_default=True,
     help="Also write the placement explorer and the planner's worked tables: kb plan "
-    "prices every question of their menus at build time (about 50 s of CPU on the "
-    "shipped tree: a cold build takes about 67 s of CPU with them, 16 s without). Each model's "
+    "prices every question of their menus at build time (about 43 s of CPU on the "
+    "shipped tree: a cold build takes about 57 s of CPU with them, 14 s without). Each model's "
     "answers are kept in kb's store (.kb-cache) while their inputs are unchanged, so a "
     "later build, into any folder, prices nothing again.",
 )

@@ -168,7 +168,7 @@ def _evaluate(
     values = {}
     for symbol_in in free:  # by name
         if symbol_in.name in specs:  # a wrong input is a usage error before a missing one
-            values[symbol_in] = _bind(kb, system, symbol_in.name, specs, bindings, trail)
+            values[symbol_in] = _bound(kb, record, system, symbol_in.name, specs, trail)
     unset = [s.name for s in free if s.name not in specs]
     if unset:
         raise Unset(_unset_message(record, unset, claim, system.units))
@@ -185,7 +185,9 @@ def _evaluate(
         raise OutsideValidity(f"{symbol.name} = {number_text(result)}: " + "; ".join(outside))
     negative = [  # sorted by text only when there is one (printing every input costs)
         f"{s} = {_declared_text(v, system.units.get(s.name))}"
-        for s, v in (sorted(values.items(), key=str) if any(v < 0 for v in values.values()) else ())
+        for s, v in (
+            sorted(values.items(), key=str) if any(v.p < 0 for v in values.values()) else ()
+        )
         if v < 0
     ]
     if negative:  # the site's calculator refuses the same inputs in the same words
@@ -510,12 +512,52 @@ def _with_defaults(record: Record, target: str, given: Mapping[str, Any]) -> dic
     return specs
 
 
+def _bound(
+    kb: KnowledgeBase,
+    record: Record,
+    system: System,
+    name: str,
+    specs: Mapping[str, Any],
+    trail: list[str],
+) -> sp.Rational:
+    """`_bind` of one symbol, kept for the run: a frozen knowledge base binds it once.
+
+    The value and the trail line are a function of the (composed) record, whose
+    system declares the symbol's unit, the symbol and its (spec, origin) alone, and
+    a frozen knowledge base's `id#field` bindings cannot change: the run's evaluation
+    memo (kb.equations.evalmemo `Evaluations.derived`) keeps them, and an error too,
+    raised again in the same words. A spec that cannot be a key is bound every time.
+    """
+    from kb.equations.evalmemo import Unkeyable, evaluations, frozen
+
+    memo = evaluations(kb)
+    if memo is None or name not in specs:
+        return _bind(kb, system, name, specs, trail)
+    try:
+        question = ("bind", name, frozen(specs[name]))
+    except Unkeyable:
+        return _bind(kb, system, name, specs, trail)
+
+    def bind() -> tuple[sp.Rational | None, str, EvaluationError | None]:
+        lines: list[str] = []
+        try:
+            return _bind(kb, system, name, specs, lines), lines[0], None
+        except EvaluationError as exc:
+            return None, "", exc
+
+    value, line, error = memo.derived(record, question, bind)
+    if error is not None:
+        raise type(error)(*error.args)
+    assert value is not None
+    trail.append(line)
+    return value
+
+
 def _bind(
     kb: KnowledgeBase,
     system: System,
     name: str,
     specs: Mapping[str, Any],
-    given: Mapping[str, Any],
     trail: list[str],
 ) -> sp.Rational:
     if name not in specs:

@@ -78,11 +78,13 @@ class Menus:
 # prices every mapping of its devices through the composed ledger: with the run's memos
 # (equation systems, evaluations and each mapping's batch-free parts: kb.equations.evalmemo,
 # kb.ledger.fixed; composed records, receipt scans; a Max of the EP tail ordered by
-# kb.equations.minmax) a dense model's pass over its 32 questions takes about 0.9-1.8 s
-# of CPU, an MoE model's 2.5-6 s (its EP mappings), 48.2 s for the shipped tree's 18
-# models (session 18, one process; 51.2 s before the Max was ordered by intervals, in
-# the same minute); so the batches are four, not the seven of a finer menu:
-# bench/explorer.py --cost --full --no-browser prints each model's pass.
+# kb.equations.minmax; each symbol's binding, kb.equations.evaluate) and the cyclic
+# collector paused for a pass (kb.sitegen.plan_pages.model_pass) a dense model's pass
+# over its 32 questions takes about 0.7-1.5 s of CPU, an MoE model's 1.8-4.4 s (its EP
+# mappings), 34.9 s for the shipped tree's 18 models (session 19, one process, load
+# 2.7; run side by side with session 18's code at load 7, 42.9 s against 50.7 s); so
+# the batches are four, not the seven of a finer menu: bench/explorer.py --cost --full
+# --no-browser prints each model's pass.
 DEFAULT_MENUS = Menus()
 
 # The figures the page shows, in order: the plan.v1 `values` keys and their labels.

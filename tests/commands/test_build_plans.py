@@ -1,8 +1,8 @@
 """`kb build --plans` writes the planner's pages; without it (the default) they are left out.
 
 The default is off: a cold build of the shipped tree with the planner's pass costs some
-four times the CPU of one without it (67 s against 16 s in one process; CHANGELOG, session
-18), above the two and a half times that a default may cost. A later build reads the passes
+four times the CPU of one without it (57 s against 14 s in one process; CHANGELOG, session
+19), above the two and a half times that a default may cost. A later build reads the passes
 from kb's store.
 
 The site builder is replaced by a recorder, so the test reads what the command asks
