@@ -28,24 +28,28 @@ the machine). Requests in the same state are simulated as one group, exactly.
 from __future__ import annotations
 
 import statistics
+from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from fractions import Fraction
+from typing import Generic, TypeVar
 
 STATISTICS = ("mean", "median")
 MAX_GROUP_STEPS = 2_000_000  # live request groups summed over the steps simulated
 
+Time = TypeVar("Time", Fraction, int)  # seconds, or kb.ledger.run_by_step's integer units
+
 
 @dataclass
-class _Group:
+class _Group(Generic[Time]):
     """Requests in one state: sent together, prefilled and emitting together."""
 
     count: int
-    arrival: Fraction
+    arrival: Time
     prompt_left: int
     emitted: int = 0
-    first: Fraction | None = None
+    first: Time | None = None
 
-    def split(self, count: int) -> _Group:
+    def split(self, count: int) -> _Group[Time]:
         """The first `count` of these requests, as a group of their own, taken from this one."""
         self.count -= count
         return _Group(count, self.arrival, self.prompt_left, self.emitted, self.first)
@@ -76,13 +80,27 @@ class RunResult:
         if not values:
             raise ValueError("no values")
         if which == "mean":
-            return sum(values, Fraction(0)) / len(values)
+            return exact_mean(values)
         return Fraction(statistics.median(values))
 
     @property
     def output_rate(self) -> Fraction:
         """N*O / duration: the benchmark's output token throughput (1/s)."""
         return Fraction(self.requests * self.output_tokens) / self.duration
+
+
+def exact_mean(values: Sequence[Fraction]) -> Fraction:
+    """sum(values) / len(values), exactly, its numerators summed as integers per denominator.
+
+    A run's times share a few denominators (its steps' common unit), so this adds integers
+    where a sum of Fractions would reduce a fraction at each term; the result is the same
+    Fraction (tests/ledger/test_finite_run.py holds it equal to the sum on runs' values).
+    """
+    numerators: dict[int, int] = {}
+    for value in values:
+        numerators[value.denominator] = numerators.get(value.denominator, 0) + value.numerator
+    total = sum((Fraction(n, d) for d, n in numerators.items()), Fraction(0))
+    return total / len(values)
 
 
 def decode_step(batch: int, clients: int, at_one: Fraction, at_clients: Fraction) -> Fraction:
@@ -117,14 +135,14 @@ def group_steps_floor(requests: int, input_tokens: int, output_tokens: int, budg
     return -(-requests // most) * (output_tokens - 1)
 
 
-def _prompt_chunks(live: list[_Group], room: int) -> list[tuple[_Group, int]]:
+def _prompt_chunks(live: list[_Group[Time]], room: int) -> list[tuple[_Group[Time], int]]:
     """The prompt tokens of this step, in arrival order, within `room` (chunked prefill).
 
     A group the budget covers only in part is split in place: the requests whose whole
     remaining prompt fits, then one with the rest of the room, then the ones left waiting;
     so every request is treated as the per-request rule treats it, in the same order.
     """
-    chunks: list[tuple[_Group, int]] = []
+    chunks: list[tuple[_Group[Time], int]] = []
     index = 0
     while index < len(live) and room > 0:
         group = live[index]
@@ -181,7 +199,7 @@ def simulate(
     # ... and so is one whose prefilled groups alone would count past it.
     _within_bound(group_steps_floor(requests, input_tokens, output_tokens, budget))
     live = [_Group(sent, Fraction(0), input_tokens)]
-    done: list[tuple[_Group, Fraction]] = []
+    done: list[tuple[_Group[Fraction], Fraction]] = []
     now, steps, work = Fraction(0), 0, 0
     while live:
         work += len(live)
@@ -210,7 +228,11 @@ def simulate(
 
 
 def _result(
-    done: list[tuple[_Group, Fraction]], now: Fraction, steps: int, outputs: int, requests: int
+    done: list[tuple[_Group[Fraction], Fraction]],
+    now: Fraction,
+    steps: int,
+    outputs: int,
+    requests: int,
 ) -> RunResult:
     """Per-request times from the finished groups, each repeated by its count."""
     ttfts, tpots, latencies = [], [], []

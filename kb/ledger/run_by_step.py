@@ -12,9 +12,10 @@ completes at step s finishes at step s + O - 1, and the step needs only the numb
 decodes and the prompts still to prefill; with no prompt waiting, the decode-only steps
 up to the next group's end are one product. The prompt tokens of a step are chosen by
 finite_run's own `_prompt_chunks`, the step's time by its `decode_step`'s formula counted
-in integer units of time, the result built by its `_result`: the same numbers in the
-same order, so the result is finite_run's exactly (tests/ledger/test_run_by_step.py
-holds the two equal on runs both can do).
+in integer units of time, and each request's times are differences of those integers,
+made a Fraction once (`_result`): the same numbers in the same order, so the result is
+finite_run's exactly (tests/ledger/test_run_by_step.py holds the two equal on runs both
+can do).
 Pure: numbers in, a RunResult out; ValueError as finite_run's.
 """
 
@@ -24,12 +25,7 @@ import math
 from collections import defaultdict
 from fractions import Fraction
 
-from kb.ledger.finite_run import (
-    RunResult,
-    _Group,
-    _prompt_chunks,
-    _result,
-)
+from kb.ledger.finite_run import RunResult, _Group, _prompt_chunks
 
 MAX_STEPS = 2_000_000  # steps simulated, counted (the refusal never depends on the machine)
 
@@ -69,7 +65,7 @@ def simulate(
     """finite_run.simulate's run of `requests` through `clients`, stepped by decode counts.
 
     Time is counted in integer units of 1/D seconds (`_scale`), so a step costs integer
-    additions, and each group's times become fractions once, at the end.
+    additions, and each request's times become fractions once, at the end.
     """
     _check(clients, requests, input_tokens, output_tokens, budget)
     times = (step_at_one, step_at_clients, prefill_stall, overhead)
@@ -80,9 +76,9 @@ def simulate(
     slope = (at_clients - at_one) // (clients - 1) if clients > 1 else 0
     per_token = stall // input_tokens
     sent = min(clients, requests)
-    waiting = [_Group(sent, Fraction(0), input_tokens)]  # prompts not yet prefilled, in order
-    ending: dict[int, list[_Group]] = defaultdict(list)  # step -> groups finishing then
-    done: list[tuple[_Group, Fraction]] = []
+    waiting = [_Group(sent, 0, input_tokens)]  # prompts not yet prefilled, in order
+    ending: dict[int, list[_Group[int]]] = defaultdict(list)  # step -> groups finishing then
+    done: list[tuple[_Group[int], int]] = []
     now, steps, decodes, finished = 0, 0, 0, 0
     while finished < requests:
         base = at_one + slope * (decodes - 1) if decodes else idle
@@ -98,7 +94,7 @@ def simulate(
         for g, take in chunks:
             g.prompt_left -= take
             if not g.prompt_left:
-                g.first, g.emitted = Fraction(now, scale), 1
+                g.first, g.emitted = now, 1
                 ending[steps + output_tokens - 1].append(g)
                 decodes += g.count if output_tokens > 1 else 0
         waiting = [g for g in waiting if g.prompt_left]
@@ -106,9 +102,39 @@ def simulate(
         count = sum(g.count for g in ended)
         decodes -= count if output_tokens > 1 else 0
         finished += count
-        done.extend((g, Fraction(now, scale)) for g in ended)
+        done.extend((g, now) for g in ended)
         freed = min(count, requests - sent)
         if freed:
-            waiting.append(_Group(freed, Fraction(now, scale), input_tokens))
+            waiting.append(_Group(freed, now, input_tokens))
             sent += freed
-    return _result(done, Fraction(now, scale), steps, output_tokens, requests)
+    return _result(done, (now, scale), steps, output_tokens, requests)
+
+
+def _result(
+    done: list[tuple[_Group[int], int]],
+    end: tuple[int, int],
+    steps: int,
+    outputs: int,
+    requests: int,
+) -> RunResult:
+    """finite_run's `_result` from times in units of 1/scale s: one Fraction per value.
+
+    `end` is the run's last step's end and the scale (units per second).
+
+    Each group's TTFT, TPOT and latency is an integer difference over the scale, repeated
+    by the group's count, in the order finite_run._result gives them.
+    """
+    now, scale = end
+    ttfts: list[Fraction] = []
+    tpots: list[Fraction] = []
+    latencies: list[Fraction] = []
+    for g, finish in done:
+        assert g.first is not None  # a group finishes only after its first token
+        ttfts += [Fraction(g.first - g.arrival, scale)] * g.count
+        if outputs > 1:
+            tpots += [Fraction(finish - g.first, scale * (outputs - 1))] * g.count
+        latencies += [Fraction(finish - g.arrival, scale)] * g.count
+    duration = Fraction(now, scale)
+    return RunResult(
+        tuple(ttfts), tuple(tpots), tuple(latencies), duration, steps, outputs, requests
+    )
