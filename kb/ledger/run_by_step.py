@@ -23,8 +23,10 @@ from __future__ import annotations
 
 import math
 from collections import defaultdict
+from dataclasses import replace
 from fractions import Fraction
 
+from kb.ledger import finite_run
 from kb.ledger.finite_run import RunResult, _Group, _prompt_chunks
 
 MAX_STEPS = 2_000_000  # steps simulated, counted (the refusal never depends on the machine)
@@ -61,16 +63,24 @@ def simulate(
     step_at_clients: Fraction,
     prefill_stall: Fraction,
     overhead: Fraction,
+    group_bound: bool = False,
 ) -> RunResult:
-    """finite_run.simulate's run of `requests` through `clients`, stepped by decode counts.
+    """finite_run's rule: a run of `requests` through `clients`, stepped by decode counts.
 
     Time is counted in integer units of 1/D seconds (`_scale`), so a step costs integer
-    additions, and each request's times become fractions once, at the end.
+    additions, and each request's times become fractions once, at the end. The live
+    groups summed over the steps are counted as finite_run counts them (`group_steps`);
+    `group_bound` refuses a run past finite_run's MAX_GROUP_STEPS with its RunTooLong
+    (its floors first, then the count), else the bound is MAX_STEPS steps.
     """
     _check(clients, requests, input_tokens, output_tokens, budget)
     times = (step_at_one, step_at_clients, prefill_stall, overhead)
     if min(times) < 0:
         raise ValueError("times must be non-negative")
+    if group_bound:  # finite_run's refusals before the run starts
+        finite_run._within_bound(-(-requests // clients) * output_tokens)
+        floor = finite_run.group_steps_floor(requests, input_tokens, output_tokens, budget)
+        finite_run._within_bound(floor)
     scale = _scale(times, clients, input_tokens)
     at_one, at_clients, stall, idle = (int(t * scale) for t in times)
     slope = (at_clients - at_one) // (clients - 1) if clients > 1 else 0
@@ -80,11 +90,16 @@ def simulate(
     ending: dict[int, list[_Group[int]]] = defaultdict(list)  # step -> groups finishing then
     done: list[tuple[_Group[int], int]] = []
     now, steps, decodes, finished = 0, 0, 0, 0
+    work, prefilled = 0, 0  # group-steps counted; groups past their prompt, not finished
     while finished < requests:
         base = at_one + slope * (decodes - 1) if decodes else idle
         if not waiting:  # decode-only steps until the next group ends: counted at once
             idle_steps = next(iter(ending)) - steps - 1
             now, steps = now + idle_steps * base, steps + idle_steps
+            work += idle_steps * prefilled
+        work += len(waiting) + prefilled
+        if group_bound:
+            finite_run._within_bound(work)
         if steps >= MAX_STEPS:
             raise ValueError(f"the run needs more than {MAX_STEPS:,} steps to simulate")
         chunks = _prompt_chunks(waiting, budget - decodes)
@@ -97,8 +112,10 @@ def simulate(
                 g.first, g.emitted = now, 1
                 ending[steps + output_tokens - 1].append(g)
                 decodes += g.count if output_tokens > 1 else 0
+                prefilled += 1
         waiting = [g for g in waiting if g.prompt_left]
         ended = ending.pop(steps, [])
+        prefilled -= len(ended)
         count = sum(g.count for g in ended)
         decodes -= count if output_tokens > 1 else 0
         finished += count
@@ -107,7 +124,7 @@ def simulate(
         if freed:
             waiting.append(_Group(freed, now, input_tokens))
             sent += freed
-    return _result(done, (now, scale), steps, output_tokens, requests)
+    return replace(_result(done, (now, scale), steps, output_tokens, requests), group_steps=work)
 
 
 def _result(
