@@ -118,7 +118,8 @@ def stepped_run(
 
     `resolution=False` steps the exact times (the full path the tests compare it with).
     """
-    times = [step_at_one, step_at_clients, prefill_stall, overhead]
+    times = (step_at_one, step_at_clients, prefill_stall, overhead)
     if resolution:
-        times = [_rounded(t) for t in times]
-    return simulate(clients, requests, input_tokens, output_tokens, budget, *times)
+        step_at_one, step_at_clients, prefill_stall, overhead = map(_rounded, times)
+    run = (clients, requests, input_tokens, output_tokens, budget)
+    return simulate(*run, step_at_one, step_at_clients, prefill_stall, overhead)
