@@ -34,6 +34,8 @@ from dataclasses import dataclass, field
 from fractions import Fraction
 from typing import Generic, TypeVar
 
+from kb.ledger.scaled import Scaled
+
 STATISTICS = ("mean", "median")
 MAX_GROUP_STEPS = 2_000_000  # live request groups summed over the steps simulated
 
@@ -60,9 +62,9 @@ class _Group(Generic[Time]):
 class RunResult:
     """Per-request times of the run and its duration (seconds)."""
 
-    ttfts: tuple[Fraction, ...]
-    tpots: tuple[Fraction, ...]  # (finish - first token)/(O - 1); empty when O = 1
-    latencies: tuple[Fraction, ...]  # finish - arrival
+    ttfts: Sequence[Fraction]  # a tuple, or kb.ledger.scaled.Scaled (integers over one unit)
+    tpots: Sequence[Fraction]  # (finish - first token)/(O - 1); empty when O = 1
+    latencies: Sequence[Fraction]  # finish - arrival
     duration: Fraction  # the last request's finish
     steps: int
     output_tokens: int
@@ -70,8 +72,8 @@ class RunResult:
     notes: tuple[str, ...] = field(default=())
     group_steps: int = 0  # live groups summed over the steps (what MAX_GROUP_STEPS bounds)
 
-    def statistic(self, values: tuple[Fraction, ...], which: str) -> Fraction:
-        """The mean or the median of `values`.
+    def statistic(self, values: Sequence[Fraction], which: str) -> Fraction:
+        """The mean or the median of `values` (integer arithmetic for Scaled values).
 
         The median of an even count is the mean of the two middle values, as numpy's,
         which vllm bench serve prints.
@@ -80,6 +82,8 @@ class RunResult:
             raise ValueError(f"statistic {which!r}: expected one of {', '.join(STATISTICS)}")
         if not values:
             raise ValueError("no values")
+        if isinstance(values, Scaled):
+            return values.mean() if which == "mean" else values.median()
         if which == "mean":
             return exact_mean(values)
         return Fraction(statistics.median(values))

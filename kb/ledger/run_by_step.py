@@ -28,6 +28,7 @@ from fractions import Fraction
 
 from kb.ledger import finite_run
 from kb.ledger.finite_run import RunResult, _Group, _prompt_chunks
+from kb.ledger.scaled import Scaled
 
 MAX_STEPS = 2_000_000  # steps simulated, counted (the refusal never depends on the machine)
 
@@ -134,24 +135,28 @@ def _result(
     outputs: int,
     requests: int,
 ) -> RunResult:
-    """finite_run's `_result` from times in units of 1/scale s: one Fraction per value.
+    """The per-request times from times in units of 1/scale s, kept as integers (Scaled).
 
-    `end` is the run's last step's end and the scale (units per second).
-
-    Each group's TTFT, TPOT and latency is an integer difference over the scale, repeated
-    by the group's count, in the order finite_run._result gives them.
+    `end` is the run's last step's end and the scale (units per second). Each group's
+    TTFT, TPOT and latency is an integer difference over the scale (the TPOT's over
+    scale x (O - 1)), repeated by the group's count, in the grouped oracle's order.
     """
     now, scale = end
-    ttfts: list[Fraction] = []
-    tpots: list[Fraction] = []
-    latencies: list[Fraction] = []
+    ttfts: list[int] = []
+    tpots: list[int] = []
+    latencies: list[int] = []
     for g, finish in done:
         assert g.first is not None  # a group finishes only after its first token
-        ttfts += [Fraction(g.first - g.arrival, scale)] * g.count
+        ttfts += [g.first - g.arrival] * g.count
         if outputs > 1:
-            tpots += [Fraction(finish - g.first, scale * (outputs - 1))] * g.count
-        latencies += [Fraction(finish - g.arrival, scale)] * g.count
-    duration = Fraction(now, scale)
+            tpots += [finish - g.first] * g.count
+        latencies += [finish - g.arrival] * g.count
     return RunResult(
-        tuple(ttfts), tuple(tpots), tuple(latencies), duration, steps, outputs, requests
+        Scaled(tuple(ttfts), scale),
+        Scaled(tuple(tpots), scale * max(outputs - 1, 1)),
+        Scaled(tuple(latencies), scale),
+        Fraction(now, scale),
+        steps,
+        outputs,
+        requests,
     )
