@@ -10,16 +10,23 @@ kb never checks less because a file is absent.
 
 from __future__ import annotations
 
+import json
+from collections.abc import Callable
+from functools import lru_cache
 from importlib.resources import files
 from pathlib import Path
+from typing import Any, TypeVar
 
 from kb import settings
+
+T = TypeVar("T")
 
 SCHEMAS_ENV = settings.SCHEMAS
 # Schemas every run needs besides one per record kind (kb.model.KIND_BY_FOLDER).
 SHARED_SCHEMAS = ("defs.schema.json", "equations.schema.json")
 THEME_FILES = ("templates/base.html", "templates/record.html", "static/style.css")
 SEED_000 = "seed-000.txt"
+END_TO_END = "end-to-end.json"  # the end-to-end rules' declarations (kb.ledger)
 
 
 class ResourceMissing(Exception):
@@ -70,3 +77,40 @@ def seed_000_text() -> str:
         return path.read_text(encoding="utf-8")
     except OSError as exc:
         raise ResourceMissing(f"kb's methodology text is unreadable ({path}): {exc}") from None
+
+
+def end_to_end_path() -> Path:
+    """kb/data/end-to-end.json, where the end-to-end rules are declared."""
+    return _package_dir("data") / END_TO_END
+
+
+@lru_cache(maxsize=1)
+def _end_to_end_document() -> dict[str, Any]:
+    """kb/data/end-to-end.json, read and parsed once per process."""
+    path = end_to_end_path()
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError) as exc:
+        raise _end_to_end_missing(path, exc) from None
+    if not isinstance(data, dict):
+        raise _end_to_end_missing(path, TypeError("not a JSON object"))
+    return data
+
+
+def _end_to_end_missing(path: Path, exc: Exception) -> ResourceMissing:
+    """The one error of a missing or malformed end-to-end.json."""
+    return ResourceMissing(f"kb's packaged {path} is missing or malformed ({exc}); reinstall kb")
+
+
+def end_to_end(section: str | None, read: Callable[[Any], T]) -> T:
+    """`read` of kb/data/end-to-end.json's `section` (the whole document when None).
+
+    The file is read and parsed once per process; a missing or unparsable file, a
+    missing section, or a section `read` cannot interpret (KeyError, TypeError,
+    ValueError, AttributeError) raises ResourceMissing, kb's one-line error (exit 2).
+    """
+    data = _end_to_end_document()
+    try:
+        return read(data if section is None else data[section])
+    except (KeyError, TypeError, ValueError, AttributeError) as exc:
+        raise _end_to_end_missing(end_to_end_path(), exc) from None

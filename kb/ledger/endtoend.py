@@ -32,7 +32,6 @@ Each row gets one state:
 
 from __future__ import annotations
 
-import json
 import statistics
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
@@ -106,37 +105,35 @@ class Declaration:
 
 @lru_cache(maxsize=1)
 def declaration() -> Declaration:
-    """kb/data/end-to-end.json, read once."""
-    from kb.resources import ResourceMissing, _package_dir
+    """kb/data/end-to-end.json, read once (kb.resources.end_to_end)."""
+    from kb.resources import end_to_end
 
-    path = _package_dir("data") / "end-to-end.json"
-    try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-        assumed = data["assumed"]
-        return Declaration(
-            band=Fraction(data["band"]),
-            band_reason=data["band_reason"],
-            context_reason=data["context_reason"],
-            precision=assumed["precision"]["value"],
-            kv_precision=assumed["kv_precision"]["value"],
-            single_node_up_to=int(assumed["nodes"]["up_to_devices"]),
-            overhead_graphs=data["overhead_fallback"]["cuda_graphs"],
-            overhead_otherwise=data["overhead_fallback"]["otherwise"],
-            overhead_reason=data["overhead_fallback"]["reason"],
-            assumed_reasons={name: entry["reason"] for name, entry in assumed.items()},
-            max_load_fraction=Fraction(assumed["max_load_batch"]["kv_fraction"]),
-            max_load_cap=int(assumed["max_load_batch"]["batch_cap"]),
-            memory_calibration=tuple(data["calibration"]["memory"]),
-            first_token={
-                engine: tuple(entry["versions"])
-                for engine, entry in data["first_token"].items()
-                if isinstance(entry, dict) and "versions" in entry
-            },
-        )
-    except (OSError, ValueError, KeyError, TypeError) as exc:
-        raise ResourceMissing(
-            f"kb's packaged {path} is missing or malformed ({exc}); reinstall kb"
-        ) from None
+    return end_to_end(None, _declaration)
+
+
+def _declaration(data: Any) -> Declaration:
+    """The Declaration of the whole end-to-end.json document."""
+    assumed = data["assumed"]
+    return Declaration(
+        band=Fraction(data["band"]),
+        band_reason=data["band_reason"],
+        context_reason=data["context_reason"],
+        precision=assumed["precision"]["value"],
+        kv_precision=assumed["kv_precision"]["value"],
+        single_node_up_to=int(assumed["nodes"]["up_to_devices"]),
+        overhead_graphs=data["overhead_fallback"]["cuda_graphs"],
+        overhead_otherwise=data["overhead_fallback"]["otherwise"],
+        overhead_reason=data["overhead_fallback"]["reason"],
+        assumed_reasons={name: entry["reason"] for name, entry in assumed.items()},
+        max_load_fraction=Fraction(assumed["max_load_batch"]["kv_fraction"]),
+        max_load_cap=int(assumed["max_load_batch"]["batch_cap"]),
+        memory_calibration=tuple(data["calibration"]["memory"]),
+        first_token={
+            engine: tuple(entry["versions"])
+            for engine, entry in data["first_token"].items()
+            if isinstance(entry, dict) and "versions" in entry
+        },
+    )
 
 
 @dataclass(frozen=True)
@@ -757,35 +754,26 @@ def _declared_reason(key: str, row: Mapping[str, Any], reason: str) -> str:
 @lru_cache(maxsize=1)
 def unpriced_reasons() -> dict[str, str]:
     """kb/data/end-to-end.json `unpriced.rows`: a row -> why kb cannot price its metric."""
-    from kb.resources import ResourceMissing, _package_dir
+    from kb.resources import end_to_end
 
-    path = _package_dir("data") / "end-to-end.json"
-    try:
-        rows = json.loads(path.read_text(encoding="utf-8"))["unpriced"]["rows"]
-        return {str(key): str(value) for key, value in rows.items()}
-    except (OSError, ValueError, KeyError, TypeError, AttributeError) as exc:
-        raise ResourceMissing(
-            f"kb's packaged {path} is missing or malformed ({exc}); reinstall kb"
-        ) from None
+    return end_to_end("unpriced", lambda entry: {str(k): str(v) for k, v in entry["rows"].items()})
 
 
 @lru_cache(maxsize=1)
 def kv_read_per_query_head_versions() -> dict[str, tuple[str, ...]]:
     """kb/data/end-to-end.json `kv_read_per_query_head`: engine -> the versions it names."""
-    from kb.resources import ResourceMissing, _package_dir
+    from kb.resources import end_to_end
 
-    path = _package_dir("data") / "end-to-end.json"
-    try:
-        entry = json.loads(path.read_text(encoding="utf-8"))["kv_read_per_query_head"]
-        return {
-            engine: tuple(str(v) for v in node["versions"])
-            for engine, node in entry.items()
-            if isinstance(node, dict) and "versions" in node
-        }
-    except (OSError, ValueError, KeyError, TypeError) as exc:
-        raise ResourceMissing(
-            f"kb's packaged {path} is missing or malformed ({exc}); reinstall kb"
-        ) from None
+    return end_to_end("kv_read_per_query_head", engine_versions)
+
+
+def engine_versions(entry: Any) -> dict[str, tuple[str, ...]]:
+    """A declaration's `{engine: {"versions": [...]}, ...}`: engine -> the versions it names."""
+    return {
+        engine: tuple(str(v) for v in node["versions"])
+        for engine, node in entry.items()
+        if isinstance(node, dict) and "versions" in node
+    }
 
 
 def _kv_read_per_query_head(kb: KnowledgeBase, record: Record, model: str) -> bool:
@@ -812,25 +800,23 @@ def moe_expert_rates() -> tuple[MoeRates, frozenset[str]]:
     Each rate is TFLOP/s of an engine version's MoE expert matmuls on one accelerator;
     the rows (`receipt#results.N`) are calibration rows, which never validate.
     """
-    from kb.resources import ResourceMissing, _package_dir
+    from kb.resources import end_to_end
 
-    path = _package_dir("data") / "end-to-end.json"
-    try:
-        entry = json.loads(path.read_text(encoding="utf-8"))["moe_expert_rate"]
-        rates: MoeRates = {}
-        for engine, node in entry.items():
-            if not (isinstance(node, dict) and "versions" in node):
-                continue
-            for hardware, rate in node["rates"].items():
-                if rate["unit"] != "TFLOP/s":
-                    raise ValueError(f"{engine} {hardware}: a rate is in TFLOP/s")
-                for version in node["versions"]:
-                    rates[(engine, str(version), hardware)] = Fraction(str(rate["value"]))
-        return rates, frozenset(str(row) for row in entry["calibration_rows"])
-    except (OSError, ValueError, KeyError, TypeError, AttributeError) as exc:
-        raise ResourceMissing(
-            f"kb's packaged {path} is missing or malformed ({exc}); reinstall kb"
-        ) from None
+    return end_to_end("moe_expert_rate", _moe_rates)
+
+
+def _moe_rates(entry: Any) -> tuple[MoeRates, frozenset[str]]:
+    """The `moe_expert_rate` section read (ValueError on a rate not in TFLOP/s)."""
+    rates: MoeRates = {}
+    for engine, node in entry.items():
+        if not (isinstance(node, dict) and "versions" in node):
+            continue
+        for hardware, rate in node["rates"].items():
+            if rate["unit"] != "TFLOP/s":
+                raise ValueError(f"{engine} {hardware}: a rate is in TFLOP/s")
+            for version in node["versions"]:
+                rates[(engine, str(version), hardware)] = Fraction(str(rate["value"]))
+    return rates, frozenset(str(row) for row in entry["calibration_rows"])
 
 
 def _moe_expert_rate(

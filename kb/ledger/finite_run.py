@@ -22,30 +22,37 @@ Every time is the composed ledger's (the caller prices t_dec and the prompt's pa
 nothing is fitted. Pure: numbers in, a `RunResult` out; ValueError on inputs the rule
 cannot run (no client, no prompt, a budget below the clients, a negative time) and on a
 run longer than MAX_GROUP_STEPS to simulate (counted, so the refusal never depends on
-the machine). Requests in the same state are simulated as one group, exactly.
+the machine). Requests in the same state are simulated as one group, exactly, by
+kb.ledger.run_by_step (`simulate` below).
 """
 
 from __future__ import annotations
 
 import statistics
-from dataclasses import dataclass, field, replace
+from collections.abc import Sequence
+from dataclasses import dataclass, field
 from fractions import Fraction
+from typing import Generic, TypeVar
+
+from kb.ledger.scaled import Scaled
 
 STATISTICS = ("mean", "median")
 MAX_GROUP_STEPS = 2_000_000  # live request groups summed over the steps simulated
 
+Time = TypeVar("Time", Fraction, int)  # seconds, or kb.ledger.run_by_step's integer units
+
 
 @dataclass
-class _Group:
+class _Group(Generic[Time]):
     """Requests in one state: sent together, prefilled and emitting together."""
 
     count: int
-    arrival: Fraction
+    arrival: Time
     prompt_left: int
     emitted: int = 0
-    first: Fraction | None = None
+    first: Time | None = None
 
-    def split(self, count: int) -> _Group:
+    def split(self, count: int) -> _Group[Time]:
         """The first `count` of these requests, as a group of their own, taken from this one."""
         self.count -= count
         return _Group(count, self.arrival, self.prompt_left, self.emitted, self.first)
@@ -55,9 +62,9 @@ class _Group:
 class RunResult:
     """Per-request times of the run and its duration (seconds)."""
 
-    ttfts: tuple[Fraction, ...]
-    tpots: tuple[Fraction, ...]  # (finish - first token)/(O - 1); empty when O = 1
-    latencies: tuple[Fraction, ...]  # finish - arrival
+    ttfts: Sequence[Fraction]  # a tuple, or kb.ledger.scaled.Scaled (integers over one unit)
+    tpots: Sequence[Fraction]  # (finish - first token)/(O - 1); empty when O = 1
+    latencies: Sequence[Fraction]  # finish - arrival
     duration: Fraction  # the last request's finish
     steps: int
     output_tokens: int
@@ -65,8 +72,8 @@ class RunResult:
     notes: tuple[str, ...] = field(default=())
     group_steps: int = 0  # live groups summed over the steps (what MAX_GROUP_STEPS bounds)
 
-    def statistic(self, values: tuple[Fraction, ...], which: str) -> Fraction:
-        """The mean or the median of `values`.
+    def statistic(self, values: Sequence[Fraction], which: str) -> Fraction:
+        """The mean or the median of `values` (integer arithmetic for Scaled values).
 
         The median of an even count is the mean of the two middle values, as numpy's,
         which vllm bench serve prints.
@@ -75,14 +82,30 @@ class RunResult:
             raise ValueError(f"statistic {which!r}: expected one of {', '.join(STATISTICS)}")
         if not values:
             raise ValueError("no values")
+        if isinstance(values, Scaled):
+            return values.mean() if which == "mean" else values.median()
         if which == "mean":
-            return sum(values, Fraction(0)) / len(values)
+            return exact_mean(values)
         return Fraction(statistics.median(values))
 
     @property
     def output_rate(self) -> Fraction:
         """N*O / duration: the benchmark's output token throughput (1/s)."""
         return Fraction(self.requests * self.output_tokens) / self.duration
+
+
+def exact_mean(values: Sequence[Fraction]) -> Fraction:
+    """sum(values) / len(values), exactly, its numerators summed as integers per denominator.
+
+    A run's times share a few denominators (its steps' common unit), so this adds integers
+    where a sum of Fractions would reduce a fraction at each term; the result is the same
+    Fraction (tests/ledger/test_finite_run.py holds it equal to the sum on runs' values).
+    """
+    numerators: dict[int, int] = {}
+    for value in values:
+        numerators[value.denominator] = numerators.get(value.denominator, 0) + value.numerator
+    total = sum((Fraction(n, d) for d, n in numerators.items()), Fraction(0))
+    return total / len(values)
 
 
 def decode_step(batch: int, clients: int, at_one: Fraction, at_clients: Fraction) -> Fraction:
@@ -117,14 +140,14 @@ def group_steps_floor(requests: int, input_tokens: int, output_tokens: int, budg
     return -(-requests // most) * (output_tokens - 1)
 
 
-def _prompt_chunks(live: list[_Group], room: int) -> list[tuple[_Group, int]]:
+def _prompt_chunks(live: list[_Group[Time]], room: int) -> list[tuple[_Group[Time], int]]:
     """The prompt tokens of this step, in arrival order, within `room` (chunked prefill).
 
     A group the budget covers only in part is split in place: the requests whose whole
     remaining prompt fits, then one with the rest of the room, then the ones left waiting;
     so every request is treated as the per-request rule treats it, in the same order.
     """
-    chunks: list[tuple[_Group, int]] = []
+    chunks: list[tuple[_Group[Time], int]] = []
     index = 0
     while index < len(live) and room > 0:
         group = live[index]
@@ -161,63 +184,14 @@ def simulate(
 ) -> RunResult:
     """Run `requests` requests through `clients` clients (module docstring).
 
-    Requests in the same state are simulated as one group (`_Group`): every request of a
-    group is sent, prefilled, decoded and finished at the same times, so the result is the
-    per-request rule's exactly (tests/ledger/test_finite_run_groups.py holds the two equal).
+    The one simulator of the rule is kb.ledger.run_by_step's (integer time units, decode
+    steps counted at once), bounded here by MAX_GROUP_STEPS (RunTooLong). The group-by-
+    group stepping it replaced is kept as the tests' oracle (tests/ledger/grouped_run.py,
+    held equal to it, its group-steps count included, by tests/ledger/test_run_by_step.py;
+    and to the per-request rule by tests/ledger/test_finite_run_groups.py).
     """
-    if clients < 1 or requests < 1 or input_tokens < 1 or output_tokens < 1:
-        raise ValueError("clients, requests, input and output tokens must be at least 1")
-    if budget <= clients:
-        raise ValueError(
-            f"a token budget of {budget} leaves no prompt token beside {clients} decodes"
-        )
-    if min(step_at_one, step_at_clients, prefill_stall, overhead) < 0:
-        raise ValueError("times must be non-negative")
-    per_token = prefill_stall / input_tokens
-    sent = min(clients, requests)
-    # Each client's requests run one after another, each for at least output_tokens steps
-    # with a live group: a run past the bound by this count is refused before it starts.
-    _within_bound(-(-requests // clients) * output_tokens)
-    # ... and so is one whose prefilled groups alone would count past it.
-    _within_bound(group_steps_floor(requests, input_tokens, output_tokens, budget))
-    live = [_Group(sent, Fraction(0), input_tokens)]
-    done: list[tuple[_Group, Fraction]] = []
-    now, steps, work = Fraction(0), 0, 0
-    while live:
-        work += len(live)
-        _within_bound(work)
-        decoding = [g for g in live if g.prompt_left == 0]
-        decodes = sum(g.count for g in decoding)
-        chunks = _prompt_chunks(live, budget - decodes)
-        prompt = sum(g.count * take for g, take in chunks)
-        base = decode_step(decodes, clients, step_at_one, step_at_clients) if decodes else overhead
-        now += base + prompt * per_token
-        steps += 1
-        for g in decoding:
-            g.emitted += 1
-        for g, take in chunks:
-            g.prompt_left -= take
-            if not g.prompt_left:
-                g.first, g.emitted = now, 1
-        finished = [g for g in live if g.emitted >= output_tokens]
-        live = [g for g in live if g.emitted < output_tokens]
-        done.extend((g, now) for g in finished)
-        freed = min(sum(g.count for g in finished), requests - sent)
-        if freed:
-            live.append(_Group(freed, now, input_tokens))
-            sent += freed
-    return replace(_result(done, now, steps, output_tokens, requests), group_steps=work)
+    from kb.ledger import run_by_step
 
-
-def _result(
-    done: list[tuple[_Group, Fraction]], now: Fraction, steps: int, outputs: int, requests: int
-) -> RunResult:
-    """Per-request times from the finished groups, each repeated by its count."""
-    ttfts, tpots, latencies = [], [], []
-    for g, finish in done:
-        assert g.first is not None  # a group finishes only after its first token
-        ttfts += [g.first - g.arrival] * g.count
-        if outputs > 1:
-            tpots += [(finish - g.first) / (outputs - 1)] * g.count
-        latencies += [finish - g.arrival] * g.count
-    return RunResult(tuple(ttfts), tuple(tpots), tuple(latencies), now, steps, outputs, requests)
+    times = (step_at_one, step_at_clients, prefill_stall, overhead)
+    args = (clients, requests, input_tokens, output_tokens, budget, *times)
+    return run_by_step.simulate(*args, group_bound=True)

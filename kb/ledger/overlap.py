@@ -12,7 +12,6 @@ it is. The ideal overlap of two streams: a lower bound on the time.
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass, replace
 from fractions import Fraction
 from functools import lru_cache
@@ -25,16 +24,9 @@ from kb.model import KnowledgeBase
 @lru_cache(maxsize=1)
 def overlapped_rows() -> frozenset[str]:
     """kb/data/end-to-end.json `two_batch_overlap.rows`: `receipt#results.N` of each row."""
-    from kb.resources import ResourceMissing, _package_dir
+    from kb.resources import end_to_end
 
-    path = _package_dir("data") / "end-to-end.json"
-    try:
-        rows = json.loads(path.read_text(encoding="utf-8"))["two_batch_overlap"]["rows"]
-        return frozenset(str(row) for row in rows)
-    except (OSError, ValueError, KeyError, TypeError) as exc:
-        raise ResourceMissing(
-            f"kb's packaged {path} is missing or malformed ({exc}); reinstall kb"
-        ) from None
+    return end_to_end("two_batch_overlap", lambda e: frozenset(str(row) for row in e["rows"]))
 
 
 @dataclass(frozen=True)

@@ -12,9 +12,10 @@ completes at step s finishes at step s + O - 1, and the step needs only the numb
 decodes and the prompts still to prefill; with no prompt waiting, the decode-only steps
 up to the next group's end are one product. The prompt tokens of a step are chosen by
 finite_run's own `_prompt_chunks`, the step's time by its `decode_step`'s formula counted
-in integer units of time, the result built by its `_result`: the same numbers in the
-same order, so the result is finite_run's exactly (tests/ledger/test_run_by_step.py
-holds the two equal on runs both can do).
+in integer units of time, and each request's times are differences of those integers,
+made a Fraction once (`_result`): the same numbers in the same order, so the result is
+finite_run's exactly (tests/ledger/test_run_by_step.py holds the two equal on runs both
+can do).
 Pure: numbers in, a RunResult out; ValueError as finite_run's.
 """
 
@@ -22,14 +23,12 @@ from __future__ import annotations
 
 import math
 from collections import defaultdict
+from dataclasses import replace
 from fractions import Fraction
 
-from kb.ledger.finite_run import (
-    RunResult,
-    _Group,
-    _prompt_chunks,
-    _result,
-)
+from kb.ledger import finite_run
+from kb.ledger.finite_run import RunResult, _Group, _prompt_chunks
+from kb.ledger.scaled import Scaled
 
 MAX_STEPS = 2_000_000  # steps simulated, counted (the refusal never depends on the machine)
 
@@ -65,30 +64,43 @@ def simulate(
     step_at_clients: Fraction,
     prefill_stall: Fraction,
     overhead: Fraction,
+    group_bound: bool = False,
 ) -> RunResult:
-    """finite_run.simulate's run of `requests` through `clients`, stepped by decode counts.
+    """finite_run's rule: a run of `requests` through `clients`, stepped by decode counts.
 
     Time is counted in integer units of 1/D seconds (`_scale`), so a step costs integer
-    additions, and each group's times become fractions once, at the end.
+    additions, and each request's times become fractions once, at the end. The live
+    groups summed over the steps are counted as finite_run counts them (`group_steps`);
+    `group_bound` refuses a run past finite_run's MAX_GROUP_STEPS with its RunTooLong
+    (its floors first, then the count), else the bound is MAX_STEPS steps.
     """
     _check(clients, requests, input_tokens, output_tokens, budget)
     times = (step_at_one, step_at_clients, prefill_stall, overhead)
     if min(times) < 0:
         raise ValueError("times must be non-negative")
+    if group_bound:  # finite_run's refusals before the run starts
+        finite_run._within_bound(-(-requests // clients) * output_tokens)
+        floor = finite_run.group_steps_floor(requests, input_tokens, output_tokens, budget)
+        finite_run._within_bound(floor)
     scale = _scale(times, clients, input_tokens)
     at_one, at_clients, stall, idle = (int(t * scale) for t in times)
     slope = (at_clients - at_one) // (clients - 1) if clients > 1 else 0
     per_token = stall // input_tokens
     sent = min(clients, requests)
-    waiting = [_Group(sent, Fraction(0), input_tokens)]  # prompts not yet prefilled, in order
-    ending: dict[int, list[_Group]] = defaultdict(list)  # step -> groups finishing then
-    done: list[tuple[_Group, Fraction]] = []
+    waiting = [_Group(sent, 0, input_tokens)]  # prompts not yet prefilled, in order
+    ending: dict[int, list[_Group[int]]] = defaultdict(list)  # step -> groups finishing then
+    done: list[tuple[_Group[int], int]] = []
     now, steps, decodes, finished = 0, 0, 0, 0
+    work, prefilled = 0, 0  # group-steps counted; groups past their prompt, not finished
     while finished < requests:
         base = at_one + slope * (decodes - 1) if decodes else idle
         if not waiting:  # decode-only steps until the next group ends: counted at once
             idle_steps = next(iter(ending)) - steps - 1
             now, steps = now + idle_steps * base, steps + idle_steps
+            work += idle_steps * prefilled
+        work += len(waiting) + prefilled
+        if group_bound:
+            finite_run._within_bound(work)
         if steps >= MAX_STEPS:
             raise ValueError(f"the run needs more than {MAX_STEPS:,} steps to simulate")
         chunks = _prompt_chunks(waiting, budget - decodes)
@@ -98,17 +110,53 @@ def simulate(
         for g, take in chunks:
             g.prompt_left -= take
             if not g.prompt_left:
-                g.first, g.emitted = Fraction(now, scale), 1
+                g.first, g.emitted = now, 1
                 ending[steps + output_tokens - 1].append(g)
                 decodes += g.count if output_tokens > 1 else 0
+                prefilled += 1
         waiting = [g for g in waiting if g.prompt_left]
         ended = ending.pop(steps, [])
+        prefilled -= len(ended)
         count = sum(g.count for g in ended)
         decodes -= count if output_tokens > 1 else 0
         finished += count
-        done.extend((g, Fraction(now, scale)) for g in ended)
+        done.extend((g, now) for g in ended)
         freed = min(count, requests - sent)
         if freed:
-            waiting.append(_Group(freed, Fraction(now, scale), input_tokens))
+            waiting.append(_Group(freed, now, input_tokens))
             sent += freed
-    return _result(done, Fraction(now, scale), steps, output_tokens, requests)
+    return replace(_result(done, (now, scale), steps, output_tokens, requests), group_steps=work)
+
+
+def _result(
+    done: list[tuple[_Group[int], int]],
+    end: tuple[int, int],
+    steps: int,
+    outputs: int,
+    requests: int,
+) -> RunResult:
+    """The per-request times from times in units of 1/scale s, kept as integers (Scaled).
+
+    `end` is the run's last step's end and the scale (units per second). Each group's
+    TTFT, TPOT and latency is an integer difference over the scale (the TPOT's over
+    scale x (O - 1)), repeated by the group's count, in the grouped oracle's order.
+    """
+    now, scale = end
+    ttfts: list[int] = []
+    tpots: list[int] = []
+    latencies: list[int] = []
+    for g, finish in done:
+        assert g.first is not None  # a group finishes only after its first token
+        ttfts += [g.first - g.arrival] * g.count
+        if outputs > 1:
+            tpots += [finish - g.first] * g.count
+        latencies += [finish - g.arrival] * g.count
+    return RunResult(
+        Scaled(tuple(ttfts), scale),
+        Scaled(tuple(tpots), scale * max(outputs - 1, 1)),
+        Scaled(tuple(latencies), scale),
+        Fraction(now, scale),
+        steps,
+        outputs,
+        requests,
+    )

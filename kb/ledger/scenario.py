@@ -163,7 +163,28 @@ def evaluate(scenarios: Sequence[Scenario], kb: KnowledgeBase) -> tuple[Outcome,
 
 
 def outcome(scenario: Scenario, kb: KnowledgeBase) -> Outcome:
-    """Price one scenario: feasibility, then (if it fits) the ledger and the request."""
+    """Price one scenario: feasibility, then (if it fits) the ledger and the request.
+
+    A frozen knowledge base keeps the Outcome in the run's evaluation memo
+    (kb.equations.evalmemo `derived`, under the scenario's model record): an Outcome is
+    immutable and a pure function of the scenario and the records, and the rows of
+    `kb list --end-to-end` ask ~40% of theirs again (tests/ledger/test_scenario_memo.py
+    holds the kept answer equal to a fresh one).
+    """
+    from kb.equations.evalmemo import Unkeyable, evaluations, frozen
+
+    memo, model = evaluations(kb), kb.records.get(scenario.model)
+    if memo is None or model is None:
+        return _outcome(scenario, kb)
+    try:
+        question = ("scenario outcome", frozen(scenario))
+    except Unkeyable:
+        return _outcome(scenario, kb)
+    return memo.derived(model, question, lambda: _outcome(scenario, kb))
+
+
+def _outcome(scenario: Scenario, kb: KnowledgeBase) -> Outcome:
+    """`outcome`, computed."""
     from kb.kinds.placement import placement
     from kb.ledger.analysis import analyze_spec
     from kb.ledger.inputs import Unresolved, resolve_view

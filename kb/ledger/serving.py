@@ -36,7 +36,6 @@ priced with them.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Mapping
 from dataclasses import dataclass
 from fractions import Fraction
@@ -201,17 +200,14 @@ def steady_state(
 @lru_cache(maxsize=1)
 def schedulers() -> Mapping[str, str]:
     """Each engine's declared scheduler (kb/data/end-to-end.json `serving_steady_state`)."""
-    from kb.resources import ResourceMissing, _package_dir
+    from kb.resources import ResourceMissing, end_to_end, end_to_end_path
 
-    path = _package_dir("data") / "end-to-end.json"
-    try:
-        found = json.loads(path.read_text(encoding="utf-8"))["serving_steady_state"]["scheduler"]
-        table = {str(engine): str(kind) for engine, kind in found.items()}
-    except (OSError, ValueError, KeyError, TypeError, AttributeError) as exc:
-        raise ResourceMissing(
-            f"kb's packaged {path} is missing or malformed ({exc}); reinstall kb"
-        ) from None
+    table = end_to_end(
+        "serving_steady_state",
+        lambda entry: {str(engine): str(kind) for engine, kind in entry["scheduler"].items()},
+    )
     bad = sorted(e for e, kind in table.items() if kind not in SCHEDULERS)
     if bad:
+        path = end_to_end_path()
         raise ResourceMissing(f"{path}: scheduler of {', '.join(bad)} is not mixed or stalled")
     return table

@@ -15,7 +15,6 @@ packaged declaration.
 
 from __future__ import annotations
 
-import json
 import math
 from collections.abc import Mapping
 from fractions import Fraction
@@ -42,20 +41,10 @@ RESOLUTION = Fraction(1, 10**15)
 @lru_cache(maxsize=1)
 def versions() -> dict[str, tuple[str, ...]]:
     """kb/data/end-to-end.json `trtllm_bench_run`: engine -> the versions it names."""
-    from kb.resources import ResourceMissing, _package_dir
+    from kb.ledger.endtoend import engine_versions
+    from kb.resources import end_to_end
 
-    path = _package_dir("data") / "end-to-end.json"
-    try:
-        entry = json.loads(path.read_text(encoding="utf-8"))["trtllm_bench_run"]
-        return {
-            engine: tuple(str(v) for v in node["versions"])
-            for engine, node in entry.items()
-            if isinstance(node, dict) and "versions" in node
-        }
-    except (OSError, ValueError, KeyError, TypeError, AttributeError) as exc:
-        raise ResourceMissing(
-            f"kb's packaged {path} is missing or malformed ({exc}); reinstall kb"
-        ) from None
+    return end_to_end("trtllm_bench_run", engine_versions)
 
 
 def applies(engine: object, version: object, row: Mapping[str, Any], measures: str) -> bool:
@@ -118,7 +107,8 @@ def stepped_run(
 
     `resolution=False` steps the exact times (the full path the tests compare it with).
     """
-    times = [step_at_one, step_at_clients, prefill_stall, overhead]
+    times = (step_at_one, step_at_clients, prefill_stall, overhead)
     if resolution:
-        times = [_rounded(t) for t in times]
-    return simulate(clients, requests, input_tokens, output_tokens, budget, *times)
+        step_at_one, step_at_clients, prefill_stall, overhead = map(_rounded, times)
+    run = (clients, requests, input_tokens, output_tokens, budget)
+    return simulate(*run, step_at_one, step_at_clients, prefill_stall, overhead)

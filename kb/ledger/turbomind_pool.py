@@ -11,7 +11,6 @@ and input_tokens + output_tokens: those four corners are ones kb finds fit.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable
 from dataclasses import dataclass, replace
 from fractions import Fraction
@@ -34,13 +33,15 @@ class Declared:
 @lru_cache(maxsize=1)
 def declared_pools() -> dict[str, Declared]:
     """kb/data/end-to-end.json `turbomind_pool.receipts`, read once."""
-    from kb.resources import _package_dir
+    from kb.resources import end_to_end
 
-    data = json.loads((_package_dir("data") / "end-to-end.json").read_text(encoding="utf-8"))
-    return {
-        receipt: Declared(Pool(int(e["blocks"]), int(e["block_tokens"])), int(e["rounds"]))
-        for receipt, e in data["turbomind_pool"]["receipts"].items()
-    }
+    return end_to_end(
+        "turbomind_pool",
+        lambda entry: {
+            receipt: Declared(Pool(int(e["blocks"]), int(e["block_tokens"])), int(e["rounds"]))
+            for receipt, e in entry["receipts"].items()
+        },
+    )
 
 
 def past_pool(receipt: str, scenario: Scenario) -> Declared | None:

@@ -14,7 +14,13 @@ from kb.ledger.endtoend import (
     _finite_run_row,
     evaluate_row,
 )
-from kb.ledger.finite_run import MAX_GROUP_STEPS, decode_step, group_steps_floor, simulate
+from kb.ledger.finite_run import (
+    MAX_GROUP_STEPS,
+    decode_step,
+    exact_mean,
+    group_steps_floor,
+    simulate,
+)
 from kb.model import KnowledgeBase
 from tests.sample import full
 
@@ -73,6 +79,26 @@ def test_median_of_an_unknown_statistic() -> None:
     run = simulate(1, 1, 1, 2, 4, F(1), F(1), F(1), F(0))
     with pytest.raises(ValueError):
         run.statistic(run.ttfts, "p99")
+
+
+@pytest.mark.parametrize(
+    "values",
+    [
+        (F(1, 3), F(1, 3), F(2, 7), F(-5, 6), F(4)),  # shared, distinct and whole
+        tuple(F(k * k, 1 + k % 5) for k in range(1, 60)),  # a few denominators, many values
+        (F(3, 10**15),),
+    ],
+)
+def test_the_mean_by_denominator_is_the_sum_of_fractions(values: tuple[F, ...]) -> None:
+    assert exact_mean(values) == sum(values, F(0)) / len(values)
+
+
+def test_a_runs_means_by_denominator_are_the_sums_of_fractions() -> None:
+    # The values the rule gives: times in a run's shared unit, some with reduced denominators.
+    run = simulate(5, 23, 9, 6, 17, F(3, 1000), F(9, 1000), F(20, 1000), F(1, 1000))
+    for values in (run.ttfts, run.tpots, run.latencies):
+        assert len({v.denominator for v in values}) > 1
+        assert run.statistic(values, "mean") == sum(values, F(0)) / len(values)
 
 
 def _row(shipped: KnowledgeBase, index: int, **change: Any) -> Any:

@@ -1,8 +1,11 @@
-"""run_by_step.simulate is finite_run.simulate's rule exactly (kb/ledger/run_by_step.py).
+"""run_by_step.simulate is finite_run's rule exactly (kb/ledger/run_by_step.py).
 
-Each push holds the two equal (duration, steps, and the TTFTs, TPOTs and latencies in
-any order) on a grid of small runs: budgets that cover a prompt in part or several at
-once, one- and many-token outputs, closed loops with later waves. KB_FULL=1 adds runs
+Since session 19 run_by_step is the rule's one simulator (finite_run.simulate calls it);
+the group-by-group stepping it replaced is the oracle here (tests/ledger/grouped_run.py).
+Each push holds the two equal, with the group-steps they count (duration, steps, and the
+TTFTs, TPOTs and latencies in any order), and their refusals at a lowered bound, on a
+grid of small runs: budgets that cover a prompt in part or several at once, one- and
+many-token outputs, closed loops with later waves. KB_FULL=1 adds runs
 of the size trtllm-bench's maximum-load rows price (a budget under two prompts beside
 hundreds of decodes), as large as finite_run can still simulate within its bound.
 """
@@ -12,10 +15,12 @@ from __future__ import annotations
 import itertools
 import os
 from fractions import Fraction as F
+from typing import Any
 
 import pytest
 
 from kb.ledger import finite_run, run_by_step
+from tests.ledger.grouped_run import simulate_grouped
 from tests.ledger.same_run import assert_same_run
 
 TIMES = (F(3, 1000), F(9, 1000), F(20, 1000), F(1, 1000))  # at one, at C, prompt, overhead
@@ -34,7 +39,10 @@ def test_the_stepped_run_is_the_grouped_run(
     clients: int, requests: int, inputs: int, outputs: int, budget: int
 ) -> None:
     args = (clients, requests, inputs, outputs, budget, *TIMES)
-    assert_same_run(run_by_step.simulate(*args), finite_run.simulate(*args))
+    stepped, grouped = finite_run.simulate(*args), simulate_grouped(*args)
+    assert_same_run(stepped, grouped)
+    assert stepped.group_steps == grouped.group_steps
+    assert_same_run(run_by_step.simulate(*args), grouped)
 
 
 @pytest.mark.skipif(not os.environ.get("KB_FULL"), reason="KB_FULL=1 runs the large runs")
@@ -46,7 +54,9 @@ def test_the_stepped_run_is_the_grouped_run_at_bench_sizes(
     clients: int, requests: int, inputs: int, outputs: int, budget: int
 ) -> None:
     args = (clients, requests, inputs, outputs, budget, *TIMES)
-    assert_same_run(run_by_step.simulate(*args), finite_run.simulate(*args))
+    stepped, grouped = finite_run.simulate(*args), simulate_grouped(*args)
+    assert_same_run(stepped, grouped)
+    assert stepped.group_steps == grouped.group_steps
 
 
 def test_it_refuses_what_finite_run_refuses() -> None:
@@ -54,6 +64,29 @@ def test_it_refuses_what_finite_run_refuses() -> None:
         with pytest.raises(ValueError):
             run_by_step.simulate(*bad, *TIMES)
         with pytest.raises(ValueError):
-            finite_run.simulate(*bad, *TIMES)
+            simulate_grouped(*bad, *TIMES)
     with pytest.raises(ValueError, match="non-negative"):
         run_by_step.simulate(1, 1, 1, 1, 2, F(-1), F(0), F(0), F(0))
+
+
+def _refused(simulate: Any, args: tuple[Any, ...]) -> bool:
+    try:
+        simulate(*args)
+    except finite_run.RunTooLong:
+        return True
+    return False
+
+
+def test_the_group_bound_refuses_what_the_grouped_oracle_refuses(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """finite_run's bound, lowered so that some grid runs pass it: the same verdict on each."""
+    monkeypatch.setattr(finite_run, "MAX_GROUP_STEPS", 40)
+    verdicts = [
+        _refused(finite_run.simulate, args) == _refused(simulate_grouped, args)
+        for run in GRID
+        for args in [(*run, *TIMES)]
+    ]
+    assert all(verdicts)
+    refused = sum(_refused(simulate_grouped, (*run, *TIMES)) for run in GRID)
+    assert 0 < refused < len(GRID)  # the bound splits the grid
