@@ -1,4 +1,4 @@
-"""A check of a tree without placements or proposals imports no ledger resolution and no placement view.
+"""A check of a tree with no placement or proposal imports no ledger resolution, no placement view.
 
 The ledger rules (LG003-LG005, LG008, LG010, LG011) import kb.ledger.inputs and what it
 needs (~100 ms of CPU) only when the knowledge base has a placement or a proposal to
