@@ -48,7 +48,7 @@ from kb.prose.fields import record_templates, walked_once
 from kb.prose.scan import Template
 from kb.reads import PLACES, bound_of, rule_reads, targets_of
 from kb.recordcache import FileResult, RecordCache, References
-from kb.references import record_references
+from kb.references import reference_rows
 from kb.rules import all_rules
 from kb.rules._base import Rule, finding_of
 from kb.rules._prose import TEMPLATES
@@ -327,9 +327,7 @@ def check_file(record: Record) -> FileChecks:
     schema = [finding_of(problem) for problem in validate_record(record)]
     with walked_once(record.data):
         written = tuple(record_templates(record.data))
-        references = [
-            (r.pointer, r.target, r.expected_kind) for r in record_references(record, written)
-        ]
+        references = list(reference_rows(record, written))
         alone = KnowledgeBase(root="")
         alone.add(record)
         alone.freeze()  # its views once, not once per rule

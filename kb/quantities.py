@@ -113,11 +113,23 @@ def parse_unit(text: object) -> Unit:
     if not isinstance(text, str):
         got = "null" if text is None else repr(text)  # no kb import here: YAML's word by hand
         raise UnitError(f"unit must be a string, got {got}")
-    return _parse_unit(text)
+    parsed = _parse_unit(text)
+    if isinstance(parsed, Unit):
+        return parsed
+    raise UnitError(*parsed)  # a new error each time: one raised twice would grow its traceback
 
 
-@functools.lru_cache(maxsize=4096)  # a KB repeats a few dozen units ~50 us each to parse
-def _parse_unit(text: str) -> Unit:
+# A KB repeats a few dozen units ~50 us each to parse, and prose repeats the words after its
+# numbers that are no unit (`on`, `GPUs`): both are kept, a refusal as its message and hint.
+@functools.lru_cache(maxsize=4096)
+def _parse_unit(text: str) -> Unit | tuple[str, str]:
+    try:
+        return _parsed_unit(text)
+    except UnitError as exc:
+        return str(exc), exc.hint
+
+
+def _parsed_unit(text: str) -> Unit:
     clean = text.strip()
     if clean in ("", "1"):
         return Unit(clean or "1", Fraction(1), DIMENSIONLESS)

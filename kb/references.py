@@ -84,6 +84,18 @@ def record_references(
     prefix they share (`claims/*/bind/*`) is walked once. `written`: the record's prose
     templates (kb.prose.fields.record_templates) when the caller has them already.
     """
+    for pointer, target, kind in reference_rows(record, written):
+        yield Reference(record.id, pointer, target, kind)
+
+
+def reference_rows(
+    record: Record, written: Sequence[tuple[str, Written]] | None = None
+) -> Iterator[tuple[str, str, str]]:
+    """`record_references` as (pointer, target, expected kind) rows, as the record cache keeps them.
+
+    The per-file stage keeps rows (kb.checker.check_file): making a Reference of each
+    only to take it apart again cost a frozen dataclass per reference (~8 a record).
+    """
     templates = reference_templates(record.kind)
     if templates:
         found: list[list[tuple[str | None, Any]]] = [[] for _ in templates]
@@ -91,10 +103,10 @@ def record_references(
         for (_, kind), matches in zip(templates, found, strict=True):
             for pointer, value in matches:
                 if isinstance(value, str) and pointer is not None:
-                    yield Reference(record.id, _intern(pointer), value, kind)
+                    yield _intern(pointer), value, kind
     for pointer, template in record_templates(record.data) if written is None else written:
         if template.target:
-            yield Reference(record.id, _intern(pointer), template.target, "*")
+            yield _intern(pointer), template.target, "*"
 
 
 # A trie of path templates: (indexes of the templates that end here, children by step).

@@ -26,18 +26,20 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from kb.findings import Finding
-from kb.kinds.accelerator import Accelerator, accelerator
-from kb.kinds.engine import Engine, engine
-from kb.kinds.flop_class import EquationSections, equation_sections
-from kb.kinds.interconnect import Interconnect, interconnect
-from kb.kinds.placement import Placement, placement
-from kb.kinds.proposal import Proposal, proposal
-from kb.kinds.receipt import Receipt, receipt
 from kb.model import KnowledgeBase, Record
 from kb.run import Kept, StageNotRun
+
+if TYPE_CHECKING:
+    from kb.kinds.accelerator import Accelerator
+    from kb.kinds.engine import Engine
+    from kb.kinds.flop_class import EquationSections
+    from kb.kinds.interconnect import Interconnect
+    from kb.kinds.placement import Placement
+    from kb.kinds.proposal import Proposal
+    from kb.kinds.receipt import Receipt
 
 __all__ = ["EQUATION_KINDS", "Views", "views"]
 
@@ -57,6 +59,7 @@ class Views:
     schema: list[Finding]
     failed: frozenset[str]
     _built: dict[tuple[str, str], object] = field(default_factory=dict)
+    _builders: dict[str, Callable[[Record], Any]] = field(default_factory=dict)
 
     def passed(self, record: Record) -> bool:
         """True when the schema stage found nothing on this record's file."""
@@ -72,39 +75,91 @@ class Views:
         """The equation sections of a flop class or strategy; None when schema-invalid."""
         if record.kind not in EQUATION_KINDS:
             raise ValueError(f"{record.id} is a {record.kind}: it has no equation sections")
-        return self._view("equations", record, equation_sections)
+        return self._view("equations", record, _equation_sections)
 
     def accelerator(self, record: Record) -> Accelerator | None:
         """The memory, compute and links of an accelerator; None when schema-invalid."""
-        return self._view("accelerator", _of("accelerator", record), accelerator)
+        return self._view("accelerator", _of("accelerator", record), _accelerator)
 
     def engine(self, record: Record) -> Engine | None:
         """An engine's version, collective and fitted per-layer overhead; None when invalid."""
-        return self._view("engine", _of("engine", record), engine)
+        return self._view("engine", _of("engine", record), _engine)
 
     def placement(self, record: Record) -> Placement | None:
         """The envelope, reference and candidates of a placement; None when schema-invalid."""
-        return self._view("placement", _of("placement", record), placement)
+        return self._view("placement", _of("placement", record), _placement)
 
     def interconnect(self, record: Record) -> Interconnect | None:
         """The bandwidth and latency figures of an interconnect; None when schema-invalid."""
-        return self._view("interconnect", _of("interconnect", record), interconnect)
+        return self._view("interconnect", _of("interconnect", record), _interconnect)
 
     def receipt(self, record: Record) -> Receipt | None:
         """What a receipt measured and its result rows; None when schema-invalid."""
-        return self._view("receipt", _of("receipt", record), receipt)
+        return self._view("receipt", _of("receipt", record), _receipt)
 
     def proposal(self, record: Record) -> Proposal | None:
         """The placement, candidate and stated ratios of a proposal; None when schema-invalid."""
-        return self._view("proposal", _of("proposal", record), proposal)
+        return self._view("proposal", _of("proposal", record), _proposal)
 
-    def _view(self, name: str, record: Record, build: Callable[[Record], V]) -> V | None:
+    def _view(
+        self, name: str, record: Record, builder: Callable[[], Callable[[Record], V]]
+    ) -> V | None:
+        """The view `name` of `record`, built on first use by what `builder` returns."""
         if not self.passed(record):
             return None
         key = (name, record.path)
         if key not in self._built:
+            build = self._builders.get(name)
+            if build is None:
+                build = self._builders[name] = builder()
             self._built[key] = build(record)
         return self._built[key]  # type: ignore[return-value]
+
+
+# Each kind's module is imported when a run first builds a view of that kind (a run that
+# reads no placement never imports kb.kinds.placement, twelve dataclasses: ~20 ms).
+
+
+def _equation_sections() -> Callable[[Record], EquationSections]:
+    from kb.kinds.flop_class import equation_sections
+
+    return equation_sections
+
+
+def _accelerator() -> Callable[[Record], Accelerator]:
+    from kb.kinds.accelerator import accelerator
+
+    return accelerator
+
+
+def _engine() -> Callable[[Record], Engine]:
+    from kb.kinds.engine import engine
+
+    return engine
+
+
+def _placement() -> Callable[[Record], Placement]:
+    from kb.kinds.placement import placement
+
+    return placement
+
+
+def _interconnect() -> Callable[[Record], Interconnect]:
+    from kb.kinds.interconnect import interconnect
+
+    return interconnect
+
+
+def _receipt() -> Callable[[Record], Receipt]:
+    from kb.kinds.receipt import receipt
+
+    return receipt
+
+
+def _proposal() -> Callable[[Record], Proposal]:
+    from kb.kinds.proposal import proposal
+
+    return proposal
 
 
 def _of(kind: str, record: Record) -> Record:

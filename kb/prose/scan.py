@@ -206,7 +206,9 @@ def _strip(word: str, start: int) -> tuple[str, int]:
 
 
 def _has_digit(word: str) -> bool:
-    return any(c.isdigit() for c in word)
+    # most words are letters alone: `isalpha` (one C call) answers for them, as no character
+    # is both a letter and a digit (tests/prose/test_scan.py holds that for all of Unicode)
+    return not word.isalpha() and any(c.isdigit() for c in word)
 
 
 def _inside(position: int, spans: list[tuple[int, int, str]]) -> bool:

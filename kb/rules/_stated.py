@@ -8,12 +8,15 @@ states nothing these rules check (its schema findings fail the run).
 from __future__ import annotations
 
 from collections.abc import Iterator
+from typing import TYPE_CHECKING
 
 from kb.findings import pointer_join
-from kb.kinds.placement import Placement, StatedRatio
-from kb.kinds.proposal import Proposal
 
-Stated = tuple[str, str, StatedRatio]
+if TYPE_CHECKING:  # types only: a run without placements does not import their module
+    from kb.kinds.placement import Placement, StatedRatio
+    from kb.kinds.proposal import Proposal
+
+Stated = tuple[str, str, "StatedRatio"]
 
 
 def placement_ratios(placement: Placement) -> Iterator[Stated]:

@@ -32,7 +32,7 @@ def containers(data: Any) -> Iterator[tuple[str, Any]]:
 
 # Each record's mappings, by display path, walked once per run for the rules that read them.
 MAPPINGS: Kept[dict[str, list[tuple[str, Mapping[str, Any]]]]] = Kept("mappings")
-NODES: Kept[dict[str, list[Mapping[str, Any]]]] = Kept("mapping nodes")
+NODES: Kept[dict[str, list[Mapping[str, Any]]]] = Kept("provenance nodes")
 _SCALARS = frozenset({str, int, float, bool, type(None)})
 _PLAIN = frozenset({dict, list})
 
@@ -75,26 +75,38 @@ def record_mappings(kb: KnowledgeBase, record: Record) -> list[tuple[str, Mappin
 def located(
     kb: KnowledgeBase, record: Record, wanted: Callable[[Mapping[str, Any]], bool]
 ) -> list[tuple[str, Mapping[str, Any]]]:
-    """The record's mappings that `wanted` picks, with their pointers, in document order.
+    """The record's provenance nodes that `wanted` picks, with their pointers, in document order.
 
-    Most records have none: a first walk without pointers answers that, and only a
-    record that has one pays for building a pointer to every mapping.
+    A provenance node is a mapping holding a figure (`value` and `unit`) or a `basis`
+    (`provenance`): what the provenance rules (PV001-PV003) read, and only those. One
+    walk per record and run collects them, without pointers, for the three rules
+    (`_record_nodes`); most records have none that a rule picks, and only a record that
+    has one pays for a pointer to every mapping.
     """
     if not any(wanted(node) for node in _record_nodes(kb, record)):
         return []
-    return [(pointer, node) for pointer, node in record_mappings(kb, record) if wanted(node)]
+    return [
+        (pointer, node)
+        for pointer, node in record_mappings(kb, record)
+        if provenance(node) and wanted(node)
+    ]
+
+
+def provenance(node: Mapping[str, Any]) -> bool:
+    """Whether a mapping holds a figure (`value` and `unit`) or names a `basis`."""
+    return "basis" in node or ("value" in node and "unit" in node)
 
 
 def _record_nodes(kb: KnowledgeBase, record: Record) -> list[Mapping[str, Any]]:
     memo = kb.run.once(NODES, dict)
     found = memo.get(record.path)
     if found is None:
-        found = memo[record.path] = _mapping_nodes(record.data)
+        found = memo[record.path] = _provenance_nodes(record.data)
     return found
 
 
-def _mapping_nodes(data: Any) -> list[Mapping[str, Any]]:
-    """Every mapping of a document, in no particular order.
+def _provenance_nodes(data: Any) -> list[Mapping[str, Any]]:
+    """Every provenance node of a document (`provenance`), in no particular order.
 
     Plain dicts and lists are told by their type; only other objects take the (slow)
     abstract checks.
@@ -105,12 +117,14 @@ def _mapping_nodes(data: Any) -> list[Mapping[str, Any]]:
         node = stack.pop()
         kind = type(node)
         if kind is dict:
-            found.append(node)
+            if "basis" in node or ("value" in node and "unit" in node):
+                found.append(node)
             values: Any = node.values()
         elif kind is list:
             values = node
         elif _is_mapping(node):
-            found.append(node)
+            if provenance(node):
+                found.append(node)
             values = node.values()
         elif isinstance(node, list):
             values = node

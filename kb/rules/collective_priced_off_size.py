@@ -62,12 +62,15 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from fractions import Fraction
+from typing import TYPE_CHECKING
 
 from kb.findings import Finding, Severity, pointer_join
 from kb.kinds import views
-from kb.kinds.placement import Placement, Transfer
 from kb.model import KnowledgeBase, Record
 from kb.rules._base import found
+
+if TYPE_CHECKING:  # types only: a run without placements does not import their module
+    from kb.kinds.placement import Placement, Transfer
 
 READS = "ledger"
 CODE = "LG009"

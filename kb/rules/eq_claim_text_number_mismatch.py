@@ -150,12 +150,20 @@ _VERDICTS: dict[tuple[Any, ...], Verdict] = {}
 
 
 def _verdict(kb: KnowledgeBase, claim: Mapping[str, Any], item: Any, text: str) -> Verdict:
-    """The mismatches of one claim's text: kept from an earlier run when its inputs are equal."""
+    """The mismatches of one claim's text: kept from an earlier run when its inputs are equal.
+
+    A text without a number has none, whatever the claim: it is not keyed.
+    """
+    from kb.prose.scan import bare_numbers
+
+    numbers = _numbers(text, bare_numbers(text))
+    if not numbers:
+        return ()
     key = _key(kb, claim, item, text)
     known = _VERDICTS.get(key) if key is not None else None
     if known is not None:
         return known
-    found = tuple(_mismatches(kb, claim, item, text))
+    found = tuple(_mismatches(kb, claim, item, text, numbers))
     if key is not None:
         if len(_VERDICTS) >= KEPT_VERDICTS:
             del _VERDICTS[next(iter(_VERDICTS))]
@@ -192,14 +200,9 @@ def _key(
 
 
 def _mismatches(
-    kb: KnowledgeBase, claim: Mapping[str, Any], item: Any, text: str
+    kb: KnowledgeBase, claim: Mapping[str, Any], item: Any, text: str, numbers: list[Any]
 ) -> Iterator[tuple[int, str]]:
-    """(offset, message) of each number in `text` that is none of the claim's values."""
-    from kb.prose.scan import bare_numbers
-
-    numbers = _numbers(text, bare_numbers(text))
-    if not numbers:
-        return
+    """(offset, message) of each of `numbers` (the text's) that is none of the claim's values."""
     # the values are made a group at a time, the next only for a number none of the made
     # ones agrees with (most texts state the result): `_agrees` asks whether any value
     # agrees, so the order values are tried in changes no verdict

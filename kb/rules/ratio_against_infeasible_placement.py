@@ -23,13 +23,16 @@ Good:
 from __future__ import annotations
 
 from collections.abc import Iterator
+from typing import TYPE_CHECKING
 
 from kb.findings import Finding, Severity
 from kb.kinds import views
-from kb.kinds.placement import Placement
 from kb.model import KnowledgeBase, Record
 from kb.rules._base import found
 from kb.rules._stated import Stated, placement_ratios, proposal_ratios
+
+if TYPE_CHECKING:  # types only: a run without placements does not import their module
+    from kb.kinds.placement import Placement
 
 READS = "ledger"
 CODE = "LG001"

@@ -43,10 +43,13 @@ HINT = (
 
 
 def check(kb: KnowledgeBase) -> Iterator[Finding]:
+    placements = kb.of_kind("placement")
+    if not placements:  # nothing to resolve: the ledger's modules are not even imported
+        return
     from kb.ledger.feasibility import feasibility
     from kb.ledger.inputs import PlacementSpec, resolve_placement
 
-    for record in kb.of_kind("placement"):
+    for record in placements:
         spec = resolve_placement(record, kb)
         if not isinstance(spec, PlacementSpec) or spec.gaps:
             continue  # LG004 reports what is missing

@@ -95,3 +95,13 @@ def test_generated_documents_give_the_plain_walks_references(kind: str, data: An
 def test_a_record_of_no_kind_has_only_its_prose_references() -> None:
     record = Record("x/y", "", "x.yaml", {"summary": "see {hardware/h#memory.bandwidth}"})
     assert [(r.pointer, r.expected_kind) for r in record_references(record)] == [("/summary", "*")]
+
+
+@settings(max_examples=500, deadline=None)
+@given(st.text(alphabet="ab0./-_~A", max_size=12))
+def test_an_id_is_what_its_pattern_matches_with_no_dot_segment(text: str) -> None:
+    """is_valid_id asks ID_RE alone: no text it matches has a `.`, `..` or dotted segment."""
+    from kb.model import ID_RE, is_valid_id
+
+    segments_ok = all(s not in (".", "..") and not s.startswith(".") for s in text.split("/"))
+    assert is_valid_id(text) == (ID_RE.fullmatch(text) is not None and segments_ok)

@@ -128,3 +128,11 @@ def test_nothing_inside_a_template_quotation_or_code_span_is_flagged(
     start = len(before.translate(clean)) + 1
     end = start + len(inner)
     assert not any(start <= n.start < end for n in bare_numbers(text))
+
+
+def test_no_character_is_both_a_letter_and_a_digit() -> None:
+    """The premise of scan._has_digit's fast answer for words of letters (`str.isalpha`)."""
+    import sys
+
+    both = [c for c in map(chr, range(sys.maxunicode + 1)) if c.isalpha() and c.isdigit()]
+    assert both == []

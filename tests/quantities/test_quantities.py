@@ -232,3 +232,18 @@ def test_every_module_parses_units_with_kb_quantities() -> None:
     for name in importers:
         held = getattr(importlib.import_module(name), "parse_unit", quantities.parse_unit)
         assert held is quantities.parse_unit, name
+
+
+@pytest.mark.parametrize("text", ["on", "GPUs", "furlong", "B/", "b", "(GB", "x" * 61, "GB**s"])
+def test_a_kept_refusal_is_the_refusal_parsing_gives(text: str) -> None:
+    """parse_unit keeps what it refused (prose asks again for the words after its numbers):
+    each ask raises a new UnitError with the message and hint a fresh parse gives."""
+    with pytest.raises(quantities.UnitError) as fresh:
+        quantities._parsed_unit(text)
+    raised = []
+    for _ in range(2):
+        with pytest.raises(quantities.UnitError) as kept:
+            quantities.parse_unit(text)
+        raised.append(kept.value)
+        assert (str(kept.value), kept.value.hint) == (str(fresh.value), fresh.value.hint)
+    assert raised[0] is not raised[1]

@@ -109,7 +109,7 @@ def test_the_message_names_both_numbers() -> None:
 
 
 def _eager(kb: KnowledgeBase, claim: Any, item: Any, text: str) -> list[tuple[int, str]]:
-    """The plain definition `_mismatches` is held to: every value (inputs too) made first."""
+    """The plain definition `_verdict` is held to: every value (inputs too) made first."""
     from kb.prose.scan import Number, bare_numbers, protected
 
     spans = protected(text)
@@ -130,7 +130,10 @@ def _eager(kb: KnowledgeBase, claim: Any, item: Any, text: str) -> list[tuple[in
 
 
 def _lazy_and_eager(kb: KnowledgeBase) -> int:
-    """Hold `_mismatches` to `_eager` on every claim text of `kb`; how many texts were compared."""
+    """Hold `_verdict` (its values made lazily; no key for a text without numbers) to `_eager`.
+
+    On every claim text of `kb`; returns how many texts were compared.
+    """
     analysis = engine.analyse(kb, use_cache=False)
     compared = 0
     for record in kb:
@@ -140,7 +143,7 @@ def _lazy_and_eager(kb: KnowledgeBase) -> int:
             item = items.get(f"/claims/{index}")
             if item is not None and isinstance(claim.get("text"), str):
                 text = claim["text"]
-                assert list(rule._mismatches(kb, claim, item, text)) == _eager(
+                assert list(rule._verdict(kb, claim, item, text)) == _eager(
                     kb, claim, item, text
                 ), text
                 compared += 1

@@ -45,12 +45,15 @@ def test_mappings_and_quantities_follow_nodes(data: Any) -> None:
 
 
 @given(DOCUMENTS)
-def test_located_is_mappings_filtered_in_document_order(data: Any) -> None:
+def test_located_is_provenance_nodes_filtered_in_document_order(data: Any) -> None:
     from kb.model import KnowledgeBase, Record
-    from kb.rules._walk import located
+    from kb.rules._walk import _provenance_nodes, located, provenance
 
     kb = KnowledgeBase(root="records")
     record = Record("sources/x", "source", "records/sources/x.yaml", data)
     kb.add(record)
+    picked = [n for _, n in mappings(data) if provenance(n)]
+    assert sorted(map(id, _provenance_nodes(data))) == sorted(map(id, picked))
     for wanted in (lambda n: "basis" in n, lambda n: "value" in n and "unit" in n, bool):
-        assert located(kb, record, wanted) == [(p, n) for p, n in mappings(data) if wanted(n)]
+        expected = [(p, n) for p, n in mappings(data) if provenance(n) and wanted(n)]
+        assert located(kb, record, wanted) == expected
