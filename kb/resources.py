@@ -114,3 +114,12 @@ def end_to_end(section: str | None, read: Callable[[Any], T]) -> T:
         return read(data if section is None else data[section])
     except (KeyError, TypeError, ValueError, AttributeError) as exc:
         raise _end_to_end_missing(end_to_end_path(), exc) from None
+
+
+def engine_versions(entry: Any) -> dict[str, tuple[str, ...]]:
+    """A declaration's `{engine: {"versions": [...]}, ...}`: engine -> the versions it names."""
+    return {
+        engine: tuple(str(v) for v in node["versions"])
+        for engine, node in entry.items()
+        if isinstance(node, dict) and "versions" in node
+    }

@@ -762,18 +762,9 @@ def unpriced_reasons() -> dict[str, str]:
 @lru_cache(maxsize=1)
 def kv_read_per_query_head_versions() -> dict[str, tuple[str, ...]]:
     """kb/data/end-to-end.json `kv_read_per_query_head`: engine -> the versions it names."""
-    from kb.resources import end_to_end
+    from kb.resources import end_to_end, engine_versions
 
     return end_to_end("kv_read_per_query_head", engine_versions)
-
-
-def engine_versions(entry: Any) -> dict[str, tuple[str, ...]]:
-    """A declaration's `{engine: {"versions": [...]}, ...}`: engine -> the versions it names."""
-    return {
-        engine: tuple(str(v) for v in node["versions"])
-        for engine, node in entry.items()
-        if isinstance(node, dict) and "versions" in node
-    }
 
 
 def _kv_read_per_query_head(kb: KnowledgeBase, record: Record, model: str) -> bool:
@@ -1037,9 +1028,10 @@ def _finite(
     run: the same rule at the declared time resolution). A string says why the row
     cannot be priced so.
     """
-    from kb.ledger.finite_run import RunTooLong, simulate
+    from kb.ledger.finite_run import RunTooLong
     from kb.ledger.paged_run import Times, simulate_paged
     from kb.ledger.past_bound import PAST_BOUND_MEASURES, past_bound
+    from kb.ledger.run_by_step import simulate
 
     clients, requests = scenario.batch, int(row["prompts"])
     budget = int(row["max_batched_tokens"])

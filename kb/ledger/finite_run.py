@@ -19,11 +19,16 @@ row is priced; this module runs that rule:
   each later token one step later; its clock starts when it is sent.
 
 Every time is the composed ledger's (the caller prices t_dec and the prompt's pass);
-nothing is fitted. Pure: numbers in, a `RunResult` out; ValueError on inputs the rule
-cannot run (no client, no prompt, a budget below the clients, a negative time) and on a
-run longer than MAX_GROUP_STEPS to simulate (counted, so the refusal never depends on
-the machine). Requests in the same state are simulated as one group, exactly, by
-kb.ledger.run_by_step (`simulate` below).
+nothing is fitted. This module holds the rule's parts (a request group, the prompt
+chunks of a step, the decode step's time, the result and its statistics, the bound);
+the rule's one simulator is kb.ledger.run_by_step.simulate (numbers in, a `RunResult`
+out; integer time units, decode steps counted at once; ValueError on inputs the rule
+cannot run: no client, no prompt, a budget below the clients, a negative time; and
+RunTooLong on a run longer than MAX_GROUP_STEPS to simulate, counted, so the refusal
+never depends on the machine). The group-by-group stepping it replaced is kept as the
+tests' oracle (tests/ledger/grouped_run.py, held equal to it, its group-steps count
+included, by tests/ledger/test_run_by_step.py; and to the per-request rule by
+tests/ledger/test_finite_run_groups.py).
 """
 
 from __future__ import annotations
@@ -169,29 +174,3 @@ def _prompt_chunks(live: list[_Group[Time]], room: int) -> list[tuple[_Group[Tim
             room -= group.count * group.prompt_left
         index += 1
     return chunks
-
-
-def simulate(
-    clients: int,
-    requests: int,
-    input_tokens: int,
-    output_tokens: int,
-    budget: int,
-    step_at_one: Fraction,
-    step_at_clients: Fraction,
-    prefill_stall: Fraction,
-    overhead: Fraction,
-) -> RunResult:
-    """Run `requests` requests through `clients` clients (module docstring).
-
-    The one simulator of the rule is kb.ledger.run_by_step's (integer time units, decode
-    steps counted at once), bounded here by MAX_GROUP_STEPS (RunTooLong). The group-by-
-    group stepping it replaced is kept as the tests' oracle (tests/ledger/grouped_run.py,
-    held equal to it, its group-steps count included, by tests/ledger/test_run_by_step.py;
-    and to the per-request rule by tests/ledger/test_finite_run_groups.py).
-    """
-    from kb.ledger import run_by_step
-
-    times = (step_at_one, step_at_clients, prefill_stall, overhead)
-    args = (clients, requests, input_tokens, output_tokens, budget, *times)
-    return run_by_step.simulate(*args, group_bound=True)

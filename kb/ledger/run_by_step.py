@@ -1,6 +1,7 @@
 """finite_run's rule, stepped in time proportional to the steps (kb/ledger/finite_run.py).
 
-kb.ledger.finite_run.simulate visits every live request group at every step. A run whose
+finite_run's simulation until session 19 (kept as the tests' oracle,
+tests/ledger/grouped_run.py) visited every live request group at every step. A run whose
 token budget admits less than one prompt a step (trtllm-bench's max_num_tokens at a
 large in-flight batch: kb/data/end-to-end.json `trtllm_bench_run`) makes each request a
 group of its own, so that costs requests x steps: past finite_run's bound
@@ -34,7 +35,7 @@ MAX_STEPS = 2_000_000  # steps simulated, counted (the refusal never depends on 
 
 
 def _check(clients: int, requests: int, inputs: int, outputs: int, budget: int) -> None:
-    """ValueError on a run the rule cannot run (finite_run.simulate's checks)."""
+    """ValueError on a run the rule cannot run (the rule's own checks)."""
     if clients < 1 or requests < 1 or inputs < 1 or outputs < 1:
         raise ValueError("clients, requests, input and output tokens must be at least 1")
     if budget <= clients:
@@ -64,7 +65,7 @@ def simulate(
     step_at_clients: Fraction,
     prefill_stall: Fraction,
     overhead: Fraction,
-    group_bound: bool = False,
+    group_bound: bool = True,
 ) -> RunResult:
     """finite_run's rule: a run of `requests` through `clients`, stepped by decode counts.
 

@@ -41,8 +41,7 @@ RESOLUTION = Fraction(1, 10**15)
 @lru_cache(maxsize=1)
 def versions() -> dict[str, tuple[str, ...]]:
     """kb/data/end-to-end.json `trtllm_bench_run`: engine -> the versions it names."""
-    from kb.ledger.endtoend import engine_versions
-    from kb.resources import end_to_end
+    from kb.resources import end_to_end, engine_versions
 
     return end_to_end("trtllm_bench_run", engine_versions)
 
@@ -109,6 +108,11 @@ def stepped_run(
     """
     times = (step_at_one, step_at_clients, prefill_stall, overhead)
     if resolution:
-        step_at_one, step_at_clients, prefill_stall, overhead = map(_rounded, times)
+        times = (
+            _rounded(step_at_one),
+            _rounded(step_at_clients),
+            _rounded(prefill_stall),
+            _rounded(overhead),
+        )
     run = (clients, requests, input_tokens, output_tokens, budget)
-    return simulate(*run, step_at_one, step_at_clients, prefill_stall, overhead)
+    return simulate(*run, *times, group_bound=False)  # bounded by MAX_STEPS instead

@@ -19,8 +19,8 @@ from kb.ledger.finite_run import (
     decode_step,
     exact_mean,
     group_steps_floor,
-    simulate,
 )
+from kb.ledger.run_by_step import simulate
 from kb.model import KnowledgeBase
 from tests.sample import full
 

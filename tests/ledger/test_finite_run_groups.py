@@ -1,6 +1,6 @@
 """The grouped run simulation equals the per-request rule it replaced (`finite_run`).
 
-kb.ledger.finite_run.simulate treats requests in one state as a group; `per_request`
+kb.ledger.run_by_step.simulate treats requests in one state as a group; `per_request`
 below is the rule as first written (session 15), one request at a time. Each push holds
 the two exactly equal on a grid of small runs that split groups in every way (bursts a
 budget covers in part, closed loops whose later requests arrive in waves); KB_FULL=1
@@ -16,7 +16,8 @@ from fractions import Fraction as F
 
 import pytest
 
-from kb.ledger.finite_run import RunResult, decode_step, simulate
+from kb.ledger.finite_run import RunResult, decode_step
+from kb.ledger.run_by_step import simulate
 from tests.ledger.same_run import assert_same_run
 
 

@@ -18,8 +18,9 @@ from fractions import Fraction as F
 import pytest
 
 from kb.ledger.endtoend import conditions, evaluate_row
-from kb.ledger.finite_run import RunTooLong, simulate
+from kb.ledger.finite_run import RunTooLong
 from kb.ledger.past_bound import edge_bound
+from kb.ledger.run_by_step import simulate
 from kb.ledger.scenario import outcome
 from kb.ledger.serving import steady_state
 from kb.model import KnowledgeBase

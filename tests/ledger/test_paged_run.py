@@ -20,8 +20,9 @@ from fractions import Fraction as F
 
 import pytest
 
-from kb.ledger.finite_run import RunResult, decode_step, simulate
+from kb.ledger.finite_run import RunResult, decode_step
 from kb.ledger.paged_run import Pool, Times, simulate_paged
+from kb.ledger.run_by_step import simulate
 from tests.ledger.same_run import assert_same_run
 
 

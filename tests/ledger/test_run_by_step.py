@@ -1,6 +1,7 @@
 """run_by_step.simulate is finite_run's rule exactly (kb/ledger/run_by_step.py).
 
-Since session 19 run_by_step is the rule's one simulator (finite_run.simulate calls it);
+Since session 19 run_by_step is the rule's one simulator (bounded by finite_run's
+MAX_GROUP_STEPS unless `group_bound=False`, as trtllm_bench steps its runs);
 the group-by-group stepping it replaced is the oracle here (tests/ledger/grouped_run.py).
 Each push holds the two equal, with the group-steps they count (duration, steps, and the
 TTFTs, TPOTs and latencies in any order), and their refusals at a lowered bound, on a
@@ -39,10 +40,10 @@ def test_the_stepped_run_is_the_grouped_run(
     clients: int, requests: int, inputs: int, outputs: int, budget: int
 ) -> None:
     args = (clients, requests, inputs, outputs, budget, *TIMES)
-    stepped, grouped = finite_run.simulate(*args), simulate_grouped(*args)
+    stepped, grouped = run_by_step.simulate(*args), simulate_grouped(*args)
     assert_same_run(stepped, grouped)
     assert stepped.group_steps == grouped.group_steps
-    assert_same_run(run_by_step.simulate(*args), grouped)
+    assert_same_run(run_by_step.simulate(*args, group_bound=False), grouped)
 
 
 @pytest.mark.skipif(not os.environ.get("KB_FULL"), reason="KB_FULL=1 runs the large runs")
@@ -54,7 +55,7 @@ def test_the_stepped_run_is_the_grouped_run_at_bench_sizes(
     clients: int, requests: int, inputs: int, outputs: int, budget: int
 ) -> None:
     args = (clients, requests, inputs, outputs, budget, *TIMES)
-    stepped, grouped = finite_run.simulate(*args), simulate_grouped(*args)
+    stepped, grouped = run_by_step.simulate(*args), simulate_grouped(*args)
     assert_same_run(stepped, grouped)
     assert stepped.group_steps == grouped.group_steps
 
@@ -83,7 +84,7 @@ def test_the_group_bound_refuses_what_the_grouped_oracle_refuses(
     """finite_run's bound, lowered so that some grid runs pass it: the same verdict on each."""
     monkeypatch.setattr(finite_run, "MAX_GROUP_STEPS", 40)
     verdicts = [
-        _refused(finite_run.simulate, args) == _refused(simulate_grouped, args)
+        _refused(run_by_step.simulate, args) == _refused(simulate_grouped, args)
         for run in GRID
         for args in [(*run, *TIMES)]
     ]
