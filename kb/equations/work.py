@@ -14,6 +14,9 @@ What the count depends on besides the input, and what kb does about it:
   `counting(..., fresh=True)`, used for every outermost budget, clears it first, so
   a check's count does not depend on what was checked before it in the process
   (an incremental run checks fewer records than a full one, in another order).
+- SymPy's random generators (its assumptions try the facts left to deduce in a
+  shuffled order; some numeric tests draw random points), seeded from the OS at
+  import: the same fresh budget seeds them (`SYMPY_SEED`) first.
 - Python's string hash seed, random per process: the order in which SymPy walks
   a set of symbols can change a count slightly (0.3 % measured on a 1.5 M-call
   simplify across seeds). A check within that margin of its limit may land on
@@ -89,6 +92,7 @@ CALL_FREE_LOOPS = frozenset(
     {"multinomial_coefficients", "binomial_coefficients", "binomial_coefficients_list"}
 )
 _SYMPY_NTHEORY = f"{os.sep}sympy{os.sep}ntheory{os.sep}"
+SYMPY_SEED = 0  # SymPy's random generators at the start of every outermost budget
 
 
 def _tracer(budget: _Budget) -> Any:
@@ -129,9 +133,7 @@ def counting(units: int, fresh: bool = False, run: Spending | None = None) -> It
     outer = stack[-1] if stack else None
     limit = units if outer is None else min(units, max(outer.limit - outer.count, 0))
     if fresh:
-        from sympy.core.cache import clear_cache
-
-        clear_cache()
+        _fresh_sympy()
     budget = _Budget(limit, run if outer is None else outer.run)
     previous, tracer = sys.gettrace(), _tracer(budget)
     stack.append(budget)
@@ -169,6 +171,22 @@ def uncounted(work: Callable[[], T]) -> T:
         return work()
     finally:
         sys.settrace(tracer)
+
+
+def _fresh_sympy() -> None:
+    """Clear SymPy's cache and seed SymPy's random generators (the module docstring).
+
+    SymPy's assumption system tries the facts left to deduce in an order its own
+    generator shuffles, and some numeric tests draw random points; both generators are
+    seeded from the OS at import, so the same query made a different number of calls in
+    another process. `sympy.core.random.seed` seeds both: every outermost budget starts
+    from the same draws.
+    """
+    from sympy.core.cache import clear_cache
+    from sympy.core.random import seed
+
+    clear_cache()
+    seed(SYMPY_SEED)
 
 
 def _rearming(hook: Any) -> Any:

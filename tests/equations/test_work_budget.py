@@ -314,3 +314,30 @@ def test_a_bad_steps_setting_is_a_usage_error(tmp_path: Path) -> None:
         assert done.stderr == (
             f"kb: KB_EQ_WORK={value!r}: expected a positive whole number of steps\n"
         )
+
+
+def test_every_outermost_budget_starts_sympy_s_random_generators_from_one_seed() -> None:
+    """SymPy's assumptions shuffle the facts left to deduce with their own generator,
+    seeded from the OS at import: a fresh budget seeds it (and SymPy's other generator)
+    with SYMPY_SEED, so the order of the shuffle is the same in every process."""
+    import random
+
+    from sympy.core import random as sympy_random
+
+    from kb.equations.work import SYMPY_SEED
+
+    expected = random.Random(SYMPY_SEED)
+    draws = [expected.random() for _ in range(3)]
+    for _ in range(2):  # a draw outside moves the generator; the next budget seeds it again
+        sympy_random.random()
+        with counting(10**6, fresh=True):
+            found = [sympy_random.random() for _ in range(3)]
+        assert found == draws
+        order = list(range(20))
+        sympy_random._assumptions_shuffle(order)
+        with counting(10**6, fresh=True):
+            again = list(range(20))
+            sympy_random._assumptions_shuffle(again)
+            shuffled = list(range(20))
+            random.Random(SYMPY_SEED).shuffle(shuffled)
+        assert again == shuffled
