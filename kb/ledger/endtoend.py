@@ -1247,7 +1247,7 @@ def conditions_text(conditions: Mapping[str, Any]) -> str:
         f" {name}{conditions[name]}" for name in ("tp", "pp", "ep", "dp") if conditions[name] > 1
     )
     if "layouts" in conditions:  # unstated_layout: the layouts it was priced under
-        degrees = f" layout unstated ({' | '.join(conditions['layouts'])})"
+        degrees = f" layout unstated ({' / '.join(conditions['layouts'])})"
     nodes = f" on {conditions['nodes']} nodes" if conditions["nodes"] > 1 else ""
     lengths = f"{conditions['input_tokens']}/{conditions['output_tokens'] or '-'}"
     graphs = {True: ", CUDA graphs", False: ", no CUDA graphs", None: ""}[conditions["cuda_graphs"]]
