@@ -548,7 +548,7 @@ def evaluate_row(
     """One row: its scenario priced, compared with its measurement under the declared band."""
     declared_layouts = unstated.declared(record.id, index, row)
     if declared_layouts is not None:  # declared: unstated_layout
-        return unstated.evaluate(kb, record, index, row, declared_layouts, calibration)
+        return _unstated_layout(kb, record, index, row, declared_layouts, calibration)
     label, metric = str(row.get("label") or f"results[{index}]"), str(row.get("metric") or "")
     base = dict(receipt=record.id, index=index, label=label, metric=metric)
     try:
@@ -696,6 +696,101 @@ def evaluate_row(
         provenance=result.provenance,
         outcome=result,
     )
+
+
+def _unstated_layout(
+    kb: KnowledgeBase,
+    record: Record,
+    index: int,
+    row: Mapping[str, Any],
+    declared: unstated.Declared,
+    calibration: bool,
+) -> RowResult:
+    """A row priced under each layout its source leaves open (kb.ledger.layouts' verdict).
+
+    Each layout is this function's own evaluation of the row with the layout written in;
+    the row keeps them all (`layouts`). A one-sided miss is the nearest layout's row,
+    contradicted; otherwise the row shows no single prediction.
+    """
+    layouts = unstated.stated_rows(kb, record, row, declared)
+    priced = tuple(
+        (name, replace(found, assumed=(*notes, *found.assumed)))
+        for name, stated, notes in layouts
+        for found in (evaluate_row(kb, record, index, stated, False),)
+    )
+    if not priced:
+        return _bare(
+            record,
+            index,
+            row,
+            "the source does not state the layout; the link between the nodes it needs is not "
+            "the accelerator's reference network of the declared family",
+        )
+    entries = tuple(
+        unstated.Entry(
+            n, r.error, not (r.predicted is None and r.state == CONTRADICTED), _shown(r), r.reason
+        )
+        for n, r in priced
+    )
+    verdict = unstated.judge(entries, declaration().band)
+    shown = next((r for n, r in priced if n == verdict.nearest), None)
+    base = shown or next((r for _, r in priced if r.conditions), priced[0][1])
+    names = [n for n, _ in priced]
+    conditions = {**base.conditions, "layouts": names} if base.conditions else {}
+    state = {"unfit": CONTRADICTED, "missed": CONTRADICTED, "open": UNDETERMINED}.get(
+        verdict.kind, NOT_EVALUABLE
+    )
+    reason = "; ".join((verdict.reason, *layouts[0][2][1:]))  # and the link taken, if one
+    reason = f"{CALIBRATION_WHY}; {reason}" if calibration else reason
+    if shown is not None:  # a one-sided miss: the nearest layout's row
+        return replace(
+            shown,
+            conditions=conditions,
+            layouts=priced,
+            state=CALIBRATION if calibration else state,
+            reason=reason,
+        )
+    measured = next((r.measured for _, r in priced if r.measured is not None), None)
+    return replace(
+        base,
+        conditions=conditions,
+        measured=measured,
+        predicted=None,
+        error=None,
+        state=CALIBRATION if calibration else state,
+        reason=reason,
+        assumed=(),
+        provenance="",
+        outcome=None,
+        layouts=priced,
+    )
+
+
+def _bare(record: Record, index: int, row: Mapping[str, Any], reason: str) -> RowResult:
+    """A row that never became a scenario: not evaluable, with the reason."""
+    return RowResult(
+        receipt=record.id,
+        index=index,
+        label=str(row.get("label") or f"results[{index}]"),
+        metric=str(row.get("metric") or ""),
+        measures=row.get("measures"),
+        conditions={},
+        predicted=None,
+        measured=None,
+        unit="",
+        error=None,
+        state=NOT_EVALUABLE,
+        reason=reason,
+    )
+
+
+def _shown(result: RowResult) -> str:
+    """A priced row's prediction and error: '15.36 ms (-33.5%)' ('' when not priced)."""
+    from kb import numfmt
+
+    if result.predicted is None:
+        return ""
+    return f"{numfmt.human(result.predicted, result.unit)} ({percent(result.error)})"
 
 
 # How a collective price says its curve skipped an outlier row (kb/ledger/curves.py).

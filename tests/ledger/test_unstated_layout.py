@@ -1,10 +1,11 @@
 """A row whose source states its devices but not its layout (end-to-end.json `unstated_layout`).
 
-kb.ledger.layouts prices such a row under every layout the planner and the engine
-admit, each exactly as the row would be priced if its source stated that layout; the
-set is the one declared before any row was priced; the verdict is contradicted only
-when every layout misses on the same side (or none fits), else `undetermined`, which
-is never validated and never a validation row.
+kb.ledger.endtoend prices such a row under every layout declared for its receipt, each
+exactly as the row would be priced if its source stated that layout; the declared set is
+held here equal to the planner's enumeration restricted by the engine (the ledger sits
+below kb.plan and does not import it); kb.ledger.layouts.judge gives the verdict:
+contradicted only when every layout misses on the same side (or none fits), else
+`undetermined`, which is never validated and never a validation row.
 """
 
 from __future__ import annotations
@@ -21,13 +22,13 @@ from kb.ledger.endtoend import (
     CONTRADICTED,
     NOT_EVALUABLE,
     UNDETERMINED,
-    VALIDATED,
-    RowResult,
     distribution,
     evaluate_row,
     report_row,
 )
 from kb.model import KnowledgeBase
+from kb.plan.enumerate import Space, enumerate_placements
+from kb.plan.planner import reference_network
 from tests.shipped_outputs import ONE_WORKER, end_to_end_json, end_to_end_results
 
 TT = "receipts/tt-sglang-deepseek-r1-16xh100-two-node-batch1"
@@ -43,7 +44,7 @@ def _row(kb: KnowledgeBase, receipt: str, index: int) -> tuple[Any, dict[str, An
 
 def _declared_rows(kb: KnowledgeBase) -> list[tuple[str, int]]:
     found = []
-    for receipt, decl in layouts.rules().receipts.items():
+    for receipt, decl in layouts.declarations().items():
         record = kb.get(receipt)
         assert record is not None, receipt
         for index, row in enumerate(record.data["results"]):
@@ -51,6 +52,26 @@ def _declared_rows(kb: KnowledgeBase) -> list[tuple[str, int]]:
                 found.append((receipt, index))
         assert decl.rows is None or {i for r, i in found if r == receipt} == set(decl.rows)
     return found
+
+
+def _admitted(kb: KnowledgeBase, receipt: str, index: int, linked: bool) -> tuple[str, ...]:
+    """The planner's mappings of all the row's devices that the engine admits (the premise)."""
+    record, row = _row(kb, receipt, index)
+    model = kb.get(record.data["model"])
+    assert model is not None
+    experts = model.get("geometry.experts") if model.get("architecture") == "moe" else None
+    batch = row.get("batch") or row["concurrency"]
+    nodes = row.get("nodes", 1)
+    space = Space(
+        row["gpus"], nodes, model.get("geometry.layers"), batch, experts, True, {}, linked
+    )
+    ep = layouts.engine_ep()[record.data["engine"]["record"]]
+    return tuple(
+        p.name
+        for p in enumerate_placements(space)[0]
+        if (p.devices, p.nodes) == (row["gpus"], nodes)
+        and p.ep in ((1, p.tp) if ep == "1 or tp" else (1,))
+    )
 
 
 def test_the_declared_rows_are_the_seventeen_without_a_layout(shipped: KnowledgeBase) -> None:
@@ -62,28 +83,28 @@ def test_the_declared_rows_are_the_seventeen_without_a_layout(shipped: Knowledge
 
 
 def test_the_declared_layouts_are_the_planners_and_the_engines(shipped: KnowledgeBase) -> None:
-    """Premise: the set declared before pricing is the one the enumeration gives today."""
+    """Premise: the set declared before pricing is the one kb.plan.enumerate gives today."""
     for receipt, index in _declared_rows(shipped):
-        record, row = _row(shipped, receipt, index)
-        decl = layouts.declared(receipt, index, row)
-        assert decl is not None
-        row["hardware"] = record.data["hardware"][0]
-        found = layouts.admitted(shipped, record, row, linked=True)
-        assert not isinstance(found, str), found
-        assert tuple(p.name for p in found) == decl.layouts
-    assert layouts.rules().receipts[TT].layouts == ("tp16", "tp16-ep16")
-    assert len(layouts.rules().receipts[TRT].layouts) == 10
+        decl = layouts.declarations()[receipt]
+        assert _admitted(shipped, receipt, index, linked=True) == decl.layouts
+    assert layouts.declarations()[TT].layouts == ("tp16", "tp16-ep16")
+    assert len(layouts.declarations()[TRT].layouts) == 10
+    assert _admitted(shipped, TT, 0, linked=False) == ()  # every TT layout needs the link
 
 
-def test_sglang_admits_expert_parallelism_only_over_the_whole_tp_group(
-    shipped: KnowledgeBase,
-) -> None:
-    record, row = _row(shipped, TT, 0)
-    row["hardware"] = "hardware/nvidia-h100-sxm"
-    found = layouts.admitted(shipped, record, row, linked=True)
-    assert not isinstance(found, str)
-    assert {p.ep for p in found} == {1, 16} and all(p.tp == 16 for p in found)
-    assert layouts.admitted(shipped, record, row, linked=False) == ()  # tp16 needs the link
+def test_the_link_is_the_planners_reference_network(shipped: KnowledgeBase) -> None:
+    hardware = "hardware/nvidia-h100-sxm"
+    assumed = reference_network(shipped, hardware)
+    assert assumed is not None
+    assert layouts.reference_link(shipped, hardware, "InfiniBand") == assumed[0]
+    assert layouts.reference_link(shipped, hardware, "Ethernet") is None
+
+
+def test_a_layouts_name_is_its_degrees() -> None:
+    assert layouts.degrees("dp2-tp4") == {"tp": 4, "pp": 1, "ep": 1, "dp": 2}
+    assert layouts.degrees("tp16-ep16") == {"tp": 16, "pp": 1, "ep": 16, "dp": 1}
+    with pytest.raises(ValueError, match="not a layout"):
+        layouts.degrees("tp16-xx2")
 
 
 def test_each_layout_is_priced_as_the_row_stating_it(shipped: KnowledgeBase) -> None:
@@ -93,12 +114,7 @@ def test_each_layout_is_priced_as_the_row_stating_it(shipped: KnowledgeBase) -> 
         result = evaluate_row(shipped, record, index, row, False)
         assert result.layouts
         for name, priced in result.layouts:
-            degrees: dict[str, str] = {}
-            stated = dict(row)
-            for part in name.split("-"):
-                degrees[part[:2]] = part[2:]
-            stated.update({d: int(degrees.get(d, 1)) for d in ("tp", "pp", "ep", "dp")})
-            stated["nodes"] = row.get("nodes", 1)
+            stated = {**row, **layouts.degrees(name), "nodes": row.get("nodes", 1)}
             if receipt == TT:
                 stated["inter_link"] = "interconnects/infiniband-ndr"
             direct = evaluate_row(shipped, record, index, stated, False)
@@ -116,83 +132,67 @@ def test_every_declared_row_has_a_composed_prediction(shipped: KnowledgeBase) ->
         assert "layout unstated" in report_row(result)["conditions"]
 
 
-def _priced(error: str | None, reason: str = "") -> RowResult:
-    err = None if error is None else Fraction(error)
-    return RowResult(
-        receipt=TT,
-        index=0,
-        label="row",
-        metric="",
-        measures="tpot",
-        conditions={"tp": 16},
-        predicted=None if err is None else (1 + err) * 10,
-        measured=Fraction(10),
-        unit="s",
-        error=err,
-        state=VALIDATED if err is not None and abs(err) <= Fraction(1, 4) else CONTRADICTED,
-        reason=reason,
-    )
+BAND = Fraction(1, 4)
 
 
-def test_a_one_sided_miss_is_contradicted_with_the_nearest_layout() -> None:
-    found = layouts.verdict((("a", _priced("-0.5")), ("b", _priced("-0.3"))), False)
-    assert found.state == CONTRADICTED and found.error == Fraction(-3, 10)
-    assert "the nearest, b," in found.reason and found.validation
-    assert [n for n, _ in found.layouts] == ["a", "b"]
+def _entry(name: str, error: str | None, fits: bool = True, why: str = "") -> layouts.Entry:
+    return layouts.Entry(name, None if error is None else Fraction(error), fits, "x", why)
 
 
-def test_misses_on_both_sides_or_one_within_are_undetermined() -> None:
-    both = layouts.verdict((("a", _priced("-0.5")), ("b", _priced("0.4"))), False)
-    within = layouts.verdict((("a", _priced("-0.5")), ("b", _priced("0.1"))), False)
+def test_a_one_sided_miss_is_the_nearest_layout() -> None:
+    found = layouts.judge((_entry("a", "-0.5"), _entry("b", "-0.3")), BAND)
+    assert (found.kind, found.nearest) == ("missed", "b")
+    assert "outside the band under every layout" in found.reason
+
+
+def test_misses_on_both_sides_or_one_within_are_open() -> None:
+    both = layouts.judge((_entry("a", "-0.5"), _entry("b", "0.4")), BAND)
+    within = layouts.judge((_entry("a", "-0.5"), _entry("b", "0.1")), BAND)
     for found in (both, within):
-        assert found.state == UNDETERMINED and found.error is None and not found.validation
+        assert found.kind == "open" and found.nearest is None
         assert "the source does not state which ran" in found.reason
-    assert "consistent with b" in within.reason and "outside the band: a" in within.reason
-    assert distribution([both, within]).rows == 0
+    assert "consistent with b x" in within.reason and "outside the band: a x" in within.reason
+    edge = layouts.judge((_entry("a", "-0.25"), _entry("b", "-0.5")), BAND)
+    assert edge.kind == "open"  # -25% is within the band: the row is not a one-sided miss
 
 
 def test_a_layout_that_does_not_fit_is_dropped_and_none_fitting_is_a_miss() -> None:
-    unfit = _priced(None, "measured, but kb finds it does not fit (needs 90 GiB)")
-    kept = layouts.verdict((("a", unfit), ("b", _priced("0.1"))), False)
-    assert kept.state == UNDETERMINED and "does not fit: a" in kept.reason
-    none = layouts.verdict((("a", unfit), ("b", unfit)), False)
-    assert none.state == CONTRADICTED and none.error is None
+    kept = layouts.judge((_entry("a", None, fits=False), _entry("b", "-0.5")), BAND)
+    assert kept.kind == "missed" and "does not fit: a" in kept.reason
+    assert layouts.judge((_entry("a", None, fits=False),), BAND).kind == "unfit"
 
 
-def test_an_unpriced_layout_keeps_a_one_sided_miss_undetermined() -> None:
-    unpriced = _priced(None, "no curve")
-    unpriced = RowResult(**{**unpriced.__dict__, "measured": None, "state": NOT_EVALUABLE})
-    found = layouts.verdict((("a", _priced("-0.5")), ("b", unpriced)), False)
-    assert found.state == UNDETERMINED and "not priced: b (no curve)" in found.reason
-    alone = layouts.verdict((("b", unpriced),), False)
-    assert alone.state == NOT_EVALUABLE
+def test_an_unpriced_layout_keeps_a_one_sided_miss_open() -> None:
+    found = layouts.judge((_entry("a", "-0.5"), _entry("b", None, why="no curve")), BAND)
+    assert found.kind == "open" and "not priced: b (no curve)" in found.reason
+    assert layouts.judge((_entry("b", None, why="no curve"),), BAND).kind == "unpriced"
 
 
-def test_a_calibration_row_stays_calibration() -> None:
-    found = layouts.verdict((("a", _priced("-0.5")), ("b", _priced("0.1"))), True)
-    assert found.state == CALIBRATION and not found.validation
+def test_the_rows_states_follow_the_verdicts(shipped: KnowledgeBase) -> None:
+    """A miss is the nearest layout's row, contradicted; an open row shows no one prediction."""
+    record, row = _row(shipped, TT, 0)
+    missed = evaluate_row(shipped, record, 0, row, False)
+    assert missed.state == CONTRADICTED and missed.validation
+    nearest = min((r for _, r in missed.layouts), key=lambda r: abs(r.error or 0))
+    assert (missed.predicted, missed.error) == (nearest.predicted, nearest.error)
+    record, row = _row(shipped, TRT, 1)
+    open_row = evaluate_row(shipped, record, 1, row, False)
+    assert open_row.state == UNDETERMINED and not open_row.validation
+    assert open_row.predicted is None and open_row.error is None
+    assert distribution([open_row]).rows == 0
+    calibrated = evaluate_row(shipped, record, 1, row, True)
+    assert calibrated.state == CALIBRATION and not calibrated.validation
 
 
-def test_a_declared_set_the_enumeration_does_not_give_is_not_priced(
+def test_a_declared_family_the_reference_network_is_not_leaves_the_row_unpriced(
     shipped: KnowledgeBase, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    rules = layouts.rules()
-    changed = {**rules.receipts, TT: layouts.Declared(None, ("tp16",), "InfiniBand")}
-    monkeypatch.setattr(layouts, "rules", lambda: layouts.Rules(changed, rules.engine_ep))
+    changed = {**layouts.declarations(), TT: layouts.Declared(None, ("tp16",), "Ethernet")}
+    monkeypatch.setattr(layouts, "declarations", lambda: changed)
     record, row = _row(shipped, TT, 0)
     found = evaluate_row(shipped, record, 0, row, False)
-    assert found.state == NOT_EVALUABLE and "declare the set again" in found.reason
-
-
-def test_the_link_is_taken_only_of_the_family_the_source_names(
-    shipped: KnowledgeBase, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    rules = layouts.rules()
-    changed = {**rules.receipts, TT: layouts.Declared(None, ("tp16", "tp16-ep16"), "Ethernet")}
-    monkeypatch.setattr(layouts, "rules", lambda: layouts.Rules(changed, rules.engine_ep))
-    record, row = _row(shipped, TT, 0)
-    found = evaluate_row(shipped, record, 0, row, False)
-    assert found.state == NOT_EVALUABLE and found.predicted is None
+    assert found.state == NOT_EVALUABLE and found.predicted is None and not found.layouts
+    assert "the source does not state the layout" in found.reason
 
 
 def test_the_json_shows_every_layout_only_on_these_rows() -> None:
