@@ -84,7 +84,14 @@ def unverified_block(kb: KnowledgeBase) -> str:
 def end_to_end_block(kb: KnowledgeBase) -> str:
     """The validation rows of `kb list --end-to-end`, their distribution, and every other row."""
     from kb.checker import schema_stage
-    from kb.ledger.endtoend import CALIBRATION, NOT_EVALUABLE, evaluate_all, report_row, summary
+    from kb.ledger.endtoend import (
+        CALIBRATION,
+        NOT_EVALUABLE,
+        UNDETERMINED,
+        evaluate_all,
+        report_row,
+        summary,
+    )
 
     if kb.run.schema is None:
         schema_stage(kb)  # the composed ledger reads typed views
@@ -130,6 +137,13 @@ def end_to_end_block(kb: KnowledgeBase) -> str:
             f"- `{row['receipt']}` {row['label']}: "
             + (shown if row["predicted"] else row["reason"])
         )
+    undetermined = [r for r in rows if r["state"] == UNDETERMINED]
+    lines += [
+        "",
+        f"Undetermined rows ({len(undetermined)}; the source leaves the layout open, each "
+        "layout is priced, and the measurement cannot tell which ran: never validation):",
+    ]
+    lines += [f"- `{r['receipt']}` {r['label']}: {r['reason']}" for r in undetermined]
     reasons: Counter[str] = Counter()
     metrics: Counter[str] = Counter()
     for row in rows:

@@ -27,7 +27,12 @@ Each row gets one state:
 - `calibration`: a row of a receipt an engine's per-layer or per-sequence overhead was
   fitted to (records/engines/*.yaml `per_layer_overhead.calibration`,
   `per_sequence_overhead.calibration`): its prediction is shown,
-  but it never validates (as EQ019 holds for claims).
+  but it never validates (as EQ019 holds for claims);
+- `undetermined`: a row whose source states its devices but not its layout, priced under
+  every layout the planner and the engine admit (kb.ledger.layouts, declared:
+  `unstated_layout`) when the measurement cannot tell which ran: each layout's prediction
+  is shown, and the row is never validated nor a validation row. When every layout misses
+  on the same side, the row is `contradicted`, with the nearest layout's error.
 """
 
 from __future__ import annotations
@@ -39,6 +44,7 @@ from fractions import Fraction
 from functools import lru_cache
 from typing import Any
 
+from kb.ledger import layouts as unstated
 from kb.ledger import trtllm_bench
 from kb.ledger.capacity import MEMORY_MEASURES, capacity, memory_prediction
 from kb.ledger.offline_run import offline_row, prefill_stall, replica_pool, unheld
@@ -60,6 +66,7 @@ VALIDATED = "validated"
 CONTRADICTED = "contradicted"
 NOT_EVALUABLE = "not evaluable"
 CALIBRATION = "calibration"
+UNDETERMINED = unstated.UNDETERMINED  # priced under each layout its source leaves open
 
 MAX_LOAD_ENGINE = "engines/tensorrt-llm"  # the engine whose maximum-load batch is declared
 
@@ -155,6 +162,7 @@ class RowResult:
     assumed: tuple[str, ...] = ()
     provenance: str = ""
     outcome: Outcome | None = field(default=None, compare=False, repr=False)
+    layouts: tuple[tuple[str, RowResult], ...] = ()  # unstated_layout: each layout's row
 
     @property
     def validation(self) -> bool:
@@ -538,6 +546,9 @@ def evaluate_row(
     kb: KnowledgeBase, record: Record, index: int, row: Mapping[str, Any], calibration: bool
 ) -> RowResult:
     """One row: its scenario priced, compared with its measurement under the declared band."""
+    declared_layouts = unstated.declared(record.id, index, row)
+    if declared_layouts is not None:  # declared: unstated_layout
+        return _unstated_layout(kb, record, index, row, declared_layouts, calibration)
     label, metric = str(row.get("label") or f"results[{index}]"), str(row.get("metric") or "")
     base = dict(receipt=record.id, index=index, label=label, metric=metric)
     try:
@@ -685,6 +696,101 @@ def evaluate_row(
         provenance=result.provenance,
         outcome=result,
     )
+
+
+def _unstated_layout(
+    kb: KnowledgeBase,
+    record: Record,
+    index: int,
+    row: Mapping[str, Any],
+    declared: unstated.Declared,
+    calibration: bool,
+) -> RowResult:
+    """A row priced under each layout its source leaves open (kb.ledger.layouts' verdict).
+
+    Each layout is this function's own evaluation of the row with the layout written in;
+    the row keeps them all (`layouts`). A one-sided miss is the nearest layout's row,
+    contradicted; otherwise the row shows no single prediction.
+    """
+    layouts = unstated.stated_rows(kb, record, row, declared)
+    priced = tuple(
+        (name, replace(found, assumed=(*notes, *found.assumed)))
+        for name, stated, notes in layouts
+        for found in (evaluate_row(kb, record, index, stated, False),)
+    )
+    if not priced:
+        return _bare(
+            record,
+            index,
+            row,
+            "the source does not state the layout; the link between the nodes it needs is not "
+            "the accelerator's reference network of the declared family",
+        )
+    entries = tuple(
+        unstated.Entry(
+            n, r.error, not (r.predicted is None and r.state == CONTRADICTED), _shown(r), r.reason
+        )
+        for n, r in priced
+    )
+    verdict = unstated.judge(entries, declaration().band)
+    shown = next((r for n, r in priced if n == verdict.nearest), None)
+    base = shown or next((r for _, r in priced if r.conditions), priced[0][1])
+    names = [n for n, _ in priced]
+    conditions = {**base.conditions, "layouts": names} if base.conditions else {}
+    state = {"unfit": CONTRADICTED, "missed": CONTRADICTED, "open": UNDETERMINED}.get(
+        verdict.kind, NOT_EVALUABLE
+    )
+    reason = "; ".join((verdict.reason, *layouts[0][2][1:]))  # and the link taken, if one
+    reason = f"{CALIBRATION_WHY}; {reason}" if calibration else reason
+    if shown is not None:  # a one-sided miss: the nearest layout's row
+        return replace(
+            shown,
+            conditions=conditions,
+            layouts=priced,
+            state=CALIBRATION if calibration else state,
+            reason=reason,
+        )
+    measured = next((r.measured for _, r in priced if r.measured is not None), None)
+    return replace(
+        base,
+        conditions=conditions,
+        measured=measured,
+        predicted=None,
+        error=None,
+        state=CALIBRATION if calibration else state,
+        reason=reason,
+        assumed=(),
+        provenance="",
+        outcome=None,
+        layouts=priced,
+    )
+
+
+def _bare(record: Record, index: int, row: Mapping[str, Any], reason: str) -> RowResult:
+    """A row that never became a scenario: not evaluable, with the reason."""
+    return RowResult(
+        receipt=record.id,
+        index=index,
+        label=str(row.get("label") or f"results[{index}]"),
+        metric=str(row.get("metric") or ""),
+        measures=row.get("measures"),
+        conditions={},
+        predicted=None,
+        measured=None,
+        unit="",
+        error=None,
+        state=NOT_EVALUABLE,
+        reason=reason,
+    )
+
+
+def _shown(result: RowResult) -> str:
+    """A priced row's prediction and error: '15.36 ms (-33.5%)' ('' when not priced)."""
+    from kb import numfmt
+
+    if result.predicted is None:
+        return ""
+    return f"{numfmt.human(result.predicted, result.unit)} ({percent(result.error)})"
 
 
 # How a collective price says its curve skipped an outlier row (kb/ledger/curves.py).
@@ -1235,6 +1341,8 @@ def conditions_text(conditions: Mapping[str, Any]) -> str:
     degrees = "".join(
         f" {name}{conditions[name]}" for name in ("tp", "pp", "ep", "dp") if conditions[name] > 1
     )
+    if "layouts" in conditions:  # unstated_layout: the layouts it was priced under
+        degrees = f" layout unstated ({' / '.join(conditions['layouts'])})"
     nodes = f" on {conditions['nodes']} nodes" if conditions["nodes"] > 1 else ""
     lengths = f"{conditions['input_tokens']}/{conditions['output_tokens'] or '-'}"
     graphs = {True: ", CUDA graphs", False: ", no CUDA graphs", None: ""}[conditions["cuda_graphs"]]
@@ -1256,7 +1364,7 @@ def report_row(result: RowResult) -> dict[str, Any]:
     def exact(value: Fraction | None) -> str | None:
         return None if value is None else str(value)
 
-    return {
+    found = {
         "receipt": result.receipt,
         "row": result.index,
         "label": result.label,
@@ -1277,6 +1385,9 @@ def report_row(result: RowResult) -> dict[str, Any]:
             "conditions": dict(result.conditions),
         },
     }
+    if result.layouts:  # unstated_layout: every layout's row, as the row would be under it
+        found["layouts"] = [{"layout": n, **report_row(r)} for n, r in result.layouts]
+    return found
 
 
 def summary(results: list[RowResult]) -> dict[str, Any]:

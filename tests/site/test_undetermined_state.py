@@ -1,0 +1,57 @@
+"""The `undetermined` end-to-end state on the site: neutral, never green, with every layout.
+
+A row whose source leaves its layout open (kb/data/end-to-end.json `unstated_layout`)
+is shown in the explorer's receipts table (explore.js paints `state state-<state>`) with
+its reason, which names each layout's prediction; the stylesheet paints the state as
+the neutral states are painted, not as `validated`.
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+
+from kb.ledger.endtoend import UNDETERMINED
+from kb.model import KnowledgeBase
+from kb.sitegen.explorer import receipt_rows
+from tests.conftest import SHIPPED_RECORDS
+
+STYLE = Path(__file__).resolve().parents[2] / "kb" / "theme" / "static" / "style.css"
+
+
+@pytest.fixture(scope="module")
+def shipped_kb() -> KnowledgeBase:
+    """The shipped records, schema-checked (the composed ledger reads typed views)."""
+    from kb.api import open_kb
+    from kb.checker import schema_stage
+
+    kb = open_kb(SHIPPED_RECORDS, with_references=False)
+    schema_stage(kb)
+    return kb
+
+
+def _rule_of(selector: str) -> str:
+    """The declarations of the first rule whose selector list names `selector`."""
+    css = re.sub(r"/\*.*?\*/", "", STYLE.read_text(encoding="utf-8"), flags=re.S)
+    for selectors, body in re.findall(r"([^{}]+)\{([^{}]*)\}", css):
+        if selector in [s.strip() for s in selectors.split(",")]:
+            return body.strip()
+    raise AssertionError(f"no rule for {selector}")
+
+
+def test_undetermined_is_painted_neutral_not_green() -> None:
+    state = _rule_of(f".state-{UNDETERMINED}")
+    assert state == _rule_of(".state-consistent")  # the neutral states' rule
+    assert "var(--measured)" not in state and "var(--measured)" in _rule_of(".state-validated")
+
+
+def test_the_explorer_shows_each_layout_of_an_undetermined_row(shipped_kb: KnowledgeBase) -> None:
+    rows = receipt_rows(shipped_kb, "models/llama-2-70b")
+    open_rows = [r for r in rows if r["state"] == UNDETERMINED]
+    assert len(open_rows) == 3
+    for row in open_rows:
+        assert row["predicted"] == "" and row["error"] == ""
+        assert "consistent with dp8 " in row["reason"] and " tp8 " in row["reason"]
+        assert "the source does not state which ran" in row["reason"]
