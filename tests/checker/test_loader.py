@@ -8,6 +8,7 @@ write down as a case.
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -357,6 +358,34 @@ def test_record_files_lists_what_rglob_lists_in_the_same_order(tmp_path: Path) -
     expected = sorted(p for p in root.rglob("*.yaml") if p.is_file() or p.is_symlink())
     assert record_files(root) == expected
     assert len(expected) == 7
+
+
+def test_one_folder_is_listed_as_the_general_route_lists_it(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """record_files of one folder (names sorted as text) = the general route (a set of Paths).
+
+    Names that sort differently as text and as parts (`a-b`, `a.b`, `a b`, `a0` beside
+    `a/`), non-ASCII and non-UTF-8 names, symlinks; the root relative, `.` and absolute.
+    Two equal targets take the general route (a set of Paths sorted by their parts).
+    """
+    root = tmp_path / "records"
+    names = ["a/x.yaml", "a-b/y.yaml", "a.b/z.yaml", "a b/w.yaml", "a0/v.yaml", "a/b/c/d.yml"]
+    names += ["é/u.yaml", "ab.yaml", "a-.yaml", "A/t.yaml", "_/s.yaml", "~/r.yaml"]
+    for name in names:
+        (root / name).parent.mkdir(parents=True, exist_ok=True)
+        (root / name).write_text("kind: source\n")
+    bad = os.fsencode(str(root / "a")) + b"/bad\xff.yaml"
+    open(bad, "w").close()
+    (root / "a-b" / "link.yaml").symlink_to(root / "a" / "x.yaml")
+    (root / "folder-link").symlink_to(root / "a")
+    monkeypatch.chdir(tmp_path)
+    for folder in (Path("records"), root, Path("records") / ".." / "records"):
+        listed = record_files(folder)
+        assert listed == record_files(folder, [folder, folder]), folder
+        assert len(listed) == len(names) + 2
+    monkeypatch.chdir(root)
+    assert record_files(Path(".")) == record_files(Path("."), [Path("."), Path(".")])
 
 
 def test_nesting_depth_counts_levels_of_mappings_and_lists() -> None:
