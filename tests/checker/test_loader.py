@@ -20,11 +20,13 @@ from hypothesis import strategies as st
 from kb.api import validate
 from kb.loader import (
     MAX_DEPTH,
+    display_path,
     identity_from_path,
     load_files,
     load_knowledge_base,
     parse_document,
     record_files,
+    record_names,
 )
 from kb.model import KIND_BY_FOLDER
 from kb.overlay import NONE, Overlay
@@ -365,6 +367,8 @@ def test_one_folder_is_listed_as_the_general_route_lists_it(
 ) -> None:
     """record_files of one folder (names sorted as text) = the general route (a set of Paths).
 
+    And record_names gives each file's display path and its name as text, no Path made.
+
     Names that sort differently as text and as parts (`a-b`, `a.b`, `a b`, `a0` beside
     `a/`), non-ASCII and non-UTF-8 names, symlinks; the root relative, `.` and absolute.
     Two equal targets take the general route (a set of Paths sorted by their parts).
@@ -380,12 +384,21 @@ def test_one_folder_is_listed_as_the_general_route_lists_it(
     (root / "a-b" / "link.yaml").symlink_to(root / "a" / "x.yaml")
     (root / "folder-link").symlink_to(root / "a")
     monkeypatch.chdir(tmp_path)
-    for folder in (Path("records"), root, Path("records") / ".." / "records"):
+    folders = [Path("records"), root, Path("records") / ".." / "records", Path("records/a")]
+    for folder in [*folders, Path("records/a/x.yaml")]:
         listed = record_files(folder)
         assert listed == record_files(folder, [folder, folder]), folder
-        assert len(listed) == len(names) + 2
+        assert _named(record_names(folder)) == [(display_path(p), p) for p in listed], folder
+    assert len(record_files(root)) == len(names) + 2
     monkeypatch.chdir(root)
-    assert record_files(Path(".")) == record_files(Path("."), [Path("."), Path(".")])
+    here = Path(".")
+    assert record_files(here) == record_files(here, [here, here])
+    assert _named(record_names(here)) == [(display_path(p), p) for p in record_files(here)]
+
+
+def _named(names: list[tuple[str, str]]) -> list[tuple[str, Path]]:
+    """record_names' (display path, name) rows with each name made the Path it stands for."""
+    return [(shown, Path(name)) for shown, name in names]
 
 
 def test_nesting_depth_counts_levels_of_mappings_and_lists() -> None:
