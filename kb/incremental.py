@@ -48,7 +48,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from kb import fileread, fingerprint
-from kb.loader import MAX_FILE_BYTES, display_path, record_files
+from kb.loader import MAX_FILE_BYTES, record_names
 from kb.overlay import NONE, Overlay
 from kb.reads import DependencyGraph, checked_paths, codes_reading, declared_reads, file_nodes
 from kb.recordcache import RecordCache, content_digest
@@ -76,15 +76,16 @@ if TYPE_CHECKING:
 class Observed:
     """The tree on disk as this run found it, before anything is checked (`observe`).
 
-    `shown`: every record file by display path, in record_files' order; `seen`, its
-    stat; `digests`, its content hash (the snapshot's for a trusted stat; UNREAD for a
-    symlink that resolves elsewhere now). A run with no snapshot lists and hashes
-    nothing more than the stats: `shown` and `digests` are empty (the loader lists).
+    `shown`: every record file's name (kb.loader.record_names) by display path, in
+    record_files' order; `seen`, its stat; `digests`, its content hash (the snapshot's
+    for a trusted stat; UNREAD for a symlink that resolves elsewhere now). A run with no
+    snapshot lists and hashes nothing more than the stats: `shown` and `digests` are
+    empty (the loader lists).
     """
 
     taken: int  # time.time_ns() before any folder or file was probed
     folders: dict[str, Seen]
-    shown: dict[str, Path]
+    shown: dict[str, str]
     seen: dict[str, Seen | None]
     digests: dict[str, str]
 
@@ -147,7 +148,7 @@ def observe(root: Path, snapshot: Snapshot | None) -> Observed:
     """Probe every folder and file, and hash the files whose stat the snapshot cannot vouch for."""
     taken = time.time_ns()  # before any folder or file is probed, and every probe before a read
     folders = probe_folders(root)
-    shown = {display_path(p): p for p in record_files(root)}
+    shown = dict(record_names(root))
     seen = {name: probe(path) for name, path in shown.items()}
     if snapshot is None:  # a full check lists the tree itself: ~50 MB of Paths at 100,000 files
         return Observed(taken, folders, {}, seen, {})
@@ -207,7 +208,7 @@ def _run(
 
 def _listed(now: Observed, names: Collection[str]) -> list[Path]:
     """The paths of `names`, in record_files' order (as the loader would list them)."""
-    return [path for name, path in now.shown.items() if name in names]
+    return [Path(path) for name, path in now.shown.items() if name in names]
 
 
 def _live_keys(now: Observed) -> set[str]:
@@ -243,7 +244,7 @@ def _restamps(
 
 
 def _digests(
-    snapshot: Snapshot, shown: dict[str, Path], seen: dict[str, Seen | None]
+    snapshot: Snapshot, shown: dict[str, str], seen: dict[str, Seen | None]
 ) -> dict[str, str]:
     """Every file's digest: the snapshot's for a trusted stat, else from its bytes read now."""
     digests = {}
@@ -262,7 +263,7 @@ def _link(seen: Seen | tuple[()] | None) -> str | None:
     return seen[5] if seen else None
 
 
-def _digest(path: Path) -> str:
+def _digest(path: str) -> str:
     """The file's content hash, read as the loader reads it; UNREAD if the loader cannot."""
     try:  # a FIFO, a device or a file over the limit: the loader's finding, every run
         return content_digest(fileread.read_limited(path, MAX_FILE_BYTES))

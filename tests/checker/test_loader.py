@@ -8,6 +8,7 @@ write down as a case.
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -19,11 +20,13 @@ from hypothesis import strategies as st
 from kb.api import validate
 from kb.loader import (
     MAX_DEPTH,
+    display_path,
     identity_from_path,
     load_files,
     load_knowledge_base,
     parse_document,
     record_files,
+    record_names,
 )
 from kb.model import KIND_BY_FOLDER
 from kb.overlay import NONE, Overlay
@@ -357,6 +360,45 @@ def test_record_files_lists_what_rglob_lists_in_the_same_order(tmp_path: Path) -
     expected = sorted(p for p in root.rglob("*.yaml") if p.is_file() or p.is_symlink())
     assert record_files(root) == expected
     assert len(expected) == 7
+
+
+def test_one_folder_is_listed_as_the_general_route_lists_it(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """record_files of one folder (names sorted as text) = the general route (a set of Paths).
+
+    And record_names gives each file's display path and its name as text, no Path made.
+
+    Names that sort differently as text and as parts (`a-b`, `a.b`, `a b`, `a0` beside
+    `a/`), non-ASCII and non-UTF-8 names, symlinks; the root relative, `.` and absolute.
+    Two equal targets take the general route (a set of Paths sorted by their parts).
+    """
+    root = tmp_path / "records"
+    names = ["a/x.yaml", "a-b/y.yaml", "a.b/z.yaml", "a b/w.yaml", "a0/v.yaml", "a/b/c/d.yml"]
+    names += ["é/u.yaml", "ab.yaml", "a-.yaml", "A/t.yaml", "_/s.yaml", "~/r.yaml"]
+    for name in names:
+        (root / name).parent.mkdir(parents=True, exist_ok=True)
+        (root / name).write_text("kind: source\n")
+    bad = os.fsencode(str(root / "a")) + b"/bad\xff.yaml"
+    open(bad, "w").close()
+    (root / "a-b" / "link.yaml").symlink_to(root / "a" / "x.yaml")
+    (root / "folder-link").symlink_to(root / "a")
+    monkeypatch.chdir(tmp_path)
+    folders = [Path("records"), root, Path("records") / ".." / "records", Path("records/a")]
+    for folder in [*folders, Path("records/a/x.yaml")]:
+        listed = record_files(folder)
+        assert listed == record_files(folder, [folder, folder]), folder
+        assert _named(record_names(folder)) == [(display_path(p), p) for p in listed], folder
+    assert len(record_files(root)) == len(names) + 2
+    monkeypatch.chdir(root)
+    here = Path(".")
+    assert record_files(here) == record_files(here, [here, here])
+    assert _named(record_names(here)) == [(display_path(p), p) for p in record_files(here)]
+
+
+def _named(names: list[tuple[str, str]]) -> list[tuple[str, Path]]:
+    """record_names' (display path, name) rows with each name made the Path it stands for."""
+    return [(shown, Path(name)) for shown, name in names]
 
 
 def test_nesting_depth_counts_levels_of_mappings_and_lists() -> None:

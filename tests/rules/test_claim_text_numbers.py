@@ -121,7 +121,8 @@ def _eager(kb: KnowledgeBase, claim: Any, item: Any, text: str) -> list[tuple[in
     numbers = sorted([*bare_numbers(text), *glued], key=lambda number: number.start)
     if not numbers:
         return []
-    values = rule._results(item) + rule._stated(claim, item) + rule._inputs(kb, claim)
+    results = rule._results(item)
+    values = results + rule._inverted(results) + rule._stated(claim, item) + rule._inputs(kb, claim)
     return [
         (start, rule._message(claim, written, item, values))
         for start, written, value, half, end in rule._written(text, numbers)

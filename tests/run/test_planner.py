@@ -85,7 +85,7 @@ def planned(root: Path, snapshot: Snapshot) -> tuple[incremental.Plan, dict[str,
     now = incremental.observe(root, snapshot)
     changed = incremental.changes(snapshot, now.digests)
     cache = checker.open_cache(root)
-    paths = [path for name, path in now.shown.items() if name in changed]
+    paths = [Path(path) for name, path in now.shown.items() if name in changed]
     states = checker.loaded_states(checker.load_stage(root, cache, paths, True, now.digests))
     return incremental.plan(snapshot, changed, states), states
 
