@@ -200,14 +200,31 @@ def _load_new(
     standing_in: Overlay,
 ) -> list[Loaded]:
     """load_files with the per-file function beside each parse (`check_file`)."""
-    # _warm_up: while the workers parse, if any do
-    return load_files(root, paths, cache, listed, check_file, digests, _warm_up, standing_in)
+    # _warm_up: while the workers parse, if any do; _ready_to_fork: before they fork
+    return load_files(
+        root, paths, cache, listed, check_file, digests, _warm_up, standing_in, _ready_to_fork
+    )
 
 
 def _warm_up() -> None:
     """Import what the stages after the load will need (SymPy: ~0.25 s of CPU)."""
     import kb.equations.planbuild  # noqa: F401
     import kb.ledger.inputs  # noqa: F401
+
+
+def _ready_to_fork() -> None:
+    """What every worker's first `check_file` would do, done here once before they fork.
+
+    The rule modules (this process and the child beside the equations stage import them
+    later too) and the compiled schema validators of every kind: each worker inherits
+    them instead of importing and compiling its own (kb.workers.map_forked's `before`).
+    """
+    from kb.model import KIND_BY_FOLDER
+    from kb.schema import fast_validator
+
+    rules_at("alone")
+    for kind in sorted(set(KIND_BY_FOLDER.values())):
+        fast_validator(kind)
 
 
 def per_file_stage(
@@ -228,7 +245,7 @@ def per_file_stage(
             kb.add(item.record)
     checks = {i.shown: c for i in loaded if (c := _checks_known(i)) is not None}
     todo = [i.record for i in loaded if i.record is not None and i.shown not in checks]
-    computed = map_forked(check_file, todo, _loader.PARALLEL_MIN_FILES)
+    computed = map_forked(check_file, todo, _loader.PARALLEL_MIN_FILES, before=_ready_to_fork)
     checks.update(zip((r.path for r in todo), computed or map(check_file, todo), strict=True))
     run.keep(TEMPLATES, {p: c.templates for p, c in checks.items() if c.templates is not None})
     kb.references = _references(kb, checks)

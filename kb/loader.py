@@ -85,6 +85,7 @@ def load_files(
     digests: Mapping[str, str] | None = None,
     meanwhile: Callable[[], object] | None = None,
     standing_in: Overlay = NONE,
+    before: Callable[[], object] | None = None,
 ) -> list[Loaded]:
     """Read and parse every record file under `root` (or only `paths`), in walk order.
 
@@ -97,7 +98,8 @@ def load_files(
     `digests`: the content hashes of files already known this run, by display path
     (kb.incremental's, from the snapshot for a trusted stat): a file the cache knows
     under its hash is not read again. `meanwhile`: work this process does while workers
-    parse, if they do (kb.workers.map_forked). `standing_in`: the records standing in
+    parse, if they do, and `before`: what each worker would do first, done here once
+    before they fork (kb.workers.map_forked). `standing_in`: the records standing in
     for files in this run (kb.overlay: `kb validate -`, the language server's buffers).
     """
     identities = _Identities(root)
@@ -110,7 +112,7 @@ def load_files(
         if item.result is not None and item.result[0] is not None:  # the cache answered
             item.identity = identities(item.path, item.real)
     todo = [item for item in files if item.result is None]
-    _parse_all(todo, alongside, identities, cache, meanwhile, standing_in)
+    _parse_all(todo, alongside, identities, cache, meanwhile, standing_in, before)
     loaded = []
     for item in files:
         data, problems = item.result  # type: ignore[misc]
@@ -304,6 +306,7 @@ def _parse_all(
     cache: RecordCache | None,
     meanwhile: Callable[[], object] | None = None,
     standing_in: Overlay = NONE,
+    before: Callable[[], object] | None = None,
 ) -> None:
     """Parse the files the cache did not know, in worker processes when there are many.
 
@@ -329,7 +332,7 @@ def _parse_all(
         return digest, real, identity, data, problems, extra
 
     key = RecordCache.key if cache is None else cache.key_of
-    results = map_forked(job, items, PARALLEL_MIN_FILES, meanwhile=meanwhile)
+    results = map_forked(job, items, PARALLEL_MIN_FILES, meanwhile=meanwhile, before=before)
     results = results or [job(item) for item in items]
     for item, (digest, real, identity, data, problems, extra) in zip(items, results, strict=True):
         item.result, item.alongside, item.real, item.identity = (

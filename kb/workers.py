@@ -15,7 +15,9 @@ more than it shares (tests/workers/test_portable.py runs kb without fork).
 (the whole-tree rules beside the equations stage), its result pickled back on
 demand; the child has ended when its `with` block does. A child that cannot be
 forked, fails or dies is no loss: its work is done here. `map_forked(...,
-meanwhile=function)` gives this process work while the pool's workers run. Nothing
+meanwhile=function)` gives this process work while the pool's workers run, and
+`before=function` does here, once, what every worker would otherwise do for itself
+(imports, compiled validators), just before they fork: they inherit it. Nothing
 here is kept between calls but the pool's payload, which forked workers inherit.
 """
 
@@ -126,6 +128,7 @@ def map_forked(
     chunk: int = 0,
     progress: Callable[[int], None] | None = None,
     meanwhile: Callable[[], object] | None = None,
+    before: Callable[[], object] | None = None,
 ) -> list[Any] | None:
     """[function(item) for item in items] computed by workers, or None (do it yourself).
 
@@ -133,12 +136,18 @@ def map_forked(
     called here with each task's item count as its results arrive. `meanwhile`: work
     this process does while the workers run, if they do (imports, memos made later if
     missing: work whose absence changes no result; one that fails is left for later).
+    `before`: work of that kind that every worker would do first, done here once just
+    before they fork, if they will, so each inherits it (a process that would import
+    and compile the same things for itself pays for them once per worker).
     """
     if len(items) < min_items or not can_fork():
         return None
     jobs = min(worker_count(), len(items))
     if jobs < 2:
         return None
+    if before is not None:
+        with contextlib.suppress(Exception):  # left undone: each worker meets it again
+            before()
     global _ITEMS, _FUNCTION
     _ITEMS, _FUNCTION = items, function
     from concurrent.futures import ProcessPoolExecutor
