@@ -6,7 +6,7 @@
   answers for files whose bytes it knows, with its whole entry for each.
 - per-file stage: what each file gives on its own (`check_file`: its schema verdict,
   its references, the findings of the record-local `READS = "record"` rules), done
-  right after its parse in the worker that parsed it (kb.workers), or read from the
+  after its parse in the worker that parsed it (kb.workers), or read from the
   file's cache entry; each file's result is written to the record cache once, whole.
 - schema stage (kb.schema): the per-file verdicts gathered in tree order (SC001,
   LD009/LD010); it validates only records no per-file stage saw.
@@ -177,8 +177,8 @@ def load_stage(
 ) -> list[Loaded]:
     """Read and parse the files the cache does not know; it answers for the others.
 
-    Each file parsed in this run is also checked on its own right after its parse, in
-    the same worker (`check_file`: the per-file stage's work, done in one pass); the
+    Each file parsed in this run is also checked on its own after its parse, in the
+    same worker (`check_file`: the per-file stage's work, done in one pass); the
     per-file stage writes each file's result to the cache. `preloaded`: files of the
     listed `paths` loaded earlier in this run, taken as they are.
     """

@@ -129,6 +129,7 @@ def map_forked(
     progress: Callable[[int], None] | None = None,
     meanwhile: Callable[[], object] | None = None,
     before: Callable[[], object] | None = None,
+    whole_spans: bool = False,
 ) -> list[Any] | None:
     """[function(item) for item in items] computed by workers, or None (do it yourself).
 
@@ -139,6 +140,8 @@ def map_forked(
     `before`: work of that kind that every worker would do first, done here once just
     before they fork, if they will, so each inherits it (a process that would import
     and compile the same things for itself pays for them once per worker).
+    `whole_spans`: `function` takes a task's items (a list) and returns their results
+    in order, so it can do one step for all of them before the next step.
     """
     if len(items) < min_items or not can_fork():
         return None
@@ -157,7 +160,7 @@ def map_forked(
         spans = _spans(len(items), chunk) if chunk else _guided(len(items), jobs)
         context = multiprocessing.get_context("fork")
         with ProcessPoolExecutor(jobs, mp_context=context) as pool:
-            started = pool.map(_run_span, spans)
+            started = pool.map(_run_whole if whole_spans else _run_span, spans)
             if meanwhile is not None:
                 # A warm-up that fails is work left for later: whoever needs it meets the error.
                 with contextlib.suppress(Exception):
@@ -218,6 +221,11 @@ def _guided(total: int, jobs: int) -> list[tuple[int, int]]:
 def _run_span(span: tuple[int, int]) -> list[Any]:
     assert _FUNCTION is not None
     return [_FUNCTION(item) for item in _ITEMS[span[0] : span[1]]]
+
+
+def _run_whole(span: tuple[int, int]) -> list[Any]:
+    assert _FUNCTION is not None
+    return list(_FUNCTION(_ITEMS[span[0] : span[1]]))
 
 
 class Beside(Generic[T]):
