@@ -6,7 +6,7 @@
   answers for files whose bytes it knows, with its whole entry for each.
 - per-file stage: what each file gives on its own (`check_file`: its schema verdict,
   its references, the findings of the record-local `READS = "record"` rules), done
-  right after its parse in the worker that parsed it (kb.workers), or read from the
+  after its parse in the worker that parsed it (kb.workers), or read from the
   file's cache entry; each file's result is written to the record cache once, whole.
 - schema stage (kb.schema): the per-file verdicts gathered in tree order (SC001,
   LD009/LD010); it validates only records no per-file stage saw.
@@ -177,8 +177,8 @@ def load_stage(
 ) -> list[Loaded]:
     """Read and parse the files the cache does not know; it answers for the others.
 
-    Each file parsed in this run is also checked on its own right after its parse, in
-    the same worker (`check_file`: the per-file stage's work, done in one pass); the
+    Each file parsed in this run is also checked on its own after its parse, in the
+    same worker (`check_file`: the per-file stage's work, done in one pass); the
     per-file stage writes each file's result to the cache. `preloaded`: files of the
     listed `paths` loaded earlier in this run, taken as they are.
     """
@@ -200,14 +200,31 @@ def _load_new(
     standing_in: Overlay,
 ) -> list[Loaded]:
     """load_files with the per-file function beside each parse (`check_file`)."""
-    # _warm_up: while the workers parse, if any do
-    return load_files(root, paths, cache, listed, check_file, digests, _warm_up, standing_in)
+    # _warm_up: while the workers parse, if any do; _ready_to_fork: before they fork
+    return load_files(
+        root, paths, cache, listed, check_file, digests, _warm_up, standing_in, _ready_to_fork
+    )
 
 
 def _warm_up() -> None:
     """Import what the stages after the load will need (SymPy: ~0.25 s of CPU)."""
     import kb.equations.planbuild  # noqa: F401
     import kb.ledger.inputs  # noqa: F401
+
+
+def _ready_to_fork() -> None:
+    """What every worker's first `check_file` would do, done here once before they fork.
+
+    The rule modules (this process and the child beside the equations stage import them
+    later too) and the compiled schema validators of every kind: each worker inherits
+    them instead of importing and compiling its own (kb.workers.map_forked's `before`).
+    """
+    from kb.model import KIND_BY_FOLDER
+    from kb.schema import fast_validator
+
+    rules_at("alone")
+    for kind in sorted(set(KIND_BY_FOLDER.values())):
+        fast_validator(kind)
 
 
 def per_file_stage(
@@ -228,7 +245,7 @@ def per_file_stage(
             kb.add(item.record)
     checks = {i.shown: c for i in loaded if (c := _checks_known(i)) is not None}
     todo = [i.record for i in loaded if i.record is not None and i.shown not in checks]
-    computed = map_forked(check_file, todo, _loader.PARALLEL_MIN_FILES)
+    computed = map_forked(check_file, todo, _loader.PARALLEL_MIN_FILES, before=_ready_to_fork)
     checks.update(zip((r.path for r in todo), computed or map(check_file, todo), strict=True))
     run.keep(TEMPLATES, {p: c.templates for p, c in checks.items() if c.templates is not None})
     kb.references = _references(kb, checks)

@@ -15,7 +15,9 @@ more than it shares (tests/workers/test_portable.py runs kb without fork).
 (the whole-tree rules beside the equations stage), its result pickled back on
 demand; the child has ended when its `with` block does. A child that cannot be
 forked, fails or dies is no loss: its work is done here. `map_forked(...,
-meanwhile=function)` gives this process work while the pool's workers run. Nothing
+meanwhile=function)` gives this process work while the pool's workers run, and
+`before=function` does here, once, what every worker would otherwise do for itself
+(imports, compiled validators), just before they fork: they inherit it. Nothing
 here is kept between calls but the pool's payload, which forked workers inherit.
 """
 
@@ -126,6 +128,8 @@ def map_forked(
     chunk: int = 0,
     progress: Callable[[int], None] | None = None,
     meanwhile: Callable[[], object] | None = None,
+    before: Callable[[], object] | None = None,
+    whole_spans: bool = False,
 ) -> list[Any] | None:
     """[function(item) for item in items] computed by workers, or None (do it yourself).
 
@@ -133,12 +137,20 @@ def map_forked(
     called here with each task's item count as its results arrive. `meanwhile`: work
     this process does while the workers run, if they do (imports, memos made later if
     missing: work whose absence changes no result; one that fails is left for later).
+    `before`: work of that kind that every worker would do first, done here once just
+    before they fork, if they will, so each inherits it (a process that would import
+    and compile the same things for itself pays for them once per worker).
+    `whole_spans`: `function` takes a task's items (a list) and returns their results
+    in order, so it can do one step for all of them before the next step.
     """
     if len(items) < min_items or not can_fork():
         return None
     jobs = min(worker_count(), len(items))
     if jobs < 2:
         return None
+    if before is not None:
+        with contextlib.suppress(Exception):  # left undone: each worker meets it again
+            before()
     global _ITEMS, _FUNCTION
     _ITEMS, _FUNCTION = items, function
     from concurrent.futures import ProcessPoolExecutor
@@ -148,7 +160,7 @@ def map_forked(
         spans = _spans(len(items), chunk) if chunk else _guided(len(items), jobs)
         context = multiprocessing.get_context("fork")
         with ProcessPoolExecutor(jobs, mp_context=context) as pool:
-            started = pool.map(_run_span, spans)
+            started = pool.map(_run_whole if whole_spans else _run_span, spans)
             if meanwhile is not None:
                 # A warm-up that fails is work left for later: whoever needs it meets the error.
                 with contextlib.suppress(Exception):
@@ -209,6 +221,11 @@ def _guided(total: int, jobs: int) -> list[tuple[int, int]]:
 def _run_span(span: tuple[int, int]) -> list[Any]:
     assert _FUNCTION is not None
     return [_FUNCTION(item) for item in _ITEMS[span[0] : span[1]]]
+
+
+def _run_whole(span: tuple[int, int]) -> list[Any]:
+    assert _FUNCTION is not None
+    return list(_FUNCTION(_ITEMS[span[0] : span[1]]))
 
 
 class Beside(Generic[T]):

@@ -309,3 +309,52 @@ def test_the_rules_beside_the_equations_never_read_them(
     for rule in apart:
         list(rule.check(kb))
     assert analysed(kb) is None
+
+
+_FORK_READY_PROBE = """
+import json, sys
+from pathlib import Path
+from kb.checker import _ready_to_fork, check_file
+from kb.loader import load_knowledge_base
+from kb.schema import fast_validator
+
+kb, _ = load_knowledge_base(Path(sys.argv[1]))
+before = set(sys.modules)
+_ready_to_fork()
+ready, compiled = set(sys.modules), fast_validator.cache_info().misses
+checked = [check_file(record) for record in kb]
+print(json.dumps({
+    "prepared": sorted(ready - before),
+    "imported_after": sorted(set(sys.modules) - ready),
+    "compiled_after": fast_validator.cache_info().misses - compiled,
+    "kinds": sorted({record.kind for record in kb}),
+}))
+"""
+
+
+def test_what_check_file_needs_is_ready_before_the_workers_fork(tmp_path: Path) -> None:
+    """After `_ready_to_fork` (run once before the parse pool forks), `check_file` imports
+    and compiles nothing: each worker inherits the rule modules and the schema validators
+    instead of making its own (BENCHMARKS.md, issue 34, session 20).
+
+    In a fresh process, on the shipped sample (every kind its roots reach); the premise:
+    the rule modules were not imported before it ran.
+    """
+    import json
+    import subprocess
+    import sys
+
+    from tests.sample import sample_copy
+
+    root = sample_copy(tmp_path / "records")
+    done = subprocess.run(
+        [sys.executable, "-c", _FORK_READY_PROBE, str(root)],
+        capture_output=True,
+        text=True,
+        check=True,
+        cwd=REPO,
+    )
+    seen = json.loads(done.stdout)
+    assert "kb.rules.schema_violation" in seen["prepared"]  # the premise: it did import them
+    assert len(seen["kinds"]) >= 5
+    assert seen["imported_after"] == [] and seen["compiled_after"] == 0

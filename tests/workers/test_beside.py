@@ -4,7 +4,8 @@
 ended when its block does, so nothing a run started outlives it (issue 34: the
 record cache's save no longer runs in that child, and no `joined()` block waits
 for one through a module-global stack). `map_forked(..., meanwhile=f)` runs `f`
-here while the workers work: a parameter, not a module-global list.
+here while the workers work: a parameter, not a module-global list; `before=f` runs
+`f` here once just before the workers fork, and they inherit what it did.
 """
 
 from __future__ import annotations
@@ -96,6 +97,32 @@ def test_meanwhile_runs_once_while_the_pool_works_and_only_then(
     monkeypatch.setenv("KB_JOBS", "2")
     assert map_forked(abs, items, 10, meanwhile=lambda: 1 / 0) == list(range(30, 0, -1))
     assert ran == [1]  # a failing warm-up costs the pool nothing
+
+
+_PREPARED: list[int] = []  # what `before` did here, as forked workers see it
+
+
+def _prepared(item: int) -> tuple[int, int]:
+    return item, len(_PREPARED)
+
+
+def test_before_runs_here_once_before_the_workers_fork_and_they_inherit_it(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setenv("KB_JOBS", "2")
+    items = list(range(30))
+    try:
+        got = map_forked(_prepared, items, 10, before=lambda: _PREPARED.append(1))
+        assert got == [(item, 1) for item in items]  # every worker saw it done, once
+        assert _PREPARED == [1]
+        assert map_forked(_prepared, [1], 10, before=lambda: _PREPARED.append(2)) is None
+        monkeypatch.setenv("KB_JOBS", "1")
+        assert map_forked(_prepared, items, 10, before=lambda: _PREPARED.append(3)) is None
+        assert _PREPARED == [1]  # not when no worker runs: the caller's loop does it if needed
+        monkeypatch.setenv("KB_JOBS", "2")
+        assert map_forked(_prepared, items, 10, before=lambda: 1 / 0) == [(i, 1) for i in items]
+    finally:
+        _PREPARED.clear()
 
 
 def test_a_full_run_saves_the_record_cache_in_this_process(

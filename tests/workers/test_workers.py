@@ -158,3 +158,35 @@ def test_the_decision_reads_runnable_tasks_not_the_load_average(
     assert worker_count() == 2
     monkeypatch.setenv("KB_JOBS", "3")
     assert worker_count() == 3  # asked for: nothing is read
+
+
+def _span_sum(span: list[int]) -> list[tuple[int, int]]:
+    """Each item with the size of the span it came in (a whole-span function)."""
+    return [(item, len(span)) for item in span]
+
+
+def test_whole_spans_hand_each_task_its_items_in_order(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("KB_JOBS", "2")
+    items = list(range(1_000))
+    got = map_forked(_span_sum, items, min_items=10, whole_spans=True)
+    assert got is not None and [item for item, _ in got] == items
+    assert len({size for _, size in got}) > 1  # guided spans: several tasks, not one call
+
+
+def test_the_check_beside_each_parse_is_what_it_is_file_by_file(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A worker parses its task's files, then checks each record: each file's result is the
+    one `check_file` gives that record alone, with workers and in one process."""
+    from kb.checker import check_file
+
+    write_tree(tmp_path / "records")
+    monkeypatch.setattr(loader, "PARALLEL_MIN_FILES", 5)
+    for jobs in ("2", "1"):
+        monkeypatch.setenv("KB_JOBS", jobs)
+        loaded = loader.load_files(tmp_path / "records", alongside=check_file)
+        records = [item for item in loaded if item.record is not None]
+        assert len(records) == 41 and all(item.alongside is not None for item in records)
+        for item in loaded:
+            alone = None if item.record is None else check_file(item.record)
+            assert item.alongside == alone, item.shown
