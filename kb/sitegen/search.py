@@ -37,16 +37,17 @@ SKIPPED = ("history", "waivers", "id", "kind", "title", "version", "status", *TE
 
 def search_entry(record: Record, kb: KnowledgeBase) -> dict[str, Any]:
     """A record's entry: what it reads is the record and those its templates show."""
+    figures, found = figures_and_quantities(record.data)
     return {
         "id": record.id,
         "title": record.title,
         "kind": record.kind,
         "url": urls.record_page(record.id),
         "text": record_text(record, kb),
-        "figures": _cut(" ".join(dict.fromkeys(figure_texts(record.data)))),
+        "figures": _cut(" ".join(dict.fromkeys(figures))),
         "terms": _cut(" ".join(dict.fromkeys(term_texts(record.data)))),
         "symbols": " ".join(symbol_forms(record.data)),
-        "quantities": quantities(record.data)[:QUANTITY_LIMIT],
+        "quantities": found[:QUANTITY_LIMIT],
     }
 
 
@@ -78,46 +79,106 @@ def rendered(text: str, record: Record, kb: KnowledgeBase | None) -> str:
     return "".join(pieces)
 
 
-def figure_texts(node: Any, key: str = "") -> list[str]:
+def figure_texts(node: Any) -> list[str]:
     """Every quantity as authored (`3350 GB/s`) and in its readable unit (`3.35 TB/s`)."""
-    found: list[str] = []
-    _figures_into(found, node, key)
-    return found
+    return figures_and_quantities(node)[0]
 
 
-def _figures_into(found: list[str], node: Any, key: str) -> None:
-    if key in SKIPPED:
+def quantities(node: Any) -> list[list[Any]]:
+    """Every figure as `[field path, value in base units, dimension, shown]`.
+
+    search.js reads a typed figure (`4800 GB/s`, `4.8TB/s`) into base units with
+    `window.SEARCH_UNITS` and finds it here in whichever unit it was authored.
+    """
+    return figures_and_quantities(node)[1]
+
+
+def figures_and_quantities(node: Any) -> tuple[list[str], list[list[Any]]]:
+    """`figure_texts` and `quantities` of one record's data, from one walk of it.
+
+    A field named in SKIPPED is passed over by both. `quantities` also passes over a
+    field whose dotted path ends in such a name (a key `x.id`); its path joins the keys
+    and list indexes with dots (tests/site/test_search_walk.py holds both lists to the
+    two separate walks they replace).
+    """
+    figures: list[str] = []
+    found: list[list[Any]] = []
+    _walk(figures, found, node, [], True)
+    return figures, found
+
+
+_LEAVES = frozenset((str, int, float, bool, type(None)))
+
+
+def _walk(
+    figures: list[str], found: list[list[Any]], node: Any, path: list[str], counted: bool
+) -> None:
+    """Collect below `node` (at `path`); `counted`: its quantities go to `found` too."""
+    kind = type(node)
+    if kind in _LEAVES:  # most nodes: neither a mapping nor a list
         return
-    if isinstance(node, Mapping):
+    if kind is dict or isinstance(node, Mapping):
         if "value" in node and "unit" in node:
-            found.extend(_quantity_texts(node.get("value"), str(node.get("unit"))))
+            _quantity(figures, found if counted else None, path, node)
             return
-        for child_key, child in node.items():
-            _figures_into(found, child, str(child_key))
+        for key, child in node.items():
+            name = str(key)
+            if name in SKIPPED:
+                continue
+            path.append(name)
+            _walk(figures, found, child, path, counted and name.rpartition(".")[2] not in SKIPPED)
+            path.pop()
     elif isinstance(node, list):
-        for child in node:
-            _figures_into(found, child, "")
+        for index, child in enumerate(node):
+            path.append(str(index))
+            _walk(figures, found, child, path, counted)
+            path.pop()
 
 
-def _quantity_texts(value: Any, unit: str) -> tuple[str, ...]:
+def _quantity(
+    figures: list[str], found: list[list[Any]] | None, path: list[str], node: Mapping[str, Any]
+) -> None:
+    value, unit = node.get("value"), str(node.get("unit"))
     if isinstance(value, bool) or not isinstance(value, (int, float, str)):
-        return ()
-    return _figure_forms(str(value), unit)
+        return
+    forms, base = _figure(str(value), unit)
+    figures.extend(forms)
+    if base is not None and found is not None:
+        found.append([_dotted(path), float(base[0]), base[1], forms[-1]])
+
+
+def _dotted(path: list[str]) -> str:
+    """The keys joined by dots, a leading empty key dropped as the path's start."""
+    text = ""
+    for name in path:
+        text = f"{text}.{name}" if text else name
+    return text
+
+
+def _figure_forms(value: str, unit: str) -> tuple[str, ...]:
+    """A figure (its text) as authored and in its readable unit."""
+    return _figure(value, unit)[0]
 
 
 @functools.lru_cache(maxsize=8192)
-def _figure_forms(value: str, unit: str) -> tuple[str, ...]:
-    """A figure (its text) as authored and in its readable unit, once per distinct figure."""
+def _figure(value: str, unit: str) -> tuple[tuple[str, ...], tuple[Fraction, str] | None]:
+    """A figure's forms (`_figure_forms`) and its exact value in base units, once per figure.
+
+    The value comes with its dimension (the unit itself where kb does not know the unit);
+    None when the text is not a number. Keyed by the figure's text and unit.
+    """
     shown = numfmt.unit_text(unit) if unit != "1" else ""
     authored = f"{value} {shown}".strip()
     scale = _unit_scale(unit)
-    if scale is None or scale[1] not in numfmt.SCALES:
-        return (authored,)
     try:
-        exact = Fraction(value) * scale[0]
+        exact = Fraction(value) * (scale[0] if scale is not None else 1)
     except (ValueError, ZeroDivisionError):
-        return (authored,)
-    return (authored, numfmt.human(exact, scale[1]))
+        return (authored,), None
+    if scale is None:
+        return (authored,), (exact, unit)
+    if scale[1] not in numfmt.SCALES:
+        return (authored,), (exact, scale[1])
+    return (authored, numfmt.human(exact, scale[1])), (exact, scale[1])
 
 
 @functools.lru_cache(maxsize=1024)
@@ -151,45 +212,6 @@ def symbol_forms(data: Mapping[str, Any]) -> list[str]:
             forms[compact] = None
             forms[compact.split("_", 1)[0]] = None
     return [form for form in forms if form]
-
-
-def quantities(node: Any, path: str = "") -> list[list[Any]]:
-    """Every figure as `[field path, value in base units, dimension, shown]`.
-
-    search.js reads a typed figure (`4800 GB/s`, `4.8TB/s`) into base units with
-    `window.SEARCH_UNITS` and finds it here in whichever unit it was authored.
-    """
-    found: list[list[Any]] = []
-    _quantities_into(found, node, path)
-    return found
-
-
-def _quantities_into(found: list[list[Any]], node: Any, path: str) -> None:
-    if path.rpartition(".")[2] in SKIPPED:
-        return
-    if isinstance(node, Mapping):
-        if "value" in node and "unit" in node:
-            item = _quantity_item(path, node.get("value"), str(node.get("unit")))
-            if item is not None:
-                found.append(item)
-            return
-        for key, child in node.items():
-            _quantities_into(found, child, f"{path}.{key}" if path else str(key))
-    elif isinstance(node, list):
-        for index, child in enumerate(node):
-            _quantities_into(found, child, f"{path}.{index}" if path else str(index))
-
-
-def _quantity_item(path: str, value: Any, unit: str) -> list[Any] | None:
-    if isinstance(value, bool) or not isinstance(value, (int, float, str)):
-        return None
-    scale = _unit_scale(unit)
-    try:
-        exact = Fraction(str(value)) * (scale[0] if scale is not None else 1)
-    except (ValueError, ZeroDivisionError):
-        return None
-    dim = scale[1] if scale is not None else unit
-    return [path, float(exact), dim, _figure_forms(str(value), unit)[-1]]
 
 
 # The units a reader may type after a number, each as (factor to base units, dimension);

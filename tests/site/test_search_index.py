@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from kb.sitegen.search import _figure_forms, figure_texts
+from kb.sitegen.search import _figure, figure_texts
 
 
 def _forms(value: object) -> list[str]:
@@ -10,7 +10,7 @@ def _forms(value: object) -> list[str]:
 
 
 def test_figures_that_compare_equal_keep_their_own_text() -> None:
-    _figure_forms.cache_clear()
+    _figure.cache_clear()
     for first, second in ((1, 1.0), (1.0, "1.00"), (0.0, -0.0), (-0.0, 0.0)):
         warm = _forms(first)  # the first fills the cache; the second must not read its entry
         assert _forms(second)[0] != warm[0], (first, second)
