@@ -11,6 +11,7 @@ index of every table and each accelerator's index show only ids and titles.
 
 from __future__ import annotations
 
+import hashlib
 import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -69,9 +70,12 @@ def write_plan_pages(site: Site) -> None:
         write_model(site, model, hardware, menus, done)
     files = {m.id: urls.explore_data(m.id) for m in models}
     titles = [r.id for r in (*models, *hardware)]
-    key = site.inputs.key("plans", urls.PLANS, (), titles)
+    missing = explorer.left_out(kb, menus)
+    key = site.inputs.key("plans", urls.PLANS, (), [*titles, *(m.id for m in missing)])
     if not site.reuse(urls.PLANS, key):
-        site.page("plans_index.html", urls.PLANS, rows=_index_rows(models, hardware, menus))
+        rows = _index_rows(models, hardware, menus)
+        note = explorer.left_out_text(kb, menus)
+        site.page("plans_index.html", urls.PLANS, rows=rows, left_out=missing, left_out_text=note)
     for hw in hardware:
         page = urls.plan_hardware(hw.id)
         if not site.reuse(page, site.inputs.key("plans", page, (), titles)):
@@ -101,6 +105,21 @@ def planned_ids(kb: KnowledgeBase, menus: explorer.Menus) -> frozenset[str]:
     """The models and accelerators whose record pages link their worked tables."""
     found = [*explorer.planned_models(kb, menus), *explorer.planned_hardware(kb, menus)]
     return frozenset(r.id for r in found)
+
+
+def menus_salt(kb: KnowledgeBase, menus: explorer.Menus) -> str:
+    """The menus' part of the build's salt: their identity, and their models if any is left out.
+
+    Which models the menus hold then depends on every record that names a model
+    (explorer.chosen_models), while a model's page, which links its tables only when the
+    model is planned, reads only its own inputs: a change of the chosen models is a new
+    salt, so every page is rendered again. When no model is left out, a model's page
+    depends only on the model itself, and the salt is the menus' identity alone.
+    """
+    if not explorer.left_out(kb, menus):
+        return menus.identity()
+    chosen = ",".join(m.id for m in explorer.planned_models(kb, menus))
+    return f"{menus.identity()}:{hashlib.sha256(chosen.encode()).hexdigest()[:16]}"
 
 
 def _index_rows(
