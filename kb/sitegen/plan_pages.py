@@ -16,6 +16,7 @@ import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
+from urllib.parse import quote
 
 from kb.gcpause import paused_during
 from kb.ledger.scenario import ScenarioError
@@ -283,7 +284,11 @@ def write_model(
 
 
 def _explore_hash(query: Query) -> str:
-    """The explorer's link to this question (its controls read the hash)."""
+    """The explorer's link to this question (its controls read the hash, decoding each value).
+
+    Each value percent-encoded but for `/`: a `|` (the node shape's `8|1`) is not allowed
+    in a URL's fragment (the HTML validator refuses the href).
+    """
     parts = {
         "model": query.model,
         "hardware": query.hardware,
@@ -292,7 +297,7 @@ def _explore_hash(query: Query) -> str:
         "lengths": explorer.lengths_key(query.input_tokens, query.output_tokens),
         "engine": query.engine or "",
     }
-    return "#" + "&".join(f"{k}={v}" for k, v in parts.items())
+    return "#" + "&".join(f"{k}={quote(v, safe='/')}" for k, v in parts.items())
 
 
 def worked_table(found: Mapping[str, Any] | str) -> dict[str, Any]:

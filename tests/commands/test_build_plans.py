@@ -65,4 +65,4 @@ def test_the_help_says_what_the_default_costs() -> None:
     assert result.exit_code == 0
     text = " ".join(result.output.split())
     assert "--plans / --no-plans" in text and "[default: plans]" in text
-    assert "s of CPU with them" in text and "--no-plans leaves them out" in text
+    assert "four times the CPU with them" in text and "--no-plans leaves them out" in text
