@@ -1,7 +1,7 @@
 """The placement explorer's recompute time after a change, at desktop and phone width.
 
-    python bench/explorer.py                 # build the test menus' site, then time it
-    python bench/explorer.py --site _site    # a site built by `kb build --plans`
+    python bench/explorer.py                 # build a small menus' site, then time it
+    python bench/explorer.py --site _site    # a site built by `kb build` (plans by default)
     python bench/explorer.py --cost          # also: CPU and bytes of kb plan's pass per model
     python bench/explorer.py --cost --full --no-browser   # kb build's menus, no chromium
 
@@ -33,6 +33,21 @@ sys.path.insert(0, str(REPO))
 
 WIDTHS = {"desktop": 1280, "phone": 390}
 CHANGES = 60  # per width
+
+
+def _small_menus() -> Any:
+    """Small menus: a site of seconds to time the page on (`kb build`'s: --site, --full).
+
+    Two models (one fits, DeepSeek-V3 in bf16 does not), one accelerator, two batches.
+    """
+    from kb.sitegen.explorer import Menus
+
+    return Menus(
+        models=("models/llama-3.1-70b", "models/deepseek-v3"),
+        hardware=("hardware/nvidia-h100-sxm",),
+        batches=(1, 64),
+    )
+
 
 MENUS_JSON = "JSON.parse(document.getElementById('explore-menus').textContent)"
 TIMED = """(values) => {
@@ -155,10 +170,10 @@ def kept_in_store(kb: Any, passes: dict[str, Any]) -> None:
 
 def main() -> None:
     from kb.sitegen.explorer import DEFAULT_MENUS
-    from tests.site.explorer_site import MENUS
 
+    small = _small_menus()
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--site", type=Path, help="a site built with kb build --plans")
+    parser.add_argument("--site", type=Path, help="a site built by kb build (not --no-plans)")
     parser.add_argument("--cost", action="store_true", help="price each model's menus here")
     parser.add_argument("--full", action="store_true", help="--cost over kb build's menus")
     parser.add_argument("--no-browser", action="store_true", help="skip the recompute timing")
@@ -166,12 +181,12 @@ def main() -> None:
     print(f"load average {os.getloadavg()[0]:.2f} on {os.cpu_count()} CPUs")
     if args.cost:
         os.environ["KB_JOBS"] = "1"
-        menus = DEFAULT_MENUS if args.full else MENUS
-        print(f"kb plan's pass per model ({'kb build --plans' if args.full else 'test'} menus):")
+        menus = DEFAULT_MENUS if args.full else small
+        print(f"kb plan's pass per model ({'kb build' if args.full else 'small'} menus):")
         cost(menus)
     if args.no_browser:
         return
-    site = args.site if args.site is not None else _site(MENUS)
+    site = args.site if args.site is not None else _site(small)
     time_changes(site)
 
 

@@ -9,7 +9,8 @@ For each N it writes a synthetic corpus (bench/make_corpus.py) and times, side
 by side: reading the files, parsing them with CSafeLoader in one process, kb's
 schema-only stage, check-jsonschema over the same files with kb's schemas, and
 `kb validate` cold (cache deleted), warm (nothing changed) and after changing
-one hardware record that many claims bind to; `kb build` too where it exists.
+one hardware record that many claims bind to; `kb build` too where it exists
+(`--no-plans`, as a8304ab built, and once more cold with the plans, the default).
 It prints medians, min-max, ms per record, the ratio to the CSafeLoader parse
 and the peak memory of each process (from wait4's rusage). Timing is reported,
 never judged: there is no pass/fail here.
@@ -170,6 +171,12 @@ def kb_has(command: str) -> bool:
     return probe.returncode == 0
 
 
+def build_takes(flag: str) -> bool:
+    """Whether this kb's `kb build` takes `flag` (`--no-plans`: not a8304ab's)."""
+    probe = subprocess.run([*KB, "build", "--help"], capture_output=True, text=True, cwd=REPO)
+    return probe.returncode == 0 and flag in probe.stdout
+
+
 def steps_for(corpus: Path, args: argparse.Namespace, n: int) -> list[Step]:
     records, cache = corpus / "records", corpus / ".kb-cache"
     floor = [sys.executable, str(BENCH / "floor.py")]
@@ -208,21 +215,48 @@ def steps_for(corpus: Path, args: argparse.Namespace, n: int) -> list[Step]:
         ),
     ]
     if kb_has("build") and n <= args.build_max:
-        site = corpus / "site"
-        steps += [
+        steps += build_steps(corpus, clear_cache, change)
+    return steps
+
+
+def build_steps(
+    corpus: Path, clear_cache: Callable[[int], None], change: Callable[[int], None]
+) -> list[Step]:
+    """`kb build` cold and after one change, as a8304ab builds (no plans), then with the plans.
+
+    a8304ab's `kb build` wrote no planner pages; this kb's writes them unless `--no-plans`,
+    so the compared steps pass `--no-plans` (like with like) and say so. One more step
+    prints the cost of the default build, plans included, cold: it has no counterpart there.
+    """
+    site, planned = corpus / "site", corpus / "site-plans"
+    bare = ["--no-plans"] if build_takes("--no-plans") else []
+    note = "--no-plans, as a8304ab's build (no plans)" if bare else ""
+    steps = [
+        Step(
+            "kb build, cold",
+            [[*KB, "build", *bare, "--out", str(site)]],
+            corpus,
+            lambda rep: (clear_cache(rep), shutil.rmtree(site, ignore_errors=True)),
+            note=note,
+        ),
+        Step(
+            "kb build, 1 changed",
+            [[*KB, "build", *bare, "--out", str(site)]],
+            corpus,
+            lambda rep: change(rep + 5),
+            note=note,
+        ),
+    ]
+    if bare:
+        steps.append(
             Step(
-                "kb build, cold",
-                [[*KB, "build", "--out", str(site)]],
+                "kb build with the plans (default), cold",
+                [[*KB, "build", "--out", str(planned)]],
                 corpus,
-                lambda rep: (clear_cache(rep), shutil.rmtree(site, ignore_errors=True)),
-            ),
-            Step(
-                "kb build, 1 changed",
-                [[*KB, "build", "--out", str(site)]],
-                corpus,
-                lambda rep: change(rep + 5),
-            ),
-        ]
+                lambda rep: (clear_cache(rep), shutil.rmtree(planned, ignore_errors=True)),
+                note="the default build; not compared: a8304ab had no plans",
+            )
+        )
     return steps
 
 

@@ -32,7 +32,7 @@ from kb.sitegen.explorer import Menus
 from kb.sitegen.manifest import MANIFEST, Manifest, budget_bound, fingerprint, load_manifest
 from kb.sitegen.methodology import methodology_blocks
 from kb.sitegen.output import staged_output
-from kb.sitegen.plan_pages import planned_ids, write_plan_pages
+from kb.sitegen.plan_pages import menus_salt, planned_ids, write_plan_pages
 from kb.sitegen.record_page import charts_and_ledger, latest_changes
 from kb.sitegen.record_pages import write_record_pages
 from kb.sitegen.render import make_environment
@@ -82,13 +82,13 @@ def build(
     `theme` defaults to the package's own (kb.resources); the schemas and the
     methodology text are always the ones kb validates with. `plans`: the menus of
     the placement explorer and the worked tables, each of whose questions kb.plan
-    prices at build time (kb.sitegen.plan_pages; `kb build` passes DEFAULT_MENUS);
-    None builds neither, nor links to them.
+    prices at build time (kb.sitegen.plan_pages; `kb build` passes DEFAULT_MENUS unless
+    `--no-plans`); None (this function's default) builds neither, nor links to them.
     """
     theme = theme if theme is not None else theme_dir()
     kb.freeze()  # the records a site shows are fixed (and its dependency graph built once)
     with frozen(), staged_output(Path(out_dir)) as writer:  # the collector skips the records
-        salt = fingerprint(theme) + (f":{plans.identity()}" if plans is not None else "")
+        salt = fingerprint(theme) + (f":{menus_salt(kb, plans)}" if plans is not None else "")
         site = Site(
             kb,
             list(findings),

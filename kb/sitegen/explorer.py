@@ -40,13 +40,21 @@ COMMON_HARDWARE = (  # the common nodes (issue 36 item 4): eight accelerators pe
 )
 INPUT_KINDS = ("accelerator", "interconnect", "engine", "flop_class", "receipt", "strategy")
 NEAREST = 3  # receipt rows shown beside a prediction
+# The default menus' models: at most this many, those the most records name (`chosen_models`).
+# A model's pass costs about 1-4.5 CPU-s cold (about 2 on average: 35-43 CPU-s for the
+# shipped tree's 18 models), so 24 bounds a cold build's pricing to about a minute of CPU
+# whatever the tree (bench/make_corpus.py's 10,000 records have 500 models); the shipped
+# tree's 18 are all in it. The site names the models left out (`left_out`), and `kb plan`
+# answers any model on any hardware.
+MODEL_LIMIT = 24
 
 
 @dataclass(frozen=True)
 class Menus:
     """What the explorer's controls offer; every combination is one question to kb plan.
 
-    `models` None: every model of the knowledge base. `table_batch` (one of `batches`)
+    `models` None: the models of the knowledge base, at most `model_limit` of them, the
+    most named first (`chosen_models`; None: every model). `table_batch` (one of `batches`)
     and the first lengths and engine are the worked tables' question. Two nodes are
     joined by `inter_link` (kb plan never assumes one; the page names it).
     """
@@ -59,6 +67,7 @@ class Menus:
     engines: tuple[str, ...] = ("engines/vllm",)
     inter_link: str = "interconnects/infiniband-ndr"
     table_batch: int = 64
+    model_limit: int | None = MODEL_LIMIT
 
     def identity(self) -> str:
         """The menus as text: a different menu is a different site (kb.sitegen.build's salt)."""
@@ -74,7 +83,7 @@ class Menus:
         return query == self.table_query(query.model, query.hardware, query.count, query.nodes)
 
 
-# `kb build --plans`'s menus. Each question
+# `kb build`'s menus (the default; `--no-plans` builds without them). Each question
 # prices every mapping of its devices through the composed ledger: with the run's memos
 # (equation systems, evaluations and each mapping's batch-free parts: kb.equations.evalmemo,
 # kb.ledger.fixed; composed records, receipt scans; a Max of the EP tail ordered by
@@ -168,10 +177,52 @@ def plan_report(
 
 
 def planned_models(kb: KnowledgeBase, menus: Menus) -> list[Record]:
+    """The models the menus offer, in their order (by id when the menus name none)."""
     if menus.models is None:
-        return sorted(kb.of_kind("model"), key=lambda r: r.id)
+        chosen = chosen_models(kb, kb.of_kind("model"), menus.model_limit)
+        return sorted(chosen, key=lambda r: r.id)
     found = (kb.get(m) for m in menus.models)
     return [r for r in found if r is not None and r.kind == "model"]
+
+
+def chosen_models(kb: KnowledgeBase, models: Sequence[Record], limit: int | None) -> list[Record]:
+    """At most `limit` of `models`: those the most records reference directly, then by id.
+
+    The models a reader comes to the explorer for are the ones the knowledge base has
+    evidence about: the receipts, placements, proposals and flop classes that name them.
+    """
+    if limit is None or len(models) <= limit:
+        return list(models)
+    from kb.reads import graph_of
+
+    graph = graph_of(kb)
+    ranked = sorted(models, key=lambda r: (-len(graph.referrers(r.id)), r.id))
+    return ranked[:limit]
+
+
+def left_out(kb: KnowledgeBase, menus: Menus) -> list[Record]:
+    """The models of the knowledge base that the menus do not offer, by id."""
+    planned = {r.id for r in planned_models(kb, menus)}
+    return sorted((r for r in kb.of_kind("model") if r.id not in planned), key=lambda r: r.id)
+
+
+def left_out_text(kb: KnowledgeBase, menus: Menus) -> str:
+    """What the site says of the models it did not price ("" when it priced every one)."""
+    missing = left_out(kb, menus)
+    if not missing:
+        return ""
+    limit = menus.model_limit
+    rule = (
+        f"the {limit} model{'s' if limit != 1 else ''} that the most records name"
+        if menus.models is None and limit is not None
+        else "the models the build was given"
+    )
+    return (
+        f"The menus hold {rule}: {len(missing)} more "
+        f"model{'s' if len(missing) > 1 else ''} of this knowledge base "
+        f"{'are' if len(missing) > 1 else 'is'} not priced here (listed on the planner's "
+        "tables page); kb plan MODEL --on ACCELERATOR answers any of them."
+    )
 
 
 def planned_hardware(kb: KnowledgeBase, menus: Menus) -> list[Record]:
@@ -502,6 +553,7 @@ def summary(kb: KnowledgeBase, menus: Menus) -> str:
     models, hw = len(planned_models(kb, menus)), len(planned_hardware(kb, menus))
     count = models * hw * len(menus.shapes) * len(menus.batches) * len(menus.lengths)
     count *= len(menus.engines)
+    omitted = left_out_text(kb, menus)
     return (
         f"The menus cover {models} models on {hw} accelerators as "
         f"{' or '.join(shape_label(c, n) for c, n in menus.shapes)}, batches "
@@ -509,4 +561,4 @@ def summary(kb: KnowledgeBase, menus: Menus) -> str:
         f"{', '.join(f'{i}/{o}' for i, o in menus.lengths)} and "
         f"{len(menus.engines)} engine{'s' if len(menus.engines) > 1 else ''}: {count} "
         "questions to kb plan, each pricing every mapping of its devices."
-    )
+    ) + (f" {omitted}" if omitted else "")

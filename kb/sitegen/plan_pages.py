@@ -11,10 +11,12 @@ index of every table and each accelerator's index show only ids and titles.
 
 from __future__ import annotations
 
+import hashlib
 import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
+from urllib.parse import quote
 
 from kb.gcpause import paused_during
 from kb.ledger.scenario import ScenarioError
@@ -69,9 +71,12 @@ def write_plan_pages(site: Site) -> None:
         write_model(site, model, hardware, menus, done)
     files = {m.id: urls.explore_data(m.id) for m in models}
     titles = [r.id for r in (*models, *hardware)]
-    key = site.inputs.key("plans", urls.PLANS, (), titles)
+    missing = explorer.left_out(kb, menus)
+    key = site.inputs.key("plans", urls.PLANS, (), [*titles, *(m.id for m in missing)])
     if not site.reuse(urls.PLANS, key):
-        site.page("plans_index.html", urls.PLANS, rows=_index_rows(models, hardware, menus))
+        rows = _index_rows(models, hardware, menus)
+        note = explorer.left_out_text(kb, menus)
+        site.page("plans_index.html", urls.PLANS, rows=rows, left_out=missing, left_out_text=note)
     for hw in hardware:
         page = urls.plan_hardware(hw.id)
         if not site.reuse(page, site.inputs.key("plans", page, (), titles)):
@@ -101,6 +106,21 @@ def planned_ids(kb: KnowledgeBase, menus: explorer.Menus) -> frozenset[str]:
     """The models and accelerators whose record pages link their worked tables."""
     found = [*explorer.planned_models(kb, menus), *explorer.planned_hardware(kb, menus)]
     return frozenset(r.id for r in found)
+
+
+def menus_salt(kb: KnowledgeBase, menus: explorer.Menus) -> str:
+    """The menus' part of the build's salt: their identity, and their models if any is left out.
+
+    Which models the menus hold then depends on every record that names a model
+    (explorer.chosen_models), while a model's page, which links its tables only when the
+    model is planned, reads only its own inputs: a change of the chosen models is a new
+    salt, so every page is rendered again. When no model is left out, a model's page
+    depends only on the model itself, and the salt is the menus' identity alone.
+    """
+    if not explorer.left_out(kb, menus):
+        return menus.identity()
+    chosen = ",".join(m.id for m in explorer.planned_models(kb, menus))
+    return f"{menus.identity()}:{hashlib.sha256(chosen.encode()).hexdigest()[:16]}"
 
 
 def _index_rows(
@@ -264,7 +284,11 @@ def write_model(
 
 
 def _explore_hash(query: Query) -> str:
-    """The explorer's link to this question (its controls read the hash)."""
+    """The explorer's link to this question (its controls read the hash, decoding each value).
+
+    Each value percent-encoded but for `/`: a `|` (the node shape's `8|1`) is not allowed
+    in a URL's fragment (the HTML validator refuses the href).
+    """
     parts = {
         "model": query.model,
         "hardware": query.hardware,
@@ -273,7 +297,7 @@ def _explore_hash(query: Query) -> str:
         "lengths": explorer.lengths_key(query.input_tokens, query.output_tokens),
         "engine": query.engine or "",
     }
-    return "#" + "&".join(f"{k}={v}" for k, v in parts.items())
+    return "#" + "&".join(f"{k}={quote(v, safe='/')}" for k, v in parts.items())
 
 
 def worked_table(found: Mapping[str, Any] | str) -> dict[str, Any]:

@@ -70,6 +70,7 @@ def test_a_site_published_under_a_url_gives_its_schemas_ids_there(
         [
             str(installed / "kb"),
             "build",
+            "--no-plans",
             "--out",
             "public",
             "--site-url",

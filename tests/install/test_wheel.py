@@ -80,6 +80,9 @@ def test_the_commands_work_from_the_wheel(installed: Path, outside_sample: Path)
         "static/style.css",
         "methodology.html",
         "schemas/flop_class.schema.json",
+        "explore/index.html",  # the default build's planner pages (kb build --no-plans: none)
+        "static/explore.js",
+        "plans/llama-2-7b/nvidia-h100-sxm-8x1.html",
     ):
         assert (outside / "site" / page).is_file(), page
     assert "Compute-placement tax" in (outside / "site/methodology.html").read_text()

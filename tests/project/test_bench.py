@@ -96,8 +96,10 @@ def test_quick_run_prints_its_table(tmp_path: Path) -> None:
         "kb validate, 1 changed",
         "kb build, cold",
         "kb build, 1 changed",
+        "kb build with the plans (default), cold",
     ):
         assert step in out
+    assert "--no-plans, as a8304ab's build (no plans)" in out  # like with like
     if shutil.which("check-jsonschema"):
         assert "check-jsonschema (kb schemas)" in out
     assert "kb validate, cold / parse (paired):" in out

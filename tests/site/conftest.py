@@ -5,16 +5,18 @@ title is a script tag). If the shipped seed flop class does not carry equations
 yet, the seed's own maths from `fixtures/seed_equations.yaml` is merged in, so
 the B* MathML and chart are always exercised.
 
-The copy (`repo_copy`) and its site (`built_site`) are made once per run and shared
-by the xdist workers (`made_once`); the tests only read them. A test that edits records
-takes its own copy with the shared copy's store of results (`warm_copy`).
+The copy (`repo_copy`) and its site (`built_site`: what `kb build` writes, the planner's
+pages included) are made once per run and shared by the xdist workers (`made_once`); the
+tests only read them. A test that edits records takes its own copy with the shared
+copy's store of results (`warm_copy`).
 
 The browser tests that crawl `built_site` read the record of one crawl of its sample of
 pages at both widths (`site_crawl`, also named `phone_crawl` and `desktop_crawl`:
-tests/site/crawl_fixtures.py). The crawl's tests, and the explorer's (one
-`explorer_site` per process), are kept on one xdist worker each (`_SITE_GROUPS`), so each
-is made once a run. The chart tests read one load of `repo_copy` (`repo_kb`) and one pass
-over its charts (`shipped_charts`), made once a worker; their modules share a group too.
+tests/site/crawl_fixtures.py). The crawl's tests, and the explorer's (which read
+`built_site` too: tests/site/explorer_site.py), are kept on one xdist worker each
+(`_SITE_GROUPS`), so the crawl is made once a run. The chart tests read one load of
+`repo_copy` (`repo_kb`) and one pass over its charts (`shipped_charts`), made once a
+worker; their modules share a group too.
 """
 
 from __future__ import annotations
@@ -226,10 +228,13 @@ def small_corpus(folder: Path) -> Path:
 
 
 def _build_shipped(folder: Path, records: Path) -> None:
+    """What `kb build` writes (the plans' default menus: kb.sitegen.explorer.DEFAULT_MENUS)."""
     from kb.sitegen.build import build
+    from kb.sitegen.explorer import DEFAULT_MENUS
 
     kb, findings = load(records)
-    build(kb, folder / "_site", findings=[f for f in findings if f.severity.value != "error"])
+    shown = [f for f in findings if f.severity.value != "error"]
+    build(kb, folder / "_site", findings=shown, plans=DEFAULT_MENUS)
 
 
 @pytest.fixture(scope="session")
@@ -268,6 +273,8 @@ def shipped_charts(repo_kb: KnowledgeBase) -> list[tuple[Record, list[dict[str, 
 
 @pytest.fixture(scope="session")
 def built_site(repo_copy: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """`repo_copy` built once per run, shared by every worker (the tests only read it)."""
+    """`repo_copy` built as `kb build` builds it (the placement explorer and the worked
+    tables included) once per run, shared by every worker (the tests only read it): the
+    crawl's site and the explorer's."""
     folder = shared_folder(tmp_path_factory, "site")
     return made_once(folder, lambda into: _build_shipped(into, repo_copy / "records")) / "_site"

@@ -35,10 +35,12 @@ def _pages(site: Path, relatives: list[str]) -> list[Path]:
 
 
 def named(site: Path) -> list[Path]:
-    """The pages the tests name for the audits: the dark audit's pages (SHOTS), the probe."""
+    """The pages the tests name for the audits: the dark audit's pages (SHOTS), the probe,
+    the planner's pages whose audits test_explorer_browser.py reads (AUDITED)."""
+    from tests.site import test_explorer_browser as planner
     from tests.site import test_phone_and_a11y as a11y
 
-    return _pages(site, [*a11y.SHOTS.values(), PROBE])
+    return _pages(site, [*a11y.SHOTS.values(), PROBE, *planner.AUDITED])
 
 
 def reads() -> dict[str, dict[str, str]]:

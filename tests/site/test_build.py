@@ -256,6 +256,9 @@ def test_kb_build_writes_a_clean_knowledge_base(tmp_path: Path) -> None:
     assert result.exit_code == 0, result.output
     assert (out / "records/sources/doc.html").is_file()
     assert "wrote" in result.output
+    # the default build has the planner's pages, a tree without a model included
+    assert "No model of this knowledge base." in (out / "plans/index.html").read_text()
+    assert (out / "explore/index.html").is_file()
 
 
 def test_progress_is_reported_once_per_record(
@@ -353,6 +356,7 @@ def test_kb_build_shows_a_progress_bar_only_on_a_terminal(tmp_path: Path) -> Non
         "-m",
         "kb",
         "build",
+        "--no-plans",
         "--root",
         str(tmp_path / "records"),
         "--out",

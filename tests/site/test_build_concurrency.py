@@ -22,7 +22,17 @@ from tests.site.sample_site import seeded_records
 
 def _build(out: Path, records: Path) -> subprocess.Popen[str]:
     return subprocess.Popen(
-        [sys.executable, "-m", "kb", "build", "--out", str(out), "--root", str(records)],
+        [
+            sys.executable,
+            "-m",
+            "kb",
+            "build",
+            "--no-plans",
+            "--out",
+            str(out),
+            "--root",
+            str(records),
+        ],
         cwd=out.parent,
         stdout=subprocess.PIPE,
         stderr=subprocess.STDOUT,
@@ -33,7 +43,7 @@ def _build(out: Path, records: Path) -> subprocess.Popen[str]:
 def _build_here(out: Path, records: Path) -> int:
     """What `_build` runs, in this process (tests/inprocess.py): for a build whose subject is
     what the site becomes, not the process; its exit code."""
-    args = ["build", "--out", str(out), "--root", str(records)]
+    args = ["build", "--no-plans", "--out", str(out), "--root", str(records)]
     return kb_in_process(args, out.parent).returncode
 
 

@@ -1,10 +1,13 @@
 """The planner on the site (issue 36 items 3, 4): its pages, its data, kb plan's numbers.
 
-Structural: every page of the menus is written; a worked table shows, option for
-option, what `kb plan --format json` prints for the same question (exact values),
-its answer first; the explorer's data holds every option of every question; record
-pages link the tables; an unchanged rebuild asks kb plan nothing; a build without
-the planner has none of it. The browser side is tests/site/test_explorer_browser.py.
+Read from the run's one `kb build` of the shipped records (`built_site`, the default
+menus: tests/site/explorer_site.py). Structural: every page of the menus is written; a
+worked table shows, option for option, what `kb plan --format json` prints for the same
+question (exact values), its answer first; the explorer's data holds every option of
+every question; record pages link the tables; an unchanged rebuild asks kb plan nothing.
+A build without the planner has none of it, and the menus' bound on models is stated on
+the site: tests/site/test_explorer_menus.py. The browser side is
+tests/site/test_explorer_browser.py.
 """
 
 from __future__ import annotations
@@ -26,8 +29,8 @@ DEEPSEEK = "models/deepseek-v3"
 
 
 @pytest.fixture(scope="module")
-def site(shipped_stores: Path) -> tuple[Path, Path]:
-    return explorer_site(shipped_stores)
+def site(repo_copy: Path, built_site: Path) -> tuple[Path, Path]:
+    return explorer_site(repo_copy, built_site)
 
 
 def _rows(page: str) -> dict[str, str]:
@@ -40,15 +43,27 @@ def _text(fragment: str) -> str:
 
 
 def test_every_page_of_the_menus_is_written(site: tuple[Path, Path]) -> None:
-    _, out = site
-    expected = [urls.EXPLORE, urls.PLANS, urls.plan_hardware(H100)]
-    for model in (LLAMA, DEEPSEEK):
+    records, out = site
+    shipped = sorted(f"models/{p.stem}" for p in (records / "models").glob("*.yaml"))
+    assert len(shipped) <= explorer.MODEL_LIMIT  # so the default menus hold every one
+    expected = [urls.EXPLORE, urls.PLANS]
+    expected += [urls.plan_hardware(h) for h in MENUS.hardware]
+    for model in shipped:
         expected += [urls.explore_data(model), urls.plan_model(model)]
-        expected += [urls.plan_table(model, H100, c, n) for c, n in MENUS.shapes]
+        expected += [
+            urls.plan_table(model, h, c, n) for h in MENUS.hardware for c, n in MENUS.shapes
+        ]
     missing = [p for p in expected if not (out / p).is_file()]
     assert missing == []
-    assert not (out / urls.explore_data("models/llama-2-7b")).exists()  # not in the menus
+    assert sorted(p for p in (out / "explore" / "data").rglob("*") if p.is_file()) == sorted(
+        out / urls.explore_data(m) for m in shipped
+    )
     assert (out / "static/explore.js").is_file() and (out / "static/explore.css").is_file()
+    # the page says which models it covers: every one of the shipped tree, none left out
+    page = (out / urls.EXPLORE).read_text(encoding="utf-8")
+    assert f"The menus cover {len(shipped)} models on {len(MENUS.hardware)} accelerators" in page
+    assert "not priced here" not in page
+    assert 'id="left-out"' not in (out / urls.PLANS).read_text(encoding="utf-8")
 
 
 @pytest.mark.parametrize("shape", [(8, 1), (16, 2)])
@@ -137,18 +152,22 @@ def test_record_pages_link_the_tables_of_what_was_planned(site: tuple[Path, Path
     hw_page = (out / urls.record_page(H100)).read_text(encoding="utf-8")
     assert f'href="../../{urls.plan_hardware(H100)}"' in hw_page
     assert hw_page.index('class="plan-link"') < hw_page.index('class="record-id"')
-    other = (out / urls.record_page("models/llama-2-7b")).read_text(encoding="utf-8")
-    assert 'class="plan-link"' not in other  # not in the menus: no table to link
+    other = (out / urls.record_page("hardware/nvidia-l40s")).read_text(encoding="utf-8")
+    assert 'class="plan-link"' not in other  # not a common node: no table to link
     assert f'href="{urls.EXPLORE}">explorer</a>' in (out / urls.HOME).read_text(encoding="utf-8")
 
 
 def test_an_unchanged_rebuild_asks_kb_plan_nothing(
-    site: tuple[Path, Path], monkeypatch: pytest.MonkeyPatch
+    site: tuple[Path, Path], monkeypatch: pytest.MonkeyPatch, tmp_path: Path
 ) -> None:
+    """Into a copy of the shared site (the crawl reads the original): every planner file kept."""
+    import shutil
+
     from kb.sitegen.build import build
     from tests.site.conftest import load
 
-    records, out = site
+    records, shared = site
+    out = shutil.copytree(shared, tmp_path / "_site")
 
     def refused(*args: Any) -> Any:
         raise AssertionError("kb plan was asked again")
@@ -159,14 +178,6 @@ def test_an_unchanged_rebuild_asks_kb_plan_nothing(
     report = build(kb, out, findings=shown, plans=MENUS)
     assert urls.explore_data(LLAMA) in report.kept
     assert not [p for p in report.written if p.startswith(("explore/data/", "plans/"))]
-
-
-def test_a_build_without_the_planner_has_none_of_it(built_site: Path) -> None:
-    assert not (built_site / "explore").exists() and not (built_site / "plans").exists()
-    home = (built_site / urls.HOME).read_text(encoding="utf-8")
-    assert ">explorer</a>" not in home
-    model_page = (built_site / urls.record_page(LLAMA)).read_text(encoding="utf-8")
-    assert 'class="plan-link"' not in model_page
 
 
 def test_kb_plans_error_becomes_the_tables_answer() -> None:
@@ -209,7 +220,9 @@ def test_the_planner_pages_carry_the_policy_and_nothing_inline(site: tuple[Path,
 
     _, out = site
     pages = [out / urls.EXPLORE, *sorted((out / "plans").rglob("*.html"))]
-    assert len(pages) == 1 + 1 + 1 + 2 * (1 + len(MENUS.shapes))  # explorer, indexes, tables
+    models, hardware = len(list((out / "explore" / "data").iterdir())), len(MENUS.hardware)
+    tables = models * (1 + hardware * len(MENUS.shapes))  # each model's index and tables
+    assert len(pages) == 1 + 1 + hardware + tables  # explorer, indexes
     for page in pages:
         text = page.read_text(encoding="utf-8")
         assert text.count(META) == 1, page

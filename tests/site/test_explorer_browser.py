@@ -6,8 +6,9 @@ nodes; two batches; two models) are set through the page's controls' code path
 shown is compared with the same option of `kb plan --format json` for the same
 question: the exact value (data-exact) and kb's text for it. The page loads under the
 site's CSP from file:// at desktop width and over http at phone width (the crawl of
-tests/site/crawl.py), and passes the axe audits the other pages pass. Timing is printed
-by bench/explorer.py, never asserted here.
+tests/site/crawl.py), and passes the axe audits the other pages pass. The site is the run's
+one `kb build` of the shipped records (`built_site`: tests/site/explorer_site.py). Timing
+is printed by bench/explorer.py, never asserted here.
 """
 
 from __future__ import annotations
@@ -21,8 +22,9 @@ import pytest
 
 from kb.sitegen import explorer, urls
 from tests.site.chromium import PHONE, WIDEST, chromium, watched
-from tests.site.crawl import Crawl, crawl_site
+from tests.site.crawl import Crawl
 from tests.site.explorer_site import MENUS, explorer_site, plan_json
+from tests.site.sample_pages import sample
 from tests.site.test_phone_and_a11y import AUDITS, AXE_VERSION, HELD, axe_source
 
 pytestmark = pytest.mark.browser
@@ -42,8 +44,8 @@ def browser() -> Iterator[Any]:
 
 
 @pytest.fixture(scope="module")
-def site(shipped_stores: Path) -> tuple[Path, Path]:
-    return explorer_site(shipped_stores)
+def site(repo_copy: Path, built_site: Path) -> tuple[Path, Path]:
+    return explorer_site(repo_copy, built_site)
 
 
 def _query(model: str, count: int, nodes: int, batch: int) -> explorer.Query:
@@ -154,46 +156,35 @@ def test_a_reader_changes_the_batch_with_the_keyboard(
         f"document.getElementById('explore-result').getAttribute('data-key') !== {before!r}"
     )
     after = page.get_attribute("#explore-result", "data-key")
-    assert "|64|2048/256|" in after
-    assert page.evaluate("location.hash").count("batch=64") == 1  # the state can be linked
+    following = MENUS.batches[MENUS.batches.index(1) + 1]  # the menu's next batch
+    assert f"|{following}|2048/256|" in after
+    assert page.evaluate("location.hash").count(f"batch={following}") == 1  # can be linked
     scroll, width, culprits = page.evaluate(WIDEST)
     assert scroll <= width, culprits
     assert problems == []
 
 
-@pytest.fixture(scope="module")
-def planner_crawl(browser: Any, site: tuple[Path, Path]) -> Crawl:
-    """The planner pages crawled once at both widths with axe (tests/site/crawl.py): every
-    rule at desktop width, the phone audit (crawl.PHONE_RULES where the DOM is the
-    desktop's, every rule but colour elsewhere and with KB_FULL=1) at phone width."""
-    _, out = site
-    pages = [
-        out / urls.EXPLORE,
-        out / urls.PLANS,
-        out / urls.plan_hardware(H100),
-        out / urls.plan_model("models/llama-3.1-70b"),
-        out / urls.plan_table("models/llama-3.1-70b", H100, 16, 2),
-        out / urls.plan_table("models/deepseek-v3", H100, 8, 1),
-    ]
-    return crawl_site(
-        out,
-        pages,
-        [],
-        axe_source=axe_source(),
-        audits=AUDITS,
-        held=HELD,
-        first_screen="",
-        first_screen_pages=[],
-        pages=pages,
-    )
+# The planner's pages whose audits are read here: tests/site/crawl_fixtures.py names them to
+# the one crawl of the site, so they are audited at both widths whatever the sample picks.
+AUDITED = (
+    urls.EXPLORE,
+    urls.PLANS,
+    urls.plan_hardware(H100),
+    urls.plan_model("models/llama-3.1-70b"),
+    urls.plan_table("models/llama-3.1-70b", H100, 16, 2),
+    urls.plan_table("models/deepseek-v3", H100, 8, 1),
+)
 
 
 @pytest.mark.parametrize("audit", ["desktop-light", "phone-light"])
-def test_the_planner_pages_pass_the_axe_audits(planner_crawl: Crawl, audit: str) -> None:
-    visits = planner_crawl.desktop if audit == "desktop-light" else planner_crawl.phone
-    assert len(visits) == 6
+def test_the_planner_pages_pass_the_axe_audits(site_crawl: Crawl, audit: str) -> None:
+    """In the crawl of the site (tests/site/crawl.py): every rule at desktop width, the phone
+    audit (crawl.PHONE_RULES where the DOM is the desktop's, every rule but colour elsewhere
+    and with KB_FULL=1) at phone width."""
+    visits = site_crawl.desktop if audit == "desktop-light" else site_crawl.phone
     found = []
-    for relative, visit in visits.items():
+    for relative in AUDITED:
+        visit = visits[relative]
         assert visit.axe is not None and visit.axe_versions == {AXE_VERSION}, relative
         found += (f"{relative}: {problem}" for problem in [*visit.problems, *visit.axe])
     assert found == []
@@ -225,11 +216,16 @@ def test_a_feasible_result_passes_the_axe_audit_at_phone_width(
 
 
 def test_no_planner_page_scrolls_sideways_on_a_phone(browser: Any, site: tuple[Path, Path]) -> None:
+    """The planner's pages of the crawl's sample (tests/site/sample_pages.py: per template,
+    the page at each extreme of its data and a cover of its features; every page with
+    KB_FULL=1), whose premise tests/site/test_sample_pages.py holds on this site."""
     _, out = site
     page = browser.new_page(viewport={"width": PHONE, "height": 800})
     problems = watched(page)
     wide = []
-    for path in [out / urls.EXPLORE, *sorted((out / "plans").rglob("*.html"))]:
+    planner = [p for p in sample(out) if p.relative_to(out).parts[0] in ("explore", "plans")]
+    assert out / urls.EXPLORE in planner and len(planner) > 4  # each template's extremes
+    for path in planner:
         page.goto(path.as_uri())
         scroll, width, culprits = page.evaluate(WIDEST)
         if scroll > width:

@@ -178,7 +178,7 @@ def dies(source, target):
     real(source, target)
 output.os.replace = dies
 from kb.cli import cli
-cli(["build", "--root", sys.argv[2], "--out", sys.argv[3]])
+cli(["build", "--no-plans", "--root", sys.argv[2], "--out", sys.argv[3]])
 """
 
 
@@ -186,13 +186,15 @@ def _kb_build_here(records: Path, out: Path) -> subprocess.CompletedProcess[str]
     """`kb build` of `records` into `out` run in this process (tests/inprocess.py), with the
     environment `_kb_build` gives its process: for the builds whose subject is not the program."""
     env = {"KB_CACHE_DIR": str(out.parent / "cache")}
-    return kb_in_process(["build", "--root", str(records), "--out", str(out)], REPO, env)
+    return kb_in_process(
+        ["build", "--no-plans", "--root", str(records), "--out", str(out)], REPO, env
+    )
 
 
 def _kb_build(records: Path, out: Path, *script: str) -> subprocess.CompletedProcess[str]:
     """`kb build` of `records` into `out` (or `script` run with them as its arguments)."""
     args = ["-c", *script, str(records), str(out)] if script else []
-    command = args or ["-m", "kb", "build", "--root", str(records), "--out", str(out)]
+    command = args or ["-m", "kb", "build", "--no-plans", "--root", str(records), "--out", str(out)]
     return subprocess.run(
         [sys.executable, *command],
         cwd=REPO,

@@ -227,7 +227,8 @@
       name.appendChild(link(row.receipt, row.receipt.replace(/^receipts\//, "")));
       tr.appendChild(name);
       tr.appendChild(el("td", { "data-label": "Conditions" }, row.conditions));
-      var measured = el("td", { "class": "num", "data-label": "Measured" });
+      // prose ("measured TPOT: 23.3 ms"), not a bare number: it wraps on a phone (no "num")
+      var measured = el("td", { "data-label": "Measured" });
       measured.appendChild(badge("measured"));
       measured.appendChild(document.createTextNode(" " + row.metric + ": " + row.measured));
       tr.appendChild(measured);
@@ -238,7 +239,7 @@
         : (row.reason ? ": " + row.reason : "")));
       tr.appendChild(kb);
       var at = FIGURE_INDEX[row.figure], figure = at !== undefined && r.figures ? r.figures[at] : null;
-      tr.appendChild(el("td", { "class": "num", "data-label": "Chosen configuration", "data-exact": figure ? figure[0] : "" },
+      tr.appendChild(el("td", { "data-label": "Chosen configuration", "data-exact": figure ? figure[0] : "" },
         figure ? figure[1] + " (" + row.figure.replace(/_/g, " ") + ")" : "no figure of this kind"));
       tbody.appendChild(tr);
     });
