@@ -177,12 +177,30 @@ def run_kb(
 _XDIST_GROUPS = {"install": REPO / "tests" / "install"}
 
 
-@pytest.hookimpl(tryfirst=True)  # before xdist reads the marks
+def module_group(item: pytest.Item) -> str:
+    """The xdist group of a test no other group holds: its module (`run/test_incremental.py`).
+
+    A module's module-scoped fixtures (a browser, a served or built site, a tree's warm
+    template) are made once a run, not once on each worker that runs one of its tests (in
+    CI, 11 modules set up a fixture of 0.4-2.4 s on both workers); xdist hands out the
+    modules, the most tests first.
+    """
+    try:
+        return item.path.relative_to(REPO / "tests").as_posix()
+    except ValueError:  # a test file outside tests/, named on the command line
+        return item.path.as_posix()
+
+
+# tryfirst: before xdist's worker reads the marks. pluggy calls the tryfirst hook registered
+# last first, so tests/site/conftest.py's groups are on its items by then, and kept.
+@pytest.hookimpl(tryfirst=True)
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     for item in items:
         for group, folder in _XDIST_GROUPS.items():
             if folder in item.path.parents:
                 item.add_marker(pytest.mark.xdist_group(group))
+        if item.get_closest_marker("xdist_group") is None:
+            item.add_marker(pytest.mark.xdist_group(module_group(item)))
 
 
 @pytest.fixture
