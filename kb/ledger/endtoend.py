@@ -555,17 +555,11 @@ def evaluate_row(
         scenario, measures, assumed = conditions(kb, record, row)
     except _NotEvaluable as why:
         reason = _declared_reason(f"{record.id}#results.{index}", row, str(why))
-        return RowResult(
-            **base,  # type: ignore[arg-type]
-            measures=row.get("measures"),
-            conditions={},
-            predicted=None,
-            measured=None,
-            unit="",
-            error=None,
-            state=CALIBRATION if calibration else NOT_EVALUABLE,
-            reason=f"{CALIBRATION_WHY}; {reason}" if calibration else reason,
-        )
+        if calibration:
+            return replace(
+                _bare(record, index, row, f"{CALIBRATION_WHY}; {reason}"), state=CALIBRATION
+            )
+        return _bare(record, index, row, reason)
     unit = UNITS[measures]
     measured = _measured(row, unit)
     shown = _conditions_view(scenario)
