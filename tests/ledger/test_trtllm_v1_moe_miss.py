@@ -90,7 +90,12 @@ def test_the_model_records_are_the_configs(shipped: KnowledgeBase) -> None:
     # num_key_value_heads, hidden_size, moe_intermediate_size, vocab_size, num_experts,
     # num_experts_per_tok
     assert (q["layers"], q["heads"], q["kv_heads"], q["d_model"]) == (94, 64, 4, 4096)
-    assert (q["d_ff_expert"], q["vocab"], q["experts"], q["experts_active"]) == (1536, 151936, 128, 8)
+    assert (q["d_ff_expert"], q["vocab"], q["experts"], q["experts_active"]) == (
+        1536,
+        151936,
+        128,
+        8,
+    )
     # Llama 4 Maverick text_config: 48 layers, MoE every second layer, 128 routed experts,
     # top-1, one shared expert, expert width 8192, dense width 16384
     assert (m["layers"], m["moe_layer_step"], m["experts"], m["experts_active"]) == (48, 2, 128, 1)
