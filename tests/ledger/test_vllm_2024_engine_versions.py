@@ -149,7 +149,7 @@ def test_main_minus_the_pr_at_small_batches_is_mostly_the_whole_expert_read(
     shipped: KnowledgeBase,
 ) -> None:
     """The measured gap between main's rows (PR 2090's scheme) and the PR's at batch 1-8 is
-    53-95% the read of the experts no token was routed to; kb prices both schemes' steps as
+    53-94% the read of the experts no token was routed to; kb prices both schemes' steps as
     reading only touched experts (the ep 8 rows as expert parallelism with dispatch and
     combine, which main did not run), so it cannot show this difference."""
     record = shipped.get(H100)
