@@ -47,6 +47,7 @@ from typing import Any
 from kb.ledger import layouts as unstated
 from kb.ledger import trtllm_bench
 from kb.ledger.capacity import MEMORY_MEASURES, capacity, memory_prediction
+from kb.ledger.engine_versions import ray_step_overhead, runs_stock_collective, with_step_overhead
 from kb.ledger.offline_run import offline_row, prefill_stall, replica_pool, unheld
 from kb.ledger.overlap import overlapped_rows, two_batch_overlap
 from kb.ledger.paged_run import Pool
@@ -346,8 +347,14 @@ def conditions(
         kv = decl.kv_precision
         assumed.append(f"KV cache {kv} (not stated)")
     graphs = row.get("cuda_graphs")
-    stock = not _engine_measured_on(kb, str(engine), str(hardware))
-    if stock:
+    declared_stock = runs_stock_collective(record)  # declared: stock_collective_versions
+    stock = declared_stock or not _engine_measured_on(kb, str(engine), str(hardware))
+    if declared_stock:
+        assumed.append(
+            "all-reduces on the stock library's curves (this engine version did not run its "
+            "own collective: stock_collective_versions)"
+        )
+    elif stock:
         assumed.append("all-reduces on the stock library's curves (none of the engine's here)")
     fallback = decl.overhead_graphs if graphs is True else decl.overhead_otherwise
     collective_graphs = graphs if isinstance(graphs, bool) else None
@@ -653,6 +660,7 @@ def evaluate_row(
         result = served
     elif measures == "ttft" and _first_token_rule(record) and tm is None:  # first_token
         result = _first_token(kb, scenario, result, common)
+    result = _ray_steps(record, scenario, result, common)  # declared: ray_step_overhead
     predicted = predicted_value(result, measures)
     if predicted is None:
         unpriced = "; ".join(_words(p) for p in result.problems)
@@ -997,6 +1005,22 @@ def _two_batch(
     )
     common["assumed"] = (*common["assumed"], note)
     return found.result
+
+
+def _ray_steps(
+    record: Record, scenario: Scenario, result: Outcome, common: dict[str, Any]
+) -> Outcome:
+    """The row's outcome with its engine version's per-step Ray time, where one is declared."""
+    step = ray_step_overhead(record, scenario)
+    if step is None or result.tpot is None:
+        return result
+    note = (
+        f"each engine step + {_ms(step.seconds)}: one Ray task per Ray worker started and "
+        f"collected every step (ray_step_overhead, {step.source}; measured at tp 2"
+        f"{', a lower bound at tp ' + str(scenario.tp) if scenario.tp > 2 else ''})"
+    )
+    common["assumed"] = (*common["assumed"], note)
+    return with_step_overhead(result, step.seconds)
 
 
 def _iteration(

@@ -18,9 +18,11 @@ here if the composition or a receipt changes:
 - vLLM with the fused MoE kernel of January-March 2024 (PR 2542 on H100 TP8, PR 3240 on
   A100 TP2): each added sequence of the static batch adds a 1000-token prompt. From batch
   32 to 64 the measured latency grows 1.7x (A100, tuned), 2.4x (A100, default config) and
-  4.2x (H100 TP8, no tuned config then) faster per sequence than kb's composition; kb's
-  growth is almost all the prompt's matmuls, so the experts ran at about 51%, 36% and 14%
-  of the BF16 rates kb uses. At batch 1 on H100 TP8 the decode step itself is ~3x kb's.
+  4.5x (H100 TP8, no tuned config then; 4.2x before session 21 priced its all-reduces by
+  NCCL) faster per sequence than kb's composition; kb's growth is almost all the prompt's
+  matmuls, so the experts ran at about 51%, 36% and 14% of the BF16 rates kb uses. At batch 1
+  on H100 TP8 the decode step itself is ~2.3x kb's composed step (~1.5x with the per-step
+  Ray time of that version, kb/data/end-to-end.json ray_step_overhead).
 
 No measured time of those kernels (TensorRT-LLM v0.9's MoE plugin, vLLM's 2024 fused MoE) at
 these shapes was found. For TensorRT-LLM v0.9 the rate is now an engine parameter fitted to
@@ -166,7 +168,8 @@ def test_vllm_2024_latency_grows_faster_per_sequence_than_kb(shipped: KnowledgeB
     ratios = {name: m / p for name, (m, p) in (("tuned", tuned), ("main", default), ("h100", h100))}
     assert Fraction(16, 10) < ratios["tuned"] < Fraction(19, 10), float(ratios["tuned"])
     assert Fraction(22, 10) < ratios["main"] < Fraction(25, 10), float(ratios["main"])
-    assert 4 < ratios["h100"] < Fraction(45, 10), float(ratios["h100"])
+    # 4.5x since session 21 priced PR 2542's all-reduces by NCCL (stock_collective_versions)
+    assert Fraction(44, 10) < ratios["h100"] < Fraction(47, 10), float(ratios["h100"])
     assert ratios["tuned"] < ratios["main"]  # the tuned kernel config only narrows it
 
 
@@ -179,7 +182,9 @@ def test_vllm_2024_growth_is_the_prompts_matmuls_in_kb(shipped: KnowledgeBase) -
         assert prefill / total > Fraction(55, 100), (receipt, float(prefill / total))
 
 
-def test_vllm_h100_tp8_batch_one_step_is_about_three_times_kbs(shipped: KnowledgeBase) -> None:
+def test_vllm_h100_tp8_batch_one_step_is_over_twice_kbs(shipped: KnowledgeBase) -> None:
+    """The composed step (NCCL all-reduces since session 21; ~3.0x with the custom curve
+    before), without the per-step Ray term evaluate_row adds (ray_step_overhead)."""
     request, measured, _ = _row(shipped, VLLM_H100, "fused MoE (PR), batch 1")
     step = (measured - request.ttft) / (50 - 1)
-    assert Fraction(27, 10) < step / request.tpot < Fraction(33, 10), float(step / request.tpot)
+    assert Fraction(22, 10) < step / request.tpot < Fraction(25, 10), float(step / request.tpot)
