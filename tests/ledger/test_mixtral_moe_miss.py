@@ -17,10 +17,11 @@ here if the composition or a receipt changes:
   H200's HBM is 1.43x faster: the pass is bound by its kernels, not by memory.
 - vLLM with the fused MoE kernel of January-March 2024 (PR 2542 on H100 TP8, PR 3240 on
   A100 TP2): each added sequence of the static batch adds a 1000-token prompt. From batch
-  32 to 64 the measured latency grows 1.7x (A100, tuned), 2.4x (A100, default config) and
-  4.2x (H100 TP8, no tuned config then) faster per sequence than kb's composition; kb's
-  growth is almost all the prompt's matmuls, so the experts ran at about 51%, 36% and 14%
-  of the BF16 rates kb uses. At batch 1 on H100 TP8 the decode step itself is ~3x kb's.
+  32 to 64 the measured latency grows 1.6x (A100, tuned), 2.2x (A100, default config) and
+  3.8x (H100 TP8, no tuned config then) faster per sequence than kb's composition (1.7x,
+  2.4x, 4.2x before session 21 added the per-query-head KV read of that vLLM's decode
+  kernel); kb's growth is mostly the prompt's matmuls, so the experts ran at about 55%, 38%
+  and 14% of the BF16 rates kb uses. At batch 1 on H100 TP8 the decode step itself is ~3x kb's.
 
 No measured time of those kernels (TensorRT-LLM v0.9's MoE plugin, vLLM's 2024 fused MoE) at
 these shapes was found. For TensorRT-LLM v0.9 the rate is now an engine parameter fitted to
@@ -164,9 +165,11 @@ def test_vllm_2024_latency_grows_faster_per_sequence_than_kb(shipped: KnowledgeB
     default = _slope(shipped, VLLM_A100, "default MoE config (main)")
     h100 = _slope(shipped, VLLM_H100, "fused MoE (PR)")
     ratios = {name: m / p for name, (m, p) in (("tuned", tuned), ("main", default), ("h100", h100))}
-    assert Fraction(16, 10) < ratios["tuned"] < Fraction(19, 10), float(ratios["tuned"])
-    assert Fraction(22, 10) < ratios["main"] < Fraction(25, 10), float(ratios["main"])
-    assert 4 < ratios["h100"] < Fraction(45, 10), float(ratios["h100"])
+    # since session 21 kb's growth includes the per-query-head KV read of vLLM's 2024 decode
+    # kernel (end-to-end.json kv_read_per_query_head): 1.7x, 2.4x, 4.2x before it
+    assert Fraction(15, 10) < ratios["tuned"] < Fraction(17, 10), float(ratios["tuned"])
+    assert Fraction(21, 10) < ratios["main"] < Fraction(23, 10), float(ratios["main"])
+    assert Fraction(37, 10) < ratios["h100"] < Fraction(39, 10), float(ratios["h100"])
     assert ratios["tuned"] < ratios["main"]  # the tuned kernel config only narrows it
 
 
@@ -176,7 +179,7 @@ def test_vllm_2024_growth_is_the_prompts_matmuls_in_kb(shipped: KnowledgeBase) -
         ends = {b: _row(shipped, receipt, f"{prefix}, batch {b}") for b in (32, 64)}
         total = ends[64][0].latency - ends[32][0].latency
         prefill = ends[64][0].prefill_read - ends[32][0].prefill_read
-        assert prefill / total > Fraction(55, 100), (receipt, float(prefill / total))
+        assert prefill / total > Fraction(50, 100), (receipt, float(prefill / total))
 
 
 def test_vllm_h100_tp8_batch_one_step_is_about_three_times_kbs(shipped: KnowledgeBase) -> None:
