@@ -44,8 +44,8 @@ from fractions import Fraction
 from functools import lru_cache
 from typing import Any
 
+from kb.ledger import group_scales, trtllm_bench
 from kb.ledger import layouts as unstated
-from kb.ledger import trtllm_bench
 from kb.ledger.capacity import MEMORY_MEASURES, capacity, memory_prediction
 from kb.ledger.engine_versions import ray_step_overhead, runs_stock_collective, with_step_overhead
 from kb.ledger.offline_run import offline_row, prefill_stall, replica_pool, unheld
@@ -399,6 +399,7 @@ def conditions(
             f"MoE experts' matmuls at {float(rate):g} TFLOP/s, this engine version's rate fitted "
             "to its first-token rows (moe_expert_rate)"
         )
+    scenario = _group_scales(scenario, row.get("precision"), assumed)
     if max_load:
         scenario = _max_load(kb, scenario, (inputs or 0) + (outputs or 0), assumed)
     if compute_rate_peak(scenario, kb):
@@ -407,6 +408,23 @@ def conditions(
     if curve is not None:  # declared: prefill_matmul
         assumed.append(f"prefill matmuls at the per-layer times of {curve}")
     return scenario, str(measures), assumed
+
+
+def _group_scales(scenario: Scenario, precision: Any, assumed: list[str]) -> Scenario:
+    """The scenario with its engine's per-group weight scales (declared: weight_group_scales)."""
+    engine, fmt = str(scenario.engine), scenario.weight_precision
+    text = precision if isinstance(precision, str) else None
+    found = group_scales.extra_bytes(engine, fmt, text)
+    if found is not None:
+        per_weight, group = found
+        assumed.append(
+            f"{fmt} weights read with their per-group scales: {per_weight} B a weight at "
+            f"group {group} (weight_group_scales)"
+        )
+        return replace(scenario, weight_scale_bytes=per_weight)
+    if group_scales.unstated(engine, fmt, text):
+        assumed.append(f"{fmt} group size not stated: per-group scales not counted")
+    return scenario
 
 
 def _max_load(kb: KnowledgeBase, scenario: Scenario, sequence: int, assumed: list[str]) -> Scenario:

@@ -15,7 +15,8 @@ What the scenario fixes, and where each value comes from:
 
 - bytes per weight and per KV element from the precision's format width
   (`PRECISION_BYTES`: bf16 2, fp8 and int8 1, int4 and fp4 a half; block scales of
-  the 4-bit formats are not counted); activations bf16 (2 B); two all-reduces per
+  the 4-bit formats are not counted, except an engine's declared per-group scales,
+  `weight_scale_bytes`: kb.ledger.group_scales); activations bf16 (2 B); two all-reduces per
   layer (Megatron-style tensor parallelism, seed 003); 2 FLOP per multiply-add;
 - the HBM rate `hardware#memory.bandwidth` and the compute rate of the matmul
   format (fp8, int8 or fp4 when the accelerator states it and the weights are in
@@ -131,6 +132,7 @@ class Scenario:
     peak_compute: bool = False  # the datasheet peak even where a matmul rate was measured
     kv_read_per_query_head: bool = False  # decode attention reads the KV cache per query head
     moe_expert_rate: Fraction | None = None  # TFLOP/s of an engine version's MoE expert matmuls
+    weight_scale_bytes: Fraction | None = None  # per-group scales read with each weight, B
 
 
 @dataclass(frozen=True)
@@ -364,6 +366,8 @@ def _check(s: Scenario, kb: KnowledgeBase) -> None:
     for name in ("input_tokens", "output_tokens", "context"):
         if getattr(s, name) is not None:
             _positive(name, getattr(s, name))
+    if s.weight_scale_bytes is not None and s.weight_scale_bytes < 0:
+        raise ScenarioError(f"weight_scale_bytes = {s.weight_scale_bytes}: must not be negative")
     for name in ("weight_precision", "kv_precision"):
         if getattr(s, name) not in PRECISION_BYTES:
             raise ScenarioError(
@@ -495,6 +499,8 @@ def _slug(s: Scenario) -> str:
         parts.append("kv-per-query-head")
     if s.moe_expert_rate is not None:
         parts.append(f"moe-rate-{float(s.moe_expert_rate):g}")
+    if s.weight_scale_bytes:
+        parts.append(f"wscale-{float(s.weight_scale_bytes):g}")
     text = "-".join(parts)
     return re.sub(r"[^a-z0-9._-]+", "-", text).strip("-.") or "scenario"
 
@@ -660,10 +666,14 @@ def placement_data(s: Scenario, kb: KnowledgeBase) -> dict[str, Any]:
     if s.ep > 1:
         composed += [EP_CLASS, EP_BASE]
     w_b, kv_b = PRECISION_BYTES[s.weight_precision], PRECISION_BYTES[s.kv_precision]
+    w_note = f"{s.weight_precision} weights: the format's width"
+    if s.weight_scale_bytes:  # declared: weight_group_scales (kb.ledger.group_scales)
+        w_b += s.weight_scale_bytes
+        w_note += f" + {s.weight_scale_bytes} B of per-group scales (weight_group_scales)"
     workload: dict[str, Any] = {
         "composed_from": composed,
         "context": context_of(s),
-        "weight_bytes": _figure(w_b, "B", f"{s.weight_precision} weights: the format's width"),
+        "weight_bytes": _figure(w_b, "B", w_note),
         "kv_bytes": _figure(kv_b, "B", f"a {s.kv_precision} KV cache: the format's width"),
         "activation_bytes": _figure(Fraction(2), "B", "bf16 activations"),
         "all_reduces_per_layer": _figure(

@@ -16,7 +16,7 @@ from typing import Any
 import pytest
 
 from kb import resources
-from kb.ledger import endtoend, overlap, serving, trtllm_bench, turbomind_pool
+from kb.ledger import endtoend, group_scales, overlap, serving, trtllm_bench, turbomind_pool
 from kb.resources import ResourceMissing
 from tests.conftest import SHIPPED_RECORDS
 from tests.inprocess import kb_in_process
@@ -26,6 +26,7 @@ READERS: tuple[Callable[[], Any], ...] = (
     endtoend.unpriced_reasons,
     endtoend.kv_read_per_query_head_versions,
     endtoend.moe_expert_rates,
+    group_scales.declared,
     overlap.overlapped_rows,
     serving.schedulers,
     trtllm_bench.versions,
