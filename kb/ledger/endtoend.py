@@ -44,8 +44,8 @@ from fractions import Fraction
 from functools import lru_cache
 from typing import Any
 
+from kb.ledger import cross_node, trtllm_bench
 from kb.ledger import layouts as unstated
-from kb.ledger import trtllm_bench
 from kb.ledger.capacity import MEMORY_MEASURES, capacity, memory_prediction
 from kb.ledger.offline_run import offline_row, prefill_stall, replica_pool, unheld
 from kb.ledger.overlap import overlapped_rows, two_batch_overlap
@@ -346,8 +346,10 @@ def conditions(
         kv = decl.kv_precision
         assumed.append(f"KV cache {kv} (not stated)")
     graphs = row.get("cuda_graphs")
-    stock = not _engine_measured_on(kb, str(engine), str(hardware))
-    if stock:
+    if cross_node.spans_nodes(str(engine), tp, gpus, nodes):  # declared: cross_node_all_reduce
+        stock = True
+        assumed.append(cross_node.NOTE)
+    elif stock := not _engine_measured_on(kb, str(engine), str(hardware)):
         assumed.append("all-reduces on the stock library's curves (none of the engine's here)")
     fallback = decl.overhead_graphs if graphs is True else decl.overhead_otherwise
     collective_graphs = graphs if isinstance(graphs, bool) else None
