@@ -144,6 +144,8 @@ def test_over_the_nodes_ports_the_ttft_rows_leave_a_constant_per_request(
     assert min(now) < 0 < Fraction(140, 1000) < max(now)  # as kb prices it: no constant
     outlier = _seconds(_row(shipped, OUTLIER)) - _what_if(shipped, OUTLIER)
     assert outlier > 2 * max(left)
+    errors = [_what_if(shipped, i) / _seconds(_row(shipped, i)) - 1 for i in range(7, 14)]
+    assert all(Fraction(-92, 100) < e < Fraction(-55, 100) for e in errors)  # all miss fast
 
 
 def test_the_decode_all_reduces_are_priced_at_the_rings_latency_floor(
