@@ -44,7 +44,7 @@ from fractions import Fraction
 from functools import lru_cache
 from typing import Any
 
-from kb.ledger import group_scales, trtllm_bench
+from kb.ledger import cross_node, group_scales, trtllm_bench
 from kb.ledger import layouts as unstated
 from kb.ledger.capacity import MEMORY_MEASURES, capacity, memory_prediction
 from kb.ledger.engine_versions import ray_step_overhead, runs_stock_collective, with_step_overhead
@@ -347,14 +347,16 @@ def conditions(
         kv = decl.kv_precision
         assumed.append(f"KV cache {kv} (not stated)")
     graphs = row.get("cuda_graphs")
-    declared_stock = runs_stock_collective(record)  # declared: stock_collective_versions
-    stock = declared_stock or not _engine_measured_on(kb, str(engine), str(hardware))
-    if declared_stock:
+    if runs_stock_collective(record):  # declared: stock_collective_versions
+        stock = True
         assumed.append(
             "all-reduces on the stock library's curves (this engine version did not run its "
             "own collective: stock_collective_versions)"
         )
-    elif stock:
+    elif cross_node.spans_nodes(str(engine), tp, gpus, nodes):  # declared: cross_node_all_reduce
+        stock = True
+        assumed.append(cross_node.NOTE)
+    elif stock := not _engine_measured_on(kb, str(engine), str(hardware)):
         assumed.append("all-reduces on the stock library's curves (none of the engine's here)")
     fallback = decl.overhead_graphs if graphs is True else decl.overhead_otherwise
     collective_graphs = graphs if isinstance(graphs, bool) else None
