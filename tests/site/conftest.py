@@ -12,11 +12,15 @@ copy's store of results (`warm_copy`).
 
 The browser tests that crawl `built_site` read the record of one crawl of its sample of
 pages at both widths (`site_crawl`, also named `phone_crawl` and `desktop_crawl`:
-tests/site/crawl_fixtures.py). The crawl's tests, and the explorer's (which read
-`built_site` too: tests/site/explorer_site.py), are kept on one xdist worker each
-(`_SITE_GROUPS`), so the crawl is made once a run. The chart tests read one load of
-`repo_copy` (`repo_kb`) and one pass over its charts (`shipped_charts`), made once a
-worker; their modules share a group too.
+tests/site/crawl_fixtures.py). The chart tests read one load of `repo_copy` (`repo_kb`)
+and one pass over its charts (`shipped_charts`), made once a worker.
+
+Every module with a test that reads `repo_copy` (`built_site`, the crawl, the explorer's
+site, the charts: fixtures that need it) is one xdist group, `built-site` (`SITE_GROUP`):
+the worker that runs it makes the copy, the site and the crawl in turn, and no other
+worker waits on the lock of `made_once` meanwhile (issue 34: in CI a second reader's
+worker sat ~60 s in it). xdist hands out the groups with the most tests first, so this
+one (~240 tests) starts within the run's first seconds and ends long before its tail.
 """
 
 from __future__ import annotations
@@ -77,29 +81,17 @@ def add_probe(records: Path) -> None:
 
 
 HERE = Path(__file__).resolve().parent
-# xdist group -> how its tests are told: by a fixture they use, or by their module.
-_SITE_GROUPS: dict[str, Callable[[pytest.Item], bool]] = {
-    "site-crawl": lambda item: (
-        "site_crawl" in getattr(item, "fixturenames", ())
-        # the crawl's sample and the link check read the built site once a worker
-        or item.path.name in ("test_sample_pages.py", "test_links.py")
-    ),
-    "explorer-site": lambda item: item.path.name.startswith("test_explorer"),
-    # `repo_kb` and `shipped_charts`, made once a worker: these three read them
-    "shipped-charts": lambda item: item.path.name in _CHART_MODULES,
-}
-_CHART_MODULES = ("test_charts.py", "test_html_chart.py", "test_chart_units.py")
+SITE_GROUP = "built-site"
+SHARED = "repo_copy"  # what `built_site`, the crawl, the explorer's site and the charts need
 
 
 @pytest.hookimpl(tryfirst=True)  # before xdist reads the marks (as tests/conftest.py)
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
-    for item in items:
-        if item.path.parent != HERE:
-            continue
-        for group, member in _SITE_GROUPS.items():
-            if member(item):
-                item.add_marker(pytest.mark.xdist_group(group))
-                break
+    here = [item for item in items if item.path.parent == HERE]
+    readers = {item.path for item in here if SHARED in getattr(item, "fixturenames", ())}
+    for item in here:
+        if item.path in readers:
+            item.add_marker(pytest.mark.xdist_group(SITE_GROUP))
 
 
 class _CompiledTemplates(jinja2.BytecodeCache):
