@@ -9,7 +9,6 @@ kb's words, never anything else (the property test draws random questions).
 from __future__ import annotations
 
 import json
-import shutil
 from fractions import Fraction
 from pathlib import Path
 
@@ -30,20 +29,6 @@ H100 = "hardware/nvidia-h100-sxm"
 L70 = "models/llama-3.1-70b"
 SGLANG_AR = "receipts/sglang-custom-all-reduce-h100-latency"
 IB = "interconnects/infiniband-ndr"
-
-
-@pytest.fixture(scope="module")
-def copied(tmp_path_factory: pytest.TempPathFactory, shipped_stores: Path) -> Path:
-    """The shipped records copied, beside the claims' stores of the run's one cold check
-    (tests/warm.py), for `kb ledger`: its check of the tree is never a cold derivation of
-    every claim (in CI, run on records/ in place, it was: 10-13 s), nor depends on what
-    other tests left in the project's own `.kb-cache`."""
-    from tests.warm import seed
-
-    folder = tmp_path_factory.mktemp("scenario")
-    shutil.copytree(ROOT, folder / "records")
-    seed(shipped_stores, folder / ".kb-cache")
-    return folder / "records"
 
 
 def ledger_totals(placement: str, root: Path) -> dict[str, Fraction]:
@@ -72,8 +57,10 @@ def h100_70b(**kw: object) -> Scenario:
     return Scenario(**base)  # type: ignore[arg-type]
 
 
-def test_tp8_scenario_is_the_placement_tpot_exactly(shipped: KnowledgeBase, copied: Path) -> None:
-    totals = ledger_totals(TP4_TP8, copied)
+def test_tp8_scenario_is_the_placement_tpot_exactly(
+    shipped: KnowledgeBase, shipped_tree: Path
+) -> None:
+    totals = ledger_totals(TP4_TP8, shipped_tree)
     (tp8,) = evaluate([h100_70b()], shipped)
     assert tp8.fits and tp8.problems == ()
     assert tp8.tpot == totals["tp8"]
@@ -88,9 +75,9 @@ def test_tp8_scenario_is_the_placement_tpot_exactly(shipped: KnowledgeBase, copi
 
 
 def test_three_two_node_mappings_price_as_the_placement(
-    shipped: KnowledgeBase, copied: Path
+    shipped: KnowledgeBase, shipped_tree: Path
 ) -> None:
-    totals = ledger_totals(TWO_NODES, copied)
+    totals = ledger_totals(TWO_NODES, shipped_tree)
     two = dict(count=16, nodes=2, inter_link=IB)  # the link's own measured latency, as there
     pp2, tp16, dp2 = evaluate(
         [
