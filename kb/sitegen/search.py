@@ -143,8 +143,20 @@ def _quantity(
         return
     forms, base = _figure(str(value), unit)
     figures.extend(forms)
-    if base is not None and found is not None:
-        found.append([_dotted(path), float(base[0]), base[1], forms[-1]])
+    number = _float(base[0]) if base is not None else None
+    if base is not None and number is not None and found is not None:
+        found.append([_dotted(path), number, base[1], forms[-1]])
+
+
+def _float(exact: Fraction) -> float | None:
+    """`exact` as the index's JSON number, or None past the float range (`1e400`).
+
+    Such a figure's text forms stay searchable; the page's comparison of numbers leaves it out.
+    """
+    try:
+        return float(exact)
+    except OverflowError:
+        return None
 
 
 def _dotted(path: list[str]) -> str:

@@ -31,9 +31,9 @@ SGLANG_AR = "receipts/sglang-custom-all-reduce-h100-latency"
 IB = "interconnects/infiniband-ndr"
 
 
-def ledger_totals(placement: str) -> dict[str, Fraction]:
+def ledger_totals(placement: str, root: Path) -> dict[str, Fraction]:
     """T_total of each option as `kb ledger --format json` prints it (exact)."""
-    result = CliRunner().invoke(cli, ["ledger", placement, "--format", "json", "--root", str(ROOT)])
+    result = CliRunner().invoke(cli, ["ledger", placement, "--format", "json", "--root", str(root)])
     assert result.exit_code == 0, result.output
     sides = json.loads(result.output)["ledgers"]
     return {s["option"]: Fraction(s["total"]["exact"]) for s in sides if s["computed"]}
@@ -57,8 +57,10 @@ def h100_70b(**kw: object) -> Scenario:
     return Scenario(**base)  # type: ignore[arg-type]
 
 
-def test_tp8_scenario_is_the_placement_tpot_exactly(shipped: KnowledgeBase) -> None:
-    totals = ledger_totals(TP4_TP8)
+def test_tp8_scenario_is_the_placement_tpot_exactly(
+    shipped: KnowledgeBase, shipped_tree: Path
+) -> None:
+    totals = ledger_totals(TP4_TP8, shipped_tree)
     (tp8,) = evaluate([h100_70b()], shipped)
     assert tp8.fits and tp8.problems == ()
     assert tp8.tpot == totals["tp8"]
@@ -72,8 +74,10 @@ def test_tp8_scenario_is_the_placement_tpot_exactly(shipped: KnowledgeBase) -> N
     assert tp8.exposed_share is not None and 0 < tp8.exposed_share < 1
 
 
-def test_three_two_node_mappings_price_as_the_placement(shipped: KnowledgeBase) -> None:
-    totals = ledger_totals(TWO_NODES)
+def test_three_two_node_mappings_price_as_the_placement(
+    shipped: KnowledgeBase, shipped_tree: Path
+) -> None:
+    totals = ledger_totals(TWO_NODES, shipped_tree)
     two = dict(count=16, nodes=2, inter_link=IB)  # the link's own measured latency, as there
     pp2, tp16, dp2 = evaluate(
         [

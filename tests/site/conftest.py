@@ -12,16 +12,21 @@ copy's store of results (`warm_copy`).
 
 The browser tests that crawl `built_site` read the record of one crawl of its sample of
 pages at both widths (`site_crawl`, also named `phone_crawl` and `desktop_crawl`:
-tests/site/crawl_fixtures.py). The crawl's tests, and the explorer's (which read
-`built_site` too: tests/site/explorer_site.py), are kept on one xdist worker each
-(`_SITE_GROUPS`), so the crawl is made once a run. The chart tests read one load of
-`repo_copy` (`repo_kb`) and one pass over its charts (`shipped_charts`), made once a
-worker; their modules share a group too.
+tests/site/crawl_fixtures.py). The chart tests read one load of `repo_copy` (`repo_kb`)
+and one pass over its charts (`shipped_charts`), made once a worker.
+
+Every module with a test that reads `repo_copy` (`built_site`, the crawl, the explorer's
+site, the charts: fixtures that need it) is one xdist group, `built-site` (`SITE_GROUP`):
+the worker that runs it makes the copy, the site and the crawl in turn, and no other
+worker waits on the lock of `made_once` meanwhile (issue 34: in CI a second reader's
+worker sat ~60 s in it). xdist hands out the groups with the most tests first, so this
+one (~240 tests) starts within the run's first seconds and ends long before its tail.
 """
 
 from __future__ import annotations
 
 import fcntl
+import json
 import os
 import shutil
 import sys
@@ -77,29 +82,17 @@ def add_probe(records: Path) -> None:
 
 
 HERE = Path(__file__).resolve().parent
-# xdist group -> how its tests are told: by a fixture they use, or by their module.
-_SITE_GROUPS: dict[str, Callable[[pytest.Item], bool]] = {
-    "site-crawl": lambda item: (
-        "site_crawl" in getattr(item, "fixturenames", ())
-        # the crawl's sample and the link check read the built site once a worker
-        or item.path.name in ("test_sample_pages.py", "test_links.py")
-    ),
-    "explorer-site": lambda item: item.path.name.startswith("test_explorer"),
-    # `repo_kb` and `shipped_charts`, made once a worker: these three read them
-    "shipped-charts": lambda item: item.path.name in _CHART_MODULES,
-}
-_CHART_MODULES = ("test_charts.py", "test_html_chart.py", "test_chart_units.py")
+SITE_GROUP = "built-site"
+SHARED = "repo_copy"  # what `built_site`, the crawl, the explorer's site and the charts need
 
 
 @pytest.hookimpl(tryfirst=True)  # before xdist reads the marks (as tests/conftest.py)
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
-    for item in items:
-        if item.path.parent != HERE:
-            continue
-        for group, member in _SITE_GROUPS.items():
-            if member(item):
-                item.add_marker(pytest.mark.xdist_group(group))
-                break
+    here = [item for item in items if item.path.parent == HERE]
+    readers = {item.path for item in here if SHARED in getattr(item, "fixturenames", ())}
+    for item in here:
+        if item.path in readers:
+            item.add_marker(pytest.mark.xdist_group(SITE_GROUP))
 
 
 class _CompiledTemplates(jinja2.BytecodeCache):
@@ -197,10 +190,32 @@ def made_once(folder: Path, make: Callable[[Path], object]) -> Path:
     return folder
 
 
-def _copy_with_probe(folder: Path) -> None:
+def _copy_with_probe(folder: Path, stores: Path) -> None:
+    """The copy, checked from the claims' results the run's one cold check left (tests/warm.py).
+
+    What that check reported is kept beside the folder (`check_report`): the seeded
+    check gives exactly a cold check's findings (tests/site/test_repo_copy.py). Its
+    results fill the copy's store (.kb-cache) for every later copy (`warm_copy`).
+    """
+    from kb.api import validate
+    from kb.equations.cache import STORE
+    from tests.warm import seed, summary
+
     copy_repo(folder)
     add_probe(folder / "records")
-    load(folder / "records")  # fills its store of results (.kb-cache) for every later copy
+    seed(stores, folder / ".kb-cache", kept=(STORE,))  # the records' store is per root
+    before = os.getcwd()
+    os.chdir(folder)  # paths as the cold check's: records/...
+    try:
+        result = validate(Path("records"), remember=False)
+    finally:
+        os.chdir(before)
+    check_report(folder).write_text(json.dumps(summary(result)), encoding="utf-8")
+
+
+def check_report(repo: Path) -> Path:
+    """Beside `repo_copy`: what its check reported (tests/warm.py `summary`, as JSON)."""
+    return repo.with_name(repo.name + ".check.json")
 
 
 def warm_copy(repo_copy: Path, target: Path) -> Path:
@@ -238,9 +253,14 @@ def _build_shipped(folder: Path, records: Path) -> None:
 
 
 @pytest.fixture(scope="session")
-def repo_copy(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """The shipped records and the probe, copied and checked once per run (tests only read it)."""
-    return made_once(shared_folder(tmp_path_factory, "repo"), _copy_with_probe)
+def repo_copy(tmp_path_factory: pytest.TempPathFactory, shipped_stores: Path) -> Path:
+    """The shipped records and the probe, copied and checked once per run (tests only read it).
+
+    Checked from `shipped_stores`, the claims' results of the run's one cold check of the
+    shipped records (~4-5 CPU-s a run less than a second cold check of its own).
+    """
+    folder = shared_folder(tmp_path_factory, "repo")
+    return made_once(folder, lambda into: _copy_with_probe(into, shipped_stores))
 
 
 @pytest.fixture(scope="session")

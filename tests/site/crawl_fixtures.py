@@ -8,7 +8,7 @@ of SHOTS in the dark palette; and the pages the layout tests name, without axe
 tests/site/test_calculator_browser.py, which loads every one (calc.js runs on each
 page's own data).
 `phone_crawl` and `desktop_crawl` are the same record, named for what their tests read;
-their tests are kept on one xdist worker (tests/site/conftest.py's `_SITE_GROUPS`).
+their tests are kept on one xdist worker (tests/site/conftest.py's `SITE_GROUP`).
 
 With KB_FULL=1 every page is visited at phone width, axe audits the sample and the
 pages it audited before the sample (`full_audited`: every top-level page, flop class and
