@@ -46,10 +46,8 @@ def test_the_bus_bandwidth_is_the_lesser_of_the_rings_and_the_scale_up_link() ->
 
 
 def test_the_ledger_prices_the_flop_class_figure_worked_by_hand() -> None:
-    code, out = run(
-        "calc", "flops/allreduce-latency-floor", "rail_bus_bandwidth", "--claim", "dgx-h100-rail-busbw",
-        "--format", "json",
-    )  # fmt: skip
+    claim = ("--claim", "dgx-h100-rail-busbw", "--format", "json")
+    code, out = run("calc", "flops/allreduce-latency-floor", "rail_bus_bandwidth", *claim)
     assert code == 0, out
     value = json.loads(out)["value"]
     assert value["unit"] == "GB/s"
