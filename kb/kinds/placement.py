@@ -49,6 +49,7 @@ class Transfer:
     link_latency: FigureNode | None
     overlap: Quantity | None
     strategy: str
+    rails: Rails | None = None  # an all-reduce whose group spans nodes (cross_node_rails)
 
 
 @dataclass(frozen=True)
@@ -91,6 +92,15 @@ class Degrees:
 
 
 @dataclass(frozen=True)
+class Rails:
+    """A group that spans nodes: its ranks per node, the NICs they cross on, the link inside."""
+
+    ranks_per_node: int
+    nics_per_node: FigureNode | None  # None: not stated, one port (said on the row)
+    intra_link: str
+
+
+@dataclass(frozen=True)
 class Collective:
     """How an option's derived tensor-parallel all-reduces run (`tp_collective`)."""
 
@@ -99,6 +109,7 @@ class Collective:
     cuda_graphs: bool | None
     receipt: str | None
     link_latency: FigureNode | None
+    rails: Rails | None = None  # the group spans nodes (cross_node_rails)
 
 
 @dataclass(frozen=True)
@@ -252,7 +263,14 @@ def _collective(node: Mapping[str, Any] | None) -> Collective | None:
         cuda_graphs=node.get("cuda_graphs"),
         receipt=node.get("receipt"),
         link_latency=node.get("link_latency"),
+        rails=_rails(node.get("rails")),
     )
+
+
+def _rails(node: Mapping[str, Any] | None) -> Rails | None:
+    if node is None:
+        return None
+    return Rails(int(node["ranks_per_node"]), node.get("nics_per_node"), str(node["intra_link"]))
 
 
 def option(node: Mapping[str, Any]) -> Option:

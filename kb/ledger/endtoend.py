@@ -44,7 +44,7 @@ from fractions import Fraction
 from functools import lru_cache
 from typing import Any
 
-from kb.ledger import cross_node, group_scales, trtllm_bench
+from kb.ledger import cross_node, group_scales, rails, trtllm_bench
 from kb.ledger import layouts as unstated
 from kb.ledger.capacity import MEMORY_MEASURES, capacity, memory_prediction
 from kb.ledger.engine_versions import ray_step_overhead, runs_stock_collective, with_step_overhead
@@ -366,6 +366,8 @@ def conditions(
             "all-reduces under graphs priced by stock curves timed outside them (an upper bound)"
         )
     inter_link = _inter_link(kb, record, row, nodes, assumed)
+    if nodes > 1 and tp > gpus // nodes:  # declared: cross_node_rails (kb.ledger.rails)
+        assumed.append(rails.assumed(kb, str(hardware), inter_link))
     context = (inputs or 1) + (outputs or 0) // 2
     scenario = Scenario(
         model=str(model),

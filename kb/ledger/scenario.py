@@ -39,7 +39,9 @@ What the scenario fixes, and where each value comes from:
   `collective_receipt` when given; with `stock_collective`, the curves that state no
   algorithm (nccl-tests, rccl-tests); else the engine's collective algorithm (custom,
   when the engine record names its receipts) and its CUDA-graphs state when it is
-  `used` or `not-used`;
+  `used` or `not-used`; a TP group across nodes runs at the line rate over every NIC of a
+  node (`rails`, kb.ledger.rails, declared `cross_node_rails`): the accelerator's reference
+  node's ports when `inter_link` is that node's network, else one port, said on the row;
 - the per-layer overhead: the engine's calibrated value, else `overhead_fallback`'s,
   shown as an estimate (kb.ledger.workload), else none, said on the row;
 - a link latency only where a scenario states one (`intra_latency`, `inter_latency`,
@@ -654,6 +656,17 @@ def _collective(
     return node
 
 
+def _rails(s: Scenario, kb: KnowledgeBase, per_node: int, intra: str) -> dict[str, Any]:
+    """A TP group across nodes: its ranks a node and, where known, the node's NICs."""
+    node: dict[str, Any] = {"ranks_per_node": per_node, "intra_link": intra}
+    from kb.ledger.rails import reference_nics
+
+    nics = reference_nics(kb, s.hardware, s.inter_link)
+    if nics is not None:
+        node["nics_per_node"] = nics
+    return node
+
+
 def placement_data(s: Scenario, kb: KnowledgeBase) -> dict[str, Any]:
     """The placement a YAML file would hold for this scenario (checked first)."""
     _check(s, kb)
@@ -721,6 +734,8 @@ def placement_data(s: Scenario, kb: KnowledgeBase) -> dict[str, Any]:
         latency = s.inter_latency if tp_across else s.intra_latency
         assert link is not None  # _check: a TP group across nodes names inter_link
         option["tp_collective"] = _collective(s, kb, link, latency, pin=not tp_across)
+        if tp_across:  # declared: cross_node_rails (kb.ledger.rails)
+            option["tp_collective"]["rails"] = _rails(s, kb, per_node, intra)
     if s.ep > 1:  # the dispatch/combine: same-node copies over intra, the others over inter
         option["ep_collective"] = {
             "link": intra,

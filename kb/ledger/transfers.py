@@ -15,7 +15,8 @@ break-even solver) prices it as `bytes/bandwidth`. A receipt's time is measured 
 end, so it already contains the per-message latency: the latency term is then zero,
 never counted a second time. With no row of size S and no bracketing pair the link
 record's line rate and a stated latency are used, labelled an estimate, and the transfer
-says why (`pricing`).
+says why (`pricing`); an all-reduce whose group spans nodes (`rails`) runs there over every
+NIC of a node (kb.ledger.rails, declared `cross_node_rails`).
 
 Links and receipts are read through their typed views (kb.kinds): a receipt that
 fails its schema prices nothing, and a transfer it might have priced (it names the
@@ -45,6 +46,7 @@ from kb.ledger.curves import (
     price,
 )
 from kb.ledger.quantities import Figure, QuantityError, figure
+from kb.ledger.rails import over_rails
 from kb.model import KnowledgeBase
 from kb.run import Kept
 
@@ -314,6 +316,11 @@ def resolve_transfer(
         bandwidth = line_rate(link)
         latency = _latency(res, transfer, link, pointer)
         pricing = f"line rate of {link.id}: {pricing}"
+        if transfer.rails is not None and bandwidth is not None:  # declared: cross_node_rails
+            bandwidth, said = over_rails(res, transfer.rails, bandwidth, pointer)
+            pricing += said
+            if bandwidth is None:
+                return None
         if latency is not None and latency.basis == "unverified":
             pricing += "; its latency figure is unverified"
     if bandwidth is None or bandwidth.dim != "B/s" or bandwidth.value <= 0:

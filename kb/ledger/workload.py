@@ -1283,4 +1283,5 @@ def _tp_transfer(res: InputReader, work: Workload, option: Option, pointer: str)
         link_latency=coll.link_latency,
         overlap=None,
         strategy="strategies/tensor-parallel",
+        rails=coll.rails,
     )

@@ -358,7 +358,8 @@ def reference_network(
         f"devices (the reference node of {hardware}: {node.system}); name --inter-link "
         "to change. Cross-node transfers are priced from its measured receipts where one "
         "matches the size, rank count and accelerator, else at its line rate with its "
-        "per-message latency; an expert-parallel dispatch and combine cross it at its "
+        "per-message latency, a tensor-parallel ring over every port of a node "
+        "(cross_node_rails); an expert-parallel dispatch and combine cross it at its "
         "measured achieved rate where its record states one (--format json names each "
         "row's receipts)"
     )

@@ -93,6 +93,7 @@ RULE_MODULES: tuple[str, ...] = (
     "collective_priced_off_size",  # LG009
     "measured_term_disagrees",  # LG010
     "proposal_ledger_not_the_planners",  # LG011
+    "cross_node_ring_nics",  # LG012
     # PR: numbers in prose (kb/prose)
     "prose_template_unresolved",  # PR001
     "prose_template_unit",  # PR002

@@ -84,11 +84,13 @@ def test_tp16_prices_every_all_reduce_across_infiniband_as_an_estimate(
     (ar,) = tp16["transfers"]
     assert ar["link"] == "interconnects/infiniband-ndr"
     assert ar["messages"] == 160 * 2 * 15  # ring all-reduce: 2(n - 1) steps each
-    # no 16-rank curve covers 1 MiB: the line rate and the link's measured latency, 2.8 us
+    # no 16-rank curve covers 1 MiB: the line rate and the link's measured latency, 2.8 us;
+    # one ring on each of the node's 8 NDR ports (cross_node_rails): min(8 x 50, 450) GB/s
     assert ar["provenance"] == "estimated"
     assert Fraction(ar["raw"]["exact"]) == 4800 * Fraction(28, 10**7) + 160 * Fraction(
-        2 * 15 * 64 * 8192 * 2, 16 * 50 * 10**9
+        2 * 15 * 64 * 8192 * 2, 16 * 8 * 50 * 10**9
     )
+    assert "8 NICs a node" in ar["pricing"] and "cross_node_rails" in ar["pricing"]
     assert _row(tp16, "useful") == Fraction(WEIGHTS, 16 * BW) + Fraction(
         64 * 2048 * KV_HEAD_TOKEN, BW
     )

@@ -1,22 +1,22 @@
 """Why the two-node SGLang DeepSeek-R1 rows stay misses (issue 35, session 21).
 
-Investigated, not composed (docs/ledger.md "The two-node SGLang rows, read against their
-sources"). receipts/tt-sglang-deepseek-r1-16xh100-two-node-batch1 times one request at a time
-on 16 H100 in two nodes; the layout is unstated and kb prices tp16 and tp16-ep16 over the
-H100's reference network (eight NDR ports a node). SGLang disables its custom all-reduce
-when a group spans nodes, so the all-reduces are NCCL's. These tests hold the evidence to
-the receipts and to kb's composition, and fail if either changes:
+docs/ledger.md "The two-node SGLang rows, read against their sources".
+receipts/tt-sglang-deepseek-r1-16xh100-two-node-batch1 times one request at a time on 16 H100
+in two nodes; the layout is unstated and kb prices tp16 and tp16-ep16 over the H100's
+reference network (eight NDR ports a node). SGLang disables its custom all-reduce when a
+group spans nodes, so the all-reduces are NCCL's, and NCCL runs one ring on each of a node's
+NICs (cross_node_rails, kb.ledger.rails). These tests hold the evidence to the receipts and
+to kb's composition, and fail if either changes:
 
-- the measured TTFT grows by about 12 us a prompt token from 2048 to 8192 tokens; kb's tp16
-  prefill all-reduces alone grow by more than five times that, at a bus bandwidth of one NDR
-  port's line rate, while kb's own two-node nccl-tests receipt measures more than eight
-  times that bus bandwidth (NCCL runs its rings over all of a node's ports);
-- with the ring's bandwidth term over the node's eight ports instead of one (a what-if, not
-  kb's pricing), kb's tp16 TTFT grows as the measurement does, and what remains of every
-  TTFT row but the 1024-token one is a constant of 130-160 ms a request that kb does not
-  price (the script's TTFT holds the HTTP round trip, tokenization and scheduling);
-- the TPOT rows' decode all-reduces are already priced at the ring's latency floor (every
-  step at the InfiniBand's measured 64 B latency), so the 7.7-8.5 ms a step kb lacks is no
+- kb's crossing ring runs at the bus bandwidth of the node's eight ports (eight times one
+  NDR port's line rate), under kb's own two-node nccl-tests receipt (NCCL's tree beyond the
+  ring's bound);
+- priced so, kb's tp16 TTFT grows by the measured ~12 us a prompt token from 2048 to 8192
+  tokens, and what remains of every TTFT row but the 1024-token one is a constant of 130-160
+  ms a request that kb does not price (the script's TTFT holds the HTTP round trip,
+  tokenization and scheduling): every TTFT row misses on the fast side;
+- the TPOT rows' decode all-reduces are priced at the ring's latency floor (every step at
+  the InfiniBand's measured 64 B latency), so the 7.7-8.6 ms a step kb lacks is no
   all-reduce kb can price;
 - gpt-oss-120b on four B200 (SGLang, MXFP4): the measured decode step is shorter than kb's
   per-layer overhead term alone (the engine's t_o, fitted in 2024 on a Llama 3 8B step).
@@ -88,22 +88,29 @@ def _ports(kb: KnowledgeBase) -> int:
     return int(hardware.data["reference_node"]["scale_out"]["ports"]["value"])
 
 
-def test_the_measured_ttft_grows_far_slower_than_kbs_prefill_all_reduces(
-    shipped: KnowledgeBase,
-) -> None:
-    tokens = _row(shipped, LONG)["input_tokens"] - _row(shipped, SHORT)["input_tokens"]
-    measured = (_seconds(_row(shipped, LONG)) - _seconds(_row(shipped, SHORT))) / tokens
+def _ttft(result: RowResult) -> Fraction:
+    assert result.outcome is not None and result.outcome.request is not None
+    return result.outcome.request.ttft
+
+
+def _growth(kb: KnowledgeBase) -> tuple[Fraction, Fraction, Fraction]:
+    """Per prompt token from 2048 to 8192: measured TTFT, kb's tp16 TTFT, its all-reduces."""
+    tokens = _row(kb, LONG)["input_tokens"] - _row(kb, SHORT)["input_tokens"]
+    measured = (_seconds(_row(kb, LONG)) - _seconds(_row(kb, SHORT))) / tokens
+    short, long = _layouts(kb, SHORT)["tp16"], _layouts(kb, LONG)["tp16"]
+    ttft = (_ttft(long) - _ttft(short)) / tokens
+    return measured, ttft, (_prefill_all_reduce(long) - _prefill_all_reduce(short)) / tokens
+
+
+def test_kbs_tp16_ttft_grows_as_the_measured_ttft_does(shipped: KnowledgeBase) -> None:
+    measured, ttft, all_reduces = _growth(shipped)
     assert Fraction(11, 10**6) < measured < Fraction(13, 10**6)  # ~12 us a token
-    short, long = _layouts(shipped, SHORT)["tp16"], _layouts(shipped, LONG)["tp16"]
-    all_reduces = (_prefill_all_reduce(long) - _prefill_all_reduce(short)) / tokens
-    assert all_reduces > 5 * measured
-    assert short.outcome is not None and long.outcome is not None
-    assert short.outcome.request is not None and long.outcome.request is not None
-    rest = (long.outcome.request.prefill_read - short.outcome.request.prefill_read) / tokens
-    assert rest < measured  # the pass's matmuls and reads are not where kb is slow
+    assert abs(ttft - measured) < measured / 10
+    # the prefill all-reduces are most of kb's growth; at one port they were 8x larger
+    assert measured / 2 < all_reduces < measured
 
 
-def test_kbs_crossing_ring_runs_at_one_port_and_nccl_measures_more_than_eight(
+def test_kbs_crossing_ring_runs_at_the_nodes_eight_ports_below_nccls_measured_busbw(
     shipped: KnowledgeBase,
 ) -> None:
     short, long = _layouts(shipped, SHORT)["tp16"], _layouts(shipped, LONG)["tp16"]
@@ -112,40 +119,31 @@ def test_kbs_crossing_ring_runs_at_one_port_and_nccl_measures_more_than_eight(
         _row(shipped, SHORT)["input_tokens"], shipped
     )
     bus_bandwidth = sent / per_collective
-    assert bus_bandwidth == _port_rate(shipped)  # one NDR port's line rate, exactly
+    assert bus_bandwidth == _ports(shipped) * _port_rate(shipped)  # 8 x 50 GB/s, exactly
     receipt = shipped.get(NCCL_2NODE)
     assert receipt is not None
     measured = receipt.data["results"][0]["bus_bandwidth"]
     assert measured["unit"] == "GB/s" and receipt.data["results"][0]["gpus"] == RANKS
-    assert Fraction(str(measured["value"])) * 10**9 > _ports(shipped) * bus_bandwidth
+    assert bus_bandwidth < Fraction(str(measured["value"])) * 10**9  # NCCL's tree, past a ring
 
 
-def _what_if(kb: KnowledgeBase, index: int) -> Fraction:
-    """kb's tp16 TTFT with the crossing ring's bandwidth term over the node's ports."""
-    priced = _layouts(kb, index)["tp16"]
-    assert priced.outcome is not None and priced.outcome.request is not None
-    ttft, total = priced.outcome.request.ttft, _prefill_all_reduce(priced)
-    bandwidth = _ring_bytes(_row(kb, index)["input_tokens"], kb) / _port_rate(kb)
-    latency = total / ALL_REDUCES - bandwidth
-    return ttft - total + ALL_REDUCES * (latency + bandwidth / _ports(kb))
-
-
-def test_over_the_nodes_ports_the_ttft_rows_leave_a_constant_per_request(
+def test_the_ttft_rows_leave_a_constant_per_request_and_all_miss_fast(
     shipped: KnowledgeBase,
 ) -> None:
-    tokens = _row(shipped, LONG)["input_tokens"] - _row(shipped, SHORT)["input_tokens"]
-    measured = (_seconds(_row(shipped, LONG)) - _seconds(_row(shipped, SHORT))) / tokens
-    grows = (_what_if(shipped, LONG) - _what_if(shipped, SHORT)) / tokens
-    assert abs(grows - measured) < measured / 10
     rows = [i for i in range(7, 14) if i != OUTLIER]
-    left = [_seconds(_row(shipped, i)) - _what_if(shipped, i) for i in rows]
+    tp16 = {i: _ttft(_layouts(shipped, i)["tp16"]) for i in range(7, 14)}
+    left = [_seconds(_row(shipped, i)) - tp16[i] for i in rows]
     assert all(Fraction(130, 1000) < x < Fraction(160, 1000) for x in left), left
-    now = [_seconds(_row(shipped, i)) - (_layouts(shipped, i)["tp16"].predicted or 0) for i in rows]
-    assert min(now) < 0 < Fraction(140, 1000) < max(now)  # as kb prices it: no constant
-    outlier = _seconds(_row(shipped, OUTLIER)) - _what_if(shipped, OUTLIER)
+    outlier = _seconds(_row(shipped, OUTLIER)) - tp16[OUTLIER]
     assert outlier > 2 * max(left)
-    errors = [_what_if(shipped, i) / _seconds(_row(shipped, i)) - 1 for i in range(7, 14)]
+    errors = [tp16[i] / _seconds(_row(shipped, i)) - 1 for i in range(7, 14)]
     assert all(Fraction(-92, 100) < e < Fraction(-55, 100) for e in errors)  # all miss fast
+    for index in range(7, 14):  # the row's verdict: a miss, shown as one
+        record = shipped.get(TT)
+        assert record is not None
+        priced = evaluate_row(shipped, record, index, _row(shipped, index), calibration=False)
+        assert priced.state == "contradicted" and priced.error is not None, index
+        assert priced.error < Fraction(-1, 4), index
 
 
 def test_the_decode_all_reduces_are_priced_at_the_rings_latency_floor(
@@ -161,7 +159,7 @@ def test_the_decode_all_reduces_are_priced_at_the_rings_latency_floor(
             per_collective = exposed.inputs["tp-all-reduce"] / ALL_REDUCES
             assert floor < per_collective < floor * Fraction(102, 100), name
             missing = priced.measured - (priced.predicted or 0)
-            assert Fraction(77, 10000) < missing < Fraction(85, 10000), (index, name)
+            assert Fraction(77, 10000) < missing < Fraction(86, 10000), (index, name)
 
 
 def test_gpt_oss_on_b200_steps_faster_than_kbs_overhead_term_alone(shipped: KnowledgeBase) -> None:

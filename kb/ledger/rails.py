@@ -1,0 +1,113 @@
+"""A ring all-reduce whose group spans nodes, at the line rate: over every NIC (`cross_node_rails`).
+
+kb/data/end-to-end.json `cross_node_rails` and flops/allreduce-latency-floor (equations
+ring_channels, rail_bus_bandwidth; derivation crossing-ring) state the physics: NCCL builds
+one ring per NIC and splits each operation over them through NVLink (sources/nccl-issue-601),
+so c_r = min(NICs per node, ranks per node) rings each cross the node boundary on their own
+port, and every pipelined step moves n/(c_r*N) through each NIC and n/N over a GPU's own
+scale-up link: the bus bandwidth is W = min(c_r*W_port, W_intra). The latency term is the
+flat ring's (each step waits for its slowest hop, the network's) and is not touched here.
+
+A placement states the NICs (`tp_collective.rails.nics_per_node`, a sourced figure or a
+binding); without them the ring runs over one port, as before, and the pricing says so.
+A measured curve that prices the size still comes first (kb.ledger.transfers): a measured
+time already holds every NIC.
+"""
+
+from __future__ import annotations
+
+from fractions import Fraction
+from typing import TYPE_CHECKING
+
+from kb.findings import pointer_join
+from kb.kinds.placement import Rails
+from kb.ledger.quantities import Figure, QuantityError, figure
+
+if TYPE_CHECKING:  # kb.ledger.transfers imports this module; the reader is only a type here
+    from kb.ledger.reader import InputReader
+    from kb.model import KnowledgeBase
+
+SECTION = "cross_node_rails"
+
+
+def reference_nics(kb: KnowledgeBase, hardware: str, link: str | None) -> str | None:
+    """The binding to the NICs of the accelerator's reference node, when `link` is its network."""
+    record = kb.get(hardware)
+    network = record.get("reference_node.scale_out.interconnect") if record is not None else None
+    if link is None or network != link:
+        return None
+    return f"{hardware}#reference_node.scale_out.ports"
+
+
+def assumed(kb: KnowledgeBase, hardware: str, link: str | None) -> str:
+    """What a priced row says of a TP ring across nodes: the NICs it takes, and from where."""
+    binding = reference_nics(kb, hardware, link)
+    record = kb.get(hardware)
+    if binding is None or record is None:
+        return (
+            f"a TP all-reduce across nodes over one NIC a node: no NIC count is known for "
+            f"{link} between these nodes ({SECTION})"
+        )
+    ports = record.get("reference_node.scale_out.ports.value")
+    system = record.get("reference_node.system")
+    return (
+        f"a TP all-reduce across nodes at the line rate over each of {ports} NICs a node, "
+        f"those of {hardware}'s reference node ({system}), assumed ({SECTION})"
+    )
+
+
+def rings(nics: Fraction, ranks_per_node: int) -> Fraction:
+    """c_r = min(k_nic, g): one ring per NIC, at most one per rank of the node."""
+    return min(nics, Fraction(ranks_per_node))
+
+
+def bus_bandwidth(port: Fraction, nics: Fraction, ranks_per_node: int, intra: Fraction) -> Fraction:
+    """W = min(c_r*W_port, W_intra) (flops/allreduce-latency-floor rail_bus_bandwidth)."""
+    return min(rings(nics, ranks_per_node) * port, intra)
+
+
+def _intra_rate(res: InputReader, rails: Rails, where: str) -> Figure | None:
+    record = res.kb.get(rails.intra_link)
+    view = res.views.interconnect(record) if record is not None else None
+    found = view.line_rate() if view is not None else None
+    if found is None:
+        res.gap(where, f"{rails.intra_link} states no per-direction bandwidth")
+        return None
+    key, node = found
+    try:
+        return figure(node, f"{rails.intra_link}#bandwidth.{key}")
+    except QuantityError as exc:
+        res.gap(where, f"{rails.intra_link}: {exc}")
+        return None
+
+
+def over_rails(
+    res: InputReader, rails: Rails, port: Figure, pointer: str
+) -> tuple[Figure | None, str]:
+    """The crossing ring's bus bandwidth at the line rate, and the words that say how."""
+    where = pointer_join(pointer, "rails")
+    if rails.nics_per_node is None:
+        return port, (
+            f"; one NIC a node: the placement states no nics_per_node for a group of "
+            f"{rails.ranks_per_node} ranks a node ({SECTION})"
+        )
+    nics = res.quantity(
+        rails.nics_per_node, pointer_join(where, "nics_per_node"), "1", "NICs per node"
+    )
+    intra = _intra_rate(res, rails, pointer_join(where, "intra_link"))
+    if nics is None or intra is None:
+        return None, ""
+    if nics.value < 1 or nics.value.denominator != 1:
+        res.gap(pointer_join(where, "nics_per_node"), "NICs per node must be a whole number >= 1")
+        return None, ""
+    value = bus_bandwidth(port.value, nics.value, rails.ranks_per_node, intra.value)
+    c_r = rings(nics.value, rails.ranks_per_node)
+    words = (
+        f"; a ring over each of {c_r} NICs a node ({nics.value} NICs [{nics.origin}], "
+        f"{rails.ranks_per_node} ranks a node): min({c_r} x {float(port.value) / 1e9:g} GB/s, "
+        f"{rails.intra_link} {float(intra.value) / 1e9:g} GB/s) = {float(value) / 1e9:g} GB/s "
+        f"bus bandwidth ({SECTION})"
+    )
+    if nics.value < rails.ranks_per_node:
+        words += f"; fewer NICs than ranks a node ({nics.value} < {rails.ranks_per_node})"
+    return Figure(value, "B/s", "derived", SECTION), words
