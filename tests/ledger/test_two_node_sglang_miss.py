@@ -145,7 +145,9 @@ def test_over_the_nodes_ports_the_ttft_rows_leave_a_constant_per_request(
     outlier = _seconds(_row(shipped, OUTLIER)) - _what_if(shipped, OUTLIER)
     assert outlier > 2 * max(left)
     errors = [_what_if(shipped, i) / _seconds(_row(shipped, i)) - 1 for i in range(7, 14)]
-    assert all(Fraction(-92, 100) < e < Fraction(-55, 100) for e in errors)  # all miss fast
+    # all miss fast: -54% to -85%, the 1024-token row -91% (-56% at most before session 21's
+    # attention_rate priced the prompts' attention at bf16, not the FP8 weights' rate)
+    assert all(Fraction(-92, 100) < e < Fraction(-53, 100) for e in errors)
 
 
 def test_the_decode_all_reduces_are_priced_at_the_rings_latency_floor(
