@@ -9,8 +9,9 @@ format, C is that figure's counterpart in the declared format, chosen as the opt
 rate was (kb.ledger.scenario.compute_rate):
 
 - `hardware#compute.<fmt>` (a datasheet figure) -> `hardware#compute.bf16`, same record;
-- a matmul receipt's row (a measured rate) -> the measured bf16 row of the accelerator
-  (scenario.measured_matmul_rate), else `hardware#compute.bf16` as the peak, said so.
+- a matmul receipt's row (a measured rate) -> the accelerator's measured bf16 row, chosen
+  as compute_rate chooses one (kb.ledger.matmul_rates.measured_matmul_rate), else
+  `hardware#compute.bf16` (the datasheet figure), said so in the part's text.
 
 A missing figure is left to the evaluator, which records it as a gap (LG004). An inline
 rate states no format and is used as stated. Pure apart from reading the knowledge base.
@@ -25,7 +26,6 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     from kb.kinds.placement import FigureNode
     from kb.ledger.reader import InputReader
-    from kb.ledger.workload import Workload
 
 SECTION = "attention_rate"
 _COMPUTE = "#compute."
@@ -40,16 +40,17 @@ def declared() -> tuple[str, Fraction]:
     return end_to_end(SECTION, lambda e: (str(e["format"]), Fraction(str(e["kv_bytes"]))))
 
 
-def attention_rate(res: InputReader, work: Workload, rate: FigureNode) -> tuple[Any, str]:
+def attention_rate(res: InputReader, kv_bytes: Fraction, rate: FigureNode) -> tuple[Any, str]:
     """The binding for C of the prompt's attention, and the text that says why.
 
-    `rate` is the option's `useful.compute_rate`; the binding is it unchanged unless
-    the rule covers the workload (a 16-bit KV cache and a rate of another format).
+    `rate` is the option's `useful.compute_rate` and `kv_bytes` the workload's bytes per
+    cached KV element; the binding is `rate` unchanged unless the rule covers them (a
+    16-bit KV cache and a rate of another format).
     """
-    fmt, kv_bytes = declared()
+    fmt, sixteen = declared()
     if not isinstance(rate, str):
         return {"value": rate["value"], "unit": rate["unit"]}, "C as the option states it"
-    if work.kv_bytes.value != kv_bytes:
+    if kv_bytes != sixteen:
         return (
             rate,
             "C the option's rate (the KV cache is not 16-bit: attention_rate does not cover it)",
@@ -66,30 +67,41 @@ def attention_rate(res: InputReader, work: Workload, rate: FigureNode) -> tuple[
     )
 
 
+def _row_of(res: InputReader, rate: str) -> dict[str, Any] | None:
+    """Row N of the receipt a `receipt#results.N.value` binding names."""
+    record_id, _, field = rate.partition("#")
+    parts = field.split(".")
+    if len(parts) != 3 or parts[0] != "results" or not parts[1].isdigit():
+        return None
+    record = res.readable(record_id)
+    rows = record.get("results") if record is not None else None
+    if not isinstance(rows, list) or int(parts[1]) >= len(rows):
+        return None
+    row = rows[int(parts[1])]
+    return row if isinstance(row, dict) else None
+
+
 def _rate_of(res: InputReader, rate: str) -> tuple[str | None, str | None]:
     """(accelerator, format) of a compute-rate binding, or Nones when it names neither."""
     record_id, _, field = rate.partition("#")
     if field.startswith("compute."):
         return record_id, field.removeprefix("compute.")
-    parts = field.split(".")
-    if len(parts) != 3 or parts[0] != "results" or not parts[1].isdigit():
+    found = _row_of(res, rate)
+    if found is None:
         return None, None
-    record = res.readable(record_id)
-    rows = record.get("results") if record is not None else None
-    if not isinstance(rows, list) or int(parts[1]) >= len(rows):
-        return None, None
-    row = rows[int(parts[1])]
-    if not isinstance(row, dict):
-        return None, None
-    hardware, precision = row.get("hardware"), row.get("precision")
+    hardware, precision = found.get("hardware"), found.get("precision")
     if not isinstance(hardware, str) or not isinstance(precision, str):
         return None, None
     return hardware, precision
 
 
 def _counterpart(res: InputReader, rate: str, hardware: str, fmt: str) -> str:
-    """The same kind of figure as `rate`, for `fmt`: a datasheet one stays a datasheet one."""
-    from kb.ledger.scenario import measured_matmul_rate
+    """The same kind of figure as `rate`, for `fmt`: a datasheet one stays a datasheet one.
+
+    A measured matmul row becomes the accelerator's measured row of `fmt`, chosen as
+    compute_rate chooses one (kb.ledger.matmul_rates), else the datasheet figure.
+    """
+    from kb.ledger.matmul_rates import measured_matmul_rate
 
     if _COMPUTE in rate:
         return f"{hardware}#compute.{fmt}"

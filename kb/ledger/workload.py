@@ -1061,7 +1061,7 @@ def _attention_time(
         head = exact_spec(Fraction(widths[0] + widths[1] + v_width, 2), "1")
     from kb.ledger.attention_rate import attention_rate
 
-    rate, why = attention_rate(res, work, option.compute_rate)
+    rate, why = attention_rate(res, work.kv_bytes.value, option.compute_rate)
     part = evaluate_part(
         res,
         RIDGE_CLASS,
