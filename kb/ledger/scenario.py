@@ -64,16 +64,16 @@ nodes).
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from fractions import Fraction
 from typing import TYPE_CHECKING, Any
 
 from kb.ledger.expert import EP_BASE, EP_CLASS
+from kb.ledger.matmul_rates import matmul_receipts, measured_matmul_rate, scanned
 from kb.ledger.parts import MOE_CLASS
 from kb.ledger.workload import ENERGY_CLASS, KV_CLASS, RIDGE_CLASS, TP_CLASS, WEIGHT_CLASS
 from kb.model import KnowledgeBase, Record
-from kb.run import Kept
 
 if TYPE_CHECKING:
     from kb.ledger.ledger import Ledger
@@ -523,58 +523,6 @@ def _compute_field(s: Scenario, kb: KnowledgeBase) -> str:
     return "bf16"
 
 
-MATMUL_METRIC = "maximum achievable matmul throughput"
-
-
-# What the receipt scans below found in this run, by their arguments: a frozen knowledge
-# base's receipts cannot change, and the planner asks the same few questions for every
-# mapping of every question (a build's pass asks them thousands of times).
-SCANS: Kept[dict[tuple[str, ...], str | None]] = Kept("scenario receipt scans")
-
-
-def _scanned(kb: KnowledgeBase, key: tuple[str, ...], scan: Callable[[], str | None]) -> str | None:
-    """`scan()`, kept for the run when `kb` is frozen (its answer cannot change)."""
-    if not kb.frozen:
-        return scan()
-    known = kb.run.once(SCANS, dict)
-    if key not in known:
-        known[key] = scan()
-    return known[key]
-
-
-def _matmul_receipts(kb: KnowledgeBase) -> list[Record]:
-    return sorted(
-        (r for r in kb.of_kind("receipt") if r.get("pattern") == "matmul"), key=lambda r: r.id
-    )
-
-
-def measured_matmul_rate(kb: KnowledgeBase, hardware: str, precision: str) -> str | None:
-    """The pointer to a measured dense-matmul rate of this accelerator and format, or None.
-
-    A row of a `matmul` receipt that names the accelerator (`hardware`), the format
-    (`precision`) and the metric MATMUL_METRIC; the first such receipt by id, its
-    first such row.
-    """
-    return _scanned(
-        kb, ("rate", hardware, precision), lambda: _matmul_rate(kb, hardware, precision)
-    )
-
-
-def _matmul_rate(kb: KnowledgeBase, hardware: str, precision: str) -> str | None:
-    for record in _matmul_receipts(kb):
-        rows = record.get("results")
-        for index, row in enumerate(rows if isinstance(rows, list) else []):
-            if (
-                isinstance(row, dict)
-                and row.get("hardware") == hardware
-                and row.get("precision") == precision
-                and row.get("metric") == MATMUL_METRIC
-                and isinstance(row.get("value"), dict)
-            ):
-                return f"{record.id}#results.{index}.value"
-    return None
-
-
 def compute_rate(s: Scenario, kb: KnowledgeBase) -> str:
     """The scenario's matmul rate: measured where a receipt states it, else the peak."""
     field = _compute_field(s, kb)
@@ -594,12 +542,12 @@ def prefill_matmul_receipt(s: Scenario, kb: KnowledgeBase) -> str | None:
         return None
 
     def scan() -> str | None:
-        for record in _matmul_receipts(kb):
+        for record in matmul_receipts(kb):
             if curve_rows(record, s.model, s.hardware, s.tp, s.weight_precision):
                 return record.id
         return None
 
-    return _scanned(kb, ("curve", s.model, s.hardware, str(s.tp), s.weight_precision), scan)
+    return scanned(kb, ("curve", s.model, s.hardware, str(s.tp), s.weight_precision), scan)
 
 
 def compute_rate_peak(s: Scenario, kb: KnowledgeBase) -> bool:

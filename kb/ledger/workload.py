@@ -1031,7 +1031,8 @@ def _attention_time(
     head_dim; for multi-head latent attention the mean of the query/key width,
     qk_nope + qk_rope, and the value width, since QK^T contracts over the one and PV
     over the other), s = the prompt and C the compute of the tp ranks (the heads split
-    over them).
+    over them), at the attention's own format (kb.ledger.attention_rate: 16-bit where
+    the KV cache is, whatever the weights' format).
     None without a request; called only where the weight matmuls are priced (_math_time).
     """
     deg = option.degrees
@@ -1058,7 +1059,9 @@ def _attention_time(
     if mla and all(isinstance(w, int) for w in (*widths, v_width)):
         # QK^T contracts over the query/key width, PV over the value width: their mean
         head = exact_spec(Fraction(widths[0] + widths[1] + v_width, 2), "1")
-    rate = _rate_spec(option.compute_rate)
+    from kb.ledger.attention_rate import attention_rate
+
+    rate, why = attention_rate(res, work.kv_bytes.value, option.compute_rate)
     part = evaluate_part(
         res,
         RIDGE_CLASS,
@@ -1080,7 +1083,7 @@ def _attention_time(
     return Part(
         part.value,
         f"{part.formula}: the causal attention over {work.request[0]}-token prompts of "
-        f"{Fraction(batch, deg.dp)} sequences, over tp = {deg.tp} ranks",
+        f"{Fraction(batch, deg.dp)} sequences, over tp = {deg.tp} ranks; {why}",
         part.trail,
     )
 

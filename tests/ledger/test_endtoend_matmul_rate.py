@@ -14,12 +14,11 @@ from fractions import Fraction
 from pathlib import Path
 
 from kb.ledger.endtoend import evaluate_row
+from kb.ledger.matmul_rates import MATMUL_METRIC, measured_matmul_rate
 from kb.ledger.scenario import (
-    MATMUL_METRIC,
     Scenario,
     compute_rate,
     compute_rate_peak,
-    measured_matmul_rate,
     outcome,
 )
 from kb.model import KnowledgeBase, Record

@@ -137,7 +137,9 @@ def test_the_ttft_rows_leave_a_constant_per_request_and_all_miss_fast(
     outlier = _seconds(_row(shipped, OUTLIER)) - tp16[OUTLIER]
     assert outlier > 2 * max(left)
     errors = [tp16[i] / _seconds(_row(shipped, i)) - 1 for i in range(7, 14)]
-    assert all(Fraction(-92, 100) < e < Fraction(-55, 100) for e in errors)  # all miss fast
+    # all miss fast (-55% at most before session 21's attention_rate priced the prompts'
+    # attention at bf16, not the FP8 weights' rate)
+    assert all(Fraction(-92, 100) < e < Fraction(-53, 100) for e in errors)
     for index in range(7, 14):  # the row's verdict: a miss, shown as one
         record = shipped.get(TT)
         assert record is not None
