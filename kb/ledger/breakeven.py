@@ -8,6 +8,13 @@ in for the bandwidth (and each stated link latency for the latency) to say on wh
 side of the tie it falls. SymPy is imported here
 only, so rules and `kb explain` never pay for it.
 
+A link's bandwidth is one port's, in every place: what the interconnect records state, and
+what a reader choosing a network card compares. A TP ring over every NIC of a node
+(`cross_node_rails`, kb.ledger.rails) is priced at min(c_r*x, W_intra) for a port rate x
+(kb.ledger.ledger `transfer_cost`), so the tie, the rate "the placement uses" and each
+record's side are all per port, with the ring's c_r ports (`BreakEven.rings`).
+tests/ledger/test_breakeven_rails.py prices the ledger at the tie and finds it.
+
 Placing a figure does not recompute both ledgers for every interconnect. The
 difference is continuous in the parameter for positive values (the ledger is sums,
 products, quotients by the parameter, max and min: the very code that builds the
@@ -37,6 +44,7 @@ from kb.kinds.interconnect import Interconnect
 from kb.ledger.inputs import Envelope, OptionSpec
 from kb.ledger.ledger import Overrides, compute_ledger
 from kb.ledger.quantities import QuantityError, figure
+from kb.ledger.rails import Rings
 from kb.ledger.transfers import line_rate
 
 SOLVE_STEPS = 6_000_000  # steps (kb.equations.work): two check budgets
@@ -109,6 +117,7 @@ class BreakEven:
     values: tuple[Fraction, ...] = ()
     detail: str = ""
     sides: tuple[Placed, ...] = field(default=())
+    rings: Rings | None = None  # bandwidth of a ring over c_r NICs a node: x is one port's
 
 
 def _overrides(parameter: str, link: str, value: Any) -> Overrides:
@@ -216,13 +225,18 @@ def _solve_fresh(expr: Any, symbol: Any) -> Solved:
     return "unverified", (), f"SymPy returned {solution}"
 
 
-def _current(envelope: Envelope, cand: OptionSpec, parameter: str, link: str) -> Fraction:
+def _current(
+    envelope: Envelope, cand: OptionSpec, parameter: str, link: str
+) -> tuple[Fraction, Rings | None]:
+    """The value the candidate prices `parameter` at (a port's rate for a ring over rails)."""
     if parameter == "batch":
-        return envelope.batch
+        return envelope.batch, None
     on_link = [t for t in cand.transfers if t.link == link]
     if parameter == "latency":
         on_link = [t for t in on_link if not t.receipts] or on_link
-    return on_link[0].bandwidth.value if parameter == "bandwidth" else on_link[0].latency.value
+        return on_link[0].latency.value, None
+    rings = next((t.rings for t in on_link if t.rings is not None), None)
+    return (on_link[0].bandwidth.value, None) if rings is None else (rings.port, rings)
 
 
 def _figures(parameter: str, interconnects: Iterable[Interconnect]) -> list[tuple[str, Fraction]]:
@@ -258,7 +272,7 @@ def break_even(
     symbol = sympy.Symbol("x", positive=True)
     expr = difference(envelope, ref, cand, parameter, link, symbol)
     status, values, detail = _solve(expr, symbol)
-    current = _current(envelope, cand, parameter, link)
+    current, rings = _current(envelope, cand, parameter, link)
     if status == "no tie":
         side = _side(difference(envelope, ref, cand, parameter, link, current))
         detail = f"{side} for every positive value"
@@ -268,7 +282,7 @@ def break_even(
 
     ties = values if status in ("tie", "no tie") else None
     sides = placed((figures or Figures()).of(parameter), side_at, ties)
-    return BreakEven(cand.name, parameter, link, current, status, values, detail, sides)
+    return BreakEven(cand.name, parameter, link, current, status, values, detail, sides, rings)
 
 
 def placed(

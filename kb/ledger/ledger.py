@@ -278,6 +278,18 @@ def useful_row(envelope: Envelope, option: OptionSpec, batch: Num = None) -> Row
     )
 
 
+def _bandwidth(t: TransferSpec, over: Overrides) -> Num:
+    """The transfer's bandwidth; a link's overridden figure is one port's (cross_node_rails).
+
+    A ring over every NIC of a node (`t.rings`) sees min(c_r*x, W_intra) when the port's
+    rate is x, as kb.ledger.rails prices it at the record's line rate.
+    """
+    port = over.bandwidth.get(t.link)
+    if port is None:
+        return t.bandwidth.value
+    return port if t.rings is None else _min(t.rings.count * port, t.rings.intra)
+
+
 def transfer_cost(t: TransferSpec, batch: Num, window: Num, over: Overrides) -> TransferCost:
     """Price one transfer: alpha-beta raw time, then what the overlap window hides."""
     size = t.message_size.value * (batch if t.scales_with_batch else 1)
@@ -285,7 +297,7 @@ def transfer_cost(t: TransferSpec, batch: Num, window: Num, over: Overrides) -> 
     moved = t.count * bus_factor(t.pattern, t.ranks) * size
     # a measured transfer's latency is inside its receipt's bandwidth: never varied or re-added
     latency = t.latency.value if t.receipts else over.latency.get(t.link, t.latency.value)
-    bandwidth = over.bandwidth.get(t.link, t.bandwidth.value)
+    bandwidth = _bandwidth(t, over)
     raw = messages * latency + moved / bandwidth
     measured = bool(t.receipts)  # bandwidth and latency both inside the receipt's timing
     return TransferCost(

@@ -12,10 +12,15 @@ A placement states the NICs (`tp_collective.rails.nics_per_node`, a sourced figu
 binding); without them the ring runs over one port, as before, and the pricing says so.
 A measured curve that prices the size still comes first (kb.ledger.transfers): a measured
 time already holds every NIC.
+
+The priced transfer keeps its `Rings` (c_r, W_intra, the port's own rate), so a break-even
+that varies the link's bandwidth varies the port, as the interconnect records state it, and
+the ledger prices min(c_r*x, W_intra) at each value (kb.ledger.ledger `transfer_cost`).
 """
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from fractions import Fraction
 from typing import TYPE_CHECKING
 
@@ -56,6 +61,15 @@ def assumed(kb: KnowledgeBase, hardware: str, link: str | None) -> str:
     )
 
 
+@dataclass(frozen=True)
+class Rings:
+    """A crossing ring's rails, as priced: c_r rings, the scale-up cap, one port's line rate."""
+
+    count: Fraction  # c_r = min(NICs per node, ranks per node)
+    intra: Fraction  # W_intra, B/s: the intra_link's per-device rate
+    port: Fraction  # W_port, B/s: the link record's line rate, per port
+
+
 def rings(nics: Fraction, ranks_per_node: int) -> Fraction:
     """c_r = min(k_nic, g): one ring per NIC, at most one per rank of the node."""
     return min(nics, Fraction(ranks_per_node))
@@ -83,23 +97,27 @@ def _intra_rate(res: InputReader, rails: Rails, where: str) -> Figure | None:
 
 def over_rails(
     res: InputReader, rails: Rails, port: Figure, pointer: str
-) -> tuple[Figure | None, str]:
-    """The crossing ring's bus bandwidth at the line rate, and the words that say how."""
+) -> tuple[Figure | None, str, Rings | None]:
+    """The crossing ring's bus bandwidth at the line rate, the words that say how, its rings.
+
+    The rings are None over one port (no nics_per_node): the bus bandwidth is the port's.
+    """
     where = pointer_join(pointer, "rails")
     if rails.nics_per_node is None:
-        return port, (
+        one = (
             f"; one NIC a node: the placement states no nics_per_node for a group of "
             f"{rails.ranks_per_node} ranks a node ({SECTION})"
         )
+        return port, one, None
     nics = res.quantity(
         rails.nics_per_node, pointer_join(where, "nics_per_node"), "1", "NICs per node"
     )
     intra = _intra_rate(res, rails, pointer_join(where, "intra_link"))
     if nics is None or intra is None:
-        return None, ""
+        return None, "", None
     if nics.value < 1 or nics.value.denominator != 1:
         res.gap(pointer_join(where, "nics_per_node"), "NICs per node must be a whole number >= 1")
-        return None, ""
+        return None, "", None
     value = bus_bandwidth(port.value, nics.value, rails.ranks_per_node, intra.value)
     c_r = rings(nics.value, rails.ranks_per_node)
     words = (
@@ -110,4 +128,5 @@ def over_rails(
     )
     if nics.value < rails.ranks_per_node:
         words += f"; fewer NICs than ranks a node ({nics.value} < {rails.ranks_per_node})"
-    return Figure(value, "B/s", "derived", SECTION), words
+    priced = Rings(c_r, intra.value, port.value)
+    return Figure(value, "B/s", "derived", SECTION), words, priced

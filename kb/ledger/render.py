@@ -343,11 +343,19 @@ def break_even_parts(be: Any) -> tuple[str, list[tuple[str, list[str]]]]:
     """A break-even's headline and the interconnects on each side of it (text and site)."""
     unit = {"bandwidth": "B/s", "latency": "s", "batch": ""}[be.parameter]
     what = f"{be.parameter} of {be.link}" if be.link else "batch"
+    per = ""
+    if be.rings is not None:  # one port's rate, as the records on each side state it
+        c = be.rings.count
+        what += (
+            f" per port, with {c} ports a node (a ring on each: "
+            f"min({c} x port, {_cell(be.rings.intra, unit)}) bus bandwidth)"
+        )
+        per = " per port"
     result = ", ".join(_cell(v, unit) for v in be.values) if be.values else be.detail
     headline = (
         f"{be.candidate}: {what}: {be.status}"
         f"{' at ' + result if be.values else ' (' + result + ')'}"
-        f" (the placement uses {_cell(be.current, unit)})"
+        f" (the placement uses {_cell(be.current, unit)}{per})"
     )
     names: dict[str, list[str]] = {side: [] for side in BREAK_EVEN_SIDES}
     for p in be.sides:  # one pass; a side outside BREAK_EVEN_SIDES is not printed

@@ -46,7 +46,7 @@ from kb.ledger.curves import (
     price,
 )
 from kb.ledger.quantities import Figure, QuantityError, figure
-from kb.ledger.rails import over_rails
+from kb.ledger.rails import Rings, over_rails
 from kb.model import KnowledgeBase
 from kb.run import Kept
 
@@ -89,6 +89,7 @@ class TransferSpec:
     pointer: str
     strategy: str = ""
     pricing: str = ""  # which rows priced it, or why the line rate did
+    rings: Rings | None = None  # over every NIC of a node: `bandwidth` is min(c_r*port, intra)
 
 
 def line_rate(link: Interconnect) -> Figure | None:
@@ -308,6 +309,7 @@ def resolve_transfer(
     if receipts is None:
         return None
     measured, pricing = priced_by_receipts(receipts, link.id, nominal, when)
+    rings = None
     if measured:
         bandwidth: Figure | None = measured.bandwidth
         latency: Figure | None = Figure(Fraction(0), "s", "measured", measured.receipt)
@@ -317,7 +319,7 @@ def resolve_transfer(
         latency = _latency(res, transfer, link, pointer)
         pricing = f"line rate of {link.id}: {pricing}"
         if transfer.rails is not None and bandwidth is not None:  # declared: cross_node_rails
-            bandwidth, said = over_rails(res, transfer.rails, bandwidth, pointer)
+            bandwidth, said, rings = over_rails(res, transfer.rails, bandwidth, pointer)
             pricing += said
             if bandwidth is None:
                 return None
@@ -343,4 +345,5 @@ def resolve_transfer(
         pointer=pointer,
         strategy=transfer.strategy,
         pricing=pricing,
+        rings=rings,
     )
