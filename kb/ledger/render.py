@@ -530,10 +530,20 @@ def _comparison_json(c: Comparison) -> dict[str, Any]:
 
 def _break_even_json(be: Any) -> dict[str, Any]:
     unit = {"bandwidth": "B/s", "latency": "s", "batch": "1"}[be.parameter]
+    rails = {}
+    if be.rings is not None:  # `current`, `values` and the sides are one port's rate
+        rails = {
+            "rails": {
+                "per_port": True,
+                "ports": exact(be.rings.count, "1"),
+                "intra": exact(be.rings.intra, "B/s"),
+            }
+        }
     return {
         "candidate": be.candidate,
         "parameter": be.parameter,
         "link": be.link,
+        **rails,
         "current": exact(be.current, unit),
         "status": be.status,
         "values": [exact(v, unit) for v in be.values],

@@ -152,3 +152,17 @@ def test_the_text_says_per_port_with_the_rings(shipped_data: Records) -> None:
     one_port = make_kb({**shipped_data, FIXTURE: fixture(shipped_data, False)})
     headline, _ = break_even_parts(bandwidth_break_even(analyzed(one_port)))
     assert "per port" not in headline and headline.endswith("(the placement uses 50 GB/s)")
+
+
+def test_the_json_says_per_port_with_the_rings(shipped_data: Records) -> None:
+    """`kb ledger --format json` carries what the text says: the rate is one port's, c_r ports."""
+    from kb.ledger.render import _break_even_json
+
+    kb = make_kb({**shipped_data, FIXTURE: fixture(shipped_data, True)})
+    doc = _break_even_json(bandwidth_break_even(analyzed(kb)))
+    assert doc["rails"]["per_port"] is True
+    assert Fraction(doc["rails"]["ports"]["exact"]) == 8
+    assert Fraction(doc["rails"]["intra"]["exact"]) == NVLINK_4
+    assert Fraction(doc["current"]["exact"]) == PORT
+    one_port = make_kb({**shipped_data, FIXTURE: fixture(shipped_data, False)})
+    assert "rails" not in _break_even_json(bandwidth_break_even(analyzed(one_port)))
