@@ -14,9 +14,9 @@ rate was (kb.ledger.scenario.compute_rate):
   `hardware#compute.bf16` (the datasheet figure), said so in the part's text.
 
 An engine version that end-to-end.json's `sixteen_bit_context_versions` lists ran its
-prompt's attention 16-bit although its KV cache was 8-bit (TensorRT-LLM before its FP8
-context FMHA): such a row's workload says so (`attention_sixteen_bit`, set by
-kb.ledger.engine_versions) and is covered as a 16-bit cache is.
+prompt's attention 16-bit although its KV cache was 8-bit (TensorRT-LLM 0.5 to 0.9.0, FP8
+context FMHA absent or off): such a row's workload says so (`attention_sixteen_bit`, set by
+kb.ledger.endtoend from kb.ledger.engine_versions) and is covered as a 16-bit cache is.
 
 A missing figure is left to the evaluator, which records it as a gap (LG004). An inline
 rate states no format and is used as stated. Pure apart from reading the knowledge base.

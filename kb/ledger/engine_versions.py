@@ -10,7 +10,7 @@ Three rules, each by the engine version a receipt names, read in that version's 
   step of a row (the prompt pass and every decode step) gains the declared t_r, a
   figure measured by the source the declaration names, not fitted to any row.
 - `attention_rate`'s `sixteen_bit_context_versions`: versions whose prompt attention ran
-  16-bit although their KV cache was 8-bit (TensorRT-LLM before its FP8 context FMHA);
+  16-bit although their KV cache was 8-bit (TensorRT-LLM 0.5 to 0.9.0);
   their rows' prompt attention is priced at the 16-bit rate (kb.ledger.attention_rate).
 
 A placement or `kb plan` question names no engine version, so no rule here reaches it.
