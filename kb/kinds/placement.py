@@ -163,6 +163,7 @@ class WorkloadView:
     prefill_matmul: str | None = None  # receipt of per-layer matmul times by tokens (prefill)
     kv_read_per_query_head: bool = False  # decode attention reads the cache once per query head
     moe_expert_rate: FigureNode | None = None  # FLOP/s of the routed experts' matmuls
+    attention_sixteen_bit: bool = False  # the prompt's attention runs 16-bit, whatever the cache
 
 
 @dataclass(frozen=True)
@@ -239,6 +240,7 @@ def _workload(node: Mapping[str, Any] | None) -> WorkloadView | None:
         prefill_matmul=node.get("prefill_matmul"),
         kv_read_per_query_head=node.get("kv_read_per_query_head") is True,
         moe_expert_rate=node.get("moe_expert_rate"),
+        attention_sixteen_bit=node.get("attention_sixteen_bit") is True,
     )
 
 

@@ -13,6 +13,11 @@ rate was (kb.ledger.scenario.compute_rate):
   as compute_rate chooses one (kb.ledger.matmul_rates.measured_matmul_rate), else
   `hardware#compute.bf16` (the datasheet figure), said so in the part's text.
 
+An engine version that end-to-end.json's `sixteen_bit_context_versions` lists ran its
+prompt's attention 16-bit although its KV cache was 8-bit (TensorRT-LLM 0.5 to 0.9.0, FP8
+context FMHA absent or off): such a row's workload says so (`attention_sixteen_bit`, set by
+kb.ledger.endtoend from kb.ledger.engine_versions) and is covered as a 16-bit cache is.
+
 A missing figure is left to the evaluator, which records it as a gap (LG004). An inline
 rate states no format and is used as stated. Pure apart from reading the knowledge base.
 """
@@ -40,17 +45,20 @@ def declared() -> tuple[str, Fraction]:
     return end_to_end(SECTION, lambda e: (str(e["format"]), Fraction(str(e["kv_bytes"]))))
 
 
-def attention_rate(res: InputReader, kv_bytes: Fraction, rate: FigureNode) -> tuple[Any, str]:
+def attention_rate(
+    res: InputReader, kv_bytes: Fraction, rate: FigureNode, sixteen_bit: bool = False
+) -> tuple[Any, str]:
     """The binding for C of the prompt's attention, and the text that says why.
 
     `rate` is the option's `useful.compute_rate` and `kv_bytes` the workload's bytes per
     cached KV element; the binding is `rate` unchanged unless the rule covers them (a
-    16-bit KV cache and a rate of another format).
+    16-bit KV cache, or `sixteen_bit`: an engine version declared to run its prompt's
+    attention 16-bit whatever the cache, and a rate of another format).
     """
     fmt, sixteen = declared()
     if not isinstance(rate, str):
         return {"value": rate["value"], "unit": rate["unit"]}, "C as the option states it"
-    if kv_bytes != sixteen:
+    if kv_bytes != sixteen and not sixteen_bit:
         return (
             rate,
             "C the option's rate (the KV cache is not 16-bit: attention_rate does not cover it)",
@@ -60,10 +68,15 @@ def attention_rate(res: InputReader, kv_bytes: Fraction, rate: FigureNode) -> tu
         return rate, "C the option's rate"
     counterpart = _counterpart(res, rate, hardware, fmt)
     kind = "measured" if _COMPUTE not in counterpart else "the datasheet figure"
+    why = (
+        f"a {fmt} KV cache makes Q, K and V {fmt}, so the attention kernel runs {fmt} matmuls"
+        if kv_bytes == sixteen
+        else f"this engine version's context attention runs {fmt} matmuls although its KV "
+        "cache is 8-bit (sixteen_bit_context_versions)"
+    )
     return counterpart, (
         f"C at {fmt} ({kind}, {counterpart}), not the {source_format} weights' rate: "
-        f"a {fmt} KV cache makes Q, K and V {fmt}, so the attention kernel runs {fmt} "
-        f"matmuls (kb/data/end-to-end.json {SECTION})"
+        f"{why} (kb/data/end-to-end.json {SECTION})"
     )
 
 

@@ -46,8 +46,14 @@ from typing import Any
 
 from kb.ledger import cross_node, group_scales, rails, trtllm_bench
 from kb.ledger import layouts as unstated
+from kb.ledger.attention_rate import SIXTEEN_BIT
 from kb.ledger.capacity import MEMORY_MEASURES, capacity, memory_prediction
-from kb.ledger.engine_versions import ray_step_overhead, runs_stock_collective, with_step_overhead
+from kb.ledger.engine_versions import (
+    ray_step_overhead,
+    runs_sixteen_bit_context,
+    runs_stock_collective,
+    with_step_overhead,
+)
 from kb.ledger.offline_run import offline_row, prefill_stall, replica_pool, unheld
 from kb.ledger.overlap import overlapped_rows, two_batch_overlap
 from kb.ledger.paged_run import Pool
@@ -395,6 +401,12 @@ def conditions(
         assumed.append(
             "decode attention reads the KV cache once per query head (this engine version "
             "predates its grouped-query kernel)"
+        )
+    if kv not in SIXTEEN_BIT and runs_sixteen_bit_context(record):  # declared: attention_rate
+        scenario = replace(scenario, attention_sixteen_bit=True)
+        assumed.append(
+            "the prompt's attention at the 16-bit rate although the KV cache is 8-bit (this "
+            "engine version had no FP8 context attention)"
         )
     rate = _moe_expert_rate(kb, record, str(model), str(hardware))
     if rate is not None:  # declared: moe_expert_rate

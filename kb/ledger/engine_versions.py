@@ -1,6 +1,6 @@
 """What an engine version ran, where kb/data/end-to-end.json declares it (issue 35, session 21).
 
-Two rules, each by the engine version a receipt names, read in that version's code:
+Three rules, each by the engine version a receipt names, read in that version's code:
 
 - `stock_collective_versions`: versions whose all-reduce was the stock library's (vLLM
   before its custom all-reduce was merged, or while it was disabled by default). Their
@@ -9,8 +9,11 @@ Two rules, each by the engine version a receipt names, read in that version's co
   worker and waits for them (vLLM from PR 2221 until PR 4894). At tp > 1 each priced
   step of a row (the prompt pass and every decode step) gains the declared t_r, a
   figure measured by the source the declaration names, not fitted to any row.
+- `attention_rate`'s `sixteen_bit_context_versions`: versions whose prompt attention ran
+  16-bit although their KV cache was 8-bit (TensorRT-LLM 0.5 to 0.9.0);
+  their rows' prompt attention is priced at the 16-bit rate (kb.ledger.attention_rate).
 
-A placement or `kb plan` question names no engine version, so neither rule reaches it.
+A placement or `kb plan` question names no engine version, so no rule here reaches it.
 """
 
 from __future__ import annotations
@@ -47,6 +50,22 @@ def runs_stock_collective(record: Record) -> bool:
     """True when the receipt's engine version is declared to have run the stock all-reduce."""
     engine, version = record.get("engine.record"), record.get("engine.version")
     return str(version) in stock_collective_versions().get(str(engine), ())
+
+
+@lru_cache(maxsize=1)
+def sixteen_bit_context_versions() -> dict[str, tuple[str, ...]]:
+    """`attention_rate.sixteen_bit_context_versions`: engine -> its 16-bit-attention versions."""
+    from kb.resources import end_to_end, engine_versions
+
+    return end_to_end(
+        "attention_rate", lambda entry: engine_versions(entry["sixteen_bit_context_versions"])
+    )
+
+
+def runs_sixteen_bit_context(record: Record) -> bool:
+    """True when the receipt's engine version is declared to run its prompt's attention 16-bit."""
+    engine, version = record.get("engine.record"), record.get("engine.version")
+    return str(version) in sixteen_bit_context_versions().get(str(engine), ())
 
 
 @lru_cache(maxsize=1)

@@ -135,6 +135,7 @@ class Scenario:
     kv_read_per_query_head: bool = False  # decode attention reads the KV cache per query head
     moe_expert_rate: Fraction | None = None  # TFLOP/s of an engine version's MoE expert matmuls
     weight_scale_bytes: Fraction | None = None  # per-group scales read with each weight, B
+    attention_sixteen_bit: bool = False  # the prompt's attention runs 16-bit despite an 8-bit cache
 
 
 @dataclass(frozen=True)
@@ -499,6 +500,8 @@ def _slug(s: Scenario) -> str:
         parts.append(tail(s.engine))
     if s.kv_read_per_query_head:
         parts.append("kv-per-query-head")
+    if s.attention_sixteen_bit:
+        parts.append("attn-16")
     if s.moe_expert_rate is not None:
         parts.append(f"moe-rate-{float(s.moe_expert_rate):g}")
     if s.weight_scale_bytes:
@@ -651,6 +654,8 @@ def placement_data(s: Scenario, kb: KnowledgeBase) -> dict[str, Any]:
         workload["prefill_matmul"] = prefill
     if s.kv_read_per_query_head:
         workload["kv_read_per_query_head"] = True
+    if s.attention_sixteen_bit:
+        workload["attention_sixteen_bit"] = True
     if s.moe_expert_rate is not None:
         workload["moe_expert_rate"] = _figure(
             s.moe_expert_rate,

@@ -285,6 +285,7 @@ class Workload:
     per_sequence: SequenceTerm | None = None  # the engine's t_s and where it is declared
     kv_read_per_query_head: bool = False  # the decode attention reads the cache per query head
     moe_expert_rate: Figure | None = None  # FLOP/s of the routed experts' matmuls (declared)
+    attention_sixteen_bit: bool = False  # the prompt's attention runs 16-bit, whatever the cache
 
 
 @dataclass(frozen=True)
@@ -425,6 +426,7 @@ def resolve_workload(
             "FLOP/s",
             "the MoE experts' matmul rate",
         ),
+        node.attention_sixteen_bit,
     )
 
 
@@ -1061,7 +1063,9 @@ def _attention_time(
         head = exact_spec(Fraction(widths[0] + widths[1] + v_width, 2), "1")
     from kb.ledger.attention_rate import attention_rate
 
-    rate, why = attention_rate(res, work.kv_bytes.value, option.compute_rate)
+    rate, why = attention_rate(
+        res, work.kv_bytes.value, option.compute_rate, work.attention_sixteen_bit
+    )
     part = evaluate_part(
         res,
         RIDGE_CLASS,
