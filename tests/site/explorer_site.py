@@ -45,3 +45,22 @@ def data_of(site: Path, model: str) -> dict[str, Any]:
     payload = text.split(f"window.KB_EXPLORE_DATA[{json.dumps(model)}] = ", 1)[1]
     found: dict[str, Any] = json.loads(payload.rstrip().removesuffix(";"))
     return found
+
+
+def priced_models(monkeypatch: Any) -> list[str]:
+    """The ids of the models the planner prices from now on, in order (each model pass counted).
+
+    KB_JOBS=1 keeps the passes in this process, where the count is kept.
+    """
+    import kb.sitegen.plan_pages as plan_pages
+
+    monkeypatch.setenv("KB_JOBS", "1")
+    priced: list[str] = []
+    real = plan_pages.model_pass
+
+    def counted(kb: Any, model: Any, hardware: Any, menus: Any) -> Any:
+        priced.append(model.id)
+        return real(kb, model, hardware, menus)
+
+    monkeypatch.setattr(plan_pages, "model_pass", counted)
+    return priced

@@ -11,7 +11,6 @@ the keys to what a price reads.)
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
 
 import pytest
 
@@ -19,6 +18,7 @@ import kb.sitegen.plan_pages as plan_pages
 from kb.sitegen.explorer import Menus
 from tests.sample import sample_copy
 from tests.site.conftest import load
+from tests.site.explorer_site import priced_models
 
 EDITED, KEPT = "models/llama-2-7b", "models/llama-3.1-70b"
 MENUS = Menus(
@@ -45,17 +45,9 @@ def build(records: Path, out: Path) -> dict[str, bytes]:
 def test_a_rebuild_prices_only_the_changed_model(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setenv("KB_JOBS", "1")  # counted here: the passes run in this process
     monkeypatch.setenv("KB_CACHE_DIR", str(tmp_path / "cache"))
     records = sample_copy(tmp_path / "records")
-    priced: list[str] = []
-    real = plan_pages.model_pass
-
-    def counted(kb: Any, model: Any, hardware: Any, menus: Any) -> Any:
-        priced.append(model.id)
-        return real(kb, model, hardware, menus)
-
-    monkeypatch.setattr(plan_pages, "model_pass", counted)
+    priced = priced_models(monkeypatch)
     out = tmp_path / "_site"
     first = build(records, out)
     assert sorted(priced) == sorted([EDITED, KEPT])

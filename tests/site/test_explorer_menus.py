@@ -24,6 +24,7 @@ import kb.sitegen.plan_pages as plan_pages
 from kb.cli import cli
 from kb.sitegen import urls
 from tests.site.conftest import REPO, small_corpus
+from tests.site.explorer_site import priced_models
 
 
 def corpus(folder: Path, n: int) -> Path:
@@ -74,20 +75,12 @@ def build(records: Path, out: Path, *extra: str) -> None:
 def test_kb_build_prices_the_chosen_models_and_lists_the_rest(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setenv("KB_JOBS", "1")  # counted here: the passes run in this process
     monkeypatch.setenv("KB_CACHE_DIR", str(tmp_path / "cache"))
     monkeypatch.setattr(
         explorer, "DEFAULT_MENUS", dataclasses.replace(explorer.DEFAULT_MENUS, model_limit=1)
     )
     records = small_corpus(tmp_path / "corpus")  # two models
-    priced: list[str] = []
-    real = plan_pages.model_pass
-
-    def counted(kb: Any, model: Any, hardware: Any, menus: Any) -> Any:
-        priced.append(model.id)
-        return real(kb, model, hardware, menus)
-
-    monkeypatch.setattr(plan_pages, "model_pass", counted)
+    priced = priced_models(monkeypatch)
     out = tmp_path / "site"
     build(records, out)  # the default: the planner's pages
     assert len(priced) == 1
