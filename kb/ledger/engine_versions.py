@@ -46,10 +46,15 @@ def stock_collective_versions() -> dict[str, tuple[str, ...]]:
     return end_to_end("stock_collective_versions", engine_versions)
 
 
+def _listed(record: Record, versions: dict[str, tuple[str, ...]]) -> bool:
+    """True when the receipt's engine names one of its `versions` (engine -> versions)."""
+    engine, version = record.get("engine.record"), record.get("engine.version")
+    return str(version) in versions.get(str(engine), ())
+
+
 def runs_stock_collective(record: Record) -> bool:
     """True when the receipt's engine version is declared to have run the stock all-reduce."""
-    engine, version = record.get("engine.record"), record.get("engine.version")
-    return str(version) in stock_collective_versions().get(str(engine), ())
+    return _listed(record, stock_collective_versions())
 
 
 @lru_cache(maxsize=1)
@@ -64,8 +69,7 @@ def sixteen_bit_context_versions() -> dict[str, tuple[str, ...]]:
 
 def runs_sixteen_bit_context(record: Record) -> bool:
     """True when the receipt's engine version is declared to run its prompt's attention 16-bit."""
-    engine, version = record.get("engine.record"), record.get("engine.version")
-    return str(version) in sixteen_bit_context_versions().get(str(engine), ())
+    return _listed(record, sixteen_bit_context_versions())
 
 
 @lru_cache(maxsize=1)
