@@ -859,8 +859,9 @@ def _over_capacity(
     or the headroom is no smaller batch (the row then stays as it was).
     """
     whole = _whole_sequence_context(scenario)
+    admitted = scenario.context if whole is None else whole
     try:
-        probe = outcome(replace(scenario, batch=scenario.dp, context=whole), kb)
+        probe = outcome(replace(scenario, batch=scenario.dp, context=admitted), kb)
     except ScenarioError:
         return None
     held = probe.max_batch
@@ -873,7 +874,6 @@ def _over_capacity(
         return None
     if not result.fits:
         return None
-    admitted = scenario.context if whole is None else whole
     reserve = "" if whole is None else ", each reserving its whole sequence"
     common["assumed"] = (
         *common["assumed"],
