@@ -858,8 +858,10 @@ def _over_capacity(
     sequence per replica), priced by the same composition. None when not even that fits
     or the headroom is no smaller batch (the row then stays as it was).
     """
+    whole = _whole_sequence_context(scenario)
+    admitted = scenario.context if whole is None else whole
     try:
-        probe = outcome(replace(scenario, batch=scenario.dp), kb)
+        probe = outcome(replace(scenario, batch=scenario.dp, context=admitted), kb)
     except ScenarioError:
         return None
     held = probe.max_batch
@@ -872,12 +874,40 @@ def _over_capacity(
         return None
     if not result.fits:
         return None
+    reserve = "" if whole is None else ", each reserving its whole sequence"
     common["assumed"] = (
         *common["assumed"],
         f"in flight: {held} of the stated {scenario.batch} (the largest batch kb finds fits "
-        f"at context {scenario.context}; the rest wait)",
+        f"at context {admitted}{reserve}; the rest wait)",
     )
     return capped, result
+
+
+def _whole_sequence_context(scenario: Scenario) -> int | None:
+    """Input + output tokens where the engine admits a request only if all of it fits.
+
+    Declared (kb/data/end-to-end.json `assumed.over_capacity.whole_sequence`): an engine
+    whose capacity scheduler reserves a request's KV cache to its last token before
+    admitting it holds in flight only what fits at the whole sequence, not at the mean
+    context its decode step is priced at. None for other engines (their cap is taken at
+    the row's context, as the step is).
+    """
+    if str(scenario.engine) not in whole_sequence_engines():
+        return None
+    if scenario.input_tokens is None or scenario.output_tokens is None:
+        return None
+    return scenario.input_tokens + scenario.output_tokens
+
+
+@lru_cache(maxsize=1)
+def whole_sequence_engines() -> frozenset[str]:
+    """`assumed.over_capacity.whole_sequence.engines`: engines reserving whole sequences."""
+    from kb.resources import end_to_end
+
+    return end_to_end(
+        "assumed",
+        lambda e: frozenset(str(x) for x in e["over_capacity"]["whole_sequence"]["engines"]),
+    )
 
 
 def _declared_reason(key: str, row: Mapping[str, Any], reason: str) -> str:

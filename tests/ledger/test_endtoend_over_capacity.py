@@ -2,7 +2,8 @@
 
 kb/data/end-to-end.json `assumed.over_capacity`: when kb's composed feasibility finds the
 stated batch (or concurrency) does not fit, the TPOT (and 1/TPOT) of the row is priced at
-the largest batch the same feasibility admits at the row's context; TTFT, latency and
+the largest batch the same feasibility admits at the row's context (at the whole
+sequence, input + output, for an engine declared in `whole_sequence`); TTFT, latency and
 throughput rows keep the stated batch (and stay "does not fit").
 """
 
@@ -19,6 +20,7 @@ from kb.ledger.endtoend import (
     OVER_CAPACITY_MEASURES,
     conditions,
     evaluate_row,
+    whole_sequence_engines,
 )
 from kb.ledger.scenario import outcome
 from kb.model import KnowledgeBase
@@ -67,3 +69,52 @@ def test_a_ttft_row_over_capacity_still_does_not_fit(
     result = evaluate_row(shipped, record, TTFT_ROW, row, False)
     assert result.predicted is None and result.state == CONTRADICTED
     assert "does not fit" in result.reason
+
+
+NIM = "receipts/nim-1.8-llama-3.3-70b-h100-tp2-fp8-concurrency"
+NIM_ITL_ROW = 5  # concurrency 150, 5000/500 on TensorRT-LLM: kb finds 150 do not fit
+
+
+def test_the_whole_sequence_engines_are_declared_with_sources() -> None:
+    data = json.loads(
+        (Path(__file__).resolve().parents[2] / "kb" / "data" / "end-to-end.json").read_text()
+    )
+    entry = data["assumed"]["over_capacity"]["whole_sequence"]
+    assert frozenset(entry["engines"]) == whole_sequence_engines() == {"engines/tensorrt-llm"}
+    assert "GUARANTEED_NO_EVICT" in entry["reason"] and entry["sources"]
+
+
+def test_a_tensorrt_llm_row_is_capped_at_its_whole_sequence(shipped: KnowledgeBase) -> None:
+    record = shipped.get(NIM)
+    assert record is not None
+    row = record.data["results"][NIM_ITL_ROW]
+    scenario, measures, _ = conditions(shipped, record, row)
+    assert scenario.engine == "engines/tensorrt-llm" and measures == "tpot"
+    assert scenario.input_tokens is not None and scenario.output_tokens is not None
+    whole = scenario.input_tokens + scenario.output_tokens
+    assert scenario.context is not None and scenario.context < whole  # priced at the mean
+    held = outcome(replace(scenario, batch=1, context=whole), shipped).max_batch
+    at_mean = outcome(replace(scenario, batch=1), shipped).max_batch
+    assert held is not None and at_mean is not None and held < at_mean  # the rule bites
+    result = evaluate_row(shipped, record, NIM_ITL_ROW, row, False)
+    # the cap from the whole sequence (the step then runs at the serving steady state of
+    # that many requests, at the mean context: tests/ledger/test_serving_steady_state.py)
+    assert any(
+        f"in flight: {held} of the stated {scenario.batch}" in a and "whole sequence" in a
+        for a in result.assumed
+    )
+
+
+def test_an_engine_not_declared_keeps_the_cap_at_the_row_context(
+    shipped: KnowledgeBase, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr("kb.ledger.endtoend.whole_sequence_engines", lambda: frozenset())
+    record = shipped.get(NIM)
+    assert record is not None
+    row = record.data["results"][NIM_ITL_ROW]
+    scenario, _, _ = conditions(shipped, record, row)
+    at_mean = outcome(replace(scenario, batch=1), shipped).max_batch
+    assert at_mean is not None
+    result = evaluate_row(shipped, record, NIM_ITL_ROW, row, False)
+    assert any(f"in flight: {at_mean} of the stated" in a for a in result.assumed)
+    assert not any("whole sequence" in a for a in result.assumed)
