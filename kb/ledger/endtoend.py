@@ -32,7 +32,9 @@ Each row gets one state:
   every layout the planner and the engine admit (kb.ledger.layouts, declared:
   `unstated_layout`) when the measurement cannot tell which ran: each layout's prediction
   is shown, and the row is never validated nor a validation row. When every layout misses
-  on the same side, the row is `contradicted`, with the nearest layout's error.
+  on the same side, the row is `contradicted`, with the nearest layout's error. A row
+  whose source reports the best layout (`unstated_layout.reported`) is judged instead on
+  kb's best layout, every layout still shown.
 """
 
 from __future__ import annotations
@@ -746,7 +748,8 @@ def _unstated_layout(
 
     Each layout is this function's own evaluation of the row with the layout written in;
     the row keeps them all (`layouts`). A one-sided miss is the nearest layout's row,
-    contradicted; otherwise the row shows no single prediction.
+    contradicted; a row whose source reports the best layout (`reported: best`) is kb's
+    best layout's row, judged on the band; otherwise the row shows no single prediction.
     """
     layouts = unstated.stated_rows(kb, record, row, declared)
     priced = tuple(
@@ -764,11 +767,19 @@ def _unstated_layout(
         )
     entries = tuple(
         unstated.Entry(
-            n, r.error, not (r.predicted is None and r.state == CONTRADICTED), _shown(r), r.reason
+            n,
+            r.error,
+            not (r.predicted is None and r.state == CONTRADICTED),
+            _shown(r),
+            r.reason,
+            r.predicted,
         )
         for n, r in priced
     )
-    verdict = unstated.judge(entries, declaration().band)
+    if declared.best is not None:  # declared: unstated_layout.reported (a best row)
+        verdict = unstated.best(entries, declared.best)
+    else:
+        verdict = unstated.judge(entries, declaration().band)
     shown = next((r for n, r in priced if n == verdict.nearest), None)
     base = shown or next((r for _, r in priced if r.conditions), priced[0][1])
     names = [n for n, _ in priced]
@@ -777,8 +788,11 @@ def _unstated_layout(
         verdict.kind, NOT_EVALUABLE
     )
     reason = "; ".join((verdict.reason, *layouts[0][2][1:]))  # and the link taken, if one
+    if verdict.kind == "best" and shown is not None and shown.error is not None:
+        state, judged = _judged(shown.error, False)
+        reason = f"{reason}; {judged}" if judged else reason
     reason = f"{CALIBRATION_WHY}; {reason}" if calibration else reason
-    if shown is not None:  # a one-sided miss: the nearest layout's row
+    if shown is not None:  # a one-sided miss (the nearest layout) or a best row (kb's best)
         return replace(
             shown,
             conditions=conditions,

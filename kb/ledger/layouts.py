@@ -15,6 +15,13 @@ with the layout's degrees written in) and assembles the row from `judge`'s verdi
 - otherwise `undetermined`: the measurement cannot tell which layout ran; every layout's
   prediction is shown, and the row is never validated nor a validation row.
 
+A receipt whose source says its figure is the best over the mappings the engine ran
+(`reported: best`, with the source's words) measures a best, not an unknown layout: `best`
+gives the verdict instead. kb's prediction is the best (`better: higher`: the maximum;
+`lower`: the minimum) of its predictions over the fitting layouts, named and judged on the
+band like any row, every layout still shown. No layout fits: contradicted; a fitting layout
+not priced: the best cannot be taken, and the row stays undetermined.
+
 A row whose layouts put a TP group across nodes needs the link between them: where the
 declaration names a `link.family`, the accelerator's reference node network is taken
 (as kb plan takes it) when, and only when, it is of that family.
@@ -38,12 +45,21 @@ _PART = re.compile(r"^(tp|pp|ep|dp)([1-9][0-9]*)$")
 
 
 @dataclass(frozen=True)
+class Best:
+    """`reported: best`: the source reports the best layout's figure, in its own words."""
+
+    higher: bool  # a rate: the maximum is the best; a time: the minimum
+    words: str
+
+
+@dataclass(frozen=True)
 class Declared:
-    """One receipt's declaration: its rows (None: all), its layouts and its link's family."""
+    """One receipt's declaration: rows (None: all), layouts, link family, best (`reported`)."""
 
     rows: frozenset[int] | None
     layouts: tuple[str, ...]
     link_family: str | None
+    best: Best | None = None
 
 
 @lru_cache(maxsize=1)
@@ -63,8 +79,19 @@ def _declarations(entry: Any) -> dict[str, Declared]:
         names = tuple(str(n) for n in node["layouts"])
         for name in names:
             degrees(name)  # ValueError on a name that is not a layout
-        found[str(receipt)] = Declared(rows, names, family)
+        found[str(receipt)] = Declared(rows, names, family, _best(node.get("reported")))
     return found
+
+
+def _best(node: Any) -> Best | None:
+    """A receipt's `reported` entry: None when absent; ValueError unless it is a best."""
+    if node is None:
+        return None
+    if not isinstance(node, dict) or node.get("value") != "best":
+        raise ValueError(f"`reported` must be {{value: best, better, words}}, not {node!r}")
+    if node.get("better") not in ("higher", "lower"):
+        raise ValueError(f"`reported.better` must be higher or lower, not {node.get('better')!r}")
+    return Best(node["better"] == "higher", str(node["words"]))
 
 
 def engine_ep() -> Mapping[str, str]:
@@ -140,11 +167,12 @@ class Entry:
     fits: bool
     shown: str  # "15.36 ms (-33.5%)"
     why: str = ""  # why it is not priced
+    value: Fraction | None = None  # the prediction (`best` takes the best of them)
 
 
 @dataclass(frozen=True)
 class Verdict:
-    """`unfit` (no layout fits), `missed` (one-sided miss), `open` or `unpriced`."""
+    """`unfit` (no layout fits), `missed` (one-sided miss), `best`, `open` or `unpriced`."""
 
     kind: str
     reason: str
@@ -184,6 +212,26 @@ def judge(entries: Sequence[Entry], band: Fraction) -> Verdict:
         )
     reason += "; the source does not state which ran" + (f"; {tail}" if tail else "")
     return Verdict("open", reason)
+
+
+def best(entries: Sequence[Entry], reported: Best) -> Verdict:
+    """A best row's verdict: kb's best fitting layout (`nearest`), to be judged on the band."""
+    fitting = [e for e in entries if e.fits]
+    unfit = [e.name for e in entries if not e.fits]
+    tail = f"; does not fit: {', '.join(unfit)}" if unfit else ""
+    if not fitting:
+        return Verdict("unfit", f"measured, but kb finds it fits under no layout ({tail[2:]})")
+    priced = [(e.value, e) for e in fitting if e.value is not None]
+    if len(priced) < len(fitting):
+        kind = "open" if priced else "unpriced"
+        missing = ", ".join(f"{e.name} ({e.why})" for e in fitting if e.value is None)
+        return Verdict(kind, f"the source reports the best layout, but not priced: {missing}")
+    top = (max if reported.higher else min)(priced, key=lambda pair: pair[0])[1]
+    reason = (
+        f"the source reports the best layout ({reported.words}): kb's best is {top.name}, "
+        f"the {'highest' if reported.higher else 'lowest'} of {_listed(fitting)}{tail}"
+    )
+    return Verdict("best", reason, top.name)
 
 
 def _listed(entries: Sequence[Entry]) -> str:

@@ -5,7 +5,9 @@ exactly as the row would be priced if its source stated that layout; the declare
 held here equal to the planner's enumeration restricted by the engine (the ledger sits
 below kb.plan and does not import it); kb.ledger.layouts.judge gives the verdict:
 contradicted only when every layout misses on the same side (or none fits), else
-`undetermined`, which is never validated and never a validation row.
+`undetermined`, which is never validated and never a validation row. A receipt whose
+source reports the best mapping (`reported: best`) is judged instead on kb's best layout
+(kb.ledger.layouts.best): the maximum of the layouts' predictions for a rate.
 """
 
 from __future__ import annotations
@@ -15,6 +17,8 @@ from fractions import Fraction
 from typing import Any
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from kb.ledger import layouts
 from kb.ledger.endtoend import (
@@ -22,6 +26,8 @@ from kb.ledger.endtoend import (
     CONTRADICTED,
     NOT_EVALUABLE,
     UNDETERMINED,
+    VALIDATED,
+    _shown,
     distribution,
     evaluate_row,
     report_row,
@@ -128,7 +134,9 @@ def test_every_declared_row_has_a_composed_prediction(shipped: KnowledgeBase) ->
         if layouts.declared(result.receipt, result.index, {}) is None:
             continue
         assert result.layouts and any(r.predicted is not None for _, r in result.layouts)
-        assert result.state in (CONTRADICTED, UNDETERMINED), result
+        best = layouts.declarations()[result.receipt].best is not None
+        judged = (VALIDATED, CONTRADICTED) if best else (CONTRADICTED, UNDETERMINED)
+        assert result.state in judged, result
         assert "layout unstated" in report_row(result)["conditions"]
 
 
@@ -168,8 +176,11 @@ def test_an_unpriced_layout_keeps_a_one_sided_miss_open() -> None:
     assert layouts.judge((_entry("b", None, why="no curve"),), BAND).kind == "unpriced"
 
 
-def test_the_rows_states_follow_the_verdicts(shipped: KnowledgeBase) -> None:
+def test_the_rows_states_follow_the_verdicts(
+    shipped: KnowledgeBase, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """A miss is the nearest layout's row, contradicted; an open row shows no one prediction."""
+    _not_best(monkeypatch)  # the v0.7a rows as they are without `reported: best`
     record, row = _row(shipped, TT, 0)
     missed = evaluate_row(shipped, record, 0, row, False)
     assert missed.state == CONTRADICTED and missed.validation
@@ -206,3 +217,126 @@ def test_the_json_shows_every_layout_only_on_these_rows() -> None:
     assert document["summary"]["states"].get(UNDETERMINED, 0) == sum(
         1 for r in document["rows"] if r["state"] == UNDETERMINED
     )
+
+
+# ---- `reported: best`: the source reports the best layout (unstated_layout.reported) ----
+
+
+def _not_best(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The declarations as they would be if no source reported the best layout."""
+    changed = {
+        receipt: layouts.Declared(decl.rows, decl.layouts, decl.link_family)
+        for receipt, decl in layouts.declarations().items()
+    }
+    monkeypatch.setattr(layouts, "declarations", lambda: changed)
+
+
+def _valued(name: str, value: str | None, fits: bool = True) -> layouts.Entry:
+    return layouts.Entry(
+        name, None, fits, "x", "no curve", None if value is None else Fraction(value)
+    )
+
+
+HIGHER = layouts.Best(True, "'max config'")
+
+
+def test_only_the_v07a_eight_gpu_rows_are_declared_best() -> None:
+    best = {r: d.best for r, d in layouts.declarations().items() if d.best is not None}
+    assert set(best) == {TRT} and best[TRT] == layouts.Best(True, "'8xH200 = max TP/PP/DP config'")
+    assert layouts.declarations()[TRT].rows == frozenset({1, 3, 5})
+
+
+def test_a_reported_entry_that_is_not_a_best_is_refused() -> None:
+    assert layouts._best(None) is None
+    assert layouts._best({"value": "best", "better": "lower", "words": "w"}) == layouts.Best(
+        False, "w"
+    )
+    with pytest.raises(ValueError, match="value: best"):
+        layouts._best({"value": "median", "better": "higher", "words": "w"})
+    with pytest.raises(ValueError, match="higher or lower"):
+        layouts._best({"value": "best", "better": "up", "words": "w"})
+
+
+def test_best_takes_the_highest_rate_or_the_lowest_time_of_the_fitting_layouts() -> None:
+    entries = (_valued("a", "2"), _valued("b", "5"), _valued("c", None, fits=False))
+    found = layouts.best(entries, HIGHER)
+    assert (found.kind, found.nearest) == ("best", "b")
+    assert "kb's best is b, the highest of a x, b x; does not fit: c" in found.reason
+    lowest = layouts.best(entries, layouts.Best(False, "'fastest'"))
+    assert (lowest.kind, lowest.nearest) == ("best", "a") and "the lowest of" in lowest.reason
+
+
+def test_best_cannot_be_taken_with_a_fitting_layout_unpriced() -> None:
+    partly = layouts.best((_valued("a", "2"), _valued("b", None)), HIGHER)
+    assert (partly.kind, partly.nearest) == ("open", None) and "not priced: b (no curve)" in (
+        partly.reason
+    )
+    assert layouts.best((_valued("b", None),), HIGHER).kind == "unpriced"
+    assert layouts.best((_valued("a", None, fits=False),), HIGHER).kind == "unfit"
+
+
+@given(st.lists(st.fractions(min_value=Fraction(1, 1000), max_value=1000), min_size=1, max_size=12))
+def test_the_best_is_the_maximum_of_the_layouts_predictions(values: list[Fraction]) -> None:
+    entries = tuple(_valued(f"l{i}", str(v)) for i, v in enumerate(values))
+    found = layouts.best(entries, HIGHER)
+    chosen = next(e for e in entries if e.name == found.nearest)
+    assert chosen.value == max(values) and all(e.value is not None for e in entries)
+    assert chosen == next(e for e in entries if e.value == max(values))  # the first, on a tie
+
+
+def test_a_best_row_is_judged_on_kbs_best_layout(shipped: KnowledgeBase) -> None:
+    """Passing fixture: the shipped 128/128 row, within the band on the maximum."""
+    record, row = _row(shipped, TRT, 1)
+    found = evaluate_row(shipped, record, 1, row, False)
+    fitting = [(n, r) for n, r in found.layouts if r.predicted is not None]
+    top = max(fitting, key=lambda pair: pair[1].predicted or 0)
+    assert len(fitting) == len(found.layouts) == 10
+    assert (found.predicted, found.error) == (top[1].predicted, top[1].error)
+    assert found.state == VALIDATED and found.validation and abs(found.error or 1) <= BAND
+    assert f"kb's best is {top[0]}, the highest of" in found.reason
+    assert all(f"{n} {_shown(r)}" in found.reason for n, r in found.layouts)
+    report = report_row(found)
+    assert report["state"] == VALIDATED and len(report["layouts"]) == 10
+    assert "layout unstated" in report["conditions"]
+
+
+@pytest.mark.parametrize("scale, side", [(Fraction(3), -1), (Fraction(1, 10), 1)])
+def test_a_best_row_missing_on_one_side_is_contradicted(
+    shipped: KnowledgeBase, scale: Fraction, side: int
+) -> None:
+    """Failing fixture: the measurement moved so that every layout misses on one side."""
+    record, row = _row(shipped, TRT, 1)
+    shipped_row = evaluate_row(shipped, record, 1, row, False)
+    assert shipped_row.measured is not None
+    measured = shipped_row.measured * scale
+    row["value"] = {**row["value"], "value": float(measured)}
+    found = evaluate_row(shipped, record, 1, row, False)
+    errors = [r.error for _, r in found.layouts if r.error is not None]
+    assert len(errors) == 10 and all(e * side > BAND for e in errors)  # every layout, one side
+    assert found.state == CONTRADICTED and found.validation
+    assert found.error == max(errors)  # the maximum's error, not the nearest layout's
+    assert found.reason.endswith("outside the band")
+
+
+def test_a_row_not_declared_best_stays_undetermined(
+    shipped: KnowledgeBase, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    _not_best(monkeypatch)
+    record, row = _row(shipped, TRT, 1)
+    found = evaluate_row(shipped, record, 1, row, False)
+    assert found.state == UNDETERMINED and found.predicted is None and not found.validation
+    assert "the source does not state which ran" in found.reason
+
+
+def test_every_best_row_shows_the_maximum_of_the_layouts_it_lists() -> None:
+    """Property, on the shipped rows: the row's prediction is the max of its listed layouts'."""
+    best_rows = [
+        r
+        for r in end_to_end_results()
+        if r.layouts and (d := layouts.declarations().get(r.receipt)) and d.best is not None
+    ]
+    assert {r.index for r in best_rows} == {1, 3, 5}
+    for result in best_rows:
+        predictions = [r.predicted for _, r in result.layouts if r.predicted is not None]
+        assert predictions and result.predicted == max(predictions)
+        assert result.state in (VALIDATED, CONTRADICTED)

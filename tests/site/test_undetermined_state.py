@@ -3,7 +3,9 @@
 A row whose source leaves its layout open (kb/data/end-to-end.json `unstated_layout`)
 is shown in the explorer's receipts table (explore.js paints `state state-<state>`) with
 its reason, which names each layout's prediction; the stylesheet paints the state as
-the neutral states are painted, not as `validated`.
+the neutral states are painted, not as `validated`. The shipped rows of that kind are
+declared best (`unstated_layout.reported`) and judged; the undetermined ones are shown
+here with that declaration removed.
 """
 
 from __future__ import annotations
@@ -13,7 +15,8 @@ from pathlib import Path
 
 import pytest
 
-from kb.ledger.endtoend import UNDETERMINED
+from kb.ledger import layouts
+from kb.ledger.endtoend import CONTRADICTED, UNDETERMINED, VALIDATED
 from kb.model import KnowledgeBase
 from kb.sitegen.explorer import receipt_rows
 from tests.conftest import SHIPPED_RECORDS
@@ -47,7 +50,19 @@ def test_undetermined_is_painted_neutral_not_green() -> None:
     assert "var(--measured)" not in state and "var(--measured)" in _rule_of(".state-validated")
 
 
-def test_the_explorer_shows_each_layout_of_an_undetermined_row(shipped_kb: KnowledgeBase) -> None:
+def _without_best(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The declarations with no `reported: best` (no shipped row is undetermined with it)."""
+    changed = {
+        receipt: layouts.Declared(decl.rows, decl.layouts, decl.link_family)
+        for receipt, decl in layouts.declarations().items()
+    }
+    monkeypatch.setattr(layouts, "declarations", lambda: changed)
+
+
+def test_the_explorer_shows_each_layout_of_an_undetermined_row(
+    shipped_kb: KnowledgeBase, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    _without_best(monkeypatch)
     rows = receipt_rows(shipped_kb, "models/llama-2-70b")
     open_rows = [r for r in rows if r["state"] == UNDETERMINED]
     assert len(open_rows) == 3
@@ -55,3 +70,15 @@ def test_the_explorer_shows_each_layout_of_an_undetermined_row(shipped_kb: Knowl
         assert row["predicted"] == "" and row["error"] == ""
         assert "consistent with dp8 " in row["reason"] and " tp8 " in row["reason"]
         assert "the source does not state which ran" in row["reason"]
+
+
+def test_the_explorer_shows_kbs_best_layout_and_every_layout_of_a_best_row(
+    shipped_kb: KnowledgeBase,
+) -> None:
+    """The same rows as shipped (`reported: best`): judged, painted by their state."""
+    rows = receipt_rows(shipped_kb, "models/llama-2-70b")
+    best = [r for r in rows if "kb's best is" in r["reason"]]
+    assert [r["row"] for r in best] == [1, 3, 5]
+    for row in best:
+        assert row["state"] in (VALIDATED, CONTRADICTED) and row["predicted"] and row["error"]
+        assert "the highest of dp8 " in row["reason"] and " tp8 " in row["reason"]
