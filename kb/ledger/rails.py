@@ -6,7 +6,9 @@ one ring per NIC and splits each operation over them through NVLink (sources/ncc
 so c_r = min(NICs per node, ranks per node) rings each cross the node boundary on their own
 port, and every pipelined step moves n/(c_r*N) through each NIC and n/N over a GPU's own
 scale-up link: the bus bandwidth is W = min(c_r*W_port, W_intra). The latency term is the
-flat ring's (each step waits for its slowest hop, the network's) and is not touched here.
+flat ring's, 2*(N-1) steps at the network's per-message latency, and is not touched here: an
+estimate, not a floor (NCCL's own model charges the network only on the steps that cross
+nodes, and a measured two-node all-reduce is faster: interconnects/infiniband-ndr v7).
 
 A placement states the NICs (`tp_collective.rails.nics_per_node`, a sourced figure or a
 binding); without them the ring runs over one port, as before, and the pricing says so.
