@@ -111,6 +111,18 @@ def test_a_waiting_sequence_s_blocks_are_taken_from_its_tail() -> None:
     assert max(run.latencies) == a_finish + _prefill(1, 7) * F(3, 7) + 8 * d
 
 
+def test_a_victim_that_loses_every_block_is_prefilled_again_in_full() -> None:
+    # As above with 4 blocks: B, 3 outputs in (context 7), is A's victim for A's 3rd
+    # block and keeps 1 block (4 tokens); for A's 4th, B (waiting) gives up that one too.
+    # When A finishes, B takes 2 blocks and prefills its whole context less one token (6).
+    prices = Prices(_prefill, _flat)
+    run = simulate_static(2, 1, 4, 12, Pool(4, 4), prices)
+    p, d, d2 = _prefill(1, 3), _flat(1)[0], _flat(2)[0]
+    a_finish = (p + d) + (p + d2) + 2 * d2 + 8 * d  # outputs 3-4 at batch 2, 5-12 alone
+    assert min(run.latencies) == a_finish
+    assert max(run.latencies) == a_finish + _prefill(1, 6) + 9 * d
+
+
 def _grid() -> list[tuple[int, int, int, int, int]]:
     small = itertools.product((2, 3, 5), (1, 2), (1, 4, 9), (3, 8), (4, 7, 12))
     return [(b, r, i, o, blocks) for b, r, i, o, blocks in small if blocks * 4 >= i + o]
