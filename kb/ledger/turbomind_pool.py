@@ -3,10 +3,11 @@
 kb/data/end-to-end.json `turbomind_pool` lists, per receipt, the pool the benchmark
 script set (blocks of block_tokens) and the rounds each thread runs. A TTFT row whose
 batch the pool does not hold as whole sequences is priced by kb.ledger.turbomind_run
-with kb's composed prefill pass and decode step; every other row keeps the first_token
-rule. The decode step is read bilinearly between the composed steps at batch 1 and at
-the largest batch the pool holds whole (at most the row's), at contexts input_tokens
-and input_tokens + output_tokens: those four corners are ones kb finds fit.
+with kb's composed prefill pass and decode step (a preempted sequence keeping the head
+of its blocks, `turbomind_kept_prefix`); every other row keeps the first_token rule.
+The decode step is read bilinearly between the composed steps at batch 1 and at the
+largest batch the pool holds whole (at most the row's), at contexts input_tokens and
+input_tokens + output_tokens: those four corners are ones kb finds fit.
 """
 
 from __future__ import annotations
@@ -132,8 +133,8 @@ def pooled_ttft(kb: KnowledgeBase, scenario: Scenario, found: Declared) -> tuple
         f"turbomind_pool: the benchmark's pool of {pool.blocks} blocks x {pool.block} tokens "
         f"holds {pool.blocks // pool.held(inputs + outputs)} of the {scenario.batch} whole "
         f"sequences; {scenario.batch} threads x {found.rounds} rounds simulated under "
-        f"TurboMind's block schedule ({run.steps} iterations): mean TTFT over "
-        f"{len(run.ttfts)} requests"
+        f"TurboMind's block schedule ({run.steps} iterations), a preempted sequence keeping "
+        f"the head of its blocks (turbomind_kept_prefix): mean TTFT over {len(run.ttfts)} requests"
     )
     return run.statistic(run.ttfts, "mean"), note
 

@@ -1,4 +1,4 @@
-"""LMDeploy's static benchmark through TurboMind's KV block pool (issue 35, session 19).
+"""LMDeploy's static benchmark through TurboMind's KV block pool (issue 35, sessions 19, 22).
 
 kb/data/end-to-end.json `turbomind_pool` declares the rule; this module runs it. B
 threads each send `rounds` identical requests one after another (profile_generation.py);
@@ -8,12 +8,14 @@ the engine (TurboMind at v0.1.0a1) runs iterations, each:
   top of k + 2; an engine holding no sequence blocks and takes the first one sent
   alone), giving each the next priority;
 - gives every sequence it holds, in priority order, the blocks for its context + 1
-  tokens; when the free blocks fall short, preempts running sequences from the back
-  (lowest priority) until they suffice, and every sequence after the last one
-  preempted waits; a sequence the blocks cannot cover even so waits (a preempted
-  sequence's blocks are taken as lost: it is prefilled again in full);
-- prefills each sequence admitted this iteration over its context - 1 tokens, then
-  runs one decode step of every running sequence, which emits a token each.
+  tokens; when the free blocks fall short, takes them from the sequences holding blocks
+  (running or waiting) from the back (lowest priority) until they suffice, and every
+  sequence after the last one taken from waits; a sequence the blocks cannot cover even
+  so waits, its blocks locked. A victim's blocks are evicted only as the schedule needs
+  them, its tail first (`turbomind_kept_prefix`): it keeps its head's KV;
+- prefills each new sequence over its input_tokens - 1 tokens and each readmitted one
+  over the tokens it misses less one, then runs one decode step of every running
+  sequence, which emits a token each.
 
 Times are the caller's (`Prices`): kb's composed prefill pass and decode step.
 Pure: numbers in, a `RunResult` out; ValueError on a run it cannot price (a pool that
@@ -23,7 +25,7 @@ holds no whole sequence, a run longer than MAX_GROUP_STEPS sequence-steps).
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from fractions import Fraction
 
 from kb.ledger.finite_run import MAX_GROUP_STEPS, RunResult
@@ -53,7 +55,8 @@ class _Seq:
     sent: Fraction
     context: int
     priority: int = 0
-    held: int = 0  # blocks
+    held: int = 0  # blocks: a running sequence's, a waiting one's (locked), a victim's head
+    kept: int = 0  # tokens whose KV a sequence not running keeps (its cache length)
     running: bool = False
     emitted: int = 0
     first: Fraction | None = None
@@ -77,63 +80,96 @@ class _Queue:
         return ready
 
 
+@dataclass
+class _Schedule:
+    """Materialize's schedule (SequenceManager.cc Schedule and Transaction), by index."""
+
+    free: int
+    last: int
+    cached: int = 0  # victims' blocks not evicted yet
+    evict: int = 0
+    active: list[int] = field(default_factory=list)
+    victims: list[_Seq] = field(default_factory=list)
+
+    def transact(self, held: list[_Seq], index: int, need: int) -> None:
+        """Transaction::Process: `need` blocks from the free, the cache, then victims."""
+        count = need
+        allocate = min(self.free, count)
+        count -= allocate
+        evict = min(self.cached, count)
+        count -= evict
+        victims: list[_Seq] = []
+        preempt, vidx = 0, self.last - 1
+        while count and vidx > index:
+            victims.append(held[vidx])
+            preempt += held[vidx].held
+            if count <= preempt:
+                evict, count, self.last = evict + count, 0, vidx
+                break
+            vidx -= 1
+        if count:  # not committed: the sequence waits
+            return
+        self.free -= allocate
+        self.cached += preempt - evict
+        self.evict += evict
+        self.victims += victims
+        self.active.append(index)
+
+
 def _materialize(held: list[_Seq], pool: Pool) -> list[_Seq]:
     """Blocks for the next step in priority order; the sequences admitted or readmitted."""
-    free = pool.blocks - sum(s.held for s in held)
-    last, admitted = len(held), []
+    needs = [max(0, pool.held(s.context + 1) - s.held) for s in held]
+    plan = _Schedule(pool.blocks - sum(s.held for s in held), len(held))
     index = 0
-    while index < last:
-        seq = held[index]
-        need = max(0, -(-(seq.context + 1) // pool.block) - seq.held)
-        if need > free:
-            victims, back = _victims(held, index, last, need - free)
-            if victims is not None:
-                free += sum(_preempt(v) for v in victims)
-                last = back + 1
-        if need <= free:
-            free -= need
-            seq.held += need
-            if not seq.running:
-                admitted.append(seq)
-            seq.running = True
-        elif seq.running:  # it cannot grow: preempted itself
-            free += _preempt(seq)
+    while index < plan.last:
+        plan.transact(held, index, needs[index])
         index += 1
-    for seq in held[last:]:
-        free += _preempt(seq)
+    _evict(plan, pool)
+    active, admitted = set(plan.active), []
+    for index, seq in enumerate(held):
+        if index not in active:
+            _stop(seq)  # waits, its blocks locked (a victim's already cut)
+            continue
+        seq.held += needs[index]
+        if not seq.running:
+            admitted.append(seq)
+        seq.running = True
     return admitted
 
 
-def _victims(held: list[_Seq], index: int, last: int, short: int) -> tuple[list[_Seq] | None, int]:
-    """The running sequences after `index`, from the back, whose blocks cover `short`.
+def _evict(plan: _Schedule, pool: Pool) -> None:
+    """The victims' blocks cached, stamped in order each from its last; the oldest evicted.
 
-    (None, _) when all of them do not; else the victims and the index of the last one.
+    So the first victim loses its tail, then its head, before the next loses any; a
+    victim keeps the tokens its remaining blocks hold (VerifyAndLockCached).
     """
-    victims: list[_Seq] = []
-    freed, back = 0, last - 1
-    while freed < short and back > index:
-        if held[back].running:
-            victims.append(held[back])
-            freed += held[back].held
-        back -= 1
-    return (victims, back) if freed >= short else (None, back)
+    evict = plan.evict
+    for seq in plan.victims:
+        _stop(seq)
+        lost = min(evict, seq.held)
+        seq.held, evict = seq.held - lost, evict - lost
+        seq.kept = min(seq.kept, seq.held * pool.block)
 
 
-def _preempt(seq: _Seq) -> int:
-    """A running sequence's blocks taken (its KV lost); the blocks freed (0 if not running)."""
-    if not seq.running:
-        return 0
-    freed, seq.held, seq.running = seq.held, 0, False
-    return freed
+def _stop(seq: _Seq) -> None:
+    """A running sequence stops: it keeps the KV of all but its last token."""
+    if seq.running:
+        seq.kept, seq.running = seq.context - 1, False
 
 
 def _prefill(admitted: list[_Seq], inputs: int, prices: Prices) -> Fraction:
-    """New sequences as one pass over input_tokens - 1 each; readmitted ones a pass each."""
+    """New sequences as one pass over input_tokens - 1 each; a readmitted one its missing share.
+
+    A readmitted sequence misses context - kept tokens and recomputes all but the one
+    left to the decoder: that share of its whole pass over context - 1 tokens.
+    """
     new = [s for s in admitted if s.emitted == 0]
     time = prices.prefill(len(new), inputs - 1) if new and inputs > 1 else Fraction(0)
     for seq in admitted:
-        if seq.emitted and seq.context > 1:
-            time += prices.prefill(1, seq.context - 1)
+        missing = seq.context - seq.kept
+        if seq.emitted and missing > 1:
+            whole = seq.context - 1
+            time += prices.prefill(1, whole) * Fraction(missing - 1, whole)
     return time
 
 
@@ -219,18 +255,17 @@ def _quiet_steps(
 
 
 def _could_admit(held: list[_Seq], pool: Pool) -> bool:
-    """Whether a waiting sequence's blocks are free, or held by running ones it may preempt.
+    """Whether a waiting sequence's missing blocks are free, or held by ones it may take them from.
 
-    A sequence cut off by a preemption waits one iteration with its blocks free; a waiting
-    one of higher priority than running ones may preempt them. Either is an event.
+    A waiting sequence may take the blocks of every lower-priority sequence (running or
+    waiting); this asks of all of them, so it errs only towards running an iteration in full.
     """
     free = pool.blocks - sum(s.held for s in held)
     below = 0
     for seq in reversed(held):
-        if seq.running:
-            below += seq.held
-        elif pool.held(seq.context + 1) <= free + below:
+        if not seq.running and pool.held(seq.context + 1) - seq.held <= free + below:
             return True
+        below += seq.held
     return False
 
 

@@ -3,8 +3,9 @@
 kb.ledger.turbomind_run runs B threads x `rounds` requests through TurboMind v0.1.0a1's
 block schedule. Held here: with a pool that holds every whole sequence the run is the
 first_token round rule plus what that rule says it leaves out (the first request's wait
-for the others' last step in later rounds), exactly; two small runs past the pool worked
-by hand (a request waiting for blocks, a sequence preempted and prefilled again); the
+for the others' last step in later rounds), exactly; small runs past the pool worked
+by hand (a request waiting for blocks, a sequence that cannot grow waiting with its
+blocks, a preempted or waiting sequence keeping its head and recomputing its tail); the
 closed-form quiet steps equal every iteration run in full, on a grid of pools that
 force waiting and preemption (KB_FULL=1 adds two shipped-size 13B runs).
 """
@@ -65,12 +66,13 @@ def test_a_request_the_pool_cannot_hold_waits_for_the_one_ahead_to_finish() -> N
     assert run.statistic(run.ttfts, "mean") == (3 * p + 6 * d) / 2
 
 
-def test_a_sequence_preempted_is_prefilled_again_with_its_outputs() -> None:
+def test_a_sequence_that_cannot_grow_waits_with_its_blocks_and_recomputes_nothing() -> None:
     # Blocks of 4 tokens, 5 blocks; 4 + 8 token sequences need 3 blocks by the end. A
     # (alone) and B (the next iteration) start with 2 blocks each; A takes the free one
-    # for its 9th token; B then needs a third for its 9th and, last in priority, is
-    # preempted after 4 outputs. A finishes alone; B runs again: a pass over its prompt
-    # and 4 outputs less the token left to the decoder (7), then its other 4 outputs.
+    # for its 9th token; B then needs a third for its 9th and, last in priority, has no
+    # one below to take it from: it waits after 4 outputs, its 2 blocks locked
+    # (turbomind_kept_prefix (3)). A finishes alone; B takes a freed block and runs its
+    # other 4 outputs with nothing to prefill again.
     prices = Prices(_prefill, _flat)
     run = simulate_static(2, 1, 4, 8, Pool(5, 4), prices)
     p, d, d2 = _prefill(1, 3), _flat(1)[0], _flat(2)[0]
@@ -78,7 +80,47 @@ def test_a_sequence_preempted_is_prefilled_again_with_its_outputs() -> None:
     assert sorted(run.ttfts) == [first_a, first_a + together]
     a_finish = first_a + together + 3 * d2 + 3 * d  # outputs 2-4 at batch 2, 5-8 alone
     assert min(run.latencies) == a_finish
-    assert max(run.latencies) == a_finish + _prefill(1, 7) + d + 3 * d
+    assert max(run.latencies) == a_finish + d + 3 * d
+
+
+def test_a_preempted_sequence_keeps_its_head_and_recomputes_its_tail() -> None:
+    # Blocks of 4 tokens, 6 blocks; 4 + 12 token sequences need 4 blocks by the end. A
+    # and B hold 3 blocks each when A, before its 9th output (context 12), needs a 4th:
+    # B (7 outputs, context 11, 10 tokens cached) is the victim, and only the one block
+    # the schedule needs is evicted, B's last: B keeps 2 blocks, 8 tokens. A finishes
+    # alone; B takes one freed block and prefills the 3 tokens it misses less the one
+    # left to the decoder: 2/10 of its pass over 10 tokens; then its last 5 outputs.
+    prices = Prices(_prefill, _flat)
+    run = simulate_static(2, 1, 4, 12, Pool(6, 4), prices)
+    p, d, d2 = _prefill(1, 3), _flat(1)[0], _flat(2)[0]
+    a_finish = (p + d) + (p + d2) + 6 * d2 + 4 * d  # outputs 3-8 at batch 2, 9-12 alone
+    assert min(run.latencies) == a_finish
+    assert max(run.latencies) == a_finish + _prefill(1, 10) * F(2, 10) + 5 * d
+
+
+def test_a_waiting_sequence_s_blocks_are_taken_from_its_tail() -> None:
+    # As above with 5 blocks: B waits after 4 outputs holding 2 blocks (7 tokens cached);
+    # A, needing its 4th block before its 9th output, takes one of B's (turbomind_kept_
+    # prefix (4)), B's last: B keeps 1 block, 4 tokens. When A finishes, B takes 2 blocks
+    # and recomputes 8 - 4 - 1 = 3 of its 7 tokens, then its last 8 outputs.
+    prices = Prices(_prefill, _flat)
+    run = simulate_static(2, 1, 4, 12, Pool(5, 4), prices)
+    p, d, d2 = _prefill(1, 3), _flat(1)[0], _flat(2)[0]
+    a_finish = (p + d) + (p + d2) + 3 * d2 + 7 * d  # outputs 3-5 at batch 2, 6-12 alone
+    assert min(run.latencies) == a_finish
+    assert max(run.latencies) == a_finish + _prefill(1, 7) * F(3, 7) + 8 * d
+
+
+def test_a_victim_that_loses_every_block_is_prefilled_again_in_full() -> None:
+    # As above with 4 blocks: B, 3 outputs in (context 7), is A's victim for A's 3rd
+    # block and keeps 1 block (4 tokens); for A's 4th, B (waiting) gives up that one too.
+    # When A finishes, B takes 2 blocks and prefills its whole context less one token (6).
+    prices = Prices(_prefill, _flat)
+    run = simulate_static(2, 1, 4, 12, Pool(4, 4), prices)
+    p, d, d2 = _prefill(1, 3), _flat(1)[0], _flat(2)[0]
+    a_finish = (p + d) + (p + d2) + 2 * d2 + 8 * d  # outputs 3-4 at batch 2, 5-12 alone
+    assert min(run.latencies) == a_finish
+    assert max(run.latencies) == a_finish + _prefill(1, 6) + 9 * d
 
 
 def _grid() -> list[tuple[int, int, int, int, int]]:
