@@ -3,8 +3,9 @@
 At maximum load every decode step reads each running sequence's cache, so the output rate is
 at most HBM rate / (mean context x KV bytes per token), whatever the batch. docs/ledger.md
 says the H100 rows at 128/2048 and 2048/2048 and the H200 row at 2048/2048 lie above that
-bound for a 16-bit cache: the runs did not read one. The rows keep kb's unstated default
-(not read off their own values); this test holds the arithmetic to the shipped records.
+bound for a 16-bit cache: the runs did not read one. Since session 22 the rows state an FP8
+cache from sources independent of their values (tests/ledger/test_llama8b_fp8_kv_cache.py);
+this test holds the bound's arithmetic to the shipped records.
 """
 
 from __future__ import annotations
@@ -53,4 +54,4 @@ def test_the_bound_is_the_hand_worked_one(shipped: KnowledgeBase) -> None:
     bound = _bound(shipped, "hardware/nvidia-h100-sxm", 2048 + 1024, 2)
     assert round(bound) == 8320
     assert _rows(shipped)["H100, TP1, 2048/2048"]["precision"] == "fp8"
-    assert "kv_precision" not in _rows(shipped)["H100, TP1, 2048/2048"]  # kb's default stays
+    assert _rows(shipped)["H100, TP1, 2048/2048"]["kv_precision"] == "fp8"  # stated, session 22
