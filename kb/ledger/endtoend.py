@@ -68,6 +68,7 @@ from kb.ledger.scenario import (
     outcome,
     prefill_matmul_receipt,
 )
+from kb.ledger.transfers import LINE_RATE
 from kb.ledger.turbomind_pool import past_pool, pooled_outcome
 from kb.model import KnowledgeBase, Record
 
@@ -720,6 +721,7 @@ def evaluate_row(
     )
     if skipped:  # a curve read without a row its receipt marks `outlier` (kb/ledger/curves.py)
         common["assumed"] = (*common["assumed"], *skipped)
+    common["assumed"] = (*common["assumed"], *line_rate_notes(result.pricing))
     predicted = _printable(predicted, common)
     error = (predicted - measured) / measured
     state, reason = _judged(error, calibration)
@@ -860,6 +862,18 @@ PREEMPTION_NOTE = (
 
 # The measures a row over capacity is priced at its in-flight batch for (assumed.over_capacity).
 OVER_CAPACITY_MEASURES = ("tpot", "output_tokens_per_s_per_user")
+
+
+def line_rate_notes(pricing: tuple[str, ...]) -> tuple[str, ...]:
+    """What a row's collectives priced at a link's line rate say, once each, in order.
+
+    A collective no measured curve covers (no curve of the link, or a message outside
+    every curve's range: never extrapolated) is priced at the interconnect record's line
+    rate, labelled an estimate (kb/ledger/transfers.py); the row says so, beside the
+    curves it looked for, so a reader sees which of its collectives no measurement priced.
+    """
+    notes = [f"a collective at the {p}" for p in pricing if p.startswith(LINE_RATE)]
+    return tuple(dict.fromkeys(notes))
 
 
 def _over_capacity(

@@ -71,6 +71,9 @@ def bus_factor(pattern: str, ranks: int) -> Fraction:
     return 2 * base if pattern == "all-reduce" else base
 
 
+LINE_RATE = "line rate of "  # how a transfer priced at its link's line rate begins `pricing`
+
+
 @dataclass(frozen=True)
 class TransferSpec:
     """A resolved transfer: what moves, over which link, how often, and what hides it."""
@@ -317,7 +320,7 @@ def resolve_transfer(
     else:
         bandwidth = line_rate(link)
         latency = _latency(res, transfer, link, pointer)
-        pricing = f"line rate of {link.id}: {pricing}"
+        pricing = f"{LINE_RATE}{link.id}: {pricing}"
         if transfer.rails is not None and bandwidth is not None:  # declared: cross_node_rails
             bandwidth, said, rings = over_rails(res, transfer.rails, bandwidth, pointer)
             pricing += said
