@@ -138,11 +138,12 @@ def end_to_end_block(kb: KnowledgeBase) -> str:
             + (shown if row["predicted"] else row["reason"])
         )
     undetermined = [r for r in rows if r["state"] == UNDETERMINED]
-    lines += [
-        "",
-        f"Undetermined rows ({len(undetermined)}; the source leaves the layout open, each "
-        "layout is priced, and the measurement cannot tell which ran: never validation):",
-    ]
+    if undetermined:  # the heading only over rows (none since session 22)
+        lines += [
+            "",
+            f"Undetermined rows ({len(undetermined)}; the source leaves the layout open, each "
+            "layout is priced, and the measurement cannot tell which ran: never validation):",
+        ]
     lines += [f"- `{r['receipt']}` {r['label']}: {r['reason']}" for r in undetermined]
     reasons: Counter[str] = Counter()
     metrics: Counter[str] = Counter()
