@@ -7,7 +7,9 @@ These tests hold what was established, and fail if the composition or the receip
 
 - the rows keep the layout the page states (tp 8, no ep): the page's MoE options file nests
   `enable_attention_dp` under `cuda_graph_config`, which the LLM API's strict CudaGraphConfig
-  would reject, so the page does not establish attention DP, and it gives no ep degree;
+  would reject, so the page does not establish attention DP, and it gives no ep degree
+  (session 22: the publishing pull request corrected the nesting, so attention DP is taken to
+  have run; the ep degree is still not given: tests/ledger/test_trtllm_v1_attention_dp.py);
 - the split follows the KV-cache format kb prices: every contradicted row that states an FP8
   cache (Maverick's FP8 checkpoint, receipt v4) is too fast, and every contradicted row priced
   with kb's unstated 16-bit default (Qwen3 on all three, Maverick's FP4 rows) is too slow but one,
