@@ -46,7 +46,7 @@ from fractions import Fraction
 from functools import lru_cache
 from typing import Any
 
-from kb.ledger import cross_node, group_scales, rails, trtllm_bench
+from kb.ledger import cross_node, group_scales, layout_gaps, rails, trtllm_bench
 from kb.ledger import layouts as unstated
 from kb.ledger.attention_rate import SIXTEEN_BIT
 from kb.ledger.capacity import MEMORY_MEASURES, capacity, memory_prediction
@@ -609,6 +609,9 @@ def evaluate_row(
     shown = _conditions_view(scenario)
     graphs = row.get("cuda_graphs")  # the row's state (its collective may price without it)
     shown["cuda_graphs"] = graphs if isinstance(graphs, bool) else None
+    gap = layout_gaps.note(str(record.id), index)  # declared: layout_gaps (no price changes)
+    if gap is not None:
+        assumed.append(gap)
     common = dict(measures=measures, conditions=shown, unit=unit, assumed=tuple(assumed))
     if measured is None:
         return RowResult(
