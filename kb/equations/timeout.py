@@ -188,6 +188,7 @@ def run_with_budget(
             note_stopped(inner)
             raise
     spent, charged = run, [0]
+    _import_sympy()
     try:
         steps = _capped(spent, steps)
         limit = steps
@@ -209,6 +210,17 @@ def run_with_budget(
     finally:
         if spent is not None and spent.record_left is not None:
             spent.record_left -= charged[0]
+
+
+def _import_sympy() -> None:
+    """Import SymPy now, before any guard starts (every outermost budget clears its cache).
+
+    A guard's stop that lands in a module's first import leaves it half made for the
+    rest of the process: SymPy without `sympy.core` failed every later check with
+    EQ001 (a helper thread's guard of 0.3 s stopped the import, tests/workers).
+    Imported once per process; after that this is a lookup in sys.modules.
+    """
+    import sympy  # noqa: F401
 
 
 def _counted(

@@ -1,0 +1,135 @@
+"""The thread budget (kb.equations.threadbudget) stops its helper for good, and in time.
+
+Two ways a stop went wrong before session 22, each reproduced here at a point the test
+controls, not left to timing:
+
+- a stop that lands in a finaliser (`__del__`, a weakref callback) is swallowed by
+  CPython (reported to sys.unraisablehook, a traceback for the user) and the helper went
+  on with the work after its caller had reported the timeout;
+- a stop that lands in the process's first `import sympy` leaves SymPy half made for
+  the rest of the process (`module 'sympy' has no attribute 'core'`): every later check
+  of that process failed with EQ001. tests/workers/test_portable.py's fallback test saw
+  it in 9 of 10 module runs, its first test's guard stopping the import.
+"""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import threading
+import time
+from typing import Any
+
+import pytest
+
+from kb.equations import threadbudget
+from tests.conftest import REPO
+
+
+class Stopped(TimeoutError):
+    """What the caller raises here when the budget passes."""
+
+
+def _budget_threads(before: frozenset[threading.Thread] = frozenset()) -> list[threading.Thread]:
+    return [t for t in threading.enumerate() if t.name == "kb-budget" and t not in before]
+
+
+def _spin(seconds: float) -> None:
+    end = time.monotonic() + seconds
+    while time.monotonic() < end:  # pure Python: a stop lands between two bytecodes
+        pass
+
+
+def test_a_stop_lost_in_a_finaliser_is_sent_again(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The stop lands in a `__del__` (run by the helper as the work drops an object)."""
+    sent = threading.Event()
+    real_stop = threadbudget.stop
+
+    def stop(helper: threading.Thread) -> bool:
+        sent.set()
+        return real_stop(helper)
+
+    monkeypatch.setattr(threadbudget, "stop", stop)
+    reported: list[Any] = []
+    monkeypatch.setattr(sys, "unraisablehook", reported.append)
+    in_finaliser: list[bool] = []
+    finished: list[bool] = []
+
+    class Finalised:
+        def __del__(self) -> None:
+            in_finaliser.append(True)
+            sent.wait(10)  # until the caller has sent its stop: it lands in here
+            _spin(5)
+
+    def work() -> None:
+        Finalised()  # dropped at once: its __del__ runs here, in the helper thread
+        _spin(3)  # the work goes on after a stop the finaliser swallowed
+        finished.append(True)
+
+    before, started = frozenset(_budget_threads()), time.monotonic()
+    with pytest.raises(Stopped):
+        threadbudget.run_in_thread(work, 0.05, Stopped)
+    waited = time.monotonic() - started
+    assert in_finaliser == [True] and sent.is_set()
+    assert _budget_threads(before) == [], "the helper outlived its caller's timeout"
+    assert finished == []
+    assert waited < 0.05 + threadbudget.STOP_GRACE + 1.0
+    assert reported == []  # the swallowed stop is kb's own business: no traceback
+
+
+def test_a_stop_that_lands_in_the_work_is_sent_once(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Only a stop known to be lost is sent again: one stop in flight at a time."""
+    sends: list[int] = []
+    real_stop = threadbudget.stop
+
+    def stop(helper: threading.Thread) -> bool:
+        sends.append(1)
+        return real_stop(helper)
+
+    monkeypatch.setattr(threadbudget, "stop", stop)
+    before = frozenset(_budget_threads())
+    with pytest.raises(Stopped):
+        threadbudget.run_in_thread(lambda: _spin(5), 0.05, Stopped)
+    assert _budget_threads(before) == []
+    assert sends == [1]
+
+
+# A fresh interpreter that has not imported SymPy, with neither SIGALRM nor fork, and a
+# guard far shorter than SymPy's import: before session 22 the guard stopped the import.
+FIRST_IMPORT = """
+import multiprocessing, signal, sys
+del signal.SIGALRM
+multiprocessing.get_all_start_methods = lambda: ["spawn"]
+from kb.equations import threadbudget
+from kb.equations.timeout import CheckGuard, run_with_budget
+assert "sympy" not in sys.modules
+real_run, seen = threadbudget.run_in_thread, []
+
+def counted(*args):
+    seen.append("sympy.core" in sys.modules)
+    return real_run(*args)
+
+threadbudget.run_in_thread = counted
+try:  # the guard is kept in wall-clock time here: on a busy machine it may still pass
+    print(run_with_budget(lambda: "ok"), seen)
+except CheckGuard:
+    print("guard", seen)
+import sympy
+print(sorted(n for n in ("core", "polys", "simplify", "solvers") if not hasattr(sympy, n)))
+"""
+
+
+def test_sympy_is_imported_before_the_guard_starts() -> None:
+    done = subprocess.run(
+        [sys.executable, "-c", FIRST_IMPORT],
+        cwd=REPO,
+        env={"KB_EQ_BUDGET": "0.01", "PATH": "/usr/bin:/bin", "PYTHONPATH": str(REPO)},
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr
+    ran, missing = done.stdout.splitlines()
+    assert ran.endswith("[True]"), ran  # SymPy was imported before the guard started
+    assert missing == "[]", missing
