@@ -181,7 +181,8 @@ def run_with_budget(
     """
     steps = default_work() if steps is None else steps
     if spent_here() is not None:  # inside another check's budget, in this thread
-        inner = run if run is not None else run_here()
+        enclosing = run_here()  # the run of the budget it is inside: it belongs to that one
+        inner = enclosing if enclosing is not None else run
         try:
             return _counted(work, steps, False, [0], inner)
         except CheckTimeout:
@@ -193,8 +194,8 @@ def run_with_budget(
         steps = _capped(spent, steps)
         limit = steps
 
-        def counted() -> T:
-            return _counted(work, limit, True, charged, spent)
+        def counted(into: Spending | None) -> T:
+            return _counted(work, limit, True, charged, into)
 
         return _run_within(counted, default_budget(), charged, spent)
     except CheckGuard:  # its count is not the input's: the whole budget is lost
@@ -241,17 +242,24 @@ def _counted(
 
 
 def _run_within(
-    work: Callable[[], T], seconds: float, charged: list[int], run: Spending | None
+    work: Callable[[Spending | None], T], seconds: float, charged: list[int], run: Spending | None
 ) -> T:
     if _alarm_usable():
         with _alarm(seconds):
-            return work()
+            return work(run)
     if "fork" in multiprocessing.get_all_start_methods():
-        return _in_child(work, seconds, charged, run)
+        return _in_child(lambda: work(run), seconds, charged, run)
     from kb.equations.threadbudget import run_in_thread
 
-    # The helper thread's stops count in `run`: the work's budget belongs to it (_counted).
-    return run_in_thread(work, seconds, CheckGuard, guard_message(seconds))
+    # The helper counts its stops in a Spending of its own, added to `run` here when it
+    # returns or is given up: a helper that could not be stopped (a long C call) and runs
+    # on cannot touch the budgets of the checks that come after it.
+    own = None if run is None else Spending()
+    try:
+        return run_in_thread(lambda: work(own), seconds, CheckGuard, guard_message(seconds))
+    finally:
+        for _ in range(budgets_stopped(own)):
+            note_stopped(run)
 
 
 def _in_child(work: Callable[[], T], seconds: float, charged: list[int], run: Spending | None) -> T:

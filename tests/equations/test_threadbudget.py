@@ -40,6 +40,11 @@ def _spin(seconds: float) -> None:
         pass
 
 
+def _calls(count: int) -> None:
+    for _ in range(count):  # Python calls: the steps a budget counts
+        _spin(0)
+
+
 def test_a_stop_lost_in_a_finaliser_is_sent_again(monkeypatch: pytest.MonkeyPatch) -> None:
     """The stop lands in a `__del__` (run by the helper as the work drops an object)."""
     sent = threading.Event()
@@ -133,3 +138,36 @@ def test_sympy_is_imported_before_the_guard_starts() -> None:
     ran, missing = done.stdout.splitlines()
     assert ran.endswith("[True]"), ran  # SymPy was imported before the guard started
     assert missing == "[]", missing
+
+
+def test_a_helper_that_cannot_be_stopped_leaves_the_run_s_budgets_alone(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A helper left running (here: its stops refused, as in a long C call) changes no count.
+
+    Its nested budget names the run's Spending itself (as kb's checks do, `run=`), and
+    times out after its caller gave up: the stop is its own, not the next check's.
+    """
+    import multiprocessing
+
+    from kb.equations import timeout
+    from kb.run import Spending
+
+    monkeypatch.setattr(timeout, "_alarm_usable", lambda: False)
+    monkeypatch.setattr(multiprocessing, "get_all_start_methods", lambda: ["spawn"])
+    monkeypatch.setattr(threadbudget, "stop", lambda helper: False)
+    monkeypatch.setenv("KB_EQ_BUDGET", "0.05")
+    run, gave_up, nested = Spending(), threading.Event(), threading.Event()
+
+    def work() -> None:
+        gave_up.wait(10)  # the caller has reported its guard
+        with pytest.raises(timeout.CheckTimeout):
+            timeout.run_with_budget(lambda: _calls(10_000), 100, run=run)
+        nested.set()
+
+    with pytest.raises(timeout.CheckGuard):
+        timeout.run_with_budget(work, run=run)
+    assert run.stopped == 1  # the guard's stop
+    gave_up.set()
+    assert nested.wait(10)
+    assert run.stopped == 1  # the helper's nested stop came after: not this run's any more
