@@ -14,17 +14,22 @@ controls, not left to timing:
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 import threading
 import time
 import weakref
+from pathlib import Path
 from typing import Any
 
 import pytest
 
 from kb.equations import threadbudget
-from tests.conftest import REPO
+from tests.conftest import REPO, SHIPPED_RECORDS
+from tests.sample import full, sample_copy
+
+WHOLE_TREE = pytest.mark.skipif(not full(), reason="the shipped tree: KB_FULL=1")
 
 
 class Stopped(TimeoutError):
@@ -146,6 +151,52 @@ except CheckGuard:
 import sympy
 print(sorted(n for n in ("core", "polys", "simplify", "solvers") if not hasattr(sympy, n)))
 """
+
+
+# `kb validate --full` in one process, logging every module imported for the first time
+# while a budget is open (in this process: KB_JOBS=1).
+IMPORTS_INSIDE = """
+import sys
+from kb.equations import work
+
+inside = []
+
+class Logged:
+    def find_spec(self, name, path=None, target=None):
+        if work.spent_here() is not None:
+            inside.append(name)
+        return None
+
+sys.meta_path.insert(0, Logged())
+from kb.cli import main
+try:
+    main()
+finally:
+    print("imported inside a budget:", sorted(set(inside)), file=sys.stderr)
+"""
+
+
+@pytest.mark.parametrize(
+    "tree", ["sample", pytest.param("shipped", marks=[WHOLE_TREE, pytest.mark.slow])]
+)
+def test_no_check_imports_a_module_for_the_first_time(tree: str, tmp_path: Path) -> None:
+    """Per push on the sample (tests/sample.py), on the whole tree with KB_FULL=1.
+
+    timeout.IMPORTED_FIRST is imported before any budget: no stop can land in a first
+    import, and no check's count holds one (sympy.physics.units: 275,577 steps).
+    """
+    root = sample_copy(tmp_path / "records") if tree == "sample" else SHIPPED_RECORDS
+    done = subprocess.run(
+        [sys.executable, "-c", IMPORTS_INSIDE, "validate", "--full", "--root", str(root)],
+        cwd=tmp_path,
+        env={**os.environ, "KB_JOBS": "1", "KB_CACHE_DIR": str(tmp_path / "cache")},
+        capture_output=True,
+        text=True,
+        timeout=900,
+        check=False,
+    )
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "imported inside a budget: []" in done.stderr, done.stderr[-2000:]
 
 
 def test_sympy_is_imported_before_the_guard_starts() -> None:
