@@ -22,9 +22,9 @@ a BaseException.
 One stop is in flight at a time (a second one could land in the helper's own
 clean-up and escape the thread). A stop that lands in a finaliser (a `__del__`,
 a weakref callback run mid-work) is swallowed by CPython, which hands it to
-sys.unraisablehook: while helpers run, a hook of this module (`_DropStops`) drops
-it without a word and marks that helper's stop lost, and the caller sends it
-again, until the helper has left or STOP_GRACE has passed (before session 22 the
+sys.unraisablehook: a hook this module puts in place before its first helper
+(`_DropStops`) drops it without a word and marks that helper's stop lost, and the
+caller sends it again, until the helper has left or STOP_GRACE has passed (before session 22 the
 stop was sent once, and such a helper went on with the work after its caller had
 reported the timeout). Limits: a single long C call (a huge integer product)
 runs to its end before the stop lands, and a stop swallowed by a bare `except:`
@@ -127,7 +127,7 @@ class _Helper:
 
 
 class _DropStops:
-    """The unraisable hook while helpers run: a stop lost in a finaliser says nothing.
+    """The unraisable hook once helpers have run: a stop lost in a finaliser says nothing.
 
     CPython gives an exception raised in a finaliser to sys.unraisablehook (the
     default one prints a traceback). This hook drops a `_Stopped` there, marks the
