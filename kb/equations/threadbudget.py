@@ -17,16 +17,25 @@ exception is re-raised in the caller, so findings equal the SIGALRM path's.
 Budgets nest as the SIGALRM ones do: a budget taken inside another never
 outlives it. Unlike the SIGALRM path, a CheckTimeout here cannot be swallowed by
 an `except Exception` in the work: the caller raises it itself, and the stop is
-a BaseException. Limits: a single long C call (a huge integer product) runs to
-its end before the stop lands; the stop is sent once (a second one could land
-in the helper's own clean-up and print a traceback), so a stop lost inside a
-finaliser leaves the helper running; without ctypes (not CPython) a timed-out
-helper cannot be stopped at all. In every case kb still reports the timeout and
-exits, as the helper is a daemon thread.
+a BaseException.
+
+One stop is in flight at a time (a second one could land in the helper's own
+clean-up and escape the thread). A stop that lands in a finaliser (a `__del__`,
+a weakref callback run mid-work) is swallowed by CPython, which hands it to
+sys.unraisablehook: a hook this module puts in place before its first helper
+(`_DropStops`) drops it without a word and marks that helper's stop lost, and the
+caller sends it again, until the helper has left or STOP_GRACE has passed (before session 22 the
+stop was sent once, and such a helper went on with the work after its caller had
+reported the timeout). Limits: a single long C call (a huge integer product)
+runs to its end before the stop lands, and a stop swallowed by a bare `except:`
+in the work is not seen; without ctypes (not CPython) a timed-out helper cannot
+be stopped at all. In every case kb still reports the timeout and exits, as the
+helper is a daemon thread.
 """
 
 from __future__ import annotations
 
+import sys
 import threading
 import time
 from collections.abc import Callable
@@ -35,7 +44,10 @@ from typing import Any, TypeVar, cast
 T = TypeVar("T")
 
 STOP_GRACE = 0.5  # seconds to wait for a stopped helper to unwind (a long C call may not)
-_LOCAL = threading.local()  # .deadline: the enclosing budget's end (time.monotonic), if any
+STOP_LOOK = 0.01  # seconds between two looks at a stopped helper (is its stop lost?)
+# .deadline: the enclosing budget's end (time.monotonic), if any; .helper: the _Helper
+# this thread is (in a helper thread), whose lost stop the unraisable hook marks.
+_LOCAL = threading.local()
 
 
 class _Stopped(BaseException):
@@ -51,6 +63,7 @@ def run_in_thread(
     if enclosing is not None:
         deadline = min(deadline, enclosing)
     helper = _Helper(work, deadline)
+    _DropStops.install()
     helper.thread.start()
     try:
         done = helper.finished.wait(max(deadline - time.monotonic(), 0.0))
@@ -58,8 +71,7 @@ def run_in_thread(
         helper.stop()
         raise
     if not done:
-        if helper.stop():
-            helper.thread.join(STOP_GRACE)  # let it unwind before the next check runs SymPy
+        helper.stop_and_wait(STOP_GRACE)  # let it unwind before the next check runs SymPy
         raise timeout(message or f"check exceeded its {seconds:g} s budget")
     if "error" in helper.outcome:
         raise helper.outcome["error"]
@@ -75,11 +87,12 @@ class _Helper:
         self.finished = threading.Event()
         self.lock = threading.Lock()
         self.leaving = False
+        self.lost = False  # the last stop sent was swallowed in a finaliser (_DropStops)
         self.thread = threading.Thread(target=self._run, name="kb-budget", daemon=True)
 
     def _run(self) -> None:
         try:
-            _LOCAL.deadline = self.deadline
+            _LOCAL.deadline, _LOCAL.helper = self.deadline, self
             try:
                 self.outcome["value"] = self.work()
             except _Stopped:
@@ -95,7 +108,50 @@ class _Helper:
     def stop(self) -> bool:
         """Stop the work, unless it is already leaving (a stop then could escape the thread)."""
         with self.lock:
+            self.lost = False
             return not self.leaving and stop(self.thread)
+
+    def stop_and_wait(self, grace: float) -> None:
+        """Stop the work and wait up to `grace` s for the thread to end.
+
+        A stop lost in a finaliser is sent again; one still on its way (the helper is
+        in a long C call) is not: a second stop could land in the helper's clean-up.
+        """
+        if not self.stop():
+            return
+        end = time.monotonic() + grace
+        while self.thread.is_alive() and (left := end - time.monotonic()) > 0:
+            self.thread.join(min(STOP_LOOK, left))
+            if self.lost:
+                self.stop()
+
+
+class _DropStops:
+    """The unraisable hook once helpers have run: a stop lost in a finaliser says nothing.
+
+    CPython gives an exception raised in a finaliser to sys.unraisablehook (the
+    default one prints a traceback). This hook drops a `_Stopped` there, marks the
+    helper's stop lost (it runs in the helper's thread) so its caller sends it
+    again, and hands every other report to the hook it wraps. Installed once, it
+    stays (it keeps no state); a hook set later over it is wrapped again.
+    """
+
+    def __init__(self, wrapped: Callable[[Any], object]) -> None:
+        self.wrapped = wrapped
+
+    def __call__(self, unraisable: Any) -> None:
+        if not isinstance(unraisable.exc_value, _Stopped):
+            self.wrapped(unraisable)
+            return
+        helper = getattr(_LOCAL, "helper", None)
+        if isinstance(helper, _Helper):
+            helper.lost = True
+
+    @classmethod
+    def install(cls) -> None:
+        """Wrap sys.unraisablehook, unless it already is one of these."""
+        if not isinstance(sys.unraisablehook, cls):
+            sys.unraisablehook = cls(sys.unraisablehook)
 
 
 def stop(helper: threading.Thread) -> bool:

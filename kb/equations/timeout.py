@@ -36,6 +36,7 @@ platform offers:
 
 from __future__ import annotations
 
+import importlib
 import multiprocessing
 import signal
 import sys
@@ -181,19 +182,21 @@ def run_with_budget(
     """
     steps = default_work() if steps is None else steps
     if spent_here() is not None:  # inside another check's budget, in this thread
-        inner = run if run is not None else run_here()
+        enclosing = run_here()  # the run of the budget it is inside: it belongs to that one
+        inner = enclosing if enclosing is not None else run
         try:
             return _counted(work, steps, False, [0], inner)
         except CheckTimeout:
             note_stopped(inner)
             raise
     spent, charged = run, [0]
+    _import_first()
     try:
         steps = _capped(spent, steps)
         limit = steps
 
-        def counted() -> T:
-            return _counted(work, limit, True, charged, spent)
+        def counted(into: Spending | None) -> T:
+            return _counted(work, limit, True, charged, into)
 
         return _run_within(counted, default_budget(), charged, spent)
     except CheckGuard:  # its count is not the input's: the whole budget is lost
@@ -209,6 +212,34 @@ def run_with_budget(
     finally:
         if spent is not None and spent.record_left is not None:
             spent.record_left -= charged[0]
+
+
+# What a check would otherwise import for the first time inside its budget, found by
+# logging the imports made while a budget was open (`kb validate --full` of the shipped
+# tree; tests/equations/test_threadbudget.py holds it on the sample, on the whole tree
+# with KB_FULL=1). SymPy's simplify imports sympy.physics.units: 275,577 counted steps,
+# 9 % of a check's budget, charged to whichever check of a process simplified first.
+IMPORTED_FIRST = (
+    "sympy",
+    "sympy.physics.units",
+    "sympy.sets.setexpr",
+    "sympy.assumptions.wrapper",
+    "kb.equations.rewrites",
+)
+
+
+def _import_first() -> None:
+    """Import IMPORTED_FIRST now, before any budget counts or any guard starts.
+
+    A stop that lands in a module's first import leaves it half made for the rest of
+    the process: SymPy without `sympy.core` failed every later check with EQ001 (a
+    helper thread's guard of 0.3 s stopped `import sympy`, tests/workers). And an
+    import inside a budget is counted in whichever check happens to make it first.
+    Imported once per process; after that, a look in sys.modules.
+    """
+    for name in IMPORTED_FIRST:
+        if name not in sys.modules:
+            importlib.import_module(name)
 
 
 def _counted(
@@ -229,17 +260,24 @@ def _counted(
 
 
 def _run_within(
-    work: Callable[[], T], seconds: float, charged: list[int], run: Spending | None
+    work: Callable[[Spending | None], T], seconds: float, charged: list[int], run: Spending | None
 ) -> T:
     if _alarm_usable():
         with _alarm(seconds):
-            return work()
+            return work(run)
     if "fork" in multiprocessing.get_all_start_methods():
-        return _in_child(work, seconds, charged, run)
+        return _in_child(lambda: work(run), seconds, charged, run)
     from kb.equations.threadbudget import run_in_thread
 
-    # The helper thread's stops count in `run`: the work's budget belongs to it (_counted).
-    return run_in_thread(work, seconds, CheckGuard, guard_message(seconds))
+    # The helper counts its stops in a Spending of its own, added to `run` here when it
+    # returns or is given up: a helper that could not be stopped (a long C call) and runs
+    # on cannot touch the budgets of the checks that come after it.
+    own = None if run is None else Spending()
+    try:
+        return run_in_thread(lambda: work(own), seconds, CheckGuard, guard_message(seconds))
+    finally:
+        for _ in range(budgets_stopped(own)):
+            note_stopped(run)
 
 
 def _in_child(work: Callable[[], T], seconds: float, charged: list[int], run: Spending | None) -> T:

@@ -145,13 +145,15 @@ class Run:
                 start_new_session=stopped > 0,  # its own process group: its workers stop with it
             )
         self.done = threading.Event()
+        self.stopper: threading.Thread | None = None
         if stopped > 0:
             spent = [] if stops is None else stops
-            threading.Thread(
+            self.stopper = threading.Thread(
                 target=_deschedule,
                 args=(self.child, stopped, self.done, spent, ready),
                 daemon=True,
-            ).start()
+            )
+            self.stopper.start()
 
     def finish(self) -> tuple[str, float, float]:
         """Its stdout, wall seconds and CPU seconds (user and system, its workers' too)."""
@@ -159,6 +161,8 @@ class Run:
             _, status, usage = os.wait4(self.child.pid, 0)
         finally:
             self.done.set()
+            if self.stopper is not None:  # ends within a period: no thread outlives the test
+                self.stopper.join()  # (a later test of this worker may need to fork, can_fork)
         self.child.returncode = os.waitstatus_to_exitcode(status)
         seconds = time.monotonic() - self.started
         stderr = self.err.read_text(encoding="utf-8")
