@@ -145,13 +145,15 @@ class Run:
                 start_new_session=stopped > 0,  # its own process group: its workers stop with it
             )
         self.done = threading.Event()
+        self.stopper: threading.Thread | None = None
         if stopped > 0:
             spent = [] if stops is None else stops
-            threading.Thread(
+            self.stopper = threading.Thread(
                 target=_deschedule,
                 args=(self.child, stopped, self.done, spent, ready),
                 daemon=True,
-            ).start()
+            )
+            self.stopper.start()
 
     def finish(self) -> tuple[str, float, float]:
         """Its stdout, wall seconds and CPU seconds (user and system, its workers' too)."""
@@ -159,6 +161,10 @@ class Run:
             _, status, usage = os.wait4(self.child.pid, 0)
         finally:
             self.done.set()
+            # Ended here, not up to a period later: a test after this one on the same worker
+            # would see a second thread, and kb's pools decline to fork (kb.workers.can_fork).
+            if self.stopper is not None:
+                self.stopper.join()
         self.child.returncode = os.waitstatus_to_exitcode(status)
         seconds = time.monotonic() - self.started
         stderr = self.err.read_text(encoding="utf-8")
