@@ -34,8 +34,12 @@ class Client:
         self.next_id = 0
         self.messages: queue.Queue[dict[str, Any] | None] = queue.Queue()
         self.stderr: list[bytes] = []
-        threading.Thread(target=self._read, daemon=True).start()
-        threading.Thread(target=self._drain_stderr, daemon=True).start()
+        self.readers = [
+            threading.Thread(target=self._read, daemon=True),
+            threading.Thread(target=self._drain_stderr, daemon=True),
+        ]
+        for reader in self.readers:
+            reader.start()
 
     def _read(self) -> None:
         stream = self.process.stdout
@@ -132,4 +136,9 @@ class Client:
         finally:
             if self.process.poll() is None:
                 self.process.kill()
+                self.process.wait()
+            # The readers end at the pipes' end: joined here, so no thread outlives the test
+            # (a later test's fork pool declines beside one: kb.workers.can_fork).
+            for reader in self.readers:
+                reader.join(10)
         return self.process.returncode

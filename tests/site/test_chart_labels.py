@@ -67,6 +67,7 @@ def test_no_two_chart_labels_overlap_on_any_page_the_crawl_loads(desktop_crawl: 
     assert [(path, read["overlaps"]) for path, read in charted.items() if read["overlaps"]] == []
 
 
+@pytest.mark.browser
 def test_the_overlap_check_can_fail(browser: Any, tmp_path: Path) -> None:
     html = tmp_path / "overlap.html"
     html.write_text(

@@ -82,6 +82,7 @@ def served(built_site: Path) -> Iterator[str]:
     yield f"http://127.0.0.1:{server.server_address[1]}/"
     server.shutdown()
     server.server_close()
+    thread.join(10)  # no thread outlives the module (kb.workers.can_fork)
 
 
 def test_every_calculator_page_has_one_result_and_is_loaded_by_a_browser_test(
