@@ -51,6 +51,7 @@ from kb.ledger import layouts as unstated
 from kb.ledger.attention_rate import SIXTEEN_BIT
 from kb.ledger.capacity import MEMORY_MEASURES, capacity, memory_prediction
 from kb.ledger.engine_versions import (
+    prices_moe_tp,
     ray_step_overhead,
     runs_sixteen_bit_context,
     runs_stock_collective,
@@ -309,6 +310,7 @@ def conditions(
             raise _NotEvaluable("the source does not state the tensor-parallel degree")
         tp = 1
     pp, ep = _int(row.get("pp")) or 1, _int(row.get("ep")) or 1
+    moe_tp = _moe_tp(record, row, assumed)
     dp = _int(row.get("dp"))
     if dp is None:
         if gpus % (tp * pp):
@@ -387,6 +389,7 @@ def conditions(
         pp=pp,
         ep=ep,
         dp=dp,
+        moe_tp=moe_tp,
         batch=batch,
         input_tokens=inputs,
         output_tokens=outputs,
@@ -564,7 +567,35 @@ def _measured(row: Mapping[str, Any], unit: str) -> Fraction | None:
     return found.value if found.dim == unit and found.value > 0 else None
 
 
+MOE_TP_NOTE = (
+    "attention data-parallel over the row's dp ranks, each routed expert tensor-parallel over "
+    "its moe_tp ranks (TensorRT-LLM's default with enable_attention_dp and no --ep value; the "
+    "page's `--ep $ep_size` gives none): moe_tensor_parallel"
+)
+
+
+def _moe_tp(record: Record, row: Mapping[str, Any], assumed: list[str]) -> int:
+    """The row's moe_tp (1 when absent); only for an engine version `moe_tensor_parallel` lists."""
+    moe_tp = _int(row.get("moe_tp")) or 1
+    if moe_tp > 1:
+        if not prices_moe_tp(record):  # declared: moe_tensor_parallel
+            raise _NotEvaluable(
+                f"moe_tp = {moe_tp}: kb prices experts tensor-parallel under attention data "
+                "parallelism only for the engine versions kb/data/end-to-end.json "
+                "moe_tensor_parallel lists"
+            )
+        assumed.append(MOE_TP_NOTE)
+    return moe_tp
+
+
 def _conditions_view(s: Scenario) -> dict[str, Any]:
+    shown = _conditions_fields(s)
+    if s.moe_tp > 1:
+        shown["moe_tp"] = s.moe_tp
+    return shown
+
+
+def _conditions_fields(s: Scenario) -> dict[str, Any]:
     return {
         "model": s.model,
         "hardware": s.hardware,
@@ -1452,7 +1483,9 @@ def conditions_text(conditions: Mapping[str, Any]) -> str:
         return str(value).rsplit("/", 1)[-1]
 
     degrees = "".join(
-        f" {name}{conditions[name]}" for name in ("tp", "pp", "ep", "dp") if conditions[name] > 1
+        f" {name}{conditions[name]}"
+        for name in ("tp", "pp", "ep", "dp", "moe_tp")
+        if conditions.get(name, 1) > 1
     )
     if "layouts" in conditions:  # unstated_layout: the layouts it was priced under
         degrees = f" layout unstated ({' / '.join(conditions['layouts'])})"
