@@ -85,6 +85,7 @@ class Degrees:
     pp: int
     dp: int
     ep: int = 1  # routed experts over ep of the tp*dp ranks of a stage (kb.ledger.expert)
+    moe_tp: int = 1  # each routed expert split moe_tp ways under attention DP (kb.ledger.expert)
 
     @property
     def devices(self) -> int:
@@ -144,6 +145,7 @@ class Option:
     stage_link: Collective | None = None  # pp > 1: the link between consecutive stages
     measured_terms: tuple[tuple[str, MeasuredTermView], ...] = ()  # row -> measured value
     ep_collective: ExpertLinks | None = None  # ep > 1: the dispatch and combine's links
+    moe_collective: Collective | None = None  # moe_tp > 1: the MoE gather and scatter's link
 
 
 @dataclass(frozen=True)
@@ -247,7 +249,13 @@ def _workload(node: Mapping[str, Any] | None) -> WorkloadView | None:
 def _degrees(node: Mapping[str, Any] | None) -> Degrees | None:
     if node is None:
         return None
-    return Degrees(node.get("tp", 1), node.get("pp", 1), node.get("dp", 1), node.get("ep", 1))
+    return Degrees(
+        node.get("tp", 1),
+        node.get("pp", 1),
+        node.get("dp", 1),
+        node.get("ep", 1),
+        node.get("moe_tp", 1),
+    )
 
 
 def _expert_links(node: Mapping[str, Any] | None) -> ExpertLinks | None:
@@ -300,6 +308,7 @@ def option(node: Mapping[str, Any]) -> Option:
         tp_collective=_collective(node.get("tp_collective")),
         stage_link=_collective(node.get("stage_link")),
         ep_collective=_expert_links(node.get("ep_collective")),
+        moe_collective=_collective(node.get("moe_collective")),
         measured_terms=tuple(
             (str(name), MeasuredTermView(term["time"], str(term["receipt"]), term.get("rel_tol")))
             for name, term in node.get("measured_terms", {}).items()

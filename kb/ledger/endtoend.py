@@ -44,13 +44,14 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from fractions import Fraction
 from functools import lru_cache
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from kb.ledger import cross_node, group_scales, layout_gaps, rails, trtllm_bench
 from kb.ledger import layouts as unstated
 from kb.ledger.attention_rate import SIXTEEN_BIT
 from kb.ledger.capacity import MEMORY_MEASURES, capacity, memory_prediction
 from kb.ledger.engine_versions import (
+    prices_moe_tp,
     ray_step_overhead,
     runs_sixteen_bit_context,
     runs_stock_collective,
@@ -71,6 +72,9 @@ from kb.ledger.scenario import (
 from kb.ledger.transfers import LINE_RATE
 from kb.ledger.turbomind_pool import past_pool, pooled_outcome
 from kb.model import KnowledgeBase, Record
+
+if TYPE_CHECKING:
+    from kb.ledger.finite_run import RunResult
 
 VALIDATED = "validated"
 CONTRADICTED = "contradicted"
@@ -309,6 +313,7 @@ def conditions(
             raise _NotEvaluable("the source does not state the tensor-parallel degree")
         tp = 1
     pp, ep = _int(row.get("pp")) or 1, _int(row.get("ep")) or 1
+    moe_tp = _moe_tp(record, row, assumed)
     dp = _int(row.get("dp"))
     if dp is None:
         if gpus % (tp * pp):
@@ -387,6 +392,7 @@ def conditions(
         pp=pp,
         ep=ep,
         dp=dp,
+        moe_tp=moe_tp,
         batch=batch,
         input_tokens=inputs,
         output_tokens=outputs,
@@ -564,7 +570,35 @@ def _measured(row: Mapping[str, Any], unit: str) -> Fraction | None:
     return found.value if found.dim == unit and found.value > 0 else None
 
 
+MOE_TP_NOTE = (
+    "attention data-parallel over the row's dp ranks, each routed expert tensor-parallel over "
+    "its moe_tp ranks (TensorRT-LLM's default with enable_attention_dp and no --ep value; the "
+    "page's `--ep $ep_size` gives none): moe_tensor_parallel"
+)
+
+
+def _moe_tp(record: Record, row: Mapping[str, Any], assumed: list[str]) -> int:
+    """The row's moe_tp (1 when absent); only for an engine version `moe_tensor_parallel` lists."""
+    moe_tp = _int(row.get("moe_tp")) or 1
+    if moe_tp > 1:
+        if not prices_moe_tp(record):  # declared: moe_tensor_parallel
+            raise _NotEvaluable(
+                f"moe_tp = {moe_tp}: kb prices experts tensor-parallel under attention data "
+                "parallelism only for the engine versions kb/data/end-to-end.json "
+                "moe_tensor_parallel lists"
+            )
+        assumed.append(MOE_TP_NOTE)
+    return moe_tp
+
+
 def _conditions_view(s: Scenario) -> dict[str, Any]:
+    shown = _conditions_fields(s)
+    if s.moe_tp > 1:
+        shown["moe_tp"] = s.moe_tp
+    return shown
+
+
+def _conditions_fields(s: Scenario) -> dict[str, Any]:
     return {
         "model": s.model,
         "hardware": s.hardware,
@@ -1247,15 +1281,14 @@ def _finite(
     run: the same rule at the declared time resolution). A string says why the row
     cannot be priced so.
     """
+    from kb.ledger import uneven_dp
     from kb.ledger.finite_run import RunTooLong
-    from kb.ledger.paged_run import Times, simulate_paged
     from kb.ledger.past_bound import PAST_BOUND_MEASURES, past_bound
-    from kb.ledger.run_by_step import simulate
 
     clients, requests = scenario.batch, int(row["prompts"])
     budget = int(row["max_batched_tokens"])
-    if clients % scenario.dp or requests % scenario.dp:
-        return f"{clients} clients and {requests} requests do not split over dp = {scenario.dp}"
+    if clients % scenario.dp:  # requests need not divide: finite_run.requests_over_dp
+        return f"{clients} clients do not split over dp = {scenario.dp}"
     statistic = row.get("statistic")
     if measures in ("ttft", "tpot") and statistic not in ("mean", "median"):
         return "a run's TTFT or TPOT needs the row's `statistic` (mean or median)"
@@ -1271,30 +1304,13 @@ def _finite(
     if not scenario.input_tokens or not scenario.output_tokens:
         return "a run needs its input and output tokens"
     overhead = next((Fraction(r.value) for r in single.rows if r.name == "overhead"), Fraction(0))
+    times = (single.tpot, at_c.tpot, single.ttft - overhead, overhead)
+    split = uneven_dp.shares(requests, scenario.dp)
     try:
-        if pool is not None:  # declared: offline_throughput.preemption
-            stall = prefill_stall(kb, scenario, single.ttft - overhead)
-            times = Times(single.tpot, at_c.tpot, overhead, stall)
-            run = simulate_paged(
-                requests // scenario.dp,
-                scenario.input_tokens,
-                scenario.output_tokens,
-                budget,
-                pool,
-                times,
-            )
-        else:  # a trtllm-bench run is stepped at its declared resolution (trtllm_bench_run)
-            run = (trtllm_bench.stepped_run if stepped else simulate)(
-                clients // scenario.dp,
-                requests // scenario.dp,
-                scenario.input_tokens,
-                scenario.output_tokens,
-                budget,
-                single.tpot,
-                at_c.tpot,
-                single.ttft - overhead,
-                overhead,
-            )
+        runs = [
+            (_replica_run(kb, scenario, n, clients, budget, times, pool, stepped), replicas)
+            for n, replicas in split
+        ]
     except RunTooLong as exc:
         if pool is None and measures in PAST_BOUND_MEASURES:  # declared: finite_run_past_bound
             return past_bound(kb, scenario, requests, at_c, common, _serving)
@@ -1302,16 +1318,17 @@ def _finite(
     except ValueError as exc:
         return f"a run of {requests} requests: {exc}"
     which = str(statistic) if statistic in ("mean", "median") else "mean"
-    ttft = run.statistic(run.ttfts, which)
-    tpot = run.statistic(run.tpots, which) if run.tpots else at_c.tpot
-    system = run.output_rate * scenario.dp
+    found = uneven_dp.combine(runs, which)
+    run = found.slowest
+    shared = " and ".join(f"{r} replica(s) of {n} requests" for n, r in split)
     common["assumed"] = (
         *common["assumed"],
         f"a run of {requests} requests at concurrency {clients} (finite_run): {run.steps} "
         f"steps of at most {budget} tokens, t_dec {float(single.tpot) * 1e3:.4g} ms at batch 1 "
         f"to {float(at_c.tpot) * 1e3:.4g} ms at batch {clients // scenario.dp}, a prompt's "
         f"pass {float(single.ttft - overhead) * 1e3:.4g} ms; {which} over the requests; "
-        f"duration {float(run.duration):.4g} s",
+        f"duration {float(run.duration):.4g} s"
+        + (f"; {shared} (requests_over_dp)" if len(split) > 1 else ""),
         *(f"the run: {note}" for note in run.notes if not note.startswith("0 preemptions")),
     )
     states = {at_c.provenance, single.provenance}
@@ -1319,12 +1336,42 @@ def _finite(
     return replace(
         at_c,
         scenario=scenario,
-        tpot=tpot,
-        ttft=ttft,
-        latency=run.statistic(run.latencies, which),
-        tokens_per_s_system=system,
-        tokens_per_s_per_device=system / scenario.count,
+        tpot=found.tpot if found.tpot is not None else at_c.tpot,
+        ttft=found.ttft,
+        latency=found.latency,
+        tokens_per_s_system=found.system_rate,
+        tokens_per_s_per_device=found.system_rate / scenario.count,
         provenance=provenance,
+    )
+
+
+def _replica_run(
+    kb: KnowledgeBase,
+    scenario: Scenario,
+    requests: int,
+    clients: int,
+    budget: int,
+    times: tuple[Fraction, Fraction, Fraction, Fraction],
+    pool: Pool | None,
+    stepped: bool,
+) -> RunResult:
+    """One replica's run of `requests` (kb.ledger.finite_run): in its KV pool, or stepped.
+
+    `times`: the decode step at batch 1 and at the replica's clients, the prompt's pass
+    without its overhead, and the per-layer overhead (the composed ledger's).
+    """
+    from kb.ledger.paged_run import Times, simulate_paged
+    from kb.ledger.run_by_step import simulate
+
+    one, at_clients, prompt, overhead = times
+    inputs, outputs = scenario.input_tokens or 0, scenario.output_tokens or 0
+    if pool is not None:  # declared: offline_throughput.preemption
+        stall = prefill_stall(kb, scenario, prompt)
+        paged = Times(one, at_clients, overhead, stall)
+        return simulate_paged(requests, inputs, outputs, budget, pool, paged)
+    # a trtllm-bench run is stepped at its declared resolution (trtllm_bench_run)
+    return (trtllm_bench.stepped_run if stepped else simulate)(
+        clients // scenario.dp, requests, inputs, outputs, budget, one, at_clients, prompt, overhead
     )
 
 
@@ -1452,7 +1499,9 @@ def conditions_text(conditions: Mapping[str, Any]) -> str:
         return str(value).rsplit("/", 1)[-1]
 
     degrees = "".join(
-        f" {name}{conditions[name]}" for name in ("tp", "pp", "ep", "dp") if conditions[name] > 1
+        f" {name}{conditions[name]}"
+        for name in ("tp", "pp", "ep", "dp", "moe_tp")
+        if conditions.get(name, 1) > 1
     )
     if "layouts" in conditions:  # unstated_layout: the layouts it was priced under
         degrees = f" layout unstated ({' / '.join(conditions['layouts'])})"

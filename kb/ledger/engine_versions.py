@@ -52,6 +52,18 @@ def _listed(record: Record, versions: dict[str, tuple[str, ...]]) -> bool:
     return str(version) in versions.get(str(engine), ())
 
 
+def moe_tp_versions() -> dict[str, tuple[str, ...]]:
+    """`moe_tensor_parallel`: engine -> the versions whose experts kb prices at a row's moe_tp."""
+    from kb.resources import end_to_end, engine_versions
+
+    return end_to_end("moe_tensor_parallel", engine_versions)
+
+
+def prices_moe_tp(record: Record) -> bool:
+    """True when the receipt's engine version is declared for tensor-parallel experts (moe_tp)."""
+    return _listed(record, moe_tp_versions())
+
+
 def runs_stock_collective(record: Record) -> bool:
     """True when the receipt's engine version is declared to have run the stock all-reduce."""
     return _listed(record, stock_collective_versions())

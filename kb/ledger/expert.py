@@ -29,6 +29,19 @@ option, which gives, each from the flop classes through kb's one evaluator
   combined copy d*b_c with the workload's activation bytes
   (flops/moe-expert-parallel-decode#combine_volume).
 
+Tensor-parallel experts under attention data parallelism (`degrees.moe_tp` > 1, with tp 1,
+no ep and dp a multiple of moe_tp; TensorRT-LLM's default MoE layout with
+`enable_attention_dp` and no `--ep`, sources/github-trtllm-attention-dp-moe-tp, declared in
+kb/data/end-to-end.json `moe_tensor_parallel`) is the same mechanism with s = max(ep, tp) *
+moe_tp: every rank holds the non-expert weights whole (tp 1) and a 1/moe_tp slice of every
+routed expert, and reads the slices of the experts its group's B_g = batch*moe_tp/dp tokens
+touch. In place of the dispatch and combine, every MoE layer all-gathers the group's tokens
+(d*b_x a token in the weights' format, n of flops/tp-decode-allreduce-time, plus k*(4+4) B of
+expert ids and weights) and reduce-scatters the 16-bit outputs (d*b_act a token) over the
+moe_tp ranks of `moe_collective`: two Transfers of those patterns, priced by the size-aware
+curves of the link like any collective (kb.ledger.transfers), the prefill's with every prompt
+token.
+
 The dispatch and combine are ledger transfers already priced: a TransferSpec with the
 class's time as `bytes / effective bandwidth` (as a receipt-priced transfer is), no
 latency term, no overlap (a row whose source says it ran SGLang's two-batch overlap is
@@ -49,12 +62,20 @@ from fractions import Fraction
 from typing import TYPE_CHECKING, Any, Protocol
 
 from kb.findings import pointer_join
-from kb.ledger.parts import MOE_CLASS, Part, _count, _spec, evaluate_part, exact_spec
+from kb.ledger.parts import (
+    MOE_CLASS,
+    Part,
+    _count,
+    _spec,
+    evaluate_part,
+    exact_spec,
+    moe_layer_count,
+)
 from kb.ledger.quantities import Figure
 from kb.run import Kept
 
 if TYPE_CHECKING:
-    from kb.kinds.placement import Degrees, Option
+    from kb.kinds.placement import Degrees, Option, Transfer
     from kb.ledger.reader import InputReader
     from kb.ledger.transfers import TransferSpec
 
@@ -73,7 +94,8 @@ class ModelGeometry(Protocol):
 class WorkloadTerms(Protocol):
     """What this module reads of the resolved workload (kb.ledger.workload.Workload).
 
-    Typed by shape: workload calls this module, so this module never imports it.
+    Typed by shape: workload calls this module, so this module imports it only inside the
+    functions of tensor-parallel experts (its TP class and its prefill transfer).
     """
 
     @property
@@ -101,6 +123,13 @@ COMBINE = "ep-combine"
 PREFILL_DISPATCH = "ep-prefill-dispatch"
 PREFILL_COMBINE = "ep-prefill-combine"
 PREFILL_NAMES = (PREFILL_DISPATCH, PREFILL_COMBINE)
+GATHER = "moe-all-gather"
+SCATTER = "moe-reduce-scatter"
+PREFILL_GATHER = "moe-prefill-all-gather"
+PREFILL_SCATTER = "moe-prefill-reduce-scatter"
+GATHER_NAMES = (GATHER, SCATTER, PREFILL_GATHER, PREFILL_SCATTER)
+GATHER_PREFILL_NAMES = (PREFILL_GATHER, PREFILL_SCATTER)
+ROUTING_BYTES = 8  # a token's expert id (int32) and weight (float32), per routed expert
 
 
 @dataclass(frozen=True)
@@ -109,7 +138,7 @@ class Expert:
 
     weights: Part  # bytes per device
     weight_read: Part  # s per decode step per rank
-    transfers: tuple[TransferSpec, ...]  # decode dispatch/combine, then the prefill's
+    transfers: tuple[Transfer | TransferSpec, ...]  # decode's collectives, then the prefill's
 
 
 def group_layout(deg: Degrees, ranks_per_node: int) -> tuple[int, int]:
@@ -129,39 +158,17 @@ def group_layout(deg: Degrees, ranks_per_node: int) -> tuple[int, int]:
 def expert_option(
     res: InputReader, work: WorkloadTerms, option: Option, batch: int, pointer: str
 ) -> Expert | None:
-    """The weights, weight read and dispatch/combine of an option with ep > 1 (None: a gap)."""
+    """Weights, weight read and collectives of an option with ep > 1 or moe_tp > 1 (None: a gap)."""
     deg = option.degrees
-    assert deg is not None and deg.ep > 1
-    at = pointer_join(pointer, "degrees", "ep")
+    assert deg is not None and (deg.ep > 1 or deg.moe_tp > 1)
+    at = pointer_join(pointer, "degrees", "ep" if deg.moe_tp == 1 else "moe_tp")
     model = res.readable(work.model.id)
-    if work.model.architecture != "moe" or model is None:
-        res.gap(at, f"ep = {deg.ep}: {work.model.id} is not a mixture-of-experts model")
+    if not _layout_holds(res, work, option, at):
         return None
-    if (deg.tp * deg.dp) % deg.ep:
-        res.gap(at, f"ep = {deg.ep} does not divide the tp*dp = {deg.tp * deg.dp} ranks")
-        return None
-    links = option.ep_collective
-    if links is None:
-        res.gap(at, f"ep = {deg.ep}: the dispatch and combine need ep_collective (their links)")
-        return None
-    missing = [
-        name
-        for name, value in (
-            (MOE_CLASS, MOE_CLASS in work.composed_from),
-            (EP_CLASS, EP_CLASS in work.composed_from),
-            (EP_BASE, EP_BASE in work.composed_from),
-            ("envelope.workload.activation_bytes", work.activation_bytes is not None),
-        )
-        if not value
-    ]
-    if missing:
-        res.gap(at, f"ep = {deg.ep} is priced from {', '.join(missing)}: name them")
-        return None
-    assert work.activation_bytes is not None
-    dense = model.get("geometry.dense_layers") or 0
-    moe_layers = work.model.layers - dense if isinstance(dense, int) else 0
+    assert model is not None and work.activation_bytes is not None
+    moe_layers = moe_layer_count(model)
     if moe_layers < 1:
-        res.gap(at, f"{work.model.id} states no MoE layers (layers - dense_layers)")
+        res.gap(at, f"{work.model.id} states no MoE layers (its geometry's layer kinds)")
         return None
     width = "d_ff_expert" if model.get("geometry.d_ff_expert") is not None else "d_ff"
     m = work.model.id
@@ -178,7 +185,7 @@ def expert_option(
         at,
         work.composed_from,
     )
-    spread = max(deg.ep, deg.tp)  # ranks the routed experts are spread over
+    spread = max(deg.ep, deg.tp) * deg.moe_tp  # ranks the routed experts are spread over
     group_batch = Fraction(batch * spread, deg.tp * deg.dp)
     fraction = _evaluated(
         res,
@@ -201,23 +208,133 @@ def expert_option(
     per_device = p_rest * b_w / (deg.tp * deg.pp) + p_exp * b_w / (spread * deg.pp)
     weights = Part(
         per_device,
-        f"P_rest*b_w/(tp*pp) + P_exp*b_w/(max(ep, tp)*pp): the non-expert weights over "
-        f"tp*pp = {deg.tp * deg.pp}, the routed experts ({MOE_CLASS} {experts.trail[0]}) "
-        f"over max(ep, tp)*pp = {spread * deg.pp}",
+        f"P_rest*b_w/(tp*pp) + P_exp*b_w/(s*pp), s = max(ep, tp)*moe_tp: the non-expert "
+        f"weights over tp*pp = {deg.tp * deg.pp}, the routed experts ({MOE_CLASS} "
+        f"{experts.trail[0]}) over s*pp = {spread * deg.pp}",
         (*work.trail, *experts.trail),
     )
     read = (p_rest / deg.tp + fraction.value * p_exp / spread) * b_w / rate.value
     weight_read = Part(
         read,
-        f"(P_rest/tp + f*P_exp/max(ep, tp))*b_w/BW_hbm: f = {MOE_CLASS} {fraction.trail[0]} "
-        f"at B = batch*max(ep, tp)/(tp*dp) = {group_batch} sequences, the experts read by "
+        f"(P_rest/tp + f*P_exp/s)*b_w/BW_hbm: f = {MOE_CLASS} {fraction.trail[0]} "
+        f"at B = batch*s/(tp*dp) = {group_batch} sequences, the experts read by "
         f"{spread} ranks in parallel",
         (*fraction.trail, f"BW_hbm from {rate.origin}"),
     )
-    transfers = _dispatch_combine(res, work, option, batch, moe_layers, at)
+    transfers: tuple[Transfer | TransferSpec, ...] | None
+    if deg.moe_tp > 1:
+        transfers = _gather_scatter(res, work, option, moe_layers, at)
+    else:
+        transfers = _dispatch_combine(res, work, option, batch, moe_layers, at)
     if transfers is None:
         return None
     return Expert(weights, weight_read, transfers)
+
+
+def _layout_holds(res: InputReader, work: WorkloadTerms, option: Option, at: str) -> bool:
+    """The option's MoE degrees are a layout kb prices, with the records it needs named."""
+    from kb.ledger.workload import TP_CLASS
+
+    deg = option.degrees
+    assert deg is not None
+    name, value = ("moe_tp", deg.moe_tp) if deg.moe_tp > 1 else ("ep", deg.ep)
+    if work.model.architecture != "moe" or res.readable(work.model.id) is None:
+        res.gap(at, f"{name} = {value}: {work.model.id} is not a mixture-of-experts model")
+        return False
+    if deg.moe_tp > 1 and (deg.tp != 1 or deg.ep != 1 or deg.dp % deg.moe_tp):
+        res.gap(
+            at,
+            f"moe_tp = {deg.moe_tp} splits the experts under attention data parallelism: it "
+            f"needs tp 1, no ep, and dp a multiple of it (tp {deg.tp}, ep {deg.ep}, dp {deg.dp})",
+        )
+        return False
+    if (deg.tp * deg.dp) % deg.ep:
+        res.gap(at, f"ep = {deg.ep} does not divide the tp*dp = {deg.tp * deg.dp} ranks")
+        return False
+    links = (
+        ("moe_collective", option.moe_collective)
+        if deg.moe_tp > 1
+        else ("ep_collective", option.ep_collective)
+    )
+    if links[1] is None:
+        what = (
+            "the all-gather and reduce-scatter need"
+            if deg.moe_tp > 1
+            else "the dispatch and combine need"
+        )
+        res.gap(at, f"{name} = {value}: {what} {links[0]} (their links)")
+        return False
+    needed = (MOE_CLASS, TP_CLASS) if deg.moe_tp > 1 else (MOE_CLASS, EP_CLASS, EP_BASE)
+    missing = [c for c in needed if c not in work.composed_from]
+    if work.activation_bytes is None:
+        missing.append("envelope.workload.activation_bytes")
+    if missing:
+        res.gap(at, f"{name} = {value} is priced from {', '.join(missing)}: name them")
+        return False
+    return True
+
+
+def _gather_scatter(
+    res: InputReader, work: WorkloadTerms, option: Option, moe_layers: int, at: str
+) -> tuple[Transfer, ...] | None:
+    """moe_tp > 1: each MoE layer's all-gather of the group's tokens and reduce-scatter back.
+
+    Per token: the gather carries the token in the weights' format (n of TP_CLASS at
+    b = b_w, as the fused MoE quantizes before it gathers) and its k expert ids and
+    weights; the scatter the 16-bit output (n at b = b_act). A collective's message is the
+    whole group's buffer: batch*moe_tp/(tp*dp) tokens (scales with the batch).
+    """
+    from kb.kinds.placement import Transfer
+    from kb.ledger.workload import TP_CLASS, prefill_transfer
+
+    deg, coll = option.degrees, option.moe_collective
+    assert deg is not None and coll is not None and work.activation_bytes is not None
+    m = work.model.id
+    k = res.readable(m)
+    active = k.get("geometry.experts_active") if k is not None else None
+    if not isinstance(active, int):
+        res.gap(at, f"{m} states no experts_active")
+        return None
+    sizes = []
+    for b, extra in ((work.weight_bytes, ROUTING_BYTES * active), (work.activation_bytes, 0)):
+        n = _evaluated(
+            res,
+            TP_CLASS,
+            "n",
+            {"B": _count(1), "d": f"{m}#geometry.d_model", "b": _spec(b)},
+            at,
+            work.composed_from,
+        )
+        if n is None:
+            return None
+        sizes.append((n.value + extra) * deg.moe_tp / (deg.tp * deg.dp))
+    found = []
+    collectives = ((GATHER, "all-gather", sizes[0]), (SCATTER, "reduce-scatter", sizes[1]))
+    for name, pattern, size in collectives:
+        found.append(
+            Transfer(
+                name=name,
+                pattern=pattern,
+                link=coll.link,
+                ranks=deg.moe_tp,
+                count=moe_layers,
+                message_size={"value": size, "unit": "B", "basis": "derived", "source": TP_CLASS},
+                scales_with_batch=True,
+                algorithm=coll.algorithm,
+                cuda_graphs=coll.cuda_graphs,
+                receipt=coll.receipt,
+                link_latency=coll.link_latency,
+                overlap=None,
+                strategy="strategies/tensor-parallel",
+            )
+        )
+    if work.request is not None:  # the prefill pass gathers and scatters every prompt token
+        prompt = work.request[0]
+        found += [
+            prefill_transfer(found[0], prompt, PREFILL_GATHER),
+            prefill_transfer(found[1], prompt, PREFILL_SCATTER),
+        ]
+    return tuple(found)
 
 
 EVALUATED: Kept[dict[str, Part]] = Kept("expert parallelism's evaluations")

@@ -36,6 +36,8 @@ from fractions import Fraction
 from kb.findings import pointer_join
 from kb.kinds import views
 from kb.kinds.placement import EnvelopeView, Option, Placement, WorkloadView
+from kb.ledger.expert import GATHER_NAMES
+from kb.ledger.expert import GATHER_PREFILL_NAMES as GATHER_PREFILL
 from kb.ledger.expert import PREFILL_NAMES as EP_PREFILL
 from kb.ledger.quantities import Figure, QuantityError
 from kb.ledger.reader import FAILS_SCHEMA, DeviceGroup, Gap, InputReader, Overhead
@@ -170,8 +172,10 @@ def _option(
                 (prefill if transfer.name in EP_PREFILL else transfers).append(transfer)
                 continue
             at = "tp_collective" if transfer.pattern == "all-reduce" else "stage_link"
+            at = "moe_collective" if transfer.name in GATHER_NAMES else at
             spec = resolve_transfer(res, transfer, pointer_join(pointer, at), batch, hardware)
-            (prefill if transfer.name in (PREFILL, PREFILL_SEND) else transfers).append(spec)
+            first = transfer.name in (PREFILL, PREFILL_SEND, *GATHER_PREFILL)
+            (prefill if first else transfers).append(spec)
     # Every input is resolved (so every gap is recorded) before an incomplete option is dropped.
     replicated = res.optional(
         node.replicated, pointer_join(pointer, "replicated"), "B", "replicated state"

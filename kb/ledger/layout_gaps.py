@@ -1,8 +1,9 @@
 """Rows priced under a layout kb knows the run did not use (end-to-end.json `layout_gaps`).
 
-Where a source establishes that a run used a layout kb cannot express (TensorRT-LLM
-1.0's attention data parallelism with tensor-parallel experts has no kb degree), the row
-is still priced under the layout it states, and says what kb priced instead of what ran.
+Where a source establishes that a run used a layout kb cannot express, the row is still
+priced under the layout it states, and says what kb priced instead of what ran. (Declared in
+session 22 for TensorRT-LLM 1.0's attention data parallelism with tensor-parallel experts;
+since session 23 kb prices that layout, `moe_tp`, and no receipt is declared.)
 The note is declared per receipt, with the rows it covers and its sources, and is added to
 the row's `assumed` list; it changes no price. Pure: reads only the declaration.
 """

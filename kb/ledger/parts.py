@@ -103,3 +103,21 @@ def _spec(fig: Figure) -> Any:
 
 def _count(value: Fraction | int) -> Any:
     return exact_spec(Fraction(value), "1")
+
+
+def moe_layer_count(record: Any) -> int:
+    """The model's MoE layers, as its geometry states them (0: none, or not readable).
+
+    kb/equations/params.py's `layer_kinds`, the one reading of `dense_layers` and
+    `moe_layer_step`: Llama 4 Maverick's interleaved layers (one MoE layer in two) count
+    24 of 48, not 48 as `layers - dense_layers` alone would.
+    """
+    from kb.equations.params import GeometryError, layer_kinds
+
+    geometry = record.get("geometry") if record is not None else None
+    if not isinstance(geometry, Mapping):
+        return 0
+    try:
+        return layer_kinds(geometry).count("moe")
+    except (GeometryError, KeyError, TypeError, ValueError):
+        return 0

@@ -136,6 +136,7 @@ class Scenario:
     moe_expert_rate: Fraction | None = None  # TFLOP/s of an engine version's MoE expert matmuls
     weight_scale_bytes: Fraction | None = None  # per-group scales read with each weight, B
     attention_sixteen_bit: bool = False  # the prompt's attention runs 16-bit despite an 8-bit cache
+    moe_tp: int = 1  # the routed experts tensor-parallel under attention DP (tp 1, no ep)
 
 
 @dataclass(frozen=True)
@@ -293,7 +294,7 @@ PROBE_LATENCY = {
 def _feasibility_probe(record: Record) -> Record:
     """The scenario's placement with a latency on every link: for its feasibility alone."""
     option = dict(record.data["reference"])
-    for key in ("tp_collective", "stage_link"):
+    for key in ("tp_collective", "stage_link", "moe_collective"):
         if key in option:
             option[key] = {**option[key], "link_latency": PROBE_LATENCY}
     data = {**record.data, "reference": option}
@@ -364,7 +365,7 @@ def _record_of(kb: KnowledgeBase, record_id: Any, kind: str, what: str) -> Recor
 
 def _check(s: Scenario, kb: KnowledgeBase) -> None:
     """Refuse a malformed question before anything is priced."""
-    for name in ("count", "nodes", "tp", "pp", "ep", "dp", "batch"):
+    for name in ("count", "nodes", "tp", "pp", "ep", "dp", "batch", "moe_tp"):
         _positive(name, getattr(s, name))
     for name in ("input_tokens", "output_tokens", "context"):
         if getattr(s, name) is not None:
@@ -395,6 +396,8 @@ def _check(s: Scenario, kb: KnowledgeBase) -> None:
         )
     if s.batch % s.dp:
         raise ScenarioError(f"the batch {s.batch} does not split evenly over dp = {s.dp} replicas")
+    if s.moe_tp > 1:
+        _check_moe_tp(s, model)
     per_node = s.count // s.nodes
     if s.tp > per_node and s.tp % per_node:
         raise ScenarioError(
@@ -431,6 +434,22 @@ def _check(s: Scenario, kb: KnowledgeBase) -> None:
     for what in ("intra_latency", "inter_latency"):
         if getattr(s, what) is not None:
             _latency_node(getattr(s, what), what)
+
+
+def _check_moe_tp(s: Scenario, model: Record | None) -> None:
+    """Experts tensor-parallel under attention DP: an MoE model, tp 1, no ep, in a node."""
+    if model is None or model.get("architecture") != "moe":
+        raise ScenarioError(f"moe_tp = {s.moe_tp}: {s.model} is not a mixture-of-experts model")
+    if s.tp != 1 or s.ep != 1 or s.dp % s.moe_tp:
+        raise ScenarioError(
+            f"moe_tp = {s.moe_tp} splits the experts under attention data parallelism: it needs "
+            f"tp 1, no ep, and dp a multiple of it (tp {s.tp}, ep {s.ep}, dp {s.dp})"
+        )
+    if s.moe_tp > s.count // s.nodes:
+        raise ScenarioError(
+            f"moe_tp = {s.moe_tp} spans nodes of {s.count // s.nodes} devices: kb prices the "
+            "experts' gather and scatter inside one node only"
+        )
 
 
 def _crossing(s: Scenario) -> str:
@@ -492,7 +511,8 @@ def _slug(s: Scenario) -> str:
     parts = [
         tail(s.model),
         f"{s.count}x-{tail(s.hardware)}",
-        f"n{s.nodes}-tp{s.tp}-pp{s.pp}-ep{s.ep}-dp{s.dp}",
+        f"n{s.nodes}-tp{s.tp}-pp{s.pp}-ep{s.ep}-dp{s.dp}"
+        + (f"-moetp{s.moe_tp}" if s.moe_tp > 1 else ""),
         f"b{s.batch}-c{context_of(s)}",
         f"{s.weight_precision}-{s.kv_precision}",
     ]
@@ -618,6 +638,12 @@ def _rails(s: Scenario, kb: KnowledgeBase, per_node: int, intra: str) -> dict[st
     return node
 
 
+def _degrees(s: Scenario) -> dict[str, int]:
+    """The option's degrees: tp, pp, dp, and ep and moe_tp where above one."""
+    extra = {name: getattr(s, name) for name in ("ep", "moe_tp") if getattr(s, name) > 1}
+    return {"tp": s.tp, "pp": s.pp, "dp": s.dp, **extra}
+
+
 def placement_data(s: Scenario, kb: KnowledgeBase) -> dict[str, Any]:
     """The placement a YAML file would hold for this scenario (checked first)."""
     _check(s, kb)
@@ -676,7 +702,7 @@ def placement_data(s: Scenario, kb: KnowledgeBase) -> dict[str, Any]:
     option: dict[str, Any] = {
         "name": "scenario",
         "devices": [{"name": "device", "hardware": s.hardware, "count": s.count}],
-        "degrees": {"tp": s.tp, "pp": s.pp, "dp": s.dp, **({"ep": s.ep} if s.ep > 1 else {})},
+        "degrees": _degrees(s),
         "useful": {
             "rate": f"{s.hardware}#memory.bandwidth",
             "compute_rate": compute_rate(s, kb),
@@ -689,6 +715,10 @@ def placement_data(s: Scenario, kb: KnowledgeBase) -> dict[str, Any]:
         option["tp_collective"] = _collective(s, kb, link, latency, pin=not tp_across)
         if tp_across:  # declared: cross_node_rails (kb.ledger.rails)
             option["tp_collective"]["rails"] = _rails(s, kb, per_node, intra)
+    if s.moe_tp > 1:  # the MoE gather and scatter: the stock library's curves (none stated)
+        option["moe_collective"] = {"link": intra}
+        if s.intra_latency is not None:
+            option["moe_collective"]["link_latency"] = _latency_node(s.intra_latency, "latency")
     if s.ep > 1:  # the dispatch/combine: same-node copies over intra, the others over inter
         option["ep_collective"] = {
             "link": intra,

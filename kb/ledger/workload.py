@@ -46,7 +46,16 @@ from typing import TYPE_CHECKING, Any
 
 from kb.findings import pointer_join
 from kb.kinds.placement import Degrees, FigureNode, Option, Transfer, WorkloadView
-from kb.ledger.parts import MOE_CLASS, Part, _count, _gap_once, _spec, evaluate_part, exact_spec
+from kb.ledger.parts import (
+    MOE_CLASS,
+    Part,
+    _count,
+    _gap_once,
+    _spec,
+    evaluate_part,
+    exact_spec,
+    moe_layer_count,
+)
 from kb.ledger.prefill import prefill_matmul_time
 from kb.ledger.quantities import Figure, QuantityError
 
@@ -530,7 +539,8 @@ def derive_option(
     """The derived state and step parts of one option, and its derived transfers.
 
     With ep > 1 the expert weights, their read and the dispatch/combine (already priced,
-    TransferSpecs) come from kb.ledger.expert.
+    TransferSpecs) come from kb.ledger.expert; with moe_tp > 1 (experts tensor-parallel under
+    attention DP) the weights, the read and each MoE layer's all-gather and reduce-scatter.
 
     The transfers: the tensor-parallel all-reduces (tp > 1) and the pipeline stage
     sends (pp > 1). A decode step's batch is one microbatch: a token passes the pp
@@ -650,7 +660,7 @@ def _derive(
         return None
     moe_read = prefill_read = None
     expert = None
-    if deg.ep > 1:  # the experts over ep ranks, and their dispatch/combine (kb.ledger.expert)
+    if deg.ep > 1 or deg.moe_tp > 1:  # the experts split, and their collectives (kb.ledger.expert)
         from kb.ledger.expert import expert_option
 
         expert = expert_option(res, work, option, batch, pointer)
@@ -806,7 +816,7 @@ def _moe_weight_read(
 
     flops/moe-decode-expert-read's step_bound at the replica's batch, over tp ranks
     (each reads 1/tp of every weight it reads): f = 1 - (1 - k/E)^B of the routed
-    experts of the MoE layers (layers - dense_layers). The router picks experts per
+    experts of the MoE layers (kb.ledger.parts.moe_layer_count). The router picks experts per
     token, so a decode step's B is its sequences (one token each) and a prefill pass's
     B is every prompt token of the replica (`what` = "tokens"): a 128-token prompt of
     Mixtral touches 1 - (3/4)^128, i.e. all, of its eight experts, not the two one token does.
@@ -817,11 +827,10 @@ def _moe_weight_read(
     record = res.readable(model)
     if record is None:
         return None
-    dense = record.get("geometry.dense_layers") or 0
-    moe_layers = work.model.layers - dense if isinstance(dense, int) else None
+    moe_layers = moe_layer_count(record)
     width = "d_ff_expert" if record.get("geometry.d_ff_expert") is not None else "d_ff"
-    if moe_layers is None or moe_layers < 1:
-        res.gap(pointer, f"{model} states no MoE layers (layers - dense_layers)")
+    if moe_layers < 1:
+        res.gap(pointer, f"{model} states no MoE layers (its geometry's layer kinds)")
         return None
     from kb.equations.evaluate import Product
 
@@ -928,16 +937,15 @@ def _math_time(
 def _routed_active(res: InputReader, work: Workload, record: Any, at: str) -> Fraction | None:
     """The routed experts' active parameters: flops/moe-decode-expert-read's P_exp x k/E.
 
-    P_exp = 3*L*E*d*d_ff (`expert_params`) over the MoE layers (layers - dense_layers) at
+    P_exp = 3*L*E*d*d_ff (`expert_params`) over the MoE layers (parts.moe_layer_count) at
     the experts' width (d_ff_expert where the model states one), as the weight read
     prices them; one token routes to k of the E experts. None, with the gap, when the
     model states them not.
     """
     model = work.model.id
-    dense = record.get("geometry.dense_layers") or 0 if record is not None else None
     k = record.get("geometry.experts_active") if record is not None else None
     experts = record.get("geometry.experts") if record is not None else None
-    moe_layers = work.model.layers - dense if isinstance(dense, int) else 0
+    moe_layers = moe_layer_count(record)
     if moe_layers < 1 or not (isinstance(k, int) and isinstance(experts, int) and 0 < k):
         res.gap(at, f"{model} states no routed experts (experts, experts_active, MoE layers)")
         return None
