@@ -64,7 +64,11 @@ def test_the_receipts_record_the_reading_and_write_moe_tp(shipped: KnowledgeBase
         # the history quotes what was encoded and what the source says
         assert "nests `enable_attention_dp: true` under `cuda_graph_config`" in read
         assert "should be at the same indent as the cuda_graph_config" in read
-        written = _flat(record.data["history"][version]["change"])
+        written = next(
+            _flat(entry["change"])
+            for entry in record.data["history"][version:]
+            if "What was encoded: every row `tp: 8" in _flat(entry["change"])
+        )
         assert "What was encoded: every row `tp: 8, pp: 1` with no dp and no ep" in written
         assert "`tp: 1, dp: 8, moe_tp: 8`" in written and LAYOUT in written
         notes = _flat(record.data["notes"])
