@@ -489,6 +489,8 @@ def _conditions(row: Mapping[str, Any], hardware: list[str]) -> str:
         ("tp", "TP"),
         ("pp", "PP"),
         ("ep", "EP"),
+        ("dp", "DP"),
+        ("moe_tp", "MoE TP"),
         ("batch", "batch"),
         ("concurrency", "concurrency"),
         ("precision", ""),
