@@ -435,21 +435,17 @@ def receipt_rows(kb: KnowledgeBase, model: str) -> list[dict[str, Any]]:
     error and the state (validated, contradicted, not evaluable with the reason,
     calibration), and which figure of the explorer's configuration it compares with.
     """
-    from kb.ledger.endtoend import (
-        calibration_receipts,
-        end_to_end_receipts,
-        evaluate_row,
-        report_row,
-    )
+    from kb.ledger.endtoend import end_to_end_receipts, report_row
+    from kb.ledger.kept import end_to_end_rows
 
-    calibration = calibration_receipts(kb)
+    priced = {(r.receipt, r.index): r for r in end_to_end_rows(kb)}  # `kb list --end-to-end`'s
     rows = []
     for record in end_to_end_receipts(kb):
         hardware = [h for h in _list(record.get("hardware")) if isinstance(h, str)]
         for index, row in enumerate(_list(record.get("results"))):
             if not isinstance(row, Mapping) or (row.get("model") or record.get("model")) != model:
                 continue
-            result = evaluate_row(kb, record, index, row, record.id in calibration)
+            result = priced[(record.id, index)]
             shown = report_row(result)
             named = row.get("hardware")
             rows.append(

@@ -187,32 +187,43 @@ def test_kb_plans_error_becomes_the_tables_answer() -> None:
 
 
 def test_receipt_rows_are_the_end_to_end_validations_rows(site: tuple[Path, Path]) -> None:
-    """Each row shows what `kb list --end-to-end` holds it to: one prediction per row."""
-    from kb.ledger.endtoend import evaluate_all, report_row
+    """Each row shows what `kb list --end-to-end` holds it to: one prediction per row, on
+    every model's data (a row fitted to an engine's rate shows `calibration` there too).
+
+    The rows are `kb list --end-to-end`'s as kept by the build (kb.ledger.kept: the copy's
+    store, keyed by everything they read), not priced again; tests/ledger/test_kept.py
+    holds the kept rows equal to a cold pricing."""
+    from kb.ledger.endtoend import report_row
+    from kb.ledger.kept import end_to_end_rows, stored
     from tests.site.conftest import load
 
     records, out = site
-    rows = data_of(out, LLAMA)["receipts"]
     kb, _ = load(records)
+    assert stored(kb) is not None  # the build kept them: this test reads, it does not price
 
     def model_of(receipt: str, index: int) -> Any:
         record = kb.get(receipt)
         return record.get("results")[index].get("model") or record.get("model")
 
-    expected = {
-        (r.receipt, r.index): report_row(r)
-        for r in evaluate_all(kb)
-        if model_of(r.receipt, r.index) == LLAMA
+    expected: dict[str, dict[tuple[str, int], dict[str, Any]]] = {}
+    for r in end_to_end_rows(kb):
+        expected.setdefault(model_of(r.receipt, r.index), {})[(r.receipt, r.index)] = report_row(r)
+    models = sorted(p.stem for p in (records / "models").glob("*.yaml"))
+    assert LLAMA.removeprefix("models/") in models
+    for model in (f"models/{m}" for m in models):
+        rows, wanted = data_of(out, model)["receipts"], expected.get(model, {})
+        assert {(r["receipt"], r["row"]) for r in rows} == set(wanted), model
+        for row in rows:
+            shown = wanted[(row["receipt"], row["row"])]
+            assert (row["state"], row["predicted"], row["error"]) == (
+                shown["state"],
+                shown["predicted"],
+                shown["error"],
+            )
+            assert row["figure"] == explorer.MEASURES.get(shown["measures"])
+    assert expected.get(LLAMA) and "calibration" in {
+        row["state"] for m in models for row in data_of(out, f"models/{m}")["receipts"]
     }
-    assert rows and {(r["receipt"], r["row"]) for r in rows} == set(expected)
-    for row in rows:
-        shown = expected[(row["receipt"], row["row"])]
-        assert (row["state"], row["predicted"], row["error"]) == (
-            shown["state"],
-            shown["predicted"],
-            shown["error"],
-        )
-        assert row["figure"] == explorer.MEASURES.get(shown["measures"])
 
 
 def test_the_planner_pages_carry_the_policy_and_nothing_inline(site: tuple[Path, Path]) -> None:
