@@ -24,8 +24,10 @@ keeps one entry: a save keeps only the entry this run used. A damaged entry is a
 (the store checks every entry, and `decoded` refuses anything but the layout it
 writes), so it is priced afresh; a store that cannot be written (a read-only tree)
 still answers, it just keeps nothing. Within one run the rows are kept in the run
-context (kb.run), so the explorer's per-model calls price once (and forked workers
-inherit them). tests/ledger/test_kept.py holds the kept rows equal to a cold pricing.
+context (kb.run; `in_run`): a build that prices every model's pass asks for them once
+(kb.sitegen.plan_pages), and each pass (a forked worker inherits them) shows its
+model's receipt rows from there (kb.sitegen.explorer.receipt_rows). tests/ledger/test_kept.py
+holds the kept rows equal to a cold pricing.
 """
 
 from __future__ import annotations
@@ -54,11 +56,10 @@ def end_to_end_rows(kb: KnowledgeBase) -> list[RowResult]:
     A frozen knowledge base keeps them in its run while its schema stage and the
     declaration in use are the same objects (the records cannot change).
     """
-    checked = views(kb)  # the rows read typed views: the schema stage must have run
-    document = _declaration()
-    memo = kb.run.kept(ROWS) if kb.frozen else None
-    if memo is not None and memo[0] is checked and memo[1] is document:
-        return list(memo[2])
+    memo = in_run(kb)
+    if memo is not None:
+        return memo
+    checked, document = views(kb), _declaration()
     store = _store(kb)
     key = content_key(kb)
     found = decoded(store.get(key))
@@ -68,6 +69,14 @@ def end_to_end_rows(kb: KnowledgeBase) -> list[RowResult]:
     if kb.frozen:
         kb.run.keep(ROWS, (checked, document, tuple(found)))
     return list(found)
+
+
+def in_run(kb: KnowledgeBase) -> list[RowResult] | None:
+    """The rows `end_to_end_rows` gave in this run (a frozen knowledge base's), or None."""
+    memo = kb.run.kept(ROWS) if kb.frozen else None
+    if memo is None or memo[0] is not views(kb) or memo[1] is not _declaration():
+        return None
+    return list(memo[2])
 
 
 def stored(kb: KnowledgeBase) -> list[RowResult] | None:

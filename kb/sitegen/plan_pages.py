@@ -59,8 +59,8 @@ def write_plan_pages(site: Site) -> None:
     store = PassStore(kb)
     found = {m.id: store.get(m.id, _key(site, m)) for m in todo}
     missing = sorted((m for m in todo if found[m.id] is None), key=_costliest_first)
-    if missing:  # each pass shows its model's receipt rows: priced (or read) once, before the fork
-        end_to_end_rows(kb)
+    if missing and len(missing) == len(kb.of_kind("model")):
+        end_to_end_rows(kb)  # every model's receipt rows: read or priced once, before the fork
     passes = map_forked(lambda m: model_pass(kb, m, hw_ids, menus), missing, 2, 1)
     if passes is None:  # one core, one model, or no fork: here, one model at a time
         passes = [model_pass(kb, m, hw_ids, menus) for m in missing]

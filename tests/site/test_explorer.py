@@ -208,9 +208,9 @@ def test_receipt_rows_are_the_end_to_end_validations_rows(site: tuple[Path, Path
     expected: dict[str, dict[tuple[str, int], dict[str, Any]]] = {}
     for r in end_to_end_rows(kb):
         expected.setdefault(model_of(r.receipt, r.index), {})[(r.receipt, r.index)] = report_row(r)
-    models = sorted(p.stem for p in (records / "models").glob("*.yaml"))
-    assert LLAMA.removeprefix("models/") in models
-    for model in (f"models/{m}" for m in models):
+    models = sorted(f"models/{p.stem}" for p in (records / "models").glob("*.yaml"))
+    states = set()
+    for model in models:
         rows, wanted = data_of(out, model)["receipts"], expected.get(model, {})
         assert {(r["receipt"], r["row"]) for r in rows} == set(wanted), model
         for row in rows:
@@ -221,9 +221,33 @@ def test_receipt_rows_are_the_end_to_end_validations_rows(site: tuple[Path, Path
                 shown["error"],
             )
             assert row["figure"] == explorer.MEASURES.get(shown["measures"])
-    assert expected.get(LLAMA) and "calibration" in {
-        row["state"] for m in models for row in data_of(out, f"models/{m}")["receipts"]
-    }
+            states.add(row["state"])
+    assert LLAMA in models and expected.get(LLAMA) and "calibration" in states
+
+
+MIXTRAL = "models/mixtral-8x7b"  # four of its rows calibrate an engine's MoE rate
+
+
+def test_the_explorers_rows_priced_per_model_are_the_kept_rows(site: tuple[Path, Path]) -> None:
+    """A build that prices a few models (no kept rows in its run) prices each model's rows
+    itself: the same rows as the kept ones (`kb list --end-to-end`'s), calibration included.
+
+    Per push LLAMA's and MIXTRAL's rows; with KB_FULL=1 every model's."""
+    from kb.ledger.kept import end_to_end_rows, in_run
+    from tests.sample import full
+    from tests.site.conftest import load
+
+    records, _ = site
+    kept, _ = load(records)
+    end_to_end_rows(kept)  # from the build's store
+    priced, _ = load(records)  # another run's: it never asked for the kept rows
+    assert in_run(kept) is not None and in_run(priced) is None
+    every = sorted(f"models/{p.stem}" for p in (records / "models").glob("*.yaml"))
+    for model in every if full() else [LLAMA, MIXTRAL]:
+        assert explorer.receipt_rows(priced, model) == explorer.receipt_rows(kept, model), model
+    assert in_run(priced) is None  # priced per model: nothing kept in its run
+    states = [r["state"] for r in explorer.receipt_rows(priced, MIXTRAL)]
+    assert states.count("calibration") == 4
 
 
 def test_the_planner_pages_carry_the_policy_and_nothing_inline(site: tuple[Path, Path]) -> None:
