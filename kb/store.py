@@ -1,10 +1,11 @@
 """kb's one store for everything kept between runs: keyed entries in shard files.
 
 Every view uses it: the per-file record results (kb.recordcache), the equations
-results (kb.equations.cache), the run snapshot (kb.snapshot) and the site's
-build manifest (kb.sitegen.manifest). `ShardedStore(directory, name, salt)`
-keeps entries in `<name>-<nn>.kbstore` files (one `<name>.kbstore` when it has
-one shard) under `directory`, each entry in the shard `shard_of(key)` names.
+results (kb.equations.cache), the run snapshot (kb.snapshot), the site's
+build manifest (kb.sitegen.manifest) and the priced end-to-end rows (kb.ledger.kept).
+`ShardedStore(directory, name, salt)` keeps entries in `<name>-<nn>.kbstore` files
+(one `<name>.kbstore` when it has one shard) under `directory`, each entry in the
+shard `shard_of(key)` names.
 
 Nothing read is trusted:
 

@@ -227,10 +227,11 @@ def _cell(value: Any) -> str:
 def render_end_to_end(kb: KnowledgeBase, fmt: str) -> str:
     """Every end-to-end receipt row, its prediction and state, then the distribution."""
     from kb.checker import schema_stage
-    from kb.ledger.endtoend import evaluate_all, report_row, summary
+    from kb.ledger.endtoend import report_row, summary
+    from kb.ledger.kept import end_to_end_rows
 
     schema_stage(kb)  # the composed ledger reads typed views
-    results = evaluate_all(kb)
+    results = end_to_end_rows(kb)  # kept between runs while nothing it reads changes
     rows = [report_row(r) for r in results]
     totals = summary(results)
     if fmt == "json":

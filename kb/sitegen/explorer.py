@@ -434,22 +434,35 @@ def receipt_rows(kb: KnowledgeBase, model: str) -> list[dict[str, Any]]:
     conditions, the measured value, kb's prediction at the row's own conditions, the
     error and the state (validated, contradicted, not evaluable with the reason,
     calibration), and which figure of the explorer's configuration it compares with.
+    The rows are `kb list --end-to-end`'s when this run has them (kb.ledger.kept: a build
+    that prices every model's pass reads or prices them all once, kb.sitegen.plan_pages),
+    else the model's own rows priced as `evaluate_all` prices each (a row fitted to an
+    engine's rate is a calibration row); tests/site/test_explorer.py holds the two equal.
     """
     from kb.ledger.endtoend import (
         calibration_receipts,
         end_to_end_receipts,
         evaluate_row,
+        moe_expert_rates,
         report_row,
     )
+    from kb.ledger.kept import in_run
 
-    calibration = calibration_receipts(kb)
+    kept = in_run(kb)
+    priced = None if kept is None else {(r.receipt, r.index): r for r in kept}
+    calibration = calibration_receipts(kb) if priced is None else frozenset()
+    fitted = moe_expert_rates()[1]
     rows = []
     for record in end_to_end_receipts(kb):
         hardware = [h for h in _list(record.get("hardware")) if isinstance(h, str)]
         for index, row in enumerate(_list(record.get("results"))):
             if not isinstance(row, Mapping) or (row.get("model") or record.get("model")) != model:
                 continue
-            result = evaluate_row(kb, record, index, row, record.id in calibration)
+            if priced is not None:
+                result = priced[(record.id, index)]
+            else:
+                calibrates = record.id in calibration or f"{record.id}#results.{index}" in fitted
+                result = evaluate_row(kb, record, index, row, calibrates)
             shown = report_row(result)
             named = row.get("hardware")
             rows.append(

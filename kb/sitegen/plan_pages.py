@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Any
 from urllib.parse import quote
 
 from kb.gcpause import paused_during
+from kb.ledger.kept import end_to_end_rows
 from kb.ledger.scenario import ScenarioError
 from kb.model import KnowledgeBase, Record
 from kb.plan.enumerate import PlanError
@@ -58,6 +59,8 @@ def write_plan_pages(site: Site) -> None:
     store = PassStore(kb)
     found = {m.id: store.get(m.id, _key(site, m)) for m in todo}
     missing = sorted((m for m in todo if found[m.id] is None), key=_costliest_first)
+    if missing and len(missing) == len(kb.of_kind("model")):
+        end_to_end_rows(kb)  # every model's receipt rows: read or priced once, before the fork
     passes = map_forked(lambda m: model_pass(kb, m, hw_ids, menus), missing, 2, 1)
     if passes is None:  # one core, one model, or no fork: here, one model at a time
         passes = [model_pass(kb, m, hw_ids, menus) for m in missing]

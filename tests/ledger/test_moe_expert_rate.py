@@ -28,12 +28,12 @@ from kb.ledger.endtoend import (
     CONTRADICTED,
     VALIDATED,
     conditions,
-    evaluate_all,
     moe_expert_rates,
 )
 from kb.ledger.inputs import Unresolved, resolve_view
 from kb.ledger.scenario import Scenario, outcome, scenario_record
 from kb.model import KnowledgeBase, Record
+from tests.shipped_outputs import ONE_WORKER, end_to_end_results
 
 FIRST_TOKEN = "receipts/trtllm-v0.9-first-token-latency-batch1"
 ENGINE = ("engines/tensorrt-llm", "v0.9.0")
@@ -92,9 +92,10 @@ def test_each_rate_is_the_fit_of_its_calibration_row(shipped: KnowledgeBase) -> 
     assert len(fitted) == 4
 
 
-def test_the_fitted_rows_calibrate_and_the_others_validate(shipped: KnowledgeBase) -> None:
+@ONE_WORKER  # the shipped rows priced once a run (tests/shipped_outputs.py)
+def test_the_fitted_rows_calibrate_and_the_others_validate() -> None:
     calibrating = set(moe_expert_rates()[1])
-    results = [r for r in evaluate_all(shipped) if r.receipt.startswith("receipts/trtllm-v0.9-")]
+    results = [r for r in end_to_end_results() if r.receipt.startswith("receipts/trtllm-v0.9-")]
     mixtral = [r for r in results if "Mixtral" in r.label]
     assert len(mixtral) == 24
     for result in mixtral:

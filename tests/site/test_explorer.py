@@ -187,32 +187,67 @@ def test_kb_plans_error_becomes_the_tables_answer() -> None:
 
 
 def test_receipt_rows_are_the_end_to_end_validations_rows(site: tuple[Path, Path]) -> None:
-    """Each row shows what `kb list --end-to-end` holds it to: one prediction per row."""
-    from kb.ledger.endtoend import evaluate_all, report_row
+    """Each row shows what `kb list --end-to-end` holds it to: one prediction per row, on
+    every model's data (a row fitted to an engine's rate shows `calibration` there too).
+
+    The rows are `kb list --end-to-end`'s as kept by the build (kb.ledger.kept: the copy's
+    store, keyed by everything they read), not priced again; tests/ledger/test_kept.py
+    holds the kept rows equal to a cold pricing."""
+    from kb.ledger.endtoend import report_row
+    from kb.ledger.kept import end_to_end_rows, stored
     from tests.site.conftest import load
 
     records, out = site
-    rows = data_of(out, LLAMA)["receipts"]
     kb, _ = load(records)
+    assert stored(kb) is not None  # the build kept them: this test reads, it does not price
 
     def model_of(receipt: str, index: int) -> Any:
         record = kb.get(receipt)
         return record.get("results")[index].get("model") or record.get("model")
 
-    expected = {
-        (r.receipt, r.index): report_row(r)
-        for r in evaluate_all(kb)
-        if model_of(r.receipt, r.index) == LLAMA
-    }
-    assert rows and {(r["receipt"], r["row"]) for r in rows} == set(expected)
-    for row in rows:
-        shown = expected[(row["receipt"], row["row"])]
-        assert (row["state"], row["predicted"], row["error"]) == (
-            shown["state"],
-            shown["predicted"],
-            shown["error"],
-        )
-        assert row["figure"] == explorer.MEASURES.get(shown["measures"])
+    expected: dict[str, dict[tuple[str, int], dict[str, Any]]] = {}
+    for r in end_to_end_rows(kb):
+        expected.setdefault(model_of(r.receipt, r.index), {})[(r.receipt, r.index)] = report_row(r)
+    models = sorted(f"models/{p.stem}" for p in (records / "models").glob("*.yaml"))
+    states = set()
+    for model in models:
+        rows, wanted = data_of(out, model)["receipts"], expected.get(model, {})
+        assert {(r["receipt"], r["row"]) for r in rows} == set(wanted), model
+        for row in rows:
+            shown = wanted[(row["receipt"], row["row"])]
+            assert (row["state"], row["predicted"], row["error"]) == (
+                shown["state"],
+                shown["predicted"],
+                shown["error"],
+            )
+            assert row["figure"] == explorer.MEASURES.get(shown["measures"])
+            states.add(row["state"])
+    assert LLAMA in models and expected.get(LLAMA) and "calibration" in states
+
+
+MIXTRAL = "models/mixtral-8x7b"  # four of its rows calibrate an engine's MoE rate
+
+
+def test_the_explorers_rows_priced_per_model_are_the_kept_rows(site: tuple[Path, Path]) -> None:
+    """A build that prices a few models (no kept rows in its run) prices each model's rows
+    itself: the same rows as the kept ones (`kb list --end-to-end`'s), calibration included.
+
+    Per push LLAMA's and MIXTRAL's rows; with KB_FULL=1 every model's."""
+    from kb.ledger.kept import end_to_end_rows, in_run
+    from tests.sample import full
+    from tests.site.conftest import load
+
+    records, _ = site
+    kept, _ = load(records)
+    end_to_end_rows(kept)  # from the build's store
+    priced, _ = load(records)  # another run's: it never asked for the kept rows
+    assert in_run(kept) is not None and in_run(priced) is None
+    every = sorted(f"models/{p.stem}" for p in (records / "models").glob("*.yaml"))
+    for model in every if full() else [LLAMA, MIXTRAL]:
+        assert explorer.receipt_rows(priced, model) == explorer.receipt_rows(kept, model), model
+    assert in_run(priced) is None  # priced per model: nothing kept in its run
+    states = [r["state"] for r in explorer.receipt_rows(priced, MIXTRAL)]
+    assert states.count("calibration") == 4
 
 
 def test_the_planner_pages_carry_the_policy_and_nothing_inline(site: tuple[Path, Path]) -> None:
