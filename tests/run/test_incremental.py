@@ -531,12 +531,21 @@ def test_full_ignores_the_snapshot_and_a_corrupt_one_is_not_trusted(tree: Path) 
 
 
 def test_another_working_directory_is_a_full_run(
-    tree: Path, monkeypatch: pytest.MonkeyPatch
+    tree: Path, work: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    incremental_run(tree)
+    """The same records and the same cache folder, which holds the snapshot the first run
+    left: from another working directory (findings print other paths) it is not used."""
+    broken = tree / "sources" / "azure-nd-gb200-v6-results.yaml"
+    broken.write_text(broken.read_text() + "\nbroken: [unclosed\n")  # a finding to print
+    assert any(
+        f.location.path == f"records/{broken.relative_to(tree)}" for f in incremental_run(tree)
+    )
+    assert snapshot_path(work / ".kb-cache").is_file()
+    monkeypatch.setenv("KB_CACHE_DIR", str(work / ".kb-cache"))  # not records/.kb-cache
     monkeypatch.chdir("records")
     findings = incremental_run(Path("."))
     assert stats().mode == "full"
+    assert any(f.location.path == str(broken.relative_to(tree)) for f in findings)
     assert all(not f.location.path.startswith("records/") for f in findings)
 
 
