@@ -41,6 +41,7 @@ import heapq
 import re
 from collections.abc import Iterable
 from difflib import SequenceMatcher
+from functools import lru_cache
 
 CUTOFF = 0.6
 MAX_CANDIDATES = 2_000
@@ -52,9 +53,25 @@ _WORDS = re.compile(r"[-_./#]+")
 
 
 def closest(wanted: str, known: Iterable[str], cutoff: float = CUTOFF) -> str | None:
-    """The known name to suggest for `wanted`, or None when none is close enough."""
+    """The known name to suggest for `wanted`, or None when none is close enough.
+
+    Remembered for the last MEMO inputs (the name, the sorted known names, the cutoff: all
+    the answer depends on): a later run of the same tree asks again for every reference
+    that still dangles (kb lsp on each edit; RF001 in a full and an incremental run).
+    """
+    pool = tuple(sorted(set(known)))
+    if len(pool) > MAX_CANDIDATES:  # a field walk's thousands of paths: not kept
+        return _first(wanted, pool, cutoff)
+    return _remembered(wanted, pool, cutoff)
+
+
+def _first(wanted: str, known: tuple[str, ...], cutoff: float) -> str | None:
     ranked = ranked_matches(wanted, known, cutoff)
     return ranked[0] if ranked else None
+
+
+MEMO = 32  # inputs remembered by `closest`, each of at most MAX_CANDIDATES known names
+_remembered = lru_cache(maxsize=MEMO)(_first)
 
 
 def ranked_matches(

@@ -58,6 +58,31 @@ def test_suggestions_are_known_close_and_never_the_name_itself(
         assert all(word_score(wanted.lower(), k.lower()) >= CUTOFF for k in ranked)
 
 
+@given(
+    st.text(alphabet="ab-/", max_size=8),
+    st.lists(st.text(alphabet="ab-/", max_size=8), max_size=8),
+    st.lists(st.text(alphabet="ab-/", max_size=8), max_size=8),
+)
+def test_a_remembered_suggestion_is_the_one_made_afresh(
+    wanted: str, known: list[str], other: list[str]
+) -> None:
+    """`closest` keeps its last answers (kb.suggest.MEMO): each is what the matcher says now,
+    for these very names in any order, and never one made for another list."""
+    for names in (known, other, list(reversed(known)), known + other, known):
+        ranked = ranked_matches(wanted, names)
+        assert closest(wanted, names) == (ranked[0] if ranked else None)
+
+
+def test_a_long_list_is_matched_but_not_remembered() -> None:
+    from kb import suggest
+
+    suggest._remembered.cache_clear()
+    many = [f"hardware/part-{i:05d}" for i in range(suggest.MAX_CANDIDATES + 1)]
+    assert closest("hardware/part-00007x", many) == "hardware/part-00007"
+    assert closest("hardware/nvidia-h200", HARDWARE) == "hardware/nvidia-h200-sxm"
+    assert suggest._remembered.cache_info().currsize == 1  # the short list only
+
+
 ROOT = ["--root", "{records}"]  # a copy of the shipped records with warm stores (`warm_copy`)
 
 

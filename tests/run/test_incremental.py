@@ -45,6 +45,7 @@ NAMED = ("sources/apxml-llama-3.1-405b",)
 
 
 WORK = "incremental-work"  # the one working directory of this module's tests, per worker
+FIRST: dict[str, list[tuple[object, ...]]] = {}  # each template's findings (`templates`)
 
 
 @pytest.fixture(scope="module")
@@ -73,7 +74,8 @@ def templates(tmp_path_factory: pytest.TempPathFactory, shipped_stores: Path) ->
         with pytest.MonkeyPatch.context() as patch:
             patch.chdir(work)
             patch.setenv("KB_CACHE_DIR", str(seed_stores(shipped_stores, work / ".kb-cache")))
-            validate(Path("records"), remember=False)
+            made_by = validate(Path("records"), remember=False)
+        FIRST[name] = as_rows(made_by.findings)  # a full run of the template, at `work`
         # the reference's cache: what the same run on the same files (the same root) leaves
         shutil.copytree(work / ".kb-cache", work / "reference-cache")
         assert not snapshot_path(work / ".kb-cache").exists()  # the first run stays full
@@ -318,8 +320,10 @@ def test_random_edits_give_the_findings_of_a_full_run(
         time.sleep(pause)
     rng = random.Random(seed)
     tree = edited_tree
-    reference = full_run(work, monkeypatch)
-    assert as_rows(incremental_run(tree)) == as_rows(reference())
+    # the first run is full (no snapshot): the findings of the full run that made the
+    # template, on the same files at the same root (`templates`), computed once per worker
+    assert as_rows(incremental_run(tree)) == FIRST["edited"]
+    assert stats().mode == "full"
     counts = {"edits": 0, "incremental": 0, "snapshot": 0}
     history: list[str] = []
     for _ in range(EDITS_PER_SEED):
@@ -531,12 +535,21 @@ def test_full_ignores_the_snapshot_and_a_corrupt_one_is_not_trusted(tree: Path) 
 
 
 def test_another_working_directory_is_a_full_run(
-    tree: Path, monkeypatch: pytest.MonkeyPatch
+    tree: Path, work: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    incremental_run(tree)
+    """The same records and the same cache folder, which holds the snapshot the first run
+    left: from another working directory (findings print other paths) it is not used."""
+    broken = tree / "sources" / "azure-nd-gb200-v6-results.yaml"
+    broken.write_text(broken.read_text() + "\nbroken: [unclosed\n")  # a finding to print
+    assert any(
+        f.location.path == f"records/{broken.relative_to(tree)}" for f in incremental_run(tree)
+    )
+    assert snapshot_path(work / ".kb-cache").is_file()
+    monkeypatch.setenv("KB_CACHE_DIR", str(work / ".kb-cache"))  # not records/.kb-cache
     monkeypatch.chdir("records")
     findings = incremental_run(Path("."))
     assert stats().mode == "full"
+    assert any(f.location.path == str(broken.relative_to(tree)) for f in findings)
     assert all(not f.location.path.startswith("records/") for f in findings)
 
 

@@ -59,18 +59,42 @@ def test_only_the_reference_rules_read_every_id() -> None:
     assert reads.codes_reading("all-ids") == {"RF001", "RF002"}
 
 
+@pytest.fixture(scope="module")
+def shipped_run(
+    tmp_path_factory: pytest.TempPathFactory, shipped_stores: Path
+) -> tuple[Path, Result]:
+    """A copy of the shipped records at `work/records`, its `.kb-cache` holding the stores one
+    cold check left (tests/warm.py: the whole run is not the subject), and one full check of
+    it made at `work` (paths print as records/...). Made once for the tests that read the
+    whole tree's findings or what its check hands over; no test changes the copy."""
+    work = tmp_path_factory.mktemp("shipped-run")
+    shutil.copytree(SHIPPED_RECORDS, work / "records")
+    seed(shipped_stores, work / ".kb-cache")
+    with pytest.MonkeyPatch.context() as patch:
+        patch.delenv("KB_CACHE_DIR", raising=False)
+        patch.chdir(work)
+        return work, validate(Path("records"), remember=False)
+
+
+def at_work(shipped_run: tuple[Path, Result], monkeypatch: pytest.MonkeyPatch) -> Result:
+    """`shipped_run`'s check, with the working directory and cache folder it ran with."""
+    work, whole = shipped_run
+    monkeypatch.delenv("KB_CACHE_DIR", raising=False)
+    monkeypatch.chdir(work)
+    return whole
+
+
 def test_a_rule_reads_the_equations_analysis_exactly_when_it_declares_it(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, shipped_stores: Path
+    shipped_run: tuple[Path, Result], monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """kb.checker runs the rules not declaring "equations" beside the equations stage.
 
     So a rule that reads the analysis (kb.equations.engine.analysed) must declare it, and one
     that declares it must read it: run without the analysis, the first kind stops
-    (StageNotRun), the second does not. The check that gives the schema verdict starts from
-    the stores one cold check of the shipped records left (tests/warm.py): not the subject.
+    (StageNotRun), the second does not. The check that gives the schema verdict is
+    `shipped_run`'s: not the subject.
     """
-    monkeypatch.setenv("KB_CACHE_DIR", str(seed(shipped_stores, tmp_path / "cache")))
-    kb = open_kb(SHIPPED_RECORDS, checked=validate(SHIPPED_RECORDS, remember=False))
+    kb = open_kb(Path("records"), checked=at_work(shipped_run, monkeypatch))
     kb.run.known_codes = frozenset(READS_OF)
     assert analysed(kb) is None
     read_it = set()
@@ -146,13 +170,10 @@ def holds(
 
 
 def test_shipped_records_hold_their_declarations(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, shipped_stores: Path
+    shipped_run: tuple[Path, Result], monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    work = tmp_path / "shipped"
-    shutil.copytree(SHIPPED_RECORDS, work / "records")
-    seed(shipped_stores, work / ".kb-cache")  # tests/warm.py: the whole run is not the subject
-    monkeypatch.chdir(work)
-    whole = validate(Path("records"), remember=False)
+    work = shipped_run[0]
+    whole = at_work(shipped_run, monkeypatch)  # the whole tree's findings (not the subject)
     by_value: dict[str, dict[str, int]] = {}
     for finding in whole.findings:
         counts = by_value.setdefault(READS_OF[finding.code], {})
@@ -457,11 +478,11 @@ def test_the_nodes_a_validation_hands_over_are_the_nodes_of_the_records(
 
 
 def test_a_full_run_hands_over_no_digests_and_so_no_nodes(
-    warm_copy: Path, monkeypatch: pytest.MonkeyPatch
+    shipped_run: tuple[Path, Result], monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """On a copy of the shipped records whose stores one cold run left (tests/warm.py): the
-    subject is what a full run hands over, not its SymPy work (nor the repository's cache)."""
-    monkeypatch.chdir(warm_copy.parent)
-    records = Path("records")
-    kb = open_kb(records, checked=validate(records, remember=False))
+    """`shipped_run`'s full check of a copy of the shipped records: the subject is what a full
+    run hands over, not its SymPy work (nor the repository's cache)."""
+    whole = at_work(shipped_run, monkeypatch)
+    assert whole.stats.mode == "full"
+    kb = open_kb(Path("records"), checked=whole)
     assert kb.run.kept(reads.CHECKED_FILES) and reads.checked_nodes(kb) is None
