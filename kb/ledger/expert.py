@@ -64,12 +64,14 @@ from typing import TYPE_CHECKING, Any, Protocol
 from kb.findings import pointer_join
 from kb.ledger.parts import (
     MOE_CLASS,
+    TP_CLASS,
     Part,
     _count,
     _spec,
     evaluate_part,
     exact_spec,
     moe_layer_count,
+    prefill_transfer,
 )
 from kb.ledger.quantities import Figure
 from kb.run import Kept
@@ -94,8 +96,7 @@ class ModelGeometry(Protocol):
 class WorkloadTerms(Protocol):
     """What this module reads of the resolved workload (kb.ledger.workload.Workload).
 
-    Typed by shape: workload calls this module, so this module imports it only inside the
-    functions of tensor-parallel experts (its TP class and its prefill transfer).
+    Typed by shape: workload calls this module, so this module never imports it.
     """
 
     @property
@@ -233,8 +234,6 @@ def expert_option(
 
 def _layout_holds(res: InputReader, work: WorkloadTerms, option: Option, at: str) -> bool:
     """The option's MoE degrees are a layout kb prices, with the records it needs named."""
-    from kb.ledger.workload import TP_CLASS
-
     deg = option.degrees
     assert deg is not None
     name, value = ("moe_tp", deg.moe_tp) if deg.moe_tp > 1 else ("ep", deg.ep)
@@ -285,7 +284,6 @@ def _gather_scatter(
     whole group's buffer: batch*moe_tp/(tp*dp) tokens (scales with the batch).
     """
     from kb.kinds.placement import Transfer
-    from kb.ledger.workload import TP_CLASS, prefill_transfer
 
     deg, coll = option.degrees, option.moe_collective
     assert deg is not None and coll is not None and work.activation_bytes is not None

@@ -2,8 +2,9 @@
 
 `evaluate_part` evaluates a target of a flop class the workload composes, through
 kb/equations/evaluate.py, in base units; `exact_spec`, `_spec` and `_count` turn exact
-values into the evaluator's bindings. kb.ledger.workload and kb.ledger.expert both build
-on these, so neither imports the other's module for them (no import cycle).
+values into the evaluator's bindings; `prefill_transfer` makes a prefill pass's transfer
+from a decode step's. kb.ledger.workload and kb.ledger.expert both build on these, so
+neither imports the other's module for them (no import cycle).
 """
 
 from __future__ import annotations
@@ -16,9 +17,11 @@ from typing import TYPE_CHECKING, Any
 from kb.ledger.quantities import Figure, unit_scale
 
 if TYPE_CHECKING:
+    from kb.kinds.placement import Transfer
     from kb.ledger.reader import InputReader
 
 MOE_CLASS = "flops/moe-decode-expert-read"
+TP_CLASS = "flops/tp-decode-allreduce-time"
 
 
 @dataclass(frozen=True)
@@ -121,3 +124,12 @@ def moe_layer_count(record: Any) -> int:
         return layer_kinds(geometry).count("moe")
     except (GeometryError, KeyError, TypeError, ValueError):
         return 0
+
+
+def prefill_transfer(decode: Transfer, input_tokens: int, name: str) -> Transfer:
+    """A prefill pass's transfer: as the decode step's, each carrying the whole prompt."""
+    from dataclasses import replace
+
+    size = dict(decode.message_size)
+    size["value"] = size["value"] * input_tokens
+    return replace(decode, name=name, message_size=size)

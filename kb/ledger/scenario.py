@@ -71,8 +71,8 @@ from typing import TYPE_CHECKING, Any
 
 from kb.ledger.expert import EP_BASE, EP_CLASS
 from kb.ledger.matmul_rates import matmul_receipts, measured_matmul_rate, scanned
-from kb.ledger.parts import MOE_CLASS
-from kb.ledger.workload import ENERGY_CLASS, KV_CLASS, RIDGE_CLASS, TP_CLASS, WEIGHT_CLASS
+from kb.ledger.parts import MOE_CLASS, TP_CLASS
+from kb.ledger.workload import ENERGY_CLASS, KV_CLASS, RIDGE_CLASS, WEIGHT_CLASS
 from kb.model import KnowledgeBase, Record
 
 if TYPE_CHECKING:

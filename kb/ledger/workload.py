@@ -48,6 +48,7 @@ from kb.findings import pointer_join
 from kb.kinds.placement import Degrees, FigureNode, Option, Transfer, WorkloadView
 from kb.ledger.parts import (
     MOE_CLASS,
+    TP_CLASS,
     Part,
     _count,
     _gap_once,
@@ -55,6 +56,7 @@ from kb.ledger.parts import (
     evaluate_part,
     exact_spec,
     moe_layer_count,
+    prefill_transfer,
 )
 from kb.ledger.prefill import prefill_matmul_time
 from kb.ledger.quantities import Figure, QuantityError
@@ -66,7 +68,6 @@ if TYPE_CHECKING:
 
 WEIGHT_CLASS = "flops/decode-weight-read"
 KV_CLASS = "flops/decode-kv-cache-read"
-TP_CLASS = "flops/tp-decode-allreduce-time"
 RIDGE_CLASS = "flops/prefill-gemm-ridge"
 
 
@@ -1229,15 +1230,6 @@ def _stage_send(res: InputReader, work: Workload, option: Option, pointer: str) 
 
 PREFILL = "tp-prefill-all-reduce"
 PREFILL_SEND = "pp-prefill-stage-send"
-
-
-def prefill_transfer(decode: Transfer, input_tokens: int, name: str) -> Transfer:
-    """A prefill pass's transfer: as the decode step's, each carrying the whole prompt."""
-    from dataclasses import replace
-
-    size = dict(decode.message_size)
-    size["value"] = size["value"] * input_tokens
-    return replace(decode, name=name, message_size=size)
 
 
 def _tp_transfer(res: InputReader, work: Workload, option: Option, pointer: str) -> Transfer | None:
