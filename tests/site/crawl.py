@@ -22,9 +22,8 @@ pages: tests/site/crawl_fixtures.py (the sample of tests/site/sample_pages.py).
   them the light crawl audits is drawn in dark there once its light visit is done
   (in_dark), the others loaded from file:// in a dark context (every one with KB_FULL=1).
 
-One browser context per width and palette (at phone width two: axe's script only in the
-one that runs it, each opened when a page first needs it), one tab in each, reused from
-page to page.
+One browser context per width and palette (axe's script in it when it audits a page), one
+tab in each, reused from page to page.
 
 Colour contrast runs on one element per computed-style group (STYLE_GROUPS; every
 element with KB_FULL=1), and only on the groups no earlier page of the crawl at that width
@@ -681,21 +680,24 @@ def _phone_crawl(
     phone: dict[str, Visit] = {}
     axe_width, _, phone_options = audits["phone-light"]
     assert axe_width == PHONE
-    # Two contexts (one page each, reused from page to page): axe's script is injected only
-    # where it runs. Each is opened when a page first needs it (its first tab starts a
-    # renderer, ~0.6 CPU-s): a crawl without an audited page never opens the one with axe.
-    tabs: dict[bool, tuple[Any, list[str]]] = {}
+    # One context and one tab, reused from page to page (a second context's renderer, ~0.6
+    # CPU-s, costs more than axe's script injected into the few pages it does not run on, as
+    # in the desktop crawl): axe's script only when some page is audited. An audited page is
+    # loaded 900 px high, the others 800 px, as when each had a context of its own.
+    tabs: list[tuple[Any, list[str]]] = []
 
     def tab(audit: bool) -> tuple[Any, list[str]]:
-        if audit not in tabs:
-            context = browser.new_context(
-                viewport={"width": PHONE, "height": 900 if audit else 800}
-            )
-            if audit:
+        viewport = {"width": PHONE, "height": 900 if audit else 800}
+        if not tabs:
+            context = browser.new_context(viewport=viewport)
+            if audited & set(pages):
                 context.add_init_script(script=axe_source)
             page = context.new_page()
-            tabs[audit] = (page, watch_all(page))
-        return tabs[audit]
+            tabs.append((page, watch_all(page)))
+        page = tabs[0][0]
+        if page.viewport_size != viewport:
+            page.set_viewport_size(viewport)
+        return tabs[0]
 
     phone_audit = axe_audit(phone_options, held)
     layout_audit = axe_audit(layout_options(phone_options), held)
@@ -718,7 +720,7 @@ def _phone_crawl(
                 reads=reads,
                 shot=shots.of(relative, PHONE) if shots is not None else None,
             )
-    for page, _ in tabs.values():
+    for page, _ in tabs:
         page.context.close()
     return phone
 
