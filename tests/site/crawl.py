@@ -22,17 +22,18 @@ pages: tests/site/crawl_fixtures.py (the sample of tests/site/sample_pages.py).
   them the light crawl audits is drawn in dark there once its light visit is done
   (in_dark), the others loaded from file:// in a dark context (every one with KB_FULL=1).
 
-One browser context per width and palette (at phone width two: axe's script only in the
-one that runs it, each opened when a page first needs it), one tab in each, reused from
-page to page.
+One browser context per width and palette (axe's script in it when it audits a page), one
+tab in each, reused from page to page.
 
 Colour contrast runs on one element per computed-style group (STYLE_GROUPS; every
 element with KB_FULL=1), and only on the groups no earlier page of the crawl at that width
-and palette settled (ContrastSample); tests/site/test_contrast_sample.py holds the sample
-to the full run. axe-core is injected only where it runs (a context's init script: it
-bypasses the pages' CSP as before); its own fetch of the stylesheet, which the CSP
-refuses, happens after a page's problems are recorded, as before. link-in-text-block
-measures a link's colours only where its style does not tell it apart (LINK_STYLE_FIRST).
+and palette settled (ContrastSample); on every element of a group axe is expected to leave
+undecided (SVG text, a group it left undecided on an earlier page) in the page's one run, not
+in a second; tests/site/test_contrast_sample.py holds the sample to the full run.
+axe-core is injected only where it runs (a context's init script: it bypasses the pages'
+CSP as before); its own fetch of the stylesheet, which the CSP refuses, happens after a
+page's problems are recorded, as before. link-in-text-block measures a link's colours only
+where its style does not tell it apart (LINK_STYLE_FIRST).
 """
 
 from __future__ import annotations
@@ -232,16 +233,19 @@ STYLE_GROUPS = (
 }"""
 )
 # One axe run of `options` on the whole page, in which colour contrast (when among them)
-# checks only the sample (and its descendants): axe builds its map of the page's boxes
+# checks only the sample (and its descendants) and every element of the groups UNSETTLED
+# expects axe to leave undecided (__kbWhole): axe builds its map of the page's boxes
 # once a run, ~1-2 CPU-s on a long page, so the contrast sample and the other rules share
 # one run. Then colour contrast again, for each group whose checked element axe left
 # undecided (partly covered by another element, say: geometry, not style), on every other
-# element of the group. One-character groups stay sampled: axe leaves each such element
-# undecided or passes it by its colours alone. Returns axe's results.
+# element of the group not checked yet (none when UNSETTLED expected it). One-character
+# groups stay sampled: axe leaves each such element undecided or passes it by its colours
+# alone. Returns axe's results.
 SAMPLED_CONTRAST = """async (options) => {
   const types = {resultTypes: ["violations", "incomplete"]};
+  const checked = new Set([...window.__kbSample, ...(window.__kbWhole || [])]);
   const inside = new Set();
-  for (const e of window.__kbSample) for (const d of [e, ...e.querySelectorAll("*")]) inside.add(d);
+  for (const e of checked) for (const d of [e, ...e.querySelectorAll("*")]) inside.add(d);
   const rule = axe._audit.rules.find((r) => r.id === "color-contrast");
   const matches = rule.matches;
   axe.configure({rules: [{id: "color-contrast", matches: function (node, ...rest) {
@@ -260,7 +264,6 @@ SAMPLED_CONTRAST = """async (options) => {
       undecided.add(group);
   }
   window.__kbUndecided = undecided;
-  const checked = new Set(window.__kbSample);
   const rest = [...window.__kbGroupOf]
     .filter(([e, group]) => undecided.has(group) && !checked.has(e)).map(([e]) => e);
   const contrast = {runOnly: {type: "rule", values: ["color-contrast"]}, ...types};
@@ -271,18 +274,32 @@ LINK_RULE = "link-in-text-block"
 # Across the pages of one crawl (one context, one palette): a group whose checked element
 # axe decided (passed or failed) on an earlier page is settled, and its elements on later
 # pages are not checked again (its name across pages: __kbStable, the group's computed
-# values spelt out, hashed). UNSETTLED drops the settled groups from the page's sample and
-# returns how many are left; SETTLED names the groups the page's run decided (all it
-# checked but those left undecided and checked on every element).
-UNSETTLED = """(settled) => {
-  const known = new Set(settled);
-  const stable = (e) => window.__kbStable.get(window.__kbGroupOf.get(e));
-  window.__kbSample = window.__kbSample.filter((e) => !known.has(stable(e)));
+# values spelt out, hashed). UNSETTLED drops the settled groups from the page's sample,
+# names in __kbWhole every other element of the groups left whose checked element axe is
+# expected to leave undecided (SVG text, which axe takes for an image node, and the groups
+# it left undecided on an earlier page: the elements the second run of SAMPLED_CONTRAST
+# would check, ~1 CPU-s a long page for its map of boxes) and returns how many are left.
+# DECIDED names the groups the page's run decided (all it checked but those left undecided
+# and checked on every element), and those it left undecided.
+UNSETTLED = """([settled, undecided]) => {
+  const known = new Set(settled), expected = new Set(undecided);
+  const name = (group) => window.__kbStable.get(group);
+  window.__kbSample = window.__kbSample.filter((e) => !known.has(name(window.__kbGroupOf.get(e))));
+  const whole = new Set(window.__kbSample.map((e) => window.__kbGroupOf.get(e)).filter((group) => {
+    const last = group.slice(group.lastIndexOf("#"));  // length class, control, svg, hidden
+    return !last.startsWith("#short") && (last.includes("svg") || expected.has(name(group)));
+  }));
+  const sampled = new Set(window.__kbSample);
+  window.__kbWhole = [...window.__kbGroupOf]
+    .filter(([e, group]) => whole.has(group) && !sampled.has(e)).map(([e]) => e);
   return window.__kbSample.length;
 }"""
-SETTLED = """() => window.__kbSample.map((e) => window.__kbGroupOf.get(e))
-  .filter((group) => !window.__kbUndecided.has(group))
-  .map((group) => window.__kbStable.get(group))"""
+DECIDED = """() => ({
+  settled: window.__kbSample.map((e) => window.__kbGroupOf.get(e))
+    .filter((group) => !window.__kbUndecided.has(group))
+    .map((group) => window.__kbStable.get(group)),
+  undecided: [...window.__kbUndecided].map((group) => window.__kbStable.get(group)),
+})"""
 
 
 @dataclass
@@ -294,16 +311,19 @@ class ContrastSample:
     """
 
     settled: set[str] = field(default_factory=set)
+    undecided: set[str] = field(default_factory=set)  # left undecided on an earlier page
 
     def run(self, page: Any, options: dict[str, Any]) -> list[dict[str, Any]]:
         """axe's results of `options` (colour contrast among them) on the loaded `page`."""
         if not page.evaluate(STYLE_GROUPS):  # a page without text: the whole (empty) page
             return [page.evaluate(AXE_RUN, options)]
-        if not page.evaluate(UNSETTLED, sorted(self.settled)):
+        if not page.evaluate(UNSETTLED, [sorted(self.settled), sorted(self.undecided)]):
             rest = _without_contrast(options)
             return [page.evaluate(AXE_RUN, rest)] if rest is not None else []
         results: list[dict[str, Any]] = page.evaluate(SAMPLED_CONTRAST, options)
-        self.settled.update(page.evaluate(SETTLED))
+        decided = page.evaluate(DECIDED)
+        self.settled.update(decided["settled"])
+        self.undecided.update(decided["undecided"])
         return results
 
 
@@ -660,21 +680,24 @@ def _phone_crawl(
     phone: dict[str, Visit] = {}
     axe_width, _, phone_options = audits["phone-light"]
     assert axe_width == PHONE
-    # Two contexts (one page each, reused from page to page): axe's script is injected only
-    # where it runs. Each is opened when a page first needs it (its first tab starts a
-    # renderer, ~0.6 CPU-s): a crawl without an audited page never opens the one with axe.
-    tabs: dict[bool, tuple[Any, list[str]]] = {}
+    # One context and one tab, reused from page to page (a second context's renderer, ~0.6
+    # CPU-s, costs more than axe's script injected into the few pages it does not run on, as
+    # in the desktop crawl): axe's script only when some page is audited. An audited page is
+    # loaded 900 px high, the others 800 px, as when each had a context of its own.
+    tabs: list[tuple[Any, list[str]]] = []
 
     def tab(audit: bool) -> tuple[Any, list[str]]:
-        if audit not in tabs:
-            context = browser.new_context(
-                viewport={"width": PHONE, "height": 900 if audit else 800}
-            )
-            if audit:
+        viewport = {"width": PHONE, "height": 900 if audit else 800}
+        if not tabs:
+            context = browser.new_context(viewport=viewport)
+            if audited & set(pages):
                 context.add_init_script(script=axe_source)
             page = context.new_page()
-            tabs[audit] = (page, watch_all(page))
-        return tabs[audit]
+            tabs.append((page, watch_all(page)))
+        page = tabs[0][0]
+        if page.viewport_size != viewport:
+            page.set_viewport_size(viewport)
+        return tabs[0]
 
     phone_audit = axe_audit(phone_options, held)
     layout_audit = axe_audit(layout_options(phone_options), held)
@@ -697,7 +720,7 @@ def _phone_crawl(
                 reads=reads,
                 shot=shots.of(relative, PHONE) if shots is not None else None,
             )
-    for page, _ in tabs.values():
+    for page, _ in tabs:
         page.context.close()
     return phone
 

@@ -45,16 +45,25 @@ def named(site: Path) -> list[Path]:
 
 def reads() -> dict[str, dict[str, str]]:
     """What the crawl reads on each page it visits, per width, for the layout tests: table
-    cells and cards at phone width and cards at desktop width (test_phone_tables.py), chart
-    labels at desktop width (test_chart_labels.py)."""
+    cells and cards at phone width (test_phone_tables.py), chart labels at desktop width
+    (test_chart_labels.py) and, on the seed alone (null elsewhere), its cards
+    (test_phone_tables.py) and its first screen's B* grid, caption and verdict
+    (test_answer_first.py): read in the crawl's visit, not in a load of their own."""
+    from tests.site import test_answer_first as first
     from tests.site import test_chart_labels as labels
     from tests.site import test_phone_tables as tables
+    from tests.site.conftest import SEED_FLOP
 
-    cards = f"() => ({tables.CARD_BOXES})({json.dumps(tables.CARDS)})"
+    cards = f"({tables.CARD_BOXES})({json.dumps(tables.CARDS)})"
     charts = "() => document.querySelectorAll('figure.chart svg').length"
+    path = json.dumps(f"/records/{SEED_FLOP}.html")
+    seed = f"""() => !location.pathname.endsWith({path}) ? null : {{
+  cards: {cards}, grid: ({first.SEED_GRID})(),
+  caption: document.querySelector("#answer caption").innerText,
+  verdict: document.querySelector("#verdict").innerText}}"""
     return {
-        "phone": {"clipped": tables.CLIPPED, "wrapped": tables.WRAPPED, "cards": cards},
-        "desktop": {"overlaps": labels.OVERLAPS, "charts": charts, "cards": cards},
+        "phone": {"clipped": tables.CLIPPED, "wrapped": tables.WRAPPED, "cards": f"() => {cards}"},
+        "desktop": {"overlaps": labels.OVERLAPS, "charts": charts, "seed": seed},
     }
 
 

@@ -12,13 +12,10 @@ results; the calculator comes before the derivations and claims.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
 
 import pytest
 
-from tests.site.chromium import chromium
 from tests.site.conftest import SEED_FLOP
 from tests.site.crawl import Crawl, full_run
 
@@ -49,12 +46,6 @@ def _flop_pages(site: Path) -> list[Path]:
         for p in sorted((site / "records" / "flops").glob("*.html"))
         if p.stem not in ("index", "xss-probe")
     ]
-
-
-@pytest.fixture(scope="module")
-def browser() -> Iterator[Any]:
-    with chromium() as instance:
-        yield instance
 
 
 def test_every_flop_class_opens_with_its_verdict_and_a_headline_value(
@@ -107,16 +98,16 @@ def test_every_flop_page_puts_its_verdict_then_values_first(built_site: Path) ->
     assert VALUE.search('<td class="num">237</td>') and not VALUE.search('<td class="num">-</td>')
 
 
-def test_the_seed_opens_with_b_star_values(browser: Any, built_site: Path) -> None:
-    page = browser.new_page(viewport={"width": 1280, "height": 900})
-    page.goto((built_site / "records" / f"{SEED_FLOP}.html").as_uri())
-    values = page.evaluate(SEED_GRID)
-    caption = page.locator("#answer caption").inner_text()
-    verdict = page.locator("#verdict").inner_text()
-    page.close()
+def test_the_seed_opens_with_b_star_values(desktop_crawl: Crawl) -> None:
+    """The seed's first screen at 1280 x 900 as the crawl's visit read it (crawl_fixtures.py
+    `reads`: SEED_GRID, the grid's caption and the verdict)."""
+    visit = desktop_crawl.desktop[f"records/{SEED_FLOP}.html"]
+    read = visit.reads["seed"]
+    values, caption, verdict = read["grid"], read["caption"], read["verdict"]
     assert "B*" in caption and values, values
     assert "237" in values  # Llama 2 7B on H100 SXM at TP8: the class's own claim b-star-tp8
     assert ".;" not in verdict and "\n" not in verdict.strip()
+    assert visit.problems == []
 
 
 def test_the_seed_grid_is_what_kb_calc_gives(built_site: Path, repo_copy: Path) -> None:

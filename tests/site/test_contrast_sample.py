@@ -17,6 +17,11 @@ violations to find, not only on a clean page. Per push: two flop classes of the 
 site light, one dark. With KB_FULL=1: every audited page light
 (test_phone_and_a11y._audited) and the dark pages (SHOTS), in the crawl's order.
 
+A group axe left undecided on its checked element is checked on every element; where the
+crawl expects that (crawl.UNSETTLED: SVG text, a group left undecided on an earlier page) in
+the page's one axe run: a violation of another element of such a group is found per push
+(test_a_group_left_undecided_is_checked_whole_in_the_first_run_of_a_later_page).
+
 The same for link-in-text-block's colour check, which the crawl skips on links its style
 check passes (crawl.LINK_STYLE_FIRST): per push on links of every kind, with KB_FULL=1 on
 every audited page and the dark pages, each link's verdict is the one both checks give.
@@ -164,6 +169,41 @@ def test_a_group_left_out_of_the_sample_would_be_noticed(browser: Any, tmp_path:
     assert tab.evaluate("() => window.__kbSample.length") == 1  # the grey group alone
     # Had the grey group been settled before, the violation would be lost: a difference.
     assert _violating(tab, ContrastSample(set(sample.settled)).run(tab, CONTRAST_ONLY)) == set()
+    context.close()
+
+
+# A group axe leaves undecided on its checked element (the first paragraph, partly covered:
+# bgOverlap) whose other element fails, and text in an SVG (axe: an image node, undecided).
+UNDECIDED = (
+    '<html lang="en"><title>t</title><style>main {{ position: relative }} p {{ color: #777;'
+    " background: #fff; margin: 0 }}</style><main><p>covered grey</p><p>{0} grey on white</p>"
+    '<div style="position: absolute; top: 0; left: 0; width: 3em; height: 1em; background: #fff">'
+    '</div><svg width="300" height="60"><text x="5" y="20">{0} one</text><text x="5" y="50">'
+    "{0} two</text></svg></main></html>"
+)
+
+
+def test_a_group_left_undecided_is_checked_whole_in_the_first_run_of_a_later_page(
+    browser: Any, tmp_path: Path
+) -> None:
+    """crawl.UNSETTLED: every element of a group axe left undecided on an earlier page, and of
+    SVG text, is checked in the page's one axe run (no second run and its map of boxes), and
+    the violation of an element other than the group's checked one is found as every element
+    finds it."""
+    context = browser.new_context()
+    context.add_init_script(script=axe_source())
+    tab = context.new_page()
+    sample, runs = ContrastSample(), []
+    for name in ("first", "second"):
+        (tmp_path / f"{name}.html").write_text(UNDECIDED.format(name), encoding="utf-8")
+        tab.goto((tmp_path / f"{name}.html").as_uri())
+        tab.evaluate(STYLE_GROUPS)
+        every = _violating(tab, [tab.evaluate(AXE_RUN, CONTRAST_ONLY)])
+        results = sample.run(tab, CONTRAST_ONLY)
+        assert len(every) == 1 and _violating(tab, results) == every, name
+        runs.append(len(results))
+    assert runs == [2, 1]  # the covered group's second element: a second run on the first page
+    assert len(sample.undecided) == 2 and not sample.undecided & sample.settled  # SVG, covered
     context.close()
 
 
