@@ -192,6 +192,7 @@ def _outcome(scenario: Scenario, kb: KnowledgeBase) -> Outcome:
     """`outcome`, computed."""
     from kb.kinds.placement import placement
     from kb.ledger.analysis import analyze_spec
+    from kb.ledger.feasibility import feasibility
     from kb.ledger.inputs import Unresolved, resolve_view
 
     record = scenario_record(scenario, kb)
@@ -210,9 +211,9 @@ def _outcome(scenario: Scenario, kb: KnowledgeBase) -> Outcome:
         if isinstance(spec, Unresolved) or spec.gaps:
             return _unpriced(scenario, tuple(problems))
         priced = False
-    analysis = analyze_spec(spec)
-    side = analysis.sides[0]
-    fit = side.feasibility
+    # An unpriced scenario reads only its feasibility: no ledger or request is computed for it.
+    analysis = analyze_spec(spec) if priced else None
+    fit = analysis.sides[0].feasibility if analysis else feasibility(spec.envelope, spec.reference)
     need = max(d.state + d.reserve for d in fit.devices)
     have = min(d.capacity for d in fit.devices)
     if not fit.feasible:
@@ -226,8 +227,8 @@ def _outcome(scenario: Scenario, kb: KnowledgeBase) -> Outcome:
         max_context=min_or_none(d.max_context for d in fit.devices) if fit.feasible else None,
         energy_per_token=None,
     )
-    ledger = side.ledger
-    if ledger is None or not priced:
+    ledger = analysis.sides[0].ledger if analysis else None
+    if analysis is None or ledger is None:
         return Outcome(
             **base,  # type: ignore[arg-type]
             ttft=None,
@@ -236,7 +237,7 @@ def _outcome(scenario: Scenario, kb: KnowledgeBase) -> Outcome:
             tokens_per_s_system=None,
             tokens_per_s_per_device=None,
             exposed_share=None,
-            rows=ledger.rows if ledger is not None and priced else (),
+            rows=(),
             provenance="estimated",
             problems=tuple(problems),
         )
