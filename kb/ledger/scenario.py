@@ -65,7 +65,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from fractions import Fraction
 from typing import TYPE_CHECKING, Any
 
@@ -193,6 +193,7 @@ def _outcome(scenario: Scenario, kb: KnowledgeBase) -> Outcome:
     """`outcome`, computed."""
     from kb.kinds.placement import placement
     from kb.ledger.analysis import analyze_spec
+    from kb.ledger.feasibility import feasibility
     from kb.ledger.inputs import Unresolved, resolve_view
 
     record = scenario_record(scenario, kb)
@@ -211,9 +212,9 @@ def _outcome(scenario: Scenario, kb: KnowledgeBase) -> Outcome:
         if isinstance(spec, Unresolved) or spec.gaps:
             return _unpriced(scenario, tuple(problems))
         priced = False
-    analysis = analyze_spec(spec)
-    side = analysis.sides[0]
-    fit = side.feasibility
+    # An unpriced scenario reads only its feasibility: no ledger or request is computed for it.
+    analysis = analyze_spec(spec) if priced else None
+    fit = analysis.sides[0].feasibility if analysis else feasibility(spec.envelope, spec.reference)
     need = max(d.state + d.reserve for d in fit.devices)
     have = min(d.capacity for d in fit.devices)
     if not fit.feasible:
@@ -227,8 +228,8 @@ def _outcome(scenario: Scenario, kb: KnowledgeBase) -> Outcome:
         max_context=min_or_none(d.max_context for d in fit.devices) if fit.feasible else None,
         energy_per_token=None,
     )
-    ledger = side.ledger
-    if ledger is None or not priced:
+    ledger = analysis.sides[0].ledger if analysis else None
+    if analysis is None or ledger is None:
         return Outcome(
             **base,  # type: ignore[arg-type]
             ttft=None,
@@ -237,7 +238,7 @@ def _outcome(scenario: Scenario, kb: KnowledgeBase) -> Outcome:
             tokens_per_s_system=None,
             tokens_per_s_per_device=None,
             exposed_share=None,
-            rows=ledger.rows if ledger is not None and priced else (),
+            rows=(),
             provenance="estimated",
             problems=tuple(problems),
         )
@@ -645,8 +646,56 @@ def _degrees(s: Scenario) -> dict[str, int]:
 
 
 def placement_data(s: Scenario, kb: KnowledgeBase) -> dict[str, Any]:
-    """The placement a YAML file would hold for this scenario (checked first)."""
+    """The placement a YAML file would hold for this scenario (checked first).
+
+    Only its id and `envelope.batch` read the batch: the workload and the option (what
+    the question's records give: rates, receipts, links) are the mapping's, kept for the
+    run (`_mapping_data`) and shared by the records of its batches, which never change them.
+    """
     _check(s, kb)
+    workload, option = _mapping_data(s, kb)
+    return {
+        "kind": "placement",
+        "id": scenario_id(s),
+        "title": "A scenario (synthesized, never written)",
+        "version": 1,
+        "status": "draft",
+        "history": [{"version": 1, "date": "2026-12-06", "change": "Synthesized."}],
+        "envelope": {
+            "model": s.model,
+            "precision": s.weight_precision,
+            "quality": "as the scenario states",
+            "batch": s.batch,
+            "workload": workload,
+        },
+        "reference": option,
+        "candidates": [],
+    }
+
+
+def _mapping_data(s: Scenario, kb: KnowledgeBase) -> tuple[dict[str, Any], dict[str, Any]]:
+    """The scenario's workload and option, which read no batch: kept per mapping for the run.
+
+    A planner's pass asks every mapping at each batch of its menus; a frozen knowledge
+    base keeps these in the run's evaluation memo (kb.equations.evalmemo
+    `Evaluations.derived`, under the model record, keyed by the scenario with its batch
+    set aside), so each batch's record reads the question's records once per mapping.
+    tests/plan/test_mapping_data.py holds the kept data equal to a fresh build.
+    """
+    from kb.equations.evalmemo import Unkeyable, evaluations, frozen
+
+    memo, model = evaluations(kb), kb.records.get(s.model)
+    if memo is None or model is None:
+        return _batch_free_data(s, kb)
+    try:
+        question = ("scenario mapping", frozen(replace(s, batch=1)))
+    except Unkeyable:
+        return _batch_free_data(s, kb)
+    return memo.derived(model, question, lambda: _batch_free_data(s, kb))
+
+
+def _batch_free_data(s: Scenario, kb: KnowledgeBase) -> tuple[dict[str, Any], dict[str, Any]]:
+    """`_mapping_data`, built: the envelope's workload and the reference option."""
     model = kb.get(s.model)
     moe = model is not None and model.get("architecture") == "moe"
     composed = [WEIGHT_CLASS, KV_CLASS, TP_CLASS, RIDGE_CLASS] + ([MOE_CLASS] if moe else [])
@@ -733,23 +782,7 @@ def placement_data(s: Scenario, kb: KnowledgeBase) -> dict[str, Any]:
         if latency is not None:
             stage["link_latency"] = _latency_node(latency, "latency")
         option["stage_link"] = stage
-    return {
-        "kind": "placement",
-        "id": scenario_id(s),
-        "title": "A scenario (synthesized, never written)",
-        "version": 1,
-        "status": "draft",
-        "history": [{"version": 1, "date": "2026-12-06", "change": "Synthesized."}],
-        "envelope": {
-            "model": s.model,
-            "precision": s.weight_precision,
-            "quality": "as the scenario states",
-            "batch": s.batch,
-            "workload": workload,
-        },
-        "reference": option,
-        "candidates": [],
-    }
+    return workload, option
 
 
 def scenario_record(s: Scenario, kb: KnowledgeBase) -> Record:

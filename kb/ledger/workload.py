@@ -38,6 +38,7 @@ kb cannot derive is a `Gap` (rule LG004), never a guess.
 
 from __future__ import annotations
 
+import functools
 import math
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -600,8 +601,8 @@ class Fixed:
     overhead: Part | None  # L*t_o
     energy: tuple[StepModel | None, Power | None, str]  # _energy_inputs
     per_sequence: Part | None  # L*t_s
-    tp: Transfer | None  # the per-layer all-reduces, when tp > 1
-    send: Transfer | None  # the stage sends, when pp > 1
+    transfers: tuple[Transfer, ...]  # the all-reduces (tp > 1), then the stage sends (pp > 1),
+    # each followed by the prefill pass's (the whole prompt) when the workload has a request
 
 
 def _fixed_parts(res: InputReader, work: Workload, option: Option, pointer: str) -> Fixed | None:
@@ -636,7 +637,21 @@ def _derived_fixed(res: InputReader, work: Workload, option: Option, pointer: st
     if fresh.gaps or kv is None or t_w is None or t_kv is None or missing:
         return None
     overhead, per_sequence = _overhead(work), _per_sequence_part(work, option)
-    return Fixed(_weights(work, deg), kv, t_w, t_kv, overhead, energy, per_sequence, tp, send)
+    transfers = _with_prefill(work, ((tp, PREFILL), (send, PREFILL_SEND)))
+    return Fixed(_weights(work, deg), kv, t_w, t_kv, overhead, energy, per_sequence, transfers)
+
+
+def _with_prefill(
+    work: Workload, made: tuple[tuple[Transfer | None, str], ...]
+) -> tuple[Transfer, ...]:
+    """Each decode transfer made, then (with a request) the prefill pass's, the whole prompt."""
+    found: list[Transfer] = []
+    for transfer, prefill_name in made:
+        if transfer is not None:
+            found.append(transfer)
+            if work.request is not None:
+                found.append(prefill_transfer(transfer, work.request[0], prefill_name))
+    return tuple(found)
 
 
 def _derive(
@@ -708,15 +723,17 @@ def _derive(
         fixed.per_sequence if fixed else _per_sequence_part(work, option),
     )
     transfers: list[Transfer | TransferSpec] = list(expert.transfers if expert else ())
+    if fixed is not None:  # the tp and pp transfers read no batch: made once per mapping
+        return derived, (*transfers, *fixed.transfers)
     if deg.tp > 1:
-        tp = fixed.tp if fixed else _tp_transfer(res, work, option, pointer)
+        tp = _tp_transfer(res, work, option, pointer)
         if tp is None:
             return None
         transfers.append(tp)
         if work.request is not None:  # the prefill pass all-reduces the whole prompt
             transfers.append(prefill_transfer(tp, work.request[0], PREFILL))
     if deg.pp > 1:
-        send = fixed.send if fixed else _stage_send(res, work, option, pointer)
+        send = _stage_send(res, work, option, pointer)
         if send is None:
             return None
         transfers.append(send)
@@ -885,6 +902,16 @@ def _saturation(k: Any, experts: Any) -> int | None:
     """
     if not (isinstance(k, int) and isinstance(experts, int)) or not 0 < k < experts:
         return None
+    return _saturated_batch(k, experts)
+
+
+@functools.lru_cache(maxsize=256)
+def _saturated_batch(k: int, experts: int) -> int:
+    """`_saturation` of whole k < E, kept per process: a pure function of the two counts.
+
+    A pass asks it twice per MoE scenario (the decode step and the prefill), and its exact
+    powers (a numerator of ~10^4 bits for E = 256) were ~2% of a planner's pass.
+    """
     miss = Fraction(experts - k, experts)
     bound = Fraction(1, 2**SATURATION_BITS)
     found = max(1, math.ceil(SATURATION_BITS * math.log(2) / -math.log(float(miss))))
