@@ -68,6 +68,7 @@ from kb.ledger.parts import (
     Part,
     _count,
     _spec,
+    collective_transfer,
     evaluate_part,
     exact_spec,
     moe_layer_count,
@@ -283,8 +284,6 @@ def _gather_scatter(
     weights; the scatter the 16-bit output (n at b = b_act). A collective's message is the
     whole group's buffer: batch*moe_tp/(tp*dp) tokens (scales with the batch).
     """
-    from kb.kinds.placement import Transfer
-
     deg, coll = option.degrees, option.moe_collective
     assert deg is not None and coll is not None and work.activation_bytes is not None
     m = work.model.id
@@ -309,23 +308,7 @@ def _gather_scatter(
     found = []
     collectives = ((GATHER, "all-gather", sizes[0]), (SCATTER, "reduce-scatter", sizes[1]))
     for name, pattern, size in collectives:
-        found.append(
-            Transfer(
-                name=name,
-                pattern=pattern,
-                link=coll.link,
-                ranks=deg.moe_tp,
-                count=moe_layers,
-                message_size={"value": size, "unit": "B", "basis": "derived", "source": TP_CLASS},
-                scales_with_batch=True,
-                algorithm=coll.algorithm,
-                cuda_graphs=coll.cuda_graphs,
-                receipt=coll.receipt,
-                link_latency=coll.link_latency,
-                overlap=None,
-                strategy="strategies/tensor-parallel",
-            )
-        )
+        found.append(collective_transfer(coll, name, pattern, deg.moe_tp, moe_layers, size))
     if work.request is not None:  # the prefill pass gathers and scatters every prompt token
         prompt = work.request[0]
         found += [

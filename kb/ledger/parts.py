@@ -2,7 +2,8 @@
 
 `evaluate_part` evaluates a target of a flop class the workload composes, through
 kb/equations/evaluate.py, in base units; `exact_spec`, `_spec` and `_count` turn exact
-values into the evaluator's bindings; `prefill_transfer` makes a prefill pass's transfer
+values into the evaluator's bindings; `collective_transfer` makes a tensor-parallel
+collective's transfer on its option's links, `prefill_transfer` a prefill pass's transfer
 from a decode step's. kb.ledger.workload and kb.ledger.expert both build on these, so
 neither imports the other's module for them (no import cycle).
 """
@@ -17,7 +18,7 @@ from typing import TYPE_CHECKING, Any
 from kb.ledger.quantities import Figure, unit_scale
 
 if TYPE_CHECKING:
-    from kb.kinds.placement import Transfer
+    from kb.kinds.placement import Collective, Transfer
     from kb.ledger.reader import InputReader
 
 MOE_CLASS = "flops/moe-decode-expert-read"
@@ -133,3 +134,31 @@ def prefill_transfer(decode: Transfer, input_tokens: int, name: str) -> Transfer
     size = dict(decode.message_size)
     size["value"] = size["value"] * input_tokens
     return replace(decode, name=name, message_size=size)
+
+
+def collective_transfer(
+    coll: Collective, name: str, pattern: str, ranks: int, count: int, size: Fraction
+) -> Transfer:
+    """A per-layer collective of the tensor-parallel strategy, on `coll`'s links and curves.
+
+    Its message, `size` bytes derived from TP_CLASS, scales with the batch; `coll.rails`
+    says whether its group spans nodes.
+    """
+    from kb.kinds.placement import Transfer
+
+    return Transfer(
+        name=name,
+        pattern=pattern,
+        link=coll.link,
+        ranks=ranks,
+        count=count,
+        message_size={"value": size, "unit": "B", "basis": "derived", "source": TP_CLASS},
+        scales_with_batch=True,
+        algorithm=coll.algorithm,
+        cuda_graphs=coll.cuda_graphs,
+        receipt=coll.receipt,
+        link_latency=coll.link_latency,
+        overlap=None,
+        strategy="strategies/tensor-parallel",
+        rails=coll.rails,
+    )

@@ -54,6 +54,7 @@ from kb.ledger.parts import (
     _count,
     _gap_once,
     _spec,
+    collective_transfer,
     evaluate_part,
     exact_spec,
     moe_layer_count,
@@ -1298,24 +1299,7 @@ def _tp_transfer(res: InputReader, work: Workload, option: Option, pointer: str)
     )
     if size is None:
         return None
-    return Transfer(
-        name="tp-all-reduce",
-        pattern="all-reduce",
-        link=coll.link,
-        ranks=deg.tp,
-        count=int(per_layer.value) * work.model.layers,
-        message_size={
-            "value": size.value / deg.dp,
-            "unit": "B",
-            "basis": "derived",
-            "source": TP_CLASS,
-        },
-        scales_with_batch=True,
-        algorithm=coll.algorithm,
-        cuda_graphs=coll.cuda_graphs,
-        receipt=coll.receipt,
-        link_latency=coll.link_latency,
-        overlap=None,
-        strategy="strategies/tensor-parallel",
-        rails=coll.rails,
+    count = int(per_layer.value) * work.model.layers
+    return collective_transfer(
+        coll, "tp-all-reduce", "all-reduce", deg.tp, count, size.value / deg.dp
     )
