@@ -713,7 +713,7 @@ def evaluate_row(
     engine = (record.get("engine.record"), record.get("engine.version"))
     bench = trtllm_bench.applies(*engine, row, measures)  # declared: trtllm_bench_run
     if bench:  # a run of the row's N requests at trtllm-bench's budget: finite_run prices it
-        row = trtllm_bench.run_row(row, scenario.batch, scenario.pp)
+        row = trtllm_bench.run_row(row, _bench_estimate(kb, record, scenario, common), scenario.pp)
     if _at_concurrency(row, scenario) or bench:
         served = (
             _finite(kb, scenario, row, measures, result, common, pool, bench)  # finite_run
@@ -773,6 +773,34 @@ def evaluate_row(
         provenance=result.provenance,
         outcome=result,
     )
+
+
+def _bench_estimate(
+    kb: KnowledgeBase, record: Record, scenario: Scenario, common: dict[str, Any]
+) -> int:
+    """The requests trtllm-bench sizes its budget by (declared: trtllm_bench_attention_dp).
+
+    kb's batch C; under attention DP, trtllm-bench's estimate for the TP layout of the row's
+    GPUs. That estimate holds at least one rank's batch (per GPU its weights are no more than
+    a rank's, and a sequence's cache over the tp GPUs is at most tp times a rank's copy), so
+    it is at least 1 for a row that fits.
+    """
+    from kb.ledger import adp_bench
+
+    engine = (record.get("engine.record"), record.get("engine.version"))
+    if not adp_bench.applies(*engine, scenario):
+        return scenario.batch
+    decl = declaration()
+    sequence = (scenario.input_tokens or 0) + (scenario.output_tokens or 0)
+    found = adp_bench.estimated_batch(
+        kb, scenario, sequence, decl.max_load_fraction, decl.max_load_cap
+    )
+    common["assumed"] = (
+        *common["assumed"],
+        f"trtllm-bench's budget from its estimate of {found} requests for the {scenario.count} "
+        f"GPUs tensor-parallel, each rank's own (trtllm_bench_attention_dp)",
+    )
+    return found
 
 
 def _unstated_layout(
