@@ -9,11 +9,10 @@ against kb's own model and accelerator records, and show what the stated format 
 
 from __future__ import annotations
 
-import copy
 from fractions import Fraction
 
-from kb.ledger.endtoend import conditions, evaluate_row
 from kb.model import KnowledgeBase
+from tests.ledger.kv_format import stated_and_default
 
 RECEIPT = "receipts/trtllm-v1.0-llama-3.1-8b-throughput-h100-h200"
 LOG = "sources/trtllm-issue-6294"
@@ -84,16 +83,5 @@ def test_the_stated_format_is_priced_and_doubles_the_batch(shipped: KnowledgeBas
     rows = _rows(shipped)
     index = next(i for i, r in enumerate(rows) if r["label"] == "H100, TP1, 2048/2048")
     row = rows[index]
-    scenario, _, assumed = conditions(shipped, record, row)
-    assert scenario.kv_precision == "fp8"
-    assert not any("KV cache bf16" in a for a in assumed)
-    bf16_row = copy.deepcopy(row)
-    del bf16_row["kv_precision"]
-    bf16, _, bf16_assumed = conditions(shipped, record, bf16_row)
-    assert bf16.kv_precision == "bf16"
-    assert any("KV cache bf16 (not stated)" in a for a in bf16_assumed)
+    scenario, bf16 = stated_and_default(shipped, record, index, row)
     assert bf16.batch < 4096 and 2 * bf16.batch - 2 <= scenario.batch <= 2 * bf16.batch + 2
-    result = evaluate_row(shipped, record, index, row, False)
-    slower = evaluate_row(shipped, record, index, bf16_row, False)
-    assert result.predicted is not None and slower.predicted is not None
-    assert result.predicted > slower.predicted

@@ -9,10 +9,8 @@ the KV bytes per token halve, so the batch kb admits is about twice the bf16 one
 
 from __future__ import annotations
 
-import copy
-
-from kb.ledger.endtoend import conditions, evaluate_row
 from kb.model import KnowledgeBase
+from tests.ledger.kv_format import stated_and_default
 
 MAVERICK = "receipts/trtllm-v1.0-llama-4-maverick-throughput-h100-h200-b200"
 SOURCE = "sources/github-trtllm-accuracy-test-llm-api-pytorch"
@@ -48,18 +46,7 @@ def test_the_stated_format_is_priced_and_halves_the_bytes_per_token(shipped: Kno
     record = shipped.get(MAVERICK)
     assert record is not None
     row = _rows(shipped)[0]  # H100, TP8, 128/2048
-    scenario, _, assumed = conditions(shipped, record, row)
-    assert scenario.kv_precision == "fp8"
-    assert not any("KV cache bf16" in a for a in assumed)
-    bf16_row = copy.deepcopy(row)
-    del bf16_row["kv_precision"]
-    bf16, _, bf16_assumed = conditions(shipped, record, bf16_row)
-    assert bf16.kv_precision == "bf16"
-    assert any("KV cache bf16 (not stated)" in a for a in bf16_assumed)
+    scenario, bf16 = stated_and_default(shipped, record, 0, row)
     # the memory after the weights is the same; the KV bytes per token halve (whole
     # sequences per replica: each of the dp replicas rounds down on its own)
     assert abs(scenario.batch - 2 * bf16.batch) <= scenario.dp
-    result = evaluate_row(shipped, record, 0, row, False)
-    slower = evaluate_row(shipped, record, 0, bf16_row, False)
-    assert result.predicted is not None and slower.predicted is not None
-    assert result.predicted > slower.predicted  # a larger batch: more tokens per second
