@@ -66,7 +66,6 @@ from kb.ledger.scenario import (
     Scenario,
     ScenarioError,
     compute_rate,
-    compute_rate_peak,
     outcome,
     prefill_matmul_receipt,
 )
@@ -441,9 +440,9 @@ def _matmul_rate_text(scenario: Scenario, kb: KnowledgeBase) -> str:
     The datasheet peak, said as such; else the measured rate's pointer and its figure as the
     receipt writes it.
     """
-    if compute_rate_peak(scenario, kb):
+    pointer = compute_rate(scenario, kb)  # one scan: compute_rate_peak would ask it again
+    if pointer.startswith(f"{scenario.hardware}#compute."):
         return "matmuls at the datasheet peak (no measured matmul rate here)"
-    pointer = compute_rate(scenario, kb)
     record_id, _, field = pointer.partition("#")
     record = kb.get(record_id)
     value = record.get(f"{field}.value") if record is not None else None
