@@ -65,7 +65,7 @@ from kb.ledger.scenario import (
     Outcome,
     Scenario,
     ScenarioError,
-    compute_rate_peak,
+    compute_rate,
     outcome,
     prefill_matmul_receipt,
 )
@@ -427,12 +427,27 @@ def conditions(
     scenario = _group_scales(scenario, row.get("precision"), assumed)
     if max_load:
         scenario = _max_load(kb, scenario, (inputs or 0) + (outputs or 0), assumed)
-    if compute_rate_peak(scenario, kb):
-        assumed.append("matmuls at the datasheet peak (no measured matmul rate here)")
+    assumed.append(_matmul_rate_text(scenario, kb))
     curve = prefill_matmul_receipt(scenario, kb)
     if curve is not None:  # declared: prefill_matmul
         assumed.append(f"prefill matmuls at the per-layer times of {curve}")
     return scenario, str(measures), assumed
+
+
+def _matmul_rate_text(scenario: Scenario, kb: KnowledgeBase) -> str:
+    """What the row's matmuls are priced at (kb/data/end-to-end.json `compute_rate`).
+
+    The datasheet peak, said as such; else the measured rate's pointer and its figure as the
+    receipt writes it.
+    """
+    pointer = compute_rate(scenario, kb)  # one scan: compute_rate_peak would ask it again
+    if pointer.startswith(f"{scenario.hardware}#compute."):
+        return "matmuls at the datasheet peak (no measured matmul rate here)"
+    record_id, _, field = pointer.partition("#")
+    record = kb.get(record_id)
+    value = record.get(f"{field}.value") if record is not None else None
+    unit = record.get(f"{field}.unit") if record is not None else None
+    return f"matmuls at the measured rate {pointer} ({value} {unit})"
 
 
 def _group_scales(scenario: Scenario, precision: Any, assumed: list[str]) -> Scenario:

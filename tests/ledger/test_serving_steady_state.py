@@ -8,8 +8,8 @@ clients, each request's O - 1 decode steps carrying the other C - 1 prefills,
 
 with d_s = d_1 (stalled scheduler) or d_1 - L*t_o (mixed). The arithmetic is worked by
 hand below; the end-to-end rows check that the composed figures go through it (a passing
-row, NIM's TPOT at concurrency 50, and a failing one, the MI355X recipe's TPOT, which
-misses with matmuls at the datasheet peak), that concurrency one is unchanged, and that
+row, NIM's TPOT at concurrency 50, and a failing one, the MI355X recipe's MXFP4 TPOT, which
+misses with matmuls at AITER's measured MXFP4 rate), that concurrency one is unchanged, and that
 an engine whose scheduler is not declared is not evaluable.
 """
 
@@ -121,12 +121,16 @@ def test_a_passing_row_nim_tpot_at_concurrency_50(shipped: KnowledgeBase) -> Non
 
 def test_a_failing_row_mi355x_tpot_stays_a_miss(shipped: KnowledgeBase) -> None:
     record = _record(shipped, MI355X)
-    # the MXFP4 TPOT row: its matmuls stay at the FP4 datasheet peak (no measured MI355X
-    # FP4 GEMM); the FP8 rows run at receipts/rocm-blog-mi355x-fp8-gemm's rate since session 14
+    # the MXFP4 TPOT row: its matmuls at AITER's measured MXFP4 rate since session 24
+    # (receipts/aiter-mi355x-mxfp4-gemm; the FP8 rows at receipts/rocm-blog-mi355x-fp8-gemm's
+    # since session 14), still a miss: the decode step's gap is not in the matmul rate
     result = evaluate_row(shipped, record, 3, _row(shipped, MI355X, 3), False)
     assert result.state == CONTRADICTED
     assert result.error is not None and result.error < -Fraction(1, 4)
-    assert any("datasheet peak" in a for a in result.assumed)
+    assert any(
+        a.startswith("matmuls at the measured rate receipts/aiter-mi355x-mxfp4-gemm#")
+        for a in result.assumed
+    )
 
 
 def test_concurrency_one_is_priced_as_before(shipped: KnowledgeBase) -> None:
