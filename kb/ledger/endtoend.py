@@ -773,7 +773,8 @@ def evaluate_row(
     )
     if skipped:  # a curve read without a row its receipt marks `outlier` (kb/ledger/curves.py)
         common["assumed"] = (*common["assumed"], *skipped)
-    common["assumed"] = (*common["assumed"], *line_rate_notes(result.pricing))
+    said = rails.settled(kb, common["assumed"], result.pricing, scenario.inter_link)
+    common["assumed"] = (*said, *line_rate_notes(result.pricing))
     predicted = _printable(predicted, common)
     error = (predicted - measured) / measured
     state, reason = _judged(error, calibration)

@@ -13,7 +13,10 @@ nodes, and a measured two-node all-reduce is faster: interconnects/infiniband-nd
 A placement states the NICs (`tp_collective.rails.nics_per_node`, a sourced figure or a
 binding); without them the ring runs over one port, as before, and the pricing says so.
 A measured curve that prices the size still comes first (kb.ledger.transfers): a measured
-time already holds every NIC.
+time already holds every NIC. A row says the NICs it takes before it is priced (`assumed`);
+once priced, `settled` keeps that only where some collective ran over the rails, and else
+names the measured curves that priced the crossing all-reduces (since session 24, the
+two-node H100 curve, receipts/jingchaozhang-nd-h100-v5-2node-torch-nccl-all-reduce).
 
 The priced transfer keeps its `Rings` (c_r, W_intra, the port's own rate), so a break-even
 that varies the link's bandwidth varies the port, as the interconnect records state it, and
@@ -22,6 +25,7 @@ the ledger prices min(c_r*x, W_intra) at each value (kb.ledger.ledger `transfer_
 
 from __future__ import annotations
 
+from collections.abc import Collection
 from dataclasses import dataclass
 from fractions import Fraction
 from typing import TYPE_CHECKING
@@ -61,6 +65,47 @@ def assumed(kb: KnowledgeBase, hardware: str, link: str | None) -> str:
         f"a TP all-reduce across nodes at the line rate over each of {ports} NICs a node, "
         f"those of {hardware}'s reference node ({system}), assumed ({SECTION})"
     )
+
+
+MEASURED = "measured: "  # how a transfer a receipt priced begins `pricing` (kb.ledger.transfers)
+
+
+def settled(
+    kb: KnowledgeBase, said: Collection[str], pricing: tuple[str, ...], link: str | None
+) -> tuple[str, ...]:
+    """A priced row's assumptions: the crossing ring's NICs only where a ring ran at the line rate.
+
+    `assumed` is said before pricing, for a TP group that spans nodes. A measured curve that
+    prices a size comes first (kb.ledger.transfers), so when no collective of the row ran
+    over the rails (no pricing names SECTION), the note names instead the all-reduce curves
+    over `link` that priced them: measured between their receipts' own nodes, taken for the
+    row's link.
+    """
+    if any(f"({SECTION})" in p for p in pricing):
+        return tuple(said)
+    ours = {a for a in said if a.startswith("a TP all-reduce across nodes") and SECTION in a}
+    if not ours:
+        return tuple(said)
+    curves = ", ".join(_crossing_curves(kb, pricing, link)) or "none named"
+    note = (
+        f"a TP all-reduce across nodes from a measured curve, not at the line rate ({SECTION} "
+        f"unused): {curves}, measured between its own nodes over {link}, taken for this row's"
+    )
+    return tuple(note if a in ours else a for a in said)
+
+
+def _crossing_curves(kb: KnowledgeBase, pricing: tuple[str, ...], link: str | None) -> list[str]:
+    """The all-reduce receipts over `link` that priced a transfer of `pricing`, in order."""
+    found = []
+    for text in pricing:
+        if not text.startswith(MEASURED):
+            continue
+        receipt = text[len(MEASURED) :].split(":")[0].split(" ")[0]
+        record = kb.get(receipt)
+        if record is not None and record.get("pattern") == "all-reduce":
+            if record.get("interconnect") == link:
+                found.append(receipt)
+    return list(dict.fromkeys(found))
 
 
 @dataclass(frozen=True)

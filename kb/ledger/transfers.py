@@ -46,7 +46,7 @@ from kb.ledger.curves import (
     price,
 )
 from kb.ledger.quantities import Figure, QuantityError, figure
-from kb.ledger.rails import Rings, over_rails
+from kb.ledger.rails import MEASURED, Rings, over_rails
 from kb.model import KnowledgeBase
 from kb.run import Kept
 
@@ -316,7 +316,7 @@ def resolve_transfer(
     if measured:
         bandwidth: Figure | None = measured.bandwidth
         latency: Figure | None = Figure(Fraction(0), "s", "measured", measured.receipt)
-        pricing = f"measured: {pricing}"
+        pricing = f"{MEASURED}{pricing}"
     else:
         bandwidth = line_rate(link)
         latency = _latency(res, transfer, link, pointer)

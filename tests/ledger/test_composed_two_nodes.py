@@ -22,6 +22,7 @@ BW = 3_350 * 10**9  # H100 SXM HBM, B/s
 WEIGHTS = 2 * 70_552_387_584  # bf16
 KV_HEAD_TOKEN = 2 * 80 * 128 * 2  # K and V, 80 layers, head_dim 128, bf16: one KV head
 T_O = 80 * Fraction(1146, 10**7)  # engines/nemo: 114.6 us per layer
+TWO_NODE_CURVE = "receipts/jingchaozhang-nd-h100-v5-2node-torch-nccl-all-reduce"
 
 
 @pytest.fixture(scope="module")
@@ -77,20 +78,21 @@ def test_data_parallel_halves_each_replicas_batch(doc: dict[str, Any]) -> None:
     assert _row(dp, "exposed") == 160 * Fraction(221, 10**7)
 
 
-def test_tp16_prices_every_all_reduce_across_infiniband_as_an_estimate(
+def test_tp16_prices_every_all_reduce_across_infiniband_from_the_two_node_curve(
     doc: dict[str, Any],
 ) -> None:
     tp16 = _side(doc, "tp16")
     (ar,) = tp16["transfers"]
     assert ar["link"] == "interconnects/infiniband-ndr"
     assert ar["messages"] == 160 * 2 * 15  # ring all-reduce: 2(n - 1) steps each
-    # no 16-rank curve covers 1 MiB: the line rate and the link's measured latency, 2.8 us;
-    # one ring on each of the node's 8 NDR ports (cross_node_rails): min(8 x 50, 450) GB/s
-    assert ar["provenance"] == "estimated"
-    assert Fraction(ar["raw"]["exact"]) == 4800 * Fraction(28, 10**7) + 160 * Fraction(
-        2 * 15 * 64 * 8192 * 2, 16 * 8 * 50 * 10**9
-    )
-    assert "8 NICs a node" in ar["pricing"] and "cross_node_rails" in ar["pricing"]
+    # the 16-rank two-node curve covers 1 MiB (since session 24): linear in time between its
+    # 256 KB (0.13 ms) and 4 MB (0.20 ms) rows, the latency inside the measured time
+    assert ar["provenance"] == "measured" and ar["receipts"] == [TWO_NODE_CURVE]
+    assert Fraction(ar["latency"]["exact"]) == 0
+    size, low, high = 64 * 8192 * 2, 256 * 1024, 4 * 1024 * 1024
+    each = Fraction(13, 10**5) + Fraction(7, 10**5) * Fraction(size - low, high - low)
+    assert Fraction(ar["raw"]["exact"]) == 160 * each  # 23.04 ms a step
+    assert "linear in time between rows 1" in ar["pricing"] and "rails" not in ar["pricing"]
     assert _row(tp16, "useful") == Fraction(WEIGHTS, 16 * BW) + Fraction(
         64 * 2048 * KV_HEAD_TOKEN, BW
     )

@@ -17,7 +17,7 @@ from kb.resources import end_to_end
 
 TT = "receipts/tt-sglang-deepseek-r1-16xh100-two-node-batch1"
 QWEN = "receipts/jingchaozhang-qwen2.5-72b-2xh100-vllm-batch1-pp2"
-NCCL_2NODE = "receipts/azure-nd-h100-v5-2node-nccl-all-reduce"
+TWO_NODE_CURVE = "receipts/jingchaozhang-nd-h100-v5-2node-torch-nccl-all-reduce"
 NDR = "interconnects/infiniband-ndr"
 MESSAGE = "Custom allreduce is disabled because this process group spans across nodes."
 
@@ -57,8 +57,13 @@ def test_a_group_across_nodes_is_priced_by_the_stock_curves(shipped: KnowledgeBa
         assert scenario.stock_collective and cross_node.NOTE in assumed, receipt
         priced = evaluate_row(shipped, record, index, row, calibration=False)
         assert priced.outcome is not None
-        consulted = [p for p in priced.outcome.pricing if p.startswith(f"line rate of {NDR}")]
-        assert consulted and all(NCCL_2NODE in p for p in consulted), consulted
+        # the stock curves over NDR: the two-node curve (no algorithm: it serves only stock
+        # transfers) prices every crossing all-reduce of these sizes; none at the line rate
+        consulted = [p for p in priced.outcome.pricing if TWO_NODE_CURVE in p]
+        assert consulted and all(p.startswith(f"measured: {TWO_NODE_CURVE}") for p in consulted)
+        assert not any(p.startswith(f"line rate of {NDR}") for p in priced.outcome.pricing)
+        curve = shipped.get(TWO_NODE_CURVE)
+        assert curve is not None and not any("algorithm" in r for r in curve.data["results"])
 
 
 def test_a_group_inside_a_node_keeps_the_engines_own_curves(shipped: KnowledgeBase) -> None:

@@ -29,6 +29,7 @@ H100 = "hardware/nvidia-h100-sxm"
 L70 = "models/llama-3.1-70b"
 SGLANG_AR = "receipts/sglang-custom-all-reduce-h100-latency"
 IB = "interconnects/infiniband-ndr"
+TWO_NODE_CURVE = "receipts/jingchaozhang-nd-h100-v5-2node-torch-nccl-all-reduce"
 
 
 def ledger_totals(placement: str, root: Path) -> dict[str, Fraction]:
@@ -101,21 +102,23 @@ def test_three_two_node_mappings_price_as_the_placement(
 def test_a_stated_inter_latency_is_the_scenarios_own_and_unverified(
     shipped: KnowledgeBase,
 ) -> None:
-    (tp16,) = evaluate(
-        [
-            h100_70b(
-                tp=16,
-                collective_algorithm=None,
-                cuda_graphs=None,
-                count=16,
-                nodes=2,
-                inter_link=IB,
-                inter_latency="5 us",
-            )
-        ],
-        shipped,
+    # On H200 no curve prices a two-node all-reduce, so the line rate and the stated latency
+    # do; on H100 the two-node curve (receipts/jingchaozhang-nd-h100-v5-2node-torch-nccl-
+    # all-reduce) prices it and the stated latency is not used.
+    stated = dict(
+        tp=16,
+        collective_algorithm=None,
+        cuda_graphs=None,
+        count=16,
+        nodes=2,
+        inter_link=IB,
+        inter_latency="5 us",
     )
+    (tp16,) = evaluate([h100_70b(**stated, hardware="hardware/nvidia-h200-sxm")], shipped)
     assert tp16.fits and tp16.provenance == "unverified"
+    (measured,) = evaluate([h100_70b(**stated)], shipped)
+    assert measured.fits and measured.provenance != "unverified"
+    assert any(p.startswith("measured: " + TWO_NODE_CURVE) for p in measured.pricing)
 
 
 def test_deepseek_v3_fp8_on_eight_l40s_does_not_fit(shipped: KnowledgeBase) -> None:

@@ -1,23 +1,25 @@
-"""Why the two-node SGLang DeepSeek-R1 rows stay misses (issue 35, session 21).
+"""Why the two-node SGLang DeepSeek-R1 rows stay misses (issue 35, sessions 21, 22 and 24).
 
 docs/ledger.md "The two-node SGLang rows, read against their sources".
 receipts/tt-sglang-deepseek-r1-16xh100-two-node-batch1 times one request at a time on 16 H100
 in two nodes; the layout is unstated and kb prices tp16 and tp16-ep16 over the H100's
 reference network (eight NDR ports a node). SGLang disables its custom all-reduce when a
-group spans nodes, so the all-reduces are NCCL's, and NCCL runs one ring on each of a node's
-NICs (cross_node_rails, kb.ledger.rails). These tests hold the evidence to the receipts and
-to kb's composition, and fail if either changes:
+group spans nodes, so the all-reduces are NCCL's. Since session 24 they are priced from a
+measured two-node, 16-rank H100 curve of NCCL's defaults
+(receipts/jingchaozhang-nd-h100-v5-2node-torch-nccl-all-reduce), not the crossing ring at the
+line rate. These tests hold the evidence to the receipts and to kb's composition, and fail if
+either changes:
 
-- kb's crossing ring runs at the bus bandwidth of the node's eight ports (eight times one
-  NDR port's line rate), under kb's own two-node nccl-tests receipt (NCCL's tree beyond the
-  ring's bound);
-- priced so, kb's tp16 TTFT grows by the measured ~12 us a prompt token from 2048 to 8192
-  tokens, and what remains of every TTFT row but the 1024-token one is a constant of 130-160
-  ms a request that kb does not price (the script's TTFT holds the HTTP round trip,
-  tokenization and scheduling): every TTFT row misses on the fast side;
-- the TPOT rows' decode all-reduces are priced at the ring's latency floor (every step at
-  the InfiniBand's measured 64 B latency), so the 7.7-8.6 ms a step kb lacks is no
-  all-reduce kb can price;
+- the prefill all-reduces are the curve's times (its 4-64 MB and 64-512 MB rows at these
+  prompts), a bus bandwidth under the ring's eight ports and under kb's tuned two-node
+  nccl-tests receipt;
+- priced so, kb's tp16 TTFT grows more than twice as fast as the measured TTFT from 2048 to
+  8192 prompt tokens, and the prefill all-reduces alone grow faster than the whole measured
+  TTFT: what is left of each row falls from ~144 ms at 128 tokens to below zero at 8192, no
+  constant; the 4096- and 8192-token rows land in the band under both layouts (undetermined)
+  on that slope, the others miss fast;
+- the TPOT rows' decode all-reduces are the curve's time at 14336 B, and the 11.5-12.4 ms a
+  step kb lacks is no all-reduce kb can price;
 - gpt-oss-120b on four B200 (SGLang, MXFP4): the measured decode step is shorter than kb's
   per-layer overhead term alone (the engine's t_o, fitted in 2024 on a Llama 3 8B step).
 """
@@ -29,6 +31,7 @@ from typing import Any
 
 from kb.ledger.endtoend import RowResult, evaluate_row
 from kb.model import KnowledgeBase
+from tests.ledger.two_node_curve import CURVE, curve_time
 
 TT = "receipts/tt-sglang-deepseek-r1-16xh100-two-node-batch1"
 NCCL_2NODE = "receipts/azure-nd-h100-v5-2node-nccl-all-reduce"
@@ -102,66 +105,68 @@ def _growth(kb: KnowledgeBase) -> tuple[Fraction, Fraction, Fraction]:
     return measured, ttft, (_prefill_all_reduce(long) - _prefill_all_reduce(short)) / tokens
 
 
-def test_kbs_tp16_ttft_grows_as_the_measured_ttft_does(shipped: KnowledgeBase) -> None:
+def test_kbs_tp16_ttft_grows_faster_than_the_measured_ttft(shipped: KnowledgeBase) -> None:
     measured, ttft, all_reduces = _growth(shipped)
     assert Fraction(11, 10**6) < measured < Fraction(13, 10**6)  # ~12 us a token
-    assert abs(ttft - measured) < measured / 10
-    # the prefill all-reduces are most of kb's growth; at one port they were 8x larger
-    assert measured / 2 < all_reduces < measured
+    # kb grows 29.8 us a token; its prefill all-reduces alone 25.2: more than the measured
+    # TTFT's whole growth (the ring at the line rate gave 8.4, session 21)
+    assert 2 * measured < all_reduces < ttft < 3 * measured
 
 
-def test_kbs_crossing_ring_runs_at_the_nodes_eight_ports_below_nccls_measured_busbw(
+def test_the_prefill_all_reduces_are_the_curves_under_the_rings_and_nccl_tests_busbw(
     shipped: KnowledgeBase,
 ) -> None:
-    short, long = _layouts(shipped, SHORT)["tp16"], _layouts(shipped, LONG)["tp16"]
-    per_collective = (_prefill_all_reduce(long) - _prefill_all_reduce(short)) / ALL_REDUCES
-    sent = _ring_bytes(_row(shipped, LONG)["input_tokens"], shipped) - _ring_bytes(
-        _row(shipped, SHORT)["input_tokens"], shipped
-    )
-    bus_bandwidth = sent / per_collective
-    assert bus_bandwidth == _ports(shipped) * _port_rate(shipped)  # 8 x 50 GB/s, exactly
+    model = shipped.get("models/deepseek-v3")
+    assert model is not None
+    hidden = int(model.data["geometry"]["d_model"]) * 2  # bf16
+    rates = []
+    for index in (SHORT, LONG):
+        tokens = _row(shipped, index)["input_tokens"]
+        each = curve_time(shipped, tokens * hidden)
+        for name, priced in _layouts(shipped, index).items():
+            assert _prefill_all_reduce(priced) == ALL_REDUCES * each, (index, name)
+        rates.append(_ring_bytes(tokens, shipped) / each)  # the bus bandwidth it implies
     receipt = shipped.get(NCCL_2NODE)
-    assert receipt is not None
-    measured = receipt.data["results"][0]["bus_bandwidth"]
-    assert measured["unit"] == "GB/s" and receipt.data["results"][0]["gpus"] == RANKS
-    assert bus_bandwidth < Fraction(str(measured["value"])) * 10**9  # NCCL's tree, past a ring
+    assert receipt is not None and receipt.data["results"][0]["gpus"] == RANKS
+    tuned = receipt.data["results"][0]["bus_bandwidth"]
+    assert tuned["unit"] == "GB/s"
+    rails = _ports(shipped) * _port_rate(shipped)  # 8 x 50 GB/s
+    assert all(rate < rails < Fraction(str(tuned["value"])) * 10**9 for rate in rates)
 
 
-def test_the_ttft_rows_leave_a_constant_per_request_and_all_miss_fast(
+def test_the_ttft_rows_leave_no_constant_and_two_land_in_the_band(
     shipped: KnowledgeBase,
 ) -> None:
-    rows = [i for i in range(7, 14) if i != OUTLIER]
     tp16 = {i: _ttft(_layouts(shipped, i)["tp16"]) for i in range(7, 14)}
-    left = [_seconds(_row(shipped, i)) - tp16[i] for i in rows]
-    assert all(Fraction(130, 1000) < x < Fraction(160, 1000) for x in left), left
-    outlier = _seconds(_row(shipped, OUTLIER)) - tp16[OUTLIER]
-    assert outlier > 2 * max(left)
-    errors = [tp16[i] / _seconds(_row(shipped, i)) - 1 for i in range(7, 14)]
-    # all miss fast (-55% at most before session 21's attention_rate priced the prompts'
-    # attention at bf16, not the FP8 weights' rate)
-    assert all(Fraction(-92, 100) < e < Fraction(-53, 100) for e in errors)
-    for index in range(7, 14):  # the row's verdict: a miss, shown as one
-        record = shipped.get(TT)
-        assert record is not None
+    left = {i: _seconds(_row(shipped, i)) - tp16[i] for i in range(7, 14)}
+    assert Fraction(130, 1000) < left[7] < Fraction(160, 1000)  # 144 ms at 128 tokens
+    assert left[SHORT] > left[11] > left[12] > left[LONG]  # falls as the prompt grows
+    assert left[LONG] < 0 < left[12]  # below zero at 8192 tokens
+    assert left[OUTLIER] > 2 * left[7]  # the 1024-token row, four requests, stays apart
+    record = shipped.get(TT)
+    assert record is not None
+    for index in range(7, 14):
         priced = evaluate_row(shipped, record, index, _row(shipped, index), calibration=False)
-        assert priced.state == "contradicted" and priced.error is not None, index
-        assert priced.error < Fraction(-1, 4), index
+        if index in (12, LONG):  # within the band under both layouts, on a slope kb has wrong
+            assert priced.state == "undetermined", index
+            assert all(abs(r.error or 1) <= Fraction(1, 4) for _, r in priced.layouts), index
+        else:  # a miss, shown as one
+            assert priced.state == "contradicted" and priced.error is not None, index
+            assert priced.error < Fraction(-1, 4), index
 
 
-def test_the_decode_all_reduces_are_priced_at_the_rings_latency_floor(
+def test_the_decode_all_reduces_are_priced_from_the_two_node_curve(
     shipped: KnowledgeBase,
 ) -> None:
-    link = shipped.get(NDR)
-    assert link is not None and link.data["latency"]["unit"] == "us"
-    floor = 2 * (RANKS - 1) * Fraction(str(link.data["latency"]["value"])) / 10**6
+    each = curve_time(shipped, 14336)  # one token's hidden state, bf16: 53.17 us
     for index in range(7):
         for name, priced in _layouts(shipped, index).items():
             assert priced.outcome is not None and priced.measured is not None
+            assert any(p.startswith(f"measured: {CURVE}") for p in priced.outcome.pricing)
             exposed = {row.name: row for row in priced.outcome.rows}["exposed"]
-            per_collective = exposed.inputs["tp-all-reduce"] / ALL_REDUCES
-            assert floor < per_collective < floor * Fraction(102, 100), name
+            assert exposed.inputs["tp-all-reduce"] == ALL_REDUCES * each, name
             missing = priced.measured - (priced.predicted or 0)
-            assert Fraction(77, 10000) < missing < Fraction(86, 10000), (index, name)
+            assert Fraction(115, 10000) < missing < Fraction(124, 10000), (index, name)
 
 
 def test_gpt_oss_on_b200_steps_faster_than_kbs_overhead_term_alone(shipped: KnowledgeBase) -> None:
