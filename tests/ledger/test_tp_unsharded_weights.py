@@ -27,6 +27,8 @@ R7B = "receipts/gpt-fast-llama-2-7b-a100-tp-sweep-batch1"
 R70B = "receipts/gpt-fast-llama-2-70b-a100-tp-sweep-batch1"
 NCCL = "receipts/gpt-fast-llama-2-a100-tp-sweep-nccl-batch1"
 MIXTRAL = "receipts/gpt-fast-mixtral-8x7b-a100-tp-sweep-batch1"
+MIXTRAL_LATER = "receipts/gpt-fast-mixtral-8x7b-a100-tp-sweep-batch1-4f98fe0"
+RECEIPTS = (R7B, R70B, NCCL, MIXTRAL, MIXTRAL_LATER)
 AZURE = "receipts/azure-nd-a100-v4-nccl-all-reduce"
 A100 = "hardware/nvidia-a100-80gb-sxm4"
 NOTE = "(tp_unsharded_weights)"
@@ -55,11 +57,11 @@ def _params(kb: KnowledgeBase, model: str) -> int:
     return int(_record(kb, model).data["derived"]["params_total"]["value"])
 
 
-def test_the_declaration_names_gpt_fast_versions_of_all_four_receipts(
+def test_the_declaration_names_gpt_fast_versions_of_all_five_receipts(
     shipped: KnowledgeBase,
 ) -> None:
     versions = declared_versions()[GPT_FAST]
-    for receipt in (R7B, R70B, NCCL, MIXTRAL):
+    for receipt in RECEIPTS:
         assert _record(shipped, receipt).get("engine.version") in versions, receipt
     assert set(declared_versions()) == {GPT_FAST}
 
@@ -81,16 +83,16 @@ def test_the_premise_the_engines_printed_bytes_per_rank(
     assert abs(shortfall / (unsharded * 2 * (1 - Fraction(1, tp))) - 1) < Fraction(2, 100)
 
 
-def test_exactly_the_tp_rows_of_the_four_receipts_get_it(shipped: KnowledgeBase) -> None:
+def test_exactly_the_tp_rows_of_the_five_receipts_get_it(shipped: KnowledgeBase) -> None:
     covered = []
-    for receipt in (R7B, R70B, NCCL, MIXTRAL):
+    for receipt in RECEIPTS:
         record = _record(shipped, receipt)
         for index, row in enumerate(record.data["results"]):
             result = evaluate_row(shipped, record, index, copy.deepcopy(dict(row)), False)
             noted = any(NOTE in a for a in result.assumed)
             assert noted == (row["tp"] > 1) == covers(record, row["tp"]), (receipt, index)
             covered += [(receipt, index)] if noted else []
-    assert len(covered) == 20
+    assert len(covered) == 26
     vllm = _record(shipped, "receipts/vllm-custom-all-reduce-a100-e2e")
     assert not covers(vllm, 4)
 
