@@ -71,6 +71,7 @@ from kb.ledger.scenario import (
 )
 from kb.ledger.transfers import LINE_RATE
 from kb.ledger.turbomind_pool import past_pool, pooled_outcome
+from kb.ledger.unsharded import with_unsharded
 from kb.model import KnowledgeBase, Record
 
 if TYPE_CHECKING:
@@ -750,6 +751,7 @@ def evaluate_row(
     elif measures == "ttft" and _first_token_rule(record) and tm is None:  # first_token
         result = _first_token(kb, scenario, result, common)
     result = _ray_steps(record, scenario, result, common)  # declared: ray_step_overhead
+    result = with_unsharded(kb, record, scenario, result, common)  # tp_unsharded_weights
     predicted = predicted_value(result, measures)
     if predicted is None:
         unpriced = "; ".join(_words(p) for p in result.problems)

@@ -22,6 +22,7 @@ import pytest
 
 from kb.ledger.endtoend import conditions, evaluate_row
 from kb.ledger.scenario import outcome
+from kb.ledger.unsharded import step_time
 from kb.model import KnowledgeBase
 
 TRTLLM_FIRST_TOKEN = (
@@ -91,7 +92,9 @@ def test_the_nccl_rows_are_decode_rates_priced_by_the_same_composition(
         tpot = outcome(scenario, shipped).tpot
         assert tpot is not None
         result = evaluate_row(shipped, record, index, row, False)
-        assert result.predicted == Fraction(1) / tpot
+        t_u = step_time(shipped, scenario)  # the embedding and head whole on every rank
+        assert t_u is not None and t_u > 0
+        assert result.predicted == Fraction(1) / (tpot + t_u)
         # the intra-node receipt's row at the same model and TP is priced identically:
         # kb holds no curve of PyTorch's intra-node all-reduce, so both are NCCL-priced
         later = shipped.get(INTRA_NODE[row["model"]])
@@ -99,7 +102,7 @@ def test_the_nccl_rows_are_decode_rates_priced_by_the_same_composition(
         (twin,) = [
             (i, r)
             for i, r in enumerate(later.data["results"])
-            if r["tp"] == row["tp"] and "precision" not in r
+            if r["tp"] == row["tp"] and r.get("precision", "bf16") == "bf16"
         ]
         other = evaluate_row(shipped, later, twin[0], twin[1], False)
         assert other.predicted == result.predicted
