@@ -32,6 +32,7 @@ RECEIPTS = (
     "receipts/trtllm-v1.0-llama-4-maverick-throughput-h100-h200-b200",
     "receipts/trtllm-v1.0-llama-4-scout-throughput-h100-h200-b200",
     "receipts/trtllm-v1.0-qwen3-235b-a22b-throughput-h100-h200-b200",
+    "receipts/trtllm-v1.0-llama-3.1-405b-throughput-b200",
 )
 # The page's "$num_requests" table (sources/trtllm-perf-overview-v1.0, 'Preparing a Dataset').
 NUM_REQUESTS = {
@@ -89,7 +90,7 @@ def test_the_receipts_state_the_pages_request_counts(shipped: KnowledgeBase) -> 
             assert row["load"] == "maximum"
             assert row["prompts"] == NUM_REQUESTS[(row["input_tokens"], row["output_tokens"])]
             seen += 1
-    assert seen == 64
+    assert seen == 74
 
 
 def _row(shipped: KnowledgeBase, rid: str, index: int, **change: object) -> RowResult:
