@@ -728,6 +728,9 @@ def evaluate_row(
         result = _two_batch(kb, scenario, result, common)
     engine = (record.get("engine.record"), record.get("engine.version"))
     bench = trtllm_bench.applies(*engine, row, measures)  # declared: trtllm_bench_run
+    uncovered = trtllm_bench.gap(*engine, row, measures)  # trtllm_bench_run.not_covered
+    if uncovered is not None:  # a note only: the row's price is unchanged
+        common["assumed"] = (*common["assumed"], uncovered)
     if bench:  # a run of the row's N requests at trtllm-bench's budget: finite_run prices it
         row = trtllm_bench.run_row(row, _bench_estimate(kb, record, scenario, common), scenario.pp)
     if _at_concurrency(row, scenario) or bench:

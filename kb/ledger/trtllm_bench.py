@@ -6,7 +6,8 @@ queued at once, and reports N x output_tokens / the run's total latency. The run
 keeps at most C requests in flight (C: `assumed.max_load_batch`) and admits a queued
 one when one finishes; its step's token budget is trtllm-bench's own max_num_tokens.
 
-This module says which rows the rule prices, gives the run's budget, and steps the run:
+This module says which rows the rule prices (and, `gap`, the declared note of a run-shaped
+row of a version it does not cover: `not_covered`), gives the run's budget, and steps the run:
 finite_run's rule (kb.ledger.finite_run) as kb.ledger.run_by_step steps it, its times
 rounded to RESOLUTION; kb.ledger.endtoend calls it with the row's `prompts` as N, C as
 the clients and the budget below as `max_batched_tokens`. Pure: no I/O beyond the
@@ -46,12 +47,31 @@ def versions() -> dict[str, tuple[str, ...]]:
     return end_to_end("trtllm_bench_run", engine_versions)
 
 
-def applies(engine: object, version: object, row: Mapping[str, Any], measures: str) -> bool:
-    """True when the rule prices this row: a declared engine version's maximum-load run of N."""
+@lru_cache(maxsize=1)
+def not_covered() -> dict[str, dict[str, str]]:
+    """`trtllm_bench_run.not_covered`: engine -> {version the rule does not price: its note}."""
+    from kb.resources import end_to_end
+
+    return end_to_end("trtllm_bench_run", _not_covered)
+
+
+def _not_covered(entry: Any) -> dict[str, dict[str, str]]:
+    """The declaration's engines and, for each, its versions' notes (each note non-empty)."""
+    found: dict[str, dict[str, str]] = {}
+    for engine, node in entry["not_covered"].items():
+        if not str(engine).startswith("engines/"):
+            continue
+        found[str(engine)] = {str(v): str(note) for v, note in node.items()}
+        if not all(found[str(engine)].values()) or not entry["not_covered"]["sources"]:
+            raise ValueError(f"{engine}: a version not covered needs its note and sources")
+    return found
+
+
+def _run_shaped(row: Mapping[str, Any], measures: str) -> bool:
+    """A maximum-load run of N requests measuring a throughput (the rule's row shape)."""
     prompts = row.get("prompts")
     return (
-        str(version) in versions().get(str(engine), ())
-        and row.get("load") == "maximum"
+        row.get("load") == "maximum"
         and row.get("batch") is None
         and row.get("concurrency") is None
         and isinstance(prompts, int)
@@ -59,6 +79,21 @@ def applies(engine: object, version: object, row: Mapping[str, Any], measures: s
         and prompts >= 1
         and measures in RUN_MEASURES
     )
+
+
+def applies(engine: object, version: object, row: Mapping[str, Any], measures: str) -> bool:
+    """True when the rule prices this row: a declared engine version's maximum-load run of N."""
+    return str(version) in versions().get(str(engine), ()) and _run_shaped(row, measures)
+
+
+def gap(engine: object, version: object, row: Mapping[str, Any], measures: str) -> str | None:
+    """The declared note of a run-shaped row whose version the rule does not cover, if any.
+
+    The note changes no price: it says why the row is not priced as a run.
+    """
+    if not _run_shaped(row, measures):
+        return None
+    return not_covered().get(str(engine), {}).get(str(version))
 
 
 def max_num_tokens(batch: int, input_tokens: int, output_tokens: int, pp: int = 1) -> int:

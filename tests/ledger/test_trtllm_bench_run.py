@@ -22,6 +22,7 @@ import pytest
 from kb.ledger import trtllm_bench
 from kb.ledger.endtoend import RowResult, evaluate_row
 from kb.model import KnowledgeBase
+from tests.shipped_outputs import ONE_WORKER, end_to_end_results
 
 DATA = Path(__file__).resolve().parents[2] / "kb" / "data" / "end-to-end.json"
 ENGINE, VERSION = "engines/tensorrt-llm", "1.0 release line (exact build not stated)"
@@ -32,6 +33,7 @@ RECEIPTS = (
     "receipts/trtllm-v1.0-llama-4-maverick-throughput-h100-h200-b200",
     "receipts/trtllm-v1.0-llama-4-scout-throughput-h100-h200-b200",
     "receipts/trtllm-v1.0-qwen3-235b-a22b-throughput-h100-h200-b200",
+    "receipts/trtllm-v1.0-llama-3.1-405b-throughput-b200",
 )
 # The page's "$num_requests" table (sources/trtllm-perf-overview-v1.0, 'Preparing a Dataset').
 NUM_REQUESTS = {
@@ -89,7 +91,7 @@ def test_the_receipts_state_the_pages_request_counts(shipped: KnowledgeBase) -> 
             assert row["load"] == "maximum"
             assert row["prompts"] == NUM_REQUESTS[(row["input_tokens"], row["output_tokens"])]
             seen += 1
-    assert seen == 64
+    assert seen == 74
 
 
 def _row(shipped: KnowledgeBase, rid: str, index: int, **change: object) -> RowResult:
@@ -160,3 +162,111 @@ def test_the_resolution_gives_the_exact_runs_verdict_on_every_row(
         assert record is not None
         cases += [(rid, i) for i in range(len(record.data["results"]))]
     _same_verdicts(shipped, monkeypatch, cases)
+
+
+# TensorRT-LLM v0.20 (session 24): declared `not_covered`, priced as before, with a note.
+V020 = "0.20 (the release's documentation; exact build not stated)"
+V020_RECEIPTS = (
+    "receipts/trtllm-v0.20-llama-3.3-70b-throughput-b200-tp1-8",
+    "receipts/trtllm-v0.20-llama-3.1-405b-throughput-b200-tp4-8",
+)
+
+
+def test_v020_is_declared_not_covered_from_the_code() -> None:
+    entry = json.loads(DATA.read_text())["trtllm_bench_run"]
+    declared = entry["not_covered"]
+    note = declared[ENGINE][V020]
+    assert "not priced as a trtllm-bench run" in note and "not_covered" in note
+    assert "before any v0.20 row's error was computed" in declared["decision"]
+    sources = " ".join(declared["sources"])
+    for cited in ("trtllm-perf-overview-v0.20", "general.py", "throughput.py"):
+        assert cited in sources
+    assert trtllm_bench.not_covered() == {ENGINE: {V020: note}}
+    assert V020 not in trtllm_bench.versions()[ENGINE]  # the rule itself lists 1.0 only
+
+
+def test_a_declared_version_gets_the_note_and_never_the_run() -> None:
+    row = {"load": "maximum", "prompts": 3000}
+    note = trtllm_bench.not_covered()[ENGINE][V020]
+    assert trtllm_bench.gap(ENGINE, V020, row, "output_tokens_per_s") == note
+    assert not trtllm_bench.applies(ENGINE, V020, row, "output_tokens_per_s")
+    assert trtllm_bench.gap(ENGINE, VERSION, row, "output_tokens_per_s") is None  # priced
+    assert trtllm_bench.gap(ENGINE, V020, {"load": "maximum"}, "output_tokens_per_s") is None
+    assert trtllm_bench.gap(ENGINE, V020, row, "ttft") is None
+    assert trtllm_bench.gap(ENGINE, "0.19", row, "output_tokens_per_s") is None
+
+
+@ONE_WORKER
+def test_every_v020_row_is_not_a_run_and_says_why_when_it_is_run_shaped(
+    shipped: KnowledgeBase,
+) -> None:
+    note = trtllm_bench.not_covered()[ENGINE][V020]
+    results = {(r.receipt, r.index): r for r in end_to_end_results()}
+    noted = 0
+    for rid in V020_RECEIPTS:
+        record = shipped.get(rid)
+        assert record is not None and record.get("engine.version") == V020
+        for index, row in enumerate(record.data["results"]):
+            assert not trtllm_bench.applies(ENGINE, V020, row, row["measures"])
+            result = results[(rid, index)]
+            assert not any("a run of" in a for a in result.assumed)
+            has_count = "prompts" in row  # the page lists no $num_requests for 1024/2048
+            assert has_count == ((row["input_tokens"], row["output_tokens"]) in NUM_REQUESTS)
+            assert (note in result.assumed) is has_count, (rid, index)
+            noted += has_count
+    assert noted == 54  # of 60: the six 1024/2048 rows state no N
+
+
+def _without_note(
+    shipped: KnowledgeBase, monkeypatch: pytest.MonkeyPatch, cases: list[tuple[str, int]]
+) -> None:
+    noted = [_row(shipped, rid, index) for rid, index in cases]
+    monkeypatch.setattr(trtllm_bench, "gap", lambda *args: None)
+    note = trtllm_bench.not_covered()[ENGINE][V020]
+    for with_note, (rid, index) in zip(noted, cases, strict=True):
+        bare = _row(shipped, rid, index)
+        assert (with_note.predicted, with_note.state, with_note.error) == (
+            bare.predicted,
+            bare.state,
+            bare.error,
+        )
+        assert note in with_note.assumed and note not in bare.assumed
+        assert [a for a in with_note.assumed if a != note] == list(bare.assumed)
+
+
+def test_the_note_changes_no_price(shipped: KnowledgeBase, monkeypatch: pytest.MonkeyPatch) -> None:
+    # premise: a 70B TP1 row and a 405B TP8 row
+    _without_note(shipped, monkeypatch, [(V020_RECEIPTS[0], 9), (V020_RECEIPTS[1], 10)])
+
+
+@pytest.mark.skipif(not os.environ.get("KB_FULL"), reason="KB_FULL=1 compares every row")
+def test_the_note_changes_no_price_on_every_row(
+    shipped: KnowledgeBase, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    cases = []
+    for rid in V020_RECEIPTS:
+        record = shipped.get(rid)
+        assert record is not None
+        rows = record.data["results"]
+        cases += [(rid, i) for i, row in enumerate(rows) if "prompts" in row]
+    assert len(cases) == 54
+    _without_note(shipped, monkeypatch, cases)
+
+
+def test_hand_check_of_a_v020_rows_step_budget(shipped: KnowledgeBase) -> None:
+    """70B FP4, 1 x B200, 20000/2000 (row 9): the declaration's hand check, by hand here."""
+    result = _row(shipped, V020_RECEIPTS[0], 9)
+    gib = 2**30
+    weights = Fraction(70_552_387_584, 2)  # models/llama-3.3-70b params_total, FP4
+    per_token = 2 * 80 * 8 * 128 * 2  # K and V, 80 layers, 8 KV heads of 128, 16-bit
+    room = Fraction(95, 100) * (180 * gib - weights)  # kv_fraction of what the weights leave
+    batch = int(room / (22000 * per_token))  # 20.8 -> 20 whole sequences
+    assert batch == 20
+    assert result.conditions["batch"] == batch  # kb's maximum-load batch for the row
+    # finetune_setting alone (the 1.0 rule's budget): 20 x (1 + 20000/2000) = 220 -> 2048,
+    # below one prompt; the code read for v0.20 floors it at max_isl + max_bs = 20000 + 64
+    assert trtllm_bench.max_num_tokens(batch, 20000, 2000) == 2048
+    max_bs = max(64, 32 * -(-batch // 32))  # finetune_setting's max batch size below 256
+    assert 20000 + max_bs == 20064
+    decision = json.loads(DATA.read_text())["trtllm_bench_run"]["not_covered"]["decision"]
+    assert "20000 + 64 = 20064" in decision and "budget is 2048" in decision

@@ -25,10 +25,12 @@ RECEIPTS = (
     "receipts/trtllm-v1.0-llama-4-scout-throughput-h100-h200-b200",
     "receipts/trtllm-v1.0-qwen3-235b-a22b-throughput-h100-h200-b200",
     "receipts/trtllm-v1.0-llama-4-maverick-throughput-h100-h200-b200",
+    "receipts/trtllm-v1.0-llama-3.1-405b-throughput-b200",  # session 24: the 405B B200 column
     # session 24: the page's RTX 6000 Pro pipeline rows (no KV format stated; not priced)
     "receipts/trtllm-v1.0-rtx-pro-6000-pipeline-parallel-throughput",
 )
 UNSETTLED = RECEIPTS[1:5]
+B200_405B = RECEIPTS[6]  # encoded unsettled in session 24 (its notes say what was searched)
 HF_405B = "sources/hf-nvidia-llama-3.1-405b-instruct-fp8"
 RECIPE_70B = "sources/trtllm-quick-start-llama3.3-70b"
 CHECKPOINT = re.compile(r"nvidia/[A-Za-z0-9.\-]+-FP8")
@@ -86,6 +88,15 @@ def test_the_unsettled_rows_keep_the_declared_default_and_say_why(shipped: Knowl
     for receipt_id in UNSETTLED[:3]:  # the Qwen3 receipt's notes are another session's to edit
         notes = str(_record_data(shipped, receipt_id)["notes"])
         assert "KV cache:" in notes and "kv_precision" in notes
+    record = shipped.get(B200_405B)
+    assert record is not None
+    rows = [dict(r) for r in record.data["results"]]
+    assert rows and all("kv_precision" not in r for r in rows)
+    scenario, _, assumed = conditions(shipped, record, rows[0])
+    assert scenario.kv_precision == "bf16"
+    assert any("KV cache bf16 (not stated)" in a for a in assumed)
+    notes = str(record.data["notes"])
+    assert "KV cache:" in notes and "kv_precision" in notes
 
 
 def test_the_405b_config_is_quoted_and_matches_its_tree(shipped: KnowledgeBase) -> None:
