@@ -759,6 +759,7 @@ def evaluate_row(
     if predicted is None:
         unpriced = "; ".join(_words(p) for p in result.problems)
         unpriced = unpriced or f"the composed ledger gives no {measures}"
+        unpriced = _declared_reason(f"{record.id}#results.{index}", row, unpriced)
         return RowResult(
             **base,  # type: ignore[arg-type]
             **common,  # type: ignore[arg-type]
@@ -1027,11 +1028,13 @@ def whole_sequence_engines() -> frozenset[str]:
 def _declared_reason(key: str, row: Mapping[str, Any], reason: str) -> str:
     """A not-evaluable row's reason, made precise where `unpriced` declares one for it.
 
-    A row without `measures` shows the declared reason instead of kb's generic one; a row
-    with `measures` keeps kb's own reason (what kb found missing) followed by the declared
-    one (`unpriced.with_measures`). Only rows that never became a scenario reach here.
+    A declaration names one row (`receipt#results.N`) or a whole receipt (`receipt`); the
+    row's own wins. A row without `measures` shows the declared reason instead of kb's
+    generic one; a row with `measures` keeps kb's own reason (what kb found missing)
+    followed by the declared one (`unpriced.with_measures`). Both the rows that never became
+    a scenario and those whose scenario priced nothing reach here.
     """
-    declared = unpriced_reasons().get(key)
+    declared = unpriced_reasons().get(key) or unpriced_reasons().get(key.split("#", 1)[0])
     if declared is None:
         return reason
     return declared if row.get("measures") is None else f"{reason}; {declared}"

@@ -98,14 +98,31 @@ def test_every_declared_reason_is_shown_on_its_shipped_row(shipped: KnowledgeBas
     for key, reason in declared.items():
         receipt, _, index = key.partition("#results.")
         record = shipped.records[receipt]
-        row = record.data["results"][int(index)]
-        result = evaluate_row(shipped, record, int(index), row, False)
-        assert result.state == NOT_EVALUABLE, key
-        if "measures" in row:
-            assert key not in SESSION_18, key
-            assert result.reason.endswith(f"; {reason}") and result.reason != reason, key
-        else:
-            assert result.reason == reason, key
+        rows = record.data["results"]
+        indices = [int(index)] if index else range(len(rows))  # a whole receipt's: every row
+        for i in indices:
+            row = rows[i]
+            result = evaluate_row(shipped, record, i, row, False)
+            assert result.state == NOT_EVALUABLE, (key, i)
+            if "measures" in row:
+                assert key not in SESSION_18, key
+                assert result.reason.endswith(f"; {reason}") and result.reason != reason, key
+            else:
+                assert result.reason == reason, key
+
+
+def test_a_row_whose_scenario_prices_nothing_shows_its_receipts_reason(
+    shipped: KnowledgeBase,
+) -> None:
+    """The H20 rows become scenarios (the model, devices and engine resolve) but price nothing:
+    kb's own reason (the unresolved BF16 binding) comes first, then the receipt's declared one."""
+    receipt = "receipts/qwen3-speed-benchmark-qwen3-32b-h20-sglang-batch1"
+    record = shipped.records[receipt]
+    result = evaluate_row(shipped, record, 0, record.data["results"][0], False)
+    assert result.state == NOT_EVALUABLE
+    own, _, declared = result.reason.partition("; the Qwen team's runs are on an H20")
+    assert "compute.bf16" in own and declared, result.reason
+    assert result.reason.endswith(unpriced_reasons()[receipt])
 
 
 def test_a_declared_reason_never_hides_a_row_that_states_its_measure(
