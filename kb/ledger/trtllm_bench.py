@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping
+from dataclasses import replace
 from fractions import Fraction
 from functools import lru_cache
 from typing import Any
@@ -33,6 +34,14 @@ RUN_MEASURES = ("output_tokens_per_s", "output_tokens_per_s_per_gpu", "total_tok
 # trtllm-bench's caps (tensorrt_llm/bench/build/tuning.py finetune_setting).
 BATCH_CAP = 4096
 TOKEN_CAP = 32768
+
+# The row's note on how its prompts enter a step (the rule's `prefill`, `correction`).
+WHOLE_PROMPTS = (
+    "prompts enter a step whole, within a budget of at least the prompt plus trtllm-bench's "
+    "max batch size (trtllm_bench_run.prefill: chunked prefill off, the 1.0.0rc4 code's "
+    "default and most likely the 1.0 release's, not certain)"
+)
+CHUNKED_PROMPTS = "prompts chunked to the step's room (trtllm_bench_run.prefill)"
 
 # The run's four times are rounded to this many seconds before it is stepped (the rule's
 # `resolution`): the composed ledger's exact fractions carry denominators of thousands of
@@ -183,7 +192,8 @@ def stepped_run(
 ) -> RunResult:
     """finite_run's rule stepped (kb.ledger.run_by_step) at the declared time resolution.
 
-    Prompts are chunked or whole as the rule declares (`chunked_prefill`).
+    Prompts are chunked or whole as the rule declares (`chunked_prefill`), and the result's
+    notes say which (endtoend adds a run's notes to the row's `assumed` list).
     `resolution=False` steps the exact times (the full path the tests compare it with).
     """
     times = (step_at_one, step_at_clients, prefill_stall, overhead)
@@ -195,5 +205,7 @@ def stepped_run(
             _rounded(overhead),
         )
     run = (clients, requests, input_tokens, output_tokens, budget)
+    chunked = chunked_prefill()
     # bounded by MAX_STEPS instead of finite_run's group-steps
-    return simulate(*run, *times, group_bound=False, chunked=chunked_prefill())
+    result = simulate(*run, *times, group_bound=False, chunked=chunked)
+    return replace(result, notes=(*result.notes, CHUNKED_PROMPTS if chunked else WHOLE_PROMPTS))

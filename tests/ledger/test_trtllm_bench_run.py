@@ -344,3 +344,9 @@ def test_a_tiny_unchunked_run_by_hand() -> None:
     assert [split.statistic(split.ttfts, "mean") * 2, split.duration] == [17, 11]
     with pytest.raises(ValueError, match="never holds a whole 4-token prompt"):
         simulate(2, 2, 4, 2, 3, one, one, Fraction(4), one, chunked=False)
+
+
+def test_each_run_row_says_its_prompts_enter_whole(shipped: KnowledgeBase) -> None:
+    result = _row(shipped, RECEIPTS[6], 9)
+    assert f"the run: {trtllm_bench.WHOLE_PROMPTS}" in result.assumed
+    assert "not certain" in trtllm_bench.WHOLE_PROMPTS  # the declared state's doubt, on the row
