@@ -10,7 +10,8 @@ row is priced; this module runs that rule:
 - each step first gives one token to every running request past its prompt (b
   decodes), then the rest of the token budget (`max_batched_tokens - b`) to the prompt
   tokens still to prefill, in arrival order, a prompt spanning steps when it must
-  (chunked prefill, vLLM V1's scheduler);
+  (chunked prefill, vLLM V1's scheduler), or, unchunked, only whole prompts while the
+  next one fits (`_prompt_chunks`' `chunked`, TensorRT-LLM without context chunking);
 - a step of b decodes and p prompt tokens takes `t_dec(b) + p/I * d_s`, or
   `L*t_o + p/I * d_s` with no decode: t_dec linear in b between the composed decode
   steps at batch 1 and batch C, d_s the mixed scheduler's share of one prompt's
@@ -145,12 +146,17 @@ def group_steps_floor(requests: int, input_tokens: int, output_tokens: int, budg
     return -(-requests // most) * (output_tokens - 1)
 
 
-def _prompt_chunks(live: list[_Group[Time]], room: int) -> list[tuple[_Group[Time], int]]:
+def _prompt_chunks(
+    live: list[_Group[Time]], room: int, chunked: bool = True
+) -> list[tuple[_Group[Time], int]]:
     """The prompt tokens of this step, in arrival order, within `room` (chunked prefill).
 
     A group the budget covers only in part is split in place: the requests whose whole
     remaining prompt fits, then one with the rest of the room, then the ones left waiting;
     so every request is treated as the per-request rule treats it, in the same order.
+    `chunked` False takes whole prompts only: the first prompt that does not fit whole
+    ends the step's prompts (TensorRT-LLM's scheduler without context chunking,
+    kb/data/end-to-end.json `trtllm_bench_run.prefill`).
     """
     chunks: list[tuple[_Group[Time], int]] = []
     index = 0
@@ -164,7 +170,7 @@ def _prompt_chunks(live: list[_Group[Time]], room: int) -> list[tuple[_Group[Tim
                     index += 1
                     chunks.append((live[index - 1], live[index - 1].prompt_left))
                     room -= whole * group.prompt_left
-                if room:  # one request takes the rest of the room; the others wait
+                if room and chunked:  # one request takes the rest of the room; the others wait
                     part = group.split(1) if group.count > 1 else group
                     if part is not group:
                         live.insert(index, part)

@@ -66,6 +66,7 @@ def simulate(
     prefill_stall: Fraction,
     overhead: Fraction,
     group_bound: bool = True,
+    chunked: bool = True,
 ) -> RunResult:
     """finite_run's rule: a run of `requests` through `clients`, stepped by decode counts.
 
@@ -73,9 +74,13 @@ def simulate(
     additions, and each request's times become fractions once, at the end. The live
     groups summed over the steps are counted as finite_run counts them (`group_steps`);
     `group_bound` refuses a run past finite_run's MAX_GROUP_STEPS with its RunTooLong
-    (its floors first, then the count), else the bound is MAX_STEPS steps.
+    (its floors first, then the count), else the bound is MAX_STEPS steps. `chunked`
+    False admits whole prompts only (finite_run's `_prompt_chunks`).
     """
     _check(clients, requests, input_tokens, output_tokens, budget)
+    if not chunked and budget < input_tokens:
+        whole = f"a whole {input_tokens}-token prompt"
+        raise ValueError(f"a budget of {budget} tokens never holds {whole}")
     times = (step_at_one, step_at_clients, prefill_stall, overhead)
     if min(times) < 0:
         raise ValueError("times must be non-negative")
@@ -104,7 +109,7 @@ def simulate(
             finite_run._within_bound(work)
         if steps >= MAX_STEPS:
             raise ValueError(f"the run needs more than {MAX_STEPS:,} steps to simulate")
-        chunks = _prompt_chunks(waiting, budget - decodes)
+        chunks = _prompt_chunks(waiting, budget - decodes, chunked)
         prompt = sum(g.count * take for g, take in chunks)
         now += base + prompt * per_token
         steps += 1

@@ -4,7 +4,9 @@ TensorRT-LLM's perf overview runs `trtllm-bench throughput` over a dataset of N
 requests (the page's `$num_requests` for each input/output length) with every request
 queued at once, and reports N x output_tokens / the run's total latency. The runtime
 keeps at most C requests in flight (C: `assumed.max_load_batch`) and admits a queued
-one when one finishes; its step's token budget is trtllm-bench's own max_num_tokens.
+one when one finishes; its step's token budget is trtllm-bench's own max_num_tokens,
+floored at the longest prompt plus its max batch size, and a prompt enters a step only
+whole (chunked prefill off: the rule's `budget`, `prefill` and `correction`).
 
 This module says which rows the rule prices (and, `gap`, the declared note of a run-shaped
 row of a version it does not cover: `not_covered`), gives the run's budget, and steps the run:
@@ -18,6 +20,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping
+from dataclasses import replace
 from fractions import Fraction
 from functools import lru_cache
 from typing import Any
@@ -32,6 +35,14 @@ RUN_MEASURES = ("output_tokens_per_s", "output_tokens_per_s_per_gpu", "total_tok
 BATCH_CAP = 4096
 TOKEN_CAP = 32768
 
+# The row's note on how its prompts enter a step (the rule's `prefill`, `correction`).
+WHOLE_PROMPTS = (
+    "prompts enter a step whole, within a budget of at least the prompt plus trtllm-bench's "
+    "max batch size (trtllm_bench_run.prefill: chunked prefill off, the 1.0.0rc4 code's "
+    "default and most likely the 1.0 release's, not certain)"
+)
+CHUNKED_PROMPTS = "prompts chunked to the step's room (trtllm_bench_run.prefill)"
+
 # The run's four times are rounded to this many seconds before it is stepped (the rule's
 # `resolution`): the composed ledger's exact fractions carry denominators of thousands of
 # bits, which thousands of steps of exact sums make a minute's CPU; at a femtosecond the
@@ -45,6 +56,22 @@ def versions() -> dict[str, tuple[str, ...]]:
     from kb.resources import end_to_end, engine_versions
 
     return end_to_end("trtllm_bench_run", engine_versions)
+
+
+@lru_cache(maxsize=1)
+def chunked_prefill() -> bool:
+    """`trtllm_bench_run.chunked_prefill`: whether the run's prompts may span steps."""
+    from kb.resources import end_to_end
+
+    return end_to_end("trtllm_bench_run", _flag)
+
+
+def _flag(entry: Any) -> bool:
+    """The declaration's `chunked_prefill`, a JSON boolean and nothing else."""
+    value = entry["chunked_prefill"]
+    if not isinstance(value, bool):
+        raise TypeError("trtllm_bench_run.chunked_prefill must be true or false")
+    return value
 
 
 @lru_cache(maxsize=1)
@@ -114,10 +141,36 @@ def max_num_tokens(batch: int, input_tokens: int, output_tokens: int, pp: int = 
     return 1024 * math.ceil(raw_token / 1024)
 
 
+def max_batch_size(batch: int, pp: int = 1) -> int:
+    """trtllm-bench's max_batch_size for a run whose cache holds `batch` requests.
+
+    finetune_setting (optimistic tuning): raw_bs = min(batch, 4096)/pp, rounded up to at
+    least 64 in steps of 32 below 256, steps of 128 below 1024, else steps of 256.
+    """
+    if min(batch, pp) < 1:
+        raise ValueError("batch and pp must be at least 1")
+    raw_bs = min(batch, BATCH_CAP) / pp
+    if raw_bs < 256:
+        return max(64, 32 * math.ceil(raw_bs / 32))
+    if raw_bs < 1024:
+        return 128 * math.ceil(raw_bs / 128)
+    return 256 * math.ceil(raw_bs / 256)
+
+
+def budget(batch: int, input_tokens: int, output_tokens: int, pp: int = 1) -> int:
+    """The run's step budget: get_settings' max_num_tokens with chunked prefill off.
+
+    max(finetune_setting's max_num_tokens, the longest prompt + its max_batch_size): the
+    dataset's prompts are uniform, so the longest is `input_tokens`.
+    """
+    heuristic = max_num_tokens(batch, input_tokens, output_tokens, pp)
+    return max(heuristic, input_tokens + max_batch_size(batch, pp))
+
+
 def run_row(row: Mapping[str, Any], batch: int, pp: int) -> dict[str, Any]:
     """The row as finite_run reads it: its N, and the budget trtllm-bench sets at batch C."""
     inputs, outputs = int(row["input_tokens"]), int(row["output_tokens"])
-    return {**row, "max_batched_tokens": max_num_tokens(batch, inputs, outputs, pp)}
+    return {**row, "max_batched_tokens": budget(batch, inputs, outputs, pp)}
 
 
 def _rounded(seconds: Fraction) -> Fraction:
@@ -139,6 +192,8 @@ def stepped_run(
 ) -> RunResult:
     """finite_run's rule stepped (kb.ledger.run_by_step) at the declared time resolution.
 
+    Prompts are chunked or whole as the rule declares (`chunked_prefill`), and the result's
+    notes say which (endtoend adds a run's notes to the row's `assumed` list).
     `resolution=False` steps the exact times (the full path the tests compare it with).
     """
     times = (step_at_one, step_at_clients, prefill_stall, overhead)
@@ -150,4 +205,7 @@ def stepped_run(
             _rounded(overhead),
         )
     run = (clients, requests, input_tokens, output_tokens, budget)
-    return simulate(*run, *times, group_bound=False)  # bounded by MAX_STEPS instead
+    chunked = chunked_prefill()
+    # bounded by MAX_STEPS instead of finite_run's group-steps
+    result = simulate(*run, *times, group_bound=False, chunked=chunked)
+    return replace(result, notes=(*result.notes, CHUNKED_PROMPTS if chunked else WHOLE_PROMPTS))

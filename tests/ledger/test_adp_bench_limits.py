@@ -115,8 +115,15 @@ def test_a_covered_row_is_stepped_at_the_tp_estimates_budget(shipped: KnowledgeB
     estimate = adp_bench.estimated_batch(
         shipped, s, 5500, decl.max_load_fraction, decl.max_load_cap
     )
-    budget = trtllm_bench.max_num_tokens(estimate, 5000, 500)
-    assert budget == 5120 != trtllm_bench.max_num_tokens(s.batch, 5000, 500)
+    heuristic = trtllm_bench.max_num_tokens(estimate, 5000, 500)
+    assert heuristic == 5120 != trtllm_bench.max_num_tokens(s.batch, 5000, 500)
+    # session 24: get_settings floors it at the prompt + the estimate's max batch size
+    budget = trtllm_bench.budget(estimate, 5000, 500)
+    assert (
+        budget
+        == 5000 + trtllm_bench.max_batch_size(estimate)
+        != trtllm_bench.budget(s.batch, 5000, 500)
+    )
     assumed = " ".join(evaluate_row(shipped, record, 10, row, False).assumed)
     assert f"steps of at most {budget} tokens" in assumed
     assert f"estimate of {estimate} requests for the 8 GPUs tensor-parallel" in assumed
@@ -130,5 +137,5 @@ def test_a_row_on_one_gpu_keeps_its_own_batch(shipped: KnowledgeBase) -> None:
     assert s.dp == 1
     assumed = " ".join(evaluate_row(shipped, record, 11, row, False).assumed)
     assert "trtllm_bench_attention_dp" not in assumed
-    budget = trtllm_bench.max_num_tokens(s.batch, 5000, 500)
+    budget = trtllm_bench.budget(s.batch, 5000, 500)  # its own batch's (floored, session 24)
     assert f"steps of at most {budget} tokens" in assumed

@@ -270,3 +270,83 @@ def test_hand_check_of_a_v020_rows_step_budget(shipped: KnowledgeBase) -> None:
     assert 20000 + max_bs == 20064
     decision = json.loads(DATA.read_text())["trtllm_bench_run"]["not_covered"]["decision"]
     assert "20000 + 64 = 20064" in decision and "budget is 2048" in decision
+
+
+# Session 24 (w24-v10): the 1.0 code's budget floor and unchunked prefill (`correction`).
+def test_the_correction_is_declared_from_the_10_code() -> None:
+    entry = json.loads(DATA.read_text())["trtllm_bench_run"]
+    assert entry["chunked_prefill"] is False  # the chunking state as declared
+    assert trtllm_bench.chunked_prefill() is False
+    correction = entry["correction"]
+    assert "before any row was priced under it" in correction
+    for fact in ("000a01de", "1.0.0rc4", "is_flag, default False", "351051112", "PR 6956"):
+        assert fact in correction
+    assert "most likely off, not certain" in correction  # what the code read leaves open
+    assert "input_tokens + max_batch_size" in entry["budget"]
+    assert "only whole" in entry["prefill"]
+    sources = " ".join(entry["sources"])
+    assert "sources/github-trtllm-bench-v1.0-chunking-budget" in sources
+    assert "56851033" not in sources  # the later-than-1.0 throughput.py is no longer cited
+
+
+@pytest.mark.parametrize(
+    ("batch", "pp", "size"),
+    [(20, 1, 64), (47, 1, 64), (70, 1, 96), (256, 1, 256), (257, 1, 384), (1100, 1, 1280)],
+)
+def test_the_max_batch_size_is_finetune_settings(batch: int, pp: int, size: int) -> None:
+    assert trtllm_bench.max_batch_size(batch, pp) == size
+    assert trtllm_bench.max_batch_size(9000, 1) == 4096  # the batch capped at 4096 first
+
+
+def test_the_budget_is_floored_at_the_longest_prompt_plus_the_max_batch_size() -> None:
+    assert trtllm_bench.budget(47, 20000, 2000) == 20000 + 64  # 517 raw tokens: floor binds
+    assert trtllm_bench.budget(190, 5000, 500) == 5000 + 192  # finetune's 2304 is below
+    assert trtllm_bench.budget(4096, 128, 128) == 8192  # finetune's 8192 above 128 + 4096
+
+
+def test_hand_check_of_a_long_prompt_rows_budget(shipped: KnowledgeBase) -> None:
+    """405B FP4, 4 x B200, 20000/2000 (trtllm-v1.0-llama-3.1-405b-throughput-b200, row 9)."""
+    result = _row(shipped, RECEIPTS[6], 9)
+    gib = 2**30
+    weights = Fraction(405_849_243_648, 2)  # models/llama-3.1-405b params_total, FP4
+    per_token = 2 * 126 * 8 * 128 * 2  # K and V, 126 layers, 8 KV heads of 128, 16-bit
+    room = Fraction(95, 100) * (4 * 180 * gib - weights)
+    batch = int(room / (22000 * per_token))
+    assert result.conditions["batch"] == batch == 47
+    # finetune_setting alone: 47 x (1 + 20000/2000) = 517 tokens -> 2048, a tenth of a prompt;
+    # get_settings with chunked prefill off: max(2048, 20000 + max_bs 64) = 20064
+    assert trtllm_bench.max_num_tokens(batch, 20000, 2000) == 2048
+    assert trtllm_bench.budget(batch, 20000, 2000) == 20064
+    assert any("steps of at most 20064 tokens" in a for a in result.assumed)
+
+
+def test_unchunked_steps_take_whole_prompts_only() -> None:
+    from kb.ledger.finite_run import _Group, _prompt_chunks
+
+    chunked = _prompt_chunks([_Group(3, 0, 100)], 250)
+    whole = _prompt_chunks([_Group(3, 0, 100)], 250, chunked=False)
+    assert [(g.count, take) for g, take in chunked] == [(2, 100), (1, 50)]
+    assert [(g.count, take) for g, take in whole] == [(2, 100)]
+
+
+def test_a_tiny_unchunked_run_by_hand() -> None:
+    """2 requests of 4 + 2 tokens, budget 6: the second prompt waits for a step of its own."""
+    from kb.ledger.run_by_step import simulate
+
+    one = Fraction(1)
+    args = (2, 2, 4, 2, 6, one, one, Fraction(4), one)  # a token's prefill costs 1
+    whole = simulate(*args, chunked=False)
+    split = simulate(*args)
+    # whole: step 1 = 1 + 4 (A's prompt; B's does not fit beside it) -> A's first token at 5;
+    # step 2 = 1 (A's decode) + 4 (B's prompt) -> 10; step 3 = B's decode -> 11
+    assert [whole.statistic(whole.ttfts, "mean") * 2, whole.duration] == [15, 11]
+    # chunked: step 1 = 1 + 4 + 2 (A whole, 2 of B's) -> 7; step 2 = 1 + 2 -> 10; then 11
+    assert [split.statistic(split.ttfts, "mean") * 2, split.duration] == [17, 11]
+    with pytest.raises(ValueError, match="never holds a whole 4-token prompt"):
+        simulate(2, 2, 4, 2, 3, one, one, Fraction(4), one, chunked=False)
+
+
+def test_each_run_row_says_its_prompts_enter_whole(shipped: KnowledgeBase) -> None:
+    result = _row(shipped, RECEIPTS[6], 9)
+    assert f"the run: {trtllm_bench.WHOLE_PROMPTS}" in result.assumed
+    assert "not certain" in trtllm_bench.WHOLE_PROMPTS  # the declared state's doubt, on the row
