@@ -57,6 +57,7 @@ from kb.ledger.engine_versions import (
     runs_stock_collective,
     with_step_overhead,
 )
+from kb.ledger.hbm_rate import streamed_rate
 from kb.ledger.offline_run import offline_row, prefill_stall, replica_pool, unheld
 from kb.ledger.overlap import overlapped_rows, two_batch_overlap
 from kb.ledger.paged_run import Pool
@@ -429,6 +430,9 @@ def conditions(
     if max_load:
         scenario = _max_load(kb, scenario, (inputs or 0) + (outputs or 0), assumed)
     assumed.append(_matmul_rate_text(scenario, kb))
+    hbm_note = streamed_rate(kb, str(hardware))[1]
+    if hbm_note:  # declared: hbm_streamed_rate
+        assumed.append(hbm_note)
     curve = prefill_matmul_receipt(scenario, kb)
     if curve is not None:  # declared: prefill_matmul
         assumed.append(f"prefill matmuls at the per-layer times of {curve}")

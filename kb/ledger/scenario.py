@@ -18,7 +18,9 @@ What the scenario fixes, and where each value comes from:
   the 4-bit formats are not counted, except an engine's declared per-group scales,
   `weight_scale_bytes`: kb.ledger.group_scales); activations bf16 (2 B); two all-reduces per
   layer (Megatron-style tensor parallelism, seed 003); 2 FLOP per multiply-add;
-- the HBM rate `hardware#memory.bandwidth` and the compute rate of the matmul
+- the HBM rate of every streamed read: `hardware#memory.bandwidth_achieved` (measured) where
+  the accelerator states it, else `hardware#memory.bandwidth` (kb.ledger.hbm_rate, declared
+  `hbm_streamed_rate`), and the compute rate of the matmul
   format (fp8, int8 or fp4 when the accelerator states it and the weights are in
   it; bf16 otherwise): the measured one where a receipt of pattern `matmul` has a
   row naming this accelerator (`hardware`), the format (`precision`) and the metric
@@ -70,6 +72,7 @@ from fractions import Fraction
 from typing import TYPE_CHECKING, Any
 
 from kb.ledger.expert import EP_BASE, EP_CLASS
+from kb.ledger.hbm_rate import streamed_rate
 from kb.ledger.matmul_rates import matmul_receipts, measured_matmul_rate, scanned
 from kb.ledger.parts import MOE_CLASS, TP_CLASS
 from kb.ledger.workload import ENERGY_CLASS, KV_CLASS, RIDGE_CLASS, WEIGHT_CLASS
@@ -753,7 +756,7 @@ def _batch_free_data(s: Scenario, kb: KnowledgeBase) -> tuple[dict[str, Any], di
         "devices": [{"name": "device", "hardware": s.hardware, "count": s.count}],
         "degrees": _degrees(s),
         "useful": {
-            "rate": f"{s.hardware}#memory.bandwidth",
+            "rate": streamed_rate(kb, s.hardware)[0],  # declared: hbm_streamed_rate
             "compute_rate": compute_rate(s, kb),
         },
     }

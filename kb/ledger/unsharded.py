@@ -10,10 +10,10 @@ the other ranks:
     t_u = U * b_w * (1 - 1/tp) / BW_hbm
 
 at the row's weight bytes (the format's width plus declared per-group scales) and the
-accelerator's HBM rate, added to the prompt pass and to each decode step as a time of its
-own (kb.ledger.engine_versions.with_step_overhead, the mechanism of ray_step_overhead). A
-row at tp = 1, or of an engine version not declared, is unchanged. Pure: reads only the
-declaration and the records it names.
+accelerator's HBM rate (kb.ledger.hbm_rate: measured where stated), added to the prompt
+pass and to each decode step as a time of its own (kb.ledger.engine_versions.with_step_overhead,
+the mechanism of ray_step_overhead). A row at tp = 1, or of an engine version not declared, is
+unchanged. Pure: reads only the declaration and the records it names.
 """
 
 from __future__ import annotations
@@ -23,6 +23,7 @@ from functools import lru_cache
 from typing import TYPE_CHECKING, Any
 
 from kb.ledger.engine_versions import with_step_overhead
+from kb.ledger.hbm_rate import streamed_rate
 from kb.ledger.quantities import QuantityError, figure
 from kb.ledger.scenario import PRECISION_BYTES
 
@@ -63,11 +64,12 @@ def step_time(kb: KnowledgeBase, scenario: Scenario) -> Fraction | None:
     """t_u of one engine step of the scenario (None when a figure it needs is missing)."""
     hardware = kb.get(scenario.hardware)
     parameters = unsharded_parameters(kb, scenario.model)
-    node = hardware.get("memory.bandwidth") if hardware is not None else None
+    pointer = streamed_rate(kb, scenario.hardware)[0]  # declared: hbm_streamed_rate
+    node = hardware.get(pointer.partition("#")[2]) if hardware is not None else None
     if parameters is None or not isinstance(node, dict):
         return None
     try:
-        rate = figure(node, f"{scenario.hardware}#memory.bandwidth").value
+        rate = figure(node, pointer).value
     except QuantityError:
         return None
     width = PRECISION_BYTES[scenario.weight_precision] + (scenario.weight_scale_bytes or 0)

@@ -21,7 +21,7 @@ from tests.inprocess import kb_in_process
     ("value", "unit", "text"),
     [
         (Fraction(23301689, 10**13), "s", "2.33 µs (exact 23301689/10000000000000 s)"),
-        (Fraction(118609531, 1675000), "us", "70.81 µs (exact 118609531/1675000 us)"),
+        (Fraction(76690781, 1485000), "us", "51.64 µs (exact 76690781/1485000 us)"),
         (Fraction(32768), "B", "32.77 kB (exact 32768 B)"),
         (Fraction(32000), "B", "32 kB"),  # exact: no second form
         (Fraction(5, 2), "GB/s", "2.5 GB/s"),
@@ -72,13 +72,13 @@ def test_calc_text_and_json(tmp_path: Path) -> None:
     args += ["--claim", "overhead-calibration"]
     done = kb_in_process(args, cwd=tmp_path)
     assert done.returncode == 0, done.stderr
-    assert done.stdout.splitlines()[-1] == "t_o = 70.81 µs (exact 118609531/1675000 us)"
+    assert done.stdout.splitlines()[-1] == "t_o = 51.64 µs (exact 76690781/1485000 us)"
     done = kb_in_process([*args, "--format", "json"], cwd=tmp_path)
     assert done.returncode == 0, done.stderr
     document = json.loads(done.stdout)
     assert document["value"] == {
-        "exact": "118609531/1675000",
-        "value": 118609531 / 1675000,
+        "exact": "76690781/1485000",
+        "value": 76690781 / 1485000,
         "unit": "us",
     }
     assert document["target"] == "t_o" and document["trail"][0].startswith("t_o = ")

@@ -71,7 +71,7 @@ def test_a_claim_named_supplies_its_own_inputs_only(tmp_path: Path) -> None:
     done = kb_in_process(["calc", TP, "--claim", "tp8-custom-70b-b64", *ROOT], cwd=tmp_path)
     assert done.returncode == 0, done.stderr
     assert "(input of claim tp8-custom-70b-b64" in done.stdout
-    assert done.stdout.splitlines()[-1].startswith("t_step = 21.44 ms")  # with the KV read (v6)
+    assert done.stdout.splitlines()[-1].startswith("t_step = 21.03 ms")  # v6 KV read, v8 HBM
     unknown = kb_in_process(["calc", TP, "--claim", "tp8-custom-70b-b46", *ROOT], cwd=tmp_path)
     assert unknown.returncode == 2 and "did you mean 'tp8-custom-70b-b64'" in unknown.stderr
 

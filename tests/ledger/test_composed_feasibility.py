@@ -198,8 +198,8 @@ def test_an_moe_step_reads_the_experts_its_batch_touches() -> None:
         assert code == 0, out
         rows = {r["row"]: r for r in json.loads(out)["ledgers"][0]["rows"]}
         touched = 1 - (1 - Fraction(k, e)) ** batch
-        weight_read = (rest + touched * experts) / Fraction(8 * 4_800 * 10**9)  # FP8: 1 B each
-        kv = Fraction(batch * 4096 * 35136 * 2, 4_800 * 10**9)
+        weight_read = (rest + touched * experts) / Fraction(8 * 4_150 * 10**9)  # FP8: 1 B each
+        kv = Fraction(batch * 4096 * 35136 * 2, 4_150 * 10**9)
         assert Fraction(rows["useful"]["value"]["exact"]) == weight_read + kv
         assert "moe-decode-expert-read" in rows["useful"]["formula"]
 

@@ -44,12 +44,12 @@ def ledger() -> dict[str, dict[str, object]]:
 
 
 def test_tp8_rows_are_the_class_terms(ledger: dict[str, dict[str, object]]) -> None:
-    """TP8 at batch 64: t_w = P*b_w/(8*BW), L*t_o = 80 x 114.6 us, c*L*t_ar = 160 x 33.8 us."""
+    """TP8 at batch 64: t_w = P*b_w/(8*BW), L*t_o = 80 x 98.5 us, c*L*t_ar = 160 x 33.8 us."""
     rows = {r["row"]: r for r in ledger["tp8"]["rows"]}  # type: ignore[attr-defined]
-    weight_read = Fraction(2 * 70_552_387_584, 8 * 3_350 * 10**9)
-    kv = Fraction(64 * 2048 * 2 * 80 * 1 * 128 * 2, 3_350 * 10**9)  # one KV head per rank
+    weight_read = Fraction(2 * 70_552_387_584, 8 * 2_970 * 10**9)
+    kv = Fraction(64 * 2048 * 2 * 80 * 1 * 128 * 2, 2_970 * 10**9)  # one KV head per rank
     assert Fraction(rows["useful"]["value"]["exact"]) == weight_read + kv
-    assert Fraction(rows["overhead"]["value"]["exact"]) == 80 * Fraction(1146, 10**7)
+    assert Fraction(rows["overhead"]["value"]["exact"]) == 80 * Fraction(985, 10**7)
     assert rows["overhead"]["provenance"] == "estimated"
     assert Fraction(rows["exposed"]["value"]["exact"]) == 160 * Fraction(338, 10**7)
     assert rows["exposed"]["provenance"] == "measured"
@@ -63,8 +63,8 @@ def test_the_step_moves_with_the_batch_through_every_term() -> None:
     assert code == 0, out
     side = next(s for s in json.loads(out)["ledgers"] if s["option"] == "tp8")
     rows = {r["row"]: r for r in side["rows"]}
-    kv = Fraction(32 * 2048 * 2 * 80 * 128 * 2, 3_350 * 10**9)
-    weight_read = Fraction(2 * 70_552_387_584, 8 * 3_350 * 10**9)
+    kv = Fraction(32 * 2048 * 2 * 80 * 128 * 2, 2_970 * 10**9)
+    weight_read = Fraction(2 * 70_552_387_584, 8 * 2_970 * 10**9)
     assert Fraction(rows["useful"]["value"]["exact"]) == weight_read + kv
     assert "S = 524288 B" in side["transfers"][0]["pricing"]
 
@@ -79,8 +79,8 @@ def test_above_the_ridge_the_step_is_the_matmul_time() -> None:
     side = next(s for s in json.loads(out)["ledgers"] if s["option"] == "tp8")
     useful = next(r for r in side["rows"] if r["row"] == "useful")
     math = Fraction(2 * 1024 * 70_552_387_584, 8 * 989 * 10**12)
-    weights = Fraction(2 * 70_552_387_584, 8 * 3_350 * 10**9)
-    kv = Fraction(1024 * 128 * 2 * 80 * 128 * 2, 3_350 * 10**9)
+    weights = Fraction(2 * 70_552_387_584, 8 * 2_970 * 10**9)
+    kv = Fraction(1024 * 128 * 2 * 80 * 128 * 2, 2_970 * 10**9)
     assert math > weights + kv
     assert Fraction(useful["value"]["exact"]) == math + kv
     assert "compute-bound" in useful["formula"]

@@ -55,11 +55,11 @@ def test_a_calibrated_engine_prices_the_overhead_and_says_what_it_was_fitted_to(
     shipped: KnowledgeBase,
 ) -> None:
     row = _overhead_row(shipped, engine="engines/nemo")
-    assert row.value == 80 * Fraction(1146, 10**7)
+    assert row.value == 80 * Fraction(985, 10**7)
     assert "calibrated for engines/nemo" in row.formula
     assert "receipts/nemo-llama-2-7b-h100-tp1-latency" in row.formula
     sglang = _overhead_row(shipped, engine="engines/sglang")
-    assert sglang.value == 80 * Fraction(708, 10**7)
+    assert sglang.value == 80 * Fraction(516, 10**7)
     assert "GPU not named" in sglang.formula and "CUDA graphs" in sglang.formula
 
 
@@ -71,7 +71,7 @@ def test_an_uncalibrated_engine_borrows_nothing_silently(shipped: KnowledgeBase)
 
 def test_a_named_fallback_is_an_estimate_that_names_it(shipped: KnowledgeBase) -> None:
     row = _overhead_row(shipped, engine="engines/gpt-fast", overhead_fallback="engines/nemo")
-    assert row.value == 80 * Fraction(1146, 10**7)
+    assert row.value == 80 * Fraction(985, 10**7)
     assert row.provenance == "estimated"
     assert "estimated: engines/gpt-fast has no calibrated per-layer overhead" in row.formula
     assert "fallback engines/nemo" in row.formula
@@ -88,7 +88,7 @@ def test_a_fallback_without_a_calibration_is_a_gap(shipped: KnowledgeBase) -> No
 def test_vllm_is_priced_by_its_own_fit_and_says_so(shipped: KnowledgeBase) -> None:
     """engines/vllm's t_o is flops/serving-tp-vs-dp's fit to one TP4 request, shown as such."""
     row = _overhead_row(shipped, engine="engines/vllm")
-    assert row.value == 80 * Fraction(5236, 10**8)
+    assert row.value == 80 * Fraction(3500, 10**8)
     assert "calibrated for engines/vllm" in row.formula
     assert "receipts/jingchaozhang-qwen2.5-72b-h100-vllm-batch1-tp4" in row.formula
     assert "CUDA graphs" in row.formula

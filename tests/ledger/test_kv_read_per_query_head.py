@@ -56,7 +56,7 @@ def test_the_step_reads_the_cache_eight_times_for_llama_2_70b(shipped: Knowledge
     assert plain.tpot is not None and per_head.tpot is not None
     # the cache one rank reads per step: 64 sequences x 3072 tokens x 80 layers x (K, V)
     # x 4 of the 8 KV heads (tp = 2) x 128 x 1 B (fp8), at the HBM rate
-    read = Fraction(64 * 3072 * 80 * 2 * 4 * 128, 1) / Fraction(3350 * 10**9)
+    read = Fraction(64 * 3072 * 80 * 2 * 4 * 128, 1) / Fraction(2970 * 10**9)
     assert per_head.tpot - plain.tpot == (Fraction(64, 8) - 1) * read
     assert per_head.need_per_device == plain.need_per_device  # the cache's size is unchanged
     assert per_head.ttft == plain.ttft  # the prefill is another kernel
@@ -78,5 +78,8 @@ def test_only_the_declared_versions_gqa_rows_state_it(shipped: KnowledgeBase) ->
             says = any(NOTE in a for a in result.assumed)
             gqa = result.conditions.get("model") == "models/llama-2-70b"
             assert says == (receipt == V061 and gqa), (receipt, row["label"])
-            if says:  # v0.6.1's 70B rows: +41% to +139% before, in the band now
-                assert result.state == "validated", (row["label"], result.error)
+            if says:  # v0.6.1's 70B rows: +41% to +139% before, in the band now, except the
+                # A100 FP16 128/2048 row since session 24 (hbm_streamed_rate): -28.7%, a miss
+                missed = row["label"] == "Llama 2 70B, A100 FP16, 128/2048"
+                state = "contradicted" if missed else "validated"
+                assert result.state == state, (row["label"], result.error)

@@ -12,8 +12,9 @@ here if the composition, a receipt or a source changes:
   steps and the 128-token first-token passes are below it (the engine's kernel where the GPUs
   have peer access, NCCL where the build disabled it: the page does not say which);
 - the size of what is unexplained: on the 70B first-token rows (TP4 and TP8), the measured time
-  less kb's other terms is 1.8x (TP4) and 2.0x (TP8) kb's line-rate all-reduces, while the
-  same page's Mixtral TP4 128-token row leaves about half of them: no one rate of the link
+  less kb's other terms is 1.8x (TP4) and 2.0-2.1x (TP8) kb's line-rate all-reduces, while the
+  same page's Mixtral TP4 128-token row leaves about two-thirds of them (about half before
+  session 24's hbm_streamed_rate re-fitted the per-layer overhead): no one rate of the link
   explains both. A diagnostic, not a rate: no source gives the bus bandwidth of NVIDIA's L40S
   server, and no row is priced with it.
 """
@@ -143,11 +144,11 @@ def test_the_70b_first_token_rows_leave_about_twice_the_line_rate_time(
         (8, 128),
         (8, 2048),
     ]
-    for tp, _, k in seen:  # 1.8x at TP4, 2.0x at TP8
+    for tp, _, k in seen:  # 1.8x at TP4, 2.0-2.1x at TP8 (since session 24: hbm_streamed_rate)
         low, high = (
             (Fraction(175, 100), Fraction(185, 100))
             if tp == 4
-            else (Fraction(195, 100), Fraction(205, 100))
+            else (Fraction(195, 100), Fraction(210, 100))
         )
         assert low < k < high, seen
 
@@ -162,7 +163,7 @@ def test_the_mixtral_short_prompt_row_leaves_less_than_the_line_rate_time(
         if int(row["input_tokens"]) == 128
     ]
     assert len(found) == 1
-    assert Fraction(1, 2) < found[0] < Fraction(3, 5), found  # about half, not twice
+    assert Fraction(3, 5) < found[0] < Fraction(7, 10), found  # about two-thirds, not twice
 
 
 NVLINK_70B = (

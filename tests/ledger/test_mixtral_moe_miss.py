@@ -187,7 +187,8 @@ def test_vllm_2024_growth_is_the_prompts_matmuls_in_kb(shipped: KnowledgeBase) -
 
 def test_vllm_h100_tp8_batch_one_step_is_over_twice_kbs(shipped: KnowledgeBase) -> None:
     """The composed step (NCCL all-reduces since session 21; ~3.0x with the custom curve
-    before), without the per-step Ray term evaluate_row adds (ray_step_overhead)."""
+    before; 2.2-2.5x until session 24's hbm_streamed_rate re-fitted vLLM's t_o), without the
+    per-step Ray term evaluate_row adds (ray_step_overhead)."""
     request, measured, _ = _row(shipped, VLLM_H100, "fused MoE (PR), batch 1")
     step = (measured - request.ttft) / (50 - 1)
-    assert Fraction(22, 10) < step / request.tpot < Fraction(25, 10), float(step / request.tpot)
+    assert Fraction(25, 10) < step / request.tpot < Fraction(27, 10), float(step / request.tpot)

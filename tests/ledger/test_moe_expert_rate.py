@@ -168,8 +168,9 @@ def _scope(kb: KnowledgeBase, receipt: str, label_part: str) -> Scenario:
 
 
 def test_no_other_version_engine_or_model_gets_a_rate(shipped: KnowledgeBase) -> None:
-    # 288 since session 21's refit (attention_rate changed p in the declared fit)
-    assert _scope(shipped, FIRST_TOKEN, "Mixtral 8x7B, H100").moe_expert_rate == 288
+    # 288 since session 21's refit (attention_rate changed p in the declared fit); 286 since
+    # session 24's (hbm_streamed_rate changed p's reads and the borrowed t_o)
+    assert _scope(shipped, FIRST_TOKEN, "Mixtral 8x7B, H100").moe_expert_rate == 286
     assert _scope(shipped, FIRST_TOKEN, "LLaMA 70B, H100").moe_expert_rate is None
     for receipt, label in (
         ("receipts/trtllm-v1.0-qwen3-235b-a22b-throughput-h100-h200-b200", ""),

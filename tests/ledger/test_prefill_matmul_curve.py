@@ -98,7 +98,7 @@ def test_ttft_is_the_layers_times_the_row_plus_the_rest(shipped: KnowledgeBase) 
     assert measured.ttft is not None and peak.ttft is not None
     assert measured.tpot == peak.tpot  # below the ridge the decode step does not move
     # peak pricing: the prefill is the weight read (above T_math at 312 TFLOP/s for 128 tokens)
-    read = Fraction(2 * 6_738_149_376, 2_039 * 10**9)
+    read = Fraction(2 * 6_738_149_376, 1_700 * 10**9)
     layers = 32
     attention = Fraction(2 * layers * 32 * 128 * 128**2, 312 * 10**12)
     math_peak = Fraction(2 * 6_738_149_376 * 128, 312 * 10**12) + attention

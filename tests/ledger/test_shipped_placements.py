@@ -90,8 +90,8 @@ def test_one_receipt_prices_tp4_and_tp8_on_the_same_basis() -> None:
     receipts/sglang-custom-all-reduce-h100-latency: 31.1 us and 33.8 us per all-reduce, latency
     inside them. Exposed = 160 x 31.1 us = 4.976 ms (TP4) and 160 x 33.8 us = 5.408 ms (TP8);
     the composed rows (tests/ledger/test_composed_step.py): T_useful = 141,104,775,168 B /
-    (N * 3350 GB/s) plus the KV read of 64 sequences of 2048 tokens (8/N KV heads per rank),
-    T_per_layer_overhead = 80 x 114.6 us."""
+    (N * 2970 GB/s, the measured Triad rate) plus the KV read of 64 sequences of 2048 tokens
+    (8/N KV heads per rank), T_per_layer_overhead = 80 x 98.5 us."""
     doc = json.loads(
         run("ledger", "placements/tp-llama-3.1-70b-h100-tp4-vs-tp8", "--format", "json")[1]
     )
@@ -104,9 +104,9 @@ def test_one_receipt_prices_tp4_and_tp8_on_the_same_basis() -> None:
         assert exposed["provenance"] == "measured"
         assert exposed["receipts"] == ["receipts/sglang-custom-all-reduce-h100-latency"]
         assert Fraction(exposed["value"]["exact"]) == 160 * per_call
-        useful = Fraction(141_104_775_168, ranks * 3_350 * 10**9)
-        kv = Fraction(64 * 2048 * 2 * 80 * (8 // ranks) * 128 * 2, 3_350 * 10**9)
-        overhead = 80 * Fraction(1146, 10**7)
+        useful = Fraction(141_104_775_168, ranks * 2_970 * 10**9)
+        kv = Fraction(64 * 2048 * 2 * 80 * (8 // ranks) * 128 * 2, 2_970 * 10**9)
+        overhead = 80 * Fraction(985, 10**7)
         assert Fraction(side["total"]["exact"]) == useful + kv + overhead + 160 * per_call
         assert "S = 1048576 B" in side["transfers"][0]["pricing"]
 

@@ -99,7 +99,7 @@ def test_exactly_the_tp_rows_of_the_five_receipts_get_it(shipped: KnowledgeBase)
 
 def _hand_step_7b_tp8(kb: KnowledgeBase) -> Fraction:
     """The 7B tp 8 decode step composed by hand from the records, not from kb's ledger."""
-    bandwidth = figure(_record(kb, A100).data["memory"]["bandwidth"], A100).value
+    bandwidth = figure(_record(kb, A100).data["memory"]["bandwidth_achieved"], A100).value
     geometry = _record(kb, "models/llama-2-7b").data["geometry"]
     layers, d, tp = geometry["layers"], geometry["d_model"], 8
     head_dim = d // geometry["heads"]

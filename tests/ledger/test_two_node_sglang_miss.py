@@ -18,10 +18,13 @@ either changes:
   TTFT: what is left of each row falls from ~144 ms at 128 tokens to below zero at 8192, no
   constant; the 4096- and 8192-token rows land in the band under both layouts (undetermined)
   on that slope, the others miss fast;
-- the TPOT rows' decode all-reduces are the curve's time at 14336 B, and the 11.5-12.4 ms a
-  step kb lacks is no all-reduce kb can price;
-- gpt-oss-120b on four B200 (SGLang, MXFP4): the measured decode step is shorter than kb's
-  per-layer overhead term alone (the engine's t_o, fitted in 2024 on a Llama 3 8B step).
+- the TPOT rows' decode all-reduces are the curve's time at 14336 B, and the 12.6-13.4 ms a
+  step kb lacks (11.5-12.4 ms before session 24's hbm_streamed_rate lowered SGLang's t_o) is
+  no all-reduce kb can price;
+- gpt-oss-120b on four B200 (SGLang, MXFP4): until session 24 the measured decode step was
+  shorter than kb's per-layer overhead term alone (t_o 70.8 us, fitted in 2024 on a Llama 3 8B
+  step against the H100's datasheet HBM rate); with t_o fitted against the measured rate
+  (51.6 us) the term is below the measured step and the row is within the band.
 """
 
 from __future__ import annotations
@@ -166,16 +169,17 @@ def test_the_decode_all_reduces_are_priced_from_the_two_node_curve(
             exposed = {row.name: row for row in priced.outcome.rows}["exposed"]
             assert exposed.inputs["tp-all-reduce"] == ALL_REDUCES * each, name
             missing = priced.measured - (priced.predicted or 0)
-            assert Fraction(115, 10000) < missing < Fraction(124, 10000), (index, name)
+            assert Fraction(126, 10000) < missing < Fraction(134, 10000), (index, name)
 
 
-def test_gpt_oss_on_b200_steps_faster_than_kbs_overhead_term_alone(shipped: KnowledgeBase) -> None:
+def test_gpt_oss_on_b200_overhead_term_is_below_the_measured_step(shipped: KnowledgeBase) -> None:
     record = shipped.get("receipts/sglang-gpt-oss-120b-b200-h100-batch1")
     assert record is not None
     row = record.data["results"][0]
     assert row["hardware"] == "hardware/nvidia-b200" and row["precision"] == "mxfp4"
     priced = evaluate_row(shipped, record, 0, row, calibration=False)
-    assert priced.state == "contradicted" and priced.outcome is not None
+    assert priced.state == "validated" and priced.outcome is not None  # -22.8% (was -36.9%)
     assert priced.measured is not None and priced.error is not None and priced.error < 0
     overhead = {r.name: r for r in priced.outcome.rows}["overhead"].value
-    assert 1 / priced.measured < overhead
+    assert overhead == 36 * Fraction(516, 10**7)  # 36 layers x SGLang's t_o, 51.6 us
+    assert overhead < 1 / priced.measured  # 1.86 ms of a measured 2.40 ms step

@@ -46,7 +46,7 @@ def test_a_stale_claim_text_in_the_shipped_records_is_an_error(
     records = seeded_records(tmp_path / "repo", shipped_stores, roots)
     path = records / "flops" / "tp-decode-allreduce-time.yaml"
     text = path.read_text(encoding="utf-8")
-    current = "factor 0.769 (1.30 times the speed)."
+    current = "factor 0.742 (1.35 times the speed)."
     assert current in text
     path.write_text(text.replace(current, "factor 0.804 (1.24 times the speed)."), encoding="utf-8")
     found = [f for f in validate(records, remember=False).findings if f.code == "EQ027"]
@@ -54,7 +54,7 @@ def test_a_stale_claim_text_in_the_shipped_records_is_an_error(
         (Path(f.location.path).name, "0.804" in f.message or "1.24" in f.message) for f in found
     ]
     assert where == [("tp-decode-allreduce-time.yaml", True)] * 2
-    assert all("0.76915924" in f.message for f in found)  # names what kb computes
+    assert all("0.74198556" in f.message for f in found)  # names what kb computes
 
 
 def test_the_tp_decode_page_shows_the_computed_values_not_the_stale_ones(
@@ -64,10 +64,10 @@ def test_the_tp_decode_page_shows_the_computed_values_not_the_stale_ones(
     rows = _claim_rows(html)
     texts = " ".join(text for _, text in rows.values())
     assert [stale for stale in STALE if stale in texts] == []
-    assert "21.443703" in rows["tp8-custom-70b-b64"][1]
-    assert "27.879407" in rows["tp4-custom-70b-b64"][1]
-    assert "22.754268" in rows["tp8-nccl-70b-b64"][1]
-    assert "0.769 (1.30 times the speed)" in rows["tp4-to-tp8-custom"][1]
+    assert "21.034399" in rows["tp8-custom-70b-b64"][1]
+    assert "28.348799" in rows["tp4-custom-70b-b64"][1]
+    assert "22.344964" in rows["tp8-nccl-70b-b64"][1]
+    assert "0.742 (1.35 times the speed)" in rows["tp4-to-tp8-custom"][1]
 
 
 class _Contexts(HTMLParser):
