@@ -119,6 +119,35 @@ def test_a_passing_row_nim_tpot_at_concurrency_50(shipped: KnowledgeBase) -> Non
     assert any(a.startswith("serving steady state of 50") for a in result.assumed)
 
 
+def test_the_class_claims_bind_the_rows_composed_figures(shipped: KnowledgeBase) -> None:
+    """The class's two claims work NIM's concurrency-50 row by hand from kb's composed figures:
+    their bindings are those figures rounded, so a change to the composition fails here until
+    the claims say what kb now computes (they had gone stale once: class v3's history)."""
+    record, row = _record(shipped, NIM), _row(shipped, NIM, 3)
+    scenario, _, _ = conditions(shipped, record, row)
+    at_c = outcome(scenario, shipped)
+    single = outcome(replace(scenario, batch=1), shipped)
+    assert at_c.tpot is not None and single.ttft is not None
+    overhead = next(Fraction(r.value) for r in single.rows if r.name == "overhead")
+    claims = {c["id"]: c for c in _record(shipped, SERVING_CLASS).data["claims"]}
+
+    def bound(claim: str, name: str) -> float:
+        return float(claims[claim]["bind"][name]["value"])
+
+    def near(value: float, seconds: Fraction, digits: int) -> bool:
+        return round(float(seconds / MS), digits) == value
+
+    steady, mixed = "nim-h100-tp2-c50-tpot", "nim-h100-tp2-c50-tpot-mixed"
+    assert near(bound(steady, "t_dec"), at_c.tpot, 2) and near(bound(mixed, "t_dec"), at_c.tpot, 2)
+    assert near(bound(steady, "d_s"), single.ttft - overhead, 1)
+    assert near(bound(mixed, "d_1"), single.ttft, 1)
+    per_layer = overhead / 80 / (MS / 1000)  # us
+    assert round(float(per_layer), 1) == bound(mixed, "t_o")
+    predicted = evaluate_row(shipped, record, 3, row, False).predicted
+    assert predicted is not None
+    assert round(float(predicted / MS), 2) == float(claims[mixed]["expect"]["value"])  # mixed
+
+
 def test_a_failing_row_mi355x_tpot_stays_a_miss(shipped: KnowledgeBase) -> None:
     record = _record(shipped, MI355X)
     # the MXFP4 TPOT row: its matmuls at AITER's measured MXFP4 rate since session 24
