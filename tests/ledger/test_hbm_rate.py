@@ -3,7 +3,7 @@
 Declared in issue 35, session 24, before any row was priced with it. These tests hold:
 
 - the one choice (kb.ledger.hbm_rate.streamed_rate): H100 SXM reads at its measured
-  `memory.bandwidth_achieved`; an accelerator without one (MI300X) at its datasheet
+  `memory.bandwidth_achieved`; an accelerator without one (B200) at its datasheet
   `memory.bandwidth`, and its end-to-end rows say so;
 - a hand composition of one TP8 decode step (NeMo's Llama-2-7B on eight H100s) equals the
   ledger exactly: the weight and KV reads at 2.97 TB/s, L*t_o with t_o the re-derived claim,
@@ -31,6 +31,7 @@ from tests.shipped_outputs import ONE_WORKER, end_to_end_results
 H100 = "hardware/nvidia-h100-sxm"
 MI300X = "hardware/amd-instinct-mi300x"
 A100 = "hardware/nvidia-a100-80gb-sxm4"
+B200 = "hardware/nvidia-b200"
 TP = "flops/tp-decode-allreduce-time"
 NOTE = "HBM at the datasheet rate: no measured bandwidth"
 
@@ -49,13 +50,15 @@ def test_the_declared_fields_and_note() -> None:
     assert declared() == ("memory.bandwidth_achieved", "memory.bandwidth", NOTE)
 
 
-def test_h100_streams_at_its_measured_rate_and_mi300x_at_its_datasheet(
+def test_h100_and_mi300x_stream_at_their_measured_rates_and_b200_at_its_datasheet(
     shipped: KnowledgeBase,
 ) -> None:
     assert streamed_rate(shipped, H100) == (f"{H100}#memory.bandwidth_achieved", "")
     assert _value(shipped, f"{H100}#memory.bandwidth_achieved") == 297 * 10**10  # 2.97 TB/s
-    assert shipped.get(MI300X).get("memory.bandwidth_achieved") is None  # type: ignore[union-attr]
-    assert streamed_rate(shipped, MI300X) == (f"{MI300X}#memory.bandwidth", NOTE)
+    assert streamed_rate(shipped, MI300X) == (f"{MI300X}#memory.bandwidth_achieved", "")
+    assert _value(shipped, f"{MI300X}#memory.bandwidth_achieved") == 409 * 10**10  # 4.09 TB/s
+    assert shipped.get(B200).get("memory.bandwidth_achieved") is None  # type: ignore[union-attr]
+    assert streamed_rate(shipped, B200) == (f"{B200}#memory.bandwidth", NOTE)
 
 
 @ONE_WORKER  # the shipped rows priced once a run (tests/shipped_outputs.py)
@@ -64,8 +67,8 @@ def test_rows_without_a_measured_rate_say_so_and_the_others_do_not() -> None:
     for r in end_to_end_results():
         if r.predicted is not None:
             said.setdefault(r.conditions.get("hardware"), set()).add(NOTE in r.assumed)
-    assert said[MI300X] == {True}
-    assert said[H100] == {False} and said[A100] == {False}
+    assert said[B200] == {True}
+    assert said[H100] == {False} and said[A100] == {False} and said[MI300X] == {False}
 
 
 def _analysis(kb: KnowledgeBase, receipt: str, index: int) -> tuple[Any, Any, Any]:
