@@ -215,13 +215,18 @@ def _validate(
 
 
 def _break(root: Path) -> Path:
-    """The README's H100 edit, plus a check that must time out, applied to a records tree."""
+    """An H100 HBM edit that refutes claims, plus a check that must time out, on a records tree.
+
+    The edit is to the measured rate (`bandwidth_achieved`): since session 24 the step's
+    claims stream HBM at it (hbm_streamed_rate), and the datasheet figure binds only ridges
+    and bounds, which the sample may not hold.
+    """
     hardware = root / "hardware" / "nvidia-h100-sxm.yaml"
     text = hardware.read_text(encoding="utf-8")
-    assert "bandwidth: {value: 3350, unit: GB/s" in text
+    achieved = "bandwidth_achieved: {value: 2.97, unit: TB/s"
+    assert achieved in text
     hardware.write_text(
-        text.replace("bandwidth: {value: 3350, unit: GB/s", "bandwidth: {value: 3000, unit: GB/s"),
-        encoding="utf-8",
+        text.replace(achieved, "bandwidth_achieved: {value: 2.5, unit: TB/s"), encoding="utf-8"
     )
     case = yaml.safe_load(TIMEOUT_CASE.read_text(encoding="utf-8"))["cases"]["expansion_too_big"]
     write_tree(
