@@ -2,9 +2,12 @@
 
 Declared in issue 35, session 24, before any row was priced with it. These tests hold:
 
-- the one choice (kb.ledger.hbm_rate.streamed_rate): H100 SXM reads at its measured
-  `memory.bandwidth_achieved`; an accelerator without one (B200) at its datasheet
-  `memory.bandwidth`, and its end-to-end rows say so;
+- the one choice (kb.ledger.hbm_rate.streamed_rate): H100 SXM, MI300X, and since session 25
+  B200, MI355X and L40S read at their measured `memory.bandwidth_achieved`; an accelerator
+  without one (H20) at its datasheet `memory.bandwidth`;
+- every priced end-to-end row says "datasheet rate" exactly when its accelerator has no
+  measured figure (since session 25 no priced row does), and a row whose accelerator loses
+  the figure falls back to the datasheet and says so (a copy of the records, L40S's removed);
 - a hand composition of one TP8 decode step (NeMo's Llama-2-7B on eight H100s) equals the
   ledger exactly: the weight and KV reads at 2.97 TB/s, L*t_o with t_o the re-derived claim,
   the all-reduces as the curves priced them;
@@ -16,6 +19,7 @@ Declared in issue 35, session 24, before any row was priced with it. These tests
 from __future__ import annotations
 
 from fractions import Fraction
+from pathlib import Path
 from typing import Any
 
 from kb.kinds.placement import placement
@@ -32,6 +36,9 @@ H100 = "hardware/nvidia-h100-sxm"
 MI300X = "hardware/amd-instinct-mi300x"
 A100 = "hardware/nvidia-a100-80gb-sxm4"
 B200 = "hardware/nvidia-b200"
+MI355X = "hardware/amd-instinct-mi355x"
+L40S = "hardware/nvidia-l40s"
+H20 = "hardware/nvidia-h20"
 TP = "flops/tp-decode-allreduce-time"
 NOTE = "HBM at the datasheet rate: no measured bandwidth"
 
@@ -50,25 +57,64 @@ def test_the_declared_fields_and_note() -> None:
     assert declared() == ("memory.bandwidth_achieved", "memory.bandwidth", NOTE)
 
 
-def test_h100_and_mi300x_stream_at_their_measured_rates_and_b200_at_its_datasheet(
-    shipped: KnowledgeBase,
-) -> None:
-    assert streamed_rate(shipped, H100) == (f"{H100}#memory.bandwidth_achieved", "")
-    assert _value(shipped, f"{H100}#memory.bandwidth_achieved") == 297 * 10**10  # 2.97 TB/s
-    assert streamed_rate(shipped, MI300X) == (f"{MI300X}#memory.bandwidth_achieved", "")
-    assert _value(shipped, f"{MI300X}#memory.bandwidth_achieved") == 409 * 10**10  # 4.09 TB/s
-    assert shipped.get(B200).get("memory.bandwidth_achieved") is None  # type: ignore[union-attr]
-    assert streamed_rate(shipped, B200) == (f"{B200}#memory.bandwidth", NOTE)
+def test_measured_rates_are_streamed_and_h20_at_its_datasheet(shipped: KnowledgeBase) -> None:
+    measured = {
+        H100: 297 * 10**10,  # 2.97 TB/s, BabelStream Triad (Azure)
+        MI300X: 409 * 10**10,  # 4.09 TB/s, BabelStream Triad (Azure)
+        B200: 726 * 10**10,  # 7.26 TB/s, TMA read stream (receipts/semianalysis-b200-...)
+        MI355X: 6914 * 10**9,  # 6.914 TB/s, MI350X read stream (receipts/rocm-mi350x-...)
+        L40S: 810 * 10**9,  # 810 GB/s, L40 STREAM Triad (receipts/rrze-gpu-benches-l40-...)
+    }
+    for hardware, rate in measured.items():
+        assert streamed_rate(shipped, hardware) == (f"{hardware}#memory.bandwidth_achieved", "")
+        assert _value(shipped, f"{hardware}#memory.bandwidth_achieved") == rate, hardware
+        assert rate < _value(shipped, f"{hardware}#memory.bandwidth"), hardware
+    assert shipped.get(H20).get("memory.bandwidth_achieved") is None  # type: ignore[union-attr]
+    assert streamed_rate(shipped, H20) == (f"{H20}#memory.bandwidth", NOTE)
 
 
 @ONE_WORKER  # the shipped rows priced once a run (tests/shipped_outputs.py)
-def test_rows_without_a_measured_rate_say_so_and_the_others_do_not() -> None:
+def test_a_row_says_datasheet_rate_exactly_when_its_accelerator_has_no_measured_one(
+    shipped: KnowledgeBase,
+) -> None:
     said: dict[Any, set[bool]] = {}
     for r in end_to_end_results():
         if r.predicted is not None:
             said.setdefault(r.conditions.get("hardware"), set()).add(NOTE in r.assumed)
-    assert said[B200] == {True}
-    assert said[H100] == {False} and said[A100] == {False} and said[MI300X] == {False}
+    for hardware, notes in said.items():
+        record = shipped.get(str(hardware))
+        assert record is not None, hardware
+        assert notes == {record.get("memory.bandwidth_achieved") is None}, hardware
+    for hardware in (H100, A100, MI300X, B200, MI355X, L40S):
+        assert said[hardware] == {False}, hardware
+
+
+def test_a_row_whose_accelerator_loses_its_measured_rate_falls_back_and_says_so(
+    shipped: KnowledgeBase, shipped_copy: Path
+) -> None:
+    """The fallback path, which no shipped row takes since session 25: L40S's figure removed."""
+    from kb.api import open_kb
+    from kb.checker import schema_stage
+    from kb.ledger.endtoend import evaluate_row
+
+    path = shipped_copy / "hardware" / "nvidia-l40s.yaml"
+    lines = path.read_text(encoding="utf-8").splitlines(keepends=True)
+    kept = [line for line in lines if not line.startswith("  bandwidth_achieved:")]
+    assert len(kept) == len(lines) - 1
+    path.write_text("".join(kept), encoding="utf-8")
+    copy = open_kb(shipped_copy, with_references=False)
+    schema_stage(copy)
+    receipt = "receipts/trtllm-v0.9-l40s-peak-throughput"
+    results = []
+    for kb in (shipped, copy):
+        record = kb.get(receipt)
+        assert record is not None
+        results.append(evaluate_row(kb, record, 0, record.data["results"][0], calibration=False))
+    measured, datasheet = results
+    assert measured.conditions.get("hardware") == L40S
+    assert NOTE not in measured.assumed and NOTE in datasheet.assumed
+    assert measured.predicted is not None and datasheet.predicted is not None
+    assert datasheet.predicted > measured.predicted  # tokens/s: the faster datasheet read
 
 
 def _analysis(kb: KnowledgeBase, receipt: str, index: int) -> tuple[Any, Any, Any]:

@@ -13,10 +13,11 @@ here if the composition, a receipt or a source changes:
   have peer access, NCCL where the build disabled it: the page does not say which);
 - the size of what is unexplained: on the 70B first-token rows (TP4 and TP8), the measured time
   less kb's other terms is 1.8x (TP4) and 2.0-2.1x (TP8) kb's line-rate all-reduces, while the
-  same page's Mixtral TP4 128-token row leaves about two-thirds of them (about half before
-  session 24's hbm_streamed_rate re-fitted the per-layer overhead): no one rate of the link
-  explains both. A diagnostic, not a rate: no source gives the bus bandwidth of NVIDIA's L40S
-  server, and no row is priced with it.
+  same page's Mixtral TP4 128-token row leaves less than half of them (0.45x since session 25
+  streams the L40S at its measured rate, memory.bandwidth_achieved; about two-thirds after
+  session 24's hbm_streamed_rate re-fitted the per-layer overhead, about half before): no one
+  rate of the link explains both. A diagnostic, not a rate: no source gives the bus bandwidth
+  of NVIDIA's L40S server, and no row is priced with it.
 """
 
 from __future__ import annotations
@@ -163,7 +164,8 @@ def test_the_mixtral_short_prompt_row_leaves_less_than_the_line_rate_time(
         if int(row["input_tokens"]) == 128
     ]
     assert len(found) == 1
-    assert Fraction(3, 5) < found[0] < Fraction(7, 10), found  # about two-thirds, not twice
+    # 0.45x since session 25 (the L40S's measured rate); not twice, as on the 70B rows
+    assert Fraction(2, 5) < found[0] < Fraction(1, 2), found
 
 
 NVLINK_70B = (
