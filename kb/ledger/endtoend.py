@@ -1337,7 +1337,7 @@ def _finite(
     run: the same rule at the declared time resolution). A string says why the row
     cannot be priced so.
     """
-    from kb.ledger import uneven_dp
+    from kb.ledger import pp_microbatch, uneven_dp
     from kb.ledger.finite_run import RunTooLong
     from kb.ledger.past_bound import PAST_BOUND_MEASURES, past_bound
 
@@ -1345,6 +1345,10 @@ def _finite(
     budget = int(row["max_batched_tokens"])
     if clients % scenario.dp:  # requests need not divide: finite_run.requests_over_dp
         return f"{clients} clients do not split over dp = {scenario.dp}"
+    lanes = pp_microbatch.lanes(scenario.pp, stepped)  # declared: pipeline_microbatches
+    per_stream = pp_microbatch.stream_clients(clients, scenario.dp, lanes)
+    if per_stream < 1:
+        return f"{clients} clients give no micro-batch to each of pp = {scenario.pp} streams"
     statistic = row.get("statistic")
     if measures in ("ttft", "tpot") and statistic not in ("mean", "median"):
         return "a run's TTFT or TPOT needs the row's `statistic` (mean or median)"
@@ -1352,6 +1356,9 @@ def _finite(
         single = outcome(replace(scenario, batch=scenario.dp), kb)
         if at_c.tpot is None:  # the run never prefills C prompts in one pass: the step alone
             at_c = outcome(replace(scenario, input_tokens=None), kb)
+        if lanes > 1:  # a stream's step: the pipeline step at its own micro-batch
+            micro = replace(scenario, batch=scenario.dp * per_stream, input_tokens=None)
+            at_c = outcome(micro, kb)
     except ScenarioError as exc:
         return str(exc)
     if at_c.tpot is None or single.tpot is None or single.ttft is None:
@@ -1361,14 +1368,15 @@ def _finite(
         return "a run needs its input and output tokens"
     overhead = next((Fraction(r.value) for r in single.rows if r.name == "overhead"), Fraction(0))
     times = (single.tpot, at_c.tpot, single.ttft - overhead, overhead)
-    split = uneven_dp.shares(requests, scenario.dp)
+    split = uneven_dp.shares(requests, scenario.dp * lanes)
+    held = per_stream * scenario.dp  # every replica's stream: clients // dp when lanes == 1
     try:
         runs = [
-            (_replica_run(kb, scenario, n, clients, budget, times, pool, stepped), replicas)
+            (_replica_run(kb, scenario, n, held, budget, times, pool, stepped), replicas)
             for n, replicas in split
         ]
     except RunTooLong as exc:
-        if pool is None and measures in PAST_BOUND_MEASURES:  # declared: finite_run_past_bound
+        if pool is None and measures in PAST_BOUND_MEASURES and lanes == 1:  # past_bound
             return past_bound(kb, scenario, requests, at_c, common, _serving)
         return f"a run of {requests} requests: {exc}"
     except ValueError as exc:
@@ -1376,15 +1384,17 @@ def _finite(
     which = str(statistic) if statistic in ("mean", "median") else "mean"
     found = uneven_dp.combine(runs, which)
     run = found.slowest
-    shared = " and ".join(f"{r} replica(s) of {n} requests" for n, r in split)
+    unit = "stream(s)" if lanes > 1 else "replica(s)"
+    shared = " and ".join(f"{r} {unit} of {n} requests" for n, r in split)
     common["assumed"] = (
         *common["assumed"],
         f"a run of {requests} requests at concurrency {clients} (finite_run): {run.steps} "
         f"steps of at most {budget} tokens, t_dec {float(single.tpot) * 1e3:.4g} ms at batch 1 "
-        f"to {float(at_c.tpot) * 1e3:.4g} ms at batch {clients // scenario.dp}, a prompt's "
+        f"to {float(at_c.tpot) * 1e3:.4g} ms at batch {per_stream}, a prompt's "
         f"pass {float(single.ttft - overhead) * 1e3:.4g} ms; {which} over the requests; "
         f"duration {float(run.duration):.4g} s"
         + (f"; {shared} (requests_over_dp)" if len(split) > 1 else ""),
+        *((pp_microbatch.note(clients, scenario.dp, lanes),) if lanes > 1 else ()),
         *(f"the run: {note}" for note in run.notes if not note.startswith("0 preemptions")),
     )
     states = {at_c.provenance, single.provenance}
