@@ -46,7 +46,7 @@ from fractions import Fraction
 from functools import lru_cache
 from typing import TYPE_CHECKING, Any
 
-from kb.ledger import cross_node, group_scales, layout_gaps, rails, trtllm_bench
+from kb.ledger import cross_node, dense_experts, group_scales, layout_gaps, rails, trtllm_bench
 from kb.ledger import layouts as unstated
 from kb.ledger.attention_rate import SIXTEEN_BIT
 from kb.ledger.capacity import MEMORY_MEASURES, capacity, memory_prediction
@@ -413,6 +413,7 @@ def conditions(
             "decode attention reads the KV cache once per query head (this engine version "
             "predates its grouped-query kernel)"
         )
+    scenario = dense_experts.applied(kb, record, scenario, assumed)  # dense_expert_parallel
     if kv not in SIXTEEN_BIT and runs_sixteen_bit_context(record):  # declared: attention_rate
         scenario = replace(scenario, attention_sixteen_bit=True)
         assumed.append(
