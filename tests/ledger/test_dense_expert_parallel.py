@@ -32,20 +32,29 @@ def _value(node: object) -> Fraction:
 
 
 def test_the_rule_covers_exactly_mains_seven_rows(shipped: KnowledgeBase) -> None:
-    """Every end-to-end row whose scenario the rule changes is one of results 7-13 of H100."""
-    assert dense_expert_versions() == {"engines/vllm": ("PR 2542 branch vs main of 2024-01-22",)}
+    """Only PR 2542's receipt names the listed version, and of its rows only results 7-13 change.
+
+    `covers` asks the version first, so a row of any other receipt is never changed; the
+    listed receipt's rows are priced through `conditions`, as `kb list --end-to-end` does.
+    """
+    listed = dense_expert_versions()
+    assert listed == {"engines/vllm": ("PR 2542 branch vs main of 2024-01-22",)}
+    naming = [
+        r.id
+        for r in end_to_end_receipts(shipped)
+        if str(r.get("engine.version")) in listed.get(str(r.get("engine.record")), ())
+    ]
+    assert naming == [H100]
+    record = shipped.get(H100)
+    assert record is not None
     changed = []
-    for record in end_to_end_receipts(shipped):
-        for index, row in enumerate(record.get("results") or []):
-            try:
-                scenario, _, assumed = conditions(shipped, record, row)
-            except Exception:  # a row kb cannot price has no scenario to change
-                continue
-            if scenario.dense_experts:
-                changed.append((record.id, index))
-                assert scenario.ep == 1 and scenario.tp == row["tp"] == row["ep"]
-                assert any("dense_expert_parallel" in a for a in assumed)
-    assert changed == [(H100, i) for i in range(7, 14)]
+    for index, row in enumerate(record.get("results") or []):
+        scenario, _, assumed = conditions(shipped, record, row)
+        if scenario.dense_experts:
+            changed.append(index)
+            assert scenario.ep == 1 and scenario.tp == row["tp"] == row["ep"]
+            assert any("dense_expert_parallel" in a for a in assumed)
+    assert changed == list(range(7, 14))
 
 
 def test_the_fused_rows_of_the_same_version_are_not_covered(shipped: KnowledgeBase) -> None:
@@ -93,3 +102,33 @@ def test_batch_1_by_hand_against_the_fused_row(shipped: KnowledgeBase) -> None:
     c = rates[0] * 10**12
     extra = 2 * 1000 * (p_total - p_active) / (tp * c)
     assert dense.ttft - routed.ttft == extra  # about 10.6 ms: both passes are matmul-bound
+
+
+def test_mains_extra_over_the_pr_is_the_unread_experts_at_small_batches(
+    shipped: KnowledgeBase,
+) -> None:
+    """The evidence the rule rests on, held: main's row less the PR's at the same batch.
+
+    Every cost the two columns share (the host side of a step, the prompt's attention, the
+    all-reduces) cancels in the difference. At batch 1, 2 and 4 the measured difference is
+    the experts no token chose, read every step: kb's difference is within the band of the
+    measured one (131 / 116 / 99 ms measured; 150 / 126 / 101 ms in kb). From batch 8 on kb's
+    is larger (the PR's fused kernel ran its prompt below the dense rate kb gives it), which
+    docs/ledger.md says and no rate is fitted to.
+    """
+    record = shipped.get(H100)
+    assert record is not None
+    rows = record.get("results")
+    for fused in range(3):
+        main = fused + 7
+        assert rows[fused]["batch"] == rows[main]["batch"]
+        kb_main = outcome(conditions(shipped, record, rows[main])[0], shipped)
+        kb_fused = outcome(conditions(shipped, record, rows[fused])[0], shipped)
+        assert kb_main.latency is not None and kb_fused.latency is not None
+        modelled = kb_main.latency - kb_fused.latency  # before Ray: the same steps in both
+        measured = _value(rows[main]["value"]) - _value(rows[fused]["value"])
+        assert abs(modelled - measured) <= measured / 4, (fused, float(modelled), float(measured))
+    big = outcome(conditions(shipped, record, rows[13])[0], shipped)
+    small = outcome(conditions(shipped, record, rows[6])[0], shipped)
+    assert big.latency is not None and small.latency is not None
+    assert big.latency - small.latency > 2 * (_value(rows[13]["value"]) - _value(rows[6]["value"]))
