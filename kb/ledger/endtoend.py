@@ -616,6 +616,8 @@ def _conditions_view(s: Scenario) -> dict[str, Any]:
     shown = _conditions_fields(s)
     if s.moe_tp > 1:
         shown["moe_tp"] = s.moe_tp
+    if s.dense_experts:  # declared: dense_expert_parallel
+        shown["dense_experts"] = True
     return shown
 
 
@@ -1560,6 +1562,8 @@ def conditions_text(conditions: Mapping[str, Any]) -> str:
         for name in ("tp", "pp", "ep", "dp", "moe_tp")
         if conditions.get(name, 1) > 1
     )
+    if conditions.get("dense_experts"):  # dense_expert_parallel
+        degrees += " (every expert on every token)"
     if "layouts" in conditions:  # unstated_layout: the layouts it was priced under
         degrees = f" layout unstated ({' / '.join(conditions['layouts'])})"
     nodes = f" on {conditions['nodes']} nodes" if conditions["nodes"] > 1 else ""
