@@ -166,6 +166,7 @@ class WorkloadView:
     kv_read_per_query_head: bool = False  # decode attention reads the cache once per query head
     moe_expert_rate: FigureNode | None = None  # FLOP/s of the routed experts' matmuls
     attention_sixteen_bit: bool = False  # the prompt's attention runs 16-bit, whatever the cache
+    dense_experts: bool = False  # every expert runs on every token (an MoE model priced dense)
 
 
 @dataclass(frozen=True)
@@ -243,6 +244,7 @@ def _workload(node: Mapping[str, Any] | None) -> WorkloadView | None:
         kv_read_per_query_head=node.get("kv_read_per_query_head") is True,
         moe_expert_rate=node.get("moe_expert_rate"),
         attention_sixteen_bit=node.get("attention_sixteen_bit") is True,
+        dense_experts=node.get("dense_experts") is True,
     )
 
 

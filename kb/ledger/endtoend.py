@@ -46,7 +46,7 @@ from fractions import Fraction
 from functools import lru_cache
 from typing import TYPE_CHECKING, Any
 
-from kb.ledger import cross_node, group_scales, layout_gaps, rails, trtllm_bench
+from kb.ledger import cross_node, dense_experts, group_scales, layout_gaps, rails, trtllm_bench
 from kb.ledger import layouts as unstated
 from kb.ledger.attention_rate import SIXTEEN_BIT
 from kb.ledger.capacity import MEMORY_MEASURES, capacity, memory_prediction
@@ -413,6 +413,7 @@ def conditions(
             "decode attention reads the KV cache once per query head (this engine version "
             "predates its grouped-query kernel)"
         )
+    scenario = dense_experts.applied(kb, record, scenario, assumed)  # dense_expert_parallel
     if kv not in SIXTEEN_BIT and runs_sixteen_bit_context(record):  # declared: attention_rate
         scenario = replace(scenario, attention_sixteen_bit=True)
         assumed.append(
@@ -615,6 +616,8 @@ def _conditions_view(s: Scenario) -> dict[str, Any]:
     shown = _conditions_fields(s)
     if s.moe_tp > 1:
         shown["moe_tp"] = s.moe_tp
+    if s.dense_experts:  # declared: dense_expert_parallel
+        shown["dense_experts"] = True
     return shown
 
 
@@ -1569,6 +1572,8 @@ def conditions_text(conditions: Mapping[str, Any]) -> str:
         for name in ("tp", "pp", "ep", "dp", "moe_tp")
         if conditions.get(name, 1) > 1
     )
+    if conditions.get("dense_experts"):  # dense_expert_parallel
+        degrees += " (every expert on every token)"
     if "layouts" in conditions:  # unstated_layout: the layouts it was priced under
         degrees = f" layout unstated ({' / '.join(conditions['layouts'])})"
     nodes = f" on {conditions['nodes']} nodes" if conditions["nodes"] > 1 else ""

@@ -140,6 +140,7 @@ class Scenario:
     weight_scale_bytes: Fraction | None = None  # per-group scales read with each weight, B
     attention_sixteen_bit: bool = False  # the prompt's attention runs 16-bit despite an 8-bit cache
     moe_tp: int = 1  # the routed experts tensor-parallel under attention DP (tp 1, no ep)
+    dense_experts: bool = False  # every expert runs on every token (kb.ledger.dense_experts)
 
 
 @dataclass(frozen=True)
@@ -524,6 +525,8 @@ def _slug(s: Scenario) -> str:
         parts.append(tail(s.engine))
     if s.kv_read_per_query_head:
         parts.append("kv-per-query-head")
+    if s.dense_experts:
+        parts.append("dense-experts")
     if s.attention_sixteen_bit:
         parts.append("attn-16")
     if s.moe_expert_rate is not None:
@@ -732,6 +735,8 @@ def _batch_free_data(s: Scenario, kb: KnowledgeBase) -> tuple[dict[str, Any], di
         workload["prefill_matmul"] = prefill
     if s.kv_read_per_query_head:
         workload["kv_read_per_query_head"] = True
+    if s.dense_experts:
+        workload["dense_experts"] = True
     if s.attention_sixteen_bit:
         workload["attention_sixteen_bit"] = True
     if s.moe_expert_rate is not None:

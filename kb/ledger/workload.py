@@ -298,6 +298,7 @@ class Workload:
     kv_read_per_query_head: bool = False  # the decode attention reads the cache per query head
     moe_expert_rate: Figure | None = None  # FLOP/s of the routed experts' matmuls (declared)
     attention_sixteen_bit: bool = False  # the prompt's attention runs 16-bit, whatever the cache
+    dense_experts: bool = False  # every expert on every token: the model read and multiplied whole
 
 
 @dataclass(frozen=True)
@@ -439,6 +440,7 @@ def resolve_workload(
             "the MoE experts' matmul rate",
         ),
         node.attention_sixteen_bit,
+        node.dense_experts,
     )
 
 
@@ -684,7 +686,7 @@ def _derive(
         if expert is None:
             return None
         weights, t_w = expert.weights, expert.weight_read
-    elif work.model.architecture == "moe" and MOE_CLASS in work.composed_from:
+    elif _routed(work) and MOE_CLASS in work.composed_from:
         moe_read = _moe_weight_read(res, work, option, batch, pointer)
         if moe_read is None:
             return None
@@ -711,7 +713,7 @@ def _derive(
         t_kv,
         overhead,
         work.per_layer_overhead,
-        work.model.architecture == "moe" and moe_read is None and expert is None,
+        _routed(work) and moe_read is None and expert is None,
         work.overhead_note,
         math,
         work.model.layers,
@@ -741,6 +743,15 @@ def _derive(
         if work.request is not None:  # ... and sends the whole prompt's hidden states
             transfers.append(prefill_transfer(send, work.request[0], PREFILL_SEND))
     return derived, tuple(transfers)
+
+
+def _routed(work: Workload) -> bool:
+    """True for an MoE model whose tokens reach only their routed experts (not `dense_experts`).
+
+    With `dense_experts` (kb/data/end-to-end.json `dense_expert_parallel`) every expert
+    runs on every token, so the step reads and multiplies the whole model as a dense one.
+    """
+    return work.model.architecture == "moe" and not work.dense_experts
 
 
 def _weights(work: Workload, deg: Degrees) -> Part:
@@ -929,8 +940,9 @@ def _math_time(
     """The matmul time of the replica's tokens at the option's compute rate, over tp.
 
     flops/prefill-gemm-ridge's math_time `T_math = f_mac*B*P/C` with the active
-    parameters (the whole model for a dense one), B = batch/dp and C the compute of
-    the tp ranks. Only with `useful.compute_rate`, `flop_per_mac` and the class named.
+    parameters (the whole model for a dense one, or with `dense_experts`), B = batch/dp
+    and C the compute of the tp ranks. Only with `useful.compute_rate`, `flop_per_mac`
+    and the class named.
     """
     deg = option.degrees
     if option.compute_rate is None or deg is None:
@@ -947,6 +959,8 @@ def _math_time(
     model = work.model.id
     record = res.readable(model)
     active = "params_active" if record and record.get("derived.params_active") else "params_total"
+    if work.dense_experts:  # every expert multiplies every token (dense_expert_parallel)
+        active = "params_total"
     rate = _rate_spec(option.compute_rate)
     at = pointer_join(pointer, "useful", "compute_rate")
     bindings = {
