@@ -68,6 +68,7 @@ from kb.ledger.scenario import (
     ScenarioError,
     compute_rate,
     outcome,
+    prefill_kernels_of,
     prefill_matmul_receipt,
 )
 from kb.ledger.transfers import LINE_RATE
@@ -437,6 +438,9 @@ def conditions(
     curve = prefill_matmul_receipt(scenario, kb)
     if curve is not None:  # declared: prefill_matmul
         assumed.append(f"prefill matmuls at the per-layer times of {curve}")
+    kernels = prefill_kernels_of(scenario, kb)
+    if kernels is not None:  # declared: prefill_kernels
+        assumed.append(f"prefill non-matmul kernels at the per-layer times of {kernels}")
     return scenario, str(measures), assumed
 
 

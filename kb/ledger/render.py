@@ -109,7 +109,8 @@ def request_lines(r: Any) -> list[str]:
     lines = [
         f"  {r.option}: {r.input_tokens} prompt + {r.output_tokens} output tokens: "
         f"TTFT {amount(r.ttft, 's')} (read or matmuls {amount(r.prefill_read, 's')} + "
-        f"overhead {amount(r.prefill_overhead, 's')} + all-reduces "
+        + (f"non-matmul kernels {amount(r.prefill_kernels, 's')} + " if r.prefill_kernels else "")
+        + f"overhead {amount(r.prefill_overhead, 's')} + all-reduces "
         f"{amount(r.prefill_collectives, 's')}), TPOT {amount(r.tpot, 's')}, request "
         f"{amount(r.latency, 's')} = TTFT + {r.output_tokens - 1} x TPOT; {r.provenance}"
     ]
@@ -394,6 +395,7 @@ def to_json(analysis: PlacementAnalysis) -> str:
                 "latency": exact(r.latency, "s"),
                 "prefill": {
                     "read": exact(r.prefill_read, "s"),
+                    **({"kernels": exact(r.prefill_kernels, "s")} if r.prefill_kernels else {}),
                     "overhead": exact(r.prefill_overhead, "s"),
                     "all_reduces": exact(r.prefill_collectives, "s"),
                     "pricing": list(r.pricing),

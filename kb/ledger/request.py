@@ -6,7 +6,7 @@ composes it: one prefill pass over the prompt, then one decode step per further
 output token.
 
     TTFT    = max(t_w, T_math(S_in * batch/dp tokens) + T_attn(S_in)) + L*t_o
-              + prefill all-reduces
+              + prefill all-reduces (+ T_kernels, with `workload.prefill_kernels`)
     TPOT    = the ledger's T_total (the decode step at the workload's context)
     request = TTFT + (output_tokens - 1) * TPOT
     energy  = N*P_dev*request/(batch*output_tokens)   per output token, at TDP
@@ -14,6 +14,8 @@ output token.
 
 With `workload.prefill_matmul` (a receipt of per-layer matmul times by tokens) the
 prompt's matmuls are L * t(M) at its tokens instead of T_math (kb/ledger/prefill.py).
+With `workload.prefill_kernels` (a receipt of per-layer non-matmul kernel times by tokens)
+the pass adds T_kernels = L * max(0, t_k(M) - t_k(1)) (kb/ledger/prefill_kernels.py).
 The prefill pass reads the rank's weights once (an MoE model: the shared weights and
 every routed expert the prompt's batch*S_in tokens touch, flops/moe-decode-expert-read
 at that many tokens, since the router picks experts per token) (or, above the ridge, is its
@@ -23,8 +25,9 @@ the prompt);
 its c*L all-reduces (and, with pp > 1, its pp - 1 stage sends) each carry the whole
 prompt of the replica's sequences, priced
 from the same size-aware curves as the decode step's (a size beyond a curve falls to
-the line rate, labelled an estimate). The KV-cache write and the non-matmul kernels
-are left out, as the class leaves them out. Pure arithmetic on the resolved specs: no I/O.
+the line rate, labelled an estimate). The KV-cache write is left out, as the class
+leaves it out, and so are the non-matmul kernels without such a receipt. Pure
+arithmetic on the resolved specs: no I/O.
 """
 
 from __future__ import annotations
@@ -55,6 +58,7 @@ class Request:
     energy_provenance: str = "none"  # "estimated at TDP", or "none" (and energy_note says why)
     energy_note: str = ""
     prefill_costs: tuple[tuple[str, Fraction], ...] = ()  # (transfer name, raw s) of the pass
+    prefill_kernels: Fraction = Fraction(0)  # the pass's non-matmul kernels beyond one token
 
 
 def request(envelope: Envelope, option: OptionSpec, ledger: Ledger) -> Request | None:
@@ -77,9 +81,12 @@ def request(envelope: Envelope, option: OptionSpec, ledger: Ledger) -> Request |
         )
         read = Fraction(_max(read, matmuls + attention))
     overhead = derived.overhead.value if derived.overhead else Fraction(0)
+    # the norms, rotary, activation and adds between the matmuls, where a receipt times them
+    # (kb.ledger.prefill_kernels): outside the read-or-matmul max, they stream activations
+    kernels = derived.prefill_kernels.value if derived.prefill_kernels else Fraction(0)
     costs = [transfer_cost(t, envelope.batch, Fraction(0), Overrides()) for t in option.prefill]
     collectives = sum((Fraction(c.raw) for c in costs), Fraction(0))
-    ttft = read + overhead + collectives
+    ttft = read + kernels + overhead + collectives
     tpot = Fraction(ledger.total)
     states = {c.provenance for c in costs} | {"estimated"}
     latency = ttft + (outputs - 1) * tpot
@@ -105,4 +112,5 @@ def request(envelope: Envelope, option: OptionSpec, ledger: Ledger) -> Request |
         kind if energy is not None else "none",
         note,
         tuple((t.name, Fraction(c.raw)) for t, c in zip(option.prefill, costs, strict=True)),
+        kernels,
     )

@@ -29,7 +29,10 @@ What the scenario fixes, and where each value comes from:
   Outcome says (`compute_rate_peak`); `peak_compute` asks for the peak always;
 - the prefill pass's matmuls from a per-layer matmul-time curve of the scenario's model,
   accelerator, tp and 16-bit weights where a `matmul` receipt has one
-  (`prefill_matmul_receipt`, kb/ledger/prefill.py), else at that compute rate;
+  (`prefill_matmul_receipt`, kb/ledger/prefill.py), else at that compute rate; and the
+  pass's non-matmul kernels from a per-layer kernel-time curve of the model, accelerator
+  and tp where a `memory-stream` receipt has one (`prefill_kernels_of`,
+  kb/ledger/prefill_kernels.py);
 - the devices: `count` of `hardware` in `nodes` equal nodes; tensor parallel is the
   innermost group, then pipeline stages, then data-parallel replicas, and no group
   straddles a node unevenly. A TP group or a pipeline boundary that spans nodes runs
@@ -75,6 +78,7 @@ from kb.ledger.expert import EP_BASE, EP_CLASS
 from kb.ledger.hbm_rate import streamed_rate
 from kb.ledger.matmul_rates import matmul_receipts, measured_matmul_rate, scanned
 from kb.ledger.parts import MOE_CLASS, TP_CLASS
+from kb.ledger.prefill_kernels import prefill_kernels_receipt
 from kb.ledger.workload import ENERGY_CLASS, KV_CLASS, RIDGE_CLASS, WEIGHT_CLASS
 from kb.model import KnowledgeBase, Record
 
@@ -580,6 +584,19 @@ def prefill_matmul_receipt(s: Scenario, kb: KnowledgeBase) -> str | None:
     return scanned(kb, ("curve", s.model, s.hardware, str(s.tp), s.weight_precision), scan)
 
 
+def prefill_kernels_of(s: Scenario, kb: KnowledgeBase) -> str | None:
+    """The receipt of the prefill's non-matmul kernel times for this case, or None.
+
+    kb/data/end-to-end.json `prefill_kernels`: rows of the scenario's model, accelerator
+    and tp (kb.ledger.prefill_kernels), whatever the weights' format; only with a prompt,
+    and not when the scenario asks for the class's roofline at the peak (`peak_compute`),
+    which keeps no measured per-layer time (as `prefill_matmul_receipt`).
+    """
+    if s.peak_compute or s.input_tokens is None:
+        return None
+    return prefill_kernels_receipt(kb, s.model, s.hardware, s.tp)
+
+
 def compute_rate_peak(s: Scenario, kb: KnowledgeBase) -> bool:
     """True when the scenario's matmuls are priced at the datasheet peak."""
     return compute_rate(s, kb).startswith(f"{s.hardware}#compute.")
@@ -733,6 +750,9 @@ def _batch_free_data(s: Scenario, kb: KnowledgeBase) -> tuple[dict[str, Any], di
     prefill = prefill_matmul_receipt(s, kb)
     if prefill is not None:
         workload["prefill_matmul"] = prefill
+    kernels = prefill_kernels_of(s, kb)
+    if kernels is not None:  # declared: prefill_kernels (kb.ledger.prefill_kernels)
+        workload["prefill_kernels"] = kernels
     if s.kv_read_per_query_head:
         workload["kv_read_per_query_head"] = True
     if s.dense_experts:

@@ -61,6 +61,7 @@ from kb.ledger.parts import (
     prefill_transfer,
 )
 from kb.ledger.prefill import prefill_matmul_time
+from kb.ledger.prefill_kernels import prefill_kernel_time
 from kb.ledger.quantities import Figure, QuantityError
 
 if TYPE_CHECKING:
@@ -299,6 +300,7 @@ class Workload:
     moe_expert_rate: Figure | None = None  # FLOP/s of the routed experts' matmuls (declared)
     attention_sixteen_bit: bool = False  # the prompt's attention runs 16-bit, whatever the cache
     dense_experts: bool = False  # every expert on every token: the model read and multiplied whole
+    prefill_kernels: str | None = None  # receipt of the prefill's non-matmul kernel times
 
 
 @dataclass(frozen=True)
@@ -335,6 +337,7 @@ class Derived:
     prefill_weight_read: Part | None = None  # MoE: the experts the whole prompt touches (request)
     prefill_math: Part | None = None  # the prompt's weight matmuls at a measured time (request)
     per_sequence: Part | None = None  # s per sequence per step: L*t_s (the engine's, declared)
+    prefill_kernels: Part | None = None  # the prompt's non-matmul kernels (request only)
 
     def sequences(self, batch: Any) -> Any:
         """Sequences one replica serves: batch / dp."""
@@ -441,6 +444,7 @@ def resolve_workload(
         ),
         node.attention_sixteen_bit,
         node.dense_experts,
+        node.prefill_kernels,
     )
 
 
@@ -724,6 +728,7 @@ def _derive(
         prefill_read,
         prefill_matmul_time(res, work, option, batch, pointer) if math is not None else None,
         fixed.per_sequence if fixed else _per_sequence_part(work, option),
+        prefill_kernel_time(res, work, option, batch),
     )
     transfers: list[Transfer | TransferSpec] = list(expert.transfers if expert else ())
     if fixed is not None:  # the tp and pp transfers read no batch: made once per mapping

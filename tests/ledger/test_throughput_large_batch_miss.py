@@ -20,6 +20,11 @@ changes:
   per-(sequence, head) cost of the attention at short contexts, neither of which the HBM rate sets.
   kb holds no measured FP8 GEMM rate at the model's shapes and M near 900, nor a time of
   TensorRT-LLM's attention kernel at that shape, so no term is added.
+
+Since session 25 (kb/data/end-to-end.json `prefill_kernels`) the H100 rows' prompt pass adds
+its non-matmul kernels (Vidur's H100 profile, 0.35 s of the 114,688-token pass): they now
+validate, still too fast, with 6-7 ms a step left out; the H200 has no kernel profile and its
+rows are unchanged (contradicted, 13 ms a step left out).
 """
 
 from __future__ import annotations
@@ -58,15 +63,22 @@ def test_the_two_shapes_cache_the_same_tokens_per_step() -> None:
     assert 896 * (128 + 128 // 2) == 56 * (2048 + 2048 // 2)
 
 
-def test_long_context_rows_validate_and_short_context_large_batch_rows_do_not(
+def test_long_context_rows_validate_and_short_context_large_batch_rows_lean_fast(
     shipped: KnowledgeBase,
 ) -> None:
+    """The batch-896 rows are too fast on both; out of the band only on the H200, whose pass
+    has no non-matmul kernel profile (the H100's adds one: `prefill_kernels`)."""
     for h100, h200 in PAGES.values():
         for receipt in (h100, h200):
             long = _row(shipped, receipt, 56, (2048, 2048))
             assert long.state == "validated", (receipt, long.error)
             short = _row(shipped, receipt, 896, (128, 128))
-            assert short.state == "contradicted" and short.error is not None and short.error > 0
+            assert short.error is not None and short.error > 0, receipt
+            request = short.outcome.request if short.outcome else None
+            assert request is not None
+            kernels = request.prefill_kernels
+            expected = ("validated", True) if receipt == h100 else ("contradicted", False)
+            assert (short.state, kernels > 0) == expected, (receipt, short.error)
 
 
 def test_the_measured_large_batch_step_does_not_follow_the_hbm_rate(
@@ -80,7 +92,8 @@ def test_the_measured_large_batch_step_does_not_follow_the_hbm_rate(
         assert measured < Fraction(105, 100) < Fraction(110, 100) < predicted < hbm
 
 
-def test_the_time_kb_leaves_out_is_9_to_14_ms_per_step(shipped: KnowledgeBase) -> None:
+def test_the_time_kb_leaves_out_is_6_to_14_ms_per_step(shipped: KnowledgeBase) -> None:
+    """9-14 ms before session 25; the H100's pass now holds its non-matmul kernels: 6-7 ms."""
     for h100, h200 in PAGES.values():
         for receipt in (h100, h200):
             row = _row(shipped, receipt, 896, (128, 128))
@@ -88,5 +101,6 @@ def test_the_time_kb_leaves_out_is_9_to_14_ms_per_step(shipped: KnowledgeBase) -
             assert outcome is not None and outcome.ttft and outcome.tpot and row.measured
             latency = Fraction(896 * 128) / row.measured  # throughput per GPU, one GPU
             extra = (latency - outcome.ttft) / 127 - outcome.tpot
-            assert Fraction(85, 10000) < extra < Fraction(14, 1000), (receipt, float(extra))
+            low, high = (6, 8) if receipt == h100 else (12, 14)
+            assert Fraction(low, 1000) < extra < Fraction(high, 1000), (receipt, float(extra))
             assert Fraction(22, 1000) < outcome.tpot < Fraction(28, 1000)
