@@ -9,7 +9,9 @@ Effective bandwidth comes from the measured curve of a receipt that matches the 
 the pattern, the accelerators (when both the option and the receipt name them), the rank
 count (when the row states one), the algorithm and the CUDA-graphs state: the row of
 exactly the transfer's size S, or linear interpolation in time between the two rows that
-bracket S (kb/ledger/curves.py; never extrapolated). The time t(S) so found is turned
+bracket S (kb/ledger/curves.py; never extrapolated); above the largest row of a curve
+whose bus bandwidth has flattened there, that row's bus bandwidth (kb/ledger/saturation.py,
+declared `collective_saturation`), said as `extended: ...`. The time t(S) so found is turned
 into the bus bandwidth that gives it, `factor*S/t(S)`, so the rest of the ledger (and the
 break-even solver) prices it as `bytes/bandwidth`. A receipt's time is measured end to
 end, so it already contains the per-message latency: the latency term is then zero,
