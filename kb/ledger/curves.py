@@ -22,8 +22,10 @@ curve: `outlier()` is the one rule, applied here and wherever a curve is read (t
 prefill's matmul times by tokens, kb/ledger/prefill.py). The row stays in the receipt as
 printed; a price read from a curve that skipped one names the row and its reason.
 
-Outside the measured range nothing is extrapolated: the transfer is not priced by the
-receipt, and the ledger says why. Arithmetic is exact (Fractions). Among several curves
+Outside the measured range nothing is extrapolated here: the transfer is not priced by
+the receipt, and the ledger says why (above a curve whose bus bandwidth has flattened at
+its largest row, kb/ledger/saturation.py prices it at that row's bus bandwidth, a
+declared rule of its own). Arithmetic is exact (Fractions). Among several curves
 an exact row wins over an interpolation, then the narrowest bracket (smallest S2/S1),
 then the receipt id. Rows are read from the receipt's typed view (kb.kinds.receipt):
 only a receipt the schema stage passed has curves.

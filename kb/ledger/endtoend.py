@@ -62,6 +62,7 @@ from kb.ledger.offline_run import offline_row, prefill_stall, replica_pool, unhe
 from kb.ledger.overlap import overlapped_rows, two_batch_overlap
 from kb.ledger.paged_run import Pool
 from kb.ledger.quantities import QuantityError, figure
+from kb.ledger.saturation import EXTENDED
 from kb.ledger.scenario import (
     Outcome,
     Scenario,
@@ -969,8 +970,11 @@ def line_rate_notes(pricing: tuple[str, ...]) -> tuple[str, ...]:
     every curve's range: never extrapolated) is priced at the interconnect record's line
     rate, labelled an estimate (kb/ledger/transfers.py); the row says so, beside the
     curves it looked for, so a reader sees which of its collectives no measurement priced.
+    A collective above a saturated curve's largest row (declared `collective_saturation`,
+    kb.ledger.saturation) says which curve and row it was extended from.
     """
     notes = [f"a collective at the {p}" for p in pricing if p.startswith(LINE_RATE)]
+    notes += [f"a collective {p}" for p in pricing if p.startswith(EXTENDED)]
     return tuple(dict.fromkeys(notes))
 
 

@@ -9,7 +9,9 @@ Effective bandwidth comes from the measured curve of a receipt that matches the 
 the pattern, the accelerators (when both the option and the receipt name them), the rank
 count (when the row states one), the algorithm and the CUDA-graphs state: the row of
 exactly the transfer's size S, or linear interpolation in time between the two rows that
-bracket S (kb/ledger/curves.py; never extrapolated). The time t(S) so found is turned
+bracket S (kb/ledger/curves.py; never extrapolated); above the largest row of a curve
+whose bus bandwidth has flattened there, that row's bus bandwidth (kb/ledger/saturation.py,
+declared `collective_saturation`), said as `extended: ...`. The time t(S) so found is turned
 into the bus bandwidth that gives it, `factor*S/t(S)`, so the rest of the ledger (and the
 break-even solver) prices it as `bytes/bandwidth`. A receipt's time is measured end to
 end, so it already contains the per-message latency: the latency term is then zero,
@@ -47,6 +49,7 @@ from kb.ledger.curves import (
 )
 from kb.ledger.quantities import Figure, QuantityError, figure
 from kb.ledger.rails import MEASURED, Rings, over_rails
+from kb.ledger.saturation import extension
 from kb.model import KnowledgeBase
 from kb.run import Kept
 
@@ -191,6 +194,32 @@ def priced_by_receipts(
     ), chosen.describe()
 
 
+def extended_by_receipts(
+    receipts: Iterable[Receipt], link: str, size: Fraction, when: Conditions
+) -> tuple[Figure, str, str] | None:
+    """Above the saturated curves that cannot price S: bandwidth, receipt and what it says.
+
+    Declared `collective_saturation` (kb.ledger.saturation); the curves are those
+    `priced_by_receipts` matches, and it is asked only when none of them priced S.
+    """
+    matching = []
+    for receipt in receipts:
+        if receipt.interconnect != link or receipt.pattern != when.pattern:
+            continue
+        if not hardware_matches(receipt, when.hardware):
+            continue
+        skipped = receipt.curves_memo.get("outliers") or {}
+        for key, points in _curves(receipt, when).items():
+            if _curve_matches(key, when):
+                matching.append((receipt.id, points, skipped.get(key, ())))
+    found = extension(size, matching)
+    if found is None:
+        return None
+    factor = bus_factor(when.pattern, when.ranks)
+    bandwidth = Figure(factor * size / found.time, "B/s", "derived", found.receipt)
+    return bandwidth, found.receipt, found.describe(factor)
+
+
 @dataclass(frozen=True)
 class ReceiptIndex:
     """The receipts of each (interconnect, pattern), valid ones as views.
@@ -317,6 +346,9 @@ def resolve_transfer(
         bandwidth: Figure | None = measured.bandwidth
         latency: Figure | None = Figure(Fraction(0), "s", "measured", measured.receipt)
         pricing = f"{MEASURED}{pricing}"
+    elif above := extended_by_receipts(receipts, link.id, nominal, when):
+        bandwidth, source, pricing = above  # declared: collective_saturation
+        latency = Figure(Fraction(0), "s", "derived", source)  # inside the curve's time
     else:
         bandwidth = line_rate(link)
         latency = _latency(res, transfer, link, pointer)
