@@ -79,11 +79,10 @@ def why_not(layers: int, pp: int, engine: str | None) -> str:
     """The gap when `split` gives None: what is missing, in kb's words."""
     if layers < pp:
         return f"{layers} layers cannot fill pp = {pp} stages"
-    named = f"the engine {engine}" if engine else "no engine named"
+    whose = f"{engine}'s uneven split is not declared" if engine else "no engine is named"
     return (
-        f"{layers} layers do not split evenly into pp = {pp} stages, and {named} has no "
-        f"declared uneven split (kb/data/end-to-end.json {SECTION}: "
-        f"{', '.join(sorted(engines()))})"
+        f"{layers} layers do not split evenly into pp = {pp} stages and {whose} "
+        f"(kb/data/end-to-end.json {SECTION} declares {', '.join(sorted(engines()))})"
     )
 
 

@@ -10,7 +10,8 @@ dimension), but only a whole number of nodes, or a divisor of one node:
   session 12) and `--tp-within-node` leaves it out;
 - pipeline parallel (pp) splits the model's layers evenly, or unevenly as the query's
   engine does where kb/data/end-to-end.json `pipeline_stage_split` declares its split
-  (kb.ledger.pp_stages: TensorRT-LLM, vLLM); without such an engine pp must divide them;
+  (kb.ledger.pp_stages: TensorRT-LLM, vLLM), and then not with ep > 1; without such an
+  engine pp must divide them;
 - data parallel (dp) must split the batch evenly;
 - tp * pp * dp = the devices used;
 - expert parallel (ep) only for an MoE model: its experts spread over the tp*dp ranks
@@ -183,8 +184,14 @@ def _excluded_because(p: Placement, space: Space, per_node: int) -> str | None:
                 f"{crossing} spans nodes: name --inter-link, the interconnect between them "
                 "(the accelerator states no reference node network to assume)"
             )
-    if _stages(space.layers, p.pp, space.engine) is None:
+    counts = _stages(space.layers, p.pp, space.engine)
+    if counts is None:
         return pp_stages.why_not(space.layers, p.pp, space.engine)
+    if p.ep > 1 and not pp_stages.even(counts):  # kb.ledger.workload's gap, said here
+        return (
+            f"ep = {p.ep} over stages of {pp_stages.describe(counts)}: experts split over "
+            f"unequal stages are not composed ({pp_stages.SECTION})"
+        )
     if space.batch % p.dp:
         return f"the batch {space.batch} does not split evenly over dp = {p.dp} replicas"
     return None
