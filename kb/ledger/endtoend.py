@@ -1348,7 +1348,7 @@ def _finite(
     run: the same rule at the declared time resolution). A string says why the row
     cannot be priced so.
     """
-    from kb.ledger import pp_microbatch, uneven_dp
+    from kb.ledger import pp_microbatch, pp_stages, uneven_dp
     from kb.ledger.finite_run import RunTooLong
     from kb.ledger.past_bound import PAST_BOUND_MEASURES, past_bound
 
@@ -1372,6 +1372,10 @@ def _finite(
             at_c = outcome(micro, kb)
     except ScenarioError as exc:
         return str(exc)
+    stages = ""
+    if lanes > 1:  # declared: pipeline_stage_split (unequal stages: the slowest sets the turn)
+        at_c, stages = pp_stages.slowest_stage(at_c, kb)
+        single = pp_stages.slowest_stage(single, kb)[0]
     if at_c.tpot is None or single.tpot is None or single.ttft is None:
         problems = dict.fromkeys(_words(p) for p in (*single.problems, *at_c.problems))
         return "; ".join(problems) or "no decode step or prefill pass"
@@ -1406,6 +1410,7 @@ def _finite(
         f"duration {float(run.duration):.4g} s"
         + (f"; {shared} (requests_over_dp)" if len(split) > 1 else ""),
         *((pp_microbatch.note(clients, scenario.dp, lanes),) if lanes > 1 else ()),
+        *((stages,) if stages else ()),
         *(f"the run: {note}" for note in run.notes if not note.startswith("0 preemptions")),
     )
     states = {at_c.provenance, single.provenance}

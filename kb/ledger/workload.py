@@ -301,6 +301,7 @@ class Workload:
     attention_sixteen_bit: bool = False  # the prompt's attention runs 16-bit, whatever the cache
     dense_experts: bool = False  # every expert on every token: the model read and multiplied whole
     prefill_kernels: str | None = None  # receipt of the prefill's non-matmul kernel times
+    engine: str | None = None  # the workload's engine: how it splits layers over pp (pp_stages)
 
 
 @dataclass(frozen=True)
@@ -445,6 +446,7 @@ def resolve_workload(
         node.attention_sixteen_bit,
         node.dense_experts,
         node.prefill_kernels,
+        node.engine,
     )
 
 
@@ -586,11 +588,7 @@ def derive_option(
             "boundaries, which need stage_link (the link between consecutive stages)",
         )
         ok = False
-    if work.model.layers % deg.pp:
-        res.gap(
-            pointer_join(pointer, "degrees", "pp"),
-            f"{work.model.layers} layers do not split evenly into pp = {deg.pp} stages",
-        )
+    if not _stages_split(res, work, deg, pointer):
         ok = False
     if not ok:
         return None
@@ -759,8 +757,46 @@ def _routed(work: Workload) -> bool:
     return work.model.architecture == "moe" and not work.dense_experts
 
 
+def _stages_split(res: InputReader, work: Workload, deg: Degrees, pointer: str) -> bool:
+    """Whether the layers split over the pp stages (kb.ledger.pp_stages), else a gap."""
+    from kb.ledger import pp_stages
+
+    layers, at = work.model.layers, pointer_join(pointer, "degrees", "pp")
+    counts = pp_stages.split(layers, deg.pp, work.engine) if deg.pp <= layers else None
+    if counts is None:
+        res.gap(at, pp_stages.why_not(layers, deg.pp, work.engine))
+        return False
+    if not pp_stages.even(counts) and (deg.ep > 1 or deg.moe_tp > 1):
+        res.gap(at, f"{pp_stages.describe(counts)} with experts split: not composed")
+        return False
+    return True
+
+
+def _largest_stage(work: Workload, deg: Degrees) -> tuple[Fraction, str]:
+    """The largest stage's share of the layers, and how it reads ('' when they split evenly)."""
+    from kb.ledger import pp_stages
+
+    counts = pp_stages.split(work.model.layers, deg.pp, work.engine)
+    if counts is None or pp_stages.even(counts):
+        return Fraction(1, deg.pp), ""
+    return pp_stages.share(work.model.layers, counts), (
+        f"the largest of pp = {deg.pp} stages ({pp_stages.describe(counts)}, "
+        f"{work.engine}'s split: end-to-end.json pipeline_stage_split)"
+    )
+
+
 def _weights(work: Workload, deg: Degrees) -> Part:
-    """Weights per device: W = P*b_w over tp*pp (kb.ledger.expert's for ep > 1)."""
+    """Weights per device: W = P*b_w over tp*pp (kb.ledger.expert's for ep > 1).
+
+    With stages of unequal layers, the largest stage's device: its layers' share of W over tp.
+    """
+    stage, uneven = _largest_stage(work, deg)
+    if uneven:
+        return Part(
+            work.weights_total * stage / deg.tp,
+            f"{WEIGHT_CLASS} W = P*b_w, times L_max/L = {stage} on {uneven}, over tp = {deg.tp}",
+            work.trail,
+        )
     return Part(
         work.weights_total / (deg.tp * deg.pp),
         f"{WEIGHT_CLASS} W = P*b_w, over tp*pp = {deg.tp * deg.pp} devices",
@@ -808,7 +844,14 @@ def _kv_read(
     )
     if t_kv is None:
         return None
-    if deg.pp > 1:  # one token passes every stage in turn: each reads its layers' cache
+    stage, uneven = _largest_stage(work, deg)
+    if uneven:  # the largest stage's read, times the L/L_max stage-loads a token passes
+        t_kv = Part(
+            t_kv.value / stage,
+            f"{t_kv.formula}, on {uneven}, times L/L_max = {1 / stage}: every layer in turn",
+            t_kv.trail,
+        )
+    elif deg.pp > 1:  # one token passes every stage in turn: each reads its layers' cache
         t_kv = Part(
             t_kv.value * deg.pp,
             f"{t_kv.formula}, per stage, times pp = {deg.pp} stages in turn",
@@ -1165,10 +1208,13 @@ def _kv_per_token(res: InputReader, work: Workload, deg: Degrees, pointer: str) 
         except QuantityError:
             res.gap(pointer, f"an MLA model needs {model.id}#derived.kv_elements_per_token")
             return None
+        stage, uneven = _largest_stage(work, deg)
         return Part(
-            elements * work.kv_bytes.value / deg.pp,
-            f"{model.id}#derived.kv_elements_per_token * b / pp: the MLA latent, held whole "
-            "by every tensor-parallel rank (no flop class shards it by head)",
+            elements * work.kv_bytes.value * stage,
+            f"{model.id}#derived.kv_elements_per_token * b "
+            + (f"* L_max/L on {uneven}" if uneven else "/ pp")
+            + ": the MLA latent, held whole by every tensor-parallel rank (no flop class "
+            "shards it by head)",
             (f"kv_elements_per_token = {elements}", f"b = {work.kv_bytes.value} B"),
         )
     heads = Fraction(max(model.kv_heads, deg.tp), deg.tp)
@@ -1183,7 +1229,7 @@ def _kv_per_token(res: InputReader, work: Workload, deg: Degrees, pointer: str) 
         KV_CLASS,
         "kv_tok",
         {
-            "L": _count(Fraction(model.layers, deg.pp)),
+            "L": _count(model.layers * _largest_stage(work, deg)[0]),
             "n_kv": _count(heads),
             "b": _spec(work.kv_bytes),
             **head,

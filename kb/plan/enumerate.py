@@ -8,8 +8,10 @@ dimension), but only a whole number of nodes, or a divisor of one node:
   (a TP group across nodes, `Placement.tp_across_nodes`); the planner admits the
   latter for a question that spans nodes (`tp_across_nodes`, kb plan's default since
   session 12) and `--tp-within-node` leaves it out;
-- pipeline parallel (pp) must split the model's layers evenly (kb's composition
-  assigns L/pp layers to a stage);
+- pipeline parallel (pp) splits the model's layers evenly, or unevenly as the query's
+  engine does where kb/data/end-to-end.json `pipeline_stage_split` declares its split
+  (kb.ledger.pp_stages: TensorRT-LLM, vLLM), and then not with ep > 1; without such an
+  engine pp must divide them;
 - data parallel (dp) must split the batch evenly;
 - tp * pp * dp = the devices used;
 - expert parallel (ep) only for an MoE model: its experts spread over the tp*dp ranks
@@ -19,7 +21,8 @@ dimension), but only a whole number of nodes, or a divisor of one node:
   planner assumes and says so); data-parallel replicas on different nodes exchange
   nothing in a decode step and need none.
 
-A pinned degree (`--tp 8`) keeps only the mappings with it. Pure arithmetic: no I/O.
+A pinned degree (`--tp 8`) keeps only the mappings with it. Pure arithmetic: no I/O but
+the packaged declaration of the engines' stage splits.
 """
 
 from __future__ import annotations
@@ -27,6 +30,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from functools import cached_property
+
+from kb.ledger import pp_stages
 
 DEGREES = ("tp", "pp", "ep", "dp")
 
@@ -82,12 +87,13 @@ class Space:
 
     count: int  # devices offered in total
     nodes: int  # nodes they form
-    layers: int  # the model's layers (pp must divide them)
+    layers: int  # the model's layers (split over pp: pp_stages)
     batch: int  # sequences in flight (dp must divide them)
     experts: int | None = None  # routed experts of an MoE model; None: dense (no ep)
     tp_across_nodes: bool = False
     pinned: Mapping[str, int] = field(default_factory=dict)
     inter_link: bool = False  # the link between nodes is named
+    engine: str | None = None  # how the engine splits layers pp does not divide (pp_stages)
 
 
 def divisors(n: int) -> list[int]:
@@ -178,8 +184,19 @@ def _excluded_because(p: Placement, space: Space, per_node: int) -> str | None:
                 f"{crossing} spans nodes: name --inter-link, the interconnect between them "
                 "(the accelerator states no reference node network to assume)"
             )
-    if space.layers % p.pp:
-        return f"{space.layers} layers do not split evenly into pp = {p.pp} stages"
+    counts = _stages(space.layers, p.pp, space.engine)
+    if counts is None:
+        return pp_stages.why_not(space.layers, p.pp, space.engine)
+    if p.ep > 1 and not pp_stages.even(counts):  # kb.ledger.workload's gap, said here
+        return (
+            f"ep = {p.ep} over stages of {pp_stages.describe(counts)}: experts split over "
+            f"unequal stages are not composed ({pp_stages.SECTION})"
+        )
     if space.batch % p.dp:
         return f"the batch {space.batch} does not split evenly over dp = {p.dp} replicas"
     return None
+
+
+def _stages(layers: int, pp: int, engine: str | None) -> tuple[int, ...] | None:
+    """The stage layer counts of pp stages (kb.ledger.pp_stages), None when not admitted."""
+    return pp_stages.split(layers, pp, engine) if 1 <= pp <= layers else None

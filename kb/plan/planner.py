@@ -301,6 +301,7 @@ def plan(
         query.tp_across_nodes,
         dict(query.pinned),
         query.inter_link is not None,
+        query.engine,
     )
     placements, excluded = enumerate_placements(space)
     if not placements:

@@ -3,9 +3,10 @@
 TensorRT-LLM's PyTorch executor keeps pp_size micro-batches in flight (`_executor_loop_pp`);
 kb prices such a run as pp streams of floor(C/pp) clients, each stepping the composed
 pipeline step at its own micro-batch. These tests hold the rule to its declaration, its
-arithmetic, the RTX PRO 6000 receipt's rows to it (and the Llama 3.1 405B rows to the
-declared reason they cannot be priced), and the run's time resolution to the exact run on
-two pipeline rows per push and on every priced row under KB_FULL=1.
+arithmetic, the RTX PRO 6000 receipt's rows to it (its Llama 3.1 405B rows, 126 layers over
+8 stages, are priced since pipeline_stage_split: tests/ledger/test_pp_stages.py), and the run's
+time resolution to the exact run on two pipeline rows per push and on every row under
+KB_FULL=1.
 """
 
 from __future__ import annotations
@@ -18,13 +19,12 @@ from pathlib import Path
 import pytest
 
 from kb.ledger import pp_microbatch, trtllm_bench
-from kb.ledger.endtoend import NOT_EVALUABLE, RowResult, evaluate_row, unpriced_reasons
+from kb.ledger.endtoend import RowResult, evaluate_row, unpriced_reasons
 from kb.model import KnowledgeBase
 
 DATA = Path(__file__).resolve().parents[2] / "kb" / "data" / "end-to-end.json"
 RTX = "receipts/trtllm-v1.0-rtx-pro-6000-pipeline-parallel-throughput"
 CARD = "hardware/nvidia-rtx-pro-6000-blackwell-server-edition"
-LLAMA_405B_ROWS = range(40, 46)
 
 
 def _row(shipped: KnowledgeBase, index: int) -> RowResult:
@@ -95,14 +95,6 @@ def test_streams_are_faster_than_one_batch_through_the_stages(
     assert not any("pipeline_microbatches" in a for a in one_batch.assumed)
 
 
-def test_the_405b_rows_say_the_missing_piece(shipped: KnowledgeBase) -> None:
-    for index in LLAMA_405B_ROWS:
-        result = _row(shipped, index)
-        assert result.state == NOT_EVALUABLE
-        assert result.reason is not None
-        assert "126 layers" in result.reason and "uneven stage split" in result.reason
-
-
 def _verdicts(shipped: KnowledgeBase, rows: list[int]) -> list[tuple[str, float]]:
     out = []
     for index in rows:
@@ -136,4 +128,4 @@ def test_the_resolution_gives_the_exact_runs_verdict_on_pipeline_rows(
 def test_the_resolution_gives_the_exact_runs_verdict_on_every_priced_row(
     shipped: KnowledgeBase, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    _same_verdicts(shipped, monkeypatch, [i for i in range(46) if i not in LLAMA_405B_ROWS])
+    _same_verdicts(shipped, monkeypatch, list(range(46)))  # the 405B rows too (pp_stages)

@@ -39,7 +39,7 @@ def test_crossing_nodes_needs_the_link_between_them() -> None:
 def test_pp_must_split_the_layers_and_dp_the_batch() -> None:
     _, excluded = enumerate_placements(Space(8, 1, 61, 3))
     reasons = {e.placement.name: e.reason for e in excluded}
-    assert reasons["pp2"] == "61 layers do not split evenly into pp = 2 stages"
+    assert reasons["pp2"].startswith("61 layers do not split evenly into pp = 2 stages")
     assert reasons["dp2"] == "the batch 3 does not split evenly over dp = 2 replicas"
 
 
