@@ -263,13 +263,72 @@ def test_hand_check_of_a_v020_rows_step_budget(shipped: KnowledgeBase) -> None:
     batch = int(room / (22000 * per_token))  # 20.8 -> 20 whole sequences
     assert batch == 20
     assert result.conditions["batch"] == batch  # kb's maximum-load batch for the row
-    # finetune_setting alone (the 1.0 rule's budget): 20 x (1 + 20000/2000) = 220 -> 2048,
-    # below one prompt; the code read for v0.20 floors it at max_isl + max_bs = 20000 + 64
+    # finetune_setting alone: 20 x (1 + 20000/2000) = 220 -> 2048, below one prompt; v0.20.0's
+    # code (a floor below a prompt) and the 1.0 rule (always) both raise it to 20000 + 64
     assert trtllm_bench.max_num_tokens(batch, 20000, 2000) == 2048
     max_bs = max(64, 32 * -(-batch // 32))  # finetune_setting's max batch size below 256
     assert 20000 + max_bs == 20064
     decision = json.loads(DATA.read_text())["trtllm_bench_run"]["not_covered"]["decision"]
     assert "20000 + 64 = 20064" in decision and "budget is 2048" in decision
+
+
+# Session 25 (w25-v020b): v0.20 settled from the code's history; still `not_covered`.
+def _v020_budget(batch: int, inputs: int, outputs: int, pp: int) -> int:
+    """v0.20.0's get_settings (Ataraksia a451bf93, its 0.20.0 side): a floor only below a prompt."""
+    heuristic = trtllm_bench.max_num_tokens(batch, inputs, outputs, pp)
+    if heuristic < inputs:  # `if not enable_chunked_prefill and max_num_tokens < max_isl:`
+        return inputs + trtllm_bench.max_batch_size(batch, pp)
+    return heuristic
+
+
+def test_the_v020_decision_rests_on_the_code_history() -> None:
+    declared = json.loads(DATA.read_text())["trtllm_bench_run"]["not_covered"]
+    decision, note = declared["decision"], declared[ENGINE][V020]
+    assert "session 25" in decision and "before any v0.20 row was priced" in decision
+    for fact in ("PR 4133", "2025-05-13", "a451bf93", '"0.20.0"', "PR 5625", "2025-06-30"):
+        assert fact in decision, fact
+    assert "is bracketed" in decision and "The floor is not" in decision
+    assert "What is missing, exactly" in decision
+    # the session-24 claims the 1.0 correction removed are gone from the reason and the note
+    assert "differs from what the rule prices in two terms" not in decision
+    assert "could not be read" not in note and "only when that budget is below" in note
+    sources = " ".join(declared["sources"])
+    for cited in ("Ataraksia/TensorRT-LLM/blob/a451bf93", "pull/4133", "pull/5625", "pull/5150"):
+        assert cited in sources
+
+
+@ONE_WORKER
+def test_the_two_floors_differ_on_the_two_rows_the_decision_names(
+    shipped: KnowledgeBase,
+) -> None:
+    """At kb's batch, the rule's floor and v0.20.0's give the same budget on 52 of 54 rows."""
+    results = {(r.receipt, r.index): r for r in end_to_end_results()}
+    differ: dict[tuple[str, int], tuple[int, int]] = {}
+    run_shaped = 0
+    for rid in V020_RECEIPTS:
+        record = shipped.get(rid)
+        assert record is not None
+        for index, row in enumerate(record.data["results"]):
+            if not trtllm_bench._run_shaped(row, row["measures"]):
+                continue
+            run_shaped += 1
+            c = results[(rid, index)].conditions
+            shape = (int(c["batch"]), int(c["input_tokens"]), int(c["output_tokens"]), int(c["pp"]))
+            rule, v020 = trtllm_bench.budget(*shape), _v020_budget(*shape)
+            if rule != v020:
+                differ[(rid, index)] = (v020, rule)
+    assert run_shaped == 54
+    assert differ == {(V020_RECEIPTS[1], 18): (5120, 5512), (V020_RECEIPTS[0], 35): (2304, 2536)}
+    decision = json.loads(DATA.read_text())["trtllm_bench_run"]["not_covered"]["decision"]
+    assert "5120 at v0.20.0, 5512 under the rule" in decision and "2304 against 2536" in decision
+
+
+def test_v020s_floor_matches_the_rules_on_the_hand_checked_row() -> None:
+    # 70B TP1 20000/2000 at kb's batch 20: the heuristic's 2048 is below a prompt; both raise it
+    assert _v020_budget(20, 20000, 2000, 1) == trtllm_bench.budget(20, 20000, 2000) == 20064
+    # 405B TP8 5000/500 at 449: the heuristic's 5120 clears the prompt, so v0.20.0 keeps it
+    assert trtllm_bench.max_num_tokens(449, 5000, 500) == 5120
+    assert _v020_budget(449, 5000, 500, 1) == 5120 < trtllm_bench.budget(449, 5000, 500) == 5512
 
 
 # Session 24 (w24-v10): the 1.0 code's budget floor and unchunked prefill (`correction`).
