@@ -187,17 +187,9 @@ def decode_kernel_time(curve: KernelCurve, batch: Any) -> Any:
 
 
 def _excess(curve: KernelCurve, tokens: Fraction, one: Fraction) -> Fraction:
-    """max(0, t_k(tokens) - t_k(1)) by the curve's reading (none below one token)."""
-    rows = curve.rows
-    if tokens <= 1:
-        return Fraction(0)
-    last = rows[-1]
-    if tokens >= last[0]:
-        return max(Fraction(0), last[1] * tokens / last[0] - one)
-    low = max((r for r in rows if r[0] <= tokens), key=lambda r: r[0])
-    high = min((r for r in rows if r[0] > tokens), key=lambda r: r[0])
-    value = low[1] + (high[1] - low[1]) * (tokens - low[0]) / (high[0] - low[0])
-    return max(Fraction(0), value - one)
+    """max(0, t_k(tokens) - t_k(1)), read as kb.ledger.prefill's `time_at` reads a curve."""
+    at = time_at(list(curve.rows), tokens) if tokens > 1 else None
+    return max(Fraction(0), at[0] - one) if at is not None else Fraction(0)
 
 
 def decode_kernel_text(curve: KernelCurve) -> str:
