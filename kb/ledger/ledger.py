@@ -21,6 +21,7 @@ from fractions import Fraction
 from typing import Any
 
 from kb.ledger.inputs import OVERHEADS, Envelope, OptionSpec
+from kb.ledger.kernels import decode_kernel_text, decode_kernel_time
 from kb.ledger.transfers import TransferSpec, bus_factor, collective_steps
 
 Num = Any  # Fraction, or a SymPy expression when solving for a break-even
@@ -192,7 +193,7 @@ def composed_overhead_row(option: OptionSpec, batch: Num) -> Row:
     derived = option.derived
     assert derived is not None
     seq = derived.per_sequence
-    if derived.overhead is None and seq is None:
+    if derived.overhead is None and seq is None and derived.decode_kernels is None:
         return Row("overhead", Fraction(0), derived.overhead_note, {}, "none")
     value: Num = derived.overhead.value if derived.overhead is not None else Fraction(0)
     formula = derived.overhead.formula if derived.overhead is not None else derived.overhead_note
@@ -202,6 +203,11 @@ def composed_overhead_row(option: OptionSpec, batch: Num) -> Row:
             "t_o": derived.overhead_figure.value if derived.overhead_figure else None,
             "t_o_from": "; ".join(derived.overhead.trail),
         }
+    kernels = derived.decode_kernels
+    if kernels is not None:  # kb/data/end-to-end.json decode_kernels
+        grown = decode_kernel_time(kernels, batch)
+        value, formula = value + grown, f"{formula}; + {decode_kernel_text(kernels)}"
+        inputs["kernels"] = grown
     if seq is not None:
         extra = per_sequence_time(option, batch)
         value = value + extra
@@ -411,6 +417,9 @@ def composed_step(
     if derived.per_sequence is not None:  # the engine's declared (batch/dp)*L*t_s
         rest.append(per_sequence_time(option, batch))
         formula += ", + (batch/dp)*L*t_s (the engine's per-sequence overhead)"
+    if derived.decode_kernels is not None:  # kb/data/end-to-end.json decode_kernels
+        rest.append(decode_kernel_time(derived.decode_kernels, batch))
+        formula += ", + L*max(0, t_k(batch/dp) - t_k(1)) (the non-matmul kernels' growth)"
     if any(c.name != TP_ALL_REDUCE for c in costs):
         formula += ", + the stage sends"
     if any(r.name in OVERHEADS and r.provenance != "none" for r in rows):

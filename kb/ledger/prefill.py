@@ -99,7 +99,9 @@ def curve_rows(
     return [found[m] for m in sorted(found)]
 
 
-def time_at(rows: list[tuple[int, Fraction, int]], tokens: int) -> tuple[Fraction, str] | None:
+def time_at(
+    rows: list[tuple[int, Fraction, int]], tokens: int | Fraction
+) -> tuple[Fraction, str] | None:
     """t(M) from the curve and how it was read, or None below its smallest row."""
     if not rows or tokens < rows[0][0]:
         return None

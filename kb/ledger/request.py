@@ -15,7 +15,7 @@ output token.
 With `workload.prefill_matmul` (a receipt of per-layer matmul times by tokens) the
 prompt's matmuls are L * t(M) at its tokens instead of T_math (kb/ledger/prefill.py).
 With `workload.prefill_kernels` (a receipt of per-layer non-matmul kernel times by tokens)
-the pass adds T_kernels = L * max(0, t_k(M) - t_k(1)) (kb/ledger/prefill_kernels.py).
+the pass adds T_kernels = L * max(0, t_k(M) - t_k(1)) (kb/ledger/kernels.py).
 The prefill pass reads the rank's weights once (an MoE model: the shared weights and
 every routed expert the prompt's batch*S_in tokens touch, flops/moe-decode-expert-read
 at that many tokens, since the router picks experts per token) (or, above the ridge, is its
@@ -82,7 +82,7 @@ def request(envelope: Envelope, option: OptionSpec, ledger: Ledger) -> Request |
         read = Fraction(_max(read, matmuls + attention))
     overhead = derived.overhead.value if derived.overhead else Fraction(0)
     # the norms, rotary, activation and adds between the matmuls, where a receipt times them
-    # (kb.ledger.prefill_kernels): outside the read-or-matmul max, they stream activations
+    # (kb.ledger.kernels): outside the read-or-matmul max, they stream activations
     kernels = derived.prefill_kernels.value if derived.prefill_kernels else Fraction(0)
     costs = [transfer_cost(t, envelope.batch, Fraction(0), Overrides()) for t in option.prefill]
     collectives = sum((Fraction(c.raw) for c in costs), Fraction(0))

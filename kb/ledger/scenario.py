@@ -30,9 +30,9 @@ What the scenario fixes, and where each value comes from:
 - the prefill pass's matmuls from a per-layer matmul-time curve of the scenario's model,
   accelerator, tp and 16-bit weights where a `matmul` receipt has one
   (`prefill_matmul_receipt`, kb/ledger/prefill.py), else at that compute rate; and the
-  pass's non-matmul kernels from a per-layer kernel-time curve of the model, accelerator
-  and tp where a `memory-stream` receipt has one (`prefill_kernels_of`,
-  kb/ledger/prefill_kernels.py);
+  pass's and every decode step's non-matmul kernels from a per-layer kernel-time curve of
+  the model, accelerator and tp where a `memory-stream` receipt has one (`prefill_kernels_of`,
+  kb/ledger/kernels.py);
 - the devices: `count` of `hardware` in `nodes` equal nodes; tensor parallel is the
   innermost group, then pipeline stages, then data-parallel replicas, and no group
   straddles a node unevenly. A TP group or a pipeline boundary that spans nodes runs
@@ -76,9 +76,9 @@ from typing import TYPE_CHECKING, Any
 
 from kb.ledger.expert import EP_BASE, EP_CLASS
 from kb.ledger.hbm_rate import streamed_rate
+from kb.ledger.kernels import prefill_kernels_receipt
 from kb.ledger.matmul_rates import matmul_receipts, measured_matmul_rate, scanned
 from kb.ledger.parts import MOE_CLASS, TP_CLASS
-from kb.ledger.prefill_kernels import prefill_kernels_receipt
 from kb.ledger.workload import ENERGY_CLASS, KV_CLASS, RIDGE_CLASS, WEIGHT_CLASS
 from kb.model import KnowledgeBase, Record
 
@@ -588,11 +588,12 @@ def prefill_kernels_of(s: Scenario, kb: KnowledgeBase) -> str | None:
     """The receipt of the prefill's non-matmul kernel times for this case, or None.
 
     kb/data/end-to-end.json `prefill_kernels`: rows of the scenario's model, accelerator
-    and tp (kb.ledger.prefill_kernels), whatever the weights' format; only with a prompt,
-    and not when the scenario asks for the class's roofline at the peak (`peak_compute`),
-    which keeps no measured per-layer time (as `prefill_matmul_receipt`).
+    and tp (kb.ledger.kernels), whatever the weights' format, for the prompt (with one)
+    and every decode step (`decode_kernels`); not when the scenario asks for the class's
+    roofline at the peak (`peak_compute`), which keeps no measured per-layer time (as
+    `prefill_matmul_receipt`).
     """
-    if s.peak_compute or s.input_tokens is None:
+    if s.peak_compute:
         return None
     return prefill_kernels_receipt(kb, s.model, s.hardware, s.tp)
 
@@ -751,7 +752,7 @@ def _batch_free_data(s: Scenario, kb: KnowledgeBase) -> tuple[dict[str, Any], di
     if prefill is not None:
         workload["prefill_matmul"] = prefill
     kernels = prefill_kernels_of(s, kb)
-    if kernels is not None:  # declared: prefill_kernels (kb.ledger.prefill_kernels)
+    if kernels is not None:  # declared: prefill_kernels (kb.ledger.kernels)
         workload["prefill_kernels"] = kernels
     if s.kv_read_per_query_head:
         workload["kv_read_per_query_head"] = True

@@ -47,6 +47,7 @@ from typing import TYPE_CHECKING, Any
 
 from kb.findings import pointer_join
 from kb.kinds.placement import Degrees, FigureNode, Option, Transfer, WorkloadView
+from kb.ledger.kernels import KernelCurve, decode_kernel_curve, prefill_kernel_time
 from kb.ledger.parts import (
     MOE_CLASS,
     TP_CLASS,
@@ -61,7 +62,6 @@ from kb.ledger.parts import (
     prefill_transfer,
 )
 from kb.ledger.prefill import prefill_matmul_time
-from kb.ledger.prefill_kernels import prefill_kernel_time
 from kb.ledger.quantities import Figure, QuantityError
 
 if TYPE_CHECKING:
@@ -339,6 +339,7 @@ class Derived:
     prefill_math: Part | None = None  # the prompt's weight matmuls at a measured time (request)
     per_sequence: Part | None = None  # s per sequence per step: L*t_s (the engine's, declared)
     prefill_kernels: Part | None = None  # the prompt's non-matmul kernels (request only)
+    decode_kernels: KernelCurve | None = None  # the step's kernels by tokens (decode_kernels)
 
     def sequences(self, batch: Any) -> Any:
         """Sequences one replica serves: batch / dp."""
@@ -727,6 +728,7 @@ def _derive(
         prefill_matmul_time(res, work, option, batch, pointer) if math is not None else None,
         fixed.per_sequence if fixed else _per_sequence_part(work, option),
         prefill_kernel_time(res, work, option, batch),
+        decode_kernel_curve(res, work, option),
     )
     transfers: list[Transfer | TransferSpec] = list(expert.transfers if expert else ())
     if fixed is not None:  # the tp and pp transfers read no batch: made once per mapping

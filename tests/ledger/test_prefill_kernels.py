@@ -1,4 +1,4 @@
-"""The prefill pass's non-matmul kernels at a measured per-layer time (prefill_kernels.py).
+"""The prefill pass's non-matmul kernels at a measured per-layer time (kernels.py).
 
 kb/data/end-to-end.json `prefill_kernels` declares the rule: a `memory-stream` receipt's rows
 of metric "non-matmul kernel time per layer" for the scenario's model, accelerator and tp
@@ -14,7 +14,7 @@ from fractions import Fraction
 from pathlib import Path
 
 from kb.ledger.endtoend import evaluate_row
-from kb.ledger.prefill_kernels import KERNEL_TIME_METRIC, kernel_rows, prefill_kernels_receipt
+from kb.ledger.kernels import KERNEL_TIME_METRIC, kernel_rows, prefill_kernels_receipt
 from kb.ledger.scenario import Scenario, outcome
 from kb.model import KnowledgeBase
 
