@@ -743,11 +743,13 @@ def evaluate_row(
     uncovered = trtllm_bench.gap(*engine, row, measures)  # trtllm_bench_run.not_covered
     if uncovered is not None:  # a note only: the row's price is unchanged
         common["assumed"] = (*common["assumed"], uncovered)
+    floor = trtllm_bench.floor(*engine) if bench else trtllm_bench.ALWAYS  # budget_floor
     if bench:  # a run of the row's N requests at trtllm-bench's budget: finite_run prices it
-        row = trtllm_bench.run_row(row, _bench_estimate(kb, record, scenario, common), scenario.pp)
+        batch = _bench_estimate(kb, record, scenario, common)
+        row = trtllm_bench.run_row(row, batch, scenario.pp, floor)
     if _at_concurrency(row, scenario) or bench:
         served = (
-            _finite(kb, scenario, row, measures, result, common, pool, bench)  # finite_run
+            _finite(kb, scenario, row, measures, result, common, pool, bench, floor)  # finite_run
             if _finite_run_row(row, measures, scenario.engine)
             else _serving(kb, scenario, result, common)  # declared: serving_steady_state
         )
@@ -1338,6 +1340,7 @@ def _finite(
     common: dict[str, Any],
     pool: Pool | None = None,
     stepped: bool = False,
+    floor: str = trtllm_bench.ALWAYS,
 ) -> Outcome | str:
     """The outcome of a run of N requests at concurrency C (kb.ledger.finite_run).
 
@@ -1345,8 +1348,8 @@ def _finite(
     per replica and its per-layer overhead are the composed ledger's; the run is simulated
     per replica, in the replica's KV pool when one is given (an offline run:
     kb.ledger.paged_run), or, `stepped`, by trtllm_bench.stepped_run (a trtllm-bench
-    run: the same rule at the declared time resolution). A string says why the row
-    cannot be priced so.
+    run: the same rule at the declared time resolution, its note naming the version's budget
+    `floor`). A string says why the row cannot be priced so.
     """
     from kb.ledger import pp_microbatch, pp_stages, uneven_dp
     from kb.ledger.finite_run import RunTooLong
@@ -1387,7 +1390,7 @@ def _finite(
     held = per_stream * scenario.dp  # every replica's stream: clients // dp when lanes == 1
     try:
         runs = [
-            (_replica_run(kb, scenario, n, held, budget, times, pool, stepped), replicas)
+            (_replica_run(kb, scenario, n, held, budget, times, pool, stepped, floor), replicas)
             for n, replicas in split
         ]
     except RunTooLong as exc:
@@ -1436,6 +1439,7 @@ def _replica_run(
     times: tuple[Fraction, Fraction, Fraction, Fraction],
     pool: Pool | None,
     stepped: bool,
+    floor: str = trtllm_bench.ALWAYS,
 ) -> RunResult:
     """One replica's run of `requests` (kb.ledger.finite_run): in its KV pool, or stepped.
 
@@ -1451,10 +1455,10 @@ def _replica_run(
         stall = prefill_stall(kb, scenario, prompt)
         paged = Times(one, at_clients, overhead, stall)
         return simulate_paged(requests, inputs, outputs, budget, pool, paged)
-    # a trtllm-bench run is stepped at its declared resolution (trtllm_bench_run)
-    return (trtllm_bench.stepped_run if stepped else simulate)(
-        clients // scenario.dp, requests, inputs, outputs, budget, one, at_clients, prompt, overhead
-    )
+    run = (clients // scenario.dp, requests, inputs, outputs, budget)
+    if stepped:  # a trtllm-bench run, at its declared resolution and budget floor
+        return trtllm_bench.stepped_run(*run, one, at_clients, prompt, overhead, floor=floor)
+    return simulate(*run, one, at_clients, prompt, overhead)
 
 
 def _judged(error: Fraction, calibration: bool) -> tuple[str, str]:

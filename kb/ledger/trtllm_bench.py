@@ -5,11 +5,13 @@ requests (the page's `$num_requests` for each input/output length) with every re
 queued at once, and reports N x output_tokens / the run's total latency. The runtime
 keeps at most C requests in flight (C: `assumed.max_load_batch`) and admits a queued
 one when one finishes; its step's token budget is trtllm-bench's own max_num_tokens,
-floored at the longest prompt plus its max batch size, and a prompt enters a step only
-whole (chunked prefill off: the rule's `budget`, `prefill` and `correction`).
+floored at the longest prompt plus its max batch size (always at 1.0, only when below the
+prompt at v0.20: the rule's `budget_floor`), and a prompt enters a step only whole
+(chunked prefill off: the rule's `budget`, `prefill` and `correction`).
 
 This module says which rows the rule prices (and, `gap`, the declared note of a run-shaped
-row of a version it does not cover: `not_covered`), gives the run's budget, and steps the run:
+row of a version it does not cover: `not_covered`), gives the run's budget at the version's
+declared floor (`floor`), and steps the run:
 finite_run's rule (kb.ledger.finite_run) as kb.ledger.run_by_step steps it, its times
 rounded to RESOLUTION; kb.ledger.endtoend calls it with the row's `prompts` as N, C as
 the clients and the budget below as `max_batched_tokens`. Pure: no I/O beyond the
@@ -41,7 +43,20 @@ WHOLE_PROMPTS = (
     "max batch size (trtllm_bench_run.prefill: chunked prefill off, the 1.0.0rc4 code's "
     "default and most likely the 1.0 release's, not certain)"
 )
+WHOLE_PROMPTS_BELOW = (
+    "prompts enter a step whole, within a budget raised to the prompt plus trtllm-bench's max "
+    "batch size only when it is below the prompt (trtllm_bench_run.budget_floor "
+    "below_longest_prompt: v0.20.0's get_settings, read at the 0.20.0 side of a fork's merge, "
+    "most likely v0.20.0, not the tag; chunked prefill off, from the options file)"
+)
 CHUNKED_PROMPTS = "prompts chunked to the step's room (trtllm_bench_run.prefill)"
+
+# The budget's floor forms (the rule's `budget_floor.forms`): get_settings raises its
+# max_num_tokens to the longest prompt + its max batch size always (1.0, PR 5625 onward), or
+# only when max_num_tokens is below the longest prompt (v0.20.0).
+ALWAYS = "always"
+BELOW_LONGEST_PROMPT = "below_longest_prompt"
+FLOORS = (ALWAYS, BELOW_LONGEST_PROMPT)
 
 # The run's four times are rounded to this many seconds before it is stepped (the rule's
 # `resolution`): the composed ledger's exact fractions carry denominators of thousands of
@@ -56,6 +71,32 @@ def versions() -> dict[str, tuple[str, ...]]:
     from kb.resources import end_to_end, engine_versions
 
     return end_to_end("trtllm_bench_run", engine_versions)
+
+
+@lru_cache(maxsize=1)
+def floors() -> dict[str, dict[str, str]]:
+    """`trtllm_bench_run.budget_floor`: engine -> {version: its floor form}, one per version."""
+    from kb.resources import end_to_end
+
+    return end_to_end("trtllm_bench_run", _floors)
+
+
+def _floors(entry: Any) -> dict[str, dict[str, str]]:
+    """The declaration's floor of every version in `versions`, each a declared form."""
+    declared = entry["budget_floor"]
+    found: dict[str, dict[str, str]] = {}
+    for engine, listed in entry.items():
+        if not (isinstance(listed, dict) and "versions" in listed):
+            continue
+        found[engine] = {str(v): str(declared[engine][v]) for v in listed["versions"]}
+        if not set(found[engine].values()) <= set(FLOORS) or not declared["sources"]:
+            raise ValueError(f"{engine}: a version's budget_floor must be one of {FLOORS}")
+    return found
+
+
+def floor(engine: object, version: object) -> str:
+    """The declared budget floor of a version the rule prices (KeyError for any other)."""
+    return floors()[str(engine)][str(version)]
 
 
 @lru_cache(maxsize=1)
@@ -157,20 +198,29 @@ def max_batch_size(batch: int, pp: int = 1) -> int:
     return 256 * math.ceil(raw_bs / 256)
 
 
-def budget(batch: int, input_tokens: int, output_tokens: int, pp: int = 1) -> int:
+def budget(
+    batch: int, input_tokens: int, output_tokens: int, pp: int = 1, floor: str = ALWAYS
+) -> int:
     """The run's step budget: get_settings' max_num_tokens with chunked prefill off.
 
-    max(finetune_setting's max_num_tokens, the longest prompt + its max_batch_size): the
+    ALWAYS (1.0): max(finetune_setting's max_num_tokens, the longest prompt + its
+    max_batch_size). BELOW_LONGEST_PROMPT (v0.20.0): the prompt + max_batch_size only when
+    finetune_setting's max_num_tokens is below the prompt, else max_num_tokens. The
     dataset's prompts are uniform, so the longest is `input_tokens`.
     """
+    if floor not in FLOORS:
+        raise ValueError(f"a budget floor is one of {FLOORS}, not {floor!r}")
     heuristic = max_num_tokens(batch, input_tokens, output_tokens, pp)
-    return max(heuristic, input_tokens + max_batch_size(batch, pp))
+    floored = input_tokens + max_batch_size(batch, pp)
+    if floor == BELOW_LONGEST_PROMPT:
+        return floored if heuristic < input_tokens else heuristic
+    return max(heuristic, floored)
 
 
-def run_row(row: Mapping[str, Any], batch: int, pp: int) -> dict[str, Any]:
+def run_row(row: Mapping[str, Any], batch: int, pp: int, floor: str = ALWAYS) -> dict[str, Any]:
     """The row as finite_run reads it: its N, and the budget trtllm-bench sets at batch C."""
     inputs, outputs = int(row["input_tokens"]), int(row["output_tokens"])
-    return {**row, "max_batched_tokens": budget(batch, inputs, outputs, pp)}
+    return {**row, "max_batched_tokens": budget(batch, inputs, outputs, pp, floor)}
 
 
 def _rounded(seconds: Fraction) -> Fraction:
@@ -189,12 +239,14 @@ def stepped_run(
     prefill_stall: Fraction,
     overhead: Fraction,
     resolution: bool = True,
+    floor: str = ALWAYS,
 ) -> RunResult:
     """finite_run's rule stepped (kb.ledger.run_by_step) at the declared time resolution.
 
     Prompts are chunked or whole as the rule declares (`chunked_prefill`), and the result's
-    notes say which (endtoend adds a run's notes to the row's `assumed` list).
-    `resolution=False` steps the exact times (the full path the tests compare it with).
+    notes say which, and under which budget floor (endtoend adds a run's notes to the row's
+    `assumed` list). `resolution=False` steps the exact times (the full path the tests
+    compare it with).
     """
     times = (step_at_one, step_at_clients, prefill_stall, overhead)
     if resolution:
@@ -208,4 +260,5 @@ def stepped_run(
     chunked = chunked_prefill()
     # bounded by MAX_STEPS instead of finite_run's group-steps
     result = simulate(*run, *times, group_bound=False, chunked=chunked)
-    return replace(result, notes=(*result.notes, CHUNKED_PROMPTS if chunked else WHOLE_PROMPTS))
+    whole = WHOLE_PROMPTS if floor == ALWAYS else WHOLE_PROMPTS_BELOW
+    return replace(result, notes=(*result.notes, CHUNKED_PROMPTS if chunked else whole))

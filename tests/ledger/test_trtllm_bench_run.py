@@ -26,6 +26,11 @@ from tests.shipped_outputs import ONE_WORKER, end_to_end_results
 
 DATA = Path(__file__).resolve().parents[2] / "kb" / "data" / "end-to-end.json"
 ENGINE, VERSION = "engines/tensorrt-llm", "1.0 release line (exact build not stated)"
+V020 = "0.20 (the release's documentation; exact build not stated)"
+V020_RECEIPTS = (
+    "receipts/trtllm-v0.20-llama-3.3-70b-throughput-b200-tp1-8",
+    "receipts/trtllm-v0.20-llama-3.1-405b-throughput-b200-tp4-8",
+)
 RECEIPTS = (
     "receipts/trtllm-v1.0-llama-3.1-405b-throughput-h100-h200",
     "receipts/trtllm-v1.0-llama-3.1-8b-throughput-h100-h200",
@@ -52,12 +57,12 @@ NUM_REQUESTS = {
 
 def test_the_rule_is_declared_from_the_benchmark_method_and_code() -> None:
     entry = json.loads(DATA.read_text())["trtllm_bench_run"]
-    assert entry[ENGINE]["versions"] == [VERSION]
+    assert entry[ENGINE]["versions"] == [VERSION, V020]
     assert "before any row was priced" in entry["reason"]
     sources = " ".join(entry["sources"])
     for cited in ("perf-overview", "tuning.py", "throughput.py"):
         assert cited in sources
-    assert trtllm_bench.versions() == {ENGINE: (VERSION,)}
+    assert trtllm_bench.versions() == {ENGINE: (VERSION, V020)}
     assert "femtosecond" in entry["resolution"]
     assert Fraction(1, 10**15) == trtllm_bench.RESOLUTION
 
@@ -148,8 +153,10 @@ def _same_verdicts(
 def test_the_resolution_gives_the_exact_runs_verdict(
     shipped: KnowledgeBase, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    # premise: a short-run row (30000 x 128/128) and a long one (1500 x 2048/2048)
-    _same_verdicts(shipped, monkeypatch, [(RECEIPTS[1], 0), (RECEIPTS[4], 7)])
+    # premise: a short-run row (30000 x 128/128), a long one (1500 x 2048/2048), and a v0.20
+    # row whose prompts wait for budget (405B TP8 5000/500 at v0.20.0's floor: 5120 tokens)
+    cases = [(RECEIPTS[1], 0), (RECEIPTS[4], 7), (V020_RECEIPTS[1], 18)]
+    _same_verdicts(shipped, monkeypatch, cases)
 
 
 @pytest.mark.skipif(not os.environ.get("KB_FULL"), reason="KB_FULL=1 compares every row")
@@ -157,36 +164,68 @@ def test_the_resolution_gives_the_exact_runs_verdict_on_every_row(
     shipped: KnowledgeBase, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     cases = []
-    for rid in RECEIPTS:
+    for rid in (*RECEIPTS, *V020_RECEIPTS):  # every row the rule prices, v0.20's 54 too
         record = shipped.get(rid)
         assert record is not None
-        cases += [(rid, i) for i in range(len(record.data["results"]))]
+        rows = record.data["results"]
+        cases += [(rid, i) for i, row in enumerate(rows) if "prompts" in row]
+    assert len(cases) == 74 + 54
     _same_verdicts(shipped, monkeypatch, cases)
 
 
-# TensorRT-LLM v0.20 (session 24): declared `not_covered`, priced as before, with a note.
-V020 = "0.20 (the release's documentation; exact build not stated)"
-V020_RECEIPTS = (
-    "receipts/trtllm-v0.20-llama-3.3-70b-throughput-b200-tp1-8",
-    "receipts/trtllm-v0.20-llama-3.1-405b-throughput-b200-tp4-8",
-)
+# TensorRT-LLM v0.20: declared `not_covered` in session 24 (priced as one static batch, with a
+# note); priced as a run since session 25 (w25-v020c), at v0.20.0's own budget floor (V020).
 
 
-def test_v020_is_declared_not_covered_from_the_code() -> None:
+def test_v020_is_covered_with_its_own_declared_floor() -> None:
     entry = json.loads(DATA.read_text())["trtllm_bench_run"]
-    declared = entry["not_covered"]
-    note = declared[ENGINE][V020]
-    assert "not priced as a trtllm-bench run" in note and "not_covered" in note
-    assert "before any v0.20 row's error was computed" in declared["decision"]
-    sources = " ".join(declared["sources"])
-    for cited in ("trtllm-perf-overview-v0.20", "general.py", "throughput.py"):
+    assert entry[ENGINE]["versions"] == [VERSION, V020]
+    assert trtllm_bench.versions() == {ENGINE: (VERSION, V020)}
+    floors = entry["budget_floor"]
+    assert floors[ENGINE] == {VERSION: "always", V020: "below_longest_prompt"}
+    assert trtllm_bench.floor(ENGINE, VERSION) == trtllm_bench.ALWAYS
+    assert trtllm_bench.floor(ENGINE, V020) == trtllm_bench.BELOW_LONGEST_PROMPT
+    declared = floors["declared"]
+    assert "before any v0.20 row was priced under this rule" in declared
+    assert "most likely v0.20.0, not the tag" in declared and "Expected, from the rule" in declared
+    assert "the 54 run-shaped rows" in declared and "band +-25%" in declared
+    forms = floors["forms"]
+    assert "max_num_tokens < dataset_metadata.max_isl" in forms["below_longest_prompt"]
+    assert "max(max_num_tokens, dataset_metadata.max_isl + max_batch_size)" in forms["always"]
+    sources = " ".join(floors["sources"])
+    for cited in ("Ataraksia/TensorRT-LLM/blob/a451bf93", "0171265e", "pull/5625", "v0.20"):
         assert cited in sources
-    assert trtllm_bench.not_covered() == {ENGINE: {V020: note}}
-    assert V020 not in trtllm_bench.versions()[ENGINE]  # the rule itself lists 1.0 only
+    # no version is left not covered; session 24's note is kept, quoted, in `applies_to`
+    assert trtllm_bench.not_covered() == {ENGINE: {}}
+    assert "its note read: 'not priced as a trtllm-bench run" in entry["not_covered"]["applies_to"]
 
 
-def test_a_declared_version_gets_the_note_and_never_the_run() -> None:
+def test_a_version_needs_a_declared_floor() -> None:
+    entry = json.loads(DATA.read_text())["trtllm_bench_run"]
+    assert trtllm_bench._floors(entry) == trtllm_bench.floors()
+    missing = {**entry, "budget_floor": {**entry["budget_floor"], ENGINE: {VERSION: "always"}}}
+    with pytest.raises(KeyError):
+        trtllm_bench._floors(missing)
+    unknown = {
+        **entry,
+        "budget_floor": {**entry["budget_floor"], ENGINE: {VERSION: "x", V020: "x"}},
+    }
+    with pytest.raises(ValueError, match="one of"):
+        trtllm_bench._floors(unknown)
+    with pytest.raises(ValueError, match="one of"):
+        trtllm_bench.budget(20, 20000, 2000, floor="sometimes")
+    with pytest.raises(KeyError):
+        trtllm_bench.floor(ENGINE, "0.19")
+
+
+def test_a_not_covered_version_gets_the_note_and_never_the_run(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The `not_covered` mechanism, with v0.20 listed there as it was in sessions 24-25."""
     row = {"load": "maximum", "prompts": 3000}
+    assert trtllm_bench.gap(ENGINE, V020, row, "output_tokens_per_s") is None  # covered now
+    assert trtllm_bench.applies(ENGINE, V020, row, "output_tokens_per_s")
+    _as_not_covered(monkeypatch)
     note = trtllm_bench.not_covered()[ENGINE][V020]
     assert trtllm_bench.gap(ENGINE, V020, row, "output_tokens_per_s") == note
     assert not trtllm_bench.applies(ENGINE, V020, row, "output_tokens_per_s")
@@ -196,33 +235,60 @@ def test_a_declared_version_gets_the_note_and_never_the_run() -> None:
     assert trtllm_bench.gap(ENGINE, "0.19", row, "output_tokens_per_s") is None
 
 
+OLD_NOTE = "not priced as a trtllm-bench run (a test's stand-in for session 24's note)"
+
+
+def _as_not_covered(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The declaration as it was before session 25's w25-v020c: v0.20 not covered."""
+    monkeypatch.setattr(trtllm_bench, "versions", lambda: {ENGINE: (VERSION,)})
+    monkeypatch.setattr(trtllm_bench, "not_covered", lambda: {ENGINE: {V020: OLD_NOTE}})
+
+
+def _priced(shipped: KnowledgeBase, rid: str, index: int, result: RowResult) -> None:
+    """A v0.20 row as the rule prices it: a run at v0.20.0's budget, with the qualifier."""
+    record = shipped.get(rid)
+    assert record is not None and record.get("engine.version") == V020
+    row = record.data["results"][index]
+    c = result.conditions
+    shape = (int(c["batch"]), int(c["input_tokens"]), int(c["output_tokens"]), int(c["pp"]))
+    tokens = _v020_budget(*shape)
+    assert trtllm_bench.budget(*shape, floor=trtllm_bench.BELOW_LONGEST_PROMPT) == tokens
+    assert any(f"a run of {row['prompts']} requests" in a for a in result.assumed), (rid, index)
+    assert any(f"steps of at most {tokens} tokens" in a for a in result.assumed), (rid, index)
+    assert f"the run: {trtllm_bench.WHOLE_PROMPTS_BELOW}" in result.assumed
+    assert f"the run: {trtllm_bench.WHOLE_PROMPTS}" not in result.assumed
+    assert "most likely v0.20.0, not the tag" in trtllm_bench.WHOLE_PROMPTS_BELOW
+
+
 @ONE_WORKER
-def test_every_v020_row_is_not_a_run_and_says_why_when_it_is_run_shaped(
+def test_every_run_shaped_v020_row_is_priced_as_a_run_at_v020s_budget(
     shipped: KnowledgeBase,
 ) -> None:
-    note = trtllm_bench.not_covered()[ENGINE][V020]
     results = {(r.receipt, r.index): r for r in end_to_end_results()}
-    noted = 0
+    priced = 0
     for rid in V020_RECEIPTS:
         record = shipped.get(rid)
-        assert record is not None and record.get("engine.version") == V020
+        assert record is not None
         for index, row in enumerate(record.data["results"]):
-            assert not trtllm_bench.applies(ENGINE, V020, row, row["measures"])
             result = results[(rid, index)]
-            assert not any("a run of" in a for a in result.assumed)
             has_count = "prompts" in row  # the page lists no $num_requests for 1024/2048
             assert has_count == ((row["input_tokens"], row["output_tokens"]) in NUM_REQUESTS)
-            assert (note in result.assumed) is has_count, (rid, index)
-            noted += has_count
-    assert noted == 54  # of 60: the six 1024/2048 rows state no N
+            assert trtllm_bench.applies(ENGINE, V020, row, row["measures"]) is has_count
+            if has_count:
+                _priced(shipped, rid, index, result)
+                priced += 1
+            else:  # one static batch at the maximum-load batch, as before
+                assert not any("a run of" in a for a in result.assumed), (rid, index)
+            assert not any("not priced as a trtllm-bench run" in a for a in result.assumed)
+    assert priced == 54  # of 60: the six 1024/2048 rows state no N
 
 
 def _without_note(
     shipped: KnowledgeBase, monkeypatch: pytest.MonkeyPatch, cases: list[tuple[str, int]]
 ) -> None:
+    _as_not_covered(monkeypatch)
     noted = [_row(shipped, rid, index) for rid, index in cases]
     monkeypatch.setattr(trtllm_bench, "gap", lambda *args: None)
-    note = trtllm_bench.not_covered()[ENGINE][V020]
     for with_note, (rid, index) in zip(noted, cases, strict=True):
         bare = _row(shipped, rid, index)
         assert (with_note.predicted, with_note.state, with_note.error) == (
@@ -230,12 +296,13 @@ def _without_note(
             bare.state,
             bare.error,
         )
-        assert note in with_note.assumed and note not in bare.assumed
-        assert [a for a in with_note.assumed if a != note] == list(bare.assumed)
+        assert not any("a run of" in a for a in bare.assumed)
+        assert OLD_NOTE in with_note.assumed and OLD_NOTE not in bare.assumed
+        assert [a for a in with_note.assumed if a != OLD_NOTE] == list(bare.assumed)
 
 
 def test_the_note_changes_no_price(shipped: KnowledgeBase, monkeypatch: pytest.MonkeyPatch) -> None:
-    # premise: a 70B TP1 row and a 405B TP8 row
+    # premise: a 70B TP1 row and a 405B TP8 row, with v0.20 declared not covered
     _without_note(shipped, monkeypatch, [(V020_RECEIPTS[0], 9), (V020_RECEIPTS[1], 10)])
 
 
@@ -268,11 +335,12 @@ def test_hand_check_of_a_v020_rows_step_budget(shipped: KnowledgeBase) -> None:
     assert trtllm_bench.max_num_tokens(batch, 20000, 2000) == 2048
     max_bs = max(64, 32 * -(-batch // 32))  # finetune_setting's max batch size below 256
     assert 20000 + max_bs == 20064
+    assert any("steps of at most 20064 tokens" in a for a in result.assumed)
     decision = json.loads(DATA.read_text())["trtllm_bench_run"]["not_covered"]["decision"]
     assert "20000 + 64 = 20064" in decision and "budget is 2048" in decision
 
 
-# Session 25 (w25-v020b): v0.20 settled from the code's history; still `not_covered`.
+# Session 25 (w25-v020b): v0.20 settled from the code's history; w25-v020c: its floor declared.
 def _v020_budget(batch: int, inputs: int, outputs: int, pp: int) -> int:
     """v0.20.0's get_settings (Ataraksia a451bf93, its 0.20.0 side): a floor only below a prompt."""
     heuristic = trtllm_bench.max_num_tokens(batch, inputs, outputs, pp)
@@ -283,7 +351,8 @@ def _v020_budget(batch: int, inputs: int, outputs: int, pp: int) -> int:
 
 def test_the_v020_decision_rests_on_the_code_history() -> None:
     declared = json.loads(DATA.read_text())["trtllm_bench_run"]["not_covered"]
-    decision, note = declared["decision"], declared[ENGINE][V020]
+    decision, applies_to = declared["decision"], declared["applies_to"]
+    assert decision.startswith("Superseded in session 25 (w25-v020c")
     assert "session 25" in decision and "before any v0.20 row was priced" in decision
     for fact in ("PR 4133", "2025-05-13", "a451bf93", '"0.20.0"', "PR 5625", "2025-06-30"):
         assert fact in decision, fact
@@ -291,7 +360,7 @@ def test_the_v020_decision_rests_on_the_code_history() -> None:
     assert "What is missing, exactly" in decision
     # the session-24 claims the 1.0 correction removed are gone from the reason and the note
     assert "differs from what the rule prices in two terms" not in decision
-    assert "could not be read" not in note and "only when that budget is below" in note
+    assert "could not be read" not in applies_to and "only when that budget is below" in applies_to
     sources = " ".join(declared["sources"])
     for cited in ("Ataraksia/TensorRT-LLM/blob/a451bf93", "pull/4133", "pull/5625", "pull/5150"):
         assert cited in sources
@@ -301,7 +370,7 @@ def test_the_v020_decision_rests_on_the_code_history() -> None:
 def test_the_two_floors_differ_on_the_two_rows_the_decision_names(
     shipped: KnowledgeBase,
 ) -> None:
-    """At kb's batch, the rule's floor and v0.20.0's give the same budget on 52 of 54 rows."""
+    """At kb's batch, the 1.0 floor and v0.20.0's give the same budget on 52 of 54 rows."""
     results = {(r.receipt, r.index): r for r in end_to_end_results()}
     differ: dict[tuple[str, int], tuple[int, int]] = {}
     run_shaped = 0
@@ -315,6 +384,8 @@ def test_the_two_floors_differ_on_the_two_rows_the_decision_names(
             c = results[(rid, index)].conditions
             shape = (int(c["batch"]), int(c["input_tokens"]), int(c["output_tokens"]), int(c["pp"]))
             rule, v020 = trtllm_bench.budget(*shape), _v020_budget(*shape)
+            below = trtllm_bench.budget(*shape, floor=trtllm_bench.BELOW_LONGEST_PROMPT)
+            assert below == v020, (rid, index)
             if rule != v020:
                 differ[(rid, index)] = (v020, rule)
     assert run_shaped == 54
@@ -324,11 +395,56 @@ def test_the_two_floors_differ_on_the_two_rows_the_decision_names(
 
 
 def test_v020s_floor_matches_the_rules_on_the_hand_checked_row() -> None:
+    below = trtllm_bench.BELOW_LONGEST_PROMPT
     # 70B TP1 20000/2000 at kb's batch 20: the heuristic's 2048 is below a prompt; both raise it
     assert _v020_budget(20, 20000, 2000, 1) == trtllm_bench.budget(20, 20000, 2000) == 20064
+    assert trtllm_bench.budget(20, 20000, 2000, 1, below) == 20064
     # 405B TP8 5000/500 at 449: the heuristic's 5120 clears the prompt, so v0.20.0 keeps it
     assert trtllm_bench.max_num_tokens(449, 5000, 500) == 5120
     assert _v020_budget(449, 5000, 500, 1) == 5120 < trtllm_bench.budget(449, 5000, 500) == 5512
+    assert trtllm_bench.budget(449, 5000, 500, 1, below) == 5120
+
+
+def test_hand_check_of_the_405b_tp8_5000_500_row(shipped: KnowledgeBase) -> None:
+    """405B FP4, 8 x B200, 5000/500 (row 18): 5120 at v0.20.0, where 1.0's form gives 5512."""
+    result = _row(shipped, V020_RECEIPTS[1], 18)
+    gib = 2**30
+    weights = Fraction(405_849_243_648, 2)  # models/llama-3.1-405b params_total, FP4
+    per_token = 2 * 126 * 8 * 128 * 2  # K and V, 126 layers, 8 KV heads of 128, 16-bit
+    room = Fraction(95, 100) * (8 * 180 * gib - weights)
+    batch = int(room / (5500 * per_token))
+    assert result.conditions["batch"] == batch == 449
+    # finetune_setting: 449 x (1 + 5000/500) = 4939 raw tokens -> 512 x ceil(4939/512) = 5120,
+    # not below the 5000-token prompt, so v0.20.0 keeps 5120; 1.0's max(5120, 5000 + 512)
+    assert 512 * -(-4939 // 512) == 5120 and 128 * -(-449 // 128) == 512
+    assert any("steps of at most 5120 tokens" in a for a in result.assumed)
+    _priced(shipped, V020_RECEIPTS[1], 18, result)
+    # 5120 - 449 decodes leaves 4671 tokens, under one 5000-token prompt: at v0.20.0's budget a
+    # prompt waits for decodes to finish (the rule's `prefill`); at 1.0's 5512 it never does
+    assert 5120 - 449 < 5000 <= 5512 - 449
+
+
+def test_one_row_where_the_two_floors_agree(shipped: KnowledgeBase) -> None:
+    """70B FP4, 8 x B200, 128/2048 (row 31): both forms keep finetune_setting's budget."""
+    result = _row(shipped, V020_RECEIPTS[0], 31)
+    c = result.conditions
+    shape = (int(c["batch"]), 128, 2048, 1)
+    below = trtllm_bench.budget(*shape, floor=trtllm_bench.BELOW_LONGEST_PROMPT)
+    assert below == trtllm_bench.budget(*shape) == trtllm_bench.max_num_tokens(*shape)
+    assert any(f"steps of at most {below} tokens" in a for a in result.assumed)
+    _priced(shipped, V020_RECEIPTS[0], 31, result)
+
+
+def test_the_10_rows_keep_the_always_floor(shipped: KnowledgeBase) -> None:
+    """The 1.0 rows' budgets, held: the default `always` form, as the 1.0 code reads."""
+    for rid in RECEIPTS:
+        record = shipped.get(rid)
+        assert record is not None
+        assert trtllm_bench.floor(ENGINE, record.get("engine.version")) == trtllm_bench.ALWAYS
+    assert trtllm_bench.budget(449, 5000, 500) == 5512  # the 1.0 form on row 18's shape
+    result = _row(shipped, RECEIPTS[6], 9)
+    assert f"the run: {trtllm_bench.WHOLE_PROMPTS}" in result.assumed
+    assert f"the run: {trtllm_bench.WHOLE_PROMPTS_BELOW}" not in result.assumed
 
 
 # Session 24 (w24-v10): the 1.0 code's budget floor and unchunked prefill (`correction`).
