@@ -1351,7 +1351,7 @@ def _finite(
     run: the same rule at the declared time resolution, its note naming the version's budget
     `floor`). A string says why the row cannot be priced so.
     """
-    from kb.ledger import pp_microbatch, pp_stages, uneven_dp
+    from kb.ledger import pp_microbatch, uneven_dp
     from kb.ledger.finite_run import RunTooLong
     from kb.ledger.past_bound import PAST_BOUND_MEASURES, past_bound
 
@@ -1377,8 +1377,8 @@ def _finite(
         return str(exc)
     stages = ""
     if lanes > 1:  # declared: pipeline_stage_split (unequal stages: the slowest sets the turn)
-        at_c, stages = pp_stages.slowest_stage(at_c, kb)
-        single = pp_stages.slowest_stage(single, kb)[0]
+        at_c, stages = pp_microbatch.slowest_stage(at_c, kb)
+        single = pp_microbatch.slowest_stage(single, kb)[0]
     if at_c.tpot is None or single.tpot is None or single.ttft is None:
         problems = dict.fromkeys(_words(p) for p in (*single.problems, *at_c.problems))
         return "; ".join(problems) or "no decode step or prefill pass"

@@ -15,8 +15,16 @@ Pure: no I/O beyond the packaged declaration.
 
 from __future__ import annotations
 
+from dataclasses import replace
+from fractions import Fraction
 from functools import lru_cache
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+from kb.ledger.pp_stages import describe, even, split, stage_bound
+
+if TYPE_CHECKING:
+    from kb.ledger.scenario import Outcome
+    from kb.model import KnowledgeBase
 
 # The assumption a priced row carries (the rule's `priced`, in one line).
 NOTE = (
@@ -64,3 +72,46 @@ def note(clients: int, dp: int, lanes_per_replica: int) -> str:
     left = clients - per * streams
     rest = REST.format(left=left, clients=clients) if left else ""
     return NOTE.format(pp=lanes_per_replica, streams=streams, clients=per, rest=rest)
+
+
+SEND = "pp-stage-send"  # the decode step's stage sends (kb.ledger.workload._stage_send)
+
+
+def slowest_stage(at_c: Outcome, kb: KnowledgeBase) -> tuple[Outcome, str]:
+    """A stream's step with pp micro-batches in flight: `stage_bound` of the composed pass.
+
+    The pass is the outcome's decode step (`tpot`), the sends its exposed stage sends (the
+    ledger's `exposed` row, by transfer). Unchanged, with no note, when the stages are equal.
+    """
+    s = at_c.scenario
+    layers = _layers(kb, s.model)
+    counts = split(layers, s.pp, s.engine) if layers and s.pp > 1 else None
+    if counts is None or even(counts) or at_c.tpot is None:
+        return at_c, ""
+    sends = sum(
+        (
+            Fraction(v)
+            for r in at_c.rows
+            if r.name == "exposed"
+            for n, v in r.inputs.items()
+            if n == SEND
+        ),
+        Fraction(0),
+    )
+    turn = stage_bound(at_c.tpot, sends, layers, counts)
+    note = (
+        f"stages of {describe(counts)} ({s.engine}'s split, pipeline_stage_split): a "
+        f"micro-batch's turn is max(pass {float(at_c.tpot) * 1e3:.4g} ms, pp x the slowest "
+        f"stage {float(turn) * 1e3:.4g} ms)"
+        if turn > at_c.tpot
+        else f"stages of {describe(counts)} ({s.engine}'s split, pipeline_stage_split): the "
+        f"pass {float(at_c.tpot) * 1e3:.4g} ms is longer than pp x the slowest stage"
+    )
+    return replace(at_c, tpot=turn), note
+
+
+def _layers(kb: KnowledgeBase, model: str) -> int:
+    """The model record's layers (0 when it states none)."""
+    record = kb.get(model)
+    value = record.get("geometry.layers") if record is not None else None
+    return value if isinstance(value, int) and not isinstance(value, bool) else 0

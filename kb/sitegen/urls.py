@@ -57,21 +57,29 @@ def root_of(page: str) -> str:
 
 
 _SAFE_URL = re.compile(r"https?://[^\s<>\"'`\x00-\x1f\x7f]+\Z", re.IGNORECASE)
+_HOST_ONLY = frozenset("[]")
 
 
 def external(text: str) -> str | None:
     """`text` as a link target if it is a plain http(s) URL with a host, else None.
 
     Anything else (`javascript:`, `data:`, `file:`, a relative path, text with spaces
-    or quotes) is shown as text, never linked.
+    or quotes, a bracket outside an IP-literal host: an invalid href) is shown as text,
+    never linked.
     """
     from urllib.parse import urlsplit
 
     candidate = text.strip()
     if not _SAFE_URL.match(candidate):
         return None
-    parts = urlsplit(candidate)
-    return candidate if parts.scheme.lower() in ("http", "https") and parts.hostname else None
+    try:
+        parts = urlsplit(candidate)
+        host = parts.hostname
+    except ValueError:  # an unbalanced IPv6 bracket in the host
+        return None
+    if set(parts.path + parts.query + parts.fragment) & _HOST_ONLY:
+        return None  # brackets are legal only around an IP literal host (RFC 3986, 3.2.2)
+    return candidate if parts.scheme.lower() in ("http", "https") and host else None
 
 
 EXPLORE = "explore/index.html"  # the placement explorer (kb.sitegen.plan_pages)

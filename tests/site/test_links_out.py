@@ -70,6 +70,10 @@ def site(tmp_path_factory: pytest.TempPathFactory) -> Path:
         ('https://example.org/"onmouseover="x', None),
         ("https://example.org/<b>", None),
         ("https://example.org/\nx", None),
+        ("https://nvbugs/5398180][feat", None),  # a bracket in the path: not a valid href
+        ("https://example.org/a?q=[1]", None),
+        ("https://[::1]/x", "https://[::1]/x"),
+        ("https://[::1/x", None),
     ],
 )
 def test_only_plain_http_urls_are_link_targets(text: str, href: str | None) -> None:
@@ -82,6 +86,7 @@ def test_a_link_target_never_carries_markup_or_another_scheme(text: str) -> None
     if href is not None:
         assert href.lower().startswith(("http://", "https://"))
         assert not set(href) & set("<>\"'` \t\r\n")
+        assert not set(href.split("/", 3)[-1] if href.count("/") >= 3 else "") & set("[]")
 
 
 def test_a_source_url_is_a_link_out_with_noopener(site: Path) -> None:
