@@ -34,11 +34,11 @@ from fractions import Fraction
 from typing import Any
 
 from kb.kinds.placement import Option
-from kb.ledger.curves import outlier, skipped_text
+from kb.ledger import prefill
+from kb.ledger.curves import skipped_text
 from kb.ledger.matmul_rates import scanned
 from kb.ledger.parts import Part
 from kb.ledger.prefill import hardware_of, time_at
-from kb.ledger.quantities import QuantityError, figure
 from kb.ledger.reader import InputReader
 from kb.model import KnowledgeBase
 from kb.run import Kept
@@ -54,38 +54,17 @@ READ: Kept[dict[tuple[str, str, str, int], Rows]] = Kept("kernel rows read")
 
 def _case_rows(record: Any, model: str, hardware: str, tp: int) -> list[tuple[int, dict[str, Any]]]:
     """(index, row) of the receipt's rows of the metric for this model, accelerator and tp."""
-    rows = record.get("results") if record is not None else None
-    return [
-        (index, row)
-        for index, row in enumerate(rows if isinstance(rows, list) else [])
-        if isinstance(row, dict)
-        and row.get("metric") == KERNEL_TIME_METRIC
-        and row.get("model") == model
-        and row.get("hardware") == hardware
-        and row.get("tp", 1) == tp
-    ]
+    return prefill.case_rows(record, KERNEL_TIME_METRIC, (model, hardware, tp))
 
 
 def kernel_rows(record: Any, model: str, hardware: str, tp: int) -> list[tuple[int, Fraction, int]]:
     """(tokens, seconds per layer, row index) of this case's rows, by tokens.
 
     A row counts when it states a positive whole token count and a positive time and is
-    no `outlier`; the first row of each token count is kept.
+    no `outlier`; the first row of each token count is kept (kb.ledger.prefill.timed_rows,
+    as the matmul curve is read).
     """
-    found: dict[int, tuple[int, Fraction, int]] = {}
-    for index, row in _case_rows(record, model, hardware, tp):
-        tokens, node = row.get("input_tokens"), row.get("value")
-        if outlier(row) is not None or not isinstance(node, dict):
-            continue
-        if not isinstance(tokens, int) or isinstance(tokens, bool) or tokens < 1:
-            continue
-        try:
-            value = figure(node, f"{record.id}#results.{index}.value", "")
-        except QuantityError:
-            continue
-        if value.dim == "s" and value.value > 0 and tokens not in found:
-            found[tokens] = (tokens, value.value, index)
-    return [found[m] for m in sorted(found)]
+    return prefill.timed_rows(record, _case_rows(record, model, hardware, tp))
 
 
 def case_rows(res: InputReader, receipt: str, model: str, hardware: str, tp: int) -> Rows | None:
@@ -130,11 +109,7 @@ def prefill_kernel_time(res: InputReader, work: Any, option: Option, batch: int)
     if at is None or one is None:
         return None
     layers = work.model.layers
-    skipped = [
-        (index, reason)
-        for index, row in _case_rows(record, work.model.id, hardware, deg.tp)
-        if (reason := outlier(row)) is not None
-    ]
+    skipped = prefill.outliers(_case_rows(record, work.model.id, hardware, deg.tp))
     return Part(
         max(Fraction(0), at[0] - one[0]) * layers,
         f"L*max(0, t_k(M) - t_k(1)): {layers} layers x the per-layer non-matmul kernel time of "

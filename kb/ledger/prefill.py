@@ -43,29 +43,46 @@ MATMUL_TIME_METRIC = "linear-layer matmul time per layer"
 SIXTEEN_BIT = ("bf16", "fp16")
 
 
-def _case_rows(record: Any, model: str, hardware: str, tp: int) -> list[tuple[int, dict[str, Any]]]:
-    """(index, row) of the receipt's 16-bit rows of the metric for this model, accelerator, tp."""
+Case = tuple[str, str, int]  # (model, accelerator, tp) a row of a per-layer profile names
+
+
+def case_rows(
+    record: Any, metric: str, case: Case, precisions: tuple[str, ...] | None = None
+) -> list[tuple[int, dict[str, Any]]]:
+    """(index, row) of a per-layer profile's rows of `metric` for this case.
+
+    `precisions`, when given, also filters on the row's `precision` (the matmul curve reads
+    16-bit rows only); kb.ledger.kernels reads its own metric with none.
+    """
+    model, hardware, tp = case
     rows = record.get("results") if record is not None else None
     found = []
     for index, row in enumerate(rows if isinstance(rows, list) else []):
-        if not isinstance(row, dict) or row.get("metric") != MATMUL_TIME_METRIC:
+        if not isinstance(row, dict) or row.get("metric") != metric:
             continue
         if row.get("model") != model or row.get("hardware") != hardware:
             continue
-        if row.get("tp", 1) != tp or row.get("precision") not in SIXTEEN_BIT:
+        if row.get("tp", 1) != tp:
+            continue
+        if precisions is not None and row.get("precision") not in precisions:
             continue
         found.append((index, row))
     return found
 
 
+def _case_rows(record: Any, model: str, hardware: str, tp: int) -> list[tuple[int, dict[str, Any]]]:
+    """(index, row) of the receipt's 16-bit rows of the metric for this model, accelerator, tp."""
+    return case_rows(record, MATMUL_TIME_METRIC, (model, hardware, tp), SIXTEEN_BIT)
+
+
 def skipped_rows(record: Any, model: str, hardware: str, tp: int) -> list[tuple[int, str]]:
     """(index, reason) of this case's rows marked `outlier`: the curve skipped them."""
-    return [
-        (index, reason)
-        for index, row in _case_rows(record, model, hardware, tp)
-        for reason in [outlier(row)]
-        if reason is not None
-    ]
+    return outliers(_case_rows(record, model, hardware, tp))
+
+
+def outliers(rows: list[tuple[int, dict[str, Any]]]) -> list[tuple[int, str]]:
+    """(index, reason) of the rows marked `outlier`."""
+    return [(index, reason) for index, row in rows if (reason := outlier(row)) is not None]
 
 
 def curve_rows(
@@ -79,8 +96,19 @@ def curve_rows(
     """
     if precision not in SIXTEEN_BIT:
         return []
+    return timed_rows(record, _case_rows(record, model, hardware, tp))
+
+
+def timed_rows(
+    record: Any, rows: list[tuple[int, dict[str, Any]]]
+) -> list[tuple[int, Fraction, int]]:
+    """(tokens, seconds, row index) of `rows`, by tokens.
+
+    Each with a positive whole token count and a positive time, no `outlier`; the first
+    row of each token count kept.
+    """
     found: dict[int, tuple[int, Fraction, int]] = {}
-    for index, row in _case_rows(record, model, hardware, tp):
+    for index, row in rows:
         if outlier(row) is not None:
             continue
         tokens = row.get("input_tokens")
