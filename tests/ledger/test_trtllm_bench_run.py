@@ -405,14 +405,19 @@ def test_v020s_floor_matches_the_rules_on_the_hand_checked_row() -> None:
     assert trtllm_bench.budget(449, 5000, 500, 1, below) == 5120
 
 
+def _405b_fp4_max_load_batch(gpus: int, sequence: int) -> int:
+    """Llama 3.1 405B FP4 on `gpus` x B200 (180 GiB): the sequences of `sequence` tokens whose
+    16-bit KV cache fits 0.95 of the memory after the weights (`assumed.max_load_batch`)."""
+    weights = Fraction(405_849_243_648, 2)  # models/llama-3.1-405b params_total, FP4
+    per_token = 2 * 126 * 8 * 128 * 2  # K and V, 126 layers, 8 KV heads of 128, 16-bit
+    room = Fraction(95, 100) * (gpus * 180 * 2**30 - weights)
+    return int(room / (sequence * per_token))
+
+
 def test_hand_check_of_the_405b_tp8_5000_500_row(shipped: KnowledgeBase) -> None:
     """405B FP4, 8 x B200, 5000/500 (row 18): 5120 at v0.20.0, where 1.0's form gives 5512."""
     result = _row(shipped, V020_RECEIPTS[1], 18)
-    gib = 2**30
-    weights = Fraction(405_849_243_648, 2)  # models/llama-3.1-405b params_total, FP4
-    per_token = 2 * 126 * 8 * 128 * 2  # K and V, 126 layers, 8 KV heads of 128, 16-bit
-    room = Fraction(95, 100) * (8 * 180 * gib - weights)
-    batch = int(room / (5500 * per_token))
+    batch = _405b_fp4_max_load_batch(8, 5500)
     assert result.conditions["batch"] == batch == 449
     # finetune_setting: 449 x (1 + 5000/500) = 4939 raw tokens -> 512 x ceil(4939/512) = 5120,
     # not below the 5000-token prompt, so v0.20.0 keeps 5120; 1.0's max(5120, 5000 + 512)
@@ -482,11 +487,7 @@ def test_the_budget_is_floored_at_the_longest_prompt_plus_the_max_batch_size() -
 def test_hand_check_of_a_long_prompt_rows_budget(shipped: KnowledgeBase) -> None:
     """405B FP4, 4 x B200, 20000/2000 (trtllm-v1.0-llama-3.1-405b-throughput-b200, row 9)."""
     result = _row(shipped, RECEIPTS[6], 9)
-    gib = 2**30
-    weights = Fraction(405_849_243_648, 2)  # models/llama-3.1-405b params_total, FP4
-    per_token = 2 * 126 * 8 * 128 * 2  # K and V, 126 layers, 8 KV heads of 128, 16-bit
-    room = Fraction(95, 100) * (4 * 180 * gib - weights)
-    batch = int(room / (22000 * per_token))
+    batch = _405b_fp4_max_load_batch(4, 22000)
     assert result.conditions["batch"] == batch == 47
     # finetune_setting alone: 47 x (1 + 20000/2000) = 517 tokens -> 2048, a tenth of a prompt;
     # get_settings with chunked prefill off: max(2048, 20000 + max_bs 64) = 20064
