@@ -18,6 +18,10 @@ is M; its `value` the per-layer time of one TP rank), as kb/data/end-to-end.json
 matmul curve (`time_at`: a row of exactly M tokens, else linear between the rows that
 bracket M, the largest row's time per token beyond it), a row marked `outlier` skipped.
 The rows state activations, not weights: the weights' format does not select them.
+Where the receipt has no rows of the workload's model, those of a profiled model whose
+kernel shape (the geometry fields that set the five kernels' work) equals
+the model's are read (kb.ledger.kernel_shape, kb/data/end-to-end.json
+`prefill_kernels.same_shapes`): compared from the two model records, never from a list.
 
 The prefill part (`prefill_kernel_time`, a Part) goes to TTFT (kb.ledger.request); the
 decode part is a `KernelCurve` kept on the option (`decode_kernel_curve`) and evaluated
@@ -36,6 +40,7 @@ from typing import Any
 from kb.kinds.placement import Option
 from kb.ledger import prefill
 from kb.ledger.curves import skipped_text
+from kb.ledger.kernel_shape import same_shape_model
 from kb.ledger.matmul_rates import scanned
 from kb.ledger.parts import Part
 from kb.ledger.prefill import hardware_of, time_at
@@ -47,9 +52,10 @@ KERNEL_TIME_METRIC = "non-matmul kernel time per layer"
 KERNEL_PATTERN = "memory-stream"
 
 Rows = tuple[tuple[int, Fraction, int], ...]
+Read = tuple[str, Rows]  # (the profiled model whose rows are read, its rows)
 # Each case's rows as read (by receipt, model, accelerator, tp), kept for the run when the
 # knowledge base is frozen: every derived option of a run asks again (a run by steps, kb plan).
-READ: Kept[dict[tuple[str, str, str, int], Rows]] = Kept("kernel rows read")
+READ: Kept[dict[tuple[str, str, str, int], Read | None]] = Kept("kernel rows read")
 
 
 def _case_rows(record: Any, model: str, hardware: str, tp: int) -> list[tuple[int, dict[str, Any]]]:
@@ -67,31 +73,49 @@ def kernel_rows(record: Any, model: str, hardware: str, tp: int) -> list[tuple[i
     return prefill.timed_rows(record, _case_rows(record, model, hardware, tp))
 
 
-def case_rows(res: InputReader, receipt: str, model: str, hardware: str, tp: int) -> Rows | None:
-    """`kernel_rows` of the receipt for this case (kept for a frozen run), None if unreadable."""
+def _read(kb: KnowledgeBase, record: Any, model: str, hardware: str, tp: int) -> Read | None:
+    """(profiled model, its rows) for this case, or None (no model of equal shape has rows)."""
+    profiled = same_shape_model(
+        kb, record, model, lambda m: bool(kernel_rows(record, m, hardware, tp))
+    )
+    if profiled is None:
+        return None
+    return profiled, tuple(kernel_rows(record, profiled, hardware, tp))
+
+
+def case_rows(res: InputReader, receipt: str, model: str, hardware: str, tp: int) -> Read | None:
+    """(profiled model, rows) of the receipt for this case (kept for a frozen run), or None."""
     record = res.readable(receipt)
     if record is None:
         return None
     if not res.kb.frozen:
-        return tuple(kernel_rows(record, model, hardware, tp))
+        return _read(res.kb, record, model, hardware, tp)
     known = res.kb.run.once(READ, dict)
     key = (receipt, model, hardware, tp)
     if key not in known:
-        known[key] = tuple(kernel_rows(record, model, hardware, tp))
+        known[key] = _read(res.kb, record, model, hardware, tp)
     return known[key]
 
 
 def prefill_kernels_receipt(kb: KnowledgeBase, model: str, hardware: str, tp: int) -> str | None:
-    """The first receipt (by id, pattern KERNEL_PATTERN) with this case's rows, or None."""
+    """The first receipt (by id, pattern KERNEL_PATTERN) with rows for this case, or None.
+
+    Its model's rows, or a profiled model's of equal kernel shape (kb.ledger.kernel_shape).
+    """
 
     def scan() -> str | None:
         receipts = sorted(
             (r for r in kb.of_kind("receipt") if r.get("pattern") == KERNEL_PATTERN),
             key=lambda r: r.id,
         )
-        return next((r.id for r in receipts if kernel_rows(r, model, hardware, tp)), None)
+        return next((r.id for r in receipts if _read(kb, r, model, hardware, tp)), None)
 
     return scanned(kb, ("kernels", model, hardware, str(tp)), scan)
+
+
+def _of(profiled: str, model: str) -> str:
+    """How the rows' model is named in a formula: nothing when it is the workload's own."""
+    return "" if profiled == model else f" at the rows of {profiled} (same kernel shape)"
 
 
 def prefill_kernel_time(res: InputReader, work: Any, option: Option, batch: int) -> Part | None:
@@ -100,21 +124,23 @@ def prefill_kernel_time(res: InputReader, work: Any, option: Option, batch: int)
     if receipt is None or work.request is None or deg is None:
         return None
     hardware = hardware_of(option)
-    rows = case_rows(res, receipt, work.model.id, hardware, deg.tp) if hardware else None
+    read = case_rows(res, receipt, work.model.id, hardware, deg.tp) if hardware else None
     record = res.readable(receipt)
-    if hardware is None or rows is None or record is None:
+    if hardware is None or read is None or record is None:
         return None
+    profiled, rows = read
     tokens = batch // deg.dp * work.request[0]
     at, one = time_at(list(rows), tokens), time_at(list(rows), 1)
     if at is None or one is None:
         return None
     layers = work.model.layers
-    skipped = prefill.outliers(_case_rows(record, work.model.id, hardware, deg.tp))
+    skipped = prefill.outliers(_case_rows(record, profiled, hardware, deg.tp))
     return Part(
         max(Fraction(0), at[0] - one[0]) * layers,
         f"L*max(0, t_k(M) - t_k(1)): {layers} layers x the per-layer non-matmul kernel time of "
         f"the tp = {deg.tp} rank at M = {tokens} prompt tokens ({at[1]}) less its time at one "
         f"token ({one[1]}, held by the per-layer overhead), of {receipt} ({hardware})"
+        + _of(profiled, work.model.id)
         + skipped_text(skipped),
         (f"t_k(M) from {receipt}",),
         "measured",
@@ -131,6 +157,7 @@ class KernelCurve:
     receipt: str
     hardware: str
     tp: int
+    profiled: str = ""  # the model whose rows are read, where not the workload's own
 
 
 def decode_kernel_curve(res: InputReader, work: Any, option: Option) -> KernelCurve | None:
@@ -139,10 +166,12 @@ def decode_kernel_curve(res: InputReader, work: Any, option: Option) -> KernelCu
     hardware = hardware_of(option)
     if receipt is None or deg is None or hardware is None:
         return None
-    rows = case_rows(res, receipt, work.model.id, hardware, deg.tp)
-    if not rows or rows[0][0] != 1:
+    read = case_rows(res, receipt, work.model.id, hardware, deg.tp)
+    if read is None or not read[1] or read[1][0][0] != 1:
         return None
-    return KernelCurve(rows, work.model.layers, deg.dp, receipt, hardware, deg.tp)
+    profiled, rows = read
+    other = "" if profiled == work.model.id else profiled
+    return KernelCurve(rows, work.model.layers, deg.dp, receipt, hardware, deg.tp, other)
 
 
 def decode_kernel_time(curve: KernelCurve, batch: Any) -> Any:
@@ -172,6 +201,7 @@ def decode_kernel_text(curve: KernelCurve) -> str:
     return (
         f"L*max(0, t_k(batch/dp) - t_k(1)): {curve.layers} layers x the per-layer non-matmul "
         f"kernel time of the tp = {curve.tp} rank at the step's tokens per replica less its "
-        f"one-token time (held by t_o), of {curve.receipt} ({curve.hardware}); "
-        "kb/data/end-to-end.json decode_kernels"
+        f"one-token time (held by t_o), of {curve.receipt} ({curve.hardware})"
+        + (_of(curve.profiled, "") if curve.profiled else "")
+        + "; kb/data/end-to-end.json decode_kernels"
     )
