@@ -41,9 +41,10 @@ def test_rows_not_entered_print_none_entered_not_zero() -> None:
 
 def test_throughput_is_tokens_per_second_for_the_system_and_per_device() -> None:
     out = run("ledger", PLACEMENT)
-    assert "    Throughput                    3043 tokens/s  batch / T_total: 64 sequences" in out
-    assert "380.3 tokens/s per device" in out
-    assert "throughput  2258 tokens/s  3043 tokens/s" in out
+    # since session 26 each step holds the non-matmul kernels' growth (decode_kernels)
+    assert "    Throughput                    3026 tokens/s  batch / T_total: 64 sequences" in out
+    assert "378.2 tokens/s per device" in out
+    assert "throughput  2251 tokens/s  3026 tokens/s" in out
     doc = json.loads(run("ledger", PLACEMENT, "--format", "json"))
     tp8 = next(s for s in doc["ledgers"] if s["option"] == "tp8")
     total = Fraction(tp8["total"]["exact"])

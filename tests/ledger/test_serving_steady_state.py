@@ -145,7 +145,9 @@ def test_the_class_claims_bind_the_rows_composed_figures(shipped: KnowledgeBase)
     assert round(float(per_layer), 1) == bound(mixed, "t_o")
     predicted = evaluate_row(shipped, record, 3, row, False).predicted
     assert predicted is not None
-    assert round(float(predicted / MS), 2) == float(claims[mixed]["expect"]["value"])  # mixed
+    # mixed: the claim works from inputs rounded to 0.01 and 0.1 ms, so its figure is the row's
+    # to within 0.01 ms (session 26: 69.40 by hand from the rounded inputs, 69.39 unrounded)
+    assert abs(float(predicted / MS) - float(claims[mixed]["expect"]["value"])) <= 0.01
 
 
 def test_a_failing_row_mi355x_tpot_stays_a_miss(shipped: KnowledgeBase) -> None:
