@@ -61,6 +61,7 @@ from kb.ledger.hbm_rate import streamed_rate
 from kb.ledger.offline_run import offline_row, prefill_stall, replica_pool, unheld
 from kb.ledger.overlap import overlapped_rows, two_batch_overlap
 from kb.ledger.paged_run import Pool
+from kb.ledger.prompt_passes import PromptPasses
 from kb.ledger.quantities import QuantityError, figure
 from kb.ledger.saturation import EXTENDED
 from kb.ledger.scenario import (
@@ -78,7 +79,7 @@ from kb.ledger.unsharded import with_unsharded
 from kb.model import KnowledgeBase, Record
 
 if TYPE_CHECKING:
-    from kb.ledger.finite_run import RunResult
+    from kb.ledger.finite_run import Passes, RunResult
 
 VALIDATED = "validated"
 CONTRADICTED = "contradicted"
@@ -1386,11 +1387,15 @@ def _finite(
         return "a run needs its input and output tokens"
     overhead = next((Fraction(r.value) for r in single.rows if r.name == "overhead"), Fraction(0))
     times = (single.tpot, at_c.tpot, single.ttft - overhead, overhead)
+    passes = PromptPasses(kb, scenario, overhead)  # declared: step_prompt_pass
     split = uneven_dp.shares(requests, scenario.dp * lanes)
     held = per_stream * scenario.dp  # every replica's stream: clients // dp when lanes == 1
     try:
         runs = [
-            (_replica_run(kb, scenario, n, held, budget, times, pool, stepped, floor), replicas)
+            (
+                _replica_run(kb, scenario, n, held, budget, times, pool, (stepped, floor), passes),
+                replicas,
+            )
             for n, replicas in split
         ]
     except RunTooLong as exc:
@@ -1414,6 +1419,7 @@ def _finite(
         + (f"; {shared} (requests_over_dp)" if len(split) > 1 else ""),
         *((pp_microbatch.note(clients, scenario.dp, lanes),) if lanes > 1 else ()),
         *((stages,) if stages else ()),
+        passes.note(single.ttft - overhead),
         *(f"the run: {note}" for note in run.notes if not note.startswith("0 preemptions")),
     )
     states = {at_c.provenance, single.provenance}
@@ -1438,27 +1444,32 @@ def _replica_run(
     budget: int,
     times: tuple[Fraction, Fraction, Fraction, Fraction],
     pool: Pool | None,
-    stepped: bool,
-    floor: str = trtllm_bench.ALWAYS,
+    bench: tuple[bool, str],
+    passes: Passes,
 ) -> RunResult:
     """One replica's run of `requests` (kb.ledger.finite_run): in its KV pool, or stepped.
 
     `times`: the decode step at batch 1 and at the replica's clients, the prompt's pass
-    without its overhead, and the per-layer overhead (the composed ledger's).
+    without its overhead, and the per-layer overhead (the composed ledger's); `bench`:
+    whether it is a trtllm-bench run, and its budget floor; `passes`: D at k whole prompts
+    (step_prompt_pass).
     """
     from kb.ledger.paged_run import Times, simulate_paged
     from kb.ledger.run_by_step import simulate
 
     one, at_clients, prompt, overhead = times
+    stepped, floor = bench
     inputs, outputs = scenario.input_tokens or 0, scenario.output_tokens or 0
     if pool is not None:  # declared: offline_throughput.preemption
         stall = prefill_stall(kb, scenario, prompt)
-        paged = Times(one, at_clients, overhead, stall)
+        paged = Times(one, at_clients, overhead, stall, passes)
         return simulate_paged(requests, inputs, outputs, budget, pool, paged)
     run = (clients // scenario.dp, requests, inputs, outputs, budget)
     if stepped:  # a trtllm-bench run, at its declared resolution and budget floor
-        return trtllm_bench.stepped_run(*run, one, at_clients, prompt, overhead, floor=floor)
-    return simulate(*run, one, at_clients, prompt, overhead)
+        return trtllm_bench.stepped_run(
+            *run, one, at_clients, prompt, overhead, floor=floor, passes=passes
+        )
+    return simulate(*run, one, at_clients, prompt, overhead, passes=passes)
 
 
 def _judged(error: Fraction, calibration: bool) -> tuple[str, str]:

@@ -12,10 +12,15 @@ row is priced; this module runs that rule:
   tokens still to prefill, in arrival order, a prompt spanning steps when it must
   (chunked prefill, vLLM V1's scheduler), or, unchunked, only whole prompts while the
   next one fits (`_prompt_chunks`' `chunked`, TensorRT-LLM without context chunking);
-- a step of b decodes and p prompt tokens takes `t_dec(b) + p/I * d_s`, or
-  `L*t_o + p/I * d_s` with no decode: t_dec linear in b between the composed decode
-  steps at batch 1 and batch C, d_s the mixed scheduler's share of one prompt's
-  composed pass (serving.py), L*t_o the per-layer overhead a step pays once;
+- a step of b decodes and p prompt tokens takes `t_dec(b) + D(p)`, or
+  `L*t_o + D(p)` with no decode: t_dec linear in b between the composed decode
+  steps at batch 1 and batch C, L*t_o the per-layer overhead a step pays once, and
+  D(p) the step's prompt tokens as ONE pass (`step_prompt_pass`, session 26,
+  `prompt_time`): D(k*I) = the composed pass of k prompts less L*t_o (the weights
+  read once, the matmuls at M = k*I, each prompt's attention at I, the all-reduces on
+  k*I tokens), linear in p between whole prompts, D(0) = 0; so D(p) = p/I * d_s for
+  p <= I, d_s the mixed scheduler's share of one prompt's pass (serving.py), the rule
+  until session 26 (`linear_passes`, which the tests still step);
 - a request's first token is emitted at the end of the step that completes its prompt,
   each later token one step later; its clock starts when it is sent.
 
@@ -35,7 +40,7 @@ tests/ledger/test_finite_run_groups.py).
 from __future__ import annotations
 
 import statistics
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from fractions import Fraction
 from typing import Generic, TypeVar
@@ -112,6 +117,27 @@ def exact_mean(values: Sequence[Fraction]) -> Fraction:
         numerators[value.denominator] = numerators.get(value.denominator, 0) + value.numerator
     total = sum((Fraction(n, d) for d, n in numerators.items()), Fraction(0))
     return total / len(values)
+
+
+Passes = Callable[[int], Fraction]  # k -> D(k*I): k prompts' composed pass less L*t_o
+
+
+def linear_passes(stall: Fraction) -> Passes:
+    """D(k*I) = k * d_s: every prompt its own pass (the step rule until session 26)."""
+    return lambda k: k * stall
+
+
+def prompt_time(tokens: int, inputs: int, passes: Passes) -> Fraction:
+    """D(p): a step's `tokens` prompt tokens as one pass (end-to-end.json `step_prompt_pass`).
+
+    `passes(k)` is D at k whole prompts of `inputs` tokens; between whole prompts D is
+    linear in the tokens, and D(0) = 0.
+    """
+    whole, rest = divmod(tokens, inputs)
+    below = passes(whole) if whole else Fraction(0)
+    if not rest:
+        return below
+    return below + (passes(whole + 1) - below) * rest / inputs
 
 
 def decode_step(batch: int, clients: int, at_one: Fraction, at_clients: Fraction) -> Fraction:

@@ -28,7 +28,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from fractions import Fraction
 
-from kb.ledger.finite_run import MAX_GROUP_STEPS, RunResult, decode_step
+from kb.ledger.finite_run import MAX_GROUP_STEPS, Passes, RunResult, decode_step, prompt_time
 
 
 @dataclass(eq=False)  # groups are told apart by identity: two may be in one state
@@ -192,6 +192,7 @@ class Times:
     step_at_clients: Fraction  # the decode step at batch N
     overhead: Fraction  # L*t_o: a step without decodes pays it once
     stall: Callable[[int], Fraction]  # a prefill of k tokens: d_s(k)
+    passes: Passes | None = None  # k -> D(k*I): k prompts as one pass (None: k * d_s(I))
 
 
 def simulate_paged(
@@ -222,7 +223,7 @@ def simulate_paged(
         if not preempted:
             seats = requests - sum(g.count for g in state.running)
             scheduled += _admit(state, left, seats)
-        now += _step_time(scheduled, requests, times)
+        now += _step_time(scheduled, requests, times, inputs)
         steps += 1
         _advance(scheduled, now)
         for group in [g for g in state.running if g.emitted >= outputs]:
@@ -234,20 +235,38 @@ def simulate_paged(
     return _result(finished, now, steps, outputs, requests, notes)
 
 
-def _step_time(scheduled: list[tuple[_Held, int]], clients: int, times: Times) -> Fraction:
-    """t_dec(b) (or L*t_o with no decode) plus each prefill chunk's share of its pass."""
+def _step_time(
+    scheduled: list[tuple[_Held, int]], clients: int, times: Times, inputs: int
+) -> Fraction:
+    """t_dec(b) (or L*t_o with no decode) plus the step's prefill tokens as one pass.
+
+    kb/data/end-to-end.json `step_prompt_pass`: the step's prefill tokens p (prompt chunks
+    and recomputed ones) are D(p) (finite_run.prompt_time over `times.passes`); a
+    recomputed chunk of a sequence of span tokens adds what its pass costs per token
+    beyond a prompt's, d_s(span)/span - d_s(I)/I (`preemption.recompute_time`). Without
+    `passes` each token is its sequence's share of its own pass, d_s(span)/span.
+    """
     decodes = sum(g.count for g, _ in scheduled if g.prefill_left == 0)
     base = (
         decode_step(decodes, clients, times.step_at_one, times.step_at_clients)
         if decodes
         else times.overhead
     )
-    prefill = Fraction(0)
-    for group, take in scheduled:
-        if group.prefill_left:
+    chunks = [(g, take) for g, take in scheduled if g.prefill_left]
+    if times.passes is None:
+        prefill = Fraction(0)
+        for group, take in chunks:
             span = group.computed + group.prefill_left
             prefill += group.count * take * times.stall(span) / span
-    return base + prefill
+        return base + prefill
+    tokens = sum(g.count * take for g, take in chunks)
+    prompt = times.stall(inputs) / inputs
+    longer = Fraction(0)
+    for group, take in chunks:
+        span = group.computed + group.prefill_left
+        if span != inputs:
+            longer += group.count * take * (times.stall(span) / span - prompt)
+    return base + prompt_time(tokens, inputs, times.passes) + longer
 
 
 def _advance(scheduled: list[tuple[_Held, int]], now: Fraction) -> None:

@@ -12,8 +12,9 @@ every running request past its prompt emits one token a step, so a group whose p
 completes at step s finishes at step s + O - 1, and the step needs only the number of
 decodes and the prompts still to prefill; with no prompt waiting, the decode-only steps
 up to the next group's end are one product. The prompt tokens of a step are chosen by
-finite_run's own `_prompt_chunks`, the step's time by its `decode_step`'s formula counted
-in integer units of time, and each request's times are differences of those integers,
+finite_run's own `_prompt_chunks`, the step's time by its `decode_step`'s formula and its
+prompt tokens' one pass (`prompt_time`, kb/data/end-to-end.json `step_prompt_pass`)
+counted in integer units of time, and each request's times are differences of those integers,
 made a Fraction once (`_result`): the same numbers in the same order, so the result is
 finite_run's exactly (tests/ledger/test_run_by_step.py holds the two equal on runs both
 can do).
@@ -28,7 +29,7 @@ from dataclasses import replace
 from fractions import Fraction
 
 from kb.ledger import finite_run
-from kb.ledger.finite_run import RunResult, _Group, _prompt_chunks
+from kb.ledger.finite_run import Passes, RunResult, _Group, _prompt_chunks, linear_passes
 from kb.ledger.scaled import Scaled
 
 MAX_STEPS = 2_000_000  # steps simulated, counted (the refusal never depends on the machine)
@@ -48,8 +49,8 @@ def _scale(times: tuple[Fraction, ...], clients: int, inputs: int) -> int:
     """A denominator D that makes every time the run adds an integer count of 1/D seconds.
 
     A step adds t_dec(b) = at_one + (at_C - at_one)(b - 1)/(C - 1) (finite_run's
-    decode_step), the overhead, and prompt tokens at prefill_stall/I each: D is the
-    times' common denominator times (C - 1) and I.
+    decode_step), the overhead, and the prompt tokens' pass, linear in the tokens between
+    whole prompts (`_PromptUnits`): D is the times' common denominator times (C - 1) and I.
     """
     common = math.lcm(*(t.denominator for t in times))
     return common * max(clients - 1, 1) * inputs
@@ -67,6 +68,8 @@ def simulate(
     overhead: Fraction,
     group_bound: bool = True,
     chunked: bool = True,
+    passes: Passes | None = None,
+    unit: Fraction | None = None,
 ) -> RunResult:
     """finite_run's rule: a run of `requests` through `clients`, stepped by decode counts.
 
@@ -75,7 +78,11 @@ def simulate(
     groups summed over the steps are counted as finite_run counts them (`group_steps`);
     `group_bound` refuses a run past finite_run's MAX_GROUP_STEPS with its RunTooLong
     (its floors first, then the count), else the bound is MAX_STEPS steps. `chunked`
-    False admits whole prompts only (finite_run's `_prompt_chunks`).
+    False admits whole prompts only (finite_run's `_prompt_chunks`). `passes(k)` is D at
+    k whole prompts (finite_run's `prompt_time`; None: k * prefill_stall, each prompt its
+    own pass); every D the run may need (k up to min(C, ceil(budget/I))) is asked before
+    it starts, unless `unit` says every D is a multiple of it: then each is asked when a
+    step first needs it.
     """
     _check(clients, requests, input_tokens, output_tokens, budget)
     if not chunked and budget < input_tokens:
@@ -88,10 +95,12 @@ def simulate(
         finite_run._within_bound(-(-requests // clients) * output_tokens)
         floor = finite_run.group_steps_floor(requests, input_tokens, output_tokens, budget)
         finite_run._within_bound(floor)
-    scale = _scale(times, clients, input_tokens)
-    at_one, at_clients, stall, idle = (int(t * scale) for t in times)
+    most = min(clients, -(-budget // input_tokens))  # whole prompts a step's tokens span
+    known = _known(passes, most, unit)
+    scale = _scale((*times, *known), clients, input_tokens)
+    at_one, at_clients, _, idle = (int(t * scale) for t in times)
     slope = (at_clients - at_one) // (clients - 1) if clients > 1 else 0
-    per_token = stall // input_tokens
+    prompt_units = _PromptUnits(passes or linear_passes(prefill_stall), scale, input_tokens)
     sent = min(clients, requests)
     waiting = [_Group(sent, 0, input_tokens)]  # prompts not yet prefilled, in order
     ending: dict[int, list[_Group[int]]] = defaultdict(list)  # step -> groups finishing then
@@ -111,7 +120,7 @@ def simulate(
             raise ValueError(f"the run needs more than {MAX_STEPS:,} steps to simulate")
         chunks = _prompt_chunks(waiting, budget - decodes, chunked)
         prompt = sum(g.count * take for g, take in chunks)
-        now += base + prompt * per_token
+        now += base + prompt_units.of(prompt)
         steps += 1
         for g, take in chunks:
             g.prompt_left -= take
@@ -132,6 +141,47 @@ def simulate(
             waiting.append(_Group(freed, now, input_tokens))
             sent += freed
     return replace(_result(done, (now, scale), steps, output_tokens, requests), group_steps=work)
+
+
+def _known(passes: Passes | None, most: int, unit: Fraction | None) -> tuple[Fraction, ...]:
+    """The times besides the four whose denominators the run's unit must divide.
+
+    None (each prompt its own pass): none, k * d_s is a multiple of d_s. With `unit`: the
+    unit. Else every D(k*I) for k = 1..`most`, asked now (ValueError on a negative one).
+    """
+    if passes is None:
+        return ()
+    if unit is not None:
+        return (unit,)
+    found = tuple(passes(k) for k in range(1, most + 1))
+    if found and min(found) < 0:
+        raise ValueError("times must be non-negative")
+    return found
+
+
+class _PromptUnits:
+    """D(p) in the run's integer units, each D(k*I) converted once (finite_run.prompt_time)."""
+
+    def __init__(self, passes: Passes, scale: int, inputs: int) -> None:
+        self.passes, self.scale, self.inputs = passes, scale, inputs
+        self.whole: dict[int, int] = {0: 0}
+
+    def at(self, prompts: int) -> int:
+        """D at `prompts` whole prompts, in units (ValueError when it is not a whole count)."""
+        if prompts not in self.whole:
+            value = self.passes(prompts) * self.scale
+            if value < 0 or value.denominator != 1:
+                raise ValueError(f"the pass of {prompts} prompts is negative or off the run's unit")
+            self.whole[prompts] = value.numerator
+        return self.whole[prompts]
+
+    def of(self, tokens: int) -> int:
+        """D(tokens): linear between whole prompts (exact: each D is a multiple of I units)."""
+        whole, rest = divmod(tokens, self.inputs)
+        below = self.at(whole)
+        if not rest:
+            return below
+        return below + (self.at(whole + 1) - below) * rest // self.inputs
 
 
 def _result(

@@ -27,7 +27,7 @@ from fractions import Fraction
 from functools import lru_cache
 from typing import Any
 
-from kb.ledger.finite_run import RunResult
+from kb.ledger.finite_run import Passes, RunResult
 from kb.ledger.run_by_step import simulate
 
 # The measures a trtllm-bench run prices (the rule's `applies_to`).
@@ -228,6 +228,18 @@ def _rounded(seconds: Fraction) -> Fraction:
     return round(seconds / RESOLUTION) * RESOLUTION
 
 
+def _rounded_passes(passes: Passes) -> Passes:
+    """`passes` rounded to RESOLUTION, each k's value asked once."""
+    found: dict[int, Fraction] = {}
+
+    def rounded(prompts: int) -> Fraction:
+        if prompts not in found:
+            found[prompts] = _rounded(passes(prompts))
+        return found[prompts]
+
+    return rounded
+
+
 def stepped_run(
     clients: int,
     requests: int,
@@ -240,13 +252,15 @@ def stepped_run(
     overhead: Fraction,
     resolution: bool = True,
     floor: str = ALWAYS,
+    passes: Passes | None = None,
 ) -> RunResult:
     """finite_run's rule stepped (kb.ledger.run_by_step) at the declared time resolution.
 
     Prompts are chunked or whole as the rule declares (`chunked_prefill`), and the result's
     notes say which, and under which budget floor (endtoend adds a run's notes to the row's
     `assumed` list). `resolution=False` steps the exact times (the full path the tests
-    compare it with).
+    compare it with). `passes` (k -> D at k whole prompts, `step_prompt_pass`) is rounded
+    as the times are, each D once, when a step first needs it.
     """
     times = (step_at_one, step_at_clients, prefill_stall, overhead)
     if resolution:
@@ -256,9 +270,12 @@ def stepped_run(
             _rounded(prefill_stall),
             _rounded(overhead),
         )
+    unit = None
+    if resolution and passes is not None:
+        passes, unit = _rounded_passes(passes), RESOLUTION
     run = (clients, requests, input_tokens, output_tokens, budget)
     chunked = chunked_prefill()
     # bounded by MAX_STEPS instead of finite_run's group-steps
-    result = simulate(*run, *times, group_bound=False, chunked=chunked)
+    result = simulate(*run, *times, group_bound=False, chunked=chunked, passes=passes, unit=unit)
     whole = WHOLE_PROMPTS if floor == ALWAYS else WHOLE_PROMPTS_BELOW
     return replace(result, notes=(*result.notes, CHUNKED_PROMPTS if chunked else whole))

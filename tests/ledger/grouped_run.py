@@ -4,11 +4,14 @@ This is kb.ledger.finite_run.simulate as it was until session 19, when
 kb.ledger.run_by_step (integer time units, decode-only steps counted at once) became the
 rule's one simulator. tests/ledger/test_run_by_step.py holds the two equal, the
 group-steps they count included; tests/ledger/test_finite_run_groups.py holds the
-simulator equal to the per-request rule.
+simulator equal to the per-request rule. Since session 26 it takes the step's prompt
+tokens as one pass (`passes`, kb/data/end-to-end.json `step_prompt_pass`), written here
+apart from the simulator's: `_one_pass`.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import replace
 from fractions import Fraction
 
@@ -32,11 +35,13 @@ def simulate_grouped(
     step_at_clients: Fraction,
     prefill_stall: Fraction,
     overhead: Fraction,
+    passes: Callable[[int], Fraction] | None = None,
 ) -> RunResult:
     """Run `requests` requests through `clients` clients, every live group at every step.
 
     Requests in the same state are simulated as one group (`_Group`): every request of a
-    group is sent, prefilled, decoded and finished at the same times.
+    group is sent, prefilled, decoded and finished at the same times. `passes(k)`: the
+    prompt tokens' time at k whole prompts (None: k * prefill_stall).
     """
     if clients < 1 or requests < 1 or input_tokens < 1 or output_tokens < 1:
         raise ValueError("clients, requests, input and output tokens must be at least 1")
@@ -46,7 +51,10 @@ def simulate_grouped(
         )
     if min(step_at_one, step_at_clients, prefill_stall, overhead) < 0:
         raise ValueError("times must be non-negative")
-    per_token = prefill_stall / input_tokens
+
+    def pass_of(prompts: int) -> Fraction:
+        return prompts * prefill_stall if passes is None else passes(prompts)
+
     sent = min(clients, requests)
     # Each client's requests run one after another, each for at least output_tokens steps
     # with a live group: a run past the bound by this count is refused before it starts.
@@ -64,7 +72,7 @@ def simulate_grouped(
         chunks = _prompt_chunks(live, budget - decodes)
         prompt = sum(g.count * take for g, take in chunks)
         base = decode_step(decodes, clients, step_at_one, step_at_clients) if decodes else overhead
-        now += base + prompt * per_token
+        now += base + _one_pass(prompt, input_tokens, pass_of)
         steps += 1
         for g in decoding:
             g.emitted += 1
@@ -80,6 +88,19 @@ def simulate_grouped(
             live.append(_Group(freed, now, input_tokens))
             sent += freed
     return replace(_result(done, now, steps, output_tokens, requests), group_steps=work)
+
+
+def _one_pass(tokens: int, inputs: int, pass_of: Callable[[int], Fraction]) -> Fraction:
+    """The step's prompt tokens as one pass: between the whole prompts below and above them."""
+    if tokens == 0:
+        return Fraction(0)
+    low = tokens // inputs
+    high = -(-tokens // inputs)
+    below = pass_of(low) if low else Fraction(0)
+    if high == low:
+        return below
+    share = Fraction(tokens - low * inputs, inputs)
+    return (1 - share) * below + share * pass_of(high)
 
 
 def _result(

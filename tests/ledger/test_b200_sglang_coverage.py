@@ -6,7 +6,8 @@ when a change moves the rows it describes: the SGLang rows on H20 are not evalua
 of a sourced BF16 rate; the v1.0 B200 rows are priced by `trtllm_bench_run`, and since
 session 25 (w25-v020c, "trtllm-bench at v0.20, priced as its code reads") so are the v0.20 rows
 that state a request count, at v0.20.0's budget floor; every contradicted v0.20 row is kb too
-fast but the two TP8 128/128 rows, now too slow.
+fast. The two TP8 128/128 rows, too slow in session 25 (-57.8%, -61.1%), are within the band
+since session 26 (`step_prompt_pass`: a step's 64 prompts as one pass, not 64).
 """
 
 from __future__ import annotations
@@ -16,7 +17,7 @@ from collections.abc import Sequence
 import pytest
 
 from kb.ledger import trtllm_bench
-from kb.ledger.endtoend import CONTRADICTED, NOT_EVALUABLE, RowResult
+from kb.ledger.endtoend import CONTRADICTED, NOT_EVALUABLE, VALIDATED, RowResult
 from kb.model import KnowledgeBase
 from tests.shipped_outputs import ONE_WORKER, end_to_end_results
 
@@ -70,14 +71,13 @@ def test_the_rows_with_a_request_count_are_priced_as_a_trtllm_bench_run(
 
 
 @ONE_WORKER
-def test_every_contradicted_v020_row_is_kb_too_fast_but_tp8_128_128() -> None:
+def test_every_contradicted_v020_row_is_kb_too_fast() -> None:
     rows = _rows(V020)
     assert len(rows) == 60
     missed = [r for r in rows if r.state == CONTRADICTED]
     assert missed  # the account describes misses
-    slow = {(V020[1], 10), (V020[0], 30)}  # TP8 128/128: 405B -57.8%, 70B -61.1%
     for row in missed:
         assert row.error is not None, (row.receipt, row.index)
-        too_slow = (row.receipt, row.index) in slow
-        assert (row.error < 0) is too_slow, (row.receipt, row.index, row.error)
-    assert slow <= {(r.receipt, r.index) for r in missed}
+        assert row.error > 0, (row.receipt, row.index, row.error)
+    tp8 = {(V020[1], 10), (V020[0], 30)}  # TP8 128/128: -57.8%, -61.1% until session 26
+    assert {(r.receipt, r.index) for r in rows if r.state == VALIDATED} >= tp8

@@ -4,13 +4,16 @@ kb.ledger.run_by_step.simulate treats requests in one state as a group; `per_req
 below is the rule as first written (session 15), one request at a time. Each push holds
 the two exactly equal on a grid of small runs that split groups in every way (bursts a
 budget covers in part, closed loops whose later requests arrive in waves); KB_FULL=1
-adds larger runs, among them the shipped recipe's 128 prompts at concurrency 64.
+adds larger runs, among them the shipped recipe's 128 prompts at concurrency 64. Both
+price a step's prompt tokens as one pass (`step_prompt_pass`), each with a pass that is
+not linear in the prompts (`PASS`) as well as the linear one.
 """
 
 from __future__ import annotations
 
 import itertools
 import os
+from collections.abc import Callable
 from dataclasses import dataclass
 from fractions import Fraction as F
 
@@ -40,9 +43,23 @@ def per_request(
     at_clients: F,
     stall: F,
     overhead: F,
+    passes: Callable[[int], F] | None = None,
 ) -> RunResult:
-    """The per-request rule: each step, decodes first, then prompt tokens in arrival order."""
-    per_token = stall / inputs
+    """The per-request rule: each step, decodes first, then prompt tokens in arrival order.
+
+    A step's p prompt tokens take the pass of p/I prompts: `passes` at the whole counts
+    around p/I, weighted by how far p/I lies between them (k * stall without `passes`).
+    """
+
+    def prompts_time(tokens: int) -> F:
+        count = F(tokens, inputs)
+        low = count.numerator // count.denominator
+        at = (lambda k: k * stall) if passes is None else passes
+        at_low = at(low) if low else F(0)
+        if count == low:
+            return at_low
+        return at_low + (count - low) * (at(low + 1) - at_low)
+
     sent = min(clients, requests)
     live = [_Request(F(0), inputs) for _ in range(sent)]
     done: list[_Request] = []
@@ -58,7 +75,7 @@ def per_request(
                 room -= take
         prompt = sum(take for _, take in chunks)
         base = decode_step(len(decoding), clients, at_one, at_clients) if decoding else overhead
-        now += base + prompt * per_token
+        now += base + prompts_time(prompt)
         steps += 1
         for r in decoding:
             r.emitted += 1
@@ -83,12 +100,18 @@ def per_request(
     return RunResult(ttfts, tpots, latencies, now, steps, outputs, requests)
 
 
+def PASS(prompts: int) -> F:  # noqa: N802 - a constant's role: one pass's fixed part, then per prompt
+    """A pass of k prompts: 25 once, 15 a prompt (40 at one prompt, as the stall below)."""
+    return F(25) + 15 * prompts
+
+
 def _same(args: tuple[int, int, int, int, int]) -> None:
     clients, requests, inputs, outputs, budget = args
     times = (F(3), F(11), F(40), F(1, 2))
-    grouped = simulate(clients, requests, inputs, outputs, budget, *times)
-    reference = per_request(clients, requests, inputs, outputs, budget, *times)
-    assert_same_run(grouped, reference)
+    for passes in (None, PASS):
+        grouped = simulate(clients, requests, inputs, outputs, budget, *times, passes=passes)
+        reference = per_request(clients, requests, inputs, outputs, budget, *times, passes)
+        assert_same_run(grouped, reference)
 
 
 SMALL = [

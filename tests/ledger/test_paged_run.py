@@ -8,13 +8,16 @@ the running pass with `self.running.pop()` preemption, the waiting pass under
 whose pools force preemption in every way (a decode's new block, a chunk's blocks, the
 request being scheduled preempting itself); KB_FULL=1 adds larger runs, among them the
 two shipped 405B runs that preempt (about 11 s of CPU together). A pool that
-holds every whole sequence gives kb.ledger.finite_run's run unchanged.
+holds every whole sequence gives kb.ledger.finite_run's run unchanged. Each comparison
+also runs with a step's prefill tokens as one pass (`step_prompt_pass`: `PASS`, not linear
+in the prompts), the oracle's `_one_pass` written apart from paged_run's.
 """
 
 from __future__ import annotations
 
 import itertools
 import os
+from collections.abc import Callable
 from dataclasses import dataclass
 from fractions import Fraction as F
 
@@ -96,15 +99,7 @@ def per_request(
             if decodes
             else times.overhead
         )
-        prefill = sum(
-            (
-                new * times.stall(r.num_tokens) / r.num_tokens
-                for r, new in scheduled
-                if not r.decoding
-            ),
-            F(0),
-        )
-        now += base + prefill
+        now += base + _prefill([(r, new) for r, new in scheduled if not r.decoding], times)
         steps += 1
         for r, new in scheduled:
             r.computed += new
@@ -127,20 +122,45 @@ def per_request(
     return RunResult(ttfts, tpots, latencies, now, steps, outputs, requests), preemptions
 
 
-def _times(inputs: int, outputs: int) -> Times:
+def _prefill(chunks: list[tuple[_Request, int]], times: Times) -> F:
+    """Each chunk its share of its sequence's pass; with `passes`, the step's one pass."""
+    if times.passes is None:
+        return sum((new * times.stall(r.num_tokens) / r.num_tokens for r, new in chunks), F(0))
+    if not chunks:
+        return F(0)
+    prompt = chunks[0][0].prompt
+    own = times.stall(prompt) / prompt
+    extra = sum((new * (times.stall(r.num_tokens) / r.num_tokens - own) for r, new in chunks), F(0))
+    return _one_pass(sum(new for _, new in chunks), prompt, times.passes) + extra
+
+
+def _one_pass(tokens: int, prompt: int, passes: Callable[[int], F]) -> F:
+    """p tokens as p/I prompts' pass: `passes` at the whole counts around it, weighted."""
+    low, part = divmod(tokens, prompt)
+    at_low = passes(low) if low else F(0)
+    return at_low if not part else at_low + F(part, prompt) * (passes(low + 1) - at_low)
+
+
+def PASS(prompts: int) -> F:  # noqa: N802 - a fixed time like the stall's
+    """k prompts' pass: 28 once, 12 a prompt (40 at one, the stall at the prompt)."""
+    return F(28) + 12 * prompts
+
+
+def _times(inputs: int, outputs: int, passes: Callable[[int], F] | None = None) -> Times:
     def stall(k: int) -> F:  # d_s(k): linear from 40 at the prompt to 100 at the longest
         return F(40) + F(60) * (k - inputs) / max(outputs - 1, 1)
 
-    return Times(F(3), F(11), F(1, 2), stall)
+    return Times(F(3), F(11), F(1, 2), stall, passes)
 
 
 def _same(args: tuple[int, int, int, int, int, int]) -> None:
     requests, inputs, outputs, budget, blocks, block = args
-    pool, times = Pool(blocks, block), _times(inputs, outputs)
-    grouped = simulate_paged(requests, inputs, outputs, budget, pool, times)
-    reference, preemptions = per_request(requests, inputs, outputs, budget, pool, times)
-    assert_same_run(grouped, reference)
-    assert grouped.notes[0].startswith(f"{preemptions} preemptions")
+    for passes in (None, PASS):
+        pool, times = Pool(blocks, block), _times(inputs, outputs, passes)
+        grouped = simulate_paged(requests, inputs, outputs, budget, pool, times)
+        reference, preemptions = per_request(requests, inputs, outputs, budget, pool, times)
+        assert_same_run(grouped, reference)
+        assert grouped.notes[0].startswith(f"{preemptions} preemptions")
 
 
 SMALL = [
@@ -189,23 +209,25 @@ def test_a_pool_that_holds_every_sequence_is_the_finite_run(
     args: tuple[int, int, int, int, int, int],
 ) -> None:
     requests, inputs, outputs, budget, blocks, block = args
-    times = _times(inputs, outputs)
-    paged = simulate_paged(requests, inputs, outputs, budget, Pool(blocks, block), times)
-    plain = simulate(
-        requests,
-        requests,
-        inputs,
-        outputs,
-        budget,
-        times.step_at_one,
-        times.step_at_clients,
-        times.stall(inputs),
-        times.overhead,
-    )
-    assert paged.notes == ("0 preemptions, 0 tokens recomputed",)
-    assert (paged.duration, paged.steps) == (plain.duration, plain.steps)
-    assert sorted(paged.ttfts) == sorted(plain.ttfts)
-    assert sorted(paged.tpots) == sorted(plain.tpots)
+    for passes in (None, PASS):
+        times = _times(inputs, outputs, passes)
+        paged = simulate_paged(requests, inputs, outputs, budget, Pool(blocks, block), times)
+        plain = simulate(
+            requests,
+            requests,
+            inputs,
+            outputs,
+            budget,
+            times.step_at_one,
+            times.step_at_clients,
+            times.stall(inputs),
+            times.overhead,
+            passes=passes,
+        )
+        assert paged.notes == ("0 preemptions, 0 tokens recomputed",)
+        assert (paged.duration, paged.steps) == (plain.duration, plain.steps)
+        assert sorted(paged.ttfts) == sorted(plain.ttfts)
+        assert sorted(paged.tpots) == sorted(plain.tpots)
 
 
 def test_refusals() -> None:

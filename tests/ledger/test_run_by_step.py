@@ -8,7 +8,10 @@ TTFTs, TPOTs and latencies in any order), and their refusals at a lowered bound,
 grid of small runs: budgets that cover a prompt in part or several at once, one- and
 many-token outputs, closed loops with later waves. KB_FULL=1 adds runs
 of the size trtllm-bench's maximum-load rows price (a budget under two prompts beside
-hundreds of decodes), as large as finite_run can still simulate within its bound.
+hundreds of decodes), as large as finite_run can still simulate within its bound. Each
+comparison runs with the step's prompt tokens as one pass that is not linear in the
+prompts (`PASSES`, kb/data/end-to-end.json `step_prompt_pass`) as well as the linear one,
+asked all before the run or, with a `unit`, when a step first needs one.
 """
 
 from __future__ import annotations
@@ -25,6 +28,12 @@ from tests.ledger.grouped_run import simulate_grouped
 from tests.ledger.same_run import assert_same_run
 
 TIMES = (F(3, 1000), F(9, 1000), F(20, 1000), F(1, 1000))  # at one, at C, prompt, overhead
+
+
+def PASSES(prompts: int) -> F:  # noqa: N802 - a fixed time like TIMES
+    """k prompts' pass: 12 ms once, 8 ms a prompt, 1/10 ms x k^2 (20.1 ms at one prompt)."""
+    return F(12, 1000) + F(8, 1000) * prompts + F(1, 10000) * prompts * prompts
+
 
 GRID = [
     (clients, requests, inputs, outputs, budget)
@@ -44,6 +53,10 @@ def test_the_stepped_run_is_the_grouped_run(
     assert_same_run(stepped, grouped)
     assert stepped.group_steps == grouped.group_steps
     assert_same_run(run_by_step.simulate(*args, group_bound=False), grouped)
+    one_pass = simulate_grouped(*args, passes=PASSES)
+    assert_same_run(run_by_step.simulate(*args, passes=PASSES), one_pass)
+    lazily = run_by_step.simulate(*args, passes=PASSES, unit=F(1, 10000))
+    assert_same_run(lazily, one_pass)
 
 
 @pytest.mark.skipif(not os.environ.get("KB_FULL"), reason="KB_FULL=1 runs the large runs")
@@ -58,6 +71,16 @@ def test_the_stepped_run_is_the_grouped_run_at_bench_sizes(
     stepped, grouped = run_by_step.simulate(*args), simulate_grouped(*args)
     assert_same_run(stepped, grouped)
     assert stepped.group_steps == grouped.group_steps
+    one_pass = simulate_grouped(*args, passes=PASSES)
+    assert_same_run(run_by_step.simulate(*args, passes=PASSES, unit=F(1, 10000)), one_pass)
+
+
+def test_a_pass_off_the_unit_or_negative_is_refused() -> None:
+    args = (2, 4, 3, 2, 9, *TIMES)
+    with pytest.raises(ValueError, match="off the run's unit"):
+        run_by_step.simulate(*args, passes=PASSES, unit=F(1, 1000))
+    with pytest.raises(ValueError, match="non-negative"):
+        run_by_step.simulate(*args, passes=lambda k: F(-k))
 
 
 def test_it_refuses_what_finite_run_refuses() -> None:
