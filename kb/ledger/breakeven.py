@@ -29,7 +29,10 @@ run keeps them, kb.ledger.analysis), not once per break-even.
 Most differences are `c + k*x` or `c + k/x` with rational c and k (one transfer on the
 varied link, no max or min left): their one positive root, if any, is `-c/k` (or its
 reciprocal), solved exactly without `solveset` (`_solve_simple`); any other shape goes
-to SymPy. tests/ledger/test_breakeven_solve.py holds the two to the same answer.
+to SymPy. A piecewise-linear difference (the non-matmul kernel curve in a batch break-even:
+a Piecewise of lines inside a Max) is solved exactly between its break points
+(kb.ledger.piecewise_solve). tests/ledger/test_breakeven_solve.py and
+tests/ledger/test_piecewise_solve.py hold each to SymPy's answer.
 """
 
 from __future__ import annotations
@@ -154,7 +157,11 @@ Solved = tuple[str, tuple[Fraction, ...], str]  # status, tie values, detail
 
 def _solve(expr: Any, symbol: Any) -> Solved:
     """Solve `expr = 0` for positive `symbol`: exactly when it is simple, else by SymPy."""
+    from kb.ledger.piecewise_solve import solve_piecewise_linear
+
     simple = _solve_simple(expr, symbol)
+    if simple is None:
+        simple = solve_piecewise_linear(expr, symbol)
     return simple if simple is not None else _solve_sympy(expr, symbol)
 
 
