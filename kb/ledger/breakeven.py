@@ -46,6 +46,7 @@ from typing import Any
 from kb.kinds.interconnect import Interconnect
 from kb.ledger.inputs import Envelope, OptionSpec
 from kb.ledger.ledger import Overrides, compute_ledger
+from kb.ledger.piecewise_solve import Solved, solve_piecewise_linear
 from kb.ledger.quantities import QuantityError, figure
 from kb.ledger.rails import Rings
 from kb.ledger.transfers import line_rate
@@ -152,13 +153,8 @@ def _to_fraction(value: Any) -> Fraction:
     return Fraction(int(rational.p), int(rational.q))
 
 
-Solved = tuple[str, tuple[Fraction, ...], str]  # status, tie values, detail
-
-
 def _solve(expr: Any, symbol: Any) -> Solved:
     """Solve `expr = 0` for positive `symbol`: exactly when it is simple, else by SymPy."""
-    from kb.ledger.piecewise_solve import solve_piecewise_linear
-
     simple = _solve_simple(expr, symbol)
     if simple is None:
         simple = solve_piecewise_linear(expr, symbol)

@@ -25,7 +25,7 @@ from __future__ import annotations
 from fractions import Fraction
 from typing import Any
 
-Solved = tuple[str, tuple[Fraction, ...], str]  # status, tie values, detail (kb.ledger.breakeven)
+Solved = tuple[str, tuple[Fraction, ...], str]  # status, tie values, detail: a break-even's answer
 
 
 class _NotThisShape(Exception):
@@ -157,9 +157,7 @@ def _line(expr: Any, symbol: Any) -> tuple[Fraction, Fraction]:
 
 
 def _line_roots(line: Any, symbol: Any, low: Fraction, high: Fraction | None) -> set[Fraction]:
-    import sympy
-
-    const, slope = _line(sympy.expand(line), symbol)
+    const, slope = _line(line, symbol)
     if slope == 0:
         if const == 0:
             raise _NotThisShape  # zero over a range: SymPy says how
